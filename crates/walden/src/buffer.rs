@@ -1,0 +1,298 @@
+//! The buffer pool: a fixed number of page frames, a page table, clock eviction of
+//! unpinned pages, pin guards and dirty tracking. It enforces the WAL rule: before a
+//! dirty page is written, the WAL is made durable up to the page's LSN.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use crate::error::{Error, Result};
+use crate::page::page_lsn;
+use crate::poison::Poison;
+use crate::store::PageStore;
+use crate::wal::Wal;
+
+const NO_PAGE: u64 = u64::MAX;
+
+struct Frame {
+    /// The page latch and the page bytes (allocated on first use).
+    data: RwLock<Vec<u8>>,
+    /// Page in this frame, or NO_PAGE. Changed only under the table lock with pins == 0.
+    page_no: AtomicU64,
+    pins: AtomicU32,
+    dirty: AtomicBool,
+    referenced: AtomicBool,
+    /// Set once the page content is valid (load finished).
+    loaded: AtomicBool,
+    /// Serializes writes of this frame to disk.
+    io: Mutex<Vec<u8>>,
+}
+
+struct Table {
+    map: HashMap<u64, usize>,
+    hand: usize,
+}
+
+/// How to bring a page into the pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fetch {
+    /// Read it from disk if it is not cached.
+    Read,
+    /// The caller will overwrite the whole page (new page, page image): never read it.
+    Overwrite,
+}
+
+/// The pool of page frames.
+pub struct BufferPool {
+    frames: Vec<Frame>,
+    /// Page table and clock hand.
+    table: Mutex<Table>,
+    page_size: usize,
+    store: Arc<PageStore>,
+    /// Set after recovery has found the end of the log; before that, every page LSN
+    /// refers to WAL already on disk and synced (recovery syncs it first).
+    wal: OnceLock<Arc<Wal>>,
+    poison: Arc<Poison>,
+}
+
+/// A pinned page: it cannot be evicted while this guard lives.
+pub struct PinnedPage<'a> {
+    pool: &'a BufferPool,
+    idx: usize,
+    page_no: u64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl PinnedPage<'_> {
+    pub fn page_no(&self) -> u64 {
+        self.page_no
+    }
+
+    /// Shared latch on the page bytes.
+    pub fn read(&self) -> RwLockReadGuard<'_, Vec<u8>> {
+        self.pool.frames[self.idx]
+            .data
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Exclusive latch on the page bytes; the page is marked dirty.
+    pub fn write(&self) -> RwLockWriteGuard<'_, Vec<u8>> {
+        let f = &self.pool.frames[self.idx];
+        let g = f.data.write().unwrap_or_else(|e| e.into_inner());
+        f.dirty.store(true, Ordering::Release);
+        g
+    }
+}
+
+impl Drop for PinnedPage<'_> {
+    fn drop(&mut self) {
+        self.pool.frames[self.idx]
+            .pins
+            .fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl BufferPool {
+    pub fn new(capacity_bytes: u64, store: Arc<PageStore>, poison: Arc<Poison>) -> BufferPool {
+        let page_size = store.page_size();
+        let n = (capacity_bytes / page_size as u64).max(16) as usize;
+        let frames = (0..n)
+            .map(|_| Frame {
+                data: RwLock::new(Vec::new()),
+                page_no: AtomicU64::new(NO_PAGE),
+                pins: AtomicU32::new(0),
+                dirty: AtomicBool::new(false),
+                referenced: AtomicBool::new(false),
+                loaded: AtomicBool::new(false),
+                io: Mutex::new(Vec::new()),
+            })
+            .collect();
+        BufferPool {
+            frames,
+            table: Mutex::new(Table {
+                map: HashMap::new(),
+                hand: 0,
+            }),
+            page_size,
+            store,
+            wal: OnceLock::new(),
+            poison,
+        }
+    }
+
+    /// Connects the WAL once recovery knows where it ends.
+    pub fn set_wal(&self, wal: Arc<Wal>) {
+        let _ = self.wal.set(wal);
+    }
+
+    pub fn page_size(&self) -> usize {
+        self.page_size
+    }
+
+    pub fn store(&self) -> &Arc<PageStore> {
+        &self.store
+    }
+
+    /// Pins a page, loading it if needed. With `Fetch::Read`, a page that was never
+    /// written is an error.
+    pub fn fetch(&self, page_no: u64, how: Fetch) -> Result<PinnedPage<'_>> {
+        loop {
+            let mut t = lock(&self.table);
+            if let Some(&idx) = t.map.get(&page_no) {
+                let f = &self.frames[idx];
+                f.pins.fetch_add(1, Ordering::AcqRel);
+                f.referenced.store(true, Ordering::Relaxed);
+                drop(t);
+                // Wait for a load in progress (the loader holds the write latch).
+                let ok = {
+                    let _g = f.data.read().unwrap_or_else(|e| e.into_inner());
+                    f.loaded.load(Ordering::Acquire) && f.page_no.load(Ordering::Acquire) == page_no
+                };
+                let pinned = PinnedPage {
+                    pool: self,
+                    idx,
+                    page_no,
+                };
+                if ok {
+                    return Ok(pinned);
+                }
+                drop(pinned);
+                continue;
+            }
+            let idx = self.find_victim(&mut t)?;
+            let f = &self.frames[idx];
+            if f.dirty.load(Ordering::Acquire) {
+                f.pins.fetch_add(1, Ordering::AcqRel);
+                drop(t);
+                let r = self.flush_frame(idx);
+                f.pins.fetch_sub(1, Ordering::AcqRel);
+                r?;
+                continue;
+            }
+            let old = f.page_no.swap(page_no, Ordering::AcqRel);
+            if old != NO_PAGE {
+                t.map.remove(&old);
+            }
+            t.map.insert(page_no, idx);
+            f.pins.store(1, Ordering::Release);
+            f.referenced.store(true, Ordering::Relaxed);
+            f.loaded.store(false, Ordering::Release);
+            // Unpinned until now, so nobody holds the latch: this cannot block.
+            let mut g = f.data.write().unwrap_or_else(|e| e.into_inner());
+            drop(t);
+            let pinned = PinnedPage {
+                pool: self,
+                idx,
+                page_no,
+            };
+            if g.len() != self.page_size {
+                *g = vec![0u8; self.page_size];
+            }
+            let r = match how {
+                Fetch::Overwrite => {
+                    g.fill(0);
+                    Ok(true)
+                }
+                Fetch::Read => self.store.read_page(page_no, &mut g),
+            };
+            match r {
+                Ok(true) => {
+                    f.loaded.store(true, Ordering::Release);
+                    drop(g);
+                    return Ok(pinned);
+                }
+                Ok(false) | Err(_) => {
+                    let mut t = lock(&self.table);
+                    t.map.remove(&page_no);
+                    f.page_no.store(NO_PAGE, Ordering::Release);
+                    drop(t);
+                    drop(g);
+                    drop(pinned);
+                    return Err(match r {
+                        Err(e) => e,
+                        _ => Error::CorruptPage {
+                            path: self.store.path().to_path_buf(),
+                            page: page_no,
+                            location: page_no,
+                            reason: "page was never written".into(),
+                        },
+                    });
+                }
+            }
+        }
+    }
+
+    /// Clock sweep over unpinned frames. Caller holds the table lock.
+    fn find_victim(&self, t: &mut Table) -> Result<usize> {
+        let n = self.frames.len();
+        for _ in 0..3 * n {
+            let idx = t.hand;
+            t.hand = (t.hand + 1) % n;
+            let f = &self.frames[idx];
+            if f.pins.load(Ordering::Acquire) != 0 {
+                continue;
+            }
+            if f.page_no.load(Ordering::Acquire) == NO_PAGE {
+                return Ok(idx);
+            }
+            if f.referenced.swap(false, Ordering::Relaxed) {
+                continue;
+            }
+            return Ok(idx);
+        }
+        Err(Error::InvalidOption(
+            "buffer pool exhausted: every page is pinned (raise buffer_pool_bytes)".into(),
+        ))
+    }
+
+    /// Writes a frame if it is dirty, after making the WAL durable to its LSN.
+    fn flush_frame(&self, idx: usize) -> Result<()> {
+        let f = &self.frames[idx];
+        let mut copy = lock(&f.io);
+        let page_no = {
+            let g = f.data.read().unwrap_or_else(|e| e.into_inner());
+            if !f.dirty.load(Ordering::Acquire) || !f.loaded.load(Ordering::Acquire) {
+                return Ok(());
+            }
+            f.dirty.store(false, Ordering::Release);
+            copy.clear();
+            copy.extend_from_slice(&g);
+            f.page_no.load(Ordering::Acquire)
+        };
+        let r = self.write_copy(page_no, &mut copy);
+        if r.is_err() {
+            f.dirty.store(true, Ordering::Release);
+        }
+        self.poison.guard(r)
+    }
+
+    fn write_copy(&self, page_no: u64, copy: &mut [u8]) -> Result<()> {
+        self.poison.check()?;
+        if let Some(wal) = self.wal.get() {
+            wal.flush(page_lsn(copy), true)?;
+        }
+        self.store.write_page(page_no, copy)
+    }
+
+    /// Writes every dirty page (for a checkpoint). Writers keep going meanwhile.
+    pub fn flush_all(&self) -> Result<()> {
+        for idx in 0..self.frames.len() {
+            if self.frames[idx].dirty.load(Ordering::Acquire) {
+                self.flush_frame(idx)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Number of dirty frames (for tests and statistics).
+    pub fn dirty_count(&self) -> usize {
+        self.frames
+            .iter()
+            .filter(|f| f.dirty.load(Ordering::Relaxed))
+            .count()
+    }
+}

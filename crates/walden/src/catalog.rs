@@ -1,0 +1,143 @@
+//! The catalog: tables by name and id, their schemas and their pages. Kept in memory,
+//! saved whole in each checkpoint file, changed by WAL records (create, drop, new page)
+//! whose redo is idempotent.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::codec::{put_string, Reader};
+use crate::schema::Schema;
+
+/// A table and its runtime state.
+#[derive(Debug)]
+pub struct Table {
+    pub id: u32,
+    pub name: String,
+    pub schema: Schema,
+    /// The table's heap pages, in the order they were added.
+    pub pages: Mutex<Vec<u64>>,
+    /// Free-space hints: page -> free bytes, for pages other than the last (filled in by
+    /// vacuum). Not persisted: after a restart a vacuum finds the space again.
+    pub free: Mutex<BTreeMap<u64, usize>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Table {
+    pub fn new(id: u32, name: &str, schema: Schema, pages: Vec<u64>) -> Table {
+        Table {
+            id,
+            name: name.to_string(),
+            schema,
+            pages: Mutex::new(pages),
+            free: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    pub fn page_list(&self) -> Vec<u64> {
+        lock(&self.pages).clone()
+    }
+
+    pub fn last_page(&self) -> Option<u64> {
+        lock(&self.pages).last().copied()
+    }
+
+    /// Adds a page (idempotent: redo may add a page the checkpoint already listed).
+    pub fn add_page(&self, page: u64) {
+        let mut p = lock(&self.pages);
+        if p.last() != Some(&page) && !p.contains(&page) {
+            p.push(page);
+        }
+    }
+
+    /// A page other than `exclude` with at least `need` free bytes, per the hints.
+    pub fn page_with_space(&self, need: usize, exclude: u64) -> Option<u64> {
+        lock(&self.free)
+            .iter()
+            .find(|(&p, &f)| f >= need && p != exclude)
+            .map(|(&p, _)| p)
+    }
+
+    pub fn set_free(&self, page: u64, free_bytes: usize) {
+        let mut f = lock(&self.free);
+        if free_bytes >= 256 {
+            f.insert(page, free_bytes);
+        } else {
+            f.remove(&page);
+        }
+    }
+}
+
+/// All tables. Guarded by the engine's RwLock around it.
+#[derive(Debug, Default)]
+pub struct Catalog {
+    pub by_name: HashMap<String, Arc<Table>>,
+    pub by_id: BTreeMap<u32, Arc<Table>>,
+    pub next_table_id: u32,
+}
+
+impl Catalog {
+    pub fn insert(&mut self, table: Table) {
+        let t = Arc::new(table);
+        self.next_table_id = self.next_table_id.max(t.id + 1);
+        self.by_name.insert(t.name.clone(), t.clone());
+        self.by_id.insert(t.id, t);
+    }
+
+    pub fn remove(&mut self, id: u32) -> Option<Arc<Table>> {
+        let t = self.by_id.remove(&id)?;
+        self.by_name.remove(&t.name);
+        Some(t)
+    }
+
+    /// Serializes the catalog for a checkpoint file.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.next_table_id.to_le_bytes());
+        out.extend_from_slice(&(self.by_id.len() as u32).to_le_bytes());
+        for t in self.by_id.values() {
+            out.extend_from_slice(&t.id.to_le_bytes());
+            put_string(out, &t.name);
+            t.schema.encode(out);
+            let pages = t.page_list();
+            out.extend_from_slice(&(pages.len() as u64).to_le_bytes());
+            for p in pages {
+                out.extend_from_slice(&p.to_le_bytes());
+            }
+        }
+    }
+
+    /// Parses a serialized catalog, advancing `at`.
+    pub fn decode(bytes: &[u8], at: &mut usize) -> Result<Catalog, String> {
+        let mut r = Reader::new(bytes, *at);
+        let mut cat = Catalog {
+            next_table_id: r.u32()?,
+            ..Catalog::default()
+        };
+        let n = r.u32()?;
+        for _ in 0..n {
+            let id = r.u32()?;
+            let name = r.string()?;
+            let mut pos = r.pos();
+            let schema = Schema::decode(bytes, &mut pos)?;
+            r = Reader::new(bytes, pos);
+            let count = r.u64()?;
+            if count > (r.remaining() / 8) as u64 {
+                return Err(format!(
+                    "table {name:?} lists {count} pages, more than the file holds"
+                ));
+            }
+            let mut pages = Vec::with_capacity(count as usize);
+            for _ in 0..count {
+                pages.push(r.u64()?);
+            }
+            if cat.by_id.contains_key(&id) || cat.by_name.contains_key(&name) {
+                return Err(format!("table {name:?} (id {id}) appears twice"));
+            }
+            cat.insert(Table::new(id, &name, schema, pages));
+        }
+        *at = r.pos();
+        Ok(cat)
+    }
+}

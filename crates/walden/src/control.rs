@@ -1,0 +1,263 @@
+//! The control file and checkpoint files.
+//!
+//! `control` (64 bytes) names the last complete checkpoint; it is replaced by writing
+//! `control.tmp`, syncing it, renaming it over `control` and syncing the directory, so a
+//! crash at any moment leaves the old or the new one, whole. Layout: `magic "WALDNCTL" |
+//! version u32 | crc32c u32 (of the 64 bytes with this field zero) | page_size u32 |
+//! protection u8 | 3 pad | segment_size u64 | checkpoint_seq u64 | generation u64 |
+//! 16 reserved`.
+//!
+//! `checkpoint.<seq>` holds what recovery starts from: `magic "WALDNCKP" | version u32 |
+//! crc32c u32 (of the body) | body_len u64 | body`, body = `seq u64 | redo segment u64 |
+//! redo offset u64 | redo lsn u64 | next_xid u64 | next_page u64 | chunk count u32 |
+//! chunk locations+1 u64… | catalog`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::catalog::Catalog;
+use crate::codec::Reader;
+use crate::error::{Error, Result};
+use crate::store::Protection;
+use crate::vfs::{OpenMode, Vfs};
+use crate::wal::WalPosition;
+
+pub const CONTROL_MAGIC: &[u8; 8] = b"WALDNCTL";
+pub const CHECKPOINT_MAGIC: &[u8; 8] = b"WALDNCKP";
+/// The on-disk format version this build reads and writes (docs/format.md).
+pub const FORMAT_VERSION: u32 = 1;
+const CONTROL_BYTES: usize = 64;
+
+/// Contents of the control file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Control {
+    pub page_size: u32,
+    pub protection: Protection,
+    pub segment_size: u64,
+    pub checkpoint_seq: u64,
+    pub generation: u64,
+}
+
+pub fn control_path(dir: &Path) -> PathBuf {
+    dir.join("control")
+}
+
+pub fn checkpoint_path(dir: &Path, seq: u64) -> PathBuf {
+    dir.join(format!("checkpoint.{seq:016x}"))
+}
+
+impl Control {
+    fn encode(&self) -> [u8; CONTROL_BYTES] {
+        let mut b = [0u8; CONTROL_BYTES];
+        b[0..8].copy_from_slice(CONTROL_MAGIC);
+        b[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        b[16..20].copy_from_slice(&self.page_size.to_le_bytes());
+        b[20] = self.protection.code();
+        b[24..32].copy_from_slice(&self.segment_size.to_le_bytes());
+        b[32..40].copy_from_slice(&self.checkpoint_seq.to_le_bytes());
+        b[40..48].copy_from_slice(&self.generation.to_le_bytes());
+        let crc = crc32c::crc32c(&b);
+        b[12..16].copy_from_slice(&crc.to_le_bytes());
+        b
+    }
+
+    /// Reads and checks the control file of `dir`.
+    pub fn read(vfs: &Arc<dyn Vfs>, dir: &Path) -> Result<Control> {
+        let path = control_path(dir);
+        if !vfs.exists(&path).map_err(|e| Error::io(&path, e))? {
+            return Err(Error::NotADatabase {
+                path: dir.to_path_buf(),
+            });
+        }
+        let f = vfs
+            .open(&path, OpenMode::Existing)
+            .map_err(|e| Error::io(&path, e))?;
+        let len = f.len().map_err(|e| Error::io(&path, e))?;
+        let bad = |reason: String| Error::CorruptControlFile {
+            path: path.clone(),
+            reason,
+        };
+        if len < 12 {
+            return Err(bad(format!("{len} bytes, expected {CONTROL_BYTES}")));
+        }
+        let mut b = vec![0u8; len.min(4096) as usize];
+        f.read_exact_at(&mut b, 0)
+            .map_err(|e| Error::io(&path, e))?;
+        if &b[0..8] != CONTROL_MAGIC {
+            return Err(Error::NotADatabase {
+                path: dir.to_path_buf(),
+            });
+        }
+        let version = u32::from_le_bytes([b[8], b[9], b[10], b[11]]);
+        if version != FORMAT_VERSION {
+            return Err(Error::UnsupportedVersion {
+                path: path.clone(),
+                found: version,
+                supported: FORMAT_VERSION,
+            });
+        }
+        if b.len() != CONTROL_BYTES {
+            return Err(bad(format!("{} bytes, expected {CONTROL_BYTES}", b.len())));
+        }
+        let stored = u32::from_le_bytes([b[12], b[13], b[14], b[15]]);
+        b[12..16].fill(0);
+        if crc32c::crc32c(&b) != stored {
+            return Err(bad("checksum mismatch".into()));
+        }
+        let mut r = Reader::new(&b, 16);
+        let page_size = r.u32().map_err(bad)?;
+        let protection = Protection::from_code(r.u8().map_err(bad)?)
+            .ok_or_else(|| bad("unknown protection mode".into()))?;
+        r.take(3).map_err(bad)?;
+        let c = Control {
+            page_size,
+            protection,
+            segment_size: r.u64().map_err(bad)?,
+            checkpoint_seq: r.u64().map_err(bad)?,
+            generation: r.u64().map_err(bad)?,
+        };
+        if !crate::page::PAGE_SIZES.contains(&(c.page_size as usize)) {
+            return Err(bad(format!("unsupported page size {}", c.page_size)));
+        }
+        if c.segment_size < crate::wal::format::MIN_SEGMENT_BYTES || c.segment_size > 1 << 32 {
+            return Err(bad(format!("unsupported segment size {}", c.segment_size)));
+        }
+        Ok(c)
+    }
+
+    /// Replaces the control file atomically (write new, sync, rename, sync directory).
+    pub fn write(&self, vfs: &Arc<dyn Vfs>, dir: &Path) -> Result<()> {
+        write_file_atomically(vfs, dir, "control", &self.encode())
+    }
+}
+
+/// Writes `name` in `dir` by way of `name.tmp`, so that a crash leaves the old or the new
+/// file, never a mix.
+pub fn write_file_atomically(
+    vfs: &Arc<dyn Vfs>,
+    dir: &Path,
+    name: &str,
+    bytes: &[u8],
+) -> Result<()> {
+    let tmp = dir.join(format!("{name}.tmp"));
+    let path = dir.join(name);
+    let io_tmp = |e| Error::io(&tmp, e);
+    if vfs.exists(&tmp).map_err(io_tmp)? {
+        vfs.remove(&tmp).map_err(io_tmp)?;
+    }
+    let f = vfs.open(&tmp, OpenMode::CreateNew).map_err(io_tmp)?;
+    f.write_all_at(bytes, 0).map_err(io_tmp)?;
+    f.sync_data().map_err(io_tmp)?;
+    vfs.rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
+    vfs.sync_dir(dir).map_err(|e| Error::io(dir, e))?;
+    Ok(())
+}
+
+/// What a checkpoint file holds.
+#[derive(Debug)]
+pub struct CheckpointData {
+    pub seq: u64,
+    pub redo: WalPosition,
+    pub next_xid: u64,
+    pub next_page: u64,
+    pub chunk_locations: Vec<u64>,
+    pub catalog: Catalog,
+}
+
+impl CheckpointData {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut body = Vec::new();
+        for v in [
+            self.seq,
+            self.redo.segment_no,
+            self.redo.offset,
+            self.redo.lsn,
+            self.next_xid,
+            self.next_page,
+        ] {
+            body.extend_from_slice(&v.to_le_bytes());
+        }
+        body.extend_from_slice(&(self.chunk_locations.len() as u32).to_le_bytes());
+        for c in &self.chunk_locations {
+            body.extend_from_slice(&c.to_le_bytes());
+        }
+        self.catalog.encode(&mut body);
+        let mut out = Vec::with_capacity(body.len() + 24);
+        out.extend_from_slice(CHECKPOINT_MAGIC);
+        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out.extend_from_slice(&crc32c::crc32c(&body).to_le_bytes());
+        out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+        out.extend_from_slice(&body);
+        out
+    }
+
+    pub fn read(vfs: &Arc<dyn Vfs>, dir: &Path, seq: u64) -> Result<CheckpointData> {
+        let path = checkpoint_path(dir, seq);
+        let bad = |reason: String| Error::CorruptCheckpoint {
+            path: path.clone(),
+            reason,
+        };
+        let f = vfs
+            .open(&path, OpenMode::Existing)
+            .map_err(|e| Error::io(&path, e))?;
+        let len = f.len().map_err(|e| Error::io(&path, e))?;
+        if len < 24 || len > 1 << 34 {
+            return Err(bad(format!("{len} bytes")));
+        }
+        let mut b = vec![0u8; len as usize];
+        f.read_exact_at(&mut b, 0)
+            .map_err(|e| Error::io(&path, e))?;
+        let mut r = Reader::new(&b, 0);
+        let magic: [u8; 8] = r.array().map_err(bad)?;
+        if &magic != CHECKPOINT_MAGIC {
+            return Err(bad("bad magic".into()));
+        }
+        let version = r.u32().map_err(bad)?;
+        if version != FORMAT_VERSION {
+            return Err(Error::UnsupportedVersion {
+                path: path.clone(),
+                found: version,
+                supported: FORMAT_VERSION,
+            });
+        }
+        let crc = r.u32().map_err(bad)?;
+        let body_len = r.u64().map_err(bad)?;
+        let body = r.take(body_len as usize).map_err(bad)?;
+        if crc32c::crc32c(body) != crc {
+            return Err(bad("checksum mismatch".into()));
+        }
+        let mut r = Reader::new(body, 0);
+        let file_seq = r.u64().map_err(bad)?;
+        if file_seq != seq {
+            return Err(bad(format!("holds checkpoint {file_seq}, expected {seq}")));
+        }
+        let redo = WalPosition {
+            segment_no: r.u64().map_err(bad)?,
+            offset: r.u64().map_err(bad)?,
+            lsn: r.u64().map_err(bad)?,
+        };
+        let next_xid = r.u64().map_err(bad)?;
+        let next_page = r.u64().map_err(bad)?;
+        let n = r.u32().map_err(bad)? as usize;
+        if n > r.remaining() / 8 {
+            return Err(bad(format!("{n} map chunks do not fit the file")));
+        }
+        let mut chunk_locations = Vec::with_capacity(n);
+        for _ in 0..n {
+            chunk_locations.push(r.u64().map_err(bad)?);
+        }
+        let mut at = r.pos();
+        let catalog = Catalog::decode(body, &mut at).map_err(bad)?;
+        if at != body.len() {
+            return Err(bad(format!("{} trailing bytes", body.len() - at)));
+        }
+        Ok(CheckpointData {
+            seq,
+            redo,
+            next_xid,
+            next_page,
+            chunk_locations,
+            catalog,
+        })
+    }
+}

@@ -1,0 +1,1012 @@
+//! The public `Database`: creating and opening (with crash recovery), transactions,
+//! tables, checkpoints, vacuum, accounting, and the background checkpointer.
+
+use std::collections::{BTreeSet, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crate::buffer::BufferPool;
+use crate::catalog::{Catalog, Table};
+use crate::clock::{Clock, RealClock};
+use crate::clog::{Clog, XidStatus};
+use crate::control::{checkpoint_path, write_file_atomically, CheckpointData, Control};
+use crate::error::{Error, Result};
+use crate::heap::{self, HeapCtx, TxnView};
+use crate::page::{DEFAULT_PAGE_SIZE, PAGE_SIZES};
+use crate::poison::Poison;
+use crate::schema::{Row, Schema, Value};
+use crate::stats::{Stats, StatsSnapshot, TxnStats};
+use crate::store::{PageStore, Protection};
+use crate::txn::{Snapshot, TxnManager};
+use crate::vfs::{RealVfs, Vfs};
+use crate::wal::format::{segment_name, MIN_SEGMENT_BYTES, SEGMENT_HEADER_BYTES};
+use crate::wal::{Record, RecordKind, Wal, WalPosition, WalReader};
+use crate::RowId;
+
+/// Settings of a database. Those marked "at creation" are stored in the control file and
+/// ignored when opening an existing database.
+#[derive(Clone)]
+pub struct Options {
+    /// At creation: 4096, 8192 (default), 16384 or 32768.
+    pub page_size: usize,
+    /// At creation: torn-page protection (default `cow`).
+    pub protection: Protection,
+    /// At creation: WAL segment size (default 16 MiB).
+    pub segment_size_bytes: u64,
+    /// Buffer pool capacity (default 256 MiB).
+    pub buffer_pool_bytes: u64,
+    /// Wait for the WAL to be durable at commit (default true).
+    pub synchronous_commit: bool,
+    /// Checkpoint after this much WAL (default 1 GiB).
+    pub checkpoint_wal_bytes: u64,
+    /// Checkpoint after this long (default 300 s).
+    pub checkpoint_interval_secs: u64,
+    /// Run the background checkpointer and WAL flusher (default true).
+    pub background: bool,
+    pub vfs: Arc<dyn Vfs>,
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            page_size: DEFAULT_PAGE_SIZE,
+            protection: Protection::Cow,
+            segment_size_bytes: 16 << 20,
+            buffer_pool_bytes: 256 << 20,
+            synchronous_commit: true,
+            checkpoint_wal_bytes: 1 << 30,
+            checkpoint_interval_secs: 300,
+            background: true,
+            vfs: Arc::new(RealVfs),
+            clock: Arc::new(RealClock::default()),
+        }
+    }
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("page_size", &self.page_size)
+            .field("protection", &self.protection)
+            .field("segment_size_bytes", &self.segment_size_bytes)
+            .field("buffer_pool_bytes", &self.buffer_pool_bytes)
+            .field("synchronous_commit", &self.synchronous_commit)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What recovery did when the database was opened.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecoveryReport {
+    pub records_replayed: u64,
+    pub transactions_rolled_back: u64,
+    pub end_lsn: u64,
+}
+
+struct CheckpointState {
+    seq: u64,
+    redo_lsn: u64,
+    last_millis: u64,
+    generation: u64,
+}
+
+struct Inner {
+    dir: PathBuf,
+    vfs: Arc<dyn Vfs>,
+    clock: Arc<dyn Clock>,
+    control: Control,
+    synchronous_commit: bool,
+    checkpoint_wal_bytes: u64,
+    checkpoint_interval_millis: u64,
+    poison: Arc<Poison>,
+    stats: Arc<Stats>,
+    store: Arc<PageStore>,
+    pool: BufferPool,
+    wal: Arc<Wal>,
+    clog: Clog,
+    txns: TxnManager,
+    catalog: RwLock<Catalog>,
+    /// One checkpoint at a time; guards the checkpoint sequence and last redo point.
+    checkpoint: Mutex<CheckpointState>,
+    shutdown: AtomicBool,
+}
+
+/// An open database. Send + Sync: share it between threads by reference or `Arc`.
+pub struct Database {
+    inner: Arc<Inner>,
+    background: Mutex<Option<JoinHandle<()>>>,
+    recovery: RecoveryReport,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Database {
+    /// Creates a new database in `dir` (which must not hold one).
+    pub fn create(dir: impl AsRef<Path>, opts: Options) -> Result<Database> {
+        let dir = dir.as_ref();
+        let vfs = opts.vfs.clone();
+        if !PAGE_SIZES.contains(&opts.page_size) {
+            return Err(Error::InvalidOption(format!(
+                "page size {} (expected 4096, 8192, 16384 or 32768)",
+                opts.page_size
+            )));
+        }
+        if opts.segment_size_bytes < MIN_SEGMENT_BYTES || opts.segment_size_bytes > 1 << 32 {
+            return Err(Error::InvalidOption(format!(
+                "WAL segment size {} (expected 2 MiB to 4 GiB)",
+                opts.segment_size_bytes
+            )));
+        }
+        let control_path = crate::control::control_path(dir);
+        if vfs
+            .exists(&control_path)
+            .map_err(|e| Error::io(&control_path, e))?
+        {
+            return Err(Error::AlreadyExists {
+                path: dir.to_path_buf(),
+            });
+        }
+        let wal_dir = dir.join("wal");
+        vfs.create_dir_all(&wal_dir)
+            .map_err(|e| Error::io(&wal_dir, e))?;
+        vfs.sync_dir(dir).map_err(|e| Error::io(dir, e))?;
+        let control = Control {
+            page_size: opts.page_size as u32,
+            protection: opts.protection,
+            segment_size: opts.segment_size_bytes,
+            checkpoint_seq: 0,
+            generation: 1,
+        };
+        let start = WalPosition {
+            segment_no: 1,
+            offset: SEGMENT_HEADER_BYTES,
+            lsn: 16,
+        };
+        let inner = Inner::assemble(
+            dir,
+            &opts,
+            control,
+            0,
+            start,
+            1,
+            0,
+            Vec::new(),
+            Catalog::default(),
+        )?;
+        let inner = Arc::new(inner);
+        inner.checkpoint()?;
+        Ok(Database::start(inner, &opts, RecoveryReport::default()))
+    }
+
+    /// Opens the database in `dir`, recovering from a crash if there was one.
+    pub fn open(dir: impl AsRef<Path>, opts: Options) -> Result<Database> {
+        let dir = dir.as_ref();
+        let vfs = opts.vfs.clone();
+        let mut control = Control::read(&vfs, dir)?;
+        let ckpt = CheckpointData::read(&vfs, dir, control.checkpoint_seq)?;
+        // A new generation before any WAL is written: frames left over from an earlier
+        // run's torn tail can then never be mistaken for new ones.
+        control.generation += 1;
+        control.write(&vfs, dir)?;
+        let (inner, report) = Inner::recover(dir, &opts, control, ckpt)?;
+        let inner = Arc::new(inner);
+        inner.checkpoint()?;
+        Ok(Database::start(inner, &opts, report))
+    }
+
+    /// Opens `dir` if it holds a database, else creates one there.
+    pub fn open_or_create(dir: impl AsRef<Path>, opts: Options) -> Result<Database> {
+        let dir = dir.as_ref();
+        let control_path = crate::control::control_path(dir);
+        if opts
+            .vfs
+            .exists(&control_path)
+            .map_err(|e| Error::io(&control_path, e))?
+        {
+            Database::open(dir, opts)
+        } else {
+            Database::create(dir, opts)
+        }
+    }
+
+    fn start(inner: Arc<Inner>, opts: &Options, recovery: RecoveryReport) -> Database {
+        let background = if opts.background {
+            let bg = inner.clone();
+            std::thread::Builder::new()
+                .name("walden-background".into())
+                .spawn(move || bg.background_loop())
+                .ok()
+        } else {
+            None
+        };
+        Database {
+            inner,
+            background: Mutex::new(background),
+            recovery,
+        }
+    }
+
+    /// What recovery did when this database was opened.
+    pub fn recovery_report(&self) -> &RecoveryReport {
+        &self.recovery
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    pub fn protection(&self) -> Protection {
+        self.inner.control.protection
+    }
+
+    pub fn page_size(&self) -> usize {
+        self.inner.control.page_size as usize
+    }
+
+    /// Starts a transaction.
+    pub fn begin(&self) -> Transaction<'_> {
+        Transaction {
+            db: &self.inner,
+            snapshot: self.inner.txns.begin(),
+            cid: 0,
+            stats: TxnStats::default(),
+            wrote: false,
+            finished: false,
+        }
+    }
+
+    /// Creates a table (committed at once).
+    pub fn create_table(&self, name: &str, schema: Schema) -> Result<()> {
+        if name.is_empty() || name.len() > 255 {
+            return Err(Error::InvalidOption(format!(
+                "table name {name:?} must be 1 to 255 bytes"
+            )));
+        }
+        if schema.columns.is_empty() || schema.columns.len() > 1600 {
+            return Err(Error::InvalidOption("a table has 1 to 1600 columns".into()));
+        }
+        let inner = &self.inner;
+        let mut cat = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
+        if cat.by_name.contains_key(name) {
+            return Err(Error::TableExists(name.to_string()));
+        }
+        let id = cat.next_table_id.max(1);
+        let mut tx = self.begin();
+        let rec = Record::CreateTable {
+            table: id,
+            name: name.to_string(),
+            schema: schema.clone(),
+        };
+        tx.log(&rec)?;
+        tx.commit_inner()?;
+        cat.insert(Table::new(id, name, schema, Vec::new()));
+        Ok(())
+    }
+
+    /// Drops a table (committed at once). Its pages are not reused yet.
+    pub fn drop_table(&self, name: &str) -> Result<()> {
+        let inner = &self.inner;
+        let mut cat = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
+        let id = cat
+            .by_name
+            .get(name)
+            .map(|t| t.id)
+            .ok_or_else(|| Error::NoSuchTable(name.to_string()))?;
+        let mut tx = self.begin();
+        tx.log(&Record::DropTable { table: id })?;
+        tx.commit_inner()?;
+        cat.remove(id);
+        Ok(())
+    }
+
+    /// Table names, sorted.
+    pub fn table_names(&self) -> Vec<String> {
+        let cat = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
+        let mut v: Vec<String> = cat.by_name.keys().cloned().collect();
+        v.sort();
+        v
+    }
+
+    /// A table's schema.
+    pub fn schema(&self, name: &str) -> Result<Schema> {
+        Ok(self.inner.table(name)?.schema.clone())
+    }
+
+    /// Removes row versions no snapshot can see; returns how many.
+    pub fn vacuum(&self, name: &str) -> Result<u64> {
+        let inner = &self.inner;
+        let table = inner.table(name)?;
+        let horizon = inner.txns.horizon();
+        let mut tx = self.begin();
+        let n = heap::vacuum(
+            &inner.heap_ctx(),
+            &table,
+            horizon,
+            tx.snapshot.xid,
+            &mut tx.stats,
+        )?;
+        tx.wrote = true;
+        tx.commit()?;
+        Ok(n)
+    }
+
+    /// Runs a checkpoint now.
+    pub fn checkpoint(&self) -> Result<()> {
+        self.inner.checkpoint()
+    }
+
+    /// Makes all WAL written so far durable (for asynchronous commit).
+    pub fn flush_wal(&self) -> Result<()> {
+        self.inner.wal.flush_all()
+    }
+
+    /// The global counters.
+    pub fn stats(&self) -> StatsSnapshot {
+        self.inner.stats.snapshot()
+    }
+
+    /// Size of the data file in bytes.
+    pub fn data_file_bytes(&self) -> Result<u64> {
+        self.inner.store.file_bytes()
+    }
+
+    /// True once a write or fsync failed: the database refuses writes until reopened.
+    pub fn is_poisoned(&self) -> bool {
+        self.inner.poison.is_set()
+    }
+
+    /// The current end of the WAL.
+    pub fn wal_insert_lsn(&self) -> u64 {
+        self.inner.wal.insert_lsn()
+    }
+
+    /// Checkpoints (if the database can still write) and stops background work.
+    pub fn close(self) -> Result<()> {
+        self.stop_background();
+        if self.inner.poison.is_set() {
+            return self.inner.poison.check();
+        }
+        self.inner.checkpoint()
+    }
+
+    fn stop_background(&self) {
+        self.inner.shutdown.store(true, Ordering::SeqCst);
+        if let Some(h) = lock(&self.background).take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        self.stop_background();
+        if !self.inner.poison.is_set() && !self.inner.synchronous_commit {
+            let _ = self.inner.wal.flush_all();
+        }
+    }
+}
+
+impl Inner {
+    #[allow(clippy::too_many_arguments)]
+    fn assemble(
+        dir: &Path,
+        opts: &Options,
+        control: Control,
+        checkpoint_seq: u64,
+        wal_end: WalPosition,
+        next_xid: u64,
+        next_page: u64,
+        chunk_locations: Vec<u64>,
+        catalog: Catalog,
+    ) -> Result<Inner> {
+        let vfs = opts.vfs.clone();
+        let poison = Arc::new(Poison::default());
+        let stats = Arc::new(Stats::default());
+        let store = Arc::new(PageStore::open(
+            &vfs,
+            &dir.join("data"),
+            control.page_size as usize,
+            control.protection,
+            next_page,
+            chunk_locations,
+            stats.clone(),
+        )?);
+        let pool = BufferPool::new(opts.buffer_pool_bytes, store.clone(), poison.clone());
+        let clog = Clog::load(&vfs, dir, next_xid)?;
+        let wal_dir = dir.join("wal");
+        let wal = Arc::new(Wal::open(
+            vfs.clone(),
+            &wal_dir,
+            control.segment_size,
+            control.protection == Protection::FullPage,
+            control.generation,
+            wal_end,
+            wal_end.lsn,
+            poison.clone(),
+            stats.clone(),
+        )?);
+        pool.set_wal(wal.clone());
+        Ok(Inner {
+            dir: dir.to_path_buf(),
+            vfs,
+            clock: opts.clock.clone(),
+            control,
+            synchronous_commit: opts.synchronous_commit,
+            checkpoint_wal_bytes: opts.checkpoint_wal_bytes.max(1 << 20),
+            checkpoint_interval_millis: opts.checkpoint_interval_secs.max(1) * 1000,
+            poison,
+            stats,
+            store,
+            pool,
+            wal,
+            clog,
+            txns: TxnManager::new(next_xid),
+            catalog: RwLock::new(catalog),
+            checkpoint: Mutex::new(CheckpointState {
+                seq: checkpoint_seq,
+                redo_lsn: wal_end.lsn,
+                last_millis: opts.clock.now_millis(),
+                generation: control.generation,
+            }),
+            shutdown: AtomicBool::new(false),
+        })
+    }
+
+    fn heap_ctx(&self) -> HeapCtx<'_> {
+        HeapCtx {
+            pool: &self.pool,
+            wal: &self.wal,
+            clog: &self.clog,
+            txns: &self.txns,
+        }
+    }
+
+    fn table(&self, name: &str) -> Result<Arc<Table>> {
+        let cat = self.catalog.read().unwrap_or_else(|e| e.into_inner());
+        cat.by_name
+            .get(name)
+            .cloned()
+            .ok_or_else(|| Error::NoSuchTable(name.to_string()))
+    }
+
+    /// Crash recovery: replay the WAL from the checkpoint's redo point, then roll back
+    /// the transactions that did not commit (docs/recovery.md).
+    fn recover(
+        dir: &Path,
+        opts: &Options,
+        control: Control,
+        ckpt: CheckpointData,
+    ) -> Result<(Inner, RecoveryReport)> {
+        let vfs = opts.vfs.clone();
+        let wal_dir = dir.join("wal");
+        sync_wal_from(&vfs, &wal_dir, ckpt.redo.segment_no)?;
+        let stats = Arc::new(Stats::default());
+        let poison = Arc::new(Poison::default());
+        let store = Arc::new(PageStore::open(
+            &vfs,
+            &dir.join("data"),
+            control.page_size as usize,
+            control.protection,
+            ckpt.next_page,
+            ckpt.chunk_locations.clone(),
+            stats.clone(),
+        )?);
+        let pool = BufferPool::new(opts.buffer_pool_bytes, store.clone(), poison.clone());
+        let clog = Clog::load(&vfs, dir, ckpt.next_xid)?;
+        let catalog = ckpt.catalog;
+        let mut reader = WalReader::new(vfs.clone(), &wal_dir, control.segment_size, ckpt.redo)?;
+        let mut seen = BTreeSet::new();
+        let mut finished = HashSet::new();
+        let mut max_xid = 0u64;
+        let mut report = RecoveryReport::default();
+        let mut catalog = catalog;
+        while let Some(rec) = reader.next()? {
+            report.records_replayed += 1;
+            let end = rec.lsn + rec.len as u64;
+            if rec.xid != 0 {
+                seen.insert(rec.xid);
+                max_xid = max_xid.max(rec.xid);
+            }
+            match &rec.record {
+                Record::Commit => {
+                    clog.set(rec.xid, XidStatus::Committed);
+                    finished.insert(rec.xid);
+                }
+                Record::Abort => {
+                    clog.set(rec.xid, XidStatus::Aborted);
+                    finished.insert(rec.xid);
+                }
+                Record::CreateTable {
+                    table,
+                    name,
+                    schema,
+                } => {
+                    if !catalog.by_id.contains_key(table) && !catalog.by_name.contains_key(name) {
+                        catalog.insert(Table::new(*table, name, schema.clone(), Vec::new()));
+                    }
+                }
+                Record::DropTable { table } => {
+                    catalog.remove(*table);
+                }
+                Record::Checkpoint { .. } => {}
+                r => {
+                    if let Some(page) = r.page() {
+                        store.note_page_no(page);
+                        heap::redo(&pool, r, rec.xid, end)?;
+                        if let Record::HeapInit { page, table } = r {
+                            if let Some(t) = catalog.by_id.get(table) {
+                                t.add_page(*page);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let end = reader.end_position();
+        report.end_lsn = end.lsn;
+        let next_xid = ckpt.next_xid.max(max_xid + 1);
+        let wal = Arc::new(Wal::open(
+            vfs.clone(),
+            &wal_dir,
+            control.segment_size,
+            control.protection == Protection::FullPage,
+            control.generation,
+            end,
+            ckpt.redo.lsn,
+            poison.clone(),
+            stats.clone(),
+        )?);
+        pool.set_wal(wal.clone());
+        for &xid in seen.iter().filter(|x| !finished.contains(x)) {
+            wal.append(RecordKind::Abort, xid, &[], None)?;
+            clog.set(xid, XidStatus::Aborted);
+            report.transactions_rolled_back += 1;
+        }
+        let inner = Inner {
+            dir: dir.to_path_buf(),
+            vfs,
+            clock: opts.clock.clone(),
+            control,
+            synchronous_commit: opts.synchronous_commit,
+            checkpoint_wal_bytes: opts.checkpoint_wal_bytes.max(1 << 20),
+            checkpoint_interval_millis: opts.checkpoint_interval_secs.max(1) * 1000,
+            poison,
+            stats,
+            store,
+            pool,
+            wal,
+            clog,
+            txns: TxnManager::new(next_xid),
+            catalog: RwLock::new(catalog),
+            checkpoint: Mutex::new(CheckpointState {
+                seq: ckpt.seq,
+                redo_lsn: ckpt.redo.lsn,
+                last_millis: opts.clock.now_millis(),
+                generation: control.generation,
+            }),
+            shutdown: AtomicBool::new(false),
+        };
+        Ok((inner, report))
+    }
+
+    /// A fuzzy checkpoint (docs/recovery.md, rule 5): writers keep going throughout.
+    fn checkpoint(&self) -> Result<()> {
+        let mut cp = lock(&self.checkpoint);
+        self.poison.check()?;
+        let r = self.checkpoint_locked(&mut cp);
+        self.poison.guard(r)
+    }
+
+    fn checkpoint_locked(&self, cp: &mut CheckpointState) -> Result<()> {
+        let redo = self.wal.begin_checkpoint()?;
+        let next_xid = self.txns.next_xid();
+        self.pool.flush_all()?;
+        self.clog.write_out(&self.vfs, &self.stats)?;
+        let mut capture =
+            (self.control.protection == Protection::Cow).then(|| self.store.capture_map());
+        let chunk_locations = match &mut capture {
+            Some(c) => self.store.write_map(c)?,
+            None => Vec::new(),
+        };
+        self.store.sync()?;
+        let seq = cp.seq + 1;
+        let catalog_bytes = {
+            let cat = self.catalog.read().unwrap_or_else(|e| e.into_inner());
+            let data = CheckpointData {
+                seq,
+                redo,
+                next_xid,
+                next_page: self.store.next_page_no(),
+                chunk_locations,
+                catalog: Catalog::default(),
+            };
+            // Encode with the live catalog without cloning it.
+            encode_checkpoint(&data, &cat)
+        };
+        let name = format!("checkpoint.{seq:016x}");
+        write_file_atomically(&self.vfs, &self.dir, &name, &catalog_bytes)?;
+        let control = Control {
+            checkpoint_seq: seq,
+            generation: cp.generation,
+            ..self.control
+        };
+        control.write(&self.vfs, &self.dir)?;
+        self.stats.other_fsyncs.fetch_add(4, Ordering::Relaxed);
+        if let Some(c) = capture {
+            self.store.checkpoint_complete(c);
+        }
+        if cp.seq > 0 {
+            let old = checkpoint_path(&self.dir, cp.seq);
+            let _ = self.vfs.remove(&old);
+        }
+        cp.seq = seq;
+        cp.redo_lsn = redo.lsn;
+        cp.last_millis = self.clock.now_millis();
+        self.wal.append(
+            RecordKind::Checkpoint,
+            0,
+            &{
+                let mut p = Vec::new();
+                Record::Checkpoint {
+                    redo_lsn: redo.lsn,
+                    next_xid,
+                }
+                .encode_payload(&mut p);
+                p
+            },
+            None,
+        )?;
+        self.wal.recycle_before(redo.segment_no)?;
+        self.stats.checkpoints.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Checkpoints by WAL volume and by time; flushes asynchronous commits.
+    fn background_loop(&self) {
+        let mut ticks = 0u64;
+        while !self.shutdown.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(20));
+            ticks += 1;
+            if self.poison.is_set() {
+                continue;
+            }
+            if !self.synchronous_commit && ticks % 5 == 0 {
+                let _ = self.wal.flush_all();
+            }
+            let due = {
+                let cp = lock(&self.checkpoint);
+                self.wal.insert_lsn().saturating_sub(cp.redo_lsn) >= self.checkpoint_wal_bytes
+                    || self.clock.now_millis().saturating_sub(cp.last_millis)
+                        >= self.checkpoint_interval_millis
+            };
+            if due {
+                let _ = self.checkpoint();
+            }
+        }
+    }
+}
+
+fn encode_checkpoint(data: &CheckpointData, live: &Catalog) -> Vec<u8> {
+    // CheckpointData::encode serializes its own catalog; swap the live one in by
+    // encoding the body pieces in the same order.
+    let mut tmp = CheckpointData {
+        seq: data.seq,
+        redo: data.redo,
+        next_xid: data.next_xid,
+        next_page: data.next_page,
+        chunk_locations: data.chunk_locations.clone(),
+        catalog: Catalog::default(),
+    };
+    tmp.catalog.next_table_id = live.next_table_id;
+    for (id, t) in &live.by_id {
+        tmp.catalog.by_id.insert(*id, t.clone());
+        tmp.catalog.by_name.insert(t.name.clone(), t.clone());
+    }
+    tmp.encode()
+}
+
+/// Syncs every WAL segment from `first` on, so that what recovery replays is durable
+/// before any page built from it can reach disk.
+fn sync_wal_from(vfs: &Arc<dyn Vfs>, wal_dir: &Path, first: u64) -> Result<()> {
+    let names = vfs.list_dir(wal_dir).map_err(|e| Error::io(wal_dir, e))?;
+    for name in names {
+        let Some(no) = crate::wal::format::parse_segment_name(&name) else {
+            continue;
+        };
+        if no >= first {
+            let path = wal_dir.join(segment_name(no));
+            let f = vfs
+                .open(&path, crate::vfs::OpenMode::Existing)
+                .map_err(|e| Error::io(&path, e))?;
+            f.sync_data().map_err(|e| Error::io(&path, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// A transaction. Dropping it without `commit` rolls it back.
+pub struct Transaction<'db> {
+    db: &'db Inner,
+    snapshot: Snapshot,
+    cid: u32,
+    stats: TxnStats,
+    wrote: bool,
+    finished: bool,
+}
+
+impl Transaction<'_> {
+    pub fn xid(&self) -> u64 {
+        self.snapshot.xid
+    }
+
+    /// WAL this transaction has written so far, by record kind.
+    pub fn stats(&self) -> &TxnStats {
+        &self.stats
+    }
+
+    fn check_open(&self) -> Result<()> {
+        if self.finished {
+            Err(Error::TransactionFinished)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Starts a new command: versions created by earlier commands become visible.
+    fn next_command(&mut self) -> Result<u32> {
+        self.check_open()?;
+        self.cid = self
+            .cid
+            .checked_add(1)
+            .ok_or_else(|| Error::InvalidOption("too many commands in one transaction".into()))?;
+        Ok(self.cid)
+    }
+
+    fn view(&self) -> TxnView<'_> {
+        TxnView {
+            snapshot: &self.snapshot,
+            cid: self.cid,
+        }
+    }
+
+    fn log(&mut self, rec: &Record) -> Result<()> {
+        let mut payload = Vec::new();
+        rec.encode_payload(&mut payload);
+        self.db.wal.append(
+            rec.kind(),
+            self.snapshot.xid,
+            &payload,
+            Some(&mut self.stats),
+        )?;
+        self.wrote = true;
+        Ok(())
+    }
+
+    fn encode(table: &Table, row: &[Value], out: &mut Vec<u8>) -> Result<()> {
+        table
+            .schema
+            .check(row)
+            .map_err(|reason| Error::SchemaMismatch {
+                table: table.name.clone(),
+                reason,
+            })?;
+        out.clear();
+        table.schema.encode_row(row, out);
+        Ok(())
+    }
+
+    /// Inserts one row.
+    pub fn insert(&mut self, table: &str, row: &[Value]) -> Result<RowId> {
+        let mut once = Some(row);
+        let t = self.db.table(table)?;
+        let ids = self.insert_inner(&t, &mut |out| match once.take() {
+            Some(r) => Self::encode(&t, r, out).map(|()| true),
+            None => Ok(false),
+        })?;
+        ids.into_iter().next().ok_or(Error::TransactionFinished)
+    }
+
+    /// Inserts many rows in one command: rows that land on one page share one WAL record.
+    pub fn insert_many<R: AsRef<[Value]>>(
+        &mut self,
+        table: &str,
+        rows: impl IntoIterator<Item = R>,
+    ) -> Result<Vec<RowId>> {
+        let t = self.db.table(table)?;
+        let mut it = rows.into_iter();
+        self.insert_inner(&t, &mut |out| match it.next() {
+            Some(r) => Self::encode(&t, r.as_ref(), out).map(|()| true),
+            None => Ok(false),
+        })
+    }
+
+    /// Inserts rows produced by `fill`, which sets the next row in place (reusing its
+    /// values) and returns false when done. Returns the number of rows inserted.
+    pub fn insert_with(
+        &mut self,
+        table: &str,
+        mut fill: impl FnMut(&mut Row) -> bool,
+    ) -> Result<u64> {
+        let t = self.db.table(table)?;
+        let mut row: Row = vec![Value::Null; t.schema.columns.len()];
+        let ids = self.insert_inner(&t, &mut |out| {
+            if fill(&mut row) {
+                Self::encode(&t, &row, out).map(|()| true)
+            } else {
+                Ok(false)
+            }
+        })?;
+        Ok(ids.len() as u64)
+    }
+
+    fn insert_inner(
+        &mut self,
+        t: &Table,
+        next: &mut dyn FnMut(&mut Vec<u8>) -> Result<bool>,
+    ) -> Result<Vec<RowId>> {
+        self.next_command()?;
+        self.wrote = true;
+        let ctx = self.db.heap_ctx();
+        let view = TxnView {
+            snapshot: &self.snapshot,
+            cid: self.cid,
+        };
+        heap::insert_many(&ctx, t, &view, &mut self.stats, next)
+    }
+
+    /// The version of a row visible to this transaction (following updates).
+    pub fn get(&mut self, table: &str, id: RowId) -> Result<Option<Row>> {
+        self.next_command()?;
+        let t = self.db.table(table)?;
+        match heap::fetch(&self.db.heap_ctx(), &t, id, &self.view())? {
+            Some((_, bytes)) => Ok(Some(self.decode(&t, id, &bytes)?)),
+            None => Ok(None),
+        }
+    }
+
+    fn decode(&self, t: &Table, id: RowId, bytes: &[u8]) -> Result<Row> {
+        t.schema
+            .decode_row(bytes)
+            .map_err(|reason| Error::CorruptPage {
+                path: self.db.store.path().to_path_buf(),
+                page: id.page,
+                location: id.page,
+                reason: format!("row at slot {}: {reason}", id.slot),
+            })
+    }
+
+    /// Calls `f` for every visible row, page by page; stop early by returning false.
+    pub fn scan_with(&mut self, table: &str, mut f: impl FnMut(RowId, Row) -> bool) -> Result<()> {
+        self.next_command()?;
+        let t = self.db.table(table)?;
+        let ctx = self.db.heap_ctx();
+        let mut rows = Vec::new();
+        for page in t.page_list() {
+            rows.clear();
+            heap::scan_page(&ctx, page, &self.view(), &mut rows)?;
+            for (id, bytes) in rows.drain(..) {
+                let row = self.decode(&t, id, &bytes)?;
+                if !f(id, row) {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every visible row.
+    pub fn scan(&mut self, table: &str) -> Result<Vec<(RowId, Row)>> {
+        let mut out = Vec::new();
+        self.scan_with(table, |id, row| {
+            out.push((id, row));
+            true
+        })?;
+        Ok(out)
+    }
+
+    /// Replaces a row; returns the id of the new version. If another transaction changed
+    /// the row, waits for it; if it committed, fails with `SerializationFailure`.
+    pub fn update(&mut self, table: &str, id: RowId, row: &[Value]) -> Result<RowId> {
+        self.next_command()?;
+        let t = self.db.table(table)?;
+        let mut bytes = Vec::new();
+        Self::encode(&t, row, &mut bytes)?;
+        self.wrote = true;
+        let ctx = self.db.heap_ctx();
+        let view = TxnView {
+            snapshot: &self.snapshot,
+            cid: self.cid,
+        };
+        heap::update(&ctx, &t, id, &bytes, &view, &mut self.stats)
+    }
+
+    /// Deletes a row (same waiting rules as `update`).
+    pub fn delete(&mut self, table: &str, id: RowId) -> Result<()> {
+        self.next_command()?;
+        let t = self.db.table(table)?;
+        self.wrote = true;
+        let ctx = self.db.heap_ctx();
+        let view = TxnView {
+            snapshot: &self.snapshot,
+            cid: self.cid,
+        };
+        heap::delete(&ctx, &t, id, &view, &mut self.stats)
+    }
+
+    /// Commits. Returns once the commit is durable (unless asynchronous commit is on).
+    pub fn commit(mut self) -> Result<()> {
+        self.check_open()?;
+        self.commit_inner()
+    }
+
+    fn commit_inner(&mut self) -> Result<()> {
+        self.finished = true;
+        let xid = self.snapshot.xid;
+        if !self.wrote {
+            self.db.txns.end(xid);
+            return Ok(());
+        }
+        let r = (|| {
+            let a = self
+                .db
+                .wal
+                .append(RecordKind::Commit, xid, &[], Some(&mut self.stats))?;
+            if self.db.synchronous_commit {
+                self.db.wal.flush(a.end_lsn, true)?;
+            }
+            Ok(())
+        })();
+        match r {
+            Ok(()) => {
+                self.db.clog.set(xid, XidStatus::Committed);
+                self.db.stats.commits.fetch_add(1, Ordering::Relaxed);
+                self.db.txns.end(xid);
+                Ok(())
+            }
+            Err(e) => {
+                // Not acknowledged; whether the commit record reached the disk is
+                // decided by recovery. Here it counts as aborted.
+                self.db.clog.set(xid, XidStatus::Aborted);
+                self.db.txns.end(xid);
+                Err(e)
+            }
+        }
+    }
+
+    /// Rolls back: the transaction's versions become invisible (heap tables need no undo).
+    pub fn rollback(mut self) -> Result<()> {
+        self.check_open()?;
+        self.rollback_inner()
+    }
+
+    fn rollback_inner(&mut self) -> Result<()> {
+        self.finished = true;
+        let xid = self.snapshot.xid;
+        let r = if self.wrote && !self.db.poison.is_set() {
+            self.db
+                .wal
+                .append(RecordKind::Abort, xid, &[], Some(&mut self.stats))
+                .map(|_| ())
+        } else {
+            Ok(())
+        };
+        self.db.clog.set(xid, XidStatus::Aborted);
+        self.db.stats.aborts.fetch_add(1, Ordering::Relaxed);
+        self.db.txns.end(xid);
+        r
+    }
+}
+
+impl Drop for Transaction<'_> {
+    fn drop(&mut self) {
+        if !self.finished {
+            let _ = self.rollback_inner();
+        }
+    }
+}

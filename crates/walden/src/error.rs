@@ -1,0 +1,92 @@
+//! The engine's error type: one enum, each variant carrying the evidence a user or a test
+//! needs (file, page, LSN, expected and actual values).
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in Walden.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("I/O error on {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} is not a Walden database (no control file)")]
+    NotADatabase { path: PathBuf },
+    #[error("database already exists at {path}")]
+    AlreadyExists { path: PathBuf },
+    #[error(
+        "control file {path} has format version {found}; this build reads version {supported}"
+    )]
+    UnsupportedVersion {
+        path: PathBuf,
+        found: u32,
+        supported: u32,
+    },
+    #[error("control file {path} is corrupt: {reason}")]
+    CorruptControlFile { path: PathBuf, reason: String },
+    #[error("checkpoint file {path} is corrupt: {reason}")]
+    CorruptCheckpoint { path: PathBuf, reason: String },
+    #[error("page checksum mismatch in {path}, page {page} (location {location}): expected {expected:#010x}, found {actual:#010x}")]
+    ChecksumMismatch {
+        path: PathBuf,
+        page: u64,
+        location: u64,
+        expected: u32,
+        actual: u32,
+    },
+    #[error("page {page} in {path} (location {location}) is corrupt: {reason}")]
+    CorruptPage {
+        path: PathBuf,
+        page: u64,
+        location: u64,
+        reason: String,
+    },
+    #[error("WAL corrupt at LSN {lsn} in {path}: {reason}")]
+    CorruptWal {
+        path: PathBuf,
+        lsn: u64,
+        reason: String,
+    },
+    #[error("WAL segment {path} is truncated: {len} bytes, expected {expected}")]
+    TruncatedWalSegment {
+        path: PathBuf,
+        len: u64,
+        expected: u64,
+    },
+    #[error("WAL needed for recovery is missing: segment {segment} ({path})")]
+    MissingWalSegment { path: PathBuf, segment: u64 },
+    #[error("the database refuses writes after an earlier I/O failure ({cause}); reopen it")]
+    Poisoned { cause: String },
+    #[error("could not serialize access due to concurrent update (SQLSTATE 40001)")]
+    SerializationFailure,
+    #[error("deadlock detected (SQLSTATE 40P01)")]
+    Deadlock,
+    #[error("table {0:?} does not exist")]
+    NoSuchTable(String),
+    #[error("table {0:?} already exists")]
+    TableExists(String),
+    #[error("row {0} does not exist or is not visible to this transaction")]
+    NoSuchRow(crate::RowId),
+    #[error("row does not match the schema of table {table}: {reason}")]
+    SchemaMismatch { table: String, reason: String },
+    #[error("row of {size} bytes does not fit in a page (at most {max} bytes)")]
+    RowTooLarge { size: usize, max: usize },
+    #[error("invalid option: {0}")]
+    InvalidOption(String),
+    #[error("transaction is already finished")]
+    TransactionFinished,
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Wraps an I/O error with the path it happened on.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}

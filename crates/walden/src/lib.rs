@@ -1,0 +1,45 @@
+//! Walden: a transactional storage engine that logs only what changed.
+//!
+//! Layers, lowest first: `vfs` (files) → `page`, `store`, `buffer` (pages) → `wal`,
+//! `clog` (logs) → `heap` (table kind) → `txn` → `engine` (the public [`Database`]).
+//! See docs/ARCHITECTURE.md.
+
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod buffer;
+pub mod catalog;
+pub mod clock;
+pub mod clog;
+pub mod codec;
+pub mod control;
+pub mod engine;
+pub mod error;
+pub mod heap;
+pub mod page;
+pub mod poison;
+pub mod rng;
+pub mod schema;
+pub mod stats;
+pub mod store;
+pub mod txn;
+pub mod vfs;
+pub mod wal;
+
+pub use engine::{Database, Options, RecoveryReport, Transaction};
+pub use error::{Error, Result};
+pub use schema::{Column, ColumnType, Row, Schema, Value};
+pub use stats::{StatsSnapshot, TxnStats};
+pub use store::Protection;
+
+/// Where a row version lives: page and slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RowId {
+    pub page: u64,
+    pub slot: u16,
+}
+
+impl std::fmt::Display for RowId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "({},{})", self.page, self.slot)
+    }
+}

@@ -1,0 +1,331 @@
+//! Typed rows: column types, schemas, values, and the byte encoding of a row inside a
+//! tuple (after the tuple header). Decoding checks every length: row bytes come from disk.
+//!
+//! Row encoding: a null bitmap of ceil(columns / 8) bytes (bit set = NULL), then each
+//! non-null column in order: int2 2 bytes, int4 4, int8 8, float8 8, bool 1, uuid 16,
+//! text u16 length + UTF-8 bytes. Little-endian, no padding.
+
+use std::fmt;
+
+/// A column's type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ColumnType {
+    Int2,
+    Int4,
+    Int8,
+    Float8,
+    Bool,
+    Text,
+    Uuid,
+}
+
+impl ColumnType {
+    pub fn code(self) -> u8 {
+        match self {
+            ColumnType::Int2 => 1,
+            ColumnType::Int4 => 2,
+            ColumnType::Int8 => 3,
+            ColumnType::Float8 => 4,
+            ColumnType::Bool => 5,
+            ColumnType::Text => 6,
+            ColumnType::Uuid => 7,
+        }
+    }
+    pub fn from_code(c: u8) -> Option<ColumnType> {
+        Some(match c {
+            1 => ColumnType::Int2,
+            2 => ColumnType::Int4,
+            3 => ColumnType::Int8,
+            4 => ColumnType::Float8,
+            5 => ColumnType::Bool,
+            6 => ColumnType::Text,
+            7 => ColumnType::Uuid,
+            _ => return None,
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            ColumnType::Int2 => "int2",
+            ColumnType::Int4 => "int4",
+            ColumnType::Int8 => "int8",
+            ColumnType::Float8 => "float8",
+            ColumnType::Bool => "bool",
+            ColumnType::Text => "text",
+            ColumnType::Uuid => "uuid",
+        }
+    }
+}
+
+/// One column of a table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Column {
+    pub name: String,
+    pub ty: ColumnType,
+    pub nullable: bool,
+}
+
+impl Column {
+    pub fn new(name: &str, ty: ColumnType) -> Column {
+        Column {
+            name: name.to_string(),
+            ty,
+            nullable: true,
+        }
+    }
+    pub fn not_null(name: &str, ty: ColumnType) -> Column {
+        Column {
+            name: name.to_string(),
+            ty,
+            nullable: false,
+        }
+    }
+}
+
+/// The columns of a table, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Schema {
+    pub columns: Vec<Column>,
+}
+
+/// A value of one column.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Int2(i16),
+    Int4(i32),
+    Int8(i64),
+    Float8(f64),
+    Bool(bool),
+    Text(String),
+    Uuid([u8; 16]),
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Null => write!(f, "NULL"),
+            Value::Int2(v) => write!(f, "{v}"),
+            Value::Int4(v) => write!(f, "{v}"),
+            Value::Int8(v) => write!(f, "{v}"),
+            Value::Float8(v) => write!(f, "{v}"),
+            Value::Bool(v) => write!(f, "{}", if *v { "t" } else { "f" }),
+            Value::Text(v) => write!(f, "{v}"),
+            Value::Uuid(b) => {
+                for (i, byte) in b.iter().enumerate() {
+                    if matches!(i, 4 | 6 | 8 | 10) {
+                        write!(f, "-")?;
+                    }
+                    write!(f, "{byte:02x}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A row: one value per column.
+pub type Row = Vec<Value>;
+
+impl Schema {
+    pub fn new(columns: Vec<Column>) -> Schema {
+        Schema { columns }
+    }
+
+    fn bitmap_bytes(&self) -> usize {
+        self.columns.len().div_ceil(8)
+    }
+
+    /// Checks a row against the schema: arity, types, NOT NULL.
+    pub fn check(&self, row: &[Value]) -> Result<(), String> {
+        if row.len() != self.columns.len() {
+            return Err(format!(
+                "{} values for {} columns",
+                row.len(),
+                self.columns.len()
+            ));
+        }
+        for (col, v) in self.columns.iter().zip(row) {
+            let ok = match (col.ty, v) {
+                (_, Value::Null) => col.nullable,
+                (ColumnType::Int2, Value::Int2(_))
+                | (ColumnType::Int4, Value::Int4(_))
+                | (ColumnType::Int8, Value::Int8(_))
+                | (ColumnType::Float8, Value::Float8(_))
+                | (ColumnType::Bool, Value::Bool(_))
+                | (ColumnType::Uuid, Value::Uuid(_)) => true,
+                (ColumnType::Text, Value::Text(s)) => s.len() <= u16::MAX as usize,
+                _ => false,
+            };
+            if !ok {
+                return Err(match v {
+                    Value::Null => format!(
+                        "null value in column {:?} violates not-null constraint",
+                        col.name
+                    ),
+                    _ => format!(
+                        "value {v} does not fit column {:?} of type {}",
+                        col.name,
+                        col.ty.name()
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends the encoding of a row (already checked) to `out`.
+    pub fn encode_row(&self, row: &[Value], out: &mut Vec<u8>) {
+        let bitmap_at = out.len();
+        out.resize(bitmap_at + self.bitmap_bytes(), 0);
+        for (i, v) in row.iter().enumerate() {
+            match v {
+                Value::Null => out[bitmap_at + i / 8] |= 1 << (i % 8),
+                Value::Int2(x) => out.extend_from_slice(&x.to_le_bytes()),
+                Value::Int4(x) => out.extend_from_slice(&x.to_le_bytes()),
+                Value::Int8(x) => out.extend_from_slice(&x.to_le_bytes()),
+                Value::Float8(x) => out.extend_from_slice(&x.to_le_bytes()),
+                Value::Bool(x) => out.push(*x as u8),
+                Value::Uuid(x) => out.extend_from_slice(x),
+                Value::Text(s) => {
+                    out.extend_from_slice(&(s.len() as u16).to_le_bytes());
+                    out.extend_from_slice(s.as_bytes());
+                }
+            }
+        }
+    }
+
+    /// Decodes a row; `Err` with a reason when the bytes do not match the schema.
+    pub fn decode_row(&self, bytes: &[u8]) -> Result<Row, String> {
+        let nb = self.bitmap_bytes();
+        let bitmap = bytes.get(..nb).ok_or("row shorter than its null bitmap")?;
+        let mut at = nb;
+        let mut row = Vec::with_capacity(self.columns.len());
+        for (i, col) in self.columns.iter().enumerate() {
+            if bitmap[i / 8] & (1 << (i % 8)) != 0 {
+                row.push(Value::Null);
+                continue;
+            }
+            let mut take = |n: usize| -> Result<&[u8], String> {
+                let s = bytes
+                    .get(at..at + n)
+                    .ok_or_else(|| format!("row truncated in column {:?}", col.name))?;
+                at += n;
+                Ok(s)
+            };
+            let v = match col.ty {
+                ColumnType::Int2 => Value::Int2(i16::from_le_bytes(arr(take(2)?))),
+                ColumnType::Int4 => Value::Int4(i32::from_le_bytes(arr(take(4)?))),
+                ColumnType::Int8 => Value::Int8(i64::from_le_bytes(arr(take(8)?))),
+                ColumnType::Float8 => Value::Float8(f64::from_le_bytes(arr(take(8)?))),
+                ColumnType::Bool => Value::Bool(take(1)?[0] != 0),
+                ColumnType::Uuid => Value::Uuid(arr(take(16)?)),
+                ColumnType::Text => {
+                    let len = u16::from_le_bytes(arr(take(2)?)) as usize;
+                    let s = take(len)?;
+                    Value::Text(
+                        String::from_utf8(s.to_vec())
+                            .map_err(|_| format!("column {:?} is not UTF-8", col.name))?,
+                    )
+                }
+            };
+            row.push(v);
+        }
+        if at != bytes.len() {
+            return Err(format!("{} trailing bytes after the row", bytes.len() - at));
+        }
+        Ok(row)
+    }
+
+    /// Serializes the schema (for the catalog and CreateTable records).
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&(self.columns.len() as u16).to_le_bytes());
+        for c in &self.columns {
+            out.push(c.ty.code());
+            out.push(c.nullable as u8);
+            out.extend_from_slice(&(c.name.len() as u16).to_le_bytes());
+            out.extend_from_slice(c.name.as_bytes());
+        }
+    }
+
+    /// Parses a serialized schema, advancing `at`.
+    pub fn decode(bytes: &[u8], at: &mut usize) -> Result<Schema, String> {
+        let mut r = crate::codec::Reader::new(bytes, *at);
+        let n = r.u16()? as usize;
+        let mut columns = Vec::with_capacity(n.min(1024));
+        for _ in 0..n {
+            let code = r.u8()?;
+            let ty = ColumnType::from_code(code).ok_or(format!("unknown column type {code}"))?;
+            let nullable = r.u8()? != 0;
+            let name = r.string()?;
+            columns.push(Column { name, ty, nullable });
+        }
+        *at = r.pos();
+        Ok(Schema { columns })
+    }
+}
+
+fn arr<const N: usize>(s: &[u8]) -> [u8; N] {
+    let mut a = [0u8; N];
+    a.copy_from_slice(s);
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schema() -> Schema {
+        Schema::new(vec![
+            Column::not_null("a", ColumnType::Int4),
+            Column::new("b", ColumnType::Text),
+            Column::new("c", ColumnType::Float8),
+            Column::new("d", ColumnType::Uuid),
+            Column::new("e", ColumnType::Bool),
+            Column::new("f", ColumnType::Int2),
+            Column::new("g", ColumnType::Int8),
+            Column::new("h", ColumnType::Int8),
+            Column::new("i", ColumnType::Int8),
+        ])
+    }
+
+    #[test]
+    fn row_round_trip() {
+        let s = schema();
+        let row = vec![
+            Value::Int4(-5),
+            Value::Text("héllo".into()),
+            Value::Null,
+            Value::Uuid([9; 16]),
+            Value::Bool(true),
+            Value::Int2(7),
+            Value::Int8(i64::MIN),
+            Value::Null,
+            Value::Int8(3),
+        ];
+        s.check(&row).expect("valid row");
+        let mut b = Vec::new();
+        s.encode_row(&row, &mut b);
+        assert_eq!(s.decode_row(&b), Ok(row));
+        assert!(s.decode_row(&b[..b.len() - 1]).is_err());
+    }
+
+    #[test]
+    fn check_rejects_null_and_type() {
+        let s = schema();
+        let mut row = vec![Value::Null; 9];
+        assert!(s.check(&row).unwrap_err().contains("not-null"));
+        row[0] = Value::Text("x".into());
+        assert!(s.check(&row).unwrap_err().contains("does not fit"));
+        assert!(s.check(&row[..3]).is_err());
+    }
+
+    #[test]
+    fn schema_round_trip() {
+        let s = schema();
+        let mut b = Vec::new();
+        s.encode(&mut b);
+        let mut at = 0;
+        assert_eq!(Schema::decode(&b, &mut at), Ok(s));
+        assert_eq!(at, b.len());
+    }
+}

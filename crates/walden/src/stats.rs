@@ -1,0 +1,166 @@
+//! Accounting: counters of everything Walden writes, readable globally and per
+//! transaction. WAL records and bytes by record kind, page images, data pages written,
+//! fsync calls and checkpoints. Benchmarks and `\wal` in the shell read these.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use crate::wal::record::{RecordKind, RECORD_KINDS};
+
+/// Counters of WAL records by kind (logical bytes: the records themselves).
+#[derive(Debug, Default)]
+pub struct WalCounters {
+    records: [AtomicU64; RECORD_KINDS],
+    bytes: [AtomicU64; RECORD_KINDS],
+}
+
+impl WalCounters {
+    pub fn add(&self, kind: RecordKind, bytes: u64) {
+        self.records[kind as usize].fetch_add(1, Relaxed);
+        self.bytes[kind as usize].fetch_add(bytes, Relaxed);
+    }
+
+    fn snapshot(&self) -> Vec<KindCount> {
+        RecordKind::ALL
+            .iter()
+            .map(|&k| KindCount {
+                kind: k,
+                records: self.records[k as usize].load(Relaxed),
+                bytes: self.bytes[k as usize].load(Relaxed),
+            })
+            .collect()
+    }
+}
+
+/// Global counters, shared by every thread of a database.
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub wal: WalCounters,
+    /// Bytes written to WAL files: frames, segment headers, everything.
+    pub wal_bytes_written: AtomicU64,
+    pub wal_fsyncs: AtomicU64,
+    pub data_pages_written: AtomicU64,
+    pub data_bytes_written: AtomicU64,
+    pub data_fsyncs: AtomicU64,
+    pub other_fsyncs: AtomicU64,
+    pub checkpoints: AtomicU64,
+    pub commits: AtomicU64,
+    pub aborts: AtomicU64,
+}
+
+/// Records and bytes of one record kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KindCount {
+    pub kind: RecordKind,
+    pub records: u64,
+    pub bytes: u64,
+}
+
+/// A point-in-time copy of the global counters. Subtract two to measure a statement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatsSnapshot {
+    pub by_kind: Vec<KindCount>,
+    /// Sum of the record bytes (the logical WAL).
+    pub wal_record_bytes: u64,
+    pub wal_records: u64,
+    /// Bytes that reached the WAL files (records plus frame and segment headers).
+    pub wal_bytes_written: u64,
+    pub page_images: u64,
+    pub page_image_bytes: u64,
+    pub wal_fsyncs: u64,
+    pub data_pages_written: u64,
+    pub data_bytes_written: u64,
+    pub data_fsyncs: u64,
+    pub other_fsyncs: u64,
+    pub checkpoints: u64,
+    pub commits: u64,
+    pub aborts: u64,
+}
+
+impl StatsSnapshot {
+    /// All fsync calls (WAL, data file, control and directory).
+    pub fn fsyncs(&self) -> u64 {
+        self.wal_fsyncs + self.data_fsyncs + self.other_fsyncs
+    }
+
+    /// The counters accumulated between `earlier` and `self`.
+    pub fn since(&self, earlier: &StatsSnapshot) -> StatsSnapshot {
+        let by_kind = self
+            .by_kind
+            .iter()
+            .zip(&earlier.by_kind)
+            .map(|(a, b)| KindCount {
+                kind: a.kind,
+                records: a.records - b.records,
+                bytes: a.bytes - b.bytes,
+            })
+            .collect();
+        StatsSnapshot {
+            by_kind,
+            wal_record_bytes: self.wal_record_bytes - earlier.wal_record_bytes,
+            wal_records: self.wal_records - earlier.wal_records,
+            wal_bytes_written: self.wal_bytes_written - earlier.wal_bytes_written,
+            page_images: self.page_images - earlier.page_images,
+            page_image_bytes: self.page_image_bytes - earlier.page_image_bytes,
+            wal_fsyncs: self.wal_fsyncs - earlier.wal_fsyncs,
+            data_pages_written: self.data_pages_written - earlier.data_pages_written,
+            data_bytes_written: self.data_bytes_written - earlier.data_bytes_written,
+            data_fsyncs: self.data_fsyncs - earlier.data_fsyncs,
+            other_fsyncs: self.other_fsyncs - earlier.other_fsyncs,
+            checkpoints: self.checkpoints - earlier.checkpoints,
+            commits: self.commits - earlier.commits,
+            aborts: self.aborts - earlier.aborts,
+        }
+    }
+}
+
+impl Stats {
+    pub fn snapshot(&self) -> StatsSnapshot {
+        let by_kind = self.wal.snapshot();
+        let image = by_kind
+            .iter()
+            .find(|k| k.kind == RecordKind::PageImage)
+            .copied();
+        StatsSnapshot {
+            wal_record_bytes: by_kind.iter().map(|k| k.bytes).sum(),
+            wal_records: by_kind.iter().map(|k| k.records).sum(),
+            page_images: image.map_or(0, |k| k.records),
+            page_image_bytes: image.map_or(0, |k| k.bytes),
+            by_kind,
+            wal_bytes_written: self.wal_bytes_written.load(Relaxed),
+            wal_fsyncs: self.wal_fsyncs.load(Relaxed),
+            data_pages_written: self.data_pages_written.load(Relaxed),
+            data_bytes_written: self.data_bytes_written.load(Relaxed),
+            data_fsyncs: self.data_fsyncs.load(Relaxed),
+            other_fsyncs: self.other_fsyncs.load(Relaxed),
+            checkpoints: self.checkpoints.load(Relaxed),
+            commits: self.commits.load(Relaxed),
+            aborts: self.aborts.load(Relaxed),
+        }
+    }
+}
+
+/// Per-transaction WAL counters (single-threaded: a transaction belongs to one thread).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TxnStats {
+    pub records: [u64; RECORD_KINDS],
+    pub bytes: [u64; RECORD_KINDS],
+}
+
+impl TxnStats {
+    pub fn add(&mut self, kind: RecordKind, bytes: u64) {
+        self.records[kind as usize] += 1;
+        self.bytes[kind as usize] += bytes;
+    }
+    pub fn wal_bytes(&self) -> u64 {
+        self.bytes.iter().sum()
+    }
+    pub fn wal_records(&self) -> u64 {
+        self.records.iter().sum()
+    }
+    pub fn page_images(&self) -> u64 {
+        self.records[RecordKind::PageImage as usize]
+    }
+    pub fn page_image_bytes(&self) -> u64 {
+        self.bytes[RecordKind::PageImage as usize]
+    }
+}

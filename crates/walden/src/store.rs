@@ -1,0 +1,443 @@
+//! The page store: where each logical page lives in the data file, and reading and
+//! writing pages there (checksummed).
+//!
+//! In `full-page` and `none` modes a page lives at a fixed place (location = page number)
+//! and is overwritten. In `cow` mode (the default) a page is never overwritten where the
+//! last complete checkpoint expects it: each write goes to a free location and the page map
+//! is updated. A location freed by a rewrite is reused only once no checkpoint that is
+//! complete or in progress can point at it (see `free_location`). The map is written at
+//! checkpoints as map pages, only the chunks that changed, each to a new location.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::error::{Error, Result};
+use crate::page::{self, PageKind, PageMut, PageRef, PAGE_HEADER_BYTES};
+use crate::stats::Stats;
+use crate::vfs::{OpenMode, Vfs, VfsFile};
+
+/// Torn-page protection, chosen when a database is created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Protection {
+    /// Copy-on-write page placement: torn writes only hit unreferenced locations.
+    Cow,
+    /// Pages overwritten in place; the first change after a checkpoint logs the page.
+    FullPage,
+    /// Pages overwritten in place, no images: a torn page is detected, not repaired.
+    None,
+}
+
+impl Protection {
+    pub fn name(self) -> &'static str {
+        match self {
+            Protection::Cow => "cow",
+            Protection::FullPage => "full-page",
+            Protection::None => "none",
+        }
+    }
+    pub fn code(self) -> u8 {
+        match self {
+            Protection::Cow => 1,
+            Protection::FullPage => 2,
+            Protection::None => 3,
+        }
+    }
+    pub fn from_code(c: u8) -> Option<Protection> {
+        match c {
+            1 => Some(Protection::Cow),
+            2 => Some(Protection::FullPage),
+            3 => Some(Protection::None),
+            _ => None,
+        }
+    }
+}
+
+impl std::str::FromStr for Protection {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Protection> {
+        match s {
+            "cow" => Ok(Protection::Cow),
+            "full-page" | "full_page" | "fullpage" => Ok(Protection::FullPage),
+            "none" => Ok(Protection::None),
+            _ => Err(Error::InvalidOption(format!(
+                "unknown protection mode {s:?} (expected cow, full-page or none)"
+            ))),
+        }
+    }
+}
+
+/// The copy-on-write map and location allocator. Guarded by `PageStore::cow`.
+struct CowState {
+    /// Logical page -> location + 1 (0: the page has no location yet).
+    map: Vec<u64>,
+    /// Map chunks changed since the last capture.
+    dirty_chunks: BTreeSet<usize>,
+    /// Location + 1 of each map chunk in the last complete (or in-progress) checkpoint.
+    chunk_locations: Vec<u64>,
+    /// Epoch in which each location was allocated (index = location).
+    born_epoch: Vec<u32>,
+    /// Locations free for reuse, lowest first (keeps the file compact).
+    free: BTreeSet<u64>,
+    /// Locations freed by a rewrite, with the epoch they were freed in.
+    pending: Vec<(u32, u64)>,
+    /// Current epoch; a capture for a checkpoint ends it.
+    epoch: u32,
+    /// Locations in the file.
+    file_locations: u64,
+}
+
+/// What a checkpoint took from the map: the chunks to write and its epoch.
+pub struct MapCapture {
+    pub epoch: u32,
+    chunks: Vec<(usize, Vec<u64>)>,
+    old_chunk_locations: Vec<u64>,
+}
+
+/// The data file and its page placement.
+pub struct PageStore {
+    path: PathBuf,
+    file: Arc<dyn VfsFile>,
+    page_size: usize,
+    protection: Protection,
+    cow: Mutex<CowState>,
+    /// Next logical page number to hand out.
+    next_page: AtomicU64,
+    stats: Arc<Stats>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl PageStore {
+    /// Opens the data file. `chunk_locations` (cow) come from the checkpoint.
+    pub fn open(
+        vfs: &Arc<dyn Vfs>,
+        path: &Path,
+        page_size: usize,
+        protection: Protection,
+        next_page: u64,
+        chunk_locations: Vec<u64>,
+        stats: Arc<Stats>,
+    ) -> Result<PageStore> {
+        let file = vfs
+            .open(path, OpenMode::CreateOrOpen)
+            .map_err(|e| Error::io(path, e))?;
+        let len = file.len().map_err(|e| Error::io(path, e))?;
+        let store = PageStore {
+            path: path.to_path_buf(),
+            file,
+            page_size,
+            protection,
+            cow: Mutex::new(CowState {
+                map: Vec::new(),
+                dirty_chunks: BTreeSet::new(),
+                chunk_locations: Vec::new(),
+                born_epoch: Vec::new(),
+                free: BTreeSet::new(),
+                pending: Vec::new(),
+                epoch: 1,
+                file_locations: len / page_size as u64,
+            }),
+            next_page: AtomicU64::new(next_page),
+            stats,
+        };
+        if protection == Protection::Cow {
+            store.load_map(chunk_locations)?;
+        }
+        Ok(store)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+    pub fn page_size(&self) -> usize {
+        self.page_size
+    }
+    pub fn protection(&self) -> Protection {
+        self.protection
+    }
+
+    fn entries_per_chunk(&self) -> usize {
+        (self.page_size - PAGE_HEADER_BYTES) / 8
+    }
+
+    /// Reads the map chunks of the last checkpoint and rebuilds the allocator: every
+    /// location the map or a chunk uses is taken, every other one is free.
+    fn load_map(&self, chunk_locations: Vec<u64>) -> Result<()> {
+        let per = self.entries_per_chunk();
+        let mut st = lock(&self.cow);
+        let mut map = vec![0u64; chunk_locations.len() * per];
+        let mut buf = vec![0u8; self.page_size];
+        for (i, &loc1) in chunk_locations.iter().enumerate() {
+            if loc1 == 0 {
+                continue;
+            }
+            self.read_location(loc1 - 1, i as u64, PageKind::Map, &mut buf)?;
+            for (j, e) in map[i * per..(i + 1) * per].iter_mut().enumerate() {
+                let at = PAGE_HEADER_BYTES + j * 8;
+                *e = u64::from_le_bytes(buf[at..at + 8].try_into().unwrap_or([0; 8]));
+            }
+        }
+        let mut used = vec![false; st.file_locations as usize];
+        for &loc1 in map.iter().chain(chunk_locations.iter()) {
+            if loc1 == 0 {
+                continue;
+            }
+            let loc = (loc1 - 1) as usize;
+            if loc >= used.len() {
+                return Err(Error::CorruptCheckpoint {
+                    path: self.path.clone(),
+                    reason: format!("page map points at location {loc}, past the end of the data file ({} pages)", used.len()),
+                });
+            }
+            if used[loc] {
+                return Err(Error::CorruptCheckpoint {
+                    path: self.path.clone(),
+                    reason: format!("location {loc} is used twice in the page map"),
+                });
+            }
+            used[loc] = true;
+        }
+        st.free = (0..used.len() as u64)
+            .filter(|&l| !used[l as usize])
+            .collect();
+        st.born_epoch = vec![0; used.len()];
+        st.map = map;
+        st.chunk_locations = chunk_locations;
+        Ok(())
+    }
+
+    /// Hands out a new logical page number.
+    pub fn allocate_page_no(&self) -> u64 {
+        self.next_page.fetch_add(1, Ordering::SeqCst)
+    }
+
+    /// Makes sure page numbers below `page + 1` are never handed out again (redo).
+    pub fn note_page_no(&self, page: u64) {
+        self.next_page.fetch_max(page + 1, Ordering::SeqCst);
+    }
+
+    pub fn next_page_no(&self) -> u64 {
+        self.next_page.load(Ordering::SeqCst)
+    }
+
+    /// Location of a page, if it has been written.
+    fn location(&self, page_no: u64) -> Option<u64> {
+        match self.protection {
+            Protection::Cow => {
+                let st = lock(&self.cow);
+                match st.map.get(page_no as usize) {
+                    Some(&l) if l > 0 => Some(l - 1),
+                    _ => None,
+                }
+            }
+            _ => {
+                let len = self.file.len().ok()?;
+                if (page_no + 1) * self.page_size as u64 <= len {
+                    Some(page_no)
+                } else {
+                    None
+                }
+            }
+        }
+    }
+
+    /// Reads a page into `buf`. Ok(false) if the page was never written (it has no
+    /// location). The checksum, page number and layout are verified.
+    pub fn read_page(&self, page_no: u64, buf: &mut [u8]) -> Result<bool> {
+        let Some(loc) = self.location(page_no) else {
+            return Ok(false);
+        };
+        self.read_location(loc, page_no, PageKind::Heap, buf)?;
+        Ok(true)
+    }
+
+    fn read_location(&self, loc: u64, page_no: u64, kind: PageKind, buf: &mut [u8]) -> Result<()> {
+        let offset = loc * self.page_size as u64;
+        self.file
+            .read_exact_at(buf, offset)
+            .map_err(|e| Error::io(&self.path, e))?;
+        if let Err((expected, actual)) = page::verify_checksum(buf) {
+            return Err(Error::ChecksumMismatch {
+                path: self.path.clone(),
+                page: page_no,
+                location: loc,
+                expected,
+                actual,
+            });
+        }
+        let p = PageRef(buf);
+        let corrupt = |reason: String| Error::CorruptPage {
+            path: self.path.clone(),
+            page: page_no,
+            location: loc,
+            reason,
+        };
+        if p.page_no() != page_no {
+            return Err(corrupt(format!("holds page {} instead", p.page_no())));
+        }
+        if kind == PageKind::Map {
+            if p.kind_byte() != PageKind::Map as u8 {
+                return Err(corrupt("not a map page".into()));
+            }
+            return Ok(());
+        }
+        p.validate().map_err(corrupt)
+    }
+
+    /// Writes a page (its checksum is set here). In cow mode it goes to a new location.
+    pub fn write_page(&self, page_no: u64, buf: &mut [u8]) -> Result<()> {
+        page::seal(buf);
+        let loc = match self.protection {
+            Protection::Cow => self.allocate_location(),
+            _ => page_no,
+        };
+        self.write_location(loc, buf)?;
+        if self.protection == Protection::Cow {
+            let mut st = lock(&self.cow);
+            let idx = page_no as usize;
+            if st.map.len() <= idx {
+                let per = self.entries_per_chunk();
+                let new_len = (idx / per + 1) * per;
+                st.map.resize(new_len, 0);
+            }
+            let old = std::mem::replace(&mut st.map[idx], loc + 1);
+            let per = self.entries_per_chunk();
+            st.dirty_chunks.insert(idx / per);
+            if old > 0 {
+                Self::free_location(&mut st, old - 1);
+            }
+        }
+        Ok(())
+    }
+
+    fn write_location(&self, loc: u64, buf: &[u8]) -> Result<()> {
+        self.file
+            .write_all_at(buf, loc * self.page_size as u64)
+            .map_err(|e| Error::io(&self.path, e))?;
+        self.stats
+            .data_pages_written
+            .fetch_add(1, Ordering::Relaxed);
+        self.stats
+            .data_bytes_written
+            .fetch_add(buf.len() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn allocate_location(&self) -> u64 {
+        let mut st = lock(&self.cow);
+        let loc = match st.free.pop_first() {
+            Some(l) => l,
+            None => {
+                st.file_locations += 1;
+                st.file_locations - 1
+            }
+        };
+        let epoch = st.epoch;
+        if st.born_epoch.len() <= loc as usize {
+            st.born_epoch.resize(loc as usize + 1, 0);
+        }
+        st.born_epoch[loc as usize] = epoch;
+        loc
+    }
+
+    /// A location replaced by a rewrite. If it was written after the last capture, no
+    /// checkpoint can point at it: free now. Otherwise the latest capture (and maybe the
+    /// last complete checkpoint) points at it: wait for the next checkpoint to complete.
+    fn free_location(st: &mut CowState, loc: u64) {
+        if st.born_epoch.get(loc as usize) == Some(&st.epoch) {
+            st.free.insert(loc);
+        } else {
+            let e = st.epoch;
+            st.pending.push((e, loc));
+        }
+    }
+
+    /// Takes the map chunks to write for a checkpoint and ends the epoch.
+    pub fn capture_map(&self) -> MapCapture {
+        let mut st = lock(&self.cow);
+        let per = self.entries_per_chunk();
+        let dirty = std::mem::take(&mut st.dirty_chunks);
+        let chunks = dirty
+            .into_iter()
+            .map(|c| {
+                let start = c * per;
+                (c, st.map[start..start + per].to_vec())
+            })
+            .collect();
+        let epoch = st.epoch;
+        st.epoch += 1;
+        MapCapture {
+            epoch,
+            chunks,
+            old_chunk_locations: Vec::new(),
+        }
+    }
+
+    /// Writes the captured chunks to new locations; returns the chunk locations (+1) the
+    /// checkpoint file must list.
+    pub fn write_map(&self, capture: &mut MapCapture) -> Result<Vec<u64>> {
+        let mut buf = vec![0u8; self.page_size];
+        for (chunk, entries) in &capture.chunks {
+            PageMut(&mut buf).init(PageKind::Map, *chunk as u64, 0);
+            for (j, e) in entries.iter().enumerate() {
+                let at = PAGE_HEADER_BYTES + j * 8;
+                buf[at..at + 8].copy_from_slice(&e.to_le_bytes());
+            }
+            page::seal(&mut buf);
+            let loc = self.allocate_location();
+            self.write_location(loc, &buf)?;
+            let mut st = lock(&self.cow);
+            if st.chunk_locations.len() <= *chunk {
+                st.chunk_locations.resize(chunk + 1, 0);
+            }
+            let old = std::mem::replace(&mut st.chunk_locations[*chunk], loc + 1);
+            if old > 0 {
+                capture.old_chunk_locations.push(old - 1);
+            }
+        }
+        Ok(lock(&self.cow).chunk_locations.clone())
+    }
+
+    /// The checkpoint of `capture` is durable: locations no checkpoint can point at any
+    /// more become free.
+    pub fn checkpoint_complete(&self, capture: MapCapture) {
+        let mut st = lock(&self.cow);
+        let (done, keep): (Vec<_>, Vec<_>) =
+            st.pending.iter().partition(|(e, _)| *e <= capture.epoch);
+        st.pending = keep;
+        for (_, loc) in done {
+            st.free.insert(loc);
+        }
+        for loc in capture.old_chunk_locations {
+            st.free.insert(loc);
+        }
+    }
+
+    /// fdatasync of the data file.
+    pub fn sync(&self) -> Result<()> {
+        self.file
+            .sync_data()
+            .map_err(|e| Error::io(&self.path, e))?;
+        self.stats.data_fsyncs.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Size of the data file in bytes.
+    pub fn file_bytes(&self) -> Result<u64> {
+        self.file.len().map_err(|e| Error::io(&self.path, e))
+    }
+
+    /// Locations in use and free (cow), for tests and space accounting.
+    pub fn location_counts(&self) -> (u64, u64, u64) {
+        let st = lock(&self.cow);
+        (
+            st.file_locations,
+            st.free.len() as u64,
+            st.pending.len() as u64,
+        )
+    }
+}

@@ -1,0 +1,10 @@
+//! The write-ahead log: record format, framing, the writer with group commit, the reader.
+
+pub mod format;
+pub mod reader;
+pub mod record;
+pub mod writer;
+
+pub use reader::WalReader;
+pub use record::{LogRecord, Record, RecordKind};
+pub use writer::{Appended, Wal, WalPosition};

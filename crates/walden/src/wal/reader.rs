@@ -1,0 +1,231 @@
+//! Reading the WAL back: shared by recovery and `walden waldump`.
+//!
+//! The reader walks frames from a start position. The log ends at the first frame that
+//! is missing, invalid, out of sequence or of an older generation — a torn tail — unless a
+//! valid frame further on says (by its `durable_lsn`) that the log past the bad frame had
+//! been synced: then the bad frame is corruption of durable WAL, reported with its LSN and
+//! never skipped.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::vfs::{OpenMode, Vfs, VfsFile};
+use crate::wal::format::*;
+use crate::wal::record::{decode_record, LogRecord};
+use crate::wal::writer::WalPosition;
+
+/// Sequential reader of records.
+pub struct WalReader {
+    vfs: Arc<dyn Vfs>,
+    dir: PathBuf,
+    segment_size: u64,
+    segment_no: u64,
+    offset: u64,
+    file: Option<Arc<dyn VfsFile>>,
+    /// LSN of the next record expected.
+    lsn: u64,
+    /// Generation of the last valid frame: older frames are stale leftovers.
+    generation: u64,
+    frame: Vec<u8>,
+    frame_pos: usize,
+    ended: bool,
+}
+
+impl WalReader {
+    /// Starts reading at `start` (a frame boundary, e.g. a checkpoint's redo position).
+    /// The start segment must exist.
+    pub fn new(
+        vfs: Arc<dyn Vfs>,
+        dir: &Path,
+        segment_size: u64,
+        start: WalPosition,
+    ) -> Result<Self> {
+        let mut r = WalReader {
+            vfs,
+            dir: dir.to_path_buf(),
+            segment_size,
+            segment_no: start.segment_no,
+            offset: start.offset,
+            file: None,
+            lsn: start.lsn,
+            generation: 0,
+            frame: Vec::new(),
+            frame_pos: 0,
+            ended: false,
+        };
+        if !r.open_segment(start.segment_no)? {
+            return Err(Error::MissingWalSegment {
+                path: dir.join(segment_name(start.segment_no)),
+                segment: start.segment_no,
+            });
+        }
+        Ok(r)
+    }
+
+    /// Where the valid log ends (meaningful once `next` returned None): new WAL is
+    /// appended here.
+    pub fn end_position(&self) -> WalPosition {
+        WalPosition {
+            segment_no: self.segment_no,
+            offset: self.offset,
+            lsn: self.lsn,
+        }
+    }
+
+    /// The generation of the last valid frame read (0 if none).
+    pub fn last_generation(&self) -> u64 {
+        self.generation
+    }
+
+    fn seg_path(&self, no: u64) -> PathBuf {
+        self.dir.join(segment_name(no))
+    }
+
+    /// Opens segment `no`; Ok(false) if it does not exist.
+    fn open_segment(&mut self, no: u64) -> Result<bool> {
+        let path = self.seg_path(no);
+        if !self.vfs.exists(&path).map_err(|e| Error::io(&path, e))? {
+            return Ok(false);
+        }
+        let file = self
+            .vfs
+            .open(&path, OpenMode::Existing)
+            .map_err(|e| Error::io(&path, e))?;
+        let len = file.len().map_err(|e| Error::io(&path, e))?;
+        if len < self.segment_size {
+            return Err(Error::TruncatedWalSegment {
+                path,
+                len,
+                expected: self.segment_size,
+            });
+        }
+        let mut h = [0u8; SEGMENT_HEADER_BYTES as usize];
+        file.read_exact_at(&mut h, 0)
+            .map_err(|e| Error::io(&path, e))?;
+        if let Err(reason) = check_segment_header(&h, no, self.segment_size) {
+            // A header that does not validate: the segment was being created (recycled)
+            // when the crash came, so nothing in it was ever acknowledged.
+            let _ = reason;
+            return Ok(false);
+        }
+        self.file = Some(file);
+        self.segment_no = no;
+        Ok(true)
+    }
+
+    /// The next record, or None at the end of the log.
+    pub fn next(&mut self) -> Result<Option<LogRecord>> {
+        loop {
+            if self.ended {
+                return Ok(None);
+            }
+            if self.frame_pos < self.frame.len() {
+                let rec =
+                    decode_record(&self.frame[self.frame_pos..], self.lsn).map_err(|reason| {
+                        Error::CorruptWal {
+                            path: self.seg_path(self.segment_no),
+                            lsn: self.lsn,
+                            reason,
+                        }
+                    })?;
+                self.frame_pos += rec.len as usize;
+                self.lsn += rec.len as u64;
+                return Ok(Some(rec));
+            }
+            self.read_frame()?;
+        }
+    }
+
+    /// Reads the frame at the current position into `frame`, or sets `ended`.
+    fn read_frame(&mut self) -> Result<()> {
+        self.frame.clear();
+        self.frame_pos = 0;
+        match self.try_frame(self.segment_no, self.offset)? {
+            Some((h, payload)) if h.lsn_start == self.lsn && h.generation >= self.generation => {
+                self.generation = h.generation;
+                if h.flags & FLAG_SWITCH != 0 {
+                    let next = self.segment_no + 1;
+                    if self.open_segment(next)? {
+                        self.offset = SEGMENT_HEADER_BYTES;
+                    } else {
+                        self.ended = true;
+                    }
+                    return Ok(());
+                }
+                self.offset += FRAME_HEADER_BYTES + payload.len() as u64;
+                self.frame = payload;
+                Ok(())
+            }
+            _ => {
+                self.check_torn_tail()?;
+                self.ended = true;
+                Ok(())
+            }
+        }
+    }
+
+    /// Reads and validates a frame at (segment, offset). None if it is not a valid frame.
+    fn try_frame(&self, segment_no: u64, offset: u64) -> Result<Option<(FrameHeader, Vec<u8>)>> {
+        let Some(file) = &self.file else {
+            return Ok(None);
+        };
+        if offset + FRAME_HEADER_BYTES > self.segment_size {
+            return Ok(None);
+        }
+        let path = self.seg_path(segment_no);
+        let mut hb = [0u8; FRAME_HEADER_BYTES as usize];
+        file.read_exact_at(&mut hb, offset)
+            .map_err(|e| Error::io(&path, e))?;
+        let Some(h) = FrameHeader::decode(&hb) else {
+            return Ok(None);
+        };
+        let len = h.payload_len as u64;
+        if len > MAX_FRAME_PAYLOAD_BYTES || offset + FRAME_HEADER_BYTES + len > self.segment_size {
+            return Ok(None);
+        }
+        let mut payload = vec![0u8; len as usize];
+        file.read_exact_at(&mut payload, offset + FRAME_HEADER_BYTES)
+            .map_err(|e| Error::io(&path, e))?;
+        if frame_crc(segment_no, offset, &hb, &payload) != h.crc {
+            return Ok(None);
+        }
+        Ok(Some((h, payload)))
+    }
+
+    /// At an invalid frame: if any later valid frame of this or a newer generation was
+    /// written when the log was already durable past this point, this is corruption.
+    fn check_torn_tail(&self) -> Result<()> {
+        let Some(file) = &self.file else {
+            return Ok(());
+        };
+        let path = self.seg_path(self.segment_no);
+        let start = self.offset + 1;
+        if start >= self.segment_size {
+            return Ok(());
+        }
+        let mut rest = vec![0u8; (self.segment_size - start) as usize];
+        file.read_exact_at(&mut rest, start)
+            .map_err(|e| Error::io(&path, e))?;
+        let magic = FRAME_MAGIC.to_le_bytes();
+        for i in 0..rest.len().saturating_sub(FRAME_HEADER_BYTES as usize) {
+            if rest[i..i + 4] != magic {
+                continue;
+            }
+            let offset = start + i as u64;
+            if let Some((h, _)) = self.try_frame(self.segment_no, offset)? {
+                if h.generation >= self.generation && h.durable_lsn > self.lsn {
+                    return Err(Error::CorruptWal {
+                        path,
+                        lsn: self.lsn,
+                        reason: format!(
+                            "invalid frame at offset {}, but a later frame (offset {offset}) was written after the log was durable to LSN {}",
+                            self.offset, h.durable_lsn
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}

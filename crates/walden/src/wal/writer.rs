@@ -1,0 +1,470 @@
+//! The WAL writer: appends records to an in-memory buffer, writes the buffer out as frames,
+//! and makes it durable with group commit (the first committer to take the writer lock
+//! writes and syncs everything buffered, for every thread waiting behind it).
+//!
+//! Lock order: `writer` before `insert`. Appenders take only `insert`; when the buffer
+//! grows past `WRITE_OUT_BYTES` they release it and write out through `flush`.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::error::{Error, Result};
+use crate::page::PageMut;
+use crate::poison::Poison;
+use crate::stats::{Stats, TxnStats};
+use crate::vfs::{OpenMode, Vfs, VfsFile};
+use crate::wal::format::*;
+use crate::wal::record::{begin_record, finish_record, RecordKind, RECORD_HEADER_BYTES};
+
+/// Buffered bytes past which an appender writes the buffer out (without syncing).
+const WRITE_OUT_BYTES: usize = 4 << 20;
+/// Recycled segments kept for reuse; older ones are removed.
+const MAX_SPARE_SEGMENTS: usize = 4;
+
+/// Where the log is, physically and logically.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WalPosition {
+    pub segment_no: u64,
+    pub offset: u64,
+    pub lsn: u64,
+}
+
+/// The result of an append: where the record went and what it cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Appended {
+    pub lsn: u64,
+    pub end_lsn: u64,
+    pub kind: RecordKind,
+    pub bytes: u32,
+}
+
+struct InsertState {
+    /// Complete records not yet written out; the first starts at `buffer_start_lsn`.
+    buffer: Vec<u8>,
+    buffer_start_lsn: u64,
+    /// LSN of the next record (end of the last appended one).
+    next_lsn: u64,
+    /// The redo point of the checkpoint in progress or last completed: the first change to
+    /// a page whose LSN is at or below it logs a page image (full-page mode only).
+    redo_lsn: u64,
+}
+
+struct WriterState {
+    segment_no: u64,
+    offset: u64,
+    file: Option<Arc<dyn VfsFile>>,
+    written_lsn: u64,
+    spare_buffer: Vec<u8>,
+    frame: Vec<u8>,
+    /// Old segments ready to be renamed into new ones.
+    spare_segments: Vec<u64>,
+}
+
+/// The write-ahead log of one database.
+pub struct Wal {
+    vfs: Arc<dyn Vfs>,
+    dir: PathBuf,
+    segment_size: u64,
+    full_page_writes: bool,
+    generation: u64,
+    /// Guarded by its mutex; see the module comment for the lock order.
+    insert: Mutex<InsertState>,
+    writer: Mutex<WriterState>,
+    /// Everything below this LSN is on disk and synced. Only grows.
+    durable_lsn: AtomicU64,
+    poison: Arc<Poison>,
+    stats: Arc<Stats>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding a WAL lock is a bug of ours; the state is still the best we have.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Wal {
+    /// Opens the log for appending at `end` (the end of the valid log found by recovery,
+    /// or the start of a new database). `generation` must be new for this open.
+    #[allow(clippy::too_many_arguments)]
+    pub fn open(
+        vfs: Arc<dyn Vfs>,
+        dir: &Path,
+        segment_size: u64,
+        full_page_writes: bool,
+        generation: u64,
+        end: WalPosition,
+        redo_lsn: u64,
+        poison: Arc<Poison>,
+        stats: Arc<Stats>,
+    ) -> Result<Wal> {
+        let path = dir.join(segment_name(end.segment_no));
+        let file = if vfs.exists(&path).map_err(|e| Error::io(&path, e))? {
+            Some(
+                vfs.open(&path, OpenMode::Existing)
+                    .map_err(|e| Error::io(&path, e))?,
+            )
+        } else {
+            None
+        };
+        let wal = Wal {
+            vfs,
+            dir: dir.to_path_buf(),
+            segment_size,
+            full_page_writes,
+            generation,
+            insert: Mutex::new(InsertState {
+                buffer: Vec::with_capacity(WRITE_OUT_BYTES + (1 << 20)),
+                buffer_start_lsn: end.lsn,
+                next_lsn: end.lsn,
+                redo_lsn,
+            }),
+            writer: Mutex::new(WriterState {
+                segment_no: end.segment_no,
+                offset: end.offset,
+                file,
+                written_lsn: end.lsn,
+                spare_buffer: Vec::with_capacity(WRITE_OUT_BYTES + (1 << 20)),
+                frame: Vec::new(),
+                spare_segments: Vec::new(),
+            }),
+            durable_lsn: AtomicU64::new(end.lsn),
+            poison,
+            stats,
+        };
+        if lock(&wal.writer).file.is_none() {
+            let mut w = lock(&wal.writer);
+            wal.create_segment(&mut w, end.segment_no)?;
+            w.offset = w.offset.max(SEGMENT_HEADER_BYTES);
+        }
+        Ok(wal)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn segment_size(&self) -> u64 {
+        self.segment_size
+    }
+
+    pub fn durable_lsn(&self) -> u64 {
+        self.durable_lsn.load(Ordering::Acquire)
+    }
+
+    /// The LSN the next record will get.
+    pub fn insert_lsn(&self) -> u64 {
+        lock(&self.insert).next_lsn
+    }
+
+    /// Appends a record whose payload is `payload`.
+    pub fn append(
+        &self,
+        kind: RecordKind,
+        xid: u64,
+        payload: &[u8],
+        txn: Option<&mut TxnStats>,
+    ) -> Result<Appended> {
+        self.poison.check()?;
+        let (appended, big) = {
+            let mut ins = lock(&self.insert);
+            let a = Self::push(&mut ins, kind, xid, payload);
+            (a, ins.buffer.len() >= WRITE_OUT_BYTES)
+        };
+        self.account(appended, txn);
+        if big {
+            self.flush(appended.end_lsn, false)?;
+        }
+        Ok(appended)
+    }
+
+    /// Appends a record that changes `page` (already changed in memory, under its write
+    /// latch) and sets the page LSN. In full-page mode, the first change to a page after
+    /// the redo point logs the whole page instead (its image includes this change), so
+    /// that recovery never has to read a possibly torn page.
+    pub fn append_page_change(
+        &self,
+        kind: RecordKind,
+        xid: u64,
+        payload: &[u8],
+        page: &mut [u8],
+        txn: Option<&mut TxnStats>,
+    ) -> Result<Appended> {
+        self.poison.check()?;
+        let (appended, big) = {
+            let mut ins = lock(&self.insert);
+            let p = PageMut(page);
+            let needs_image =
+                self.full_page_writes && kind != RecordKind::HeapInit && p.lsn() <= ins.redo_lsn;
+            let a = if needs_image {
+                let page_no = p.page_no();
+                let (lower, upper) = p.hole();
+                Self::push_image(&mut ins, xid, page_no, lower, upper, page)
+            } else {
+                Self::push(&mut ins, kind, xid, payload)
+            };
+            PageMut(page).set_lsn(a.end_lsn);
+            (a, ins.buffer.len() >= WRITE_OUT_BYTES)
+        };
+        self.account(appended, txn);
+        if big {
+            self.flush(appended.end_lsn, false)?;
+        }
+        Ok(appended)
+    }
+
+    fn account(&self, a: Appended, txn: Option<&mut TxnStats>) {
+        self.stats.wal.add(a.kind, a.bytes as u64);
+        if let Some(t) = txn {
+            t.add(a.kind, a.bytes as u64);
+        }
+    }
+
+    fn push(ins: &mut InsertState, kind: RecordKind, xid: u64, payload: &[u8]) -> Appended {
+        let lsn = ins.next_lsn;
+        let start = begin_record(&mut ins.buffer, kind, xid);
+        ins.buffer.extend_from_slice(payload);
+        let bytes = finish_record(&mut ins.buffer, start, lsn);
+        ins.next_lsn += bytes as u64;
+        Appended {
+            lsn,
+            end_lsn: ins.next_lsn,
+            kind,
+            bytes,
+        }
+    }
+
+    fn push_image(
+        ins: &mut InsertState,
+        xid: u64,
+        page_no: u64,
+        lower: usize,
+        upper: usize,
+        page: &[u8],
+    ) -> Appended {
+        let lsn = ins.next_lsn;
+        let start = begin_record(&mut ins.buffer, RecordKind::PageImage, xid);
+        ins.buffer.extend_from_slice(&page_no.to_le_bytes());
+        ins.buffer.extend_from_slice(&(lower as u16).to_le_bytes());
+        ins.buffer.extend_from_slice(&(upper as u16).to_le_bytes());
+        ins.buffer.extend_from_slice(&page[..lower]);
+        ins.buffer.extend_from_slice(&page[upper..]);
+        let bytes = finish_record(&mut ins.buffer, start, lsn);
+        ins.next_lsn += bytes as u64;
+        Appended {
+            lsn,
+            end_lsn: ins.next_lsn,
+            kind: RecordKind::PageImage,
+            bytes,
+        }
+    }
+
+    /// Writes out the buffer up to at least `lsn`; with `sync`, also makes it durable.
+    /// Concurrent callers queue on the writer lock; the first one writes for all of them.
+    pub fn flush(&self, lsn: u64, sync: bool) -> Result<()> {
+        if sync && self.durable_lsn() >= lsn {
+            return Ok(());
+        }
+        let mut w = lock(&self.writer);
+        if (sync && self.durable_lsn() >= lsn) || (!sync && w.written_lsn >= lsn) {
+            return Ok(());
+        }
+        self.poison.check()?;
+        let r = self.write_out(&mut w);
+        let r = r.and_then(|()| {
+            if sync && w.written_lsn > self.durable_lsn() {
+                self.sync_current(&w)?;
+                self.durable_lsn.store(w.written_lsn, Ordering::Release);
+            }
+            Ok(())
+        });
+        self.poison.guard(r)
+    }
+
+    /// Flushes and syncs everything appended so far.
+    pub fn flush_all(&self) -> Result<()> {
+        let lsn = self.insert_lsn();
+        self.flush(lsn, true)
+    }
+
+    fn sync_current(&self, w: &WriterState) -> Result<()> {
+        if let Some(f) = &w.file {
+            let path = self.dir.join(segment_name(w.segment_no));
+            f.sync_data().map_err(|e| Error::io(&path, e))?;
+            self.stats.wal_fsyncs.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Takes the buffer and writes it as frames. Caller holds the writer lock.
+    fn write_out(&self, w: &mut WriterState) -> Result<()> {
+        self.write_out_inner(w, false)
+    }
+
+    /// Like `write_out`; with `set_redo`, the end of the taken buffer becomes the redo
+    /// point, atomically with taking it (so no record can slip in between).
+    fn write_out_inner(&self, w: &mut WriterState, set_redo: bool) -> Result<()> {
+        let (buf, start_lsn) = {
+            let mut ins = lock(&self.insert);
+            if set_redo {
+                ins.redo_lsn = ins.next_lsn;
+            }
+            let mut spare = std::mem::take(&mut w.spare_buffer);
+            spare.clear();
+            let buf = std::mem::replace(&mut ins.buffer, spare);
+            let start = ins.buffer_start_lsn;
+            ins.buffer_start_lsn = ins.next_lsn;
+            (buf, start)
+        };
+        debug_assert_eq!(start_lsn, w.written_lsn, "WAL written out of order");
+        let mut pos = 0usize;
+        let mut lsn = start_lsn;
+        while pos < buf.len() {
+            let end = frame_end(&buf, pos);
+            self.write_frame(w, &buf[pos..end], lsn)?;
+            lsn += (end - pos) as u64;
+            pos = end;
+            w.written_lsn = lsn;
+        }
+        w.spare_buffer = buf;
+        Ok(())
+    }
+
+    fn write_frame(&self, w: &mut WriterState, payload: &[u8], lsn: u64) -> Result<()> {
+        let need = FRAME_HEADER_BYTES + payload.len() as u64;
+        if w.offset + need + FRAME_HEADER_BYTES > self.segment_size {
+            self.switch_segment(w, lsn)?;
+        }
+        let header = FrameHeader {
+            crc: 0,
+            payload_len: 0,
+            flags: 0,
+            lsn_start: lsn,
+            durable_lsn: self.durable_lsn(),
+            generation: self.generation,
+        };
+        let mut frame = std::mem::take(&mut w.frame);
+        build_frame(&mut frame, w.segment_no, w.offset, header, payload);
+        let r = self.write_at(w, &frame);
+        w.frame = frame;
+        r?;
+        w.offset += need;
+        Ok(())
+    }
+
+    fn write_at(&self, w: &WriterState, bytes: &[u8]) -> Result<()> {
+        let path = self.dir.join(segment_name(w.segment_no));
+        let file = w.file.as_ref().ok_or_else(|| Error::CorruptWal {
+            path: path.clone(),
+            lsn: w.written_lsn,
+            reason: "no open segment".into(),
+        })?;
+        file.write_all_at(bytes, w.offset)
+            .map_err(|e| Error::io(&path, e))?;
+        self.stats
+            .wal_bytes_written
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Ends the current segment with a switch frame, syncs it, and opens the next one.
+    fn switch_segment(&self, w: &mut WriterState, lsn: u64) -> Result<()> {
+        let header = FrameHeader {
+            crc: 0,
+            payload_len: 0,
+            flags: FLAG_SWITCH,
+            lsn_start: lsn,
+            durable_lsn: self.durable_lsn(),
+            generation: self.generation,
+        };
+        let mut frame = std::mem::take(&mut w.frame);
+        build_frame(&mut frame, w.segment_no, w.offset, header, &[]);
+        let r = self.write_at(w, &frame);
+        w.frame = frame;
+        r?;
+        // Records in this segment must be durable before any commit in the next one is:
+        // a commit only syncs the segment it is in.
+        self.sync_current(w)?;
+        let next = w.segment_no + 1;
+        self.create_segment(w, next)
+    }
+
+    /// Creates (or recycles) segment `no`, fully allocated, header written, name durable.
+    fn create_segment(&self, w: &mut WriterState, no: u64) -> Result<()> {
+        let path = self.dir.join(segment_name(no));
+        let io = |e| Error::io(&path, e);
+        if let Some(old) = w.spare_segments.pop() {
+            let old_path = self.dir.join(segment_name(old));
+            self.vfs.rename(&old_path, &path).map_err(io)?;
+        }
+        let file = self.vfs.open(&path, OpenMode::CreateOrOpen).map_err(io)?;
+        file.preallocate(self.segment_size).map_err(io)?;
+        let header = encode_segment_header(no, self.segment_size);
+        file.write_all_at(&header, 0).map_err(io)?;
+        self.stats
+            .wal_bytes_written
+            .fetch_add(header.len() as u64, Ordering::Relaxed);
+        file.sync_data().map_err(io)?;
+        self.vfs.sync_dir(&self.dir).map_err(io)?;
+        self.stats.wal_fsyncs.fetch_add(1, Ordering::Relaxed);
+        self.stats.other_fsyncs.fetch_add(1, Ordering::Relaxed);
+        w.file = Some(file);
+        w.segment_no = no;
+        w.offset = SEGMENT_HEADER_BYTES;
+        Ok(())
+    }
+
+    /// Starts a checkpoint: writes out the buffer so that the redo point is the start of
+    /// a frame, and from now on the first change to each page logs its image (full-page
+    /// mode). Returns the redo position.
+    pub fn begin_checkpoint(&self) -> Result<WalPosition> {
+        let mut w = lock(&self.writer);
+        self.poison.check()?;
+        let r = self.write_out_inner(&mut w, true);
+        self.poison.guard(r)?;
+        // The next frame starts at this offset, or a switch frame does (write_frame always
+        // leaves room for one), so a reader starting here finds the redo point.
+        Ok(WalPosition {
+            segment_no: w.segment_no,
+            offset: w.offset,
+            lsn: w.written_lsn,
+        })
+    }
+
+    /// After a checkpoint is durable: segments before `keep_from` are no longer needed.
+    /// Up to `MAX_SPARE_SEGMENTS` are kept for reuse, the rest removed.
+    pub fn recycle_before(&self, keep_from: u64) -> Result<()> {
+        let names = self
+            .vfs
+            .list_dir(&self.dir)
+            .map_err(|e| Error::io(&self.dir, e))?;
+        let mut w = lock(&self.writer);
+        for name in names {
+            let Some(no) = parse_segment_name(&name) else {
+                continue;
+            };
+            if no >= keep_from || no >= w.segment_no || w.spare_segments.contains(&no) {
+                continue;
+            }
+            if w.spare_segments.len() < MAX_SPARE_SEGMENTS {
+                w.spare_segments.push(no);
+            } else {
+                let path = self.dir.join(&name);
+                self.vfs.remove(&path).map_err(|e| Error::io(&path, e))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The end (exclusive) of the longest run of whole records from `pos` that fits a frame.
+fn frame_end(buf: &[u8], pos: usize) -> usize {
+    let mut end = pos;
+    while end + RECORD_HEADER_BYTES <= buf.len() {
+        let len = u32::from_le_bytes([buf[end], buf[end + 1], buf[end + 2], buf[end + 3]]) as usize;
+        if end > pos && (end + len - pos) as u64 > MAX_FRAME_PAYLOAD_BYTES {
+            break;
+        }
+        end += len;
+    }
+    end
+}
