@@ -12,6 +12,7 @@ pub mod clock;
 pub mod clog;
 pub mod codec;
 pub mod control;
+pub mod crashsim;
 pub mod engine;
 pub mod error;
 pub mod heap;

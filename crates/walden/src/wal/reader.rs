@@ -63,6 +63,39 @@ impl WalReader {
         Ok(r)
     }
 
+    /// Starts at the first frame of segment `segment_no`, whatever its LSN (for tools
+    /// that dump the whole log that is still on disk).
+    pub fn at_segment_start(vfs: Arc<dyn Vfs>, dir: &Path, segment_size: u64, segment_no: u64) -> Result<Self> {
+        let mut r = WalReader::new(
+            vfs,
+            dir,
+            segment_size,
+            WalPosition {
+                segment_no,
+                offset: SEGMENT_HEADER_BYTES,
+                lsn: 0,
+            },
+        )?;
+        if let Some((h, _)) = r.try_frame(segment_no, SEGMENT_HEADER_BYTES)? {
+            r.lsn = h.lsn_start;
+        } else {
+            r.ended = true;
+        }
+        Ok(r)
+    }
+
+    /// The WAL segments present in `dir`, in order.
+    pub fn segments(vfs: &Arc<dyn Vfs>, dir: &Path) -> Result<Vec<u64>> {
+        let mut v: Vec<u64> = vfs
+            .list_dir(dir)
+            .map_err(|e| Error::io(dir, e))?
+            .iter()
+            .filter_map(|n| parse_segment_name(n))
+            .collect();
+        v.sort_unstable();
+        Ok(v)
+    }
+
     /// Where the valid log ends (meaningful once `next` returned None): new WAL is
     /// appended here.
     pub fn end_position(&self) -> WalPosition {

@@ -1,0 +1,330 @@
+//! The crash simulation: seeded random workloads on the simulated file layer, crashed at a
+//! random write or sync, with unsynced writes dropped, kept or torn; then recovery
+//! (sometimes crashed too, and recovered again) and a check against a model of what was
+//! acknowledged. Used by the tests and by `walden crashtest`.
+
+use std::collections::BTreeMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+use crate::engine::{Database, Options};
+use crate::error::Error;
+use crate::rng::SimRng;
+use crate::schema::{Column, ColumnType, Schema, Value};
+use crate::store::Protection;
+use crate::vfs::{CrashMode, SimVfs};
+use crate::RowId;
+
+/// How to run the simulation.
+#[derive(Debug, Clone)]
+pub struct CrashConfig {
+    pub protection: Protection,
+    pub seed: u64,
+    /// Crash points to try.
+    pub iterations: u64,
+}
+
+/// What the simulation found. A correct engine has zero in `committed_lost`,
+/// `uncommitted_visible` and `wrong_results` (and, outside `none` mode, in
+/// `torn_pages_detected`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CrashReport {
+    pub mode: String,
+    pub seed: u64,
+    pub crash_points: u64,
+    /// Acknowledged commits whose effects were checked after a recovery.
+    pub committed_checked: u64,
+    /// Rows of acknowledged commits missing or wrong after recovery.
+    pub committed_lost: u64,
+    /// Rows visible that no acknowledged (or in-doubt) commit wrote.
+    pub uncommitted_visible: u64,
+    /// Recoveries that failed or returned data the model cannot explain otherwise.
+    pub wrong_results: u64,
+    /// Torn pages reported by recovery (`none` mode only; anywhere else it is a failure).
+    pub torn_pages_detected: u64,
+    pub recoveries: u64,
+    /// The first few failures, for the report.
+    pub failures: Vec<String>,
+}
+
+impl CrashReport {
+    /// True when nothing went wrong.
+    pub fn passed(&self) -> bool {
+        self.committed_lost == 0 && self.uncommitted_visible == 0 && self.wrong_results == 0
+    }
+
+    fn fail(&mut self, what: String) {
+        self.wrong_results += 1;
+        if self.failures.len() < 10 {
+            self.failures.push(what);
+        }
+    }
+}
+
+const TABLE: &str = "kv";
+const DIR: &str = "db";
+const ITERATIONS_PER_DATABASE: u64 = 40;
+
+fn schema() -> Schema {
+    Schema::new(vec![
+        Column::not_null("k", ColumnType::Int8),
+        Column::new("v", ColumnType::Int8),
+        Column::new("pad", ColumnType::Text),
+    ])
+}
+
+fn options(vfs: &SimVfs, protection: Protection) -> Options {
+    Options {
+        vfs: Arc::new(vfs.clone()),
+        protection,
+        page_size: 4096,
+        segment_size_bytes: 2 << 20,
+        buffer_pool_bytes: 16 * 4096,
+        background: false,
+        ..Options::default()
+    }
+}
+
+/// Committed state: key -> value. `doubt` holds the state a commit that failed (so was
+/// never acknowledged) would have produced: recovery may land on either.
+#[derive(Debug, Clone, Default)]
+struct Model {
+    rows: BTreeMap<i64, i64>,
+    doubt: Option<BTreeMap<i64, i64>>,
+    commits: u64,
+}
+
+fn pad(rng: &mut SimRng) -> Value {
+    let n = rng.below(300) as usize;
+    Value::Text("p".repeat(n))
+}
+
+/// Runs one transaction of random inserts, updates and deletes against `db`, mirroring it
+/// in `model`. Returns Err when an operation failed (the crash came).
+fn run_txn(db: &Database, rng: &mut SimRng, model: &mut Model, next_key: &mut i64) -> Result<(), Error> {
+    let mut tx = db.begin();
+    let mut ids: BTreeMap<i64, RowId> = BTreeMap::new();
+    let mut view = model.rows.clone();
+    if !view.is_empty() && rng.chance(70) {
+        // Find row ids for updates and deletes, and check the snapshot on the way.
+        for (id, row) in tx.scan(TABLE)? {
+            if let Value::Int8(k) = row[0] {
+                ids.insert(k, id);
+            }
+        }
+    }
+    for _ in 0..1 + rng.below(8) {
+        let choice = rng.below(10);
+        if choice < 5 || ids.is_empty() {
+            let k = *next_key;
+            *next_key += 1;
+            let v = rng.below(1_000_000) as i64;
+            let id = tx.insert(TABLE, &[Value::Int8(k), Value::Int8(v), pad(rng)])?;
+            ids.insert(k, id);
+            view.insert(k, v);
+        } else {
+            let nth = rng.below(ids.len() as u64) as usize;
+            let Some((&k, &id)) = ids.iter().nth(nth) else {
+                continue;
+            };
+            if choice < 8 {
+                let v = rng.below(1_000_000) as i64;
+                let new = tx.update(TABLE, id, &[Value::Int8(k), Value::Int8(v), pad(rng)])?;
+                ids.insert(k, new);
+                view.insert(k, v);
+            } else {
+                tx.delete(TABLE, id)?;
+                ids.remove(&k);
+                view.remove(&k);
+            }
+        }
+    }
+    if rng.chance(15) {
+        return tx.rollback();
+    }
+    match tx.commit() {
+        Ok(()) => {
+            model.rows = view;
+            model.commits += 1;
+            Ok(())
+        }
+        Err(e) => {
+            model.doubt = Some(view);
+            Err(e)
+        }
+    }
+}
+
+/// Runs the workload until the scheduled crash fires (or a budget of transactions ends,
+/// then crashes there).
+fn workload(db: &Database, vfs: &SimVfs, rng: &mut SimRng, model: &mut Model, next_key: &mut i64) {
+    for _ in 0..60 {
+        let r = match rng.below(20) {
+            0 => db.checkpoint(),
+            1 => db.vacuum(TABLE).map(|_| ()),
+            _ => run_txn(db, rng, model, next_key),
+        };
+        if r.is_err() || vfs.power_lost() {
+            return;
+        }
+    }
+    vfs.crash_now();
+}
+
+fn crash_mode(rng: &mut SimRng) -> CrashMode {
+    match rng.below(4) {
+        0 => CrashMode::DropUnsynced,
+        1 => CrashMode::KeepUnsynced,
+        2 => CrashMode::TearUnsynced,
+        _ => CrashMode::Random,
+    }
+}
+
+/// Opens after a crash, sometimes crashing during recovery and recovering again.
+fn recover(vfs: &SimVfs, rng: &mut SimRng, protection: Protection, report: &mut CrashReport) -> Result<Database, Error> {
+    loop {
+        vfs.restart(crash_mode(rng));
+        let crash_again = rng.chance(20);
+        if crash_again {
+            vfs.crash_after_ops(1 + rng.below(40));
+        }
+        report.recoveries += 1;
+        match Database::open(DIR, options(vfs, protection)) {
+            Ok(db) if !vfs.power_lost() => {
+                if crash_again {
+                    // The crash point was not reached: cancel it by restarting cleanly.
+                    drop(db);
+                    vfs.restart(CrashMode::KeepUnsynced);
+                    report.recoveries += 1;
+                    return Database::open(DIR, options(vfs, protection));
+                }
+                return Ok(db);
+            }
+            Ok(db) => drop(db),
+            Err(_) if vfs.power_lost() => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Compares the recovered table with the model.
+fn verify(db: &Database, model: &mut Model, report: &mut CrashReport) -> Result<(), Error> {
+    let mut tx = db.begin();
+    let mut found = BTreeMap::new();
+    for (_, row) in tx.scan(TABLE)? {
+        match (&row[0], &row[1]) {
+            (Value::Int8(k), Value::Int8(v)) => {
+                if found.insert(*k, *v).is_some() {
+                    report.uncommitted_visible += 1;
+                }
+            }
+            _ => report.fail(format!("row of unexpected shape {row:?}")),
+        }
+    }
+    drop(tx);
+    let committed = if let Some(d) = model.doubt.take() {
+        if found == d {
+            model.commits += 1;
+            d
+        } else {
+            model.rows.clone()
+        }
+    } else {
+        model.rows.clone()
+    };
+    for (k, v) in &committed {
+        if found.get(k) != Some(v) {
+            report.committed_lost += 1;
+            if report.failures.len() < 10 {
+                report.failures.push(format!("key {k}: committed {v}, found {:?}", found.get(k)));
+            }
+        }
+    }
+    for (k, v) in &found {
+        if !committed.contains_key(k) {
+            report.uncommitted_visible += 1;
+            if report.failures.len() < 10 {
+                report.failures.push(format!("key {k} = {v} visible but never committed"));
+            }
+        }
+    }
+    report.committed_checked += model.commits;
+    model.commits = 0;
+    model.rows = committed;
+    Ok(())
+}
+
+/// Runs the simulation. Never panics: engine panics are caught and counted as failures.
+pub fn run(cfg: &CrashConfig) -> CrashReport {
+    let mut report = CrashReport {
+        mode: cfg.protection.name().to_string(),
+        seed: cfg.seed,
+        ..CrashReport::default()
+    };
+    let mut db_no = 0u64;
+    while report.crash_points < cfg.iterations {
+        let n = (cfg.iterations - report.crash_points).min(ITERATIONS_PER_DATABASE);
+        let before = report.crash_points;
+        let seed = cfg.seed.wrapping_mul(1_000_003).wrapping_add(db_no);
+        let r = catch_unwind(AssertUnwindSafe(|| run_database(cfg.protection, seed, n, &mut report)));
+        if let Err(p) = r {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            report.fail(format!("seed {seed}: panic: {msg}"));
+        }
+        if report.crash_points == before {
+            // A database that failed before its first crash point still counts one, so
+            // that the loop ends.
+            report.crash_points += 1;
+        }
+        db_no += 1;
+    }
+    report
+}
+
+/// One database through `n` crash points.
+fn run_database(protection: Protection, seed: u64, n: u64, report: &mut CrashReport) {
+    let mut rng = SimRng::new(seed);
+    let vfs = SimVfs::new(seed);
+    let db = match Database::create(DIR, options(&vfs, protection)) {
+        Ok(db) => db,
+        Err(e) => return report.fail(format!("seed {seed}: create: {e}")),
+    };
+    if let Err(e) = db.create_table(TABLE, schema()) {
+        return report.fail(format!("seed {seed}: create table: {e}"));
+    }
+    let mut db = Some(db);
+    let mut model = Model::default();
+    let mut next_key = 0i64;
+    for i in 0..n {
+        let Some(d) = db.take() else { return };
+        vfs.crash_after_ops(1 + rng.below(400));
+        workload(&d, &vfs, &mut rng, &mut model, &mut next_key);
+        drop(d);
+        report.crash_points += 1;
+        match recover(&vfs, &mut rng, protection, report) {
+            Ok(d) => {
+                if let Err(e) = verify(&d, &mut model, report) {
+                    return report.fail(format!("seed {seed} point {i}: verify: {e}"));
+                }
+                db = Some(d);
+            }
+            Err(Error::ChecksumMismatch { .. }) | Err(Error::CorruptPage { .. })
+                if protection == Protection::None =>
+            {
+                // Detected, not repaired: the promise of `none` mode. Start over.
+                report.torn_pages_detected += 1;
+                return;
+            }
+            Err(e) => {
+                if matches!(e, Error::ChecksumMismatch { .. } | Error::CorruptPage { .. }) {
+                    report.torn_pages_detected += 1;
+                }
+                return report.fail(format!("seed {seed} point {i}: recovery: {e}"));
+            }
+        }
+    }
+}
