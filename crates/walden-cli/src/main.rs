@@ -1,1 +1,155 @@
-fn main() {}
+//! The `walden` command: argument parsing, dispatch to one module per subcommand, and
+//! turning every error into one line on stderr and a non-zero exit code.
+
+/// Writes a line to standard output, mapping the error for `?`.
+macro_rules! outln {
+    ($out:expr) => {
+        writeln!($out).map_err(|e| $crate::CliError::io("writing to standard output", e))
+    };
+    ($out:expr, $($arg:tt)*) => {
+        writeln!($out, $($arg)*).map_err(|e| $crate::CliError::io("writing to standard output", e))
+    };
+}
+
+mod bench;
+mod crashtest;
+mod kill_child;
+mod waldump;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use walden::Protection;
+
+#[derive(Parser)]
+#[command(name = "walden", version, about = "Tools for the Walden storage engine")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Benchmarks: throughput and how many bytes reach the WAL and the data file.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+    /// Crashes simulated databases at random points and checks what recovery brings back.
+    Crashtest(crashtest::Args),
+    /// Prints the records of a database's WAL, or totals per record kind.
+    Waldump(waldump::Args),
+    /// Appends rows forever, printing each key once its commit is durable (for the
+    /// process-kill test).
+    #[command(hide = true)]
+    KillChild {
+        /// The database directory (created if it holds no database).
+        dir: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Inserts N rows in one transaction into a fresh database.
+    Insert(bench::InsertArgs),
+}
+
+/// A torn-page protection mode as named on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    Cow,
+    FullPage,
+    None,
+}
+
+impl Mode {
+    pub fn protection(self) -> Protection {
+        match self {
+            Mode::Cow => Protection::Cow,
+            Mode::FullPage => Protection::FullPage,
+            Mode::None => Protection::None,
+        }
+    }
+}
+
+/// Why a subcommand failed. Each prints as one line.
+#[derive(Debug)]
+pub enum CliError {
+    Engine(walden::Error),
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
+}
+
+impl CliError {
+    /// An I/O error of the tool itself (temporary directory, standard output).
+    pub fn io(what: impl Into<String>, source: std::io::Error) -> CliError {
+        CliError::Io {
+            what: what.into(),
+            source,
+        }
+    }
+}
+
+impl From<walden::Error> for CliError {
+    fn from(e: walden::Error) -> Self {
+        CliError::Engine(e)
+    }
+}
+
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CliError::Engine(e) => write!(f, "{e}"),
+            CliError::Io { what, source } => write!(f, "{what}: {source}"),
+        }
+    }
+}
+
+/// Prints one line to stderr, ignoring a closed stderr (there is nowhere left to report).
+fn report_error(line: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "walden: {line}");
+}
+
+/// Replaces the default panic message (several lines, maybe a backtrace) with one line.
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown cause".to_string());
+        let place = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        report_error(&format!(
+            "internal error{place}: {}",
+            message.replace('\n', " ")
+        ));
+    }));
+}
+
+fn main() -> ExitCode {
+    install_panic_hook();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Bench(BenchCommand::Insert(args)) => bench::insert(&args),
+        Command::Crashtest(args) => crashtest::run(&args),
+        Command::Waldump(args) => waldump::run(&args),
+        Command::KillChild { dir } => Ok(kill_child::run(&dir)),
+    };
+    match result {
+        Ok(code) => code,
+        // The reader went away (`walden waldump DIR | head`): not an error of ours.
+        Err(CliError::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            report_error(&e.to_string());
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -431,6 +431,18 @@ impl PageStore {
         self.file.len().map_err(|e| Error::io(&self.path, e))
     }
 
+    /// True when so many locations wait for a checkpoint to be freed that the file would
+    /// grow noticeably: the checkpointer then runs early (cow mode keeps the data file
+    /// within a small factor of the fixed-place modes this way).
+    pub fn needs_checkpoint_for_space(&self) -> bool {
+        if self.protection != Protection::Cow {
+            return false;
+        }
+        let st = lock(&self.cow);
+        let pending = st.pending.len() as u64;
+        pending > 1024 && pending * 10 > st.file_locations
+    }
+
     /// Locations in use and free (cow), for tests and space accounting.
     pub fn location_counts(&self) -> (u64, u64, u64) {
         let st = lock(&self.cow);

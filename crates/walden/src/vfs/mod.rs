@@ -42,6 +42,9 @@ pub trait VfsFile: Send + Sync {
     fn preallocate(&self, len_bytes: u64) -> io::Result<()>;
     /// Current length in bytes.
     fn len(&self) -> io::Result<u64>;
+    /// Asks the system to start writing a range back now (sync_file_range WRITE): no
+    /// durability promise, it only shortens a later `sync_data`. Default: nothing.
+    fn start_writeback(&self, _offset: u64, _len: u64) {}
     /// True when the file is empty.
     fn is_empty(&self) -> io::Result<bool> {
         Ok(self.len()? == 0)

@@ -40,6 +40,19 @@ impl VfsFile for RealFile {
     fn len(&self) -> io::Result<u64> {
         Ok(self.file.metadata()?.len())
     }
+
+    #[cfg(target_os = "linux")]
+    fn start_writeback(&self, offset: u64, len: u64) {
+        use std::os::unix::io::AsRawFd;
+        let (Ok(off), Ok(n)) = (libc::off64_t::try_from(offset), libc::off64_t::try_from(len)) else {
+            return;
+        };
+        // SAFETY: the descriptor belongs to `self.file`, alive for the call; the call reads
+        // no memory of ours. A failure only means no early writeback: ignored.
+        unsafe {
+            libc::sync_file_range(self.file.as_raw_fd(), off, n, libc::SYNC_FILE_RANGE_WRITE);
+        }
+    }
 }
 
 /// Reserves blocks with fallocate so later writes cannot fail for lack of space. File

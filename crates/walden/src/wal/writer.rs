@@ -347,6 +347,13 @@ impl Wal {
         let r = self.write_at(w, &frame);
         w.frame = frame;
         r?;
+        if payload.len() as u64 >= MAX_FRAME_PAYLOAD_BYTES / 2 {
+            // A bulk write: start it towards the disk now, so that the commit's sync
+            // has little left to wait for.
+            if let Some(f) = &w.file {
+                f.start_writeback(w.offset, need);
+            }
+        }
         w.offset += need;
         Ok(())
     }
