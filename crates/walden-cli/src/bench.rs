@@ -20,7 +20,7 @@ const MIB: f64 = (1u64 << 20) as f64;
 pub struct InsertArgs {
     /// Rows to insert (their number is stored in int4 columns, so at most 2^31 - 1).
     #[arg(long, default_value_t = 1_000_000,
-          value_parser = clap::value_parser!(u64).range(1..=i64::from(i32::MAX)))]
+          value_parser = clap::value_parser!(u64).range(1..=i32::MAX as u64))]
     rows: u64,
     /// Torn-page protection of the new database.
     #[arg(long, value_enum, default_value_t = Mode::Cow)]

@@ -1,0 +1,251 @@
+//! `walden waldump`: prints every WAL record still on disk, one line each, or totals per
+//! record kind (`--stats`, like pg_waldump).
+//!
+//! The lowest-numbered segment may be a recycled spare holding an older stretch of log that
+//! ends early (the segment after it was renamed for reuse). When the log read so far ends
+//! before the last segment, reading resumes at the next segment that starts a valid log, so
+//! the live log is always shown.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use walden::control::Control;
+use walden::vfs::{RealVfs, Vfs};
+use walden::wal::{LogRecord, Record, RecordKind, WalPosition, WalReader};
+
+use crate::CliError;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The database directory.
+    dir: PathBuf,
+    /// Print totals per record kind instead of the records.
+    #[arg(long)]
+    stats: bool,
+}
+
+/// Totals of one record kind, indexed like `RecordKind::ALL`.
+#[derive(Debug, Clone, Copy, Default)]
+struct KindTotal {
+    records: u64,
+    bytes: u64,
+}
+
+/// Where one stretch of valid log began and ended.
+struct Stretch {
+    first_lsn: u64,
+    end: WalPosition,
+}
+
+pub fn run(args: &Args) -> Result<ExitCode, CliError> {
+    let vfs: Arc<dyn Vfs> = Arc::new(RealVfs);
+    let control = Control::read(&vfs, &args.dir)?;
+    let wal_dir = args.dir.join("wal");
+    let segments = WalReader::segments(&vfs, &wal_dir)?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut totals = [KindTotal::default(); RecordKind::ALL.len()];
+    let stats = args.stats;
+    let result = walk(&vfs, &wal_dir, control.segment_size, &segments, |event| {
+        match event {
+            Event::Record(rec) => {
+                if let Some(i) = RecordKind::ALL.iter().position(|k| *k == rec.kind) {
+                    totals[i].records += 1;
+                    totals[i].bytes += u64::from(rec.len);
+                }
+                if !stats {
+                    outln!(out, "{}", record_line(rec))?;
+                }
+            }
+            Event::Resume { segment_no, lsn } if !stats => outln!(
+                out,
+                "-- log resumes in segment {segment_no} at lsn {lsn} (the log before it ended early)"
+            )?,
+            Event::Resume { .. } => {}
+        }
+        Ok(())
+    });
+    // What was printed before an error is still worth seeing: flush it first.
+    let flushed = out.flush();
+    let last = result?;
+    flushed.map_err(|e| CliError::io("writing to standard output", e))?;
+    if stats {
+        print_stats(&mut out, &totals)?;
+    } else {
+        print_end(&mut out, &segments, last.as_ref())?;
+    }
+    out.flush()
+        .map_err(|e| CliError::io("writing to standard output", e))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+enum Event<'a> {
+    Record(&'a LogRecord),
+    /// A new stretch of log begins after an earlier one ended before the last segment.
+    Resume { segment_no: u64, lsn: u64 },
+}
+
+/// Reads every stretch of valid log in `segments`, in order; returns the last stretch.
+fn walk(
+    vfs: &Arc<dyn Vfs>,
+    wal_dir: &Path,
+    segment_size: u64,
+    segments: &[u64],
+    mut visit: impl FnMut(Event<'_>) -> Result<(), CliError>,
+) -> Result<Option<Stretch>, CliError> {
+    let mut last: Option<Stretch> = None;
+    let mut index = 0;
+    while let Some(&segment_no) = segments.get(index) {
+        let mut reader =
+            match WalReader::at_segment_start(vfs.clone(), wal_dir, segment_size, segment_no) {
+                Ok(r) => r,
+                // A segment whose header does not validate was being created at a crash.
+                Err(walden::Error::MissingWalSegment { .. }) => {
+                    index += 1;
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
+        let mut first_lsn = None;
+        while let Some(rec) = reader.next()? {
+            if first_lsn.is_none() {
+                first_lsn = Some(rec.lsn);
+                if last.is_some() {
+                    visit(Event::Resume {
+                        segment_no,
+                        lsn: rec.lsn,
+                    })?;
+                }
+            }
+            visit(Event::Record(&rec))?;
+        }
+        let end = reader.end_position();
+        if let Some(first_lsn) = first_lsn {
+            last = Some(Stretch { first_lsn, end });
+        }
+        // Go on with the first segment after the one this stretch ended in.
+        let ended_in = end.segment_no.max(segment_no);
+        index = segments
+            .iter()
+            .position(|&s| s > ended_in)
+            .unwrap_or(segments.len());
+    }
+    Ok(last)
+}
+
+/// One record as a short line: position, size, transaction, kind and what it changed.
+fn record_line(rec: &LogRecord) -> String {
+    let details = match &rec.record {
+        Record::HeapInit { page, table } => format!("page {page} table {table}"),
+        Record::HeapInsert { page, cid, rows } => {
+            let bytes: usize = rows.iter().map(|(_, r)| r.len()).sum();
+            format!("page {page} cid {cid} rows {} ({bytes} bytes)", rows.len())
+        }
+        Record::HeapDelete { page, slot } => format!("page {page} slot {slot}"),
+        Record::HeapUpdateOld {
+            page,
+            slot,
+            new_page,
+            new_slot,
+        } => format!("page {page} slot {slot} -> page {new_page} slot {new_slot}"),
+        Record::HeapPrune { page, slots } => format!("page {page} slots {}", slots.len()),
+        Record::Commit | Record::Abort => String::new(),
+        Record::CreateTable {
+            table,
+            name,
+            schema,
+        } => format!(
+            "table {table} name {name:?} columns {}",
+            schema.columns.len()
+        ),
+        Record::DropTable { table } => format!("table {table}"),
+        Record::PageImage {
+            page,
+            lower,
+            upper,
+            image,
+        } => format!(
+            "page {page} hole {lower}..{upper} image {} bytes",
+            image.len()
+        ),
+        Record::Checkpoint { redo_lsn, next_xid } => {
+            format!("redo_lsn {redo_lsn} next_xid {next_xid}")
+        }
+    };
+    let head = format!(
+        "lsn {} len {} xid {} {}",
+        rec.lsn,
+        rec.len,
+        rec.xid,
+        rec.kind.name()
+    );
+    if details.is_empty() {
+        head
+    } else {
+        format!("{head} {details}")
+    }
+}
+
+fn print_end(
+    out: &mut impl Write,
+    segments: &[u64],
+    last: Option<&Stretch>,
+) -> Result<(), CliError> {
+    match last {
+        Some(s) => outln!(
+            out,
+            "end of log at lsn {} (segment {} offset {}); {} bytes of records from lsn {}",
+            s.end.lsn,
+            s.end.segment_no,
+            s.end.offset,
+            s.end.lsn - s.first_lsn,
+            s.first_lsn
+        ),
+        None => outln!(
+            out,
+            "no valid WAL records in {} segment(s)",
+            segments.len()
+        ),
+    }
+}
+
+fn print_stats(out: &mut impl Write, totals: &[KindTotal]) -> Result<(), CliError> {
+    let all_records: u64 = totals.iter().map(|t| t.records).sum();
+    let all_bytes: u64 = totals.iter().map(|t| t.bytes).sum();
+    let percent = |bytes: u64| {
+        if all_bytes == 0 {
+            0.0
+        } else {
+            100.0 * bytes as f64 / all_bytes as f64
+        }
+    };
+    outln!(
+        out,
+        "{:<16} {:>12} {:>16} {:>8}",
+        "kind",
+        "count",
+        "bytes",
+        "% bytes"
+    )?;
+    for (kind, t) in RecordKind::ALL.iter().zip(totals) {
+        if t.records > 0 {
+            outln!(
+                out,
+                "{:<16} {:>12} {:>16} {:>7.2}%",
+                kind.name(),
+                t.records,
+                t.bytes,
+                percent(t.bytes)
+            )?;
+        }
+    }
+    outln!(
+        out,
+        "{:<16} {:>12} {:>16} {:>7.2}%",
+        "total",
+        all_records,
+        all_bytes,
+        percent(all_bytes)
+    )
+}
