@@ -201,7 +201,7 @@ impl CheckpointData {
             .open(&path, OpenMode::Existing)
             .map_err(|e| Error::io(&path, e))?;
         let len = f.len().map_err(|e| Error::io(&path, e))?;
-        if len < 24 || len > 1 << 34 {
+        if !(24..=1 << 34).contains(&len) {
             return Err(bad(format!("{len} bytes")));
         }
         let mut b = vec![0u8; len as usize];

@@ -676,7 +676,7 @@ impl Inner {
             if self.poison.is_set() {
                 continue;
             }
-            if !self.synchronous_commit && ticks % 5 == 0 {
+            if !self.synchronous_commit && ticks.is_multiple_of(5) {
                 let _ = self.wal.flush_all();
             }
             let due = {

@@ -15,7 +15,7 @@ pub const PAGE_SIZES: [usize; 4] = [4096, 8192, 16384, 32768];
 /// The default page size.
 pub const DEFAULT_PAGE_SIZE: usize = 8192;
 
-const _: () = assert!(PAGE_HEADER_BYTES % 8 == 0);
+const _: () = assert!(PAGE_HEADER_BYTES.is_multiple_of(8));
 const _: () = assert!(PAGE_SIZES[3] <= u16::MAX as usize + 1);
 
 /// Flag bit: some slot below `slot_count` is unused (an insert may reuse it).

@@ -147,7 +147,9 @@ impl WalReader {
         Ok(true)
     }
 
-    /// The next record, or None at the end of the log.
+    /// The next record, or None at the end of the log. (Not an `Iterator`: reading can
+    /// fail, and a `Result` per item would hide where the log ended.)
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<LogRecord>> {
         loop {
             if self.ended {
@@ -200,9 +202,13 @@ impl WalReader {
 
     /// Reads and validates a frame at (segment, offset). None if it is not a valid frame.
     fn try_frame(&self, segment_no: u64, offset: u64) -> Result<Option<(FrameHeader, Vec<u8>)>> {
-        let Some(file) = &self.file else {
-            return Ok(None);
-        };
+        match &self.file {
+            Some(file) => self.try_frame_in(file.as_ref(), segment_no, offset),
+            None => Ok(None),
+        }
+    }
+
+    fn try_frame_in(&self, file: &dyn VfsFile, segment_no: u64, offset: u64) -> Result<Option<(FrameHeader, Vec<u8>)>> {
         if offset + FRAME_HEADER_BYTES > self.segment_size {
             return Ok(None);
         }
@@ -226,9 +232,50 @@ impl WalReader {
         Ok(Some((h, payload)))
     }
 
+    /// A valid frame of this generation or a newer one, written when the log was durable
+    /// past the current position.
+    fn proves_durable(&self, h: &FrameHeader) -> bool {
+        h.generation >= self.generation && h.durable_lsn > self.lsn
+    }
+
+    /// The first frame of the next segment can also prove that the log went on.
+    fn check_next_segment(&self) -> Result<()> {
+        let next = self.segment_no + 1;
+        let path = self.seg_path(next);
+        if !self.vfs.exists(&path).map_err(|e| Error::io(&path, e))? {
+            return Ok(());
+        }
+        let file = self
+            .vfs
+            .open(&path, OpenMode::Existing)
+            .map_err(|e| Error::io(&path, e))?;
+        if file.len().map_err(|e| Error::io(&path, e))? < self.segment_size {
+            return Ok(());
+        }
+        let mut h = [0u8; SEGMENT_HEADER_BYTES as usize];
+        file.read_exact_at(&mut h, 0).map_err(|e| Error::io(&path, e))?;
+        if check_segment_header(&h, next, self.segment_size).is_err() {
+            return Ok(());
+        }
+        if let Some((fh, _)) = self.try_frame_in(file.as_ref(), next, SEGMENT_HEADER_BYTES)? {
+            if self.proves_durable(&fh) {
+                return Err(Error::CorruptWal {
+                    path: self.seg_path(self.segment_no),
+                    lsn: self.lsn,
+                    reason: format!(
+                        "invalid frame at offset {}, but segment {next} goes on from a log durable to LSN {}",
+                        self.offset, fh.durable_lsn
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// At an invalid frame: if any later valid frame of this or a newer generation was
     /// written when the log was already durable past this point, this is corruption.
     fn check_torn_tail(&self) -> Result<()> {
+        self.check_next_segment()?;
         let Some(file) = &self.file else {
             return Ok(());
         };
@@ -247,7 +294,7 @@ impl WalReader {
             }
             let offset = start + i as u64;
             if let Some((h, _)) = self.try_frame(self.segment_no, offset)? {
-                if h.generation >= self.generation && h.durable_lsn > self.lsn {
+                if self.proves_durable(&h) {
                     return Err(Error::CorruptWal {
                         path,
                         lsn: self.lsn,
