@@ -65,3 +65,91 @@ fn create_insert_reopen_update_delete() {
         assert_eq!(db.begin().scan("t").unwrap().len(), 999);
     }
 }
+
+#[test]
+fn every_page_size_round_trips() {
+    for page_size in [4096, 8192, 16384, 32768] {
+        let vfs = SimVfs::new(2);
+        let o = || Options {
+            page_size,
+            ..opts(&vfs, Protection::Cow)
+        };
+        let db = Database::create("db", o()).unwrap();
+        db.create_table("t", schema()).unwrap();
+        let mut tx = db.begin();
+        let big = "y".repeat(page_size / 3);
+        for i in 0..50 {
+            tx.insert("t", &[Value::Int8(i), Value::Text(big.clone())])
+                .unwrap();
+        }
+        tx.commit().unwrap();
+        drop(db);
+        vfs.restart(CrashMode::TearUnsynced);
+        let db = Database::open("db", o()).unwrap();
+        assert_eq!(db.page_size(), page_size);
+        let rows = db.begin().scan("t").unwrap();
+        assert_eq!(rows.len(), 50);
+        assert!(rows.iter().all(|(_, r)| r[1] == Value::Text(big.clone())));
+    }
+}
+
+#[test]
+fn snapshot_does_not_see_later_commits_and_own_writes_are_visible() {
+    let vfs = SimVfs::new(3);
+    let db = Database::create("db", opts(&vfs, Protection::Cow)).unwrap();
+    db.create_table("t", schema()).unwrap();
+    let mut reader = db.begin();
+    let mut writer = db.begin();
+    let id = writer.insert("t", &[Value::Int8(1), Value::Null]).unwrap();
+    assert_eq!(writer.scan("t").unwrap().len(), 1, "own insert visible");
+    assert_eq!(reader.scan("t").unwrap().len(), 0, "uncommitted invisible");
+    writer.commit().unwrap();
+    assert_eq!(
+        reader.scan("t").unwrap().len(),
+        0,
+        "committed after the snapshot"
+    );
+    assert_eq!(reader.get("t", id).unwrap(), None);
+    assert_eq!(db.begin().scan("t").unwrap().len(), 1);
+}
+
+#[test]
+fn second_writer_waits_then_fails_with_serialization_error() {
+    let vfs = SimVfs::new(4);
+    let db = Database::create("db", opts(&vfs, Protection::Cow)).unwrap();
+    db.create_table("t", schema()).unwrap();
+    let mut tx = db.begin();
+    let id = tx.insert("t", &[Value::Int8(1), Value::Null]).unwrap();
+    tx.commit().unwrap();
+    let mut first = db.begin();
+    let mut second = db.begin();
+    first
+        .update("t", id, &[Value::Int8(1), Value::Text("first".into())])
+        .unwrap();
+    std::thread::scope(|s| {
+        let h = s
+            .spawn(move || second.update("t", id, &[Value::Int8(1), Value::Text("second".into())]));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        first.commit().unwrap();
+        let r = h.join().unwrap();
+        assert!(matches!(r, Err(Error::SerializationFailure)), "{r:?}");
+    });
+    // When the first rolls back instead, the second proceeds.
+    let mut first = db.begin();
+    let mut second = db.begin();
+    let cur = db.begin().scan("t").unwrap()[0].0;
+    first.delete("t", cur).unwrap();
+    std::thread::scope(|s| {
+        let h = s.spawn(move || {
+            let r = second.update("t", cur, &[Value::Int8(1), Value::Text("third".into())]);
+            (r.map(|_| ()), second.commit())
+        });
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        first.rollback().unwrap();
+        let (r, c) = h.join().unwrap();
+        assert!(r.is_ok() && c.is_ok(), "{r:?} {c:?}");
+    });
+    let rows = db.begin().scan("t").unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].1[1], Value::Text("third".into()));
+}
