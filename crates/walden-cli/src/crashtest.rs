@@ -161,9 +161,17 @@ fn print_table(out: &mut impl Write, r: &CrashReport, passed: bool) -> Result<()
     outln!(out, "  crash points tried          {}", r.crash_points)?;
     outln!(out, "  committed txns checked      {}", r.committed_checked)?;
     outln!(out, "  committed lost              {}", r.committed_lost)?;
-    outln!(out, "  uncommitted visible         {}", r.uncommitted_visible)?;
+    outln!(
+        out,
+        "  uncommitted visible         {}",
+        r.uncommitted_visible
+    )?;
     outln!(out, "  wrong results               {}", r.wrong_results)?;
-    outln!(out, "  torn pages detected         {}", r.torn_pages_detected)?;
+    outln!(
+        out,
+        "  torn pages detected         {}",
+        r.torn_pages_detected
+    )?;
     outln!(out, "  recoveries                  {}", r.recoveries)?;
     outln!(
         out,

@@ -24,7 +24,11 @@ use clap::{Parser, Subcommand, ValueEnum};
 use walden::Protection;
 
 #[derive(Parser)]
-#[command(name = "walden", version, about = "Tools for the Walden storage engine")]
+#[command(
+    name = "walden",
+    version,
+    about = "Tools for the Walden storage engine"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -83,7 +83,10 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
 enum Event<'a> {
     Record(&'a LogRecord),
     /// A new stretch of log begins after an earlier one ended before the last segment.
-    Resume { segment_no: u64, lsn: u64 },
+    Resume {
+        segment_no: u64,
+        lsn: u64,
+    },
 }
 
 /// Reads every stretch of valid log in `segments`, in order; returns the last stretch.
@@ -202,11 +205,7 @@ fn print_end(
             s.end.lsn - s.first_lsn,
             s.first_lsn
         ),
-        None => outln!(
-            out,
-            "no valid WAL records in {} segment(s)",
-            segments.len()
-        ),
+        None => outln!(out, "no valid WAL records in {} segment(s)", segments.len()),
     }
 }
 

@@ -101,7 +101,12 @@ fn pad(rng: &mut SimRng) -> Value {
 
 /// Runs one transaction of random inserts, updates and deletes against `db`, mirroring it
 /// in `model`. Returns Err when an operation failed (the crash came).
-fn run_txn(db: &Database, rng: &mut SimRng, model: &mut Model, next_key: &mut i64) -> Result<(), Error> {
+fn run_txn(
+    db: &Database,
+    rng: &mut SimRng,
+    model: &mut Model,
+    next_key: &mut i64,
+) -> Result<(), Error> {
     let mut tx = db.begin();
     let mut ids: BTreeMap<i64, RowId> = BTreeMap::new();
     let mut view = model.rows.clone();
@@ -181,7 +186,12 @@ fn crash_mode(rng: &mut SimRng) -> CrashMode {
 }
 
 /// Opens after a crash, sometimes crashing during recovery and recovering again.
-fn recover(vfs: &SimVfs, rng: &mut SimRng, protection: Protection, report: &mut CrashReport) -> Result<Database, Error> {
+fn recover(
+    vfs: &SimVfs,
+    rng: &mut SimRng,
+    protection: Protection,
+    report: &mut CrashReport,
+) -> Result<Database, Error> {
     loop {
         vfs.restart(crash_mode(rng));
         let crash_again = rng.chance(20);
@@ -236,7 +246,9 @@ fn verify(db: &Database, model: &mut Model, report: &mut CrashReport) -> Result<
         if found.get(k) != Some(v) {
             report.committed_lost += 1;
             if report.failures.len() < 10 {
-                report.failures.push(format!("key {k}: committed {v}, found {:?}", found.get(k)));
+                report
+                    .failures
+                    .push(format!("key {k}: committed {v}, found {:?}", found.get(k)));
             }
         }
     }
@@ -244,7 +256,9 @@ fn verify(db: &Database, model: &mut Model, report: &mut CrashReport) -> Result<
         if !committed.contains_key(k) {
             report.uncommitted_visible += 1;
             if report.failures.len() < 10 {
-                report.failures.push(format!("key {k} = {v} visible but never committed"));
+                report
+                    .failures
+                    .push(format!("key {k} = {v} visible but never committed"));
             }
         }
     }
@@ -266,7 +280,9 @@ pub fn run(cfg: &CrashConfig) -> CrashReport {
         let n = (cfg.iterations - report.crash_points).min(ITERATIONS_PER_DATABASE);
         let before = report.crash_points;
         let seed = cfg.seed.wrapping_mul(1_000_003).wrapping_add(db_no);
-        let r = catch_unwind(AssertUnwindSafe(|| run_database(cfg.protection, seed, n, &mut report)));
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            run_database(cfg.protection, seed, n, &mut report)
+        }));
         if let Err(p) = r {
             let msg = p
                 .downcast_ref::<String>()
@@ -320,7 +336,10 @@ fn run_database(protection: Protection, seed: u64, n: u64, report: &mut CrashRep
                 return;
             }
             Err(e) => {
-                if matches!(e, Error::ChecksumMismatch { .. } | Error::CorruptPage { .. }) {
+                if matches!(
+                    e,
+                    Error::ChecksumMismatch { .. } | Error::CorruptPage { .. }
+                ) {
                     report.torn_pages_detected += 1;
                 }
                 return report.fail(format!("seed {seed} point {i}: recovery: {e}"));

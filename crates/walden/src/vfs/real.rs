@@ -44,7 +44,10 @@ impl VfsFile for RealFile {
     #[cfg(target_os = "linux")]
     fn start_writeback(&self, offset: u64, len: u64) {
         use std::os::unix::io::AsRawFd;
-        let (Ok(off), Ok(n)) = (libc::off64_t::try_from(offset), libc::off64_t::try_from(len)) else {
+        let (Ok(off), Ok(n)) = (
+            libc::off64_t::try_from(offset),
+            libc::off64_t::try_from(len),
+        ) else {
             return;
         };
         // SAFETY: the descriptor belongs to `self.file`, alive for the call; the call reads

@@ -65,7 +65,12 @@ impl WalReader {
 
     /// Starts at the first frame of segment `segment_no`, whatever its LSN (for tools
     /// that dump the whole log that is still on disk).
-    pub fn at_segment_start(vfs: Arc<dyn Vfs>, dir: &Path, segment_size: u64, segment_no: u64) -> Result<Self> {
+    pub fn at_segment_start(
+        vfs: Arc<dyn Vfs>,
+        dir: &Path,
+        segment_size: u64,
+        segment_no: u64,
+    ) -> Result<Self> {
         let mut r = WalReader::new(
             vfs,
             dir,
@@ -208,7 +213,12 @@ impl WalReader {
         }
     }
 
-    fn try_frame_in(&self, file: &dyn VfsFile, segment_no: u64, offset: u64) -> Result<Option<(FrameHeader, Vec<u8>)>> {
+    fn try_frame_in(
+        &self,
+        file: &dyn VfsFile,
+        segment_no: u64,
+        offset: u64,
+    ) -> Result<Option<(FrameHeader, Vec<u8>)>> {
         if offset + FRAME_HEADER_BYTES > self.segment_size {
             return Ok(None);
         }
@@ -253,7 +263,8 @@ impl WalReader {
             return Ok(());
         }
         let mut h = [0u8; SEGMENT_HEADER_BYTES as usize];
-        file.read_exact_at(&mut h, 0).map_err(|e| Error::io(&path, e))?;
+        file.read_exact_at(&mut h, 0)
+            .map_err(|e| Error::io(&path, e))?;
         if check_segment_header(&h, next, self.segment_size).is_err() {
             return Ok(());
         }
