@@ -14,7 +14,7 @@ pub struct Table {
     pub id: u32,
     pub name: String,
     pub schema: Schema,
-    /// The table's heap pages, in the order they were added.
+    /// The table's heap pages, sorted (page numbers are handed out in increasing order).
     pub pages: Mutex<Vec<u64>>,
     /// Free-space hints: page -> free bytes, for pages other than the last (filled in by
     /// vacuum). Not persisted: after a restart a vacuum finds the space again.
@@ -47,8 +47,15 @@ impl Table {
     /// Adds a page (idempotent: redo may add a page the checkpoint already listed).
     pub fn add_page(&self, page: u64) {
         let mut p = lock(&self.pages);
-        if p.last() != Some(&page) && !p.contains(&page) {
-            p.push(page);
+        // Pages are handed out in increasing order, so the common case is an append; only
+        // redo can bring a page the list already has.
+        match p.last() {
+            Some(&last) if page <= last => {
+                if let Err(at) = p.binary_search(&page) {
+                    p.insert(at, page);
+                }
+            }
+            _ => p.push(page),
         }
     }
 
