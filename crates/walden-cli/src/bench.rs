@@ -31,12 +31,12 @@ pub struct InsertArgs {
 }
 
 /// A directory that is removed when dropped, also when the benchmark fails.
-struct TempDir {
-    path: PathBuf,
+pub(crate) struct TempDir {
+    pub(crate) path: PathBuf,
 }
 
 impl TempDir {
-    fn create() -> Result<TempDir, CliError> {
+    pub(crate) fn create() -> Result<TempDir, CliError> {
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_nanos())
@@ -89,7 +89,7 @@ pub fn insert(args: &InsertArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn schema() -> Schema {
+pub(crate) fn schema() -> Schema {
     let mut columns: Vec<Column> = ["a", "b", "c", "d", "e", "f"]
         .iter()
         .map(|name| Column::new(name, ColumnType::Int4))

@@ -14,6 +14,7 @@ macro_rules! outln {
 mod bench;
 mod crashtest;
 mod kill_child;
+mod space;
 mod waldump;
 
 use std::io::Write;
@@ -56,6 +57,8 @@ enum Command {
 enum BenchCommand {
     /// Inserts N rows in one transaction into a fresh database.
     Insert(bench::InsertArgs),
+    /// The seed workload per protection mode: WAL and data file size after each statement.
+    Space(space::SpaceArgs),
 }
 
 /// A torn-page protection mode as named on the command line.
@@ -141,6 +144,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Bench(BenchCommand::Insert(args)) => bench::insert(&args),
+        Command::Bench(BenchCommand::Space(args)) => space::space(&args),
         Command::Crashtest(args) => crashtest::run(&args),
         Command::Waldump(args) => waldump::run(&args),
         Command::KillChild { dir } => Ok(kill_child::run(&dir)),

@@ -278,11 +278,13 @@ impl BufferPool {
         self.store.write_page(page_no, copy)
     }
 
-    /// Writes every dirty page (for a checkpoint). Writers keep going meanwhile.
-    pub fn flush_all(&self) -> Result<()> {
+    /// Writes every dirty page (for a checkpoint), calling `after_write` after each
+    /// one. Writers keep going meanwhile.
+    pub fn flush_all_with(&self, after_write: &mut dyn FnMut() -> Result<()>) -> Result<()> {
         for idx in 0..self.frames.len() {
             if self.frames[idx].dirty.load(Ordering::Acquire) {
                 self.flush_frame(idx)?;
+                after_write()?;
             }
         }
         Ok(())

@@ -89,7 +89,8 @@ pub struct RecoveryReport {
 
 struct CheckpointState {
     seq: u64,
-    redo_lsn: u64,
+    /// Redo position of the last complete checkpoint.
+    redo: WalPosition,
     last_millis: u64,
     generation: u64,
 }
@@ -450,7 +451,7 @@ impl Inner {
             catalog: RwLock::new(catalog),
             checkpoint: Mutex::new(CheckpointState {
                 seq: checkpoint_seq,
-                redo_lsn: wal_end.lsn,
+                redo: wal_end,
                 last_millis: opts.clock.now_millis(),
                 generation: control.generation,
             }),
@@ -586,7 +587,7 @@ impl Inner {
             catalog: RwLock::new(catalog),
             checkpoint: Mutex::new(CheckpointState {
                 seq: ckpt.seq,
-                redo_lsn: ckpt.redo.lsn,
+                redo: ckpt.redo,
                 last_millis: opts.clock.now_millis(),
                 generation: control.generation,
             }),
@@ -606,8 +607,51 @@ impl Inner {
     fn checkpoint_locked(&self, cp: &mut CheckpointState) -> Result<()> {
         let redo = self.wal.begin_checkpoint()?;
         let next_xid = self.txns.next_xid();
-        self.pool.flush_all()?;
+        // In cow mode a rewritten page's old location stays taken until a checkpoint
+        // that no longer references it completes. Writing every dirty page before one
+        // completes would need twice the space of the pages written; so when many
+        // locations wait, a map-only checkpoint (same redo point as the last complete
+        // one) frees them part way.
+        let prev_redo = cp.redo;
+        self.pool.flush_all_with(&mut || {
+            if self.store.needs_checkpoint_for_space() {
+                self.map_checkpoint(cp, prev_redo)?;
+            }
+            Ok(())
+        })?;
         self.clog.write_out(&self.vfs, &self.stats)?;
+        self.write_checkpoint(cp, redo, next_xid)?;
+        cp.redo = redo;
+        cp.last_millis = self.clock.now_millis();
+        let mut payload = Vec::new();
+        Record::Checkpoint {
+            redo_lsn: redo.lsn,
+            next_xid,
+        }
+        .encode_payload(&mut payload);
+        self.wal.append(RecordKind::Checkpoint, 0, &payload, None)?;
+        self.wal.recycle_before(redo.segment_no)?;
+        self.stats.checkpoints.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Makes the current page map durable under a new checkpoint file with the redo
+    /// point of the last complete checkpoint, so that locations freed since the last
+    /// capture can be reused. Valid because every page the map points at is durable and
+    /// consistent with the WAL, and redo skips what a page already holds.
+    fn map_checkpoint(&self, cp: &mut CheckpointState, redo: WalPosition) -> Result<()> {
+        let next_xid = self.txns.next_xid();
+        self.write_checkpoint(cp, redo, next_xid)
+    }
+
+    /// Captures and writes the map (cow), syncs the data file, writes the checkpoint file
+    /// and points the control file at it, then frees what no checkpoint references now.
+    fn write_checkpoint(
+        &self,
+        cp: &mut CheckpointState,
+        redo: WalPosition,
+        next_xid: u64,
+    ) -> Result<()> {
         let mut capture =
             (self.control.protection == Protection::Cow).then(|| self.store.capture_map());
         let chunk_locations = match &mut capture {
@@ -616,7 +660,7 @@ impl Inner {
         };
         self.store.sync()?;
         let seq = cp.seq + 1;
-        let catalog_bytes = {
+        let bytes = {
             let cat = self.catalog.read().unwrap_or_else(|e| e.into_inner());
             let data = CheckpointData {
                 seq,
@@ -626,17 +670,17 @@ impl Inner {
                 chunk_locations,
                 catalog: Catalog::default(),
             };
-            // Encode with the live catalog without cloning it.
             encode_checkpoint(&data, &cat)
         };
         let name = format!("checkpoint.{seq:016x}");
-        write_file_atomically(&self.vfs, &self.dir, &name, &catalog_bytes)?;
+        write_file_atomically(&self.vfs, &self.dir, &name, &bytes)?;
         let control = Control {
             checkpoint_seq: seq,
             generation: cp.generation,
             ..self.control
         };
         control.write(&self.vfs, &self.dir)?;
+        // Two atomic file replacements: a file sync and a directory sync each.
         self.stats.other_fsyncs.fetch_add(4, Ordering::Relaxed);
         if let Some(c) = capture {
             self.store.checkpoint_complete(c);
@@ -646,24 +690,6 @@ impl Inner {
             let _ = self.vfs.remove(&old);
         }
         cp.seq = seq;
-        cp.redo_lsn = redo.lsn;
-        cp.last_millis = self.clock.now_millis();
-        self.wal.append(
-            RecordKind::Checkpoint,
-            0,
-            &{
-                let mut p = Vec::new();
-                Record::Checkpoint {
-                    redo_lsn: redo.lsn,
-                    next_xid,
-                }
-                .encode_payload(&mut p);
-                p
-            },
-            None,
-        )?;
-        self.wal.recycle_before(redo.segment_no)?;
-        self.stats.checkpoints.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 
@@ -681,12 +707,17 @@ impl Inner {
             }
             let due = {
                 let cp = lock(&self.checkpoint);
-                self.wal.insert_lsn().saturating_sub(cp.redo_lsn) >= self.checkpoint_wal_bytes
+                self.wal.insert_lsn().saturating_sub(cp.redo.lsn) >= self.checkpoint_wal_bytes
                     || self.clock.now_millis().saturating_sub(cp.last_millis)
                         >= self.checkpoint_interval_millis
             };
             if due {
                 let _ = self.checkpoint();
+            } else if self.store.needs_checkpoint_for_space() {
+                let mut cp = lock(&self.checkpoint);
+                let redo = cp.redo;
+                let r = self.map_checkpoint(&mut cp, redo);
+                let _ = self.poison.guard(r);
             }
         }
     }

@@ -440,7 +440,7 @@ impl PageStore {
         }
         let st = lock(&self.cow);
         let pending = st.pending.len() as u64;
-        pending > 1024 && pending * 10 > st.file_locations
+        pending >= 32 && pending * 16 > st.file_locations
     }
 
     /// Locations in use and free (cow), for tests and space accounting.
