@@ -26,6 +26,9 @@ pub struct SpaceArgs {
     /// Print a JSON array instead of a table.
     #[arg(long)]
     json: bool,
+    /// Buffer pool size in MiB (default: the engine's default, 256).
+    #[arg(long)]
+    buffer_pool_mib: Option<u64>,
 }
 
 /// One statement's cost.
@@ -43,7 +46,7 @@ pub fn space(args: &SpaceArgs) -> Result<ExitCode, CliError> {
     let mut results = Vec::new();
     for &mode in &args.modes {
         let dir = TempDir::create()?;
-        results.push((mode, run(&dir, mode, args.rows)?));
+        results.push((mode, run(&dir, mode, args)?));
     }
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -120,10 +123,15 @@ pub fn space(args: &SpaceArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn run(dir: &TempDir, mode: Mode, rows: u64) -> Result<Vec<Step>, CliError> {
+fn run(dir: &TempDir, mode: Mode, args: &SpaceArgs) -> Result<Vec<Step>, CliError> {
+    let rows = args.rows;
+    let defaults = Options::default();
     let opts = Options {
         protection: mode.protection(),
-        ..Options::default()
+        buffer_pool_bytes: args
+            .buffer_pool_mib
+            .map_or(defaults.buffer_pool_bytes, |m| m << 20),
+        ..defaults
     };
     let db = Database::create(&dir.path, opts)?;
     db.create_table(TABLE, schema())?;

@@ -169,9 +169,18 @@ impl BufferPool {
                 f.pins.fetch_add(1, Ordering::AcqRel);
                 drop(t);
                 let r = self.flush_frame(idx);
+                t = lock(&self.table);
                 f.pins.fetch_sub(1, Ordering::AcqRel);
                 r?;
-                continue;
+                // Take the frame just cleaned (rather than sweeping on and writing out
+                // a burst of other dirty frames), unless it was used again meanwhile or
+                // someone else brought our page in.
+                let reusable = f.pins.load(Ordering::Acquire) == 0
+                    && !f.dirty.load(Ordering::Acquire)
+                    && !t.map.contains_key(&page_no);
+                if !reusable {
+                    continue;
+                }
             }
             let old = f.page_no.swap(page_no, Ordering::AcqRel);
             if old != NO_PAGE {

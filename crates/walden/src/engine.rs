@@ -19,7 +19,7 @@ use crate::page::{DEFAULT_PAGE_SIZE, PAGE_SIZES};
 use crate::poison::Poison;
 use crate::schema::{Row, Schema, Value};
 use crate::stats::{Stats, StatsSnapshot, TxnStats};
-use crate::store::{PageStore, Protection};
+use crate::store::{PageStore, Protection, SpacePressure};
 use crate::txn::{Snapshot, TxnManager};
 use crate::vfs::{RealVfs, Vfs};
 use crate::wal::format::{segment_name, MIN_SEGMENT_BYTES, SEGMENT_HEADER_BYTES};
@@ -357,6 +357,12 @@ impl Database {
         self.inner.store.file_bytes()
     }
 
+    /// Data file locations: (in the file, free for reuse, waiting for a checkpoint).
+    /// Free and waiting are always 0 outside cow mode.
+    pub fn data_file_locations(&self) -> (u64, u64, u64) {
+        self.inner.store.location_counts()
+    }
+
     /// True once a write or fsync failed: the database refuses writes until reopened.
     pub fn is_poisoned(&self) -> bool {
         self.inner.poison.is_set()
@@ -465,7 +471,32 @@ impl Inner {
             wal: &self.wal,
             clog: &self.clog,
             txns: &self.txns,
+            hook: self,
         }
+    }
+
+    /// Cow mode: when many rewritten locations wait for a checkpoint, make the map
+    /// durable now (in the calling thread, unless a checkpoint is already running), so
+    /// that a long statement cannot grow the data file much past its live pages.
+    fn relieve_space(&self) {
+        let pressure = self.store.space_pressure();
+        let guard = match pressure {
+            SpacePressure::None => return,
+            // Another thread is checkpointing: it will free the space.
+            SpacePressure::Soft => match self.checkpoint.try_lock() {
+                Ok(g) => g,
+                Err(_) => return,
+            },
+            // Too much waits: hold this writer back until the space is freed.
+            SpacePressure::Hard => lock(&self.checkpoint),
+        };
+        let mut cp = guard;
+        if self.poison.is_set() || self.store.space_pressure() == SpacePressure::None {
+            return;
+        }
+        let redo = cp.redo;
+        let r = self.map_checkpoint(&mut cp, redo);
+        let _ = self.poison.guard(r);
     }
 
     fn table(&self, name: &str) -> Result<Arc<Table>> {
@@ -614,7 +645,7 @@ impl Inner {
         // one) frees them part way.
         let prev_redo = cp.redo;
         self.pool.flush_all_with(&mut || {
-            if self.store.needs_checkpoint_for_space() {
+            if self.store.space_pressure() != SpacePressure::None {
                 self.map_checkpoint(cp, prev_redo)?;
             }
             Ok(())
@@ -713,7 +744,7 @@ impl Inner {
             };
             if due {
                 let _ = self.checkpoint();
-            } else if self.store.needs_checkpoint_for_space() {
+            } else if self.store.space_pressure() != SpacePressure::None {
                 let mut cp = lock(&self.checkpoint);
                 let redo = cp.redo;
                 let r = self.map_checkpoint(&mut cp, redo);
@@ -759,6 +790,12 @@ fn sync_wal_from(vfs: &Arc<dyn Vfs>, wal_dir: &Path, first: u64) -> Result<()> {
         }
     }
     Ok(())
+}
+
+impl heap::BetweenPages for Inner {
+    fn between_pages(&self) {
+        self.relieve_space();
+    }
 }
 
 /// A transaction. Dropping it without `commit` rolls it back.
@@ -921,6 +958,7 @@ impl Transaction<'_> {
         for page in t.page_list() {
             rows.clear();
             heap::scan_page(&ctx, page, &self.view(), &mut rows)?;
+            ctx.hook.between_pages();
             for (id, bytes) in rows.drain(..) {
                 let row = self.decode(&t, id, &bytes)?;
                 if !f(id, row) {
@@ -954,7 +992,9 @@ impl Transaction<'_> {
             snapshot: &self.snapshot,
             cid: self.cid,
         };
-        heap::update(&ctx, &t, id, &bytes, &view, &mut self.stats)
+        let r = heap::update(&ctx, &t, id, &bytes, &view, &mut self.stats);
+        ctx.hook.between_pages();
+        r
     }
 
     /// Deletes a row (same waiting rules as `update`).
@@ -967,7 +1007,9 @@ impl Transaction<'_> {
             snapshot: &self.snapshot,
             cid: self.cid,
         };
-        heap::delete(&ctx, &t, id, &view, &mut self.stats)
+        let r = heap::delete(&ctx, &t, id, &view, &mut self.stats);
+        ctx.hook.between_pages();
+        r
     }
 
     /// Commits. Returns once the commit is durable (unless asynchronous commit is on).

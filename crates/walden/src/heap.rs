@@ -73,6 +73,14 @@ pub struct HeapCtx<'a> {
     pub wal: &'a Wal,
     pub clog: &'a Clog,
     pub txns: &'a TxnManager,
+    /// Called between page changes, with no latch held.
+    pub hook: &'a dyn BetweenPages,
+}
+
+/// Lets the engine act between page changes of a long statement (for example reclaim
+/// copy-on-write space) without the heap knowing about checkpoints.
+pub trait BetweenPages {
+    fn between_pages(&self);
 }
 
 /// A transaction's view while it runs a command.
@@ -262,6 +270,7 @@ pub fn insert_many(
         if Some(page_no) != table.last_page() {
             table.set_free(page_no, free);
         }
+        ctx.hook.between_pages();
     }
     Ok(ids)
 }
@@ -586,6 +595,8 @@ pub fn vacuum(
             let free = PageRef(&pinned.read()).free_space();
             table.set_free(page_no, free);
         }
+        drop(pinned);
+        ctx.hook.between_pages();
     }
     Ok(removed)
 }

@@ -68,6 +68,14 @@ impl std::str::FromStr for Protection {
     }
 }
 
+/// See [`PageStore::space_pressure`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpacePressure {
+    None,
+    Soft,
+    Hard,
+}
+
 /// The copy-on-write map and location allocator. Guarded by `PageStore::cow`.
 struct CowState {
     /// Logical page -> location + 1 (0: the page has no location yet).
@@ -431,16 +439,22 @@ impl PageStore {
         self.file.len().map_err(|e| Error::io(&self.path, e))
     }
 
-    /// True when so many locations wait for a checkpoint to be freed that the file would
-    /// grow noticeably: the checkpointer then runs early (cow mode keeps the data file
-    /// within a small factor of the fixed-place modes this way).
-    pub fn needs_checkpoint_for_space(&self) -> bool {
+    /// How urgently rewritten locations waiting for a checkpoint should be freed. Cow
+    /// mode keeps the data file within a small factor of the fixed-place modes by making
+    /// the map durable (a map-only checkpoint) at `Soft` and holding writers back at `Hard`.
+    pub fn space_pressure(&self) -> SpacePressure {
         if self.protection != Protection::Cow {
-            return false;
+            return SpacePressure::None;
         }
         let st = lock(&self.cow);
         let pending = st.pending.len() as u64;
-        pending >= 32 && pending * 16 > st.file_locations
+        if pending < 32 || pending * 16 <= st.file_locations {
+            SpacePressure::None
+        } else if pending * 8 <= st.file_locations {
+            SpacePressure::Soft
+        } else {
+            SpacePressure::Hard
+        }
     }
 
     /// Locations in use and free (cow), for tests and space accounting.
