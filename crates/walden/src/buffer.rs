@@ -291,10 +291,23 @@ impl BufferPool {
     /// one. Writers keep going meanwhile.
     pub fn flush_all_with(&self, after_write: &mut dyn FnMut() -> Result<()>) -> Result<()> {
         for idx in 0..self.frames.len() {
-            if self.frames[idx].dirty.load(Ordering::Acquire) {
-                self.flush_frame(idx)?;
-                after_write()?;
+            let f = &self.frames[idx];
+            if !f.dirty.load(Ordering::Acquire) {
+                continue;
             }
+            // Pin first (under the table lock, like every pin): an unpinned frame could
+            // be evicted and its page re-read from disk while this write is in flight.
+            {
+                let _t = lock(&self.table);
+                if f.page_no.load(Ordering::Acquire) == NO_PAGE {
+                    continue;
+                }
+                f.pins.fetch_add(1, Ordering::AcqRel);
+            }
+            let r = self.flush_frame(idx);
+            f.pins.fetch_sub(1, Ordering::AcqRel);
+            r?;
+            after_write()?;
         }
         Ok(())
     }

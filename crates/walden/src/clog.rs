@@ -98,26 +98,31 @@ impl Clog {
         st.dirty_from = Some(st.dirty_from.map_or(byte, |d| d.min(byte)));
     }
 
-    /// Writes the changed part of the file and syncs it (at a checkpoint).
+    /// Writes the changed part of the file and syncs it (at a checkpoint). Bits set
+    /// while it writes stay marked dirty for the next checkpoint.
     pub fn write_out(&self, vfs: &Arc<dyn Vfs>, stats: &Stats) -> Result<()> {
         let (from, bytes) = {
-            let st = self.state.read().unwrap_or_else(|e| e.into_inner());
-            let Some(from) = st.dirty_from else {
+            let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
+            let Some(dirty) = st.dirty_from.take() else {
                 return Ok(());
             };
-            let from = from - from % 512;
+            let from = dirty - dirty % 512;
             (from, st.bits[from.min(st.bits.len())..].to_vec())
         };
+        let r = self.write_bytes(vfs, stats, from, &bytes);
+        if r.is_err() {
+            let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
+            st.dirty_from = Some(st.dirty_from.map_or(from, |d| d.min(from)));
+        }
+        r
+    }
+
+    fn write_bytes(&self, vfs: &Arc<dyn Vfs>, stats: &Stats, from: usize, bytes: &[u8]) -> Result<()> {
         let io = |e| Error::io(&self.path, e);
         let f = vfs.open(&self.path, OpenMode::CreateOrOpen).map_err(io)?;
-        f.write_all_at(&bytes, from as u64).map_err(io)?;
+        f.write_all_at(bytes, from as u64).map_err(io)?;
         f.sync_data().map_err(io)?;
         stats.other_fsyncs.fetch_add(1, Ordering::Relaxed);
-        let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
-        // Bits changed meanwhile stay dirty: only clear if nothing below `from` changed.
-        if st.dirty_from.is_some_and(|d| d >= from) {
-            st.dirty_from = None;
-        }
         Ok(())
     }
 }

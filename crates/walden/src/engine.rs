@@ -111,6 +111,9 @@ struct Inner {
     clog: Clog,
     txns: TxnManager,
     catalog: RwLock<Catalog>,
+    /// Commits hold it shared from their commit record to their clog bit; a checkpoint
+    /// takes it exclusively to set its redo point.
+    commit_fence: RwLock<()>,
     /// One checkpoint at a time; guards the checkpoint sequence and last redo point.
     checkpoint: Mutex<CheckpointState>,
     shutdown: AtomicBool,
@@ -455,6 +458,7 @@ impl Inner {
             clog,
             txns: TxnManager::new(next_xid),
             catalog: RwLock::new(catalog),
+            commit_fence: RwLock::new(()),
             checkpoint: Mutex::new(CheckpointState {
                 seq: checkpoint_seq,
                 redo: wal_end,
@@ -616,6 +620,7 @@ impl Inner {
             clog,
             txns: TxnManager::new(next_xid),
             catalog: RwLock::new(catalog),
+            commit_fence: RwLock::new(()),
             checkpoint: Mutex::new(CheckpointState {
                 seq: ckpt.seq,
                 redo: ckpt.redo,
@@ -636,7 +641,10 @@ impl Inner {
     }
 
     fn checkpoint_locked(&self, cp: &mut CheckpointState) -> Result<()> {
-        let redo = self.wal.begin_checkpoint()?;
+        let redo = {
+            let _fence = self.commit_fence.write().unwrap_or_else(|e| e.into_inner());
+            self.wal.begin_checkpoint()?
+        };
         let next_xid = self.txns.next_xid();
         // In cow mode a rewritten page's old location stays taken until a checkpoint
         // that no longer references it completes. Writing every dirty page before one
@@ -1025,6 +1033,10 @@ impl Transaction<'_> {
             self.db.txns.end(xid);
             return Ok(());
         }
+        // Held from the commit record until its clog bit is set, so that no checkpoint
+        // takes its redo point in between (the bit would then be neither in the clog it
+        // writes nor replayed after a crash: docs/recovery.md rule 4).
+        let fence = self.db.commit_fence.read().unwrap_or_else(|e| e.into_inner());
         let r = (|| {
             let a = self
                 .db
@@ -1038,11 +1050,13 @@ impl Transaction<'_> {
         match r {
             Ok(()) => {
                 self.db.clog.set(xid, XidStatus::Committed);
+                drop(fence);
                 self.db.stats.commits.fetch_add(1, Ordering::Relaxed);
                 self.db.txns.end(xid);
                 Ok(())
             }
             Err(e) => {
+                drop(fence);
                 // Not acknowledged; whether the commit record reached the disk is
                 // decided by recovery. Here it counts as aborted.
                 self.db.clog.set(xid, XidStatus::Aborted);

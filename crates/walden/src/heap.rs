@@ -196,6 +196,7 @@ fn target_page(
 
 /// Inserts rows produced by `next_row` (which encodes the next row into the buffer and
 /// returns false when there are no more). Rows that land on one page share one record.
+/// A call that fails has no effect: the rows it had inserted are removed again.
 pub fn insert_many(
     ctx: &HeapCtx,
     table: &Table,
@@ -203,13 +204,57 @@ pub fn insert_many(
     stats: &mut TxnStats,
     next_row: &mut dyn FnMut(&mut Vec<u8>) -> Result<bool>,
 ) -> Result<Vec<RowId>> {
+    let mut ids = Vec::new();
+    match insert_rows(ctx, table, view, stats, next_row, &mut ids) {
+        Ok(()) => Ok(ids),
+        Err(e) => {
+            withdraw(ctx, &ids, view.snapshot.xid, stats)?;
+            Err(e)
+        }
+    }
+}
+
+/// Removes rows this transaction inserted in a command that failed. Nobody else can see
+/// them (uncommitted) or knows their ids, so they go at once, logged as a prune.
+fn withdraw(ctx: &HeapCtx, ids: &[RowId], xid: u64, stats: &mut TxnStats) -> Result<()> {
+    let mut start = 0;
+    while start < ids.len() {
+        let page_no = ids[start].page;
+        let end = start + ids[start..].iter().take_while(|id| id.page == page_no).count();
+        let slots: Vec<u16> = ids[start..end].iter().map(|id| id.slot).collect();
+        let pinned = ctx.pool.fetch(page_no, Fetch::Read)?;
+        let mut g = pinned.write();
+        PageMut(&mut g).remove_and_compact(&slots);
+        let mut payload = Vec::with_capacity(10 + 2 * slots.len());
+        Record::HeapPrune {
+            page: page_no,
+            slots,
+        }
+        .encode_payload(&mut payload);
+        ctx.wal
+            .append_page_change(RecordKind::HeapPrune, xid, &payload, &mut g, Some(stats))?;
+        start = end;
+    }
+    Ok(())
+}
+
+/// Inserts rows, pushing each id once the row is on its page; every id pushed is logged
+/// before this returns, error or not.
+fn insert_rows(
+    ctx: &HeapCtx,
+    table: &Table,
+    view: &TxnView,
+    stats: &mut TxnStats,
+    next_row: &mut dyn FnMut(&mut Vec<u8>) -> Result<bool>,
+    ids: &mut Vec<RowId>,
+) -> Result<()> {
     let xid = view.snapshot.xid;
     let max = max_row_bytes(ctx.pool.page_size());
-    let mut ids = Vec::new();
     let mut row = Vec::with_capacity(256);
     let mut tuple = Vec::with_capacity(256);
     let mut payload = Vec::with_capacity(ctx.pool.page_size() + 64);
     let mut have = next_row(&mut row)?;
+    let mut failed: Option<Error> = None;
     while have {
         if row.len() > max {
             return Err(Error::RowTooLarge {
@@ -255,7 +300,15 @@ pub fn insert_many(
                 slot,
             });
             n += 1;
-            have = next_row(&mut row)?;
+            // An error from the next row must not leave this page's rows unlogged:
+            // log them first (the transaction is then aborted by the engine).
+            match next_row(&mut row) {
+                Ok(h) => have = h,
+                Err(e) => {
+                    have = false;
+                    failed = Some(e);
+                }
+            }
         }
         if n == 0 {
             // Someone filled the page first; the next round picks another.
@@ -271,8 +324,11 @@ pub fn insert_many(
             table.set_free(page_no, free);
         }
         ctx.hook.between_pages();
+        if let Some(e) = failed.take() {
+            return Err(e);
+        }
     }
-    Ok(ids)
+    Ok(())
 }
 
 /// Visible rows of one page: (row id, row bytes).

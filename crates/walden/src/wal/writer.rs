@@ -440,11 +440,12 @@ impl Wal {
     /// After a checkpoint is durable: segments before `keep_from` are no longer needed.
     /// Up to `MAX_SPARE_SEGMENTS` are kept for reuse, the rest removed.
     pub fn recycle_before(&self, keep_from: u64) -> Result<()> {
+        // List under the writer lock: a segment switch renames spares meanwhile.
+        let mut w = lock(&self.writer);
         let names = self
             .vfs
             .list_dir(&self.dir)
             .map_err(|e| Error::io(&self.dir, e))?;
-        let mut w = lock(&self.writer);
         for name in names {
             let Some(no) = parse_segment_name(&name) else {
                 continue;
