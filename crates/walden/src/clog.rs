@@ -117,7 +117,13 @@ impl Clog {
         r
     }
 
-    fn write_bytes(&self, vfs: &Arc<dyn Vfs>, stats: &Stats, from: usize, bytes: &[u8]) -> Result<()> {
+    fn write_bytes(
+        &self,
+        vfs: &Arc<dyn Vfs>,
+        stats: &Stats,
+        from: usize,
+        bytes: &[u8],
+    ) -> Result<()> {
         let io = |e| Error::io(&self.path, e);
         let f = vfs.open(&self.path, OpenMode::CreateOrOpen).map_err(io)?;
         f.write_all_at(bytes, from as u64).map_err(io)?;

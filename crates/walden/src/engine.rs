@@ -1036,7 +1036,11 @@ impl Transaction<'_> {
         // Held from the commit record until its clog bit is set, so that no checkpoint
         // takes its redo point in between (the bit would then be neither in the clog it
         // writes nor replayed after a crash: docs/recovery.md rule 4).
-        let fence = self.db.commit_fence.read().unwrap_or_else(|e| e.into_inner());
+        let fence = self
+            .db
+            .commit_fence
+            .read()
+            .unwrap_or_else(|e| e.into_inner());
         let r = (|| {
             let a = self
                 .db

@@ -220,7 +220,11 @@ fn withdraw(ctx: &HeapCtx, ids: &[RowId], xid: u64, stats: &mut TxnStats) -> Res
     let mut start = 0;
     while start < ids.len() {
         let page_no = ids[start].page;
-        let end = start + ids[start..].iter().take_while(|id| id.page == page_no).count();
+        let end = start
+            + ids[start..]
+                .iter()
+                .take_while(|id| id.page == page_no)
+                .count();
         let slots: Vec<u16> = ids[start..end].iter().map(|id| id.slot).collect();
         let pinned = ctx.pool.fetch(page_no, Fetch::Read)?;
         let mut g = pinned.write();

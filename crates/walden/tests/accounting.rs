@@ -1,0 +1,498 @@
+//! Accounting: what could go wrong is a counter that drifts from what really happened —
+//! WAL bytes counted that never reached the files (or the reverse), page images logged in
+//! a mode that should not log them, checkpoints counted but not run — or a checkpoint
+//! trigger (WAL volume, elapsed time) that does not fire, or fires when it should not.
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use walden::clock::ManualClock;
+use walden::stats::StatsSnapshot;
+use walden::vfs::{CrashMode, SimVfs};
+use walden::wal::format::FRAME_HEADER_BYTES;
+use walden::wal::record::RECORD_HEADER_BYTES;
+use walden::wal::RecordKind;
+use walden::*;
+
+const DIR: &str = "db";
+const TABLE: &str = "t";
+const PAGE_SIZE: usize = 8192;
+
+fn schema() -> Schema {
+    Schema::new(vec![
+        Column::not_null("id", ColumnType::Int8),
+        Column::new("payload", ColumnType::Text),
+    ])
+}
+
+fn opts(vfs: &SimVfs, protection: Protection) -> Options {
+    Options {
+        vfs: Arc::new(vfs.clone()),
+        protection,
+        background: false,
+        page_size: PAGE_SIZE,
+        segment_size_bytes: 2 << 20,
+        buffer_pool_bytes: 64 << 20,
+        clock: Arc::new(ManualClock::default()),
+        ..Options::default()
+    }
+}
+
+fn row(id: i64, pad: usize) -> Row {
+    vec![Value::Int8(id), Value::Text("p".repeat(pad))]
+}
+
+fn encoded_len(r: &Row) -> u64 {
+    let mut out = Vec::new();
+    schema().encode_row(r, &mut out);
+    out.len() as u64
+}
+
+/// Bytes of a HeapInsert record holding the given rows.
+fn heap_insert_bytes(rows: &[&Row]) -> u64 {
+    let per_row: u64 = rows.iter().map(|r| 2 + 2 + encoded_len(r)).sum();
+    RECORD_HEADER_BYTES as u64 + 8 + 4 + 2 + per_row
+}
+
+const COMMIT_BYTES: u64 = RECORD_HEADER_BYTES as u64;
+const HEAP_INIT_BYTES: u64 = RECORD_HEADER_BYTES as u64 + 8 + 4;
+const HEAP_UPDATE_OLD_BYTES: u64 = RECORD_HEADER_BYTES as u64 + 8 + 2 + 8 + 2;
+
+/// (records, bytes) of one record kind.
+fn kind(s: &StatsSnapshot, k: RecordKind) -> (u64, u64) {
+    let c = s.by_kind.iter().find(|c| c.kind == k).unwrap();
+    (c.records, c.bytes)
+}
+
+fn wal_on_disk(vfs: &SimVfs) -> u64 {
+    vfs.bytes_written_with_prefix(Path::new("db/wal"))
+}
+
+/// Asserts that the WAL bytes the engine counted since `stats_before` equal the bytes
+/// the file layer saw written under `db/wal` since `disk_before`.
+fn assert_wal_bytes_match(
+    db: &Database,
+    vfs: &SimVfs,
+    stats_before: u64,
+    disk_before: u64,
+    when: &str,
+) {
+    let counted = db.stats().wal_bytes_written - stats_before;
+    let written = wal_on_disk(vfs) - disk_before;
+    assert_eq!(
+        counted, written,
+        "{when}: engine counted {counted}, files got {written}"
+    );
+}
+
+#[test]
+fn wal_bytes_counted_equal_bytes_that_reached_the_wal_files() {
+    for protection in [Protection::Cow, Protection::FullPage, Protection::None] {
+        let vfs = SimVfs::new(1);
+        let db = Database::create(DIR, opts(&vfs, protection)).unwrap();
+        // From creation on, the two agree absolutely (segment header included).
+        assert_wal_bytes_match(&db, &vfs, 0, 0, "after create");
+        db.create_table(TABLE, schema()).unwrap();
+        assert_wal_bytes_match(&db, &vfs, 0, 0, "after create_table");
+
+        let s0 = db.stats().wal_bytes_written;
+        let d0 = wal_on_disk(&vfs);
+        // Some 3.5 MiB of WAL: more than one 2 MiB segment, so a switch frame and a new
+        // segment header are counted too.
+        let mut ids = Vec::new();
+        for b in 0..100i64 {
+            let mut tx = db.begin();
+            let rows: Vec<Row> = (0..100).map(|i| row(b * 100 + i, 300)).collect();
+            ids.extend(tx.insert_many(TABLE, &rows).unwrap());
+            tx.commit().unwrap();
+        }
+        assert_wal_bytes_match(&db, &vfs, s0, d0, "after inserts");
+        assert!(vfs
+            .file_contents(Path::new("db/wal/0000000000000002"))
+            .is_some());
+        let mut tx = db.begin();
+        for (i, id) in ids.iter().enumerate().take(500) {
+            tx.update(TABLE, *id, &row(i as i64, 10)).unwrap();
+        }
+        tx.commit().unwrap();
+        let mut tx = db.begin();
+        for id in &ids[500..1000] {
+            tx.delete(TABLE, *id).unwrap();
+        }
+        tx.commit().unwrap();
+        assert_wal_bytes_match(&db, &vfs, s0, d0, "after updates and deletes");
+        // A rollback appends an abort record that is only written out by a later flush.
+        let mut tx = db.begin();
+        tx.insert(TABLE, &row(-1, 5)).unwrap();
+        tx.rollback().unwrap();
+        assert_wal_bytes_match(&db, &vfs, s0, d0, "after rollback");
+        db.checkpoint().unwrap();
+        assert_wal_bytes_match(&db, &vfs, s0, d0, "after checkpoint");
+        assert!(db.vacuum(TABLE).unwrap() >= 1000);
+        db.flush_wal().unwrap();
+        assert_wal_bytes_match(&db, &vfs, s0, d0, "after vacuum");
+        // More segments, so that checkpointed ones are recycled under new names.
+        for b in 0..100i64 {
+            let mut tx = db.begin();
+            let rows: Vec<Row> = (0..100).map(|i| row(20_000 + b * 100 + i, 300)).collect();
+            tx.insert_many(TABLE, &rows).unwrap();
+            tx.commit().unwrap();
+            if b % 30 == 0 {
+                db.checkpoint().unwrap();
+            }
+        }
+        assert_wal_bytes_match(&db, &vfs, s0, d0, "after recycling");
+        let counted = db.stats().wal_bytes_written;
+        eprintln!(
+            "{protection:?}: {counted} WAL bytes counted, {} written, {} record bytes, {} page images",
+            wal_on_disk(&vfs),
+            db.stats().wal_record_bytes,
+            db.stats().page_images
+        );
+        drop(db);
+        vfs.restart(CrashMode::DropUnsynced);
+        // After a reopen the counters start again from zero and count recovery's writes.
+        let d1 = wal_on_disk(&vfs);
+        let db = Database::open(DIR, opts(&vfs, protection)).unwrap();
+        assert_wal_bytes_match(&db, &vfs, 0, d1, "after reopen");
+        let mut tx = db.begin();
+        tx.insert(TABLE, &row(-2, 5)).unwrap();
+        tx.commit().unwrap();
+        assert_wal_bytes_match(&db, &vfs, 0, d1, "after a commit on the reopened database");
+    }
+}
+
+#[test]
+fn single_insert_transaction_counts_exactly() {
+    let vfs = SimVfs::new(2);
+    let db = Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap();
+    db.create_table(TABLE, schema()).unwrap();
+
+    // The first insert into an empty table also adds its first page.
+    let first = row(1, 3);
+    let before = db.stats();
+    let mut tx = db.begin();
+    tx.insert(TABLE, &first).unwrap();
+    let t = tx.stats().clone();
+    assert_eq!(t.records[RecordKind::HeapInit as usize], 1);
+    assert_eq!(t.bytes[RecordKind::HeapInit as usize], HEAP_INIT_BYTES);
+    assert_eq!(t.records[RecordKind::HeapInsert as usize], 1);
+    assert_eq!(
+        t.bytes[RecordKind::HeapInsert as usize],
+        heap_insert_bytes(&[&first])
+    );
+    assert_eq!(t.wal_records(), 2);
+    assert_eq!(t.page_images(), 0);
+    tx.commit().unwrap();
+    let d = db.stats().since(&before);
+    assert_eq!(kind(&d, RecordKind::HeapInit), (1, HEAP_INIT_BYTES));
+    assert_eq!(kind(&d, RecordKind::Commit), (1, COMMIT_BYTES));
+    assert_eq!(d.commits, 1);
+
+    // A single-row insert into the existing page: one HeapInsert, one Commit, one frame,
+    // one fsync.
+    let second = row(2, 40);
+    let before = db.stats();
+    let mut tx = db.begin();
+    tx.insert(TABLE, &second).unwrap();
+    let t = tx.stats().clone();
+    let insert_bytes = heap_insert_bytes(&[&second]);
+    assert_eq!(t.records[RecordKind::HeapInsert as usize], 1);
+    assert_eq!(t.bytes[RecordKind::HeapInsert as usize], insert_bytes);
+    assert_eq!((t.wal_records(), t.wal_bytes()), (1, insert_bytes));
+    tx.commit().unwrap();
+    let d = db.stats().since(&before);
+    assert_eq!(kind(&d, RecordKind::HeapInsert), (1, insert_bytes));
+    assert_eq!(kind(&d, RecordKind::Commit), (1, COMMIT_BYTES));
+    assert_eq!(d.wal_records, 2);
+    assert_eq!(d.wal_record_bytes, insert_bytes + COMMIT_BYTES);
+    assert_eq!(
+        d.wal_bytes_written,
+        FRAME_HEADER_BYTES + insert_bytes + COMMIT_BYTES
+    );
+    assert_eq!((d.commits, d.aborts), (1, 0));
+    assert_eq!(d.wal_fsyncs, 1);
+    assert_eq!(
+        (d.data_pages_written, d.data_fsyncs, d.checkpoints),
+        (0, 0, 0)
+    );
+
+    // insert_many puts rows that share a page into one record.
+    let rows = [row(3, 1), row(4, 2), row(5, 3)];
+    let before = db.stats();
+    let mut tx = db.begin();
+    tx.insert_many(TABLE, &rows).unwrap();
+    let expected = heap_insert_bytes(&rows.iter().collect::<Vec<_>>());
+    assert_eq!(tx.stats().records[RecordKind::HeapInsert as usize], 1);
+    assert_eq!(tx.stats().bytes[RecordKind::HeapInsert as usize], expected);
+    tx.commit().unwrap();
+    assert_eq!(
+        kind(&db.stats().since(&before), RecordKind::HeapInsert),
+        (1, expected)
+    );
+
+    // A read-only commit writes nothing and is not counted; a rollback is counted as an
+    // abort and logs one abort record.
+    let before = db.stats();
+    let mut tx = db.begin();
+    assert_eq!(tx.scan(TABLE).unwrap().len(), 5);
+    tx.commit().unwrap();
+    assert_eq!(db.stats().since(&before).wal_records, 0);
+    assert_eq!(db.stats().since(&before).commits, 0);
+    let mut tx = db.begin();
+    tx.insert(TABLE, &row(6, 1)).unwrap();
+    tx.rollback().unwrap();
+    let d = db.stats().since(&before);
+    assert_eq!((d.commits, d.aborts), (0, 1));
+    assert_eq!(kind(&d, RecordKind::Abort), (1, COMMIT_BYTES));
+}
+
+#[test]
+fn page_images_only_in_full_page_mode_after_a_checkpoint() {
+    for protection in [Protection::Cow, Protection::FullPage, Protection::None] {
+        let vfs = SimVfs::new(3);
+        let db = Database::create(DIR, opts(&vfs, protection)).unwrap();
+        db.create_table(TABLE, schema()).unwrap();
+        let mut tx = db.begin();
+        let rows: Vec<Row> = (0..20).map(|i| row(i, 20)).collect();
+        let ids = tx.insert_many(TABLE, &rows).unwrap();
+        tx.commit().unwrap();
+        assert_eq!(db.stats().page_images, 0, "{protection:?}");
+        db.checkpoint().unwrap();
+        let images = |n: u64| {
+            if protection == Protection::FullPage {
+                n
+            } else {
+                0
+            }
+        };
+
+        // The first update after the checkpoint: its new version goes to the same page,
+        // whose first change logs the page instead of the insert.
+        let before = db.stats();
+        let mut tx = db.begin();
+        let new = tx.update(TABLE, ids[3], &row(3, 21)).unwrap();
+        assert_eq!(new.page, ids[3].page);
+        assert_eq!(tx.stats().page_images(), images(1), "{protection:?}");
+        tx.commit().unwrap();
+        let d = db.stats().since(&before);
+        assert_eq!(d.page_images, images(1), "{protection:?}");
+        assert_eq!(
+            kind(&d, RecordKind::HeapInsert).0,
+            1 - images(1),
+            "{protection:?}"
+        );
+        assert_eq!(
+            kind(&d, RecordKind::HeapUpdateOld),
+            (1, HEAP_UPDATE_OLD_BYTES)
+        );
+        if protection == Protection::FullPage {
+            let header = RECORD_HEADER_BYTES as u64 + 8 + 2 + 2;
+            assert!(
+                d.page_image_bytes > header && d.page_image_bytes <= header + PAGE_SIZE as u64,
+                "{}",
+                d.page_image_bytes
+            );
+        } else {
+            assert_eq!(d.page_image_bytes, 0);
+        }
+
+        // The second change to the page before the next checkpoint logs no image.
+        let before = db.stats();
+        let mut tx = db.begin();
+        tx.update(TABLE, ids[4], &row(4, 21)).unwrap();
+        tx.delete(TABLE, ids[5]).unwrap();
+        tx.commit().unwrap();
+        assert_eq!(db.stats().since(&before).page_images, 0, "{protection:?}");
+
+        // After the next checkpoint, the first change logs an image again.
+        db.checkpoint().unwrap();
+        let before = db.stats();
+        let mut tx = db.begin();
+        tx.delete(TABLE, ids[6]).unwrap();
+        tx.commit().unwrap();
+        let d = db.stats().since(&before);
+        assert_eq!(d.page_images, images(1), "{protection:?}");
+        assert_eq!(
+            kind(&d, RecordKind::HeapDelete).0,
+            1 - images(1),
+            "{protection:?}"
+        );
+    }
+}
+
+#[test]
+fn checkpoint_writes_the_dirty_pages_and_is_counted() {
+    for protection in [Protection::Cow, Protection::FullPage, Protection::None] {
+        let vfs = SimVfs::new(4);
+        let db = Database::create(DIR, opts(&vfs, protection)).unwrap();
+        assert_eq!(db.stats().checkpoints, 1, "the creating checkpoint");
+        db.create_table(TABLE, schema()).unwrap();
+        let before = db.stats();
+        let mut tx = db.begin();
+        let rows: Vec<Row> = (0..200).map(|i| row(i, 200)).collect();
+        let ids = tx.insert_many(TABLE, &rows).unwrap();
+        tx.commit().unwrap();
+        let pages: std::collections::BTreeSet<u64> = ids.iter().map(|id| id.page).collect();
+        assert!(pages.len() >= 5, "{pages:?}");
+        // Nothing reaches the data file before the checkpoint (the pool holds it all).
+        let d = db.stats().since(&before);
+        assert_eq!(
+            (d.data_pages_written, d.checkpoints),
+            (0, 0),
+            "{protection:?}"
+        );
+
+        db.checkpoint().unwrap();
+        let d = db.stats().since(&before);
+        // Copy-on-write also writes the one chunk of the page map that changed.
+        let map_pages = u64::from(protection == Protection::Cow);
+        assert_eq!(
+            d.data_pages_written,
+            pages.len() as u64 + map_pages,
+            "{protection:?}"
+        );
+        assert_eq!(
+            d.data_bytes_written,
+            d.data_pages_written * PAGE_SIZE as u64
+        );
+        assert_eq!(d.checkpoints, 1);
+        assert_eq!(d.data_fsyncs, 1);
+        eprintln!(
+            "{protection:?}: checkpoint wrote {} pages, {} fsyncs ({} WAL, {} data, {} other)",
+            d.data_pages_written,
+            d.fsyncs(),
+            d.wal_fsyncs,
+            d.data_fsyncs,
+            d.other_fsyncs
+        );
+
+        // A checkpoint with nothing dirty writes no pages but still counts.
+        let before = db.stats();
+        db.checkpoint().unwrap();
+        let d = db.stats().since(&before);
+        assert_eq!(
+            (d.data_pages_written, d.checkpoints),
+            (0, 1),
+            "{protection:?}"
+        );
+
+        // One changed page: one page written (plus the map chunk in cow mode).
+        let mut tx = db.begin();
+        tx.delete(TABLE, ids[0]).unwrap();
+        tx.commit().unwrap();
+        let before = db.stats();
+        db.checkpoint().unwrap();
+        let d = db.stats().since(&before);
+        assert_eq!(d.data_pages_written, 1 + map_pages, "{protection:?}");
+        assert_eq!(d.checkpoints, 1);
+    }
+}
+
+/// Polls `cond` every 10 ms for up to `limit`; true once it holds.
+fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    cond()
+}
+
+#[test]
+fn background_checkpoint_after_wal_volume() {
+    let vfs = SimVfs::new(5);
+    let db = Database::create(
+        DIR,
+        Options {
+            background: true,
+            checkpoint_wal_bytes: 1 << 20,
+            checkpoint_interval_secs: 10,
+            ..opts(&vfs, Protection::Cow)
+        },
+    )
+    .unwrap();
+    db.create_table(TABLE, schema()).unwrap();
+    let base = db.stats().checkpoints;
+    // Under the threshold, and no time passes on the manual clock: no checkpoint.
+    let mut tx = db.begin();
+    tx.insert_many(TABLE, (0..100).map(|i| row(i, 100)))
+        .unwrap();
+    tx.commit().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(db.stats().checkpoints, base);
+    // Over 3 MiB of WAL.
+    let start = db.wal_insert_lsn();
+    let mut id = 1000;
+    while db.wal_insert_lsn() - start < 3 << 20 {
+        let mut tx = db.begin();
+        tx.insert_many(TABLE, (id..id + 100).map(|i| row(i, 300)))
+            .unwrap();
+        tx.commit().unwrap();
+        id += 100;
+    }
+    let fired = wait_for(Duration::from_secs(10), || db.stats().checkpoints > base);
+    let s = db.stats();
+    eprintln!(
+        "WAL volume trigger: {} checkpoints after {} bytes of WAL (threshold 1 MiB)",
+        s.checkpoints - base,
+        db.wal_insert_lsn() - start
+    );
+    assert!(
+        fired,
+        "no checkpoint after 3 MiB of WAL with a 1 MiB threshold"
+    );
+    // Once the background thread has caught up, the WAL since the last redo point is under
+    // the threshold, so it stops checkpointing.
+    std::thread::sleep(Duration::from_millis(300));
+    let settled = db.stats().checkpoints;
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(db.stats().checkpoints, settled);
+    db.close().unwrap();
+    vfs.restart(CrashMode::DropUnsynced);
+    let db = Database::open(DIR, opts(&vfs, Protection::Cow)).unwrap();
+    assert_eq!(
+        db.begin().scan(TABLE).unwrap().len() as i64,
+        100 + (id - 1000)
+    );
+}
+
+#[test]
+fn background_checkpoint_after_interval_on_a_manual_clock() {
+    let vfs = SimVfs::new(6);
+    let clock = Arc::new(ManualClock::default());
+    let db = Database::create(
+        DIR,
+        Options {
+            background: true,
+            checkpoint_interval_secs: 10,
+            clock: clock.clone(),
+            ..opts(&vfs, Protection::Cow)
+        },
+    )
+    .unwrap();
+    db.create_table(TABLE, schema()).unwrap();
+    let base = db.stats().checkpoints;
+    // Real time passes, the engine's clock does not: no checkpoint.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(db.stats().checkpoints, base);
+    // Just under the interval: still none.
+    clock.advance_millis(9_999);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(db.stats().checkpoints, base);
+    // The interval reached: one checkpoint, and only one.
+    clock.advance_millis(1);
+    assert!(wait_for(Duration::from_secs(5), || db.stats().checkpoints > base));
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(db.stats().checkpoints, base + 1);
+    // Eleven more seconds: the next one.
+    clock.advance_millis(11_000);
+    assert!(wait_for(Duration::from_secs(5), || db.stats().checkpoints > base + 1));
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(db.stats().checkpoints, base + 2);
+    db.close().unwrap();
+}

@@ -1,0 +1,735 @@
+//! Bad input: what could go wrong is a damaged file, a wrong directory or a wrong row
+//! being accepted, or reported as the wrong thing — each must come back as its own typed
+//! error carrying the evidence, and leave the data as it was.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use walden::control::{CheckpointData, Control, FORMAT_VERSION};
+use walden::heap::max_row_bytes;
+use walden::page::compute_checksum;
+use walden::vfs::{CrashMode, OpenMode, RealVfs, SimVfs, Vfs};
+use walden::wal::format::{FrameHeader, FRAME_HEADER_BYTES, SEGMENT_HEADER_BYTES};
+use walden::*;
+
+const DIR: &str = "db";
+const TABLE: &str = "t";
+const SEGMENT_BYTES: u64 = 2 << 20;
+
+fn schema() -> Schema {
+    Schema::new(vec![
+        Column::not_null("id", ColumnType::Int8),
+        Column::new("name", ColumnType::Text),
+    ])
+}
+
+fn opts(vfs: &SimVfs, protection: Protection) -> Options {
+    Options {
+        vfs: Arc::new(vfs.clone()),
+        protection,
+        background: false,
+        segment_size_bytes: SEGMENT_BYTES,
+        buffer_pool_bytes: 1 << 20,
+        ..Options::default()
+    }
+}
+
+fn row(id: i64) -> Row {
+    vec![Value::Int8(id), Value::Text(format!("row {id}"))]
+}
+
+fn segment_path(no: u64) -> PathBuf {
+    Path::new(DIR).join("wal").join(format!("{no:016x}"))
+}
+
+/// Commits `n` transactions of three rows each, starting at id `first`; returns the rows.
+fn commit_batches(db: &Database, first: i64, n: i64) -> Vec<Row> {
+    let mut all = Vec::new();
+    for b in 0..n {
+        let rows: Vec<Row> = (0..3).map(|i| row(first + 3 * b + i)).collect();
+        let mut tx = db.begin();
+        tx.insert_many(TABLE, &rows).unwrap();
+        tx.commit().unwrap();
+        all.extend(rows);
+    }
+    all
+}
+
+/// Every visible row of the table, sorted by id.
+fn contents(db: &Database) -> Vec<Row> {
+    let mut rows: Vec<Row> = db
+        .begin()
+        .scan(TABLE)
+        .unwrap()
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect();
+    rows.sort_by_key(|r| match r[0] {
+        Value::Int8(id) => id,
+        _ => panic!("unexpected row {r:?}"),
+    });
+    rows
+}
+
+/// Overwrites (or creates) a file with `bytes` through the file layer.
+fn write_file(vfs: &SimVfs, path: &Path, bytes: &[u8]) {
+    let f = vfs.open(path, OpenMode::CreateOrOpen).unwrap();
+    f.write_all_at(bytes, 0).unwrap();
+    f.sync_data().unwrap();
+}
+
+/// (offset, header) of each frame in a segment, walking from the first one until a
+/// header does not decode (the preallocated zeros after the last frame).
+fn frames(vfs: &SimVfs, segment: &Path) -> Vec<(u64, FrameHeader)> {
+    let bytes = vfs.file_contents(segment).unwrap();
+    let mut out = Vec::new();
+    let mut at = SEGMENT_HEADER_BYTES as usize;
+    while at + FRAME_HEADER_BYTES as usize <= bytes.len() {
+        let Some(h) = FrameHeader::decode(&bytes[at..at + FRAME_HEADER_BYTES as usize]) else {
+            break;
+        };
+        out.push((at as u64, h));
+        at += FRAME_HEADER_BYTES as usize + h.payload_len as usize;
+    }
+    out
+}
+
+/// The redo position of the last complete checkpoint, read from the files themselves.
+fn redo_point(vfs: &SimVfs) -> walden::wal::WalPosition {
+    let arc: Arc<dyn Vfs> = Arc::new(vfs.clone());
+    let control = Control::read(&arc, Path::new(DIR)).unwrap();
+    CheckpointData::read(&arc, Path::new(DIR), control.checkpoint_seq)
+        .unwrap()
+        .redo
+}
+
+#[test]
+fn truncated_wal_segment_is_reported_with_its_length() {
+    let vfs = SimVfs::new(1);
+    let db = Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap();
+    db.create_table(TABLE, schema()).unwrap();
+    commit_batches(&db, 0, 10);
+    drop(db);
+    let seg = segment_path(1);
+    assert_eq!(
+        vfs.file_contents(&seg).unwrap().len() as u64,
+        SEGMENT_BYTES,
+        "segments are preallocated to the segment size"
+    );
+    assert!(vfs.truncate_file(&seg, 1 << 20));
+    match Database::open(DIR, opts(&vfs, Protection::Cow)) {
+        Err(Error::TruncatedWalSegment {
+            path,
+            len,
+            expected,
+        }) => {
+            assert_eq!(path, seg);
+            assert_eq!(len, 1 << 20);
+            assert_eq!(expected, SEGMENT_BYTES);
+        }
+        other => panic!("expected TruncatedWalSegment, got {:?}", other.err()),
+    }
+}
+
+#[test]
+fn missing_redo_segment_is_reported() {
+    let vfs = SimVfs::new(2);
+    let db = Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap();
+    db.create_table(TABLE, schema()).unwrap();
+    commit_batches(&db, 0, 3);
+    drop(db);
+    let seg = segment_path(1);
+    vfs.remove(&seg).unwrap();
+    match Database::open(DIR, opts(&vfs, Protection::Cow)) {
+        Err(Error::MissingWalSegment { path, segment }) => {
+            assert_eq!(path, seg);
+            assert_eq!(segment, 1);
+        }
+        other => panic!("expected MissingWalSegment, got {:?}", other.err()),
+    }
+}
+
+/// Builds a log of ten one-frame commits with a checkpoint after the fifth; returns the
+/// frames of segment 1, the index of the first frame at or after the redo point, and the
+/// rows committed.
+fn log_with_checkpoint_in_the_middle(vfs: &SimVfs) -> (Vec<(u64, FrameHeader)>, usize, Vec<Row>) {
+    let db = Database::create(DIR, opts(vfs, Protection::Cow)).unwrap();
+    db.create_table(TABLE, schema()).unwrap();
+    let mut rows = commit_batches(&db, 0, 5);
+    db.checkpoint().unwrap();
+    rows.extend(commit_batches(&db, 15, 5));
+    drop(db);
+    vfs.restart(CrashMode::KeepUnsynced);
+    let redo = redo_point(vfs);
+    assert_eq!(redo.segment_no, 1);
+    let frames = frames(vfs, &segment_path(1));
+    // The create-table frame, five commits before the checkpoint, five after.
+    assert_eq!(frames.len(), 11, "{frames:?}");
+    let first_after = frames
+        .iter()
+        .position(|(off, _)| *off == redo.offset)
+        .unwrap();
+    assert_eq!(first_after, 6);
+    assert_eq!(frames[first_after].1.lsn_start, redo.lsn);
+    (frames, first_after, rows)
+}
+
+#[test]
+fn flipped_byte_in_a_durable_frame_after_the_redo_point_is_corrupt_wal() {
+    // Positions inside the frame: magic, CRC, LSN field of the header, and the payload.
+    for (what, delta) in [
+        ("magic", 0u64),
+        ("crc", 5),
+        ("lsn", 17),
+        ("payload", FRAME_HEADER_BYTES + 20),
+    ] {
+        for which in [0usize, 1, 3] {
+            let vfs = SimVfs::new(3);
+            let (frames, first_after, _) = log_with_checkpoint_in_the_middle(&vfs);
+            let (offset, header) = frames[first_after + which];
+            assert!(vfs.corrupt_byte(&segment_path(1), offset + delta, 0x40));
+            match Database::open(DIR, opts(&vfs, Protection::Cow)) {
+                Err(Error::CorruptWal { path, lsn, reason }) => {
+                    assert_eq!(path, segment_path(1), "{what} of frame +{which}");
+                    assert_eq!(lsn, header.lsn_start, "{what} of frame +{which}: {reason}");
+                }
+                other => panic!(
+                    "{what} of frame +{which}: expected CorruptWal, got {:?}",
+                    other.err()
+                ),
+            }
+        }
+    }
+}
+
+#[test]
+fn flipped_byte_before_the_redo_point_is_never_read() {
+    let vfs = SimVfs::new(4);
+    let (frames, first_after, rows) = log_with_checkpoint_in_the_middle(&vfs);
+    let (offset, header) = frames[first_after - 3];
+    assert!(vfs.corrupt_byte(
+        &segment_path(1),
+        offset + FRAME_HEADER_BYTES + header.payload_len as u64 / 2,
+        0x01
+    ));
+    let db = Database::open(DIR, opts(&vfs, Protection::Cow)).unwrap();
+    assert_eq!(contents(&db), rows);
+}
+
+/// A none-mode database whose table lives on page 0, checkpointed, with `after` more
+/// rows committed after the checkpoint. Returns the rows.
+fn none_mode_db(vfs: &SimVfs, after: i64) -> Vec<Row> {
+    let db = Database::create(DIR, opts(vfs, Protection::None)).unwrap();
+    db.create_table(TABLE, schema()).unwrap();
+    let mut tx = db.begin();
+    let rows: Vec<Row> = (0..10).map(row).collect();
+    let ids = tx.insert_many(TABLE, &rows).unwrap();
+    tx.commit().unwrap();
+    assert!(ids.iter().all(|id| id.page == 0), "{ids:?}");
+    db.checkpoint().unwrap();
+    let mut all = rows;
+    for id in 10..10 + after {
+        let mut tx = db.begin();
+        assert_eq!(tx.insert(TABLE, &row(id)).unwrap().page, 0);
+        tx.commit().unwrap();
+        all.push(row(id));
+    }
+    drop(db);
+    all
+}
+
+/// Flips a byte near the end of page 0 (row data) in `db/data`; returns the checksum the
+/// page stores and the one its bytes now have.
+fn corrupt_page_zero(vfs: &SimVfs) -> (u32, u32) {
+    let data = Path::new(DIR).join("data");
+    let page_size = 8192;
+    assert!(vfs.corrupt_byte(&data, page_size - 5, 0x10));
+    let bytes = vfs.file_contents(&data).unwrap();
+    let page = &bytes[..page_size as usize];
+    let stored = u32::from_le_bytes(page[0..4].try_into().unwrap());
+    let computed = compute_checksum(page);
+    assert_ne!(stored, computed);
+    (stored, computed)
+}
+
+#[test]
+fn bad_page_checksum_in_none_mode_is_reported_by_a_read() {
+    let vfs = SimVfs::new(5);
+    let rows = none_mode_db(&vfs, 0);
+    vfs.restart(CrashMode::DropUnsynced);
+    let (stored, computed) = corrupt_page_zero(&vfs);
+    // Nothing after the checkpoint touches page 0, so recovery does not read it.
+    let db = Database::open(DIR, opts(&vfs, Protection::None)).unwrap();
+    let mut tx = db.begin();
+    match tx.scan(TABLE) {
+        Err(Error::ChecksumMismatch {
+            path,
+            page,
+            location,
+            expected,
+            actual,
+        }) => {
+            assert_eq!(path, Path::new(DIR).join("data"));
+            assert_eq!((page, location), (0, 0));
+            assert_eq!((expected, actual), (stored, computed));
+        }
+        other => panic!("expected ChecksumMismatch, got {other:?}"),
+    }
+    drop(tx);
+    // A failed read is not a failed write: the database still accepts writes elsewhere.
+    assert!(!db.is_poisoned());
+    assert_eq!(rows.len(), 10);
+}
+
+#[test]
+fn bad_page_checksum_in_none_mode_stops_recovery_that_needs_the_page() {
+    let vfs = SimVfs::new(6);
+    none_mode_db(&vfs, 2);
+    vfs.restart(CrashMode::DropUnsynced);
+    let (stored, computed) = corrupt_page_zero(&vfs);
+    match Database::open(DIR, opts(&vfs, Protection::None)) {
+        Err(Error::ChecksumMismatch {
+            path,
+            page,
+            location,
+            expected,
+            actual,
+        }) => {
+            assert_eq!(path, Path::new(DIR).join("data"));
+            assert_eq!((page, location), (0, 0));
+            assert_eq!((expected, actual), (stored, computed));
+        }
+        other => panic!("expected ChecksumMismatch, got {:?}", other.err()),
+    }
+}
+
+#[test]
+fn control_file_with_unknown_format_version() {
+    let vfs = SimVfs::new(7);
+    drop(Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap());
+    let control = Path::new(DIR).join("control");
+    assert_eq!(FORMAT_VERSION, 1);
+    assert!(vfs.corrupt_byte(&control, 8, 1 ^ 99));
+    assert_eq!(vfs.file_contents(&control).unwrap()[8..12], [99, 0, 0, 0]);
+    match Database::open(DIR, opts(&vfs, Protection::Cow)) {
+        Err(Error::UnsupportedVersion {
+            path,
+            found,
+            supported,
+        }) => {
+            assert_eq!(path, control);
+            assert_eq!(found, 99);
+            assert_eq!(supported, FORMAT_VERSION);
+        }
+        other => panic!("expected UnsupportedVersion, got {:?}", other.err()),
+    }
+}
+
+#[test]
+fn directory_that_is_not_a_database() {
+    let vfs = SimVfs::new(8);
+    vfs.create_dir_all(Path::new("empty")).unwrap();
+    match Database::open("empty", opts(&vfs, Protection::Cow)) {
+        Err(Error::NotADatabase { path }) => assert_eq!(path, Path::new("empty")),
+        other => panic!("expected NotADatabase, got {:?}", other.err()),
+    }
+    match Database::open("nowhere", opts(&vfs, Protection::Cow)) {
+        Err(Error::NotADatabase { path }) => assert_eq!(path, Path::new("nowhere")),
+        other => panic!("expected NotADatabase, got {:?}", other.err()),
+    }
+    // A `control` file that is not ours (64 bytes of noise): bad magic.
+    vfs.create_dir_all(Path::new("noise")).unwrap();
+    let noise: Vec<u8> = (0..64u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    write_file(&vfs, &Path::new("noise").join("control"), &noise);
+    match Database::open("noise", opts(&vfs, Protection::Cow)) {
+        Err(Error::NotADatabase { path }) => assert_eq!(path, Path::new("noise")),
+        other => panic!("expected NotADatabase, got {:?}", other.err()),
+    }
+    // Nothing was written into the foreign directory.
+    assert_eq!(vfs.list_dir(Path::new("noise")).unwrap(), vec!["control"]);
+    assert_eq!(
+        vfs.file_contents(&Path::new("noise").join("control")),
+        Some(noise)
+    );
+}
+
+#[test]
+fn directory_that_is_not_a_database_on_the_real_file_system() {
+    let dir = std::env::temp_dir().join(format!("walden-bad-input-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let real = || Options {
+        vfs: Arc::new(RealVfs),
+        background: false,
+        ..Options::default()
+    };
+    let r = Database::open(&dir, real());
+    let control = dir.join("control");
+    std::fs::write(
+        &control,
+        b"this is not a walden control file, just some text\n",
+    )
+    .unwrap();
+    let r2 = Database::open(&dir, real());
+    std::fs::write(&control, b"WALDN").unwrap();
+    let r3 = Database::open(&dir, real());
+    std::fs::remove_dir_all(&dir).unwrap();
+    match r {
+        Err(Error::NotADatabase { path }) => assert_eq!(path, dir),
+        other => panic!("expected NotADatabase, got {:?}", other.err()),
+    }
+    match r2 {
+        Err(Error::NotADatabase { path }) => assert_eq!(path, dir),
+        other => panic!("expected NotADatabase, got {:?}", other.err()),
+    }
+    match r3 {
+        Err(Error::CorruptControlFile { path, reason }) => {
+            assert_eq!(path, control);
+            assert_eq!(reason, "5 bytes, expected 64");
+        }
+        other => panic!("expected CorruptControlFile, got {:?}", other.err()),
+    }
+}
+
+#[test]
+fn control_file_with_right_magic_but_damaged_body() {
+    let control = Path::new(DIR).join("control");
+    // A flipped byte in each field after the version: page size, protection, segment
+    // size, checkpoint number, generation, reserved.
+    for offset in [16u64, 20, 24, 33, 40, 60] {
+        let vfs = SimVfs::new(9);
+        drop(Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap());
+        assert!(vfs.corrupt_byte(&control, offset, 0x02));
+        match Database::open(DIR, opts(&vfs, Protection::Cow)) {
+            Err(Error::CorruptControlFile { path, reason }) => {
+                assert_eq!(path, control);
+                assert_eq!(reason, "checksum mismatch", "byte {offset}");
+            }
+            other => panic!(
+                "byte {offset}: expected CorruptControlFile, got {:?}",
+                other.err()
+            ),
+        }
+    }
+    // The right magic and version, but too long.
+    let vfs = SimVfs::new(10);
+    drop(Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap());
+    let mut long = vfs.file_contents(&control).unwrap();
+    long.extend_from_slice(&[0; 36]);
+    write_file(&vfs, &control, &long);
+    match Database::open(DIR, opts(&vfs, Protection::Cow)) {
+        Err(Error::CorruptControlFile { path, reason }) => {
+            assert_eq!(path, control);
+            assert_eq!(reason, "100 bytes, expected 64");
+        }
+        other => panic!("expected CorruptControlFile, got {:?}", other.err()),
+    }
+}
+
+#[test]
+fn creating_where_a_database_exists() {
+    let vfs = SimVfs::new(11);
+    let db = Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap();
+    db.create_table(TABLE, schema()).unwrap();
+    let rows = commit_batches(&db, 0, 2);
+    drop(db);
+    for protection in [Protection::Cow, Protection::FullPage, Protection::None] {
+        match Database::create(DIR, opts(&vfs, protection)) {
+            Err(Error::AlreadyExists { path }) => assert_eq!(path, Path::new(DIR)),
+            other => panic!("expected AlreadyExists, got {:?}", other.err()),
+        }
+    }
+    let db = Database::open(DIR, opts(&vfs, Protection::Cow)).unwrap();
+    assert_eq!(contents(&db), rows);
+    assert_eq!(db.protection(), Protection::Cow);
+}
+
+#[test]
+fn bad_options_are_rejected_before_anything_is_written() {
+    let vfs = SimVfs::new(12);
+    for page_size in [0usize, 1000, 4095, 65536] {
+        let o = Options {
+            page_size,
+            ..opts(&vfs, Protection::Cow)
+        };
+        match Database::create(DIR, o) {
+            Err(Error::InvalidOption(msg)) => {
+                assert!(msg.contains(&format!("page size {page_size}")), "{msg}")
+            }
+            other => panic!(
+                "page size {page_size}: expected InvalidOption, got {:?}",
+                other.err()
+            ),
+        }
+    }
+    for segment_size_bytes in [0u64, 1 << 20, (1 << 32) + 1] {
+        let o = Options {
+            segment_size_bytes,
+            ..opts(&vfs, Protection::Cow)
+        };
+        match Database::create(DIR, o) {
+            Err(Error::InvalidOption(msg)) => {
+                assert!(
+                    msg.contains(&format!("segment size {segment_size_bytes}")),
+                    "{msg}"
+                )
+            }
+            other => panic!(
+                "segment size {segment_size_bytes}: expected InvalidOption, got {:?}",
+                other.err()
+            ),
+        }
+    }
+    assert_eq!(vfs.stats().writes, 0);
+    assert!(!vfs.exists(Path::new(DIR)).unwrap());
+    // The database can still be created there with good options.
+    drop(Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap());
+}
+
+#[test]
+fn schema_errors_leave_the_table_unchanged() {
+    let vfs = SimVfs::new(13);
+    let db = Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap();
+    db.create_table(TABLE, schema()).unwrap();
+    let rows = commit_batches(&db, 0, 3);
+    let ids: Vec<RowId> = db
+        .begin()
+        .scan(TABLE)
+        .unwrap()
+        .iter()
+        .map(|(id, _)| *id)
+        .collect();
+
+    let bad_rows: Vec<(&str, Row)> = vec![
+        ("too few values", vec![Value::Int8(100)]),
+        (
+            "too many values",
+            vec![Value::Int8(100), Value::Null, Value::Null],
+        ),
+        (
+            "wrong type",
+            vec![Value::Int4(100), Value::Text("x".into())],
+        ),
+        (
+            "text into int8",
+            vec![Value::Text("100".into()), Value::Text("x".into())],
+        ),
+        (
+            "null into not null",
+            vec![Value::Null, Value::Text("x".into())],
+        ),
+    ];
+    for (what, bad) in &bad_rows {
+        let mut tx = db.begin();
+        match tx.insert(TABLE, bad) {
+            Err(Error::SchemaMismatch { table, reason }) => {
+                assert_eq!(table, TABLE, "{what}");
+                assert!(!reason.is_empty(), "{what}");
+            }
+            other => panic!("{what}: insert: expected SchemaMismatch, got {other:?}"),
+        }
+        match tx.update(TABLE, ids[0], bad) {
+            Err(Error::SchemaMismatch { table, .. }) => assert_eq!(table, TABLE, "{what}"),
+            other => panic!("{what}: update: expected SchemaMismatch, got {other:?}"),
+        }
+        // The transaction is still usable and commits nothing from the failed calls.
+        tx.commit().unwrap();
+        assert_eq!(contents(&db), rows, "{what}");
+    }
+    // The reason names the problem.
+    let mut tx = db.begin();
+    match tx.insert(TABLE, &[Value::Null, Value::Null]) {
+        Err(Error::SchemaMismatch { reason, .. }) => assert_eq!(
+            reason,
+            "null value in column \"id\" violates not-null constraint"
+        ),
+        other => panic!("expected SchemaMismatch, got {other:?}"),
+    }
+    match tx.insert(TABLE, &[Value::Int8(1)]) {
+        Err(Error::SchemaMismatch { reason, .. }) => {
+            assert_eq!(reason, "1 values for 2 columns")
+        }
+        other => panic!("expected SchemaMismatch, got {other:?}"),
+    }
+    drop(tx);
+    assert_eq!(contents(&db), rows);
+}
+
+#[test]
+fn failed_row_in_the_middle_of_a_transaction_does_not_undo_the_rest() {
+    let vfs = SimVfs::new(14);
+    let db = Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap();
+    db.create_table(TABLE, schema()).unwrap();
+    let mut rows = commit_batches(&db, 0, 1);
+    let mut tx = db.begin();
+    tx.insert(TABLE, &row(3)).unwrap();
+    match tx.insert(TABLE, &[Value::Null, Value::Null]) {
+        Err(Error::SchemaMismatch { table, .. }) => assert_eq!(table, TABLE),
+        other => panic!("expected SchemaMismatch, got {other:?}"),
+    }
+    tx.insert(TABLE, &row(4)).unwrap();
+    tx.commit().unwrap();
+    rows.push(row(3));
+    rows.push(row(4));
+    assert_eq!(contents(&db), rows);
+    drop(db);
+    vfs.restart(CrashMode::DropUnsynced);
+    let db = Database::open(DIR, opts(&vfs, Protection::Cow)).unwrap();
+    assert_eq!(contents(&db), rows);
+}
+
+#[test]
+fn failed_insert_many_inserts_nothing() {
+    let vfs = SimVfs::new(15);
+    let db = Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap();
+    db.create_table(TABLE, schema()).unwrap();
+    let rows = commit_batches(&db, 0, 1);
+    let mut tx = db.begin();
+    let batch = vec![row(10), row(11), vec![Value::Null, Value::Null], row(12)];
+    match tx.insert_many(TABLE, &batch) {
+        Err(Error::SchemaMismatch { table, .. }) => assert_eq!(table, TABLE),
+        other => panic!("expected SchemaMismatch, got {other:?}"),
+    }
+    // The failed call must have had no effect: the transaction sees only the old rows,
+    // and committing it changes nothing.
+    assert_eq!(tx.scan(TABLE).unwrap().len(), rows.len());
+    tx.commit().unwrap();
+    assert_eq!(contents(&db), rows);
+}
+
+#[test]
+fn failed_insert_many_never_changes_what_a_crash_brings_back() {
+    let vfs = SimVfs::new(18);
+    let db = Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap();
+    db.create_table(TABLE, schema()).unwrap();
+    commit_batches(&db, 0, 1);
+    let mut tx = db.begin();
+    let batch = vec![row(10), row(11), vec![Value::Null, Value::Null]];
+    match tx.insert_many(TABLE, &batch) {
+        Err(Error::SchemaMismatch { table, .. }) => assert_eq!(table, TABLE),
+        other => panic!("expected SchemaMismatch, got {other:?}"),
+    }
+    tx.commit().unwrap();
+    // What a committed transaction left visible must be what recovery brings back.
+    let before = contents(&db);
+    drop(db);
+    vfs.restart(CrashMode::DropUnsynced);
+    let db = Database::open(DIR, opts(&vfs, Protection::Cow)).unwrap();
+    assert_eq!(contents(&db), before);
+}
+
+#[test]
+fn insert_many_with_a_row_too_large_inserts_nothing() {
+    let vfs = SimVfs::new(19);
+    let db = Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap();
+    db.create_table(TABLE, schema()).unwrap();
+    let rows = commit_batches(&db, 0, 1);
+    let mut tx = db.begin();
+    let batch = vec![
+        row(10),
+        vec![Value::Int8(11), Value::Text("x".repeat(9000))],
+    ];
+    match tx.insert_many(TABLE, &batch) {
+        Err(Error::RowTooLarge { size, .. }) => assert_eq!(size, 9011),
+        other => panic!("expected RowTooLarge, got {other:?}"),
+    }
+    tx.commit().unwrap();
+    assert_eq!(contents(&db), rows);
+}
+
+#[test]
+fn unknown_and_duplicate_tables() {
+    let vfs = SimVfs::new(16);
+    let db = Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap();
+    db.create_table(TABLE, schema()).unwrap();
+    let rows = commit_batches(&db, 0, 2);
+    let some_id = db.begin().scan(TABLE).unwrap()[0].0;
+
+    let mut tx = db.begin();
+    match tx.insert("nope", &row(1)) {
+        Err(Error::NoSuchTable(name)) => assert_eq!(name, "nope"),
+        other => panic!("insert: expected NoSuchTable, got {other:?}"),
+    }
+    match tx.scan("nope") {
+        Err(Error::NoSuchTable(name)) => assert_eq!(name, "nope"),
+        other => panic!("scan: expected NoSuchTable, got {other:?}"),
+    }
+    match tx.get("nope", some_id) {
+        Err(Error::NoSuchTable(name)) => assert_eq!(name, "nope"),
+        other => panic!("get: expected NoSuchTable, got {other:?}"),
+    }
+    match tx.update("nope", some_id, &row(1)) {
+        Err(Error::NoSuchTable(name)) => assert_eq!(name, "nope"),
+        other => panic!("update: expected NoSuchTable, got {other:?}"),
+    }
+    match tx.delete("nope", some_id) {
+        Err(Error::NoSuchTable(name)) => assert_eq!(name, "nope"),
+        other => panic!("delete: expected NoSuchTable, got {other:?}"),
+    }
+    tx.commit().unwrap();
+    match db.vacuum("nope") {
+        Err(Error::NoSuchTable(name)) => assert_eq!(name, "nope"),
+        other => panic!("vacuum: expected NoSuchTable, got {other:?}"),
+    }
+    match db.drop_table("nope") {
+        Err(Error::NoSuchTable(name)) => assert_eq!(name, "nope"),
+        other => panic!("drop_table: expected NoSuchTable, got {other:?}"),
+    }
+    match db.schema("nope") {
+        Err(Error::NoSuchTable(name)) => assert_eq!(name, "nope"),
+        other => panic!("schema: expected NoSuchTable, got {other:?}"),
+    }
+    let other_schema = Schema::new(vec![Column::new("x", ColumnType::Bool)]);
+    match db.create_table(TABLE, other_schema) {
+        Err(Error::TableExists(name)) => assert_eq!(name, TABLE),
+        other => panic!("create_table: expected TableExists, got {other:?}"),
+    }
+    assert_eq!(db.table_names(), vec![TABLE.to_string()]);
+    assert_eq!(db.schema(TABLE).unwrap(), schema());
+    assert_eq!(contents(&db), rows);
+    // The refusals survive a crash: the catalog is the same after recovery.
+    drop(db);
+    vfs.restart(CrashMode::DropUnsynced);
+    let db = Database::open(DIR, opts(&vfs, Protection::Cow)).unwrap();
+    assert_eq!(db.table_names(), vec![TABLE.to_string()]);
+    assert_eq!(db.schema(TABLE).unwrap(), schema());
+    assert_eq!(contents(&db), rows);
+}
+
+#[test]
+fn row_too_large_for_a_page() {
+    let vfs = SimVfs::new(17);
+    let db = Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap();
+    assert_eq!(db.page_size(), 8192);
+    db.create_table(TABLE, schema()).unwrap();
+    let rows = commit_batches(&db, 0, 2);
+    let some_id = db.begin().scan(TABLE).unwrap()[0].0;
+    let big = vec![Value::Int8(99), Value::Text("x".repeat(9000))];
+    // Null bitmap (1 byte), int8 (8), text length (2) and 9000 bytes of text.
+    let size = 1 + 8 + 2 + 9000;
+    let max = max_row_bytes(8192);
+    assert_eq!(max, 8192 - 32 - 4 - 22);
+    let mut tx = db.begin();
+    match tx.insert(TABLE, &big) {
+        Err(Error::RowTooLarge { size: s, max: m }) => assert_eq!((s, m), (size, max)),
+        other => panic!("insert: expected RowTooLarge, got {other:?}"),
+    }
+    match tx.update(TABLE, some_id, &big) {
+        Err(Error::RowTooLarge { size: s, max: m }) => assert_eq!((s, m), (size, max)),
+        other => panic!("update: expected RowTooLarge, got {other:?}"),
+    }
+    // The largest row that fits is accepted.
+    let fits = vec![Value::Int8(98), Value::Text("y".repeat(max - 11))];
+    tx.insert(TABLE, &fits).unwrap();
+    tx.commit().unwrap();
+    let mut expected = rows;
+    expected.push(fits);
+    assert_eq!(contents(&db), expected);
+    drop(db);
+    vfs.restart(CrashMode::DropUnsynced);
+    let db = Database::open(DIR, opts(&vfs, Protection::Cow)).unwrap();
+    assert_eq!(contents(&db), expected);
+}
