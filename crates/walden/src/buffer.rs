@@ -293,7 +293,14 @@ impl BufferPool {
         for idx in 0..self.frames.len() {
             let f = &self.frames[idx];
             if !f.dirty.load(Ordering::Acquire) {
-                continue;
+                // A write of this frame may be in flight (an eviction cleared the flag
+                // and has not written yet): the checkpoint must not complete before it
+                // does, so wait for the frame's I/O lock. If that write failed, the flag
+                // is set again (and the database fenced) before the lock is released.
+                drop(lock(&f.io));
+                if !f.dirty.load(Ordering::Acquire) {
+                    continue;
+                }
             }
             // Pin first (under the table lock, like every pin): an unpinned frame could
             // be evicted and its page re-read from disk while this write is in flight.

@@ -88,7 +88,7 @@ pub struct Catalog {
 impl Catalog {
     pub fn insert(&mut self, table: Table) {
         let t = Arc::new(table);
-        self.next_table_id = self.next_table_id.max(t.id + 1);
+        self.next_table_id = self.next_table_id.max(t.id.saturating_add(1));
         self.by_name.insert(t.name.clone(), t.clone());
         self.by_id.insert(t.id, t);
     }

@@ -194,6 +194,13 @@ impl Database {
         let vfs = opts.vfs.clone();
         let mut control = Control::read(&vfs, dir)?;
         let ckpt = CheckpointData::read(&vfs, dir, control.checkpoint_seq)?;
+        let max_offset = control.segment_size - crate::wal::format::FRAME_HEADER_BYTES;
+        if ckpt.redo.offset < SEGMENT_HEADER_BYTES || ckpt.redo.offset > max_offset {
+            return Err(Error::CorruptCheckpoint {
+                path: checkpoint_path(dir, ckpt.seq),
+                reason: format!("redo offset {} outside a WAL segment", ckpt.redo.offset),
+            });
+        }
         // A new generation before any WAL is written: frames left over from an earlier
         // run's torn tail can then never be mistaken for new ones.
         control.generation += 1;
@@ -267,13 +274,21 @@ impl Database {
 
     /// Creates a table (committed at once).
     pub fn create_table(&self, name: &str, schema: Schema) -> Result<()> {
-        if name.is_empty() || name.len() > 255 {
+        check_name("table", name)?;
+        if schema.columns.is_empty() || schema.columns.len() > MAX_COLUMNS {
             return Err(Error::InvalidOption(format!(
-                "table name {name:?} must be 1 to 255 bytes"
+                "a table has 1 to {MAX_COLUMNS} columns"
             )));
         }
-        if schema.columns.is_empty() || schema.columns.len() > 1600 {
-            return Err(Error::InvalidOption("a table has 1 to 1600 columns".into()));
+        let mut seen = HashSet::new();
+        for c in &schema.columns {
+            check_name("column", &c.name)?;
+            if !seen.insert(c.name.as_str()) {
+                return Err(Error::InvalidOption(format!(
+                    "column {:?} appears twice",
+                    c.name
+                )));
+            }
         }
         let inner = &self.inner;
         let mut cat = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
@@ -545,6 +560,13 @@ impl Inner {
         while let Some(rec) = reader.next()? {
             report.records_replayed += 1;
             let end = rec.lsn + rec.len as u64;
+            if rec.xid >= MAX_XID {
+                return Err(Error::CorruptWal {
+                    path: wal_dir.clone(),
+                    lsn: rec.lsn,
+                    reason: format!("transaction id {} out of range", rec.xid),
+                });
+            }
             if rec.xid != 0 {
                 seen.insert(rec.xid);
                 max_xid = max_xid.max(rec.xid);
@@ -557,6 +579,13 @@ impl Inner {
                 Record::Abort => {
                     clog.set(rec.xid, XidStatus::Aborted);
                     finished.insert(rec.xid);
+                }
+                Record::CreateTable { table, .. } if *table >= u32::MAX - 1 => {
+                    return Err(Error::CorruptWal {
+                        path: wal_dir.clone(),
+                        lsn: rec.lsn,
+                        reason: format!("table id {table} out of range"),
+                    });
                 }
                 Record::CreateTable {
                     table,
@@ -573,6 +602,11 @@ impl Inner {
                 Record::Checkpoint { .. } => {}
                 r => {
                     if let Some(page) = r.page() {
+                        check_redo_page(r, page, &store).map_err(|reason| Error::CorruptWal {
+                            path: wal_dir.clone(),
+                            lsn: rec.lsn,
+                            reason,
+                        })?;
                         store.note_page_no(page);
                         heap::redo(&pool, r, rec.xid, end)?;
                         if let Record::HeapInit { page, table } = r {
@@ -658,6 +692,9 @@ impl Inner {
             }
             Ok(())
         })?;
+        // A write or fsync may have failed in another thread meanwhile: then nothing
+        // more may be written (docs/recovery.md rule 20). Checked before each step.
+        self.poison.check()?;
         self.clog.write_out(&self.vfs, &self.stats)?;
         self.write_checkpoint(cp, redo, next_xid)?;
         cp.redo = redo;
@@ -691,12 +728,14 @@ impl Inner {
         redo: WalPosition,
         next_xid: u64,
     ) -> Result<()> {
+        self.poison.check()?;
         let mut capture =
             (self.control.protection == Protection::Cow).then(|| self.store.capture_map());
         let chunk_locations = match &mut capture {
             Some(c) => self.store.write_map(c)?,
             None => Vec::new(),
         };
+        self.poison.check()?;
         self.store.sync()?;
         let seq = cp.seq + 1;
         let bytes = {
@@ -712,7 +751,9 @@ impl Inner {
             encode_checkpoint(&data, &cat)
         };
         let name = format!("checkpoint.{seq:016x}");
+        self.poison.check()?;
         write_file_atomically(&self.vfs, &self.dir, &name, &bytes)?;
+        self.poison.check()?;
         let control = Control {
             checkpoint_seq: seq,
             generation: cp.generation,
@@ -779,6 +820,43 @@ fn encode_checkpoint(data: &CheckpointData, live: &Catalog) -> Vec<u8> {
         tmp.catalog.by_name.insert(t.name.clone(), t.clone());
     }
     tmp.encode()
+}
+
+/// Longest table or column name, in bytes.
+const MAX_NAME_BYTES: usize = 255;
+/// Most columns a table can have.
+const MAX_COLUMNS: usize = 1600;
+/// Transaction ids are stored in 48 bits in tuple headers.
+const MAX_XID: u64 = 1 << 48;
+/// How far past the checkpoint's next page a replayed new page may lie (pages are handed
+/// out in order, but concurrent writers may log their new pages slightly out of order).
+const REDO_PAGE_SLACK: u64 = 1 << 20;
+
+fn check_name(what: &str, name: &str) -> Result<()> {
+    if name.is_empty() || name.len() > MAX_NAME_BYTES {
+        return Err(Error::InvalidOption(format!(
+            "{what} name {:?} must be 1 to {MAX_NAME_BYTES} bytes",
+            name.chars().take(40).collect::<String>()
+        )));
+    }
+    Ok(())
+}
+
+/// A page number in a replayed record must be one the database could have handed out.
+fn check_redo_page(rec: &Record, page: u64, store: &PageStore) -> std::result::Result<(), String> {
+    let limit = match rec {
+        Record::HeapInit { .. } | Record::PageImage { .. } => {
+            store.next_page_no().saturating_add(REDO_PAGE_SLACK)
+        }
+        _ => store.next_page_no(),
+    };
+    if page >= limit || page >= u64::from(u32::MAX) {
+        return Err(format!(
+            "page {page} was never allocated (next page {})",
+            store.next_page_no()
+        ));
+    }
+    Ok(())
 }
 
 /// Syncs every WAL segment from `first` on, so that what recovery replays is durable

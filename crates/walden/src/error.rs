@@ -73,6 +73,8 @@ pub enum Error {
     SchemaMismatch { table: String, reason: String },
     #[error("row of {size} bytes does not fit in a page (at most {max} bytes)")]
     RowTooLarge { size: usize, max: usize },
+    #[error("a WAL record of {bytes} bytes is larger than the {max} bytes a record may have")]
+    RecordTooLarge { bytes: usize, max: usize },
     #[error("invalid option: {0}")]
     InvalidOption(String),
     #[error("transaction is already finished")]

@@ -598,7 +598,9 @@ pub fn update(
         };
         let t = tuple_of(ctx, &mut go, id)?;
         if let WriteCheck::Wait(other) = check_writable(ctx, t, view, id)? {
+            // Wait with no latch and no pin held: waiters must not fill the pool.
             drop((go, gn));
+            drop((old_pin, new_pin));
             ctx.txns.wait_for(xid, other)?;
             continue;
         }

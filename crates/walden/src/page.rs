@@ -159,6 +159,7 @@ impl<'a> PageRef<'a> {
                 "bad bounds: lower {lower}, upper {upper}, size {size}"
             ));
         }
+        let mut ranges = Vec::with_capacity(self.slot_count() as usize);
         for s in 0..self.slot_count() {
             let at = PAGE_HEADER_BYTES + SLOT_BYTES * s as usize;
             let off = get_u16(self.0, at) as usize;
@@ -167,6 +168,16 @@ impl<'a> PageRef<'a> {
                 return Err(format!(
                     "slot {s} out of bounds: offset {off}, length {len}"
                 ));
+            }
+            if off != 0 {
+                ranges.push((off, len, s));
+            }
+        }
+        // Rows must not overlap: compaction and free-space arithmetic rely on it.
+        ranges.sort_unstable();
+        for w in ranges.windows(2) {
+            if w[0].0 + w[0].1 > w[1].0 {
+                return Err(format!("slots {} and {} overlap", w[0].2, w[1].2));
             }
         }
         Ok(())
@@ -227,15 +238,19 @@ impl<'a> PageMut<'a> {
     /// when it does not fit. Deterministic, so that redo rebuilds the same bytes.
     pub fn insert_at(&mut self, slot: u16, bytes: &[u8]) -> bool {
         let count = self.slot_count();
+        // usize arithmetic: `slot` may come from a (checksummed but hostile) WAL record.
         let new_slots = if slot >= count {
-            (slot - count + 1) as usize
+            slot as usize - count as usize + 1
         } else {
             0
         };
         if slot < count && self.slot(slot).is_some() {
             return false;
         }
-        if bytes.is_empty() || self.free_space() < bytes.len() + new_slots * SLOT_BYTES {
+        if bytes.is_empty()
+            || slot == u16::MAX
+            || self.free_space() < bytes.len() + new_slots * SLOT_BYTES
+        {
             return false;
         }
         if new_slots > 0 {

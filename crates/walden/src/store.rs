@@ -113,6 +113,8 @@ pub struct PageStore {
     /// Next logical page number to hand out.
     next_page: AtomicU64,
     stats: Arc<Stats>,
+    /// Debug builds: the LSN of the last write of each page, to catch stale reads.
+    last_written: Mutex<std::collections::HashMap<u64, u64>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -151,6 +153,7 @@ impl PageStore {
             }),
             next_page: AtomicU64::new(next_page),
             stats,
+            last_written: Mutex::new(std::collections::HashMap::new()),
         };
         if protection == Protection::Cow {
             store.load_map(chunk_locations)?;
@@ -177,6 +180,16 @@ impl PageStore {
     fn load_map(&self, chunk_locations: Vec<u64>) -> Result<()> {
         let per = self.entries_per_chunk();
         let mut st = lock(&self.cow);
+        if chunk_locations.len() as u64 > st.file_locations {
+            return Err(Error::CorruptCheckpoint {
+                path: self.path.clone(),
+                reason: format!(
+                    "{} map chunks for a data file of {} pages",
+                    chunk_locations.len(),
+                    st.file_locations
+                ),
+            });
+        }
         let mut map = vec![0u64; chunk_locations.len() * per];
         let mut buf = vec![0u8; self.page_size];
         for (i, &loc1) in chunk_locations.iter().enumerate() {
@@ -225,7 +238,8 @@ impl PageStore {
 
     /// Makes sure page numbers below `page + 1` are never handed out again (redo).
     pub fn note_page_no(&self, page: u64) {
-        self.next_page.fetch_max(page + 1, Ordering::SeqCst);
+        self.next_page
+            .fetch_max(page.saturating_add(1), Ordering::SeqCst);
     }
 
     pub fn next_page_no(&self) -> u64 {
@@ -260,6 +274,15 @@ impl PageStore {
             return Ok(false);
         };
         self.read_location(loc, page_no, PageKind::Heap, buf)?;
+        if cfg!(debug_assertions) {
+            if let Some(&w) = lock(&self.last_written).get(&page_no) {
+                let got = PageRef(buf).lsn();
+                assert!(
+                    got >= w,
+                    "stale read of page {page_no}: LSN {got}, last written {w} (location {loc})"
+                );
+            }
+        }
         Ok(true)
     }
 
@@ -299,6 +322,13 @@ impl PageStore {
     /// Writes a page (its checksum is set here). In cow mode it goes to a new location.
     pub fn write_page(&self, page_no: u64, buf: &mut [u8]) -> Result<()> {
         page::seal(buf);
+        if cfg!(debug_assertions) {
+            let lsn = PageRef(buf).lsn();
+            let mut w = lock(&self.last_written);
+            let e = w.entry(page_no).or_insert(0);
+            assert!(lsn >= *e, "page {page_no} written with LSN {lsn} after {e}");
+            *e = lsn;
+        }
         let loc = match self.protection {
             Protection::Cow => self.allocate_location(),
             _ => page_no,
@@ -344,6 +374,14 @@ impl PageStore {
                 st.file_locations - 1
             }
         };
+        debug_assert!(
+            !st.map.contains(&(loc + 1)) && !st.chunk_locations.contains(&(loc + 1)),
+            "location {loc} handed out while the page map still uses it"
+        );
+        debug_assert!(
+            !st.pending.iter().any(|&(_, l)| l == loc),
+            "location {loc} handed out while a checkpoint may still reference it"
+        );
         let epoch = st.epoch;
         if st.born_epoch.len() <= loc as usize {
             st.born_epoch.resize(loc as usize + 1, 0);

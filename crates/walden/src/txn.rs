@@ -130,8 +130,14 @@ impl TxnManager {
     /// The status of `xid` as a writer must treat it: committed, aborted (including
     /// crashed: not committed and no longer running), or in progress.
     pub fn status(&self, xid: u64, clog: &Clog) -> XidStatus {
+        // Ask the active set first: a transaction sets its clog bit before it leaves the
+        // set, so once it is gone its bit is final. (Reading the clog first raced with a
+        // commit: an in-progress bit, then no longer active, read as aborted.)
+        if self.is_active(xid) {
+            return XidStatus::InProgress;
+        }
         match clog.get(xid) {
-            XidStatus::InProgress if !self.is_active(xid) => XidStatus::Aborted,
+            XidStatus::InProgress => XidStatus::Aborted,
             s => s,
         }
     }

@@ -323,12 +323,20 @@ fn eviction_race(protection: Protection, limit: Duration) -> Option<String> {
     let sum = |rows: &[(RowId, Row)]| -> Result<i64, String> {
         let mut ids = BTreeSet::new();
         let mut total = 0;
-        for (_, r) in rows {
+        for (rid, r) in rows {
             let (Value::Int8(id), Value::Int8(v)) = (&r[0], &r[1]) else {
                 return Err(format!("unexpected row {r:?}"));
             };
             if !ids.insert(*id) {
-                return Err(format!("row {id} visible twice ({} rows)", rows.len()));
+                let all: Vec<_> = rows
+                    .iter()
+                    .filter(|(_, x)| x[0] == r[0])
+                    .map(|(a, x)| (*a, x[1].clone()))
+                    .collect();
+                return Err(format!(
+                    "row {id} visible twice ({} rows) {rid:?} {all:?}",
+                    rows.len()
+                ));
             }
             total += v;
         }

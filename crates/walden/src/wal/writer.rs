@@ -165,6 +165,7 @@ impl Wal {
         txn: Option<&mut TxnStats>,
     ) -> Result<Appended> {
         self.poison.check()?;
+        check_record_size(payload.len())?;
         let (appended, big) = {
             let mut ins = lock(&self.insert);
             let a = Self::push(&mut ins, kind, xid, payload);
@@ -190,6 +191,7 @@ impl Wal {
         txn: Option<&mut TxnStats>,
     ) -> Result<Appended> {
         self.poison.check()?;
+        check_record_size(payload.len().max(page.len()))?;
         let (appended, big) = {
             let mut ins = lock(&self.insert);
             let p = PageMut(page);
@@ -462,6 +464,18 @@ impl Wal {
         }
         Ok(())
     }
+}
+
+/// A record must fit in one frame (the reader rejects larger frames).
+fn check_record_size(payload_bytes: usize) -> Result<()> {
+    let bytes = payload_bytes + RECORD_HEADER_BYTES;
+    if bytes as u64 > MAX_FRAME_PAYLOAD_BYTES {
+        return Err(Error::RecordTooLarge {
+            bytes,
+            max: MAX_FRAME_PAYLOAD_BYTES as usize,
+        });
+    }
+    Ok(())
 }
 
 /// The end (exclusive) of the longest run of whole records from `pos` that fits a frame.

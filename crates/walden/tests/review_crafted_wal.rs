@@ -1,0 +1,163 @@
+//! Crafted WAL records (whole, with valid frame and record CRCs) whose fields are out of
+//! range: what could go wrong is recovery panicking on arithmetic overflow instead of
+//! reporting the record as corrupt WAL.
+#![allow(clippy::unwrap_used)]
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use walden::vfs::{CrashMode, OpenMode, SimVfs, Vfs};
+use walden::wal::format::{build_frame, FrameHeader, FRAME_HEADER_BYTES, SEGMENT_HEADER_BYTES};
+use walden::wal::record::encode_record;
+use walden::wal::Record;
+use walden::*;
+
+const DIR: &str = "db";
+
+fn opts(vfs: &SimVfs) -> Options {
+    Options {
+        vfs: Arc::new(vfs.clone()),
+        protection: Protection::Cow,
+        background: false,
+        segment_size_bytes: 2 << 20,
+        buffer_pool_bytes: 1 << 20,
+        ..Options::default()
+    }
+}
+
+fn segment_path(no: u64) -> PathBuf {
+    Path::new(DIR).join("wal").join(format!("{no:016x}"))
+}
+
+/// A database with table `t` (id 1) holding one committed row, stopped without a
+/// checkpoint after it. Returns the next unused page number.
+fn base(vfs: &SimVfs) -> u64 {
+    let db = Database::create(DIR, opts(vfs)).unwrap();
+    db.create_table(
+        "t",
+        Schema::new(vec![Column::not_null("id", ColumnType::Int8)]),
+    )
+    .unwrap();
+    let mut tx = db.begin();
+    let id = tx.insert("t", &[Value::Int8(1)]).unwrap();
+    tx.commit().unwrap();
+    drop(db);
+    vfs.restart(CrashMode::DropUnsynced);
+    id.page + 1
+}
+
+/// Appends one frame holding `records` (each with its xid) after the last frame of
+/// segment 1, continuing its LSNs and generation, as the writer would have.
+fn append_frame(vfs: &SimVfs, records: &[(Record, u64)]) {
+    let path = segment_path(1);
+    let bytes = vfs.file_contents(&path).unwrap();
+    let mut at = SEGMENT_HEADER_BYTES as usize;
+    let mut last = None;
+    while let Some(h) = FrameHeader::decode(&bytes[at..at + FRAME_HEADER_BYTES as usize]) {
+        last = Some(h);
+        at += FRAME_HEADER_BYTES as usize + h.payload_len as usize;
+    }
+    let last = last.unwrap();
+    let start_lsn = last.lsn_start + last.payload_len as u64;
+    let mut payload = Vec::new();
+    let mut lsn = start_lsn;
+    for (rec, xid) in records {
+        lsn += encode_record(&mut payload, rec, *xid, lsn) as u64;
+    }
+    let header = FrameHeader {
+        crc: 0,
+        payload_len: 0,
+        flags: 0,
+        lsn_start: start_lsn,
+        durable_lsn: start_lsn,
+        generation: last.generation,
+    };
+    let mut frame = Vec::new();
+    build_frame(&mut frame, 1, at as u64, header, &payload);
+    let f = vfs.open(&path, OpenMode::Existing).unwrap();
+    f.write_all_at(&frame, at as u64).unwrap();
+    f.sync_data().unwrap();
+}
+
+/// Opens the database; Err(panic message) if opening panicked.
+fn open_without_panic(vfs: &SimVfs) -> Result<Result<Database, Error>, String> {
+    catch_unwind(AssertUnwindSafe(|| Database::open(DIR, opts(vfs)))).map_err(|p| {
+        p.downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default()
+    })
+}
+
+fn assert_no_panic(vfs: &SimVfs) {
+    match open_without_panic(vfs) {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => eprintln!("open refused the crafted WAL: {e}"),
+        Err(msg) => panic!("recovery panicked on a crafted WAL record: {msg}"),
+    }
+}
+
+#[test]
+fn heap_insert_at_slot_65535_is_corrupt_wal_not_a_panic() {
+    let vfs = SimVfs::new(1);
+    let page = base(&vfs);
+    append_frame(
+        &vfs,
+        &[
+            (Record::HeapInit { page, table: 1 }, 50),
+            (
+                Record::HeapInsert {
+                    page,
+                    cid: 1,
+                    rows: vec![(u16::MAX, vec![0; 9])],
+                },
+                50,
+            ),
+        ],
+    );
+    assert_no_panic(&vfs);
+}
+
+#[test]
+fn heap_init_of_page_u64_max_is_corrupt_wal_not_a_panic() {
+    let vfs = SimVfs::new(2);
+    base(&vfs);
+    append_frame(
+        &vfs,
+        &[(
+            Record::HeapInit {
+                page: u64::MAX,
+                table: 1,
+            },
+            50,
+        )],
+    );
+    assert_no_panic(&vfs);
+}
+
+#[test]
+fn record_with_xid_u64_max_is_corrupt_wal_not_a_panic() {
+    let vfs = SimVfs::new(3);
+    let page = base(&vfs);
+    append_frame(&vfs, &[(Record::HeapInit { page, table: 1 }, u64::MAX)]);
+    assert_no_panic(&vfs);
+}
+
+#[test]
+fn create_table_with_id_u32_max_is_corrupt_wal_not_a_panic() {
+    let vfs = SimVfs::new(4);
+    base(&vfs);
+    append_frame(
+        &vfs,
+        &[(
+            Record::CreateTable {
+                table: u32::MAX,
+                name: "x".into(),
+                schema: Schema::new(vec![Column::new("a", ColumnType::Int4)]),
+            },
+            50,
+        )],
+    );
+    assert_no_panic(&vfs);
+}
