@@ -1104,6 +1104,14 @@ impl Transaction<'_> {
         self.commit_inner()
     }
 
+    /// Commits, and returns what the whole transaction wrote to the WAL, the commit
+    /// record included (which `stats()` cannot show before the commit).
+    pub fn commit_with_stats(mut self) -> Result<TxnStats> {
+        self.check_open()?;
+        self.commit_inner()?;
+        Ok(std::mem::take(&mut self.stats))
+    }
+
     fn commit_inner(&mut self) -> Result<()> {
         self.finished = true;
         let xid = self.snapshot.xid;

@@ -153,3 +153,18 @@ fn second_writer_waits_then_fails_with_serialization_error() {
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].1[1], Value::Text("third".into()));
 }
+
+#[test]
+fn commit_with_stats_counts_the_commit_record() {
+    let vfs = SimVfs::new(5);
+    let db = Database::create("db", opts(&vfs, Protection::Cow)).unwrap();
+    db.create_table("t", schema()).unwrap();
+    let mut tx = db.begin();
+    tx.insert("t", &[Value::Int8(1), Value::Null]).unwrap();
+    let before = tx.stats().clone();
+    assert_eq!(before.records[walden::wal::RecordKind::Commit as usize], 0);
+    let after = tx.commit_with_stats().unwrap();
+    assert_eq!(after.records[walden::wal::RecordKind::Commit as usize], 1);
+    assert_eq!(after.wal_records(), before.wal_records() + 1);
+    assert_eq!(after.wal_bytes(), before.wal_bytes() + 17);
+}
