@@ -28,6 +28,10 @@ pub struct InsertArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
+    /// Create the database in DIR and keep it (for `walden waldump DIR`), instead of a
+    /// temporary directory that is removed. DIR must not hold a database yet.
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
 }
 
 /// A directory that is removed when dropped, also when the benchmark fails.
@@ -77,9 +81,18 @@ impl Measurement {
 }
 
 pub fn insert(args: &InsertArgs) -> Result<ExitCode, CliError> {
-    let dir = TempDir::create()?;
-    // The database is closed inside `measure`, before `dir` removes its files.
-    let m = measure(&dir.path, args.mode, args.rows)?;
+    let m = match &args.dir {
+        Some(dir) => {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| CliError::io(format!("creating {}", dir.display()), e))?;
+            measure(dir, args.mode, args.rows)?
+        }
+        None => {
+            let dir = TempDir::create()?;
+            // The database is closed inside `measure`, before `dir` removes its files.
+            measure(&dir.path, args.mode, args.rows)?
+        }
+    };
     let mut out = std::io::stdout().lock();
     if args.json {
         print_json(&mut out, args.mode, &m)?;
