@@ -318,12 +318,4 @@ impl BufferPool {
         }
         Ok(())
     }
-
-    /// Number of dirty frames (for tests and statistics).
-    pub fn dirty_count(&self) -> usize {
-        self.frames
-            .iter()
-            .filter(|f| f.dirty.load(Ordering::Relaxed))
-            .count()
-    }
 }

@@ -172,17 +172,19 @@ impl Database {
             offset: SEGMENT_HEADER_BYTES,
             lsn: 16,
         };
-        let inner = Inner::assemble(
+        let parts = Parts::open(dir, &opts, &control, 0, Vec::new(), 1)?;
+        let wal = parts.open_wal(dir, &control, start, start.lsn)?;
+        let inner = Inner::new(
             dir,
             &opts,
             control,
-            0,
-            start,
+            parts,
+            wal,
+            Catalog::default(),
             1,
             0,
-            Vec::new(),
-            Catalog::default(),
-        )?;
+            start,
+        );
         let inner = Arc::new(inner);
         inner.checkpoint()?;
         Ok(Database::start(inner, &opts, RecoveryReport::default()))
@@ -417,19 +419,26 @@ impl Drop for Database {
     }
 }
 
-impl Inner {
-    #[allow(clippy::too_many_arguments)]
-    fn assemble(
+/// The parts of an open database below the WAL, built the same way for a new database
+/// and for recovery.
+struct Parts {
+    vfs: Arc<dyn Vfs>,
+    poison: Arc<Poison>,
+    stats: Arc<Stats>,
+    store: Arc<PageStore>,
+    pool: BufferPool,
+    clog: Clog,
+}
+
+impl Parts {
+    fn open(
         dir: &Path,
         opts: &Options,
-        control: Control,
-        checkpoint_seq: u64,
-        wal_end: WalPosition,
-        next_xid: u64,
+        control: &Control,
         next_page: u64,
         chunk_locations: Vec<u64>,
-        catalog: Catalog,
-    ) -> Result<Inner> {
+        next_xid: u64,
+    ) -> Result<Parts> {
         let vfs = opts.vfs.clone();
         let poison = Arc::new(Poison::default());
         let stats = Arc::new(Stats::default());
@@ -444,44 +453,80 @@ impl Inner {
         )?);
         let pool = BufferPool::new(opts.buffer_pool_bytes, store.clone(), poison.clone());
         let clog = Clog::load(&vfs, dir, next_xid)?;
-        let wal_dir = dir.join("wal");
+        Ok(Parts {
+            vfs,
+            poison,
+            stats,
+            store,
+            pool,
+            clog,
+        })
+    }
+
+    /// Opens the WAL for appending at `end` and connects it to the buffer pool.
+    fn open_wal(
+        &self,
+        dir: &Path,
+        control: &Control,
+        end: WalPosition,
+        redo_lsn: u64,
+    ) -> Result<Arc<Wal>> {
         let wal = Arc::new(Wal::open(
-            vfs.clone(),
-            &wal_dir,
+            self.vfs.clone(),
+            &dir.join("wal"),
             control.segment_size,
             control.protection == Protection::FullPage,
             control.generation,
-            wal_end,
-            wal_end.lsn,
-            poison.clone(),
-            stats.clone(),
+            end,
+            redo_lsn,
+            self.poison.clone(),
+            self.stats.clone(),
         )?);
-        pool.set_wal(wal.clone());
-        Ok(Inner {
+        self.pool.set_wal(wal.clone());
+        Ok(wal)
+    }
+}
+
+impl Inner {
+    /// Puts the parts together. `redo` is the redo position of the last complete
+    /// checkpoint (`checkpoint_seq`).
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        dir: &Path,
+        opts: &Options,
+        control: Control,
+        parts: Parts,
+        wal: Arc<Wal>,
+        catalog: Catalog,
+        next_xid: u64,
+        checkpoint_seq: u64,
+        redo: WalPosition,
+    ) -> Inner {
+        Inner {
             dir: dir.to_path_buf(),
-            vfs,
+            vfs: parts.vfs,
             clock: opts.clock.clone(),
             control,
             synchronous_commit: opts.synchronous_commit,
             checkpoint_wal_bytes: opts.checkpoint_wal_bytes.max(1 << 20),
             checkpoint_interval_millis: opts.checkpoint_interval_secs.max(1) * 1000,
-            poison,
-            stats,
-            store,
-            pool,
+            poison: parts.poison,
+            stats: parts.stats,
+            store: parts.store,
+            pool: parts.pool,
             wal,
-            clog,
+            clog: parts.clog,
             txns: TxnManager::new(next_xid),
             catalog: RwLock::new(catalog),
             commit_fence: RwLock::new(()),
             checkpoint: Mutex::new(CheckpointState {
                 seq: checkpoint_seq,
-                redo: wal_end,
+                redo,
                 last_millis: opts.clock.now_millis(),
                 generation: control.generation,
             }),
             shutdown: AtomicBool::new(false),
-        })
+        }
     }
 
     fn heap_ctx(&self) -> HeapCtx<'_> {
@@ -534,29 +579,24 @@ impl Inner {
         control: Control,
         ckpt: CheckpointData,
     ) -> Result<(Inner, RecoveryReport)> {
-        let vfs = opts.vfs.clone();
         let wal_dir = dir.join("wal");
-        sync_wal_from(&vfs, &wal_dir, ckpt.redo.segment_no)?;
-        let stats = Arc::new(Stats::default());
-        let poison = Arc::new(Poison::default());
-        let store = Arc::new(PageStore::open(
-            &vfs,
-            &dir.join("data"),
-            control.page_size as usize,
-            control.protection,
+        sync_wal_from(&opts.vfs, &wal_dir, ckpt.redo.segment_no)?;
+        let parts = Parts::open(
+            dir,
+            opts,
+            &control,
             ckpt.next_page,
-            ckpt.chunk_locations.clone(),
-            stats.clone(),
-        )?);
-        let pool = BufferPool::new(opts.buffer_pool_bytes, store.clone(), poison.clone());
-        let clog = Clog::load(&vfs, dir, ckpt.next_xid)?;
-        let catalog = ckpt.catalog;
-        let mut reader = WalReader::new(vfs.clone(), &wal_dir, control.segment_size, ckpt.redo)?;
+            ckpt.chunk_locations,
+            ckpt.next_xid,
+        )?;
+        let (store, pool, clog) = (&parts.store, &parts.pool, &parts.clog);
+        let mut reader =
+            WalReader::new(opts.vfs.clone(), &wal_dir, control.segment_size, ckpt.redo)?;
         let mut seen = BTreeSet::new();
         let mut finished = HashSet::new();
         let mut max_xid = 0u64;
         let mut report = RecoveryReport::default();
-        let mut catalog = catalog;
+        let mut catalog = ckpt.catalog;
         while let Some(rec) = reader.next()? {
             report.records_replayed += 1;
             let end = rec.lsn + rec.len as u64;
@@ -602,13 +642,13 @@ impl Inner {
                 Record::Checkpoint { .. } => {}
                 r => {
                     if let Some(page) = r.page() {
-                        check_redo_page(r, page, &store).map_err(|reason| Error::CorruptWal {
+                        check_redo_page(r, page, store).map_err(|reason| Error::CorruptWal {
                             path: wal_dir.clone(),
                             lsn: rec.lsn,
                             reason,
                         })?;
                         store.note_page_no(page);
-                        heap::redo(&pool, r, rec.xid, end)?;
+                        heap::redo(pool, r, rec.xid, end)?;
                         if let Record::HeapInit { page, table } = r {
                             if let Some(t) = catalog.by_id.get(table) {
                                 t.add_page(*page);
@@ -621,48 +661,15 @@ impl Inner {
         let end = reader.end_position();
         report.end_lsn = end.lsn;
         let next_xid = ckpt.next_xid.max(max_xid + 1);
-        let wal = Arc::new(Wal::open(
-            vfs.clone(),
-            &wal_dir,
-            control.segment_size,
-            control.protection == Protection::FullPage,
-            control.generation,
-            end,
-            ckpt.redo.lsn,
-            poison.clone(),
-            stats.clone(),
-        )?);
-        pool.set_wal(wal.clone());
+        let wal = parts.open_wal(dir, &control, end, ckpt.redo.lsn)?;
         for &xid in seen.iter().filter(|x| !finished.contains(x)) {
             wal.append(RecordKind::Abort, xid, &[], None)?;
-            clog.set(xid, XidStatus::Aborted);
+            parts.clog.set(xid, XidStatus::Aborted);
             report.transactions_rolled_back += 1;
         }
-        let inner = Inner {
-            dir: dir.to_path_buf(),
-            vfs,
-            clock: opts.clock.clone(),
-            control,
-            synchronous_commit: opts.synchronous_commit,
-            checkpoint_wal_bytes: opts.checkpoint_wal_bytes.max(1 << 20),
-            checkpoint_interval_millis: opts.checkpoint_interval_secs.max(1) * 1000,
-            poison,
-            stats,
-            store,
-            pool,
-            wal,
-            clog,
-            txns: TxnManager::new(next_xid),
-            catalog: RwLock::new(catalog),
-            commit_fence: RwLock::new(()),
-            checkpoint: Mutex::new(CheckpointState {
-                seq: ckpt.seq,
-                redo: ckpt.redo,
-                last_millis: opts.clock.now_millis(),
-                generation: control.generation,
-            }),
-            shutdown: AtomicBool::new(false),
-        };
+        let inner = Inner::new(
+            dir, opts, control, parts, wal, catalog, next_xid, ckpt.seq, ckpt.redo,
+        );
         Ok((inner, report))
     }
 
@@ -748,7 +755,7 @@ impl Inner {
                 chunk_locations,
                 catalog: Catalog::default(),
             };
-            encode_checkpoint(&data, &cat)
+            data.encode_with(&cat)
         };
         let name = format!("checkpoint.{seq:016x}");
         self.poison.check()?;
@@ -801,25 +808,6 @@ impl Inner {
             }
         }
     }
-}
-
-fn encode_checkpoint(data: &CheckpointData, live: &Catalog) -> Vec<u8> {
-    // CheckpointData::encode serializes its own catalog; swap the live one in by
-    // encoding the body pieces in the same order.
-    let mut tmp = CheckpointData {
-        seq: data.seq,
-        redo: data.redo,
-        next_xid: data.next_xid,
-        next_page: data.next_page,
-        chunk_locations: data.chunk_locations.clone(),
-        catalog: Catalog::default(),
-    };
-    tmp.catalog.next_table_id = live.next_table_id;
-    for (id, t) in &live.by_id {
-        tmp.catalog.by_id.insert(*id, t.clone());
-        tmp.catalog.by_name.insert(t.name.clone(), t.clone());
-    }
-    tmp.encode()
 }
 
 /// Longest table or column name, in bytes.

@@ -193,10 +193,6 @@ impl<'a> PageMut<'a> {
         Some(&mut self.0[off..off + len])
     }
 
-    pub fn as_ref(&self) -> PageRef<'_> {
-        PageRef(self.0)
-    }
-
     /// Formats an empty page.
     pub fn init(&mut self, kind: PageKind, page_no: u64, owner: u32) {
         self.0.fill(0);

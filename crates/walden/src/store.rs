@@ -112,6 +112,8 @@ pub struct PageStore {
     cow: Mutex<CowState>,
     /// Next logical page number to hand out.
     next_page: AtomicU64,
+    /// Length of the data file (it grows only by page writes).
+    file_len_bytes: AtomicU64,
     stats: Arc<Stats>,
     /// Debug builds: the LSN of the last write of each page, to catch stale reads.
     last_written: Mutex<std::collections::HashMap<u64, u64>>,
@@ -152,6 +154,7 @@ impl PageStore {
                 file_locations: len / page_size as u64,
             }),
             next_page: AtomicU64::new(next_page),
+            file_len_bytes: AtomicU64::new(len),
             stats,
             last_written: Mutex::new(std::collections::HashMap::new()),
         };
@@ -257,8 +260,14 @@ impl PageStore {
                 }
             }
             _ => {
-                let len = self.file.len().ok()?;
-                if (page_no + 1) * self.page_size as u64 <= len {
+                // Known length instead of an fstat per read: the file only grows, and
+                // only through `write_location`.
+                let len = self.file_len_bytes.load(Ordering::Acquire);
+                if page_no
+                    .saturating_add(1)
+                    .saturating_mul(self.page_size as u64)
+                    <= len
+                {
                     Some(page_no)
                 } else {
                     None
@@ -353,9 +362,12 @@ impl PageStore {
     }
 
     fn write_location(&self, loc: u64, buf: &[u8]) -> Result<()> {
+        let offset = loc * self.page_size as u64;
         self.file
-            .write_all_at(buf, loc * self.page_size as u64)
+            .write_all_at(buf, offset)
             .map_err(|e| Error::io(&self.path, e))?;
+        self.file_len_bytes
+            .fetch_max(offset + buf.len() as u64, Ordering::AcqRel);
         self.stats
             .data_pages_written
             .fetch_add(1, Ordering::Relaxed);

@@ -12,7 +12,7 @@ pub use real::RealVfs;
 pub use sim::{CrashMode, FaultKind, FaultOps, SimStats, SimVfs};
 
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 /// Size of the unit the disk is assumed to write atomically (see docs/format.md).
@@ -63,9 +63,4 @@ pub trait Vfs: Send + Sync {
     fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
     /// Names of the entries of a directory (files only), sorted.
     fn list_dir(&self, dir: &Path) -> io::Result<Vec<String>>;
-}
-
-/// Joins a directory and a file name (a small helper used across the engine).
-pub fn join(dir: &Path, name: &str) -> PathBuf {
-    dir.join(name)
 }

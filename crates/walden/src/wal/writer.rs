@@ -131,20 +131,15 @@ impl Wal {
             poison,
             stats,
         };
-        if lock(&wal.writer).file.is_none() {
+        {
+            // A new database: create its first segment (recovery always ends in a
+            // segment that exists).
             let mut w = lock(&wal.writer);
-            wal.create_segment(&mut w, end.segment_no)?;
-            w.offset = w.offset.max(SEGMENT_HEADER_BYTES);
+            if w.file.is_none() {
+                wal.create_segment(&mut w, end.segment_no)?;
+            }
         }
         Ok(wal)
-    }
-
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
-    pub fn segment_size(&self) -> u64 {
-        self.segment_size
     }
 
     pub fn durable_lsn(&self) -> u64 {
