@@ -872,6 +872,19 @@ impl heap::BetweenPages for Inner {
     }
 }
 
+/// What `Transaction::modify_with` does with one row.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RowAction {
+    /// Leave the row as it is.
+    Keep,
+    /// Replace the row with these values.
+    Update(Row),
+    /// Delete the row.
+    Delete,
+    /// Stop the scan here; rows changed so far stay changed.
+    Stop,
+}
+
 /// A transaction. Dropping it without `commit` rolls it back.
 pub struct Transaction<'db> {
     db: &'db Inner,
@@ -1069,6 +1082,53 @@ impl Transaction<'_> {
         let r = heap::update(&ctx, &t, id, &bytes, &view, &mut self.stats);
         ctx.hook.between_pages();
         r
+    }
+
+    /// Updates or deletes rows in one command. `f` sees every row visible at the start
+    /// of the command, page by page, and says what to do with it. Versions the command
+    /// writes are invisible to its own scan, so an update that moves rows forward never
+    /// meets them again. Returns the number of rows updated or deleted.
+    ///
+    /// Unlike the single-row calls, a failure part-way (or `RowAction::Stop`) leaves the
+    /// rows changed before it changed: a caller that wants all or nothing rolls back.
+    pub fn modify_with(
+        &mut self,
+        table: &str,
+        mut f: impl FnMut(RowId, &Row) -> RowAction,
+    ) -> Result<u64> {
+        self.next_command()?;
+        let t = self.db.table(table)?;
+        let ctx = self.db.heap_ctx();
+        let mut rows = Vec::new();
+        let mut bytes = Vec::new();
+        let mut changed = 0u64;
+        for page in t.page_list() {
+            rows.clear();
+            heap::scan_page(&ctx, page, &self.view(), &mut rows)?;
+            for (id, raw) in rows.drain(..) {
+                let row = self.decode(&t, id, &raw)?;
+                let view = TxnView {
+                    snapshot: &self.snapshot,
+                    cid: self.cid,
+                };
+                match f(id, &row) {
+                    RowAction::Keep => continue,
+                    RowAction::Stop => return Ok(changed),
+                    RowAction::Update(new) => {
+                        Self::encode(&t, &new, &mut bytes)?;
+                        self.wrote = true;
+                        heap::update(&ctx, &t, id, &bytes, &view, &mut self.stats)?;
+                    }
+                    RowAction::Delete => {
+                        self.wrote = true;
+                        heap::delete(&ctx, &t, id, &view, &mut self.stats)?;
+                    }
+                }
+                changed += 1;
+            }
+            ctx.hook.between_pages();
+        }
+        Ok(changed)
     }
 
     /// Deletes a row (same waiting rules as `update`).

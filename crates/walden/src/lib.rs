@@ -26,7 +26,7 @@ pub mod txn;
 pub mod vfs;
 pub mod wal;
 
-pub use engine::{Database, Options, RecoveryReport, Transaction};
+pub use engine::{Database, Options, RecoveryReport, RowAction, Transaction};
 pub use error::{Error, Result};
 pub use schema::{Column, ColumnType, Row, Schema, Value};
 pub use stats::{StatsSnapshot, TxnStats};

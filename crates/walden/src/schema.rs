@@ -62,7 +62,23 @@ pub struct Column {
     pub name: String,
     pub ty: ColumnType,
     pub nullable: bool,
+    /// Text columns: at most this many characters (checked on every write).
+    pub max_chars: Option<u32>,
+    /// Attributes the engine stores for the layer above and does not act on: the SQL
+    /// layer enforces primary keys and fills serial columns.
+    pub primary_key: bool,
+    pub serial: bool,
+    /// Text columns: `char(n)`, blank-padded to `max_chars` by the SQL layer.
+    pub blank_padded: bool,
 }
+
+// Column flag bits in the schema encoding (docs/format.md, "Schema").
+const FLAG_NULLABLE: u8 = 1;
+const FLAG_PRIMARY_KEY: u8 = 2;
+const FLAG_SERIAL: u8 = 4;
+const FLAG_BLANK_PADDED: u8 = 8;
+const FLAG_MAX_CHARS: u8 = 16;
+const KNOWN_FLAGS: u8 = 31;
 
 impl Column {
     pub fn new(name: &str, ty: ColumnType) -> Column {
@@ -70,14 +86,33 @@ impl Column {
             name: name.to_string(),
             ty,
             nullable: true,
+            max_chars: None,
+            primary_key: false,
+            serial: false,
+            blank_padded: false,
         }
     }
     pub fn not_null(name: &str, ty: ColumnType) -> Column {
         Column {
-            name: name.to_string(),
-            ty,
             nullable: false,
+            ..Column::new(name, ty)
         }
+    }
+
+    fn flags(&self) -> u8 {
+        let mut f = 0;
+        for (on, bit) in [
+            (self.nullable, FLAG_NULLABLE),
+            (self.primary_key, FLAG_PRIMARY_KEY),
+            (self.serial, FLAG_SERIAL),
+            (self.blank_padded, FLAG_BLANK_PADDED),
+            (self.max_chars.is_some(), FLAG_MAX_CHARS),
+        ] {
+            if on {
+                f |= bit;
+            }
+        }
+        f
     }
 }
 
@@ -153,7 +188,17 @@ impl Schema {
                 | (ColumnType::Float8, Value::Float8(_))
                 | (ColumnType::Bool, Value::Bool(_))
                 | (ColumnType::Uuid, Value::Uuid(_)) => true,
-                (ColumnType::Text, Value::Text(s)) => s.len() <= u16::MAX as usize,
+                (ColumnType::Text, Value::Text(s)) => {
+                    if let Some(max) = col.max_chars {
+                        if s.chars().count() > max as usize {
+                            return Err(format!(
+                                "value too long for column {:?} ({} characters at most)",
+                                col.name, max
+                            ));
+                        }
+                    }
+                    s.len() <= u16::MAX as usize
+                }
                 _ => false,
             };
             if !ok {
@@ -241,7 +286,10 @@ impl Schema {
         out.extend_from_slice(&(self.columns.len() as u16).to_le_bytes());
         for c in &self.columns {
             out.push(c.ty.code());
-            out.push(c.nullable as u8);
+            out.push(c.flags());
+            if let Some(max) = c.max_chars {
+                out.extend_from_slice(&max.to_le_bytes());
+            }
             out.extend_from_slice(&(c.name.len() as u16).to_le_bytes());
             out.extend_from_slice(c.name.as_bytes());
         }
@@ -255,9 +303,25 @@ impl Schema {
         for _ in 0..n {
             let code = r.u8()?;
             let ty = ColumnType::from_code(code).ok_or(format!("unknown column type {code}"))?;
-            let nullable = r.u8()? != 0;
+            let flags = r.u8()?;
+            if flags & !KNOWN_FLAGS != 0 {
+                return Err(format!("unknown column flags {flags:#04x}"));
+            }
+            let max_chars = if flags & FLAG_MAX_CHARS != 0 {
+                Some(r.u32()?)
+            } else {
+                None
+            };
             let name = r.string()?;
-            columns.push(Column { name, ty, nullable });
+            columns.push(Column {
+                name,
+                ty,
+                nullable: flags & FLAG_NULLABLE != 0,
+                max_chars,
+                primary_key: flags & FLAG_PRIMARY_KEY != 0,
+                serial: flags & FLAG_SERIAL != 0,
+                blank_padded: flags & FLAG_BLANK_PADDED != 0,
+            });
         }
         *at = r.pos();
         Ok(Schema { columns })
@@ -284,7 +348,13 @@ mod tests {
             Column::new("f", ColumnType::Int2),
             Column::new("g", ColumnType::Int8),
             Column::new("h", ColumnType::Int8),
-            Column::new("i", ColumnType::Int8),
+            Column {
+                max_chars: Some(3),
+                blank_padded: true,
+                primary_key: true,
+                serial: true,
+                ..Column::new("i", ColumnType::Text)
+            },
         ])
     }
 
@@ -300,7 +370,7 @@ mod tests {
             Value::Int2(7),
             Value::Int8(i64::MIN),
             Value::Null,
-            Value::Int8(3),
+            Value::Text("abc".into()),
         ];
         s.check(&row).expect("valid row");
         let mut b = Vec::new();
@@ -317,6 +387,9 @@ mod tests {
         row[0] = Value::Text("x".into());
         assert!(s.check(&row).unwrap_err().contains("does not fit"));
         assert!(s.check(&row[..3]).is_err());
+        row[0] = Value::Int4(1);
+        row[8] = Value::Text("abcé".into());
+        assert!(s.check(&row).unwrap_err().contains("too long"));
     }
 
     #[test]
