@@ -14,6 +14,8 @@ macro_rules! outln {
 mod bench;
 mod crashtest;
 mod kill_child;
+mod postgres;
+mod seed_report;
 mod space;
 mod waldump;
 

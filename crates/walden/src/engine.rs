@@ -271,7 +271,14 @@ impl Database {
             stats: TxnStats::default(),
             wrote: false,
             finished: false,
+            synchronous_commit: self.inner.synchronous_commit,
         }
+    }
+
+    /// Whether commits wait for their WAL to be durable unless a transaction says
+    /// otherwise (the `synchronous_commit` option).
+    pub fn synchronous_commit(&self) -> bool {
+        self.inner.synchronous_commit
     }
 
     /// Creates a table (committed at once).
@@ -893,11 +900,19 @@ pub struct Transaction<'db> {
     stats: TxnStats,
     wrote: bool,
     finished: bool,
+    /// Wait for the commit record to be durable before `commit` returns.
+    synchronous_commit: bool,
 }
 
 impl Transaction<'_> {
     pub fn xid(&self) -> u64 {
         self.snapshot.xid
+    }
+
+    /// Chooses, for this transaction only, whether `commit` waits for the WAL to be
+    /// durable. Off, a crash may lose the transaction but never leaves it half applied.
+    pub fn set_synchronous_commit(&mut self, on: bool) {
+        self.synchronous_commit = on;
     }
 
     /// WAL this transaction has written so far, by record kind.
@@ -1180,7 +1195,7 @@ impl Transaction<'_> {
                 .db
                 .wal
                 .append(RecordKind::Commit, xid, &[], Some(&mut self.stats))?;
-            if self.db.synchronous_commit {
+            if self.synchronous_commit {
                 self.db.wal.flush(a.end_lsn, true)?;
             }
             Ok(())

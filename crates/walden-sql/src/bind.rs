@@ -1,0 +1,766 @@
+//! Binding: turns parsed expressions into `Expr`s — names resolved against a scope, types
+//! checked and fixed, literals coerced, constants folded, aggregates collected.
+
+use sqlparser::ast::{
+    self, BinaryOperator, CastKind, FunctionArg, FunctionArgExpr, FunctionArguments, Spanned,
+    UnaryOperator,
+};
+use walden::rng::SimRng;
+use walden::Value;
+
+use crate::error::{code, SqlError, SqlResult};
+use crate::expr::{CmpOp, EvalCtx, Expr};
+use crate::functions::Func;
+use crate::types::{declared_type, DeclaredType, SqlType};
+use crate::value::{self, ArithOp};
+
+/// The columns an expression may name.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    /// The table (or alias) the columns may be qualified with.
+    pub table: Option<String>,
+    pub columns: Vec<(String, SqlType)>,
+}
+
+/// An identifier as PostgreSQL folds it: unquoted names are lower-cased.
+pub fn ident_name(id: &ast::Ident) -> String {
+    if id.quote_style.is_some() {
+        id.value.clone()
+    } else {
+        id.value.to_lowercase()
+    }
+}
+
+pub fn object_name(name: &ast::ObjectName) -> SqlResult<String> {
+    let parts: Vec<&ast::Ident> = name.0.iter().filter_map(|p| p.as_ident()).collect();
+    match parts.as_slice() {
+        [id] => Ok(ident_name(id)),
+        [schema, id] if ident_name(schema) == "public" => Ok(ident_name(id)),
+        _ => Err(SqlError::unsupported(format!("the qualified name {name}")).at(name.span().start)),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggFunc {
+    CountStar,
+    Count,
+    Sum,
+    Min,
+    Max,
+    Avg,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AggCall {
+    pub func: AggFunc,
+    pub arg: Option<Expr>,
+    pub ty: SqlType,
+}
+
+/// GROUP BY keys and the aggregates found so far. After grouping, a row holds the key
+/// values followed by the aggregate results.
+#[derive(Debug, Default)]
+pub struct Grouping {
+    pub keys: Vec<Expr>,
+    pub aggs: Vec<AggCall>,
+}
+
+fn agg_func(name: &str) -> Option<AggFunc> {
+    Some(match name {
+        "count" => AggFunc::Count,
+        "sum" => AggFunc::Sum,
+        "min" => AggFunc::Min,
+        "max" => AggFunc::Max,
+        "avg" => AggFunc::Avg,
+        _ => return None,
+    })
+}
+
+pub struct Binder<'a> {
+    pub scope: &'a Scope,
+    /// Set when binding the SELECT list, HAVING and ORDER BY of a grouped query.
+    pub grouping: Option<&'a mut Grouping>,
+}
+
+/// Folds a constant expression into its value (errors such as 1/0 surface at once, as
+/// in PostgreSQL).
+fn fold(e: Expr) -> SqlResult<Expr> {
+    if matches!(e, Expr::Const(_)) || !e.is_constant() {
+        return Ok(e);
+    }
+    let mut rng = SimRng::new(0);
+    let v = e.eval(&[], &mut EvalCtx { rng: &mut rng })?;
+    // A folded NULL keeps its type for the column it may create.
+    if matches!(v, Value::Null) {
+        return Ok(e);
+    }
+    Ok(Expr::Const(v))
+}
+
+fn is_text_literal(e: &Expr) -> bool {
+    matches!(e, Expr::Const(Value::Text(_)))
+}
+
+/// Gives a string literal the type it is compared or combined with, as PostgreSQL does
+/// with literals of unknown type.
+pub fn coerce_literal(e: Expr, to: SqlType) -> SqlResult<Expr> {
+    match e {
+        Expr::Const(Value::Text(s)) if to != SqlType::Text && to != SqlType::Null => {
+            Ok(Expr::Const(value::parse_text(&s, to)?))
+        }
+        other => Ok(other),
+    }
+}
+
+fn number_literal(s: &str) -> SqlResult<Value> {
+    if let Ok(x) = s.parse::<i64>() {
+        return Ok(match i32::try_from(x) {
+            Ok(small) => Value::Int4(small),
+            Err(_) => Value::Int8(x),
+        });
+    }
+    s.parse::<f64>()
+        .map(Value::Float8)
+        .map_err(|_| SqlError::syntax(format!("invalid number \"{s}\"")))
+}
+
+/// The common type of CASE branches or COALESCE arguments.
+fn common_type(exprs: &[&Expr], what: &str) -> SqlResult<SqlType> {
+    let mut ty = SqlType::Null;
+    for e in exprs.iter().filter(|e| !is_text_literal(e)) {
+        let t = e.ty();
+        ty = match (ty, t) {
+            (SqlType::Null, t) | (t, SqlType::Null) => t,
+            (a, b) if a == b => a,
+            (a, b) if a.is_numeric() && b.is_numeric() => SqlType::wider(a, b),
+            (a, b) => {
+                return Err(SqlError::new(
+                    code::DATATYPE_MISMATCH,
+                    format!(
+                        "{what} types {} and {} cannot be matched",
+                        a.name(),
+                        b.name()
+                    ),
+                ))
+            }
+        };
+    }
+    if ty == SqlType::Null && exprs.iter().any(|e| is_text_literal(e)) {
+        ty = SqlType::Text;
+    }
+    Ok(ty)
+}
+
+/// Brings an expression to a type where the other types allow it silently (numbers
+/// widen, literals parse); used for branches of CASE and COALESCE.
+fn to_common(e: Expr, ty: SqlType) -> SqlResult<Expr> {
+    let e = coerce_literal(e, ty)?;
+    if e.ty() == ty || e.ty() == SqlType::Null {
+        return Ok(e);
+    }
+    Ok(Expr::Cast(Box::new(e), DeclaredType::plain(ty)))
+}
+
+impl Binder<'_> {
+    pub fn plain(scope: &Scope) -> Binder<'_> {
+        Binder {
+            scope,
+            grouping: None,
+        }
+    }
+
+    fn column(&self, table: Option<&ast::Ident>, id: &ast::Ident) -> SqlResult<Expr> {
+        let name = ident_name(id);
+        if let Some(t) = table {
+            let t = ident_name(t);
+            if self.scope.table.as_deref() != Some(t.as_str()) {
+                return Err(SqlError::new(
+                    code::UNDEFINED_TABLE,
+                    format!("missing FROM-clause entry for table \"{t}\""),
+                )
+                .at(id.span.start));
+            }
+        }
+        let mut found = self
+            .scope
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(_, (n, _))| *n == name);
+        match (found.next(), found.next()) {
+            (Some((i, (_, ty))), None) => Ok(Expr::Column(i, *ty)),
+            (Some(_), Some(_)) => Err(SqlError::new(
+                code::AMBIGUOUS_COLUMN,
+                format!("column reference \"{name}\" is ambiguous"),
+            )
+            .at(id.span.start)),
+            _ => Err(SqlError::new(
+                code::UNDEFINED_COLUMN,
+                format!("column \"{name}\" does not exist"),
+            )
+            .at(id.span.start)),
+        }
+    }
+
+    pub fn bind(&mut self, e: &ast::Expr) -> SqlResult<Expr> {
+        let at = e.span().start;
+        self.bind_inner(e).map_err(|err| err.at(at))
+    }
+
+    fn bind_inner(&mut self, e: &ast::Expr) -> SqlResult<Expr> {
+        if self.grouping.is_some() {
+            if let Some(x) = self.bind_grouped(e)? {
+                return Ok(x);
+            }
+        }
+        use ast::Expr as A;
+        let bound = match e {
+            A::Identifier(id) => self.column(None, id)?,
+            A::CompoundIdentifier(parts) => match parts.as_slice() {
+                [t, c] => self.column(Some(t), c)?,
+                _ => return Err(SqlError::unsupported(format!("the qualified name {e}"))),
+            },
+            A::Value(v) => Expr::Const(self.literal(&v.value)?),
+            A::Nested(inner) => self.bind(inner)?,
+            A::UnaryOp { op, expr } => self.unary(*op, expr)?,
+            A::BinaryOp { left, op, right } => self.binary(left, op, right)?,
+            A::IsNull(x) => Expr::IsNull(Box::new(self.bind(x)?), false),
+            A::IsNotNull(x) => Expr::IsNull(Box::new(self.bind(x)?), true),
+            A::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
+                let ge = self.comparison(expr, CmpOp::GtEq, low)?;
+                let le = self.comparison(expr, CmpOp::LtEq, high)?;
+                let both = Expr::And(Box::new(ge), Box::new(le));
+                if *negated {
+                    Expr::Not(Box::new(both))
+                } else {
+                    both
+                }
+            }
+            A::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                let x = self.bind(expr)?;
+                let mut items = Vec::with_capacity(list.len());
+                for item in list {
+                    let b = coerce_literal(self.bind(item)?, x.ty())?;
+                    check_comparable(&x, &b, "IN")?;
+                    items.push(b);
+                }
+                Expr::InList(Box::new(x), items, *negated)
+            }
+            A::Cast {
+                kind,
+                expr,
+                data_type,
+                ..
+            } => {
+                if matches!(kind, CastKind::TryCast | CastKind::SafeCast) {
+                    return Err(SqlError::unsupported("TRY_CAST"));
+                }
+                let to = declared_type(data_type, false)?;
+                let inner = self.bind(expr)?;
+                Expr::Cast(Box::new(inner), to)
+            }
+            A::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => self.case(operand.as_deref(), conditions, else_result.as_deref())?,
+            A::Function(f) => self.function(f)?,
+            A::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let mut args = vec![self.bind(expr)?];
+                let from = match substring_from {
+                    Some(f) => self.bind(f)?,
+                    None => Expr::Const(Value::Int4(1)),
+                };
+                args.push(coerce_literal(from, SqlType::Int4)?);
+                if let Some(n) = substring_for {
+                    args.push(coerce_literal(self.bind(n)?, SqlType::Int4)?);
+                }
+                let types: Vec<SqlType> = args.iter().map(Expr::ty).collect();
+                let ty = Func::Substr.result_type("substr", &types)?;
+                Expr::Call(Func::Substr, args, ty)
+            }
+            A::Like { .. } | A::ILike { .. } => return Err(SqlError::unsupported("LIKE")),
+            A::Subquery(_) | A::Exists { .. } | A::InSubquery { .. } => {
+                return Err(SqlError::unsupported("a subquery"))
+            }
+            other => {
+                return Err(SqlError::unsupported(format!(
+                    "the expression {}",
+                    truncate(&other.to_string())
+                )))
+            }
+        };
+        fold(bound)
+    }
+
+    /// In a grouped query: an aggregate call, or an expression equal to a GROUP BY key,
+    /// or a bare column that is neither (an error). None: bind the parts.
+    fn bind_grouped(&mut self, e: &ast::Expr) -> SqlResult<Option<Expr>> {
+        let Some(grouping) = self.grouping.as_deref_mut() else {
+            return Ok(None);
+        };
+        if let ast::Expr::Function(f) = e {
+            let name = object_name(&f.name)?;
+            if let Some(func) = agg_func(&name) {
+                let call = bind_agg(self.scope, func, &name, f)?;
+                let slot = grouping.keys.len() + grouping.aggs.len();
+                let ty = call.ty;
+                // Reuse an identical aggregate (count(*) twice is one accumulator).
+                if let Some(i) = grouping.aggs.iter().position(|a| *a == call) {
+                    return Ok(Some(Expr::Column(grouping.keys.len() + i, ty)));
+                }
+                grouping.aggs.push(call);
+                let _ = slot;
+                return Ok(Some(Expr::Column(
+                    grouping.keys.len() + grouping.aggs.len() - 1,
+                    ty,
+                )));
+            }
+        }
+        // An expression over the input that equals a key is that key's value.
+        if let Ok(plain) = Binder::plain(self.scope).bind(e) {
+            if let Some(i) = grouping.keys.iter().position(|k| *k == plain) {
+                return Ok(Some(Expr::Column(i, plain.ty())));
+            }
+            if plain.is_constant() {
+                return Ok(Some(plain));
+            }
+            if let ast::Expr::Identifier(id) = e {
+                return Err(SqlError::new(
+                    code::GROUPING_ERROR,
+                    format!(
+                        "column \"{}\" must appear in the GROUP BY clause or be used in an aggregate function",
+                        ident_name(id)
+                    ),
+                )
+                .at(id.span.start));
+            }
+            if let ast::Expr::CompoundIdentifier(parts) = e {
+                return Err(SqlError::new(
+                    code::GROUPING_ERROR,
+                    format!(
+                        "column \"{e}\" must appear in the GROUP BY clause or be used in an aggregate function"
+                    ),
+                )
+                .at(parts.first().map(|p| p.span.start).unwrap_or(e.span().start)));
+            }
+        }
+        Ok(None)
+    }
+
+    fn literal(&self, v: &ast::Value) -> SqlResult<Value> {
+        use ast::Value as V;
+        Ok(match v {
+            V::Number(s, _) => number_literal(s)?,
+            V::SingleQuotedString(s) | V::EscapedStringLiteral(s) => Value::Text(s.clone()),
+            V::DollarQuotedString(d) => Value::Text(d.value.clone()),
+            V::Boolean(b) => Value::Bool(*b),
+            V::Null => Value::Null,
+            other => return Err(SqlError::unsupported(format!("the literal {other}"))),
+        })
+    }
+
+    fn unary(&mut self, op: UnaryOperator, expr: &ast::Expr) -> SqlResult<Expr> {
+        match op {
+            UnaryOperator::Minus => {
+                // -2147483648 is an int4 literal, not the negation of an int8.
+                if let ast::Expr::Value(v) = expr {
+                    if let ast::Value::Number(s, _) = &v.value {
+                        return Ok(Expr::Const(number_literal(&format!("-{s}"))?));
+                    }
+                }
+                let x = self.bind(expr)?;
+                if !x.ty().is_numeric() && x.ty() != SqlType::Null {
+                    return Err(SqlError::new(
+                        code::UNDEFINED_FUNCTION,
+                        format!("operator does not exist: - {}", x.ty().name()),
+                    ));
+                }
+                Ok(Expr::Neg(Box::new(x)))
+            }
+            UnaryOperator::Plus => {
+                let x = self.bind(expr)?;
+                if !x.ty().is_numeric() {
+                    return Err(SqlError::new(
+                        code::UNDEFINED_FUNCTION,
+                        format!("operator does not exist: + {}", x.ty().name()),
+                    ));
+                }
+                Ok(x)
+            }
+            UnaryOperator::Not => {
+                let x = self.boolean(expr, "NOT")?;
+                Ok(Expr::Not(Box::new(x)))
+            }
+            other => Err(SqlError::unsupported(format!("the operator {other}"))),
+        }
+    }
+
+    /// Binds an operand that must be boolean.
+    fn boolean(&mut self, e: &ast::Expr, what: &str) -> SqlResult<Expr> {
+        let x = coerce_literal(self.bind(e)?, SqlType::Bool)?;
+        match x.ty() {
+            SqlType::Bool | SqlType::Null => Ok(x),
+            t => Err(SqlError::new(
+                code::DATATYPE_MISMATCH,
+                format!(
+                    "argument of {what} must be type boolean, not type {}",
+                    t.name()
+                ),
+            )
+            .at(e.span().start)),
+        }
+    }
+
+    fn comparison(&mut self, l: &ast::Expr, op: CmpOp, r: &ast::Expr) -> SqlResult<Expr> {
+        let (a, b) = (self.bind(l)?, self.bind(r)?);
+        let (a, b) = match (is_text_literal(&a), is_text_literal(&b)) {
+            (true, false) => (coerce_literal(a, b.ty())?, b),
+            (false, true) => {
+                let t = a.ty();
+                (a, coerce_literal(b, t)?)
+            }
+            _ => (a, b),
+        };
+        let sym = match op {
+            CmpOp::Eq => "=",
+            CmpOp::NotEq => "<>",
+            CmpOp::Lt => "<",
+            CmpOp::LtEq => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::GtEq => ">=",
+        };
+        check_comparable(&a, &b, sym)?;
+        Ok(Expr::Cmp(op, Box::new(a), Box::new(b)))
+    }
+
+    fn binary(&mut self, l: &ast::Expr, op: &BinaryOperator, r: &ast::Expr) -> SqlResult<Expr> {
+        use BinaryOperator as B;
+        let cmp = match op {
+            B::Eq => Some(CmpOp::Eq),
+            B::NotEq => Some(CmpOp::NotEq),
+            B::Lt => Some(CmpOp::Lt),
+            B::LtEq => Some(CmpOp::LtEq),
+            B::Gt => Some(CmpOp::Gt),
+            B::GtEq => Some(CmpOp::GtEq),
+            _ => None,
+        };
+        if let Some(c) = cmp {
+            return self.comparison(l, c, r);
+        }
+        let arith = match op {
+            B::Plus => Some(ArithOp::Add),
+            B::Minus => Some(ArithOp::Sub),
+            B::Multiply => Some(ArithOp::Mul),
+            B::Divide => Some(ArithOp::Div),
+            B::Modulo => Some(ArithOp::Mod),
+            _ => None,
+        };
+        match (op, arith) {
+            (_, Some(a)) => self.arith(l, a, r),
+            (B::And, _) => Ok(Expr::And(
+                Box::new(self.boolean(l, "AND")?),
+                Box::new(self.boolean(r, "AND")?),
+            )),
+            (B::Or, _) => Ok(Expr::Or(
+                Box::new(self.boolean(l, "OR")?),
+                Box::new(self.boolean(r, "OR")?),
+            )),
+            (B::StringConcat, _) => {
+                let (a, b) = (self.bind(l)?, self.bind(r)?);
+                let texty = |t: SqlType| matches!(t, SqlType::Text | SqlType::Null);
+                if !texty(a.ty()) && !texty(b.ty()) {
+                    return Err(SqlError::new(
+                        code::UNDEFINED_FUNCTION,
+                        format!(
+                            "operator does not exist: {} || {}",
+                            a.ty().name(),
+                            b.ty().name()
+                        ),
+                    ));
+                }
+                Ok(Expr::Concat(Box::new(a), Box::new(b)))
+            }
+            (other, None) => Err(SqlError::unsupported(format!("the operator {other}"))),
+        }
+    }
+
+    fn arith(&mut self, l: &ast::Expr, op: ArithOp, r: &ast::Expr) -> SqlResult<Expr> {
+        let (a, b) = (self.bind(l)?, self.bind(r)?);
+        let (a, b) = match (is_text_literal(&a), is_text_literal(&b)) {
+            (true, false) => (coerce_literal(a, b.ty())?, b),
+            (false, true) => {
+                let t = a.ty();
+                (a, coerce_literal(b, t)?)
+            }
+            _ => (a, b),
+        };
+        let (ta, tb) = (a.ty(), b.ty());
+        let ok = |t: SqlType| t.is_numeric() || t == SqlType::Null;
+        if !ok(ta) || !ok(tb) {
+            return Err(SqlError::new(
+                code::UNDEFINED_FUNCTION,
+                format!(
+                    "operator does not exist: {} {} {}",
+                    ta.name(),
+                    op.symbol(),
+                    tb.name()
+                ),
+            )
+            .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts."));
+        }
+        let mut ty = SqlType::wider(ta, tb);
+        if ty == SqlType::Null {
+            ty = SqlType::Int4;
+        }
+        Ok(Expr::Arith(op, Box::new(a), Box::new(b), ty))
+    }
+
+    fn case(
+        &mut self,
+        operand: Option<&ast::Expr>,
+        conditions: &[ast::CaseWhen],
+        else_result: Option<&ast::Expr>,
+    ) -> SqlResult<Expr> {
+        let operand = match operand {
+            Some(o) => Some(self.bind(o)?),
+            None => None,
+        };
+        let mut whens = Vec::new();
+        for cw in conditions {
+            let w = match &operand {
+                Some(o) => {
+                    let w = coerce_literal(self.bind(&cw.condition)?, o.ty())?;
+                    check_comparable(o, &w, "=")?;
+                    w
+                }
+                None => self.boolean(&cw.condition, "CASE/WHEN")?,
+            };
+            whens.push((w, self.bind(&cw.result)?));
+        }
+        let otherwise = match else_result {
+            Some(e) => Some(self.bind(e)?),
+            None => None,
+        };
+        let mut results: Vec<&Expr> = whens.iter().map(|(_, t)| t).collect();
+        results.extend(otherwise.iter());
+        let ty = common_type(&results, "CASE")?;
+        let whens = whens
+            .into_iter()
+            .map(|(w, t)| Ok((w, to_common(t, ty)?)))
+            .collect::<SqlResult<Vec<_>>>()?;
+        let otherwise = match otherwise {
+            Some(e) => Some(Box::new(to_common(e, ty)?)),
+            None => None,
+        };
+        Ok(Expr::Case {
+            operand: operand.map(Box::new),
+            whens,
+            otherwise,
+            ty,
+        })
+    }
+
+    fn function(&mut self, f: &ast::Function) -> SqlResult<Expr> {
+        let name = object_name(&f.name)?;
+        if f.over.is_some() {
+            return Err(SqlError::unsupported("a window function"));
+        }
+        if agg_func(&name).is_some() {
+            return Err(SqlError::new(
+                code::GROUPING_ERROR,
+                format!("aggregate functions are not allowed here ({name})"),
+            ));
+        }
+        let args = plain_args(f, &name)?;
+        let mut bound = Vec::with_capacity(args.len());
+        for a in args {
+            bound.push(self.bind(a)?);
+        }
+        if name == "coalesce" {
+            if bound.is_empty() {
+                return Err(SqlError::syntax("coalesce needs at least one argument"));
+            }
+            let refs: Vec<&Expr> = bound.iter().collect();
+            let ty = common_type(&refs, "COALESCE")?;
+            let args = bound
+                .into_iter()
+                .map(|e| to_common(e, ty))
+                .collect::<SqlResult<Vec<_>>>()?;
+            return Ok(Expr::Coalesce(args, ty));
+        }
+        let Some(func) = Func::lookup(&name) else {
+            let types: Vec<&str> = bound.iter().map(|e| e.ty().name()).collect();
+            return Err(SqlError::new(
+                code::UNDEFINED_FUNCTION,
+                format!("function {name}({}) does not exist", types.join(", ")),
+            ));
+        };
+        // String literals passed to text parameters stay text; to integer parameters
+        // they parse.
+        let mut args = Vec::with_capacity(bound.len());
+        for (i, e) in bound.into_iter().enumerate() {
+            let want_int = matches!(
+                (func, i),
+                (Func::Mod, _)
+                    | (Func::Lpad | Func::Rpad | Func::Repeat, 1)
+                    | (Func::Substr, 1 | 2)
+            );
+            args.push(if want_int {
+                coerce_literal(e, SqlType::Int4)?
+            } else {
+                e
+            });
+        }
+        let types: Vec<SqlType> = args.iter().map(Expr::ty).collect();
+        let ty = func.result_type(&name, &types)?;
+        Ok(Expr::Call(func, args, ty))
+    }
+}
+
+fn plain_args<'f>(f: &'f ast::Function, name: &str) -> SqlResult<Vec<&'f ast::Expr>> {
+    match &f.args {
+        FunctionArguments::None => Ok(Vec::new()),
+        FunctionArguments::Subquery(_) => Err(SqlError::unsupported("a subquery")),
+        FunctionArguments::List(list) => {
+            if list.duplicate_treatment.is_some() || !list.clauses.is_empty() {
+                return Err(SqlError::unsupported(format!(
+                    "DISTINCT or ORDER BY inside {name}()"
+                )));
+            }
+            list.args
+                .iter()
+                .map(|a| match a {
+                    FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Ok(e),
+                    FunctionArg::Unnamed(FunctionArgExpr::Wildcard) => Err(SqlError::syntax(
+                        format!("{name}(*) is only valid for count"),
+                    )),
+                    _ => Err(SqlError::unsupported(format!("named arguments to {name}"))),
+                })
+                .collect()
+        }
+    }
+}
+
+fn bind_agg(scope: &Scope, func: AggFunc, name: &str, f: &ast::Function) -> SqlResult<AggCall> {
+    if f.over.is_some() || f.filter.is_some() {
+        return Err(SqlError::unsupported(format!(
+            "{name}() with OVER or FILTER"
+        )));
+    }
+    if let FunctionArguments::List(list) = &f.args {
+        if let [FunctionArg::Unnamed(FunctionArgExpr::Wildcard)] = list.args.as_slice() {
+            if func == AggFunc::Count && list.duplicate_treatment.is_none() {
+                return Ok(AggCall {
+                    func: AggFunc::CountStar,
+                    arg: None,
+                    ty: SqlType::Int8,
+                });
+            }
+        }
+    }
+    let args = plain_args(f, name)?;
+    let [arg] = args.as_slice() else {
+        return Err(SqlError::new(
+            code::UNDEFINED_FUNCTION,
+            format!("function {name} takes exactly one argument"),
+        ));
+    };
+    // Aggregates may not nest: the argument is bound without grouping.
+    let arg = Binder::plain(scope).bind(arg).map_err(|e| {
+        if e.code == code::GROUPING_ERROR {
+            SqlError::new(
+                code::GROUPING_ERROR,
+                "aggregate function calls cannot be nested",
+            )
+        } else {
+            e
+        }
+    })?;
+    let t = arg.ty();
+    let ty = match func {
+        AggFunc::Count | AggFunc::CountStar => SqlType::Int8,
+        AggFunc::Sum if t.is_integer() || t == SqlType::Null => SqlType::Int8,
+        AggFunc::Sum | AggFunc::Avg if t == SqlType::Float8 => SqlType::Float8,
+        AggFunc::Avg if t.is_integer() || t == SqlType::Null => SqlType::Float8,
+        AggFunc::Min | AggFunc::Max if t != SqlType::Null => t,
+        _ => {
+            return Err(SqlError::new(
+                code::UNDEFINED_FUNCTION,
+                format!("function {name}({}) does not exist", t.name()),
+            ))
+        }
+    };
+    Ok(AggCall {
+        func,
+        arg: Some(arg),
+        ty,
+    })
+}
+
+fn check_comparable(a: &Expr, b: &Expr, op: &str) -> SqlResult<()> {
+    let (x, y) = (a.ty(), b.ty());
+    let ok =
+        x == y || x == SqlType::Null || y == SqlType::Null || (x.is_numeric() && y.is_numeric());
+    if ok {
+        Ok(())
+    } else {
+        Err(SqlError::new(
+            code::UNDEFINED_FUNCTION,
+            format!("operator does not exist: {} {op} {}", x.name(), y.name()),
+        )
+        .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts."))
+    }
+}
+
+fn truncate(s: &str) -> String {
+    if s.chars().count() > 40 {
+        let cut: String = s.chars().take(40).collect();
+        format!("{cut}…")
+    } else {
+        s.to_string()
+    }
+}
+
+/// The name PostgreSQL gives a result column for an unaliased expression.
+pub fn output_name(e: &ast::Expr) -> String {
+    use ast::Expr as A;
+    match e {
+        A::Identifier(id) => ident_name(id),
+        A::CompoundIdentifier(parts) => parts.last().map(ident_name).unwrap_or_default(),
+        A::Function(f) => f
+            .name
+            .0
+            .last()
+            .and_then(|p| p.as_ident())
+            .map(ident_name)
+            .unwrap_or_default(),
+        A::Nested(inner) => output_name(inner),
+        A::Cast {
+            expr, data_type, ..
+        } => match output_name(expr).as_str() {
+            "?column?" => declared_type(data_type, false)
+                .map(|d| d.ty.short_name().to_string())
+                .unwrap_or_else(|_| "?column?".into()),
+            name => name.to_string(),
+        },
+        A::Case { .. } => "case".into(),
+        A::Substring { .. } => "substr".into(),
+        _ => "?column?".into(),
+    }
+}

@@ -1,0 +1,585 @@
+//! SELECT, INSERT, UPDATE, DELETE and TRUNCATE inside a transaction: binding against the
+//! table's schema, assignment rules (types, NOT NULL, character limits, serial columns,
+//! primary keys), and the engine calls that do the work.
+
+use std::collections::HashSet;
+
+use sqlparser::ast::{
+    self, AssignmentTarget, FromTable, SetExpr, Spanned, TableFactor, TableObject,
+};
+use walden::{Column, RowAction, Schema, Transaction, Value};
+
+use crate::bind::{coerce_literal, ident_name, object_name, Binder, Scope};
+use crate::error::{code, SqlError, SqlResult};
+use crate::expr::{EvalCtx, Expr};
+use crate::select::{bind_condition, SelectPlan, SeriesIter, Source};
+use crate::session::{Ctx, DbCatalog, Output};
+use crate::types::{DeclaredType, SqlType};
+use crate::value;
+
+pub(crate) fn select(cx: &mut Ctx, t: &mut Transaction, q: &ast::Query) -> SqlResult<Output> {
+    let plan = SelectPlan::plan(q, &mut DbCatalog(cx.db))?;
+    let rows = plan.run(Some(t), &mut cx.eval_ctx())?;
+    let mut out = Output::tag(format!("SELECT {}", rows.len()));
+    out.columns = plan.columns.clone();
+    out.rows = rows;
+    Ok(out)
+}
+
+fn schema_of(cx: &Ctx, name: &str, at: &ast::ObjectName) -> SqlResult<Schema> {
+    cx.db
+        .schema(name)
+        .map_err(|e| SqlError::from(e).at(at.span().start))
+}
+
+fn scope_of(table: &str, schema: &Schema) -> Scope {
+    Scope {
+        table: Some(table.to_string()),
+        columns: schema
+            .columns
+            .iter()
+            .map(|c| (c.name.clone(), SqlType::from_column(c.ty)))
+            .collect(),
+    }
+}
+
+/// Can a value of type `from` be assigned to `col`? (Numbers convert, anything becomes
+/// text; text does not silently become a number.)
+fn check_assignable(
+    from: SqlType,
+    col: &Column,
+    at: Option<sqlparser::tokenizer::Location>,
+) -> SqlResult<()> {
+    let to = SqlType::from_column(col.ty);
+    let ok = from == to
+        || from == SqlType::Null
+        || to == SqlType::Text
+        || (from.is_numeric() && to.is_numeric());
+    if ok {
+        return Ok(());
+    }
+    let e = SqlError::new(
+        code::DATATYPE_MISMATCH,
+        format!(
+            "column \"{}\" is of type {} but expression is of type {}",
+            col.name,
+            to.name(),
+            from.name()
+        ),
+    )
+    .with_hint("You will need to rewrite or cast the expression.");
+    Err(match at {
+        Some(l) => e.at(l),
+        None => e,
+    })
+}
+
+/// Binds a value expression for a column: literals take the column's type.
+fn bind_for_column(b: &mut Binder, e: &ast::Expr, col: &Column) -> SqlResult<Expr> {
+    let x = coerce_literal(b.bind(e)?, SqlType::from_column(col.ty))
+        .map_err(|err| err.at(e.span().start))?;
+    check_assignable(x.ty(), col, Some(e.span().start))?;
+    Ok(x)
+}
+
+fn assign(v: Value, col: &Column) -> SqlResult<Value> {
+    value::cast(v, &DeclaredType::of_column(col), false)
+}
+
+fn row_text(row: &[Value]) -> String {
+    let parts: Vec<String> = row
+        .iter()
+        .map(|v| match v {
+            Value::Null => "null".to_string(),
+            other => value::display(other),
+        })
+        .collect();
+    parts.join(", ")
+}
+
+/// NOT NULL, checked here so the error names the column as PostgreSQL does.
+fn check_not_null(table: &str, schema: &Schema, row: &[Value]) -> SqlResult<()> {
+    for (c, v) in schema.columns.iter().zip(row) {
+        if !c.nullable && matches!(v, Value::Null) {
+            return Err(SqlError::new(
+                code::NOT_NULL_VIOLATION,
+                format!("null value in column \"{}\" of relation \"{table}\" violates not-null constraint", c.name),
+            )
+            .with_detail(format!("Failing row contains ({}).", row_text(row))));
+        }
+    }
+    Ok(())
+}
+
+/// Primary keys are checked by a scan after the statement (there are no indexes yet):
+/// correct within a transaction, but two concurrent transactions may insert the same key.
+fn check_primary_key(t: &mut Transaction, table: &str, schema: &Schema) -> SqlResult<()> {
+    let Some(pk) = schema.columns.iter().position(|c| c.primary_key) else {
+        return Ok(());
+    };
+    let mut seen = HashSet::new();
+    let mut dup = None;
+    let mut buf = Vec::new();
+    t.scan_with(table, |_, row| {
+        buf.clear();
+        let key = &row[pk];
+        buf.extend_from_slice(value::display(key).as_bytes());
+        if !seen.insert(buf.clone()) {
+            dup = Some(key.clone());
+            return false;
+        }
+        true
+    })?;
+    match dup {
+        None => Ok(()),
+        Some(k) => Err(SqlError::new(
+            code::UNIQUE_VIOLATION,
+            format!("duplicate key value violates unique constraint \"{table}_pkey\""),
+        )
+        .with_detail(format!(
+            "Key ({})=({}) already exists.",
+            schema.columns[pk].name,
+            value::display(&k)
+        ))),
+    }
+}
+
+/// Loads the next value of each serial column that this insert fills.
+fn prepare_serials(
+    cx: &mut Ctx,
+    t: &mut Transaction,
+    table: &str,
+    schema: &Schema,
+    targets: &[usize],
+) -> SqlResult<Vec<usize>> {
+    let cols: Vec<usize> = (0..schema.columns.len())
+        .filter(|i| schema.columns[*i].serial && !targets.contains(i))
+        .collect();
+    for &i in &cols {
+        let key = (table.to_string(), schema.columns[i].name.clone());
+        if cx.serials.contains_key(&key) {
+            continue;
+        }
+        let mut max = 0i64;
+        t.scan_with(table, |_, row| {
+            if let Some(x) = value::as_i64(&row[i]) {
+                max = max.max(x);
+            }
+            true
+        })?;
+        cx.serials.insert(key, max + 1);
+    }
+    Ok(cols)
+}
+
+/// Builds a full row from the target columns' values: defaults (NULL, or the next serial
+/// value), assignment conversions, NOT NULL.
+struct RowBuilder<'a> {
+    table: &'a str,
+    schema: &'a Schema,
+    targets: Vec<usize>,
+    serial_cols: Vec<usize>,
+}
+
+impl RowBuilder<'_> {
+    fn build(&self, cx: &mut Ctx, values: Vec<Value>, row: &mut Vec<Value>) -> SqlResult<()> {
+        row.clear();
+        row.resize(self.schema.columns.len(), Value::Null);
+        for (&i, v) in self.targets.iter().zip(values) {
+            row[i] = assign(v, &self.schema.columns[i])?;
+        }
+        for &i in &self.serial_cols {
+            let col = &self.schema.columns[i];
+            let key = (self.table.to_string(), col.name.clone());
+            let next = cx.serials.get(&key).copied().unwrap_or(1);
+            row[i] = value::int_value(next, SqlType::from_column(col.ty)).map_err(|_| {
+                SqlError::new(
+                    "2200H",
+                    format!(
+                        "nextval: reached maximum value of sequence \"{}_{}_seq\"",
+                        self.table, col.name
+                    ),
+                )
+            })?;
+            cx.serials.insert(key, next + 1);
+        }
+        check_not_null(self.table, self.schema, row)
+    }
+}
+
+fn target_columns(table: &str, schema: &Schema, cols: &[ast::ObjectName]) -> SqlResult<Vec<usize>> {
+    if cols.is_empty() {
+        return Ok((0..schema.columns.len()).collect());
+    }
+    let mut out = Vec::new();
+    for c in cols {
+        let name = object_name(c)?;
+        let Some(i) = schema.columns.iter().position(|x| x.name == name) else {
+            return Err(SqlError::new(
+                code::UNDEFINED_COLUMN,
+                format!("column \"{name}\" of relation \"{table}\" does not exist"),
+            )
+            .at(c.span().start));
+        };
+        if out.contains(&i) {
+            return Err(SqlError::new(
+                code::DUPLICATE_COLUMN,
+                format!("column \"{name}\" specified more than once"),
+            )
+            .at(c.span().start));
+        }
+        out.push(i);
+    }
+    Ok(out)
+}
+
+pub(crate) fn insert(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> SqlResult<Output> {
+    if ins.returning.is_some() {
+        return Err(SqlError::unsupported("RETURNING"));
+    }
+    if ins.on.is_some() {
+        return Err(SqlError::unsupported("ON CONFLICT"));
+    }
+    let TableObject::TableName(tname) = &ins.table else {
+        return Err(SqlError::unsupported("INSERT INTO a table function"));
+    };
+    let table = object_name(tname)?;
+    let schema = schema_of(cx, &table, tname)?;
+    let targets = target_columns(&table, &schema, &ins.columns)?;
+    let n = match ins.source.as_deref() {
+        None => insert_values(cx, t, &table, &schema, targets, &[vec![]])?,
+        Some(q) => match q.body.as_ref() {
+            SetExpr::Values(v) if q.order_by.is_none() && q.limit_clause.is_none() => {
+                let rows: Vec<Vec<ast::Expr>> = v.rows.iter().map(|r| r.content.clone()).collect();
+                insert_values(cx, t, &table, &schema, targets, &rows)?
+            }
+            _ => {
+                let plan = SelectPlan::plan(q, &mut DbCatalog(cx.db))?;
+                insert_plan(cx, t, &table, &plan, Some(targets))?
+            }
+        },
+    };
+    check_primary_key(t, &table, &schema)?;
+    Ok(Output::tag(format!("INSERT 0 {n}")))
+}
+
+fn insert_values(
+    cx: &mut Ctx,
+    t: &mut Transaction,
+    table: &str,
+    schema: &Schema,
+    targets: Vec<usize>,
+    rows: &[Vec<ast::Expr>],
+) -> SqlResult<u64> {
+    let empty = Scope::default();
+    let mut bound = Vec::with_capacity(rows.len());
+    for r in rows {
+        if r.len() > targets.len() {
+            return Err(
+                SqlError::syntax("INSERT has more expressions than target columns")
+                    .at(r[targets.len()].span().start),
+            );
+        }
+        if r.len() < targets.len() && !r.is_empty() {
+            return Err(SqlError::syntax(
+                "INSERT has more target columns than expressions",
+            ));
+        }
+        let mut exprs = Vec::with_capacity(r.len());
+        for (e, &i) in r.iter().zip(&targets) {
+            exprs.push(bind_for_column(
+                &mut Binder::plain(&empty),
+                e,
+                &schema.columns[i],
+            )?);
+        }
+        bound.push(exprs);
+    }
+    let targets = if rows.iter().all(|r| r.is_empty()) {
+        Vec::new()
+    } else {
+        targets
+    };
+    let serial_cols = prepare_serials(cx, t, table, schema, &targets)?;
+    let builder = RowBuilder {
+        table,
+        schema,
+        targets,
+        serial_cols,
+    };
+    let mut next = bound.iter();
+    let mut failed = None;
+    let n = t.insert_with(table, |row| {
+        let Some(exprs) = next.next() else {
+            return false;
+        };
+        let r = (|| {
+            let mut vals = Vec::with_capacity(exprs.len());
+            for e in exprs {
+                vals.push(e.eval(&[], &mut cx.eval_ctx())?);
+            }
+            builder.build(cx, vals, row)
+        })();
+        match r {
+            Ok(()) => true,
+            Err(e) => {
+                failed = Some(e);
+                false
+            }
+        }
+    })?;
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(n),
+    }
+}
+
+/// Inserts the rows of a query. A query over generate_series (or nothing) that needs no
+/// sort or grouping streams into the table; others are run first.
+pub(crate) fn insert_plan(
+    cx: &mut Ctx,
+    t: &mut Transaction,
+    table: &str,
+    plan: &SelectPlan,
+    targets: Option<Vec<usize>>,
+) -> SqlResult<u64> {
+    let schema = cx.db.schema(table)?;
+    let targets = targets.unwrap_or_else(|| (0..schema.columns.len()).collect());
+    if plan.columns.len() > targets.len() {
+        return Err(SqlError::syntax(
+            "INSERT has more expressions than target columns",
+        ));
+    }
+    let targets: Vec<usize> = targets[..plan.columns.len()].to_vec();
+    for ((_, ty), &i) in plan.columns.iter().zip(&targets) {
+        check_assignable(*ty, &schema.columns[i], None)?;
+    }
+    let serial_cols = prepare_serials(cx, t, table, &schema, &targets)?;
+    let builder = RowBuilder {
+        table,
+        schema: &schema,
+        targets,
+        serial_cols,
+    };
+    let mut failed = None;
+    let n = if plan.is_streaming() && !matches!(plan.source, Source::Table(_)) {
+        let mut series = SeriesIter::new(&plan.source);
+        let mut nothing_done = !matches!(plan.source, Source::Nothing);
+        let mut skipped = 0u64;
+        let mut produced = 0u64;
+        t.insert_with(table, |row| loop {
+            if plan.limit().is_some_and(|l| produced >= l) {
+                return false;
+            }
+            let input: Vec<Value> = match &plan.source {
+                Source::Nothing if !nothing_done => {
+                    nothing_done = true;
+                    Vec::new()
+                }
+                Source::Series { .. } => match series.next() {
+                    Some(v) => vec![v],
+                    None => return false,
+                },
+                _ => return false,
+            };
+            let r = plan
+                .project_one(&input, &mut cx.eval_ctx())
+                .and_then(|out| match out {
+                    None => Ok(false),
+                    Some(_) if skipped < plan.offset() => {
+                        skipped += 1;
+                        Ok(false)
+                    }
+                    Some(vals) => builder.build(cx, vals, row).map(|()| true),
+                });
+            match r {
+                Ok(true) => {
+                    produced += 1;
+                    return true;
+                }
+                Ok(false) => continue,
+                Err(e) => {
+                    failed = Some(e);
+                    return false;
+                }
+            }
+        })?
+    } else {
+        let rows = plan.run(Some(t), &mut cx.eval_ctx())?;
+        let mut it = rows.into_iter();
+        t.insert_with(table, |row| {
+            let Some(vals) = it.next() else { return false };
+            match builder.build(cx, vals, row) {
+                Ok(()) => true,
+                Err(e) => {
+                    failed = Some(e);
+                    false
+                }
+            }
+        })?
+    };
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(n),
+    }
+}
+
+fn single_table(
+    twj: &ast::TableWithJoins,
+) -> SqlResult<(String, &ast::ObjectName, Option<String>)> {
+    if !twj.joins.is_empty() {
+        return Err(SqlError::unsupported("JOIN"));
+    }
+    match &twj.relation {
+        TableFactor::Table {
+            name,
+            alias,
+            args: None,
+            ..
+        } => Ok((
+            object_name(name)?,
+            name,
+            alias.as_ref().map(|a| ident_name(&a.name)),
+        )),
+        other => Err(SqlError::unsupported(format!("{other} as a target")).at(other.span().start)),
+    }
+}
+
+pub(crate) fn update(cx: &mut Ctx, t: &mut Transaction, u: &ast::Update) -> SqlResult<Output> {
+    if u.from.is_some() {
+        return Err(SqlError::unsupported("UPDATE ... FROM"));
+    }
+    if u.returning.is_some() {
+        return Err(SqlError::unsupported("RETURNING"));
+    }
+    let (table, tname, alias) = single_table(&u.table)?;
+    let schema = schema_of(cx, &table, tname)?;
+    let mut scope = scope_of(&table, &schema);
+    if let Some(a) = alias {
+        scope.table = Some(a);
+    }
+    let mut sets: Vec<(usize, Expr)> = Vec::new();
+    for a in &u.assignments {
+        let AssignmentTarget::ColumnName(cname) = &a.target else {
+            return Err(SqlError::unsupported("assigning a tuple of columns"));
+        };
+        // SET may not qualify the column with the table name (PostgreSQL allows it only
+        // as a composite field), so take the last part.
+        let col_name = cname
+            .0
+            .last()
+            .and_then(|p| p.as_ident())
+            .map(ident_name)
+            .unwrap_or_default();
+        let Some(i) = schema.columns.iter().position(|c| c.name == col_name) else {
+            return Err(SqlError::new(
+                code::UNDEFINED_COLUMN,
+                format!("column \"{col_name}\" of relation \"{table}\" does not exist"),
+            )
+            .at(cname.span().start));
+        };
+        if sets.iter().any(|(j, _)| *j == i) {
+            return Err(SqlError::syntax(format!(
+                "multiple assignments to same column \"{col_name}\""
+            )));
+        }
+        sets.push((
+            i,
+            bind_for_column(&mut Binder::plain(&scope), &a.value, &schema.columns[i])?,
+        ));
+    }
+    let filter = match &u.selection {
+        Some(w) => Some(bind_condition(&mut Binder::plain(&scope), w, "WHERE")?),
+        None => None,
+    };
+    let mut failed = None;
+    let n = t.modify_with(&table, |_, row| {
+        let r = (|| -> SqlResult<Option<Vec<Value>>> {
+            let mut ecx = cx.eval_ctx();
+            if let Some(f) = &filter {
+                if !f.test(row, &mut ecx)? {
+                    return Ok(None);
+                }
+            }
+            let mut new = row.clone();
+            for (i, e) in &sets {
+                new[*i] = assign(e.eval(row, &mut ecx)?, &schema.columns[*i])?;
+            }
+            check_not_null(&table, &schema, &new)?;
+            Ok(Some(new))
+        })();
+        match r {
+            Ok(Some(new)) => RowAction::Update(new),
+            Ok(None) => RowAction::Keep,
+            Err(e) => {
+                failed = Some(e);
+                RowAction::Stop
+            }
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    if sets.iter().any(|(i, _)| schema.columns[*i].primary_key) {
+        check_primary_key(t, &table, &schema)?;
+    }
+    Ok(Output::tag(format!("UPDATE {n}")))
+}
+
+pub(crate) fn delete(cx: &mut Ctx, t: &mut Transaction, d: &ast::Delete) -> SqlResult<Output> {
+    if d.using.is_some() {
+        return Err(SqlError::unsupported("DELETE ... USING"));
+    }
+    if d.returning.is_some() {
+        return Err(SqlError::unsupported("RETURNING"));
+    }
+    let from = match &d.from {
+        FromTable::WithFromKeyword(v) | FromTable::WithoutKeyword(v) => v,
+    };
+    let [twj] = from.as_slice() else {
+        return Err(SqlError::unsupported("DELETE from several tables"));
+    };
+    let (table, tname, alias) = single_table(twj)?;
+    let schema = schema_of(cx, &table, tname)?;
+    let mut scope = scope_of(&table, &schema);
+    if let Some(a) = alias {
+        scope.table = Some(a);
+    }
+    let filter = match &d.selection {
+        Some(w) => Some(bind_condition(&mut Binder::plain(&scope), w, "WHERE")?),
+        None => None,
+    };
+    let mut failed = None;
+    let n = t.modify_with(&table, |_, row| {
+        let Some(f) = &filter else {
+            return RowAction::Delete;
+        };
+        match f.test(row, &mut EvalCtx { rng: cx.rng }) {
+            Ok(true) => RowAction::Delete,
+            Ok(false) => RowAction::Keep,
+            Err(e) => {
+                failed = Some(e);
+                RowAction::Stop
+            }
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    Ok(Output::tag(format!("DELETE {n}")))
+}
+
+/// TRUNCATE deletes every row in the transaction (so it is transactional and crash-safe
+/// like any delete; VACUUM reclaims the space).
+pub(crate) fn truncate(cx: &mut Ctx, t: &mut Transaction, tr: &ast::Truncate) -> SqlResult<Output> {
+    let mut names = Vec::new();
+    for target in &tr.table_names {
+        let name = object_name(&target.name)?;
+        schema_of(cx, &name, &target.name)?;
+        names.push(name);
+    }
+    for name in names {
+        t.modify_with(&name, |_, _| RowAction::Delete)?;
+    }
+    Ok(Output::tag("TRUNCATE TABLE"))
+}

@@ -1,0 +1,167 @@
+//! SQL errors, PostgreSQL-style: a SQLSTATE code, a message, and where in the statement
+//! the problem is. The code is kept for a later wire-protocol server.
+
+use std::fmt;
+
+use sqlparser::tokenizer::Location;
+
+/// SQLSTATE codes Walden reports (PostgreSQL's Appendix A).
+pub mod code {
+    pub const SYNTAX_ERROR: &str = "42601";
+    pub const UNDEFINED_TABLE: &str = "42P01";
+    pub const UNDEFINED_COLUMN: &str = "42703";
+    pub const AMBIGUOUS_COLUMN: &str = "42702";
+    pub const DUPLICATE_TABLE: &str = "42P07";
+    pub const DUPLICATE_COLUMN: &str = "42701";
+    pub const DATATYPE_MISMATCH: &str = "42804";
+    pub const UNDEFINED_FUNCTION: &str = "42883";
+    pub const UNDEFINED_OBJECT: &str = "42704";
+    pub const GROUPING_ERROR: &str = "42803";
+    pub const INVALID_TABLE_DEFINITION: &str = "42P16";
+    pub const DIVISION_BY_ZERO: &str = "22012";
+    pub const NUMERIC_OUT_OF_RANGE: &str = "22003";
+    pub const STRING_TOO_LONG: &str = "22001";
+    pub const INVALID_TEXT: &str = "22P02";
+    pub const INVALID_PARAMETER: &str = "22023";
+    pub const NOT_NULL_VIOLATION: &str = "23502";
+    pub const UNIQUE_VIOLATION: &str = "23505";
+    pub const ACTIVE_TRANSACTION: &str = "25001";
+    pub const FAILED_TRANSACTION: &str = "25P02";
+    pub const SERIALIZATION_FAILURE: &str = "40001";
+    pub const DEADLOCK: &str = "40P01";
+    pub const FEATURE_NOT_SUPPORTED: &str = "0A000";
+    pub const PROGRAM_LIMIT: &str = "54000";
+    pub const IO_ERROR: &str = "58030";
+    pub const DATA_CORRUPTED: &str = "XX001";
+    pub const INTERNAL: &str = "XX000";
+}
+
+/// An error of one statement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SqlError {
+    /// SQLSTATE, five characters.
+    pub code: &'static str,
+    pub message: String,
+    /// 1-based character offset in the statement's text, as PostgreSQL reports it.
+    pub position: Option<usize>,
+    pub detail: Option<Box<str>>,
+    pub hint: Option<Box<str>>,
+    /// Where in the script the error is; turned into `position` by the session, which
+    /// knows where the statement starts.
+    pub(crate) location: Option<Location>,
+}
+
+pub type SqlResult<T> = Result<T, SqlError>;
+
+impl SqlError {
+    pub fn new(code: &'static str, message: impl Into<String>) -> SqlError {
+        SqlError {
+            code,
+            message: message.into(),
+            position: None,
+            detail: None,
+            hint: None,
+            location: None,
+        }
+    }
+
+    /// Points the error at a place in the script (the first one given wins).
+    pub fn at(mut self, location: Location) -> SqlError {
+        if self.location.is_none() && location.line > 0 {
+            self.location = Some(location);
+        }
+        self
+    }
+
+    pub fn with_detail(mut self, detail: impl Into<String>) -> SqlError {
+        self.detail = Some(detail.into().into_boxed_str());
+        self
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> SqlError {
+        self.hint = Some(hint.into().into_boxed_str());
+        self
+    }
+
+    pub fn syntax(message: impl Into<String>) -> SqlError {
+        SqlError::new(code::SYNTAX_ERROR, message)
+    }
+
+    pub fn unsupported(what: impl fmt::Display) -> SqlError {
+        SqlError::new(
+            code::FEATURE_NOT_SUPPORTED,
+            format!("{what} is not supported"),
+        )
+    }
+
+    pub fn division_by_zero() -> SqlError {
+        SqlError::new(code::DIVISION_BY_ZERO, "division by zero")
+    }
+
+    pub fn out_of_range(type_name: &str) -> SqlError {
+        SqlError::new(
+            code::NUMERIC_OUT_OF_RANGE,
+            format!("{type_name} out of range"),
+        )
+    }
+}
+
+impl fmt::Display for SqlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ERROR:  {}", self.message)?;
+        if let Some(d) = &self.detail {
+            write!(f, "\nDETAIL:  {d}")?;
+        }
+        if let Some(h) = &self.hint {
+            write!(f, "\nHINT:  {h}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for SqlError {}
+
+impl From<walden::Error> for SqlError {
+    fn from(e: walden::Error) -> SqlError {
+        use walden::Error as E;
+        let code = match &e {
+            E::SerializationFailure => {
+                return SqlError::new(
+                    code::SERIALIZATION_FAILURE,
+                    "could not serialize access due to concurrent update",
+                )
+            }
+            E::Deadlock => return SqlError::new(code::DEADLOCK, "deadlock detected"),
+            E::NoSuchTable(t) => {
+                return SqlError::new(
+                    code::UNDEFINED_TABLE,
+                    format!("relation \"{t}\" does not exist"),
+                )
+            }
+            E::TableExists(t) => {
+                return SqlError::new(
+                    code::DUPLICATE_TABLE,
+                    format!("relation \"{t}\" already exists"),
+                )
+            }
+            E::RowTooLarge { size, max } => {
+                return SqlError::new(
+                    code::PROGRAM_LIMIT,
+                    format!("row is too big: size {size}, maximum size {max}"),
+                )
+            }
+            E::Io { .. } | E::Poisoned { .. } => code::IO_ERROR,
+            E::ChecksumMismatch { .. }
+            | E::CorruptPage { .. }
+            | E::CorruptWal { .. }
+            | E::CorruptControlFile { .. }
+            | E::CorruptCheckpoint { .. }
+            | E::TruncatedWalSegment { .. }
+            | E::MissingWalSegment { .. } => code::DATA_CORRUPTED,
+            E::RecordTooLarge { .. } => code::PROGRAM_LIMIT,
+            E::InvalidOption(_) => code::INVALID_PARAMETER,
+            _ => code::INTERNAL,
+        };
+        SqlError::new(code, e.to_string())
+    }
+}

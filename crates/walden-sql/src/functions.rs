@@ -1,0 +1,265 @@
+//! Scalar functions: their names, argument checks, result types, and PostgreSQL's
+//! behaviour for each.
+
+use walden::Value;
+
+use crate::error::{code, SqlError, SqlResult};
+use crate::expr::EvalCtx;
+use crate::types::SqlType;
+use crate::value::{self, as_i64, ArithOp};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Func {
+    Mod,
+    Abs,
+    Lpad,
+    Rpad,
+    Repeat,
+    Substr,
+    Length,
+    Upper,
+    Lower,
+    Md5,
+    Random,
+    GenRandomUuid,
+}
+
+/// Texts longer than this are refused (PostgreSQL's limit is 1 GB; a row holds far less).
+const MAX_TEXT_BYTES: i64 = 10 << 20;
+
+impl Func {
+    pub fn lookup(name: &str) -> Option<Func> {
+        Some(match name {
+            "mod" => Func::Mod,
+            "abs" => Func::Abs,
+            "lpad" => Func::Lpad,
+            "rpad" => Func::Rpad,
+            "repeat" => Func::Repeat,
+            "substr" | "substring" => Func::Substr,
+            "length" | "char_length" | "character_length" => Func::Length,
+            "upper" => Func::Upper,
+            "lower" => Func::Lower,
+            "md5" => Func::Md5,
+            "random" => Func::Random,
+            "gen_random_uuid" => Func::GenRandomUuid,
+            _ => return None,
+        })
+    }
+
+    /// Random functions give a new value per row: never folded into a constant.
+    pub fn is_volatile(self) -> bool {
+        matches!(self, Func::Random | Func::GenRandomUuid)
+    }
+
+    /// Checks the argument types and gives the result type, or PostgreSQL's "function
+    /// does not exist" error.
+    pub fn result_type(self, name: &str, args: &[SqlType]) -> SqlResult<SqlType> {
+        use SqlType as T;
+        let text = |t: T| matches!(t, T::Text | T::Null);
+        let int = |t: T| t.is_integer() || t == T::Null;
+        let ok = match (self, args) {
+            (Func::Mod, [a, b]) => int(*a) && int(*b),
+            (Func::Abs, [a]) => a.is_numeric() || *a == T::Null,
+            (Func::Lpad | Func::Rpad, [s, n]) => text(*s) && int(*n),
+            (Func::Lpad | Func::Rpad, [s, n, f]) => text(*s) && int(*n) && text(*f),
+            (Func::Repeat, [s, n]) => text(*s) && int(*n),
+            (Func::Substr, [s, from]) => text(*s) && int(*from),
+            (Func::Substr, [s, from, len]) => text(*s) && int(*from) && int(*len),
+            (Func::Length | Func::Upper | Func::Lower | Func::Md5, [s]) => text(*s),
+            (Func::Random | Func::GenRandomUuid, []) => true,
+            _ => false,
+        };
+        if !ok {
+            let list: Vec<&str> = args.iter().map(|t| t.name()).collect();
+            return Err(SqlError::new(
+                code::UNDEFINED_FUNCTION,
+                format!("function {name}({}) does not exist", list.join(", ")),
+            )
+            .with_hint("No function matches the given name and argument types. You might need to add explicit type casts."));
+        }
+        Ok(match self {
+            Func::Mod | Func::Abs => {
+                let t = args.iter().copied().fold(T::Null, T::wider);
+                if t == T::Null {
+                    T::Int4
+                } else {
+                    t
+                }
+            }
+            Func::Length => T::Int4,
+            Func::Random => T::Float8,
+            Func::GenRandomUuid => T::Uuid,
+            _ => T::Text,
+        })
+    }
+}
+
+fn text_arg(v: &Value) -> &str {
+    match v {
+        Value::Text(s) => s,
+        _ => "",
+    }
+}
+
+fn checked_len(n: i64) -> SqlResult<usize> {
+    if n > MAX_TEXT_BYTES {
+        return Err(SqlError::new(
+            code::PROGRAM_LIMIT,
+            format!("requested length too large: {n}"),
+        ));
+    }
+    Ok(n.max(0) as usize)
+}
+
+/// PostgreSQL's lpad/rpad: truncate to `len` characters, or fill with `fill` repeated.
+fn pad(s: &str, len: i64, fill: &str, left: bool) -> SqlResult<Value> {
+    let len = checked_len(len)?;
+    let chars = s.chars().count();
+    if chars >= len {
+        return Ok(Value::Text(s.chars().take(len).collect()));
+    }
+    if fill.is_empty() {
+        return Ok(Value::Text(s.to_string()));
+    }
+    let filler: String = fill.chars().cycle().take(len - chars).collect();
+    Ok(Value::Text(if left {
+        filler + s
+    } else {
+        let mut out = s.to_string();
+        out.push_str(&filler);
+        out
+    }))
+}
+
+/// PostgreSQL's substr: 1-based start, which may be before the string.
+fn substr(s: &str, from: i64, len: Option<i64>) -> SqlResult<Value> {
+    let end = match len {
+        Some(l) if l < 0 => {
+            return Err(SqlError::new(
+                code::INVALID_PARAMETER,
+                "negative substring length not allowed",
+            ))
+        }
+        Some(l) => Some(from.saturating_add(l)),
+        None => None,
+    };
+    let start = from.max(1);
+    let take = match end {
+        Some(e) if e <= start => 0,
+        Some(e) => (e - start) as usize,
+        None => usize::MAX,
+    };
+    Ok(Value::Text(
+        s.chars().skip((start - 1) as usize).take(take).collect(),
+    ))
+}
+
+pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
+    // Every function here is strict: a NULL argument gives NULL.
+    if args.iter().any(|a| matches!(a, Value::Null)) {
+        return Ok(Value::Null);
+    }
+    let int = |i: usize| as_i64(&args[i]).unwrap_or(0);
+    Ok(match f {
+        Func::Mod => {
+            let ty = SqlType::wider(value::type_of(&args[0]), value::type_of(&args[1]));
+            value::arith(ArithOp::Mod, &args[0], &args[1], ty)?
+        }
+        Func::Abs => match &args[0] {
+            Value::Float8(x) => Value::Float8(x.abs()),
+            v => {
+                let x = as_i64(v).unwrap_or(0);
+                let ty = value::type_of(v);
+                value::int_value(
+                    x.checked_abs().ok_or(SqlError::out_of_range(ty.name()))?,
+                    ty,
+                )?
+            }
+        },
+        Func::Lpad | Func::Rpad => {
+            let fill = args.get(2).map_or(" ", text_arg);
+            pad(text_arg(&args[0]), int(1), fill, f == Func::Lpad)?
+        }
+        Func::Repeat => {
+            let s = text_arg(&args[0]);
+            let n = int(1).max(0);
+            checked_len((s.len() as i64).saturating_mul(n))?;
+            Value::Text(s.repeat(n as usize))
+        }
+        Func::Substr => substr(text_arg(&args[0]), int(1), args.get(2).and_then(as_i64))?,
+        Func::Length => Value::Int4(text_arg(&args[0]).chars().count() as i32),
+        Func::Upper => Value::Text(text_arg(&args[0]).to_uppercase()),
+        Func::Lower => Value::Text(text_arg(&args[0]).to_lowercase()),
+        Func::Md5 => Value::Text(format!("{:x}", md5::compute(text_arg(&args[0])))),
+        Func::Random => Value::Float8((cx.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64),
+        Func::GenRandomUuid => {
+            let mut b = [0u8; 16];
+            b[..8].copy_from_slice(&cx.rng.next_u64().to_le_bytes());
+            b[8..].copy_from_slice(&cx.rng.next_u64().to_le_bytes());
+            b[6] = (b[6] & 0x0f) | 0x40; // version 4
+            b[8] = (b[8] & 0x3f) | 0x80; // RFC 4122 variant
+            Value::Uuid(b)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use walden::rng::SimRng;
+
+    fn run(f: Func, args: &[Value]) -> Value {
+        let mut rng = SimRng::new(1);
+        call(f, args, &mut EvalCtx { rng: &mut rng }).unwrap()
+    }
+
+    fn t(s: &str) -> Value {
+        Value::Text(s.into())
+    }
+
+    #[test]
+    fn string_functions_match_postgres() {
+        assert_eq!(
+            run(Func::Lpad, &[t("x"), Value::Int4(5), t("ab")]),
+            t("ababx")
+        );
+        assert_eq!(run(Func::Lpad, &[t("hello"), Value::Int4(2)]), t("he"));
+        assert_eq!(run(Func::Rpad, &[t("x"), Value::Int4(3)]), t("x  "));
+        assert_eq!(
+            run(Func::Substr, &[t("hello"), Value::Int4(2), Value::Int4(3)]),
+            t("ell")
+        );
+        assert_eq!(
+            run(Func::Substr, &[t("hello"), Value::Int4(-1), Value::Int4(3)]),
+            t("h")
+        );
+        assert_eq!(run(Func::Substr, &[t("hello"), Value::Int4(4)]), t("lo"));
+        assert_eq!(
+            run(Func::Md5, &[t("")]),
+            t("d41d8cd98f00b204e9800998ecf8427e")
+        );
+        assert_eq!(run(Func::Length, &[t("héllo")]), Value::Int4(5));
+        assert_eq!(run(Func::Repeat, &[t("ab"), Value::Int4(3)]), t("ababab"));
+        assert_eq!(
+            run(Func::Mod, &[Value::Int4(-7), Value::Int4(3)]),
+            Value::Int4(-1)
+        );
+        assert_eq!(run(Func::Abs, &[Value::Int8(-7)]), Value::Int8(7));
+        assert_eq!(run(Func::Upper, &[Value::Null]), Value::Null);
+    }
+
+    #[test]
+    fn random_is_in_range_and_uuid_is_v4() {
+        let mut rng = SimRng::new(9);
+        let mut cx = EvalCtx { rng: &mut rng };
+        for _ in 0..1000 {
+            match call(Func::Random, &[], &mut cx).unwrap() {
+                Value::Float8(x) => assert!((0.0..1.0).contains(&x)),
+                other => panic!("{other:?}"),
+            }
+        }
+        let u = call(Func::GenRandomUuid, &[], &mut cx).unwrap().to_string();
+        assert_eq!(u.len(), 36);
+        assert_eq!(&u[14..15], "4");
+    }
+}

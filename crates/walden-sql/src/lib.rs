@@ -1,0 +1,22 @@
+//! Walden's SQL front end: the PostgreSQL dialect (parsed by `sqlparser`) over the
+//! engine's public API. A [`Session`] runs scripts statement by statement, keeps
+//! transaction blocks as PostgreSQL does, and reports what each statement wrote.
+//!
+//! Layers inside: `script` (split and parse) → `bind` (names and types) → `expr`,
+//! `functions`, `value` (evaluation) → `select`, `dml`, `ddl` (statements) → `session`.
+
+pub mod bind;
+mod ddl;
+mod dml;
+pub mod error;
+pub mod expr;
+pub mod functions;
+pub mod script;
+pub mod select;
+pub mod session;
+pub mod types;
+pub mod value;
+
+pub use error::{code, SqlError, SqlResult};
+pub use session::{Outcome, Session, StatementResult};
+pub use types::SqlType;

@@ -1,0 +1,316 @@
+//! Splitting a script into statements and parsing each: the PostgreSQL syntax sqlparser
+//! lacks (`CHECKPOINT`, `CREATE TABLE ... USING kind`) is handled here, unsupported
+//! statements are named, and parser errors become PostgreSQL-style syntax errors.
+
+use sqlparser::ast::Statement;
+use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::keywords::Keyword;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer};
+
+use crate::error::{SqlError, SqlResult};
+
+/// One parsed statement.
+#[derive(Debug)]
+pub enum Parsed {
+    Checkpoint,
+    Statement {
+        stmt: Box<Statement>,
+        /// `USING kind` of a CREATE TABLE, with where it was written.
+        table_kind: Option<(String, Location)>,
+    },
+}
+
+/// One statement of a script: its text, where it starts, and its parse.
+#[derive(Debug)]
+pub struct ScriptStatement {
+    pub text: String,
+    /// Character offset of the statement's first character in the script.
+    pub start_char: usize,
+    pub parsed: SqlResult<Parsed>,
+}
+
+/// Maps (line, column) locations to character offsets in a script.
+pub struct LineIndex {
+    line_starts: Vec<usize>,
+}
+
+impl LineIndex {
+    pub fn new(script: &str) -> LineIndex {
+        let mut line_starts = vec![0];
+        for (i, c) in script.chars().enumerate() {
+            if c == '\n' {
+                line_starts.push(i + 1);
+            }
+        }
+        LineIndex { line_starts }
+    }
+
+    /// 0-based character offset of a 1-based location.
+    pub fn offset(&self, loc: Location) -> usize {
+        let line = (loc.line as usize).clamp(1, self.line_starts.len());
+        self.line_starts[line - 1] + (loc.column as usize).saturating_sub(1)
+    }
+}
+
+fn is_trivia(t: &Token) -> bool {
+    matches!(t, Token::Whitespace(_))
+}
+
+fn keyword(t: &Token) -> Option<Keyword> {
+    match t {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),
+        _ => None,
+    }
+}
+
+fn word_upper(t: &Token) -> String {
+    match t {
+        Token::Word(w) => w.value.to_uppercase(),
+        other => other.to_string(),
+    }
+}
+
+/// Splits and parses a script. A tokenizer error (say, an unterminated string) fails the
+/// whole script, as no statement boundary after it can be trusted.
+pub fn parse_script(script: &str) -> SqlResult<Vec<ScriptStatement>> {
+    let dialect = PostgreSqlDialect {};
+    let tokens = Tokenizer::new(&dialect, script)
+        .tokenize_with_location()
+        .map_err(|e| SqlError::syntax(e.message.clone()).at(e.location))?;
+    let index = LineIndex::new(script);
+    let chars: Vec<char> = script.chars().collect();
+    let mut out = Vec::new();
+    let mut current: Vec<TokenWithSpan> = Vec::new();
+    let mut flush = |current: &mut Vec<TokenWithSpan>, end: Option<Location>| {
+        let toks: Vec<TokenWithSpan> = std::mem::take(current);
+        let Some(first) = toks.iter().find(|t| !is_trivia(&t.token)) else {
+            return;
+        };
+        let start_char = index.offset(first.span.start);
+        let last = toks
+            .iter()
+            .rev()
+            .find(|t| !is_trivia(&t.token))
+            .map(|t| t.span.end);
+        let end_char = match (end, last) {
+            (_, Some(l)) => index.offset(l),
+            (Some(e), None) => index.offset(e),
+            _ => chars.len(),
+        }
+        .clamp(start_char, chars.len());
+        let text: String = chars[start_char..end_char].iter().collect();
+        out.push(ScriptStatement {
+            text,
+            start_char,
+            parsed: parse_one(toks),
+        });
+    };
+    for t in tokens {
+        if t.token == Token::SemiColon {
+            let end = t.span.start;
+            flush(&mut current, Some(end));
+        } else {
+            current.push(t);
+        }
+    }
+    flush(&mut current, None);
+    Ok(out)
+}
+
+/// The statement's leading words as PostgreSQL names the command ("CREATE TRIGGER").
+fn command_name(words: &[&Token]) -> String {
+    let mut names: Vec<String> = Vec::new();
+    for t in words.iter().take(6) {
+        let w = word_upper(t);
+        if names.is_empty() {
+            names.push(w.clone());
+            if !matches!(
+                w.as_str(),
+                "CREATE" | "ALTER" | "DROP" | "COMMENT" | "REFRESH"
+            ) {
+                break;
+            }
+            continue;
+        }
+        match w.as_str() {
+            "OR" | "REPLACE" | "UNIQUE" | "GLOBAL" | "LOCAL" | "UNLOGGED" | "CONSTRAINT"
+            | "RECURSIVE" | "TRUSTED" | "PROCEDURAL" => continue,
+            "TEMP" | "TEMPORARY" | "MATERIALIZED" | "FOREIGN" => {
+                names.push(if w == "TEMP" { "TEMPORARY".into() } else { w });
+                continue;
+            }
+            _ => {
+                names.push(w);
+                break;
+            }
+        }
+    }
+    names.join(" ")
+}
+
+fn parse_one(mut toks: Vec<TokenWithSpan>) -> SqlResult<Parsed> {
+    let words: Vec<&Token> = toks
+        .iter()
+        .map(|t| &t.token)
+        .filter(|t| !is_trivia(t))
+        .collect();
+    let first_loc = toks
+        .iter()
+        .find(|t| !is_trivia(&t.token))
+        .map(|t| t.span.start)
+        .unwrap_or(Location { line: 1, column: 1 });
+    let name = command_name(&words);
+    let supported = matches!(
+        name.as_str(),
+        "SELECT"
+            | "INSERT"
+            | "UPDATE"
+            | "DELETE"
+            | "CREATE TABLE"
+            | "DROP TABLE"
+            | "TRUNCATE"
+            | "BEGIN"
+            | "START"
+            | "COMMIT"
+            | "END"
+            | "ROLLBACK"
+            | "ABORT"
+            | "VACUUM"
+            | "ANALYZE"
+            | "CHECKPOINT"
+            | "SET"
+            | "SHOW"
+            | "("
+            | "WITH"
+            | "VALUES"
+    );
+    if !supported {
+        // An unknown first word is a syntax error, as in PostgreSQL; a known command
+        // Walden lacks is named.
+        let known =
+            matches!(words.first().and_then(|t| keyword(t)), Some(k) if k != Keyword::NoKeyword);
+        return Err(if known {
+            SqlError::unsupported(&name).at(first_loc)
+        } else {
+            SqlError::syntax(format!(
+                "syntax error at or near \"{}\"",
+                words.first().map(|t| t.to_string()).unwrap_or_default()
+            ))
+            .at(first_loc)
+        });
+    }
+    if name == "CHECKPOINT" {
+        if words.len() > 1 {
+            return Err(SqlError::syntax(format!(
+                "syntax error at or near \"{}\"",
+                words[1]
+            )));
+        }
+        return Ok(Parsed::Checkpoint);
+    }
+    let table_kind = if name == "CREATE TABLE" {
+        take_using(&mut toks)?
+    } else {
+        None
+    };
+    let dialect = PostgreSqlDialect {};
+    let mut parser = Parser::new(&dialect).with_tokens_with_locations(toks);
+    let stmt = parser.parse_statement().map_err(parse_error)?;
+    let next = parser.peek_token();
+    if next.token != Token::EOF {
+        return Err(
+            SqlError::syntax(format!("syntax error at or near \"{}\"", next.token))
+                .at(next.span.start),
+        );
+    }
+    Ok(Parsed::Statement {
+        stmt: Box::new(stmt),
+        table_kind,
+    })
+}
+
+/// Removes `USING kind` from a CREATE TABLE (before AS or at the end), which sqlparser's
+/// PostgreSQL dialect does not know.
+fn take_using(toks: &mut Vec<TokenWithSpan>) -> SqlResult<Option<(String, Location)>> {
+    let mut depth = 0i32;
+    for i in 0..toks.len() {
+        match &toks[i].token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            t if depth == 0 && keyword(t) == Some(Keyword::AS) => return Ok(None),
+            t if depth == 0 && keyword(t) == Some(Keyword::USING) => {
+                let at = toks[i].span.start;
+                let j = (i + 1..toks.len()).find(|&j| !is_trivia(&toks[j].token));
+                let Some(j) = j else {
+                    return Err(SqlError::syntax("syntax error at end of input").at(at));
+                };
+                let kind = match &toks[j].token {
+                    Token::Word(w) if w.quote_style.is_some() => w.value.clone(),
+                    Token::Word(w) => w.value.to_lowercase(),
+                    other => {
+                        return Err(SqlError::syntax(format!(
+                            "syntax error at or near \"{other}\""
+                        ))
+                        .at(toks[j].span.start))
+                    }
+                };
+                let kind_at = toks[j].span.start;
+                toks.drain(i..=j);
+                return Ok(Some((kind, kind_at)));
+            }
+            _ => {}
+        }
+    }
+    Ok(None)
+}
+
+/// sqlparser's messages end in "at Line: l, Column: c"; PostgreSQL says "syntax error at
+/// or near ..." with a position.
+fn parse_error(e: ParserError) -> SqlError {
+    let msg = match &e {
+        ParserError::ParserError(m) | ParserError::TokenizerError(m) => m.clone(),
+        ParserError::RecursionLimitExceeded => {
+            return SqlError::new(
+                crate::error::code::PROGRAM_LIMIT,
+                "statement is too deeply nested",
+            )
+        }
+    };
+    let (body, loc) = match msg.rsplit_once(" at Line: ") {
+        Some((body, rest)) => {
+            let mut nums = rest
+                .split(", Column: ")
+                .map(|x| x.trim().parse::<u64>().ok());
+            match (nums.next().flatten(), nums.next().flatten()) {
+                (Some(line), Some(column)) => (body.to_string(), Some(Location { line, column })),
+                _ => (msg.clone(), None),
+            }
+        }
+        None => (msg.clone(), None),
+    };
+    let found = body.split_once(", found: ").map(|(expected, found)| {
+        (
+            expected.trim_start_matches("Expected: ").to_string(),
+            found.to_string(),
+        )
+    });
+    let err = match found {
+        Some((expected, found)) if found == "EOF" => {
+            SqlError::syntax("syntax error at end of input")
+                .with_hint(format!("expected {expected}"))
+        }
+        Some((expected, found)) => SqlError::syntax(format!("syntax error at or near \"{found}\""))
+            .with_hint(format!("expected {expected}")),
+        None => SqlError::syntax(format!("syntax error: {body}")),
+    };
+    match loc {
+        Some(l) => err.at(l),
+        None => err,
+    }
+}
+
+/// A span's start, for errors about a whole statement part.
+pub fn span_start(s: Span) -> Location {
+    s.start
+}

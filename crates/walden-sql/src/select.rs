@@ -1,0 +1,790 @@
+//! SELECT: planning a query over one table, `generate_series`, or nothing, and running
+//! it — filter, grouping and aggregates, projection, ORDER BY, OFFSET and LIMIT.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use sqlparser::ast::{
+    self, FunctionArg, FunctionArgExpr, GroupByExpr, LimitClause, OrderByKind, OrderBySort,
+    SelectItem, SetExpr, Spanned, TableFactor,
+};
+use walden::{Transaction, Value};
+
+use crate::bind::{object_name, output_name, AggCall, AggFunc, Binder, Grouping, Scope};
+use crate::error::{code, SqlError, SqlResult};
+use crate::expr::{EvalCtx, Expr};
+use crate::types::SqlType;
+use crate::value::{self, as_f64, as_i64, sort_cmp};
+
+/// Where a query's rows come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// No FROM: one row with no columns.
+    Nothing,
+    Series {
+        start: i64,
+        stop: i64,
+        step: i64,
+        ty: SqlType,
+    },
+    Table(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum SortKey {
+    Output(usize),
+    Expr(Expr),
+}
+
+#[derive(Debug)]
+pub struct SelectPlan {
+    pub source: Source,
+    filter: Option<Expr>,
+    grouping: Option<Grouping>,
+    having: Option<Expr>,
+    outputs: Vec<Expr>,
+    /// Names and types of the result columns.
+    pub columns: Vec<(String, SqlType)>,
+    order: Vec<(SortKey, bool, bool)>,
+    limit: Option<u64>,
+    offset: u64,
+}
+
+/// Resolves a table name to its scope (the caller knows the catalog).
+pub trait Catalog {
+    fn table_scope(&mut self, name: &str) -> SqlResult<Scope>;
+}
+
+fn const_int(e: &ast::Expr, what: &str) -> SqlResult<i64> {
+    let b = Binder::plain(&Scope::default()).bind(e)?;
+    match b {
+        Expr::Const(v) if as_i64(&v).is_some() => Ok(as_i64(&v).unwrap_or(0)),
+        _ => Err(SqlError::new(
+            code::DATATYPE_MISMATCH,
+            format!("argument of {what} must be an integer constant"),
+        )
+        .at(e.span().start)),
+    }
+}
+
+fn is_aggregate_error(e: &SqlError) -> bool {
+    e.code == code::GROUPING_ERROR && e.message.starts_with("aggregate functions are not allowed")
+}
+
+impl SelectPlan {
+    pub fn plan(query: &ast::Query, catalog: &mut dyn Catalog) -> SqlResult<SelectPlan> {
+        if query.with.is_some() {
+            return Err(SqlError::unsupported("WITH"));
+        }
+        if query.fetch.is_some() || !query.locks.is_empty() {
+            return Err(SqlError::unsupported("FETCH or FOR UPDATE"));
+        }
+        let select = match query.body.as_ref() {
+            SetExpr::Select(s) => s,
+            SetExpr::Query(q) => return SelectPlan::plan(q, catalog),
+            SetExpr::SetOperation { op, .. } => {
+                return Err(SqlError::unsupported(op.to_string().to_uppercase()))
+            }
+            SetExpr::Values(_) => return Err(SqlError::unsupported("VALUES as a query")),
+            _ => return Err(SqlError::unsupported("this kind of query")),
+        };
+        if select.distinct.is_some() {
+            return Err(SqlError::unsupported("SELECT DISTINCT"));
+        }
+        if select.into.is_some() {
+            return Err(SqlError::unsupported("SELECT INTO"));
+        }
+        let (source, scope) = plan_from(&select.from, catalog)?;
+        let filter = match &select.selection {
+            Some(w) => Some(bind_condition(&mut Binder::plain(&scope), w, "WHERE")?),
+            None => None,
+        };
+        // Expand the select list.
+        let mut items: Vec<(ast::Expr, String)> = Vec::new();
+        for item in &select.projection {
+            match item {
+                SelectItem::UnnamedExpr(e) => items.push((e.clone(), output_name(e))),
+                SelectItem::ExprWithAlias { expr, alias } => {
+                    items.push((expr.clone(), crate::bind::ident_name(alias)))
+                }
+                SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => {
+                    if scope.columns.is_empty() {
+                        return Err(SqlError::syntax(
+                            "SELECT * with no tables specified is not valid",
+                        ));
+                    }
+                    for (name, _) in &scope.columns {
+                        items.push((ast::Expr::Identifier(ast::Ident::new(name)), name.clone()));
+                    }
+                }
+                other => return Err(SqlError::unsupported(format!("the select item {other}"))),
+            }
+        }
+        let group_exprs: Vec<ast::Expr> = match &select.group_by {
+            GroupByExpr::Expressions(exprs, mods) if mods.is_empty() => exprs
+                .iter()
+                .map(|e| match e {
+                    ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
+                        let i = const_int(e, "GROUP BY")?;
+                        items
+                            .get((i as usize).wrapping_sub(1))
+                            .map(|(x, _)| x.clone())
+                            .ok_or_else(|| {
+                                SqlError::new(
+                                    code::INVALID_PARAMETER,
+                                    format!("GROUP BY position {i} is not in select list"),
+                                )
+                                .at(e.span().start)
+                            })
+                    }
+                    _ => Ok(e.clone()),
+                })
+                .collect::<SqlResult<_>>()?,
+            _ => return Err(SqlError::unsupported("GROUP BY ALL or ROLLUP")),
+        };
+        let mut plain_outputs = Vec::new();
+        let mut needs_grouping = !group_exprs.is_empty() || select.having.is_some();
+        if !needs_grouping {
+            for (e, _) in &items {
+                match Binder::plain(&scope).bind(e) {
+                    Ok(b) => plain_outputs.push(b),
+                    Err(err) if is_aggregate_error(&err) => {
+                        needs_grouping = true;
+                        break;
+                    }
+                    Err(err) => return Err(err),
+                }
+            }
+        }
+        let mut plan = SelectPlan {
+            source,
+            filter,
+            grouping: None,
+            having: None,
+            outputs: Vec::new(),
+            columns: Vec::new(),
+            order: Vec::new(),
+            limit: None,
+            offset: 0,
+        };
+        let mut grouping = Grouping::default();
+        if needs_grouping {
+            for g in &group_exprs {
+                grouping.keys.push(Binder::plain(&scope).bind(g)?);
+            }
+            for (e, _) in &items {
+                plan.outputs.push(grouped(&scope, &mut grouping).bind(e)?);
+            }
+            if let Some(h) = &select.having {
+                plan.having = Some(bind_condition(
+                    &mut grouped(&scope, &mut grouping),
+                    h,
+                    "HAVING",
+                )?);
+            }
+        } else {
+            plan.outputs = plain_outputs;
+        }
+        plan.columns = items
+            .iter()
+            .zip(&plan.outputs)
+            .map(|((_, name), e)| (name.clone(), e.ty()))
+            .collect();
+        if let Some(ob) = &query.order_by {
+            let OrderByKind::Expressions(list) = &ob.kind else {
+                return Err(SqlError::unsupported("ORDER BY ALL"));
+            };
+            for o in list {
+                let key = order_key(
+                    &o.expr,
+                    &items,
+                    &scope,
+                    needs_grouping.then_some(&mut grouping),
+                )?;
+                let desc = match &o.options.sort {
+                    None | Some(OrderBySort::Asc) => false,
+                    Some(OrderBySort::Desc) => true,
+                    Some(OrderBySort::Using(_)) => {
+                        return Err(SqlError::unsupported("ORDER BY USING"))
+                    }
+                };
+                // PostgreSQL: NULLs are larger than any value.
+                let nulls_first = o.options.nulls_first.unwrap_or(desc);
+                plan.order.push((key, desc, nulls_first));
+            }
+        }
+        if needs_grouping {
+            plan.grouping = Some(grouping);
+        }
+        match &query.limit_clause {
+            None => {}
+            Some(LimitClause::LimitOffset {
+                limit,
+                offset,
+                limit_by,
+            }) if limit_by.is_empty() => {
+                if let Some(l) = limit {
+                    if !matches!(l, ast::Expr::Value(v) if v.value == ast::Value::Null) {
+                        let n = const_int(l, "LIMIT")?;
+                        if n < 0 {
+                            return Err(SqlError::new(
+                                code::INVALID_PARAMETER,
+                                "LIMIT must not be negative",
+                            ));
+                        }
+                        plan.limit = Some(n as u64);
+                    }
+                }
+                if let Some(o) = offset {
+                    let n = const_int(&o.value, "OFFSET")?;
+                    if n < 0 {
+                        return Err(SqlError::new(
+                            code::INVALID_PARAMETER,
+                            "OFFSET must not be negative",
+                        ));
+                    }
+                    plan.offset = n as u64;
+                }
+            }
+            Some(_) => return Err(SqlError::unsupported("this LIMIT syntax")),
+        }
+        Ok(plan)
+    }
+
+    /// True when rows can be produced one at a time, as they are read (no grouping and
+    /// no sort): INSERT ... SELECT streams such a query into the table.
+    pub fn is_streaming(&self) -> bool {
+        self.grouping.is_none() && self.order.is_empty()
+    }
+
+    /// For a streaming plan: the output row for one input row, or None if filtered out.
+    pub fn project_one(&self, input: &[Value], cx: &mut EvalCtx) -> SqlResult<Option<Vec<Value>>> {
+        if let Some(f) = &self.filter {
+            if !f.test(input, cx)? {
+                return Ok(None);
+            }
+        }
+        let mut out = Vec::with_capacity(self.outputs.len());
+        for e in &self.outputs {
+            out.push(e.eval(input, cx)?);
+        }
+        Ok(Some(out))
+    }
+
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    pub fn limit(&self) -> Option<u64> {
+        self.limit
+    }
+
+    /// Runs the query and returns its rows.
+    pub fn run(
+        &self,
+        txn: Option<&mut Transaction<'_>>,
+        cx: &mut EvalCtx,
+    ) -> SqlResult<Vec<Vec<Value>>> {
+        let mut run = Run::new(self);
+        match &self.source {
+            Source::Nothing => {
+                run.feed(&[], cx)?;
+            }
+            Source::Series { .. } => {
+                for v in SeriesIter::new(&self.source) {
+                    if !run.feed(std::slice::from_ref(&v), cx)? {
+                        break;
+                    }
+                }
+            }
+            Source::Table(name) => {
+                let txn = txn.ok_or_else(|| {
+                    SqlError::new(code::INTERNAL, "no transaction for a table scan")
+                })?;
+                let mut failed = None;
+                txn.scan_with(name, |_, row| match run.feed(&row, cx) {
+                    Ok(more) => more,
+                    Err(e) => {
+                        failed = Some(e);
+                        false
+                    }
+                })?;
+                if let Some(e) = failed {
+                    return Err(e);
+                }
+            }
+        }
+        run.finish(cx)
+    }
+}
+
+fn grouped<'a>(scope: &'a Scope, grouping: &'a mut Grouping) -> Binder<'a> {
+    Binder {
+        scope,
+        grouping: Some(grouping),
+    }
+}
+
+pub fn bind_condition(b: &mut Binder, e: &ast::Expr, what: &str) -> SqlResult<Expr> {
+    let x = crate::bind::coerce_literal(b.bind(e)?, SqlType::Bool)?;
+    match x.ty() {
+        SqlType::Bool | SqlType::Null => Ok(x),
+        t => Err(SqlError::new(
+            code::DATATYPE_MISMATCH,
+            format!(
+                "argument of {what} must be type boolean, not type {}",
+                t.name()
+            ),
+        )
+        .at(e.span().start)),
+    }
+}
+
+fn order_key(
+    e: &ast::Expr,
+    items: &[(ast::Expr, String)],
+    scope: &Scope,
+    grouping: Option<&mut Grouping>,
+) -> SqlResult<SortKey> {
+    if let ast::Expr::Value(v) = e {
+        if matches!(v.value, ast::Value::Number(..)) {
+            let i = const_int(e, "ORDER BY")?;
+            if i < 1 || i as usize > items.len() {
+                return Err(SqlError::new(
+                    code::INVALID_PARAMETER,
+                    format!("ORDER BY position {i} is not in select list"),
+                )
+                .at(e.span().start));
+            }
+            return Ok(SortKey::Output(i as usize - 1));
+        }
+    }
+    if let ast::Expr::Identifier(id) = e {
+        let name = crate::bind::ident_name(id);
+        let hits: Vec<usize> = items
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, n))| *n == name)
+            .map(|(i, _)| i)
+            .collect();
+        if hits.len() == 1 && !scope.columns.iter().any(|(c, _)| *c == name) {
+            return Ok(SortKey::Output(hits[0]));
+        }
+    }
+    let mut b = Binder { scope, grouping };
+    Ok(SortKey::Expr(b.bind(e)?))
+}
+
+fn plan_from(
+    from: &[ast::TableWithJoins],
+    catalog: &mut dyn Catalog,
+) -> SqlResult<(Source, Scope)> {
+    let twj = match from {
+        [] => return Ok((Source::Nothing, Scope::default())),
+        [one] => one,
+        [_, second, ..] => {
+            return Err(SqlError::unsupported("more than one table in FROM")
+                .at(second.relation.span().start))
+        }
+    };
+    if let Some(j) = twj.joins.first() {
+        return Err(SqlError::unsupported("JOIN").at(j.relation.span().start));
+    }
+    let TableFactor::Table {
+        name, alias, args, ..
+    } = &twj.relation
+    else {
+        return Err(SqlError::unsupported("a subquery in FROM").at(twj.relation.span().start));
+    };
+    let table = object_name(name)?;
+    let alias_name = alias.as_ref().map(|a| crate::bind::ident_name(&a.name));
+    if let Some(args) = args {
+        if table != "generate_series" {
+            return Err(SqlError::new(
+                code::UNDEFINED_FUNCTION,
+                format!("function {table} does not exist"),
+            )
+            .at(name.span().start));
+        }
+        let mut vals = Vec::new();
+        for a in &args.args {
+            let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = a else {
+                return Err(SqlError::unsupported("this generate_series argument"));
+            };
+            let b = Binder::plain(&Scope::default()).bind(e)?;
+            match b {
+                Expr::Const(v) if as_i64(&v).is_some() => {
+                    vals.push((as_i64(&v).unwrap_or(0), value::type_of(&v)))
+                }
+                _ => {
+                    return Err(SqlError::unsupported(
+                        "generate_series over anything but integer constants",
+                    )
+                    .at(e.span().start))
+                }
+            }
+        }
+        let (start, stop, step) = match vals.as_slice() {
+            [a, b] => (a.0, b.0, 1),
+            [a, b, c] => (a.0, b.0, c.0),
+            _ => {
+                return Err(SqlError::new(
+                    code::UNDEFINED_FUNCTION,
+                    "generate_series takes 2 or 3 arguments",
+                ))
+            }
+        };
+        if step == 0 {
+            return Err(SqlError::new(
+                code::INVALID_PARAMETER,
+                "step size cannot equal zero",
+            ));
+        }
+        let ty = vals.iter().map(|v| v.1).fold(SqlType::Int4, SqlType::wider);
+        let column = alias
+            .as_ref()
+            .and_then(|a| a.columns.first())
+            .map(|c| crate::bind::ident_name(&c.name))
+            .or_else(|| alias_name.clone())
+            .unwrap_or_else(|| "generate_series".into());
+        let scope = Scope {
+            table: Some(alias_name.unwrap_or_else(|| "generate_series".into())),
+            columns: vec![(column, ty)],
+        };
+        return Ok((
+            Source::Series {
+                start,
+                stop,
+                step,
+                ty,
+            },
+            scope,
+        ));
+    }
+    let mut scope = catalog
+        .table_scope(&table)
+        .map_err(|e| e.at(name.span().start))?;
+    scope.table = Some(alias_name.unwrap_or_else(|| table.clone()));
+    Ok((Source::Table(table), scope))
+}
+
+/// The values of a generate_series source.
+pub struct SeriesIter {
+    next: i64,
+    stop: i64,
+    step: i64,
+    ty: SqlType,
+    done: bool,
+}
+
+impl SeriesIter {
+    pub fn new(source: &Source) -> SeriesIter {
+        match source {
+            Source::Series {
+                start,
+                stop,
+                step,
+                ty,
+            } => SeriesIter {
+                next: *start,
+                stop: *stop,
+                step: *step,
+                ty: *ty,
+                done: false,
+            },
+            _ => SeriesIter {
+                next: 0,
+                stop: 0,
+                step: 1,
+                ty: SqlType::Int4,
+                done: true,
+            },
+        }
+    }
+}
+
+impl Iterator for SeriesIter {
+    type Item = Value;
+    fn next(&mut self) -> Option<Value> {
+        if self.done
+            || (self.step > 0 && self.next > self.stop)
+            || (self.step < 0 && self.next < self.stop)
+        {
+            return None;
+        }
+        let v = self.next;
+        match v.checked_add(self.step) {
+            Some(n) => self.next = n,
+            None => self.done = true,
+        }
+        value::int_value(v, self.ty).ok()
+    }
+}
+
+enum Acc {
+    Count(i64),
+    SumInt(Option<i128>),
+    SumFloat(Option<f64>),
+    MinMax(Option<Value>, bool),
+    Avg(f64, i128, bool, i64),
+}
+
+impl Acc {
+    fn new(a: &AggCall) -> Acc {
+        match (a.func, a.ty) {
+            (AggFunc::Count | AggFunc::CountStar, _) => Acc::Count(0),
+            (AggFunc::Sum, SqlType::Float8) => Acc::SumFloat(None),
+            (AggFunc::Sum, _) => Acc::SumInt(None),
+            (AggFunc::Min, _) => Acc::MinMax(None, false),
+            (AggFunc::Max, _) => Acc::MinMax(None, true),
+            (AggFunc::Avg, _) => Acc::Avg(0.0, 0, false, 0),
+        }
+    }
+
+    fn add(&mut self, a: &AggCall, row: &[Value], cx: &mut EvalCtx) -> SqlResult<()> {
+        let v = match &a.arg {
+            Some(e) => e.eval(row, cx)?,
+            None => Value::Bool(true),
+        };
+        if matches!(v, Value::Null) {
+            return Ok(());
+        }
+        match self {
+            Acc::Count(n) => *n += 1,
+            Acc::SumInt(s) => *s = Some(s.unwrap_or(0) + as_i64(&v).unwrap_or(0) as i128),
+            Acc::SumFloat(s) => *s = Some(s.unwrap_or(0.0) + as_f64(&v).unwrap_or(0.0)),
+            Acc::MinMax(cur, max) => {
+                let replace = match cur {
+                    None => true,
+                    Some(c) => {
+                        let o = sort_cmp(&v, c);
+                        if *max {
+                            o == Ordering::Greater
+                        } else {
+                            o == Ordering::Less
+                        }
+                    }
+                };
+                if replace {
+                    *cur = Some(v);
+                }
+            }
+            Acc::Avg(fsum, isum, is_float, n) => {
+                *n += 1;
+                match v {
+                    Value::Float8(x) => {
+                        *is_float = true;
+                        *fsum += x;
+                    }
+                    other => *isum += as_i64(&other).unwrap_or(0) as i128,
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn result(&self) -> SqlResult<Value> {
+        Ok(match self {
+            Acc::Count(n) => Value::Int8(*n),
+            Acc::SumInt(None) | Acc::SumFloat(None) => Value::Null,
+            Acc::SumInt(Some(s)) => {
+                Value::Int8(i64::try_from(*s).map_err(|_| SqlError::out_of_range("bigint"))?)
+            }
+            Acc::SumFloat(Some(s)) => Value::Float8(*s),
+            Acc::MinMax(v, _) => v.clone().unwrap_or(Value::Null),
+            Acc::Avg(_, _, _, 0) => Value::Null,
+            Acc::Avg(f, i, is_float, n) => {
+                let total = if *is_float { *f } else { *i as f64 };
+                Value::Float8(total / *n as f64)
+            }
+        })
+    }
+}
+
+/// A group-by key as bytes, so that equal values hash alike (1 as int4 and int8 too).
+fn key_bytes(vals: &[Value], out: &mut Vec<u8>) {
+    out.clear();
+    for v in vals {
+        match v {
+            Value::Null => out.push(0),
+            Value::Float8(x) => {
+                out.push(2);
+                let x = if *x == 0.0 { 0.0 } else { *x };
+                out.extend_from_slice(&x.to_bits().to_le_bytes());
+            }
+            Value::Text(s) => {
+                out.push(3);
+                out.extend_from_slice(&(s.len() as u64).to_le_bytes());
+                out.extend_from_slice(s.as_bytes());
+            }
+            Value::Bool(b) => out.extend_from_slice(&[4, *b as u8]),
+            Value::Uuid(u) => {
+                out.push(5);
+                out.extend_from_slice(u);
+            }
+            other => {
+                out.push(1);
+                out.extend_from_slice(&as_i64(other).unwrap_or(0).to_le_bytes());
+            }
+        }
+    }
+}
+
+struct Group {
+    keys: Vec<Value>,
+    accs: Vec<Acc>,
+}
+
+struct Run<'p> {
+    plan: &'p SelectPlan,
+    /// Output rows with their sort keys.
+    rows: Vec<(Vec<Value>, Vec<Value>)>,
+    skipped: u64,
+    groups: Vec<Group>,
+    index: HashMap<Vec<u8>, usize>,
+    key_buf: Vec<u8>,
+}
+
+impl<'p> Run<'p> {
+    fn new(plan: &'p SelectPlan) -> Run<'p> {
+        Run {
+            plan,
+            rows: Vec::new(),
+            skipped: 0,
+            groups: Vec::new(),
+            index: HashMap::new(),
+            key_buf: Vec::new(),
+        }
+    }
+
+    /// Takes one input row; false when no more rows are needed.
+    fn feed(&mut self, input: &[Value], cx: &mut EvalCtx) -> SqlResult<bool> {
+        if let Some(f) = &self.plan.filter {
+            if !f.test(input, cx)? {
+                return Ok(true);
+            }
+        }
+        if let Some(g) = &self.plan.grouping {
+            let mut keys = Vec::with_capacity(g.keys.len());
+            for k in &g.keys {
+                keys.push(k.eval(input, cx)?);
+            }
+            key_bytes(&keys, &mut self.key_buf);
+            let i = match self.index.get(&self.key_buf) {
+                Some(&i) => i,
+                None => {
+                    self.groups.push(Group {
+                        keys,
+                        accs: g.aggs.iter().map(Acc::new).collect(),
+                    });
+                    self.index
+                        .insert(self.key_buf.clone(), self.groups.len() - 1);
+                    self.groups.len() - 1
+                }
+            };
+            let group = &mut self.groups[i];
+            for (acc, call) in group.accs.iter_mut().zip(&g.aggs) {
+                acc.add(call, input, cx)?;
+            }
+            return Ok(true);
+        }
+        self.emit(input, cx)
+    }
+
+    /// Projects a (possibly grouped) row and keeps it.
+    fn emit(&mut self, row: &[Value], cx: &mut EvalCtx) -> SqlResult<bool> {
+        let plan = self.plan;
+        if plan.order.is_empty() && self.skipped < plan.offset {
+            self.skipped += 1;
+            return Ok(true);
+        }
+        let mut out = Vec::with_capacity(plan.outputs.len());
+        for e in &plan.outputs {
+            out.push(e.eval(row, cx)?);
+        }
+        let mut keys = Vec::with_capacity(plan.order.len());
+        for (k, _, _) in &plan.order {
+            keys.push(match k {
+                SortKey::Output(i) => out[*i].clone(),
+                SortKey::Expr(e) => e.eval(row, cx)?,
+            });
+        }
+        self.rows.push((out, keys));
+        let full = plan.order.is_empty() && plan.limit.is_some_and(|l| self.rows.len() as u64 >= l);
+        Ok(!full)
+    }
+
+    fn finish(mut self, cx: &mut EvalCtx) -> SqlResult<Vec<Vec<Value>>> {
+        let plan = self.plan;
+        if let Some(g) = &plan.grouping {
+            // An aggregate over no rows without GROUP BY still gives one row.
+            if self.groups.is_empty() && g.keys.is_empty() {
+                self.groups.push(Group {
+                    keys: Vec::new(),
+                    accs: g.aggs.iter().map(Acc::new).collect(),
+                });
+            }
+            for group in std::mem::take(&mut self.groups) {
+                let mut row = group.keys;
+                for acc in &group.accs {
+                    row.push(acc.result()?);
+                }
+                if let Some(h) = &plan.having {
+                    if !h.test(&row, cx)? {
+                        continue;
+                    }
+                }
+                if !self.emit(&row, cx)? {
+                    break;
+                }
+            }
+        }
+        if !plan.order.is_empty() {
+            self.rows.sort_by(|a, b| {
+                for (i, (_, desc, nulls_first)) in plan.order.iter().enumerate() {
+                    let (x, y) = (&a.1[i], &b.1[i]);
+                    let o = match (matches!(x, Value::Null), matches!(y, Value::Null)) {
+                        (true, true) => Ordering::Equal,
+                        (true, false) => {
+                            if *nulls_first {
+                                Ordering::Less
+                            } else {
+                                Ordering::Greater
+                            }
+                        }
+                        (false, true) => {
+                            if *nulls_first {
+                                Ordering::Greater
+                            } else {
+                                Ordering::Less
+                            }
+                        }
+                        _ => {
+                            let o = sort_cmp(x, y);
+                            if *desc {
+                                o.reverse()
+                            } else {
+                                o
+                            }
+                        }
+                    };
+                    if o != Ordering::Equal {
+                        return o;
+                    }
+                }
+                Ordering::Equal
+            });
+            let skip = plan.offset.min(self.rows.len() as u64) as usize;
+            self.rows.drain(..skip);
+            if let Some(l) = plan.limit {
+                self.rows.truncate(l.min(usize::MAX as u64) as usize);
+            }
+        } else if plan.grouping.is_some() {
+            // Offset was applied in emit; limit may be exceeded by grouped emission.
+            if let Some(l) = plan.limit {
+                self.rows.truncate(l as usize);
+            }
+        }
+        Ok(self.rows.into_iter().map(|(r, _)| r).collect())
+    }
+}

@@ -1,0 +1,531 @@
+//! A SQL session on a database: transaction blocks (BEGIN/COMMIT/ROLLBACK, and the
+//! aborted state after an error, as in PostgreSQL), settings, and per-statement
+//! accounting of what each statement wrote.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use sqlparser::ast::{self, Statement};
+use walden::rng::SimRng;
+use walden::{Database, StatsSnapshot, Transaction, Value};
+
+use crate::bind::{ident_name, object_name, Scope};
+use crate::error::{code, SqlError, SqlResult};
+use crate::expr::EvalCtx;
+use crate::script::{parse_script, LineIndex, Parsed};
+use crate::select::Catalog;
+use crate::types::SqlType;
+use crate::{ddl, dml};
+
+/// The result of one statement.
+#[derive(Debug, Clone)]
+pub struct StatementResult {
+    /// The command tag, as PostgreSQL sends it ("INSERT 0 5", "SELECT 1", "COMMIT").
+    pub tag: String,
+    /// Result columns (empty for statements that return no rows).
+    pub columns: Vec<(String, SqlType)>,
+    pub rows: Vec<Vec<Value>>,
+    /// Warnings and notices ("there is no transaction in progress").
+    pub notices: Vec<String>,
+    /// What the database wrote while the statement ran (all sessions and background
+    /// work included).
+    pub stats: StatsSnapshot,
+    pub elapsed: Duration,
+}
+
+/// One statement's outcome in a script.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The statement's text (without the semicolon).
+    pub text: String,
+    pub result: Result<StatementResult, SqlError>,
+}
+
+enum TxnState<'db> {
+    /// No transaction block: each statement commits on its own.
+    Auto,
+    Block(Box<Transaction<'db>>),
+    /// An error happened in the block: only ROLLBACK (or COMMIT, which rolls back) ends it.
+    Failed,
+}
+
+pub(crate) struct DbCatalog<'a>(pub &'a Database);
+
+impl Catalog for DbCatalog<'_> {
+    fn table_scope(&mut self, name: &str) -> SqlResult<Scope> {
+        let schema = self.0.schema(name)?;
+        Ok(Scope {
+            table: Some(name.to_string()),
+            columns: schema
+                .columns
+                .iter()
+                .map(|c| (c.name.clone(), SqlType::from_column(c.ty)))
+                .collect(),
+        })
+    }
+}
+
+/// What statements need while they run inside a transaction.
+pub(crate) struct Ctx<'s, 'db> {
+    pub db: &'db Database,
+    pub rng: &'s mut SimRng,
+    /// Next values of serial columns, per (table, column); loaded from the column's
+    /// maximum on first use.
+    pub serials: &'s mut HashMap<(String, String), i64>,
+}
+
+impl Ctx<'_, '_> {
+    pub fn eval_ctx(&mut self) -> EvalCtx<'_> {
+        EvalCtx { rng: self.rng }
+    }
+}
+
+/// What a statement returns besides its tag.
+pub(crate) struct Output {
+    pub tag: String,
+    pub columns: Vec<(String, SqlType)>,
+    pub rows: Vec<Vec<Value>>,
+    pub notices: Vec<String>,
+}
+
+impl Output {
+    pub fn tag(tag: impl Into<String>) -> Output {
+        Output {
+            tag: tag.into(),
+            columns: Vec::new(),
+            rows: Vec::new(),
+            notices: Vec::new(),
+        }
+    }
+}
+
+pub struct Session<'db> {
+    db: &'db Database,
+    txn: TxnState<'db>,
+    rng: SimRng,
+    serials: HashMap<(String, String), i64>,
+    synchronous_commit: bool,
+}
+
+impl<'db> Session<'db> {
+    /// A session whose random() is seeded from the clock.
+    pub fn new(db: &'db Database) -> Session<'db> {
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        Session::with_seed(db, seed)
+    }
+
+    /// A session whose random() and gen_random_uuid() replay from `seed`.
+    pub fn with_seed(db: &'db Database, seed: u64) -> Session<'db> {
+        Session {
+            db,
+            txn: TxnState::Auto,
+            rng: SimRng::new(seed),
+            serials: HashMap::new(),
+            synchronous_commit: db.synchronous_commit(),
+        }
+    }
+
+    pub fn database(&self) -> &'db Database {
+        self.db
+    }
+
+    /// True inside BEGIN ... COMMIT (including a block aborted by an error).
+    pub fn in_transaction_block(&self) -> bool {
+        !matches!(self.txn, TxnState::Auto)
+    }
+
+    /// True if an error aborted the current transaction block.
+    pub fn in_failed_block(&self) -> bool {
+        matches!(self.txn, TxnState::Failed)
+    }
+
+    /// Runs every statement of a script, calling `on` after each; stops when `on`
+    /// returns false. A script that cannot be split (an unterminated quote) is one error.
+    pub fn run_script(&mut self, script: &str, on: &mut dyn FnMut(Outcome) -> bool) {
+        let statements = match parse_script(script) {
+            Ok(s) => s,
+            Err(mut e) => {
+                let index = LineIndex::new(script);
+                e.position = e.location.map(|l| index.offset(l) + 1);
+                on(Outcome {
+                    text: script.to_string(),
+                    result: Err(e),
+                });
+                return;
+            }
+        };
+        let index = LineIndex::new(script);
+        for s in statements {
+            let started = Instant::now();
+            let before = self.db.stats();
+            let result = match s.parsed {
+                Ok(p) => self.execute_parsed(p),
+                Err(e) => Err(self.fail(e)),
+            };
+            let result = match result {
+                Ok(out) => Ok(StatementResult {
+                    tag: out.tag,
+                    columns: out.columns,
+                    rows: out.rows,
+                    notices: out.notices,
+                    stats: self.db.stats().since(&before),
+                    elapsed: started.elapsed(),
+                }),
+                Err(mut e) => {
+                    if let Some(loc) = e.location {
+                        let at = index.offset(loc);
+                        e.position = Some(at.saturating_sub(s.start_char) + 1);
+                    }
+                    Err(e)
+                }
+            };
+            if !on(Outcome {
+                text: s.text,
+                result,
+            }) {
+                return;
+            }
+        }
+    }
+
+    /// Runs a script and returns each statement's result; stops at the first error.
+    pub fn execute(&mut self, script: &str) -> SqlResult<Vec<StatementResult>> {
+        let mut results = Vec::new();
+        let mut failure = None;
+        self.run_script(script, &mut |o| match o.result {
+            Ok(r) => {
+                results.push(r);
+                true
+            }
+            Err(e) => {
+                failure = Some(e);
+                false
+            }
+        });
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(results),
+        }
+    }
+
+    /// Runs one statement and returns its result (the last, if the text holds several).
+    pub fn execute_one(&mut self, sql: &str) -> SqlResult<StatementResult> {
+        self.execute(sql)?
+            .pop()
+            .ok_or_else(|| SqlError::syntax("empty statement"))
+    }
+
+    /// An error inside a transaction block aborts the block.
+    fn fail(&mut self, e: SqlError) -> SqlError {
+        if let TxnState::Block(t) = std::mem::replace(&mut self.txn, TxnState::Auto) {
+            let _ = t.rollback();
+            self.txn = TxnState::Failed;
+        } else if matches!(self.txn, TxnState::Auto) {
+            // Stays Auto.
+        }
+        e
+    }
+
+    fn execute_parsed(&mut self, p: Parsed) -> SqlResult<Output> {
+        let (stmt, table_kind) = match p {
+            Parsed::Checkpoint => {
+                if matches!(self.txn, TxnState::Failed) {
+                    return Err(aborted());
+                }
+                self.db.checkpoint()?;
+                return Ok(Output::tag("CHECKPOINT"));
+            }
+            Parsed::Statement { stmt, table_kind } => (stmt, table_kind),
+        };
+        match &*stmt {
+            Statement::StartTransaction { modes, .. } => return self.begin(modes),
+            Statement::Commit { chain, .. } => return self.commit(*chain),
+            Statement::Rollback { chain, savepoint } => return self.rollback(*chain, savepoint),
+            _ => {}
+        }
+        if matches!(self.txn, TxnState::Failed) {
+            return Err(aborted());
+        }
+        match &*stmt {
+            Statement::Set(set) => return self.set(set).map_err(|e| self.fail(e)),
+            Statement::ShowVariable { variable } => {
+                return self.show(variable).map_err(|e| self.fail(e))
+            }
+            _ => {}
+        }
+        let needs_no_block = match &*stmt {
+            Statement::CreateTable(_) => Some("CREATE TABLE"),
+            Statement::Drop { .. } => Some("DROP TABLE"),
+            Statement::Vacuum(_) => Some("VACUUM"),
+            _ => None,
+        };
+        if let Some(what) = needs_no_block {
+            if matches!(self.txn, TxnState::Block(_)) {
+                let e = SqlError::new(
+                    code::ACTIVE_TRANSACTION,
+                    format!("{what} cannot run inside a transaction block"),
+                )
+                .with_hint("Walden's DDL and VACUUM commit on their own; run them outside BEGIN ... COMMIT.");
+                return Err(self.fail(e));
+            }
+            return self.without_transaction(&stmt, table_kind);
+        }
+        match std::mem::replace(&mut self.txn, TxnState::Auto) {
+            TxnState::Block(mut t) => {
+                let r = self.in_transaction(&mut t, &stmt);
+                self.txn = TxnState::Block(t);
+                r.map_err(|e| self.fail(e))
+            }
+            TxnState::Auto => {
+                let mut t = self.db.begin();
+                t.set_synchronous_commit(self.synchronous_commit);
+                let out = self.in_transaction(&mut t, &stmt);
+                match out {
+                    Ok(o) => {
+                        t.commit()?;
+                        Ok(o)
+                    }
+                    Err(e) => {
+                        let _ = t.rollback();
+                        Err(e)
+                    }
+                }
+            }
+            TxnState::Failed => {
+                self.txn = TxnState::Failed;
+                Err(aborted())
+            }
+        }
+    }
+
+    fn ctx(&mut self) -> Ctx<'_, 'db> {
+        Ctx {
+            db: self.db,
+            rng: &mut self.rng,
+            serials: &mut self.serials,
+        }
+    }
+
+    fn in_transaction(&mut self, t: &mut Transaction<'db>, stmt: &Statement) -> SqlResult<Output> {
+        let mut cx = self.ctx();
+        match stmt {
+            Statement::Query(q) => dml::select(&mut cx, t, q),
+            Statement::Insert(ins) => dml::insert(&mut cx, t, ins),
+            Statement::Update(u) => dml::update(&mut cx, t, u),
+            Statement::Delete(d) => dml::delete(&mut cx, t, d),
+            Statement::Truncate(tr) => dml::truncate(&mut cx, t, tr),
+            Statement::Analyze(a) => {
+                if let Some(name) = &a.table_name {
+                    self.db.schema(&object_name(name)?)?;
+                }
+                Ok(Output::tag("ANALYZE"))
+            }
+            other => Err(unsupported_statement(other)),
+        }
+    }
+
+    fn without_transaction(
+        &mut self,
+        stmt: &Statement,
+        table_kind: Option<(String, sqlparser::tokenizer::Location)>,
+    ) -> SqlResult<Output> {
+        let sync = self.synchronous_commit;
+        let mut cx = self.ctx();
+        match stmt {
+            Statement::CreateTable(ct) => ddl::create_table(&mut cx, ct, table_kind, sync),
+            Statement::Drop {
+                object_type,
+                if_exists,
+                names,
+                ..
+            } => ddl::drop(&mut cx, *object_type, *if_exists, names),
+            Statement::Vacuum(v) => ddl::vacuum(&mut cx, v),
+            other => Err(unsupported_statement(other)),
+        }
+    }
+
+    fn begin(&mut self, modes: &[ast::TransactionMode]) -> SqlResult<Output> {
+        for m in modes {
+            let text = m.to_string().to_uppercase();
+            if !matches!(
+                text.as_str(),
+                "ISOLATION LEVEL REPEATABLE READ" | "ISOLATION LEVEL SERIALIZABLE" | "READ WRITE"
+            ) {
+                return Err(SqlError::unsupported(format!(
+                    "{text} (Walden gives every transaction snapshot isolation)"
+                )));
+            }
+        }
+        let mut out = Output::tag("BEGIN");
+        match self.txn {
+            TxnState::Auto => {
+                let mut t = self.db.begin();
+                t.set_synchronous_commit(self.synchronous_commit);
+                self.txn = TxnState::Block(Box::new(t));
+            }
+            _ => out
+                .notices
+                .push("WARNING:  there is already a transaction in progress".into()),
+        }
+        Ok(out)
+    }
+
+    fn commit(&mut self, chain: bool) -> SqlResult<Output> {
+        if chain {
+            return Err(SqlError::unsupported("COMMIT AND CHAIN"));
+        }
+        match std::mem::replace(&mut self.txn, TxnState::Auto) {
+            TxnState::Block(mut t) => {
+                t.set_synchronous_commit(self.synchronous_commit);
+                t.commit()?;
+                Ok(Output::tag("COMMIT"))
+            }
+            TxnState::Failed => Ok(Output::tag("ROLLBACK")),
+            TxnState::Auto => {
+                let mut out = Output::tag("COMMIT");
+                out.notices
+                    .push("WARNING:  there is no transaction in progress".into());
+                Ok(out)
+            }
+        }
+    }
+
+    fn rollback(&mut self, chain: bool, savepoint: &Option<ast::Ident>) -> SqlResult<Output> {
+        if chain || savepoint.is_some() {
+            return Err(SqlError::unsupported("savepoints and ROLLBACK AND CHAIN"));
+        }
+        match std::mem::replace(&mut self.txn, TxnState::Auto) {
+            TxnState::Block(t) => {
+                t.rollback()?;
+                Ok(Output::tag("ROLLBACK"))
+            }
+            TxnState::Failed => Ok(Output::tag("ROLLBACK")),
+            TxnState::Auto => {
+                let mut out = Output::tag("ROLLBACK");
+                out.notices
+                    .push("WARNING:  there is no transaction in progress".into());
+                Ok(out)
+            }
+        }
+    }
+
+    /// Walden's settings, with their current values.
+    pub fn settings(&self) -> Vec<(&'static str, String, &'static str)> {
+        vec![
+            (
+                "synchronous_commit",
+                if self.synchronous_commit { "on" } else { "off" }.into(),
+                "Wait for the commit's WAL to be durable (session; settable)",
+            ),
+            (
+                "protection",
+                self.db.protection().name().to_string(),
+                "Torn-page protection: cow, full-page or none (chosen at creation)",
+            ),
+            (
+                "page_size",
+                self.db.page_size().to_string(),
+                "Page size in bytes (chosen at creation)",
+            ),
+        ]
+    }
+
+    fn set(&mut self, set: &ast::Set) -> SqlResult<Output> {
+        let ast::Set::SingleAssignment {
+            variable, values, ..
+        } = set
+        else {
+            return Err(SqlError::unsupported(format!("{set}")));
+        };
+        let name = object_name(variable)?;
+        let value = match values.as_slice() {
+            [ast::Expr::Identifier(id)] => ident_name(id),
+            [ast::Expr::Value(v)] => match &v.value {
+                ast::Value::SingleQuotedString(s) => s.to_lowercase(),
+                ast::Value::Boolean(b) => b.to_string(),
+                ast::Value::Number(n, _) => n.clone(),
+                other => other.to_string(),
+            },
+            _ => return Err(SqlError::syntax(format!("SET {name} takes one value"))),
+        };
+        match name.as_str() {
+            "synchronous_commit" => {
+                self.synchronous_commit = match value.as_str() {
+                    "on" | "true" | "1" | "yes" | "local" | "remote_write" | "remote_apply" => true,
+                    "off" | "false" | "0" | "no" => false,
+                    _ => {
+                        return Err(SqlError::new(
+                            code::INVALID_PARAMETER,
+                            format!(
+                                "invalid value for parameter \"synchronous_commit\": \"{value}\""
+                            ),
+                        ))
+                    }
+                };
+                Ok(Output::tag("SET"))
+            }
+            "protection" | "page_size" => Err(SqlError::new(
+                "55P02",
+                format!("parameter \"{name}\" cannot be changed now"),
+            )
+            .with_hint("It is chosen when the database is created.")),
+            _ => Err(unknown_setting(&name)),
+        }
+    }
+
+    fn show(&mut self, variable: &[ast::Ident]) -> SqlResult<Output> {
+        let name = variable
+            .iter()
+            .map(ident_name)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let settings = self.settings();
+        if name == "all" {
+            let mut out = Output::tag("SHOW");
+            out.columns = vec![
+                ("name".into(), SqlType::Text),
+                ("setting".into(), SqlType::Text),
+                ("description".into(), SqlType::Text),
+            ];
+            for (n, v, d) in settings {
+                out.rows.push(vec![
+                    Value::Text(n.into()),
+                    Value::Text(v),
+                    Value::Text(d.into()),
+                ]);
+            }
+            return Ok(out);
+        }
+        let Some((n, v, _)) = settings.into_iter().find(|(n, _, _)| *n == name) else {
+            return Err(unknown_setting(&name));
+        };
+        let mut out = Output::tag("SHOW");
+        out.columns = vec![(n.into(), SqlType::Text)];
+        out.rows.push(vec![Value::Text(v)]);
+        Ok(out)
+    }
+}
+
+fn unknown_setting(name: &str) -> SqlError {
+    SqlError::new(
+        code::UNDEFINED_OBJECT,
+        format!("unrecognized configuration parameter \"{name}\""),
+    )
+    .with_hint("SHOW ALL lists Walden's settings.")
+}
+
+fn aborted() -> SqlError {
+    SqlError::new(
+        code::FAILED_TRANSACTION,
+        "current transaction is aborted, commands ignored until end of transaction block",
+    )
+}
+
+fn unsupported_statement(stmt: &Statement) -> SqlError {
+    let text = stmt.to_string();
+    let words: Vec<&str> = text.split_whitespace().take(2).collect();
+    SqlError::unsupported(words.join(" ").to_uppercase())
+}

@@ -1,0 +1,218 @@
+//! SQL types: PostgreSQL's names for them, how they map onto the engine's column types,
+//! and the column attributes (`varchar(n)`, `char(n)`, `serial`) that ride along.
+
+use sqlparser::ast::{CharacterLength, DataType, ExactNumberInfo};
+use walden::{Column, ColumnType};
+
+use crate::error::{code, SqlError, SqlResult};
+
+/// The type of an expression's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SqlType {
+    Int2,
+    Int4,
+    Int8,
+    Float8,
+    Bool,
+    Text,
+    Uuid,
+    /// A bare NULL: takes the type of wherever it goes.
+    Null,
+}
+
+impl SqlType {
+    pub fn from_column(ty: ColumnType) -> SqlType {
+        match ty {
+            ColumnType::Int2 => SqlType::Int2,
+            ColumnType::Int4 => SqlType::Int4,
+            ColumnType::Int8 => SqlType::Int8,
+            ColumnType::Float8 => SqlType::Float8,
+            ColumnType::Bool => SqlType::Bool,
+            ColumnType::Text => SqlType::Text,
+            ColumnType::Uuid => SqlType::Uuid,
+        }
+    }
+
+    /// The engine type a column of this type is stored as (a bare NULL becomes text,
+    /// as PostgreSQL's `CREATE TABLE AS SELECT NULL` does).
+    pub fn column_type(self) -> ColumnType {
+        match self {
+            SqlType::Int2 => ColumnType::Int2,
+            SqlType::Int4 => ColumnType::Int4,
+            SqlType::Int8 => ColumnType::Int8,
+            SqlType::Float8 => ColumnType::Float8,
+            SqlType::Bool => ColumnType::Bool,
+            SqlType::Text | SqlType::Null => ColumnType::Text,
+            SqlType::Uuid => ColumnType::Uuid,
+        }
+    }
+
+    /// PostgreSQL's name, as in error messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            SqlType::Int2 => "smallint",
+            SqlType::Int4 => "integer",
+            SqlType::Int8 => "bigint",
+            SqlType::Float8 => "double precision",
+            SqlType::Bool => "boolean",
+            SqlType::Text => "text",
+            SqlType::Uuid => "uuid",
+            SqlType::Null => "unknown",
+        }
+    }
+
+    /// PostgreSQL's internal name, used as a column name for a bare cast (`'1'::int`).
+    pub fn short_name(self) -> &'static str {
+        match self {
+            SqlType::Int2 => "int2",
+            SqlType::Int4 => "int4",
+            SqlType::Int8 => "int8",
+            SqlType::Float8 => "float8",
+            SqlType::Bool => "bool",
+            SqlType::Text => "text",
+            SqlType::Uuid => "uuid",
+            SqlType::Null => "unknown",
+        }
+    }
+
+    pub fn is_integer(self) -> bool {
+        matches!(self, SqlType::Int2 | SqlType::Int4 | SqlType::Int8)
+    }
+
+    pub fn is_numeric(self) -> bool {
+        self.is_integer() || self == SqlType::Float8
+    }
+
+    /// Rank among numeric types, for the wider of two.
+    fn numeric_rank(self) -> u8 {
+        match self {
+            SqlType::Int2 => 1,
+            SqlType::Int4 => 2,
+            SqlType::Int8 => 3,
+            SqlType::Float8 => 4,
+            _ => 0,
+        }
+    }
+
+    /// The type both sides of a numeric operation are brought to.
+    pub fn wider(a: SqlType, b: SqlType) -> SqlType {
+        match (a, b) {
+            (SqlType::Null, t) | (t, SqlType::Null) => t,
+            _ if a.numeric_rank() >= b.numeric_rank() => a,
+            _ => b,
+        }
+    }
+}
+
+/// A declared column type: the value type plus its modifiers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeclaredType {
+    pub ty: SqlType,
+    pub max_chars: Option<u32>,
+    pub blank_padded: bool,
+    pub serial: bool,
+}
+
+impl DeclaredType {
+    pub fn plain(ty: SqlType) -> DeclaredType {
+        DeclaredType {
+            ty,
+            max_chars: None,
+            blank_padded: false,
+            serial: false,
+        }
+    }
+
+    pub fn of_column(c: &Column) -> DeclaredType {
+        DeclaredType {
+            ty: SqlType::from_column(c.ty),
+            max_chars: c.max_chars,
+            blank_padded: c.blank_padded,
+            serial: c.serial,
+        }
+    }
+
+    /// The name `\d` shows, as psql does.
+    pub fn display_name(&self) -> String {
+        match (self.ty, self.max_chars, self.blank_padded) {
+            (SqlType::Text, Some(n), true) => format!("character({n})"),
+            (SqlType::Text, Some(n), false) => format!("character varying({n})"),
+            (SqlType::Int4, _, _) if self.serial => "integer (serial)".into(),
+            (SqlType::Int8, _, _) if self.serial => "bigint (serial)".into(),
+            (t, _, _) => t.name().into(),
+        }
+    }
+}
+
+fn char_length(len: &Option<CharacterLength>, default: Option<u32>) -> SqlResult<Option<u32>> {
+    match len {
+        None => Ok(default),
+        Some(CharacterLength::Max) => Ok(None),
+        Some(CharacterLength::IntegerLength { length, .. }) => {
+            if *length == 0 || *length > 10_485_760 {
+                return Err(SqlError::new(
+                    code::INVALID_PARAMETER,
+                    format!("length for type varchar must be between 1 and 10485760, not {length}"),
+                ));
+            }
+            Ok(Some(*length as u32))
+        }
+    }
+}
+
+/// Maps a SQL type name to a declared type. `serial` is allowed only in CREATE TABLE.
+pub fn declared_type(dt: &DataType, allow_serial: bool) -> SqlResult<DeclaredType> {
+    let plain = |t| Ok(DeclaredType::plain(t));
+    match dt {
+        DataType::SmallInt(_) | DataType::Int2(_) => plain(SqlType::Int2),
+        DataType::Int(_) | DataType::Integer(_) | DataType::Int4(_) => plain(SqlType::Int4),
+        DataType::BigInt(_) | DataType::Int8(_) => plain(SqlType::Int8),
+        DataType::Real
+        | DataType::Float4
+        | DataType::Float8
+        | DataType::Double(ExactNumberInfo::None)
+        | DataType::DoublePrecision => plain(SqlType::Float8),
+        DataType::Float(_) => plain(SqlType::Float8),
+        DataType::Bool | DataType::Boolean => plain(SqlType::Bool),
+        DataType::Text | DataType::String(None) => plain(SqlType::Text),
+        DataType::Varchar(len) | DataType::CharacterVarying(len) => Ok(DeclaredType {
+            max_chars: char_length(len, None)?,
+            ..DeclaredType::plain(SqlType::Text)
+        }),
+        DataType::Char(len) | DataType::Character(len) => Ok(DeclaredType {
+            max_chars: char_length(len, Some(1))?,
+            blank_padded: true,
+            ..DeclaredType::plain(SqlType::Text)
+        }),
+        DataType::Uuid => plain(SqlType::Uuid),
+        DataType::Custom(name, mods) if mods.is_empty() => {
+            let n = name.to_string().to_lowercase();
+            let serial = |t| {
+                if allow_serial {
+                    Ok(DeclaredType {
+                        serial: true,
+                        ..DeclaredType::plain(t)
+                    })
+                } else {
+                    Err(SqlError::new(
+                        code::UNDEFINED_OBJECT,
+                        format!("type \"{n}\" does not exist"),
+                    ))
+                }
+            };
+            match n.as_str() {
+                "serial" | "serial4" => serial(SqlType::Int4),
+                "bigserial" | "serial8" => serial(SqlType::Int8),
+                "smallserial" | "serial2" => serial(SqlType::Int2),
+                "float8" => plain(SqlType::Float8),
+                "float4" => plain(SqlType::Float8),
+                "bool" => plain(SqlType::Bool),
+                _ => Err(SqlError::new(
+                    code::UNDEFINED_OBJECT,
+                    format!("type \"{n}\" does not exist"),
+                )),
+            }
+        }
+        other => Err(SqlError::unsupported(format!("type {other}"))),
+    }
+}

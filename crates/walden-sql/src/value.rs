@@ -1,0 +1,440 @@
+//! Operations on values with PostgreSQL's semantics: arithmetic with overflow checks,
+//! three-valued comparison, casts, and the text forms of values.
+
+use std::cmp::Ordering;
+
+use walden::Value;
+
+use crate::error::{code, SqlError, SqlResult};
+use crate::types::{DeclaredType, SqlType};
+
+pub fn type_of(v: &Value) -> SqlType {
+    match v {
+        Value::Null => SqlType::Null,
+        Value::Int2(_) => SqlType::Int2,
+        Value::Int4(_) => SqlType::Int4,
+        Value::Int8(_) => SqlType::Int8,
+        Value::Float8(_) => SqlType::Float8,
+        Value::Bool(_) => SqlType::Bool,
+        Value::Text(_) => SqlType::Text,
+        Value::Uuid(_) => SqlType::Uuid,
+    }
+}
+
+pub fn as_i64(v: &Value) -> Option<i64> {
+    match v {
+        Value::Int2(x) => Some(*x as i64),
+        Value::Int4(x) => Some(*x as i64),
+        Value::Int8(x) => Some(*x),
+        _ => None,
+    }
+}
+
+pub fn as_f64(v: &Value) -> Option<f64> {
+    match v {
+        Value::Float8(x) => Some(*x),
+        _ => as_i64(v).map(|x| x as f64),
+    }
+}
+
+/// An integer as a value of an integer type, or "out of range".
+pub fn int_value(x: i64, ty: SqlType) -> SqlResult<Value> {
+    match ty {
+        SqlType::Int2 => i16::try_from(x)
+            .map(Value::Int2)
+            .map_err(|_| SqlError::out_of_range("smallint")),
+        SqlType::Int4 => i32::try_from(x)
+            .map(Value::Int4)
+            .map_err(|_| SqlError::out_of_range("integer")),
+        SqlType::Float8 => Ok(Value::Float8(x as f64)),
+        _ => Ok(Value::Int8(x)),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArithOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+}
+
+impl ArithOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            ArithOp::Add => "+",
+            ArithOp::Sub => "-",
+            ArithOp::Mul => "*",
+            ArithOp::Div => "/",
+            ArithOp::Mod => "%",
+        }
+    }
+}
+
+/// `a op b` where the result type (the wider operand type) was fixed when binding.
+pub fn arith(op: ArithOp, a: &Value, b: &Value, ty: SqlType) -> SqlResult<Value> {
+    if matches!(a, Value::Null) || matches!(b, Value::Null) {
+        return Ok(Value::Null);
+    }
+    if ty == SqlType::Float8 {
+        let (x, y) = (num_f64(a)?, num_f64(b)?);
+        let r = match op {
+            ArithOp::Add => x + y,
+            ArithOp::Sub => x - y,
+            ArithOp::Mul => x * y,
+            ArithOp::Div | ArithOp::Mod if y == 0.0 => return Err(SqlError::division_by_zero()),
+            ArithOp::Div => x / y,
+            ArithOp::Mod => x % y,
+        };
+        if r.is_infinite() && x.is_finite() && y.is_finite() {
+            return Err(SqlError::new(
+                code::NUMERIC_OUT_OF_RANGE,
+                "value out of range: overflow",
+            ));
+        }
+        return Ok(Value::Float8(r));
+    }
+    let (x, y) = (num_i64(a)?, num_i64(b)?);
+    let r = match op {
+        ArithOp::Add => x.checked_add(y),
+        ArithOp::Sub => x.checked_sub(y),
+        ArithOp::Mul => x.checked_mul(y),
+        ArithOp::Div | ArithOp::Mod if y == 0 => return Err(SqlError::division_by_zero()),
+        ArithOp::Div => x.checked_div(y),
+        ArithOp::Mod => Some(x.checked_rem(y).unwrap_or(0)),
+    };
+    match r {
+        Some(r) => int_value(r, ty),
+        None => Err(SqlError::out_of_range(ty.name())),
+    }
+}
+
+fn num_i64(v: &Value) -> SqlResult<i64> {
+    as_i64(v).ok_or_else(|| SqlError::new(code::INTERNAL, format!("{v} is not an integer")))
+}
+
+fn num_f64(v: &Value) -> SqlResult<f64> {
+    as_f64(v).ok_or_else(|| SqlError::new(code::INTERNAL, format!("{v} is not a number")))
+}
+
+pub fn negate(v: &Value) -> SqlResult<Value> {
+    Ok(match v {
+        Value::Null => Value::Null,
+        Value::Int2(x) => Value::Int2(x.checked_neg().ok_or(SqlError::out_of_range("smallint"))?),
+        Value::Int4(x) => Value::Int4(x.checked_neg().ok_or(SqlError::out_of_range("integer"))?),
+        Value::Int8(x) => Value::Int8(x.checked_neg().ok_or(SqlError::out_of_range("bigint"))?),
+        Value::Float8(x) => Value::Float8(-x),
+        other => {
+            return Err(SqlError::new(
+                code::UNDEFINED_FUNCTION,
+                format!("operator does not exist: - {}", type_of(other).name()),
+            ))
+        }
+    })
+}
+
+/// Compares two non-null values of comparable types; None if either is NULL.
+pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
+    match (a, b) {
+        (Value::Null, _) | (_, Value::Null) => None,
+        (Value::Text(x), Value::Text(y)) => Some(x.as_bytes().cmp(y.as_bytes())),
+        (Value::Bool(x), Value::Bool(y)) => Some(x.cmp(y)),
+        (Value::Uuid(x), Value::Uuid(y)) => Some(x.cmp(y)),
+        (Value::Float8(_), _) | (_, Value::Float8(_)) => {
+            let (x, y) = (as_f64(a)?, as_f64(b)?);
+            // PostgreSQL orders NaN above every other value and equal to itself.
+            Some(match (x.is_nan(), y.is_nan()) {
+                (true, true) => Ordering::Equal,
+                (true, false) => Ordering::Greater,
+                (false, true) => Ordering::Less,
+                _ => x.partial_cmp(&y).unwrap_or(Ordering::Equal),
+            })
+        }
+        _ => Some(as_i64(a)?.cmp(&as_i64(b)?)),
+    }
+}
+
+/// A total order for ORDER BY: NULL sorts after every value (as PostgreSQL's default
+/// for ascending order).
+pub fn sort_cmp(a: &Value, b: &Value) -> Ordering {
+    match (a, b) {
+        (Value::Null, Value::Null) => Ordering::Equal,
+        (Value::Null, _) => Ordering::Greater,
+        (_, Value::Null) => Ordering::Less,
+        _ => compare(a, b).unwrap_or(Ordering::Equal),
+    }
+}
+
+/// PostgreSQL's text output of a float8 (shortest exact digits; exponent form below 1e-4
+/// and from 1e15).
+pub fn float_text(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    let sci = format!("{x:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if !(-4..15).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exp.abs())
+    } else {
+        format!("{x}")
+    }
+}
+
+/// The text form of a value, as `::text` gives it.
+pub fn to_text(v: &Value) -> Option<String> {
+    Some(match v {
+        Value::Null => return None,
+        Value::Bool(b) => if *b { "true" } else { "false" }.into(),
+        Value::Float8(x) => float_text(*x),
+        Value::Text(s) => s.clone(),
+        other => other.to_string(),
+    })
+}
+
+/// The text a result cell shows (psql's display: booleans as t/f, NULL as empty).
+pub fn display(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::Bool(b) => if *b { "t" } else { "f" }.into(),
+        Value::Float8(x) => float_text(*x),
+        other => other.to_string(),
+    }
+}
+
+fn invalid(ty: SqlType, s: &str) -> SqlError {
+    SqlError::new(
+        code::INVALID_TEXT,
+        format!("invalid input syntax for type {}: \"{s}\"", ty.name()),
+    )
+}
+
+/// Parses text into a value of `ty`, as PostgreSQL's input functions do.
+pub fn parse_text(s: &str, ty: SqlType) -> SqlResult<Value> {
+    let t = s.trim();
+    match ty {
+        SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => {
+            let x: i64 = t.parse().map_err(|_| {
+                if !t.is_empty()
+                    && t.bytes()
+                        .all(|b| b.is_ascii_digit() || b == b'-' || b == b'+')
+                {
+                    SqlError::new(
+                        code::NUMERIC_OUT_OF_RANGE,
+                        format!("value \"{s}\" is out of range for type {}", ty.name()),
+                    )
+                } else {
+                    invalid(ty, s)
+                }
+            })?;
+            int_value(x, ty).map_err(|_| {
+                SqlError::new(
+                    code::NUMERIC_OUT_OF_RANGE,
+                    format!("value \"{s}\" is out of range for type {}", ty.name()),
+                )
+            })
+        }
+        SqlType::Float8 => {
+            let lower = t.to_ascii_lowercase();
+            let x = match lower.as_str() {
+                "nan" => f64::NAN,
+                "infinity" | "+infinity" | "inf" => f64::INFINITY,
+                "-infinity" | "-inf" => f64::NEG_INFINITY,
+                _ if lower.contains("inf") || lower.contains("nan") => return Err(invalid(ty, s)),
+                _ => t.parse().map_err(|_| invalid(ty, s))?,
+            };
+            Ok(Value::Float8(x))
+        }
+        SqlType::Bool => match t.to_ascii_lowercase().as_str() {
+            "t" | "true" | "y" | "yes" | "on" | "1" => Ok(Value::Bool(true)),
+            "f" | "false" | "n" | "no" | "off" | "0" => Ok(Value::Bool(false)),
+            _ => Err(invalid(ty, s)),
+        },
+        SqlType::Uuid => parse_uuid(t).ok_or_else(|| invalid(ty, s)),
+        SqlType::Text | SqlType::Null => Ok(Value::Text(s.to_string())),
+    }
+}
+
+fn parse_uuid(s: &str) -> Option<Value> {
+    let inner = s
+        .strip_prefix('{')
+        .and_then(|x| x.strip_suffix('}'))
+        .unwrap_or(s);
+    let hex: Vec<u8> = inner.bytes().filter(|&b| b != b'-').collect();
+    if hex.len() != 32 || inner.starts_with('-') || inner.ends_with('-') {
+        return None;
+    }
+    let mut out = [0u8; 16];
+    for (i, pair) in hex.chunks(2).enumerate() {
+        let text = std::str::from_utf8(pair).ok()?;
+        out[i] = u8::from_str_radix(text, 16).ok()?;
+    }
+    Some(Value::Uuid(out))
+}
+
+/// Converts a value to a type. `explicit` is a CAST or `::` (which may truncate strings
+/// to `varchar(n)`); otherwise it is an assignment to a column (which may not).
+pub fn cast(v: Value, to: &DeclaredType, explicit: bool) -> SqlResult<Value> {
+    let from = type_of(&v);
+    let out = match (v, to.ty) {
+        (Value::Null, _) => return Ok(Value::Null),
+        (v, t) if from == t => v,
+        (v, SqlType::Text) => Value::Text(to_text(&v).unwrap_or_default()),
+        (Value::Text(s), t) => parse_text(&s, t)?,
+        (v, t) if from.is_integer() && t.is_numeric() => int_value(as_i64(&v).unwrap_or(0), t)?,
+        (Value::Float8(x), t) if t.is_integer() => {
+            let r = x.round_ties_even();
+            if !r.is_finite() || r < i64::MIN as f64 || r >= i64::MAX as f64 {
+                return Err(SqlError::out_of_range(t.name()));
+            }
+            int_value(r as i64, t)?
+        }
+        (Value::Int4(x), SqlType::Bool) => Value::Bool(x != 0),
+        (Value::Bool(b), SqlType::Int4) => Value::Int4(b as i32),
+        (_, t) => {
+            return Err(SqlError::new(
+                code::DATATYPE_MISMATCH,
+                format!("cannot cast type {} to {}", from.name(), t.name()),
+            ))
+        }
+    };
+    fit_chars(out, to, explicit)
+}
+
+/// Applies `varchar(n)` / `char(n)`: too long is an error on assignment (unless the excess
+/// is spaces) and a truncation on an explicit cast; `char(n)` is padded with spaces.
+pub fn fit_chars(v: Value, to: &DeclaredType, explicit: bool) -> SqlResult<Value> {
+    let (Value::Text(s), Some(max)) = (&v, to.max_chars) else {
+        return Ok(v);
+    };
+    let max = max as usize;
+    let count = s.chars().count();
+    if count > max {
+        let cut: String = s.chars().take(max).collect();
+        let rest_is_spaces = s.chars().skip(max).all(|c| c == ' ');
+        if !explicit && !rest_is_spaces {
+            let name = if to.blank_padded {
+                "character"
+            } else {
+                "character varying"
+            };
+            return Err(SqlError::new(
+                code::STRING_TOO_LONG,
+                format!("value too long for type {name}({max})"),
+            ));
+        }
+        return Ok(Value::Text(cut));
+    }
+    if to.blank_padded && count < max {
+        let mut padded = s.clone();
+        padded.extend(std::iter::repeat_n(' ', max - count));
+        return Ok(Value::Text(padded));
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_text_matches_postgres() {
+        assert_eq!(float_text(1.5), "1.5");
+        assert_eq!(float_text(0.1), "0.1");
+        assert_eq!(float_text(1e15), "1e+15");
+        assert_eq!(float_text(123456789012345.0), "123456789012345");
+        assert_eq!(float_text(0.0001), "0.0001");
+        assert_eq!(float_text(0.00001), "1e-05");
+        assert_eq!(float_text(-2.0), "-2");
+    }
+
+    #[test]
+    fn integer_overflow_and_division() {
+        let e = arith(
+            ArithOp::Add,
+            &Value::Int4(i32::MAX),
+            &Value::Int4(1),
+            SqlType::Int4,
+        );
+        assert_eq!(e.unwrap_err().message, "integer out of range");
+        let e = arith(
+            ArithOp::Div,
+            &Value::Int4(1),
+            &Value::Int4(0),
+            SqlType::Int4,
+        );
+        assert_eq!(e.unwrap_err().code, code::DIVISION_BY_ZERO);
+        assert_eq!(
+            arith(
+                ArithOp::Div,
+                &Value::Int4(-7),
+                &Value::Int4(2),
+                SqlType::Int4
+            ),
+            Ok(Value::Int4(-3))
+        );
+        assert_eq!(
+            arith(
+                ArithOp::Mod,
+                &Value::Int4(-7),
+                &Value::Int4(2),
+                SqlType::Int4
+            ),
+            Ok(Value::Int4(-1))
+        );
+    }
+
+    #[test]
+    fn casts() {
+        let int = DeclaredType::plain(SqlType::Int4);
+        assert_eq!(
+            cast(Value::Text(" 42 ".into()), &int, true),
+            Ok(Value::Int4(42))
+        );
+        assert_eq!(
+            cast(Value::Text("4x".into()), &int, true)
+                .unwrap_err()
+                .message,
+            "invalid input syntax for type integer: \"4x\""
+        );
+        assert_eq!(cast(Value::Float8(2.5), &int, true), Ok(Value::Int4(2)));
+        let vc = DeclaredType {
+            max_chars: Some(3),
+            ..DeclaredType::plain(SqlType::Text)
+        };
+        assert_eq!(
+            cast(Value::Text("abcd".into()), &vc, true),
+            Ok(Value::Text("abc".into()))
+        );
+        assert_eq!(
+            cast(Value::Text("abcd".into()), &vc, false)
+                .unwrap_err()
+                .code,
+            code::STRING_TOO_LONG
+        );
+        let ch = DeclaredType {
+            blank_padded: true,
+            ..vc
+        };
+        assert_eq!(
+            cast(Value::Text("a".into()), &ch, false),
+            Ok(Value::Text("a  ".into()))
+        );
+        let uuid = DeclaredType::plain(SqlType::Uuid);
+        let u = cast(
+            Value::Text("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11".into()),
+            &uuid,
+            true,
+        )
+        .unwrap();
+        assert_eq!(u.to_string(), "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11");
+    }
+}
