@@ -15,8 +15,10 @@ mod bench;
 mod crashtest;
 mod kill_child;
 mod postgres;
+mod seed;
 mod seed_report;
 mod space;
+mod sql_shell;
 mod waldump;
 
 use std::io::Write;
@@ -46,6 +48,8 @@ enum Command {
     Crashtest(crashtest::Args),
     /// Prints the records of a database's WAL, or totals per record kind.
     Waldump(waldump::Args),
+    /// An interactive SQL shell (PostgreSQL dialect) on a database, or run SQL from -c / -f.
+    Sql(sql_shell::Args),
     /// Appends rows forever, printing each key once its commit is durable (for the
     /// process-kill test).
     #[command(hide = true)]
@@ -61,6 +65,8 @@ enum BenchCommand {
     Insert(bench::InsertArgs),
     /// The seed workload per protection mode: WAL and data file size after each statement.
     Space(space::SpaceArgs),
+    /// The seed workload W1 as SQL, Walden's configurations beside PostgreSQL's.
+    Seed(seed::SeedArgs),
 }
 
 /// A torn-page protection mode as named on the command line.
@@ -147,8 +153,10 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Bench(BenchCommand::Insert(args)) => bench::insert(&args),
         Command::Bench(BenchCommand::Space(args)) => space::space(&args),
+        Command::Bench(BenchCommand::Seed(args)) => seed::run(&args),
         Command::Crashtest(args) => crashtest::run(&args),
         Command::Waldump(args) => waldump::run(&args),
+        Command::Sql(args) => sql_shell::run(&args),
         Command::KillChild { dir } => Ok(kill_child::run(&dir)),
     };
     match result {

@@ -1,7 +1,6 @@
 //! Output of `walden bench seed`: the result rows as tables for the terminal (and a
 //! README, verbatim), as CSV and JSON files, as JSON for standard output, and as a chart
 //! of WAL per statement in SVG and PNG.
-#![allow(dead_code)]
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};

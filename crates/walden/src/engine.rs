@@ -384,6 +384,13 @@ impl Database {
         self.inner.store.file_bytes()
     }
 
+    /// Size of a table: its pages times the page size (the pages it owns, wherever
+    /// copy-on-write placed them in the data file).
+    pub fn table_bytes(&self, name: &str) -> Result<u64> {
+        let t = self.inner.table(name)?;
+        Ok(t.page_list().len() as u64 * self.inner.control.page_size as u64)
+    }
+
     /// Data file locations: (in the file, free for reuse, waiting for a checkpoint).
     /// Free and waiting are always 0 outside cow mode.
     pub fn data_file_locations(&self) -> (u64, u64, u64) {

@@ -1,0 +1,823 @@
+//! `walden sql`: a psql-like SQL shell — interactive, or running -c, -f or piped input.
+
+use std::io::{BufWriter, IsTerminal, Read, Stdout, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use rustyline::error::ReadlineError;
+use rustyline::{Config, DefaultEditor};
+use walden::{Database, Options, Schema, StatsSnapshot};
+use walden_sql::types::DeclaredType;
+use walden_sql::{value, Outcome, Session, SqlError, StatementResult};
+
+use crate::CliError;
+
+/// `walden sql [DIR] [-c SQL]... [-f FILE]...`. Without -c or -f it reads standard input:
+/// a terminal gets the interactive shell, anything else is run as one script (like
+/// `psql < file`). The -c strings run first, in order, then the -f files, in order.
+/// Backslash commands (`\dt`, `\d NAME`, `\timing`, `\wal`, `\q`, `\?`) work on their own
+/// line everywhere. The exit code is 1 if any statement or backslash command failed
+/// (0 in the interactive shell), else 0.
+#[derive(clap::Args)]
+#[command(after_help = "\
+Without -c or -f, a terminal on standard input gets the interactive shell (\\? for help);
+other input runs as one script. All -c run, in order, before the -f files. Backslash
+commands work on a line of their own in scripts too. Exit code: 1 if any statement or
+backslash command failed (in the interactive shell, always 0).")]
+pub struct Args {
+    /// The database directory (created if it holds no database).
+    #[arg(default_value = "walden-data")]
+    pub dir: PathBuf,
+    /// SQL (one or more statements) or one backslash command to run; may be repeated.
+    #[arg(short = 'c', long = "command", value_name = "SQL")]
+    pub commands: Vec<String>,
+    /// A file of SQL and backslash commands to run ("-" for standard input); may be repeated.
+    #[arg(short = 'f', long = "file", value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Print what each statement wrote (as `\wal on`) with -c, -f or piped input; the
+    /// interactive shell starts with it on.
+    #[arg(long)]
+    pub wal: bool,
+    /// Stop at the first failed statement instead of going on with the next.
+    #[arg(long)]
+    pub on_error_stop: bool,
+}
+
+pub fn run(args: &Args) -> Result<ExitCode, CliError> {
+    let interactive = args.commands.is_empty() && args.files.is_empty();
+    let interactive = interactive && std::io::stdin().is_terminal();
+    // Read every script before opening the database, so a missing file creates nothing.
+    let scripts = if interactive {
+        Vec::new()
+    } else {
+        read_scripts(args)?
+    };
+    let db = Database::open_or_create(&args.dir, Options::default())?;
+    let failed = {
+        let mut shell = Shell::new(&db, args, interactive);
+        if interactive {
+            shell.interactive(&args.dir)?;
+        } else {
+            shell.scripts(&scripts)?;
+        }
+        shell.printer.failed && !interactive
+    };
+    db.close()?;
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The -c strings, then the -f files; standard input when there is neither.
+fn read_scripts(args: &Args) -> Result<Vec<String>, CliError> {
+    let mut scripts = args.commands.clone();
+    let stdin = PathBuf::from("-");
+    let files = if args.files.is_empty() && args.commands.is_empty() {
+        std::slice::from_ref(&stdin)
+    } else {
+        args.files.as_slice()
+    };
+    for path in files {
+        let text = if path.as_os_str() == "-" {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| CliError::io("reading standard input", e))?;
+            text
+        } else {
+            std::fs::read_to_string(path)
+                .map_err(|e| CliError::io(format!("reading {}", path.display()), e))?
+        };
+        scripts.push(text);
+    }
+    Ok(scripts)
+}
+
+/// Where a scan of SQL text stands at its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Lexical {
+    #[default]
+    Code,
+    SingleQuote,
+    DoubleQuote,
+    LineComment,
+    /// Inside `/* */`, nested this deep (PostgreSQL nests block comments).
+    BlockComment(u32),
+}
+
+/// SQL read but not yet run. A statement is complete at a `;` outside quotes and
+/// comments. (Not understood: dollar quoting and backslash escapes in `E'...'`, which
+/// the SQL layer does not need yet.)
+#[derive(Debug, Default)]
+struct QueryBuffer {
+    text: String,
+    state: Lexical,
+}
+
+impl QueryBuffer {
+    /// Appends a line and returns the complete statements it ends: the text up to the
+    /// last `;` outside quotes and comments. The rest stays buffered.
+    fn push_line(&mut self, line: &str) -> Option<String> {
+        let start = self.text.len();
+        self.text.push_str(line);
+        self.text.push('\n');
+        let mut end = None;
+        let mut chars = self.text[start..].char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            let next = chars.peek().map(|&(_, n)| n);
+            let (state, skip_next) = step(self.state, c, next);
+            if self.state == Lexical::Code && state == Lexical::Code && c == ';' {
+                end = Some(start + i + 1);
+            }
+            self.state = state;
+            if skip_next {
+                chars.next();
+            }
+        }
+        let end = end?;
+        let rest = self.text.split_off(end);
+        Some(std::mem::replace(&mut self.text, rest))
+    }
+
+    /// True if nothing but white space is buffered.
+    fn is_blank(&self) -> bool {
+        self.text.trim().is_empty()
+    }
+
+    fn take(&mut self) -> String {
+        self.state = Lexical::Code;
+        std::mem::take(&mut self.text)
+    }
+}
+
+/// One character of the scan: the state after `c`, and whether `next` was consumed too
+/// (the second character of `--`, `/*` or `*/`).
+fn step(state: Lexical, c: char, next: Option<char>) -> (Lexical, bool) {
+    match (state, c, next) {
+        (Lexical::Code, '\'', _) => (Lexical::SingleQuote, false),
+        (Lexical::Code, '"', _) => (Lexical::DoubleQuote, false),
+        (Lexical::Code, '-', Some('-')) => (Lexical::LineComment, true),
+        (Lexical::Code, '/', Some('*')) => (Lexical::BlockComment(1), true),
+        // A doubled quote inside a string leaves and re-enters it: no special case.
+        (Lexical::SingleQuote, '\'', _) | (Lexical::DoubleQuote, '"', _) => (Lexical::Code, false),
+        (Lexical::LineComment, '\n', _) => (Lexical::Code, false),
+        (Lexical::BlockComment(d), '/', Some('*')) => (Lexical::BlockComment(d + 1), true),
+        (Lexical::BlockComment(1), '*', Some('/')) => (Lexical::Code, true),
+        (Lexical::BlockComment(d), '*', Some('/')) => (Lexical::BlockComment(d - 1), true),
+        (s, _, _) => (s, false),
+    }
+}
+
+/// Prints results and errors as psql does, and keeps what the display settings are.
+struct Printer {
+    out: BufWriter<Stdout>,
+    timing: bool,
+    wal: bool,
+    on_error_stop: bool,
+    /// Set once any statement or backslash command failed.
+    failed: bool,
+    /// A write to standard output failed; the script stops and this is returned.
+    io_error: Option<std::io::Error>,
+}
+
+impl Printer {
+    /// Handles one statement's outcome; false stops the script.
+    fn outcome(&mut self, outcome: Outcome) -> bool {
+        let written = match &outcome.result {
+            Ok(result) => self.result(result),
+            Err(e) => {
+                self.failed = true;
+                self.error(&error_text(&outcome.text, e))
+            }
+        };
+        if let Err(e) = written {
+            self.io_error = Some(e);
+            return false;
+        }
+        outcome.result.is_ok() || !self.on_error_stop
+    }
+
+    fn result(&mut self, r: &StatementResult) -> std::io::Result<()> {
+        for notice in &r.notices {
+            self.error(notice)?;
+        }
+        if r.columns.is_empty() {
+            writeln!(self.out, "{}", r.tag)?;
+        } else {
+            let columns: Vec<(&str, bool)> = r
+                .columns
+                .iter()
+                .map(|(name, ty)| (name.as_str(), ty.is_numeric()))
+                .collect();
+            let rows: Vec<Vec<String>> = r
+                .rows
+                .iter()
+                .map(|row| row.iter().map(value::display).collect())
+                .collect();
+            write_table(&mut self.out, None, &columns, &rows)?;
+            writeln!(self.out, "{}\n", rows_footer(rows.len()))?;
+        }
+        if self.wal {
+            writeln!(self.out, "{}", wal_line(&r.stats, r.elapsed))?;
+        }
+        if self.timing {
+            writeln!(self.out, "{}", timing_line(r.elapsed))?;
+        }
+        self.out.flush()
+    }
+
+    /// Writes to standard error, after what is pending for standard output so that a
+    /// terminal shows both in order. A closed standard error is ignored.
+    fn error(&mut self, text: &str) -> std::io::Result<()> {
+        self.out.flush()?;
+        let _ = writeln!(std::io::stderr().lock(), "{text}");
+        Ok(())
+    }
+
+    /// Reports a failed backslash command.
+    fn fail(&mut self, text: &str) -> Result<(), CliError> {
+        self.failed = true;
+        self.error(text).map_err(stdout_error)
+    }
+}
+
+fn stdout_error(e: std::io::Error) -> CliError {
+    CliError::io("writing to standard output", e)
+}
+
+/// A session and its printer, fed line by line.
+struct Shell<'db> {
+    session: Session<'db>,
+    printer: Printer,
+    /// Set by `\q`: no more input is run.
+    quit: bool,
+}
+
+impl<'db> Shell<'db> {
+    fn new(db: &'db Database, args: &Args, interactive: bool) -> Shell<'db> {
+        Shell {
+            session: Session::new(db),
+            printer: Printer {
+                out: BufWriter::new(std::io::stdout()),
+                timing: false,
+                wal: args.wal || interactive,
+                // The interactive shell goes on after an error whatever the flag says.
+                on_error_stop: args.on_error_stop && !interactive,
+                failed: false,
+                io_error: None,
+            },
+            quit: false,
+        }
+    }
+
+    fn scripts(&mut self, scripts: &[String]) -> Result<(), CliError> {
+        for script in scripts {
+            let mut buffer = QueryBuffer::default();
+            for line in script.lines() {
+                if self.stopped() {
+                    return Ok(());
+                }
+                self.feed_line(&mut buffer, line)?;
+            }
+            // As psql does, what is left at the end runs even without a semicolon.
+            if !self.stopped() && !buffer.is_blank() {
+                self.run_sql(&buffer.take())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// True after `\q`, or after an error with --on-error-stop.
+    fn stopped(&self) -> bool {
+        self.quit || (self.printer.failed && self.printer.on_error_stop)
+    }
+
+    /// A backslash command at the start of a line (outside any string or comment) runs
+    /// at once; SQL is buffered until a statement is complete.
+    fn feed_line(&mut self, buffer: &mut QueryBuffer, line: &str) -> Result<(), CliError> {
+        if buffer.state == Lexical::Code && line.trim_start().starts_with('\\') {
+            return self.backslash(line.trim());
+        }
+        match buffer.push_line(line) {
+            Some(sql) => self.run_sql(&sql),
+            None => Ok(()),
+        }
+    }
+
+    fn run_sql(&mut self, sql: &str) -> Result<(), CliError> {
+        let printer = &mut self.printer;
+        self.session.run_script(sql, &mut |o| printer.outcome(o));
+        if let Some(e) = self.printer.io_error.take() {
+            return Err(stdout_error(e));
+        }
+        Ok(())
+    }
+
+    fn interactive(&mut self, dir: &std::path::Path) -> Result<(), CliError> {
+        let config = Config::builder().auto_add_history(false).build();
+        let mut editor = DefaultEditor::with_config(config)
+            .map_err(|e| CliError::io("starting line editing", std::io::Error::other(e)))?;
+        let history = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".walden_history"));
+        if let Some(path) = &history {
+            let _ = editor.load_history(path);
+        }
+        let out = &mut self.printer.out;
+        outln!(out, "walden sql on {}. Type \\? for help.\n", dir.display())?;
+        out.flush().map_err(stdout_error)?;
+        let read = self.read_loop(&mut editor);
+        if let Some(path) = &history {
+            let _ = editor.save_history(path);
+        }
+        read
+    }
+
+    fn read_loop(&mut self, editor: &mut DefaultEditor) -> Result<(), CliError> {
+        let mut buffer = QueryBuffer::default();
+        while !self.quit {
+            match editor.readline(&self.prompt(&buffer)) {
+                Ok(line) => {
+                    if !line.trim().is_empty() {
+                        let _ = editor.add_history_entry(line.as_str());
+                    }
+                    if buffer.is_blank() && matches!(line.trim(), "quit" | "exit") {
+                        break;
+                    }
+                    self.feed_line(&mut buffer, &line)?;
+                }
+                Err(ReadlineError::Interrupted) => buffer = QueryBuffer::default(),
+                Err(ReadlineError::Eof) => {
+                    outln!(self.printer.out, "\\q")?;
+                    break;
+                }
+                Err(ReadlineError::Signal(_)) => {}
+                Err(e) => return Err(CliError::io("reading a line", std::io::Error::other(e))),
+            }
+        }
+        self.printer.out.flush().map_err(stdout_error)
+    }
+
+    /// psql's prompts: `=` or, in a continued statement, `-` (`'`, `"` or `*` inside a
+    /// string, quoted name or comment), then `*` in a transaction block and `!` in a
+    /// failed one.
+    fn prompt(&self, buffer: &QueryBuffer) -> String {
+        let mark = match buffer.state {
+            Lexical::SingleQuote => '\'',
+            Lexical::DoubleQuote => '"',
+            Lexical::BlockComment(_) => '*',
+            _ if buffer.is_blank() => '=',
+            _ => '-',
+        };
+        let status = if self.session.in_failed_block() {
+            "!"
+        } else if self.session.in_transaction_block() {
+            "*"
+        } else {
+            ""
+        };
+        format!("walden{mark}{status}# ")
+    }
+}
+
+const HELP: &str = "\
+General
+  \\q                     quit walden sql (also quit, exit or Ctrl-D)
+  \\?                     show this help
+
+Informational
+  \\d                     list tables (same as \\dt)
+  \\d NAME                describe table NAME: columns, types, primary key
+  \\dt [NAME]             list tables (or only NAME)
+
+Display
+  \\timing [on|off]       show how long each statement took (toggles without argument)
+  \\wal [on|off]          show what each statement wrote: WAL bytes and records, page
+                         images, data file bytes, fsyncs, seconds (toggles)
+
+SQL statements end with a semicolon; SHOW ALL lists Walden's settings.";
+
+impl Shell<'_> {
+    /// Runs a backslash command (the whole trimmed line).
+    fn backslash(&mut self, line: &str) -> Result<(), CliError> {
+        let mut words = line.split_whitespace();
+        let command = words.next().unwrap_or_default();
+        let argument = words.next();
+        if let Some(extra) = words.next() {
+            let text = format!("{command}: extra argument \"{extra}\" ignored");
+            self.printer.error(&text).map_err(stdout_error)?;
+        }
+        match (command, argument) {
+            ("\\q", _) => self.quit = true,
+            ("\\?", _) => outln!(self.printer.out, "{HELP}")?,
+            ("\\timing", _) => self.toggle("\\timing", argument)?,
+            ("\\wal", _) => self.toggle("\\wal", argument)?,
+            ("\\d" | "\\dt", None) => self.list_tables(None)?,
+            ("\\dt", Some(name)) => self.list_tables(Some(&table_name(name)))?,
+            ("\\d", Some(name)) => self.describe(&table_name(name))?,
+            _ => {
+                let text = format!("invalid command {command}. Try \\? for help.");
+                self.printer.fail(&text)?;
+            }
+        }
+        self.printer.out.flush().map_err(stdout_error)
+    }
+
+    /// `\timing` and `\wal`: on, off, or the other state without an argument.
+    fn toggle(&mut self, command: &str, argument: Option<&str>) -> Result<(), CliError> {
+        let printer = &mut self.printer;
+        let (setting, what) = match command {
+            "\\timing" => (&mut printer.timing, "Timing is"),
+            _ => (&mut printer.wal, "WAL figures are"),
+        };
+        let on = match argument.map(parse_bool) {
+            None => !*setting,
+            Some(Some(on)) => on,
+            Some(None) => {
+                let text = format!(
+                    "unrecognized value \"{}\" for \"{command}\": Boolean expected",
+                    argument.unwrap_or_default()
+                );
+                return printer.fail(&text);
+            }
+        };
+        *setting = on;
+        outln!(printer.out, "{what} {}.", if on { "on" } else { "off" })
+    }
+
+    fn list_tables(&mut self, only: Option<&str>) -> Result<(), CliError> {
+        let mut names = self.session.database().table_names();
+        names.retain(|n| only.is_none_or(|o| o == n));
+        if names.is_empty() {
+            return match only {
+                Some(name) => self.not_found(name),
+                None => self
+                    .printer
+                    .error("Did not find any relations.")
+                    .map_err(stdout_error),
+            };
+        }
+        let rows: Vec<Vec<String>> = names
+            .into_iter()
+            .map(|n| vec!["public".into(), n, "table".into()])
+            .collect();
+        let columns = [("Schema", false), ("Name", false), ("Type", false)];
+        let out = &mut self.printer.out;
+        write_table(out, Some("List of relations"), &columns, &rows).map_err(stdout_error)?;
+        outln!(out, "{}\n", rows_footer(rows.len()))
+    }
+
+    fn describe(&mut self, name: &str) -> Result<(), CliError> {
+        let schema = match self.session.database().schema(name) {
+            Ok(schema) => schema,
+            Err(walden::Error::NoSuchTable(_)) => return self.not_found(name),
+            Err(e) => return self.printer.fail(&SqlError::from(e).to_string()),
+        };
+        let title = format!("Table \"public.{name}\"");
+        let columns = [("Column", false), ("Type", false), ("Nullable", false)];
+        let out = &mut self.printer.out;
+        write_table(out, Some(&title), &columns, &column_rows(&schema)).map_err(stdout_error)?;
+        let key: Vec<&str> = schema
+            .columns
+            .iter()
+            .filter(|c| c.primary_key)
+            .map(|c| c.name.as_str())
+            .collect();
+        if !key.is_empty() {
+            outln!(out, "Primary key: ({})", key.join(", "))?;
+        }
+        outln!(out)
+    }
+
+    fn not_found(&mut self, name: &str) -> Result<(), CliError> {
+        let text = format!("Did not find any relation named \"{name}\".");
+        self.printer.fail(&text)
+    }
+}
+
+fn column_rows(schema: &Schema) -> Vec<Vec<String>> {
+    schema
+        .columns
+        .iter()
+        .map(|c| {
+            let nullable = if c.nullable { "" } else { "not null" };
+            let ty = DeclaredType::of_column(c).display_name();
+            vec![c.name.clone(), ty, nullable.into()]
+        })
+        .collect()
+}
+
+/// A table name as written after `\d`: folded to lower case unless double-quoted, and
+/// without a `public.` schema.
+fn table_name(written: &str) -> String {
+    let name = written.strip_prefix("public.").unwrap_or(written);
+    match name.strip_prefix('"').and_then(|n| n.strip_suffix('"')) {
+        Some(quoted) => quoted.replace("\"\"", "\""),
+        None => name.to_lowercase(),
+    }
+}
+
+/// psql's boolean values for `\timing` and friends.
+fn parse_bool(text: &str) -> Option<bool> {
+    match text.to_lowercase().as_str() {
+        "on" | "true" | "t" | "yes" | "y" | "1" => Some(true),
+        "off" | "false" | "f" | "no" | "n" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+/// psql's aligned format with its default border: an optional centered title, centered
+/// column names, a `-+-` rule, then the cells, right-aligned in numeric columns. The
+/// last column is not padded on the right. A cell holding line breaks takes several
+/// lines, each but its last marked with `+`. Widths count characters (psql counts
+/// screen columns, which differ for wide characters).
+fn write_table(
+    out: &mut impl Write,
+    title: Option<&str>,
+    columns: &[(&str, bool)],
+    rows: &[Vec<String>],
+) -> std::io::Result<()> {
+    let widths: Vec<usize> = (0..columns.len())
+        .map(|i| {
+            let cells = rows.iter().filter_map(|r| r.get(i));
+            let lines = cells.flat_map(|c| c.split('\n')).map(width);
+            lines.fold(width(columns[i].0), usize::max)
+        })
+        .collect();
+    if let Some(title) = title {
+        let total = widths.iter().sum::<usize>() + (3 * widths.len()).saturating_sub(1);
+        let pad = total.saturating_sub(width(title)) / 2;
+        writeln!(out, "{:pad$}{title}", "")?;
+    }
+    let header: Vec<String> = columns
+        .iter()
+        .zip(&widths)
+        .map(|((name, _), &w)| {
+            let spare = w - width(name);
+            let (left, right) = (spare / 2, spare - spare / 2);
+            format!(" {:left$}{name}{:right$} ", "", "")
+        })
+        .collect();
+    writeln!(out, "{}", header.join("|"))?;
+    let rule: Vec<String> = widths.iter().map(|w| "-".repeat(w + 2)).collect();
+    writeln!(out, "{}", rule.join("+"))?;
+    for row in rows {
+        for line in table_row(columns, &widths, row) {
+            writeln!(out, "{line}")?;
+        }
+    }
+    Ok(())
+}
+
+/// The lines of one row: one per line of its tallest cell.
+fn table_row(columns: &[(&str, bool)], widths: &[usize], row: &[String]) -> Vec<String> {
+    let cells: Vec<Vec<&str>> = (0..columns.len())
+        .map(|i| row.get(i).map_or("", String::as_str).split('\n').collect())
+        .collect();
+    let height = cells.iter().map(Vec::len).max().unwrap_or(1);
+    (0..height)
+        .map(|k| {
+            let mut line = String::new();
+            for (i, (&(_, right), &w)) in columns.iter().zip(widths).enumerate() {
+                let part = cells[i].get(k).copied().unwrap_or_default();
+                let more = k + 1 < cells[i].len();
+                let last = i + 1 == columns.len();
+                let padding = " ".repeat(w - width(part));
+                line.push(' ');
+                if right {
+                    line.push_str(&padding);
+                }
+                line.push_str(part);
+                if !right && (!last || more) {
+                    line.push_str(&padding);
+                }
+                line.push_str(match (more, last) {
+                    (true, true) => "+",
+                    (true, false) => "+|",
+                    (false, true) => "",
+                    (false, false) => " |",
+                });
+            }
+            line
+        })
+        .collect()
+}
+
+fn width(text: &str) -> usize {
+    text.chars().count()
+}
+
+fn rows_footer(rows: usize) -> String {
+    match rows {
+        1 => "(1 row)".into(),
+        n => format!("({n} rows)"),
+    }
+}
+
+/// psql's error report: the message, then (when the error has a position) the line of
+/// the statement holding it with a caret under the position, then DETAIL and HINT.
+fn error_text(statement: &str, e: &SqlError) -> String {
+    let mut text = format!("ERROR:  {}", e.message);
+    if let Some(position) = e.position {
+        text.push('\n');
+        text.push_str(&position_lines(statement, position));
+    }
+    if let Some(detail) = &e.detail {
+        text.push_str(&format!("\nDETAIL:  {detail}"));
+    }
+    if let Some(hint) = &e.hint {
+        text.push_str(&format!("\nHINT:  {hint}"));
+    }
+    text
+}
+
+/// psql shows at most this many characters of the line...
+const LINE_DISPLAY_CHARS: usize = 60;
+/// ...and keeps the caret at least this far from a cut end.
+const MIN_RIGHT_CUT: usize = 10;
+
+/// `LINE n: <line>` and the caret line under the 1-based character `position`, cutting a
+/// long line around the caret with `...` as psql does (psql's reportErrorPosition).
+fn position_lines(statement: &str, position: usize) -> String {
+    let chars: Vec<char> = statement.chars().collect();
+    let at = position.saturating_sub(1).min(chars.len());
+    let mut begin = chars[..at]
+        .iter()
+        .rposition(|&c| c == '\n')
+        .map_or(0, |i| i + 1);
+    let mut end = chars[at..]
+        .iter()
+        .position(|&c| c == '\n')
+        .map_or(chars.len(), |i| at + i);
+    let line_no = chars[..at].iter().filter(|&&c| c == '\n').count() + 1;
+    let (mut cut_begin, mut cut_end) = (false, false);
+    if end - begin > LINE_DISPLAY_CHARS {
+        if begin + LINE_DISPLAY_CHARS >= at + MIN_RIGHT_CUT {
+            cut_end = true;
+            end = begin + LINE_DISPLAY_CHARS;
+        } else {
+            cut_end = end > at + MIN_RIGHT_CUT;
+            end = end.min(at + MIN_RIGHT_CUT);
+            cut_begin = end - begin > LINE_DISPLAY_CHARS;
+            begin = begin.max(end.saturating_sub(LINE_DISPLAY_CHARS));
+        }
+    }
+    let prefix = format!("LINE {line_no}: {}", if cut_begin { "..." } else { "" });
+    let line: String = chars[begin..end]
+        .iter()
+        .map(|&c| if c == '\t' { ' ' } else { c })
+        .collect();
+    let suffix = if cut_end { "..." } else { "" };
+    let caret = " ".repeat(width(&prefix) + at - begin);
+    format!("{prefix}{line}{suffix}\n{caret}^")
+}
+
+/// What a statement wrote:
+/// `WAL 12.4 MiB (1,000,000 records, 0 page images) · data 0 B · fsync 1 · 0.61 s`.
+fn wal_line(stats: &StatsSnapshot, elapsed: Duration) -> String {
+    format!(
+        "WAL {} ({} records, {} page images) · data {} · fsync {} · {:.2} s",
+        bytes_text(stats.wal_record_bytes),
+        grouped(stats.wal_records),
+        grouped(stats.page_images),
+        bytes_text(stats.data_bytes_written),
+        grouped(stats.fsyncs()),
+        elapsed.as_secs_f64()
+    )
+}
+
+/// Bytes in B (whole), KiB, MiB or GiB (one decimal).
+fn bytes_text(bytes: u64) -> String {
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut amount = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    // 1023.95 would print as "1024.0": move on to the next unit before that.
+    while amount >= 1023.95 && unit < 2 {
+        amount /= 1024.0;
+        unit += 1;
+    }
+    format!("{amount:.1} {}", ["KiB", "MiB", "GiB"][unit])
+}
+
+/// A count with thousands separators: 1,000,000.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// psql's `\timing` line: milliseconds, and from one second on also minutes and seconds.
+fn timing_line(elapsed: Duration) -> String {
+    let ms = elapsed.as_secs_f64() * 1000.0;
+    if ms < 1000.0 {
+        return format!("Time: {ms:.3} ms");
+    }
+    let total_secs = elapsed.as_secs_f64();
+    let minutes = (total_secs / 60.0).floor();
+    let secs = total_secs - 60.0 * minutes;
+    if minutes < 60.0 {
+        return format!("Time: {ms:.3} ms ({:02}:{secs:06.3})", minutes as u64);
+    }
+    let hours = (minutes / 60.0).floor();
+    let minutes = minutes - 60.0 * hours;
+    format!(
+        "Time: {ms:.3} ms ({:02}:{:02}:{secs:06.3})",
+        hours as u64, minutes as u64
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn complete(lines: &[&str]) -> (Vec<String>, String, Lexical) {
+        let mut buffer = QueryBuffer::default();
+        let done = lines.iter().filter_map(|l| buffer.push_line(l)).collect();
+        (done, buffer.text, buffer.state)
+    }
+
+    #[test]
+    fn statements_end_at_semicolons_outside_quotes_and_comments() {
+        let (done, rest, state) = complete(&["select ';' -- ;", "as x; select"]);
+        assert_eq!(done, ["select ';' -- ;\nas x;"]);
+        assert_eq!((rest.as_str(), state), (" select\n", Lexical::Code));
+        let (done, rest, state) = complete(&["select \"a;", "b\" /* ; /* ; */ ;", "*/ 1"]);
+        assert!(done.is_empty(), "{done:?}");
+        assert_eq!(rest, "select \"a;\nb\" /* ; /* ; */ ;\n*/ 1\n");
+        assert_eq!(state, Lexical::Code);
+        let (done, _, state) = complete(&["select 'it''s;"]);
+        assert!(done.is_empty(), "{done:?}");
+        assert_eq!(state, Lexical::SingleQuote);
+    }
+
+    #[test]
+    fn figures_are_formatted() {
+        assert_eq!(bytes_text(0), "0 B");
+        assert_eq!(bytes_text(1023), "1023 B");
+        assert_eq!(bytes_text(1024), "1.0 KiB");
+        assert_eq!(bytes_text(13_002_342), "12.4 MiB");
+        assert_eq!(bytes_text(1024 * 1024 - 1), "1.0 MiB");
+        assert_eq!(bytes_text(5 << 30), "5.0 GiB");
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1_000_000), "1,000,000");
+        assert_eq!(grouped(12_345), "12,345");
+        assert_eq!(
+            timing_line(Duration::from_micros(12_345)),
+            "Time: 12.345 ms"
+        );
+        assert_eq!(
+            timing_line(Duration::from_millis(61_234)),
+            "Time: 61234.000 ms (01:01.234)"
+        );
+    }
+
+    #[test]
+    fn table_matches_psql() {
+        let mut out = Vec::new();
+        let rows = vec![vec!["1".to_string(), "x".to_string()]];
+        write_table(&mut out, Some("T"), &[("count", true), ("b", false)], &rows).expect("write");
+        let text = String::from_utf8(out).expect("UTF-8");
+        assert_eq!(text, "     T\n count | b \n-------+---\n     1 | x\n");
+        let mut out = Vec::new();
+        let rows = vec![vec![
+            "a\nbc".to_string(),
+            "x".to_string(),
+            "y\nz".to_string(),
+        ]];
+        let columns = [("t", false), ("u", false), ("v", false)];
+        write_table(&mut out, None, &columns, &rows).expect("write");
+        let text = String::from_utf8(out).expect("UTF-8");
+        assert_eq!(
+            text,
+            " t  | u | v \n----+---+---\n a +| x | y+\n bc |   | z\n"
+        );
+    }
+
+    #[test]
+    fn long_lines_are_cut_around_the_caret() {
+        let statement = format!("select {} + nope", "1 + ".repeat(30));
+        let at = statement.find("nope").expect("nope") + 1;
+        let lines = position_lines(&statement, at);
+        let (line, caret) = lines.split_once('\n').expect("two lines");
+        assert!(
+            line.starts_with("LINE 1: ...") && line.ends_with("nope"),
+            "{line}"
+        );
+        assert_eq!(line.chars().count(), 11 + 60);
+        assert_eq!(caret.len(), line.find("nope").expect("nope") + 1);
+        assert_eq!(
+            position_lines("select\n  nope", 10),
+            "LINE 2:   nope\n          ^"
+        );
+    }
+}
