@@ -4,15 +4,22 @@
 # the benchmark never uses one. Does nothing when a server is already installed.
 set -eu
 
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+    SUDO="sudo"
+fi
+
+# The chart of `walden bench seed` draws its text with DejaVu Sans.
+if [ ! -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]; then
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y fonts-dejavu-core ||
+        echo "install-postgres: fonts-dejavu-core not installed; bench seed will skip its chart"
+fi
+
 if ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
     echo "install-postgres: already installed:" /usr/lib/postgresql/*/bin/postgres
     exit 0
 fi
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-    SUDO="sudo"
-fi
 apt_get() {
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get "$@"
 }

@@ -82,6 +82,10 @@ pub struct Binder<'a> {
     pub grouping: Option<&'a mut Grouping>,
 }
 
+/// Marks an error as having no position (so that callers do not give it one).
+pub const NO_POSITION: sqlparser::tokenizer::Location =
+    sqlparser::tokenizer::Location { line: 0, column: 0 };
+
 /// Folds a constant expression into its value (errors such as 1/0 surface at once, as
 /// in PostgreSQL).
 fn fold(e: Expr) -> SqlResult<Expr> {
@@ -89,7 +93,10 @@ fn fold(e: Expr) -> SqlResult<Expr> {
         return Ok(e);
     }
     let mut rng = SimRng::new(0);
-    let v = e.eval(&[], &mut EvalCtx { rng: &mut rng })?;
+    // An evaluation error has no position, as in PostgreSQL (it is not about the text).
+    let v = e
+        .eval(&[], &mut EvalCtx { rng: &mut rng })
+        .map_err(|err| err.at(NO_POSITION))?;
     // A folded NULL keeps its type for the column it may create.
     if matches!(v, Value::Null) {
         return Ok(e);
@@ -585,6 +592,11 @@ impl Binder<'_> {
             return Err(SqlError::new(
                 code::GROUPING_ERROR,
                 format!("aggregate functions are not allowed here ({name})"),
+            ));
+        }
+        if name == "generate_series" {
+            return Err(SqlError::unsupported(
+                "generate_series in the select list (use FROM generate_series(a, b))",
             ));
         }
         let args = plain_args(f, &name)?;

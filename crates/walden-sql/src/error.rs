@@ -67,7 +67,8 @@ impl SqlError {
 
     /// Points the error at a place in the script (the first one given wins).
     pub fn at(mut self, location: Location) -> SqlError {
-        if self.location.is_none() && location.line > 0 {
+        if self.location.is_none() {
+            // Line 0 means "no position" and also stops later calls from adding one.
             self.location = Some(location);
         }
         self

@@ -215,8 +215,17 @@ fn parse_one(mut toks: Vec<TokenWithSpan>) -> SqlResult<Parsed> {
         None
     };
     let dialect = PostgreSqlDialect {};
+    // An error at the end of the input points just after the last token.
+    let end_loc = toks
+        .iter()
+        .rev()
+        .find(|t| !is_trivia(&t.token))
+        .map(|t| t.span.end)
+        .unwrap_or(first_loc);
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(toks);
-    let stmt = parser.parse_statement().map_err(parse_error)?;
+    let stmt = parser
+        .parse_statement()
+        .map_err(|e| parse_error(e).at(end_loc))?;
     let next = parser.peek_token();
     if next.token != Token::EOF {
         return Err(

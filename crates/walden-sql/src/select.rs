@@ -285,6 +285,9 @@ impl SelectPlan {
         txn: Option<&mut Transaction<'_>>,
         cx: &mut EvalCtx,
     ) -> SqlResult<Vec<Vec<Value>>> {
+        if self.limit == Some(0) {
+            return Ok(Vec::new());
+        }
         let mut run = Run::new(self);
         match &self.source {
             Source::Nothing => {

@@ -149,7 +149,10 @@ impl<'db> Session<'db> {
             Ok(s) => s,
             Err(mut e) => {
                 let index = LineIndex::new(script);
-                e.position = e.location.map(|l| index.offset(l) + 1);
+                e.position = e
+                    .location
+                    .filter(|l| l.line > 0)
+                    .map(|l| index.offset(l) + 1);
                 on(Outcome {
                     text: script.to_string(),
                     result: Err(e),
@@ -175,7 +178,7 @@ impl<'db> Session<'db> {
                     elapsed: started.elapsed(),
                 }),
                 Err(mut e) => {
-                    if let Some(loc) = e.location {
+                    if let Some(loc) = e.location.filter(|l| l.line > 0) {
                         let at = index.offset(loc);
                         e.position = Some(at.saturating_sub(s.start_char) + 1);
                     }
@@ -223,8 +226,6 @@ impl<'db> Session<'db> {
         if let TxnState::Block(t) = std::mem::replace(&mut self.txn, TxnState::Auto) {
             let _ = t.rollback();
             self.txn = TxnState::Failed;
-        } else if matches!(self.txn, TxnState::Auto) {
-            // Stays Auto.
         }
         e
     }

@@ -176,6 +176,15 @@ fn errors_are_postgres_like_and_change_nothing() {
     assert_eq!(q(&mut s, "select a, b from t"), "1|x");
     let e = s.execute("select 1 from t where nope = 1").unwrap_err();
     assert_eq!(e.position, Some(23));
+    // Runtime errors have no position; a statement cut short points at its end.
+    assert_eq!(s.execute("select 1/0").unwrap_err().position, None);
+    let e = s.execute("select 1 +").unwrap_err();
+    assert_eq!(
+        (e.message.as_str(), e.position),
+        ("syntax error at end of input", Some(11))
+    );
+    let e = s.execute("select generate_series(1, 3)").unwrap_err();
+    assert_eq!(e.code, "0A000");
     // A failed statement aborts the block.
     s.execute("begin; insert into t values (5, 'z')").unwrap();
     assert!(s.execute("select 1/0").is_err());
