@@ -43,7 +43,6 @@ const DEFAULT_SETTINGS: [(&str, &str); 5] = [
 /// Finds the server's bin directory: `explicit` if given (None if it lacks the server),
 /// else `pg_config --bindir` if it holds the server, else the highest
 /// `/usr/lib/postgresql/*/bin` that does. None when no server is installed.
-#[allow(dead_code)]
 pub fn find_bindir(explicit: Option<&Path>) -> Option<PathBuf> {
     if let Some(dir) = explicit {
         return has_server(dir).then(|| dir.to_path_buf());
@@ -86,7 +85,6 @@ fn parse_version(name: &str) -> Option<Vec<u32>> {
 }
 
 /// What one statement cost PostgreSQL.
-#[allow(dead_code)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PgMeasure {
     /// WAL the statement generated: the insert position after it minus before it, so page
@@ -110,7 +108,6 @@ pub struct PgMeasure {
 /// A running throwaway cluster. Dropping it stops the server (immediate mode, killing the
 /// postmaster if pg_ctl fails) and removes its directory; `stop` does a fast shutdown and
 /// reports errors.
-#[allow(dead_code)]
 pub struct Cluster {
     bindir: PathBuf,
     /// The temporary directory: `data/` (the cluster), the socket and `server.log`.
@@ -125,7 +122,6 @@ pub struct Cluster {
 /// Names of temporary directories made by this process, so two clusters never collide.
 static NEXT_DIR: AtomicU64 = AtomicU64::new(0);
 
-#[allow(dead_code)]
 impl Cluster {
     /// Creates a cluster in a fresh directory under the system temporary directory, with
     /// `settings` (name, value) added to its postgresql.conf over the defaults, and starts it
@@ -150,6 +146,7 @@ impl Cluster {
     }
 
     /// The cluster's temporary directory (removed by `stop` and by drop).
+    #[cfg(test)]
     pub fn dir(&self) -> &Path {
         &self.dir
     }

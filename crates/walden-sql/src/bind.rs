@@ -325,14 +325,12 @@ impl Binder<'_> {
             let name = object_name(&f.name)?;
             if let Some(func) = agg_func(&name) {
                 let call = bind_agg(self.scope, func, &name, f)?;
-                let slot = grouping.keys.len() + grouping.aggs.len();
                 let ty = call.ty;
                 // Reuse an identical aggregate (count(*) twice is one accumulator).
                 if let Some(i) = grouping.aggs.iter().position(|a| *a == call) {
                     return Ok(Some(Expr::Column(grouping.keys.len() + i, ty)));
                 }
                 grouping.aggs.push(call);
-                let _ = slot;
                 return Ok(Some(Expr::Column(
                     grouping.keys.len() + grouping.aggs.len() - 1,
                     ty,

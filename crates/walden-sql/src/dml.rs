@@ -12,7 +12,7 @@ use walden::{Column, RowAction, Schema, Transaction, Value};
 use crate::bind::{coerce_literal, ident_name, object_name, Binder, Scope};
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::{EvalCtx, Expr};
-use crate::select::{bind_condition, SelectPlan, SeriesIter, Source};
+use crate::select::{bind_condition, key_bytes, SelectPlan, SeriesIter, Source};
 use crate::session::{Ctx, DbCatalog, Output};
 use crate::types::{DeclaredType, SqlType};
 use crate::value;
@@ -121,9 +121,8 @@ fn check_primary_key(t: &mut Transaction, table: &str, schema: &Schema) -> SqlRe
     let mut dup = None;
     let mut buf = Vec::new();
     t.scan_with(table, |_, row| {
-        buf.clear();
         let key = &row[pk];
-        buf.extend_from_slice(value::display(key).as_bytes());
+        key_bytes(std::slice::from_ref(key), &mut buf);
         if !seen.insert(buf.clone()) {
             dup = Some(key.clone());
             return false;
@@ -151,13 +150,14 @@ fn prepare_serials(
     table: &str,
     schema: &Schema,
     targets: &[usize],
-) -> SqlResult<Vec<usize>> {
-    let cols: Vec<usize> = (0..schema.columns.len())
+) -> SqlResult<Vec<(usize, (String, String))>> {
+    let cols: Vec<(usize, (String, String))> = (0..schema.columns.len())
         .filter(|i| schema.columns[*i].serial && !targets.contains(i))
+        .map(|i| (i, (table.to_string(), schema.columns[i].name.clone())))
         .collect();
-    for &i in &cols {
-        let key = (table.to_string(), schema.columns[i].name.clone());
-        if cx.serials.contains_key(&key) {
+    for (i, key) in &cols {
+        let i = *i;
+        if cx.serials.contains_key(key) {
             continue;
         }
         let mut max = 0i64;
@@ -167,7 +167,7 @@ fn prepare_serials(
             }
             true
         })?;
-        cx.serials.insert(key, max + 1);
+        cx.serials.insert(key.clone(), max + 1);
     }
     Ok(cols)
 }
@@ -178,7 +178,8 @@ struct RowBuilder<'a> {
     table: &'a str,
     schema: &'a Schema,
     targets: Vec<usize>,
-    serial_cols: Vec<usize>,
+    /// Serial columns this insert fills, with their key in `Ctx::serials`.
+    serial_cols: Vec<(usize, (String, String))>,
 }
 
 impl RowBuilder<'_> {
@@ -188,10 +189,9 @@ impl RowBuilder<'_> {
         for (&i, v) in self.targets.iter().zip(values) {
             row[i] = assign(v, &self.schema.columns[i])?;
         }
-        for &i in &self.serial_cols {
-            let col = &self.schema.columns[i];
-            let key = (self.table.to_string(), col.name.clone());
-            let next = cx.serials.get(&key).copied().unwrap_or(1);
+        for (i, key) in &self.serial_cols {
+            let (i, col) = (*i, &self.schema.columns[*i]);
+            let next = cx.serials.get(key).copied().unwrap_or(1);
             row[i] = value::int_value(next, SqlType::from_column(col.ty)).map_err(|_| {
                 SqlError::new(
                     "2200H",
@@ -201,7 +201,12 @@ impl RowBuilder<'_> {
                     ),
                 )
             })?;
-            cx.serials.insert(key, next + 1);
+            match cx.serials.get_mut(key) {
+                Some(n) => *n = next + 1,
+                None => {
+                    cx.serials.insert(key.clone(), next + 1);
+                }
+            }
         }
         check_not_null(self.table, self.schema, row)
     }

@@ -6,7 +6,7 @@ use sqlparser::ast::Statement;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
-use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer};
+use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer};
 
 use crate::error::{SqlError, SqlResult};
 
@@ -317,9 +317,4 @@ fn parse_error(e: ParserError) -> SqlError {
         Some(l) => err.at(l),
         None => err,
     }
-}
-
-/// A span's start, for errors about a whole statement part.
-pub fn span_start(s: Span) -> Location {
-    s.start
 }

@@ -605,7 +605,7 @@ impl Acc {
 }
 
 /// A group-by key as bytes, so that equal values hash alike (1 as int4 and int8 too).
-fn key_bytes(vals: &[Value], out: &mut Vec<u8>) {
+pub(crate) fn key_bytes(vals: &[Value], out: &mut Vec<u8>) {
     out.clear();
     for v in vals {
         match v {

@@ -104,11 +104,25 @@ fn redo_point(vfs: &SimVfs) -> walden::wal::WalPosition {
         .redo
 }
 
+/// A new cow database holding the empty test table.
+fn cow_db_with_table(vfs: &SimVfs) -> Database {
+    let db = Database::create(DIR, opts(vfs, Protection::Cow)).unwrap();
+    db.create_table(TABLE, schema()).unwrap();
+    db
+}
+
+/// Asserts that an insert was refused for not matching the test table's schema.
+fn expect_schema_mismatch<T: std::fmt::Debug>(r: Result<T>) {
+    match r {
+        Err(Error::SchemaMismatch { table, .. }) => assert_eq!(table, TABLE),
+        other => panic!("expected SchemaMismatch, got {other:?}"),
+    }
+}
+
 #[test]
 fn truncated_wal_segment_is_reported_with_its_length() {
     let vfs = SimVfs::new(1);
-    let db = Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap();
-    db.create_table(TABLE, schema()).unwrap();
+    let db = cow_db_with_table(&vfs);
     commit_batches(&db, 0, 10);
     drop(db);
     let seg = segment_path(1);
@@ -135,8 +149,7 @@ fn truncated_wal_segment_is_reported_with_its_length() {
 #[test]
 fn missing_redo_segment_is_reported() {
     let vfs = SimVfs::new(2);
-    let db = Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap();
-    db.create_table(TABLE, schema()).unwrap();
+    let db = cow_db_with_table(&vfs);
     commit_batches(&db, 0, 3);
     drop(db);
     let seg = segment_path(1);
@@ -432,8 +445,7 @@ fn control_file_with_right_magic_but_damaged_body() {
 #[test]
 fn creating_where_a_database_exists() {
     let vfs = SimVfs::new(11);
-    let db = Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap();
-    db.create_table(TABLE, schema()).unwrap();
+    let db = cow_db_with_table(&vfs);
     let rows = commit_batches(&db, 0, 2);
     drop(db);
     for protection in [Protection::Cow, Protection::FullPage, Protection::None] {
@@ -492,8 +504,7 @@ fn bad_options_are_rejected_before_anything_is_written() {
 #[test]
 fn schema_errors_leave_the_table_unchanged() {
     let vfs = SimVfs::new(13);
-    let db = Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap();
-    db.create_table(TABLE, schema()).unwrap();
+    let db = cow_db_with_table(&vfs);
     let rows = commit_batches(&db, 0, 3);
     let ids: Vec<RowId> = db
         .begin()
@@ -561,15 +572,11 @@ fn schema_errors_leave_the_table_unchanged() {
 #[test]
 fn failed_row_in_the_middle_of_a_transaction_does_not_undo_the_rest() {
     let vfs = SimVfs::new(14);
-    let db = Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap();
-    db.create_table(TABLE, schema()).unwrap();
+    let db = cow_db_with_table(&vfs);
     let mut rows = commit_batches(&db, 0, 1);
     let mut tx = db.begin();
     tx.insert(TABLE, &row(3)).unwrap();
-    match tx.insert(TABLE, &[Value::Null, Value::Null]) {
-        Err(Error::SchemaMismatch { table, .. }) => assert_eq!(table, TABLE),
-        other => panic!("expected SchemaMismatch, got {other:?}"),
-    }
+    expect_schema_mismatch(tx.insert(TABLE, &[Value::Null, Value::Null]));
     tx.insert(TABLE, &row(4)).unwrap();
     tx.commit().unwrap();
     rows.push(row(3));
@@ -584,15 +591,11 @@ fn failed_row_in_the_middle_of_a_transaction_does_not_undo_the_rest() {
 #[test]
 fn failed_insert_many_inserts_nothing() {
     let vfs = SimVfs::new(15);
-    let db = Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap();
-    db.create_table(TABLE, schema()).unwrap();
+    let db = cow_db_with_table(&vfs);
     let rows = commit_batches(&db, 0, 1);
     let mut tx = db.begin();
     let batch = vec![row(10), row(11), vec![Value::Null, Value::Null], row(12)];
-    match tx.insert_many(TABLE, &batch) {
-        Err(Error::SchemaMismatch { table, .. }) => assert_eq!(table, TABLE),
-        other => panic!("expected SchemaMismatch, got {other:?}"),
-    }
+    expect_schema_mismatch(tx.insert_many(TABLE, &batch));
     // The failed call must have had no effect: the transaction sees only the old rows,
     // and committing it changes nothing.
     assert_eq!(tx.scan(TABLE).unwrap().len(), rows.len());
@@ -603,15 +606,11 @@ fn failed_insert_many_inserts_nothing() {
 #[test]
 fn failed_insert_many_never_changes_what_a_crash_brings_back() {
     let vfs = SimVfs::new(18);
-    let db = Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap();
-    db.create_table(TABLE, schema()).unwrap();
+    let db = cow_db_with_table(&vfs);
     commit_batches(&db, 0, 1);
     let mut tx = db.begin();
     let batch = vec![row(10), row(11), vec![Value::Null, Value::Null]];
-    match tx.insert_many(TABLE, &batch) {
-        Err(Error::SchemaMismatch { table, .. }) => assert_eq!(table, TABLE),
-        other => panic!("expected SchemaMismatch, got {other:?}"),
-    }
+    expect_schema_mismatch(tx.insert_many(TABLE, &batch));
     tx.commit().unwrap();
     // What a committed transaction left visible must be what recovery brings back.
     let before = contents(&db);
@@ -624,8 +623,7 @@ fn failed_insert_many_never_changes_what_a_crash_brings_back() {
 #[test]
 fn insert_many_with_a_row_too_large_inserts_nothing() {
     let vfs = SimVfs::new(19);
-    let db = Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap();
-    db.create_table(TABLE, schema()).unwrap();
+    let db = cow_db_with_table(&vfs);
     let rows = commit_batches(&db, 0, 1);
     let mut tx = db.begin();
     let batch = vec![
@@ -643,8 +641,7 @@ fn insert_many_with_a_row_too_large_inserts_nothing() {
 #[test]
 fn unknown_and_duplicate_tables() {
     let vfs = SimVfs::new(16);
-    let db = Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap();
-    db.create_table(TABLE, schema()).unwrap();
+    let db = cow_db_with_table(&vfs);
     let rows = commit_batches(&db, 0, 2);
     let some_id = db.begin().scan(TABLE).unwrap()[0].0;
 
