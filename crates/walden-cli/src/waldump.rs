@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use walden::control::Control;
 use walden::vfs::{RealVfs, Vfs};
+use walden::wal::record::ChangeOp;
 use walden::wal::{LogRecord, Record, RecordKind, WalPosition, WalReader};
 
 use crate::CliError;
@@ -139,7 +140,24 @@ fn walk(
 
 /// One record as a short line: position, size, transaction, kind and what it changed.
 fn record_line(rec: &LogRecord) -> String {
-    let details = match &rec.record {
+    let details = details(&rec.record);
+    let head = format!(
+        "lsn {} len {} xid {} {}",
+        rec.lsn,
+        rec.len,
+        rec.xid,
+        rec.kind.name()
+    );
+    if details.is_empty() {
+        head
+    } else {
+        format!("{head} {details}")
+    }
+}
+
+/// What a record changed, in a few words.
+fn details(record: &Record) -> String {
+    match record {
         Record::HeapInit { page, table } => format!("page {page} table {table}"),
         Record::HeapInsert { page, cid, rows } => {
             let bytes: usize = rows.iter().map(|(_, r)| r.len()).sum();
@@ -158,9 +176,11 @@ fn record_line(rec: &LogRecord) -> String {
             table,
             name,
             schema,
+            kind,
         } => format!(
-            "table {table} name {name:?} columns {}",
-            schema.columns.len()
+            "table {table} name {name:?} columns {} kind {}",
+            schema.columns.len(),
+            walden::TableKind::from_code(*kind).map_or("?", |k| k.name())
         ),
         Record::DropTable { table } => format!("table {table}"),
         Record::PageImage {
@@ -175,18 +195,31 @@ fn record_line(rec: &LogRecord) -> String {
         Record::Checkpoint { redo_lsn, next_xid } => {
             format!("redo_lsn {redo_lsn} next_xid {next_xid}")
         }
-    };
-    let head = format!(
-        "lsn {} len {} xid {} {}",
-        rec.lsn,
-        rec.len,
-        rec.xid,
-        rec.kind.name()
-    );
-    if details.is_empty() {
-        head
-    } else {
-        format!("{head} {details}")
+        Record::UndoInsert { page, cid, rows } => {
+            let bytes: usize = rows.iter().map(|(_, r)| r.len()).sum();
+            format!("page {page} cid {cid} rows {} ({bytes} bytes)", rows.len())
+        }
+        Record::UndoChange { page, cid, ops } => {
+            let mut n = [0usize; 4];
+            for op in ops {
+                n[match op {
+                    ChangeOp::Update { .. } => 0,
+                    ChangeOp::Resize { .. } => 1,
+                    ChangeOp::Move { .. } => 2,
+                    ChangeOp::Delete { .. } => 3,
+                }] += 1;
+            }
+            format!(
+                "page {page} cid {cid} updated {} resized {} moved {} deleted {}",
+                n[0], n[1], n[2], n[3]
+            )
+        }
+        Record::UndoRevert {
+            page,
+            undone_lsn,
+            ops,
+        } => format!("page {page} undoes lsn {undone_lsn} rows {}", ops.len()),
+        Record::UndoOnly(inner) => format!("{}: {}", inner.kind().name(), details(inner)),
     }
 }
 

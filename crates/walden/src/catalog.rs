@@ -8,12 +8,63 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use crate::codec::{put_string, Reader};
 use crate::schema::Schema;
 
+/// How a table stores its rows, chosen per table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum TableKind {
+    /// PostgreSQL-like: an update writes a new row version (module `heap`).
+    #[default]
+    Heap,
+    /// Oracle/zheap-like: rows change in place, old values go to the undo log (module
+    /// `undo`).
+    Undo,
+}
+
+impl TableKind {
+    pub fn code(self) -> u8 {
+        match self {
+            TableKind::Heap => 0,
+            TableKind::Undo => 1,
+        }
+    }
+
+    pub fn from_code(c: u8) -> Option<TableKind> {
+        match c {
+            0 => Some(TableKind::Heap),
+            1 => Some(TableKind::Undo),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TableKind::Heap => "heap",
+            TableKind::Undo => "undo",
+        }
+    }
+
+    /// Parses `heap` or `undo` (any case).
+    pub fn parse(s: &str) -> Option<TableKind> {
+        match s.to_ascii_lowercase().as_str() {
+            "heap" => Some(TableKind::Heap),
+            "undo" => Some(TableKind::Undo),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for TableKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// A table and its runtime state.
 #[derive(Debug)]
 pub struct Table {
     pub id: u32,
     pub name: String,
     pub schema: Schema,
+    pub kind: TableKind,
     /// The table's heap pages, sorted (page numbers are handed out in increasing order).
     pub pages: Mutex<Vec<u64>>,
     /// Free-space hints: page -> free bytes, for pages other than the last (filled in by
@@ -26,11 +77,12 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Table {
-    pub fn new(id: u32, name: &str, schema: Schema, pages: Vec<u64>) -> Table {
+    pub fn new(id: u32, name: &str, schema: Schema, kind: TableKind, pages: Vec<u64>) -> Table {
         Table {
             id,
             name: name.to_string(),
             schema,
+            kind,
             pages: Mutex::new(pages),
             free: Mutex::new(BTreeMap::new()),
         }
@@ -107,6 +159,7 @@ impl Catalog {
             out.extend_from_slice(&t.id.to_le_bytes());
             put_string(out, &t.name);
             t.schema.encode(out);
+            out.push(t.kind.code());
             let pages = t.page_list();
             out.extend_from_slice(&(pages.len() as u64).to_le_bytes());
             for p in pages {
@@ -115,8 +168,8 @@ impl Catalog {
         }
     }
 
-    /// Parses a serialized catalog, advancing `at`.
-    pub fn decode(bytes: &[u8], at: &mut usize) -> Result<Catalog, String> {
+    /// Parses a serialized catalog, advancing `at`. Format 1 had no table kinds (all heap).
+    pub fn decode(bytes: &[u8], at: &mut usize, version: u32) -> Result<Catalog, String> {
         let mut r = Reader::new(bytes, *at);
         let mut cat = Catalog {
             next_table_id: r.u32()?,
@@ -129,6 +182,13 @@ impl Catalog {
             let mut pos = r.pos();
             let schema = Schema::decode(bytes, &mut pos)?;
             r = Reader::new(bytes, pos);
+            let kind = if version >= 2 {
+                let c = r.u8()?;
+                TableKind::from_code(c)
+                    .ok_or_else(|| format!("table {name:?}: unknown kind {c}"))?
+            } else {
+                TableKind::Heap
+            };
             let count = r.u64()?;
             if count > (r.remaining() / 8) as u64 {
                 return Err(format!(
@@ -142,7 +202,7 @@ impl Catalog {
             if cat.by_id.contains_key(&id) || cat.by_name.contains_key(&name) {
                 return Err(format!("table {name:?} (id {id}) appears twice"));
             }
-            cat.insert(Table::new(id, &name, schema, pages));
+            cat.insert(Table::new(id, &name, schema, kind, pages));
         }
         *at = r.pos();
         Ok(cat)

@@ -24,8 +24,11 @@ use crate::wal::WalPosition;
 
 pub const CONTROL_MAGIC: &[u8; 8] = b"WALDNCTL";
 pub const CHECKPOINT_MAGIC: &[u8; 8] = b"WALDNCKP";
-/// The on-disk format version this build reads and writes (docs/format.md).
-pub const FORMAT_VERSION: u32 = 1;
+/// The on-disk format version this build writes (docs/format.md).
+pub const FORMAT_VERSION: u32 = 2;
+/// The oldest format version this build still reads (format 1: no table kinds and no
+/// undo start in checkpoint files).
+pub const MIN_FORMAT_VERSION: u32 = 1;
 const CONTROL_BYTES: usize = 64;
 
 /// Contents of the control file.
@@ -89,7 +92,7 @@ impl Control {
             });
         }
         let version = u32::from_le_bytes([b[8], b[9], b[10], b[11]]);
-        if version != FORMAT_VERSION {
+        if !(MIN_FORMAT_VERSION..=FORMAT_VERSION).contains(&version) {
             return Err(Error::UnsupportedVersion {
                 path: path.clone(),
                 found: version,
@@ -158,6 +161,9 @@ pub fn write_file_atomically(
 pub struct CheckpointData {
     pub seq: u64,
     pub redo: WalPosition,
+    /// Where recovery starts reading to roll back transactions on undo tables that were
+    /// running at the checkpoint: at or before `redo` (format 2; format 1: `redo`).
+    pub undo_start: WalPosition,
     pub next_xid: u64,
     pub next_page: u64,
     pub chunk_locations: Vec<u64>,
@@ -178,6 +184,9 @@ impl CheckpointData {
             self.redo.segment_no,
             self.redo.offset,
             self.redo.lsn,
+            self.undo_start.segment_no,
+            self.undo_start.offset,
+            self.undo_start.lsn,
             self.next_xid,
             self.next_page,
         ] {
@@ -219,7 +228,7 @@ impl CheckpointData {
             return Err(bad("bad magic".into()));
         }
         let version = r.u32().map_err(bad)?;
-        if version != FORMAT_VERSION {
+        if !(MIN_FORMAT_VERSION..=FORMAT_VERSION).contains(&version) {
             return Err(Error::UnsupportedVersion {
                 path: path.clone(),
                 found: version,
@@ -242,6 +251,21 @@ impl CheckpointData {
             offset: r.u64().map_err(bad)?,
             lsn: r.u64().map_err(bad)?,
         };
+        let undo_start = if version >= 2 {
+            WalPosition {
+                segment_no: r.u64().map_err(bad)?,
+                offset: r.u64().map_err(bad)?,
+                lsn: r.u64().map_err(bad)?,
+            }
+        } else {
+            redo
+        };
+        if undo_start.lsn > redo.lsn || undo_start.segment_no > redo.segment_no {
+            return Err(bad(format!(
+                "undo start LSN {} after the redo point {}",
+                undo_start.lsn, redo.lsn
+            )));
+        }
         let next_xid = r.u64().map_err(bad)?;
         let next_page = r.u64().map_err(bad)?;
         let n = r.u32().map_err(bad)? as usize;
@@ -253,13 +277,14 @@ impl CheckpointData {
             chunk_locations.push(r.u64().map_err(bad)?);
         }
         let mut at = r.pos();
-        let catalog = Catalog::decode(body, &mut at).map_err(bad)?;
+        let catalog = Catalog::decode(body, &mut at, version).map_err(bad)?;
         if at != body.len() {
             return Err(bad(format!("{} trailing bytes", body.len() - at)));
         }
         Ok(CheckpointData {
             seq,
             redo,
+            undo_start,
             next_xid,
             next_page,
             chunk_locations,

@@ -1,7 +1,7 @@
 //! The public `Database`: creating and opening (with crash recovery), transactions,
 //! tables, checkpoints, vacuum, accounting, and the background checkpointer.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
@@ -9,7 +9,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::buffer::BufferPool;
-use crate::catalog::{Catalog, Table};
+use crate::catalog::{Catalog, Table, TableKind};
 use crate::clock::{Clock, RealClock};
 use crate::clog::{Clog, XidStatus};
 use crate::control::{checkpoint_path, write_file_atomically, CheckpointData, Control};
@@ -21,6 +21,7 @@ use crate::schema::{Row, Schema, Value};
 use crate::stats::{Stats, StatsSnapshot, TxnStats};
 use crate::store::{PageStore, Protection, SpacePressure};
 use crate::txn::{Snapshot, TxnManager};
+use crate::undo::{self, CrashUndo, TxnUndo, UndoCtx, UndoStore};
 use crate::vfs::{RealVfs, Vfs};
 use crate::wal::format::{segment_name, MIN_SEGMENT_BYTES, SEGMENT_HEADER_BYTES};
 use crate::wal::{Record, RecordKind, Wal, WalPosition, WalReader};
@@ -46,6 +47,11 @@ pub struct Options {
     pub checkpoint_interval_secs: u64,
     /// Run the background checkpointer and WAL flusher (default true).
     pub background: bool,
+    /// The kind of a table created without naming one (default `heap`).
+    pub default_table_kind: TableKind,
+    /// Most undo the undo log may hold at once (default 1 GiB); a change that would need
+    /// more fails with `Error::UndoFull`.
+    pub undo_limit_bytes: u64,
     pub vfs: Arc<dyn Vfs>,
     pub clock: Arc<dyn Clock>,
 }
@@ -61,6 +67,8 @@ impl Default for Options {
             checkpoint_wal_bytes: 1 << 30,
             checkpoint_interval_secs: 300,
             background: true,
+            default_table_kind: TableKind::Heap,
+            undo_limit_bytes: 1 << 30,
             vfs: Arc::new(RealVfs),
             clock: Arc::new(RealClock::default()),
         }
@@ -75,6 +83,8 @@ impl std::fmt::Debug for Options {
             .field("segment_size_bytes", &self.segment_size_bytes)
             .field("buffer_pool_bytes", &self.buffer_pool_bytes)
             .field("synchronous_commit", &self.synchronous_commit)
+            .field("default_table_kind", &self.default_table_kind)
+            .field("undo_limit_bytes", &self.undo_limit_bytes)
             .finish_non_exhaustive()
     }
 }
@@ -117,6 +127,19 @@ struct Inner {
     /// One checkpoint at a time; guards the checkpoint sequence and last redo point.
     checkpoint: Mutex<CheckpointState>,
     shutdown: AtomicBool,
+    default_table_kind: TableKind,
+    /// The undo log of undo tables.
+    undo: UndoStore,
+    undo_writers: Mutex<UndoWriters>,
+}
+
+/// Where each running transaction that changed an undo table may need recovery to start
+/// reading the WAL to roll it back (docs/recovery.md rule 22).
+struct UndoWriters {
+    /// Redo position of the last complete checkpoint: a record boundary at or before
+    /// anything logged from now on.
+    last_redo: WalPosition,
+    active: BTreeMap<u64, WalPosition>,
 }
 
 /// An open database. Send + Sync: share it between threads by reference or `Arc`.
@@ -272,6 +295,8 @@ impl Database {
             wrote: false,
             finished: false,
             synchronous_commit: self.inner.synchronous_commit,
+            undo: TxnUndo::default(),
+            undo_registered: false,
         }
     }
 
@@ -281,8 +306,14 @@ impl Database {
         self.inner.synchronous_commit
     }
 
-    /// Creates a table (committed at once).
+    /// Creates a table of the default kind (`Options::default_table_kind`), committed at
+    /// once.
     pub fn create_table(&self, name: &str, schema: Schema) -> Result<()> {
+        self.create_table_with(name, schema, self.inner.default_table_kind)
+    }
+
+    /// Creates a table of the given kind (committed at once).
+    pub fn create_table_with(&self, name: &str, schema: Schema, kind: TableKind) -> Result<()> {
         check_name("table", name)?;
         if schema.columns.is_empty() || schema.columns.len() > MAX_COLUMNS {
             return Err(Error::InvalidOption(format!(
@@ -310,10 +341,11 @@ impl Database {
             table: id,
             name: name.to_string(),
             schema: schema.clone(),
+            kind: kind.code(),
         };
         tx.log(&rec)?;
         tx.commit_inner()?;
-        cat.insert(Table::new(id, name, schema, Vec::new()));
+        cat.insert(Table::new(id, name, schema, kind, Vec::new()));
         Ok(())
     }
 
@@ -346,19 +378,47 @@ impl Database {
         Ok(self.inner.table(name)?.schema.clone())
     }
 
+    /// A table's kind.
+    pub fn table_kind(&self, name: &str) -> Result<TableKind> {
+        Ok(self.inner.table(name)?.kind)
+    }
+
+    /// The kind `create_table` uses.
+    pub fn default_table_kind(&self) -> TableKind {
+        self.inner.default_table_kind
+    }
+
+    /// Bytes the undo log holds now (undo tables' old values that a snapshot or a running
+    /// transaction may still need).
+    pub fn undo_bytes(&self) -> u64 {
+        self.inner.undo.live_bytes()
+    }
+
+    /// The undo log's bound (`Options::undo_limit_bytes`).
+    pub fn undo_limit(&self) -> u64 {
+        self.inner.undo.limit()
+    }
+
+    /// Changes the undo log's bound for changes from now on.
+    pub fn set_undo_limit(&self, bytes: u64) {
+        self.inner.undo.set_limit(bytes)
+    }
+
     /// Removes row versions no snapshot can see; returns how many.
     pub fn vacuum(&self, name: &str) -> Result<u64> {
         let inner = &self.inner;
         let table = inner.table(name)?;
         let horizon = inner.txns.horizon();
         let mut tx = self.begin();
-        let n = heap::vacuum(
-            &inner.heap_ctx(),
-            &table,
-            horizon,
-            tx.snapshot.xid,
-            &mut tx.stats,
-        )?;
+        let ctx = inner.heap_ctx();
+        let n = match table.kind {
+            TableKind::Heap => heap::vacuum(&ctx, &table, horizon, tx.snapshot.xid, &mut tx.stats)?,
+            TableKind::Undo => {
+                heap::prune_pages(&ctx, &table, tx.snapshot.xid, &mut tx.stats, &|p| {
+                    undo::dead_slots(&ctx, p, horizon)
+                })?
+            }
+        };
         tx.wrote = true;
         tx.commit()?;
         Ok(n)
@@ -516,6 +576,7 @@ impl Inner {
         checkpoint_seq: u64,
         redo: WalPosition,
     ) -> Inner {
+        let parts_stats = parts.stats.clone();
         Inner {
             dir: dir.to_path_buf(),
             vfs: parts.vfs,
@@ -540,6 +601,12 @@ impl Inner {
                 generation: control.generation,
             }),
             shutdown: AtomicBool::new(false),
+            default_table_kind: opts.default_table_kind,
+            undo: UndoStore::new(opts.undo_limit_bytes, parts_stats),
+            undo_writers: Mutex::new(UndoWriters {
+                last_redo: redo,
+                active: BTreeMap::new(),
+            }),
         }
     }
 
@@ -551,6 +618,40 @@ impl Inner {
             txns: &self.txns,
             hook: self,
         }
+    }
+
+    fn undo_ctx(&self) -> UndoCtx<'_> {
+        UndoCtx {
+            heap: self.heap_ctx(),
+            store: &self.undo,
+        }
+    }
+
+    /// Notes that `xid` is about to change an undo table for the first time.
+    fn register_undo_writer(&self, xid: u64) {
+        let mut w = lock(&self.undo_writers);
+        let at = w.last_redo;
+        w.active.entry(xid).or_insert(at);
+    }
+
+    /// After `xid` ended: forget it, and discard the undo nobody needs any more.
+    fn undo_writer_ended(&self, xid: u64, registered: bool) {
+        if registered {
+            lock(&self.undo_writers).active.remove(&xid);
+        }
+        self.undo.discard(self.txns.horizon());
+    }
+
+    /// Where recovery must start reading to roll back the undo-table writers running now:
+    /// `redo`, or the position each registered when it began writing, if earlier.
+    fn undo_start(&self, redo: WalPosition) -> WalPosition {
+        let w = lock(&self.undo_writers);
+        w.active
+            .values()
+            .copied()
+            .chain(std::iter::once(redo))
+            .min_by_key(|p| p.lsn)
+            .unwrap_or(redo)
     }
 
     /// Cow mode: when many rewritten locations wait for a checkpoint, make the map
@@ -594,7 +695,7 @@ impl Inner {
         ckpt: CheckpointData,
     ) -> Result<(Inner, RecoveryReport)> {
         let wal_dir = dir.join("wal");
-        sync_wal_from(&opts.vfs, &wal_dir, ckpt.redo.segment_no)?;
+        sync_wal_from(&opts.vfs, &wal_dir, ckpt.undo_start.segment_no)?;
         let parts = Parts::open(
             dir,
             opts,
@@ -604,14 +705,28 @@ impl Inner {
             ckpt.next_xid,
         )?;
         let (store, pool, clog) = (&parts.store, &parts.pool, &parts.clog);
-        let mut reader =
-            WalReader::new(opts.vfs.clone(), &wal_dir, control.segment_size, ckpt.redo)?;
+        // Reading starts at the undo start (at or before the redo point): records before
+        // the redo point only tell which undo-table changes running transactions made.
+        let mut reader = WalReader::new(
+            opts.vfs.clone(),
+            &wal_dir,
+            control.segment_size,
+            ckpt.undo_start,
+        )?;
         let mut seen = BTreeSet::new();
         let mut finished = HashSet::new();
         let mut max_xid = 0u64;
         let mut report = RecoveryReport::default();
         let mut catalog = ckpt.catalog;
+        let mut crash_undo = CrashUndo::default();
         while let Some(rec) = reader.next()? {
+            crash_undo.note(rec.lsn, rec.xid, &rec.record);
+            if rec.lsn < ckpt.redo.lsn {
+                if matches!(rec.record, Record::Commit | Record::Abort) {
+                    finished.insert(rec.xid);
+                }
+                continue;
+            }
             report.records_replayed += 1;
             let end = rec.lsn + rec.len as u64;
             if rec.xid >= MAX_XID {
@@ -645,9 +760,11 @@ impl Inner {
                     table,
                     name,
                     schema,
+                    kind,
                 } => {
                     if !catalog.by_id.contains_key(table) && !catalog.by_name.contains_key(name) {
-                        catalog.insert(Table::new(*table, name, schema.clone(), Vec::new()));
+                        let kind = TableKind::from_code(*kind).unwrap_or_default();
+                        catalog.insert(Table::new(*table, name, schema.clone(), kind, Vec::new()));
                     }
                 }
                 Record::DropTable { table } => {
@@ -662,7 +779,12 @@ impl Inner {
                             reason,
                         })?;
                         store.note_page_no(page);
-                        heap::redo(pool, r, rec.xid, end)?;
+                        match r {
+                            Record::UndoInsert { .. }
+                            | Record::UndoChange { .. }
+                            | Record::UndoRevert { .. } => undo::redo(pool, r, rec.xid, end)?,
+                            _ => heap::redo(pool, r, rec.xid, end)?,
+                        }
                         if let Record::HeapInit { page, table } = r {
                             if let Some(t) = catalog.by_id.get(table) {
                                 t.add_page(*page);
@@ -676,6 +798,14 @@ impl Inner {
         report.end_lsn = end.lsn;
         let next_xid = ckpt.next_xid.max(max_xid + 1);
         let wal = parts.open_wal(dir, &control, end, ckpt.redo.lsn)?;
+        // Undo tables: take back what running transactions changed (heap tables need
+        // nothing: their versions are invisible once the transaction counts as aborted).
+        for xid in crash_undo.pending() {
+            if !finished.contains(&xid) {
+                seen.insert(xid);
+            }
+        }
+        crash_undo.roll_back(&parts.pool, &wal, &finished)?;
         for &xid in seen.iter().filter(|x| !finished.contains(x)) {
             wal.append(RecordKind::Abort, xid, &[], None)?;
             parts.clog.set(xid, XidStatus::Aborted);
@@ -717,9 +847,10 @@ impl Inner {
         // more may be written (docs/recovery.md rule 20). Checked before each step.
         self.poison.check()?;
         self.clog.write_out(&self.vfs, &self.stats)?;
-        self.write_checkpoint(cp, redo, next_xid)?;
+        let undo_start = self.write_checkpoint(cp, redo, next_xid)?;
         cp.redo = redo;
         cp.last_millis = self.clock.now_millis();
+        lock(&self.undo_writers).last_redo = redo;
         let mut payload = Vec::new();
         Record::Checkpoint {
             redo_lsn: redo.lsn,
@@ -727,7 +858,8 @@ impl Inner {
         }
         .encode_payload(&mut payload);
         self.wal.append(RecordKind::Checkpoint, 0, &payload, None)?;
-        self.wal.recycle_before(redo.segment_no)?;
+        self.wal
+            .recycle_before(redo.segment_no.min(undo_start.segment_no))?;
         self.stats.checkpoints.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -738,17 +870,21 @@ impl Inner {
     /// consistent with the WAL, and redo skips what a page already holds.
     fn map_checkpoint(&self, cp: &mut CheckpointState, redo: WalPosition) -> Result<()> {
         let next_xid = self.txns.next_xid();
-        self.write_checkpoint(cp, redo, next_xid)
+        self.write_checkpoint(cp, redo, next_xid).map(|_| ())
     }
 
     /// Captures and writes the map (cow), syncs the data file, writes the checkpoint file
     /// and points the control file at it, then frees what no checkpoint references now.
+    /// Returns the undo start it recorded.
     fn write_checkpoint(
         &self,
         cp: &mut CheckpointState,
         redo: WalPosition,
         next_xid: u64,
-    ) -> Result<()> {
+    ) -> Result<WalPosition> {
+        // Read after the redo point is fixed: a writer that registers later logs its
+        // first change after the redo point (docs/recovery.md rule 22).
+        let undo_start = self.undo_start(redo);
         self.poison.check()?;
         let mut capture =
             (self.control.protection == Protection::Cow).then(|| self.store.capture_map());
@@ -764,6 +900,7 @@ impl Inner {
             let data = CheckpointData {
                 seq,
                 redo,
+                undo_start,
                 next_xid,
                 next_page: self.store.next_page_no(),
                 chunk_locations,
@@ -791,7 +928,7 @@ impl Inner {
             let _ = self.vfs.remove(&old);
         }
         cp.seq = seq;
-        Ok(())
+        Ok(undo_start)
     }
 
     /// Checkpoints by WAL volume and by time; flushes asynchronous commits.
@@ -909,6 +1046,10 @@ pub struct Transaction<'db> {
     finished: bool,
     /// Wait for the commit record to be durable before `commit` returns.
     synchronous_commit: bool,
+    /// Changes to undo tables, for rollback.
+    undo: TxnUndo,
+    /// Registered as an undo-table writer (see `Inner::register_undo_writer`).
+    undo_registered: bool,
 }
 
 impl Transaction<'_> {
@@ -1022,6 +1163,14 @@ impl Transaction<'_> {
         Ok(ids.len() as u64)
     }
 
+    /// Before the first change to an undo table.
+    fn note_undo_writer(&mut self) {
+        if !self.undo_registered {
+            self.db.register_undo_writer(self.snapshot.xid);
+            self.undo_registered = true;
+        }
+    }
+
     fn insert_inner(
         &mut self,
         t: &Table,
@@ -1029,19 +1178,77 @@ impl Transaction<'_> {
     ) -> Result<Vec<RowId>> {
         self.next_command()?;
         self.wrote = true;
-        let ctx = self.db.heap_ctx();
+        if t.kind == TableKind::Undo {
+            self.note_undo_writer();
+        }
         let view = TxnView {
             snapshot: &self.snapshot,
             cid: self.cid,
         };
-        heap::insert_many(&ctx, t, &view, &mut self.stats, next)
+        match t.kind {
+            TableKind::Heap => {
+                heap::insert_many(&self.db.heap_ctx(), t, &view, &mut self.stats, next)
+            }
+            TableKind::Undo => {
+                let ctx = self.db.undo_ctx();
+                let mark = self.undo.entries.len();
+                match undo::insert_many(&ctx, t, &view, &mut self.stats, &mut self.undo, next) {
+                    Ok(ids) => Ok(ids),
+                    Err(e) => {
+                        // A failed call has no effect: take back the rows it inserted.
+                        let xid = view.snapshot.xid;
+                        undo::rollback_to(&ctx, xid, &mut self.undo, mark, &mut self.stats)?;
+                        Err(e)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Where the row at `id` of an undo table lives now, if it moved (the old place links
+    /// to the new one).
+    fn resolve_moved(&self, t: &Table, id: RowId) -> Result<RowId> {
+        Ok(undo::fetch(&self.db.undo_ctx(), t, id, &self.view())?.map_or(id, |(at, _)| at))
+    }
+
+    /// Applies changes to rows of one page of an undo table.
+    fn change_undo_rows(
+        &mut self,
+        t: &Table,
+        page: u64,
+        changes: &[(u16, undo::Change)],
+        moved_to: &mut Vec<RowId>,
+    ) -> Result<()> {
+        if changes.is_empty() {
+            return Ok(());
+        }
+        self.note_undo_writer();
+        self.wrote = true;
+        let view = TxnView {
+            snapshot: &self.snapshot,
+            cid: self.cid,
+        };
+        undo::change_rows(
+            &self.db.undo_ctx(),
+            t,
+            &view,
+            &mut self.stats,
+            &mut self.undo,
+            page,
+            changes,
+            moved_to,
+        )
     }
 
     /// The version of a row visible to this transaction (following updates).
     pub fn get(&mut self, table: &str, id: RowId) -> Result<Option<Row>> {
         self.next_command()?;
         let t = self.db.table(table)?;
-        match heap::fetch(&self.db.heap_ctx(), &t, id, &self.view())? {
+        let found = match t.kind {
+            TableKind::Heap => heap::fetch(&self.db.heap_ctx(), &t, id, &self.view())?,
+            TableKind::Undo => undo::fetch(&self.db.undo_ctx(), &t, id, &self.view())?,
+        };
+        match found {
             Some((_, bytes)) => Ok(Some(self.decode(&t, id, &bytes)?)),
             None => Ok(None),
         }
@@ -1066,7 +1273,7 @@ impl Transaction<'_> {
         let mut rows = Vec::new();
         for page in t.page_list() {
             rows.clear();
-            heap::scan_page(&ctx, page, &self.view(), &mut rows)?;
+            self.scan_page(&t, page, &mut rows)?;
             ctx.hook.between_pages();
             for (id, bytes) in rows.drain(..) {
                 let row = self.decode(&t, id, &bytes)?;
@@ -1076,6 +1283,13 @@ impl Transaction<'_> {
             }
         }
         Ok(())
+    }
+
+    fn scan_page(&self, t: &Table, page: u64, rows: &mut Vec<(RowId, Vec<u8>)>) -> Result<()> {
+        match t.kind {
+            TableKind::Heap => heap::scan_page(&self.db.heap_ctx(), page, &self.view(), rows),
+            TableKind::Undo => undo::scan_page(&self.db.undo_ctx(), page, &self.view(), rows),
+        }
     }
 
     /// Every visible row.
@@ -1095,6 +1309,19 @@ impl Transaction<'_> {
         let t = self.db.table(table)?;
         let mut bytes = Vec::new();
         Self::encode(&t, row, &mut bytes)?;
+        if t.kind == TableKind::Undo {
+            let id = self.resolve_moved(&t, id)?;
+            let mut moved_to = Vec::new();
+            let r = self.change_undo_rows(
+                &t,
+                id.page,
+                &[(id.slot, undo::Change::Update(bytes))],
+                &mut moved_to,
+            );
+            self.db.heap_ctx().hook.between_pages();
+            r?;
+            return Ok(moved_to.first().copied().unwrap_or(id));
+        }
         self.wrote = true;
         let ctx = self.db.heap_ctx();
         let view = TxnView {
@@ -1120,6 +1347,9 @@ impl Transaction<'_> {
     ) -> Result<u64> {
         self.next_command()?;
         let t = self.db.table(table)?;
+        if t.kind == TableKind::Undo {
+            return self.modify_undo(&t, &mut f);
+        }
         let ctx = self.db.heap_ctx();
         let mut rows = Vec::new();
         let mut bytes = Vec::new();
@@ -1153,10 +1383,64 @@ impl Transaction<'_> {
         Ok(changed)
     }
 
+    /// `modify_with` on an undo table: each page's changes are applied together, so that
+    /// the rows changed in place on a page share one WAL record.
+    fn modify_undo(
+        &mut self,
+        t: &Table,
+        f: &mut dyn FnMut(RowId, &Row) -> RowAction,
+    ) -> Result<u64> {
+        let mut rows = Vec::new();
+        let mut changes = Vec::new();
+        let mut moved_to = Vec::new();
+        let mut changed = 0u64;
+        for page in t.page_list() {
+            rows.clear();
+            changes.clear();
+            self.scan_page(t, page, &mut rows)?;
+            let mut stop = false;
+            for (id, raw) in rows.drain(..) {
+                let row = self.decode(t, id, &raw)?;
+                match f(id, &row) {
+                    RowAction::Keep => continue,
+                    RowAction::Stop => {
+                        stop = true;
+                        break;
+                    }
+                    RowAction::Update(new) => {
+                        let mut bytes = Vec::new();
+                        Self::encode(t, &new, &mut bytes)?;
+                        changes.push((id.slot, undo::Change::Update(bytes)));
+                    }
+                    RowAction::Delete => changes.push((id.slot, undo::Change::Delete)),
+                }
+            }
+            moved_to.clear();
+            self.change_undo_rows(t, page, &changes, &mut moved_to)?;
+            changed += changes.len() as u64;
+            self.db.heap_ctx().hook.between_pages();
+            if stop {
+                break;
+            }
+        }
+        Ok(changed)
+    }
+
     /// Deletes a row (same waiting rules as `update`).
     pub fn delete(&mut self, table: &str, id: RowId) -> Result<()> {
         self.next_command()?;
         let t = self.db.table(table)?;
+        if t.kind == TableKind::Undo {
+            let id = self.resolve_moved(&t, id)?;
+            let r = self.change_undo_rows(
+                &t,
+                id.page,
+                &[(id.slot, undo::Change::Delete)],
+                &mut Vec::new(),
+            );
+            self.db.heap_ctx().hook.between_pages();
+            return r;
+        }
         self.wrote = true;
         let ctx = self.db.heap_ctx();
         let view = TxnView {
@@ -1187,6 +1471,7 @@ impl Transaction<'_> {
         let xid = self.snapshot.xid;
         if !self.wrote {
             self.db.txns.end(xid);
+            self.db.undo_writer_ended(xid, self.undo_registered);
             return Ok(());
         }
         // Held from the commit record until its clog bit is set, so that no checkpoint
@@ -1213,14 +1498,20 @@ impl Transaction<'_> {
                 drop(fence);
                 self.db.stats.commits.fetch_add(1, Ordering::Relaxed);
                 self.db.txns.end(xid);
+                self.db.undo_writer_ended(xid, self.undo_registered);
                 Ok(())
             }
             Err(e) => {
                 drop(fence);
                 // Not acknowledged; whether the commit record reached the disk is
-                // decided by recovery. Here it counts as aborted.
+                // decided by recovery. Here it counts as aborted; its changes to undo
+                // tables stay in place, so readers keep needing their undo.
+                if !self.undo.entries.is_empty() {
+                    self.db.undo.keep_unresolved(xid);
+                }
                 self.db.clog.set(xid, XidStatus::Aborted);
                 self.db.txns.end(xid);
+                self.db.undo_writer_ended(xid, self.undo_registered);
                 Err(e)
             }
         }
@@ -1235,7 +1526,22 @@ impl Transaction<'_> {
     fn rollback_inner(&mut self) -> Result<()> {
         self.finished = true;
         let xid = self.snapshot.xid;
-        let r = if self.wrote && !self.db.poison.is_set() {
+        // Undo tables: put the old values back first (heap tables need nothing).
+        let undone = if self.undo.entries.is_empty() {
+            Ok(())
+        } else {
+            let r = self.db.poison.check().and_then(|()| {
+                undo::rollback_to(&self.db.undo_ctx(), xid, &mut self.undo, 0, &mut self.stats)
+            });
+            if r.is_err() {
+                // The rows keep (some of) the changes until recovery takes them back.
+                self.db.undo.keep_unresolved(xid);
+            }
+            r
+        };
+        let r = if undone.is_err() {
+            undone
+        } else if self.wrote && !self.db.poison.is_set() {
             self.db
                 .wal
                 .append(RecordKind::Abort, xid, &[], Some(&mut self.stats))
@@ -1246,6 +1552,7 @@ impl Transaction<'_> {
         self.db.clog.set(xid, XidStatus::Aborted);
         self.db.stats.aborts.fetch_add(1, Ordering::Relaxed);
         self.db.txns.end(xid);
+        self.db.undo_writer_ended(xid, self.undo_registered);
         r
     }
 }

@@ -77,6 +77,8 @@ pub enum Error {
     RecordTooLarge { bytes: usize, max: usize },
     #[error("invalid option: {0}")]
     InvalidOption(String),
+    #[error("undo log full: {live} bytes of undo held, the limit (undo_limit) is {limit} bytes; end long-running transactions or raise the limit (SQLSTATE 53400)")]
+    UndoFull { limit: u64, live: u64 },
     #[error("transaction is already finished")]
     TransactionFinished,
 }

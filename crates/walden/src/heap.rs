@@ -117,7 +117,7 @@ pub fn max_row_bytes(page_size: usize) -> usize {
     page_size - PAGE_HEADER_BYTES - SLOT_BYTES - TUPLE_HEADER_BYTES
 }
 
-fn corrupt(ctx: &HeapCtx, page: u64, reason: String) -> Error {
+pub(crate) fn corrupt(ctx: &HeapCtx, page: u64, reason: String) -> Error {
     Error::CorruptPage {
         path: ctx.pool.store().path().to_path_buf(),
         page,
@@ -127,7 +127,7 @@ fn corrupt(ctx: &HeapCtx, page: u64, reason: String) -> Error {
 }
 
 /// Pins a page of `table`; a page that is not the table's is `NoSuchRow`.
-fn pin_table_page<'p>(
+pub(crate) fn pin_table_page<'p>(
     ctx: &HeapCtx<'p>,
     table: &Table,
     id: RowId,
@@ -171,7 +171,7 @@ fn new_page(ctx: &HeapCtx, table: &Table, xid: u64, stats: &mut TxnStats) -> Res
 
 /// Chooses a page for a new row of `need` bytes (tuple plus slot): the last page if it
 /// seems to fit, then a page vacuum freed space on, then a new page.
-fn target_page(
+pub(crate) fn target_page(
     ctx: &HeapCtx,
     table: &Table,
     need: usize,
@@ -205,13 +205,40 @@ pub fn insert_many(
     next_row: &mut dyn FnMut(&mut Vec<u8>) -> Result<bool>,
 ) -> Result<Vec<RowId>> {
     let mut ids = Vec::new();
-    match insert_rows(ctx, table, view, stats, next_row, &mut ids) {
+    let format = TupleFormat {
+        header_bytes: TUPLE_HEADER_BYTES,
+        build: &|out, xid, cid, row| {
+            TupleHeader::write_new(out, xid, cid);
+            out.extend_from_slice(row);
+        },
+        kind: RecordKind::HeapInsert,
+    };
+    match insert_rows(
+        ctx,
+        table,
+        view,
+        stats,
+        next_row,
+        &mut ids,
+        &format,
+        &mut |_, _, _| {},
+    ) {
         Ok(()) => Ok(ids),
         Err(e) => {
             withdraw(ctx, &ids, view.snapshot.xid, stats)?;
             Err(e)
         }
     }
+}
+
+/// How a table kind builds the tuple of a new row and logs inserts.
+pub(crate) struct TupleFormat<'a> {
+    /// Tuple bytes beyond the row's own (at least; rows may be padded).
+    pub header_bytes: usize,
+    /// Appends the tuple for a row to `out`: (out, xid, cid, row).
+    pub build: &'a dyn Fn(&mut Vec<u8>, u64, u32, &[u8]),
+    /// `HeapInsert` or `UndoInsert`.
+    pub kind: RecordKind,
 }
 
 /// Removes rows this transaction inserted in a command that failed. Nobody else can see
@@ -243,20 +270,25 @@ fn withdraw(ctx: &HeapCtx, ids: &[RowId], xid: u64, stats: &mut TxnStats) -> Res
 }
 
 /// Inserts rows, pushing each id once the row is on its page; every id pushed is logged
-/// before this returns, error or not.
-fn insert_rows(
+/// before this returns, error or not. `logged` hears of each record: (its LSN, the page,
+/// the slots).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn insert_rows(
     ctx: &HeapCtx,
     table: &Table,
     view: &TxnView,
     stats: &mut TxnStats,
     next_row: &mut dyn FnMut(&mut Vec<u8>) -> Result<bool>,
     ids: &mut Vec<RowId>,
+    format: &TupleFormat,
+    logged: &mut dyn FnMut(u64, u64, &[u16]),
 ) -> Result<()> {
     let xid = view.snapshot.xid;
-    let max = max_row_bytes(ctx.pool.page_size());
+    let max = ctx.pool.page_size() - PAGE_HEADER_BYTES - SLOT_BYTES - format.header_bytes;
     let mut row = Vec::with_capacity(256);
     let mut tuple = Vec::with_capacity(256);
     let mut payload = Vec::with_capacity(ctx.pool.page_size() + 64);
+    let mut slots = Vec::new();
     let mut have = next_row(&mut row)?;
     let mut failed: Option<Error> = None;
     while have {
@@ -266,28 +298,23 @@ fn insert_rows(
                 max,
             });
         }
-        let page_no = target_page(
-            ctx,
-            table,
-            TUPLE_HEADER_BYTES + row.len() + SLOT_BYTES,
-            u64::MAX,
-            xid,
-            stats,
-        )?;
+        tuple.clear();
+        (format.build)(&mut tuple, xid, view.cid, &row);
+        let page_no = target_page(ctx, table, tuple.len() + SLOT_BYTES, u64::MAX, xid, stats)?;
         let pinned = ctx.pool.fetch(page_no, Fetch::Read)?;
         let mut g = pinned.write();
         payload.clear();
         payload.extend_from_slice(&page_no.to_le_bytes());
         payload.extend_from_slice(&view.cid.to_le_bytes());
         payload.extend_from_slice(&0u16.to_le_bytes());
+        slots.clear();
         let mut n: u16 = 0;
         while have {
             if row.len() > max {
                 break;
             }
             tuple.clear();
-            TupleHeader::write_new(&mut tuple, xid, view.cid);
-            tuple.extend_from_slice(&row);
+            (format.build)(&mut tuple, xid, view.cid, &row);
             let mut p = PageMut(&mut g);
             if !p.fits(tuple.len()) || n == u16::MAX {
                 break;
@@ -303,6 +330,7 @@ fn insert_rows(
                 page: page_no,
                 slot,
             });
+            slots.push(slot);
             n += 1;
             // An error from the next row must not leave this page's rows unlogged:
             // log them first (the transaction is then aborted by the engine).
@@ -320,8 +348,14 @@ fn insert_rows(
             continue;
         }
         payload[12..14].copy_from_slice(&n.to_le_bytes());
-        ctx.wal
-            .append_page_change(RecordKind::HeapInsert, xid, &payload, &mut g, Some(stats))?;
+        let a = if format.kind == RecordKind::HeapInsert {
+            ctx.wal
+                .append_page_change(format.kind, xid, &payload, &mut g, Some(stats))?
+        } else {
+            ctx.wal
+                .append_undoable_change(format.kind, xid, &payload, &mut g, Some(stats))?
+        };
+        logged(a.lsn, page_no, &slots);
         let free = PageRef(&g).free_space();
         drop(g);
         if Some(page_no) != table.last_page() {
@@ -624,24 +658,38 @@ pub fn vacuum(
     xid: u64,
     stats: &mut TxnStats,
 ) -> Result<u64> {
+    prune_pages(ctx, table, xid, stats, &|page| {
+        dead_slots(ctx, page, horizon)
+    })
+}
+
+/// Removes the slots `dead` names on each page of a table (a page with none is not
+/// written), logging one prune record per page, and refreshes the free-space hints.
+pub(crate) fn prune_pages(
+    ctx: &HeapCtx,
+    table: &Table,
+    xid: u64,
+    stats: &mut TxnStats,
+    dead: &dyn Fn(&[u8]) -> Vec<u16>,
+) -> Result<u64> {
     let mut removed = 0u64;
     let last = table.last_page();
     for page_no in table.page_list() {
         let pinned = ctx.pool.fetch(page_no, Fetch::Read)?;
-        let dead = {
+        let found = {
             let g = pinned.read();
-            dead_slots(ctx, &g, horizon)
+            dead(&g)
         };
-        if !dead.is_empty() {
+        if !found.is_empty() {
             let mut g = pinned.write();
             // Re-check under the write latch: nothing can revive a dead version, but the
             // page may have changed between the latches.
-            let dead = dead_slots(ctx, &g, horizon);
-            PageMut(&mut g).remove_and_compact(&dead);
-            let mut payload = Vec::with_capacity(10 + 2 * dead.len());
+            let found = dead(&g);
+            PageMut(&mut g).remove_and_compact(&found);
+            let mut payload = Vec::with_capacity(10 + 2 * found.len());
             Record::HeapPrune {
                 page: page_no,
-                slots: dead.clone(),
+                slots: found.clone(),
             }
             .encode_payload(&mut payload);
             ctx.wal.append_page_change(
@@ -651,7 +699,7 @@ pub fn vacuum(
                 &mut g,
                 Some(stats),
             )?;
-            removed += dead.len() as u64;
+            removed += found.len() as u64;
         }
         if Some(page_no) != last {
             let free = PageRef(&pinned.read()).free_space();

@@ -1,7 +1,7 @@
 //! Walden: a transactional storage engine that logs only what changed.
 //!
 //! Layers, lowest first: `vfs` (files) → `page`, `store`, `buffer` (pages) → `wal`,
-//! `clog` (logs) → `heap` (table kind) → `txn` → `engine` (the public [`Database`]).
+//! `clog` (logs) → `heap`, `undo` (table kinds) → `txn` → `engine` (the public [`Database`]).
 //! See docs/ARCHITECTURE.md.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -23,9 +23,11 @@ pub mod schema;
 pub mod stats;
 pub mod store;
 pub mod txn;
+pub mod undo;
 pub mod vfs;
 pub mod wal;
 
+pub use catalog::TableKind;
 pub use engine::{Database, Options, RecoveryReport, RowAction, Transaction};
 pub use error::{Error, Result};
 pub use schema::{Column, ColumnType, Row, Schema, Value};

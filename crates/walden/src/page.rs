@@ -310,6 +310,20 @@ impl<'a> PageMut<'a> {
         }
     }
 
+    /// Replaces the bytes of a used slot with `bytes` of another length, compacting the
+    /// page (other slots keep their numbers). Returns false, changing nothing, when the
+    /// page cannot hold them. Deterministic, so that redo rebuilds the same bytes.
+    pub fn replace_at(&mut self, slot: u16, bytes: &[u8]) -> bool {
+        let Some((_, old_len)) = self.slot(slot) else {
+            return false;
+        };
+        if bytes.is_empty() || self.free_space() + old_len < bytes.len() {
+            return false;
+        }
+        self.remove_and_compact(&[slot]);
+        self.insert_at(slot, bytes)
+    }
+
     /// The free-space hole between slot array and row data (dropped from page images).
     pub fn hole(&self) -> (usize, usize) {
         (self.lower(), self.upper())
@@ -343,6 +357,24 @@ mod tests {
         assert_eq!(p.next_slot(), 0);
         assert!(p.insert_at(0, b"again"));
         assert_eq!(p.next_slot(), 2);
+        assert_eq!(PageRef(&b).validate(), Ok(()));
+    }
+
+    #[test]
+    fn replace_keeps_slot_numbers() {
+        let mut b = page();
+        let mut p = PageMut(&mut b);
+        for (i, row) in [&b"aaaa"[..], b"bbbb", b"cccc"].iter().enumerate() {
+            assert!(p.insert_at(i as u16, row));
+        }
+        assert!(p.replace_at(1, b"a much longer row"));
+        assert!(p.replace_at(2, b"c"));
+        assert_eq!(p.tuple(0), Some(&b"aaaa"[..]));
+        assert_eq!(p.tuple(1), Some(&b"a much longer row"[..]));
+        assert_eq!(p.tuple(2), Some(&b"c"[..]));
+        assert!(!p.replace_at(3, b"x"), "unused slot");
+        assert!(!p.replace_at(0, &vec![1u8; 5000]), "does not fit");
+        assert_eq!(p.tuple(0), Some(&b"aaaa"[..]));
         assert_eq!(PageRef(&b).validate(), Ok(()));
     }
 

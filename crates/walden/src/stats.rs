@@ -45,6 +45,9 @@ pub struct Stats {
     pub checkpoints: AtomicU64,
     pub commits: AtomicU64,
     pub aborts: AtomicU64,
+    /// Undo records and bytes appended to the undo log (undo tables).
+    pub undo_records: AtomicU64,
+    pub undo_bytes: AtomicU64,
 }
 
 /// Records and bytes of one record kind.
@@ -74,6 +77,8 @@ pub struct StatsSnapshot {
     pub checkpoints: u64,
     pub commits: u64,
     pub aborts: u64,
+    pub undo_records: u64,
+    pub undo_bytes: u64,
 }
 
 impl StatsSnapshot {
@@ -109,6 +114,8 @@ impl StatsSnapshot {
             checkpoints: self.checkpoints - earlier.checkpoints,
             commits: self.commits - earlier.commits,
             aborts: self.aborts - earlier.aborts,
+            undo_records: self.undo_records - earlier.undo_records,
+            undo_bytes: self.undo_bytes - earlier.undo_bytes,
         }
     }
 }
@@ -135,6 +142,8 @@ impl Stats {
             checkpoints: self.checkpoints.load(Relaxed),
             commits: self.commits.load(Relaxed),
             aborts: self.aborts.load(Relaxed),
+            undo_records: self.undo_records.load(Relaxed),
+            undo_bytes: self.undo_bytes.load(Relaxed),
         }
     }
 }
@@ -144,6 +153,9 @@ impl Stats {
 pub struct TxnStats {
     pub records: [u64; RECORD_KINDS],
     pub bytes: [u64; RECORD_KINDS],
+    /// Undo records and bytes this transaction appended to the undo log.
+    pub undo_records: u64,
+    pub undo_bytes: u64,
 }
 
 impl TxnStats {

@@ -322,8 +322,8 @@ fn control_file_with_unknown_format_version() {
     let vfs = SimVfs::new(7);
     drop(Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap());
     let control = Path::new(DIR).join("control");
-    assert_eq!(FORMAT_VERSION, 1);
-    assert!(vfs.corrupt_byte(&control, 8, 1 ^ 99));
+    assert_eq!(FORMAT_VERSION, 2);
+    assert!(vfs.corrupt_byte(&control, 8, 2 ^ 99));
     assert_eq!(vfs.file_contents(&control).unwrap()[8..12], [99, 0, 0, 0]);
     match Database::open(DIR, opts(&vfs, Protection::Cow)) {
         Err(Error::UnsupportedVersion {

@@ -155,6 +155,7 @@ fn create_table_with_id_u32_max_is_corrupt_wal_not_a_panic() {
                 table: u32::MAX,
                 name: "x".into(),
                 schema: Schema::new(vec![Column::new("a", ColumnType::Int4)]),
+                kind: 0,
             },
             50,
         )],

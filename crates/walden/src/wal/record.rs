@@ -11,7 +11,7 @@ use crate::schema::Schema;
 /// Bytes of the record header.
 pub const RECORD_HEADER_BYTES: usize = 17;
 /// Number of record kinds (array sizes of the accounting).
-pub const RECORD_KINDS: usize = 12;
+pub const RECORD_KINDS: usize = 16;
 
 /// The kind of a WAL record (byte 8 of the record).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -28,10 +28,14 @@ pub enum RecordKind {
     DropTable = 9,
     PageImage = 10,
     Checkpoint = 11,
+    UndoInsert = 12,
+    UndoChange = 13,
+    UndoRevert = 14,
+    UndoOnly = 15,
 }
 
 impl RecordKind {
-    pub const ALL: [RecordKind; 11] = [
+    pub const ALL: [RecordKind; 15] = [
         RecordKind::HeapInit,
         RecordKind::HeapInsert,
         RecordKind::HeapDelete,
@@ -43,6 +47,10 @@ impl RecordKind {
         RecordKind::DropTable,
         RecordKind::PageImage,
         RecordKind::Checkpoint,
+        RecordKind::UndoInsert,
+        RecordKind::UndoChange,
+        RecordKind::UndoRevert,
+        RecordKind::UndoOnly,
     ];
 
     pub fn from_u8(v: u8) -> Option<RecordKind> {
@@ -62,6 +70,10 @@ impl RecordKind {
             RecordKind::DropTable => "drop_table",
             RecordKind::PageImage => "page_image",
             RecordKind::Checkpoint => "checkpoint",
+            RecordKind::UndoInsert => "undo_insert",
+            RecordKind::UndoChange => "undo_change",
+            RecordKind::UndoRevert => "undo_revert",
+            RecordKind::UndoOnly => "undo_only",
         }
     }
 
@@ -75,6 +87,9 @@ impl RecordKind {
                 | RecordKind::HeapUpdateOld
                 | RecordKind::HeapPrune
                 | RecordKind::PageImage
+                | RecordKind::UndoInsert
+                | RecordKind::UndoChange
+                | RecordKind::UndoRevert
         )
     }
 }
@@ -118,6 +133,8 @@ pub enum Record {
         table: u32,
         name: String,
         schema: Schema,
+        /// 0 heap, 1 undo (absent in format-1 records: heap).
+        kind: u8,
     },
     DropTable {
         table: u32,
@@ -133,6 +150,267 @@ pub enum Record {
         redo_lsn: u64,
         next_xid: u64,
     },
+    /// Rows inserted into one page of an undo table by one command.
+    UndoInsert {
+        page: u64,
+        cid: u32,
+        rows: Vec<(u16, Vec<u8>)>,
+    },
+    /// Rows of one page of an undo table changed in place by one command: each op
+    /// carries the old and the new bytes of what changed, for redo and for undo.
+    UndoChange {
+        page: u64,
+        cid: u32,
+        ops: Vec<ChangeOp>,
+    },
+    /// A compensation record: the changes of the record at `undone_lsn` (same
+    /// transaction) taken back, as absolute page changes.
+    UndoRevert {
+        page: u64,
+        undone_lsn: u64,
+        ops: Vec<RevertOp>,
+    },
+    /// An undo-table record whose page change a page image already carries (full-page
+    /// mode): kept for its undo information only, never redone.
+    UndoOnly(Box<Record>),
+}
+
+/// Bytes of an undo-table tuple header (`xid u48 | cid u32 | undo pointer u48 | flags u8`).
+pub const UNDO_TUPLE_HEADER_BYTES: usize = 17;
+
+/// One row changed in place (see `Record::UndoChange`). Offsets are into the tuple's
+/// data area (the bytes after its header).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChangeOp {
+    /// `old` replaced by `new` (same length) at `off`; `flags` (old, new) when the
+    /// tuple flags changed too.
+    Update {
+        slot: u16,
+        flags: Option<(u8, u8)>,
+        off: u16,
+        old: Vec<u8>,
+        new: Vec<u8>,
+    },
+    /// The data area replaced by one of another length (the row grew).
+    Resize {
+        slot: u16,
+        old_flags: u8,
+        new_flags: u8,
+        old_area: Vec<u8>,
+        new_area: Vec<u8>,
+    },
+    /// The row moved to another page: its first 6 area bytes (`old`) now hold the link.
+    Move {
+        slot: u16,
+        old_flags: u8,
+        old: [u8; 6],
+        next_page: u32,
+        next_slot: u16,
+    },
+    /// The row marked deleted.
+    Delete { slot: u16 },
+}
+
+/// One row restored by a compensation record.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RevertOp {
+    /// Set the tuple header and write `bytes` at `off` of the data area.
+    Patch {
+        slot: u16,
+        header: [u8; UNDO_TUPLE_HEADER_BYTES],
+        off: u16,
+        bytes: Vec<u8>,
+    },
+    /// Set the tuple header and the whole data area (same length as the current one).
+    Rewrite {
+        slot: u16,
+        header: [u8; UNDO_TUPLE_HEADER_BYTES],
+        area: Vec<u8>,
+    },
+    /// Remove the tuple (an insert taken back).
+    Remove { slot: u16 },
+}
+
+fn put_u16(out: &mut Vec<u8>, v: u16) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+fn put_bytes16(out: &mut Vec<u8>, b: &[u8]) {
+    put_u16(out, b.len() as u16);
+    out.extend_from_slice(b);
+}
+
+impl ChangeOp {
+    pub fn slot(&self) -> u16 {
+        match self {
+            ChangeOp::Update { slot, .. }
+            | ChangeOp::Resize { slot, .. }
+            | ChangeOp::Move { slot, .. }
+            | ChangeOp::Delete { slot } => *slot,
+        }
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            ChangeOp::Update {
+                slot,
+                flags,
+                off,
+                old,
+                new,
+            } => {
+                match flags {
+                    None => out.push(1),
+                    Some(_) => out.push(4),
+                }
+                put_u16(out, *slot);
+                if let Some((o, n)) = flags {
+                    out.push(*o);
+                    out.push(*n);
+                }
+                put_u16(out, *off);
+                put_u16(out, old.len() as u16);
+                out.extend_from_slice(old);
+                out.extend_from_slice(new);
+            }
+            ChangeOp::Move {
+                slot,
+                old_flags,
+                old,
+                next_page,
+                next_slot,
+            } => {
+                out.push(2);
+                put_u16(out, *slot);
+                out.push(*old_flags);
+                out.extend_from_slice(old);
+                out.extend_from_slice(&next_page.to_le_bytes());
+                put_u16(out, *next_slot);
+            }
+            ChangeOp::Resize {
+                slot,
+                old_flags,
+                new_flags,
+                old_area,
+                new_area,
+            } => {
+                out.push(3);
+                put_u16(out, *slot);
+                out.push(*old_flags);
+                out.push(*new_flags);
+                put_bytes16(out, old_area);
+                put_bytes16(out, new_area);
+            }
+            ChangeOp::Delete { slot } => {
+                out.push(5);
+                put_u16(out, *slot);
+            }
+        }
+    }
+
+    fn decode(r: &mut Reader) -> Result<ChangeOp, String> {
+        let tag = r.u8()?;
+        let slot = r.u16()?;
+        Ok(match tag {
+            1 | 4 => {
+                let flags = if tag == 4 {
+                    Some((r.u8()?, r.u8()?))
+                } else {
+                    None
+                };
+                let off = r.u16()?;
+                let len = r.u16()? as usize;
+                ChangeOp::Update {
+                    slot,
+                    flags,
+                    off,
+                    old: r.take(len)?.to_vec(),
+                    new: r.take(len)?.to_vec(),
+                }
+            }
+            2 => ChangeOp::Move {
+                slot,
+                old_flags: r.u8()?,
+                old: r.array()?,
+                next_page: r.u32()?,
+                next_slot: r.u16()?,
+            },
+            3 => {
+                let old_flags = r.u8()?;
+                let new_flags = r.u8()?;
+                let n = r.u16()? as usize;
+                let old_area = r.take(n)?.to_vec();
+                let n = r.u16()? as usize;
+                ChangeOp::Resize {
+                    slot,
+                    old_flags,
+                    new_flags,
+                    old_area,
+                    new_area: r.take(n)?.to_vec(),
+                }
+            }
+            5 => ChangeOp::Delete { slot },
+            t => return Err(format!("unknown undo change op {t}")),
+        })
+    }
+}
+
+impl RevertOp {
+    fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            RevertOp::Patch {
+                slot,
+                header,
+                off,
+                bytes,
+            } => {
+                out.push(1);
+                put_u16(out, *slot);
+                out.extend_from_slice(header);
+                put_u16(out, *off);
+                put_bytes16(out, bytes);
+            }
+            RevertOp::Rewrite { slot, header, area } => {
+                out.push(2);
+                put_u16(out, *slot);
+                out.extend_from_slice(header);
+                put_bytes16(out, area);
+            }
+            RevertOp::Remove { slot } => {
+                out.push(3);
+                put_u16(out, *slot);
+            }
+        }
+    }
+
+    fn decode(r: &mut Reader) -> Result<RevertOp, String> {
+        let tag = r.u8()?;
+        let slot = r.u16()?;
+        Ok(match tag {
+            1 => {
+                let header = r.array()?;
+                let off = r.u16()?;
+                let n = r.u16()? as usize;
+                RevertOp::Patch {
+                    slot,
+                    header,
+                    off,
+                    bytes: r.take(n)?.to_vec(),
+                }
+            }
+            2 => {
+                let header = r.array()?;
+                let n = r.u16()? as usize;
+                RevertOp::Rewrite {
+                    slot,
+                    header,
+                    area: r.take(n)?.to_vec(),
+                }
+            }
+            3 => RevertOp::Remove { slot },
+            t => return Err(format!("unknown undo revert op {t}")),
+        })
+    }
 }
 
 /// A record read from the log, with its position.
@@ -183,6 +461,10 @@ impl Record {
             Record::DropTable { .. } => RecordKind::DropTable,
             Record::PageImage { .. } => RecordKind::PageImage,
             Record::Checkpoint { .. } => RecordKind::Checkpoint,
+            Record::UndoInsert { .. } => RecordKind::UndoInsert,
+            Record::UndoChange { .. } => RecordKind::UndoChange,
+            Record::UndoRevert { .. } => RecordKind::UndoRevert,
+            Record::UndoOnly(_) => RecordKind::UndoOnly,
         }
     }
 
@@ -194,7 +476,10 @@ impl Record {
             | Record::HeapDelete { page, .. }
             | Record::HeapUpdateOld { page, .. }
             | Record::HeapPrune { page, .. }
-            | Record::PageImage { page, .. } => Some(*page),
+            | Record::PageImage { page, .. }
+            | Record::UndoInsert { page, .. }
+            | Record::UndoChange { page, .. }
+            | Record::UndoRevert { page, .. } => Some(*page),
             _ => None,
         }
     }
@@ -206,7 +491,7 @@ impl Record {
                 out.extend_from_slice(&page.to_le_bytes());
                 out.extend_from_slice(&table.to_le_bytes());
             }
-            Record::HeapInsert { page, cid, rows } => {
+            Record::HeapInsert { page, cid, rows } | Record::UndoInsert { page, cid, rows } => {
                 out.extend_from_slice(&page.to_le_bytes());
                 out.extend_from_slice(&cid.to_le_bytes());
                 out.extend_from_slice(&(rows.len() as u16).to_le_bytes());
@@ -243,10 +528,12 @@ impl Record {
                 table,
                 name,
                 schema,
+                kind,
             } => {
                 out.extend_from_slice(&table.to_le_bytes());
                 put_string(out, name);
                 schema.encode(out);
+                out.push(*kind);
             }
             Record::DropTable { table } => out.extend_from_slice(&table.to_le_bytes()),
             Record::PageImage {
@@ -264,6 +551,30 @@ impl Record {
                 out.extend_from_slice(&redo_lsn.to_le_bytes());
                 out.extend_from_slice(&next_xid.to_le_bytes());
             }
+            Record::UndoChange { page, cid, ops } => {
+                out.extend_from_slice(&page.to_le_bytes());
+                out.extend_from_slice(&cid.to_le_bytes());
+                put_u16(out, ops.len() as u16);
+                for op in ops {
+                    op.encode(out);
+                }
+            }
+            Record::UndoRevert {
+                page,
+                undone_lsn,
+                ops,
+            } => {
+                out.extend_from_slice(&page.to_le_bytes());
+                out.extend_from_slice(&undone_lsn.to_le_bytes());
+                put_u16(out, ops.len() as u16);
+                for op in ops {
+                    op.encode(out);
+                }
+            }
+            Record::UndoOnly(inner) => {
+                out.push(inner.kind() as u8);
+                inner.encode_payload(out);
+            }
         }
     }
 
@@ -275,7 +586,7 @@ impl Record {
                 page: r.u64()?,
                 table: r.u32()?,
             },
-            RecordKind::HeapInsert => {
+            RecordKind::HeapInsert | RecordKind::UndoInsert => {
                 let page = r.u64()?;
                 let cid = r.u32()?;
                 let n = r.u16()? as usize;
@@ -285,7 +596,11 @@ impl Record {
                     let len = r.u16()? as usize;
                     rows.push((slot, r.take(len)?.to_vec()));
                 }
-                Record::HeapInsert { page, cid, rows }
+                if kind == RecordKind::HeapInsert {
+                    Record::HeapInsert { page, cid, rows }
+                } else {
+                    Record::UndoInsert { page, cid, rows }
+                }
             }
             RecordKind::HeapDelete => Record::HeapDelete {
                 page: r.u64()?,
@@ -314,10 +629,15 @@ impl Record {
                 let mut at = r.pos();
                 let schema = Schema::decode(payload, &mut at)?;
                 r = Reader::new(payload, at);
+                let kind = if r.remaining() > 0 { r.u8()? } else { 0 };
+                if kind > 1 {
+                    return Err(format!("unknown table kind {kind}"));
+                }
                 Record::CreateTable {
                     table,
                     name,
                     schema,
+                    kind,
                 }
             }
             RecordKind::DropTable => Record::DropTable { table: r.u32()? },
@@ -340,6 +660,42 @@ impl Record {
                 redo_lsn: r.u64()?,
                 next_xid: r.u64()?,
             },
+            RecordKind::UndoChange => {
+                let page = r.u64()?;
+                let cid = r.u32()?;
+                let n = r.u16()? as usize;
+                let mut ops = Vec::with_capacity(n.min(payload.len() / 3));
+                for _ in 0..n {
+                    ops.push(ChangeOp::decode(&mut r)?);
+                }
+                Record::UndoChange { page, cid, ops }
+            }
+            RecordKind::UndoRevert => {
+                let page = r.u64()?;
+                let undone_lsn = r.u64()?;
+                let n = r.u16()? as usize;
+                let mut ops = Vec::with_capacity(n.min(payload.len() / 3));
+                for _ in 0..n {
+                    ops.push(RevertOp::decode(&mut r)?);
+                }
+                Record::UndoRevert {
+                    page,
+                    undone_lsn,
+                    ops,
+                }
+            }
+            RecordKind::UndoOnly => {
+                let inner_kind = r.u8()?;
+                let inner = match RecordKind::from_u8(inner_kind) {
+                    Some(
+                        k @ (RecordKind::UndoInsert
+                        | RecordKind::UndoChange
+                        | RecordKind::UndoRevert),
+                    ) => Record::decode_payload(k, r.take(r.remaining())?)?,
+                    _ => return Err(format!("undo_only record wraps kind {inner_kind}")),
+                };
+                Record::UndoOnly(Box::new(inner))
+            }
         };
         if r.remaining() != 0 {
             return Err(format!(
@@ -422,6 +778,7 @@ mod tests {
                 table: 4,
                 name: "t".into(),
                 schema: Schema::new(vec![Column::new("a", ColumnType::Int4)]),
+                kind: 1,
             },
             Record::DropTable { table: 4 },
             Record::PageImage {
@@ -434,6 +791,69 @@ mod tests {
                 redo_lsn: 77,
                 next_xid: 5,
             },
+            Record::UndoInsert {
+                page: 3,
+                cid: 2,
+                rows: vec![(1, vec![5; 9])],
+            },
+            Record::UndoChange {
+                page: 4,
+                cid: 7,
+                ops: vec![
+                    ChangeOp::Update {
+                        slot: 1,
+                        flags: None,
+                        off: 3,
+                        old: vec![1],
+                        new: vec![2],
+                    },
+                    ChangeOp::Update {
+                        slot: 2,
+                        flags: Some((0, 8)),
+                        off: 0,
+                        old: vec![1, 2],
+                        new: vec![3, 4],
+                    },
+                    ChangeOp::Resize {
+                        slot: 3,
+                        old_flags: 0,
+                        new_flags: 4,
+                        old_area: vec![1; 6],
+                        new_area: vec![2; 9],
+                    },
+                    ChangeOp::Move {
+                        slot: 4,
+                        old_flags: 0,
+                        old: [9; 6],
+                        next_page: 12,
+                        next_slot: 3,
+                    },
+                    ChangeOp::Delete { slot: 5 },
+                ],
+            },
+            Record::UndoRevert {
+                page: 4,
+                undone_lsn: 999,
+                ops: vec![
+                    RevertOp::Patch {
+                        slot: 1,
+                        header: [3; UNDO_TUPLE_HEADER_BYTES],
+                        off: 3,
+                        bytes: vec![1],
+                    },
+                    RevertOp::Rewrite {
+                        slot: 3,
+                        header: [0; UNDO_TUPLE_HEADER_BYTES],
+                        area: vec![1; 9],
+                    },
+                    RevertOp::Remove { slot: 6 },
+                ],
+            },
+            Record::UndoOnly(Box::new(Record::UndoChange {
+                page: 4,
+                cid: 7,
+                ops: vec![ChangeOp::Delete { slot: 5 }],
+            })),
         ]
     }
 

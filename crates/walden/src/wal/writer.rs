@@ -185,23 +185,62 @@ impl Wal {
         page: &mut [u8],
         txn: Option<&mut TxnStats>,
     ) -> Result<Appended> {
+        self.append_change(kind, xid, payload, page, txn, false)
+    }
+
+    /// Like `append_page_change`, for a record whose payload recovery also needs to roll
+    /// the transaction back (undo tables): when a page image replaces it, the payload
+    /// follows the image in an `UndoOnly` record. Returns the record that carries the
+    /// payload.
+    pub fn append_undoable_change(
+        &self,
+        kind: RecordKind,
+        xid: u64,
+        payload: &[u8],
+        page: &mut [u8],
+        txn: Option<&mut TxnStats>,
+    ) -> Result<Appended> {
+        self.append_change(kind, xid, payload, page, txn, true)
+    }
+
+    fn append_change(
+        &self,
+        kind: RecordKind,
+        xid: u64,
+        payload: &[u8],
+        page: &mut [u8],
+        mut txn: Option<&mut TxnStats>,
+        undoable: bool,
+    ) -> Result<Appended> {
         self.poison.check()?;
-        check_record_size(payload.len().max(page.len()))?;
-        let (appended, big) = {
+        check_record_size(payload.len().max(page.len()) + 1)?;
+        let (image, appended, big) = {
             let mut ins = lock(&self.insert);
             let p = PageMut(page);
             let needs_image =
                 self.full_page_writes && kind != RecordKind::HeapInit && p.lsn() <= ins.redo_lsn;
-            let a = if needs_image {
+            let (image, a) = if needs_image {
                 let page_no = p.page_no();
                 let (lower, upper) = p.hole();
-                Self::push_image(&mut ins, xid, page_no, lower, upper, page)
+                let img = Self::push_image(&mut ins, xid, page_no, lower, upper, page);
+                if undoable {
+                    let mut wrapped = Vec::with_capacity(payload.len() + 1);
+                    wrapped.push(kind as u8);
+                    wrapped.extend_from_slice(payload);
+                    let a = Self::push(&mut ins, RecordKind::UndoOnly, xid, &wrapped);
+                    (Some(img), a)
+                } else {
+                    (None, img)
+                }
             } else {
-                Self::push(&mut ins, kind, xid, payload)
+                (None, Self::push(&mut ins, kind, xid, payload))
             };
             PageMut(page).set_lsn(a.end_lsn);
-            (a, ins.buffer.len() >= WRITE_OUT_BYTES)
+            (image, a, ins.buffer.len() >= WRITE_OUT_BYTES)
         };
+        if let Some(img) = image {
+            self.account(img, txn.as_deref_mut());
+        }
         self.account(appended, txn);
         if big {
             self.flush(appended.end_lsn, false)?;

@@ -1,0 +1,336 @@
+//! Undo tables: in-place update, row move, delete and space reuse, rollback (explicit, on
+//! error, after a crash), snapshot reads across undo chains, undo discard and its bound.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+use walden::vfs::{CrashMode, SimVfs};
+use walden::*;
+
+fn schema() -> Schema {
+    Schema::new(vec![
+        Column::not_null("a", ColumnType::Int4),
+        Column::not_null("b", ColumnType::Int4),
+        Column::new("c", ColumnType::Text),
+    ])
+}
+
+fn opts(vfs: &SimVfs, protection: Protection) -> Options {
+    Options {
+        vfs: Arc::new(vfs.clone()),
+        protection,
+        background: false,
+        segment_size_bytes: 2 << 20,
+        buffer_pool_bytes: 1 << 20,
+        default_table_kind: TableKind::Undo,
+        ..Options::default()
+    }
+}
+
+fn row(a: i32, b: i32, c: &str) -> Row {
+    vec![Value::Int4(a), Value::Int4(b), Value::Text(c.into())]
+}
+
+/// (a, b, c) of every visible row, sorted by a.
+fn contents(db: &Database) -> Vec<(i32, i32, String)> {
+    let mut tx = db.begin();
+    let mut v: Vec<(i32, i32, String)> = tx
+        .scan("t")
+        .unwrap()
+        .into_iter()
+        .map(|(_, r)| match &r[..] {
+            [Value::Int4(a), Value::Int4(b), Value::Text(c)] => (*a, *b, c.clone()),
+            other => panic!("unexpected row {other:?}"),
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn fill(db: &Database, n: i32) -> Vec<RowId> {
+    db.create_table("t", schema()).unwrap();
+    let mut tx = db.begin();
+    let rows: Vec<Row> = (0..n).map(|i| row(i, i, &"x".repeat(100))).collect();
+    let ids = tx.insert_many("t", &rows).unwrap();
+    tx.commit().unwrap();
+    ids
+}
+
+fn add_one_to_b(tx: &mut Transaction) -> u64 {
+    tx.modify_with("t", |_, r| {
+        let mut r = r.clone();
+        if let Value::Int4(b) = r[1] {
+            r[1] = Value::Int4(b + 1);
+        }
+        RowAction::Update(r)
+    })
+    .unwrap()
+}
+
+#[test]
+fn update_in_place_keeps_the_table_size_and_logs_little() {
+    for protection in [Protection::Cow, Protection::FullPage] {
+        let vfs = SimVfs::new(1);
+        let db = Database::create("db", opts(&vfs, protection)).unwrap();
+        let ids = fill(&db, 5000);
+        assert_eq!(db.table_kind("t").unwrap(), TableKind::Undo);
+        let size = db.table_bytes("t").unwrap();
+        db.checkpoint().unwrap();
+        let mut tx = db.begin();
+        assert_eq!(add_one_to_b(&mut tx), 5000);
+        let st = tx.commit_with_stats().unwrap();
+        assert_eq!(db.table_bytes("t").unwrap(), size, "{protection:?}");
+        let rows = contents(&db);
+        assert!(rows.iter().all(|(a, b, _)| b == &(a + 1)));
+        if protection == Protection::Cow {
+            // One record per page: far below one record per row.
+            assert!(st.wal_bytes() < 5000 * 16, "{} WAL bytes", st.wal_bytes());
+            assert_eq!(st.page_images(), 0);
+        }
+        // Row ids are unchanged by an in-place update.
+        let mut tx = db.begin();
+        assert_eq!(tx.get("t", ids[7]).unwrap().unwrap()[1], Value::Int4(8));
+        drop(tx);
+        drop(db);
+        vfs.restart(CrashMode::DropUnsynced);
+        let db = Database::open("db", opts(&vfs, protection)).unwrap();
+        assert_eq!(contents(&db), rows, "{protection:?} after a crash");
+    }
+}
+
+#[test]
+fn readers_see_their_snapshot_through_undo_chains() {
+    let vfs = SimVfs::new(2);
+    let db = Database::create("db", opts(&vfs, Protection::Cow)).unwrap();
+    let ids = fill(&db, 300);
+    let before = contents(&db);
+    let mut reader = db.begin();
+    // Three committed transactions change the same rows; the reader keeps its view.
+    for k in 0..3 {
+        let mut tx = db.begin();
+        add_one_to_b(&mut tx);
+        tx.delete("t", ids[10 + k]).unwrap();
+        tx.update("t", ids[20], &row(20, 1000 + k as i32, "grown ".repeat(40).as_str()))
+            .unwrap();
+        tx.commit().unwrap();
+    }
+    let mut seen: Vec<(i32, i32, String)> = reader
+        .scan("t")
+        .unwrap()
+        .into_iter()
+        .map(|(_, r)| match &r[..] {
+            [Value::Int4(a), Value::Int4(b), Value::Text(c)] => (*a, *b, c.clone()),
+            _ => unreachable!(),
+        })
+        .collect();
+    seen.sort();
+    assert_eq!(seen, before);
+    assert_eq!(reader.get("t", ids[10]).unwrap().unwrap(), row(10, 10, &"x".repeat(100)));
+    assert!(db.undo_bytes() > 0);
+    reader.commit().unwrap();
+    // Nobody needs the undo any more.
+    let _ = db.begin().commit();
+    assert_eq!(db.undo_bytes(), 0);
+    let now = contents(&db);
+    assert_eq!(now.len(), 297);
+    assert_eq!(now.iter().find(|r| r.0 == 20).unwrap().1, 1002);
+}
+
+#[test]
+fn rollback_restores_rows_explicitly_on_drop_and_after_a_crash() {
+    for protection in [Protection::Cow, Protection::FullPage] {
+        let vfs = SimVfs::new(3);
+        let db = Database::create("db", opts(&vfs, protection)).unwrap();
+        let ids = fill(&db, 2000);
+        let before = contents(&db);
+        let size = db.table_bytes("t").unwrap();
+        let work = |tx: &mut Transaction| {
+            add_one_to_b(tx);
+            tx.delete("t", ids[3]).unwrap();
+            tx.update("t", ids[4], &row(4, 4, &"long ".repeat(300))).unwrap();
+            tx.insert("t", &row(9999, 1, "new")).unwrap();
+            add_one_to_b(tx);
+        };
+        let mut tx = db.begin();
+        work(&mut tx);
+        tx.rollback().unwrap();
+        assert_eq!(contents(&db), before, "{protection:?} explicit");
+        let mut tx = db.begin();
+        work(&mut tx);
+        drop(tx);
+        assert_eq!(contents(&db), before, "{protection:?} drop");
+        // A crash with the changes (and a checkpoint in the middle) on disk.
+        let mut tx = db.begin();
+        add_one_to_b(&mut tx);
+        db.checkpoint().unwrap();
+        work(&mut tx);
+        db.flush_wal().unwrap();
+        std::mem::forget(tx);
+        drop(db);
+        vfs.restart(CrashMode::DropUnsynced);
+        let db = Database::open("db", opts(&vfs, protection)).unwrap();
+        assert_eq!(db.recovery_report().transactions_rolled_back, 1);
+        assert_eq!(contents(&db), before, "{protection:?} crash");
+        assert!(db.table_bytes("t").unwrap() <= size + 2 * 8192);
+        // And again: recovery's own compensation records replay.
+        drop(db);
+        vfs.restart(CrashMode::DropUnsynced);
+        let db = Database::open("db", opts(&vfs, protection)).unwrap();
+        assert_eq!(contents(&db), before, "{protection:?} second open");
+    }
+}
+
+#[test]
+fn crash_in_the_middle_of_a_long_update_leaves_the_table_as_before() {
+    let vfs = SimVfs::new(4);
+    let o = || Options {
+        buffer_pool_bytes: 256 << 10,
+        ..opts(&vfs, Protection::Cow)
+    };
+    let db = Database::create("db", o()).unwrap();
+    fill(&db, 20_000);
+    let before = contents(&db);
+    let mut tx = db.begin();
+    let mut n = 0;
+    tx.modify_with("t", |_, r| {
+        n += 1;
+        if n % 5000 == 0 {
+            // Checkpoints move the redo point past the transaction's first records.
+            db.checkpoint().unwrap();
+        }
+        if n == 15_000 {
+            return RowAction::Stop;
+        }
+        let mut r = r.clone();
+        r[1] = Value::Int4(-1);
+        RowAction::Update(r)
+    })
+    .unwrap();
+    db.flush_wal().unwrap();
+    std::mem::forget(tx);
+    drop(db);
+    vfs.restart(CrashMode::TearUnsynced);
+    let db = Database::open("db", o()).unwrap();
+    assert_eq!(contents(&db), before);
+}
+
+#[test]
+fn a_row_that_outgrows_its_page_moves_and_its_id_still_finds_it() {
+    let vfs = SimVfs::new(5);
+    let db = Database::create("db", opts(&vfs, Protection::Cow)).unwrap();
+    let ids = fill(&db, 200);
+    let pages = db.table_bytes("t").unwrap();
+    let mut reader = db.begin();
+    let big = "z".repeat(3000);
+    let mut tx = db.begin();
+    let mut moved = Vec::new();
+    for &id in &ids[..6] {
+        let i = id.slot as i32 + 1000;
+        moved.push(tx.update("t", id, &row(i, 0, &big)).unwrap());
+    }
+    assert!(moved.iter().zip(&ids).any(|(m, i)| m.page != i.page), "some row moved");
+    tx.commit().unwrap();
+    assert!(db.table_bytes("t").unwrap() > pages);
+    let mut tx = db.begin();
+    for (m, &id) in moved.iter().zip(&ids) {
+        let via_old = tx.get("t", id).unwrap().unwrap();
+        assert_eq!(via_old, tx.get("t", *m).unwrap().unwrap());
+        assert_eq!(via_old[2], Value::Text(big.clone()));
+    }
+    assert_eq!(tx.scan("t").unwrap().len(), 200);
+    drop(tx);
+    // The old snapshot still sees the old rows, once each.
+    let old = reader.scan("t").unwrap();
+    assert_eq!(old.len(), 200);
+    assert!(old.iter().all(|(_, r)| r[2] == Value::Text("x".repeat(100))));
+    reader.commit().unwrap();
+    // Updating a moved row again, and deleting one, then a crash.
+    let mut tx = db.begin();
+    tx.update("t", moved[0], &row(1, 2, "short again")).unwrap();
+    tx.delete("t", ids[1]).unwrap();
+    tx.commit().unwrap();
+    let after = contents(&db);
+    drop(db);
+    vfs.restart(CrashMode::DropUnsynced);
+    let db = Database::open("db", opts(&vfs, Protection::Cow)).unwrap();
+    assert_eq!(contents(&db), after);
+    assert_eq!(after.len(), 199);
+}
+
+#[test]
+fn deleted_rows_keep_their_space_until_no_snapshot_sees_them() {
+    let vfs = SimVfs::new(6);
+    let db = Database::create("db", opts(&vfs, Protection::Cow)).unwrap();
+    fill(&db, 1000);
+    let size = db.table_bytes("t").unwrap();
+    let mut reader = db.begin();
+    let mut tx = db.begin();
+    let n = tx.modify_with("t", |_, _| RowAction::Delete).unwrap();
+    assert_eq!(n, 1000);
+    let st = tx.commit_with_stats().unwrap();
+    // A delete logs a few bytes per row, not the row.
+    assert!(st.wal_bytes() < 1000 * 6, "{} WAL bytes", st.wal_bytes());
+    assert_eq!(reader.scan("t").unwrap().len(), 1000);
+    assert_eq!(db.vacuum("t").unwrap(), 0, "the reader still sees them");
+    reader.commit().unwrap();
+    let before = db.stats();
+    assert_eq!(db.vacuum("t").unwrap(), 1000);
+    assert_eq!(db.vacuum("t").unwrap(), 0);
+    // Nothing left to do: the second vacuum wrote only its commit record.
+    let d = db.stats().since(&before);
+    assert!(d.wal_records <= d.commits + (size / 8192) + 2);
+    // Their space is reused: inserting as many rows again does not grow the table.
+    let mut tx = db.begin();
+    let rows: Vec<Row> = (0..1000).map(|i| row(i, i, &"x".repeat(100))).collect();
+    tx.insert_many("t", &rows).unwrap();
+    tx.commit().unwrap();
+    assert!(db.table_bytes("t").unwrap() <= size + 8192);
+}
+
+#[test]
+fn the_undo_bound_fails_a_transaction_cleanly() {
+    let vfs = SimVfs::new(7);
+    let o = Options {
+        undo_limit_bytes: 1 << 20,
+        ..opts(&vfs, Protection::Cow)
+    };
+    let db = Database::create("db", o).unwrap();
+    fill(&db, 60_000);
+    let before = contents(&db);
+    let mut tx = db.begin();
+    let r = tx.modify_with("t", |_, r| {
+        let mut r = r.clone();
+        r[1] = Value::Int4(7);
+        RowAction::Update(r)
+    });
+    assert!(matches!(r, Err(Error::UndoFull { .. })), "{r:?}");
+    tx.rollback().unwrap();
+    assert_eq!(contents(&db), before);
+    assert_eq!(db.undo_bytes(), 0);
+    // Raising the bound lets the same statement through.
+    db.set_undo_limit(64 << 20);
+    let mut tx = db.begin();
+    add_one_to_b(&mut tx);
+    tx.commit().unwrap();
+}
+
+#[test]
+fn writers_wait_and_the_first_updater_wins() {
+    let vfs = SimVfs::new(8);
+    let db = Database::create("db", opts(&vfs, Protection::Cow)).unwrap();
+    let ids = fill(&db, 10);
+    let mut a = db.begin();
+    let mut b = db.begin();
+    a.update("t", ids[0], &row(0, 100, "a")).unwrap();
+    a.commit().unwrap();
+    assert!(matches!(
+        b.update("t", ids[0], &row(0, 200, "b")),
+        Err(Error::SerializationFailure)
+    ));
+    drop(b);
+    let mut c = db.begin();
+    assert_eq!(c.get("t", ids[0]).unwrap().unwrap()[1], Value::Int4(100));
+    // Own changes: later commands see earlier ones.
+    c.update("t", ids[1], &row(1, 5, "c")).unwrap();
+    assert_eq!(c.get("t", ids[1]).unwrap().unwrap()[1], Value::Int4(5));
+    c.commit().unwrap();
+}
