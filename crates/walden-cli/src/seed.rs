@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use walden::{Database, Options, Protection};
+use walden::{Database, Options, Protection, TableKind};
 use walden_sql::Session;
 
 use crate::bench::TempDir;
@@ -52,9 +52,9 @@ pub struct SeedArgs {
     #[arg(long, default_value_t = 1_000_000,
           value_parser = clap::value_parser!(u64).range(1..=i32::MAX as u64))]
     rows: u64,
-    /// Configurations to run, comma-separated (default: all). Walden: default, heap/cow,
-    /// heap/full-page, heap/none. PostgreSQL: postgres/fpw-on, postgres/fpw-off,
-    /// postgres/fpw-on/lz4.
+    /// Configurations to run, comma-separated (default: all). Walden (table kind /
+    /// torn-page protection): default, heap/cow, heap/full-page, heap/none, undo/cow,
+    /// undo/full-page. PostgreSQL: postgres/fpw-on, postgres/fpw-off, postgres/fpw-on/lz4.
     #[arg(long, value_delimiter = ',')]
     configs: Vec<String>,
     /// PostgreSQL: auto (use it if installed), off, or the server's bin directory.
@@ -71,7 +71,14 @@ pub struct SeedArgs {
     format: Format,
 }
 
-const WALDEN_CONFIGS: &[&str] = &["default", "heap/cow", "heap/full-page", "heap/none"];
+const WALDEN_CONFIGS: &[&str] = &[
+    "default",
+    "heap/cow",
+    "heap/full-page",
+    "heap/none",
+    "undo/cow",
+    "undo/full-page",
+];
 const POSTGRES_CONFIGS: &[&str] = &["postgres/fpw-on", "postgres/fpw-off", "postgres/fpw-on/lz4"];
 
 /// The statements of W1, by name, exactly as both engines run them.
@@ -99,17 +106,22 @@ pub fn statements(rows: u64, data: Data) -> Vec<(&'static str, String)> {
     ]
 }
 
-/// Options of a Walden configuration: `default` is a new database with no settings.
+/// Options of a Walden configuration, `kind/protection`: the table kind (which the
+/// statements, the same as PostgreSQL's, get as the database's default kind) and the
+/// torn-page protection. `default` is a new database with no settings.
 pub fn walden_options(config: &str) -> Option<Options> {
-    let protection = match config {
+    let (default_table_kind, protection) = match config {
         "default" => return Some(Options::default()),
-        "heap/cow" => Protection::Cow,
-        "heap/full-page" => Protection::FullPage,
-        "heap/none" => Protection::None,
+        "heap/cow" => (TableKind::Heap, Protection::Cow),
+        "heap/full-page" => (TableKind::Heap, Protection::FullPage),
+        "heap/none" => (TableKind::Heap, Protection::None),
+        "undo/cow" => (TableKind::Undo, Protection::Cow),
+        "undo/full-page" => (TableKind::Undo, Protection::FullPage),
         _ => return None,
     };
     Some(Options {
         protection,
+        default_table_kind,
         ..Options::default()
     })
 }
@@ -165,6 +177,7 @@ pub fn run_walden(
                 statement: name,
                 wal_bytes: r.stats.wal_bytes_written,
                 page_images: r.stats.page_images,
+                undo_bytes: r.stats.undo_bytes,
                 data_bytes_written: written.data_bytes_written,
                 table_bytes: db.table_bytes("demo")?,
                 seconds: r.elapsed.as_secs_f64(),
@@ -200,6 +213,8 @@ fn run_postgres(
             statement: name,
             wal_bytes: m.wal_bytes,
             page_images: m.page_images,
+            // PostgreSQL's heap keeps old row versions in the table: it has no undo.
+            undo_bytes: 0,
             data_bytes_written: m.data_bytes_written,
             table_bytes: cluster.table_bytes("demo")?,
             seconds: m.seconds,
@@ -304,9 +319,11 @@ mod tests {
     use std::sync::Arc;
     use walden::vfs::SimVfs;
 
-    /// The bench's WAL figure for each statement is what reached the WAL files.
+    /// The bench's WAL figure for each statement is what reached the WAL files, in every
+    /// configuration, heap and undo tables alike.
     #[test]
     fn reported_wal_equals_wal_file_bytes() {
+        assert!(WALDEN_CONFIGS.contains(&"undo/cow") && WALDEN_CONFIGS.contains(&"undo/full-page"));
         for config in WALDEN_CONFIGS {
             for data in [Data::Lpad, Data::Random] {
                 let vfs = SimVfs::new(7);
@@ -336,9 +353,20 @@ mod tests {
                 let update = &rows[2].0;
                 assert_eq!(
                     update.page_images > 0,
-                    *config == "heap/full-page",
+                    config.ends_with("/full-page"),
                     "{update:?}"
                 );
+                // Only undo tables write undo: the old values of updated and deleted rows.
+                let undo = config.starts_with("undo/");
+                for (row, _) in &rows {
+                    let changes =
+                        matches!(row.statement, "update_all" | "update_sparse" | "delete");
+                    if undo && changes {
+                        assert!(row.undo_bytes > 0, "{config} {row:?}");
+                    } else if !undo {
+                        assert_eq!(row.undo_bytes, 0, "{config} {row:?}");
+                    }
+                }
             }
         }
     }

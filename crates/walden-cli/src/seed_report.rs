@@ -31,6 +31,8 @@ pub struct SeedRow {
     pub statement: &'static str,
     pub wal_bytes: u64,
     pub page_images: u64,
+    /// Undo appended by the statement (undo tables; 0 for heap tables and PostgreSQL).
+    pub undo_bytes: u64,
     pub data_bytes_written: u64,
     /// Size of the table after the statement.
     pub table_bytes: u64,
@@ -48,7 +50,7 @@ const WORKLOAD_ORDER: [&str; 6] = [
 ];
 
 /// The field names of CSV and JSON, in their order.
-pub const FIELDS: [&str; 10] = [
+pub const FIELDS: [&str; 11] = [
     "engine",
     "config",
     "data",
@@ -56,6 +58,7 @@ pub const FIELDS: [&str; 10] = [
     "statement",
     "wal_bytes",
     "page_images",
+    "undo_bytes",
     "data_bytes_written",
     "table_bytes",
     "seconds",
@@ -76,6 +79,7 @@ pub fn to_json(rows: &[SeedRow]) -> Value {
                 "statement": row.statement,
                 "wal_bytes": row.wal_bytes,
                 "page_images": row.page_images,
+                "undo_bytes": row.undo_bytes,
                 "data_bytes_written": row.data_bytes_written,
                 "table_bytes": row.table_bytes,
                 "seconds": row.seconds,
@@ -99,6 +103,7 @@ pub fn to_csv(rows: &[SeedRow]) -> String {
             csv_field(row.statement),
             Cow::Owned(row.wal_bytes.to_string()),
             Cow::Owned(row.page_images.to_string()),
+            Cow::Owned(row.undo_bytes.to_string()),
             Cow::Owned(row.data_bytes_written.to_string()),
             Cow::Owned(row.table_bytes.to_string()),
             // `Display` of f64 is the shortest text that reads back as the same number.
@@ -195,15 +200,17 @@ fn sort_statements(statements: &mut [&'static str]) {
 enum Metric {
     WalMib,
     PageImages,
+    UndoMib,
     DataWrittenMib,
     Seconds,
     TableMib,
 }
 
 impl Metric {
-    const ALL: [Metric; 5] = [
+    const ALL: [Metric; 6] = [
         Metric::WalMib,
         Metric::PageImages,
+        Metric::UndoMib,
         Metric::DataWrittenMib,
         Metric::Seconds,
         Metric::TableMib,
@@ -213,6 +220,7 @@ impl Metric {
         match self {
             Metric::WalMib => "WAL MiB",
             Metric::PageImages => "page images in the WAL",
+            Metric::UndoMib => "undo MiB",
             Metric::DataWrittenMib => "data written MiB",
             Metric::Seconds => "seconds",
             Metric::TableMib => "table MiB after the statement",
@@ -223,6 +231,7 @@ impl Metric {
         match self {
             Metric::WalMib => row.wal_bytes as f64 / MIB,
             Metric::PageImages => row.page_images as f64,
+            Metric::UndoMib => row.undo_bytes as f64 / MIB,
             Metric::DataWrittenMib => row.data_bytes_written as f64 / MIB,
             Metric::Seconds => row.seconds,
             Metric::TableMib => row.table_bytes as f64 / MIB,
@@ -779,6 +788,7 @@ mod tests {
             statement,
             wal_bytes,
             page_images: 48_231,
+            undo_bytes: 0,
             data_bytes_written: 325_058_970,
             table_bytes: 154_722_304,
             seconds: 4.125,
@@ -820,7 +830,7 @@ mod tests {
         assert_eq!(keys, FIELDS);
         assert_eq!(
             json.to_string(),
-            r#"[{"engine":"walden","config":"heap/cow","data":"lpad","rows":1000000,"statement":"insert","wal_bytes":132138993,"page_images":48231,"data_bytes_written":325058970,"table_bytes":154722304,"seconds":4.125}]"#
+            r#"[{"engine":"walden","config":"heap/cow","data":"lpad","rows":1000000,"statement":"insert","wal_bytes":132138993,"page_images":48231,"undo_bytes":0,"data_bytes_written":325058970,"table_bytes":154722304,"seconds":4.125}]"#
         );
     }
 
@@ -829,8 +839,8 @@ mod tests {
         let csv = to_csv(&[row("heap/cow", "insert", 132_138_993)]);
         assert_eq!(
             csv,
-            "engine,config,data,rows,statement,wal_bytes,page_images,data_bytes_written,table_bytes,seconds\n\
-             walden,heap/cow,lpad,1000000,insert,132138993,48231,325058970,154722304,4.125\n"
+            "engine,config,data,rows,statement,wal_bytes,page_images,undo_bytes,data_bytes_written,table_bytes,seconds\n\
+             walden,heap/cow,lpad,1000000,insert,132138993,48231,0,325058970,154722304,4.125\n"
         );
     }
 
@@ -900,7 +910,7 @@ mod tests {
         let text = render_table(&full_run());
         let widest = text.lines().map(|line| line.chars().count()).max();
         assert!(widest.is_some_and(|w| w <= 160), "{widest:?}\n{text}");
-        assert_eq!(text.matches("| update_sparse |").count(), 5, "{text}");
+        assert_eq!(text.matches("| update_sparse |").count(), 6, "{text}");
     }
 
     #[test]

@@ -16,7 +16,7 @@ use crate::CliError;
 /// `walden sql [DIR] [-c SQL]... [-f FILE]...`. Without -c or -f it reads standard input:
 /// a terminal gets the interactive shell, anything else is run as one script (like
 /// `psql < file`). The -c strings run first, in order, then the -f files, in order.
-/// Backslash commands (`\dt`, `\d NAME`, `\timing`, `\wal`, `\q`, `\?`) work on their own
+/// Backslash commands (`\dt`, `\d NAME`, `\timing`, `\wal`, `\undo`, `\q`, `\?`) work on their own
 /// line everywhere. The exit code is 1 if any statement or backslash command failed
 /// (0 in the interactive shell), else 0.
 #[derive(clap::Args)]
@@ -388,13 +388,14 @@ General
 
 Informational
   \\d                     list tables (same as \\dt)
-  \\d NAME                describe table NAME: columns, types, primary key
+  \\d NAME                describe table NAME: columns, types, primary key, kind
   \\dt [NAME]             list tables (or only NAME)
 
 Display
   \\timing [on|off]       show how long each statement took (toggles without argument)
   \\wal [on|off]          show what each statement wrote: WAL bytes and records, page
-                         images, data file bytes, fsyncs, seconds (toggles)
+                         images, undo bytes, data file bytes, fsyncs, seconds (toggles)
+  \\undo                  show the undo the database holds now, and its limit
 
 SQL statements end with a semicolon; SHOW ALL lists Walden's settings.";
 
@@ -413,6 +414,11 @@ impl Shell<'_> {
             ("\\?", _) => outln!(self.printer.out, "{HELP}")?,
             ("\\timing", _) => self.toggle("\\timing", argument)?,
             ("\\wal", _) => self.toggle("\\wal", argument)?,
+            ("\\undo", None) => {
+                let db = self.session.database();
+                let text = undo_line(db.undo_bytes(), db.undo_limit());
+                outln!(self.printer.out, "{text}")?
+            }
             ("\\d" | "\\dt", None) => self.list_tables(None)?,
             ("\\dt", Some(name)) => self.list_tables(Some(&table_name(name)))?,
             ("\\d", Some(name)) => self.describe(&table_name(name))?,
@@ -486,6 +492,10 @@ impl Shell<'_> {
             .collect();
         if !key.is_empty() {
             outln!(out, "Primary key: ({})", key.join(", "))?;
+        }
+        // psql's `\d+` line; Walden's table kinds are its access methods.
+        if let Ok(kind) = self.session.database().table_kind(name) {
+            outln!(out, "Access method: {kind}")?;
         }
         outln!(out)
     }
@@ -674,16 +684,26 @@ fn position_lines(statement: &str, position: usize) -> String {
 }
 
 /// What a statement wrote:
-/// `WAL 12.4 MiB (1,000,000 records, 0 page images) · data 0 B · fsync 1 · 0.61 s`.
+/// `WAL 12.4 MiB (1,000,000 records, 0 page images) · undo 0 B · data 0 B · fsync 1 · 0.61 s`.
 fn wal_line(stats: &StatsSnapshot, elapsed: Duration) -> String {
     format!(
-        "WAL {} ({} records, {} page images) · data {} · fsync {} · {:.2} s",
+        "WAL {} ({} records, {} page images) · undo {} · data {} · fsync {} · {:.2} s",
         bytes_text(stats.wal_record_bytes),
         grouped(stats.wal_records),
         grouped(stats.page_images),
+        bytes_text(stats.undo_bytes),
         bytes_text(stats.data_bytes_written),
         grouped(stats.fsyncs()),
         elapsed.as_secs_f64()
+    )
+}
+
+/// `\undo`: `undo held: 0 B (limit 1.0 GiB)`.
+fn undo_line(held: u64, limit: u64) -> String {
+    format!(
+        "undo held: {} (limit {})",
+        bytes_text(held),
+        bytes_text(limit)
     )
 }
 
@@ -767,6 +787,7 @@ mod tests {
         assert_eq!(bytes_text(13_002_342), "12.4 MiB");
         assert_eq!(bytes_text(1024 * 1024 - 1), "1.0 MiB");
         assert_eq!(bytes_text(5 << 30), "5.0 GiB");
+        assert_eq!(undo_line(0, 1 << 30), "undo held: 0 B (limit 1.0 GiB)");
         assert_eq!(grouped(0), "0");
         assert_eq!(grouped(999), "999");
         assert_eq!(grouped(1_000_000), "1,000,000");

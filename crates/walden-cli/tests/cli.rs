@@ -257,3 +257,48 @@ fn crashtest_short_run_passes() {
         assert_eq!(u64_field(&map, key), 0, "{key}: {map:?}");
     }
 }
+
+#[test]
+fn bench_seed_json_reports_undo_for_undo_tables() {
+    let out = run(&[
+        "bench",
+        "seed",
+        "--rows",
+        "500",
+        "--postgres",
+        "off",
+        "--configs",
+        "heap/cow,undo/cow,undo/full-page",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&stdout(&out)).expect("a JSON array");
+    assert_eq!(rows.len(), 3 * 6);
+    for row in &rows {
+        let map = row.as_object().expect("an object");
+        let config = map["config"].as_str().expect("config");
+        let statement = map["statement"].as_str().expect("statement");
+        for key in [
+            "wal_bytes",
+            "page_images",
+            "data_bytes_written",
+            "table_bytes",
+        ] {
+            u64_field(map, key);
+        }
+        let undo = u64_field(map, "undo_bytes");
+        if config == "heap/cow" {
+            assert_eq!(undo, 0, "{map:?}");
+        }
+        if config.starts_with("undo/") && statement == "update_all" {
+            // The old value of b for each of the 501 rows, at least.
+            assert!(undo > 501 * 4, "{map:?}");
+        }
+    }
+}

@@ -3,26 +3,38 @@
 
 use sqlparser::ast::{self, ColumnOption, ObjectType, Spanned, TableConstraint};
 use sqlparser::tokenizer::Location;
-use walden::{Column, Schema};
+use walden::{Column, Schema, TableKind};
 
 use crate::bind::{ident_name, object_name};
 use crate::error::{code, SqlError, SqlResult};
 use crate::session::{Ctx, DbCatalog, Output};
 use crate::types::declared_type;
 
-/// Table kinds `CREATE TABLE ... USING` accepts.
-const TABLE_KINDS: &[&str] = &["heap"];
+/// The table kind `CREATE TABLE ... USING name` names: `heap`, or `undo` (also spelled
+/// `zheap`, the name of PostgreSQL's undo-based table access method).
+pub(crate) fn table_kind_named(name: &str) -> Option<TableKind> {
+    match name {
+        "zheap" => Some(TableKind::Undo),
+        _ => TableKind::parse(name).filter(|k| k.name() == name),
+    }
+}
 
-fn check_kind(kind: Option<(String, Location)>) -> SqlResult<()> {
+/// The hint listing what `USING` and `default_table_kind` accept.
+pub(crate) const TABLE_KINDS_HINT: &str =
+    "Walden's table kinds: heap, undo (zheap is an alias of undo).";
+
+/// The kind of a new table: the one `USING` names, else the session's default.
+fn table_kind(kind: Option<(String, Location)>, default: TableKind) -> SqlResult<TableKind> {
     match kind {
-        None => Ok(()),
-        Some((k, _)) if TABLE_KINDS.contains(&k.as_str()) => Ok(()),
-        Some((k, at)) => Err(SqlError::new(
-            code::UNDEFINED_OBJECT,
-            format!("access method \"{k}\" does not exist"),
-        )
-        .with_hint(format!("Walden's table kinds: {}.", TABLE_KINDS.join(", ")))
-        .at(at)),
+        None => Ok(default),
+        Some((k, at)) => table_kind_named(&k).ok_or_else(|| {
+            SqlError::new(
+                code::UNDEFINED_OBJECT,
+                format!("access method \"{k}\" does not exist"),
+            )
+            .with_hint(TABLE_KINDS_HINT)
+            .at(at)
+        }),
     }
 }
 
@@ -50,10 +62,11 @@ pub(crate) fn create_table(
     cx: &mut Ctx,
     ct: &ast::CreateTable,
     kind: Option<(String, Location)>,
+    default_kind: TableKind,
     synchronous_commit: bool,
 ) -> SqlResult<Output> {
     check_plain_create(ct)?;
-    check_kind(kind)?;
+    let kind = table_kind(kind, default_kind)?;
     let name = object_name(&ct.name)?;
     if cx.db.table_names().contains(&name) {
         if ct.if_not_exists {
@@ -70,7 +83,7 @@ pub(crate) fn create_table(
         .at(ct.name.span().start));
     }
     if let Some(q) = &ct.query {
-        return create_table_as(cx, ct, &name, q, synchronous_commit);
+        return create_table_as(cx, ct, &name, q, kind, synchronous_commit);
     }
     let mut columns: Vec<Column> = Vec::new();
     for def in &ct.columns {
@@ -140,7 +153,7 @@ pub(crate) fn create_table(
         return Err(SqlError::unsupported("a table with no columns"));
     }
     forget_serials(cx, &name);
-    cx.db.create_table(&name, Schema::new(columns))?;
+    cx.db.create_table_with(&name, Schema::new(columns), kind)?;
     Ok(Output::tag("CREATE TABLE"))
 }
 
@@ -149,6 +162,7 @@ fn create_table_as(
     ct: &ast::CreateTable,
     name: &str,
     q: &ast::Query,
+    kind: TableKind,
     synchronous_commit: bool,
 ) -> SqlResult<Output> {
     let plan = crate::select::SelectPlan::plan(q, &mut DbCatalog(cx.db))?;
@@ -170,7 +184,7 @@ fn create_table_as(
         columns.push(Column::new(n, ty.column_type()));
     }
     forget_serials(cx, name);
-    cx.db.create_table(name, Schema::new(columns))?;
+    cx.db.create_table_with(name, Schema::new(columns), kind)?;
     // The rows go in their own transaction; if that fails the table goes too.
     let mut t = cx.db.begin();
     t.set_synchronous_commit(synchronous_commit);

@@ -31,6 +31,7 @@ pub mod code {
     pub const DEADLOCK: &str = "40P01";
     pub const FEATURE_NOT_SUPPORTED: &str = "0A000";
     pub const PROGRAM_LIMIT: &str = "54000";
+    pub const CONFIGURATION_LIMIT: &str = "53400";
     pub const IO_ERROR: &str = "58030";
     pub const DATA_CORRUPTED: &str = "XX001";
     pub const INTERNAL: &str = "XX000";
@@ -160,6 +161,7 @@ impl From<walden::Error> for SqlError {
             | E::TruncatedWalSegment { .. }
             | E::MissingWalSegment { .. } => code::DATA_CORRUPTED,
             E::RecordTooLarge { .. } => code::PROGRAM_LIMIT,
+            E::UndoFull { .. } => code::CONFIGURATION_LIMIT,
             E::InvalidOption(_) => code::INVALID_PARAMETER,
             _ => code::INTERNAL,
         };

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use sqlparser::ast::{self, Statement};
 use walden::rng::SimRng;
-use walden::{Database, StatsSnapshot, Transaction, Value};
+use walden::{Database, StatsSnapshot, TableKind, Transaction, Value};
 
 use crate::bind::{ident_name, object_name, Scope};
 use crate::error::{code, SqlError, SqlResult};
@@ -105,6 +105,8 @@ pub struct Session<'db> {
     rng: SimRng,
     serials: HashMap<(String, String), i64>,
     synchronous_commit: bool,
+    /// The kind of a table created without `USING` (the `default_table_kind` setting).
+    default_table_kind: TableKind,
 }
 
 impl<'db> Session<'db> {
@@ -125,6 +127,7 @@ impl<'db> Session<'db> {
             rng: SimRng::new(seed),
             serials: HashMap::new(),
             synchronous_commit: db.synchronous_commit(),
+            default_table_kind: db.default_table_kind(),
         }
     }
 
@@ -334,9 +337,12 @@ impl<'db> Session<'db> {
         table_kind: Option<(String, sqlparser::tokenizer::Location)>,
     ) -> SqlResult<Output> {
         let sync = self.synchronous_commit;
+        let default_kind = self.default_table_kind;
         let mut cx = self.ctx();
         match stmt {
-            Statement::CreateTable(ct) => ddl::create_table(&mut cx, ct, table_kind, sync),
+            Statement::CreateTable(ct) => {
+                ddl::create_table(&mut cx, ct, table_kind, default_kind, sync)
+            }
             Statement::Drop {
                 object_type,
                 if_exists,
@@ -422,6 +428,16 @@ impl<'db> Session<'db> {
                 "Wait for the commit's WAL to be durable (session; settable)",
             ),
             (
+                "default_table_kind",
+                self.default_table_kind.name().to_string(),
+                "Kind of a table created without USING: heap or undo (session; settable)",
+            ),
+            (
+                "undo_limit",
+                self.db.undo_limit().to_string(),
+                "Most bytes of undo the undo log may hold at once (database; settable, e.g. '1GB')",
+            ),
+            (
                 "protection",
                 self.db.protection().name().to_string(),
                 "Torn-page protection: cow, full-page or none (chosen at creation)",
@@ -442,16 +458,18 @@ impl<'db> Session<'db> {
             return Err(SqlError::unsupported(format!("{set}")));
         };
         let name = object_name(variable)?;
-        let value = match values.as_slice() {
+        // As written (sizes' units are case-sensitive), and in lower case for the rest.
+        let raw = match values.as_slice() {
             [ast::Expr::Identifier(id)] => ident_name(id),
             [ast::Expr::Value(v)] => match &v.value {
-                ast::Value::SingleQuotedString(s) => s.to_lowercase(),
+                ast::Value::SingleQuotedString(s) => s.clone(),
                 ast::Value::Boolean(b) => b.to_string(),
                 ast::Value::Number(n, _) => n.clone(),
                 other => other.to_string(),
             },
             _ => return Err(SqlError::syntax(format!("SET {name} takes one value"))),
         };
+        let value = raw.to_lowercase();
         match name.as_str() {
             "synchronous_commit" => {
                 self.synchronous_commit = match value.as_str() {
@@ -466,6 +484,20 @@ impl<'db> Session<'db> {
                         ))
                     }
                 };
+                Ok(Output::tag("SET"))
+            }
+            "default_table_kind" => {
+                self.default_table_kind = ddl::table_kind_named(&value)
+                    .ok_or_else(|| invalid_value(&name, &raw).with_hint(ddl::TABLE_KINDS_HINT))?;
+                Ok(Output::tag("SET"))
+            }
+            "undo_limit" => {
+                let bytes = parse_size(&raw).ok_or_else(|| {
+                    invalid_value(&name, &raw).with_hint(
+                        "Valid units for this parameter are \"B\", \"kB\", \"MB\", \"GB\", and \"TB\".",
+                    )
+                })?;
+                self.db.set_undo_limit(bytes);
                 Ok(Output::tag("SET"))
             }
             "protection" | "page_size" => Err(SqlError::new(
@@ -508,6 +540,47 @@ impl<'db> Session<'db> {
         out.rows.push(vec![Value::Text(v)]);
         Ok(out)
     }
+}
+
+fn invalid_value(name: &str, value: &str) -> SqlError {
+    SqlError::new(
+        code::INVALID_PARAMETER,
+        format!("invalid value for parameter \"{name}\": \"{value}\""),
+    )
+}
+
+/// A size as PostgreSQL's memory settings take it: a number (here, of bytes), maybe with
+/// a fraction, and an optional unit `B`, `kB`, `MB`, `GB` or `TB` (1024-based, case
+/// as written), white space allowed around both. None if it is not one or exceeds
+/// `i64::MAX` bytes.
+pub fn parse_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let multiplier: u64 = match unit.trim() {
+        "" | "B" => 1,
+        "kB" => 1 << 10,
+        "MB" => 1 << 20,
+        "GB" => 1 << 30,
+        "TB" => 1 << 40,
+        _ => return None,
+    };
+    if number.is_empty() || number == "." {
+        return None;
+    }
+    let bytes = if let Ok(n) = number.parse::<u64>() {
+        n.checked_mul(multiplier)?
+    } else {
+        let x = number.parse::<f64>().ok()? * multiplier as f64;
+        // Rounded to whole bytes, as PostgreSQL rounds a fraction of its unit.
+        if !x.is_finite() || x.round() >= i64::MAX as f64 {
+            return None;
+        }
+        x.round() as u64
+    };
+    (bytes <= i64::MAX as u64).then_some(bytes)
 }
 
 fn unknown_setting(name: &str) -> SqlError {

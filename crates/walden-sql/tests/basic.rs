@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 use walden::vfs::SimVfs;
-use walden::{Database, Options};
+use walden::{Database, Options, TableKind};
 use walden_sql::{value, Session};
 
 fn db() -> Database {
@@ -191,4 +191,276 @@ fn errors_are_postgres_like_and_change_nothing() {
     assert_eq!(s.execute("select 1").unwrap_err().code, "25P02");
     assert_eq!(tag(&mut s, "commit"), "ROLLBACK");
     assert_eq!(q(&mut s, "select count(*) from t"), "1");
+}
+
+fn kind(db: &Database, table: &str) -> &'static str {
+    db.table_kind(table).unwrap().name()
+}
+
+fn show(s: &mut Session, setting: &str) -> String {
+    q(s, &format!("show {setting}"))
+}
+
+#[test]
+fn using_names_the_table_kind() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    assert_eq!(
+        tag(&mut s, "create table h (a int) using heap"),
+        "CREATE TABLE"
+    );
+    assert_eq!(
+        tag(&mut s, "create table u (a int, b text) USING undo"),
+        "CREATE TABLE"
+    );
+    assert_eq!(
+        tag(&mut s, "create table z (a int) using zheap"),
+        "CREATE TABLE"
+    );
+    assert_eq!(
+        tag(&mut s, "create table za using zheap as select 1 a, 'x' b"),
+        "SELECT 1"
+    );
+    assert_eq!(
+        tag(&mut s, "create table ua using undo as select 1 a"),
+        "SELECT 1"
+    );
+    assert_eq!(
+        tag(&mut s, "create table ha using heap as select 1 a"),
+        "SELECT 1"
+    );
+    assert_eq!(tag(&mut s, "create table d (a int)"), "CREATE TABLE");
+    let kinds: Vec<(&str, &str)> = ["h", "u", "z", "za", "ua", "ha", "d"]
+        .into_iter()
+        .map(|t| (t, kind(&db, t)))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("h", "heap"),
+            ("u", "undo"),
+            ("z", "undo"),
+            ("za", "undo"),
+            ("ua", "undo"),
+            ("ha", "heap"),
+            ("d", "heap")
+        ]
+    );
+    // IF NOT EXISTS on an existing table keeps it as it is.
+    assert_eq!(
+        tag(&mut s, "create table if not exists h (a int) using undo"),
+        "CREATE TABLE"
+    );
+    assert_eq!(kind(&db, "h"), "heap");
+    // Undo tables answer as heap tables do.
+    s.execute("insert into u values (1, 'a'), (2, 'b'), (3, null)")
+        .unwrap();
+    assert_eq!(
+        tag(&mut s, "update u set b = b || a where a >= 2"),
+        "UPDATE 2"
+    );
+    assert_eq!(tag(&mut s, "delete from u where a = 1"), "DELETE 1");
+    assert_eq!(q(&mut s, "select a, b from u order by a"), "2|b2\n3|");
+    assert_eq!(q(&mut s, "select a, b from za"), "1|x");
+}
+
+#[test]
+fn default_table_kind_decides_without_using() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    assert_eq!(show(&mut s, "default_table_kind"), "heap");
+    assert_eq!(tag(&mut s, "set default_table_kind = undo"), "SET");
+    assert_eq!(show(&mut s, "default_table_kind"), "undo");
+    s.execute(
+        "create table u (a int); create table ua as select 1 a; create table h (a int) using heap",
+    )
+    .unwrap();
+    assert_eq!(
+        (kind(&db, "u"), kind(&db, "ua"), kind(&db, "h")),
+        ("undo", "undo", "heap")
+    );
+    assert_eq!(tag(&mut s, "set default_table_kind to 'heap'"), "SET");
+    s.execute("create table h2 (a int)").unwrap();
+    assert_eq!(kind(&db, "h2"), "heap");
+    s.execute("set default_table_kind = zheap").unwrap();
+    assert_eq!(show(&mut s, "default_table_kind"), "undo");
+    let e = s.execute("set default_table_kind = btree").unwrap_err();
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (
+            "22023",
+            "invalid value for parameter \"default_table_kind\": \"btree\""
+        )
+    );
+    assert_eq!(show(&mut s, "default_table_kind"), "undo");
+    let all = q(&mut s, "show all");
+    assert!(all.contains("\ndefault_table_kind|undo|"), "{all}");
+    assert!(all.contains("\nundo_limit|1073741824|"), "{all}");
+    // A new session starts from the database's default.
+    let mut s2 = Session::with_seed(&db, 1);
+    assert_eq!(show(&mut s2, "default_table_kind"), "heap");
+
+    // A database whose default kind is undo.
+    let undo_db = Database::create(
+        "db",
+        Options {
+            vfs: Arc::new(SimVfs::new(2)),
+            background: false,
+            default_table_kind: TableKind::Undo,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let mut s = Session::with_seed(&undo_db, 1);
+    assert_eq!(show(&mut s, "default_table_kind"), "undo");
+    s.execute("create table t (a int)").unwrap();
+    assert_eq!(kind(&undo_db, "t"), "undo");
+}
+
+#[test]
+fn unknown_access_method_is_an_error() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    for (sql, name, position) in [
+        ("create table x (a int) using btree", "btree", 30),
+        (
+            "create table x using columnar as select 1 a",
+            "columnar",
+            22,
+        ),
+        // A quoted name keeps its case, and kinds are lower case.
+        ("create table x (a int) using \"UNDO\"", "UNDO", 30),
+    ] {
+        let e = s.execute(sql).unwrap_err();
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (
+                "42704",
+                format!("access method \"{name}\" does not exist").as_str()
+            ),
+            "{sql}"
+        );
+        assert_eq!(e.position, Some(position), "{sql}");
+        assert_eq!(
+            e.hint.as_deref(),
+            Some("Walden's table kinds: heap, undo (zheap is an alias of undo)."),
+            "{sql}"
+        );
+    }
+    assert!(db.table_names().is_empty());
+}
+
+#[test]
+fn undo_limit_set_show() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    assert_eq!(show(&mut s, "undo_limit"), "1073741824");
+    for (value, bytes) in [
+        ("'64MB'", 64u64 << 20),
+        ("'1GB'", 1 << 30),
+        ("'2TB'", 2 << 40),
+        ("'512kB'", 512 << 10),
+        ("'1.5kB'", 1536),
+        ("' 10 MB '", 10 << 20),
+        ("'100B'", 100),
+        ("1048576", 1 << 20),
+        ("'4096'", 4096),
+    ] {
+        assert_eq!(tag(&mut s, &format!("set undo_limit = {value}")), "SET");
+        assert_eq!(show(&mut s, "undo_limit"), bytes.to_string(), "{value}");
+        assert_eq!(db.undo_limit(), bytes, "{value}");
+    }
+    // As in PostgreSQL, units are case-sensitive.
+    for value in [
+        "'64mb'",
+        "'1 GiB'",
+        "'lots'",
+        "''",
+        "'MB'",
+        "'99999999999TB'",
+    ] {
+        let e = s.execute(&format!("set undo_limit = {value}")).unwrap_err();
+        assert_eq!(e.code, "22023", "{value}");
+        assert!(
+            e.message
+                .starts_with("invalid value for parameter \"undo_limit\""),
+            "{value}: {e}"
+        );
+    }
+    assert_eq!(show(&mut s, "undo_limit"), "4096");
+    s.execute("set undo_limit to '1GB'").unwrap();
+    assert_eq!(db.undo_limit(), 1 << 30);
+}
+
+#[test]
+fn undo_full_fails_the_statement_and_changes_nothing() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    s.execute("create table t using undo as select generate_series a, generate_series b, lpad('x',100,'x') g from generate_series(1,20000)").unwrap();
+    let before = "20000|200010000|t";
+    let check = "select count(*), sum(b), min(g) = max(g) and min(g) = lpad('x',100,'x') from t";
+    assert_eq!(q(&mut s, check), before);
+    // The old values of 20,000 rows of about 120 bytes do not fit in 1 MB of undo.
+    s.execute("set undo_limit = '1MB'").unwrap();
+    let update = "update t set g = lpad('y',100,'y'), b = b + 1";
+    let e = s.execute(update).unwrap_err();
+    assert_eq!(e.code, "53400", "{e}");
+    assert!(e.message.starts_with("undo log full: "), "{e}");
+    assert!(e.message.contains("1048576"), "{e}");
+    assert_eq!(q(&mut s, check), before);
+    // In a transaction block it aborts the block, and the block's earlier changes go too.
+    s.execute("begin; update t set b = 0 where a = 1").unwrap();
+    assert_eq!(s.execute(update).unwrap_err().code, "53400");
+    assert_eq!(s.execute("select 1").unwrap_err().code, "25P02");
+    assert_eq!(tag(&mut s, "commit"), "ROLLBACK");
+    assert_eq!(q(&mut s, check), before);
+    // Nothing is held once the failed transactions are gone; a higher limit lets it run.
+    assert_eq!(db.undo_bytes(), 0);
+    s.execute("set undo_limit = '64MB'").unwrap();
+    assert_eq!(tag(&mut s, update), "UPDATE 20000");
+    let r = s.execute_one(update).unwrap();
+    // The second time only b changes: the undo holds the changed column, not the rows.
+    assert_eq!(r.stats.undo_records, 20_000);
+    assert!(
+        (20_000 * 4..20_000 * 100).contains(&r.stats.undo_bytes),
+        "{}",
+        r.stats.undo_bytes
+    );
+    assert_eq!(
+        q(
+            &mut s,
+            "select count(*), sum(b), min(g) = max(g) and min(g) = lpad('y',100,'y') from t"
+        ),
+        "20000|200050000|t"
+    );
+}
+
+#[test]
+fn seed_workload_small_on_an_undo_table() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    assert_eq!(tag(&mut s, "create table demoz using zheap as select generate_series a,generate_series b,generate_series c,generate_series d,generate_series e,generate_series f,lpad('x',100,'x') g from generate_series(0,0);"), "SELECT 1");
+    assert_eq!(tag(&mut s, "insert into demoz select generate_series a,generate_series b,generate_series c,generate_series d,generate_series e,generate_series f,lpad('x',100,'x') g from generate_series(1,10000);"), "INSERT 0 10000");
+    assert_eq!(kind(&db, "demoz"), "undo");
+    assert_eq!(tag(&mut s, "update demoz set b=b+1;"), "UPDATE 10001");
+    let r = s
+        .execute_one("update demoz set b=b+1 where mod(a,10)=1;")
+        .unwrap();
+    assert_eq!(r.tag, "UPDATE 1000");
+    assert!(
+        r.stats.undo_bytes > 0 && r.stats.undo_records > 0,
+        "{:?}",
+        r.stats
+    );
+    assert_eq!(
+        q(
+            &mut s,
+            "select count(*), sum(b) - sum(a), min(g) = lpad('x',100,'x') from demoz"
+        ),
+        "10001|11001|t"
+    );
+    assert_eq!(tag(&mut s, "delete from demoz;"), "DELETE 10001");
+    assert_eq!(tag(&mut s, "vacuum demoz;"), "VACUUM");
+    assert_eq!(tag(&mut s, "checkpoint;"), "CHECKPOINT");
+    assert_eq!(q(&mut s, "select count(*) from demoz"), "0");
 }

@@ -231,12 +231,15 @@ pub fn insert_many(
     }
 }
 
+/// Appends the tuple for a row to `out`: (out, xid, cid, row).
+pub(crate) type BuildTuple = dyn Fn(&mut Vec<u8>, u64, u32, &[u8]);
+
 /// How a table kind builds the tuple of a new row and logs inserts.
 pub(crate) struct TupleFormat<'a> {
     /// Tuple bytes beyond the row's own (at least; rows may be padded).
     pub header_bytes: usize,
     /// Appends the tuple for a row to `out`: (out, xid, cid, row).
-    pub build: &'a dyn Fn(&mut Vec<u8>, u64, u32, &[u8]),
+    pub build: &'a BuildTuple,
     /// `HeapInsert` or `UndoInsert`.
     pub kind: RecordKind,
 }

@@ -693,12 +693,24 @@ fn apply_revert(g: &mut [u8], ops: &[RevertOp]) -> std::result::Result<(), Strin
                 t[..HDR].copy_from_slice(header);
             }
             RevertOp::Rewrite { slot, header, area } => {
-                let t = PageMut(g)
-                    .into_tuple_mut(*slot)
-                    .filter(|t| t.len() == HDR + area.len())
-                    .ok_or_else(|| format!("no tuple of {} bytes at slot {slot}", area.len()))?;
-                t[HDR..].copy_from_slice(area);
-                t[..HDR].copy_from_slice(header);
+                let len = PageRef(g)
+                    .tuple(*slot)
+                    .map(|t| t.len())
+                    .ok_or_else(|| format!("no tuple at slot {slot}"))?;
+                if len == HDR + area.len() {
+                    if let Some(t) = PageMut(g).into_tuple_mut(*slot) {
+                        t[HDR..].copy_from_slice(area);
+                        t[..HDR].copy_from_slice(header);
+                    }
+                } else {
+                    // The row grew in place: it gets its old, smaller area back.
+                    let mut tuple = Vec::with_capacity(HDR + area.len());
+                    tuple.extend_from_slice(header);
+                    tuple.extend_from_slice(area);
+                    if !PageMut(g).replace_at(*slot, &tuple) {
+                        return Err(format!("cannot restore {} bytes at slot {slot}", tuple.len()));
+                    }
+                }
             }
             RevertOp::Remove { slot } => {
                 if PageRef(g).tuple(*slot).is_none() {
@@ -1023,8 +1035,15 @@ fn revert_from_undo(
     slot: u16,
     rec: &UndoRecord,
 ) -> std::result::Result<RevertOp, String> {
+    if t.len() < HDR {
+        return Err(format!("no tuple at slot {slot}"));
+    }
     if rec.whole {
-        restore_area(t, slot, &rec.prev, &rec.bytes)
+        Ok(RevertOp::Rewrite {
+            slot,
+            header: rec.prev.bytes(),
+            area: rec.bytes.clone(),
+        })
     } else {
         Ok(RevertOp::Patch {
             slot,
@@ -1033,30 +1052,6 @@ fn revert_from_undo(
             bytes: rec.bytes.clone(),
         })
     }
-}
-
-/// A `Rewrite` that puts the row of `old_area` (flags `prev.flags`) back into the tuple's
-/// current, larger data area.
-fn restore_area(
-    t: &[u8],
-    slot: u16,
-    prev: &UndoHeader,
-    old_area: &[u8],
-) -> std::result::Result<RevertOp, String> {
-    if t.len() < HDR {
-        return Err(format!("no tuple at slot {slot}"));
-    }
-    let row = row_of(old_area, prev.flags)?;
-    let mut area = vec![0u8; t.len() - HDR];
-    if row.len() > area.len() {
-        return Err(format!("slot {slot} too short to restore its row"));
-    }
-    let pad = fill_area(&mut area, row);
-    Ok(RevertOp::Rewrite {
-        slot,
-        header: prev.with_flags((prev.flags & !PAD_MASK) | pad).bytes(),
-        area,
-    })
 }
 
 fn log_revert(
@@ -1222,12 +1217,11 @@ fn revert_record(g: &mut [u8], rec: &Record) -> std::result::Result<Vec<RevertOp
                         old_flags,
                         old_area,
                         ..
-                    } => restore_area(
-                        t,
+                    } => RevertOp::Rewrite {
                         slot,
-                        &UndoHeader::FROZEN.with_flags(*old_flags),
-                        old_area,
-                    )?,
+                        header: frozen(*old_flags),
+                        area: old_area.clone(),
+                    },
                     ChangeOp::Move { old_flags, old, .. } => RevertOp::Patch {
                         slot,
                         header: frozen(*old_flags),

@@ -334,3 +334,33 @@ fn writers_wait_and_the_first_updater_wins() {
     assert_eq!(c.get("t", ids[1]).unwrap().unwrap()[1], Value::Int4(5));
     c.commit().unwrap();
 }
+
+#[test]
+fn rolling_back_rows_that_grew_twice_restores_them() {
+    for crash in [false, true] {
+        let vfs = SimVfs::new(9);
+        let db = Database::create("db", opts(&vfs, Protection::Cow)).unwrap();
+        let ids = fill(&db, 50);
+        let mut tx = db.begin();
+        let id = tx.insert("t", &row(100, 0, "BB")).unwrap();
+        tx.commit().unwrap();
+        let before = contents(&db);
+        let mut tx = db.begin();
+        for (k, text) in ["BBB", "BBBB", "BBBBBBBBBBBBBBBBBBBB", "B"].iter().enumerate() {
+            tx.update("t", id, &row(100, k as i32, text)).unwrap();
+            tx.update("t", ids[k], &row(k as i32, 0, &text.repeat(30))).unwrap();
+        }
+        if crash {
+            db.checkpoint().unwrap();
+            db.flush_wal().unwrap();
+            std::mem::forget(tx);
+            drop(db);
+            vfs.restart(CrashMode::DropUnsynced);
+            let db = Database::open("db", opts(&vfs, Protection::Cow)).unwrap();
+            assert_eq!(contents(&db), before, "after a crash");
+        } else {
+            tx.rollback().unwrap();
+            assert_eq!(contents(&db), before);
+        }
+    }
+}

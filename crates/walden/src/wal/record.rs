@@ -221,7 +221,8 @@ pub enum RevertOp {
         off: u16,
         bytes: Vec<u8>,
     },
-    /// Set the tuple header and the whole data area (same length as the current one).
+    /// Set the tuple header and the whole data area (the tuple shrinks back to it when
+    /// the row had grown in place).
     Rewrite {
         slot: u16,
         header: [u8; UNDO_TUPLE_HEADER_BYTES],
