@@ -1,14 +1,15 @@
-//! `walden crashtest`: runs the engine's crash simulation per protection mode, in chunks so
-//! that long runs show progress, and fails when any recovery lost or invented data.
+//! `walden crashtest`: runs the engine's crash simulation per protection mode, on a heap or
+//! an undo table (`--kind`), in chunks so that long runs show progress, and fails when any
+//! recovery lost or invented data.
 
 use std::io::Write;
 use std::process::ExitCode;
 
 use walden::crashsim::{self, CrashConfig, CrashReport};
 use walden::rng::SimRng;
-use walden::Protection;
+use walden::{Protection, TableKind};
 
-use crate::{CliError, Mode};
+use crate::{CliError, Kind, Mode};
 
 /// Crash points per call of the simulation; one progress line is printed per chunk.
 const CHUNK_ITERATIONS: u64 = 500;
@@ -42,6 +43,9 @@ pub struct Args {
     /// Torn-page protection mode to test, or all three.
     #[arg(long, value_enum, default_value_t = CrashMode::All)]
     mode: CrashMode,
+    /// Kind of the table the workload runs on.
+    #[arg(long, value_enum, default_value_t = Kind::Heap)]
+    kind: Kind,
     /// Seed of the first chunk; later chunks use seeds derived from it (printed).
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -53,7 +57,12 @@ pub struct Args {
 pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     let mut all_passed = true;
     for mode in args.mode.modes() {
-        let report = run_mode(mode.protection(), args.seed, args.iters);
+        let report = run_mode(
+            mode.protection(),
+            args.kind.table_kind(),
+            args.seed,
+            args.iters,
+        );
         let passed = passed(mode.protection(), &report);
         all_passed &= passed;
         let mut out = std::io::stdout().lock();
@@ -87,9 +96,10 @@ fn chunk_seed(seed: u64, index: u64) -> u64 {
     }
 }
 
-fn run_mode(protection: Protection, seed: u64, iterations: u64) -> CrashReport {
+fn run_mode(protection: Protection, kind: TableKind, seed: u64, iterations: u64) -> CrashReport {
     let mut total = CrashReport {
         mode: protection.name().to_string(),
+        kind: kind.name().to_string(),
         seed,
         ..CrashReport::default()
     };
@@ -98,6 +108,7 @@ fn run_mode(protection: Protection, seed: u64, iterations: u64) -> CrashReport {
         let done = index * CHUNK_ITERATIONS;
         let cfg = CrashConfig {
             protection,
+            kind,
             seed: chunk_seed(seed, index),
             iterations: CHUNK_ITERATIONS.min(iterations - done),
         };
@@ -131,8 +142,9 @@ fn progress(total: &CrashReport, iterations: u64, chunk_seed: u64) {
     let failures = total.committed_lost + total.uncommitted_visible + total.wrong_results;
     let _ = writeln!(
         std::io::stderr().lock(),
-        "crashtest {}: {}/{} crash points, {} failures (last chunk seed {chunk_seed})",
+        "crashtest {} ({} table): {}/{} crash points, {} failures (last chunk seed {chunk_seed})",
         total.mode,
+        total.kind,
         total.crash_points,
         iterations,
         failures
@@ -142,6 +154,7 @@ fn progress(total: &CrashReport, iterations: u64, chunk_seed: u64) {
 fn print_json(out: &mut impl Write, r: &CrashReport, passed: bool) -> Result<(), CliError> {
     let value = serde_json::json!({
         "mode": r.mode,
+        "kind": r.kind,
         "seed": r.seed,
         "crash_points": r.crash_points,
         "committed_checked": r.committed_checked,
@@ -157,7 +170,13 @@ fn print_json(out: &mut impl Write, r: &CrashReport, passed: bool) -> Result<(),
 }
 
 fn print_table(out: &mut impl Write, r: &CrashReport, passed: bool) -> Result<(), CliError> {
-    outln!(out, "crashtest mode {} (seed {})", r.mode, r.seed)?;
+    outln!(
+        out,
+        "crashtest mode {}, {} table (seed {})",
+        r.mode,
+        r.kind,
+        r.seed
+    )?;
     outln!(out, "  crash points tried          {}", r.crash_points)?;
     outln!(out, "  committed txns checked      {}", r.committed_checked)?;
     outln!(out, "  committed lost              {}", r.committed_lost)?;

@@ -26,7 +26,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use walden::Protection;
+use walden::{Protection, TableKind};
 
 #[derive(Parser)]
 #[command(
@@ -56,6 +56,9 @@ enum Command {
     KillChild {
         /// The database directory (created if it holds no database).
         dir: PathBuf,
+        /// Kind of the table it appends to.
+        #[arg(long, value_enum, default_value_t = Kind::Heap)]
+        kind: Kind,
     },
 }
 
@@ -83,6 +86,22 @@ impl Mode {
             Mode::Cow => Protection::Cow,
             Mode::FullPage => Protection::FullPage,
             Mode::None => Protection::None,
+        }
+    }
+}
+
+/// A table kind as named on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Kind {
+    Heap,
+    Undo,
+}
+
+impl Kind {
+    pub fn table_kind(self) -> TableKind {
+        match self {
+            Kind::Heap => TableKind::Heap,
+            Kind::Undo => TableKind::Undo,
         }
     }
 }
@@ -157,7 +176,7 @@ fn main() -> ExitCode {
         Command::Crashtest(args) => crashtest::run(&args),
         Command::Waldump(args) => waldump::run(&args),
         Command::Sql(args) => sql_shell::run(&args),
-        Command::KillChild { dir } => Ok(kill_child::run(&dir)),
+        Command::KillChild { dir, kind } => Ok(kill_child::run(&dir, kind.table_kind())),
     };
     match result {
         Ok(code) => code,

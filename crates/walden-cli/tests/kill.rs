@@ -1,5 +1,7 @@
 //! A real process killed with SIGKILL at a random moment (mid-commit, mid-checkpoint, or
-//! mid-recovery of the previous kill) must never lose a row whose commit it acknowledged.
+//! mid-recovery of the previous kill) must never lose a row whose commit it acknowledged,
+//! on a heap table or on an undo table (whose child also updates a counter row in place
+//! in each transaction: recovery must roll back the one the kill interrupted).
 #![cfg(unix)]
 
 use std::io::{BufRead, BufReader, Read};
@@ -10,18 +12,20 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use walden::rng::SimRng;
-use walden::{Database, Error, Options, Value};
+use walden::{Database, Error, Options, TableKind, Value};
 
+/// Kills per table kind.
 const ROUNDS: u64 = 100;
 const SEED: u64 = 0x6b69_6c6c;
 const SIGKILL: i32 = 9;
 
 /// Runs `walden kill-child` on `dir`, kills it after a random delay, and returns the keys
 /// it acknowledged.
-fn run_round(dir: &Path, round: u64) -> Vec<i64> {
+fn run_round(dir: &Path, kind: TableKind, round: u64) -> Vec<i64> {
     let mut child = Command::new(env!("CARGO_BIN_EXE_walden"))
         .arg("kill-child")
         .arg(dir)
+        .args(["--kind", kind.name()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -68,8 +72,9 @@ fn run_round(dir: &Path, round: u64) -> Vec<i64> {
 }
 
 /// Opens the database as recovery leaves it and returns its keys, sorted. None when the
-/// first round was killed before the database was ever created.
-fn recovered_keys(dir: &Path, round: u64) -> Option<Vec<i64>> {
+/// first round was killed before the database was ever created. On undo tables, checks
+/// that the counter row holds the largest key.
+fn recovered_keys(dir: &Path, kind: TableKind, round: u64) -> Option<Vec<i64>> {
     let db = match Database::open(dir, Options::default()) {
         Ok(db) => db,
         Err(Error::NotADatabase { .. }) if round == 0 => return None,
@@ -90,19 +95,54 @@ fn recovered_keys(dir: &Path, round: u64) -> Option<Vec<i64>> {
     .unwrap_or_else(|e| panic!("round {round}: scan failed: {e}"));
     tx.commit().expect("read-only commit");
     keys.sort_unstable();
+    assert_eq!(db.table_kind("acks").ok(), Some(kind), "round {round}");
+    if kind == TableKind::Undo {
+        let max = keys.last().copied().unwrap_or(0);
+        if db.table_names().iter().any(|t| t == "counter") {
+            let mut tx = db.begin();
+            let counter: Vec<Value> = tx
+                .scan("counter")
+                .unwrap_or_else(|e| panic!("round {round}: scan of counter failed: {e}"))
+                .into_iter()
+                .flat_map(|(_, row)| row)
+                .collect();
+            tx.commit().expect("read-only commit");
+            // No row yet only when no key was ever committed.
+            let expected = if counter.is_empty() && max == 0 {
+                vec![]
+            } else {
+                vec![Value::Int8(max)]
+            };
+            assert_eq!(
+                counter, expected,
+                "round {round}: counter row vs largest key"
+            );
+        } else {
+            assert_eq!(max, 0, "round {round}: keys without a counter table");
+        }
+    }
     Some(keys)
 }
 
 #[test]
 fn sigkill_never_loses_an_acknowledged_commit() {
+    kill_rounds(TableKind::Heap);
+}
+
+#[test]
+fn sigkill_never_loses_an_acknowledged_commit_undo() {
+    kill_rounds(TableKind::Undo);
+}
+
+fn kill_rounds(kind: TableKind) {
     let started = Instant::now();
     let dir = tempfile::tempdir().expect("temp dir");
     let dir = dir.path().join("db");
     let mut total_acks = 0usize;
     let mut rows = 0usize;
     for round in 0..ROUNDS {
-        let acks = run_round(&dir, round);
-        let Some(keys) = recovered_keys(&dir, round) else {
+        let acks = run_round(&dir, kind, round);
+        let Some(keys) = recovered_keys(&dir, kind, round) else {
             assert!(
                 acks.is_empty(),
                 "round {round}: acks {acks:?} without a database"
@@ -125,7 +165,7 @@ fn sigkill_never_loses_an_acknowledged_commit() {
         rows = keys.len();
     }
     eprintln!(
-        "{ROUNDS} kills: {total_acks} acknowledged commits, {rows} rows, {:.1} s",
+        "{kind} tables, {ROUNDS} kills: {total_acks} acknowledged commits, {rows} rows, {:.1} s",
         started.elapsed().as_secs_f64()
     );
     assert!(total_acks > 0, "no round acknowledged anything");

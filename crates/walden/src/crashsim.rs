@@ -1,12 +1,13 @@
 //! The crash simulation: seeded random workloads on the simulated file layer, crashed at a
 //! random write or sync, with unsynced writes dropped, kept or torn; then recovery
 //! (sometimes crashed too, and recovered again) and a check against a model of what was
-//! acknowledged. Used by the tests and by `walden crashtest`.
+//! acknowledged, on a heap or an undo table. Used by the tests and by `walden crashtest`.
 
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
+use crate::catalog::TableKind;
 use crate::engine::{Database, Options};
 use crate::error::Error;
 use crate::rng::SimRng;
@@ -19,6 +20,8 @@ use crate::RowId;
 #[derive(Debug, Clone)]
 pub struct CrashConfig {
     pub protection: Protection,
+    /// The kind of the table the workload runs on.
+    pub kind: TableKind,
     pub seed: u64,
     /// Crash points to try.
     pub iterations: u64,
@@ -30,6 +33,8 @@ pub struct CrashConfig {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CrashReport {
     pub mode: String,
+    /// The table kind (`heap` or `undo`).
+    pub kind: String,
     pub seed: u64,
     pub crash_points: u64,
     /// Acknowledged commits whose effects were checked after a recovery.
@@ -272,6 +277,7 @@ fn verify(db: &Database, model: &mut Model, report: &mut CrashReport) -> Result<
 pub fn run(cfg: &CrashConfig) -> CrashReport {
     let mut report = CrashReport {
         mode: cfg.protection.name().to_string(),
+        kind: cfg.kind.name().to_string(),
         seed: cfg.seed,
         ..CrashReport::default()
     };
@@ -281,7 +287,7 @@ pub fn run(cfg: &CrashConfig) -> CrashReport {
         let before = report.crash_points;
         let seed = cfg.seed.wrapping_mul(1_000_003).wrapping_add(db_no);
         let r = catch_unwind(AssertUnwindSafe(|| {
-            run_database(cfg.protection, seed, n, &mut report)
+            run_database(cfg.protection, cfg.kind, seed, n, &mut report)
         }));
         if let Err(p) = r {
             let msg = p
@@ -302,14 +308,20 @@ pub fn run(cfg: &CrashConfig) -> CrashReport {
 }
 
 /// One database through `n` crash points.
-fn run_database(protection: Protection, seed: u64, n: u64, report: &mut CrashReport) {
+fn run_database(
+    protection: Protection,
+    kind: TableKind,
+    seed: u64,
+    n: u64,
+    report: &mut CrashReport,
+) {
     let mut rng = SimRng::new(seed);
     let vfs = SimVfs::new(seed);
     let db = match Database::create(DIR, options(&vfs, protection)) {
         Ok(db) => db,
         Err(e) => return report.fail(format!("seed {seed}: create: {e}")),
     };
-    if let Err(e) = db.create_table(TABLE, schema()) {
+    if let Err(e) = db.create_table_with(TABLE, schema(), kind) {
         return report.fail(format!("seed {seed}: create table: {e}"));
     }
     let mut db = Some(db);

@@ -1,10 +1,12 @@
 //! Crash simulation: what could go wrong is a lost acknowledged commit, a visible
 //! uncommitted change, or a torn page returning wrong data, after a crash at any write or
-//! sync. WALDEN_CRASH_ITERS sets the crash points per mode (CI default 2,000).
+//! sync. Heap tables in every protection mode; undo tables (in-place changes rolled back
+//! from the WAL after a crash) in `cow` and `full-page`. WALDEN_CRASH_ITERS sets the crash
+//! points per run (CI default 2,000).
 #![allow(clippy::unwrap_used)]
 
 use walden::crashsim::{run, CrashConfig};
-use walden::Protection;
+use walden::{Protection, TableKind};
 
 fn iterations() -> u64 {
     std::env::var("WALDEN_CRASH_ITERS")
@@ -13,13 +15,15 @@ fn iterations() -> u64 {
         .unwrap_or(2000)
 }
 
-fn check(protection: Protection, seed: u64) {
+fn check(protection: Protection, kind: TableKind, seed: u64) {
     let report = run(&CrashConfig {
         protection,
+        kind,
         seed,
         iterations: iterations(),
     });
     eprintln!("{report:?}");
+    assert_eq!(report.kind, kind.name());
     assert_eq!(report.crash_points, iterations());
     assert!(report.recoveries >= report.crash_points);
     assert!(report.committed_checked > 0);
@@ -33,15 +37,25 @@ fn check(protection: Protection, seed: u64) {
 
 #[test]
 fn crash_cow() {
-    check(Protection::Cow, 1);
+    check(Protection::Cow, TableKind::Heap, 1);
 }
 
 #[test]
 fn crash_full_page() {
-    check(Protection::FullPage, 2);
+    check(Protection::FullPage, TableKind::Heap, 2);
 }
 
 #[test]
 fn crash_none() {
-    check(Protection::None, 3);
+    check(Protection::None, TableKind::Heap, 3);
+}
+
+#[test]
+fn crash_cow_undo() {
+    check(Protection::Cow, TableKind::Undo, 4);
+}
+
+#[test]
+fn crash_full_page_undo() {
+    check(Protection::FullPage, TableKind::Undo, 5);
 }

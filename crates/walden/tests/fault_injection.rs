@@ -2,6 +2,7 @@
 //! or fsync (and so may lose or invent data), that loses an acknowledged commit, or that
 //! makes visible rows of a transaction that never committed. Every scenario counts the
 //! faults it injected, so a scenario whose fault never fired fails instead of passing.
+//! Every scenario runs on a heap table and on an undo table.
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeSet;
@@ -13,6 +14,7 @@ use walden::*;
 
 const DIR: &str = "db";
 const TABLE: &str = "t";
+const TABLE_KINDS: [TableKind; 2] = [TableKind::Heap, TableKind::Undo];
 
 fn schema() -> Schema {
     Schema::new(vec![
@@ -23,10 +25,11 @@ fn schema() -> Schema {
 
 /// A small buffer pool (16 pages of 4 KiB), so that inserts evict dirty pages and scans
 /// read from the data file.
-fn opts(vfs: &SimVfs, protection: Protection) -> Options {
+fn opts(vfs: &SimVfs, protection: Protection, table: TableKind) -> Options {
     Options {
         vfs: Arc::new(vfs.clone()),
         protection,
+        default_table_kind: table,
         background: false,
         page_size: 4096,
         segment_size_bytes: 2 << 20,
@@ -140,15 +143,17 @@ fn commit_until_error(db: &Database, acked: &mut BTreeSet<i64>, next_id: &mut i6
 /// refusing writes, a crash, and recovery with every acknowledged row.
 fn write_fault_scenario(
     protection: Protection,
+    table: TableKind,
     k: u64,
     ops: FaultOps,
     kind: FaultKind,
     mode: CrashMode,
 ) {
-    let context = format!("{protection:?} k={k} {ops:?} {kind:?} {mode:?}");
+    let context = format!("{protection:?} {table} k={k} {ops:?} {kind:?} {mode:?}");
     let vfs = SimVfs::new(k * 31 + 7);
-    let db = Database::create(DIR, opts(&vfs, protection)).unwrap();
+    let db = Database::create(DIR, opts(&vfs, protection, table)).unwrap();
     db.create_table(TABLE, schema()).unwrap();
+    assert_eq!(db.table_kind(TABLE).unwrap(), table);
     let mut acked = BTreeSet::new();
     let mut next_id = 0i64;
     for _ in 0..20 {
@@ -175,7 +180,7 @@ fn write_fault_scenario(
     }
 
     vfs.restart(mode);
-    let db = Database::open(DIR, opts(&vfs, protection)).unwrap();
+    let db = Database::open(DIR, opts(&vfs, protection, table)).unwrap();
     assert!(!db.is_poisoned());
     let found = ids(&db).unwrap();
     let with_doubt: BTreeSet<i64> = out.acked.union(&out.in_doubt).copied().collect();
@@ -201,10 +206,19 @@ fn write_fault_scenario(
 
 #[test]
 fn failed_wal_write_or_fsync_poisons_and_loses_nothing_acknowledged() {
-    for ops in [FaultOps::Write, FaultOps::Sync] {
-        for kind in [FaultKind::Eio, FaultKind::Enospc] {
-            for k in [1, 2, 3, 5, 8, 13] {
-                write_fault_scenario(Protection::Cow, k, ops, kind, CrashMode::DropUnsynced);
+    for table in TABLE_KINDS {
+        for ops in [FaultOps::Write, FaultOps::Sync] {
+            for kind in [FaultKind::Eio, FaultKind::Enospc] {
+                for k in [1, 2, 3, 5, 8, 13] {
+                    write_fault_scenario(
+                        Protection::Cow,
+                        table,
+                        k,
+                        ops,
+                        kind,
+                        CrashMode::DropUnsynced,
+                    );
+                }
             }
         }
     }
@@ -214,23 +228,41 @@ fn failed_wal_write_or_fsync_poisons_and_loses_nothing_acknowledged() {
 fn failed_fsync_with_unsynced_writes_kept_or_torn() {
     // A failed fsync may still have put the frame on disk: the in-doubt commit may then
     // be recovered, but only whole.
-    for mode in [
-        CrashMode::KeepUnsynced,
-        CrashMode::TearUnsynced,
-        CrashMode::Random,
-    ] {
-        for k in [1, 4, 9] {
-            write_fault_scenario(Protection::Cow, k, FaultOps::Sync, FaultKind::Eio, mode);
+    for table in TABLE_KINDS {
+        for mode in [
+            CrashMode::KeepUnsynced,
+            CrashMode::TearUnsynced,
+            CrashMode::Random,
+        ] {
+            for k in [1, 4, 9] {
+                write_fault_scenario(
+                    Protection::Cow,
+                    table,
+                    k,
+                    FaultOps::Sync,
+                    FaultKind::Eio,
+                    mode,
+                );
+            }
         }
     }
 }
 
 #[test]
 fn write_faults_in_every_protection_mode() {
-    for protection in [Protection::FullPage, Protection::None] {
-        for ops in [FaultOps::Write, FaultOps::Sync] {
-            for k in [1, 3, 7] {
-                write_fault_scenario(protection, k, ops, FaultKind::Eio, CrashMode::DropUnsynced);
+    for table in TABLE_KINDS {
+        for protection in [Protection::FullPage, Protection::None] {
+            for ops in [FaultOps::Write, FaultOps::Sync] {
+                for k in [1, 3, 7] {
+                    write_fault_scenario(
+                        protection,
+                        table,
+                        k,
+                        ops,
+                        FaultKind::Eio,
+                        CrashMode::DropUnsynced,
+                    );
+                }
             }
         }
     }
@@ -241,13 +273,19 @@ fn write_faults_in_every_protection_mode() {
 /// writes, and a reopen finds every acknowledged row.
 #[test]
 fn failed_checkpoint_poisons_and_loses_nothing() {
+    for table in TABLE_KINDS {
+        failed_checkpoint_poisons_and_loses_nothing_on(table);
+    }
+}
+
+fn failed_checkpoint_poisons_and_loses_nothing_on(table: TableKind) {
     for protection in [Protection::Cow, Protection::FullPage, Protection::None] {
         for ops in [FaultOps::Write, FaultOps::Sync] {
             let mut fired = 0;
             for k in 1..200 {
-                let context = format!("{protection:?} checkpoint k={k} {ops:?}");
+                let context = format!("{protection:?} {table} checkpoint k={k} {ops:?}");
                 let vfs = SimVfs::new(k);
-                let db = Database::create(DIR, opts(&vfs, protection)).unwrap();
+                let db = Database::create(DIR, opts(&vfs, protection, table)).unwrap();
                 db.create_table(TABLE, schema()).unwrap();
                 let mut acked = BTreeSet::new();
                 for b in 0..30i64 {
@@ -282,10 +320,10 @@ fn failed_checkpoint_poisons_and_loses_nothing() {
                 }
                 drop(db);
                 vfs.restart(CrashMode::Random);
-                let db = Database::open(DIR, opts(&vfs, protection)).unwrap();
+                let db = Database::open(DIR, opts(&vfs, protection, table)).unwrap();
                 assert_eq!(ids(&db).unwrap(), acked, "{context}");
             }
-            eprintln!("{protection:?} {ops:?}: {fired} fault points in one checkpoint");
+            eprintln!("{protection:?} {table} {ops:?}: {fired} fault points in one checkpoint");
         }
     }
 }
@@ -293,12 +331,18 @@ fn failed_checkpoint_poisons_and_loses_nothing() {
 /// A fault during recovery makes the open fail with the fault; opening again succeeds.
 #[test]
 fn failed_open_can_be_retried() {
+    for table in TABLE_KINDS {
+        failed_open_can_be_retried_on(table);
+    }
+}
+
+fn failed_open_can_be_retried_on(table: TableKind) {
     for ops in [FaultOps::Write, FaultOps::Sync, FaultOps::Read] {
         let mut fired = 0;
         for k in 1..400 {
-            let context = format!("open k={k} {ops:?}");
+            let context = format!("{table} open k={k} {ops:?}");
             let vfs = SimVfs::new(k);
-            let db = Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap();
+            let db = Database::create(DIR, opts(&vfs, Protection::Cow, table)).unwrap();
             db.create_table(TABLE, schema()).unwrap();
             let mut acked = BTreeSet::new();
             for b in 0..20i64 {
@@ -311,12 +355,12 @@ fn failed_open_can_be_retried() {
             drop(db);
             vfs.restart(CrashMode::DropUnsynced);
             vfs.fail_nth(k, ops, FaultKind::Eio);
-            match Database::open(DIR, opts(&vfs, Protection::Cow)) {
+            match Database::open(DIR, opts(&vfs, Protection::Cow, table)) {
                 Ok(db) => {
                     assert_eq!(vfs.faults_injected(), 0, "{context}");
                     assert!(fired > 3, "{context}: only {fired} fault points in an open");
                     assert_eq!(ids(&db).unwrap(), acked, "{context}");
-                    eprintln!("{ops:?}: {fired} fault points in one open");
+                    eprintln!("{table} {ops:?}: {fired} fault points in one open");
                     break;
                 }
                 Err(e) => {
@@ -326,10 +370,10 @@ fn failed_open_can_be_retried() {
                 }
             }
             vfs.restart(CrashMode::Random);
-            let db = Database::open(DIR, opts(&vfs, Protection::Cow)).unwrap();
+            let db = Database::open(DIR, opts(&vfs, Protection::Cow, table)).unwrap();
             assert_eq!(ids(&db).unwrap(), acked, "{context}");
         }
-        assert!(fired > 0, "{ops:?}: no fault fired");
+        assert!(fired > 0, "{table} {ops:?}: no fault fired");
     }
 }
 
@@ -337,9 +381,15 @@ fn failed_open_can_be_retried() {
 /// database, the same read succeeds afterwards, and writes go on.
 #[test]
 fn failed_page_read_is_an_io_error_and_does_not_poison() {
+    for table in TABLE_KINDS {
+        failed_page_read_is_an_io_error_and_does_not_poison_on(table);
+    }
+}
+
+fn failed_page_read_is_an_io_error_and_does_not_poison_on(table: TableKind) {
     for kind in [FaultKind::Eio, FaultKind::Enospc] {
         let vfs = SimVfs::new(99);
-        let db = Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap();
+        let db = Database::create(DIR, opts(&vfs, Protection::Cow, table)).unwrap();
         db.create_table(TABLE, schema()).unwrap();
         let mut tx = db.begin();
         let rows: Vec<Row> = (0..2000).map(row).collect();
@@ -358,7 +408,7 @@ fn failed_page_read_is_an_io_error_and_does_not_poison() {
                     assert_eq!(source.raw_os_error(), Some(errno(kind)));
                 }
                 other => panic!(
-                    "k={k}: expected Error::Io, got {:?}",
+                    "{table} k={k}: expected Error::Io, got {:?}",
                     other.map(|v| v.len())
                 ),
             }
@@ -373,7 +423,7 @@ fn failed_page_read_is_an_io_error_and_does_not_poison() {
         db.checkpoint().unwrap();
         drop(db);
         vfs.restart(CrashMode::DropUnsynced);
-        let db = Database::open(DIR, opts(&vfs, Protection::Cow)).unwrap();
+        let db = Database::open(DIR, opts(&vfs, Protection::Cow, table)).unwrap();
         let mut expected: BTreeSet<i64> = (0..2000).collect();
         expected.insert(5000);
         assert_eq!(ids(&db).unwrap(), expected);
@@ -384,8 +434,14 @@ fn failed_page_read_is_an_io_error_and_does_not_poison() {
 /// transaction's earlier rows still commit, and nothing half-done becomes visible.
 #[test]
 fn failed_page_read_inside_a_write_fails_only_that_statement() {
+    for table in TABLE_KINDS {
+        failed_page_read_inside_a_write_fails_only_that_statement_on(table);
+    }
+}
+
+fn failed_page_read_inside_a_write_fails_only_that_statement_on(table: TableKind) {
     let vfs = SimVfs::new(100);
-    let db = Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap();
+    let db = Database::create(DIR, opts(&vfs, Protection::Cow, table)).unwrap();
     db.create_table(TABLE, schema()).unwrap();
     let mut tx = db.begin();
     let rows: Vec<Row> = (0..2000).map(row).collect();
@@ -410,7 +466,7 @@ fn failed_page_read_inside_a_write_fails_only_that_statement() {
     assert_eq!(ids(&db).unwrap(), expected);
     drop(db);
     vfs.restart(CrashMode::DropUnsynced);
-    let db = Database::open(DIR, opts(&vfs, Protection::Cow)).unwrap();
+    let db = Database::open(DIR, opts(&vfs, Protection::Cow, table)).unwrap();
     assert_eq!(ids(&db).unwrap(), expected);
 }
 
@@ -419,25 +475,41 @@ fn failed_page_read_inside_a_write_fails_only_that_statement() {
 /// writes, and the transaction that never committed leaves no trace after recovery.
 #[test]
 fn failed_eviction_write_poisons_and_the_open_transaction_vanishes() {
+    for table in TABLE_KINDS {
+        failed_eviction_write_poisons_and_the_open_transaction_vanishes_on(table);
+    }
+}
+
+fn failed_eviction_write_poisons_and_the_open_transaction_vanishes_on(table: TableKind) {
     let mut paths = BTreeSet::new();
     for k in 1..=8u64 {
-        let context = format!("eviction k={k}");
+        let context = format!("{table} eviction k={k}");
         let vfs = SimVfs::new(k + 500);
-        let db = Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap();
+        let db = Database::create(DIR, opts(&vfs, Protection::Cow, table)).unwrap();
         db.create_table(TABLE, schema()).unwrap();
         let mut tx = db.begin();
-        tx.insert_many(TABLE, (0..30).map(row)).unwrap();
+        let first = tx.insert_many(TABLE, (0..30).map(row)).unwrap();
         tx.commit().unwrap();
         let acked: BTreeSet<i64> = (0..30).collect();
         vfs.fail_nth(k, FaultOps::Write, FaultKind::Enospc);
         let mut tx = db.begin();
         let mut failure = None;
-        // Up to 1,000 rows of ~230 bytes: some 60 pages, four times the pool.
-        for id in 100..1100 {
-            if let Err(e) = tx.insert(TABLE, &row(id)) {
-                failure = Some(e);
-                break;
+        if table == TableKind::Undo {
+            // The acknowledged rows changed in place first: their old values must come
+            // back from the WAL once the changed pages have been evicted.
+            for (id, rid) in (0..30).zip(&first) {
+                let changed = vec![Value::Int8(id), Value::Text(format!("{id:<200}"))];
+                if let Err(e) = tx.update(TABLE, *rid, &changed) {
+                    failure = Some(e);
+                    break;
+                }
             }
+        }
+        // Up to 1,000 rows of ~230 bytes: some 60 pages, four times the pool.
+        let mut id = 100;
+        while failure.is_none() && id < 1100 {
+            failure = tx.insert(TABLE, &row(id)).err();
+            id += 1;
         }
         let e = failure.unwrap_or_else(|| panic!("{context}: the fault never fired"));
         drop(tx);
@@ -449,15 +521,18 @@ fn failed_eviction_write_poisons_and_the_open_transaction_vanishes() {
         assert_refuses_writes(&db, &e, 5000, &context);
         drop(db);
         vfs.restart(CrashMode::Random);
-        let db = Database::open(DIR, opts(&vfs, Protection::Cow)).unwrap();
+        let db = Database::open(DIR, opts(&vfs, Protection::Cow, table)).unwrap();
         assert_eq!(ids(&db).unwrap(), acked, "{context}");
     }
     // Both kinds of write were hit: WAL frames and data pages.
-    assert!(paths.contains(&Path::new(DIR).join("data")), "{paths:?}");
+    assert!(
+        paths.contains(&Path::new(DIR).join("data")),
+        "{table}: {paths:?}"
+    );
     assert!(
         paths
             .iter()
             .any(|p| p.starts_with(Path::new(DIR).join("wal"))),
-        "{paths:?}"
+        "{table}: {paths:?}"
     );
 }

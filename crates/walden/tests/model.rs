@@ -2,7 +2,8 @@
 //! in-memory map under random sequences of inserts, updates, deletes, commits, rollbacks,
 //! vacuums, checkpoints and crashes — a lost or resurrected row, a wrong value, a row id
 //! that moved, an uncommitted change that shows, or vacuum removing the wrong versions.
-//! 64 cases per protection mode; PROPTEST_CASES sets another number.
+//! Heap and undo tables, 64 cases per protection mode and table kind; PROPTEST_CASES sets
+//! another number.
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
@@ -65,10 +66,11 @@ fn schema() -> Schema {
 
 /// Small pages and a 16-page pool, so that the table spans many pages and dirty pages
 /// (with uncommitted versions) are evicted to disk between checkpoints.
-fn opts(vfs: &SimVfs, protection: Protection) -> Options {
+fn opts(vfs: &SimVfs, protection: Protection, kind: TableKind) -> Options {
     Options {
         vfs: Arc::new(vfs.clone()),
         protection,
+        default_table_kind: kind,
         background: false,
         page_size: 4096,
         segment_size_bytes: 2 << 20,
@@ -99,7 +101,10 @@ fn encode(key: i64, value: i64, pad: u16) -> Row {
 #[derive(Debug, Default)]
 struct TxModel {
     rows: Rows,
-    /// Versions it created (inserts and updates) and retired (updates and deletes).
+    /// What vacuum may find once it ends. Heap tables: the versions it created (inserts
+    /// and updates) and retired (updates and deletes). Undo tables: rollback takes every
+    /// change back, so `created` stays 0; `retired` counts deleted rows and the links left
+    /// where a row moved to another page.
     created: u64,
     retired: u64,
 }
@@ -107,6 +112,7 @@ struct TxModel {
 /// The committed state plus what vacuum should find.
 #[derive(Debug, Default)]
 struct Model {
+    kind: TableKind,
     committed: Rows,
     next_key: i64,
     /// Dead versions left by committed transactions: certainly there until vacuumed.
@@ -187,7 +193,7 @@ fn run_until_crash(db: &Database, ops: &[Op], model: &mut Model, vfs: &SimVfs) -
                         pad: *pad,
                     },
                 );
-                m.created += 1;
+                m.created += u64::from(model.kind == TableKind::Heap);
             }
             Op::Update { pick, value, pad } => {
                 let (t, m) = tx.get_or_insert_with(|| {
@@ -216,8 +222,14 @@ fn run_until_crash(db: &Database, ops: &[Op], model: &mut Model, vfs: &SimVfs) -
                         pad: *pad,
                     },
                 );
-                m.created += 1;
-                m.retired += 1;
+                match model.kind {
+                    TableKind::Heap => {
+                        m.created += 1;
+                        m.retired += 1;
+                    }
+                    // In place, unless the row moved: then its old place holds a link.
+                    TableKind::Undo => m.retired += u64::from(id != old.id),
+                }
             }
             Op::Delete { pick } => {
                 let (t, m) = tx.get_or_insert_with(|| {
@@ -294,11 +306,15 @@ fn crash_mode(protection: Protection, fate: u8) -> CrashMode {
     }
 }
 
-fn run_case(protection: Protection, seed: u64, ops: &[Op]) {
+fn run_case(protection: Protection, kind: TableKind, seed: u64, ops: &[Op]) {
     let vfs = SimVfs::new(seed);
-    let mut db = Database::create(DIR, opts(&vfs, protection)).unwrap();
+    let mut db = Database::create(DIR, opts(&vfs, protection, kind)).unwrap();
     db.create_table(TABLE, schema()).unwrap();
-    let mut model = Model::default();
+    assert_eq!(db.table_kind(TABLE).unwrap(), kind);
+    let mut model = Model {
+        kind,
+        ..Model::default()
+    };
     let mut at = 0;
     loop {
         at += run_until_crash(&db, &ops[at..], &mut model, &vfs);
@@ -311,14 +327,14 @@ fn run_case(protection: Protection, seed: u64, ops: &[Op]) {
             unreachable!("run_until_crash stops only at a crash")
         };
         vfs.restart(crash_mode(protection, fate));
-        db = Database::open(DIR, opts(&vfs, protection)).unwrap();
+        db = Database::open(DIR, opts(&vfs, protection, kind)).unwrap();
         check_committed(&db, &model, &format!("after recovery at op {at}"));
         at += 1;
     }
     // A clean close and reopen changes nothing either.
     db.close().unwrap();
     vfs.restart(CrashMode::DropUnsynced);
-    let db = Database::open(DIR, opts(&vfs, protection)).unwrap();
+    let db = Database::open(DIR, opts(&vfs, protection, kind)).unwrap();
     check_committed(&db, &model, "after close and reopen");
 }
 
@@ -338,21 +354,36 @@ proptest! {
 
     #[test]
     fn model_cow(seed in any::<u64>(), ops in prop::collection::vec(op(), 1..120)) {
-        run_case(Protection::Cow, seed, &ops);
+        run_case(Protection::Cow, TableKind::Heap, seed, &ops);
     }
 
     #[test]
     fn model_full_page(seed in any::<u64>(), ops in prop::collection::vec(op(), 1..120)) {
-        run_case(Protection::FullPage, seed, &ops);
+        run_case(Protection::FullPage, TableKind::Heap, seed, &ops);
     }
 
     #[test]
     fn model_none(seed in any::<u64>(), ops in prop::collection::vec(op(), 1..120)) {
-        run_case(Protection::None, seed, &ops);
+        run_case(Protection::None, TableKind::Heap, seed, &ops);
+    }
+
+    #[test]
+    fn model_cow_undo(seed in any::<u64>(), ops in prop::collection::vec(op(), 1..120)) {
+        run_case(Protection::Cow, TableKind::Undo, seed, &ops);
+    }
+
+    #[test]
+    fn model_full_page_undo(seed in any::<u64>(), ops in prop::collection::vec(op(), 1..120)) {
+        run_case(Protection::FullPage, TableKind::Undo, seed, &ops);
+    }
+
+    #[test]
+    fn model_none_undo(seed in any::<u64>(), ops in prop::collection::vec(op(), 1..120)) {
+        run_case(Protection::None, TableKind::Undo, seed, &ops);
     }
 }
 
-/// A long fixed sequence per mode, so that every run covers many pages, evictions and
+/// A long fixed sequence per mode and table kind, so that every run covers many pages, evictions and
 /// several crashes even when the random cases happen to be short.
 #[test]
 fn long_fixed_sequence() {
@@ -392,7 +423,9 @@ fn long_fixed_sequence() {
         };
         ops.push(op);
     }
-    for protection in [Protection::Cow, Protection::FullPage, Protection::None] {
-        run_case(protection, 42, &ops);
+    for kind in [TableKind::Heap, TableKind::Undo] {
+        for protection in [Protection::Cow, Protection::FullPage, Protection::None] {
+            run_case(protection, kind, 42, &ops);
+        }
     }
 }

@@ -1,6 +1,9 @@
 //! Money transfer: what could go wrong is a lost update, a write skew, a deadlock that
 //! hangs, a reader that sees a transfer half done, or a crash that keeps half a transfer
 //! or loses an acknowledged one — any of which changes the total of the accounts.
+//! Each run is made on a heap table and on an undo table; on undo tables (rows updated in
+//! place, old values in the undo log) a reader also keeps one snapshot open for the whole
+//! run and must see the initial balances in every scan.
 //! WALDEN_TRANSFERS sets the transfers of the multi-threaded runs (CI default 2,000);
 //! WALDEN_MONEY_SEED runs the crash test for one seed only.
 #![allow(clippy::unwrap_used)]
@@ -193,6 +196,29 @@ fn check_final(db: &Database, workers: &[Worker], context: &str) {
     );
 }
 
+/// A reader that keeps one transaction, begun before the transfers, open for the whole
+/// run: every scan must show the 100 accounts with their initial balances. Returns the
+/// number of scans.
+fn whole_run_reader(mut tx: Transaction<'_>, stop: &AtomicBool) -> u64 {
+    let first = accounts(&mut tx).unwrap();
+    assert!(
+        first.values().all(|(_, b)| *b == INITIAL),
+        "the whole-run reader began after a transfer"
+    );
+    let mut scans = 1;
+    while !stop.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(5));
+        let again = accounts(&mut tx).unwrap();
+        assert_eq!(
+            again, first,
+            "the snapshot of the whole-run reader changed after {scans} scans"
+        );
+        scans += 1;
+    }
+    tx.commit().unwrap();
+    scans
+}
+
 /// A reader that keeps long transactions open: every scan in one transaction must show
 /// the same 100 accounts with the same total. Returns the number of scans.
 fn long_reader(db: &Database, stop: &AtomicBool) -> u64 {
@@ -231,20 +257,33 @@ impl Drop for TempDir {
 
 #[test]
 fn eight_threads_keep_the_total_on_the_real_file_system() {
-    let dir = TempDir::new("money-transfer");
+    real_file_system_run(TableKind::Heap);
+}
+
+#[test]
+fn eight_threads_keep_the_total_on_the_real_file_system_undo() {
+    real_file_system_run(TableKind::Undo);
+}
+
+fn real_file_system_run(kind: TableKind) {
+    let dir = TempDir::new(&format!("money-transfer-{kind}"));
     let opts = || Options {
         vfs: Arc::new(RealVfs),
         buffer_pool_bytes: 8 << 20,
+        default_table_kind: kind,
         ..Options::default()
     };
     let db = Database::create(&dir.0, opts()).unwrap();
     setup(&db);
+    assert_eq!(db.table_kind(TABLE).unwrap(), kind);
     let before = db.stats();
     let per_thread = transfers().div_ceil(THREADS);
     let stop = AtomicBool::new(false);
     let vacuums = AtomicU64::new(0);
     let started = Instant::now();
-    let (workers, scans) = std::thread::scope(|s| {
+    let whole_run_tx = (kind == TableKind::Undo).then(|| db.begin());
+    let (workers, scans, whole_run_scans) = std::thread::scope(|s| {
+        let whole_run = whole_run_tx.map(|tx| s.spawn(|| whole_run_reader(tx, &stop)));
         let handles: Vec<_> = (0..THREADS)
             .map(|i| {
                 let db = &db;
@@ -262,15 +301,17 @@ fn eight_threads_keep_the_total_on_the_real_file_system() {
         let workers: Vec<Worker> = handles.into_iter().map(|h| h.join().unwrap()).collect();
         stop.store(true, Ordering::SeqCst);
         let scans = reader.join().unwrap();
+        let whole_run_scans = whole_run.map(|r| r.join().unwrap());
         vacuum.join().unwrap();
-        (workers, scans)
+        (workers, scans, whole_run_scans)
     });
     let elapsed = started.elapsed();
     for w in &workers {
         assert_eq!(w.stopped_by, None);
         assert_eq!(w.acked.len() as u64, per_thread);
     }
-    check_final(&db, &workers, "real file system");
+    let context = format!("real file system, {kind} table");
+    check_final(&db, &workers, &context);
 
     let d = db.stats().since(&before);
     let acked: u64 = workers.iter().map(|w| w.acked.len() as u64).sum();
@@ -278,9 +319,9 @@ fn eight_threads_keep_the_total_on_the_real_file_system() {
     let deadlocks: u64 = workers.iter().map(|w| w.deadlocks).sum();
     let vacuums = vacuums.load(Ordering::SeqCst);
     eprintln!(
-        "real VFS: {acked} transfers in {elapsed:?} ({:.0}/s); {serialization} serialization \
+        "real VFS, {kind} table: {acked} transfers in {elapsed:?} ({:.0}/s); {serialization} serialization \
          failures, {deadlocks} deadlocks retried; {scans} consistent long-reader scans; \
-         {vacuums} vacuums; {} commits, {} aborts, {} WAL fsyncs ({:.2} commits per fsync)",
+         {whole_run_scans:?} whole-run reader scans; {vacuums} vacuums; {} commits, {} aborts, {} WAL fsyncs ({:.2} commits per fsync)",
         acked as f64 / elapsed.as_secs_f64(),
         d.commits,
         d.aborts,
@@ -292,6 +333,9 @@ fn eight_threads_keep_the_total_on_the_real_file_system() {
     assert_eq!(d.commits, acked + vacuums);
     assert_eq!(d.aborts, serialization + deadlocks);
     assert!(scans > 0);
+    if let Some(n) = whole_run_scans {
+        assert!(n > 1, "the whole-run reader scanned only once");
+    }
     // Group commit: concurrent committers share fsyncs.
     assert!(
         d.wal_fsyncs < d.commits,
@@ -301,7 +345,7 @@ fn eight_threads_keep_the_total_on_the_real_file_system() {
     );
     db.close().unwrap();
     let db = Database::open(&dir.0, opts()).unwrap();
-    check_final(&db, &workers, "real file system, reopened");
+    check_final(&db, &workers, &format!("{context}, reopened"));
     db.close().unwrap();
 }
 
@@ -310,6 +354,7 @@ fn eight_threads_keep_the_total_on_the_real_file_system() {
 struct SimRun {
     seed: u64,
     protection: Protection,
+    kind: TableKind,
     page_size: usize,
     buffer_pool_bytes: u64,
     /// Lose power once this many transfers have committed; None: run to the end.
@@ -323,6 +368,7 @@ impl SimRun {
         Options {
             vfs: Arc::new(vfs.clone()),
             protection: self.protection,
+            default_table_kind: self.kind,
             page_size: self.page_size,
             background: false,
             segment_size_bytes: 2 << 20,
@@ -350,6 +396,7 @@ fn sim_run(run: SimRun) {
     let vfs = SimVfs::new(seed);
     let db = Database::create("db", run.opts(&vfs)).unwrap();
     setup(&db);
+    assert_eq!(db.table_kind(TABLE).unwrap(), run.kind);
     let mut rng = Rng::new(seed);
     let per_thread = match run.crash_after_commits {
         Some(_) => u64::MAX,
@@ -362,7 +409,9 @@ fn sim_run(run: SimRun) {
     let mut vacuums = 0u64;
     // The first checkpoint or vacuum that failed.
     let mut checkpoint_error: Option<String> = None;
-    let (workers, scans) = std::thread::scope(|s| {
+    let whole_run_tx = (run.kind == TableKind::Undo).then(|| db.begin());
+    let (workers, scans, whole_run_scans) = std::thread::scope(|s| {
+        let whole_run = whole_run_tx.map(|tx| s.spawn(|| whole_run_reader(tx, &stop_reader)));
         let handles: Vec<_> = (0..THREADS)
             .map(|i| {
                 let (db, finished) = (&db, &finished);
@@ -411,6 +460,7 @@ fn sim_run(run: SimRun) {
         stop_reader.store(true, Ordering::SeqCst);
         let workers: Vec<Worker> = handles.into_iter().map(|h| h.join().unwrap()).collect();
         let scans = reader.join();
+        let whole_run_scans = whole_run.map(|r| r.join());
         assert!(checkpoint_error.is_none(), "{run:?}: {checkpoint_error:?}");
         if run.crash_after_commits.is_some() {
             assert_eq!(
@@ -420,18 +470,24 @@ fn sim_run(run: SimRun) {
                 workers.iter().map(|w| &w.stopped_by).collect::<Vec<_>>()
             );
         }
-        (workers, scans)
+        (workers, scans, whole_run_scans)
     });
     eprintln!(
         "{run:?}: {} commits, {checkpoints} checkpoints, {vacuums} vacuums, {} in doubt, \
-         {} long-reader scans",
+         {} long-reader scans, {:?} whole-run reader scans",
         db.stats().commits - base,
         workers.iter().filter(|w| w.in_doubt.is_some()).count(),
         scans.as_ref().map_or(0, |n| *n),
+        whole_run_scans
+            .as_ref()
+            .map(|r| r.as_ref().map_or(0, |n| *n)),
     );
     // A reader that failed after power was lost is expected; one that failed before is not.
     if run.crash_after_commits.is_none() {
         assert!(scans.is_ok(), "{run:?}: the long reader failed");
+        if let Some(r) = &whole_run_scans {
+            assert!(r.is_ok(), "{run:?}: the whole-run reader failed");
+        }
     }
     match run.crash_after_commits {
         None => {
@@ -469,7 +525,7 @@ fn sim_run(run: SimRun) {
     }
 }
 
-fn crash_runs(concurrent_checkpoints: bool) {
+fn crash_runs(concurrent_checkpoints: bool, kind: TableKind) {
     // WALDEN_MONEY_SEED runs one seed only (to reproduce a failure).
     let only: Option<u64> = std::env::var("WALDEN_MONEY_SEED")
         .ok()
@@ -483,6 +539,7 @@ fn crash_runs(concurrent_checkpoints: bool) {
             } else {
                 Protection::Cow
             },
+            kind,
             page_size: 8192,
             // Room for the whole table: these runs are about crashes, not eviction.
             buffer_pool_bytes: 64 << 20,
@@ -494,22 +551,42 @@ fn crash_runs(concurrent_checkpoints: bool) {
 
 #[test]
 fn crash_during_transfers_keeps_the_total() {
-    crash_runs(false);
+    crash_runs(false, TableKind::Heap);
+}
+
+#[test]
+fn crash_during_transfers_keeps_the_total_undo() {
+    crash_runs(false, TableKind::Undo);
 }
 
 /// The same with checkpoints running alongside the transfers (as the background
 /// checkpointer does). See tests/concurrent_checkpoint.rs for the focused reproductions.
 #[test]
 fn crash_during_transfers_with_concurrent_checkpoints_keeps_the_total() {
-    crash_runs(true);
+    crash_runs(true, TableKind::Heap);
+}
+
+#[test]
+fn crash_during_transfers_with_concurrent_checkpoints_keeps_the_total_undo() {
+    crash_runs(true, TableKind::Undo);
 }
 
 /// Transfers while a pool far smaller than the table evicts pages (no checkpoints).
 #[test]
 fn transfers_through_a_small_pool_keep_the_total() {
+    small_pool_run(TableKind::Heap);
+}
+
+#[test]
+fn transfers_through_a_small_pool_keep_the_total_undo() {
+    small_pool_run(TableKind::Undo);
+}
+
+fn small_pool_run(kind: TableKind) {
     sim_run(SimRun {
         seed: 11,
         protection: Protection::Cow,
+        kind,
         page_size: 4096,
         buffer_pool_bytes: 16 * 4096,
         crash_after_commits: None,
