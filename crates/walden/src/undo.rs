@@ -708,7 +708,10 @@ fn apply_revert(g: &mut [u8], ops: &[RevertOp]) -> std::result::Result<(), Strin
                     tuple.extend_from_slice(header);
                     tuple.extend_from_slice(area);
                     if !PageMut(g).replace_at(*slot, &tuple) {
-                        return Err(format!("cannot restore {} bytes at slot {slot}", tuple.len()));
+                        return Err(format!(
+                            "cannot restore {} bytes at slot {slot}",
+                            tuple.len()
+                        ));
                     }
                 }
             }

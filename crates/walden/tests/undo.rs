@@ -109,8 +109,12 @@ fn readers_see_their_snapshot_through_undo_chains() {
         let mut tx = db.begin();
         add_one_to_b(&mut tx);
         tx.delete("t", ids[10 + k]).unwrap();
-        tx.update("t", ids[20], &row(20, 1000 + k as i32, "grown ".repeat(40).as_str()))
-            .unwrap();
+        tx.update(
+            "t",
+            ids[20],
+            &row(20, 1000 + k as i32, "grown ".repeat(40).as_str()),
+        )
+        .unwrap();
         tx.commit().unwrap();
     }
     let mut seen: Vec<(i32, i32, String)> = reader
@@ -124,7 +128,10 @@ fn readers_see_their_snapshot_through_undo_chains() {
         .collect();
     seen.sort();
     assert_eq!(seen, before);
-    assert_eq!(reader.get("t", ids[10]).unwrap().unwrap(), row(10, 10, &"x".repeat(100)));
+    assert_eq!(
+        reader.get("t", ids[10]).unwrap().unwrap(),
+        row(10, 10, &"x".repeat(100))
+    );
     assert!(db.undo_bytes() > 0);
     reader.commit().unwrap();
     // Nobody needs the undo any more.
@@ -146,7 +153,8 @@ fn rollback_restores_rows_explicitly_on_drop_and_after_a_crash() {
         let work = |tx: &mut Transaction| {
             add_one_to_b(tx);
             tx.delete("t", ids[3]).unwrap();
-            tx.update("t", ids[4], &row(4, 4, &"long ".repeat(300))).unwrap();
+            tx.update("t", ids[4], &row(4, 4, &"long ".repeat(300)))
+                .unwrap();
             tx.insert("t", &row(9999, 1, "new")).unwrap();
             add_one_to_b(tx);
         };
@@ -227,7 +235,10 @@ fn a_row_that_outgrows_its_page_moves_and_its_id_still_finds_it() {
         let i = id.slot as i32 + 1000;
         moved.push(tx.update("t", id, &row(i, 0, &big)).unwrap());
     }
-    assert!(moved.iter().zip(&ids).any(|(m, i)| m.page != i.page), "some row moved");
+    assert!(
+        moved.iter().zip(&ids).any(|(m, i)| m.page != i.page),
+        "some row moved"
+    );
     tx.commit().unwrap();
     assert!(db.table_bytes("t").unwrap() > pages);
     let mut tx = db.begin();
@@ -241,7 +252,9 @@ fn a_row_that_outgrows_its_page_moves_and_its_id_still_finds_it() {
     // The old snapshot still sees the old rows, once each.
     let old = reader.scan("t").unwrap();
     assert_eq!(old.len(), 200);
-    assert!(old.iter().all(|(_, r)| r[2] == Value::Text("x".repeat(100))));
+    assert!(old
+        .iter()
+        .all(|(_, r)| r[2] == Value::Text("x".repeat(100))));
     reader.commit().unwrap();
     // Updating a moved row again, and deleting one, then a crash.
     let mut tx = db.begin();
@@ -346,9 +359,13 @@ fn rolling_back_rows_that_grew_twice_restores_them() {
         tx.commit().unwrap();
         let before = contents(&db);
         let mut tx = db.begin();
-        for (k, text) in ["BBB", "BBBB", "BBBBBBBBBBBBBBBBBBBB", "B"].iter().enumerate() {
+        for (k, text) in ["BBB", "BBBB", "BBBBBBBBBBBBBBBBBBBB", "B"]
+            .iter()
+            .enumerate()
+        {
             tx.update("t", id, &row(100, k as i32, text)).unwrap();
-            tx.update("t", ids[k], &row(k as i32, 0, &text.repeat(30))).unwrap();
+            tx.update("t", ids[k], &row(k as i32, 0, &text.repeat(30)))
+                .unwrap();
         }
         if crash {
             db.checkpoint().unwrap();
