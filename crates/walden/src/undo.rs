@@ -580,7 +580,10 @@ fn check_writable(ctx: &UndoCtx, view: &TxnView, t: &[u8], id: RowId) -> Result<
         match ctx.heap.txns.status(h.xid, ctx.heap.clog) {
             XidStatus::InProgress => return Ok(WriteCheck::Wait(h.xid)),
             // Rolled back but not undone: only after the database refused writes.
-            XidStatus::Aborted => return Err(Error::SerializationFailure),
+            XidStatus::Aborted => {
+                ctx.heap.wal.check_poison()?;
+                return Err(Error::SerializationFailure);
+            }
             XidStatus::Committed => {
                 if !view.snapshot.sees_committed(h.xid, ctx.heap.clog) {
                     // Inserted after the snapshot: the row does not exist for us.

@@ -142,6 +142,11 @@ impl Wal {
         Ok(wal)
     }
 
+    /// `Err(Poisoned)` once a write or fsync failed (the database refuses writes).
+    pub fn check_poison(&self) -> Result<()> {
+        self.poison.check()
+    }
+
     pub fn durable_lsn(&self) -> u64 {
         self.durable_lsn.load(Ordering::Acquire)
     }
