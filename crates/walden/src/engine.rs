@@ -639,7 +639,7 @@ impl Inner {
         if registered {
             lock(&self.undo_writers).active.remove(&xid);
         }
-        self.undo.discard(self.txns.horizon());
+        self.undo.discard(|| self.txns.horizon());
     }
 
     /// Where recovery must start reading to roll back the undo-table writers running now:
@@ -1205,10 +1205,27 @@ impl Transaction<'_> {
         }
     }
 
-    /// Where the row at `id` of an undo table lives now, if it moved (the old place links
-    /// to the new one).
-    fn resolve_moved(&self, t: &Table, id: RowId) -> Result<RowId> {
-        Ok(undo::fetch(&self.db.undo_ctx(), t, id, &self.view())?.map_or(id, |(at, _)| at))
+    /// Changes one row of an undo table. A row that moved is found through the link its
+    /// old place keeps (looked up only then: the common case touches the page once).
+    fn change_undo_row(
+        &mut self,
+        t: &Table,
+        id: RowId,
+        change: undo::Change,
+        moved_to: &mut Vec<RowId>,
+    ) -> Result<()> {
+        let changes = [(id.slot, change)];
+        match self.change_undo_rows(t, id.page, &changes, moved_to) {
+            Err(Error::NoSuchRow(_)) => {
+                let at = undo::fetch(&self.db.undo_ctx(), t, id, &self.view())?
+                    .map(|(at, _)| at)
+                    .filter(|at| *at != id)
+                    .ok_or(Error::NoSuchRow(id))?;
+                let [(_, change)] = changes;
+                self.change_undo_rows(t, at.page, &[(at.slot, change)], moved_to)
+            }
+            r => r,
+        }
     }
 
     /// Applies changes to rows of one page of an undo table.
@@ -1310,14 +1327,9 @@ impl Transaction<'_> {
         let mut bytes = Vec::new();
         Self::encode(&t, row, &mut bytes)?;
         if t.kind == TableKind::Undo {
-            let id = self.resolve_moved(&t, id)?;
             let mut moved_to = Vec::new();
-            let r = self.change_undo_rows(
-                &t,
-                id.page,
-                &[(id.slot, undo::Change::Update(bytes))],
-                &mut moved_to,
-            );
+            let change = undo::Change::Update(bytes);
+            let r = self.change_undo_row(&t, id, change, &mut moved_to);
             self.db.heap_ctx().hook.between_pages();
             r?;
             return Ok(moved_to.first().copied().unwrap_or(id));
@@ -1431,13 +1443,7 @@ impl Transaction<'_> {
         self.next_command()?;
         let t = self.db.table(table)?;
         if t.kind == TableKind::Undo {
-            let id = self.resolve_moved(&t, id)?;
-            let r = self.change_undo_rows(
-                &t,
-                id.page,
-                &[(id.slot, undo::Change::Delete)],
-                &mut Vec::new(),
-            );
+            let r = self.change_undo_row(&t, id, undo::Change::Delete, &mut Vec::new());
             self.db.heap_ctx().hook.between_pages();
             return r;
         }

@@ -29,13 +29,13 @@ pub struct TupleHeader {
     pub cid: u32,
 }
 
-fn get_u48(b: &[u8], at: usize) -> u64 {
+pub(crate) fn get_u48(b: &[u8], at: usize) -> u64 {
     let mut a = [0u8; 8];
     a[..6].copy_from_slice(&b[at..at + 6]);
     u64::from_le_bytes(a)
 }
 
-fn put_u48(b: &mut [u8], at: usize, v: u64) {
+pub(crate) fn put_u48(b: &mut [u8], at: usize, v: u64) {
     b[at..at + 6].copy_from_slice(&(v & XID_MASK).to_le_bytes()[..6]);
 }
 
@@ -688,21 +688,23 @@ pub(crate) fn prune_pages(
             // Re-check under the write latch: nothing can revive a dead version, but the
             // page may have changed between the latches.
             let found = dead(&g);
-            PageMut(&mut g).remove_and_compact(&found);
-            let mut payload = Vec::with_capacity(10 + 2 * found.len());
-            Record::HeapPrune {
-                page: page_no,
-                slots: found.clone(),
+            if !found.is_empty() {
+                PageMut(&mut g).remove_and_compact(&found);
+                let mut payload = Vec::with_capacity(10 + 2 * found.len());
+                removed += found.len() as u64;
+                Record::HeapPrune {
+                    page: page_no,
+                    slots: found,
+                }
+                .encode_payload(&mut payload);
+                ctx.wal.append_page_change(
+                    RecordKind::HeapPrune,
+                    xid,
+                    &payload,
+                    &mut g,
+                    Some(stats),
+                )?;
             }
-            .encode_payload(&mut payload);
-            ctx.wal.append_page_change(
-                RecordKind::HeapPrune,
-                xid,
-                &payload,
-                &mut g,
-                Some(stats),
-            )?;
-            removed += found.len() as u64;
         }
         if Some(page_no) != last {
             let free = PageRef(&pinned.read()).free_space();
@@ -741,81 +743,111 @@ fn dead_slots(ctx: &HeapCtx, page: &[u8], horizon: u64) -> Vec<u16> {
 
 /// Applies a heap record during recovery unless the page already holds it.
 pub fn redo(pool: &BufferPool, rec: &Record, xid: u64, end_lsn: u64) -> Result<()> {
-    let Some(page_no) = rec.page() else {
-        return Ok(());
-    };
     let how = match rec {
         Record::HeapInit { .. } | Record::PageImage { .. } => Fetch::Overwrite,
         _ => Fetch::Read,
+    };
+    redo_with(pool, rec, how, end_lsn, |g, page_no| {
+        match rec {
+            Record::HeapInit { table, .. } => PageMut(g).init(PageKind::Heap, page_no, *table),
+            Record::PageImage {
+                lower,
+                upper,
+                image,
+                ..
+            } => {
+                let (lower, upper) = (*lower as usize, *upper as usize);
+                let size = g.len();
+                if upper > size || lower > upper || image.len() != size - (upper - lower) {
+                    return Err(format!(
+                        "page image of {} bytes with hole {lower}..{upper}",
+                        image.len()
+                    ));
+                }
+                g[..lower].copy_from_slice(&image[..lower]);
+                g[lower..upper].fill(0);
+                g[upper..].copy_from_slice(&image[lower..]);
+                PageRef(g).validate()?;
+            }
+            Record::HeapInsert { cid, rows, .. } => {
+                let build: &BuildTuple = &|out, xid, cid, row| {
+                    TupleHeader::write_new(out, xid, cid);
+                    out.extend_from_slice(row);
+                };
+                insert_at_slots(g, rows, xid, *cid, build)?;
+            }
+            Record::HeapDelete { slot, .. } => {
+                let t = PageMut(g)
+                    .into_tuple_mut(*slot)
+                    .filter(|t| t.len() >= TUPLE_HEADER_BYTES)
+                    .ok_or_else(|| format!("no tuple at slot {slot}"))?;
+                set_xmax(t, xid, None);
+            }
+            Record::HeapUpdateOld {
+                slot,
+                new_page,
+                new_slot,
+                ..
+            } => {
+                let t = PageMut(g)
+                    .into_tuple_mut(*slot)
+                    .filter(|t| t.len() >= TUPLE_HEADER_BYTES)
+                    .ok_or_else(|| format!("no tuple at slot {slot}"))?;
+                set_xmax(t, xid, Some((*new_page, *new_slot)));
+            }
+            Record::HeapPrune { slots, .. } => PageMut(g).remove_and_compact(slots),
+            _ => {}
+        }
+        Ok(())
+    })
+}
+
+/// The frame of every redo: pins the record's page (`how`), skips it when the page LSN
+/// shows the record is already there, applies `apply` (page bytes, page number), and sets
+/// the page LSN. A reason from `apply` becomes a corrupt-page error naming the record.
+pub(crate) fn redo_with(
+    pool: &BufferPool,
+    rec: &Record,
+    how: Fetch,
+    end_lsn: u64,
+    apply: impl FnOnce(&mut [u8], u64) -> std::result::Result<(), String>,
+) -> Result<()> {
+    let Some(page_no) = rec.page() else {
+        return Ok(());
     };
     let pinned = pool.fetch(page_no, how)?;
     let mut g = pinned.write();
     if how == Fetch::Read && PageRef(&g).lsn() >= end_lsn {
         return Ok(());
     }
-    let bad = |reason: String| Error::CorruptPage {
+    apply(&mut g, page_no).map_err(|reason| Error::CorruptPage {
         path: pool.store().path().to_path_buf(),
         page: page_no,
         location: page_no,
         reason: format!("redo of the record ending at LSN {end_lsn}: {reason}"),
-    };
-    match rec {
-        Record::HeapInit { table, .. } => PageMut(&mut g).init(PageKind::Heap, page_no, *table),
-        Record::PageImage {
-            lower,
-            upper,
-            image,
-            ..
-        } => {
-            let (lower, upper) = (*lower as usize, *upper as usize);
-            let size = g.len();
-            if upper > size || lower > upper || image.len() != size - (upper - lower) {
-                return Err(bad(format!(
-                    "page image of {} bytes with hole {lower}..{upper}",
-                    image.len()
-                )));
-            }
-            g[..lower].copy_from_slice(&image[..lower]);
-            g[lower..upper].fill(0);
-            g[upper..].copy_from_slice(&image[lower..]);
-            PageRef(&g).validate().map_err(bad)?;
-        }
-        Record::HeapInsert { cid, rows, .. } => {
-            let mut tuple = Vec::new();
-            for (slot, row) in rows {
-                tuple.clear();
-                TupleHeader::write_new(&mut tuple, xid, *cid);
-                tuple.extend_from_slice(row);
-                if !PageMut(&mut g).insert_at(*slot, &tuple) {
-                    return Err(bad(format!(
-                        "cannot insert {} bytes at slot {slot}",
-                        tuple.len()
-                    )));
-                }
-            }
-        }
-        Record::HeapDelete { slot, .. } => {
-            let t = PageMut(&mut g)
-                .into_tuple_mut(*slot)
-                .filter(|t| t.len() >= TUPLE_HEADER_BYTES)
-                .ok_or_else(|| bad(format!("no tuple at slot {slot}")))?;
-            set_xmax(t, xid, None);
-        }
-        Record::HeapUpdateOld {
-            slot,
-            new_page,
-            new_slot,
-            ..
-        } => {
-            let t = PageMut(&mut g)
-                .into_tuple_mut(*slot)
-                .filter(|t| t.len() >= TUPLE_HEADER_BYTES)
-                .ok_or_else(|| bad(format!("no tuple at slot {slot}")))?;
-            set_xmax(t, xid, Some((*new_page, *new_slot)));
-        }
-        Record::HeapPrune { slots, .. } => PageMut(&mut g).remove_and_compact(slots),
-        _ => {}
-    }
+    })?;
     PageMut(&mut g).set_lsn(end_lsn);
+    Ok(())
+}
+
+/// Redo of an insert record: puts each row's tuple (built by `build`) at its slot.
+pub(crate) fn insert_at_slots(
+    g: &mut [u8],
+    rows: &[(u16, Vec<u8>)],
+    xid: u64,
+    cid: u32,
+    build: &BuildTuple,
+) -> std::result::Result<(), String> {
+    let mut tuple = Vec::new();
+    for (slot, row) in rows {
+        tuple.clear();
+        build(&mut tuple, xid, cid, row);
+        if !PageMut(g).insert_at(*slot, &tuple) {
+            return Err(format!(
+                "cannot insert {} bytes at slot {slot}",
+                tuple.len()
+            ));
+        }
+    }
     Ok(())
 }

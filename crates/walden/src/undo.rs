@@ -25,7 +25,7 @@ use crate::buffer::{BufferPool, Fetch};
 use crate::catalog::Table;
 use crate::clog::XidStatus;
 use crate::error::{Error, Result};
-use crate::heap::{self, HeapCtx, TupleFormat, TxnView};
+use crate::heap::{self, get_u48, put_u48, HeapCtx, TupleFormat, TxnView};
 use crate::page::{PageMut, PageRef, PAGE_HEADER_BYTES, SLOT_BYTES};
 use crate::stats::{Stats, TxnStats};
 use crate::wal::record::{ChangeOp, RevertOp, UNDO_TUPLE_HEADER_BYTES as HDR};
@@ -44,7 +44,6 @@ const PAD_MASK: u8 = FLAG_PAD1 | FLAG_PADDED;
 const KNOWN_FLAGS: u8 = FLAG_DELETED | FLAG_MOVED | PAD_MASK;
 /// Smallest data area: room for a link.
 const MIN_AREA: usize = 6;
-const XID_MASK: u64 = (1 << 48) - 1;
 
 /// Largest row encoding that fits a page of an undo table.
 pub fn max_row_bytes(page_size: usize) -> usize {
@@ -58,16 +57,6 @@ pub struct UndoHeader {
     pub cid: u32,
     pub ptr: u64,
     pub flags: u8,
-}
-
-fn get_u48(b: &[u8], at: usize) -> u64 {
-    let mut a = [0u8; 8];
-    a[..6].copy_from_slice(&b[at..at + 6]);
-    u64::from_le_bytes(a)
-}
-
-fn put_u48(b: &mut [u8], at: usize, v: u64) {
-    b[at..at + 6].copy_from_slice(&(v & XID_MASK).to_le_bytes()[..6]);
 }
 
 impl UndoHeader {
@@ -330,15 +319,20 @@ impl UndoStore {
     }
 
     /// Drops segments that only hold records of transactions that ended before every
-    /// running snapshot began (`horizon`: the oldest xid a snapshot may see as running).
-    pub fn discard(&self, horizon: u64) {
-        {
+    /// running snapshot began (`horizon`: the oldest xid a snapshot may see as running;
+    /// asked only when there is undo to drop, since it takes the transaction lock).
+    pub fn discard(&self, horizon: impl FnOnce() -> u64) {
+        let horizon = {
             let st = self.read();
-            match st.segments.front() {
-                Some(s) if s.max_xid < horizon => {}
-                _ => return,
+            let Some(front) = st.segments.front() else {
+                return;
+            };
+            let h = horizon();
+            if front.max_xid >= h {
+                return;
             }
-        }
+            h
+        };
         let mut st = self.write();
         while let Some(front) = st.segments.front() {
             let pinned = st.unresolved.range(..=front.max_xid).next().is_some();
@@ -1255,44 +1249,16 @@ fn revert_record(g: &mut [u8], rec: &Record) -> std::result::Result<Vec<RevertOp
 
 /// Applies an undo-table record during recovery unless the page already holds it.
 pub fn redo(pool: &BufferPool, rec: &Record, xid: u64, end_lsn: u64) -> Result<()> {
-    let Some(page_no) = rec.page() else {
-        return Ok(());
-    };
-    let pinned = pool.fetch(page_no, Fetch::Read)?;
-    let mut g = pinned.write();
-    if PageRef(&g).lsn() >= end_lsn {
-        return Ok(());
-    }
-    let bad = |reason: String| Error::CorruptPage {
-        path: pool.store().path().to_path_buf(),
-        page: page_no,
-        location: page_no,
-        reason: format!("redo of the record ending at LSN {end_lsn}: {reason}"),
-    };
-    match rec {
+    heap::redo_with(pool, rec, Fetch::Read, end_lsn, |g, _| match rec {
         Record::UndoInsert { cid, rows, .. } => {
-            let mut tuple = Vec::new();
-            for (slot, row) in rows {
-                tuple.clear();
-                build_tuple(&mut tuple, xid, *cid, row);
-                if !PageMut(&mut g).insert_at(*slot, &tuple) {
-                    return Err(bad(format!(
-                        "cannot insert {} bytes at slot {slot}",
-                        tuple.len()
-                    )));
-                }
-            }
+            heap::insert_at_slots(g, rows, xid, *cid, &build_tuple)
         }
-        Record::UndoChange { cid, ops, .. } => {
-            for op in ops {
-                apply_change(&mut g, op, xid, *cid, 0).map_err(bad)?;
-            }
-        }
-        Record::UndoRevert { ops, .. } => apply_revert(&mut g, ops).map_err(bad)?,
-        _ => {}
-    }
-    PageMut(&mut g).set_lsn(end_lsn);
-    Ok(())
+        Record::UndoChange { cid, ops, .. } => ops
+            .iter()
+            .try_for_each(|op| apply_change(g, op, xid, *cid, 0)),
+        Record::UndoRevert { ops, .. } => apply_revert(g, ops),
+        _ => Ok(()),
+    })
 }
 
 /// Slots of a page holding rows deleted or moved away by transactions every snapshot
@@ -1387,17 +1353,17 @@ mod tests {
         assert!(matches!(err, Error::UndoFull { .. }), "{err}");
         assert!(n > 0 && store.live_bytes() <= 4 << 20);
         // Horizon below the writers: nothing goes. Above: everything.
-        store.discard(10);
+        store.discard(|| 10);
         assert!(store.get(p1).is_ok());
         store.keep_unresolved(11);
-        store.discard(100);
+        store.discard(|| 100);
         assert!(
             store.get(p1).is_ok(),
             "unresolved transaction pins its undo"
         );
         let store = UndoStore::new(4 << 20, std::sync::Arc::new(Stats::default()));
         let p = store.append(10, &rec, &mut ts).unwrap();
-        store.discard(11);
+        store.discard(|| 11);
         assert!(store.get(p).is_err());
         assert_eq!(store.live_bytes(), 0);
     }

@@ -162,3 +162,66 @@ fn create_table_with_id_u32_max_is_corrupt_wal_not_a_panic() {
     );
     assert_no_panic(&vfs);
 }
+
+/// Undo-table records whose offsets, slots and lengths do not fit the page they name:
+/// redo, and crash rollback of the (uncommitted) transaction, report the page as corrupt.
+#[test]
+fn undo_records_that_do_not_fit_their_page_are_errors_not_panics() {
+    use walden::wal::record::{ChangeOp, RevertOp};
+    let hostile = [
+        Record::UndoChange {
+            page: 0,
+            cid: 1,
+            ops: vec![ChangeOp::Update {
+                slot: 0,
+                flags: None,
+                off: u16::MAX,
+                old: vec![1; 4],
+                new: vec![2; 4],
+            }],
+        },
+        Record::UndoChange {
+            page: 0,
+            cid: 1,
+            ops: vec![ChangeOp::Resize {
+                slot: 0,
+                old_flags: 0,
+                new_flags: 0,
+                old_area: vec![1; 8],
+                new_area: vec![2; 60_000],
+            }],
+        },
+        Record::UndoChange {
+            page: 0,
+            cid: 1,
+            ops: vec![ChangeOp::Delete { slot: 900 }],
+        },
+        Record::UndoRevert {
+            page: 0,
+            undone_lsn: 0,
+            ops: vec![RevertOp::Remove { slot: 77 }],
+        },
+        Record::UndoRevert {
+            page: 0,
+            undone_lsn: 0,
+            ops: vec![RevertOp::Patch {
+                slot: 0,
+                header: [0; 17],
+                off: 60_000,
+                bytes: vec![1; 10],
+            }],
+        },
+    ];
+    for (i, rec) in hostile.into_iter().enumerate() {
+        let vfs = SimVfs::new(100 + i as u64);
+        base(&vfs);
+        append_frame(&vfs, &[(rec, 60)]);
+        match open_without_panic(&vfs) {
+            Ok(Err(Error::CorruptPage { reason, .. })) => {
+                assert!(reason.contains("redo of the record"), "case {i}: {reason}")
+            }
+            Ok(other) => panic!("case {i}: expected CorruptPage, got {:?}", other.err()),
+            Err(msg) => panic!("case {i}: recovery panicked: {msg}"),
+        }
+    }
+}
