@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use walden::crashsim::{self, CrashConfig, CrashReport};
 use walden::rng::SimRng;
-use walden::{Protection, TableKind};
+use walden::{Protection, TableKind, WalCompression};
 
 use crate::{CliError, Kind, Mode};
 
@@ -46,6 +46,9 @@ pub struct Args {
     /// Kind of the table the workload runs on.
     #[arg(long, value_enum, default_value_t = Kind::Heap)]
     kind: Kind,
+    /// WAL codec: off, lz4, zstd, or all (the databases of a run take turns).
+    #[arg(long, default_value = "all", value_parser = parse_codec)]
+    wal_compression: Codec,
     /// Seed of the first chunk; later chunks use seeds derived from it (printed).
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -54,12 +57,25 @@ pub struct Args {
     json: bool,
 }
 
+/// A codec, or None for all of them in turn.
+type Codec = Option<WalCompression>;
+
+fn parse_codec(s: &str) -> Result<Codec, String> {
+    if s.eq_ignore_ascii_case("all") {
+        return Ok(None);
+    }
+    WalCompression::parse(s)
+        .map(Some)
+        .ok_or_else(|| format!("unknown codec {s:?}; known: off, lz4, zstd, all"))
+}
+
 pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     let mut all_passed = true;
     for mode in args.mode.modes() {
         let report = run_mode(
             mode.protection(),
             args.kind.table_kind(),
+            args.wal_compression,
             args.seed,
             args.iters,
         );
@@ -96,9 +112,16 @@ fn chunk_seed(seed: u64, index: u64) -> u64 {
     }
 }
 
-fn run_mode(protection: Protection, kind: TableKind, seed: u64, iterations: u64) -> CrashReport {
+fn run_mode(
+    protection: Protection,
+    kind: TableKind,
+    compression: Codec,
+    seed: u64,
+    iterations: u64,
+) -> CrashReport {
     let mut total = CrashReport {
         mode: protection.name().to_string(),
+        compression: compression.map_or("off/lz4/zstd".into(), |c| c.name().to_string()),
         kind: kind.name().to_string(),
         seed,
         ..CrashReport::default()
@@ -111,6 +134,7 @@ fn run_mode(protection: Protection, kind: TableKind, seed: u64, iterations: u64)
             kind,
             seed: chunk_seed(seed, index),
             iterations: CHUNK_ITERATIONS.min(iterations - done),
+            compression,
         };
         let report = crashsim::run(&cfg);
         add(&mut total, &report, cfg.seed);
@@ -154,6 +178,7 @@ fn progress(total: &CrashReport, iterations: u64, chunk_seed: u64) {
 fn print_json(out: &mut impl Write, r: &CrashReport, passed: bool) -> Result<(), CliError> {
     let value = serde_json::json!({
         "mode": r.mode,
+        "wal_compression": r.compression,
         "kind": r.kind,
         "seed": r.seed,
         "crash_points": r.crash_points,
@@ -172,9 +197,10 @@ fn print_json(out: &mut impl Write, r: &CrashReport, passed: bool) -> Result<(),
 fn print_table(out: &mut impl Write, r: &CrashReport, passed: bool) -> Result<(), CliError> {
     outln!(
         out,
-        "crashtest mode {}, {} table (seed {})",
+        "crashtest mode {}, {} table, WAL compression {} (seed {})",
         r.mode,
         r.kind,
+        r.compression,
         r.seed
     )?;
     outln!(out, "  crash points tried          {}", r.crash_points)?;

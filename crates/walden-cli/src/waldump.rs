@@ -14,7 +14,7 @@ use std::sync::Arc;
 use walden::control::Control;
 use walden::vfs::{RealVfs, Vfs};
 use walden::wal::record::ChangeOp;
-use walden::wal::{LogRecord, Record, RecordKind, WalPosition, WalReader};
+use walden::wal::{FrameStats, LogRecord, Record, RecordKind, WalPosition, WalReader};
 
 use crate::CliError;
 
@@ -48,8 +48,15 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut totals = [KindTotal::default(); RecordKind::ALL.len()];
     let stats = args.stats;
-    let result = walk(&vfs, &wal_dir, control.segment_size, &segments, |event| {
-        match event {
+    let mut frames = FrameStats::default();
+    let result = walk(
+        &vfs,
+        &wal_dir,
+        control.segment_size,
+        &segments,
+        &mut frames,
+        |event| {
+            match event {
             Event::Record(rec) => {
                 if let Some(i) = RecordKind::ALL.iter().position(|k| *k == rec.kind) {
                     totals[i].records += 1;
@@ -65,14 +72,16 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
             )?,
             Event::Resume { .. } => {}
         }
-        Ok(())
-    });
+            Ok(())
+        },
+    );
     // What was printed before an error is still worth seeing: flush it first.
     let flushed = out.flush();
     let last = result?;
     flushed.map_err(|e| CliError::io("writing to standard output", e))?;
     if stats {
         print_stats(&mut out, &totals)?;
+        print_frames(&mut out, &frames)?;
     } else {
         print_end(&mut out, &segments, last.as_ref())?;
     }
@@ -96,6 +105,7 @@ fn walk(
     wal_dir: &Path,
     segment_size: u64,
     segments: &[u64],
+    frames: &mut FrameStats,
     mut visit: impl FnMut(Event<'_>) -> Result<(), CliError>,
 ) -> Result<Option<Stretch>, CliError> {
     let mut last: Option<Stretch> = None;
@@ -125,6 +135,7 @@ fn walk(
             visit(Event::Record(&rec))?;
         }
         let end = reader.end_position();
+        frames.add(&reader.frame_stats());
         if let Some(first_lsn) = first_lsn {
             last = Some(Stretch { first_lsn, end });
         }
@@ -155,6 +166,14 @@ fn record_line(rec: &LogRecord) -> String {
     }
 }
 
+/// A slot list: the slot itself when there is one, else how many.
+fn slot_list(slots: &[u16]) -> String {
+    match slots {
+        [s] => format!("slot {s}"),
+        _ => format!("slots {}", slots.len()),
+    }
+}
+
 /// What a record changed, in a few words.
 fn details(record: &Record) -> String {
     match record {
@@ -163,13 +182,21 @@ fn details(record: &Record) -> String {
             let bytes: usize = rows.iter().map(|(_, r)| r.len()).sum();
             format!("page {page} cid {cid} rows {} ({bytes} bytes)", rows.len())
         }
-        Record::HeapDelete { page, slot } => format!("page {page} slot {slot}"),
-        Record::HeapUpdateOld {
-            page,
-            slot,
-            new_page,
-            new_slot,
-        } => format!("page {page} slot {slot} -> page {new_page} slot {new_slot}"),
+        Record::HeapDelete { page, slots } => format!("page {page} {}", slot_list(slots)),
+        Record::HeapUpdateOld { page, links } => match links.as_slice() {
+            [l] => format!(
+                "page {page} slot {} -> page {} slot {}",
+                l.slot, l.new_page, l.new_slot
+            ),
+            _ => format!("page {page} rows {}", links.len()),
+        },
+        Record::HeapUpdateNew { page, cid, rows } => {
+            let bytes: usize = rows.iter().map(|d| d.middle.len()).sum();
+            format!(
+                "page {page} cid {cid} rows {} as deltas ({bytes} bytes changed)",
+                rows.len()
+            )
+        }
         Record::HeapPrune { page, slots } => format!("page {page} slots {}", slots.len()),
         Record::Commit | Record::Abort => String::new(),
         Record::CreateTable {
@@ -240,6 +267,27 @@ fn print_end(
         ),
         None => outln!(out, "no valid WAL records in {} segment(s)", segments.len()),
     }
+}
+
+/// The frames behind the records: the logical log (records) against the physical one
+/// (what the frames take on disk, compressed or not, headers included).
+fn print_frames(out: &mut impl Write, f: &FrameStats) -> Result<(), CliError> {
+    let plain = f.frames - f.lz4_frames - f.zstd_frames;
+    outln!(
+        out,
+        "frames {} (zstd {}, lz4 {}, uncompressed {}): logical {} bytes, physical {} bytes{}",
+        f.frames,
+        f.zstd_frames,
+        f.lz4_frames,
+        plain,
+        f.raw_bytes,
+        f.stored_bytes,
+        if f.stored_bytes > 0 {
+            format!(", {:.2}x", f.raw_bytes as f64 / f.stored_bytes as f64)
+        } else {
+            String::new()
+        }
+    )
 }
 
 fn print_stats(out: &mut impl Write, totals: &[KindTotal]) -> Result<(), CliError> {

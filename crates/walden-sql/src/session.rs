@@ -438,6 +438,11 @@ impl<'db> Session<'db> {
                 "Most bytes of undo the undo log may hold at once (database; settable, e.g. '1GB')",
             ),
             (
+                "wal_compression",
+                self.db.wal_compression().name().to_string(),
+                "Codec of the WAL frames written: off, lz4 or zstd (database; settable)",
+            ),
+            (
                 "protection",
                 self.db.protection().name().to_string(),
                 "Torn-page protection: cow, full-page or none (chosen at creation)",
@@ -498,6 +503,19 @@ impl<'db> Session<'db> {
                     )
                 })?;
                 self.db.set_undo_limit(bytes);
+                Ok(Output::tag("SET"))
+            }
+            "wal_compression" => {
+                // PostgreSQL's spellings too: on (its default codec, pglz: here zstd).
+                let codec = match value.as_str() {
+                    "on" | "true" | "1" | "yes" => Some(walden::WalCompression::Zstd),
+                    "false" | "0" | "no" => Some(walden::WalCompression::Off),
+                    v => walden::WalCompression::parse(v),
+                };
+                let codec = codec.ok_or_else(|| {
+                    invalid_value(&name, &raw).with_hint("Available values: off, lz4, zstd.")
+                })?;
+                self.db.set_wal_compression(codec);
                 Ok(Output::tag("SET"))
             }
             "protection" | "page_size" => Err(SqlError::new(

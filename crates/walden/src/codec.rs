@@ -46,6 +46,47 @@ impl<'a> Reader<'a> {
         a.copy_from_slice(s);
         Ok(a)
     }
+    /// An unsigned LEB128 varint (at most 10 bytes; overlong or overflowing encodings
+    /// are errors).
+    pub fn varint(&mut self) -> Result<u64, String> {
+        let mut v = 0u64;
+        for i in 0..10 {
+            let b = self.u8()?;
+            let bits = (b & 0x7f) as u64;
+            if i == 9 && b > 1 {
+                return Err("varint overflows 64 bits".into());
+            }
+            v |= bits << (7 * i);
+            if b & 0x80 == 0 {
+                if b == 0 && i > 0 {
+                    return Err("overlong varint".into());
+                }
+                return Ok(v);
+            }
+        }
+        Err("varint longer than 10 bytes".into())
+    }
+    /// A varint that must fit in 32 bits.
+    pub fn varint32(&mut self) -> Result<u32, String> {
+        let v = self.varint()?;
+        u32::try_from(v).map_err(|_| format!("{v} does not fit 32 bits"))
+    }
+    /// A varint that must fit in 16 bits.
+    pub fn varint16(&mut self) -> Result<u16, String> {
+        let v = self.varint()?;
+        u16::try_from(v).map_err(|_| format!("{v} does not fit 16 bits"))
+    }
+    /// A zigzag-coded signed varint.
+    pub fn varint_signed(&mut self) -> Result<i64, String> {
+        let v = self.varint()?;
+        Ok(((v >> 1) as i64) ^ -((v & 1) as i64))
+    }
+    /// A varint-length-prefixed byte string.
+    pub fn bytes_v(&mut self) -> Result<&'a [u8], String> {
+        let n = self.varint()?;
+        let n = usize::try_from(n).map_err(|_| "length overflow".to_string())?;
+        self.take(n)
+    }
     /// A u16-length-prefixed UTF-8 string.
     pub fn string(&mut self) -> Result<String, String> {
         let n = self.u16()? as usize;
@@ -53,9 +94,73 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Appends an unsigned LEB128 varint.
+pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Bytes of `v` as a varint.
+pub fn varint_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+/// Appends a zigzag-coded signed varint.
+pub fn put_varint_signed(out: &mut Vec<u8>, v: i64) {
+    put_varint(out, ((v << 1) ^ (v >> 63)) as u64);
+}
+
+/// Appends a varint length and the bytes.
+pub fn put_bytes_v(out: &mut Vec<u8>, b: &[u8]) {
+    put_varint(out, b.len() as u64);
+    out.extend_from_slice(b);
+}
+
 /// Appends a u16-length-prefixed string (names are limited to 65535 bytes by the caller).
 pub fn put_string(out: &mut Vec<u8>, s: &str) {
     let bytes = &s.as_bytes()[..s.len().min(u16::MAX as usize)];
     out.extend_from_slice(&(bytes.len() as u16).to_le_bytes());
     out.extend_from_slice(bytes);
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn varints_round_trip_and_reject_bad_encodings() {
+        let values = [
+            0u64,
+            1,
+            127,
+            128,
+            300,
+            16383,
+            16384,
+            u32::MAX as u64,
+            u64::MAX,
+        ];
+        for v in values {
+            let mut b = Vec::new();
+            put_varint(&mut b, v);
+            assert_eq!(b.len(), varint_len(v), "{v}");
+            assert_eq!(Reader::new(&b, 0).varint().unwrap(), v);
+            for cut in 0..b.len() {
+                assert!(Reader::new(&b[..cut], 0).varint().is_err());
+            }
+        }
+        for v in [0i64, -1, 1, -64, 64, i64::MIN, i64::MAX] {
+            let mut b = Vec::new();
+            put_varint_signed(&mut b, v);
+            assert_eq!(Reader::new(&b, 0).varint_signed().unwrap(), v);
+        }
+        assert!(Reader::new(&[0x80, 0x00], 0).varint().is_err(), "overlong");
+        assert!(Reader::new(&[0xff; 10], 0).varint().is_err(), "overflow");
+        assert!(Reader::new(&[0xff; 11], 0).varint().is_err());
+        assert!(Reader::new(&[0x80, 0x80, 0x04], 0).varint16().is_err());
+    }
 }

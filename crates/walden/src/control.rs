@@ -25,10 +25,11 @@ use crate::wal::WalPosition;
 pub const CONTROL_MAGIC: &[u8; 8] = b"WALDNCTL";
 pub const CHECKPOINT_MAGIC: &[u8; 8] = b"WALDNCKP";
 /// The on-disk format version this build writes (docs/format.md).
-pub const FORMAT_VERSION: u32 = 2;
-/// The oldest format version this build still reads (format 1: no table kinds and no
-/// undo start in checkpoint files).
-pub const MIN_FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 3;
+/// The oldest format version this build still reads. Format 3 changed the WAL (compact
+/// records, compressed frames): a database of format 1 or 2 is refused with a clear error,
+/// its files untouched.
+pub const MIN_FORMAT_VERSION: u32 = 3;
 const CONTROL_BYTES: usize = 64;
 
 /// Contents of the control file.

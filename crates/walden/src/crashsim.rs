@@ -14,6 +14,7 @@ use crate::rng::SimRng;
 use crate::schema::{Column, ColumnType, Schema, Value};
 use crate::store::Protection;
 use crate::vfs::{CrashMode, SimVfs};
+use crate::wal::WalCompression;
 use crate::RowId;
 
 /// How to run the simulation.
@@ -25,6 +26,8 @@ pub struct CrashConfig {
     pub seed: u64,
     /// Crash points to try.
     pub iterations: u64,
+    /// The WAL codec; None: each database of the run takes the next of off, lz4, zstd.
+    pub compression: Option<WalCompression>,
 }
 
 /// What the simulation found. A correct engine has zero in `committed_lost`,
@@ -33,6 +36,8 @@ pub struct CrashConfig {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CrashReport {
     pub mode: String,
+    /// The WAL codec, or `off/lz4/zstd` when the databases took turns.
+    pub compression: String,
     /// The table kind (`heap` or `undo`).
     pub kind: String,
     pub seed: u64,
@@ -78,10 +83,11 @@ fn schema() -> Schema {
     ])
 }
 
-fn options(vfs: &SimVfs, protection: Protection) -> Options {
+fn options(vfs: &SimVfs, protection: Protection, codec: WalCompression) -> Options {
     Options {
         vfs: Arc::new(vfs.clone()),
         protection,
+        wal_compression: codec,
         page_size: 4096,
         segment_size_bytes: 2 << 20,
         buffer_pool_bytes: 16 * 4096,
@@ -195,6 +201,7 @@ fn recover(
     vfs: &SimVfs,
     rng: &mut SimRng,
     protection: Protection,
+    codec: WalCompression,
     report: &mut CrashReport,
 ) -> Result<Database, Error> {
     loop {
@@ -204,14 +211,14 @@ fn recover(
             vfs.crash_after_ops(1 + rng.below(40));
         }
         report.recoveries += 1;
-        match Database::open(DIR, options(vfs, protection)) {
+        match Database::open(DIR, options(vfs, protection, codec)) {
             Ok(db) if !vfs.power_lost() => {
                 if crash_again {
                     // The crash point was not reached: cancel it by restarting cleanly.
                     drop(db);
                     vfs.restart(CrashMode::KeepUnsynced);
                     report.recoveries += 1;
-                    return Database::open(DIR, options(vfs, protection));
+                    return Database::open(DIR, options(vfs, protection, codec));
                 }
                 return Ok(db);
             }
@@ -277,6 +284,9 @@ fn verify(db: &Database, model: &mut Model, report: &mut CrashReport) -> Result<
 pub fn run(cfg: &CrashConfig) -> CrashReport {
     let mut report = CrashReport {
         mode: cfg.protection.name().to_string(),
+        compression: cfg
+            .compression
+            .map_or("off/lz4/zstd".to_string(), |c| c.name().to_string()),
         kind: cfg.kind.name().to_string(),
         seed: cfg.seed,
         ..CrashReport::default()
@@ -287,7 +297,11 @@ pub fn run(cfg: &CrashConfig) -> CrashReport {
         let before = report.crash_points;
         let seed = cfg.seed.wrapping_mul(1_000_003).wrapping_add(db_no);
         let r = catch_unwind(AssertUnwindSafe(|| {
-            run_database(cfg.protection, cfg.kind, seed, n, &mut report)
+            // Without a codec named, the databases take turns: off, lz4, zstd.
+            let codec = cfg
+                .compression
+                .unwrap_or(WalCompression::ALL[(db_no % 3) as usize]);
+            run_database(cfg.protection, codec, cfg.kind, seed, n, &mut report)
         }));
         if let Err(p) = r {
             let msg = p
@@ -310,6 +324,7 @@ pub fn run(cfg: &CrashConfig) -> CrashReport {
 /// One database through `n` crash points.
 fn run_database(
     protection: Protection,
+    codec: WalCompression,
     kind: TableKind,
     seed: u64,
     n: u64,
@@ -317,7 +332,7 @@ fn run_database(
 ) {
     let mut rng = SimRng::new(seed);
     let vfs = SimVfs::new(seed);
-    let db = match Database::create(DIR, options(&vfs, protection)) {
+    let db = match Database::create(DIR, options(&vfs, protection, codec)) {
         Ok(db) => db,
         Err(e) => return report.fail(format!("seed {seed}: create: {e}")),
     };
@@ -333,7 +348,7 @@ fn run_database(
         workload(&d, &vfs, &mut rng, &mut model, &mut next_key);
         drop(d);
         report.crash_points += 1;
-        match recover(&vfs, &mut rng, protection, report) {
+        match recover(&vfs, &mut rng, protection, codec, report) {
             Ok(d) => {
                 if let Err(e) = verify(&d, &mut model, report) {
                     return report.fail(format!("seed {seed} point {i}: verify: {e}"));

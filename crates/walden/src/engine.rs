@@ -24,7 +24,7 @@ use crate::txn::{Snapshot, TxnManager};
 use crate::undo::{self, CrashUndo, TxnUndo, UndoCtx, UndoStore};
 use crate::vfs::{RealVfs, Vfs};
 use crate::wal::format::{segment_name, MIN_SEGMENT_BYTES, SEGMENT_HEADER_BYTES};
-use crate::wal::{Record, RecordKind, Wal, WalPosition, WalReader};
+use crate::wal::{Record, RecordKind, Wal, WalCompression, WalPosition, WalReader};
 use crate::RowId;
 
 /// Settings of a database. Those marked "at creation" are stored in the control file and
@@ -52,6 +52,8 @@ pub struct Options {
     /// Most undo the undo log may hold at once (default 1 GiB); a change that would need
     /// more fails with `Error::UndoFull`.
     pub undo_limit_bytes: u64,
+    /// Codec of the WAL frames written (default zstd); any codec reads any log.
+    pub wal_compression: WalCompression,
     pub vfs: Arc<dyn Vfs>,
     pub clock: Arc<dyn Clock>,
 }
@@ -69,6 +71,7 @@ impl Default for Options {
             background: true,
             default_table_kind: TableKind::Heap,
             undo_limit_bytes: 1 << 30,
+            wal_compression: WalCompression::default(),
             vfs: Arc::new(RealVfs),
             clock: Arc::new(RealClock::default()),
         }
@@ -85,6 +88,7 @@ impl std::fmt::Debug for Options {
             .field("synchronous_commit", &self.synchronous_commit)
             .field("default_table_kind", &self.default_table_kind)
             .field("undo_limit_bytes", &self.undo_limit_bytes)
+            .field("wal_compression", &self.wal_compression)
             .finish_non_exhaustive()
     }
 }
@@ -196,7 +200,7 @@ impl Database {
             lsn: 16,
         };
         let parts = Parts::open(dir, &opts, &control, 0, Vec::new(), 1)?;
-        let wal = parts.open_wal(dir, &control, start, start.lsn)?;
+        let wal = parts.open_wal(dir, &control, opts.wal_compression, start, start.lsn)?;
         let inner = Inner::new(
             dir,
             &opts,
@@ -399,6 +403,16 @@ impl Database {
         self.inner.undo.limit()
     }
 
+    /// The codec of WAL frames written from now on.
+    pub fn wal_compression(&self) -> WalCompression {
+        self.inner.wal.compression()
+    }
+
+    /// Changes the codec of WAL frames (takes effect at the next write of the log).
+    pub fn set_wal_compression(&self, codec: WalCompression) {
+        self.inner.wal.set_compression(codec);
+    }
+
     /// Changes the undo log's bound for changes from now on.
     pub fn set_undo_limit(&self, bytes: u64) {
         self.inner.undo.set_limit(bytes)
@@ -412,7 +426,19 @@ impl Database {
         let mut tx = self.begin();
         let ctx = inner.heap_ctx();
         let n = match table.kind {
-            TableKind::Heap => heap::vacuum(&ctx, &table, horizon, tx.snapshot.xid, &mut tx.stats)?,
+            TableKind::Heap => {
+                let (n, waiting) =
+                    heap::vacuum(&ctx, &table, horizon, tx.snapshot.xid, &mut tx.stats)?;
+                if waiting == 0 {
+                    n
+                } else {
+                    // Old versions that a new version's delta still reads until a
+                    // checkpoint passes the update (docs/recovery.md rule 26).
+                    inner.checkpoint()?;
+                    let horizon = inner.txns.horizon().min(horizon);
+                    n + heap::vacuum(&ctx, &table, horizon, tx.snapshot.xid, &mut tx.stats)?.0
+                }
+            }
             TableKind::Undo => {
                 heap::prune_pages(&ctx, &table, tx.snapshot.xid, &mut tx.stats, &|p| {
                     undo::dead_slots(&ctx, p, horizon)
@@ -542,6 +568,7 @@ impl Parts {
         &self,
         dir: &Path,
         control: &Control,
+        compression: WalCompression,
         end: WalPosition,
         redo_lsn: u64,
     ) -> Result<Arc<Wal>> {
@@ -550,6 +577,7 @@ impl Parts {
             &dir.join("wal"),
             control.segment_size,
             control.protection == Protection::FullPage,
+            compression,
             control.generation,
             end,
             redo_lsn,
@@ -797,7 +825,7 @@ impl Inner {
         let end = reader.end_position();
         report.end_lsn = end.lsn;
         let next_xid = ckpt.next_xid.max(max_xid + 1);
-        let wal = parts.open_wal(dir, &control, end, ckpt.redo.lsn)?;
+        let wal = parts.open_wal(dir, &control, opts.wal_compression, end, ckpt.redo.lsn)?;
         // Undo tables: take back what running transactions changed (heap tables need
         // nothing: their versions are invisible once the transaction counts as aborted).
         for xid in crash_undo.pending() {
@@ -826,6 +854,9 @@ impl Inner {
     }
 
     fn checkpoint_locked(&self, cp: &mut CheckpointState) -> Result<()> {
+        // Read before the redo point is fixed: every transaction below it has ended, so
+        // all its records lie before the redo point (docs/recovery.md rule 26).
+        let ended_below = self.txns.horizon();
         let redo = {
             let _fence = self.commit_fence.write().unwrap_or_else(|e| e.into_inner());
             self.wal.begin_checkpoint()?
@@ -860,6 +891,7 @@ impl Inner {
         self.wal.append(RecordKind::Checkpoint, 0, &payload, None)?;
         self.wal
             .recycle_before(redo.segment_no.min(undo_start.segment_no))?;
+        self.txns.set_checkpointed_xid(ended_below);
         self.stats.checkpoints.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -1362,35 +1394,62 @@ impl Transaction<'_> {
         if t.kind == TableKind::Undo {
             return self.modify_undo(&t, &mut f);
         }
+        // Each page's changes are applied together, so that the rows deleted on a page
+        // share one WAL record, and so do the new versions put on one page.
         let ctx = self.db.heap_ctx();
         let mut rows = Vec::new();
-        let mut bytes = Vec::new();
+        let mut updates = Vec::new();
+        let mut deletes = Vec::new();
+        let mut new_ids = Vec::new();
         let mut changed = 0u64;
         for page in t.page_list() {
             rows.clear();
+            updates.clear();
+            deletes.clear();
             heap::scan_page(&ctx, page, &self.view(), &mut rows)?;
+            let mut stop = false;
             for (id, raw) in rows.drain(..) {
                 let row = self.decode(&t, id, &raw)?;
-                let view = TxnView {
-                    snapshot: &self.snapshot,
-                    cid: self.cid,
-                };
                 match f(id, &row) {
                     RowAction::Keep => continue,
-                    RowAction::Stop => return Ok(changed),
+                    RowAction::Stop => {
+                        stop = true;
+                        break;
+                    }
                     RowAction::Update(new) => {
+                        let mut bytes = Vec::new();
                         Self::encode(&t, &new, &mut bytes)?;
-                        self.wrote = true;
-                        heap::update(&ctx, &t, id, &bytes, &view, &mut self.stats)?;
+                        updates.push((id.slot, bytes));
                     }
-                    RowAction::Delete => {
-                        self.wrote = true;
-                        heap::delete(&ctx, &t, id, &view, &mut self.stats)?;
-                    }
+                    RowAction::Delete => deletes.push(id.slot),
                 }
-                changed += 1;
             }
+            let view = TxnView {
+                snapshot: &self.snapshot,
+                cid: self.cid,
+            };
+            if !deletes.is_empty() {
+                self.wrote = true;
+                heap::delete_rows(&ctx, &t, page, &deletes, &view, &mut self.stats)?;
+            }
+            if !updates.is_empty() {
+                self.wrote = true;
+                new_ids.clear();
+                heap::update_rows(
+                    &ctx,
+                    &t,
+                    page,
+                    &updates,
+                    &view,
+                    &mut self.stats,
+                    &mut new_ids,
+                )?;
+            }
+            changed += (deletes.len() + updates.len()) as u64;
             ctx.hook.between_pages();
+            if stop {
+                break;
+            }
         }
         Ok(changed)
     }

@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::page::{PageKind, PageMut, PageRef, PAGE_HEADER_BYTES, SLOT_BYTES};
 use crate::stats::TxnStats;
 use crate::txn::{Snapshot, TxnManager};
+use crate::wal::record::{DeltaRow, InsertBuilder, UpdateLink};
 use crate::wal::{Record, RecordKind, Wal};
 use crate::RowId;
 
@@ -291,6 +292,7 @@ pub(crate) fn insert_rows(
     let mut row = Vec::with_capacity(256);
     let mut tuple = Vec::with_capacity(256);
     let mut payload = Vec::with_capacity(ctx.pool.page_size() + 64);
+    let mut builder = InsertBuilder::default();
     let mut slots = Vec::new();
     let mut have = next_row(&mut row)?;
     let mut failed: Option<Error> = None;
@@ -306,10 +308,7 @@ pub(crate) fn insert_rows(
         let page_no = target_page(ctx, table, tuple.len() + SLOT_BYTES, u64::MAX, xid, stats)?;
         let pinned = ctx.pool.fetch(page_no, Fetch::Read)?;
         let mut g = pinned.write();
-        payload.clear();
-        payload.extend_from_slice(&page_no.to_le_bytes());
-        payload.extend_from_slice(&view.cid.to_le_bytes());
-        payload.extend_from_slice(&0u16.to_le_bytes());
+        builder.clear();
         slots.clear();
         let mut n: u16 = 0;
         while have {
@@ -326,9 +325,7 @@ pub(crate) fn insert_rows(
             if !p.insert_at(slot, &tuple) {
                 break;
             }
-            payload.extend_from_slice(&slot.to_le_bytes());
-            payload.extend_from_slice(&(row.len() as u16).to_le_bytes());
-            payload.extend_from_slice(&row);
+            builder.push(slot, &row);
             ids.push(RowId {
                 page: page_no,
                 slot,
@@ -350,7 +347,7 @@ pub(crate) fn insert_rows(
             table.set_free(page_no, 0);
             continue;
         }
-        payload[12..14].copy_from_slice(&n.to_le_bytes());
+        builder.finish(page_no, view.cid, &mut payload);
         let a = if format.kind == RecordKind::HeapInsert {
             ctx.wal
                 .append_page_change(format.kind, xid, &payload, &mut g, Some(stats))?
@@ -492,94 +489,228 @@ pub fn delete(
     view: &TxnView,
     stats: &mut TxnStats,
 ) -> Result<()> {
-    let xid = view.snapshot.xid;
-    loop {
-        let pinned = pin_table_page(ctx, table, id)?;
-        let mut g = pinned.write();
-        let t = tuple_of(ctx, &mut g, id)?;
-        match check_writable(ctx, t, view, id)? {
-            WriteCheck::Wait(other) => {
-                drop(g);
-                drop(pinned);
-                ctx.txns.wait_for(xid, other)?;
-                continue;
-            }
-            WriteCheck::Free => {
-                set_xmax(t, xid, None);
-                let mut payload = Vec::with_capacity(10);
-                Record::HeapDelete {
-                    page: id.page,
-                    slot: id.slot,
-                }
-                .encode_payload(&mut payload);
-                ctx.wal.append_page_change(
-                    RecordKind::HeapDelete,
-                    xid,
-                    &payload,
-                    &mut g,
-                    Some(stats),
-                )?;
-                return Ok(());
-            }
-        }
-    }
+    delete_rows(ctx, table, id.page, &[id.slot], view, stats)
 }
 
-/// Inserts one tuple into a latched page and logs it. Returns the slot.
-fn insert_one(
+/// What stopped a page's batch before its end.
+enum Stop {
+    Wait(u64),
+    Fail(Error),
+}
+
+/// Deletes versions of one page (each visible to `view`), logging one record for the
+/// rows deleted together. Waits for other writers in between. Stops at the first error;
+/// what was deleted before it stays deleted (and logged).
+pub fn delete_rows(
     ctx: &HeapCtx,
-    g: &mut [u8],
-    page_no: u64,
+    table: &Table,
+    page: u64,
+    slots: &[u16],
     view: &TxnView,
-    row: &[u8],
-    stats: &mut TxnStats,
-) -> Result<Option<u16>> {
-    let xid = view.snapshot.xid;
-    let mut tuple = Vec::with_capacity(TUPLE_HEADER_BYTES + row.len());
-    TupleHeader::write_new(&mut tuple, xid, view.cid);
-    tuple.extend_from_slice(row);
-    let mut p = PageMut(g);
-    if !p.fits(tuple.len()) {
-        return Ok(None);
-    }
-    let slot = p.next_slot();
-    if !p.insert_at(slot, &tuple) {
-        return Ok(None);
-    }
-    let mut payload = Vec::with_capacity(row.len() + 20);
-    payload.extend_from_slice(&page_no.to_le_bytes());
-    payload.extend_from_slice(&view.cid.to_le_bytes());
-    payload.extend_from_slice(&1u16.to_le_bytes());
-    payload.extend_from_slice(&slot.to_le_bytes());
-    payload.extend_from_slice(&(row.len() as u16).to_le_bytes());
-    payload.extend_from_slice(row);
-    ctx.wal
-        .append_page_change(RecordKind::HeapInsert, xid, &payload, g, Some(stats))?;
-    Ok(Some(slot))
-}
-
-/// Links the old version to its successor and logs it. Caller holds the old page latch.
-fn retire(
-    ctx: &HeapCtx,
-    g: &mut [u8],
-    id: RowId,
-    new: RowId,
-    xid: u64,
     stats: &mut TxnStats,
 ) -> Result<()> {
-    let t = tuple_of(ctx, g, id)?;
-    set_xmax(t, xid, Some((new.page, new.slot)));
-    let mut payload = Vec::with_capacity(20);
-    Record::HeapUpdateOld {
-        page: id.page,
-        slot: id.slot,
-        new_page: new.page,
-        new_slot: new.slot,
+    let xid = view.snapshot.xid;
+    let mut at = 0;
+    while at < slots.len() {
+        let pinned = pin_table_page(
+            ctx,
+            table,
+            RowId {
+                page,
+                slot: slots[at],
+            },
+        )?;
+        let mut g = pinned.write();
+        let mut done = Vec::new();
+        let mut stop = None;
+        while at < slots.len() {
+            let id = RowId {
+                page,
+                slot: slots[at],
+            };
+            let t = match tuple_of(ctx, &mut g, id) {
+                Ok(t) => t,
+                Err(e) => {
+                    stop = Some(Stop::Fail(e));
+                    break;
+                }
+            };
+            match check_writable(ctx, t, view, id) {
+                Ok(WriteCheck::Free) => {
+                    set_xmax(t, xid, None);
+                    done.push(id.slot);
+                    at += 1;
+                }
+                Ok(WriteCheck::Wait(other)) => {
+                    stop = Some(Stop::Wait(other));
+                    break;
+                }
+                Err(e) => {
+                    stop = Some(Stop::Fail(e));
+                    break;
+                }
+            }
+        }
+        if !done.is_empty() {
+            let mut payload = Vec::with_capacity(16);
+            Record::HeapDelete { page, slots: done }.encode_payload(&mut payload);
+            ctx.wal.append_page_change(
+                RecordKind::HeapDelete,
+                xid,
+                &payload,
+                &mut g,
+                Some(stats),
+            )?;
+        }
+        drop(g);
+        drop(pinned);
+        match stop {
+            None => {}
+            Some(Stop::Fail(e)) => return Err(e),
+            // Wait with no latch and no pin held: waiters must not fill the pool.
+            Some(Stop::Wait(other)) => ctx.txns.wait_for(xid, other)?,
+        }
     }
-    .encode_payload(&mut payload);
-    ctx.wal
-        .append_page_change(RecordKind::HeapUpdateOld, xid, &payload, g, Some(stats))?;
     Ok(())
+}
+
+/// The delta that turns `old` into `new`: common prefix and suffix lengths and the new
+/// bytes between them.
+fn row_delta(old: &[u8], new: &[u8]) -> (u16, u16, std::ops::Range<usize>) {
+    let max = old.len().min(new.len()).min(u16::MAX as usize);
+    let prefix = old
+        .iter()
+        .zip(new)
+        .take(max)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let suffix = old[prefix..]
+        .iter()
+        .rev()
+        .zip(new[prefix..].iter().rev())
+        .take(max - prefix)
+        .take_while(|(a, b)| a == b)
+        .count();
+    (prefix as u16, suffix as u16, prefix..new.len() - suffix)
+}
+
+/// The new version of a row, put on a latched page: returns its slot, or None when the
+/// page has no room. The tuple is built in `tuple`.
+fn put_version(g: &mut [u8], tuple: &[u8]) -> Option<u16> {
+    let mut p = PageMut(g);
+    if !p.fits(tuple.len()) {
+        return None;
+    }
+    let slot = p.next_slot();
+    p.insert_at(slot, tuple).then_some(slot)
+}
+
+/// One page's worth of updates: the new versions (as deltas) and the links of the old.
+#[derive(Default)]
+struct UpdateBatch {
+    news: Vec<DeltaRow>,
+    links: Vec<UpdateLink>,
+}
+
+impl UpdateBatch {
+    /// Puts the new version of the row at `old` (a tuple of `go`, already checked
+    /// writable) on `gn` (the same page when `gn` is None). False when it does not fit.
+    #[allow(clippy::too_many_arguments)]
+    fn add(
+        &mut self,
+        go: &mut [u8],
+        gn: Option<&mut [u8]>,
+        old: RowId,
+        new_page: u64,
+        row: &[u8],
+        view: &TxnView,
+        tuple: &mut Vec<u8>,
+    ) -> bool {
+        let xid = view.snapshot.xid;
+        tuple.clear();
+        TupleHeader::write_new(tuple, xid, view.cid);
+        tuple.extend_from_slice(row);
+        let Some(t) = PageRef(go).tuple_ref(old.slot) else {
+            return false;
+        };
+        let (prefix, suffix, middle) = row_delta(&t[TUPLE_HEADER_BYTES..], row);
+        let slot = match gn {
+            Some(gn) => put_version(gn, tuple),
+            None => put_version(go, tuple),
+        };
+        let Some(slot) = slot else {
+            return false;
+        };
+        if let Some(t) = PageMut(go).into_tuple_mut(old.slot) {
+            set_xmax(t, xid, Some((new_page, slot)));
+        }
+        self.news.push(DeltaRow {
+            slot,
+            old_page: old.page,
+            old_slot: old.slot,
+            prefix,
+            suffix,
+            middle: row[middle].to_vec(),
+        });
+        self.links.push(UpdateLink {
+            slot: old.slot,
+            new_page,
+            new_slot: slot,
+        });
+        true
+    }
+
+    /// Logs the links of the old versions and the new versions. On two pages, the links
+    /// (old page) go first: redo of the new versions then reads old versions from a page
+    /// already made whole, since in full-page mode the old page's first change after the
+    /// redo point is its image (docs/recovery.md rule 26). On one page, the new versions
+    /// go first: a page image taken for the first record holds both changes, and the
+    /// links' redo (setting xmax) is the same again.
+    #[allow(clippy::too_many_arguments)]
+    fn log(
+        &mut self,
+        ctx: &HeapCtx,
+        go: &mut [u8],
+        gn: Option<&mut [u8]>,
+        old_page: u64,
+        new_page: u64,
+        view: &TxnView,
+        stats: &mut TxnStats,
+    ) -> Result<()> {
+        if self.news.is_empty() {
+            return Ok(());
+        }
+        let xid = view.snapshot.xid;
+        let mut old_rec = Vec::with_capacity(16 + self.links.len() * 4);
+        Record::HeapUpdateOld {
+            page: old_page,
+            links: std::mem::take(&mut self.links),
+        }
+        .encode_payload(&mut old_rec);
+        let mut new_rec = Vec::with_capacity(64 + self.news.len() * 16);
+        Record::HeapUpdateNew {
+            page: new_page,
+            cid: view.cid,
+            rows: std::mem::take(&mut self.news),
+        }
+        .encode_payload(&mut new_rec);
+        let (old_kind, new_kind) = (RecordKind::HeapUpdateOld, RecordKind::HeapUpdateNew);
+        match gn {
+            Some(gn) => {
+                ctx.wal
+                    .append_page_change(old_kind, xid, &old_rec, go, Some(&mut *stats))?;
+                ctx.wal
+                    .append_page_change(new_kind, xid, &new_rec, gn, Some(stats))?;
+            }
+            None => {
+                ctx.wal
+                    .append_page_change(new_kind, xid, &new_rec, go, Some(&mut *stats))?;
+                ctx.wal
+                    .append_page_change(old_kind, xid, &old_rec, go, Some(stats))?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Replaces the version at `id` with a new one holding `row`. Returns the new row id.
@@ -591,79 +722,167 @@ pub fn update(
     view: &TxnView,
     stats: &mut TxnStats,
 ) -> Result<RowId> {
+    let mut ids = Vec::with_capacity(1);
+    update_rows(
+        ctx,
+        table,
+        id.page,
+        &[(id.slot, row.to_vec())],
+        view,
+        stats,
+        &mut ids,
+    )?;
+    ids.first().copied().ok_or(Error::NoSuchRow(id))
+}
+
+/// Replaces versions of one page (each visible to `view`) with new ones: on the same
+/// page while it has room, else on other pages, a few rows per latch. The new versions
+/// put on one page are logged as one `HeapUpdateNew` of deltas against the old ones,
+/// the old versions' links as one `HeapUpdateOld`. Pushes each new version's id to
+/// `new_ids`. Stops at the first error; what was updated before it stays updated.
+pub fn update_rows(
+    ctx: &HeapCtx,
+    table: &Table,
+    page: u64,
+    rows: &[(u16, Vec<u8>)],
+    view: &TxnView,
+    stats: &mut TxnStats,
+    new_ids: &mut Vec<RowId>,
+) -> Result<()> {
     let max = max_row_bytes(ctx.pool.page_size());
-    if row.len() > max {
+    if let Some((_, row)) = rows.iter().find(|(_, r)| r.len() > max) {
         return Err(Error::RowTooLarge {
             size: row.len(),
             max,
         });
     }
     let xid = view.snapshot.xid;
-    loop {
-        // First try the same page: the common case, and one latch.
+    let mut tuple = Vec::with_capacity(256);
+    let mut batch = UpdateBatch::default();
+    let mut at = 0;
+    while at < rows.len() {
+        // The same page first: the common case when it has room, and one latch.
+        let mut stop = None;
+        let mut full = false;
         {
-            let pinned = pin_table_page(ctx, table, id)?;
+            let pinned = pin_table_page(
+                ctx,
+                table,
+                RowId {
+                    page,
+                    slot: rows[at].0,
+                },
+            )?;
             let mut g = pinned.write();
-            let t = tuple_of(ctx, &mut g, id)?;
-            if let WriteCheck::Wait(other) = check_writable(ctx, t, view, id)? {
-                drop(g);
-                drop(pinned);
+            while at < rows.len() {
+                let (slot, row) = &rows[at];
+                let id = RowId { page, slot: *slot };
+                match tuple_of(ctx, &mut g, id).and_then(|t| check_writable(ctx, t, view, id)) {
+                    Ok(WriteCheck::Free) => {}
+                    Ok(WriteCheck::Wait(other)) => {
+                        stop = Some(Stop::Wait(other));
+                        break;
+                    }
+                    Err(e) => {
+                        stop = Some(Stop::Fail(e));
+                        break;
+                    }
+                }
+                if !batch.add(&mut g, None, id, page, row, view, &mut tuple) {
+                    full = true;
+                    break;
+                }
+                new_ids.push(RowId {
+                    page,
+                    slot: batch.news.last().map_or(0, |d| d.slot),
+                });
+                at += 1;
+            }
+            batch.log(ctx, &mut g, None, page, page, view, stats)?;
+            if full {
+                table.set_free(page, PageRef(&g).free_space());
+            }
+        }
+        match stop {
+            None => {}
+            Some(Stop::Fail(e)) => return Err(e),
+            Some(Stop::Wait(other)) => {
                 ctx.txns.wait_for(xid, other)?;
                 continue;
             }
-            if let Some(slot) = insert_one(ctx, &mut g, id.page, view, row, stats)? {
-                let new = RowId {
-                    page: id.page,
-                    slot,
-                };
-                retire(ctx, &mut g, id, new, xid, stats)?;
-                return Ok(new);
-            }
-            table.set_free(id.page, PageRef(&g).free_space());
+        }
+        if !full {
+            break;
         }
         // Another page: latch both in page order so that two updaters cannot deadlock.
-        let need = TUPLE_HEADER_BYTES + row.len() + SLOT_BYTES;
-        let target = target_page(ctx, table, need, id.page, xid, stats)?;
-        let old_pin = ctx.pool.fetch(id.page, Fetch::Read)?;
+        let need = TUPLE_HEADER_BYTES + rows[at].1.len() + SLOT_BYTES;
+        let target = target_page(ctx, table, need, page, xid, stats)?;
+        let old_pin = ctx.pool.fetch(page, Fetch::Read)?;
         let new_pin = ctx.pool.fetch(target, Fetch::Read)?;
-        let (mut go, mut gn) = if id.page < target {
+        let (mut go, mut gn) = if page < target {
             let a = old_pin.write();
             (a, new_pin.write())
         } else {
             let b = new_pin.write();
             (old_pin.write(), b)
         };
-        let t = tuple_of(ctx, &mut go, id)?;
-        if let WriteCheck::Wait(other) = check_writable(ctx, t, view, id)? {
-            // Wait with no latch and no pin held: waiters must not fill the pool.
-            drop((go, gn));
-            drop((old_pin, new_pin));
-            ctx.txns.wait_for(xid, other)?;
-            continue;
-        }
-        match insert_one(ctx, &mut gn, target, view, row, stats)? {
-            Some(slot) => {
-                let new = RowId { page: target, slot };
-                retire(ctx, &mut go, id, new, xid, stats)?;
-                return Ok(new);
+        let mut placed = 0;
+        while at < rows.len() {
+            let (slot, row) = &rows[at];
+            let id = RowId { page, slot: *slot };
+            match tuple_of(ctx, &mut go, id).and_then(|t| check_writable(ctx, t, view, id)) {
+                Ok(WriteCheck::Free) => {}
+                Ok(WriteCheck::Wait(other)) => {
+                    stop = Some(Stop::Wait(other));
+                    break;
+                }
+                Err(e) => {
+                    stop = Some(Stop::Fail(e));
+                    break;
+                }
             }
-            None => table.set_free(target, 0),
+            if !batch.add(&mut go, Some(&mut gn), id, target, row, view, &mut tuple) {
+                break;
+            }
+            new_ids.push(RowId {
+                page: target,
+                slot: batch.news.last().map_or(0, |d| d.slot),
+            });
+            placed += 1;
+            at += 1;
+        }
+        batch.log(ctx, &mut go, Some(&mut gn), page, target, view, stats)?;
+        if placed == 0 && stop.is_none() {
+            table.set_free(target, 0);
+        }
+        drop((go, gn));
+        drop((old_pin, new_pin));
+        match stop {
+            None => {}
+            Some(Stop::Fail(e)) => return Err(e),
+            Some(Stop::Wait(other)) => ctx.txns.wait_for(xid, other)?,
         }
     }
+    Ok(())
 }
 
 /// Removes versions no snapshot can see from every page of a table. Returns the number
-/// of versions removed.
+/// of versions removed, and a number that is not zero when dead versions were kept
+/// because a checkpoint has yet to pass the update that replaced them (`dead_slots`).
 pub fn vacuum(
     ctx: &HeapCtx,
     table: &Table,
     horizon: u64,
     xid: u64,
     stats: &mut TxnStats,
-) -> Result<u64> {
-    prune_pages(ctx, table, xid, stats, &|page| {
-        dead_slots(ctx, page, horizon)
-    })
+) -> Result<(u64, u64)> {
+    let waiting = std::cell::Cell::new(0u64);
+    let removed = prune_pages(ctx, table, xid, stats, &|page| {
+        let (dead, w) = dead_slots(ctx, page, horizon);
+        waiting.set(waiting.get().max(w));
+        dead
+    })?;
+    Ok((removed, waiting.get()))
 }
 
 /// Removes the slots `dead` names on each page of a table (a page with none is not
@@ -716,33 +935,102 @@ pub(crate) fn prune_pages(
     Ok(removed)
 }
 
-fn dead_slots(ctx: &HeapCtx, page: &[u8], horizon: u64) -> Vec<u16> {
+/// The dead versions of a page, and how many more are dead but must wait: a version
+/// replaced by an update is the base of its successor's delta (`HeapUpdateNew`), which
+/// redo reads from this page. It may go only once its updater ended before the redo
+/// point of a completed checkpoint, so that the delta is never replayed again
+/// (docs/recovery.md rule 26). (Deltas of updates that rolled back may outlive their
+/// base: redo then fills their bytes in as zeros, in a version nobody sees.)
+fn dead_slots(ctx: &HeapCtx, page: &[u8], horizon: u64) -> (Vec<u16>, u64) {
     let p = PageRef(page);
     let mut dead = Vec::new();
+    let mut waiting = 0u64;
+    let checkpointed = ctx.txns.checkpointed_xid();
     for slot in 0..p.slot_count() {
         let Some(t) = p.tuple(slot) else { continue };
         if t.len() < TUPLE_HEADER_BYTES {
             continue;
         }
         let h = TupleHeader::read(t);
-        let is_dead = match ctx.txns.status(h.xmin, ctx.clog) {
-            XidStatus::Aborted => true,
-            XidStatus::InProgress => false,
+        match ctx.txns.status(h.xmin, ctx.clog) {
+            XidStatus::Aborted => dead.push(slot),
+            XidStatus::InProgress => {}
             XidStatus::Committed => {
-                h.xmax != 0
+                let replaced = h.xmax != 0
                     && h.xmax < horizon
-                    && ctx.txns.status(h.xmax, ctx.clog) == XidStatus::Committed
+                    && ctx.txns.status(h.xmax, ctx.clog) == XidStatus::Committed;
+                if !replaced {
+                    continue;
+                }
+                if h.next.is_some() && h.xmax >= checkpointed {
+                    waiting += 1;
+                } else {
+                    dead.push(slot);
+                }
             }
-        };
-        if is_dead {
-            dead.push(slot);
         }
     }
-    dead
+    (dead, waiting)
+}
+
+/// The old versions a `HeapUpdateNew` record reads from other pages, as they are now
+/// (None where a slot holds no tuple).
+fn delta_bases(pool: &BufferPool, page: u64, rows: &[DeltaRow]) -> Result<Vec<Option<Vec<u8>>>> {
+    let mut out = Vec::with_capacity(rows.len());
+    let mut cur: Option<(u64, crate::buffer::PinnedPage)> = None;
+    for d in rows {
+        if d.old_page == page {
+            out.push(None);
+            continue;
+        }
+        if cur.as_ref().map(|(p, _)| *p) != Some(d.old_page) {
+            if d.old_page >= pool.store().next_page_no() {
+                return Err(Error::CorruptPage {
+                    path: pool.store().path().to_path_buf(),
+                    page,
+                    location: page,
+                    reason: format!("a delta reads page {}, past the end", d.old_page),
+                });
+            }
+            cur = Some((d.old_page, pool.fetch(d.old_page, Fetch::Read)?));
+        }
+        let base = cur.as_ref().and_then(|(_, pin)| {
+            let g = pin.read();
+            PageRef(&g).tuple(d.old_slot).map(|t| t.to_vec())
+        });
+        out.push(base);
+    }
+    Ok(out)
+}
+
+/// A new row from its delta and the old tuple (header included). Without the old tuple
+/// (an update that rolled back and whose base was pruned since: rule 26), the old bytes
+/// are zeros: the version is dead, only its length matters to the page.
+fn rebuild_row(base: Option<&[u8]>, d: &DeltaRow, out: &mut Vec<u8>) {
+    let (prefix, suffix) = (d.prefix as usize, d.suffix as usize);
+    let old = base
+        .filter(|t| t.len() >= TUPLE_HEADER_BYTES + prefix + suffix)
+        .map(|t| &t[TUPLE_HEADER_BYTES..]);
+    match old {
+        Some(old) => {
+            out.extend_from_slice(&old[..prefix]);
+            out.extend_from_slice(&d.middle);
+            out.extend_from_slice(&old[old.len() - suffix..]);
+        }
+        None => {
+            out.resize(out.len() + prefix, 0);
+            out.extend_from_slice(&d.middle);
+            out.resize(out.len() + suffix, 0);
+        }
+    }
 }
 
 /// Applies a heap record during recovery unless the page already holds it.
 pub fn redo(pool: &BufferPool, rec: &Record, xid: u64, end_lsn: u64) -> Result<()> {
+    let bases = match rec {
+        Record::HeapUpdateNew { page, rows, .. } => delta_bases(pool, *page, rows)?,
+        _ => Vec::new(),
+    };
     let how = match rec {
         Record::HeapInit { .. } | Record::PageImage { .. } => Fetch::Overwrite,
         _ => Fetch::Read,
@@ -776,30 +1064,51 @@ pub fn redo(pool: &BufferPool, rec: &Record, xid: u64, end_lsn: u64) -> Result<(
                 };
                 insert_at_slots(g, rows, xid, *cid, build)?;
             }
-            Record::HeapDelete { slot, .. } => {
-                let t = PageMut(g)
-                    .into_tuple_mut(*slot)
-                    .filter(|t| t.len() >= TUPLE_HEADER_BYTES)
-                    .ok_or_else(|| format!("no tuple at slot {slot}"))?;
-                set_xmax(t, xid, None);
+            Record::HeapDelete { slots, .. } => {
+                for slot in slots {
+                    set_xmax(header_mut(g, *slot)?, xid, None);
+                }
             }
-            Record::HeapUpdateOld {
-                slot,
-                new_page,
-                new_slot,
-                ..
-            } => {
-                let t = PageMut(g)
-                    .into_tuple_mut(*slot)
-                    .filter(|t| t.len() >= TUPLE_HEADER_BYTES)
-                    .ok_or_else(|| format!("no tuple at slot {slot}"))?;
-                set_xmax(t, xid, Some((*new_page, *new_slot)));
+            Record::HeapUpdateOld { links, .. } => {
+                for l in links {
+                    set_xmax(header_mut(g, l.slot)?, xid, Some((l.new_page, l.new_slot)));
+                }
             }
             Record::HeapPrune { slots, .. } => PageMut(g).remove_and_compact(slots),
+            Record::HeapUpdateNew { cid, rows, .. } => {
+                let mut tuple = Vec::new();
+                for (d, base) in rows.iter().zip(&bases) {
+                    let same_page;
+                    let base = if d.old_page == page_no {
+                        same_page = PageRef(g).tuple(d.old_slot).map(|t| t.to_vec());
+                        same_page.as_deref()
+                    } else {
+                        base.as_deref()
+                    };
+                    tuple.clear();
+                    TupleHeader::write_new(&mut tuple, xid, *cid);
+                    rebuild_row(base, d, &mut tuple);
+                    if !PageMut(g).insert_at(d.slot, &tuple) {
+                        return Err(format!(
+                            "cannot insert {} bytes at slot {}",
+                            tuple.len(),
+                            d.slot
+                        ));
+                    }
+                }
+            }
             _ => {}
         }
         Ok(())
     })
+}
+
+/// The tuple at `slot` of a page being redone, at least a header long.
+fn header_mut(g: &mut [u8], slot: u16) -> std::result::Result<&mut [u8], String> {
+    PageMut(g)
+        .into_tuple_mut(slot)
+        .filter(|t| t.len() >= TUPLE_HEADER_BYTES)
+        .ok_or_else(|| format!("no tuple at slot {slot}"))
 }
 
 /// The frame of every redo: pins the record's page (`how`), skips it when the page LSN

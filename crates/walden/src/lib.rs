@@ -33,6 +33,7 @@ pub use error::{Error, Result};
 pub use schema::{Column, ColumnType, Row, Schema, Value};
 pub use stats::{StatsSnapshot, TxnStats};
 pub use store::Protection;
+pub use wal::WalCompression;
 
 /// Where a row version lives: page and slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -37,6 +37,8 @@ pub struct Stats {
     pub wal: WalCounters,
     /// Bytes written to WAL files: frames, segment headers, everything.
     pub wal_bytes_written: AtomicU64,
+    /// Record bytes written out in frames, before compression.
+    pub wal_frame_raw_bytes: AtomicU64,
     pub wal_fsyncs: AtomicU64,
     pub data_pages_written: AtomicU64,
     pub data_bytes_written: AtomicU64,
@@ -65,8 +67,12 @@ pub struct StatsSnapshot {
     /// Sum of the record bytes (the logical WAL).
     pub wal_record_bytes: u64,
     pub wal_records: u64,
-    /// Bytes that reached the WAL files (records plus frame and segment headers).
+    /// Bytes that reached the WAL files (the physical WAL: records, compressed when
+    /// `wal_compression` is on, plus frame and segment headers).
     pub wal_bytes_written: u64,
+    /// Record bytes that went into those frames before compression (the logical WAL
+    /// written out; `wal_record_bytes` counts records when they are appended).
+    pub wal_frame_raw_bytes: u64,
     pub page_images: u64,
     pub page_image_bytes: u64,
     pub wal_fsyncs: u64,
@@ -104,6 +110,7 @@ impl StatsSnapshot {
             wal_record_bytes: self.wal_record_bytes - earlier.wal_record_bytes,
             wal_records: self.wal_records - earlier.wal_records,
             wal_bytes_written: self.wal_bytes_written - earlier.wal_bytes_written,
+            wal_frame_raw_bytes: self.wal_frame_raw_bytes - earlier.wal_frame_raw_bytes,
             page_images: self.page_images - earlier.page_images,
             page_image_bytes: self.page_image_bytes - earlier.page_image_bytes,
             wal_fsyncs: self.wal_fsyncs - earlier.wal_fsyncs,
@@ -134,6 +141,7 @@ impl Stats {
             page_image_bytes: image.map_or(0, |k| k.bytes),
             by_kind,
             wal_bytes_written: self.wal_bytes_written.load(Relaxed),
+            wal_frame_raw_bytes: self.wal_frame_raw_bytes.load(Relaxed),
             wal_fsyncs: self.wal_fsyncs.load(Relaxed),
             data_pages_written: self.data_pages_written.load(Relaxed),
             data_bytes_written: self.data_bytes_written.load(Relaxed),

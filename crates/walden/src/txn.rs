@@ -6,6 +6,7 @@
 //! if that one commits, the writer fails with a serialization error (first updater wins).
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 use crate::clog::{Clog, XidStatus};
@@ -45,6 +46,10 @@ struct State {
 pub struct TxnManager {
     state: Mutex<State>,
     ended: Condvar,
+    /// Every transaction below this xid ended before the redo point of a completed
+    /// checkpoint (0 until one completes in this process): none of its records is ever
+    /// replayed again. See `heap::dead_slots` for why pruning needs it.
+    checkpointed: AtomicU64,
 }
 
 impl TxnManager {
@@ -56,7 +61,19 @@ impl TxnManager {
                 waits_for: HashMap::new(),
             }),
             ended: Condvar::new(),
+            checkpointed: AtomicU64::new(0),
         }
+    }
+
+    /// See the field `checkpointed`.
+    pub fn checkpointed_xid(&self) -> u64 {
+        self.checkpointed.load(Ordering::Acquire)
+    }
+
+    /// Called once a checkpoint is complete, with `horizon()` as read before its redo
+    /// point was fixed.
+    pub fn set_checkpointed_xid(&self, xid: u64) {
+        self.checkpointed.fetch_max(xid, Ordering::AcqRel);
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {

@@ -636,13 +636,13 @@ fn apply_change(
     let old = UndoHeader::read(t);
     let flags = match op {
         ChangeOp::Update {
-            flags, off, new, ..
+            flags, off, xor, ..
         } => {
-            let (off, end) = (HDR + *off as usize, HDR + *off as usize + new.len());
+            let (off, end) = (HDR + *off as usize, HDR + *off as usize + xor.len());
             if end > t.len() {
                 return Err(format!("update of bytes beyond slot {slot}"));
             }
-            t[off..end].copy_from_slice(new);
+            t[off..end].iter_mut().zip(xor).for_each(|(b, x)| *b ^= x);
             flags.map_or(old.flags, |(_, n)| n)
         }
         ChangeOp::Move {
@@ -757,8 +757,11 @@ fn plan_update(
             slot,
             flags: (new_flags != h.flags).then_some((h.flags, new_flags)),
             off: off as u16,
-            old: area[off..end].to_vec(),
-            new: new_area[off..end].to_vec(),
+            xor: area[off..end]
+                .iter()
+                .zip(&new_area[off..end])
+                .map(|(a, b)| a ^ b)
+                .collect(),
         })
     } else if page_free + t.len() >= HDR + new.len() {
         encode_undo(undo_rec, h, true, 0, area);
@@ -1206,13 +1209,23 @@ fn revert_record(g: &mut [u8], rec: &Record) -> std::result::Result<Vec<RevertOp
                 let frozen = |flags: u8| UndoHeader::FROZEN.with_flags(flags).bytes();
                 let r = match op {
                     ChangeOp::Update {
-                        flags, off, old, ..
-                    } => RevertOp::Patch {
-                        slot,
-                        header: frozen(flags.map_or(cur & !(FLAG_DELETED | FLAG_MOVED), |f| f.0)),
-                        off: *off,
-                        bytes: old.clone(),
-                    },
+                        flags, off, xor, ..
+                    } => {
+                        // The page holds what this record wrote (later changes of the
+                        // transaction are already taken back): XOR gives the old bytes.
+                        let at = HDR + *off as usize;
+                        let now = t
+                            .get(at..at + xor.len())
+                            .ok_or_else(|| format!("undo of bytes beyond slot {slot}"))?;
+                        RevertOp::Patch {
+                            slot,
+                            header: frozen(
+                                flags.map_or(cur & !(FLAG_DELETED | FLAG_MOVED), |f| f.0),
+                            ),
+                            off: *off,
+                            bytes: now.iter().zip(xor).map(|(a, b)| a ^ b).collect(),
+                        }
+                    }
                     ChangeOp::Resize {
                         old_flags,
                         old_area,

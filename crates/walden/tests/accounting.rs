@@ -12,7 +12,7 @@ use walden::clock::ManualClock;
 use walden::stats::StatsSnapshot;
 use walden::vfs::{CrashMode, SimVfs};
 use walden::wal::format::FRAME_HEADER_BYTES;
-use walden::wal::record::RECORD_HEADER_BYTES;
+use walden::wal::record::{encode_record, Record, UpdateLink, MAX_RECORD_HEADER_BYTES};
 use walden::wal::RecordKind;
 use walden::*;
 
@@ -50,15 +50,49 @@ fn encoded_len(r: &Row) -> u64 {
     out.len() as u64
 }
 
-/// Bytes of a HeapInsert record holding the given rows.
-fn heap_insert_bytes(rows: &[&Row]) -> u64 {
-    let per_row: u64 = rows.iter().map(|r| 2 + 2 + encoded_len(r)).sum();
-    RECORD_HEADER_BYTES as u64 + 8 + 4 + 2 + per_row
+/// Bytes of a record. The tests' transaction ids, page and slot numbers are all small
+/// (one varint byte), so any small values give the same length.
+fn record_bytes(rec: &Record) -> u64 {
+    encode_record(&mut Vec::new(), rec, 1, 0) as u64
 }
 
-const COMMIT_BYTES: u64 = RECORD_HEADER_BYTES as u64;
-const HEAP_INIT_BYTES: u64 = RECORD_HEADER_BYTES as u64 + 8 + 4;
-const HEAP_UPDATE_OLD_BYTES: u64 = RECORD_HEADER_BYTES as u64 + 8 + 2 + 8 + 2;
+/// Bytes of a HeapInsert record holding the given rows (at neighbouring slots).
+fn heap_insert_bytes(rows: &[&Row]) -> u64 {
+    let rows = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let mut out = Vec::new();
+            schema().encode_row(r, &mut out);
+            assert_eq!(out.len() as u64, encoded_len(r));
+            (i as u16 + 1, out)
+        })
+        .collect();
+    record_bytes(&Record::HeapInsert {
+        page: 1,
+        cid: 0,
+        rows,
+    })
+}
+
+fn commit_bytes() -> u64 {
+    record_bytes(&Record::Commit)
+}
+
+fn heap_init_bytes() -> u64 {
+    record_bytes(&Record::HeapInit { page: 1, table: 1 })
+}
+
+fn heap_update_old_bytes() -> u64 {
+    record_bytes(&Record::HeapUpdateOld {
+        page: 1,
+        links: vec![UpdateLink {
+            slot: 3,
+            new_page: 1,
+            new_slot: 20,
+        }],
+    })
+}
 
 /// (records, bytes) of one record kind.
 fn kind(s: &StatsSnapshot, k: RecordKind) -> (u64, u64) {
@@ -89,9 +123,17 @@ fn assert_wal_bytes_match(
 
 #[test]
 fn wal_bytes_counted_equal_bytes_that_reached_the_wal_files() {
-    for protection in [Protection::Cow, Protection::FullPage, Protection::None] {
+    let modes = [Protection::Cow, Protection::FullPage, Protection::None];
+    for (protection, codec) in modes
+        .into_iter()
+        .flat_map(|p| WalCompression::ALL.map(|c| (p, c)))
+    {
         let vfs = SimVfs::new(1);
-        let db = Database::create(DIR, opts(&vfs, protection)).unwrap();
+        let options = Options {
+            wal_compression: codec,
+            ..opts(&vfs, protection)
+        };
+        let db = Database::create(DIR, options).unwrap();
         // From creation on, the two agree absolutely (segment header included).
         assert_wal_bytes_match(&db, &vfs, 0, 0, "after create");
         db.create_table(TABLE, schema()).unwrap();
@@ -99,19 +141,44 @@ fn wal_bytes_counted_equal_bytes_that_reached_the_wal_files() {
 
         let s0 = db.stats().wal_bytes_written;
         let d0 = wal_on_disk(&vfs);
-        // Some 3.5 MiB of WAL: more than one 2 MiB segment, so a switch frame and a new
-        // segment header are counted too.
+        // Some 3.5 MiB of WAL that no codec shrinks much: more than one 2 MiB segment, so
+        // a switch frame and a new segment header are counted too.
         let mut ids = Vec::new();
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
         for b in 0..100i64 {
             let mut tx = db.begin();
-            let rows: Vec<Row> = (0..100).map(|i| row(b * 100 + i, 300)).collect();
+            let rows: Vec<Row> = (0..100)
+                .map(|i| {
+                    let text: String = (0..300)
+                        .map(|_| {
+                            seed ^= seed << 13;
+                            seed ^= seed >> 7;
+                            seed ^= seed << 17;
+                            char::from(b'!' + (seed % 90) as u8)
+                        })
+                        .collect();
+                    vec![Value::Int8(b * 100 + i), Value::Text(text)]
+                })
+                .collect();
             ids.extend(tx.insert_many(TABLE, &rows).unwrap());
             tx.commit().unwrap();
         }
         assert_wal_bytes_match(&db, &vfs, s0, d0, "after inserts");
-        assert!(vfs
-            .file_contents(Path::new("db/wal/0000000000000002"))
-            .is_some());
+        assert!(
+            vfs.file_contents(Path::new("db/wal/0000000000000002"))
+                .is_some(),
+            "{protection:?} {codec}"
+        );
+        let d = db.stats();
+        if codec == WalCompression::Off {
+            // Uncompressed: every record byte written out is a byte in the files.
+            assert!(d.wal_bytes_written > d.wal_frame_raw_bytes);
+        } else {
+            assert!(
+                d.wal_bytes_written < d.wal_frame_raw_bytes,
+                "{codec}: {d:?}"
+            );
+        }
         let mut tx = db.begin();
         for (i, id) in ids.iter().enumerate().take(500) {
             tx.update(TABLE, *id, &row(i as i64, 10)).unwrap();
@@ -177,7 +244,7 @@ fn single_insert_transaction_counts_exactly() {
     tx.insert(TABLE, &first).unwrap();
     let t = tx.stats().clone();
     assert_eq!(t.records[RecordKind::HeapInit as usize], 1);
-    assert_eq!(t.bytes[RecordKind::HeapInit as usize], HEAP_INIT_BYTES);
+    assert_eq!(t.bytes[RecordKind::HeapInit as usize], heap_init_bytes());
     assert_eq!(t.records[RecordKind::HeapInsert as usize], 1);
     assert_eq!(
         t.bytes[RecordKind::HeapInsert as usize],
@@ -187,8 +254,8 @@ fn single_insert_transaction_counts_exactly() {
     assert_eq!(t.page_images(), 0);
     tx.commit().unwrap();
     let d = db.stats().since(&before);
-    assert_eq!(kind(&d, RecordKind::HeapInit), (1, HEAP_INIT_BYTES));
-    assert_eq!(kind(&d, RecordKind::Commit), (1, COMMIT_BYTES));
+    assert_eq!(kind(&d, RecordKind::HeapInit), (1, heap_init_bytes()));
+    assert_eq!(kind(&d, RecordKind::Commit), (1, commit_bytes()));
     assert_eq!(d.commits, 1);
 
     // A single-row insert into the existing page: one HeapInsert, one Commit, one frame,
@@ -205,12 +272,12 @@ fn single_insert_transaction_counts_exactly() {
     tx.commit().unwrap();
     let d = db.stats().since(&before);
     assert_eq!(kind(&d, RecordKind::HeapInsert), (1, insert_bytes));
-    assert_eq!(kind(&d, RecordKind::Commit), (1, COMMIT_BYTES));
+    assert_eq!(kind(&d, RecordKind::Commit), (1, commit_bytes()));
     assert_eq!(d.wal_records, 2);
-    assert_eq!(d.wal_record_bytes, insert_bytes + COMMIT_BYTES);
+    assert_eq!(d.wal_record_bytes, insert_bytes + commit_bytes());
     assert_eq!(
         d.wal_bytes_written,
-        FRAME_HEADER_BYTES + insert_bytes + COMMIT_BYTES
+        FRAME_HEADER_BYTES + insert_bytes + commit_bytes()
     );
     assert_eq!((d.commits, d.aborts), (1, 0));
     assert_eq!(d.wal_fsyncs, 1);
@@ -246,7 +313,7 @@ fn single_insert_transaction_counts_exactly() {
     tx.rollback().unwrap();
     let d = db.stats().since(&before);
     assert_eq!((d.commits, d.aborts), (0, 1));
-    assert_eq!(kind(&d, RecordKind::Abort), (1, COMMIT_BYTES));
+    assert_eq!(kind(&d, RecordKind::Abort), (1, commit_bytes()));
 }
 
 #[test]
@@ -279,17 +346,21 @@ fn page_images_only_in_full_page_mode_after_a_checkpoint() {
         tx.commit().unwrap();
         let d = db.stats().since(&before);
         assert_eq!(d.page_images, images(1), "{protection:?}");
+        // On one page the new version (a delta against the old) is logged first: it
+        // takes the page image, and the old version's link follows as a record.
+        assert_eq!(kind(&d, RecordKind::HeapInsert).0, 0, "{protection:?}");
         assert_eq!(
-            kind(&d, RecordKind::HeapInsert).0,
+            kind(&d, RecordKind::HeapUpdateNew).0,
             1 - images(1),
             "{protection:?}"
         );
         assert_eq!(
             kind(&d, RecordKind::HeapUpdateOld),
-            (1, HEAP_UPDATE_OLD_BYTES)
+            (1, heap_update_old_bytes()),
+            "{protection:?}"
         );
         if protection == Protection::FullPage {
-            let header = RECORD_HEADER_BYTES as u64 + 8 + 2 + 2;
+            let header = MAX_RECORD_HEADER_BYTES as u64 + 10 + 3 + 3;
             assert!(
                 d.page_image_bytes > header && d.page_image_bytes <= header + PAGE_SIZE as u64,
                 "{}",

@@ -322,8 +322,8 @@ fn control_file_with_unknown_format_version() {
     let vfs = SimVfs::new(7);
     drop(Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap());
     let control = Path::new(DIR).join("control");
-    assert_eq!(FORMAT_VERSION, 2);
-    assert!(vfs.corrupt_byte(&control, 8, 2 ^ 99));
+    assert_eq!(FORMAT_VERSION, 3);
+    assert!(vfs.corrupt_byte(&control, 8, 3 ^ 99));
     assert_eq!(vfs.file_contents(&control).unwrap()[8..12], [99, 0, 0, 0]);
     match Database::open(DIR, opts(&vfs, Protection::Cow)) {
         Err(Error::UnsupportedVersion {
@@ -336,6 +336,54 @@ fn control_file_with_unknown_format_version() {
             assert_eq!(supported, FORMAT_VERSION);
         }
         other => panic!("expected UnsupportedVersion, got {:?}", other.err()),
+    }
+}
+
+/// A database written by a build of format 2 (before compact WAL records) is refused
+/// with a clear error, and so is a WAL segment of WAL format 1; nothing is changed.
+#[test]
+fn older_formats_are_refused_and_left_alone() {
+    let vfs = SimVfs::new(17);
+    drop(Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap());
+    let control = Path::new(DIR).join("control");
+    assert!(vfs.corrupt_byte(&control, 8, 3 ^ 2));
+    let before = vfs.file_contents(&control).unwrap();
+    match Database::open(DIR, opts(&vfs, Protection::Cow)) {
+        Err(Error::UnsupportedVersion { found: 2, .. }) => {}
+        other => panic!("expected UnsupportedVersion, got {:?}", other.err()),
+    }
+    assert_eq!(vfs.file_contents(&control).unwrap(), before);
+    assert!(vfs.corrupt_byte(&control, 8, 3 ^ 2));
+
+    // The control file is current, the first WAL segment is of WAL format 1.
+    let wal_dir = Path::new(DIR).join("wal");
+    let no = vfs
+        .list_dir(&wal_dir)
+        .unwrap()
+        .iter()
+        .filter_map(|n| walden::wal::format::parse_segment_name(n))
+        .min()
+        .unwrap();
+    let segment = wal_dir.join(walden::wal::format::segment_name(no));
+    let contents = vfs.file_contents(&segment).unwrap();
+    let size = contents.len() as u64;
+    let old = walden::wal::format::encode_segment_header_of_version(no, size, 1);
+    for (i, b) in old.iter().enumerate() {
+        let mask = contents[i] ^ b;
+        if mask != 0 {
+            assert!(vfs.corrupt_byte(&segment, i as u64, mask));
+        }
+    }
+    match Database::open(DIR, opts(&vfs, Protection::Cow)) {
+        Err(Error::UnsupportedVersion {
+            path,
+            found: 1,
+            supported: 2,
+        }) => assert_eq!(path, segment),
+        other => panic!(
+            "expected UnsupportedVersion of the segment, got {:?}",
+            other.err()
+        ),
     }
 }
 

@@ -176,8 +176,7 @@ fn undo_records_that_do_not_fit_their_page_are_errors_not_panics() {
                 slot: 0,
                 flags: None,
                 off: u16::MAX,
-                old: vec![1; 4],
-                new: vec![2; 4],
+                xor: vec![3; 4],
             }],
         },
         Record::UndoChange {

@@ -9,7 +9,9 @@
 //! and the frame's offset (as 8 bytes each, not stored), then the header from byte 8 on,
 //! then the payload, so that a stale frame in a recycled segment never validates.
 //! `durable_lsn` is how far the log was durable when the frame was written: recovery uses
-//! it to tell a torn tail (never synced) from corruption of synced WAL.
+//! it to tell a torn tail (never synced) from corruption of synced WAL. A compressed
+//! frame (flag lz4 or zstd) stores `raw_len u32 | compressed records`; the CRC covers the
+//! stored bytes, and LSNs count the uncompressed ones.
 
 use crate::codec::Reader;
 
@@ -19,12 +21,16 @@ pub const FRAME_MAGIC: u32 = 0x4D52_4657; // "WFRM" little-endian
 pub const FRAME_HEADER_BYTES: u64 = 40;
 /// Frame flag: the writer moved to the next segment; nothing follows in this one.
 pub const FLAG_SWITCH: u32 = 1;
+/// Frame flag: the payload is `raw_len u32 | lz4 block` (see `compress.rs`).
+pub const FLAG_LZ4: u32 = 2;
+/// Frame flag: the payload is `raw_len u32 | zstd frame`.
+pub const FLAG_ZSTD: u32 = 4;
 /// Largest frame payload; the WAL buffer is cut at record boundaries to fit.
 pub const MAX_FRAME_PAYLOAD_BYTES: u64 = 1 << 20;
 /// Smallest segment size accepted at creation.
 pub const MIN_SEGMENT_BYTES: u64 = 1 << 21;
 /// The WAL format version (see docs/format.md).
-pub const WAL_FORMAT_VERSION: u32 = 1;
+pub const WAL_FORMAT_VERSION: u32 = 2;
 
 /// File name of a segment.
 pub fn segment_name(no: u64) -> String {
@@ -41,9 +47,18 @@ pub fn parse_segment_name(name: &str) -> Option<u64> {
 }
 
 pub fn encode_segment_header(no: u64, segment_size: u64) -> [u8; SEGMENT_HEADER_BYTES as usize] {
+    encode_segment_header_of_version(no, segment_size, WAL_FORMAT_VERSION)
+}
+
+/// A segment header as a build writing format `version` writes it (tests of old logs).
+pub fn encode_segment_header_of_version(
+    no: u64,
+    segment_size: u64,
+    version: u32,
+) -> [u8; SEGMENT_HEADER_BYTES as usize] {
     let mut h = [0u8; SEGMENT_HEADER_BYTES as usize];
     h[0..8].copy_from_slice(SEGMENT_MAGIC);
-    h[8..12].copy_from_slice(&WAL_FORMAT_VERSION.to_le_bytes());
+    h[8..12].copy_from_slice(&version.to_le_bytes());
     h[16..24].copy_from_slice(&no.to_le_bytes());
     h[24..32].copy_from_slice(&segment_size.to_le_bytes());
     let crc = crc32c::crc32c(&h);
@@ -78,6 +93,18 @@ pub fn check_segment_header(h: &[u8], no: u64, segment_size: u64) -> Result<(), 
         ));
     }
     Ok(())
+}
+
+/// The version a segment header states, when its magic and checksum are valid (a segment
+/// written by another build), else None.
+pub fn segment_header_version(h: &[u8]) -> Option<u32> {
+    if h.len() < SEGMENT_HEADER_BYTES as usize || &h[..8] != SEGMENT_MAGIC {
+        return None;
+    }
+    let mut copy = h[..SEGMENT_HEADER_BYTES as usize].to_vec();
+    let crc = u32::from_le_bytes([copy[12], copy[13], copy[14], copy[15]]);
+    copy[12..16].fill(0);
+    (crc32c::crc32c(&copy) == crc).then(|| u32::from_le_bytes([h[8], h[9], h[10], h[11]]))
 }
 
 /// A decoded frame header.

@@ -11,9 +11,33 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::vfs::{OpenMode, Vfs, VfsFile};
+use crate::wal::compress::decompress_frame;
 use crate::wal::format::*;
 use crate::wal::record::{decode_record, LogRecord};
 use crate::wal::writer::WalPosition;
+
+/// What the frames read so far held: the logical and the physical log.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FrameStats {
+    /// Frames of records (switch frames not counted).
+    pub frames: u64,
+    pub lz4_frames: u64,
+    pub zstd_frames: u64,
+    /// Record bytes, uncompressed (the logical log).
+    pub raw_bytes: u64,
+    /// Bytes the frames take in the files, headers included (the physical log).
+    pub stored_bytes: u64,
+}
+
+impl FrameStats {
+    pub fn add(&mut self, o: &FrameStats) {
+        self.frames += o.frames;
+        self.lz4_frames += o.lz4_frames;
+        self.zstd_frames += o.zstd_frames;
+        self.raw_bytes += o.raw_bytes;
+        self.stored_bytes += o.stored_bytes;
+    }
+}
 
 /// Sequential reader of records.
 pub struct WalReader {
@@ -30,6 +54,7 @@ pub struct WalReader {
     frame: Vec<u8>,
     frame_pos: usize,
     ended: bool,
+    stats: FrameStats,
 }
 
 impl WalReader {
@@ -53,6 +78,7 @@ impl WalReader {
             frame: Vec::new(),
             frame_pos: 0,
             ended: false,
+            stats: FrameStats::default(),
         };
         if !r.open_segment(start.segment_no)? {
             return Err(Error::MissingWalSegment {
@@ -111,6 +137,11 @@ impl WalReader {
         }
     }
 
+    /// Totals of the frames read so far.
+    pub fn frame_stats(&self) -> FrameStats {
+        self.stats
+    }
+
     /// The generation of the last valid frame read (0 if none).
     pub fn last_generation(&self) -> u64 {
         self.generation
@@ -141,10 +172,19 @@ impl WalReader {
         let mut h = [0u8; SEGMENT_HEADER_BYTES as usize];
         file.read_exact_at(&mut h, 0)
             .map_err(|e| Error::io(&path, e))?;
-        if let Err(reason) = check_segment_header(&h, no, self.segment_size) {
+        if check_segment_header(&h, no, self.segment_size).is_err() {
+            if let Some(found) = segment_header_version(&h) {
+                if found != WAL_FORMAT_VERSION {
+                    // Written whole by another build: not ours to read, nor to ignore.
+                    return Err(Error::UnsupportedVersion {
+                        path,
+                        found,
+                        supported: WAL_FORMAT_VERSION,
+                    });
+                }
+            }
             // A header that does not validate: the segment was being created (recycled)
             // when the crash came, so nothing in it was ever acknowledged.
-            let _ = reason;
             return Ok(false);
         }
         self.file = Some(file);
@@ -193,8 +233,24 @@ impl WalReader {
                     }
                     return Ok(());
                 }
+                let raw = decompress_frame(h.flags, &payload).map_err(|reason| {
+                    // The CRC held: these bytes were written so, not torn.
+                    Error::CorruptWal {
+                        path: self.seg_path(self.segment_no),
+                        lsn: self.lsn,
+                        reason: format!("frame at offset {}: {reason}", self.offset),
+                    }
+                })?;
                 self.offset += FRAME_HEADER_BYTES + payload.len() as u64;
-                self.frame = payload;
+                self.stats.frames += 1;
+                self.stats.stored_bytes += FRAME_HEADER_BYTES + payload.len() as u64;
+                if h.flags & FLAG_LZ4 != 0 {
+                    self.stats.lz4_frames += 1;
+                } else if h.flags & FLAG_ZSTD != 0 {
+                    self.stats.zstd_frames += 1;
+                }
+                self.frame = raw.unwrap_or(payload);
+                self.stats.raw_bytes += self.frame.len() as u64;
                 Ok(())
             }
             _ => {

@@ -6,16 +6,18 @@
 //! grows past `WRITE_OUT_BYTES` they release it and write out through `flush`.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use crate::codec::put_varint;
 use crate::error::{Error, Result};
 use crate::page::PageMut;
 use crate::poison::Poison;
 use crate::stats::{Stats, TxnStats};
 use crate::vfs::{OpenMode, Vfs, VfsFile};
+use crate::wal::compress::{FrameCompressor, WalCompression};
 use crate::wal::format::*;
-use crate::wal::record::{begin_record, finish_record, RecordKind, RECORD_HEADER_BYTES};
+use crate::wal::record::{peek_record_len, put_record, RecordKind, MAX_RECORD_HEADER_BYTES};
 
 /// Buffered bytes past which an appender writes the buffer out (without syncing).
 const WRITE_OUT_BYTES: usize = 4 << 20;
@@ -59,6 +61,7 @@ struct WriterState {
     frame: Vec<u8>,
     /// Old segments ready to be renamed into new ones.
     spare_segments: Vec<u64>,
+    compressor: FrameCompressor,
 }
 
 /// The write-ahead log of one database.
@@ -68,6 +71,9 @@ pub struct Wal {
     segment_size: u64,
     full_page_writes: bool,
     generation: u64,
+    /// The codec of new frames (`WalCompression::code`); changeable at any time, since
+    /// each frame names its own.
+    compression: AtomicU8,
     /// Guarded by its mutex; see the module comment for the lock order.
     insert: Mutex<InsertState>,
     writer: Mutex<WriterState>,
@@ -91,6 +97,7 @@ impl Wal {
         dir: &Path,
         segment_size: u64,
         full_page_writes: bool,
+        compression: WalCompression,
         generation: u64,
         end: WalPosition,
         redo_lsn: u64,
@@ -112,6 +119,7 @@ impl Wal {
             segment_size,
             full_page_writes,
             generation,
+            compression: AtomicU8::new(compression.code()),
             insert: Mutex::new(InsertState {
                 buffer: Vec::with_capacity(WRITE_OUT_BYTES + (1 << 20)),
                 buffer_start_lsn: end.lsn,
@@ -126,6 +134,7 @@ impl Wal {
                 spare_buffer: Vec::with_capacity(WRITE_OUT_BYTES + (1 << 20)),
                 frame: Vec::new(),
                 spare_segments: Vec::new(),
+                compressor: FrameCompressor::default(),
             }),
             durable_lsn: AtomicU64::new(end.lsn),
             poison,
@@ -140,6 +149,15 @@ impl Wal {
             }
         }
         Ok(wal)
+    }
+
+    /// The codec of frames written from now on.
+    pub fn compression(&self) -> WalCompression {
+        WalCompression::from_code(self.compression.load(Ordering::Relaxed))
+    }
+
+    pub fn set_compression(&self, codec: WalCompression) {
+        self.compression.store(codec.code(), Ordering::Relaxed);
     }
 
     /// `Err(Poisoned)` once a write or fsync failed (the database refuses writes).
@@ -261,10 +279,12 @@ impl Wal {
     }
 
     fn push(ins: &mut InsertState, kind: RecordKind, xid: u64, payload: &[u8]) -> Appended {
+        Self::push_parts(ins, kind, xid, &[payload])
+    }
+
+    fn push_parts(ins: &mut InsertState, kind: RecordKind, xid: u64, parts: &[&[u8]]) -> Appended {
         let lsn = ins.next_lsn;
-        let start = begin_record(&mut ins.buffer, kind, xid);
-        ins.buffer.extend_from_slice(payload);
-        let bytes = finish_record(&mut ins.buffer, start, lsn);
+        let bytes = put_record(&mut ins.buffer, kind, xid, parts);
         ins.next_lsn += bytes as u64;
         Appended {
             lsn,
@@ -274,6 +294,8 @@ impl Wal {
         }
     }
 
+    /// A page image without its free hole: `page varint | lower varint | upper varint |
+    /// page[..lower] | page[upper..]`.
     fn push_image(
         ins: &mut InsertState,
         xid: u64,
@@ -282,21 +304,16 @@ impl Wal {
         upper: usize,
         page: &[u8],
     ) -> Appended {
-        let lsn = ins.next_lsn;
-        let start = begin_record(&mut ins.buffer, RecordKind::PageImage, xid);
-        ins.buffer.extend_from_slice(&page_no.to_le_bytes());
-        ins.buffer.extend_from_slice(&(lower as u16).to_le_bytes());
-        ins.buffer.extend_from_slice(&(upper as u16).to_le_bytes());
-        ins.buffer.extend_from_slice(&page[..lower]);
-        ins.buffer.extend_from_slice(&page[upper..]);
-        let bytes = finish_record(&mut ins.buffer, start, lsn);
-        ins.next_lsn += bytes as u64;
-        Appended {
-            lsn,
-            end_lsn: ins.next_lsn,
-            kind: RecordKind::PageImage,
-            bytes,
-        }
+        let mut head = Vec::with_capacity(16);
+        put_varint(&mut head, page_no);
+        put_varint(&mut head, lower as u64);
+        put_varint(&mut head, upper as u64);
+        Self::push_parts(
+            ins,
+            RecordKind::PageImage,
+            xid,
+            &[&head, &page[..lower], &page[upper..]],
+        )
     }
 
     /// Writes out the buffer up to at least `lsn`; with `sync`, also makes it durable.
@@ -370,7 +387,27 @@ impl Wal {
         Ok(())
     }
 
-    fn write_frame(&self, w: &mut WriterState, payload: &[u8], lsn: u64) -> Result<()> {
+    fn write_frame(&self, w: &mut WriterState, raw: &[u8], lsn: u64) -> Result<()> {
+        let codec = self.compression();
+        let mut compressor = std::mem::take(&mut w.compressor);
+        let (payload, flags) = compressor.compress(codec, raw).unwrap_or((raw, 0));
+        let r = self.write_stored_frame(w, payload, flags, lsn);
+        if r.is_ok() {
+            self.stats
+                .wal_frame_raw_bytes
+                .fetch_add(raw.len() as u64, Ordering::Relaxed);
+        }
+        w.compressor = compressor;
+        r
+    }
+
+    fn write_stored_frame(
+        &self,
+        w: &mut WriterState,
+        payload: &[u8],
+        flags: u32,
+        lsn: u64,
+    ) -> Result<()> {
         let need = FRAME_HEADER_BYTES + payload.len() as u64;
         if w.offset + need + FRAME_HEADER_BYTES > self.segment_size {
             self.switch_segment(w, lsn)?;
@@ -378,7 +415,7 @@ impl Wal {
         let header = FrameHeader {
             crc: 0,
             payload_len: 0,
-            flags: 0,
+            flags,
             lsn_start: lsn,
             durable_lsn: self.durable_lsn(),
             generation: self.generation,
@@ -388,7 +425,7 @@ impl Wal {
         let r = self.write_at(w, &frame);
         w.frame = frame;
         r?;
-        if payload.len() as u64 >= MAX_FRAME_PAYLOAD_BYTES / 2 {
+        if payload.len() as u64 >= MAX_FRAME_PAYLOAD_BYTES / 8 {
             // A bulk write: start it towards the disk now, so that the commit's sync
             // has little left to wait for.
             if let Some(f) = &w.file {
@@ -507,7 +544,7 @@ impl Wal {
 
 /// A record must fit in one frame (the reader rejects larger frames).
 fn check_record_size(payload_bytes: usize) -> Result<()> {
-    let bytes = payload_bytes + RECORD_HEADER_BYTES;
+    let bytes = payload_bytes + MAX_RECORD_HEADER_BYTES;
     if bytes as u64 > MAX_FRAME_PAYLOAD_BYTES {
         return Err(Error::RecordTooLarge {
             bytes,
@@ -520,8 +557,12 @@ fn check_record_size(payload_bytes: usize) -> Result<()> {
 /// The end (exclusive) of the longest run of whole records from `pos` that fits a frame.
 fn frame_end(buf: &[u8], pos: usize) -> usize {
     let mut end = pos;
-    while end + RECORD_HEADER_BYTES <= buf.len() {
-        let len = u32::from_le_bytes([buf[end], buf[end + 1], buf[end + 2], buf[end + 3]]) as usize;
+    while end < buf.len() {
+        // The buffer holds whole records that we wrote: the length is always there.
+        let Some(len) = peek_record_len(&buf[end..]).filter(|l| end + l <= buf.len()) else {
+            debug_assert!(false, "WAL buffer holds a partial record");
+            return buf.len();
+        };
         if end > pos && (end + len - pos) as u64 > MAX_FRAME_PAYLOAD_BYTES {
             break;
         }
