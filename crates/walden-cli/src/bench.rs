@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use walden::{Column, ColumnType, Database, Options, Schema, StatsSnapshot, Value};
+use walden::{Column, ColumnType, Database, Options, Schema, StatsSnapshot, Value, WalCompression};
 
 use crate::{CliError, Mode};
 
@@ -25,6 +25,9 @@ pub struct InsertArgs {
     /// Torn-page protection of the new database.
     #[arg(long, value_enum, default_value_t = Mode::Cow)]
     mode: Mode,
+    /// Codec of the WAL frames: off, lz4 or zstd (the default).
+    #[arg(long, default_value = "zstd", value_parser = parse_codec)]
+    wal_compression: WalCompression,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -32,6 +35,10 @@ pub struct InsertArgs {
     /// temporary directory that is removed. DIR must not hold a database yet.
     #[arg(long, value_name = "DIR")]
     dir: Option<PathBuf>,
+}
+
+pub(crate) fn parse_codec(s: &str) -> Result<WalCompression, String> {
+    WalCompression::parse(s).ok_or_else(|| format!("unknown codec {s:?}; known: off, lz4, zstd"))
 }
 
 /// A directory that is removed when dropped, also when the benchmark fails.
@@ -85,19 +92,19 @@ pub fn insert(args: &InsertArgs) -> Result<ExitCode, CliError> {
         Some(dir) => {
             std::fs::create_dir_all(dir)
                 .map_err(|e| CliError::io(format!("creating {}", dir.display()), e))?;
-            measure(dir, args.mode, args.rows)?
+            measure(dir, args.mode, args.wal_compression, args.rows)?
         }
         None => {
             let dir = TempDir::create()?;
             // The database is closed inside `measure`, before `dir` removes its files.
-            measure(&dir.path, args.mode, args.rows)?
+            measure(&dir.path, args.mode, args.wal_compression, args.rows)?
         }
     };
     let mut out = std::io::stdout().lock();
     if args.json {
-        print_json(&mut out, args.mode, &m)?;
+        print_json(&mut out, args.mode, args.wal_compression, &m)?;
     } else {
-        print_table(&mut out, args.mode, &m)?;
+        print_table(&mut out, args.mode, args.wal_compression, &m)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -111,9 +118,15 @@ pub(crate) fn schema() -> Schema {
     Schema::new(columns)
 }
 
-fn measure(dir: &Path, mode: Mode, rows: u64) -> Result<Measurement, CliError> {
+fn measure(
+    dir: &Path,
+    mode: Mode,
+    codec: WalCompression,
+    rows: u64,
+) -> Result<Measurement, CliError> {
     let opts = Options {
         protection: mode.protection(),
+        wal_compression: codec,
         ..Options::default()
     };
     let db = Database::create(dir, opts)?;
@@ -153,9 +166,15 @@ fn measure(dir: &Path, mode: Mode, rows: u64) -> Result<Measurement, CliError> {
     })
 }
 
-fn print_json(out: &mut impl Write, mode: Mode, m: &Measurement) -> Result<(), CliError> {
+fn print_json(
+    out: &mut impl Write,
+    mode: Mode,
+    codec: WalCompression,
+    m: &Measurement,
+) -> Result<(), CliError> {
     let value = serde_json::json!({
         "mode": mode.protection().name(),
+        "wal_compression": codec.name(),
         "rows": m.rows,
         "seconds": m.seconds,
         "rows_per_sec": m.rows_per_sec().round(),
@@ -171,14 +190,20 @@ fn print_json(out: &mut impl Write, mode: Mode, m: &Measurement) -> Result<(), C
     outln!(out, "{value}")
 }
 
-fn print_table(out: &mut impl Write, mode: Mode, m: &Measurement) -> Result<(), CliError> {
+fn print_table(
+    out: &mut impl Write,
+    mode: Mode,
+    codec: WalCompression,
+    m: &Measurement,
+) -> Result<(), CliError> {
     let raw = m.raw_row_bytes() as f64;
     let mib = |bytes: u64| bytes as f64 / MIB;
     outln!(
         out,
-        "bench insert: {} rows, mode {}, one transaction",
+        "bench insert: {} rows, mode {}, WAL compression {}, one transaction",
         m.rows,
-        mode.protection().name()
+        mode.protection().name(),
+        codec.name()
     )?;
     outln!(out, "  rows/s           {:.0}", m.rows_per_sec())?;
     outln!(out, "  elapsed          {:.3} s", m.seconds)?;
@@ -188,6 +213,12 @@ fn print_table(out: &mut impl Write, mode: Mode, m: &Measurement) -> Result<(), 
         m.wal_bytes,
         mib(m.wal_bytes),
         m.wal_bytes as f64 / raw
+    )?;
+    outln!(
+        out,
+        "  WAL records      {} bytes ({:.1} MiB) before compression",
+        m.delta.wal_record_bytes,
+        mib(m.delta.wal_record_bytes)
     )?;
     outln!(
         out,

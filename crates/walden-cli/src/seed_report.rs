@@ -29,7 +29,12 @@ pub struct SeedRow {
     pub rows: u64,
     /// "create", "insert", "update_all", "update_sparse", "delete" or "vacuum".
     pub statement: &'static str,
+    /// Physical WAL: the bytes that reached the WAL files (compressed frames and their
+    /// headers).
     pub wal_bytes: u64,
+    /// Logical WAL: the bytes of the records before compression (for PostgreSQL, its LSN
+    /// delta, which is already logical).
+    pub wal_logical_bytes: u64,
     pub page_images: u64,
     /// Undo appended by the statement (undo tables; 0 for heap tables and PostgreSQL).
     pub undo_bytes: u64,
@@ -50,13 +55,14 @@ const WORKLOAD_ORDER: [&str; 6] = [
 ];
 
 /// The field names of CSV and JSON, in their order.
-pub const FIELDS: [&str; 11] = [
+pub const FIELDS: [&str; 12] = [
     "engine",
     "config",
     "data",
     "rows",
     "statement",
     "wal_bytes",
+    "wal_logical_bytes",
     "page_images",
     "undo_bytes",
     "data_bytes_written",
@@ -78,6 +84,7 @@ pub fn to_json(rows: &[SeedRow]) -> Value {
                 "rows": row.rows,
                 "statement": row.statement,
                 "wal_bytes": row.wal_bytes,
+                "wal_logical_bytes": row.wal_logical_bytes,
                 "page_images": row.page_images,
                 "undo_bytes": row.undo_bytes,
                 "data_bytes_written": row.data_bytes_written,
@@ -102,6 +109,7 @@ pub fn to_csv(rows: &[SeedRow]) -> String {
             Cow::Owned(row.rows.to_string()),
             csv_field(row.statement),
             Cow::Owned(row.wal_bytes.to_string()),
+            Cow::Owned(row.wal_logical_bytes.to_string()),
             Cow::Owned(row.page_images.to_string()),
             Cow::Owned(row.undo_bytes.to_string()),
             Cow::Owned(row.data_bytes_written.to_string()),
@@ -199,6 +207,7 @@ fn sort_statements(statements: &mut [&'static str]) {
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Metric {
     WalMib,
+    WalLogicalMib,
     PageImages,
     UndoMib,
     DataWrittenMib,
@@ -207,8 +216,9 @@ enum Metric {
 }
 
 impl Metric {
-    const ALL: [Metric; 6] = [
+    const ALL: [Metric; 7] = [
         Metric::WalMib,
+        Metric::WalLogicalMib,
         Metric::PageImages,
         Metric::UndoMib,
         Metric::DataWrittenMib,
@@ -218,7 +228,8 @@ impl Metric {
 
     fn title(self) -> &'static str {
         match self {
-            Metric::WalMib => "WAL MiB",
+            Metric::WalMib => "WAL MiB, physical (bytes written to the WAL files)",
+            Metric::WalLogicalMib => "logical WAL MiB",
             Metric::PageImages => "page images in the WAL",
             Metric::UndoMib => "undo MiB",
             Metric::DataWrittenMib => "data written MiB",
@@ -230,6 +241,7 @@ impl Metric {
     fn value(self, row: &SeedRow) -> f64 {
         match self {
             Metric::WalMib => row.wal_bytes as f64 / MIB,
+            Metric::WalLogicalMib => row.wal_logical_bytes as f64 / MIB,
             Metric::PageImages => row.page_images as f64,
             Metric::UndoMib => row.undo_bytes as f64 / MIB,
             Metric::DataWrittenMib => row.data_bytes_written as f64 / MIB,
@@ -787,6 +799,8 @@ mod tests {
             rows: 1_000_000,
             statement,
             wal_bytes,
+            // Records compress to a third in the WAL files.
+            wal_logical_bytes: wal_bytes * 3,
             page_images: 48_231,
             undo_bytes: 0,
             data_bytes_written: 325_058_970,
@@ -830,7 +844,7 @@ mod tests {
         assert_eq!(keys, FIELDS);
         assert_eq!(
             json.to_string(),
-            r#"[{"engine":"walden","config":"heap/cow","data":"lpad","rows":1000000,"statement":"insert","wal_bytes":132138993,"page_images":48231,"undo_bytes":0,"data_bytes_written":325058970,"table_bytes":154722304,"seconds":4.125}]"#
+            r#"[{"engine":"walden","config":"heap/cow","data":"lpad","rows":1000000,"statement":"insert","wal_bytes":132138993,"wal_logical_bytes":396416979,"page_images":48231,"undo_bytes":0,"data_bytes_written":325058970,"table_bytes":154722304,"seconds":4.125}]"#
         );
     }
 
@@ -839,8 +853,8 @@ mod tests {
         let csv = to_csv(&[row("heap/cow", "insert", 132_138_993)]);
         assert_eq!(
             csv,
-            "engine,config,data,rows,statement,wal_bytes,page_images,undo_bytes,data_bytes_written,table_bytes,seconds\n\
-             walden,heap/cow,lpad,1000000,insert,132138993,48231,0,325058970,154722304,4.125\n"
+            "engine,config,data,rows,statement,wal_bytes,wal_logical_bytes,page_images,undo_bytes,data_bytes_written,table_bytes,seconds\n\
+             walden,heap/cow,lpad,1000000,insert,132138993,396416979,48231,0,325058970,154722304,4.125\n"
         );
     }
 
@@ -880,7 +894,8 @@ mod tests {
         rows[2].seconds = 0.675;
         let text = render_table(&rows);
         for needle in [
-            "WAL MiB (data = lpad, rows = 1,000,000)",
+            "WAL MiB, physical (bytes written to the WAL files) (data = lpad, rows = 1,000,000)",
+            "logical WAL MiB (data = lpad, rows = 1,000,000)",
             "page images in the WAL (data = lpad, rows = 1,000,000)",
             "table MiB after the statement (data = lpad, rows = 1,000,000)",
             "| statement | heap/cow | postgres/fpw-on |",
@@ -889,6 +904,9 @@ mod tests {
             // The sparse run has no vacuum row for PostgreSQL.
             "| vacuum    |     5.00 |               - |",
             "| total     |   131.02 |          395.21 |",
+            // Three times as much logical WAL: 378.05 MiB and 1,185.64 MiB.
+            "| insert    |   378.05 |        1,185.64 |",
+            "| total     |   393.05 |        1,185.64 |",
             "| insert    |   48,231 |       1,234,567 |",
             "| insert    |    4.125 |           0.675 |",
             "|-----------|---------:|----------------:|",
@@ -897,9 +915,24 @@ mod tests {
         }
         // Statements in workload order although vacuum came first.
         let wal = text.split("\n\n").nth(1).expect("the WAL table");
+        assert!(wal.contains("|   126.02 |"), "{wal}");
         let insert = wal.find("| insert").expect("insert");
         let vacuum = wal.find("| vacuum").expect("vacuum");
         assert!(insert < vacuum, "{wal}");
+        // The logical WAL table comes right after the physical one.
+        let titles: Vec<&str> = text
+            .lines()
+            .filter(|line| line.contains("(data = "))
+            .collect();
+        assert_eq!(
+            titles[..2],
+            [
+                "WAL MiB, physical (bytes written to the WAL files) (data = lpad, rows = 1,000,000)",
+                "logical WAL MiB (data = lpad, rows = 1,000,000)",
+            ]
+        );
+        let logical = text.split("\n\n").nth(3).expect("the logical WAL table");
+        assert!(logical.contains("|   378.05 |"), "{logical}");
         // The table's size is not summed.
         let size_table = text.split("table MiB after").nth(1).expect("size table");
         assert!(!size_table.contains("total"), "{size_table}");
@@ -910,7 +943,9 @@ mod tests {
         let text = render_table(&full_run());
         let widest = text.lines().map(|line| line.chars().count()).max();
         assert!(widest.is_some_and(|w| w <= 160), "{widest:?}\n{text}");
-        assert_eq!(text.matches("| update_sparse |").count(), 6, "{text}");
+        // One row per table: physical and logical WAL, page images, undo, data written,
+        // seconds and table size.
+        assert_eq!(text.matches("| update_sparse |").count(), 7, "{text}");
     }
 
     #[test]
@@ -920,8 +955,19 @@ mod tests {
         random.data = "random";
         rows.push(random);
         let text = render_table(&rows);
-        assert_eq!(text.matches("WAL MiB (data = lpad,").count(), 1, "{text}");
-        assert_eq!(text.matches("WAL MiB (data = random,").count(), 1, "{text}");
+        for data in ["lpad", "random"] {
+            for title in [
+                "WAL MiB, physical (bytes written to the WAL files)",
+                "logical WAL MiB",
+            ] {
+                let heading = format!("\n{title} (data = {data},");
+                assert_eq!(
+                    format!("\n{text}").matches(&heading).count(),
+                    1,
+                    "{heading:?} in {text}"
+                );
+            }
+        }
         let chart = ChartData::from_rows(&rows).expect("chart data");
         let labels: Vec<&str> = chart.series.iter().map(|s| s.label.as_str()).collect();
         assert_eq!(

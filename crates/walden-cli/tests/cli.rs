@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use walden::{Column, ColumnType, Database, Options, Schema, Value};
+use walden::{Column, ColumnType, Database, Options, Schema, Value, WalCompression};
 
 fn walden() -> Command {
     Command::new(env!("CARGO_BIN_EXE_walden"))
@@ -175,6 +175,8 @@ fn waldump_after_recycling_reaches_the_live_log() {
     let opts = Options {
         background: false,
         segment_size_bytes: 2 << 20,
+        // Uncompressed, so that these rows fill segments.
+        wal_compression: WalCompression::Off,
         ..Options::default()
     };
     let db = Database::create(dir.path(), opts).expect("create");
@@ -217,10 +219,73 @@ fn waldump_after_recycling_reaches_the_live_log() {
         .rev()
         .find(|l| l.starts_with("lsn "))
         .unwrap_or_default();
+    let len = walden::wal::record::record_len(last_xid, 0) as u64;
     assert_eq!(
         last_record,
-        format!("lsn {} len 17 xid {last_xid} commit", end_lsn - 17)
+        format!("lsn {} len {len} xid {last_xid} commit", end_lsn - len)
     );
+}
+
+/// `waldump --stats` reads a compressed log and tells the logical log from the physical.
+#[test]
+fn waldump_stats_on_a_compressed_log() {
+    for codec in [WalCompression::Zstd, WalCompression::Lz4] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let opts = Options {
+            background: false,
+            wal_compression: codec,
+            ..Options::default()
+        };
+        let db = Database::create(dir.path(), opts).expect("create");
+        let schema = Schema::new(vec![
+            Column::new("n", ColumnType::Int4),
+            Column::new("pad", ColumnType::Text),
+        ]);
+        db.create_table("t", schema).expect("create table");
+        let mut tx = db.begin();
+        let rows: Vec<Vec<Value>> = (0..20_000)
+            .map(|i| vec![Value::Int4(i), Value::Text("x".repeat(100))])
+            .collect();
+        tx.insert_many("t", &rows).expect("insert");
+        tx.commit().expect("commit");
+        let written = db.stats().wal_bytes_written;
+        drop(db);
+        let out = run(&[
+            "waldump",
+            "--stats",
+            dir.path().to_str().expect("UTF-8 path"),
+        ]);
+        assert!(out.status.success(), "{out:?}");
+        let text = stdout(&out);
+        let frames = text
+            .lines()
+            .find(|l| l.starts_with("frames "))
+            .unwrap_or_else(|| panic!("no frames line: {text}"));
+        let number_after = |key: &str| -> u64 {
+            let at = frames
+                .find(key)
+                .unwrap_or_else(|| panic!("{key} in {frames}"))
+                + key.len();
+            frames[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_digit())
+                .collect::<String>()
+                .parse()
+                .expect("a number")
+        };
+        let compressed = number_after(&format!("{} ", codec.name()));
+        let logical = number_after("logical ");
+        let physical = number_after("physical ");
+        assert!(compressed > 0, "{frames}");
+        assert!(logical > 20_000 * 100, "{frames}");
+        assert!(physical * 5 < logical, "{codec}: {frames}");
+        assert!(physical <= written, "{frames}: {written} written");
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("heap_insert") || l.starts_with("undo_insert")),
+            "{text}"
+        );
+    }
 }
 
 #[test]
