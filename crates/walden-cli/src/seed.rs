@@ -366,7 +366,7 @@ mod tests {
                     "{update:?}"
                 );
                 // Only undo tables write undo: the old values of updated and deleted rows.
-                let undo = config.starts_with("undo/");
+                let undo = walden_options(config).unwrap().default_table_kind == TableKind::Undo;
                 for (row, _) in &rows {
                     let changes =
                         matches!(row.statement, "update_all" | "update_sparse" | "delete");

@@ -273,7 +273,7 @@ CREATE TABLE
  name   | character varying(20) | not null
  score  | double precision      | 
 Primary key: (id)
-Access method: heap
+Access method: undo
 
       Table \"public.u\"
  Column |  Type   | Nullable 

@@ -243,7 +243,7 @@ fn using_names_the_table_kind() {
             ("za", "undo"),
             ("ua", "undo"),
             ("ha", "heap"),
-            ("d", "heap")
+            ("d", "undo")
         ]
     );
     // IF NOT EXISTS on an existing table keeps it as it is.
@@ -268,6 +268,8 @@ fn using_names_the_table_kind() {
 fn default_table_kind_decides_without_using() {
     let db = db();
     let mut s = Session::with_seed(&db, 1);
+    assert_eq!(show(&mut s, "default_table_kind"), "undo");
+    assert_eq!(tag(&mut s, "set default_table_kind = heap"), "SET");
     assert_eq!(show(&mut s, "default_table_kind"), "heap");
     assert_eq!(tag(&mut s, "set default_table_kind = undo"), "SET");
     assert_eq!(show(&mut s, "default_table_kind"), "undo");
@@ -298,23 +300,23 @@ fn default_table_kind_decides_without_using() {
     assert!(all.contains("\nundo_limit|1073741824|"), "{all}");
     // A new session starts from the database's default.
     let mut s2 = Session::with_seed(&db, 1);
-    assert_eq!(show(&mut s2, "default_table_kind"), "heap");
+    assert_eq!(show(&mut s2, "default_table_kind"), "undo");
 
-    // A database whose default kind is undo.
-    let undo_db = Database::create(
+    // A database whose default kind is heap.
+    let heap_db = Database::create(
         "db",
         Options {
             vfs: Arc::new(SimVfs::new(2)),
             background: false,
-            default_table_kind: TableKind::Undo,
+            default_table_kind: TableKind::Heap,
             ..Options::default()
         },
     )
     .unwrap();
-    let mut s = Session::with_seed(&undo_db, 1);
-    assert_eq!(show(&mut s, "default_table_kind"), "undo");
+    let mut s = Session::with_seed(&heap_db, 1);
+    assert_eq!(show(&mut s, "default_table_kind"), "heap");
     s.execute("create table t (a int)").unwrap();
-    assert_eq!(kind(&undo_db, "t"), "undo");
+    assert_eq!(kind(&heap_db, "t"), "heap");
 }
 
 #[test]

@@ -47,7 +47,8 @@ pub struct Options {
     pub checkpoint_interval_secs: u64,
     /// Run the background checkpointer and WAL flusher (default true).
     pub background: bool,
-    /// The kind of a table created without naming one (default `heap`).
+    /// The kind of a table created without naming one (default `undo`: in place, the
+    /// least WAL and no table growth on update; README.md, "Defaults").
     pub default_table_kind: TableKind,
     /// Most undo the undo log may hold at once (default 1 GiB); a change that would need
     /// more fails with `Error::UndoFull`.
@@ -69,7 +70,7 @@ impl Default for Options {
             checkpoint_wal_bytes: 1 << 30,
             checkpoint_interval_secs: 300,
             background: true,
-            default_table_kind: TableKind::Heap,
+            default_table_kind: TableKind::Undo,
             undo_limit_bytes: 1 << 30,
             wal_compression: WalCompression::default(),
             vfs: Arc::new(RealVfs),

@@ -36,6 +36,8 @@ fn opts(vfs: &SimVfs, protection: Protection) -> Options {
         segment_size_bytes: 2 << 20,
         buffer_pool_bytes: 64 << 20,
         clock: Arc::new(ManualClock::default()),
+        // Heap tables: these tests count heap records byte for byte.
+        default_table_kind: TableKind::Heap,
         ..Options::default()
     }
 }

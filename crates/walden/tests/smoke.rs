@@ -19,6 +19,9 @@ fn opts(vfs: &SimVfs, protection: Protection) -> Options {
         background: false,
         segment_size_bytes: 2 << 20,
         buffer_pool_bytes: 1 << 20,
+        // Heap tables: these tests count heap records and sizes (undo tables, the
+        // default, have tests of their own).
+        default_table_kind: TableKind::Heap,
         ..Options::default()
     }
 }
