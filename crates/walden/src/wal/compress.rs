@@ -210,4 +210,37 @@ mod tests {
         }
         assert!(decompress_frame(FLAG_LZ4 | FLAG_ZSTD, &raw).is_err());
     }
+
+    mod fuzz {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn cases() -> u32 {
+            std::env::var("WALDEN_PROPTEST_CASES")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(2000)
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+            /// Random stored bytes under each codec flag: an error or at most a frame's
+            /// worth of bytes, never a panic.
+            #[test]
+            fn random_frames_never_panic(
+                bytes in proptest::collection::vec(any::<u8>(), 0..400),
+                raw_len in 0u32..(2 << 20),
+            ) {
+                for flag in [FLAG_LZ4, FLAG_ZSTD] {
+                    let mut b = raw_len.to_le_bytes().to_vec();
+                    b.extend_from_slice(&bytes);
+                    if let Ok(Some(raw)) = decompress_frame(flag, &b) {
+                        prop_assert_eq!(raw.len(), raw_len as usize);
+                    }
+                    let _ = decompress_frame(flag, &bytes);
+                }
+            }
+        }
+    }
 }
