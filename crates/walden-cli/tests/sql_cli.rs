@@ -158,7 +158,8 @@ fn wal_flag_prints_what_each_statement_wrote() {
     for line in [lines[1], lines[3]] {
         assert!(line.starts_with("WAL "), "{line}");
         assert!(line.contains(" records, "), "{line}");
-        assert!(line.contains(" page images) · undo 0 B · data "), "{line}");
+        assert!(line.contains(" page images), "), "{line}");
+        assert!(line.contains(" written · undo 0 B · data "), "{line}");
         assert!(line.contains(" · fsync "), "{line}");
         assert!(line.ends_with(" s"), "{line}");
     }
