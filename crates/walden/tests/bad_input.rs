@@ -10,7 +10,9 @@ use walden::control::{CheckpointData, Control, FORMAT_VERSION};
 use walden::heap::max_row_bytes;
 use walden::page::compute_checksum;
 use walden::vfs::{CrashMode, OpenMode, RealVfs, SimVfs, Vfs};
-use walden::wal::format::{FrameHeader, FRAME_HEADER_BYTES, SEGMENT_HEADER_BYTES};
+use walden::wal::format::{
+    FrameHeader, FLAG_LZ4, FLAG_ZSTD, FRAME_HEADER_BYTES, SEGMENT_HEADER_BYTES,
+};
 use walden::*;
 
 const DIR: &str = "db";
@@ -214,6 +216,69 @@ fn flipped_byte_in_a_durable_frame_after_the_redo_point_is_corrupt_wal() {
                     "{what} of frame +{which}: expected CorruptWal, got {:?}",
                     other.err()
                 ),
+            }
+        }
+    }
+}
+
+/// The torn-tail rules on compressed frames: a damaged compressed frame that a later
+/// frame proves durable is corrupt WAL, named by its LSN; a damaged last frame is a torn
+/// tail, and the log before it comes back whole.
+#[test]
+fn damaged_compressed_frames_follow_the_torn_tail_rules() {
+    for codec in [WalCompression::Zstd, WalCompression::Lz4] {
+        for last in [false, true] {
+            let vfs = SimVfs::new(21);
+            let options = Options {
+                wal_compression: codec,
+                ..opts(&vfs, Protection::Cow)
+            };
+            let db = Database::create(DIR, options.clone()).unwrap();
+            db.create_table(TABLE, schema()).unwrap();
+            db.checkpoint().unwrap();
+            let mut batches = Vec::new();
+            for b in 0..4i64 {
+                let rows: Vec<Row> = (0..200).map(|i| row(b * 1000 + i)).collect();
+                let mut tx = db.begin();
+                tx.insert_many(TABLE, &rows).unwrap();
+                tx.commit().unwrap();
+                batches.push(rows);
+            }
+            drop(db);
+            vfs.restart(CrashMode::KeepUnsynced);
+            let redo = redo_point(&vfs);
+            let frames: Vec<(u64, FrameHeader)> = frames(&vfs, &segment_path(redo.segment_no))
+                .into_iter()
+                .filter(|(off, _)| *off >= redo.offset)
+                .collect();
+            let flag = match codec {
+                WalCompression::Lz4 => FLAG_LZ4,
+                _ => FLAG_ZSTD,
+            };
+            let compressed: Vec<&(u64, FrameHeader)> =
+                frames.iter().filter(|(_, h)| h.flags & flag != 0).collect();
+            assert!(compressed.len() >= 4, "{codec}: {frames:?}");
+            let (offset, header) = if last {
+                **compressed.last().unwrap()
+            } else {
+                *compressed[1]
+            };
+            assert!(vfs.corrupt_byte(
+                &segment_path(redo.segment_no),
+                offset + FRAME_HEADER_BYTES + header.payload_len as u64 / 2,
+                0x10
+            ));
+            match Database::open(DIR, options) {
+                Ok(db) if last => {
+                    // The last commit's frame is gone with its tail; the rest is whole.
+                    let got = contents(&db);
+                    let expected: Vec<Row> = batches[..3].concat();
+                    assert_eq!(got, expected, "{codec}");
+                }
+                Err(Error::CorruptWal { lsn, .. }) if !last => {
+                    assert_eq!(lsn, header.lsn_start, "{codec}");
+                }
+                other => panic!("{codec} last={last}: got {:?}", other.map(|_| ())),
             }
         }
     }
