@@ -957,6 +957,7 @@ fn dead_slots(ctx: &HeapCtx, page: &[u8], horizon: u64) -> (Vec<u16>, u64) {
     let mut dead = Vec::new();
     let mut waiting = 0u64;
     let checkpointed = ctx.txns.checkpointed_xid();
+    let page_no = p.page_no();
     for slot in 0..p.slot_count() {
         let Some(t) = p.tuple(slot) else { continue };
         if t.len() < TUPLE_HEADER_BYTES {
@@ -973,7 +974,10 @@ fn dead_slots(ctx: &HeapCtx, page: &[u8], horizon: u64) -> (Vec<u16>, u64) {
                 if !replaced {
                     continue;
                 }
-                if h.next.is_some() && h.xmax >= checkpointed {
+                // A successor on this same page never needs the wait: once this prune
+                // is on disk, the page's LSN is past the successor's record.
+                let elsewhere = h.next.is_some_and(|(np, _)| np != page_no);
+                if elsewhere && h.xmax >= checkpointed {
                     waiting += 1;
                 } else {
                     dead.push(slot);
@@ -1045,7 +1049,16 @@ fn rebuild_row(base: Option<&[u8]>, d: &DeltaRow, out: &mut Vec<u8>) {
 /// Applies a heap record during recovery unless the page already holds it.
 pub fn redo(pool: &BufferPool, rec: &Record, xid: u64, end_lsn: u64) -> Result<()> {
     let bases = match rec {
-        Record::HeapUpdateNew { page, rows, .. } => delta_bases(pool, *page, rows)?,
+        Record::HeapUpdateNew { page, rows, .. } => {
+            // Read the old versions only for a record the page does not hold yet.
+            let pinned = pool.fetch(*page, Fetch::Read)?;
+            let done = PageRef(&pinned.read()).lsn() >= end_lsn;
+            drop(pinned);
+            if done {
+                return Ok(());
+            }
+            delta_bases(pool, *page, rows)?
+        }
         _ => Vec::new(),
     };
     let how = match rec {
