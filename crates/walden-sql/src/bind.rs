@@ -417,7 +417,7 @@ impl Binder<'_> {
     }
 
     /// Binds an operand that must be boolean.
-    fn boolean(&mut self, e: &ast::Expr, what: &str) -> SqlResult<Expr> {
+    pub(crate) fn boolean(&mut self, e: &ast::Expr, what: &str) -> SqlResult<Expr> {
         let x = coerce_literal(self.bind(e)?, SqlType::Bool)?;
         match x.ty() {
             SqlType::Bool | SqlType::Null => Ok(x),
@@ -432,16 +432,22 @@ impl Binder<'_> {
         }
     }
 
-    fn comparison(&mut self, l: &ast::Expr, op: CmpOp, r: &ast::Expr) -> SqlResult<Expr> {
+    /// Binds the two operands of a binary operator; a text literal on one side takes the
+    /// other side's type (as PostgreSQL's unknown-typed literals do).
+    fn operands(&mut self, l: &ast::Expr, r: &ast::Expr) -> SqlResult<(Expr, Expr)> {
         let (a, b) = (self.bind(l)?, self.bind(r)?);
-        let (a, b) = match (is_text_literal(&a), is_text_literal(&b)) {
+        Ok(match (is_text_literal(&a), is_text_literal(&b)) {
             (true, false) => (coerce_literal(a, b.ty())?, b),
             (false, true) => {
                 let t = a.ty();
                 (a, coerce_literal(b, t)?)
             }
             _ => (a, b),
-        };
+        })
+    }
+
+    fn comparison(&mut self, l: &ast::Expr, op: CmpOp, r: &ast::Expr) -> SqlResult<Expr> {
+        let (a, b) = self.operands(l, r)?;
         let sym = match op {
             CmpOp::Eq => "=",
             CmpOp::NotEq => "<>",
@@ -506,15 +512,7 @@ impl Binder<'_> {
     }
 
     fn arith(&mut self, l: &ast::Expr, op: ArithOp, r: &ast::Expr) -> SqlResult<Expr> {
-        let (a, b) = (self.bind(l)?, self.bind(r)?);
-        let (a, b) = match (is_text_literal(&a), is_text_literal(&b)) {
-            (true, false) => (coerce_literal(a, b.ty())?, b),
-            (false, true) => {
-                let t = a.ty();
-                (a, coerce_literal(b, t)?)
-            }
-            _ => (a, b),
-        };
+        let (a, b) = self.operands(l, r)?;
         let (ta, tb) = (a.ty(), b.ty());
         let ok = |t: SqlType| t.is_numeric() || t == SqlType::Null;
         if !ok(ta) || !ok(tb) {

@@ -329,18 +329,7 @@ fn grouped<'a>(scope: &'a Scope, grouping: &'a mut Grouping) -> Binder<'a> {
 }
 
 pub fn bind_condition(b: &mut Binder, e: &ast::Expr, what: &str) -> SqlResult<Expr> {
-    let x = crate::bind::coerce_literal(b.bind(e)?, SqlType::Bool)?;
-    match x.ty() {
-        SqlType::Bool | SqlType::Null => Ok(x),
-        t => Err(SqlError::new(
-            code::DATATYPE_MISMATCH,
-            format!(
-                "argument of {what} must be type boolean, not type {}",
-                t.name()
-            ),
-        )
-        .at(e.span().start)),
-    }
+    b.boolean(e, what)
 }
 
 fn order_key(

@@ -1392,22 +1392,16 @@ impl Transaction<'_> {
     ) -> Result<u64> {
         self.next_command()?;
         let t = self.db.table(table)?;
-        if t.kind == TableKind::Undo {
-            return self.modify_undo(&t, &mut f);
-        }
-        // Each page's changes are applied together, so that the rows deleted on a page
-        // share one WAL record, and so do the new versions put on one page.
-        let ctx = self.db.heap_ctx();
+        // Each page's changes are applied together, so that they share WAL records: one
+        // per page for an undo table's in-place changes and a heap table's deletes, one
+        // per page for the new versions a heap update puts there.
         let mut rows = Vec::new();
-        let mut updates = Vec::new();
-        let mut deletes = Vec::new();
-        let mut new_ids = Vec::new();
+        let mut changes = Vec::new();
         let mut changed = 0u64;
         for page in t.page_list() {
             rows.clear();
-            updates.clear();
-            deletes.clear();
-            heap::scan_page(&ctx, page, &self.view(), &mut rows)?;
+            changes.clear();
+            self.scan_page(&t, page, &mut rows)?;
             let mut stop = false;
             for (id, raw) in rows.drain(..) {
                 let row = self.decode(&t, id, &raw)?;
@@ -1420,75 +1414,12 @@ impl Transaction<'_> {
                     RowAction::Update(new) => {
                         let mut bytes = Vec::new();
                         Self::encode(&t, &new, &mut bytes)?;
-                        updates.push((id.slot, bytes));
-                    }
-                    RowAction::Delete => deletes.push(id.slot),
-                }
-            }
-            let view = TxnView {
-                snapshot: &self.snapshot,
-                cid: self.cid,
-            };
-            if !deletes.is_empty() {
-                self.wrote = true;
-                heap::delete_rows(&ctx, &t, page, &deletes, &view, &mut self.stats)?;
-            }
-            if !updates.is_empty() {
-                self.wrote = true;
-                new_ids.clear();
-                heap::update_rows(
-                    &ctx,
-                    &t,
-                    page,
-                    &updates,
-                    &view,
-                    &mut self.stats,
-                    &mut new_ids,
-                )?;
-            }
-            changed += (deletes.len() + updates.len()) as u64;
-            ctx.hook.between_pages();
-            if stop {
-                break;
-            }
-        }
-        Ok(changed)
-    }
-
-    /// `modify_with` on an undo table: each page's changes are applied together, so that
-    /// the rows changed in place on a page share one WAL record.
-    fn modify_undo(
-        &mut self,
-        t: &Table,
-        f: &mut dyn FnMut(RowId, &Row) -> RowAction,
-    ) -> Result<u64> {
-        let mut rows = Vec::new();
-        let mut changes = Vec::new();
-        let mut moved_to = Vec::new();
-        let mut changed = 0u64;
-        for page in t.page_list() {
-            rows.clear();
-            changes.clear();
-            self.scan_page(t, page, &mut rows)?;
-            let mut stop = false;
-            for (id, raw) in rows.drain(..) {
-                let row = self.decode(t, id, &raw)?;
-                match f(id, &row) {
-                    RowAction::Keep => continue,
-                    RowAction::Stop => {
-                        stop = true;
-                        break;
-                    }
-                    RowAction::Update(new) => {
-                        let mut bytes = Vec::new();
-                        Self::encode(t, &new, &mut bytes)?;
                         changes.push((id.slot, undo::Change::Update(bytes)));
                     }
                     RowAction::Delete => changes.push((id.slot, undo::Change::Delete)),
                 }
             }
-            moved_to.clear();
-            self.change_undo_rows(t, page, &changes, &mut moved_to)?;
+            self.change_page_rows(&t, page, &changes)?;
             changed += changes.len() as u64;
             self.db.heap_ctx().hook.between_pages();
             if stop {
@@ -1496,6 +1427,53 @@ impl Transaction<'_> {
             }
         }
         Ok(changed)
+    }
+
+    /// Applies the changes `modify_with` gathered for one page of a table.
+    fn change_page_rows(
+        &mut self,
+        t: &Table,
+        page: u64,
+        changes: &[(u16, undo::Change)],
+    ) -> Result<()> {
+        if t.kind == TableKind::Undo {
+            return self.change_undo_rows(t, page, changes, &mut Vec::new());
+        }
+        let deletes: Vec<u16> = changes
+            .iter()
+            .filter(|(_, c)| matches!(c, undo::Change::Delete))
+            .map(|(slot, _)| *slot)
+            .collect();
+        let updates: Vec<(u16, &[u8])> = changes
+            .iter()
+            .filter_map(|(slot, c)| match c {
+                undo::Change::Update(bytes) => Some((*slot, &bytes[..])),
+                undo::Change::Delete => None,
+            })
+            .collect();
+        let ctx = self.db.heap_ctx();
+        let view = TxnView {
+            snapshot: &self.snapshot,
+            cid: self.cid,
+        };
+        if !deletes.is_empty() {
+            self.wrote = true;
+            heap::delete_rows(&ctx, t, page, &deletes, &view, &mut self.stats)?;
+        }
+        if !updates.is_empty() {
+            self.wrote = true;
+            let mut new_ids = Vec::with_capacity(updates.len());
+            heap::update_rows(
+                &ctx,
+                t,
+                page,
+                &updates,
+                &view,
+                &mut self.stats,
+                &mut new_ids,
+            )?;
+        }
+        Ok(())
     }
 
     /// Deletes a row (same waiting rules as `update`).

@@ -528,28 +528,15 @@ pub fn delete_rows(
                 page,
                 slot: slots[at],
             };
-            let t = match tuple_of(ctx, &mut g, id) {
-                Ok(t) => t,
-                Err(e) => {
-                    stop = Some(Stop::Fail(e));
-                    break;
-                }
-            };
-            match check_writable(ctx, t, view, id) {
-                Ok(WriteCheck::Free) => {
-                    set_xmax(t, xid, None);
-                    done.push(id.slot);
-                    at += 1;
-                }
-                Ok(WriteCheck::Wait(other)) => {
-                    stop = Some(Stop::Wait(other));
-                    break;
-                }
-                Err(e) => {
-                    stop = Some(Stop::Fail(e));
-                    break;
-                }
+            stop = blocker(ctx, &mut g, view, id);
+            if stop.is_some() {
+                break;
             }
+            if let Ok(t) = tuple_of(ctx, &mut g, id) {
+                set_xmax(t, xid, None);
+            }
+            done.push(id.slot);
+            at += 1;
         }
         if !done.is_empty() {
             let mut payload = Vec::with_capacity(16);
@@ -564,14 +551,29 @@ pub fn delete_rows(
         }
         drop(g);
         drop(pinned);
-        match stop {
-            None => {}
-            Some(Stop::Fail(e)) => return Err(e),
-            // Wait with no latch and no pin held: waiters must not fill the pool.
-            Some(Stop::Wait(other)) => ctx.txns.wait_for(xid, other)?,
-        }
+        resolve(ctx, xid, stop)?;
     }
     Ok(())
+}
+
+/// What stops a batch at the row `id` of a latched page: None when the row may be
+/// written now.
+fn blocker(ctx: &HeapCtx, g: &mut [u8], view: &TxnView, id: RowId) -> Option<Stop> {
+    match tuple_of(ctx, g, id).and_then(|t| check_writable(ctx, t, view, id)) {
+        Ok(WriteCheck::Free) => None,
+        Ok(WriteCheck::Wait(other)) => Some(Stop::Wait(other)),
+        Err(e) => Some(Stop::Fail(e)),
+    }
+}
+
+/// After a batch that stopped, with no latch and no pin held (waiters must not fill the
+/// pool): fails, or waits for the other writer.
+fn resolve(ctx: &HeapCtx, xid: u64, stop: Option<Stop>) -> Result<()> {
+    match stop {
+        None => Ok(()),
+        Some(Stop::Fail(e)) => Err(e),
+        Some(Stop::Wait(other)) => ctx.txns.wait_for(xid, other),
+    }
 }
 
 /// The delta that turns `old` into `new`: common prefix and suffix lengths and the new
@@ -625,7 +627,8 @@ struct UpdateBatch {
 
 impl UpdateBatch {
     /// Puts the new version of the row at `old` (a tuple of `go`, already checked
-    /// writable) on `gn` (the same page when `gn` is None). False when it does not fit.
+    /// writable) on `gn` (the same page when `gn` is None). Returns its slot, or None
+    /// when it does not fit.
     #[allow(clippy::too_many_arguments)]
     fn add(
         &mut self,
@@ -636,21 +639,16 @@ impl UpdateBatch {
         row: &[u8],
         view: &TxnView,
         tuple: &mut Vec<u8>,
-    ) -> bool {
+    ) -> Option<u16> {
         let xid = view.snapshot.xid;
         tuple.clear();
         TupleHeader::write_new(tuple, xid, view.cid);
         tuple.extend_from_slice(row);
-        let Some(t) = PageRef(go).tuple_ref(old.slot) else {
-            return false;
-        };
+        let t = PageRef(go).tuple_ref(old.slot)?;
         let middle = delta_middle(&t[TUPLE_HEADER_BYTES..], row);
         let slot = match gn {
-            Some(gn) => put_version(gn, tuple),
-            None => put_version(go, tuple),
-        };
-        let Some(slot) = slot else {
-            return false;
+            Some(gn) => put_version(gn, tuple)?,
+            None => put_version(go, tuple)?,
         };
         if let Some(t) = PageMut(go).into_tuple_mut(old.slot) {
             set_xmax(t, xid, Some((new_page, slot)));
@@ -668,7 +666,7 @@ impl UpdateBatch {
             new_page,
             new_slot: slot,
         });
-        true
+        Some(slot)
     }
 
     /// Logs the links of the old versions and the new versions. On two pages, the links
@@ -738,7 +736,7 @@ pub fn update(
         ctx,
         table,
         id.page,
-        &[(id.slot, row.to_vec())],
+        &[(id.slot, row)],
         view,
         stats,
         &mut ids,
@@ -751,19 +749,19 @@ pub fn update(
 /// put on one page are logged as one `HeapUpdateNew` of deltas against the old ones,
 /// the old versions' links as one `HeapUpdateOld`. Pushes each new version's id to
 /// `new_ids`. Stops at the first error; what was updated before it stays updated.
-pub fn update_rows(
+pub fn update_rows<R: AsRef<[u8]>>(
     ctx: &HeapCtx,
     table: &Table,
     page: u64,
-    rows: &[(u16, Vec<u8>)],
+    rows: &[(u16, R)],
     view: &TxnView,
     stats: &mut TxnStats,
     new_ids: &mut Vec<RowId>,
 ) -> Result<()> {
     let max = max_row_bytes(ctx.pool.page_size());
-    if let Some((_, row)) = rows.iter().find(|(_, r)| r.len() > max) {
+    if let Some((_, row)) = rows.iter().find(|(_, r)| r.as_ref().len() > max) {
         return Err(Error::RowTooLarge {
-            size: row.len(),
+            size: row.as_ref().len(),
             max,
         });
     }
@@ -776,37 +774,27 @@ pub fn update_rows(
         let mut stop = None;
         let mut full = false;
         {
-            let pinned = pin_table_page(
-                ctx,
-                table,
-                RowId {
-                    page,
-                    slot: rows[at].0,
-                },
-            )?;
+            let first = RowId {
+                page,
+                slot: rows[at].0,
+            };
+            let pinned = pin_table_page(ctx, table, first)?;
             let mut g = pinned.write();
             while at < rows.len() {
-                let (slot, row) = &rows[at];
-                let id = RowId { page, slot: *slot };
-                match tuple_of(ctx, &mut g, id).and_then(|t| check_writable(ctx, t, view, id)) {
-                    Ok(WriteCheck::Free) => {}
-                    Ok(WriteCheck::Wait(other)) => {
-                        stop = Some(Stop::Wait(other));
-                        break;
-                    }
-                    Err(e) => {
-                        stop = Some(Stop::Fail(e));
-                        break;
-                    }
-                }
-                if !batch.add(&mut g, None, id, page, row, view, &mut tuple) {
-                    full = true;
+                let id = RowId {
+                    page,
+                    slot: rows[at].0,
+                };
+                stop = blocker(ctx, &mut g, view, id);
+                if stop.is_some() {
                     break;
                 }
-                new_ids.push(RowId {
-                    page,
-                    slot: batch.news.last().map_or(0, |d| d.slot),
-                });
+                let row = rows[at].1.as_ref();
+                let Some(slot) = batch.add(&mut g, None, id, page, row, view, &mut tuple) else {
+                    full = true;
+                    break;
+                };
+                new_ids.push(RowId { page, slot });
                 at += 1;
             }
             batch.log(ctx, &mut g, None, page, page, view, stats)?;
@@ -814,19 +802,15 @@ pub fn update_rows(
                 table.set_free(page, PageRef(&g).free_space());
             }
         }
-        match stop {
-            None => {}
-            Some(Stop::Fail(e)) => return Err(e),
-            Some(Stop::Wait(other)) => {
-                ctx.txns.wait_for(xid, other)?;
-                continue;
-            }
+        if stop.is_some() {
+            resolve(ctx, xid, stop)?;
+            continue;
         }
         if !full {
             break;
         }
         // Another page: latch both in page order so that two updaters cannot deadlock.
-        let need = TUPLE_HEADER_BYTES + rows[at].1.len() + SLOT_BYTES;
+        let need = TUPLE_HEADER_BYTES + rows[at].1.as_ref().len() + SLOT_BYTES;
         let target = target_page(ctx, table, need, page, xid, stats)?;
         let old_pin = ctx.pool.fetch(page, Fetch::Read)?;
         let new_pin = ctx.pool.fetch(target, Fetch::Read)?;
@@ -839,26 +823,20 @@ pub fn update_rows(
         };
         let mut placed = 0;
         while at < rows.len() {
-            let (slot, row) = &rows[at];
-            let id = RowId { page, slot: *slot };
-            match tuple_of(ctx, &mut go, id).and_then(|t| check_writable(ctx, t, view, id)) {
-                Ok(WriteCheck::Free) => {}
-                Ok(WriteCheck::Wait(other)) => {
-                    stop = Some(Stop::Wait(other));
-                    break;
-                }
-                Err(e) => {
-                    stop = Some(Stop::Fail(e));
-                    break;
-                }
-            }
-            if !batch.add(&mut go, Some(&mut gn), id, target, row, view, &mut tuple) {
+            let id = RowId {
+                page,
+                slot: rows[at].0,
+            };
+            stop = blocker(ctx, &mut go, view, id);
+            if stop.is_some() {
                 break;
             }
-            new_ids.push(RowId {
-                page: target,
-                slot: batch.news.last().map_or(0, |d| d.slot),
-            });
+            let row = rows[at].1.as_ref();
+            let Some(slot) = batch.add(&mut go, Some(&mut gn), id, target, row, view, &mut tuple)
+            else {
+                break;
+            };
+            new_ids.push(RowId { page: target, slot });
             placed += 1;
             at += 1;
         }
@@ -868,11 +846,7 @@ pub fn update_rows(
         }
         drop((go, gn));
         drop((old_pin, new_pin));
-        match stop {
-            None => {}
-            Some(Stop::Fail(e)) => return Err(e),
-            Some(Stop::Wait(other)) => ctx.txns.wait_for(xid, other)?,
-        }
+        resolve(ctx, xid, stop)?;
     }
     Ok(())
 }

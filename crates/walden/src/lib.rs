@@ -27,6 +27,18 @@ pub mod undo;
 pub mod vfs;
 pub mod wal;
 
+#[cfg(test)]
+mod testing {
+    /// Cases of the decoder proptests: 2,000 by default, `WALDEN_PROPTEST_CASES` for a
+    /// long run.
+    pub fn proptest_cases() -> u32 {
+        std::env::var("WALDEN_PROPTEST_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(2000)
+    }
+}
+
 pub use catalog::TableKind;
 pub use engine::{Database, Options, RecoveryReport, RowAction, Transaction};
 pub use error::{Error, Result};

@@ -549,7 +549,8 @@ pub fn insert_many(
     Ok(ids)
 }
 
-/// A change a command makes to one row.
+/// A change a command makes to one row (of either table kind: `modify_with` gathers
+/// them per page).
 pub enum Change {
     Update(Vec<u8>),
     Delete,

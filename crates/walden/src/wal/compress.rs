@@ -215,15 +215,8 @@ mod tests {
         use super::super::*;
         use proptest::prelude::*;
 
-        fn cases() -> u32 {
-            std::env::var("WALDEN_PROPTEST_CASES")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(2000)
-        }
-
         proptest! {
-            #![proptest_config(ProptestConfig::with_cases(cases()))]
+            #![proptest_config(ProptestConfig::with_cases(crate::testing::proptest_cases()))]
 
             /// Random stored bytes under each codec flag: an error or at most a frame's
             /// worth of bytes, never a panic.

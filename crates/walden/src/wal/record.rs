@@ -1260,15 +1260,8 @@ mod tests {
         use super::super::*;
         use proptest::prelude::*;
 
-        fn cases() -> u32 {
-            std::env::var("WALDEN_PROPTEST_CASES")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(2000)
-        }
-
         proptest! {
-            #![proptest_config(ProptestConfig::with_cases(cases()))]
+            #![proptest_config(ProptestConfig::with_cases(crate::testing::proptest_cases()))]
 
             /// Random bytes: an error or a record, never a panic; a record decoded from
             /// them encodes to a record that decodes the same.
