@@ -12,7 +12,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use walden::control::Control;
-use walden::vfs::{RealVfs, Vfs};
+use walden::vfs::{LockMode, RealVfs, Vfs};
+use walden::wal::format::SegmentIdentity;
 use walden::wal::record::ChangeOp;
 use walden::wal::{FrameStats, LogRecord, Record, RecordKind, WalPosition, WalReader};
 
@@ -42,6 +43,20 @@ struct Stretch {
 
 pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     let vfs: Arc<dyn Vfs> = Arc::new(RealVfs);
+    // A shared lock when the database is not open elsewhere; waldump only reads, so it
+    // also reads a database in use (saying so) or on a read-only file system.
+    let _lock = match walden::directory::lock_database_dir(&vfs, &args.dir, LockMode::Shared) {
+        Ok(lock) => Some(lock),
+        Err(walden::Error::Locked { holder, .. }) => {
+            eprintln!(
+                "waldump: the database is in use by {holder}; showing the WAL as it is on disk now (its last records may still be changing)"
+            );
+            None
+        }
+        // No lock file (a database never opened by this build, or a read-only copy):
+        // nothing can hold it either.
+        Err(_) => None,
+    };
     let control = Control::read(&vfs, &args.dir)?;
     let wal_dir = args.dir.join("wal");
     let segments = WalReader::segments(&vfs, &wal_dir)?;
@@ -52,7 +67,7 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     let result = walk(
         &vfs,
         &wal_dir,
-        control.segment_size,
+        control.segment_identity(),
         &segments,
         &mut frames,
         |event| {
@@ -103,7 +118,7 @@ enum Event<'a> {
 fn walk(
     vfs: &Arc<dyn Vfs>,
     wal_dir: &Path,
-    segment_size: u64,
+    id: SegmentIdentity,
     segments: &[u64],
     frames: &mut FrameStats,
     mut visit: impl FnMut(Event<'_>) -> Result<(), CliError>,
@@ -111,16 +126,15 @@ fn walk(
     let mut last: Option<Stretch> = None;
     let mut index = 0;
     while let Some(&segment_no) = segments.get(index) {
-        let mut reader =
-            match WalReader::at_segment_start(vfs.clone(), wal_dir, segment_size, segment_no) {
-                Ok(r) => r,
-                // A segment whose header does not validate was being created at a crash.
-                Err(walden::Error::MissingWalSegment { .. }) => {
-                    index += 1;
-                    continue;
-                }
-                Err(e) => return Err(e.into()),
-            };
+        let mut reader = match WalReader::at_segment_start(vfs.clone(), wal_dir, id, segment_no) {
+            Ok(r) => r,
+            // A segment whose header does not validate: not part of the log.
+            Err(walden::Error::MissingWalSegment { .. } | walden::Error::CorruptWal { .. }) => {
+                index += 1;
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
         let mut first_lsn = None;
         while let Some(rec) = reader.next()? {
             if first_lsn.is_none() {

@@ -515,7 +515,7 @@ impl<'db> Session<'db> {
                 let codec = codec.ok_or_else(|| {
                     invalid_value(&name, &raw).with_hint("Available values: off, lz4, zstd.")
                 })?;
-                self.db.set_wal_compression(codec);
+                self.db.set_wal_compression(codec).map_err(SqlError::from)?;
                 Ok(Output::tag("SET"))
             }
             "protection" | "page_size" => Err(SqlError::new(

@@ -53,6 +53,9 @@ pub struct BufferPool {
     /// refers to WAL already on disk and synced (recovery syncs it first).
     wal: OnceLock<Arc<Wal>>,
     poison: Arc<Poison>,
+    /// Before the WAL is set (recovery): the highest page LSN read from disk and its
+    /// page, which recovery compares with the end of the log it found.
+    highest_read_lsn: Mutex<(u64, u64)>,
 }
 
 /// A pinned page: it cannot be evicted while this guard lives.
@@ -120,6 +123,7 @@ impl BufferPool {
             page_size,
             store,
             wal: OnceLock::new(),
+            highest_read_lsn: Mutex::new((0, 0)),
             poison,
         }
     }
@@ -206,7 +210,10 @@ impl BufferPool {
                     g.fill(0);
                     Ok(true)
                 }
-                Fetch::Read => self.store.read_page(page_no, &mut g),
+                Fetch::Read => self
+                    .store
+                    .read_page(page_no, &mut g)
+                    .and_then(|found| self.check_read_lsn(page_no, &g).map(|()| found)),
             };
             match r {
                 Ok(true) => {
@@ -233,6 +240,46 @@ impl BufferPool {
                 }
             }
         }
+    }
+
+    /// A page on disk was written only after the WAL up to its LSN was durable (rule
+    /// 5), so a page LSN past the durable log means WAL was lost, or the data file is
+    /// not this log's: an error, never data.
+    fn check_read_lsn(&self, page_no: u64, page: &[u8]) -> Result<()> {
+        let lsn = page_lsn(page);
+        let Some(wal) = self.wal.get() else {
+            let mut high = lock(&self.highest_read_lsn);
+            if lsn > high.0 {
+                *high = (lsn, page_no);
+            }
+            return Ok(());
+        };
+        let durable = wal.durable_lsn();
+        if lsn > durable {
+            return Err(self.lsn_beyond_wal(page_no, lsn, durable));
+        }
+        Ok(())
+    }
+
+    fn lsn_beyond_wal(&self, page_no: u64, lsn: u64, wal_end: u64) -> Error {
+        Error::CorruptPage {
+            path: self.store.path().to_path_buf(),
+            page: page_no,
+            location: page_no,
+            reason: format!(
+                "page LSN {lsn} lies beyond the end of the WAL (LSN {wal_end}): WAL the page depends on is missing, or the data file is not this log's"
+            ),
+        }
+    }
+
+    /// Recovery, once it found the end of the log: no page read so far may have a
+    /// newer LSN.
+    pub fn check_pages_read_before(&self, wal_end: u64) -> Result<()> {
+        let (lsn, page_no) = *lock(&self.highest_read_lsn);
+        if lsn > wal_end {
+            return Err(self.lsn_beyond_wal(page_no, lsn, wal_end));
+        }
+        Ok(())
     }
 
     /// Clock sweep over unpinned frames. Caller holds the table lock.

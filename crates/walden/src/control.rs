@@ -5,12 +5,13 @@
 //! crash at any moment leaves the old or the new one, whole. Layout: `magic "WALDNCTL" |
 //! version u32 | crc32c u32 (of the 64 bytes with this field zero) | page_size u32 |
 //! protection u8 | 3 pad | segment_size u64 | checkpoint_seq u64 | generation u64 |
-//! 16 reserved`.
+//! database_id u64 | wal_compression u8 | 7 reserved`.
 //!
 //! `checkpoint.<seq>` holds what recovery starts from: `magic "WALDNCKP" | version u32 |
-//! crc32c u32 (of the body) | body_len u64 | body`, body = `seq u64 | redo segment u64 |
-//! redo offset u64 | redo lsn u64 | next_xid u64 | next_page u64 | chunk count u32 |
-//! chunk locations+1 u64… | catalog`.
+//! crc32c u32 (of the body) | body_len u64 | body`, body = `seq u64 | database_id u64 |
+//! redo segment u64 | redo offset u64 | redo lsn u64 | undo start (3 × u64) | next_xid
+//! u64 | next_page u64 | data_file_bytes u64 | chunk count u32 | chunk locations+1 u64… |
+//! catalog`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -20,16 +21,17 @@ use crate::codec::Reader;
 use crate::error::{Error, Result};
 use crate::store::Protection;
 use crate::vfs::{OpenMode, Vfs};
-use crate::wal::WalPosition;
+use crate::wal::{WalCompression, WalPosition};
 
 pub const CONTROL_MAGIC: &[u8; 8] = b"WALDNCTL";
 pub const CHECKPOINT_MAGIC: &[u8; 8] = b"WALDNCKP";
 /// The on-disk format version this build writes (docs/format.md).
-pub const FORMAT_VERSION: u32 = 3;
-/// The oldest format version this build still reads. Format 3 changed the WAL (compact
-/// records, compressed frames): a database of format 1 or 2 is refused with a clear error,
-/// its files untouched.
-pub const MIN_FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
+/// The oldest format version this build still reads. Format 4 added the database id, the
+/// checksummed `xact` file and the data file length in checkpoints; format 3 changed the
+/// WAL (compact records, compressed frames). An older database is refused with a clear
+/// error, its files untouched.
+pub const MIN_FORMAT_VERSION: u32 = 4;
 const CONTROL_BYTES: usize = 64;
 
 /// Contents of the control file.
@@ -40,6 +42,12 @@ pub struct Control {
     pub segment_size: u64,
     pub checkpoint_seq: u64,
     pub generation: u64,
+    /// Drawn at creation; every checkpoint, `xact` and WAL segment names it, so a file of
+    /// another database put in place of one of ours is recognised.
+    pub database_id: u64,
+    /// The WAL codec chosen with `SET wal_compression` (a database setting: kept here
+    /// so that it survives a reopen).
+    pub wal_compression: WalCompression,
 }
 
 pub fn control_path(dir: &Path) -> PathBuf {
@@ -51,6 +59,14 @@ pub fn checkpoint_path(dir: &Path, seq: u64) -> PathBuf {
 }
 
 impl Control {
+    /// What every WAL segment of this database states in its header.
+    pub fn segment_identity(&self) -> crate::wal::format::SegmentIdentity {
+        crate::wal::format::SegmentIdentity {
+            segment_size: self.segment_size,
+            database_id: self.database_id,
+        }
+    }
+
     fn encode(&self) -> [u8; CONTROL_BYTES] {
         let mut b = [0u8; CONTROL_BYTES];
         b[0..8].copy_from_slice(CONTROL_MAGIC);
@@ -60,6 +76,8 @@ impl Control {
         b[24..32].copy_from_slice(&self.segment_size.to_le_bytes());
         b[32..40].copy_from_slice(&self.checkpoint_seq.to_le_bytes());
         b[40..48].copy_from_slice(&self.generation.to_le_bytes());
+        b[48..56].copy_from_slice(&self.database_id.to_le_bytes());
+        b[56] = self.wal_compression.code();
         let crc = crc32c::crc32c(&b);
         b[12..16].copy_from_slice(&crc.to_le_bytes());
         b
@@ -69,28 +87,32 @@ impl Control {
     pub fn read(vfs: &Arc<dyn Vfs>, dir: &Path) -> Result<Control> {
         let path = control_path(dir);
         if !vfs.exists(&path).map_err(|e| Error::io(&path, e))? {
-            return Err(Error::NotADatabase {
-                path: dir.to_path_buf(),
-            });
+            return Err(crate::directory::missing_control_error(vfs, dir));
         }
         let f = vfs
-            .open(&path, OpenMode::Existing)
+            .open(&path, OpenMode::ReadOnly)
             .map_err(|e| Error::io(&path, e))?;
         let len = f.len().map_err(|e| Error::io(&path, e))?;
         let bad = |reason: String| Error::CorruptControlFile {
             path: path.clone(),
             reason,
         };
-        if len < 12 {
-            return Err(bad(format!("{len} bytes, expected {CONTROL_BYTES}")));
-        }
         let mut b = vec![0u8; len.min(4096) as usize];
         f.read_exact_at(&mut b, 0)
             .map_err(|e| Error::io(&path, e))?;
-        if &b[0..8] != CONTROL_MAGIC {
-            return Err(Error::NotADatabase {
-                path: dir.to_path_buf(),
-            });
+        if b.len() >= 8 && &b[0..8] != CONTROL_MAGIC {
+            // Not ours: a foreign file named `control` in a foreign directory, or a
+            // damaged control file beside the database's other files.
+            let others = crate::directory::database_files(vfs, dir)?;
+            if others.is_empty() {
+                return Err(Error::NotADatabase {
+                    path: dir.to_path_buf(),
+                });
+            }
+            return Err(bad("bad magic: not a Walden control file".into()));
+        }
+        if len < 12 {
+            return Err(bad(format!("{len} bytes, expected {CONTROL_BYTES}")));
         }
         let version = u32::from_le_bytes([b[8], b[9], b[10], b[11]]);
         if !(MIN_FORMAT_VERSION..=FORMAT_VERSION).contains(&version) {
@@ -119,6 +141,12 @@ impl Control {
             segment_size: r.u64().map_err(bad)?,
             checkpoint_seq: r.u64().map_err(bad)?,
             generation: r.u64().map_err(bad)?,
+            database_id: r.u64().map_err(bad)?,
+            wal_compression: {
+                let code = r.u8().map_err(bad)?;
+                WalCompression::try_from_code(code)
+                    .ok_or_else(|| bad(format!("unknown WAL compression code {code}")))?
+            },
         };
         if !crate::page::PAGE_SIZES.contains(&(c.page_size as usize)) {
             return Err(bad(format!("unsupported page size {}", c.page_size)));
@@ -161,12 +189,16 @@ pub fn write_file_atomically(
 #[derive(Debug)]
 pub struct CheckpointData {
     pub seq: u64,
+    pub database_id: u64,
     pub redo: WalPosition,
     /// Where recovery starts reading to roll back transactions on undo tables that were
     /// running at the checkpoint: at or before `redo` (format 2; format 1: `redo`).
     pub undo_start: WalPosition,
     pub next_xid: u64,
     pub next_page: u64,
+    /// Length of the data file once this checkpoint's pages were durable: a shorter
+    /// file has lost pages the checkpoint relies on.
+    pub data_file_bytes: u64,
     pub chunk_locations: Vec<u64>,
     pub catalog: Catalog,
 }
@@ -182,6 +214,7 @@ impl CheckpointData {
         let mut body = Vec::new();
         for v in [
             self.seq,
+            self.database_id,
             self.redo.segment_no,
             self.redo.offset,
             self.redo.lsn,
@@ -190,6 +223,7 @@ impl CheckpointData {
             self.undo_start.lsn,
             self.next_xid,
             self.next_page,
+            self.data_file_bytes,
         ] {
             body.extend_from_slice(&v.to_le_bytes());
         }
@@ -213,9 +247,18 @@ impl CheckpointData {
             path: path.clone(),
             reason,
         };
-        let f = vfs
-            .open(&path, OpenMode::Existing)
-            .map_err(|e| Error::io(&path, e))?;
+        let f = vfs.open(&path, OpenMode::ReadOnly).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                Error::MissingFile {
+                    path: path.clone(),
+                    reason: format!(
+                        "the control file names checkpoint {seq}, which recovery starts from"
+                    ),
+                }
+            } else {
+                Error::io(&path, e)
+            }
+        })?;
         let len = f.len().map_err(|e| Error::io(&path, e))?;
         if !(24..=1 << 34).contains(&len) {
             return Err(bad(format!("{len} bytes")));
@@ -230,11 +273,11 @@ impl CheckpointData {
         }
         let version = r.u32().map_err(bad)?;
         if !(MIN_FORMAT_VERSION..=FORMAT_VERSION).contains(&version) {
-            return Err(Error::UnsupportedVersion {
-                path: path.clone(),
-                found: version,
-                supported: FORMAT_VERSION,
-            });
+            // The control file was read with a supported version: a checkpoint of the
+            // same database has it too, so another value is damage.
+            return Err(bad(format!(
+                "format version {version}, but the control file's is one this build reads ({MIN_FORMAT_VERSION} to {FORMAT_VERSION})"
+            )));
         }
         let crc = r.u32().map_err(bad)?;
         let body_len = r.u64().map_err(bad)?;
@@ -247,19 +290,16 @@ impl CheckpointData {
         if file_seq != seq {
             return Err(bad(format!("holds checkpoint {file_seq}, expected {seq}")));
         }
+        let database_id = r.u64().map_err(bad)?;
         let redo = WalPosition {
             segment_no: r.u64().map_err(bad)?,
             offset: r.u64().map_err(bad)?,
             lsn: r.u64().map_err(bad)?,
         };
-        let undo_start = if version >= 2 {
-            WalPosition {
-                segment_no: r.u64().map_err(bad)?,
-                offset: r.u64().map_err(bad)?,
-                lsn: r.u64().map_err(bad)?,
-            }
-        } else {
-            redo
+        let undo_start = WalPosition {
+            segment_no: r.u64().map_err(bad)?,
+            offset: r.u64().map_err(bad)?,
+            lsn: r.u64().map_err(bad)?,
         };
         if undo_start.lsn > redo.lsn || undo_start.segment_no > redo.segment_no {
             return Err(bad(format!(
@@ -269,6 +309,7 @@ impl CheckpointData {
         }
         let next_xid = r.u64().map_err(bad)?;
         let next_page = r.u64().map_err(bad)?;
+        let data_file_bytes = r.u64().map_err(bad)?;
         let n = r.u32().map_err(bad)? as usize;
         if n > r.remaining() / 8 {
             return Err(bad(format!("{n} map chunks do not fit the file")));
@@ -284,10 +325,12 @@ impl CheckpointData {
         }
         Ok(CheckpointData {
             seq,
+            database_id,
             redo,
             undo_start,
             next_xid,
             next_page,
+            data_file_bytes,
             chunk_locations,
             catalog,
         })

@@ -22,7 +22,7 @@ use crate::stats::{Stats, StatsSnapshot, TxnStats};
 use crate::store::{PageStore, Protection, SpacePressure};
 use crate::txn::{Snapshot, TxnManager};
 use crate::undo::{self, CrashUndo, TxnUndo, UndoCtx, UndoStore};
-use crate::vfs::{RealVfs, Vfs};
+use crate::vfs::{FileLock, LockMode, RealVfs, Vfs};
 use crate::wal::format::{segment_name, MIN_SEGMENT_BYTES, SEGMENT_HEADER_BYTES};
 use crate::wal::{Record, RecordKind, Wal, WalCompression, WalPosition, WalReader};
 use crate::RowId;
@@ -111,6 +111,8 @@ struct CheckpointState {
 }
 
 struct Inner {
+    /// The directory's exclusive lock, released when the last handle goes.
+    _dir_lock: Box<dyn FileLock>,
     dir: PathBuf,
     vfs: Arc<dyn Vfs>,
     clock: Arc<dyn Clock>,
@@ -175,15 +177,11 @@ impl Database {
                 opts.segment_size_bytes
             )));
         }
-        let control_path = crate::control::control_path(dir);
-        if vfs
-            .exists(&control_path)
-            .map_err(|e| Error::io(&control_path, e))?
-        {
-            return Err(Error::AlreadyExists {
-                path: dir.to_path_buf(),
-            });
-        }
+        crate::directory::check_can_create(&vfs, dir)?;
+        vfs.create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let dir_lock = crate::directory::lock_database_dir(&vfs, dir, LockMode::Exclusive)?;
+        // Checked again under the lock: another creator may have won the race.
+        crate::directory::check_can_create(&vfs, dir)?;
         let wal_dir = dir.join("wal");
         vfs.create_dir_all(&wal_dir)
             .map_err(|e| Error::io(&wal_dir, e))?;
@@ -194,14 +192,16 @@ impl Database {
             segment_size: opts.segment_size_bytes,
             checkpoint_seq: 0,
             generation: 1,
+            database_id: new_database_id(opts.clock.as_ref(), dir),
+            wal_compression: opts.wal_compression,
         };
         let start = WalPosition {
             segment_no: 1,
             offset: SEGMENT_HEADER_BYTES,
             lsn: 16,
         };
-        let parts = Parts::open(dir, &opts, &control, 0, Vec::new(), 1)?;
-        let wal = parts.open_wal(dir, &control, opts.wal_compression, start, start.lsn)?;
+        let parts = Parts::open(dir, &opts, &control, dir_lock, None)?;
+        let wal = parts.open_wal(dir, &control, control.wal_compression, start, start.lsn)?;
         let inner = Inner::new(
             dir,
             &opts,
@@ -222,9 +222,28 @@ impl Database {
     pub fn open(dir: impl AsRef<Path>, opts: Options) -> Result<Database> {
         let dir = dir.as_ref();
         let vfs = opts.vfs.clone();
+        let control_path = crate::control::control_path(dir);
+        if !vfs
+            .exists(&control_path)
+            .map_err(|e| Error::io(&control_path, e))?
+        {
+            // Said before taking the lock, so that a directory that is not a database
+            // gets no lock file.
+            return Err(crate::directory::missing_control_error(&vfs, dir));
+        }
+        let dir_lock = crate::directory::lock_database_dir(&vfs, dir, LockMode::Exclusive)?;
         let mut control = Control::read(&vfs, dir)?;
         let ckpt = CheckpointData::read(&vfs, dir, control.checkpoint_seq)?;
         let max_offset = control.segment_size - crate::wal::format::FRAME_HEADER_BYTES;
+        if ckpt.database_id != control.database_id {
+            return Err(Error::CorruptCheckpoint {
+                path: checkpoint_path(dir, ckpt.seq),
+                reason: format!(
+                    "belongs to another database (id {:016x}; the control file's is {:016x})",
+                    ckpt.database_id, control.database_id
+                ),
+            });
+        }
         if ckpt.redo.offset < SEGMENT_HEADER_BYTES || ckpt.redo.offset > max_offset {
             return Err(Error::CorruptCheckpoint {
                 path: checkpoint_path(dir, ckpt.seq),
@@ -235,7 +254,7 @@ impl Database {
         // run's torn tail can then never be mistaken for new ones.
         control.generation += 1;
         control.write(&vfs, dir)?;
-        let (inner, report) = Inner::recover(dir, &opts, control, ckpt)?;
+        let (inner, report) = Inner::recover(dir, &opts, control, ckpt, dir_lock)?;
         let inner = Arc::new(inner);
         inner.checkpoint()?;
         Ok(Database::start(inner, &opts, report))
@@ -249,7 +268,10 @@ impl Database {
             .vfs
             .exists(&control_path)
             .map_err(|e| Error::io(&control_path, e))?
+            || !crate::directory::database_files(&opts.vfs, dir)?.is_empty()
         {
+            // Database files without `control` are a damaged database: `open` says so
+            // rather than a new database being made over them.
             Database::open(dir, opts)
         } else {
             Database::create(dir, opts)
@@ -409,9 +431,10 @@ impl Database {
         self.inner.wal.compression()
     }
 
-    /// Changes the codec of WAL frames (takes effect at the next write of the log).
-    pub fn set_wal_compression(&self, codec: WalCompression) {
-        self.inner.wal.set_compression(codec);
+    /// Changes the codec of WAL frames (takes effect at the next write of the log) and
+    /// records it in the control file, so that it survives a reopen.
+    pub fn set_wal_compression(&self, codec: WalCompression) -> Result<()> {
+        self.inner.set_wal_compression(codec)
     }
 
     /// Changes the undo log's bound for changes from now on.
@@ -523,6 +546,7 @@ impl Drop for Database {
 /// The parts of an open database below the WAL, built the same way for a new database
 /// and for recovery.
 struct Parts {
+    dir_lock: Box<dyn FileLock>,
     vfs: Arc<dyn Vfs>,
     poison: Arc<Poison>,
     stats: Arc<Stats>,
@@ -536,25 +560,38 @@ impl Parts {
         dir: &Path,
         opts: &Options,
         control: &Control,
-        next_page: u64,
-        chunk_locations: Vec<u64>,
-        next_xid: u64,
+        dir_lock: Box<dyn FileLock>,
+        ckpt: Option<&mut CheckpointData>,
     ) -> Result<Parts> {
         let vfs = opts.vfs.clone();
         let poison = Arc::new(Poison::default());
         let stats = Arc::new(Stats::default());
-        let store = Arc::new(PageStore::open(
-            &vfs,
-            &dir.join("data"),
-            control.page_size as usize,
-            control.protection,
-            next_page,
-            chunk_locations,
-            stats.clone(),
-        )?);
+        let data_path = dir.join("data");
+        let (page_size, protection) = (control.page_size as usize, control.protection);
+        let (store, clog) = match ckpt {
+            None => (
+                PageStore::create(&vfs, &data_path, page_size, protection, stats.clone())?,
+                Clog::create(dir),
+            ),
+            Some(c) => {
+                let store = PageStore::open(
+                    &vfs,
+                    &data_path,
+                    page_size,
+                    protection,
+                    c.next_page,
+                    c.data_file_bytes,
+                    std::mem::take(&mut c.chunk_locations),
+                    stats.clone(),
+                )?;
+                let clog = Clog::load(&vfs, dir, control.database_id, c.redo.lsn, c.next_xid)?;
+                (store, clog)
+            }
+        };
+        let store = Arc::new(store);
         let pool = BufferPool::new(opts.buffer_pool_bytes, store.clone(), poison.clone());
-        let clog = Clog::load(&vfs, dir, next_xid)?;
         Ok(Parts {
+            dir_lock,
             vfs,
             poison,
             stats,
@@ -576,7 +613,7 @@ impl Parts {
         let wal = Arc::new(Wal::open(
             self.vfs.clone(),
             &dir.join("wal"),
-            control.segment_size,
+            control.segment_identity(),
             control.protection == Protection::FullPage,
             compression,
             control.generation,
@@ -607,6 +644,7 @@ impl Inner {
     ) -> Inner {
         let parts_stats = parts.stats.clone();
         Inner {
+            _dir_lock: parts.dir_lock,
             dir: dir.to_path_buf(),
             vfs: parts.vfs,
             clock: opts.clock.clone(),
@@ -721,25 +759,19 @@ impl Inner {
         dir: &Path,
         opts: &Options,
         control: Control,
-        ckpt: CheckpointData,
+        mut ckpt: CheckpointData,
+        dir_lock: Box<dyn FileLock>,
     ) -> Result<(Inner, RecoveryReport)> {
         let wal_dir = dir.join("wal");
         sync_wal_from(&opts.vfs, &wal_dir, ckpt.undo_start.segment_no)?;
-        let parts = Parts::open(
-            dir,
-            opts,
-            &control,
-            ckpt.next_page,
-            ckpt.chunk_locations,
-            ckpt.next_xid,
-        )?;
+        let parts = Parts::open(dir, opts, &control, dir_lock, Some(&mut ckpt))?;
         let (store, pool, clog) = (&parts.store, &parts.pool, &parts.clog);
         // Reading starts at the undo start (at or before the redo point): records before
         // the redo point only tell which undo-table changes running transactions made.
         let mut reader = WalReader::new(
             opts.vfs.clone(),
             &wal_dir,
-            control.segment_size,
+            control.segment_identity(),
             ckpt.undo_start,
         )?;
         let mut seen = BTreeSet::new();
@@ -748,6 +780,7 @@ impl Inner {
         let mut report = RecoveryReport::default();
         let mut catalog = ckpt.catalog;
         let mut crash_undo = CrashUndo::default();
+        let mut checkpoint_record_found = false;
         while let Some(rec) = reader.next()? {
             crash_undo.note(rec.lsn, rec.xid, &rec.record);
             if rec.lsn < ckpt.redo.lsn {
@@ -799,7 +832,9 @@ impl Inner {
                 Record::DropTable { table } => {
                     catalog.remove(*table);
                 }
-                Record::Checkpoint { .. } => {}
+                Record::Checkpoint { redo_lsn, .. } => {
+                    checkpoint_record_found |= *redo_lsn == ckpt.redo.lsn;
+                }
                 r => {
                     if let Some(page) = r.page() {
                         check_redo_page(r, page, store).map_err(|reason| Error::CorruptWal {
@@ -824,9 +859,22 @@ impl Inner {
             }
         }
         let end = reader.end_position();
+        if !checkpoint_record_found {
+            // The checkpoint logs its record, durably, before its file is written: a
+            // log that ends without it has lost WAL the checkpoint relies on.
+            return Err(Error::CorruptWal {
+                path: wal_dir.join(segment_name(end.segment_no)),
+                lsn: end.lsn,
+                reason: format!(
+                    "the log ends (segment {}, offset {}) without the record of checkpoint {} (redo LSN {}): WAL the checkpoint relies on is missing or damaged",
+                    end.segment_no, end.offset, ckpt.seq, ckpt.redo.lsn
+                ),
+            });
+        }
+        pool.check_pages_read_before(end.lsn)?;
         report.end_lsn = end.lsn;
         let next_xid = ckpt.next_xid.max(max_xid + 1);
-        let wal = parts.open_wal(dir, &control, opts.wal_compression, end, ckpt.redo.lsn)?;
+        let wal = parts.open_wal(dir, &control, control.wal_compression, end, ckpt.redo.lsn)?;
         // Undo tables: take back what running transactions changed (heap tables need
         // nothing: their versions are invisible once the transaction counts as aborted).
         for xid in crash_undo.pending() {
@@ -846,6 +894,21 @@ impl Inner {
         Ok((inner, report))
     }
 
+    fn set_wal_compression(&self, codec: WalCompression) -> Result<()> {
+        // Under the checkpoint lock: checkpoints write the control file too.
+        let cp = lock(&self.checkpoint);
+        self.poison.check()?;
+        self.wal.set_compression(codec);
+        let control = Control {
+            checkpoint_seq: cp.seq,
+            generation: cp.generation,
+            wal_compression: codec,
+            ..self.control
+        };
+        let r = control.write(&self.vfs, &self.dir);
+        self.poison.guard(r)
+    }
+
     /// A fuzzy checkpoint (docs/recovery.md, rule 5): writers keep going throughout.
     fn checkpoint(&self) -> Result<()> {
         let mut cp = lock(&self.checkpoint);
@@ -863,6 +926,17 @@ impl Inner {
             self.wal.begin_checkpoint()?
         };
         let next_xid = self.txns.next_xid();
+        // The checkpoint's record, durable before its file exists: recovery from this
+        // checkpoint insists on finding it, which tells a log that lost WAL from one
+        // that ends where the checkpoint left it (docs/recovery.md rule 16).
+        let mut payload = Vec::new();
+        Record::Checkpoint {
+            redo_lsn: redo.lsn,
+            next_xid,
+        }
+        .encode_payload(&mut payload);
+        let appended = self.wal.append(RecordKind::Checkpoint, 0, &payload, None)?;
+        self.wal.flush(appended.end_lsn, true)?;
         // In cow mode a rewritten page's old location stays taken until a checkpoint
         // that no longer references it completes. Writing every dirty page before one
         // completes would need twice the space of the pages written; so when many
@@ -878,18 +952,12 @@ impl Inner {
         // A write or fsync may have failed in another thread meanwhile: then nothing
         // more may be written (docs/recovery.md rule 20). Checked before each step.
         self.poison.check()?;
-        self.clog.write_out(&self.vfs, &self.stats)?;
+        self.clog
+            .write_out(&self.vfs, &self.stats, self.control.database_id, redo.lsn)?;
         let undo_start = self.write_checkpoint(cp, redo, next_xid)?;
         cp.redo = redo;
         cp.last_millis = self.clock.now_millis();
         lock(&self.undo_writers).last_redo = redo;
-        let mut payload = Vec::new();
-        Record::Checkpoint {
-            redo_lsn: redo.lsn,
-            next_xid,
-        }
-        .encode_payload(&mut payload);
-        self.wal.append(RecordKind::Checkpoint, 0, &payload, None)?;
         self.wal
             .recycle_before(redo.segment_no.min(undo_start.segment_no))?;
         self.txns.set_checkpointed_xid(ended_below);
@@ -932,10 +1000,12 @@ impl Inner {
             let cat = self.catalog.read().unwrap_or_else(|e| e.into_inner());
             let data = CheckpointData {
                 seq,
+                database_id: self.control.database_id,
                 redo,
                 undo_start,
                 next_xid,
                 next_page: self.store.next_page_no(),
+                data_file_bytes: self.store.file_len_bytes(),
                 chunk_locations,
                 catalog: Catalog::default(),
             };
@@ -948,6 +1018,7 @@ impl Inner {
         let control = Control {
             checkpoint_seq: seq,
             generation: cp.generation,
+            wal_compression: self.wal.compression(),
             ..self.control
         };
         control.write(&self.vfs, &self.dir)?;
@@ -1035,6 +1106,15 @@ fn check_redo_page(rec: &Record, page: u64, store: &PageStore) -> std::result::R
 /// before any page built from it can reach disk.
 fn sync_wal_from(vfs: &Arc<dyn Vfs>, wal_dir: &Path, first: u64) -> Result<()> {
     let names = vfs.list_dir(wal_dir).map_err(|e| Error::io(wal_dir, e))?;
+    for name in &names {
+        // A segment being made when the process stopped (a full disk, a crash): never
+        // part of the log (segments are renamed into place whole).
+        let stem = name.strip_suffix(".tmp").unwrap_or("");
+        if crate::wal::format::parse_segment_name(stem).is_some() {
+            let path = wal_dir.join(name);
+            vfs.remove(&path).map_err(|e| Error::io(&path, e))?;
+        }
+    }
     for name in names {
         let Some(no) = crate::wal::format::parse_segment_name(&name) else {
             continue;
@@ -1607,4 +1687,23 @@ impl Drop for Transaction<'_> {
             let _ = self.rollback_inner();
         }
     }
+}
+
+/// A database id for a new database: from the injected clock, the directory and a
+/// process-wide counter, so two databases made at once still differ. It only tells one
+/// database's files from another's; nothing depends on it being secret.
+fn new_database_id(clock: &dyn Clock, dir: &Path) -> u64 {
+    use std::hash::{Hash, Hasher};
+    static CREATED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    clock.now_millis().hash(&mut h);
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0)
+        .hash(&mut h);
+    dir.hash(&mut h);
+    CREATED.fetch_add(1, Ordering::Relaxed).hash(&mut h);
+    std::process::id().hash(&mut h);
+    h.finish()
 }

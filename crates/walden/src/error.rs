@@ -12,13 +12,25 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    #[error("{path} is not a Walden database (no control file)")]
+    #[error("{path} is not a Walden database (it has no Walden control file)")]
     NotADatabase { path: PathBuf },
     #[error("database already exists at {path}")]
     AlreadyExists { path: PathBuf },
-    #[error(
-        "control file {path} has format version {found}; this build reads version {supported}"
-    )]
+    #[error("{dir} holds database files ({found}) but no control file: the database is damaged (or its creation was interrupted); nothing was changed. Restore `control` from a backup, or move the files away to create a new database")]
+    MissingControlFile { dir: PathBuf, found: String },
+    #[error("cannot create a database in {dir}: the directory is not empty and holds no Walden database ({entries})")]
+    DirectoryNotEmpty { dir: PathBuf, entries: String },
+    #[error("database {dir} is in use by {holder} (lock file {lock})")]
+    Locked {
+        dir: PathBuf,
+        lock: PathBuf,
+        holder: String,
+    },
+    #[error("{path} is missing: {reason}")]
+    MissingFile { path: PathBuf, reason: String },
+    #[error("{path} is corrupt: {reason}")]
+    CorruptFile { path: PathBuf, reason: String },
+    #[error("{path} has format version {found}; this build reads version {supported}")]
     UnsupportedVersion {
         path: PathBuf,
         found: u32,
@@ -55,8 +67,12 @@ pub enum Error {
         len: u64,
         expected: u64,
     },
-    #[error("WAL needed for recovery is missing: segment {segment} ({path})")]
-    MissingWalSegment { path: PathBuf, segment: u64 },
+    #[error("WAL segment {segment} ({path}) is missing, but {reason}")]
+    MissingWalSegment {
+        path: PathBuf,
+        segment: u64,
+        reason: String,
+    },
     #[error("the database refuses writes after an earlier I/O failure ({cause}); reopen it")]
     Poisoned { cause: String },
     #[error("could not serialize access due to concurrent update (SQLSTATE 40001)")]

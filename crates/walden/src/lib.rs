@@ -13,6 +13,7 @@ pub mod clog;
 pub mod codec;
 pub mod control;
 pub mod crashsim;
+pub mod directory;
 pub mod engine;
 pub mod error;
 pub mod heap;

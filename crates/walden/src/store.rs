@@ -124,21 +124,72 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl PageStore {
-    /// Opens the data file. `chunk_locations` (cow) come from the checkpoint.
+    /// Creates the data file of a new database.
+    pub fn create(
+        vfs: &Arc<dyn Vfs>,
+        path: &Path,
+        page_size: usize,
+        protection: Protection,
+        stats: Arc<Stats>,
+    ) -> Result<PageStore> {
+        let file = vfs
+            .open(path, OpenMode::CreateNew)
+            .map_err(|e| Error::io(path, e))?;
+        Ok(PageStore::new(
+            path, file, 0, page_size, protection, 0, stats,
+        ))
+    }
+
+    /// Opens the data file of the checkpoint recovery starts from: `chunk_locations`
+    /// (cow) and `min_len_bytes`, the file's length when that checkpoint was durable, come
+    /// from it. A missing or shorter file has lost pages: an error, never empty pages.
+    #[allow(clippy::too_many_arguments)]
     pub fn open(
         vfs: &Arc<dyn Vfs>,
         path: &Path,
         page_size: usize,
         protection: Protection,
         next_page: u64,
+        min_len_bytes: u64,
         chunk_locations: Vec<u64>,
         stats: Arc<Stats>,
     ) -> Result<PageStore> {
-        let file = vfs
-            .open(path, OpenMode::CreateOrOpen)
-            .map_err(|e| Error::io(path, e))?;
+        let file = vfs.open(path, OpenMode::Existing).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                Error::MissingFile {
+                    path: path.to_path_buf(),
+                    reason: "the data file holds every table's pages".into(),
+                }
+            } else {
+                Error::io(path, e)
+            }
+        })?;
         let len = file.len().map_err(|e| Error::io(path, e))?;
-        let store = PageStore {
+        if len < min_len_bytes {
+            return Err(Error::CorruptFile {
+                path: path.to_path_buf(),
+                reason: format!(
+                    "{len} bytes, but the last checkpoint wrote {min_len_bytes}: the file was truncated or replaced"
+                ),
+            });
+        }
+        let store = PageStore::new(path, file, len, page_size, protection, next_page, stats);
+        if protection == Protection::Cow {
+            store.load_map(chunk_locations)?;
+        }
+        Ok(store)
+    }
+
+    fn new(
+        path: &Path,
+        file: Arc<dyn VfsFile>,
+        len: u64,
+        page_size: usize,
+        protection: Protection,
+        next_page: u64,
+        stats: Arc<Stats>,
+    ) -> PageStore {
+        PageStore {
             path: path.to_path_buf(),
             file,
             page_size,
@@ -157,11 +208,12 @@ impl PageStore {
             file_len_bytes: AtomicU64::new(len),
             stats,
             last_written: Mutex::new(std::collections::HashMap::new()),
-        };
-        if protection == Protection::Cow {
-            store.load_map(chunk_locations)?;
         }
-        Ok(store)
+    }
+
+    /// The data file's length (it grows only by page writes).
+    pub fn file_len_bytes(&self) -> u64 {
+        self.file_len_bytes.load(Ordering::Acquire)
     }
 
     pub fn path(&self) -> &Path {

@@ -11,7 +11,7 @@ use walden::heap::max_row_bytes;
 use walden::page::compute_checksum;
 use walden::vfs::{CrashMode, OpenMode, RealVfs, SimVfs, Vfs};
 use walden::wal::format::{
-    FrameHeader, FLAG_LZ4, FLAG_ZSTD, FRAME_HEADER_BYTES, SEGMENT_HEADER_BYTES,
+    FrameHeader, FLAG_END_MARKER, FLAG_LZ4, FLAG_ZSTD, FRAME_HEADER_BYTES, SEGMENT_HEADER_BYTES,
 };
 use walden::*;
 
@@ -85,8 +85,16 @@ fn write_file(vfs: &SimVfs, path: &Path, bytes: &[u8]) {
 }
 
 /// (offset, header) of each frame in a segment, walking from the first one until a
-/// header does not decode (the preallocated zeros after the last frame).
+/// header does not decode (the preallocated zeros after the last frame); the end marker
+/// (a placeholder after the last sync) is left out.
 fn frames(vfs: &SimVfs, segment: &Path) -> Vec<(u64, FrameHeader)> {
+    frames_and_marker(vfs, segment)
+        .into_iter()
+        .filter(|(_, h)| h.flags & FLAG_END_MARKER == 0)
+        .collect()
+}
+
+fn frames_and_marker(vfs: &SimVfs, segment: &Path) -> Vec<(u64, FrameHeader)> {
     let bytes = vfs.file_contents(segment).unwrap();
     let mut out = Vec::new();
     let mut at = SEGMENT_HEADER_BYTES as usize;
@@ -160,9 +168,14 @@ fn missing_redo_segment_is_reported() {
     let seg = segment_path(1);
     vfs.remove(&seg).unwrap();
     match Database::open(DIR, opts(&vfs, Protection::Cow)) {
-        Err(Error::MissingWalSegment { path, segment }) => {
+        Err(Error::MissingWalSegment {
+            path,
+            segment,
+            reason,
+        }) => {
             assert_eq!(path, seg);
             assert_eq!(segment, 1);
+            assert_eq!(reason, "recovery starts in it");
         }
         other => panic!("expected MissingWalSegment, got {:?}", other.err()),
     }
@@ -182,13 +195,15 @@ fn log_with_checkpoint_in_the_middle(vfs: &SimVfs) -> (Vec<(u64, FrameHeader)>, 
     let redo = redo_point(vfs);
     assert_eq!(redo.segment_no, 1);
     let frames = frames(vfs, &segment_path(1));
-    // The create-table frame, five commits before the checkpoint, five after.
-    assert_eq!(frames.len(), 11, "{frames:?}");
+    // The first checkpoint's record (flushed on its own at creation), the create-table
+    // frame, five commits, the second checkpoint's record (at the redo point), five
+    // commits.
+    assert_eq!(frames.len(), 13, "{frames:?}");
     let first_after = frames
         .iter()
         .position(|(off, _)| *off == redo.offset)
         .unwrap();
-    assert_eq!(first_after, 6);
+    assert_eq!(first_after, 7);
     assert_eq!(frames[first_after].1.lsn_start, redo.lsn);
     (frames, first_after, rows)
 }
@@ -202,7 +217,9 @@ fn flipped_byte_in_a_durable_frame_after_the_redo_point_is_corrupt_wal() {
         ("lsn", 17),
         ("payload", FRAME_HEADER_BYTES + 20),
     ] {
-        for which in [0usize, 1, 3] {
+        // Frame +0 is the checkpoint's own record (too short for the payload offset);
+        // +1 on are commits.
+        for which in [1usize, 2, 4] {
             let vfs = SimVfs::new(3);
             let (frames, first_after, _) = log_with_checkpoint_in_the_middle(&vfs);
             let (offset, header) = frames[first_after + which];
@@ -222,12 +239,13 @@ fn flipped_byte_in_a_durable_frame_after_the_redo_point_is_corrupt_wal() {
 }
 
 /// The torn-tail rules on compressed frames: a damaged compressed frame that a later
-/// frame proves durable is corrupt WAL, named by its LSN; a damaged last frame is a torn
+/// frame (or the end marker after the last sync) proves durable is corrupt WAL, named by
+/// its LSN; a damaged last frame with no marker after it (it was never synced) is a torn
 /// tail, and the log before it comes back whole.
 #[test]
 fn damaged_compressed_frames_follow_the_torn_tail_rules() {
     for codec in [WalCompression::Zstd, WalCompression::Lz4] {
-        for last in [false, true] {
+        for (last, keep_marker) in [(false, true), (true, true), (true, false)] {
             let vfs = SimVfs::new(21);
             let options = Options {
                 wal_compression: codec,
@@ -268,17 +286,27 @@ fn damaged_compressed_frames_follow_the_torn_tail_rules() {
                 offset + FRAME_HEADER_BYTES + header.payload_len as u64 / 2,
                 0x10
             ));
+            let marker = frames_and_marker(&vfs, &segment_path(redo.segment_no))
+                .into_iter()
+                .find(|(_, h)| h.flags & FLAG_END_MARKER != 0);
+            let (marker_offset, _) = marker.expect("an end marker after the last sync");
+            if !keep_marker {
+                assert!(vfs.corrupt_byte(&segment_path(redo.segment_no), marker_offset, 0xff));
+            }
             match Database::open(DIR, options) {
-                Ok(db) if last => {
+                Ok(db) if last && !keep_marker => {
                     // The last commit's frame is gone with its tail; the rest is whole.
                     let got = contents(&db);
                     let expected: Vec<Row> = batches[..3].concat();
                     assert_eq!(got, expected, "{codec}");
                 }
-                Err(Error::CorruptWal { lsn, .. }) if !last => {
+                Err(Error::CorruptWal { lsn, .. }) if keep_marker => {
                     assert_eq!(lsn, header.lsn_start, "{codec}");
                 }
-                other => panic!("{codec} last={last}: got {:?}", other.map(|_| ())),
+                other => panic!(
+                    "{codec} last={last} marker={keep_marker}: got {:?}",
+                    other.map(|_| ())
+                ),
             }
         }
     }
@@ -390,8 +418,7 @@ fn control_file_with_unknown_format_version() {
     let vfs = SimVfs::new(7);
     drop(Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap());
     let control = Path::new(DIR).join("control");
-    assert_eq!(FORMAT_VERSION, 3);
-    assert!(vfs.corrupt_byte(&control, 8, 3 ^ 99));
+    assert!(vfs.corrupt_byte(&control, 8, FORMAT_VERSION as u8 ^ 99));
     assert_eq!(vfs.file_contents(&control).unwrap()[8..12], [99, 0, 0, 0]);
     match Database::open(DIR, opts(&vfs, Protection::Cow)) {
         Err(Error::UnsupportedVersion {
@@ -414,14 +441,14 @@ fn older_formats_are_refused_and_left_alone() {
     let vfs = SimVfs::new(17);
     drop(Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap());
     let control = Path::new(DIR).join("control");
-    assert!(vfs.corrupt_byte(&control, 8, 3 ^ 2));
+    assert!(vfs.corrupt_byte(&control, 8, FORMAT_VERSION as u8 ^ 2));
     let before = vfs.file_contents(&control).unwrap();
     match Database::open(DIR, opts(&vfs, Protection::Cow)) {
         Err(Error::UnsupportedVersion { found: 2, .. }) => {}
         other => panic!("expected UnsupportedVersion, got {:?}", other.err()),
     }
     assert_eq!(vfs.file_contents(&control).unwrap(), before);
-    assert!(vfs.corrupt_byte(&control, 8, 3 ^ 2));
+    assert!(vfs.corrupt_byte(&control, 8, FORMAT_VERSION as u8 ^ 2));
 
     // The control file is current, the first WAL segment is of WAL format 1.
     let wal_dir = Path::new(DIR).join("wal");
@@ -434,8 +461,13 @@ fn older_formats_are_refused_and_left_alone() {
         .unwrap();
     let segment = wal_dir.join(walden::wal::format::segment_name(no));
     let contents = vfs.file_contents(&segment).unwrap();
-    let size = contents.len() as u64;
-    let old = walden::wal::format::encode_segment_header_of_version(no, size, 1);
+    let control_now =
+        Control::read(&(Arc::new(vfs.clone()) as Arc<dyn Vfs>), Path::new(DIR)).unwrap();
+    let old = walden::wal::format::encode_segment_header_of_version(
+        no,
+        control_now.segment_identity(),
+        1,
+    );
     for (i, b) in old.iter().enumerate() {
         let mask = contents[i] ^ b;
         if mask != 0 {
@@ -446,7 +478,7 @@ fn older_formats_are_refused_and_left_alone() {
         Err(Error::UnsupportedVersion {
             path,
             found: 1,
-            supported: 2,
+            supported: 3,
         }) => assert_eq!(path, segment),
         other => panic!(
             "expected UnsupportedVersion of the segment, got {:?}",

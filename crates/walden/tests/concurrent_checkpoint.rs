@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use walden::vfs::{CrashMode, OpenMode, SimVfs, Vfs, VfsFile};
+use walden::vfs::{CrashMode, FileLock, LockMode, OpenMode, SimVfs, Vfs, VfsFile};
 use walden::*;
 
 /// The name of the thread the gate holds calls of.
@@ -135,6 +135,12 @@ impl VfsFile for GateFile {
 }
 
 impl Vfs for GateVfs {
+    fn try_lock(&self, path: &Path, mode: LockMode) -> io::Result<Option<Box<dyn FileLock>>> {
+        self.inner.try_lock(path, mode)
+    }
+    fn lock_holder(&self, path: &Path) -> Option<u32> {
+        self.inner.lock_holder(path)
+    }
     fn open(&self, path: &Path, mode: OpenMode) -> io::Result<Arc<dyn VfsFile>> {
         Ok(Arc::new(GateFile {
             inner: self.inner.open(path, mode)?,
@@ -529,7 +535,7 @@ fn commit_during_a_checkpoints_clog_write_survives() {
         "the last xid of the clog's first 512-byte block"
     );
     t1.insert(TABLE, &[Value::Int8(1)]).unwrap();
-    gate.arm(Hold::WriteTo(Path::new(DIR).join("xact")));
+    gate.arm(Hold::WriteTo(Path::new(DIR).join("xact.tmp")));
     std::thread::scope(|s| {
         let checkpoint = spawn_checkpoint(s, &db);
         assert!(gate.wait_holding(), "the checkpoint never wrote the clog");

@@ -31,7 +31,7 @@ fn opts(vfs: Arc<dyn Vfs>) -> Options {
 #[test]
 fn checkpoint_stops_writing_once_the_database_is_poisoned() {
     let sim = SimVfs::new(21);
-    let gate = Arc::new(Gate::new(CHECKPOINTER, Path::new(DIR).join("xact")));
+    let gate = Arc::new(Gate::new(CHECKPOINTER, Path::new(DIR).join("xact.tmp")));
     let vfs: Arc<dyn Vfs> = Arc::new(GateVfs {
         inner: sim.clone(),
         gate: gate.clone(),

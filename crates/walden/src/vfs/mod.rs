@@ -27,7 +27,22 @@ pub enum OpenMode {
     CreateOrOpen,
     /// Create a new file; fail with `AlreadyExists` if one is there.
     CreateNew,
+    /// The file must exist; open it for reading only (tools that inspect a database
+    /// without changing it, also on a read-only file system). Writes fail.
+    ReadOnly,
 }
+
+/// How an advisory lock is held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockMode {
+    /// Many holders at once, none exclusive (read-only tools).
+    Shared,
+    /// One holder, no shared ones (an open database).
+    Exclusive,
+}
+
+/// An advisory lock, held until dropped.
+pub trait FileLock: Send + Sync {}
 
 /// An open file. Positioned reads and writes only; no shared cursor.
 pub trait VfsFile: Send + Sync {
@@ -63,4 +78,12 @@ pub trait Vfs: Send + Sync {
     fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
     /// Names of the entries of a directory (files only), sorted.
     fn list_dir(&self, dir: &Path) -> io::Result<Vec<String>>;
+    /// Takes an advisory lock on the file `path` (created if missing, except for a
+    /// shared lock, which needs the file to exist) for as long as the returned guard
+    /// lives. `Ok(None)`: another holder, in this process or another, has a lock that
+    /// conflicts. An exclusive holder's process id is written into the file, for
+    /// `lock_holder`.
+    fn try_lock(&self, path: &Path, mode: LockMode) -> io::Result<Option<Box<dyn FileLock>>>;
+    /// The process id of the exclusive holder of the lock on `path`, if known.
+    fn lock_holder(&self, path: &Path) -> Option<u32>;
 }

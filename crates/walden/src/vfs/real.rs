@@ -1,9 +1,10 @@
 //! The real file layer: `Vfs` over std::fs and libc on Unix (positioned I/O, fdatasync,
 //! fallocate, directory fsync).
 
-use super::{OpenMode, Vfs, VfsFile};
+use super::{FileLock, LockMode, OpenMode, Vfs, VfsFile};
 use std::fs::{self, File, OpenOptions};
 use std::io;
+use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
@@ -109,6 +110,9 @@ impl Vfs for RealVfs {
         let mut options = OpenOptions::new();
         options.read(true).write(true);
         match mode {
+            OpenMode::ReadOnly => {
+                options.write(false);
+            }
             OpenMode::Existing => {}
             OpenMode::CreateOrOpen => {
                 options.create(true);
@@ -154,7 +158,44 @@ impl Vfs for RealVfs {
         names.sort();
         Ok(names)
     }
+
+    fn try_lock(&self, path: &Path, mode: LockMode) -> io::Result<Option<Box<dyn FileLock>>> {
+        let mut options = OpenOptions::new();
+        match mode {
+            // A shared holder only reads: it works on a read-only file system too.
+            LockMode::Shared => options.read(true),
+            LockMode::Exclusive => options.read(true).write(true).create(true),
+        };
+        let mut file = options.open(path)?;
+        // flock(2) locks belong to the open file description, so a second open of the
+        // same file in this process conflicts too, as a second process would.
+        let taken = match mode {
+            LockMode::Shared => file.try_lock_shared(),
+            LockMode::Exclusive => file.try_lock(),
+        };
+        match taken {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => return Ok(None),
+            Err(fs::TryLockError::Error(e)) => return Err(e),
+        }
+        if mode == LockMode::Exclusive {
+            file.set_len(0)?;
+            writeln!(file, "{}", std::process::id())?;
+        }
+        Ok(Some(Box::new(RealLock { _file: file })))
+    }
+
+    fn lock_holder(&self, path: &Path) -> Option<u32> {
+        fs::read_to_string(path).ok()?.trim().parse().ok()
+    }
 }
+
+/// An flock(2) lock, released when the file is closed.
+struct RealLock {
+    _file: File,
+}
+
+impl FileLock for RealLock {}
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)] // A failed unwrap in a test is a failed test.

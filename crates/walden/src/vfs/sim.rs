@@ -17,7 +17,7 @@
 //!   the size limit) change nothing and are not counted, so the count names exactly the
 //!   calls that reached the "disk".
 
-use super::{OpenMode, Vfs, VfsFile, SECTOR_SIZE_BYTES};
+use super::{FileLock, LockMode, OpenMode, Vfs, VfsFile, SECTOR_SIZE_BYTES};
 use crate::rng::SimRng;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -167,6 +167,17 @@ struct State {
     stats: SimStats,
     /// Bytes written, by the name under which the writing handle was opened.
     bytes_by_name: BTreeMap<String, u64>,
+    /// Advisory locks held, by file name. A restart forgets them: the process that held
+    /// them is gone.
+    locks: BTreeMap<String, SimLockState>,
+}
+
+/// Holders of one simulated advisory lock.
+#[derive(Debug, Clone, Copy)]
+struct SimLockState {
+    epoch: u64,
+    exclusive: bool,
+    holders: u32,
 }
 
 fn power_loss_error() -> io::Error {
@@ -337,6 +348,7 @@ impl State {
             faults_injected: 0,
             stats: SimStats::default(),
             bytes_by_name: BTreeMap::new(),
+            locks: BTreeMap::new(),
         }
     }
 
@@ -441,7 +453,7 @@ impl State {
             }
             return Ok((inode, self.attach(inode)?));
         }
-        if mode == OpenMode::Existing {
+        if matches!(mode, OpenMode::Existing | OpenMode::ReadOnly) {
             return Err(not_found(name));
         }
         if self.count_op() {
@@ -632,6 +644,7 @@ impl State {
             inode.crash(mode, rng);
         }
         self.names = self.durable_names.clone();
+        self.locks.clear();
         let named: BTreeSet<u64> = self.durable_names.values().copied().collect();
         self.inodes.retain(|inode, _| named.contains(inode));
         self.power_lost = false;
@@ -828,7 +841,46 @@ impl Vfs for SimVfs {
             inode,
             epoch,
             name,
+            read_only: mode == OpenMode::ReadOnly,
         }))
+    }
+
+    fn try_lock(&self, path: &Path, mode: LockMode) -> io::Result<Option<Box<dyn FileLock>>> {
+        let name = normalize(path);
+        let mut state = self.lock();
+        state.check_power()?;
+        let epoch = state.epoch;
+        let exclusive = mode == LockMode::Exclusive;
+        let held = state
+            .locks
+            .get(&name)
+            .filter(|l| l.epoch == epoch && l.holders > 0)
+            .copied();
+        let next = match held {
+            None => SimLockState {
+                epoch,
+                exclusive,
+                holders: 1,
+            },
+            Some(l) if !l.exclusive && !exclusive => SimLockState {
+                holders: l.holders + 1,
+                ..l
+            },
+            Some(_) => return Ok(None),
+        };
+        state.locks.insert(name.clone(), next);
+        drop(state);
+        Ok(Some(Box::new(SimLock {
+            state: Arc::clone(&self.state),
+            name,
+            epoch,
+        })))
+    }
+
+    fn lock_holder(&self, path: &Path) -> Option<u32> {
+        let state = self.lock();
+        let l = state.locks.get(&normalize(path))?;
+        (l.epoch == state.epoch && l.exclusive).then(std::process::id)
     }
 
     fn exists(&self, path: &Path) -> io::Result<bool> {
@@ -859,6 +911,26 @@ impl Vfs for SimVfs {
     }
 }
 
+/// A held simulated lock; dropping it releases it (unless a restart already did).
+struct SimLock {
+    state: Arc<Mutex<State>>,
+    name: String,
+    epoch: u64,
+}
+
+impl FileLock for SimLock {}
+
+impl Drop for SimLock {
+    fn drop(&mut self) {
+        let mut state = lock_state(&self.state);
+        if let Some(l) = state.locks.get_mut(&self.name) {
+            if l.epoch == self.epoch {
+                l.holders = l.holders.saturating_sub(1);
+            }
+        }
+    }
+}
+
 /// A handle on a simulated file, valid for the boot epoch it was opened in.
 struct SimFile {
     state: Arc<Mutex<State>>,
@@ -866,6 +938,12 @@ struct SimFile {
     epoch: u64,
     /// The name the file was opened under, for per-name write accounting.
     name: String,
+    /// Opened with `OpenMode::ReadOnly`: writes fail.
+    read_only: bool,
+}
+
+fn read_only_error() -> io::Error {
+    io::Error::new(io::ErrorKind::PermissionDenied, "file opened read-only")
 }
 
 impl SimFile {
@@ -880,6 +958,9 @@ impl VfsFile for SimFile {
     }
 
     fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
+        if self.read_only {
+            return Err(read_only_error());
+        }
         self.lock().write(self, buf, offset)
     }
 
@@ -888,6 +969,9 @@ impl VfsFile for SimFile {
     }
 
     fn preallocate(&self, len_bytes: u64) -> io::Result<()> {
+        if self.read_only {
+            return Err(read_only_error());
+        }
         self.lock().preallocate(self.epoch, self.inode, len_bytes)
     }
 

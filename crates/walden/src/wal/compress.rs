@@ -52,6 +52,10 @@ impl WalCompression {
         }
     }
 
+    pub(crate) fn try_from_code(c: u8) -> Option<WalCompression> {
+        WalCompression::ALL.into_iter().find(|w| w.code() == c)
+    }
+
     pub(crate) fn from_code(c: u8) -> WalCompression {
         match c {
             1 => WalCompression::Lz4,

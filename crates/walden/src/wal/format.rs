@@ -1,8 +1,10 @@
 //! The WAL's on-disk framing: segment headers and frames.
 //!
 //! A segment file (`wal/<16 hex digits>`) is preallocated to the segment size and starts
-//! with a 32-byte header: `magic "WALDNSEG" | version u32 | crc32c u32 (of the header with
-//! this field zero) | segment_no u64 | segment_size u64`.
+//! with a 40-byte header: `magic "WALDNSEG" | version u32 | crc32c u32 (of the header with
+//! this field zero) | segment_no u64 | segment_size u64 | database_id u64`. A segment is
+//! made whole under a temporary name (`<name>.tmp`) and renamed into place, so a segment
+//! under its own name always has a valid header.
 //! Frames follow. A frame is what one write of the WAL buffer puts on disk: a 40-byte
 //! header and whole records. `magic u32 | crc32c u32 | payload_len u32 | flags u32 |
 //! lsn_start u64 | durable_lsn u64 | generation u64`. The CRC covers the segment number
@@ -16,11 +18,16 @@
 use crate::codec::Reader;
 
 pub const SEGMENT_MAGIC: &[u8; 8] = b"WALDNSEG";
-pub const SEGMENT_HEADER_BYTES: u64 = 32;
+pub const SEGMENT_HEADER_BYTES: u64 = 40;
 pub const FRAME_MAGIC: u32 = 0x4D52_4657; // "WFRM" little-endian
 pub const FRAME_HEADER_BYTES: u64 = 40;
 /// Frame flag: the writer moved to the next segment; nothing follows in this one.
 pub const FLAG_SWITCH: u32 = 1;
+/// Frame flag: an end marker, written (not synced) after each sync at the end of the
+/// log and overwritten by the next frame. Its `durable_lsn` tells recovery, after a
+/// process crash, that the frames before it were durable, so that damage to the last
+/// record frame is found rather than taken for a torn tail. No payload.
+pub const FLAG_END_MARKER: u32 = 8;
 /// Frame flag: the payload is `raw_len u32 | lz4 block` (see `compress.rs`).
 pub const FLAG_LZ4: u32 = 2;
 /// Frame flag: the payload is `raw_len u32 | zstd frame`.
@@ -30,7 +37,7 @@ pub const MAX_FRAME_PAYLOAD_BYTES: u64 = 1 << 20;
 /// Smallest segment size accepted at creation.
 pub const MIN_SEGMENT_BYTES: u64 = 1 << 21;
 /// The WAL format version (see docs/format.md).
-pub const WAL_FORMAT_VERSION: u32 = 2;
+pub const WAL_FORMAT_VERSION: u32 = 3;
 
 /// File name of a segment.
 pub fn segment_name(no: u64) -> String {
@@ -46,28 +53,36 @@ pub fn parse_segment_name(name: &str) -> Option<u64> {
     }
 }
 
-pub fn encode_segment_header(no: u64, segment_size: u64) -> [u8; SEGMENT_HEADER_BYTES as usize] {
-    encode_segment_header_of_version(no, segment_size, WAL_FORMAT_VERSION)
+/// Who a segment belongs to and how large segments are: what its header must state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentIdentity {
+    pub segment_size: u64,
+    pub database_id: u64,
+}
+
+pub fn encode_segment_header(no: u64, id: SegmentIdentity) -> [u8; SEGMENT_HEADER_BYTES as usize] {
+    encode_segment_header_of_version(no, id, WAL_FORMAT_VERSION)
 }
 
 /// A segment header as a build writing format `version` writes it (tests of old logs).
 pub fn encode_segment_header_of_version(
     no: u64,
-    segment_size: u64,
+    id: SegmentIdentity,
     version: u32,
 ) -> [u8; SEGMENT_HEADER_BYTES as usize] {
     let mut h = [0u8; SEGMENT_HEADER_BYTES as usize];
     h[0..8].copy_from_slice(SEGMENT_MAGIC);
     h[8..12].copy_from_slice(&version.to_le_bytes());
     h[16..24].copy_from_slice(&no.to_le_bytes());
-    h[24..32].copy_from_slice(&segment_size.to_le_bytes());
+    h[24..32].copy_from_slice(&id.segment_size.to_le_bytes());
+    h[32..40].copy_from_slice(&id.database_id.to_le_bytes());
     let crc = crc32c::crc32c(&h);
     h[12..16].copy_from_slice(&crc.to_le_bytes());
     h
 }
 
 /// Checks a segment header; returns a reason when it is not the expected segment.
-pub fn check_segment_header(h: &[u8], no: u64, segment_size: u64) -> Result<(), String> {
+pub fn check_segment_header(h: &[u8], no: u64, id: SegmentIdentity) -> Result<(), String> {
     let mut r = Reader::new(h, 0);
     let magic: [u8; 8] = r.array()?;
     if &magic != SEGMENT_MAGIC {
@@ -87,9 +102,22 @@ pub fn check_segment_header(h: &[u8], no: u64, segment_size: u64) -> Result<(), 
     }
     let found_no = r.u64()?;
     let found_size = r.u64()?;
-    if found_no != no || found_size != segment_size {
+    let found_id = r.u64()?;
+    if found_id != id.database_id {
         return Err(format!(
-            "segment header says number {found_no} size {found_size}, expected {no} size {segment_size}"
+            "segment of another database (id {found_id:016x}, this one is {:016x})",
+            id.database_id
+        ));
+    }
+    if found_no != no {
+        return Err(format!(
+            "the header names segment {found_no} (a file copied or renamed into place)"
+        ));
+    }
+    if found_size != id.segment_size {
+        return Err(format!(
+            "segment size {found_size} in the header, the database's is {}",
+            id.segment_size
         ));
     }
     Ok(())

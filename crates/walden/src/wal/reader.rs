@@ -1,10 +1,15 @@
 //! Reading the WAL back: shared by recovery and `walden waldump`.
 //!
-//! The reader walks frames from a start position. The log ends at the first frame that
-//! is missing, invalid, out of sequence or of an older generation — a torn tail — unless a
-//! valid frame further on says (by its `durable_lsn`) that the log past the bad frame had
-//! been synced: then the bad frame is corruption of durable WAL, reported with its LSN and
-//! never skipped.
+//! The reader walks frames from a start position. The log may end only at a torn tail
+//! that nothing acknowledged can lie beyond (docs/recovery.md rule 16): at the first frame
+//! that is missing, invalid, out of sequence or of an older generation, unless
+//! - a valid frame further on, in this segment or a later one, says (by its
+//!   `durable_lsn`) that the log past the bad frame had been synced, or
+//! - the bad frame is where a switch frame promised the next segment, and that segment is
+//!   missing or its header is not this database's segment of that number, or
+//! - a segment file lies past the end of the log beyond the one a switch could have made.
+//!
+//! Each of these is reported as an error naming the file and the LSN; nothing is skipped.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -44,6 +49,7 @@ pub struct WalReader {
     vfs: Arc<dyn Vfs>,
     dir: PathBuf,
     segment_size: u64,
+    id: SegmentIdentity,
     segment_no: u64,
     offset: u64,
     file: Option<Arc<dyn VfsFile>>,
@@ -55,6 +61,9 @@ pub struct WalReader {
     frame_pos: usize,
     ended: bool,
     stats: FrameStats,
+    /// Tools that dump whatever log is on disk (`at_segment_start`): a missing or
+    /// foreign next segment ends the stretch, and the end-of-log checks are skipped.
+    lenient: bool,
 }
 
 impl WalReader {
@@ -63,13 +72,14 @@ impl WalReader {
     pub fn new(
         vfs: Arc<dyn Vfs>,
         dir: &Path,
-        segment_size: u64,
+        id: SegmentIdentity,
         start: WalPosition,
     ) -> Result<Self> {
         let mut r = WalReader {
             vfs,
             dir: dir.to_path_buf(),
-            segment_size,
+            segment_size: id.segment_size,
+            id,
             segment_no: start.segment_no,
             offset: start.offset,
             file: None,
@@ -79,34 +89,41 @@ impl WalReader {
             frame_pos: 0,
             ended: false,
             stats: FrameStats::default(),
+            lenient: false,
         };
-        if !r.open_segment(start.segment_no)? {
-            return Err(Error::MissingWalSegment {
-                path: dir.join(segment_name(start.segment_no)),
-                segment: start.segment_no,
-            });
+        if let Err(problem) = r.open_segment(start.segment_no)? {
+            let path = dir.join(segment_name(start.segment_no));
+            return Err(problem.into_error(
+                path,
+                start.segment_no,
+                start.lsn,
+                "recovery starts in it",
+            ));
         }
         Ok(r)
     }
 
     /// Starts at the first frame of segment `segment_no`, whatever its LSN (for tools
-    /// that dump the whole log that is still on disk).
+    /// that dump the whole log that is still on disk). Lenient: the stretch of log ends
+    /// at the first frame or segment that does not follow, without the checks recovery
+    /// makes there (a recycled spare segment's old log ends that way).
     pub fn at_segment_start(
         vfs: Arc<dyn Vfs>,
         dir: &Path,
-        segment_size: u64,
+        id: SegmentIdentity,
         segment_no: u64,
     ) -> Result<Self> {
         let mut r = WalReader::new(
             vfs,
             dir,
-            segment_size,
+            id,
             WalPosition {
                 segment_no,
                 offset: SEGMENT_HEADER_BYTES,
                 lsn: 0,
             },
         )?;
+        r.lenient = true;
         if let Some((h, _)) = r.try_frame(segment_no, SEGMENT_HEADER_BYTES)? {
             r.lsn = h.lsn_start;
         } else {
@@ -151,28 +168,40 @@ impl WalReader {
         self.dir.join(segment_name(no))
     }
 
-    /// Opens segment `no`; Ok(false) if it does not exist.
-    fn open_segment(&mut self, no: u64) -> Result<bool> {
+    /// Opens segment `no`: Ok(Err(problem)) when it is missing or not this database's
+    /// segment of that number (the caller decides whether that ends the log or is damage).
+    fn open_segment(&mut self, no: u64) -> Result<std::result::Result<(), SegmentProblem>> {
+        match self.check_segment(no)? {
+            Ok(file) => {
+                self.file = Some(file);
+                self.segment_no = no;
+                Ok(Ok(()))
+            }
+            Err(p) => Ok(Err(p)),
+        }
+    }
+
+    /// Opens segment `no` read-only and checks its length and header.
+    fn check_segment(
+        &self,
+        no: u64,
+    ) -> Result<std::result::Result<Arc<dyn VfsFile>, SegmentProblem>> {
         let path = self.seg_path(no);
         if !self.vfs.exists(&path).map_err(|e| Error::io(&path, e))? {
-            return Ok(false);
+            return Ok(Err(SegmentProblem::Missing));
         }
         let file = self
             .vfs
-            .open(&path, OpenMode::Existing)
+            .open(&path, OpenMode::ReadOnly)
             .map_err(|e| Error::io(&path, e))?;
         let len = file.len().map_err(|e| Error::io(&path, e))?;
         if len < self.segment_size {
-            return Err(Error::TruncatedWalSegment {
-                path,
-                len,
-                expected: self.segment_size,
-            });
+            return Ok(Err(SegmentProblem::Truncated(len, self.segment_size)));
         }
         let mut h = [0u8; SEGMENT_HEADER_BYTES as usize];
         file.read_exact_at(&mut h, 0)
             .map_err(|e| Error::io(&path, e))?;
-        if check_segment_header(&h, no, self.segment_size).is_err() {
+        if let Err(reason) = check_segment_header(&h, no, self.id) {
             if let Some(found) = segment_header_version(&h) {
                 if found != WAL_FORMAT_VERSION {
                     // Written whole by another build: not ours to read, nor to ignore.
@@ -183,13 +212,9 @@ impl WalReader {
                     });
                 }
             }
-            // A header that does not validate: the segment was being created (recycled)
-            // when the crash came, so nothing in it was ever acknowledged.
-            return Ok(false);
+            return Ok(Err(SegmentProblem::Header(reason)));
         }
-        self.file = Some(file);
-        self.segment_no = no;
-        Ok(true)
+        Ok(Ok(file))
     }
 
     /// The next record, or None at the end of the log. (Not an `Iterator`: reading can
@@ -222,15 +247,31 @@ impl WalReader {
         self.frame.clear();
         self.frame_pos = 0;
         match self.try_frame(self.segment_no, self.offset)? {
+            Some((h, _)) if h.flags & FLAG_END_MARKER != 0 && h.lsn_start == self.lsn => {
+                // The writer's end marker: the log ends here (the next frame would have
+                // overwritten it), and it vouches for everything before it.
+                self.check_torn_tail()?;
+                self.ended = true;
+                Ok(())
+            }
             Some((h, payload)) if h.lsn_start == self.lsn && h.generation >= self.generation => {
                 self.generation = h.generation;
                 if h.flags & FLAG_SWITCH != 0 {
+                    // The writer made the next segment durable before this frame: its
+                    // absence or a bad header is damage (rule 16).
                     let next = self.segment_no + 1;
-                    if self.open_segment(next)? {
-                        self.offset = SEGMENT_HEADER_BYTES;
-                    } else {
-                        self.ended = true;
+                    if let Err(problem) = self.open_segment(next)? {
+                        if self.lenient {
+                            self.ended = true;
+                            return Ok(());
+                        }
+                        let why = format!(
+                            "segment {} ends with a switch to it at LSN {}",
+                            self.segment_no, self.lsn
+                        );
+                        return Err(problem.into_error(self.seg_path(next), next, self.lsn, &why));
                     }
+                    self.offset = SEGMENT_HEADER_BYTES;
                     return Ok(());
                 }
                 let raw = decompress_frame(h.flags, &payload).map_err(|reason| {
@@ -304,53 +345,49 @@ impl WalReader {
         h.generation >= self.generation && h.durable_lsn > self.lsn
     }
 
-    /// The first frame of the next segment can also prove that the log went on.
-    fn check_next_segment(&self) -> Result<()> {
-        let next = self.segment_no + 1;
-        let path = self.seg_path(next);
-        if !self.vfs.exists(&path).map_err(|e| Error::io(&path, e))? {
-            return Ok(());
-        }
-        let file = self
-            .vfs
-            .open(&path, OpenMode::Existing)
-            .map_err(|e| Error::io(&path, e))?;
-        if file.len().map_err(|e| Error::io(&path, e))? < self.segment_size {
-            return Ok(());
-        }
-        let mut h = [0u8; SEGMENT_HEADER_BYTES as usize];
-        file.read_exact_at(&mut h, 0)
-            .map_err(|e| Error::io(&path, e))?;
-        if check_segment_header(&h, next, self.segment_size).is_err() {
-            return Ok(());
-        }
-        if let Some((fh, _)) = self.try_frame_in(file.as_ref(), next, SEGMENT_HEADER_BYTES)? {
-            if self.proves_durable(&fh) {
+    /// Segments past the one the log ends in: the next one may exist (made before a
+    /// switch frame that did not become durable) but must hold no frame proving the log
+    /// went on; any later one, or one that is not this database's, is damage.
+    fn check_later_segments(&self) -> Result<()> {
+        let later: Vec<u64> = Self::segments(&self.vfs, &self.dir)?
+            .into_iter()
+            .filter(|&n| n > self.segment_no)
+            .collect();
+        for no in later {
+            let path = self.seg_path(no);
+            if no > self.segment_no + 1 {
                 return Err(Error::CorruptWal {
-                    path: self.seg_path(self.segment_no),
+                    path,
                     lsn: self.lsn,
                     reason: format!(
-                        "invalid frame at offset {}, but segment {next} goes on from a log durable to LSN {}",
-                        self.offset, fh.durable_lsn
+                        "the log ends in segment {} at offset {}, but segment {no} exists past it: WAL between them is missing or damaged",
+                        self.segment_no, self.offset
                     ),
                 });
+            }
+            match self.check_segment(no)? {
+                Ok(file) => {
+                    self.find_proof_of_durability(file.as_ref(), no, SEGMENT_HEADER_BYTES)?
+                }
+                Err(p) => {
+                    let why = format!(
+                        "it lies past the end of the log (segment {})",
+                        self.segment_no
+                    );
+                    return Err(p.into_error(path, no, self.lsn, &why));
+                }
             }
         }
         Ok(())
     }
 
-    /// At an invalid frame: if any later valid frame of this or a newer generation was
-    /// written when the log was already durable past this point, this is corruption.
-    fn check_torn_tail(&self) -> Result<()> {
-        self.check_next_segment()?;
-        let Some(file) = &self.file else {
-            return Ok(());
-        };
-        let path = self.seg_path(self.segment_no);
-        let start = self.offset + 1;
+    /// Scans `file` (segment `no`) from `start` for a valid frame written when the log
+    /// was durable past the current position: if there is one, the log cannot end here.
+    fn find_proof_of_durability(&self, file: &dyn VfsFile, no: u64, start: u64) -> Result<()> {
         if start >= self.segment_size {
             return Ok(());
         }
+        let path = self.seg_path(no);
         let mut rest = vec![0u8; (self.segment_size - start) as usize];
         file.read_exact_at(&mut rest, start)
             .map_err(|e| Error::io(&path, e))?;
@@ -360,13 +397,13 @@ impl WalReader {
                 continue;
             }
             let offset = start + i as u64;
-            if let Some((h, _)) = self.try_frame(self.segment_no, offset)? {
+            if let Some((h, _)) = self.try_frame_in(file, no, offset)? {
                 if self.proves_durable(&h) {
                     return Err(Error::CorruptWal {
-                        path,
+                        path: self.seg_path(self.segment_no),
                         lsn: self.lsn,
                         reason: format!(
-                            "invalid frame at offset {}, but a later frame (offset {offset}) was written after the log was durable to LSN {}",
+                            "invalid frame at offset {}, but a later frame (segment {no}, offset {offset}) was written after the log was durable to LSN {}: acknowledged WAL is damaged or missing",
                             self.offset, h.durable_lsn
                         ),
                     });
@@ -374,5 +411,49 @@ impl WalReader {
             }
         }
         Ok(())
+    }
+
+    /// At an invalid frame: if any later valid frame of this or a newer generation was
+    /// written when the log was already durable past this point, or a later segment
+    /// shows the log went on, this is damage, not the end of the log.
+    fn check_torn_tail(&self) -> Result<()> {
+        if self.lenient {
+            return Ok(());
+        }
+        if let Some(file) = &self.file {
+            self.find_proof_of_durability(file.as_ref(), self.segment_no, self.offset + 1)?;
+        }
+        self.check_later_segments()
+    }
+}
+
+/// Why a segment cannot be read.
+#[derive(Debug)]
+enum SegmentProblem {
+    Missing,
+    Truncated(u64, u64),
+    Header(String),
+}
+
+impl SegmentProblem {
+    /// The error for segment `no` at `path`, needed because of `why`.
+    fn into_error(self, path: PathBuf, no: u64, lsn: u64, why: &str) -> Error {
+        match self {
+            SegmentProblem::Missing => Error::MissingWalSegment {
+                path,
+                segment: no,
+                reason: why.to_string(),
+            },
+            SegmentProblem::Truncated(len, expected) => Error::TruncatedWalSegment {
+                path,
+                len,
+                expected,
+            },
+            SegmentProblem::Header(reason) => Error::CorruptWal {
+                path,
+                lsn,
+                reason: format!("bad segment header ({reason}); {why}"),
+            },
+        }
     }
 }

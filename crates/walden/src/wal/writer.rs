@@ -69,6 +69,7 @@ pub struct Wal {
     vfs: Arc<dyn Vfs>,
     dir: PathBuf,
     segment_size: u64,
+    database_id: u64,
     full_page_writes: bool,
     generation: u64,
     /// The codec of new frames (`WalCompression::code`); changeable at any time, since
@@ -95,7 +96,7 @@ impl Wal {
     pub fn open(
         vfs: Arc<dyn Vfs>,
         dir: &Path,
-        segment_size: u64,
+        id: SegmentIdentity,
         full_page_writes: bool,
         compression: WalCompression,
         generation: u64,
@@ -116,7 +117,8 @@ impl Wal {
         let wal = Wal {
             vfs,
             dir: dir.to_path_buf(),
-            segment_size,
+            segment_size: id.segment_size,
+            database_id: id.database_id,
             full_page_writes,
             generation,
             compression: AtomicU8::new(compression.code()),
@@ -145,7 +147,8 @@ impl Wal {
             // segment that exists).
             let mut w = lock(&wal.writer);
             if w.file.is_none() {
-                wal.create_segment(&mut w, end.segment_no)?;
+                let file = wal.create_segment(&mut w, end.segment_no)?;
+                w.file = Some(file);
             }
         }
         Ok(wal)
@@ -332,10 +335,43 @@ impl Wal {
             if sync && w.written_lsn > self.durable_lsn() {
                 self.sync_current(&w)?;
                 self.durable_lsn.store(w.written_lsn, Ordering::Release);
+                return Ok(true);
             }
-            Ok(())
+            Ok(false)
         });
-        self.poison.guard(r)
+        let synced = self.poison.guard(r)?;
+        if synced {
+            // A failed marker write fences the database like any failed write (rule
+            // 20); the commit that asked for this flush is then in doubt, as after a
+            // failed fsync (it is in fact durable).
+            self.poison.guard(self.write_end_marker(&w))?;
+        }
+        Ok(())
+    }
+
+    /// Writes an end marker at the current offset without moving it (the next frame
+    /// overwrites it; write_stored_frame always leaves room for a frame header there).
+    fn write_end_marker(&self, w: &WriterState) -> Result<()> {
+        let header = FrameHeader {
+            crc: 0,
+            payload_len: 0,
+            flags: FLAG_END_MARKER,
+            lsn_start: w.written_lsn,
+            durable_lsn: self.durable_lsn(),
+            generation: self.generation,
+        };
+        let mut frame = Vec::with_capacity(FRAME_HEADER_BYTES as usize);
+        build_frame(&mut frame, w.segment_no, w.offset, header, &[]);
+        let path = self.dir.join(segment_name(w.segment_no));
+        if let Some(file) = &w.file {
+            file.write_all_at(&frame, w.offset)
+                .map_err(|e| Error::io(&path, e))?;
+            // Written, so counted, though the next frame overwrites it.
+            self.stats
+                .wal_bytes_written
+                .fetch_add(frame.len() as u64, Ordering::Relaxed);
+        }
+        Ok(())
     }
 
     /// Flushes and syncs everything appended so far.
@@ -451,8 +487,14 @@ impl Wal {
         Ok(())
     }
 
-    /// Ends the current segment with a switch frame, syncs it, and opens the next one.
+    /// Moves to the next segment: makes it (whole, under its own name, durable) first,
+    /// then ends the current one with a switch frame and syncs it. So a valid switch
+    /// frame always has its next segment behind it, and recovery can take a missing or
+    /// damaged next segment for what it is: damage, not the end of the log
+    /// (docs/recovery.md rule 16).
     fn switch_segment(&self, w: &mut WriterState, lsn: u64) -> Result<()> {
+        let next = w.segment_no + 1;
+        let next_file = self.create_segment(w, next)?;
         let header = FrameHeader {
             crc: 0,
             payload_len: 0,
@@ -469,33 +511,57 @@ impl Wal {
         // Records in this segment must be durable before any commit in the next one is:
         // a commit only syncs the segment it is in.
         self.sync_current(w)?;
-        let next = w.segment_no + 1;
-        self.create_segment(w, next)
+        // Everything before the switch is durable now; frames in the next segment say
+        // so, which lets recovery tell damage here from a torn tail.
+        self.durable_lsn.fetch_max(lsn, Ordering::AcqRel);
+        w.file = Some(next_file);
+        w.segment_no = next;
+        w.offset = SEGMENT_HEADER_BYTES;
+        Ok(())
     }
 
-    /// Creates (or recycles) segment `no`, fully allocated, header written, name durable.
-    fn create_segment(&self, w: &mut WriterState, no: u64) -> Result<()> {
+    /// Makes segment `no` (a spare renamed, or a new file): fully allocated, header
+    /// written and synced under a temporary name, then renamed into place and the
+    /// directory synced. A failure (a full disk) leaves at most the temporary file,
+    /// which recovery removes: never a half-made segment under a segment's name.
+    fn create_segment(&self, w: &mut WriterState, no: u64) -> Result<Arc<dyn VfsFile>> {
         let path = self.dir.join(segment_name(no));
-        let io = |e| Error::io(&path, e);
+        let tmp = self.dir.join(format!("{}.tmp", segment_name(no)));
+        let io_tmp = |e| Error::io(&tmp, e);
+        if self.vfs.exists(&tmp).map_err(io_tmp)? {
+            self.vfs.remove(&tmp).map_err(io_tmp)?;
+        }
         if let Some(old) = w.spare_segments.pop() {
             let old_path = self.dir.join(segment_name(old));
-            self.vfs.rename(&old_path, &path).map_err(io)?;
+            self.vfs.rename(&old_path, &tmp).map_err(io_tmp)?;
         }
-        let file = self.vfs.open(&path, OpenMode::CreateOrOpen).map_err(io)?;
-        file.preallocate(self.segment_size).map_err(io)?;
-        let header = encode_segment_header(no, self.segment_size);
-        file.write_all_at(&header, 0).map_err(io)?;
+        let file = self
+            .vfs
+            .open(&tmp, OpenMode::CreateOrOpen)
+            .map_err(io_tmp)?;
+        file.preallocate(self.segment_size).map_err(io_tmp)?;
+        let header = encode_segment_header(no, self.identity());
+        file.write_all_at(&header, 0).map_err(io_tmp)?;
         self.stats
             .wal_bytes_written
             .fetch_add(header.len() as u64, Ordering::Relaxed);
-        file.sync_data().map_err(io)?;
-        self.vfs.sync_dir(&self.dir).map_err(io)?;
+        file.sync_data().map_err(io_tmp)?;
+        self.vfs
+            .rename(&tmp, &path)
+            .map_err(|e| Error::io(&path, e))?;
+        self.vfs
+            .sync_dir(&self.dir)
+            .map_err(|e| Error::io(&self.dir, e))?;
         self.stats.wal_fsyncs.fetch_add(1, Ordering::Relaxed);
         self.stats.other_fsyncs.fetch_add(1, Ordering::Relaxed);
-        w.file = Some(file);
-        w.segment_no = no;
-        w.offset = SEGMENT_HEADER_BYTES;
-        Ok(())
+        Ok(file)
+    }
+
+    fn identity(&self) -> SegmentIdentity {
+        SegmentIdentity {
+            segment_size: self.segment_size,
+            database_id: self.database_id,
+        }
     }
 
     /// Starts a checkpoint: writes out the buffer so that the redo point is the start of

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use walden::vfs::{OpenMode, SimVfs, Vfs, VfsFile};
+use walden::vfs::{FileLock, LockMode, OpenMode, SimVfs, Vfs, VfsFile};
 
 #[derive(Default)]
 pub struct GateState {
@@ -129,5 +129,11 @@ impl Vfs for GateVfs {
     }
     fn list_dir(&self, dir: &Path) -> io::Result<Vec<String>> {
         self.inner.list_dir(dir)
+    }
+    fn try_lock(&self, path: &Path, mode: LockMode) -> io::Result<Option<Box<dyn FileLock>>> {
+        self.inner.try_lock(path, mode)
+    }
+    fn lock_holder(&self, path: &Path) -> Option<u32> {
+        self.inner.lock_holder(path)
     }
 }
