@@ -1454,7 +1454,6 @@ fn failure_table(fixtures: &[Fixture], cases: &[Case], outcomes: &[Outcome]) -> 
 }
 
 #[test]
-#[ignore = "enabled once issue 11's engine fixes land"]
 fn every_file_times_every_damage_ends_in_a_named_error_or_the_acknowledged_contents() {
     let long = env_flag(LONG_ENV);
     let root = TempRoot::new();
