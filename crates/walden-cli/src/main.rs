@@ -15,6 +15,7 @@ mod bench;
 mod crashtest;
 mod kill_child;
 mod postgres;
+mod recover;
 mod seed;
 mod seed_report;
 mod space;
@@ -48,6 +49,9 @@ enum Command {
     Crashtest(crashtest::Args),
     /// Prints the records of a database's WAL, or totals per record kind.
     Waldump(waldump::Args),
+    /// After a refused open: opens what can be read of a damaged database
+    /// (--accept-data-loss) and says exactly what was dropped.
+    Recover(recover::Args),
     /// An interactive SQL shell (PostgreSQL dialect) on a database, or run SQL from -c / -f.
     Sql(sql_shell::Args),
     /// Appends rows forever, printing each key once its commit is durable (for the
@@ -175,6 +179,7 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Seed(args)) => seed::run(&args),
         Command::Crashtest(args) => crashtest::run(&args),
         Command::Waldump(args) => waldump::run(&args),
+        Command::Recover(args) => recover::run(&args),
         Command::Sql(args) => sql_shell::run(&args),
         Command::KillChild { dir, kind } => Ok(kill_child::run(&dir, kind.table_kind())),
     };

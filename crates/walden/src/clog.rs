@@ -64,6 +64,53 @@ impl Clog {
         Ok(clog)
     }
 
+    /// Like `load`, for `walden recover --accept-data-loss`: a missing or damaged file
+    /// keeps what can be read (blocks whose checksum holds), and the statuses lost are
+    /// said in the returned note. Transactions whose status is lost count as not
+    /// committed: their changes are invisible.
+    pub fn load_accepting_loss(
+        vfs: &Arc<dyn Vfs>,
+        dir: &Path,
+        database_id: u64,
+        redo_lsn: u64,
+        next_xid: u64,
+    ) -> Result<(Clog, Option<String>)> {
+        let err = match Clog::load(vfs, dir, database_id, redo_lsn, next_xid) {
+            Ok(clog) => return Ok((clog, None)),
+            Err(e @ (Error::MissingFile { .. } | Error::CorruptFile { .. })) => e,
+            Err(e) => return Err(e),
+        };
+        let path = xact_path(dir);
+        let bytes = match read_whole(vfs, &path) {
+            Ok(b) => b,
+            Err(Error::MissingFile { .. }) => Vec::new(),
+            Err(e) => return Err(e),
+        };
+        let (bits, bad_blocks) = salvage_xact(&bytes);
+        let clog = Clog::new(path, bits);
+        clog.clear_from(next_xid);
+        let lost = if bad_blocks.is_empty() && !bytes.is_empty() {
+            format!("{err}; the readable statuses were kept")
+        } else if bytes.len() < XACT_HEADER_BYTES {
+            format!(
+                "{err}; the status of every transaction before xid {next_xid} is lost: their changes are invisible now"
+            )
+        } else {
+            let ranges: Vec<String> = bad_blocks
+                .iter()
+                .map(|b| {
+                    let first = *b as u64 * XACT_BLOCK_BYTES as u64 * 4;
+                    format!("{first}..{}", first + XACT_BLOCK_BYTES as u64 * 4)
+                })
+                .collect();
+            format!(
+                "{err}; the status of transactions {} is lost: their changes are invisible now",
+                ranges.join(", ")
+            )
+        };
+        Ok((clog, Some(lost)))
+    }
+
     /// An empty status log for a new database (its file is written by the first
     /// checkpoint).
     pub fn create(dir: &Path) -> Clog {
@@ -254,6 +301,35 @@ fn decode_xact(
         bits.extend_from_slice(block);
     }
     Ok(bits)
+}
+
+/// What can be read of a damaged status file: the blocks whose checksum holds (others
+/// read as zeros: in progress, so not committed) and the numbers of the bad blocks. The
+/// header's own checks are skipped: the caller accepts the loss.
+fn salvage_xact(bytes: &[u8]) -> (Vec<u8>, Vec<usize>) {
+    let mut bits = Vec::new();
+    let mut bad = Vec::new();
+    if bytes.len() < XACT_HEADER_BYTES || &bytes[0..8] != XACT_MAGIC {
+        return (bits, bad);
+    }
+    for (i, stored) in bytes[XACT_HEADER_BYTES..]
+        .chunks(XACT_BLOCK_BYTES + 4)
+        .enumerate()
+    {
+        if stored.len() <= 4 {
+            bad.push(i);
+            break;
+        }
+        let (crc, block) = stored.split_at(4);
+        let crc = u32::from_le_bytes([crc[0], crc[1], crc[2], crc[3]]);
+        if block_crc(i as u64, block) == crc {
+            bits.extend_from_slice(block);
+        } else {
+            bad.push(i);
+            bits.resize(bits.len() + block.len(), 0);
+        }
+    }
+    (bits, bad)
 }
 
 #[cfg(test)]

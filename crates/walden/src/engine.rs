@@ -55,6 +55,13 @@ pub struct Options {
     pub undo_limit_bytes: u64,
     /// Codec of the WAL frames written (default zstd); any codec reads any log.
     pub wal_compression: WalCompression,
+    /// The operator's way out (`walden recover --accept-data-loss`, like PostgreSQL's
+    /// pg_resetwal): open after damage that a normal open refuses — the log is cut
+    /// where it is damaged, later segments are set aside as `*.lost`, unreadable
+    /// transaction statuses count as not committed — and say what was dropped in the
+    /// recovery report and in `data-loss.log`. Default false; never set it to get past
+    /// an error you have not read.
+    pub accept_data_loss: bool,
     pub vfs: Arc<dyn Vfs>,
     pub clock: Arc<dyn Clock>,
 }
@@ -73,6 +80,7 @@ impl Default for Options {
             default_table_kind: TableKind::Undo,
             undo_limit_bytes: 1 << 30,
             wal_compression: WalCompression::default(),
+            accept_data_loss: false,
             vfs: Arc::new(RealVfs),
             clock: Arc::new(RealClock::default()),
         }
@@ -100,6 +108,9 @@ pub struct RecoveryReport {
     pub records_replayed: u64,
     pub transactions_rolled_back: u64,
     pub end_lsn: u64,
+    /// With `Options::accept_data_loss`: what was dropped, one sentence each (empty when
+    /// nothing was).
+    pub data_loss: Vec<String>,
 }
 
 struct CheckpointState {
@@ -200,7 +211,7 @@ impl Database {
             offset: SEGMENT_HEADER_BYTES,
             lsn: 16,
         };
-        let parts = Parts::open(dir, &opts, &control, dir_lock, None)?;
+        let parts = Parts::open(dir, &opts, &control, dir_lock, None, &mut Vec::new())?;
         let wal = parts.open_wal(dir, &control, control.wal_compression, start, start.lsn)?;
         let inner = Inner::new(
             dir,
@@ -562,6 +573,7 @@ impl Parts {
         control: &Control,
         dir_lock: Box<dyn FileLock>,
         ckpt: Option<&mut CheckpointData>,
+        loss: &mut Vec<String>,
     ) -> Result<Parts> {
         let vfs = opts.vfs.clone();
         let poison = Arc::new(Poison::default());
@@ -570,13 +582,21 @@ impl Parts {
         let (page_size, protection) = (control.page_size as usize, control.protection);
         let (store, clog) = match ckpt {
             None => (
-                PageStore::create(&vfs, &data_path, page_size, protection, stats.clone())?,
+                PageStore::create(
+                    &vfs,
+                    &data_path,
+                    control.database_id,
+                    page_size,
+                    protection,
+                    stats.clone(),
+                )?,
                 Clog::create(dir),
             ),
             Some(c) => {
                 let store = PageStore::open(
                     &vfs,
                     &data_path,
+                    control.database_id,
                     page_size,
                     protection,
                     c.next_page,
@@ -584,7 +604,19 @@ impl Parts {
                     std::mem::take(&mut c.chunk_locations),
                     stats.clone(),
                 )?;
-                let clog = Clog::load(&vfs, dir, control.database_id, c.redo.lsn, c.next_xid)?;
+                let clog = if opts.accept_data_loss {
+                    let (clog, lost) = Clog::load_accepting_loss(
+                        &vfs,
+                        dir,
+                        control.database_id,
+                        c.redo.lsn,
+                        c.next_xid,
+                    )?;
+                    loss.extend(lost);
+                    clog
+                } else {
+                    Clog::load(&vfs, dir, control.database_id, c.redo.lsn, c.next_xid)?
+                };
                 (store, clog)
             }
         };
@@ -764,7 +796,8 @@ impl Inner {
     ) -> Result<(Inner, RecoveryReport)> {
         let wal_dir = dir.join("wal");
         sync_wal_from(&opts.vfs, &wal_dir, ckpt.undo_start.segment_no)?;
-        let parts = Parts::open(dir, opts, &control, dir_lock, Some(&mut ckpt))?;
+        let mut loss = Vec::new();
+        let parts = Parts::open(dir, opts, &control, dir_lock, Some(&mut ckpt), &mut loss)?;
         let (store, pool, clog) = (&parts.store, &parts.pool, &parts.clog);
         // Reading starts at the undo start (at or before the redo point): records before
         // the redo point only tell which undo-table changes running transactions made.
@@ -774,6 +807,9 @@ impl Inner {
             control.segment_identity(),
             ckpt.undo_start,
         )?;
+        if opts.accept_data_loss {
+            reader.accept_data_loss();
+        }
         let mut seen = BTreeSet::new();
         let mut finished = HashSet::new();
         let mut max_xid = 0u64;
@@ -858,8 +894,22 @@ impl Inner {
                 }
             }
         }
-        let end = reader.end_position();
-        if !checkpoint_record_found {
+        let mut end = reader.end_position();
+        if let Some(why) = reader.dropped() {
+            loss.push(format!(
+                "the WAL from LSN {} on (segment {}, offset {}) was dropped: {why}",
+                end.lsn, end.segment_no, end.offset
+            ));
+        }
+        if opts.accept_data_loss {
+            set_aside_segments_after(&opts.vfs, &wal_dir, end.segment_no, &mut loss)?;
+        }
+        if !checkpoint_record_found && opts.accept_data_loss {
+            loss.push(format!(
+                "the log ended without the record of checkpoint {} (redo LSN {}): changes the checkpoint covered may be missing from pages",
+                ckpt.seq, ckpt.redo.lsn
+            ));
+        } else if !checkpoint_record_found {
             // The checkpoint logs its record, durably, before its file is written: a
             // log that ends without it has lost WAL the checkpoint relies on.
             return Err(Error::CorruptWal {
@@ -871,7 +921,20 @@ impl Inner {
                 ),
             });
         }
-        pool.check_pages_read_before(end.lsn)?;
+        if opts.accept_data_loss {
+            // New WAL must start past every change a page already holds, or redo would
+            // skip new records on such pages (pg_resetwal does the same).
+            let max_page_lsn = store.max_page_lsn_in_file()?;
+            if max_page_lsn > end.lsn {
+                loss.push(format!(
+                    "pages hold changes up to LSN {max_page_lsn}, past the end of the readable log (LSN {}): they are kept as they are, and the log goes on from LSN {max_page_lsn}",
+                    end.lsn
+                ));
+                end.lsn = max_page_lsn;
+            }
+        } else {
+            pool.check_pages_read_before(end.lsn)?;
+        }
         report.end_lsn = end.lsn;
         let next_xid = ckpt.next_xid.max(max_xid + 1);
         let wal = parts.open_wal(dir, &control, control.wal_compression, end, ckpt.redo.lsn)?;
@@ -883,11 +946,22 @@ impl Inner {
             }
         }
         crash_undo.roll_back(&parts.pool, &wal, &finished)?;
+        let mut rolled_back = Vec::new();
         for &xid in seen.iter().filter(|x| !finished.contains(x)) {
             wal.append(RecordKind::Abort, xid, &[], None)?;
             parts.clog.set(xid, XidStatus::Aborted);
             report.transactions_rolled_back += 1;
+            rolled_back.push(xid);
         }
+        if !loss.is_empty() && !rolled_back.is_empty() {
+            loss.push(format!(
+                "transactions rolled back because their end was not in the readable log: xids {rolled_back:?}"
+            ));
+        }
+        if !loss.is_empty() {
+            record_data_loss(&opts.vfs, dir, control.generation, &loss)?;
+        }
+        report.data_loss = loss;
         let inner = Inner::new(
             dir, opts, control, parts, wal, catalog, next_xid, ckpt.seq, ckpt.redo,
         );
@@ -1104,6 +1178,60 @@ fn check_redo_page(rec: &Record, page: u64, store: &PageStore) -> std::result::R
 
 /// Syncs every WAL segment from `first` on, so that what recovery replays is durable
 /// before any page built from it can reach disk.
+/// `accept_data_loss`: segments after the one the log now ends in are renamed
+/// `<name>.lost` (kept for salvage, no longer part of the log).
+fn set_aside_segments_after(
+    vfs: &Arc<dyn Vfs>,
+    wal_dir: &Path,
+    last: u64,
+    loss: &mut Vec<String>,
+) -> Result<()> {
+    for no in WalReader::segments(vfs, wal_dir)? {
+        if no <= last {
+            continue;
+        }
+        let path = wal_dir.join(segment_name(no));
+        let lost = wal_dir.join(format!("{}.lost", segment_name(no)));
+        vfs.rename(&path, &lost).map_err(|e| Error::io(&path, e))?;
+        loss.push(format!(
+            "WAL segment {} was past the end of the readable log: renamed {}",
+            path.display(),
+            lost.display()
+        ));
+    }
+    vfs.sync_dir(wal_dir).map_err(|e| Error::io(wal_dir, e))
+}
+
+/// Appends what `accept_data_loss` dropped to `data-loss.log` in the database
+/// directory, so that the loss stays on record after the report is gone.
+fn record_data_loss(
+    vfs: &Arc<dyn Vfs>,
+    dir: &Path,
+    generation: u64,
+    loss: &[String],
+) -> Result<()> {
+    let path = dir.join("data-loss.log");
+    let mut text = match vfs.open(&path, crate::vfs::OpenMode::ReadOnly) {
+        Ok(f) => {
+            let len = f.len().map_err(|e| Error::io(&path, e))?;
+            let mut b = vec![0u8; len.min(1 << 24) as usize];
+            f.read_exact_at(&mut b, 0)
+                .map_err(|e| Error::io(&path, e))?;
+            b
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    text.extend_from_slice(
+        format!("opened with accept_data_loss (WAL generation {generation}); dropped:\n")
+            .as_bytes(),
+    );
+    for line in loss {
+        text.extend_from_slice(format!("  - {line}\n").as_bytes());
+    }
+    write_file_atomically(vfs, dir, "data-loss.log", &text)
+}
+
 fn sync_wal_from(vfs: &Arc<dyn Vfs>, wal_dir: &Path, first: u64) -> Result<()> {
     let names = vfs.list_dir(wal_dir).map_err(|e| Error::io(wal_dir, e))?;
     for name in &names {

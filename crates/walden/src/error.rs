@@ -102,6 +102,16 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// Damage to the log itself (what `walden recover --accept-data-loss` may cut off).
+    pub fn is_wal_damage(&self) -> bool {
+        matches!(
+            self,
+            Error::CorruptWal { .. }
+                | Error::MissingWalSegment { .. }
+                | Error::TruncatedWalSegment { .. }
+        )
+    }
+
     /// Wraps an I/O error with the path it happened on.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {

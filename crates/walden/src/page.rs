@@ -44,21 +44,23 @@ impl PageKind {
     }
 }
 
-/// Computes the checksum a page should carry (over everything after the checksum field).
-pub fn compute_checksum(page: &[u8]) -> u32 {
-    crc32c::crc32c(&page[4..])
+/// Computes the checksum a page should carry: over the database id (so that a page of
+/// another database never passes as one of ours), then everything after the checksum
+/// field.
+pub fn compute_checksum(page: &[u8], database_id: u64) -> u32 {
+    crc32c::crc32c_append(crc32c::crc32c(&database_id.to_le_bytes()), &page[4..])
 }
 
 /// Stores the checksum of the page in its first four bytes.
-pub fn seal(page: &mut [u8]) {
-    let crc = compute_checksum(page);
+pub fn seal(page: &mut [u8], database_id: u64) {
+    let crc = compute_checksum(page, database_id);
     page[0..4].copy_from_slice(&crc.to_le_bytes());
 }
 
 /// Checks a page read from disk: `Err((stored, computed))` when the checksum does not match.
-pub fn verify_checksum(page: &[u8]) -> Result<(), (u32, u32)> {
+pub fn verify_checksum(page: &[u8], database_id: u64) -> Result<(), (u32, u32)> {
     let stored = u32::from_le_bytes([page[0], page[1], page[2], page[3]]);
-    let computed = compute_checksum(page);
+    let computed = compute_checksum(page, database_id);
     if stored == computed {
         Ok(())
     } else {
@@ -394,10 +396,11 @@ mod tests {
     #[test]
     fn checksum_detects_flip() {
         let mut b = page();
-        seal(&mut b);
-        assert_eq!(verify_checksum(&b), Ok(()));
+        seal(&mut b, 7);
+        assert_eq!(verify_checksum(&b, 7), Ok(()));
+        assert!(verify_checksum(&b, 8).is_err());
         b[100] ^= 1;
-        assert!(verify_checksum(&b).is_err());
+        assert!(verify_checksum(&b, 7).is_err());
     }
 
     #[test]

@@ -106,6 +106,8 @@ pub struct MapCapture {
 /// The data file and its page placement.
 pub struct PageStore {
     path: PathBuf,
+    /// Seeds every page checksum: a page of another database fails it.
+    database_id: u64,
     file: Arc<dyn VfsFile>,
     page_size: usize,
     protection: Protection,
@@ -128,6 +130,7 @@ impl PageStore {
     pub fn create(
         vfs: &Arc<dyn Vfs>,
         path: &Path,
+        database_id: u64,
         page_size: usize,
         protection: Protection,
         stats: Arc<Stats>,
@@ -136,7 +139,14 @@ impl PageStore {
             .open(path, OpenMode::CreateNew)
             .map_err(|e| Error::io(path, e))?;
         Ok(PageStore::new(
-            path, file, 0, page_size, protection, 0, stats,
+            path,
+            database_id,
+            file,
+            0,
+            page_size,
+            protection,
+            0,
+            stats,
         ))
     }
 
@@ -147,6 +157,7 @@ impl PageStore {
     pub fn open(
         vfs: &Arc<dyn Vfs>,
         path: &Path,
+        database_id: u64,
         page_size: usize,
         protection: Protection,
         next_page: u64,
@@ -173,15 +184,26 @@ impl PageStore {
                 ),
             });
         }
-        let store = PageStore::new(path, file, len, page_size, protection, next_page, stats);
+        let store = PageStore::new(
+            path,
+            database_id,
+            file,
+            len,
+            page_size,
+            protection,
+            next_page,
+            stats,
+        );
         if protection == Protection::Cow {
             store.load_map(chunk_locations)?;
         }
         Ok(store)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn new(
         path: &Path,
+        database_id: u64,
         file: Arc<dyn VfsFile>,
         len: u64,
         page_size: usize,
@@ -191,6 +213,7 @@ impl PageStore {
     ) -> PageStore {
         PageStore {
             path: path.to_path_buf(),
+            database_id,
             file,
             page_size,
             protection,
@@ -209,6 +232,24 @@ impl PageStore {
             stats,
             last_written: Mutex::new(std::collections::HashMap::new()),
         }
+    }
+
+    /// The highest LSN of any readable page in the data file, referenced or not (for
+    /// `walden recover`: new WAL must start past every change a page already holds).
+    pub fn max_page_lsn_in_file(&self) -> Result<u64> {
+        let locations = self.file_len_bytes() / self.page_size as u64;
+        let mut buf = vec![0u8; self.page_size];
+        let mut max = 0;
+        for loc in 0..locations {
+            let offset = loc * self.page_size as u64;
+            self.file
+                .read_exact_at(&mut buf, offset)
+                .map_err(|e| Error::io(&self.path, e))?;
+            if page::verify_checksum(&buf, self.database_id).is_ok() {
+                max = max.max(PageRef(&buf).lsn());
+            }
+        }
+        Ok(max)
     }
 
     /// The data file's length (it grows only by page writes).
@@ -352,7 +393,7 @@ impl PageStore {
         self.file
             .read_exact_at(buf, offset)
             .map_err(|e| Error::io(&self.path, e))?;
-        if let Err((expected, actual)) = page::verify_checksum(buf) {
+        if let Err((expected, actual)) = page::verify_checksum(buf, self.database_id) {
             return Err(Error::ChecksumMismatch {
                 path: self.path.clone(),
                 page: page_no,
@@ -382,7 +423,7 @@ impl PageStore {
 
     /// Writes a page (its checksum is set here). In cow mode it goes to a new location.
     pub fn write_page(&self, page_no: u64, buf: &mut [u8]) -> Result<()> {
-        page::seal(buf);
+        page::seal(buf, self.database_id);
         if cfg!(debug_assertions) {
             let lsn = PageRef(buf).lsn();
             let mut w = lock(&self.last_written);
@@ -497,7 +538,7 @@ impl PageStore {
                 let at = PAGE_HEADER_BYTES + j * 8;
                 buf[at..at + 8].copy_from_slice(&e.to_le_bytes());
             }
-            page::seal(&mut buf);
+            page::seal(&mut buf, self.database_id);
             let loc = self.allocate_location();
             self.write_location(loc, &buf)?;
             let mut st = lock(&self.cow);

@@ -357,7 +357,9 @@ fn corrupt_page_zero(vfs: &SimVfs) -> (u32, u32) {
     let bytes = vfs.file_contents(&data).unwrap();
     let page = &bytes[..page_size as usize];
     let stored = u32::from_le_bytes(page[0..4].try_into().unwrap());
-    let computed = compute_checksum(page);
+    let arc: Arc<dyn Vfs> = Arc::new(vfs.clone());
+    let database_id = Control::read(&arc, Path::new(DIR)).unwrap().database_id;
+    let computed = compute_checksum(page, database_id);
     assert_ne!(stored, computed);
     (stored, computed)
 }

@@ -437,3 +437,65 @@ fn wal_compression_set_on_a_database_survives_a_reopen() {
     let db = Database::open(DIR, o).unwrap();
     assert_eq!(db.wal_compression(), WalCompression::Lz4);
 }
+
+/// The operator's way out: after a refused open, `accept_data_loss` opens what can be
+/// read, says what it dropped (in the report and in `data-loss.log`), sets later
+/// segments aside, and the database then opens normally with the same contents.
+#[test]
+fn accept_data_loss_opens_what_can_be_read_and_says_what_was_dropped() {
+    let vfs = SimVfs::new(11);
+    let acked = crashed_over_three_segments(&vfs);
+    vfs.remove(&segment(2)).unwrap();
+    assert!(matches!(
+        Database::open(DIR, opts(&vfs)),
+        Err(Error::MissingWalSegment { .. })
+    ));
+    let o = Options {
+        accept_data_loss: true,
+        ..opts(&vfs)
+    };
+    let db = Database::open(DIR, o).unwrap();
+    let report = db.recovery_report().clone();
+    let got = ids(&db);
+    assert!(!got.is_empty() && got.len() < acked.len(), "{}", got.len());
+    // What survives is a prefix of the acknowledged commits (whole transactions).
+    assert_eq!(got[..], acked[..got.len()]);
+    assert_eq!(got.len() % 100, 0);
+    let text = report.data_loss.join("\n");
+    assert!(
+        text.contains("was dropped") && text.contains("segment 2"),
+        "{text}"
+    );
+    assert!(text.contains("0000000000000003.lost"), "{text}");
+    let log = vfs
+        .file_contents(&Path::new(DIR).join("data-loss.log"))
+        .unwrap();
+    assert!(String::from_utf8(log).unwrap().contains("segment 2"));
+    db.close().unwrap();
+    let db = Database::open(DIR, opts(&vfs)).unwrap();
+    assert_eq!(ids(&db), got);
+    assert!(db.recovery_report().data_loss.is_empty());
+}
+
+#[test]
+fn accept_data_loss_with_a_missing_xact_counts_old_transactions_as_not_committed() {
+    let vfs = SimVfs::new(12);
+    let db = Database::create(DIR, opts(&vfs)).unwrap();
+    db.create_table(TABLE, schema()).unwrap();
+    let mut tx = db.begin();
+    tx.insert(TABLE, &row(1)).unwrap();
+    tx.commit().unwrap();
+    db.close().unwrap();
+    vfs.remove(&Path::new(DIR).join("xact")).unwrap();
+    let o = Options {
+        accept_data_loss: true,
+        ..opts(&vfs)
+    };
+    let db = Database::open(DIR, o).unwrap();
+    let text = db.recovery_report().data_loss.join("\n");
+    assert!(text.contains("db/xact is missing"), "{text}");
+    assert!(text.contains("is lost"), "{text}");
+    // The row's transaction ended before the checkpoint: its status is gone with the
+    // file, so it counts as not committed.
+    assert_eq!(ids(&db), Vec::<i64>::new());
+}

@@ -64,6 +64,10 @@ pub struct WalReader {
     /// Tools that dump whatever log is on disk (`at_segment_start`): a missing or
     /// foreign next segment ends the stretch, and the end-of-log checks are skipped.
     lenient: bool,
+    /// `walden recover --accept-data-loss`: damage ends the log where it is found, and
+    /// `dropped` says what was wrong there.
+    accept_loss: bool,
+    dropped: Option<String>,
 }
 
 impl WalReader {
@@ -90,6 +94,8 @@ impl WalReader {
             ended: false,
             stats: FrameStats::default(),
             lenient: false,
+            accept_loss: false,
+            dropped: None,
         };
         if let Err(problem) = r.open_segment(start.segment_no)? {
             let path = dir.join(segment_name(start.segment_no));
@@ -217,10 +223,37 @@ impl WalReader {
         Ok(Ok(file))
     }
 
+    /// From now on, damage ends the log where it is found instead of failing (see
+    /// `dropped`): for the operator's way out after a refused open.
+    pub fn accept_data_loss(&mut self) {
+        self.accept_loss = true;
+    }
+
+    /// With `accept_data_loss`: why the log was cut short, if it was.
+    pub fn dropped(&self) -> Option<&str> {
+        self.dropped.as_deref()
+    }
+
     /// The next record, or None at the end of the log. (Not an `Iterator`: reading can
     /// fail, and a `Result` per item would hide where the log ended.)
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<LogRecord>> {
+        match self.next_record() {
+            Err(e) if self.accept_loss && e.is_wal_damage() => {
+                // The position stays a frame boundary: a bad record drops the rest of
+                // its frame (the offset is already past it), anything else the frame
+                // at the current offset and all after it.
+                self.frame.clear();
+                self.frame_pos = 0;
+                self.dropped = Some(e.to_string());
+                self.ended = true;
+                Ok(None)
+            }
+            r => r,
+        }
+    }
+
+    fn next_record(&mut self) -> Result<Option<LogRecord>> {
         loop {
             if self.ended {
                 return Ok(None);
