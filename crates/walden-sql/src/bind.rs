@@ -8,6 +8,7 @@ use sqlparser::ast::{
 use walden::rng::SimRng;
 use walden::Value;
 
+use crate::depth;
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::{CmpOp, EvalCtx, Expr};
 use crate::functions::Func;
@@ -63,6 +64,34 @@ pub struct AggCall {
 pub struct Grouping {
     pub keys: Vec<Expr>,
     pub aggs: Vec<AggCall>,
+    /// Set while one grouped expression is bound in one pass over the input columns,
+    /// its aggregates standing in as [`AGG_PLACEHOLDER`] columns (see `bind_grouped`).
+    collecting: bool,
+}
+
+/// Column numbers from here on stand for aggregate `n - AGG_PLACEHOLDER` while a grouped
+/// expression is being bound; never evaluated.
+const AGG_PLACEHOLDER: usize = usize::MAX / 2;
+
+/// Turns an expression bound over the input row (aggregates as placeholders) into one
+/// over the grouped row: parts equal to a GROUP BY key read the key. None if a column
+/// is used outside keys and aggregates.
+fn regroup(e: Expr, keys: &[Expr]) -> Option<Expr> {
+    depth::recurse(|| regroup_node(e, keys))
+}
+
+fn regroup_node(e: Expr, keys: &[Expr]) -> Option<Expr> {
+    if let Some(i) = keys.iter().position(|k| *k == e) {
+        return Some(Expr::Column(i, e.ty()));
+    }
+    match e {
+        Expr::Column(i, ty) if i >= AGG_PLACEHOLDER => {
+            Some(Expr::Column(keys.len() + (i - AGG_PLACEHOLDER), ty))
+        }
+        Expr::Column(..) => None,
+        e if e.is_folded_constant() => Some(e),
+        e => e.try_map_operands(&mut |x| regroup(x, keys)),
+    }
 }
 
 fn agg_func(name: &str) -> Option<AggFunc> {
@@ -89,7 +118,7 @@ pub const NO_POSITION: sqlparser::tokenizer::Location =
 /// Folds a constant expression into its value (errors such as 1/0 surface at once, as
 /// in PostgreSQL).
 fn fold(e: Expr) -> SqlResult<Expr> {
-    if matches!(e, Expr::Const(_)) || !e.is_constant() {
+    if matches!(e, Expr::Const(_)) || !e.is_foldable() {
         return Ok(e);
     }
     let mut rng = SimRng::new(0);
@@ -99,7 +128,11 @@ fn fold(e: Expr) -> SqlResult<Expr> {
         .map_err(|err| err.at(NO_POSITION))?;
     // A folded NULL keeps its type for the column it may create.
     if matches!(v, Value::Null) {
-        return Ok(e);
+        let ty = e.ty();
+        return Ok(Expr::Cast(
+            Box::new(Expr::Const(v)),
+            DeclaredType::plain(ty),
+        ));
     }
     Ok(Expr::Const(v))
 }
@@ -210,16 +243,31 @@ impl Binder<'_> {
     }
 
     pub fn bind(&mut self, e: &ast::Expr) -> SqlResult<Expr> {
-        let at = e.span().start;
-        self.bind_inner(e).map_err(|err| err.at(at))
+        // The span of an expression is found by walking all of it: only worth it for an
+        // error that has no position yet.
+        depth::recurse(|| {
+            self.bind_inner(e).map_err(|err| match err.location {
+                None => err.at(e.span().start),
+                Some(_) => err,
+            })
+        })
     }
 
     fn bind_inner(&mut self, e: &ast::Expr) -> SqlResult<Expr> {
-        if self.grouping.is_some() {
-            if let Some(x) = self.bind_grouped(e)? {
-                return Ok(x);
+        match self.grouping.as_deref_mut() {
+            Some(g) if g.collecting => {
+                if let Some(x) = self.aggregate(e)? {
+                    return Ok(x);
+                }
             }
+            Some(_) => return self.bind_grouped(e),
+            None => {}
         }
+        self.bind_node(e)
+    }
+
+    /// Binds one node; its operands go through [`Binder::bind`].
+    fn bind_node(&mut self, e: &ast::Expr) -> SqlResult<Expr> {
         use ast::Expr as A;
         let bound = match e {
             A::Identifier(id) => self.column(None, id)?,
@@ -315,9 +363,58 @@ impl Binder<'_> {
         fold(bound)
     }
 
+    /// Binds an expression of a grouped query in one pass: over the input columns, with
+    /// aggregates as placeholders, then [`regroup`]ed onto the grouped row. (Binding it
+    /// part by part would bind each part again for every level above it.)
+    fn bind_grouped(&mut self, e: &ast::Expr) -> SqlResult<Expr> {
+        let Some(grouping) = self.grouping.as_deref_mut() else {
+            return self.bind_node(e);
+        };
+        grouping.collecting = true;
+        let bound = self.bind(e);
+        let Some(grouping) = self.grouping.as_deref_mut() else {
+            return bound;
+        };
+        grouping.collecting = false;
+        match regroup(bound?, &grouping.keys) {
+            Some(x) => Ok(x),
+            // A column outside keys and aggregates: look for it part by part, to name it
+            // and point at it.
+            None => match self.bind_grouped_part(e)? {
+                Some(x) => Ok(x),
+                None => self.bind_node(e),
+            },
+        }
+    }
+
+    /// While collecting: an aggregate call, as a placeholder column.
+    fn aggregate(&mut self, e: &ast::Expr) -> SqlResult<Option<Expr>> {
+        let ast::Expr::Function(f) = e else {
+            return Ok(None);
+        };
+        let Some(grouping) = self.grouping.as_deref_mut() else {
+            return Ok(None);
+        };
+        let name = object_name(&f.name)?;
+        let Some(func) = agg_func(&name) else {
+            return Ok(None);
+        };
+        let call = bind_agg(self.scope, func, &name, f)?;
+        let ty = call.ty;
+        // Reuse an identical aggregate (count(*) twice is one accumulator).
+        let i = match grouping.aggs.iter().position(|a| *a == call) {
+            Some(i) => i,
+            None => {
+                grouping.aggs.push(call);
+                grouping.aggs.len() - 1
+            }
+        };
+        Ok(Some(Expr::Column(AGG_PLACEHOLDER + i, ty)))
+    }
+
     /// In a grouped query: an aggregate call, or an expression equal to a GROUP BY key,
     /// or a bare column that is neither (an error). None: bind the parts.
-    fn bind_grouped(&mut self, e: &ast::Expr) -> SqlResult<Option<Expr>> {
+    fn bind_grouped_part(&mut self, e: &ast::Expr) -> SqlResult<Option<Expr>> {
         let Some(grouping) = self.grouping.as_deref_mut() else {
             return Ok(None);
         };
@@ -342,7 +439,7 @@ impl Binder<'_> {
             if let Some(i) = grouping.keys.iter().position(|k| *k == plain) {
                 return Ok(Some(Expr::Column(i, plain.ty())));
             }
-            if plain.is_constant() {
+            if plain.is_folded_constant() {
                 return Ok(Some(plain));
             }
             if let ast::Expr::Identifier(id) = e {
@@ -396,7 +493,8 @@ impl Binder<'_> {
                         format!("operator does not exist: - {}", x.ty().name()),
                     ));
                 }
-                Ok(Expr::Neg(Box::new(x)))
+                let ty = x.ty();
+                Ok(Expr::Neg(Box::new(x), ty))
             }
             UnaryOperator::Plus => {
                 let x = self.bind(expr)?;
@@ -748,7 +846,23 @@ fn truncate(s: &str) -> String {
 /// The name PostgreSQL gives a result column for an unaliased expression.
 pub fn output_name(e: &ast::Expr) -> String {
     use ast::Expr as A;
-    match e {
+    // Parentheses and casts are looked through (in a loop: they may nest thousands of
+    // levels deep); a cast of something nameless is named for the outermost cast's type.
+    let mut inner = e;
+    let mut outer_cast = None;
+    loop {
+        match inner {
+            A::Nested(x) => inner = x,
+            A::Cast {
+                expr, data_type, ..
+            } => {
+                outer_cast.get_or_insert(data_type);
+                inner = expr;
+            }
+            _ => break,
+        }
+    }
+    let name = match inner {
         A::Identifier(id) => ident_name(id),
         A::CompoundIdentifier(parts) => parts.last().map(ident_name).unwrap_or_default(),
         A::Function(f) => f
@@ -758,17 +872,14 @@ pub fn output_name(e: &ast::Expr) -> String {
             .and_then(|p| p.as_ident())
             .map(ident_name)
             .unwrap_or_default(),
-        A::Nested(inner) => output_name(inner),
-        A::Cast {
-            expr, data_type, ..
-        } => match output_name(expr).as_str() {
-            "?column?" => declared_type(data_type, false)
-                .map(|d| d.ty.short_name().to_string())
-                .unwrap_or_else(|_| "?column?".into()),
-            name => name.to_string(),
-        },
         A::Case { .. } => "case".into(),
         A::Substring { .. } => "substr".into(),
         _ => "?column?".into(),
+    };
+    match outer_cast {
+        Some(data_type) if name == "?column?" => declared_type(data_type, false)
+            .map(|d| d.ty.short_name().to_string())
+            .unwrap_or(name),
+        _ => name,
     }
 }

@@ -252,10 +252,10 @@ pub(crate) fn insert(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> Sq
     let schema = schema_of(cx, &table, tname)?;
     let targets = target_columns(&table, &schema, &ins.columns)?;
     let n = match ins.source.as_deref() {
-        None => insert_values(cx, t, &table, &schema, targets, &[vec![]])?,
+        None => insert_values(cx, t, &table, &schema, targets, &[&[]])?,
         Some(q) => match q.body.as_ref() {
             SetExpr::Values(v) if q.order_by.is_none() && q.limit_clause.is_none() => {
-                let rows: Vec<Vec<ast::Expr>> = v.rows.iter().map(|r| r.content.clone()).collect();
+                let rows: Vec<&[ast::Expr]> = v.rows.iter().map(|r| &r.content[..]).collect();
                 insert_values(cx, t, &table, &schema, targets, &rows)?
             }
             _ => {
@@ -274,7 +274,7 @@ fn insert_values(
     table: &str,
     schema: &Schema,
     targets: Vec<usize>,
-    rows: &[Vec<ast::Expr>],
+    rows: &[&[ast::Expr]],
 ) -> SqlResult<u64> {
     let empty = Scope::default();
     let mut bound = Vec::with_capacity(rows.len());

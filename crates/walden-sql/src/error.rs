@@ -31,6 +31,7 @@ pub mod code {
     pub const DEADLOCK: &str = "40P01";
     pub const FEATURE_NOT_SUPPORTED: &str = "0A000";
     pub const PROGRAM_LIMIT: &str = "54000";
+    pub const STATEMENT_TOO_COMPLEX: &str = "54001";
     pub const CONFIGURATION_LIMIT: &str = "53400";
     pub const IO_ERROR: &str = "58030";
     pub const DATA_CORRUPTED: &str = "XX001";

@@ -39,7 +39,8 @@ pub enum Expr {
     Const(Value),
     /// A value of the input row.
     Column(usize, SqlType),
-    Neg(Box<Expr>),
+    /// Negation, with its type.
+    Neg(Box<Expr>, SqlType),
     Not(Box<Expr>),
     Arith(ArithOp, Box<Expr>, Box<Expr>, SqlType),
     Cmp(CmpOp, Box<Expr>, Box<Expr>),
@@ -69,7 +70,7 @@ impl Expr {
         match self {
             Expr::Const(v) => value::type_of(v),
             Expr::Column(_, t) => *t,
-            Expr::Neg(e) => e.ty(),
+            Expr::Neg(_, t) => *t,
             Expr::Arith(_, _, _, t)
             | Expr::Case { ty: t, .. }
             | Expr::Call(_, _, t)
@@ -85,41 +86,107 @@ impl Expr {
         }
     }
 
-    /// True if the expression reads no row and calls nothing random: it can be
-    /// evaluated once, when binding.
-    pub fn is_constant(&self) -> bool {
+    /// True for a constant as binding leaves it: a value, or a NULL (or a value of a
+    /// type its representation does not show) kept as a cast that gives it its type.
+    pub fn is_folded_constant(&self) -> bool {
+        match self {
+            Expr::Const(_) => true,
+            Expr::Cast(inner, _) => matches!(**inner, Expr::Const(_)),
+            _ => false,
+        }
+    }
+
+    /// True if the expression calls nothing random and its operands are folded
+    /// constants: it can be evaluated once, when binding. Binding folds bottom-up, so
+    /// looking one level down is enough (and keeps binding a long chain linear).
+    pub fn is_foldable(&self) -> bool {
+        let folded = Expr::is_folded_constant;
         match self {
             Expr::Const(_) => true,
             Expr::Column(..) => false,
-            Expr::Neg(e) | Expr::Not(e) | Expr::IsNull(e, _) | Expr::Cast(e, _) => e.is_constant(),
+            Expr::Neg(e, _) | Expr::Not(e) | Expr::IsNull(e, _) | Expr::Cast(e, _) => folded(e),
             Expr::Arith(_, a, b, _)
             | Expr::Cmp(_, a, b)
             | Expr::And(a, b)
             | Expr::Or(a, b)
-            | Expr::Concat(a, b) => a.is_constant() && b.is_constant(),
+            | Expr::Concat(a, b) => folded(a) && folded(b),
             Expr::Case {
                 operand,
                 whens,
                 otherwise,
                 ..
             } => {
-                operand.as_ref().is_none_or(|e| e.is_constant())
-                    && whens
-                        .iter()
-                        .all(|(w, t)| w.is_constant() && t.is_constant())
-                    && otherwise.as_ref().is_none_or(|e| e.is_constant())
+                operand.as_deref().is_none_or(folded)
+                    && whens.iter().all(|(w, t)| folded(w) && folded(t))
+                    && otherwise.as_deref().is_none_or(folded)
             }
-            Expr::Call(f, args, _) => !f.is_volatile() && args.iter().all(Expr::is_constant),
-            Expr::Coalesce(args, _) => args.iter().all(Expr::is_constant),
-            Expr::InList(e, list, _) => e.is_constant() && list.iter().all(Expr::is_constant),
+            Expr::Call(f, args, _) => !f.is_volatile() && args.iter().all(folded),
+            Expr::Coalesce(args, _) => args.iter().all(folded),
+            Expr::InList(e, list, _) => folded(e) && list.iter().all(folded),
         }
     }
 
+    /// The same node over operands mapped by `f`; None if `f` gives None for one.
+    pub fn try_map_operands(self, f: &mut impl FnMut(Expr) -> Option<Expr>) -> Option<Expr> {
+        Some(match self {
+            Expr::Const(_) | Expr::Column(..) => self,
+            Expr::Neg(e, ty) => Expr::Neg(Box::new(f(*e)?), ty),
+            Expr::Not(e) => Expr::Not(Box::new(f(*e)?)),
+            Expr::IsNull(e, negated) => Expr::IsNull(Box::new(f(*e)?), negated),
+            Expr::Cast(e, to) => Expr::Cast(Box::new(f(*e)?), to),
+            Expr::Arith(op, a, b, ty) => Expr::Arith(op, Box::new(f(*a)?), Box::new(f(*b)?), ty),
+            Expr::Cmp(op, a, b) => Expr::Cmp(op, Box::new(f(*a)?), Box::new(f(*b)?)),
+            Expr::And(a, b) => Expr::And(Box::new(f(*a)?), Box::new(f(*b)?)),
+            Expr::Or(a, b) => Expr::Or(Box::new(f(*a)?), Box::new(f(*b)?)),
+            Expr::Concat(a, b) => Expr::Concat(Box::new(f(*a)?), Box::new(f(*b)?)),
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+                ty,
+            } => Expr::Case {
+                operand: match operand {
+                    Some(e) => Some(Box::new(f(*e)?)),
+                    None => None,
+                },
+                whens: whens
+                    .into_iter()
+                    .map(|(w, t)| Some((f(w)?, f(t)?)))
+                    .collect::<Option<_>>()?,
+                otherwise: match otherwise {
+                    Some(e) => Some(Box::new(f(*e)?)),
+                    None => None,
+                },
+                ty,
+            },
+            Expr::Call(func, args, ty) => Expr::Call(
+                func,
+                args.into_iter().map(&mut *f).collect::<Option<_>>()?,
+                ty,
+            ),
+            Expr::Coalesce(args, ty) => {
+                Expr::Coalesce(args.into_iter().map(&mut *f).collect::<Option<_>>()?, ty)
+            }
+            Expr::InList(e, list, negated) => {
+                let e = Box::new(f(*e)?);
+                Expr::InList(
+                    e,
+                    list.into_iter().map(&mut *f).collect::<Option<_>>()?,
+                    negated,
+                )
+            }
+        })
+    }
+
     pub fn eval(&self, row: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
+        crate::depth::recurse(|| self.eval_node(row, cx))
+    }
+
+    fn eval_node(&self, row: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
         Ok(match self {
             Expr::Const(v) => v.clone(),
             Expr::Column(i, _) => row.get(*i).cloned().unwrap_or(Value::Null),
-            Expr::Neg(e) => value::negate(&e.eval(row, cx)?)?,
+            Expr::Neg(e, _) => value::negate(&e.eval(row, cx)?)?,
             Expr::Not(e) => match e.eval(row, cx)? {
                 Value::Bool(b) => Value::Bool(!b),
                 _ => Value::Null,

@@ -7,6 +7,7 @@
 
 pub mod bind;
 mod ddl;
+pub mod depth;
 mod dml;
 pub mod error;
 pub mod expr;

@@ -8,6 +8,7 @@ use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer};
 
+use crate::depth::{self, Deep};
 use crate::error::{SqlError, SqlResult};
 
 /// One parsed statement.
@@ -15,10 +16,21 @@ use crate::error::{SqlError, SqlResult};
 pub enum Parsed {
     Checkpoint,
     Statement {
-        stmt: Box<Statement>,
+        /// The syntax tree, which may be as deep as the statement nests.
+        stmt: Deep<Statement>,
         /// `USING kind` of a CREATE TABLE, with where it was written.
         table_kind: Option<(String, Location)>,
     },
+}
+
+impl Parsed {
+    /// The stack that binding and running the statement needs.
+    pub fn stack_bytes(&self) -> usize {
+        match self {
+            Parsed::Checkpoint => depth::stack_bytes(0),
+            Parsed::Statement { stmt, .. } => stmt.stack_bytes(),
+        }
+    }
 }
 
 /// One statement of a script: its text, where it starts, and its parse.
@@ -100,10 +112,18 @@ pub fn parse_script(script: &str) -> SqlResult<Vec<ScriptStatement>> {
         }
         .clamp(start_char, chars.len());
         let text: String = chars[start_char..end_char].iter().collect();
+        let nesting = depth::nesting_bound(toks.iter().map(|t| &t.token));
+        let parsed = if nesting > depth::MAX_NESTING {
+            Err(depth::too_complex())
+        } else {
+            // The parser recurses on its own grown stack, but the trees it drops on an
+            // error may be as deep as the statement nests.
+            depth::with_stack(depth::stack_bytes(nesting), || parse_one(toks, nesting))
+        };
         out.push(ScriptStatement {
             text,
             start_char,
-            parsed: parse_one(toks),
+            parsed,
         });
     };
     for t in tokens {
@@ -149,7 +169,7 @@ fn command_name(words: &[&Token]) -> String {
     names.join(" ")
 }
 
-fn parse_one(mut toks: Vec<TokenWithSpan>) -> SqlResult<Parsed> {
+fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> {
     let words: Vec<&Token> = toks
         .iter()
         .map(|t| &t.token)
@@ -222,7 +242,11 @@ fn parse_one(mut toks: Vec<TokenWithSpan>) -> SqlResult<Parsed> {
         .find(|t| !is_trivia(&t.token))
         .map(|t| t.span.end)
         .unwrap_or(first_loc);
-    let mut parser = Parser::new(&dialect).with_tokens_with_locations(toks);
+    // Nesting is bounded by the tokens already (and the parser grows its own stack), so
+    // sqlparser's default limit of 50 levels need not refuse anything below it.
+    let mut parser = Parser::new(&dialect)
+        .with_recursion_limit(depth::MAX_NESTING)
+        .with_tokens_with_locations(toks);
     let stmt = parser
         .parse_statement()
         .map_err(|e| parse_error(e).at(end_loc))?;
@@ -234,7 +258,7 @@ fn parse_one(mut toks: Vec<TokenWithSpan>) -> SqlResult<Parsed> {
         );
     }
     Ok(Parsed::Statement {
-        stmt: Box::new(stmt),
+        stmt: Deep::new(stmt, nesting),
         table_kind,
     })
 }
@@ -279,12 +303,7 @@ fn take_using(toks: &mut Vec<TokenWithSpan>) -> SqlResult<Option<(String, Locati
 fn parse_error(e: ParserError) -> SqlError {
     let msg = match &e {
         ParserError::ParserError(m) | ParserError::TokenizerError(m) => m.clone(),
-        ParserError::RecursionLimitExceeded => {
-            return SqlError::new(
-                crate::error::code::PROGRAM_LIMIT,
-                "statement is too deeply nested",
-            )
-        }
+        ParserError::RecursionLimitExceeded => return depth::too_complex(),
     };
     let (body, loc) = match msg.rsplit_once(" at Line: ") {
         Some((body, rest)) => {

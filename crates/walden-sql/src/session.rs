@@ -168,7 +168,8 @@ impl<'db> Session<'db> {
             let started = Instant::now();
             let before = self.db.stats();
             let result = match s.parsed {
-                Ok(p) => self.execute_parsed(p),
+                // Binding and running recurse as deep as the statement nests.
+                Ok(p) => crate::depth::with_stack(p.stack_bytes(), || self.execute_parsed(p)),
                 Err(e) => Err(self.fail(e)),
             };
             let result = match result {

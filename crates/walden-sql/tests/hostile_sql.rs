@@ -1,0 +1,193 @@
+//! Hostile SQL through the public Session API: what could go wrong is a deep or huge
+//! statement aborting the process (a stack overflow in parsing, binding, evaluating or
+//! dropping a tree) instead of an error, or an error message repeating a huge value.
+//! Tests run on the test harness's 2 MiB threads: nothing here may depend on a big stack.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+use walden::vfs::SimVfs;
+use walden::{Database, Options};
+use walden_sql::{value, Session, SqlError};
+
+fn db() -> Database {
+    Database::create(
+        "db",
+        Options {
+            vfs: Arc::new(SimVfs::new(1)),
+            background: false,
+            ..Options::default()
+        },
+    )
+    .unwrap()
+}
+
+/// Runs a script; returns the last statement's rows, as text, one line per row.
+fn q(s: &mut Session, sql: &str) -> String {
+    let r = s
+        .execute(sql)
+        .unwrap_or_else(|e| panic!("{}: {e}", short(sql)));
+    r.last()
+        .unwrap()
+        .rows
+        .iter()
+        .map(|row| row.iter().map(value::display).collect::<Vec<_>>().join("|"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn err(s: &mut Session, sql: &str) -> SqlError {
+    match s.execute(sql) {
+        Ok(_) => panic!("{} succeeded", short(sql)),
+        Err(e) => e,
+    }
+}
+
+fn short(sql: &str) -> String {
+    sql.chars().take(80).collect()
+}
+
+/// `first op first op …`, `n` terms.
+fn chain(term: &str, op: &str, n: usize) -> String {
+    vec![term; n].join(op)
+}
+
+fn nested(inner: &str, n: usize) -> String {
+    format!("{}{inner}{}", "(".repeat(n), ")".repeat(n))
+}
+
+fn assert_too_complex(s: &mut Session, sql: &str) {
+    let e = err(s, sql);
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        ("54001", "statement is too complex"),
+        "{}",
+        short(sql)
+    );
+}
+
+#[test]
+fn long_operator_chains_work() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    let sql = format!("select {}", chain("1", "+", 10_000));
+    assert_eq!(q(&mut s, &sql), "10000");
+    let sql = format!("select {}", chain("true", " and ", 20_000));
+    assert_eq!(q(&mut s, &sql), "t");
+    let sql = format!("select length({})", chain("'x'", "||", 20_000));
+    assert_eq!(q(&mut s, &sql), "20000");
+    let sql = format!("select 7{}", "::int".repeat(10_000));
+    assert_eq!(q(&mut s, &sql), "7");
+    let sql = format!("select {}", nested("1", 1_000));
+    assert_eq!(q(&mut s, &sql), "1");
+    let sql = format!("select {}1", "- ".repeat(1_001));
+    assert_eq!(q(&mut s, &sql), "-1");
+    let sql = format!("select {}true", "not ".repeat(1_001));
+    assert_eq!(q(&mut s, &sql), "f");
+}
+
+#[test]
+fn long_chains_over_columns_work_in_every_clause() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    s.execute("create table t (a int, b int)").unwrap();
+    let sum = chain("1", "+", 10_000);
+    s.execute(&format!("insert into t values ({sum}, 0), (2, 0)"))
+        .unwrap();
+    let ors = (0..4_000)
+        .map(|i| format!("a = {}", i * 5))
+        .collect::<Vec<_>>()
+        .join(" or ");
+    assert_eq!(
+        q(&mut s, &format!("select a from t where {ors} order by a")),
+        "10000"
+    );
+    let plus_a = format!("a{}", "+1".repeat(10_000));
+    assert_eq!(
+        q(&mut s, &format!("select {plus_a} from t order by a")),
+        "10002\n20000"
+    );
+    s.execute(&format!("update t set b = b{}", "+1".repeat(10_000)))
+        .unwrap();
+    assert_eq!(
+        q(&mut s, "select a, b from t order by a"),
+        "2|10000\n10000|10000"
+    );
+    assert_eq!(
+        q(
+            &mut s,
+            &format!(
+                "select b, count(*) from t group by b having count(*){} > 1",
+                "+0".repeat(5_000)
+            )
+        ),
+        "10000|2"
+    );
+    assert_eq!(
+        q(
+            &mut s,
+            &format!("select {plus_a} from t group by a order by 1")
+        ),
+        "10002\n20000"
+    );
+}
+
+#[test]
+fn absurd_depth_is_refused_in_every_clause() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    s.execute("create table t (a int, b int)").unwrap();
+    s.execute("insert into t values (1, 2)").unwrap();
+    let million = chain("1", "+", 1_000_000);
+    assert_too_complex(&mut s, &format!("select {million}"));
+    assert_too_complex(&mut s, &format!("select a from t where a = {million}"));
+    assert_too_complex(&mut s, &format!("insert into t values ({million}, 1)"));
+    assert_too_complex(&mut s, &format!("update t set b = {million}"));
+    assert_too_complex(&mut s, &format!("select {}", nested("1", 100_000)));
+    assert_too_complex(
+        &mut s,
+        &format!("select {}", chain("true", " or ", 100_000)),
+    );
+    // Depth adds up across nested parentheses (each level alone would pass), but not
+    // across siblings.
+    let mut deep = "1".to_string();
+    for _ in 0..4 {
+        deep = format!("{}+({deep})", chain("1", "+", 15_000));
+    }
+    assert_too_complex(&mut s, &format!("select {deep}"));
+    let wide = nested(&chain("1", "+", 15_000), 1);
+    assert_eq!(
+        q(&mut s, &format!("select {}", chain(&wide, "+", 4))),
+        "60000"
+    );
+    // Nothing was changed, and the session goes on.
+    assert_eq!(q(&mut s, "select a, b from t"), "1|2");
+}
+
+#[test]
+fn deep_statements_that_fail_still_clean_up() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    let sum = chain("1", "+", 10_000);
+    // A syntax error after a long chain: the parser drops what it built.
+    let e = err(&mut s, &format!("select {sum} +"));
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        ("42601", "syntax error at end of input")
+    );
+    // An unsupported construct around a long chain: never bound, only dropped.
+    let e = err(&mut s, &format!("select 'x' like ({sum})::text"));
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        ("0A000", "LIKE is not supported")
+    );
+    // A type error at the top of a long chain.
+    let e = err(&mut s, &format!("select {sum} + true"));
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        ("42883", "operator does not exist: integer + boolean")
+    );
+    // A script stopped by an error drops the deep statements after it.
+    let e = err(&mut s, &format!("select 1/0; select {sum}; select {sum}"));
+    assert_eq!(e.code, "22012");
+    assert_eq!(q(&mut s, "select 1"), "1");
+}
