@@ -62,6 +62,13 @@ fn last_segment(vfs: &SimVfs) -> u64 {
         .unwrap_or(0)
 }
 
+/// Writes `bytes` over the start of the file at `path`, durably.
+fn overwrite(vfs: &SimVfs, path: &Path, bytes: &[u8]) {
+    let f = vfs.open(path, walden::vfs::OpenMode::Existing).unwrap();
+    f.write_all_at(bytes, 0).unwrap();
+    f.sync_data().unwrap();
+}
+
 fn segment(no: u64) -> PathBuf {
     Path::new(DIR).join("wal").join(format!("{no:016x}"))
 }
@@ -281,10 +288,7 @@ fn an_older_copy_of_xact_is_refused() {
     tx.insert(TABLE, &row(1)).unwrap();
     tx.commit().unwrap();
     db.close().unwrap();
-    let f = vfs.open(&xact, walden::vfs::OpenMode::Existing).unwrap();
-    f.write_all_at(&old, 0).unwrap();
-    f.sync_data().unwrap();
-    drop(f);
+    overwrite(&vfs, &xact, &old);
     match Database::open(DIR, opts(&vfs)) {
         Err(Error::CorruptFile { path, reason }) => {
             assert_eq!(path, xact);
@@ -316,13 +320,7 @@ fn a_missing_second_segment_is_an_error_not_an_empty_log() {
 fn a_segment_copied_over_the_next_is_an_error() {
     let vfs = SimVfs::new(7);
     crashed_over_three_segments(&vfs);
-    let one = vfs.file_contents(&segment(1)).unwrap();
-    let f = vfs
-        .open(&segment(2), walden::vfs::OpenMode::Existing)
-        .unwrap();
-    f.write_all_at(&one, 0).unwrap();
-    f.sync_data().unwrap();
-    drop(f);
+    overwrite(&vfs, &segment(2), &vfs.file_contents(&segment(1)).unwrap());
     match Database::open(DIR, opts(&vfs)) {
         Err(Error::CorruptWal { path, reason, .. }) => {
             assert_eq!(path, segment(2));
