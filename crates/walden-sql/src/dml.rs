@@ -12,6 +12,7 @@ use walden::{Column, RowAction, Schema, Transaction, Value};
 use crate::bind::{coerce_literal, ident_name, object_name, Binder, Scope};
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::{EvalCtx, Expr};
+use crate::guard::Guard;
 use crate::select::{bind_condition, key_bytes, SelectPlan, SeriesIter, Source};
 use crate::session::{Ctx, DbCatalog, Output};
 use crate::types::{DeclaredType, SqlType};
@@ -19,7 +20,8 @@ use crate::value;
 
 pub(crate) fn select(cx: &mut Ctx, t: &mut Transaction, q: &ast::Query) -> SqlResult<Output> {
     let plan = SelectPlan::plan(q, &mut DbCatalog(cx.db))?;
-    let rows = plan.run(Some(t), &mut cx.eval_ctx())?;
+    let guard = cx.guard;
+    let rows = plan.run(Some(t), &mut cx.eval_ctx(), guard)?;
     let mut out = Output::tag(format!("SELECT {}", rows.len()));
     out.columns = plan.columns.clone();
     out.rows = rows;
@@ -113,22 +115,38 @@ fn check_not_null(table: &str, schema: &Schema, row: &[Value]) -> SqlResult<()> 
 
 /// Primary keys are checked by a scan after the statement (there are no indexes yet):
 /// correct within a transaction, but two concurrent transactions may insert the same key.
-fn check_primary_key(t: &mut Transaction, table: &str, schema: &Schema) -> SqlResult<()> {
+/// The keys seen are counted against the statement's memory budget.
+fn check_primary_key(
+    t: &mut Transaction,
+    guard: &Guard,
+    table: &str,
+    schema: &Schema,
+) -> SqlResult<()> {
     let Some(pk) = schema.columns.iter().position(|c| c.primary_key) else {
         return Ok(());
     };
     let mut seen = HashSet::new();
     let mut dup = None;
+    let mut failed = None;
     let mut buf = Vec::new();
     t.scan_with(table, |_, row| {
         let key = &row[pk];
         key_bytes(std::slice::from_ref(key), &mut buf);
+        // The key's bytes, its vector, and the set's slot for it.
+        let bytes = (buf.len() + 2 * std::mem::size_of::<Vec<u8>>()) as u64;
+        if let Err(e) = guard.check().and_then(|()| guard.charge(bytes)) {
+            failed = Some(e);
+            return false;
+        }
         if !seen.insert(buf.clone()) {
             dup = Some(key.clone());
             return false;
         }
         true
     })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
     match dup {
         None => Ok(()),
         Some(k) => Err(SqlError::new(
@@ -161,12 +179,21 @@ fn prepare_serials(
             continue;
         }
         let mut max = 0i64;
+        let mut failed = None;
+        let guard = cx.guard;
         t.scan_with(table, |_, row| {
+            if let Err(e) = guard.check() {
+                failed = Some(e);
+                return false;
+            }
             if let Some(x) = value::as_i64(&row[i]) {
                 max = max.max(x);
             }
             true
         })?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
         cx.serials.insert(key.clone(), max + 1);
     }
     Ok(cols)
@@ -264,7 +291,7 @@ pub(crate) fn insert(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> Sq
             }
         },
     };
-    check_primary_key(t, &table, &schema)?;
+    check_primary_key(t, cx.guard, &table, &schema)?;
     Ok(Output::tag(format!("INSERT 0 {n}")))
 }
 
@@ -319,6 +346,7 @@ fn insert_values(
             return false;
         };
         let r = (|| {
+            cx.guard.check()?;
             let mut vals = Vec::with_capacity(exprs.len());
             for e in exprs {
                 vals.push(e.eval(&[], &mut cx.eval_ctx())?);
@@ -376,6 +404,10 @@ pub(crate) fn insert_plan(
             if plan.limit().is_some_and(|l| produced >= l) {
                 return false;
             }
+            if let Err(e) = cx.guard.check() {
+                failed = Some(e);
+                return false;
+            }
             let input: Vec<Value> = match &plan.source {
                 Source::Nothing if !nothing_done => {
                     nothing_done = true;
@@ -410,11 +442,12 @@ pub(crate) fn insert_plan(
             }
         })?
     } else {
-        let rows = plan.run(Some(t), &mut cx.eval_ctx())?;
+        let guard = cx.guard;
+        let rows = plan.run(Some(t), &mut cx.eval_ctx(), guard)?;
         let mut it = rows.into_iter();
         t.insert_with(table, |row| {
             let Some(vals) = it.next() else { return false };
-            match builder.build(cx, vals, row) {
+            match guard.check().and_then(|()| builder.build(cx, vals, row)) {
                 Ok(()) => true,
                 Err(e) => {
                     failed = Some(e);
@@ -500,6 +533,7 @@ pub(crate) fn update(cx: &mut Ctx, t: &mut Transaction, u: &ast::Update) -> SqlR
     let mut failed = None;
     let n = t.modify_with(&table, |_, row| {
         let r = (|| -> SqlResult<Option<Vec<Value>>> {
+            cx.guard.check()?;
             let mut ecx = cx.eval_ctx();
             if let Some(f) = &filter {
                 if !f.test(row, &mut ecx)? {
@@ -526,7 +560,7 @@ pub(crate) fn update(cx: &mut Ctx, t: &mut Transaction, u: &ast::Update) -> SqlR
         return Err(e);
     }
     if sets.iter().any(|(i, _)| schema.columns[*i].primary_key) {
-        check_primary_key(t, &table, &schema)?;
+        check_primary_key(t, cx.guard, &table, &schema)?;
     }
     Ok(Output::tag(format!("UPDATE {n}")))
 }
@@ -556,6 +590,10 @@ pub(crate) fn delete(cx: &mut Ctx, t: &mut Transaction, d: &ast::Delete) -> SqlR
     };
     let mut failed = None;
     let n = t.modify_with(&table, |_, row| {
+        if let Err(e) = cx.guard.check() {
+            failed = Some(e);
+            return RowAction::Stop;
+        }
         let Some(f) = &filter else {
             return RowAction::Delete;
         };
@@ -584,7 +622,17 @@ pub(crate) fn truncate(cx: &mut Ctx, t: &mut Transaction, tr: &ast::Truncate) ->
         names.push(name);
     }
     for name in names {
-        t.modify_with(&name, |_, _| RowAction::Delete)?;
+        let mut failed = None;
+        t.modify_with(&name, |_, _| match cx.guard.check() {
+            Ok(()) => RowAction::Delete,
+            Err(e) => {
+                failed = Some(e);
+                RowAction::Stop
+            }
+        })?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
     }
     Ok(Output::tag("TRUNCATE TABLE"))
 }

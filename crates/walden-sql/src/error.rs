@@ -33,6 +33,8 @@ pub mod code {
     pub const PROGRAM_LIMIT: &str = "54000";
     pub const STATEMENT_TOO_COMPLEX: &str = "54001";
     pub const CONFIGURATION_LIMIT: &str = "53400";
+    pub const OUT_OF_MEMORY: &str = "53200";
+    pub const QUERY_CANCELED: &str = "57014";
     pub const IO_ERROR: &str = "58030";
     pub const DATA_CORRUPTED: &str = "XX001";
     pub const INTERNAL: &str = "XX000";

@@ -12,6 +12,7 @@ mod dml;
 pub mod error;
 pub mod expr;
 pub mod functions;
+pub mod guard;
 pub mod script;
 pub mod select;
 pub mod session;
@@ -19,5 +20,6 @@ pub mod types;
 pub mod value;
 
 pub use error::{code, SqlError, SqlResult};
+pub use guard::CancelHandle;
 pub use session::{Outcome, Session, StatementResult};
 pub use types::SqlType;

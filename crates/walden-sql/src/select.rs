@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
-use std::collections::HashMap;
+use std::collections::{BinaryHeap, HashMap};
 
 use sqlparser::ast::{
     self, FunctionArg, FunctionArgExpr, GroupByExpr, LimitClause, OrderByKind, OrderBySort,
@@ -14,6 +14,7 @@ use walden::{Transaction, Value};
 use crate::bind::{object_name, output_name, AggCall, AggFunc, Binder, Grouping, Scope};
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::{EvalCtx, Expr};
+use crate::guard::{row_bytes, Guard};
 use crate::types::SqlType;
 use crate::value::{self, as_f64, as_i64, sort_cmp};
 
@@ -282,16 +283,17 @@ impl SelectPlan {
         self.limit
     }
 
-    /// Runs the query and returns its rows.
-    pub fn run(
+    /// Runs the query and returns its rows; `guard` is checked per row.
+    pub(crate) fn run(
         &self,
         txn: Option<&mut Transaction<'_>>,
         cx: &mut EvalCtx,
+        guard: &Guard,
     ) -> SqlResult<Vec<Vec<Value>>> {
         if self.limit == Some(0) {
             return Ok(Vec::new());
         }
-        let mut run = Run::new(self);
+        let mut run = Run::new(self, guard);
         match &self.source {
             Source::Nothing => {
                 run.feed(&[], cx)?;
@@ -463,6 +465,96 @@ fn plan_from(
     Ok((Source::Table(table), scope))
 }
 
+/// A kept row's sort keys against another's: the ORDER BY list, each key ascending or
+/// descending with its NULLs first or last.
+fn compare_keys(order: &[(SortKey, bool, bool)], a: &[Value], b: &[Value]) -> Ordering {
+    for (i, (_, desc, nulls_first)) in order.iter().enumerate() {
+        let (x, y) = (&a[i], &b[i]);
+        let o = match (matches!(x, Value::Null), matches!(y, Value::Null)) {
+            (true, true) => Ordering::Equal,
+            (true, false) if *nulls_first => Ordering::Less,
+            (true, false) => Ordering::Greater,
+            (false, true) if *nulls_first => Ordering::Greater,
+            (false, true) => Ordering::Less,
+            (false, false) if *desc => sort_cmp(x, y).reverse(),
+            (false, false) => sort_cmp(x, y),
+        };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    Ordering::Equal
+}
+
+/// A row kept by a top-N sort. Entries order by their sort keys and then by arrival, so
+/// that the heap keeps of equal rows the ones that came first, as the stable full sort
+/// puts them first.
+struct TopEntry<'p> {
+    keys: Vec<Value>,
+    arrival: u64,
+    row: Vec<Value>,
+    /// The bytes charged to the guard for this entry.
+    bytes: u64,
+    order: &'p [(SortKey, bool, bool)],
+}
+
+impl Ord for TopEntry<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        compare_keys(self.order, &self.keys, &other.keys).then(self.arrival.cmp(&other.arrival))
+    }
+}
+
+impl PartialOrd for TopEntry<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for TopEntry<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for TopEntry<'_> {}
+
+/// ORDER BY with LIMIT: the first `keep` rows of the sorted output (OFFSET plus LIMIT),
+/// in a max-heap whose top is the last of them, so memory holds `keep` rows however
+/// many come in.
+struct TopN<'p> {
+    order: &'p [(SortKey, bool, bool)],
+    keep: usize,
+    heap: BinaryHeap<TopEntry<'p>>,
+    arrivals: u64,
+}
+
+impl<'p> TopN<'p> {
+    fn offer(&mut self, row: Vec<Value>, keys: Vec<Value>, guard: &Guard) -> SqlResult<()> {
+        let entry = TopEntry {
+            bytes: row_bytes(&row) + row_bytes(&keys) + std::mem::size_of::<TopEntry>() as u64,
+            keys,
+            arrival: self.arrivals,
+            row,
+            order: self.order,
+        };
+        self.arrivals += 1;
+        if self.heap.len() < self.keep {
+            guard.charge(entry.bytes)?;
+            self.heap.push(entry);
+            return Ok(());
+        }
+        // Later arrivals are larger, so a row equal to the last kept one stays out.
+        if let Some(mut last) = self.heap.peek_mut() {
+            if entry < *last {
+                guard.release(last.bytes);
+                guard.charge(entry.bytes)?;
+                *last = entry;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The values of a generate_series source.
 pub struct SeriesIter {
     next: i64,
@@ -628,23 +720,46 @@ pub(crate) fn key_bytes(vals: &[Value], out: &mut Vec<u8>) {
 struct Group {
     keys: Vec<Value>,
     accs: Vec<Acc>,
+    /// The bytes charged to the guard for this group.
+    bytes: u64,
 }
 
-struct Run<'p> {
+/// Where a run keeps its output rows.
+enum Kept<'p> {
+    /// In arrival order, with their sort keys when there is an ORDER BY.
+    All(Vec<(Vec<Value>, Vec<Value>)>),
+    /// ORDER BY with LIMIT.
+    Top(TopN<'p>),
+}
+
+struct Run<'p, 'g> {
     plan: &'p SelectPlan,
-    /// Output rows with their sort keys.
-    rows: Vec<(Vec<Value>, Vec<Value>)>,
+    guard: &'g Guard,
+    kept: Kept<'p>,
+    /// Rows emitted so far (when there is no ORDER BY, to know when LIMIT is reached).
+    emitted: u64,
     skipped: u64,
     groups: Vec<Group>,
     index: HashMap<Vec<u8>, usize>,
     key_buf: Vec<u8>,
 }
 
-impl<'p> Run<'p> {
-    fn new(plan: &'p SelectPlan) -> Run<'p> {
+impl<'p, 'g> Run<'p, 'g> {
+    fn new(plan: &'p SelectPlan, guard: &'g Guard) -> Run<'p, 'g> {
+        let kept = match plan.limit {
+            Some(limit) if !plan.order.is_empty() => Kept::Top(TopN {
+                order: &plan.order,
+                keep: usize::try_from(limit.saturating_add(plan.offset)).unwrap_or(usize::MAX),
+                heap: BinaryHeap::new(),
+                arrivals: 0,
+            }),
+            _ => Kept::All(Vec::new()),
+        };
         Run {
             plan,
-            rows: Vec::new(),
+            guard,
+            kept,
+            emitted: 0,
             skipped: 0,
             groups: Vec::new(),
             index: HashMap::new(),
@@ -654,6 +769,7 @@ impl<'p> Run<'p> {
 
     /// Takes one input row; false when no more rows are needed.
     fn feed(&mut self, input: &[Value], cx: &mut EvalCtx) -> SqlResult<bool> {
+        self.guard.check()?;
         if let Some(f) = &self.plan.filter {
             if !f.test(input, cx)? {
                 return Ok(true);
@@ -668,9 +784,19 @@ impl<'p> Run<'p> {
             let i = match self.index.get(&self.key_buf) {
                 Some(&i) => i,
                 None => {
+                    // The group, its accumulators, and its key bytes in the index (with
+                    // the index's own slot).
+                    let bytes = row_bytes(&keys)
+                        + (std::mem::size_of::<Group>()
+                            + g.aggs.len() * std::mem::size_of::<Acc>()
+                            + self.key_buf.len()
+                            + std::mem::size_of::<(Vec<u8>, usize)>()
+                            + 1) as u64;
+                    self.guard.charge(bytes)?;
                     self.groups.push(Group {
                         keys,
                         accs: g.aggs.iter().map(Acc::new).collect(),
+                        bytes,
                     });
                     self.index
                         .insert(self.key_buf.clone(), self.groups.len() - 1);
@@ -704,8 +830,17 @@ impl<'p> Run<'p> {
                 SortKey::Expr(e) => e.eval(row, cx)?,
             });
         }
-        self.rows.push((out, keys));
-        let full = plan.order.is_empty() && plan.limit.is_some_and(|l| self.rows.len() as u64 >= l);
+        match &mut self.kept {
+            Kept::Top(top) => top.offer(out, keys, self.guard)?,
+            Kept::All(rows) => {
+                let slot = std::mem::size_of::<(Vec<Value>, Vec<Value>)>() as u64;
+                self.guard
+                    .charge(row_bytes(&out) + row_bytes(&keys) + slot)?;
+                rows.push((out, keys));
+            }
+        }
+        self.emitted += 1;
+        let full = plan.order.is_empty() && plan.limit.is_some_and(|l| self.emitted >= l);
         Ok(!full)
     }
 
@@ -717,9 +852,14 @@ impl<'p> Run<'p> {
                 self.groups.push(Group {
                     keys: Vec::new(),
                     accs: g.aggs.iter().map(Acc::new).collect(),
+                    bytes: 0,
                 });
             }
+            self.index = HashMap::new();
             for group in std::mem::take(&mut self.groups) {
+                self.guard.check()?;
+                // The group becomes an output row, charged in its turn.
+                self.guard.release(group.bytes);
                 let mut row = group.keys;
                 for acc in &group.accs {
                     row.push(acc.result()?);
@@ -734,52 +874,37 @@ impl<'p> Run<'p> {
                 }
             }
         }
-        if !plan.order.is_empty() {
-            self.rows.sort_by(|a, b| {
-                for (i, (_, desc, nulls_first)) in plan.order.iter().enumerate() {
-                    let (x, y) = (&a.1[i], &b.1[i]);
-                    let o = match (matches!(x, Value::Null), matches!(y, Value::Null)) {
-                        (true, true) => Ordering::Equal,
-                        (true, false) => {
-                            if *nulls_first {
-                                Ordering::Less
-                            } else {
-                                Ordering::Greater
-                            }
-                        }
-                        (false, true) => {
-                            if *nulls_first {
-                                Ordering::Greater
-                            } else {
-                                Ordering::Less
-                            }
-                        }
-                        _ => {
-                            let o = sort_cmp(x, y);
-                            if *desc {
-                                o.reverse()
-                            } else {
-                                o
-                            }
-                        }
-                    };
-                    if o != Ordering::Equal {
-                        return o;
+        let skip = usize::try_from(plan.offset).unwrap_or(usize::MAX);
+        let limit = plan
+            .limit
+            .map_or(usize::MAX, |l| usize::try_from(l).unwrap_or(usize::MAX));
+        let rows: Vec<Vec<Value>> = match self.kept {
+            Kept::Top(top) => {
+                // Ascending: the heap's order is the output order.
+                let sorted = top.heap.into_sorted_vec();
+                sorted.into_iter().skip(skip).map(|e| e.row).collect()
+            }
+            Kept::All(mut rows) if !plan.order.is_empty() => {
+                let guard = self.guard;
+                // A cancel request makes the rest of the comparisons cheap; it is
+                // reported once the sort is over.
+                rows.sort_by(|a, b| {
+                    if guard.cancelled() {
+                        return Ordering::Equal;
                     }
-                }
-                Ordering::Equal
-            });
-            let skip = plan.offset.min(self.rows.len() as u64) as usize;
-            self.rows.drain(..skip);
-            if let Some(l) = plan.limit {
-                self.rows.truncate(l.min(usize::MAX as u64) as usize);
+                    compare_keys(&plan.order, &a.1, &b.1)
+                });
+                guard.check()?;
+                rows.into_iter()
+                    .skip(skip)
+                    .take(limit)
+                    .map(|(r, _)| r)
+                    .collect()
             }
-        } else if plan.grouping.is_some() {
-            // Offset was applied in emit; limit may be exceeded by grouped emission.
-            if let Some(l) = plan.limit {
-                self.rows.truncate(l as usize);
-            }
-        }
-        Ok(self.rows.into_iter().map(|(r, _)| r).collect())
+            // Without ORDER BY, OFFSET was applied as rows came; grouped emission may
+            // have passed LIMIT.
+            Kept::All(rows) => rows.into_iter().take(limit).map(|(r, _)| r).collect(),
+        };
+        Ok(rows)
     }
 }

@@ -12,6 +12,7 @@ use walden::{Database, StatsSnapshot, TableKind, Transaction, Value};
 use crate::bind::{ident_name, object_name, Scope};
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::EvalCtx;
+use crate::guard::{size_text, CancelHandle, Guard};
 use crate::script::{parse_script, LineIndex, Parsed};
 use crate::select::Catalog;
 use crate::types::SqlType;
@@ -72,6 +73,8 @@ pub(crate) struct Ctx<'s, 'db> {
     /// Next values of serial columns, per (table, column); loaded from the column's
     /// maximum on first use.
     pub serials: &'s mut HashMap<(String, String), i64>,
+    /// The running statement's cancel and memory checks.
+    pub guard: &'s Guard,
 }
 
 impl Ctx<'_, '_> {
@@ -99,6 +102,20 @@ impl Output {
     }
 }
 
+/// The default of the `work_mem` setting: the most memory one statement may fill with
+/// the rows it keeps (sorted, grouped and returned rows), 1 GiB.
+///
+/// Unlike PostgreSQL's work_mem (4MB per sort or hash, beyond which it spills to disk),
+/// this is a hard cap on the whole statement: Walden does not spill, so a statement that
+/// needs more fails with 53200 instead of taking the process down. The charge is an
+/// estimate that may be up to about half the real use, so a statement stays under about
+/// 2 GiB of real memory: normal queries (a million-row sort or result is a few hundred
+/// MB) pass, and a 24 GiB machine stays safe with a dozen such statements at once.
+pub const DEFAULT_WORK_MEM_BYTES: u64 = 1 << 30;
+
+/// The least `work_mem` accepts, PostgreSQL's minimum.
+const MIN_WORK_MEM_BYTES: u64 = 64 << 10;
+
 pub struct Session<'db> {
     db: &'db Database,
     txn: TxnState<'db>,
@@ -107,6 +124,12 @@ pub struct Session<'db> {
     synchronous_commit: bool,
     /// The kind of a table created without `USING` (the `default_table_kind` setting).
     default_table_kind: TableKind,
+    /// Requests to stop the running statement (see [`Session::cancel_handle`]).
+    cancel: CancelHandle,
+    /// The `work_mem` setting: the memory budget of one statement.
+    work_mem_bytes: u64,
+    /// The checks of the statement running (or last run).
+    guard: Guard,
 }
 
 impl<'db> Session<'db> {
@@ -121,7 +144,11 @@ impl<'db> Session<'db> {
 
     /// A session whose random() and gen_random_uuid() replay from `seed`.
     pub fn with_seed(db: &'db Database, seed: u64) -> Session<'db> {
+        let cancel = CancelHandle::default();
         Session {
+            guard: Guard::start(&cancel, DEFAULT_WORK_MEM_BYTES),
+            cancel,
+            work_mem_bytes: DEFAULT_WORK_MEM_BYTES,
             db,
             txn: TxnState::Auto,
             rng: SimRng::new(seed),
@@ -133,6 +160,16 @@ impl<'db> Session<'db> {
 
     pub fn database(&self) -> &'db Database {
         self.db
+    }
+
+    /// A handle that stops this session's running statement from another thread (or a
+    /// signal handler): the statement fails with 57014, as a canceled statement does in
+    /// PostgreSQL. Outside a transaction block its work is rolled back; inside one the
+    /// block is aborted (25P02 until ROLLBACK). The running statement checks it per row
+    /// it reads, writes, groups or sorts; an engine call that waits (for a row lock, a
+    /// commit's fsync, a checkpoint or VACUUM) finishes before the check.
+    pub fn cancel_handle(&self) -> CancelHandle {
+        self.cancel.clone()
     }
 
     /// True inside BEGIN ... COMMIT (including a block aborted by an error).
@@ -165,6 +202,7 @@ impl<'db> Session<'db> {
         };
         let index = LineIndex::new(script);
         for s in statements {
+            self.guard = Guard::start(&self.cancel, self.work_mem_bytes);
             let started = Instant::now();
             let before = self.db.stats();
             let result = match s.parsed {
@@ -311,6 +349,7 @@ impl<'db> Session<'db> {
             db: self.db,
             rng: &mut self.rng,
             serials: &mut self.serials,
+            guard: &self.guard,
         }
     }
 
@@ -434,6 +473,12 @@ impl<'db> Session<'db> {
                 "Kind of a table created without USING: heap or undo (session; settable)",
             ),
             (
+                "work_mem",
+                size_text(self.work_mem_bytes),
+                "Most memory one statement may keep for sorted, grouped and returned rows; \
+                 past it the statement fails (session; settable, e.g. '2GB')",
+            ),
+            (
                 "undo_limit",
                 self.db.undo_limit().to_string(),
                 "Most bytes of undo the undo log may hold at once (database; settable, e.g. '1GB')",
@@ -504,6 +549,14 @@ impl<'db> Session<'db> {
                     )
                 })?;
                 self.db.set_undo_limit(bytes);
+                Ok(Output::tag("SET"))
+            }
+            "work_mem" => {
+                self.work_mem_bytes = parse_work_mem(&raw).ok_or_else(|| {
+                    invalid_value(&name, &raw).with_hint(
+                        "Valid units for this parameter are \"B\", \"kB\", \"MB\", \"GB\", and \"TB\" (a bare number is kB); the least is 64kB.",
+                    )
+                })?;
                 Ok(Output::tag("SET"))
             }
             "wal_compression" => {
@@ -600,6 +653,18 @@ pub fn parse_size(text: &str) -> Option<u64> {
         x.round() as u64
     };
     (bytes <= i64::MAX as u64).then_some(bytes)
+}
+
+/// `work_mem` as PostgreSQL takes it: a size, where a bare number counts kB; at least
+/// 64kB.
+fn parse_work_mem(text: &str) -> Option<u64> {
+    let bare = text.trim().chars().all(|c| c.is_ascii_digit() || c == '.');
+    let bytes = if bare {
+        parse_size(&format!("{}kB", text.trim()))?
+    } else {
+        parse_size(text)?
+    };
+    (bytes >= MIN_WORK_MEM_BYTES).then_some(bytes)
 }
 
 fn unknown_setting(name: &str) -> SqlError {

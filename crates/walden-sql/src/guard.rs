@@ -1,0 +1,192 @@
+//! What stops a running statement early: a cancel request made from outside (Ctrl-C in
+//! the shell, a CancelRequest on the wire) and the statement's memory budget, the
+//! `work_mem` setting.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use walden::Value;
+
+use crate::error::{code, SqlError, SqlResult};
+
+/// Asks a session's running statement to stop; it then fails with SQLSTATE 57014, as
+/// PostgreSQL's canceled statements do (inside a transaction block the block is aborted).
+/// Clones share one flag and may be used from any thread.
+///
+/// A request made while no statement runs is dropped when the next statement starts, as
+/// PostgreSQL ignores a cancel request that reaches an idle session.
+#[derive(Clone, Debug, Default)]
+pub struct CancelHandle {
+    requested: Arc<AtomicBool>,
+}
+
+impl CancelHandle {
+    /// Requests that the running statement stop.
+    pub fn cancel(&self) {
+        self.requested.store(true, Ordering::Relaxed);
+    }
+
+    /// The flag itself, for a signal handler: storing `true` in it is all `cancel`
+    /// does, and an atomic store is async-signal-safe (e.g.
+    /// `signal_hook::flag::register(SIGINT, handle.flag())`).
+    pub fn flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.requested)
+    }
+
+    /// True if a request is pending (made and not yet honoured or dropped).
+    pub fn is_requested(&self) -> bool {
+        self.requested.load(Ordering::Relaxed)
+    }
+}
+
+/// One statement's checks, made as it runs: for a cancel request (per row read, written
+/// or sorted) and against the memory budget (per row or group kept).
+///
+/// Memory is counted approximately: each kept row is charged an estimate of what it
+/// holds (the `Value`s, their text, the vector around them, see [`row_bytes`]), not what
+/// the allocator really hands out; a vector's spare capacity while it grows is not
+/// counted, so the real peak may be up to about twice the charge.
+#[derive(Debug)]
+pub(crate) struct Guard {
+    cancel: CancelHandle,
+    work_mem_bytes: u64,
+    /// Bytes charged so far (a `Cell`: the checks are made from closures that share the
+    /// guard).
+    used_bytes: Cell<u64>,
+}
+
+impl Guard {
+    /// A guard for a statement that starts now: a cancel request pending from before is
+    /// dropped.
+    pub fn start(cancel: &CancelHandle, work_mem_bytes: u64) -> Guard {
+        cancel.requested.store(false, Ordering::Relaxed);
+        Guard {
+            cancel: cancel.clone(),
+            work_mem_bytes,
+            used_bytes: Cell::new(0),
+        }
+    }
+
+    /// Fails with 57014 if the statement was asked to stop.
+    pub fn check(&self) -> SqlResult<()> {
+        if self.cancelled() {
+            // Honoured: the request is used up.
+            self.cancel.requested.store(false, Ordering::Relaxed);
+            return Err(canceled());
+        }
+        Ok(())
+    }
+
+    /// True if the statement was asked to stop (for loops that cannot return an error,
+    /// such as a sort's comparisons, which then finish quickly and `check` after).
+    pub fn cancelled(&self) -> bool {
+        self.cancel.is_requested()
+    }
+
+    /// Counts `bytes` more kept by the statement; fails with 53200 past `work_mem`.
+    pub fn charge(&self, bytes: u64) -> SqlResult<()> {
+        let used = self.used_bytes.get().saturating_add(bytes);
+        self.used_bytes.set(used);
+        if used > self.work_mem_bytes {
+            return Err(out_of_memory(self.work_mem_bytes));
+        }
+        Ok(())
+    }
+
+    /// Gives back bytes charged for something the statement no longer keeps.
+    pub fn release(&self, bytes: u64) {
+        self.used_bytes
+            .set(self.used_bytes.get().saturating_sub(bytes));
+    }
+}
+
+/// The estimated bytes a kept row holds: its vector, its values, and their text.
+pub(crate) fn row_bytes(row: &[Value]) -> u64 {
+    let text: usize = row
+        .iter()
+        .map(|v| match v {
+            Value::Text(s) => s.len(),
+            _ => 0,
+        })
+        .sum();
+    (std::mem::size_of::<Vec<Value>>() + std::mem::size_of_val(row) + text) as u64
+}
+
+pub(crate) fn canceled() -> SqlError {
+    SqlError::new(
+        code::QUERY_CANCELED,
+        "canceling statement due to user request",
+    )
+}
+
+fn out_of_memory(work_mem_bytes: u64) -> SqlError {
+    SqlError::new(
+        code::OUT_OF_MEMORY,
+        format!(
+            "out of memory: query needs more than work_mem ({})",
+            size_text(work_mem_bytes)
+        ),
+    )
+    .with_hint(
+        "Walden keeps sorted, grouped and returned rows in memory; add a LIMIT or a more \
+         selective WHERE, or raise work_mem (SET work_mem = '2GB').",
+    )
+}
+
+/// A size as PostgreSQL shows its memory settings: in the largest of kB, MB, GB and TB
+/// that holds it exactly (`1GB`, `1536MB`), else in bytes (`1000B`).
+pub fn size_text(bytes: u64) -> String {
+    for (unit, shift) in [("TB", 40), ("GB", 30), ("MB", 20), ("kB", 10)] {
+        if bytes != 0 && bytes.trailing_zeros() >= shift {
+            return format!("{}{unit}", bytes >> shift);
+        }
+    }
+    format!("{bytes}B")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_print_in_their_largest_exact_unit() {
+        assert_eq!(size_text(1 << 30), "1GB");
+        assert_eq!(size_text(3 << 29), "1536MB");
+        assert_eq!(size_text(64 << 10), "64kB");
+        assert_eq!(size_text(1000), "1000B");
+        assert_eq!(size_text(0), "0B");
+    }
+
+    #[test]
+    fn a_charge_past_the_budget_fails_and_a_release_makes_room() {
+        let cancel = CancelHandle::default();
+        let guard = Guard::start(&cancel, 100);
+        guard.charge(60).expect("within the budget");
+        let e = guard.charge(41).expect_err("past the budget");
+        assert_eq!(e.code, "53200");
+        assert_eq!(
+            e.message,
+            "out of memory: query needs more than work_mem (100B)"
+        );
+        guard.release(41);
+        guard.release(10);
+        guard.charge(50).expect("room again after the release");
+    }
+
+    #[test]
+    fn a_request_stops_the_statement_once_and_an_old_one_is_dropped() {
+        let cancel = CancelHandle::default();
+        cancel.cancel();
+        let guard = Guard::start(&cancel, 100);
+        assert!(guard.check().is_ok(), "a request from before the start");
+        cancel.flag().store(true, Ordering::Relaxed);
+        let e = guard.check().expect_err("requested");
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("57014", "canceling statement due to user request")
+        );
+        assert!(guard.check().is_ok(), "the request was used up");
+        assert!(!cancel.is_requested());
+    }
+}

@@ -1,0 +1,148 @@
+//! The per-statement memory budget (`work_mem`): what could go wrong is a statement that
+//! materializes more than the budget (sorted rows, groups, a returned result, the keys of
+//! a primary-key check) and takes the process down instead of failing with 53200, a
+//! failure that leaves its writes behind or the session unusable, or a setting that does
+//! not parse as PostgreSQL's.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+use walden::vfs::SimVfs;
+use walden::{Database, Options};
+use walden_sql::{value, Session};
+
+fn db() -> Database {
+    Database::create(
+        "db",
+        Options {
+            vfs: Arc::new(SimVfs::new(1)),
+            background: false,
+            ..Options::default()
+        },
+    )
+    .unwrap()
+}
+
+fn show(s: &mut Session, name: &str) -> String {
+    let r = s.execute_one(&format!("show {name}")).unwrap();
+    value::display(&r.rows[0][0])
+}
+
+fn count(s: &mut Session, table: &str) -> String {
+    let r = s
+        .execute_one(&format!("select count(*) from {table}"))
+        .unwrap();
+    value::display(&r.rows[0][0])
+}
+
+fn out_of_memory(s: &mut Session, sql: &str, work_mem: &str) {
+    let e = s.execute(sql).unwrap_err();
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (
+            "53200",
+            format!("out of memory: query needs more than work_mem ({work_mem})").as_str()
+        ),
+        "{sql}"
+    );
+    assert_eq!(
+        e.hint.as_deref(),
+        Some(
+            "Walden keeps sorted, grouped and returned rows in memory; add a LIMIT or a more \
+             selective WHERE, or raise work_mem (SET work_mem = '2GB')."
+        )
+    );
+}
+
+#[test]
+fn work_mem_set_show() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    assert_eq!(show(&mut s, "work_mem"), "1GB");
+    for (value, shown) in [
+        ("'64MB'", "64MB"),
+        ("'1.5GB'", "1536MB"),
+        // A bare number counts kB, as in PostgreSQL.
+        ("4096", "4MB"),
+        ("'100'", "100kB"),
+        ("'65537B'", "65537B"),
+        ("'2TB'", "2TB"),
+    ] {
+        s.execute(&format!("set work_mem = {value}")).unwrap();
+        assert_eq!(show(&mut s, "work_mem"), shown, "{value}");
+    }
+    for value in ["'64mb'", "'lots'", "'63kB'", "0", "''"] {
+        let e = s.execute(&format!("set work_mem = {value}")).unwrap_err();
+        assert_eq!(e.code, "22023", "{value}");
+        assert!(
+            e.message
+                .starts_with("invalid value for parameter \"work_mem\": "),
+            "{value}: {e}"
+        );
+    }
+    assert_eq!(show(&mut s, "work_mem"), "2TB");
+    let all = s.execute_one("show all").unwrap();
+    let names: Vec<String> = all.rows.iter().map(|r| value::display(&r[0])).collect();
+    assert!(names.contains(&"work_mem".to_string()), "{names:?}");
+}
+
+#[test]
+fn every_kind_of_materialization_is_held_to_the_budget() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    s.execute("create table t (a int, b text)").unwrap();
+    s.execute("insert into t select g, 'row ' || g from generate_series(1, 20000) g")
+        .unwrap();
+    s.execute("set work_mem = '256kB'").unwrap();
+    // Under the budget, all of these run.
+    for sql in [
+        "select count(*) from t",
+        "select a from t order by a desc limit 5",
+        "select a % 10, count(*) from t group by 1",
+        "select a from t where a < 100",
+    ] {
+        s.execute(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    for sql in [
+        // A full sort.
+        "select a, b from t order by b",
+        // A returned result.
+        "select * from t",
+        "select g from generate_series(1, 1000000) g",
+        // Groups.
+        "select a, count(*) from t group by a",
+        "select b, max(a) from t group by b having max(a) < 0",
+        // Rows an INSERT ... SELECT sorts before writing.
+        "insert into t select a, b from t order by a",
+    ] {
+        out_of_memory(&mut s, sql, "256kB");
+    }
+    // The failed insert wrote nothing, and the session goes on.
+    assert_eq!(count(&mut s, "t"), "20000");
+    // A primary-key check holds every key of the table.
+    s.execute("set work_mem = '1GB'").unwrap();
+    s.execute("create table k (id int primary key)").unwrap();
+    s.execute("insert into k select g from generate_series(1, 20000) g")
+        .unwrap();
+    s.execute("set work_mem = '64kB'").unwrap();
+    out_of_memory(&mut s, "insert into k values (0)", "64kB");
+    assert_eq!(count(&mut s, "k"), "20000");
+}
+
+#[test]
+fn out_of_memory_in_a_block_aborts_it() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    s.execute("create table t (a int)").unwrap();
+    s.execute("set work_mem = '64kB'").unwrap();
+    s.execute("begin").unwrap();
+    s.execute("insert into t values (1)").unwrap();
+    out_of_memory(
+        &mut s,
+        "select g from generate_series(1, 100000) g order by g",
+        "64kB",
+    );
+    let e = s.execute("select 1").unwrap_err();
+    assert_eq!(e.code, "25P02");
+    assert_eq!(s.execute_one("rollback").unwrap().tag, "ROLLBACK");
+    assert_eq!(count(&mut s, "t"), "0");
+}
