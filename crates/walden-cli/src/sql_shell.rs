@@ -3,6 +3,8 @@
 use std::io::{BufWriter, IsTerminal, Read, Stdout, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rustyline::error::ReadlineError;
@@ -16,15 +18,25 @@ use crate::CliError;
 /// `walden sql [DIR] [-c SQL]... [-f FILE]...`. Without -c or -f it reads standard input:
 /// a terminal gets the interactive shell, anything else is run as one script (like
 /// `psql < file`). The -c strings run first, in order, then the -f files, in order.
-/// Backslash commands (`\dt`, `\d NAME`, `\timing`, `\wal`, `\undo`, `\q`, `\?`) work on their own
-/// line everywhere. The exit code is 1 if any statement or backslash command failed
-/// (0 in the interactive shell), else 0.
+/// Backslash commands (`\dt`, `\d NAME`, `\timing`, `\wal`, `\undo`, `\q`, `\?`) work
+/// everywhere, as in psql: SQL before one on its line goes first (statements it ends run),
+/// and `\\` ends a command's arguments.
+///
+/// Ctrl-C cancels the running statement (57014; a transaction block is aborted) as psql
+/// does: the interactive shell goes back to its prompt, a -c string goes on with the next
+/// statement, and a script (-f or piped input) stops.
+///
+/// The exit code is 3 if Ctrl-C stopped a script, else 1 if any statement or backslash
+/// command failed (0 in the interactive shell), else 0.
 #[derive(clap::Args)]
 #[command(after_help = "\
 Without -c or -f, a terminal on standard input gets the interactive shell (\\? for help);
 other input runs as one script. All -c run, in order, before the -f files. Backslash
-commands work on a line of their own in scripts too. Exit code: 1 if any statement or
-backslash command failed (in the interactive shell, always 0).")]
+commands work in scripts too; SQL before one on its line goes first.
+Ctrl-C cancels the running statement: the interactive shell returns to its prompt, -c goes
+on with the next statement, a script (-f or piped input) stops.
+Exit code: 3 if Ctrl-C stopped a script; else 1 if any statement or backslash command
+failed (in the interactive shell, always 0).")]
 pub struct Args {
     /// The database directory (created if it holds no database).
     #[arg(default_value = "walden-data")]
@@ -54,26 +66,45 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
         read_scripts(args)?
     };
     let db = Database::open_or_create(&args.dir, Options::default())?;
-    let failed = {
+    let (failed, stopped_by_user) = {
         let mut shell = Shell::new(&db, args, interactive);
+        shell.catch_interrupts()?;
         if interactive {
             shell.interactive(&args.dir)?;
         } else {
             shell.scripts(&scripts)?;
         }
-        shell.printer.failed && !interactive
+        (shell.printer.failed && !interactive, shell.stopped_by_user)
     };
     db.close()?;
-    Ok(if failed {
+    Ok(if stopped_by_user {
+        // psql's exit code for a script stopped with Ctrl-C.
+        ExitCode::from(3)
+    } else if failed {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
     })
 }
 
+/// Where a script comes from, which decides what Ctrl-C does to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    /// A -c string: a canceled statement is one more failed statement.
+    Command,
+    /// A -f file or piped input: Ctrl-C stops it (and every script after it).
+    File,
+    /// The interactive shell: Ctrl-C drops the rest of the input line.
+    Terminal,
+}
+
 /// The -c strings, then the -f files; standard input when there is neither.
-fn read_scripts(args: &Args) -> Result<Vec<String>, CliError> {
-    let mut scripts = args.commands.clone();
+fn read_scripts(args: &Args) -> Result<Vec<(Origin, String)>, CliError> {
+    let mut scripts: Vec<(Origin, String)> = args
+        .commands
+        .iter()
+        .map(|c| (Origin::Command, c.clone()))
+        .collect();
     let stdin = PathBuf::from("-");
     let files = if args.files.is_empty() && args.commands.is_empty() {
         std::slice::from_ref(&stdin)
@@ -91,7 +122,7 @@ fn read_scripts(args: &Args) -> Result<Vec<String>, CliError> {
             std::fs::read_to_string(path)
                 .map_err(|e| CliError::io(format!("reading {}", path.display()), e))?
         };
-        scripts.push(text);
+        scripts.push((Origin::File, text));
     }
     Ok(scripts)
 }
@@ -118,12 +149,30 @@ struct QueryBuffer {
 }
 
 impl QueryBuffer {
-    /// Appends a line and returns the complete statements it ends: the text up to the
-    /// last `;` outside quotes and comments. The rest stays buffered.
-    fn push_line(&mut self, line: &str) -> Option<String> {
+    /// Where in `text`, read after what is buffered, a backslash command starts: the
+    /// first backslash outside quotes and comments.
+    fn command_start(&self, text: &str) -> Option<usize> {
+        let mut state = self.state;
+        let mut chars = text.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            if state == Lexical::Code && c == '\\' {
+                return Some(i);
+            }
+            let next = chars.peek().map(|&(_, n)| n);
+            let (after, skip_next) = step(state, c, next);
+            state = after;
+            if skip_next {
+                chars.next();
+            }
+        }
+        None
+    }
+
+    /// Appends text and returns the complete statements it ends: the text up to the last
+    /// `;` outside quotes and comments. The rest stays buffered.
+    fn push(&mut self, text: &str) -> Option<String> {
         let start = self.text.len();
-        self.text.push_str(line);
-        self.text.push('\n');
+        self.text.push_str(text);
         let mut end = None;
         let mut chars = self.text[start..].char_indices().peekable();
         while let Some((i, c)) = chars.next() {
@@ -254,6 +303,14 @@ struct Shell<'db> {
     printer: Printer,
     /// Set by `\q`: no more input is run.
     quit: bool,
+    /// Set by Ctrl-C (SIGINT), together with the session's cancel flag, which stops the
+    /// running statement. This one tells the shell: the interactive shell drops the rest
+    /// of its input line and clears it before each prompt; a script stops.
+    interrupted: Arc<AtomicBool>,
+    /// Where the input comes from.
+    origin: Origin,
+    /// Ctrl-C stopped a script.
+    stopped_by_user: bool,
 }
 
 impl<'db> Shell<'db> {
@@ -270,11 +327,48 @@ impl<'db> Shell<'db> {
                 io_error: None,
             },
             quit: false,
+            interrupted: Arc::new(AtomicBool::new(false)),
+            origin: if interactive {
+                Origin::Terminal
+            } else {
+                Origin::File
+            },
+            stopped_by_user: false,
         }
     }
 
-    fn scripts(&mut self, scripts: &[String]) -> Result<(), CliError> {
-        for script in scripts {
+    /// From now on Ctrl-C (SIGINT) cancels the running statement instead of ending the
+    /// process. The handlers only store to atomic flags, which is async-signal-safe.
+    /// (At the interactive prompt the terminal is in raw mode and Ctrl-C is a key the
+    /// line editor reads.)
+    fn catch_interrupts(&self) -> Result<(), CliError> {
+        let sigint = signal_hook::consts::SIGINT;
+        for flag in [
+            self.session.cancel_handle().flag(),
+            self.interrupted.clone(),
+        ] {
+            signal_hook::flag::register(sigint, flag)
+                .map_err(|e| CliError::io("catching Ctrl-C (SIGINT)", e))?;
+        }
+        Ok(())
+    }
+
+    /// True once Ctrl-C asked a script (not a -c string) to stop.
+    fn interrupted_script(&mut self) -> bool {
+        if self.origin == Origin::File && self.interrupted.load(Ordering::Relaxed) {
+            self.stopped_by_user = true;
+        }
+        self.stopped_by_user
+    }
+
+    fn scripts(&mut self, scripts: &[(Origin, String)]) -> Result<(), CliError> {
+        for (origin, script) in scripts {
+            self.origin = *origin;
+            if *origin == Origin::Command {
+                // A Ctrl-C that came while no statement ran is forgotten, as the
+                // session forgets its cancel request.
+                self.interrupted.store(false, Ordering::Relaxed);
+            }
             let mut buffer = QueryBuffer::default();
             for line in script.lines() {
                 if self.stopped() {
@@ -290,26 +384,58 @@ impl<'db> Shell<'db> {
         Ok(())
     }
 
-    /// True after `\q`, or after an error with --on-error-stop.
-    fn stopped(&self) -> bool {
-        self.quit || (self.printer.failed && self.printer.on_error_stop)
+    /// True after `\q`, after an error with --on-error-stop, or once Ctrl-C stopped a
+    /// script.
+    fn stopped(&mut self) -> bool {
+        self.quit
+            || (self.printer.failed && self.printer.on_error_stop)
+            || self.interrupted_script()
     }
 
-    /// A backslash command at the start of a line (outside any string or comment) runs
-    /// at once; SQL is buffered until a statement is complete.
+    /// SQL is buffered until a statement is complete, and complete statements run. A
+    /// backslash outside quotes and comments starts a backslash command, as in psql: the
+    /// SQL before it on the line goes first (running the statements it completes), then
+    /// the command runs with the arguments up to the next backslash; `\\` ends them and
+    /// SQL goes on.
     fn feed_line(&mut self, buffer: &mut QueryBuffer, line: &str) -> Result<(), CliError> {
-        if buffer.state == Lexical::Code && line.trim_start().starts_with('\\') {
-            return self.backslash(line.trim());
+        let mut rest = line;
+        while let Some(at) = buffer.command_start(rest) {
+            let (sql, command) = rest.split_at(at);
+            if let Some(sql) = buffer.push(sql) {
+                self.run_sql(&sql)?;
+            }
+            if self.stopped() {
+                return Ok(());
+            }
+            // The command's name and arguments end at the next backslash.
+            let end = command[1..].find('\\').map_or(command.len(), |i| i + 1);
+            self.backslash(command[..end].trim())?;
+            if self.stopped() {
+                return Ok(());
+            }
+            rest = &command[end..];
+            rest = rest.strip_prefix("\\\\").unwrap_or(rest);
         }
-        match buffer.push_line(line) {
+        let sql = buffer.push(rest);
+        if !buffer.is_blank() {
+            // Keeps the statement's lines as they were typed.
+            buffer.push("\n");
+        }
+        match sql {
             Some(sql) => self.run_sql(&sql),
             None => Ok(()),
         }
     }
 
+    /// Runs complete statements, stopping after one that Ctrl-C interrupted unless they
+    /// are a -c string.
     fn run_sql(&mut self, sql: &str) -> Result<(), CliError> {
         let printer = &mut self.printer;
-        self.session.run_script(sql, &mut |o| printer.outcome(o));
+        let interrupted = &self.interrupted;
+        let go_on_after_interrupt = self.origin == Origin::Command;
+        self.session.run_script(sql, &mut |o| {
+            printer.outcome(o) && (go_on_after_interrupt || !interrupted.load(Ordering::Relaxed))
+        });
         if let Some(e) = self.printer.io_error.take() {
             return Err(stdout_error(e));
         }
@@ -337,15 +463,31 @@ impl<'db> Shell<'db> {
     fn read_loop(&mut self, editor: &mut DefaultEditor) -> Result<(), CliError> {
         let mut buffer = QueryBuffer::default();
         while !self.quit {
+            // A Ctrl-C that came while no statement ran (while results printed) is
+            // forgotten, as the session forgets its cancel request.
+            self.interrupted.store(false, Ordering::Relaxed);
             match editor.readline(&self.prompt(&buffer)) {
-                Ok(line) => {
-                    if !line.trim().is_empty() {
-                        let _ = editor.add_history_entry(line.as_str());
+                Ok(input) => {
+                    if !input.trim().is_empty() {
+                        let _ = editor.add_history_entry(input.as_str());
                     }
-                    if buffer.is_blank() && matches!(line.trim(), "quit" | "exit") {
+                    if buffer.is_blank() && matches!(input.trim(), "quit" | "exit") {
                         break;
                     }
-                    self.feed_line(&mut buffer, &line)?;
+                    // A paste (bracketed) comes as one input of several lines.
+                    for line in input.split('\n') {
+                        self.feed_line(&mut buffer, line)?;
+                        if self.quit {
+                            break;
+                        }
+                        if self.interrupted.load(Ordering::Relaxed) {
+                            // Ctrl-C canceled a statement: the rest of the input and
+                            // the statement being typed are dropped, as psql drops its
+                            // query buffer.
+                            buffer = QueryBuffer::default();
+                            break;
+                        }
+                    }
                 }
                 Err(ReadlineError::Interrupted) => buffer = QueryBuffer::default(),
                 Err(ReadlineError::Eof) => {
@@ -764,8 +906,32 @@ mod tests {
 
     fn complete(lines: &[&str]) -> (Vec<String>, String, Lexical) {
         let mut buffer = QueryBuffer::default();
-        let done = lines.iter().filter_map(|l| buffer.push_line(l)).collect();
+        let done = lines
+            .iter()
+            .filter_map(|l| {
+                let done = buffer.push(l);
+                buffer.push("\n");
+                done
+            })
+            .collect();
         (done, buffer.text, buffer.state)
+    }
+
+    #[test]
+    fn backslash_commands_start_outside_quotes_and_comments() {
+        let buffer = QueryBuffer::default();
+        assert_eq!(buffer.command_start("select 1; \\dt"), Some(10));
+        assert_eq!(buffer.command_start("\\q"), Some(0));
+        assert_eq!(buffer.command_start("select 'a\\b' -- \\q"), None);
+        assert_eq!(
+            buffer.command_start("select \"a\\b\" /* \\q */ \\q"),
+            Some(22)
+        );
+        assert_eq!(buffer.command_start("select 1"), None);
+        // Inside a string begun on an earlier line.
+        let mut buffer = QueryBuffer::default();
+        buffer.push("select 'it");
+        assert_eq!(buffer.command_start("\\q' as x; \\dt"), Some(10));
     }
 
     #[test]

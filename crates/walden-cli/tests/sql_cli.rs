@@ -369,3 +369,172 @@ fn backslash_q_ends_the_input() {
     assert_eq!(text(&out.stderr), "");
     assert_eq!(out.status.code(), Some(0));
 }
+
+/// A statement that runs for minutes unless canceled.
+const LONG_STATEMENT: &str = "select count(*) from generate_series(1, 300000000)";
+
+/// Runs `walden sql DIR ARGS` (with `input` piped in, if any) and presses Ctrl-C once the
+/// standard output holds `ready` (what the statements before the long one print): sends
+/// SIGINT, and again every two seconds until standard error shows the statement was
+/// canceled (a signal that comes just before the long statement starts is dropped, as
+/// PostgreSQL drops a cancel request for an idle session). Returns the output.
+fn interrupted(dir: &Path, args: &[&str], input: Option<&str>, ready: &str) -> Output {
+    use std::io::Read;
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_walden"))
+        .arg("sql")
+        .arg(dir)
+        .args(args)
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the walden binary starts");
+    if let Some(input) = input {
+        let mut stdin = child.stdin.take().expect("stdin is piped");
+        stdin
+            .write_all(input.as_bytes())
+            .expect("writing to walden's stdin");
+    }
+    let collect = |mut from: Box<dyn Read + Send>| {
+        let text = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&text);
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = from.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock()
+                    .expect("output lock")
+                    .extend_from_slice(&buf[..n]);
+            }
+        });
+        (text, reader)
+    };
+    let (stdout, out_reader) = collect(Box::new(child.stdout.take().expect("piped")));
+    let (stderr, err_reader) = collect(Box::new(child.stderr.take().expect("piped")));
+    let has = |buf: &Arc<Mutex<Vec<u8>>>, what: &str| {
+        String::from_utf8_lossy(&buf.lock().expect("output lock")).contains(what)
+    };
+    let started = Instant::now();
+    while !has(&stdout, ready) {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "walden never printed {ready:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut signals = 0;
+    while !has(&stderr, "canceling statement") {
+        assert!(signals < 30, "30 SIGINTs did not cancel the statement");
+        std::thread::sleep(Duration::from_millis(300));
+        let sent = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success());
+        signals += 1;
+        let wait = Instant::now();
+        while !has(&stderr, "canceling statement") && wait.elapsed() < Duration::from_secs(2) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    let status = child.wait().expect("walden finishes");
+    out_reader.join().expect("stdout reader");
+    err_reader.join().expect("stderr reader");
+    let take = |buf: Arc<Mutex<Vec<u8>>>| buf.lock().expect("output lock").clone();
+    Output {
+        status,
+        stdout: take(stdout),
+        stderr: take(stderr),
+    }
+}
+
+#[test]
+fn ctrl_c_cancels_a_command_and_the_next_one_runs() {
+    let (_temp, dir) = db_dir();
+    let out = interrupted(
+        &dir,
+        &[
+            "-c",
+            "create table t (a int)",
+            "-c",
+            "begin",
+            "-c",
+            "insert into t values (1)",
+            "-c",
+            LONG_STATEMENT,
+            "-c",
+            "select 2 as two",
+            "-c",
+            "rollback",
+            "-c",
+            "select count(*) from t; select 3 as three",
+        ],
+        None,
+        "INSERT 0 1\n",
+    );
+    // As in PostgreSQL, the canceled statement aborts the block: the next statement
+    // fails until ROLLBACK, and the insert is gone.
+    assert_eq!(
+        text(&out.stderr),
+        "ERROR:  canceling statement due to user request\n\
+         ERROR:  current transaction is aborted, commands ignored until end of transaction block\n"
+    );
+    assert_eq!(
+        text(&out.stdout),
+        "CREATE TABLE\nBEGIN\nINSERT 0 1\nROLLBACK\n count \n-------\n     0\n(1 row)\n\n\
+         \x20three \n-------\n     3\n(1 row)\n\n"
+    );
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn ctrl_c_stops_a_script() {
+    let (_temp, dir) = db_dir();
+    let input = format!(
+        "create table t (a int);\ninsert into t values (1);\n{LONG_STATEMENT};\n\
+         insert into t values (2);\n"
+    );
+    let out = interrupted(&dir, &[], Some(&input), "INSERT 0 1\n");
+    assert_eq!(
+        text(&out.stderr),
+        "ERROR:  canceling statement due to user request\n"
+    );
+    assert_eq!(text(&out.stdout), "CREATE TABLE\nINSERT 0 1\n");
+    // psql's exit code for a script stopped with Ctrl-C.
+    assert_eq!(out.status.code(), Some(3));
+    let out = sql(&dir, &["-c", "select a from t"]);
+    assert_eq!(text(&out.stdout), " a \n---\n 1\n(1 row)\n\n");
+}
+
+#[test]
+fn backslash_commands_after_sql_on_a_line() {
+    let (_temp, dir) = db_dir();
+    let input = "\
+create table t (a int);
+select 1 as one; \\dt
+select 'a\\b;' as two \\dt t
+;
+\\timing off \\\\ select 3 as three;
+select 4 as four; \\q
+select 5 as five;
+";
+    let out = sql_piped(&dir, input);
+    let list = "   List of relations\n Schema | Name | Type  \n--------+------+-------\n public | t    | table\n(1 row)\n\n";
+    let expected = format!(
+        "CREATE TABLE\n one \n-----\n   1\n(1 row)\n\n{list}{list}\
+         \x20two  \n------\n a\\b;\n(1 row)\n\n\
+         Timing is off.\n three \n-------\n     3\n(1 row)\n\n four \n------\n    4\n(1 row)\n\n"
+    );
+    assert_eq!(text(&out.stdout), expected);
+    assert_eq!(text(&out.stderr), "");
+    assert_eq!(out.status.code(), Some(0));
+}
