@@ -9,7 +9,7 @@ use walden::rng::SimRng;
 use walden::Value;
 
 use crate::depth;
-use crate::error::{code, SqlError, SqlResult};
+use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::{CmpOp, EvalCtx, Expr};
 use crate::functions::Func;
 use crate::types::{declared_type, DeclaredType, SqlType};
@@ -38,6 +38,44 @@ pub fn object_name(name: &ast::ObjectName) -> SqlResult<String> {
         [id] => Ok(ident_name(id)),
         [schema, id] if ident_name(schema) == "public" => Ok(ident_name(id)),
         _ => Err(SqlError::unsupported(format!("the qualified name {name}")).at(name.span().start)),
+    }
+}
+
+/// Refuses what a table reference in FROM may carry that Walden does not do, rather
+/// than reading the whole table as if it were not there (`TABLESAMPLE SYSTEM (10)`
+/// returning every row).
+pub fn check_table_reference(t: &ast::TableFactor) -> SqlResult<()> {
+    let ast::TableFactor::Table {
+        name,
+        sample,
+        with_ordinality,
+        version,
+        partitions,
+        with_hints,
+        index_hints,
+        json_path,
+        ..
+    } = t
+    else {
+        return Ok(());
+    };
+    let unsupported = [
+        (sample.is_some(), "TABLESAMPLE"),
+        (*with_ordinality, "WITH ORDINALITY"),
+        (
+            version.is_some(),
+            "a table version (FOR SYSTEM_TIME, AT, BEFORE)",
+        ),
+        (!partitions.is_empty(), "PARTITION"),
+        (
+            !with_hints.is_empty() || !index_hints.is_empty(),
+            "table hints",
+        ),
+        (json_path.is_some(), "a JSON path on a table"),
+    ];
+    match unsupported.iter().find(|(set, _)| *set) {
+        Some((_, what)) => Err(SqlError::unsupported(what).at(name.span().start)),
+        None => Ok(()),
     }
 }
 
@@ -126,8 +164,9 @@ fn fold(e: Expr) -> SqlResult<Expr> {
     let v = e
         .eval(&[], &mut EvalCtx { rng: &mut rng })
         .map_err(|err| err.at(NO_POSITION))?;
-    // A folded NULL keeps its type for the column it may create.
-    if matches!(v, Value::Null) {
+    // A folded NULL keeps its type for the column it may create, a numeric its type
+    // (its value is a float8).
+    if matches!(v, Value::Null) || value::type_of(&v) != e.ty() {
         let ty = e.ty();
         return Ok(Expr::Cast(
             Box::new(Expr::Const(v)),
@@ -152,16 +191,33 @@ pub fn coerce_literal(e: Expr, to: SqlType) -> SqlResult<Expr> {
     }
 }
 
-fn number_literal(s: &str) -> SqlResult<Value> {
+/// A number as written: an integer literal is int4 or int8, as it fits; any other (a
+/// fraction, an exponent, an integer beyond int8) is a numeric, held as a float8, which
+/// must be within a float8's range.
+fn number_literal(s: &str) -> SqlResult<Expr> {
     if let Ok(x) = s.parse::<i64>() {
-        return Ok(match i32::try_from(x) {
+        return Ok(Expr::Const(match i32::try_from(x) {
             Ok(small) => Value::Int4(small),
             Err(_) => Value::Int8(x),
-        });
+        }));
     }
-    s.parse::<f64>()
-        .map(Value::Float8)
-        .map_err(|_| SqlError::syntax(format!("invalid number \"{s}\"")))
+    let x = s
+        .parse::<f64>()
+        .map_err(|_| SqlError::syntax(format!("invalid number \"{}\"", clip(s))))?;
+    value::check_float_range(x, s)?;
+    Ok(Expr::Cast(
+        Box::new(Expr::Const(Value::Float8(x))),
+        DeclaredType::plain(SqlType::Numeric),
+    ))
+}
+
+/// A string literal's value. An escape (`E'\\000'`, `U&'\\0000'`) can spell a NUL,
+/// which PostgreSQL's text cannot hold.
+fn text_literal(s: &str) -> SqlResult<Value> {
+    if s.contains('\0') {
+        return Err(crate::error::nul_in_text());
+    }
+    Ok(Value::Text(s.to_string()))
 }
 
 /// The common type of CASE branches or COALESCE arguments.
@@ -273,9 +329,14 @@ impl Binder<'_> {
             A::Identifier(id) => self.column(None, id)?,
             A::CompoundIdentifier(parts) => match parts.as_slice() {
                 [t, c] => self.column(Some(t), c)?,
-                _ => return Err(SqlError::unsupported(format!("the qualified name {e}"))),
+                _ => {
+                    return Err(SqlError::unsupported(format!(
+                        "the qualified name {}",
+                        clip(&e.to_string())
+                    )))
+                }
             },
-            A::Value(v) => Expr::Const(self.literal(&v.value)?),
+            A::Value(v) => self.literal(&v.value)?,
             A::Nested(inner) => self.bind(inner)?,
             A::UnaryOp { op, expr } => self.unary(*op, expr)?,
             A::BinaryOp { left, op, right } => self.binary(left, op, right)?,
@@ -356,7 +417,7 @@ impl Binder<'_> {
             other => {
                 return Err(SqlError::unsupported(format!(
                     "the expression {}",
-                    truncate(&other.to_string())
+                    clip(&other.to_string())
                 )))
             }
         };
@@ -465,16 +526,21 @@ impl Binder<'_> {
         Ok(None)
     }
 
-    fn literal(&self, v: &ast::Value) -> SqlResult<Value> {
+    fn literal(&self, v: &ast::Value) -> SqlResult<Expr> {
         use ast::Value as V;
-        Ok(match v {
-            V::Number(s, _) => number_literal(s)?,
-            V::SingleQuotedString(s) | V::EscapedStringLiteral(s) => Value::Text(s.clone()),
-            V::DollarQuotedString(d) => Value::Text(d.value.clone()),
+        Ok(Expr::Const(match v {
+            V::Number(s, _) => return number_literal(s),
+            V::SingleQuotedString(s) | V::EscapedStringLiteral(s) => text_literal(s)?,
+            V::DollarQuotedString(d) => text_literal(&d.value)?,
             V::Boolean(b) => Value::Bool(*b),
             V::Null => Value::Null,
-            other => return Err(SqlError::unsupported(format!("the literal {other}"))),
-        })
+            other => {
+                return Err(SqlError::unsupported(format!(
+                    "the literal {}",
+                    clip(&other.to_string())
+                )))
+            }
+        }))
     }
 
     fn unary(&mut self, op: UnaryOperator, expr: &ast::Expr) -> SqlResult<Expr> {
@@ -483,7 +549,7 @@ impl Binder<'_> {
                 // -2147483648 is an int4 literal, not the negation of an int8.
                 if let ast::Expr::Value(v) = expr {
                     if let ast::Value::Number(s, _) = &v.value {
-                        return Ok(Expr::Const(number_literal(&format!("-{s}"))?));
+                        return number_literal(&format!("-{s}"));
                     }
                 }
                 let x = self.bind(expr)?;
@@ -802,7 +868,7 @@ fn bind_agg(scope: &Scope, func: AggFunc, name: &str, f: &ast::Function) -> SqlR
     let ty = match func {
         AggFunc::Count | AggFunc::CountStar => SqlType::Int8,
         AggFunc::Sum if t.is_integer() || t == SqlType::Null => SqlType::Int8,
-        AggFunc::Sum | AggFunc::Avg if t == SqlType::Float8 => SqlType::Float8,
+        AggFunc::Sum | AggFunc::Avg if t.is_float() => t,
         AggFunc::Avg if t.is_integer() || t == SqlType::Null => SqlType::Float8,
         AggFunc::Min | AggFunc::Max if t != SqlType::Null => t,
         _ => {
@@ -831,15 +897,6 @@ fn check_comparable(a: &Expr, b: &Expr, op: &str) -> SqlResult<()> {
             format!("operator does not exist: {} {op} {}", x.name(), y.name()),
         )
         .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts."))
-    }
-}
-
-fn truncate(s: &str) -> String {
-    if s.chars().count() > 40 {
-        let cut: String = s.chars().take(40).collect();
-        format!("{cut}…")
-    } else {
-        s.to_string()
     }
 }
 

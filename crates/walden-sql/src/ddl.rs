@@ -6,7 +6,7 @@ use sqlparser::tokenizer::Location;
 use walden::{Column, Schema, TableKind};
 
 use crate::bind::{ident_name, object_name};
-use crate::error::{code, SqlError, SqlResult};
+use crate::error::{clip, code, SqlError, SqlResult};
 use crate::session::{Ctx, DbCatalog, Output};
 use crate::types::declared_type;
 
@@ -110,8 +110,11 @@ pub(crate) fn create_table(
                     c.nullable = false;
                 }
                 other => {
-                    return Err(SqlError::unsupported(format!("the column option {other}"))
-                        .at(def.name.span.start))
+                    return Err(SqlError::unsupported(format!(
+                        "the column option {}",
+                        clip(&other.to_string())
+                    ))
+                    .at(def.name.span.start))
                 }
             }
         }
@@ -125,7 +128,12 @@ pub(crate) fn create_table(
                 };
                 let col_name = match &col.column.expr {
                     ast::Expr::Identifier(id) => ident_name(id),
-                    other => return Err(SqlError::unsupported(format!("PRIMARY KEY ({other})"))),
+                    other => {
+                        return Err(SqlError::unsupported(format!(
+                            "PRIMARY KEY ({})",
+                            clip(&other.to_string())
+                        )))
+                    }
                 };
                 let Some(c) = columns.iter_mut().find(|c| c.name == col_name) else {
                     return Err(SqlError::new(

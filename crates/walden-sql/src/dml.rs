@@ -10,7 +10,7 @@ use sqlparser::ast::{
 use walden::{Column, RowAction, Schema, Transaction, Value};
 
 use crate::bind::{coerce_literal, ident_name, object_name, Binder, Scope};
-use crate::error::{code, SqlError, SqlResult};
+use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::{EvalCtx, Expr};
 use crate::guard::Guard;
 use crate::select::{bind_condition, key_bytes, SelectPlan, SeriesIter, Source};
@@ -76,16 +76,46 @@ fn check_assignable(
     })
 }
 
-/// Binds a value expression for a column: literals take the column's type.
+/// Binds a value expression for a column: literals take the column's type, and a
+/// numeric converts to an integer column where its type is known (rounding halves away
+/// from zero, where a float8 rounds them to even).
 fn bind_for_column(b: &mut Binder, e: &ast::Expr, col: &Column) -> SqlResult<Expr> {
-    let x = coerce_literal(b.bind(e)?, SqlType::from_column(col.ty))
-        .map_err(|err| err.at(e.span().start))?;
+    let to = SqlType::from_column(col.ty);
+    let x = coerce_literal(b.bind(e)?, to).map_err(|err| err.at(e.span().start))?;
     check_assignable(x.ty(), col, Some(e.span().start))?;
+    if x.ty() == SqlType::Numeric && to.is_integer() {
+        return Ok(Expr::Cast(Box::new(x), DeclaredType::plain(to)));
+    }
     Ok(x)
 }
 
 fn assign(v: Value, col: &Column) -> SqlResult<Value> {
-    value::cast(v, &DeclaredType::of_column(col), false)
+    let from = value::type_of(&v);
+    assign_from(v, from, col)
+}
+
+/// The most bytes of text one value may hold when stored: the engine keeps a text's
+/// length in 16 bits (`Schema::check`). PostgreSQL, which moves long values out of line,
+/// takes up to 1 GB.
+const MAX_STORED_TEXT_BYTES: usize = u16::MAX as usize;
+
+/// Converts a value of SQL type `from` for storing in `col`.
+fn assign_from(v: Value, from: SqlType, col: &Column) -> SqlResult<Value> {
+    let v = value::cast_from(v, from, &DeclaredType::of_column(col), false)?;
+    match &v {
+        Value::Text(s) if s.len() > MAX_STORED_TEXT_BYTES => Err(SqlError::new(
+            code::PROGRAM_LIMIT,
+            format!(
+                "value of {} bytes is too long for column \"{}\"",
+                s.len(),
+                col.name
+            ),
+        )
+        .with_hint(format!(
+            "Walden stores at most {MAX_STORED_TEXT_BYTES} bytes of text in one value."
+        ))),
+        _ => Ok(v),
+    }
 }
 
 fn row_text(row: &[Value]) -> String {
@@ -93,7 +123,7 @@ fn row_text(row: &[Value]) -> String {
         .iter()
         .map(|v| match v {
             Value::Null => "null".to_string(),
-            other => value::display(other),
+            other => clip(&value::display(other)).into_owned(),
         })
         .collect();
     parts.join(", ")
@@ -156,7 +186,7 @@ fn check_primary_key(
         .with_detail(format!(
             "Key ({})=({}) already exists.",
             schema.columns[pk].name,
-            value::display(&k)
+            clip(&value::display(&k))
         ))),
     }
 }
@@ -205,6 +235,9 @@ struct RowBuilder<'a> {
     table: &'a str,
     schema: &'a Schema,
     targets: Vec<usize>,
+    /// The SQL types of the values, where their representation does not show it (a
+    /// numeric is held as a float8); empty when it does.
+    source_types: Vec<SqlType>,
     /// Serial columns this insert fills, with their key in `Ctx::serials`.
     serial_cols: Vec<(usize, (String, String))>,
 }
@@ -213,8 +246,10 @@ impl RowBuilder<'_> {
     fn build(&self, cx: &mut Ctx, values: Vec<Value>, row: &mut Vec<Value>) -> SqlResult<()> {
         row.clear();
         row.resize(self.schema.columns.len(), Value::Null);
-        for (&i, v) in self.targets.iter().zip(values) {
-            row[i] = assign(v, &self.schema.columns[i])?;
+        for (k, (&i, v)) in self.targets.iter().zip(values).enumerate() {
+            let from = self.source_types.get(k).copied();
+            let from = from.unwrap_or_else(|| value::type_of(&v));
+            row[i] = assign_from(v, from, &self.schema.columns[i])?;
         }
         for (i, key) in &self.serial_cols {
             let (i, col) = (*i, &self.schema.columns[*i]);
@@ -279,11 +314,12 @@ pub(crate) fn insert(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> Sq
     let schema = schema_of(cx, &table, tname)?;
     let targets = target_columns(&table, &schema, &ins.columns)?;
     let n = match ins.source.as_deref() {
-        None => insert_values(cx, t, &table, &schema, targets, &[&[]])?,
+        None => insert_values(cx, t, &table, &schema, targets, false, &[&[]])?,
         Some(q) => match q.body.as_ref() {
             SetExpr::Values(v) if q.order_by.is_none() && q.limit_clause.is_none() => {
                 let rows: Vec<&[ast::Expr]> = v.rows.iter().map(|r| &r.content[..]).collect();
-                insert_values(cx, t, &table, &schema, targets, &rows)?
+                let listed = !ins.columns.is_empty();
+                insert_values(cx, t, &table, &schema, targets, listed, &rows)?
             }
             _ => {
                 let plan = SelectPlan::plan(q, &mut DbCatalog(cx.db))?;
@@ -295,28 +331,42 @@ pub(crate) fn insert(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> Sq
     Ok(Output::tag(format!("INSERT 0 {n}")))
 }
 
+/// Values rows into `targets`. Without a column list (`listed` false), rows shorter than
+/// the table fill its first columns and the rest get their defaults, as in PostgreSQL.
+#[allow(clippy::too_many_arguments)]
 fn insert_values(
     cx: &mut Ctx,
     t: &mut Transaction,
     table: &str,
     schema: &Schema,
-    targets: Vec<usize>,
+    mut targets: Vec<usize>,
+    listed: bool,
     rows: &[&[ast::Expr]],
 ) -> SqlResult<u64> {
+    let width = rows.first().map_or(0, |r| r.len());
+    if let Some(r) = rows.iter().find(|r| r.len() != width) {
+        let e = SqlError::syntax("VALUES lists must all be the same length");
+        return Err(match r.first() {
+            Some(x) => e.at(x.span().start),
+            None => e,
+        });
+    }
+    if width > targets.len() {
+        let e = SqlError::syntax("INSERT has more expressions than target columns");
+        return Err(match rows.first().and_then(|r| r.get(targets.len())) {
+            Some(x) => e.at(x.span().start),
+            None => e,
+        });
+    }
+    if width < targets.len() && listed {
+        return Err(SqlError::syntax(
+            "INSERT has more target columns than expressions",
+        ));
+    }
+    targets.truncate(width);
     let empty = Scope::default();
     let mut bound = Vec::with_capacity(rows.len());
     for r in rows {
-        if r.len() > targets.len() {
-            return Err(
-                SqlError::syntax("INSERT has more expressions than target columns")
-                    .at(r[targets.len()].span().start),
-            );
-        }
-        if r.len() < targets.len() && !r.is_empty() {
-            return Err(SqlError::syntax(
-                "INSERT has more target columns than expressions",
-            ));
-        }
         let mut exprs = Vec::with_capacity(r.len());
         for (e, &i) in r.iter().zip(&targets) {
             exprs.push(bind_for_column(
@@ -327,16 +377,12 @@ fn insert_values(
         }
         bound.push(exprs);
     }
-    let targets = if rows.iter().all(|r| r.is_empty()) {
-        Vec::new()
-    } else {
-        targets
-    };
     let serial_cols = prepare_serials(cx, t, table, schema, &targets)?;
     let builder = RowBuilder {
         table,
         schema,
         targets,
+        source_types: Vec::new(),
         serial_cols,
     };
     let mut next = bound.iter();
@@ -392,6 +438,7 @@ pub(crate) fn insert_plan(
         table,
         schema: &schema,
         targets,
+        source_types: plan.columns.iter().map(|(_, ty)| *ty).collect(),
         serial_cols,
     };
     let mut failed = None;
@@ -468,6 +515,7 @@ fn single_table(
     if !twj.joins.is_empty() {
         return Err(SqlError::unsupported("JOIN"));
     }
+    crate::bind::check_table_reference(&twj.relation)?;
     match &twj.relation {
         TableFactor::Table {
             name,
@@ -479,7 +527,10 @@ fn single_table(
             name,
             alias.as_ref().map(|a| ident_name(&a.name)),
         )),
-        other => Err(SqlError::unsupported(format!("{other} as a target")).at(other.span().start)),
+        other => Err(
+            SqlError::unsupported(format!("{} as a target", clip(&other.to_string())))
+                .at(other.span().start),
+        ),
     }
 }
 

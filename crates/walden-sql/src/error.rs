@@ -1,6 +1,7 @@
 //! SQL errors, PostgreSQL-style: a SQLSTATE code, a message, and where in the statement
 //! the problem is. The code is kept for a later wire-protocol server.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use sqlparser::tokenizer::Location;
@@ -22,6 +23,7 @@ pub mod code {
     pub const NUMERIC_OUT_OF_RANGE: &str = "22003";
     pub const STRING_TOO_LONG: &str = "22001";
     pub const INVALID_TEXT: &str = "22P02";
+    pub const CHARACTER_NOT_IN_REPERTOIRE: &str = "22021";
     pub const INVALID_PARAMETER: &str = "22023";
     pub const NOT_NULL_VIOLATION: &str = "23502";
     pub const UNIQUE_VIOLATION: &str = "23505";
@@ -38,6 +40,27 @@ pub mod code {
     pub const IO_ERROR: &str = "58030";
     pub const DATA_CORRUPTED: &str = "XX001";
     pub const INTERNAL: &str = "XX000";
+}
+
+/// How many characters of a value an error message quotes.
+const QUOTED_CHARS: usize = 40;
+
+/// A value (or a piece of a statement) as an error message quotes it: the first 40
+/// characters, then "..." if there are more. PostgreSQL quotes values whole, but a value
+/// here may be megabytes long, and the message would repeat all of it.
+pub fn clip(value: &str) -> Cow<'_, str> {
+    match value.char_indices().nth(QUOTED_CHARS) {
+        Some((end, _)) => Cow::Owned(format!("{}...", &value[..end])),
+        None => Cow::Borrowed(value),
+    }
+}
+
+/// The error for a NUL character in text, which PostgreSQL's text cannot hold.
+pub fn nul_in_text() -> SqlError {
+    SqlError::new(
+        code::CHARACTER_NOT_IN_REPERTOIRE,
+        "invalid byte sequence for encoding \"UTF8\": 0x00",
+    )
 }
 
 /// An error of one statement.
@@ -147,6 +170,17 @@ impl From<walden::Error> for SqlError {
                 return SqlError::new(
                     code::DUPLICATE_TABLE,
                     format!("relation \"{t}\" already exists"),
+                )
+            }
+            // The SQL layer checks rows before the engine does; should one still not
+            // match, its message quotes the value.
+            E::SchemaMismatch { table, reason } => {
+                return SqlError::new(
+                    code::INTERNAL,
+                    format!(
+                        "row does not match the schema of table {table}: {}",
+                        clip(reason)
+                    ),
                 )
             }
             E::RowTooLarge { size, max } => {

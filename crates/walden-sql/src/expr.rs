@@ -256,7 +256,7 @@ impl Expr {
                     None => Value::Null,
                 }
             }
-            Expr::Cast(e, to) => value::cast(e.eval(row, cx)?, to, true)?,
+            Expr::Cast(e, to) => value::cast_from(e.eval(row, cx)?, e.ty(), to, true)?,
             Expr::Call(f, args, _) => {
                 let mut vals = Vec::with_capacity(args.len());
                 for a in args {

@@ -9,7 +9,7 @@ use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer};
 
 use crate::depth::{self, Deep};
-use crate::error::{SqlError, SqlResult};
+use crate::error::{clip, SqlError, SqlResult};
 
 /// One parsed statement.
 #[derive(Debug)]
@@ -86,11 +86,22 @@ fn word_upper(t: &Token) -> String {
 /// Splits and parses a script. A tokenizer error (say, an unterminated string) fails the
 /// whole script, as no statement boundary after it can be trusted.
 pub fn parse_script(script: &str) -> SqlResult<Vec<ScriptStatement>> {
+    // PostgreSQL's text cannot hold a NUL, nor can a statement sent to it.
+    if script.contains('\0') {
+        return Err(crate::error::nul_in_text());
+    }
     let dialect = PostgreSqlDialect {};
+    let index = LineIndex::new(script);
     let tokens = Tokenizer::new(&dialect, script)
         .tokenize_with_location()
-        .map_err(|e| SqlError::syntax(e.message.clone()).at(e.location))?;
-    let index = LineIndex::new(script);
+        .map_err(|e| {
+            // sqlparser refuses an escape spelling a NUL as if the string were
+            // unterminated; PostgreSQL names the NUL.
+            if escapes_nul(script.chars().skip(index.offset(e.location))) {
+                return crate::error::nul_in_text();
+            }
+            SqlError::syntax(e.message.clone()).at(e.location)
+        })?;
     let chars: Vec<char> = script.chars().collect();
     let mut out = Vec::new();
     let mut current: Vec<TokenWithSpan> = Vec::new();
@@ -136,6 +147,52 @@ pub fn parse_script(script: &str) -> SqlResult<Vec<ScriptStatement>> {
     }
     flush(&mut current, None);
     Ok(out)
+}
+
+/// True if `literal`, the text from an `E'...'` string on, spells a NUL with an escape
+/// (`\0`, `\000`, `\x00`, `\u0000`, `\U00000000`) before its closing quote.
+fn escapes_nul(literal: impl Iterator<Item = char>) -> bool {
+    let mut chars = literal.skip_while(|&c| c != '\'').skip(1).peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' if chars.peek() == Some(&'\'') => {
+                chars.next();
+            }
+            '\'' => return false,
+            '\\' => {
+                let (radix, max_digits) = match chars.peek() {
+                    Some('x') => (16, 2),
+                    Some('u') => (16, 4),
+                    Some('U') => (16, 8),
+                    Some(d) if d.is_digit(8) => (8, 3),
+                    _ => {
+                        chars.next();
+                        continue;
+                    }
+                };
+                if radix == 16 {
+                    chars.next();
+                }
+                let mut digits = 0;
+                let mut value = 0u32;
+                while digits < max_digits {
+                    match chars.peek().and_then(|d| d.to_digit(radix)) {
+                        Some(d) => {
+                            value = value.saturating_mul(radix).saturating_add(d);
+                            digits += 1;
+                            chars.next();
+                        }
+                        None => break,
+                    }
+                }
+                if digits > 0 && value == 0 {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// The statement's leading words as PostgreSQL names the command ("CREATE TRIGGER").
@@ -215,7 +272,7 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
         } else {
             SqlError::syntax(format!(
                 "syntax error at or near \"{}\"",
-                words.first().map(|t| t.to_string()).unwrap_or_default()
+                clip(&words.first().map(|t| t.to_string()).unwrap_or_default())
             ))
             .at(first_loc)
         });
@@ -224,7 +281,7 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
         if words.len() > 1 {
             return Err(SqlError::syntax(format!(
                 "syntax error at or near \"{}\"",
-                words[1]
+                clip(&words[1].to_string())
             )));
         }
         return Ok(Parsed::Checkpoint);
@@ -252,10 +309,11 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
         .map_err(|e| parse_error(e).at(end_loc))?;
     let next = parser.peek_token();
     if next.token != Token::EOF {
-        return Err(
-            SqlError::syntax(format!("syntax error at or near \"{}\"", next.token))
-                .at(next.span.start),
-        );
+        return Err(SqlError::syntax(format!(
+            "syntax error at or near \"{}\"",
+            clip(&next.token.to_string())
+        ))
+        .at(next.span.start));
     }
     Ok(Parsed::Statement {
         stmt: Deep::new(stmt, nesting),
@@ -283,7 +341,8 @@ fn take_using(toks: &mut Vec<TokenWithSpan>) -> SqlResult<Option<(String, Locati
                     Token::Word(w) => w.value.to_lowercase(),
                     other => {
                         return Err(SqlError::syntax(format!(
-                            "syntax error at or near \"{other}\""
+                            "syntax error at or near \"{}\"",
+                            clip(&other.to_string())
                         ))
                         .at(toks[j].span.start))
                     }
@@ -328,8 +387,10 @@ fn parse_error(e: ParserError) -> SqlError {
             SqlError::syntax("syntax error at end of input")
                 .with_hint(format!("expected {expected}"))
         }
-        Some((expected, found)) => SqlError::syntax(format!("syntax error at or near \"{found}\""))
-            .with_hint(format!("expected {expected}")),
+        Some((expected, found)) => {
+            SqlError::syntax(format!("syntax error at or near \"{}\"", clip(&found)))
+                .with_hint(format!("expected {expected}"))
+        }
         None => SqlError::syntax(format!("syntax error: {body}")),
     };
     match loc {

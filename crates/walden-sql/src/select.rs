@@ -121,7 +121,12 @@ impl SelectPlan {
                         items.push((Cow::Owned(column), name.clone()));
                     }
                 }
-                other => return Err(SqlError::unsupported(format!("the select item {other}"))),
+                other => {
+                    return Err(SqlError::unsupported(format!(
+                        "the select item {}",
+                        crate::error::clip(&other.to_string())
+                    )))
+                }
             }
         }
         let group_exprs: Vec<Cow<ast::Expr>> = match &select.group_by {
@@ -393,6 +398,7 @@ fn plan_from(
     else {
         return Err(SqlError::unsupported("a subquery in FROM").at(twj.relation.span().start));
     };
+    crate::bind::check_table_reference(&twj.relation)?;
     let table = object_name(name)?;
     let alias_name = alias.as_ref().map(|a| crate::bind::ident_name(&a.name));
     if let Some(args) = args {
@@ -620,7 +626,7 @@ impl Acc {
     fn new(a: &AggCall) -> Acc {
         match (a.func, a.ty) {
             (AggFunc::Count | AggFunc::CountStar, _) => Acc::Count(0),
-            (AggFunc::Sum, SqlType::Float8) => Acc::SumFloat(None),
+            (AggFunc::Sum, SqlType::Float8 | SqlType::Numeric) => Acc::SumFloat(None),
             (AggFunc::Sum, _) => Acc::SumInt(None),
             (AggFunc::Min, _) => Acc::MinMax(None, false),
             (AggFunc::Max, _) => Acc::MinMax(None, true),
@@ -639,7 +645,7 @@ impl Acc {
         match self {
             Acc::Count(n) => *n += 1,
             Acc::SumInt(s) => *s = Some(s.unwrap_or(0) + as_i64(&v).unwrap_or(0) as i128),
-            Acc::SumFloat(s) => *s = Some(s.unwrap_or(0.0) + as_f64(&v).unwrap_or(0.0)),
+            Acc::SumFloat(s) => *s = Some(float_sum(s.unwrap_or(0.0), as_f64(&v).unwrap_or(0.0))?),
             Acc::MinMax(cur, max) => {
                 let replace = match cur {
                     None => true,
@@ -661,7 +667,7 @@ impl Acc {
                 match v {
                     Value::Float8(x) => {
                         *is_float = true;
-                        *fsum += x;
+                        *fsum = float_sum(*fsum, x)?;
                     }
                     other => *isum += as_i64(&other).unwrap_or(0) as i128,
                 }
@@ -686,6 +692,15 @@ impl Acc {
             }
         })
     }
+}
+
+/// A float8 sum as PostgreSQL adds: overflowing to an infinity is an error.
+fn float_sum(sum: f64, x: f64) -> SqlResult<f64> {
+    let r = sum + x;
+    if r.is_infinite() && sum.is_finite() && x.is_finite() {
+        return Err(value::float_overflow());
+    }
+    Ok(r)
 }
 
 /// A group-by key as bytes, so that equal values hash alike (1 as int4 and int8 too).

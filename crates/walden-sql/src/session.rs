@@ -506,7 +506,10 @@ impl<'db> Session<'db> {
             variable, values, ..
         } = set
         else {
-            return Err(SqlError::unsupported(format!("{set}")));
+            return Err(SqlError::unsupported(format!(
+                "{}",
+                crate::error::clip(&set.to_string())
+            )));
         };
         let name = object_name(variable)?;
         // As written (sizes' units are case-sensitive), and in lower case for the rest.
@@ -526,14 +529,7 @@ impl<'db> Session<'db> {
                 self.synchronous_commit = match value.as_str() {
                     "on" | "true" | "1" | "yes" | "local" | "remote_write" | "remote_apply" => true,
                     "off" | "false" | "0" | "no" => false,
-                    _ => {
-                        return Err(SqlError::new(
-                            code::INVALID_PARAMETER,
-                            format!(
-                                "invalid value for parameter \"synchronous_commit\": \"{value}\""
-                            ),
-                        ))
-                    }
+                    _ => return Err(invalid_value(&name, &value)),
                 };
                 Ok(Output::tag("SET"))
             }
@@ -617,7 +613,10 @@ impl<'db> Session<'db> {
 fn invalid_value(name: &str, value: &str) -> SqlError {
     SqlError::new(
         code::INVALID_PARAMETER,
-        format!("invalid value for parameter \"{name}\": \"{value}\""),
+        format!(
+            "invalid value for parameter \"{name}\": \"{}\"",
+            crate::error::clip(value)
+        ),
     )
 }
 

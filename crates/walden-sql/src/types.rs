@@ -13,6 +13,11 @@ pub enum SqlType {
     Int4,
     Int8,
     Float8,
+    /// PostgreSQL's numeric: the type of a literal such as `2.5` and of arithmetic on
+    /// it. Its values are held as float8 here (so exact decimal digits are not kept);
+    /// what it changes is how it converts: to an integer, halves round away from zero
+    /// (float8 rounds them to even).
+    Numeric,
     Bool,
     Text,
     Uuid,
@@ -40,7 +45,7 @@ impl SqlType {
             SqlType::Int2 => ColumnType::Int2,
             SqlType::Int4 => ColumnType::Int4,
             SqlType::Int8 => ColumnType::Int8,
-            SqlType::Float8 => ColumnType::Float8,
+            SqlType::Float8 | SqlType::Numeric => ColumnType::Float8,
             SqlType::Bool => ColumnType::Bool,
             SqlType::Text | SqlType::Null => ColumnType::Text,
             SqlType::Uuid => ColumnType::Uuid,
@@ -54,6 +59,7 @@ impl SqlType {
             SqlType::Int4 => "integer",
             SqlType::Int8 => "bigint",
             SqlType::Float8 => "double precision",
+            SqlType::Numeric => "numeric",
             SqlType::Bool => "boolean",
             SqlType::Text => "text",
             SqlType::Uuid => "uuid",
@@ -68,6 +74,7 @@ impl SqlType {
             SqlType::Int4 => "int4",
             SqlType::Int8 => "int8",
             SqlType::Float8 => "float8",
+            SqlType::Numeric => "numeric",
             SqlType::Bool => "bool",
             SqlType::Text => "text",
             SqlType::Uuid => "uuid",
@@ -80,7 +87,12 @@ impl SqlType {
     }
 
     pub fn is_numeric(self) -> bool {
-        self.is_integer() || self == SqlType::Float8
+        self.is_integer() || matches!(self, SqlType::Numeric | SqlType::Float8)
+    }
+
+    /// True for the types whose values are held as float8.
+    pub fn is_float(self) -> bool {
+        matches!(self, SqlType::Numeric | SqlType::Float8)
     }
 
     /// Rank among numeric types, for the wider of two.
@@ -89,7 +101,8 @@ impl SqlType {
             SqlType::Int2 => 1,
             SqlType::Int4 => 2,
             SqlType::Int8 => 3,
-            SqlType::Float8 => 4,
+            SqlType::Numeric => 4,
+            SqlType::Float8 => 5,
             _ => 0,
         }
     }
@@ -213,6 +226,9 @@ pub fn declared_type(dt: &DataType, allow_serial: bool) -> SqlResult<DeclaredTyp
                 )),
             }
         }
-        other => Err(SqlError::unsupported(format!("type {other}"))),
+        other => Err(SqlError::unsupported(format!(
+            "type {}",
+            crate::error::clip(&other.to_string())
+        ))),
     }
 }

@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 
 use walden::Value;
 
-use crate::error::{code, SqlError, SqlResult};
+use crate::error::{clip, code, SqlError, SqlResult};
 use crate::types::{DeclaredType, SqlType};
 
 pub fn type_of(v: &Value) -> SqlType {
@@ -46,7 +46,7 @@ pub fn int_value(x: i64, ty: SqlType) -> SqlResult<Value> {
         SqlType::Int4 => i32::try_from(x)
             .map(Value::Int4)
             .map_err(|_| SqlError::out_of_range("integer")),
-        SqlType::Float8 => Ok(Value::Float8(x as f64)),
+        SqlType::Float8 | SqlType::Numeric => Ok(Value::Float8(x as f64)),
         _ => Ok(Value::Int8(x)),
     }
 }
@@ -77,7 +77,7 @@ pub fn arith(op: ArithOp, a: &Value, b: &Value, ty: SqlType) -> SqlResult<Value>
     if matches!(a, Value::Null) || matches!(b, Value::Null) {
         return Ok(Value::Null);
     }
-    if ty == SqlType::Float8 {
+    if ty.is_float() {
         let (x, y) = (num_f64(a)?, num_f64(b)?);
         let r = match op {
             ArithOp::Add => x + y,
@@ -88,9 +88,19 @@ pub fn arith(op: ArithOp, a: &Value, b: &Value, ty: SqlType) -> SqlResult<Value>
             ArithOp::Mod => x % y,
         };
         if r.is_infinite() && x.is_finite() && y.is_finite() {
+            return Err(float_overflow());
+        }
+        // PostgreSQL's float8 multiplication and division refuse a result that
+        // underflowed to zero from nonzero operands.
+        let underflow = match op {
+            ArithOp::Mul => x != 0.0 && y != 0.0,
+            ArithOp::Div => x != 0.0 && y.is_finite(),
+            _ => false,
+        };
+        if r == 0.0 && underflow {
             return Err(SqlError::new(
                 code::NUMERIC_OUT_OF_RANGE,
-                "value out of range: overflow",
+                "value out of range: underflow",
             ));
         }
         return Ok(Value::Float8(r));
@@ -108,6 +118,11 @@ pub fn arith(op: ArithOp, a: &Value, b: &Value, ty: SqlType) -> SqlResult<Value>
         Some(r) => int_value(r, ty),
         None => Err(SqlError::out_of_range(ty.name())),
     }
+}
+
+/// PostgreSQL's error for float8 arithmetic that overflowed to an infinity.
+pub fn float_overflow() -> SqlError {
+    SqlError::new(code::NUMERIC_OUT_OF_RANGE, "value out of range: overflow")
 }
 
 fn num_i64(v: &Value) -> SqlResult<i64> {
@@ -213,8 +228,41 @@ pub fn display(v: &Value) -> String {
 fn invalid(ty: SqlType, s: &str) -> SqlError {
     SqlError::new(
         code::INVALID_TEXT,
-        format!("invalid input syntax for type {}: \"{s}\"", ty.name()),
+        format!(
+            "invalid input syntax for type {}: \"{}\"",
+            ty.name(),
+            clip(s)
+        ),
     )
+}
+
+fn int_out_of_range(ty: SqlType, s: &str) -> SqlError {
+    SqlError::new(
+        code::NUMERIC_OUT_OF_RANGE,
+        format!(
+            "value \"{}\" is out of range for type {}",
+            clip(s),
+            ty.name()
+        ),
+    )
+}
+
+/// Refuses, as PostgreSQL's float8 input does, a number `text` that a float8 cannot
+/// hold: beyond its range (parsed as an infinity), or so small that it became 0. (A
+/// numeric is held as a float8 here, so the same bounds apply to it.)
+pub fn check_float_range(x: f64, text: &str) -> SqlResult<()> {
+    let mantissa = text.split(['e', 'E']).next().unwrap_or("");
+    let underflow = x == 0.0 && mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b));
+    if x.is_infinite() || underflow {
+        return Err(SqlError::new(
+            code::NUMERIC_OUT_OF_RANGE,
+            format!(
+                "\"{}\" is out of range for type double precision",
+                clip(text.trim())
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Parses text into a value of `ty`, as PostgreSQL's input functions do.
@@ -227,29 +275,25 @@ pub fn parse_text(s: &str, ty: SqlType) -> SqlResult<Value> {
                     && t.bytes()
                         .all(|b| b.is_ascii_digit() || b == b'-' || b == b'+')
                 {
-                    SqlError::new(
-                        code::NUMERIC_OUT_OF_RANGE,
-                        format!("value \"{s}\" is out of range for type {}", ty.name()),
-                    )
+                    int_out_of_range(ty, s)
                 } else {
                     invalid(ty, s)
                 }
             })?;
-            int_value(x, ty).map_err(|_| {
-                SqlError::new(
-                    code::NUMERIC_OUT_OF_RANGE,
-                    format!("value \"{s}\" is out of range for type {}", ty.name()),
-                )
-            })
+            int_value(x, ty).map_err(|_| int_out_of_range(ty, s))
         }
-        SqlType::Float8 => {
+        SqlType::Float8 | SqlType::Numeric => {
             let lower = t.to_ascii_lowercase();
             let x = match lower.as_str() {
                 "nan" => f64::NAN,
                 "infinity" | "+infinity" | "inf" => f64::INFINITY,
                 "-infinity" | "-inf" => f64::NEG_INFINITY,
                 _ if lower.contains("inf") || lower.contains("nan") => return Err(invalid(ty, s)),
-                _ => t.parse().map_err(|_| invalid(ty, s))?,
+                _ => {
+                    let x = t.parse().map_err(|_| invalid(ty, s))?;
+                    check_float_range(x, t)?;
+                    x
+                }
             };
             Ok(Value::Float8(x))
         }
@@ -284,14 +328,28 @@ fn parse_uuid(s: &str) -> Option<Value> {
 /// to `varchar(n)`); otherwise it is an assignment to a column (which may not).
 pub fn cast(v: Value, to: &DeclaredType, explicit: bool) -> SqlResult<Value> {
     let from = type_of(&v);
+    cast_from(v, from, to, explicit)
+}
+
+/// [`cast`] of a value of SQL type `from`, which its representation may not show (a
+/// numeric is held as a float8).
+pub fn cast_from(v: Value, from: SqlType, to: &DeclaredType, explicit: bool) -> SqlResult<Value> {
     let out = match (v, to.ty) {
         (Value::Null, _) => return Ok(Value::Null),
-        (v, t) if from == t => v,
+        (v, t) if type_of(&v) == t => v,
         (v, SqlType::Text) => Value::Text(to_text(&v).unwrap_or_default()),
         (Value::Text(s), t) => parse_text(&s, t)?,
-        (v, t) if from.is_integer() && t.is_numeric() => int_value(as_i64(&v).unwrap_or(0), t)?,
+        (v, t) if type_of(&v).is_integer() && t.is_numeric() => {
+            int_value(as_i64(&v).unwrap_or(0), t)?
+        }
+        (Value::Float8(x), SqlType::Numeric) => Value::Float8(x),
         (Value::Float8(x), t) if t.is_integer() => {
-            let r = x.round_ties_even();
+            // PostgreSQL rounds a numeric's halves away from zero, a float8's to even.
+            let r = if from == SqlType::Numeric {
+                x.round()
+            } else {
+                x.round_ties_even()
+            };
             if !r.is_finite() || r < i64::MIN as f64 || r >= i64::MAX as f64 {
                 return Err(SqlError::out_of_range(t.name()));
             }

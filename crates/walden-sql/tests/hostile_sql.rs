@@ -191,3 +191,84 @@ fn deep_statements_that_fail_still_clean_up() {
     assert_eq!(e.code, "22012");
     assert_eq!(q(&mut s, "select 1"), "1");
 }
+
+#[test]
+fn huge_values_are_clipped_in_error_messages() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    let huge = "x".repeat(10_000_000);
+    let clipped = format!("{}...", "x".repeat(40));
+    let zeros = "0".repeat(39);
+    let cases = [
+        (
+            format!("select '{huge}'::int"),
+            "22P02",
+            format!("invalid input syntax for type integer: \"{clipped}\""),
+        ),
+        (
+            format!("select '{huge}'::float8"),
+            "22P02",
+            format!("invalid input syntax for type double precision: \"{clipped}\""),
+        ),
+        (
+            format!("select '1{}'::int8", "0".repeat(1_000_000)),
+            "22003",
+            format!("value \"1{zeros}...\" is out of range for type bigint"),
+        ),
+        (
+            format!("select 1{}::float8", "0".repeat(1_000)),
+            "22003",
+            format!("\"1{zeros}...\" is out of range for type double precision"),
+        ),
+        (
+            format!("create table u (a int) using '{huge}'"),
+            "42601",
+            format!("syntax error at or near \"'{}...\"", "x".repeat(39)),
+        ),
+        (
+            format!("set synchronous_commit = '{huge}'"),
+            "22023",
+            format!("invalid value for parameter \"synchronous_commit\": \"{clipped}\""),
+        ),
+    ];
+    for (sql, code, message) in &cases {
+        let e = err(&mut s, sql);
+        assert_eq!((e.code, &e.message), (*code, message), "{}", short(sql));
+    }
+    // A text longer than the engine stores is refused before it reaches the engine
+    // (whose message quoted the whole value).
+    s.execute("create table w (a text, b int not null)")
+        .unwrap();
+    let e = err(&mut s, &format!("insert into w values ('{huge}', 1)"));
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (
+            "54000",
+            "value of 10000000 bytes is too long for column \"a\""
+        )
+    );
+    // Details quote values clipped too: the failing row, the duplicate key.
+    let long = "y".repeat(2_000);
+    let long_clipped = format!("{}...", "y".repeat(40));
+    let e = err(&mut s, &format!("insert into w values ('{long}', null)"));
+    assert_eq!(
+        (e.code, e.detail.as_deref()),
+        (
+            "23502",
+            Some(format!("Failing row contains ({long_clipped}, null).").as_str())
+        )
+    );
+    s.execute("create table k (a text primary key)").unwrap();
+    let e = err(
+        &mut s,
+        &format!("insert into k values ('{long}'), ('{long}')"),
+    );
+    assert_eq!(
+        (e.code, e.detail.as_deref()),
+        (
+            "23505",
+            Some(format!("Key (a)=({long_clipped}) already exists.").as_str())
+        )
+    );
+    assert_eq!(q(&mut s, "select count(*) from w"), "0");
+}

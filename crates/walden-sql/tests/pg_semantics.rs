@@ -1,0 +1,257 @@
+//! Results PostgreSQL gives and Walden did not: what could go wrong is a statement
+//! returning another value than PostgreSQL 15 (rounding, float range), storing what
+//! PostgreSQL refuses (NUL in text), refusing what it accepts (short INSERT rows), or
+//! ignoring a clause it does not implement (TABLESAMPLE). Expected values were checked
+//! against PostgreSQL 15.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+use walden::vfs::SimVfs;
+use walden::{Database, Options};
+use walden_sql::{value, Session, SqlType};
+
+fn db() -> Database {
+    Database::create(
+        "db",
+        Options {
+            vfs: Arc::new(SimVfs::new(1)),
+            background: false,
+            ..Options::default()
+        },
+    )
+    .unwrap()
+}
+
+/// Runs a script; returns the last statement's rows, as text, one line per row.
+fn q(s: &mut Session, sql: &str) -> String {
+    let r = s.execute(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    r.last()
+        .unwrap()
+        .rows
+        .iter()
+        .map(|row| row.iter().map(value::display).collect::<Vec<_>>().join("|"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The code and message of a statement that must fail.
+fn err(s: &mut Session, sql: &str) -> (&'static str, String) {
+    match s.execute(sql) {
+        Ok(_) => panic!("{sql} succeeded"),
+        Err(e) => (e.code, e.message),
+    }
+}
+
+fn fails(s: &mut Session, sql: &str, code: &str, message: &str) {
+    assert_eq!(err(s, sql), (code, message.to_string()), "{sql}");
+}
+
+#[test]
+fn numeric_rounds_halves_away_from_zero_and_float8_to_even() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    assert_eq!(
+        q(
+            &mut s,
+            "select cast(2.5 as int), (-2.5)::int, 3.5::int, 2.5::float8::int, 3.5::float8::int, (-2.5)::float8::int"
+        ),
+        "3|-3|4|2|4|-2"
+    );
+    assert_eq!(
+        q(
+            &mut s,
+            "select 2.5::int2, 2.5::int8, (1.5 + 1)::int, 4.5::float8::int8, 0.5::int"
+        ),
+        "3|3|3|4|1"
+    );
+    fails(
+        &mut s,
+        "select 2147483647.5::int",
+        "22003",
+        "integer out of range",
+    );
+    fails(
+        &mut s,
+        "select 2147483648.5::float8::int",
+        "22003",
+        "integer out of range",
+    );
+    // A decimal literal is a numeric, as in PostgreSQL.
+    let r = s.execute_one("select 1.5, 1.5 * 2, 1.5::float8").unwrap();
+    let types: Vec<SqlType> = r.columns.iter().map(|(_, t)| *t).collect();
+    assert_eq!(types, [SqlType::Numeric, SqlType::Numeric, SqlType::Float8]);
+    // Assignment to an integer column rounds the same way.
+    s.execute("create table t (a int, b int8)").unwrap();
+    s.execute("insert into t values (2.5, 2.5::float8), (-0.5, 0.5::float8)")
+        .unwrap();
+    s.execute("insert into t select 4.5, 4.5::float8").unwrap();
+    s.execute("insert into t (a) values (6.5)").unwrap();
+    assert_eq!(
+        q(&mut s, "select a, b from t order by a"),
+        "-1|0\n3|2\n5|4\n7|"
+    );
+    s.execute("update t set b = 1.5 where a = 7").unwrap();
+    assert_eq!(q(&mut s, "select b from t where a = 7"), "2");
+    s.execute("create table c as select 2.5 x").unwrap();
+    assert_eq!(q(&mut s, "select x, x::int from c"), "2.5|2");
+}
+
+#[test]
+fn float8_out_of_range_is_an_error() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    let range = |v: &str| format!("\"{v}\" is out of range for type double precision");
+    fails(&mut s, "select 1e400::float8", "22003", &range("1e400"));
+    fails(&mut s, "select -1e400::float8", "22003", &range("1e400"));
+    fails(&mut s, "select '1e400'::float8", "22003", &range("1e400"));
+    fails(
+        &mut s,
+        "select ' -1e400 '::float8",
+        "22003",
+        &range("-1e400"),
+    );
+    fails(&mut s, "select '1e-400'::float8", "22003", &range("1e-400"));
+    fails(
+        &mut s,
+        "select 1e308::float8 * 10",
+        "22003",
+        "value out of range: overflow",
+    );
+    fails(
+        &mut s,
+        "select 1e308::float8 + 1e308::float8",
+        "22003",
+        "value out of range: overflow",
+    );
+    fails(
+        &mut s,
+        "select 1e-308::float8 * 1e-100",
+        "22003",
+        "value out of range: underflow",
+    );
+    fails(
+        &mut s,
+        "select 1e-308::float8 / 1e300",
+        "22003",
+        "value out of range: underflow",
+    );
+    // Infinity as input is a value, and so is arithmetic on it; zero stays zero.
+    assert_eq!(
+        q(
+            &mut s,
+            "select 'Infinity'::float8, '-inf'::float8 + 1, 'Infinity'::float8 * 2, '0e-400'::float8, 0::float8 * 1e-300"
+        ),
+        "Infinity|-Infinity|Infinity|0|0"
+    );
+    s.execute("create table f (x float8)").unwrap();
+    s.execute("insert into f values (1e308), (1e308)").unwrap();
+    fails(
+        &mut s,
+        "select sum(x) from f",
+        "22003",
+        "value out of range: overflow",
+    );
+    fails(
+        &mut s,
+        "insert into f values ('1e999')",
+        "22003",
+        &range("1e999"),
+    );
+    assert_eq!(q(&mut s, "select count(*) from f"), "2");
+}
+
+#[test]
+fn text_cannot_hold_nul() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    s.execute("create table t (a text)").unwrap();
+    let nul = "invalid byte sequence for encoding \"UTF8\": 0x00";
+    fails(&mut s, "select E'a\\000b'", "22021", nul);
+    fails(&mut s, "insert into t values (E'\\000')", "22021", nul);
+    fails(&mut s, "insert into t values (E'x\\x00')", "22021", nul);
+    fails(&mut s, "insert into t values ('a\0b')", "22021", nul);
+    fails(&mut s, "select length('\0')", "22021", nul);
+    fails(&mut s, "select 'it''s', E'it\\'s\\0'", "22021", nul);
+    // A string that really is unterminated is still a syntax error.
+    fails(
+        &mut s,
+        "select E'ab",
+        "42601",
+        "Unterminated encoded string literal",
+    );
+    // Other escapes still work.
+    s.execute("insert into t values (E'a\\tb')").unwrap();
+    assert_eq!(
+        q(&mut s, "select length(a), count(*) from t group by a"),
+        "3|1"
+    );
+}
+
+#[test]
+fn insert_fills_missing_columns_with_defaults() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    s.execute("create table t (a int, b serial, c text)")
+        .unwrap();
+    s.execute("insert into t values (1)").unwrap();
+    s.execute("insert into t values (2, 7)").unwrap();
+    s.execute("insert into t (a) values (3)").unwrap();
+    s.execute("insert into t values (4), (5)").unwrap();
+    s.execute("insert into t select 6").unwrap();
+    assert_eq!(
+        q(&mut s, "select a, b, c is null from t order by a"),
+        "1|1|t\n2|7|t\n3|2|t\n4|3|t\n5|4|t\n6|5|t"
+    );
+    fails(
+        &mut s,
+        "insert into t values (1, 2, 'c', 4)",
+        "42601",
+        "INSERT has more expressions than target columns",
+    );
+    let e = s
+        .execute("insert into t values (1, 2, 'c', 4)")
+        .unwrap_err();
+    assert_eq!(e.position, Some(34));
+    fails(
+        &mut s,
+        "insert into t (a, b) values (1)",
+        "42601",
+        "INSERT has more target columns than expressions",
+    );
+    fails(
+        &mut s,
+        "insert into t values (2), (3, 9)",
+        "42601",
+        "VALUES lists must all be the same length",
+    );
+    s.execute("create table n (a int, b int not null)").unwrap();
+    fails(
+        &mut s,
+        "insert into n values (1)",
+        "23502",
+        "null value in column \"b\" of relation \"n\" violates not-null constraint",
+    );
+    assert_eq!(q(&mut s, "select count(*) from t"), "6");
+}
+
+#[test]
+fn tablesample_is_refused_not_ignored() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    s.execute("create table t (a int)").unwrap();
+    s.execute("insert into t select generate_series from generate_series(1, 100)")
+        .unwrap();
+    for sql in [
+        "select count(*) from t tablesample system (10)",
+        "select * from t tablesample bernoulli (50) repeatable (1)",
+        "delete from t tablesample system (10)",
+    ] {
+        let (code, message) = err(&mut s, sql);
+        assert_eq!(
+            (code, message.as_str()),
+            ("0A000", "TABLESAMPLE is not supported"),
+            "{sql}"
+        );
+    }
+    assert_eq!(q(&mut s, "select count(*) from t"), "100");
+}
