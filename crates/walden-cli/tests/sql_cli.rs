@@ -538,3 +538,119 @@ select 5 as five;
     assert_eq!(text(&out.stderr), "");
     assert_eq!(out.status.code(), Some(0));
 }
+
+/// The interactive shell on a terminal: util-linux `script` gives `walden sql` a pty, and
+/// what is written to `script` is typed on it (Ctrl-C as the byte 3, which the terminal
+/// turns into SIGINT while a statement runs). What could go wrong: Ctrl-C ending the
+/// shell, a bracketed paste of several lines run as one line (a backslash command in it
+/// sent as SQL), or a long paste redrawn again and again.
+#[test]
+fn interactive_ctrl_c_and_pastes() {
+    use std::io::Read;
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: util-linux `script` (to get a pty) is not installed");
+        return;
+    }
+    let (_temp, dir) = db_dir();
+    let shell = format!(
+        "{} sql {}",
+        env!("CARGO_BIN_EXE_walden"),
+        dir.to_str().expect("UTF-8 path")
+    );
+    let mut child = Command::new("script")
+        .args(["-qfec", &shell, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("script starts");
+    let mut keys = child.stdin.take().expect("stdin is piped");
+    let screen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&screen);
+    let mut from = child.stdout.take().expect("stdout is piped");
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = from.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            sink.lock()
+                .expect("screen lock")
+                .extend_from_slice(&buf[..n]);
+        }
+    });
+    let shown = || String::from_utf8_lossy(&screen.lock().expect("screen lock")).into_owned();
+    let wait_for = |what: &str, after: usize| {
+        let started = Instant::now();
+        while !shown()[after..].contains(what) {
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "the shell never showed {what:?}:\n{}",
+                shown()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let mut type_keys = |text: &str| {
+        keys.write_all(text.as_bytes()).expect("typing");
+        keys.flush().expect("typing");
+    };
+
+    wait_for("walden=# ", 0);
+    type_keys("begin;\n");
+    wait_for("BEGIN", 0);
+    // The line fits the terminal's 80 columns, so its echo is not broken by a redraw.
+    let line = format!("{LONG_STATEMENT}; select 1 as one;");
+    type_keys(&format!("{line}\n"));
+    wait_for(&line, 0);
+    // Ctrl-C, again until it lands while the statement runs (one typed before the
+    // terminal left raw mode is a key for the next prompt, which it clears).
+    let mut presses = 0;
+    while !shown().contains("canceling statement due to user request") {
+        assert!(presses < 30, "30 Ctrl-C did not cancel:\n{}", shown());
+        std::thread::sleep(Duration::from_millis(300));
+        type_keys("\x03");
+        presses += 1;
+        let pressed = Instant::now();
+        while !shown().contains("canceling statement") && pressed.elapsed() < Duration::from_secs(2)
+        {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    // Back at the prompt of an aborted block; the rest of the line did not run.
+    wait_for("walden=!# ", 0);
+    let mark = shown().len();
+    type_keys("rollback;\n");
+    wait_for("ROLLBACK", mark);
+    // A bracketed paste of two lines: the backslash command on the second runs as one.
+    let mark = shown().len();
+    type_keys("\x1b[200~select 2 as two;\n\\dt\n\x1b[201~\r");
+    wait_for("Did not find any relations.", mark);
+    // A 50 KB line pasted: drawn about once, not once per character or row.
+    let mark = shown().len();
+    let long = format!("select length('{}') as n;", "x".repeat(50_000));
+    type_keys(&format!("\x1b[200~{long}\x1b[201~\r"));
+    wait_for(" 50000\r\n(1 row)", mark);
+    let drawn = shown().len() - mark;
+    assert!(
+        drawn < 3 * long.len(),
+        "a {} byte paste drew {drawn} bytes",
+        long.len()
+    );
+    // Ctrl-D at the prompt ends the shell.
+    type_keys("\x04");
+    drop(keys);
+    let status = child.wait().expect("script finishes");
+    reader.join().expect("screen reader");
+    assert_eq!(status.code(), Some(0));
+    let screen = shown();
+    assert!(!screen.contains(" one "), "{screen}");
+    assert!(
+        screen.contains(" two \r\n-----\r\n   2\r\n(1 row)"),
+        "{screen}"
+    );
+    assert!(screen.ends_with("\\q\r\n"), "{screen}");
+}
