@@ -5,7 +5,10 @@
 use std::sync::Arc;
 use walden::vfs::SimVfs;
 use walden::{Database, Options, TableKind};
-use walden_sql::{value, Session};
+use walden_sql::Session;
+
+mod support;
+use support::q;
 
 fn db() -> Database {
     let vfs = SimVfs::new(1);
@@ -18,17 +21,6 @@ fn db() -> Database {
         },
     )
     .unwrap()
-}
-
-/// Runs a script; returns the last statement's rows, as text, one line per row.
-fn q(s: &mut Session, sql: &str) -> String {
-    let r = s.execute(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
-    let last = r.last().unwrap();
-    last.rows
-        .iter()
-        .map(|row| row.iter().map(value::display).collect::<Vec<_>>().join("|"))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 fn tag(s: &mut Session, sql: &str) -> String {

@@ -6,24 +6,12 @@
 #![allow(clippy::unwrap_used)]
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
-use walden::vfs::SimVfs;
-use walden::{Database, Options};
 use walden_sql::{value, CancelHandle, Session, SqlError};
 
-fn db() -> Database {
-    Database::create(
-        "db",
-        Options {
-            vfs: Arc::new(SimVfs::new(1)),
-            background: false,
-            ..Options::default()
-        },
-    )
-    .unwrap()
-}
+mod support;
+use support::db;
 
 fn count(s: &mut Session, table: &str) -> String {
     let r = s

@@ -4,46 +4,16 @@
 //! Tests run on the test harness's 2 MiB threads: nothing here may depend on a big stack.
 #![allow(clippy::unwrap_used)]
 
-use std::sync::Arc;
-use walden::vfs::SimVfs;
-use walden::{Database, Options};
-use walden_sql::{value, Session, SqlError};
+use walden_sql::{Session, SqlError};
 
-fn db() -> Database {
-    Database::create(
-        "db",
-        Options {
-            vfs: Arc::new(SimVfs::new(1)),
-            background: false,
-            ..Options::default()
-        },
-    )
-    .unwrap()
-}
-
-/// Runs a script; returns the last statement's rows, as text, one line per row.
-fn q(s: &mut Session, sql: &str) -> String {
-    let r = s
-        .execute(sql)
-        .unwrap_or_else(|e| panic!("{}: {e}", short(sql)));
-    r.last()
-        .unwrap()
-        .rows
-        .iter()
-        .map(|row| row.iter().map(value::display).collect::<Vec<_>>().join("|"))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
+mod support;
+use support::{db, q, short};
 
 fn err(s: &mut Session, sql: &str) -> SqlError {
     match s.execute(sql) {
         Ok(_) => panic!("{} succeeded", short(sql)),
         Err(e) => e,
     }
-}
-
-fn short(sql: &str) -> String {
-    sql.chars().take(80).collect()
 }
 
 /// `first op first op …`, `n` terms.

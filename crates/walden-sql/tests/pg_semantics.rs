@@ -5,34 +5,10 @@
 //! against PostgreSQL 15.
 #![allow(clippy::unwrap_used)]
 
-use std::sync::Arc;
-use walden::vfs::SimVfs;
-use walden::{Database, Options};
-use walden_sql::{value, Session, SqlType};
+use walden_sql::{Session, SqlType};
 
-fn db() -> Database {
-    Database::create(
-        "db",
-        Options {
-            vfs: Arc::new(SimVfs::new(1)),
-            background: false,
-            ..Options::default()
-        },
-    )
-    .unwrap()
-}
-
-/// Runs a script; returns the last statement's rows, as text, one line per row.
-fn q(s: &mut Session, sql: &str) -> String {
-    let r = s.execute(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
-    r.last()
-        .unwrap()
-        .rows
-        .iter()
-        .map(|row| row.iter().map(value::display).collect::<Vec<_>>().join("|"))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
+mod support;
+use support::{db, q};
 
 /// The code and message of a statement that must fail.
 fn err(s: &mut Session, sql: &str) -> (&'static str, String) {

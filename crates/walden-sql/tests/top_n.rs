@@ -4,22 +4,10 @@
 //! or a top-N that still keeps every row.
 #![allow(clippy::unwrap_used)]
 
-use std::sync::Arc;
-use walden::vfs::SimVfs;
-use walden::{Database, Options};
 use walden_sql::{value, Session};
 
-fn db() -> Database {
-    Database::create(
-        "db",
-        Options {
-            vfs: Arc::new(SimVfs::new(1)),
-            background: false,
-            ..Options::default()
-        },
-    )
-    .unwrap()
-}
+mod support;
+use support::db;
 
 fn rows(s: &mut Session, sql: &str) -> Vec<String> {
     let r = s.execute_one(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));

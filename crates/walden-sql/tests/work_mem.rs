@@ -5,22 +5,10 @@
 //! not parse as PostgreSQL's.
 #![allow(clippy::unwrap_used)]
 
-use std::sync::Arc;
-use walden::vfs::SimVfs;
-use walden::{Database, Options};
 use walden_sql::{value, Session};
 
-fn db() -> Database {
-    Database::create(
-        "db",
-        Options {
-            vfs: Arc::new(SimVfs::new(1)),
-            background: false,
-            ..Options::default()
-        },
-    )
-    .unwrap()
-}
+mod support;
+use support::db;
 
 fn show(s: &mut Session, name: &str) -> String {
     let r = s.execute_one(&format!("show {name}")).unwrap();

@@ -1,0 +1,45 @@
+//! What the SQL scenario tests share: a database on the simulated file layer, and the
+//! last statement's rows of a script as text.
+#![allow(dead_code, clippy::unwrap_used)]
+
+use std::sync::Arc;
+
+use walden::vfs::SimVfs;
+use walden::{Database, Options};
+use walden_sql::{value, Session};
+
+/// A new database in memory (no background thread).
+pub fn db() -> Database {
+    Database::create(
+        "db",
+        Options {
+            vfs: Arc::new(SimVfs::new(1)),
+            background: false,
+            ..Options::default()
+        },
+    )
+    .unwrap()
+}
+
+/// At most 80 characters of a statement, for failure messages (some are megabytes).
+pub fn short(sql: &str) -> String {
+    match sql.char_indices().nth(80) {
+        Some((at, _)) => format!("{}...", &sql[..at]),
+        None => sql.to_string(),
+    }
+}
+
+/// Runs a script; returns the last statement's rows, as text, one line per row, columns
+/// separated by `|`.
+pub fn q(s: &mut Session, sql: &str) -> String {
+    let r = s
+        .execute(sql)
+        .unwrap_or_else(|e| panic!("{}: {e}", short(sql)));
+    r.last()
+        .unwrap()
+        .rows
+        .iter()
+        .map(|row| row.iter().map(value::display).collect::<Vec<_>>().join("|"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
