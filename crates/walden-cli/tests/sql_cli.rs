@@ -640,6 +640,19 @@ fn interactive_ctrl_c_and_pastes() {
         "a {} byte paste drew {drawn} bytes",
         long.len()
     );
+    // The same line typed (or pasted without bracketed paste): each character is drawn
+    // as it comes, a row end included, not the whole line again at every row end
+    // (quadratic: 11 MB for this line before rustyline was patched).
+    let mark = shown().len();
+    let long = format!("select length('{}') as n;", "y".repeat(50_000));
+    type_keys(&format!("{long}\r"));
+    wait_for(" 50000\r\n(1 row)", mark);
+    let drawn = shown().len() - mark;
+    assert!(
+        drawn < 3 * long.len(),
+        "a {} byte typed line drew {drawn} bytes",
+        long.len()
+    );
     // Ctrl-D at the prompt ends the shell.
     type_keys("\x04");
     drop(keys);
