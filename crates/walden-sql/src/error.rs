@@ -36,6 +36,8 @@ pub mod code {
     pub const STATEMENT_TOO_COMPLEX: &str = "54001";
     pub const CONFIGURATION_LIMIT: &str = "53400";
     pub const OUT_OF_MEMORY: &str = "53200";
+    pub const DISK_FULL: &str = "53100";
+    pub const OBJECT_IN_USE: &str = "55006";
     pub const QUERY_CANCELED: &str = "57014";
     pub const IO_ERROR: &str = "58030";
     pub const DATA_CORRUPTED: &str = "XX001";
@@ -196,12 +198,63 @@ impl From<walden::Error> for SqlError {
             | E::CorruptControlFile { .. }
             | E::CorruptCheckpoint { .. }
             | E::TruncatedWalSegment { .. }
-            | E::MissingWalSegment { .. } => code::DATA_CORRUPTED,
+            | E::MissingWalSegment { .. }
+            | E::CorruptFile { .. }
+            | E::MissingFile { .. }
+            | E::MissingControlFile { .. } => code::DATA_CORRUPTED,
+            E::Locked { .. } => code::OBJECT_IN_USE,
+            E::DatabaseFull { .. } => code::DISK_FULL,
+            E::BufferPoolExhausted { .. } => code::OUT_OF_MEMORY,
+            E::TooManyCommands { .. } => code::PROGRAM_LIMIT,
             E::RecordTooLarge { .. } => code::PROGRAM_LIMIT,
             E::UndoFull { .. } => code::CONFIGURATION_LIMIT,
             E::InvalidOption(_) => code::INVALID_PARAMETER,
             _ => code::INTERNAL,
         };
         SqlError::new(code, e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    /// Engine errors that are limits or states, not bugs, reach clients with their own
+    /// SQLSTATE (not 22023 "invalid parameter", not XX000).
+    #[test]
+    fn engine_limits_and_states_have_their_sqlstate() {
+        let cases = [
+            (walden::Error::DatabaseFull { pages: 1 << 32 }, "53100"),
+            (walden::Error::BufferPoolExhausted { frames: 16 }, "53200"),
+            (walden::Error::TooManyCommands { max: 7 }, "54000"),
+            (
+                walden::Error::Locked {
+                    dir: PathBuf::from("d"),
+                    lock: PathBuf::from("d/lock"),
+                    holder: "process 1".into(),
+                },
+                "55006",
+            ),
+            (
+                walden::Error::CorruptFile {
+                    path: PathBuf::from("d/xact"),
+                    reason: "checksum mismatch in block 0".into(),
+                },
+                "XX001",
+            ),
+            (
+                walden::Error::MissingFile {
+                    path: PathBuf::from("d/data"),
+                    reason: "needed".into(),
+                },
+                "XX001",
+            ),
+        ];
+        for (e, expected) in cases {
+            let text = e.to_string();
+            let sql = SqlError::from(e);
+            assert_eq!((sql.code, sql.message.as_str()), (expected, text.as_str()));
+        }
     }
 }

@@ -300,9 +300,7 @@ impl BufferPool {
             }
             return Ok(idx);
         }
-        Err(Error::InvalidOption(
-            "buffer pool exhausted: every page is pinned (raise buffer_pool_bytes)".into(),
-        ))
+        Err(Error::BufferPoolExhausted { frames: n })
     }
 
     /// Writes a frame if it is dirty, after making the WAL durable to its LSN.

@@ -1320,10 +1320,9 @@ impl Transaction<'_> {
     /// Starts a new command: versions created by earlier commands become visible.
     fn next_command(&mut self) -> Result<u32> {
         self.check_open()?;
-        self.cid = self
-            .cid
-            .checked_add(1)
-            .ok_or_else(|| Error::InvalidOption("too many commands in one transaction".into()))?;
+        self.cid = self.cid.checked_add(1).ok_or(Error::TooManyCommands {
+            max: u64::from(u32::MAX),
+        })?;
         Ok(self.cid)
     }
 

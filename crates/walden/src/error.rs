@@ -93,6 +93,12 @@ pub enum Error {
     RecordTooLarge { bytes: usize, max: usize },
     #[error("invalid option: {0}")]
     InvalidOption(String),
+    #[error("database is full: {pages} pages, the most a table's row links can address (SQLSTATE 53100)")]
+    DatabaseFull { pages: u64 },
+    #[error("buffer pool exhausted: all {frames} frames are pinned; raise buffer_pool_bytes (SQLSTATE 53200)")]
+    BufferPoolExhausted { frames: usize },
+    #[error("too many commands in one transaction (at most {max}) (SQLSTATE 54000)")]
+    TooManyCommands { max: u64 },
     #[error("undo log full: {live} bytes of undo held, the limit (undo_limit) is {limit} bytes; end long-running transactions or raise the limit (SQLSTATE 53400)")]
     UndoFull { limit: u64, live: u64 },
     #[error("transaction is already finished")]

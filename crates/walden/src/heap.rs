@@ -153,7 +153,9 @@ pub(crate) fn pin_table_page<'p>(
 fn new_page(ctx: &HeapCtx, table: &Table, xid: u64, stats: &mut TxnStats) -> Result<u64> {
     let page_no = ctx.pool.store().allocate_page_no();
     if page_no >= NO_NEXT as u64 {
-        return Err(Error::InvalidOption("database is full: 2^32 pages".into()));
+        return Err(Error::DatabaseFull {
+            pages: NO_NEXT as u64,
+        });
     }
     let pinned = ctx.pool.fetch(page_no, Fetch::Overwrite)?;
     let mut g = pinned.write();
