@@ -298,8 +298,8 @@ fn stdout_error(e: std::io::Error) -> CliError {
 }
 
 /// A session and its printer, fed line by line.
-struct Shell<'db> {
-    session: Session<'db>,
+struct Shell {
+    session: Session,
     printer: Printer,
     /// Set by `\q`: no more input is run.
     quit: bool,
@@ -313,8 +313,8 @@ struct Shell<'db> {
     stopped_by_user: bool,
 }
 
-impl<'db> Shell<'db> {
-    fn new(db: &'db Database, args: &Args, interactive: bool) -> Shell<'db> {
+impl Shell {
+    fn new(db: &Database, args: &Args, interactive: bool) -> Shell {
         Shell {
             session: Session::new(db),
             printer: Printer {
@@ -541,7 +541,7 @@ Display
 
 SQL statements end with a semicolon; SHOW ALL lists Walden's settings.";
 
-impl Shell<'_> {
+impl Shell {
     /// Runs a backslash command (the whole trimmed line).
     fn backslash(&mut self, line: &str) -> Result<(), CliError> {
         let mut words = line.split_whitespace();

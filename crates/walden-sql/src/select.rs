@@ -291,7 +291,7 @@ impl SelectPlan {
     /// Runs the query and returns its rows; `guard` is checked per row.
     pub(crate) fn run(
         &self,
-        txn: Option<&mut Transaction<'_>>,
+        txn: Option<&mut Transaction>,
         cx: &mut EvalCtx,
         guard: &Guard,
     ) -> SqlResult<Vec<Vec<Value>>> {

@@ -42,10 +42,10 @@ pub struct Outcome {
     pub result: Result<StatementResult, SqlError>,
 }
 
-enum TxnState<'db> {
+enum TxnState {
     /// No transaction block: each statement commits on its own.
     Auto,
-    Block(Box<Transaction<'db>>),
+    Block(Box<Transaction>),
     /// An error happened in the block: only ROLLBACK (or COMMIT, which rolls back) ends it.
     Failed,
 }
@@ -116,9 +116,11 @@ pub const DEFAULT_WORK_MEM_BYTES: u64 = 1 << 30;
 /// The least `work_mem` accepts, PostgreSQL's minimum.
 const MIN_WORK_MEM_BYTES: u64 = 64 << 10;
 
-pub struct Session<'db> {
-    db: &'db Database,
-    txn: TxnState<'db>,
+/// A SQL session: owns a handle on its database and its transaction, so it is `Send` and
+/// can move to another thread (a server's connection task) between statements.
+pub struct Session {
+    db: Database,
+    txn: TxnState,
     rng: SimRng,
     serials: HashMap<(String, String), i64>,
     synchronous_commit: bool,
@@ -132,9 +134,9 @@ pub struct Session<'db> {
     guard: Guard,
 }
 
-impl<'db> Session<'db> {
+impl Session {
     /// A session whose random() is seeded from the clock.
-    pub fn new(db: &'db Database) -> Session<'db> {
+    pub fn new(db: &Database) -> Session {
         let seed = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
@@ -143,13 +145,13 @@ impl<'db> Session<'db> {
     }
 
     /// A session whose random() and gen_random_uuid() replay from `seed`.
-    pub fn with_seed(db: &'db Database, seed: u64) -> Session<'db> {
+    pub fn with_seed(db: &Database, seed: u64) -> Session {
         let cancel = CancelHandle::default();
         Session {
             guard: Guard::start(&cancel, DEFAULT_WORK_MEM_BYTES),
             cancel,
             work_mem_bytes: DEFAULT_WORK_MEM_BYTES,
-            db,
+            db: db.clone(),
             txn: TxnState::Auto,
             rng: SimRng::new(seed),
             serials: HashMap::new(),
@@ -158,8 +160,8 @@ impl<'db> Session<'db> {
         }
     }
 
-    pub fn database(&self) -> &'db Database {
-        self.db
+    pub fn database(&self) -> &Database {
+        &self.db
     }
 
     /// A handle that stops this session's running statement from another thread (or a
@@ -344,16 +346,16 @@ impl<'db> Session<'db> {
         }
     }
 
-    fn ctx(&mut self) -> Ctx<'_, 'db> {
+    fn ctx(&mut self) -> Ctx<'_, '_> {
         Ctx {
-            db: self.db,
+            db: &self.db,
             rng: &mut self.rng,
             serials: &mut self.serials,
             guard: &self.guard,
         }
     }
 
-    fn in_transaction(&mut self, t: &mut Transaction<'db>, stmt: &Statement) -> SqlResult<Output> {
+    fn in_transaction(&mut self, t: &mut Transaction, stmt: &Statement) -> SqlResult<Output> {
         let mut cx = self.ctx();
         match stmt {
             Statement::Query(q) => dml::select(&mut cx, t, q),

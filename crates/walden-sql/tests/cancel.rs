@@ -118,3 +118,23 @@ fn a_request_made_while_idle_is_dropped() {
     handle.flag().store(true, Ordering::Relaxed);
     assert!(handle.is_requested());
 }
+
+/// A session owns its database handle and transaction: it moves to another thread
+/// between statements, with its transaction block open.
+#[test]
+fn a_session_moves_between_threads_with_its_block_open() {
+    fn assert_send<T: Send + 'static>() {}
+    assert_send::<Session>();
+    let db = db();
+    let mut s = Session::new(&db);
+    s.execute("create table m (a int); begin; insert into m values (1)")
+        .unwrap();
+    let mut s = std::thread::spawn(move || {
+        s.execute("insert into m values (2); commit").unwrap();
+        s
+    })
+    .join()
+    .unwrap();
+    let r = s.execute_one("select count(*) from m").unwrap();
+    assert_eq!(walden_sql::value::display(&r.rows[0][0]), "2");
+}

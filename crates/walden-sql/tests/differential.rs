@@ -1426,13 +1426,13 @@ struct Stats {
     crashes: u64,
 }
 
-struct Runner<'s, 'db> {
-    walden: Session<'db>,
+struct Runner<'s> {
+    walden: Session,
     sqlite: &'s Connection,
     block: Block,
 }
 
-impl Runner<'_, '_> {
+impl Runner<'_> {
     fn step(&mut self, st: &Stmt, stats: &mut Stats) -> Result<(), String> {
         match &st.kind {
             Kind::Begin => self.begin(st),

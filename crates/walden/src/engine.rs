@@ -160,8 +160,18 @@ struct UndoWriters {
     active: BTreeMap<u64, WalPosition>,
 }
 
-/// An open database. Send + Sync: share it between threads by reference or `Arc`.
+/// An open database: a cheap handle (clone it to share the database between threads or
+/// tasks; every clone is the same database). Send + Sync. The database closes when the
+/// last handle and the last transaction are gone (or at `close`).
+#[derive(Clone)]
 pub struct Database {
+    inner: Arc<Inner>,
+    handle: Arc<Handle>,
+}
+
+/// What the handles of one open database share: the background thread, stopped when the
+/// last handle goes, and what recovery did.
+struct Handle {
     inner: Arc<Inner>,
     background: Mutex<Option<JoinHandle<()>>>,
     recovery: RecoveryReport,
@@ -300,15 +310,18 @@ impl Database {
             None
         };
         Database {
-            inner,
-            background: Mutex::new(background),
-            recovery,
+            inner: inner.clone(),
+            handle: Arc::new(Handle {
+                inner,
+                background: Mutex::new(background),
+                recovery,
+            }),
         }
     }
 
     /// What recovery did when this database was opened.
     pub fn recovery_report(&self) -> &RecoveryReport {
-        &self.recovery
+        &self.handle.recovery
     }
 
     pub fn dir(&self) -> &Path {
@@ -324,9 +337,9 @@ impl Database {
     }
 
     /// Starts a transaction.
-    pub fn begin(&self) -> Transaction<'_> {
+    pub fn begin(&self) -> Transaction {
         Transaction {
-            db: &self.inner,
+            db: self.inner.clone(),
             snapshot: self.inner.txns.begin(),
             cid: 0,
             stats: TxnStats::default(),
@@ -528,7 +541,8 @@ impl Database {
         self.inner.wal.insert_lsn()
     }
 
-    /// Checkpoints (if the database can still write) and stops background work.
+    /// Checkpoints (if the database can still write) and stops background work (for
+    /// every handle: other clones go on working, without the background thread).
     pub fn close(self) -> Result<()> {
         self.stop_background();
         if self.inner.poison.is_set() {
@@ -538,6 +552,12 @@ impl Database {
     }
 
     fn stop_background(&self) {
+        self.handle.stop_background();
+    }
+}
+
+impl Handle {
+    fn stop_background(&self) {
         self.inner.shutdown.store(true, Ordering::SeqCst);
         if let Some(h) = lock(&self.background).take() {
             let _ = h.join();
@@ -545,7 +565,7 @@ impl Database {
     }
 }
 
-impl Drop for Database {
+impl Drop for Handle {
     fn drop(&mut self) {
         self.stop_background();
         if !self.inner.poison.is_set() && !self.inner.synchronous_commit {
@@ -1278,8 +1298,10 @@ pub enum RowAction {
 }
 
 /// A transaction. Dropping it without `commit` rolls it back.
-pub struct Transaction<'db> {
-    db: &'db Inner,
+pub struct Transaction {
+    /// The database it runs in: owned, so a transaction can move to another thread or
+    /// outlive the handle that began it.
+    db: Arc<Inner>,
     snapshot: Snapshot,
     cid: u32,
     stats: TxnStats,
@@ -1293,7 +1315,7 @@ pub struct Transaction<'db> {
     undo_registered: bool,
 }
 
-impl Transaction<'_> {
+impl Transaction {
     pub fn xid(&self) -> u64 {
         self.snapshot.xid
     }
@@ -1808,7 +1830,7 @@ impl Transaction<'_> {
     }
 }
 
-impl Drop for Transaction<'_> {
+impl Drop for Transaction {
     fn drop(&mut self) {
         if !self.finished {
             let _ = self.rollback_inner();

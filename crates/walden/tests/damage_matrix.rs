@@ -214,7 +214,7 @@ impl<'db> Workload<'db> {
         s
     }
 
-    fn insert(&mut self, tx: &mut Transaction<'_>, t: usize, n: usize, staged: &mut Staged) {
+    fn insert(&mut self, tx: &mut Transaction, t: usize, n: usize, staged: &mut Staged) {
         let rows: Vec<(i64, String)> = (0..n)
             .map(|_| {
                 let id = self.next_id;
@@ -248,13 +248,7 @@ impl<'db> Workload<'db> {
         out
     }
 
-    fn change(
-        &mut self,
-        tx: &mut Transaction<'_>,
-        t: usize,
-        updates: usize,
-        deletes: usize,
-    ) -> Staged {
+    fn change(&mut self, tx: &mut Transaction, t: usize, updates: usize, deletes: usize) -> Staged {
         let mut staged = Staged::default();
         let mut touched = HashSet::new();
         for (id, rid) in self.pick(t, updates, &mut touched) {
@@ -272,7 +266,7 @@ impl<'db> Workload<'db> {
     /// Inserts, updates and deletes in both tables in one transaction.
     fn write_round(
         &mut self,
-        tx: &mut Transaction<'_>,
+        tx: &mut Transaction,
         inserts: usize,
         updates: usize,
         deletes: usize,

@@ -124,7 +124,7 @@ struct Model {
 }
 
 /// Every visible row, as a map, checking that each decodes to the model's shape.
-fn rows_of(tx: &mut Transaction<'_>) -> Rows {
+fn rows_of(tx: &mut Transaction) -> Rows {
     let mut out = Rows::new();
     for (id, r) in tx.scan(TABLE).unwrap() {
         let (Value::Int8(k), Value::Int8(v), Value::Text(pad)) = (&r[0], &r[1], &r[2]) else {
@@ -158,7 +158,7 @@ fn check_committed(db: &Database, model: &Model, when: &str) {
 /// Runs ops on `db` until a crash op or the end; returns the number of ops consumed
 /// (the crash op not included). The open transaction is left to the caller's crash.
 fn run_until_crash(db: &Database, ops: &[Op], model: &mut Model, vfs: &SimVfs) -> usize {
-    let mut tx: Option<(Transaction<'_>, TxModel)> = None;
+    let mut tx: Option<(Transaction, TxModel)> = None;
     for (i, op) in ops.iter().enumerate() {
         match op {
             Op::Crash { .. } => {

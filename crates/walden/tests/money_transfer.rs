@@ -75,7 +75,7 @@ struct Worker {
 }
 
 /// id -> (row id, balance), checking the shape of every row.
-fn accounts(tx: &mut Transaction<'_>) -> Result<BTreeMap<i64, (RowId, i64)>, Error> {
+fn accounts(tx: &mut Transaction) -> Result<BTreeMap<i64, (RowId, i64)>, Error> {
     let mut out = BTreeMap::new();
     for (rid, r) in tx.scan(TABLE)? {
         let (Value::Int8(id), Value::Int8(balance)) = (&r[0], &r[1]) else {
@@ -113,7 +113,7 @@ fn attempt(db: &Database, t: Transfer) -> Result<(), Failure> {
     let all = accounts(&mut tx).map_err(Failure::Before)?;
     let (from_id, from_balance) = all[&t.from];
     let (to_id, to_balance) = all[&t.to];
-    let update = |tx: &mut Transaction<'_>, rid, id, balance| {
+    let update = |tx: &mut Transaction, rid, id, balance| {
         tx.update(TABLE, rid, &[Value::Int8(id), Value::Int8(balance)])
             .map_err(Failure::Before)
     };
@@ -207,7 +207,7 @@ fn check_final(db: &Database, workers: &[Worker], context: &str) {
 /// A reader that keeps one transaction, begun before the transfers, open for the whole
 /// run: every scan must show the 100 accounts with their initial balances. Returns the
 /// number of scans.
-fn whole_run_reader(mut tx: Transaction<'_>, stop: &AtomicBool) -> u64 {
+fn whole_run_reader(mut tx: Transaction, stop: &AtomicBool) -> u64 {
     let first = accounts(&mut tx).unwrap();
     assert!(
         first.values().all(|(_, b)| *b == INITIAL),
