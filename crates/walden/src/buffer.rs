@@ -210,10 +210,14 @@ impl BufferPool {
                     g.fill(0);
                     Ok(true)
                 }
-                Fetch::Read => self
-                    .store
-                    .read_page(page_no, &mut g)
-                    .and_then(|found| self.check_read_lsn(page_no, &g).map(|()| found)),
+                Fetch::Read => self.store.read_page(page_no, &mut g).and_then(|found| {
+                    // Only a page that was read has an LSN to check (else the frame
+                    // still holds its previous page's bytes).
+                    if found {
+                        self.check_read_lsn(page_no, &g)?;
+                    }
+                    Ok(found)
+                }),
             };
             match r {
                 Ok(true) => {

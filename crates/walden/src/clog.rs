@@ -17,10 +17,9 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, RwLock};
 
 use crate::codec::Reader;
-use crate::control::write_file_atomically;
 use crate::error::{Error, Result};
 use crate::stats::Stats;
-use crate::vfs::{OpenMode, Vfs};
+use crate::vfs::{write_file_atomically, OpenMode, Vfs};
 
 /// The status of a transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

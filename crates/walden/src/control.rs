@@ -20,7 +20,7 @@ use crate::catalog::Catalog;
 use crate::codec::Reader;
 use crate::error::{Error, Result};
 use crate::store::Protection;
-use crate::vfs::{OpenMode, Vfs};
+use crate::vfs::{write_file_atomically, OpenMode, Vfs};
 use crate::wal::{WalCompression, WalPosition};
 
 pub const CONTROL_MAGIC: &[u8; 8] = b"WALDNCTL";
@@ -161,28 +161,6 @@ impl Control {
     pub fn write(&self, vfs: &Arc<dyn Vfs>, dir: &Path) -> Result<()> {
         write_file_atomically(vfs, dir, "control", &self.encode())
     }
-}
-
-/// Writes `name` in `dir` by way of `name.tmp`, so that a crash leaves the old or the new
-/// file, never a mix.
-pub fn write_file_atomically(
-    vfs: &Arc<dyn Vfs>,
-    dir: &Path,
-    name: &str,
-    bytes: &[u8],
-) -> Result<()> {
-    let tmp = dir.join(format!("{name}.tmp"));
-    let path = dir.join(name);
-    let io_tmp = |e| Error::io(&tmp, e);
-    if vfs.exists(&tmp).map_err(io_tmp)? {
-        vfs.remove(&tmp).map_err(io_tmp)?;
-    }
-    let f = vfs.open(&tmp, OpenMode::CreateNew).map_err(io_tmp)?;
-    f.write_all_at(bytes, 0).map_err(io_tmp)?;
-    f.sync_data().map_err(io_tmp)?;
-    vfs.rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
-    vfs.sync_dir(dir).map_err(|e| Error::io(dir, e))?;
-    Ok(())
 }
 
 /// What a checkpoint file holds.

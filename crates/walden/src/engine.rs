@@ -12,7 +12,7 @@ use crate::buffer::BufferPool;
 use crate::catalog::{Catalog, Table, TableKind};
 use crate::clock::{Clock, RealClock};
 use crate::clog::{Clog, XidStatus};
-use crate::control::{checkpoint_path, write_file_atomically, CheckpointData, Control};
+use crate::control::{checkpoint_path, CheckpointData, Control};
 use crate::error::{Error, Result};
 use crate::heap::{self, HeapCtx, TxnView};
 use crate::page::{DEFAULT_PAGE_SIZE, PAGE_SIZES};
@@ -22,7 +22,7 @@ use crate::stats::{Stats, StatsSnapshot, TxnStats};
 use crate::store::{PageStore, Protection, SpacePressure};
 use crate::txn::{Snapshot, TxnManager};
 use crate::undo::{self, CrashUndo, TxnUndo, UndoCtx, UndoStore};
-use crate::vfs::{FileLock, LockMode, RealVfs, Vfs};
+use crate::vfs::{write_file_atomically, FileLock, LockMode, RealVfs, Vfs};
 use crate::wal::format::{segment_name, MIN_SEGMENT_BYTES, SEGMENT_HEADER_BYTES};
 use crate::wal::{Record, RecordKind, Wal, WalCompression, WalPosition, WalReader};
 use crate::RowId;
@@ -165,7 +165,6 @@ struct UndoWriters {
 /// last handle and the last transaction are gone (or at `close`).
 #[derive(Clone)]
 pub struct Database {
-    inner: Arc<Inner>,
     handle: Arc<Handle>,
 }
 
@@ -310,7 +309,6 @@ impl Database {
             None
         };
         Database {
-            inner: inner.clone(),
             handle: Arc::new(Handle {
                 inner,
                 background: Mutex::new(background),
@@ -325,27 +323,27 @@ impl Database {
     }
 
     pub fn dir(&self) -> &Path {
-        &self.inner.dir
+        &self.handle.inner.dir
     }
 
     pub fn protection(&self) -> Protection {
-        self.inner.control.protection
+        self.handle.inner.control.protection
     }
 
     pub fn page_size(&self) -> usize {
-        self.inner.control.page_size as usize
+        self.handle.inner.control.page_size as usize
     }
 
     /// Starts a transaction.
     pub fn begin(&self) -> Transaction {
         Transaction {
-            db: self.inner.clone(),
-            snapshot: self.inner.txns.begin(),
+            db: self.handle.inner.clone(),
+            snapshot: self.handle.inner.txns.begin(),
             cid: 0,
             stats: TxnStats::default(),
             wrote: false,
             finished: false,
-            synchronous_commit: self.inner.synchronous_commit,
+            synchronous_commit: self.handle.inner.synchronous_commit,
             undo: TxnUndo::default(),
             undo_registered: false,
         }
@@ -354,13 +352,13 @@ impl Database {
     /// Whether commits wait for their WAL to be durable unless a transaction says
     /// otherwise (the `synchronous_commit` option).
     pub fn synchronous_commit(&self) -> bool {
-        self.inner.synchronous_commit
+        self.handle.inner.synchronous_commit
     }
 
     /// Creates a table of the default kind (`Options::default_table_kind`), committed at
     /// once.
     pub fn create_table(&self, name: &str, schema: Schema) -> Result<()> {
-        self.create_table_with(name, schema, self.inner.default_table_kind)
+        self.create_table_with(name, schema, self.handle.inner.default_table_kind)
     }
 
     /// Creates a table of the given kind (committed at once).
@@ -381,7 +379,7 @@ impl Database {
                 )));
             }
         }
-        let inner = &self.inner;
+        let inner = &self.handle.inner;
         let mut cat = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
         if cat.by_name.contains_key(name) {
             return Err(Error::TableExists(name.to_string()));
@@ -402,7 +400,7 @@ impl Database {
 
     /// Drops a table (committed at once). Its pages are not reused yet.
     pub fn drop_table(&self, name: &str) -> Result<()> {
-        let inner = &self.inner;
+        let inner = &self.handle.inner;
         let mut cat = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
         let id = cat
             .by_name
@@ -418,7 +416,12 @@ impl Database {
 
     /// Table names, sorted.
     pub fn table_names(&self) -> Vec<String> {
-        let cat = self.inner.catalog.read().unwrap_or_else(|e| e.into_inner());
+        let cat = self
+            .handle
+            .inner
+            .catalog
+            .read()
+            .unwrap_or_else(|e| e.into_inner());
         let mut v: Vec<String> = cat.by_name.keys().cloned().collect();
         v.sort();
         v
@@ -426,49 +429,49 @@ impl Database {
 
     /// A table's schema.
     pub fn schema(&self, name: &str) -> Result<Schema> {
-        Ok(self.inner.table(name)?.schema.clone())
+        Ok(self.handle.inner.table(name)?.schema.clone())
     }
 
     /// A table's kind.
     pub fn table_kind(&self, name: &str) -> Result<TableKind> {
-        Ok(self.inner.table(name)?.kind)
+        Ok(self.handle.inner.table(name)?.kind)
     }
 
     /// The kind `create_table` uses.
     pub fn default_table_kind(&self) -> TableKind {
-        self.inner.default_table_kind
+        self.handle.inner.default_table_kind
     }
 
     /// Bytes the undo log holds now (undo tables' old values that a snapshot or a running
     /// transaction may still need).
     pub fn undo_bytes(&self) -> u64 {
-        self.inner.undo.live_bytes()
+        self.handle.inner.undo.live_bytes()
     }
 
     /// The undo log's bound (`Options::undo_limit_bytes`).
     pub fn undo_limit(&self) -> u64 {
-        self.inner.undo.limit()
+        self.handle.inner.undo.limit()
     }
 
     /// The codec of WAL frames written from now on.
     pub fn wal_compression(&self) -> WalCompression {
-        self.inner.wal.compression()
+        self.handle.inner.wal.compression()
     }
 
     /// Changes the codec of WAL frames (takes effect at the next write of the log) and
     /// records it in the control file, so that it survives a reopen.
     pub fn set_wal_compression(&self, codec: WalCompression) -> Result<()> {
-        self.inner.set_wal_compression(codec)
+        self.handle.inner.set_wal_compression(codec)
     }
 
     /// Changes the undo log's bound for changes from now on.
     pub fn set_undo_limit(&self, bytes: u64) {
-        self.inner.undo.set_limit(bytes)
+        self.handle.inner.undo.set_limit(bytes)
     }
 
     /// Removes row versions no snapshot can see; returns how many.
     pub fn vacuum(&self, name: &str) -> Result<u64> {
-        let inner = &self.inner;
+        let inner = &self.handle.inner;
         let table = inner.table(name)?;
         let horizon = inner.txns.horizon();
         let mut tx = self.begin();
@@ -500,55 +503,55 @@ impl Database {
 
     /// Runs a checkpoint now.
     pub fn checkpoint(&self) -> Result<()> {
-        self.inner.checkpoint()
+        self.handle.inner.checkpoint()
     }
 
     /// Makes all WAL written so far durable (for asynchronous commit).
     pub fn flush_wal(&self) -> Result<()> {
-        self.inner.wal.flush_all()
+        self.handle.inner.wal.flush_all()
     }
 
     /// The global counters.
     pub fn stats(&self) -> StatsSnapshot {
-        self.inner.stats.snapshot()
+        self.handle.inner.stats.snapshot()
     }
 
     /// Size of the data file in bytes.
     pub fn data_file_bytes(&self) -> Result<u64> {
-        self.inner.store.file_bytes()
+        self.handle.inner.store.file_bytes()
     }
 
     /// Size of a table: its pages times the page size (the pages it owns, wherever
     /// copy-on-write placed them in the data file).
     pub fn table_bytes(&self, name: &str) -> Result<u64> {
-        let t = self.inner.table(name)?;
-        Ok(t.page_list().len() as u64 * self.inner.control.page_size as u64)
+        let t = self.handle.inner.table(name)?;
+        Ok(t.page_list().len() as u64 * self.handle.inner.control.page_size as u64)
     }
 
     /// Data file locations: (in the file, free for reuse, waiting for a checkpoint).
     /// Free and waiting are always 0 outside cow mode.
     pub fn data_file_locations(&self) -> (u64, u64, u64) {
-        self.inner.store.location_counts()
+        self.handle.inner.store.location_counts()
     }
 
     /// True once a write or fsync failed: the database refuses writes until reopened.
     pub fn is_poisoned(&self) -> bool {
-        self.inner.poison.is_set()
+        self.handle.inner.poison.is_set()
     }
 
     /// The current end of the WAL.
     pub fn wal_insert_lsn(&self) -> u64 {
-        self.inner.wal.insert_lsn()
+        self.handle.inner.wal.insert_lsn()
     }
 
     /// Checkpoints (if the database can still write) and stops background work (for
     /// every handle: other clones go on working, without the background thread).
     pub fn close(self) -> Result<()> {
         self.stop_background();
-        if self.inner.poison.is_set() {
-            return self.inner.poison.check();
+        if self.handle.inner.poison.is_set() {
+            return self.handle.inner.poison.check();
         }
-        self.inner.checkpoint()
+        self.handle.inner.checkpoint()
     }
 
     fn stop_background(&self) {
@@ -1231,25 +1234,20 @@ fn record_data_loss(
     loss: &[String],
 ) -> Result<()> {
     let path = dir.join("data-loss.log");
-    let mut text = match vfs.open(&path, crate::vfs::OpenMode::ReadOnly) {
-        Ok(f) => {
-            let len = f.len().map_err(|e| Error::io(&path, e))?;
-            let mut b = vec![0u8; len.min(1 << 24) as usize];
-            f.read_exact_at(&mut b, 0)
-                .map_err(|e| Error::io(&path, e))?;
-            b
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(Error::io(&path, e)),
-    };
-    text.extend_from_slice(
-        format!("opened with accept_data_loss (WAL generation {generation}); dropped:\n")
-            .as_bytes(),
-    );
+    let mut text =
+        format!("opened with accept_data_loss (WAL generation {generation}); dropped:\n");
     for line in loss {
-        text.extend_from_slice(format!("  - {line}\n").as_bytes());
+        text.push_str(&format!("  - {line}\n"));
     }
-    write_file_atomically(vfs, dir, "data-loss.log", &text)
+    // Appended (never read back): earlier entries stay whatever this file holds.
+    let io = |e| Error::io(&path, e);
+    let f = vfs
+        .open(&path, crate::vfs::OpenMode::CreateOrOpen)
+        .map_err(io)?;
+    let end = f.len().map_err(io)?;
+    f.write_all_at(text.as_bytes(), end).map_err(io)?;
+    f.sync_data().map_err(io)?;
+    vfs.sync_dir(dir).map_err(|e| Error::io(dir, e))
 }
 
 fn sync_wal_from(vfs: &Arc<dyn Vfs>, wal_dir: &Path, first: u64) -> Result<()> {

@@ -87,3 +87,27 @@ pub trait Vfs: Send + Sync {
     /// The process id of the exclusive holder of the lock on `path`, if known.
     fn lock_holder(&self, path: &Path) -> Option<u32>;
 }
+
+/// Writes `name` in `dir` by way of `name.tmp`, so that a crash leaves the old or the new
+/// file, never a mix.
+pub fn write_file_atomically(
+    vfs: &Arc<dyn Vfs>,
+    dir: &Path,
+    name: &str,
+    bytes: &[u8],
+) -> crate::error::Result<()> {
+    let tmp = dir.join(format!("{name}.tmp"));
+    let path = dir.join(name);
+    let io_tmp = |e| crate::error::Error::io(&tmp, e);
+    if vfs.exists(&tmp).map_err(io_tmp)? {
+        vfs.remove(&tmp).map_err(io_tmp)?;
+    }
+    let f = vfs.open(&tmp, OpenMode::CreateNew).map_err(io_tmp)?;
+    f.write_all_at(bytes, 0).map_err(io_tmp)?;
+    f.sync_data().map_err(io_tmp)?;
+    vfs.rename(&tmp, &path)
+        .map_err(|e| crate::error::Error::io(&path, e))?;
+    vfs.sync_dir(dir)
+        .map_err(|e| crate::error::Error::io(dir, e))?;
+    Ok(())
+}
