@@ -555,8 +555,11 @@ fn interactive_ctrl_c_and_pastes() {
         return;
     }
     let (_temp, dir) = db_dir();
+    // `exec`: the shell `script` starts (whatever $SHELL is; dash does not exec a
+    // `-c` command by itself) must not stay in the terminal's foreground process group,
+    // where Ctrl-C would kill it.
     let shell = format!(
-        "{} sql {}",
+        "exec {} sql {}",
         env!("CARGO_BIN_EXE_walden"),
         dir.to_str().expect("UTF-8 path")
     );
