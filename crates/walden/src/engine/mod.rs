@@ -1,0 +1,638 @@
+//! The public `Database`: creating and opening (recovery is `crate::recovery`), tables,
+//! vacuum and accounting; `Transaction` (transaction.rs), checkpoints (checkpoint.rs) and
+//! the background thread (background.rs) are its submodules.
+
+mod background;
+mod checkpoint;
+mod transaction;
+
+pub use crate::options::Options;
+pub use crate::recovery::RecoveryReport;
+pub use transaction::{RowAction, Transaction};
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::thread::JoinHandle;
+
+use crate::buffer::BufferPool;
+use crate::catalog::{Catalog, Table, TableKind};
+use crate::clock::Clock;
+use crate::clog::Clog;
+use crate::control::{checkpoint_path, CheckpointData, Control};
+use crate::error::{Error, Result};
+use crate::heap::{self, HeapCtx};
+use crate::page::PAGE_SIZES;
+use crate::poison::Poison;
+use crate::recovery::Parts;
+use crate::schema::Schema;
+use crate::stats::{Stats, StatsSnapshot};
+use crate::store::{PageStore, Protection};
+use crate::txn::TxnManager;
+use crate::undo::{self, UndoCtx, UndoStore};
+use crate::vfs::{FileLock, LockMode, Vfs};
+use crate::wal::format::{MIN_SEGMENT_BYTES, SEGMENT_HEADER_BYTES};
+use crate::wal::{Record, Wal, WalCompression, WalPosition};
+use checkpoint::CheckpointState;
+
+struct Inner {
+    /// The directory's exclusive lock, released when the last handle goes.
+    _dir_lock: Box<dyn FileLock>,
+    dir: PathBuf,
+    vfs: Arc<dyn Vfs>,
+    clock: Arc<dyn Clock>,
+    control: Control,
+    synchronous_commit: bool,
+    checkpoint_wal_bytes: u64,
+    checkpoint_interval_millis: u64,
+    poison: Arc<Poison>,
+    stats: Arc<Stats>,
+    store: Arc<PageStore>,
+    pool: BufferPool,
+    wal: Arc<Wal>,
+    clog: Clog,
+    txns: TxnManager,
+    catalog: RwLock<Catalog>,
+    /// Commits hold it shared from their commit record to their clog bit; a checkpoint
+    /// takes it exclusively to set its redo point.
+    commit_fence: RwLock<()>,
+    /// One checkpoint at a time; guards the checkpoint sequence and last redo point.
+    checkpoint: Mutex<CheckpointState>,
+    shutdown: AtomicBool,
+    default_table_kind: TableKind,
+    /// The undo log of undo tables.
+    undo: UndoStore,
+    undo_writers: Mutex<UndoWriters>,
+}
+
+/// Where each running transaction that changed an undo table may need recovery to start
+/// reading the WAL to roll it back (docs/recovery.md rule 22).
+struct UndoWriters {
+    /// Redo position of the last complete checkpoint: a record boundary at or before
+    /// anything logged from now on.
+    last_redo: WalPosition,
+    active: BTreeMap<u64, WalPosition>,
+}
+
+/// An open database: a cheap handle (clone it to share the database between threads or
+/// tasks; every clone is the same database). Send + Sync. The database closes when the
+/// last handle and the last transaction are gone (or at `close`).
+#[derive(Clone)]
+pub struct Database {
+    handle: Arc<Handle>,
+}
+
+/// What the handles of one open database share: the background thread, stopped when the
+/// last handle goes, and what recovery did.
+struct Handle {
+    inner: Arc<Inner>,
+    background: Mutex<Option<JoinHandle<()>>>,
+    recovery: RecoveryReport,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Database {
+    /// Creates a new database in `dir` (which must not hold one).
+    pub fn create(dir: impl AsRef<Path>, opts: Options) -> Result<Database> {
+        let dir = dir.as_ref();
+        let vfs = opts.vfs.clone();
+        if !PAGE_SIZES.contains(&opts.page_size) {
+            return Err(Error::InvalidOption(format!(
+                "page size {} (expected 4096, 8192, 16384 or 32768)",
+                opts.page_size
+            )));
+        }
+        if opts.segment_size_bytes < MIN_SEGMENT_BYTES || opts.segment_size_bytes > 1 << 32 {
+            return Err(Error::InvalidOption(format!(
+                "WAL segment size {} (expected 2 MiB to 4 GiB)",
+                opts.segment_size_bytes
+            )));
+        }
+        crate::directory::check_can_create(&vfs, dir)?;
+        vfs.create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let dir_lock = crate::directory::lock_database_dir(&vfs, dir, LockMode::Exclusive)?;
+        // Checked again under the lock: another creator may have won the race.
+        crate::directory::check_can_create(&vfs, dir)?;
+        let wal_dir = dir.join("wal");
+        vfs.create_dir_all(&wal_dir)
+            .map_err(|e| Error::io(&wal_dir, e))?;
+        vfs.sync_dir(dir).map_err(|e| Error::io(dir, e))?;
+        let control = Control {
+            page_size: opts.page_size as u32,
+            protection: opts.protection,
+            segment_size: opts.segment_size_bytes,
+            checkpoint_seq: 0,
+            generation: 1,
+            database_id: new_database_id(opts.clock.as_ref(), dir),
+            wal_compression: opts.wal_compression,
+        };
+        let start = WalPosition {
+            segment_no: 1,
+            offset: SEGMENT_HEADER_BYTES,
+            lsn: 16,
+        };
+        let parts = Parts::open(dir, &opts, &control, dir_lock, None, &mut Vec::new())?;
+        let wal = parts.open_wal(dir, &control, control.wal_compression, start, start.lsn)?;
+        let inner = Inner::new(
+            dir,
+            &opts,
+            control,
+            parts,
+            wal,
+            Catalog::default(),
+            1,
+            0,
+            start,
+        );
+        let inner = Arc::new(inner);
+        inner.checkpoint()?;
+        Ok(Database::start(inner, &opts, RecoveryReport::default()))
+    }
+
+    /// Opens the database in `dir`, recovering from a crash if there was one.
+    pub fn open(dir: impl AsRef<Path>, opts: Options) -> Result<Database> {
+        let dir = dir.as_ref();
+        let vfs = opts.vfs.clone();
+        let control_path = crate::control::control_path(dir);
+        if !vfs
+            .exists(&control_path)
+            .map_err(|e| Error::io(&control_path, e))?
+        {
+            // Said before taking the lock, so that a directory that is not a database
+            // gets no lock file.
+            return Err(crate::directory::missing_control_error(&vfs, dir));
+        }
+        let dir_lock = crate::directory::lock_database_dir(&vfs, dir, LockMode::Exclusive)?;
+        let mut control = Control::read(&vfs, dir)?;
+        let ckpt = CheckpointData::read(&vfs, dir, control.checkpoint_seq)?;
+        let max_offset = control.segment_size - crate::wal::format::FRAME_HEADER_BYTES;
+        if ckpt.database_id != control.database_id {
+            return Err(Error::CorruptCheckpoint {
+                path: checkpoint_path(dir, ckpt.seq),
+                reason: format!(
+                    "belongs to another database (id {:016x}; the control file's is {:016x})",
+                    ckpt.database_id, control.database_id
+                ),
+            });
+        }
+        if ckpt.redo.offset < SEGMENT_HEADER_BYTES || ckpt.redo.offset > max_offset {
+            return Err(Error::CorruptCheckpoint {
+                path: checkpoint_path(dir, ckpt.seq),
+                reason: format!("redo offset {} outside a WAL segment", ckpt.redo.offset),
+            });
+        }
+        // A new generation before any WAL is written: frames left over from an earlier
+        // run's torn tail can then never be mistaken for new ones.
+        control.generation += 1;
+        control.write(&vfs, dir)?;
+        let r = crate::recovery::recover(dir, &opts, control, ckpt, dir_lock)?;
+        let report = r.report;
+        let inner = Inner::new(
+            dir,
+            &opts,
+            r.control,
+            r.parts,
+            r.wal,
+            r.catalog,
+            r.next_xid,
+            r.checkpoint_seq,
+            r.redo,
+        );
+        let inner = Arc::new(inner);
+        inner.checkpoint()?;
+        Ok(Database::start(inner, &opts, report))
+    }
+
+    /// Opens `dir` if it holds a database, else creates one there.
+    pub fn open_or_create(dir: impl AsRef<Path>, opts: Options) -> Result<Database> {
+        let dir = dir.as_ref();
+        let control_path = crate::control::control_path(dir);
+        if opts
+            .vfs
+            .exists(&control_path)
+            .map_err(|e| Error::io(&control_path, e))?
+            || !crate::directory::database_files(&opts.vfs, dir)?.is_empty()
+        {
+            // Database files without `control` are a damaged database: `open` says so
+            // rather than a new database being made over them.
+            Database::open(dir, opts)
+        } else {
+            Database::create(dir, opts)
+        }
+    }
+
+    fn start(inner: Arc<Inner>, opts: &Options, recovery: RecoveryReport) -> Database {
+        let background = if opts.background {
+            let bg = inner.clone();
+            std::thread::Builder::new()
+                .name("walden-background".into())
+                .spawn(move || bg.background_loop())
+                .ok()
+        } else {
+            None
+        };
+        Database {
+            handle: Arc::new(Handle {
+                inner,
+                background: Mutex::new(background),
+                recovery,
+            }),
+        }
+    }
+
+    /// What recovery did when this database was opened.
+    pub fn recovery_report(&self) -> &RecoveryReport {
+        &self.handle.recovery
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.handle.inner.dir
+    }
+
+    pub fn protection(&self) -> Protection {
+        self.handle.inner.control.protection
+    }
+
+    pub fn page_size(&self) -> usize {
+        self.handle.inner.control.page_size as usize
+    }
+
+    /// Starts a transaction.
+    pub fn begin(&self) -> Transaction {
+        Transaction::new(self.handle.inner.clone())
+    }
+
+    /// Whether commits wait for their WAL to be durable unless a transaction says
+    /// otherwise (the `synchronous_commit` option).
+    pub fn synchronous_commit(&self) -> bool {
+        self.handle.inner.synchronous_commit
+    }
+
+    /// Creates a table of the default kind (`Options::default_table_kind`), committed at
+    /// once.
+    pub fn create_table(&self, name: &str, schema: Schema) -> Result<()> {
+        self.create_table_with(name, schema, self.handle.inner.default_table_kind)
+    }
+
+    /// Creates a table of the given kind (committed at once).
+    pub fn create_table_with(&self, name: &str, schema: Schema, kind: TableKind) -> Result<()> {
+        check_name("table", name)?;
+        if schema.columns.is_empty() || schema.columns.len() > MAX_COLUMNS {
+            return Err(Error::InvalidOption(format!(
+                "a table has 1 to {MAX_COLUMNS} columns"
+            )));
+        }
+        let mut seen = HashSet::new();
+        for c in &schema.columns {
+            check_name("column", &c.name)?;
+            if !seen.insert(c.name.as_str()) {
+                return Err(Error::InvalidOption(format!(
+                    "column {:?} appears twice",
+                    c.name
+                )));
+            }
+        }
+        let inner = &self.handle.inner;
+        let mut cat = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
+        if cat.by_name.contains_key(name) {
+            return Err(Error::TableExists(name.to_string()));
+        }
+        let id = cat.next_table_id.max(1);
+        let mut tx = self.begin();
+        let rec = Record::CreateTable {
+            table: id,
+            name: name.to_string(),
+            schema: schema.clone(),
+            kind: kind.code(),
+        };
+        tx.log(&rec)?;
+        tx.commit_inner()?;
+        cat.insert(Table::new(id, name, schema, kind, Vec::new()));
+        Ok(())
+    }
+
+    /// Drops a table (committed at once). Its pages are not reused yet.
+    pub fn drop_table(&self, name: &str) -> Result<()> {
+        let inner = &self.handle.inner;
+        let mut cat = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
+        let id = cat
+            .by_name
+            .get(name)
+            .map(|t| t.id)
+            .ok_or_else(|| Error::NoSuchTable(name.to_string()))?;
+        let mut tx = self.begin();
+        tx.log(&Record::DropTable { table: id })?;
+        tx.commit_inner()?;
+        cat.remove(id);
+        Ok(())
+    }
+
+    /// Table names, sorted.
+    pub fn table_names(&self) -> Vec<String> {
+        let cat = self
+            .handle
+            .inner
+            .catalog
+            .read()
+            .unwrap_or_else(|e| e.into_inner());
+        let mut v: Vec<String> = cat.by_name.keys().cloned().collect();
+        v.sort();
+        v
+    }
+
+    /// A table's schema.
+    pub fn schema(&self, name: &str) -> Result<Schema> {
+        Ok(self.handle.inner.table(name)?.schema.clone())
+    }
+
+    /// A table's kind.
+    pub fn table_kind(&self, name: &str) -> Result<TableKind> {
+        Ok(self.handle.inner.table(name)?.kind)
+    }
+
+    /// The kind `create_table` uses.
+    pub fn default_table_kind(&self) -> TableKind {
+        self.handle.inner.default_table_kind
+    }
+
+    /// Bytes the undo log holds now (undo tables' old values that a snapshot or a running
+    /// transaction may still need).
+    pub fn undo_bytes(&self) -> u64 {
+        self.handle.inner.undo.live_bytes()
+    }
+
+    /// The undo log's bound (`Options::undo_limit_bytes`).
+    pub fn undo_limit(&self) -> u64 {
+        self.handle.inner.undo.limit()
+    }
+
+    /// The codec of WAL frames written from now on.
+    pub fn wal_compression(&self) -> WalCompression {
+        self.handle.inner.wal.compression()
+    }
+
+    /// Changes the codec of WAL frames (takes effect at the next write of the log) and
+    /// records it in the control file, so that it survives a reopen.
+    pub fn set_wal_compression(&self, codec: WalCompression) -> Result<()> {
+        self.handle.inner.set_wal_compression(codec)
+    }
+
+    /// Changes the undo log's bound for changes from now on.
+    pub fn set_undo_limit(&self, bytes: u64) {
+        self.handle.inner.undo.set_limit(bytes)
+    }
+
+    /// Removes row versions no snapshot can see; returns how many.
+    pub fn vacuum(&self, name: &str) -> Result<u64> {
+        let inner = &self.handle.inner;
+        let table = inner.table(name)?;
+        let horizon = inner.txns.horizon();
+        let mut tx = self.begin();
+        let ctx = inner.heap_ctx();
+        let n = match table.kind {
+            TableKind::Heap => {
+                let (n, waiting) =
+                    heap::vacuum(&ctx, &table, horizon, tx.snapshot.xid, &mut tx.stats)?;
+                if waiting == 0 {
+                    n
+                } else {
+                    // Old versions that a new version's delta still reads until a
+                    // checkpoint passes the update (docs/recovery.md rule 26).
+                    inner.checkpoint()?;
+                    let horizon = inner.txns.horizon().min(horizon);
+                    n + heap::vacuum(&ctx, &table, horizon, tx.snapshot.xid, &mut tx.stats)?.0
+                }
+            }
+            TableKind::Undo => {
+                heap::prune_pages(&ctx, &table, tx.snapshot.xid, &mut tx.stats, &|p| {
+                    undo::dead_slots(&ctx, p, horizon)
+                })?
+            }
+        };
+        tx.wrote = true;
+        tx.commit()?;
+        Ok(n)
+    }
+
+    /// Runs a checkpoint now.
+    pub fn checkpoint(&self) -> Result<()> {
+        self.handle.inner.checkpoint()
+    }
+
+    /// Makes all WAL written so far durable (for asynchronous commit).
+    pub fn flush_wal(&self) -> Result<()> {
+        self.handle.inner.wal.flush_all()
+    }
+
+    /// The global counters.
+    pub fn stats(&self) -> StatsSnapshot {
+        self.handle.inner.stats.snapshot()
+    }
+
+    /// Size of the data file in bytes.
+    pub fn data_file_bytes(&self) -> Result<u64> {
+        self.handle.inner.store.file_bytes()
+    }
+
+    /// Size of a table: its pages times the page size (the pages it owns, wherever
+    /// copy-on-write placed them in the data file).
+    pub fn table_bytes(&self, name: &str) -> Result<u64> {
+        let t = self.handle.inner.table(name)?;
+        Ok(t.page_list().len() as u64 * self.handle.inner.control.page_size as u64)
+    }
+
+    /// Data file locations: (in the file, free for reuse, waiting for a checkpoint).
+    /// Free and waiting are always 0 outside cow mode.
+    pub fn data_file_locations(&self) -> (u64, u64, u64) {
+        self.handle.inner.store.location_counts()
+    }
+
+    /// True once a write or fsync failed: the database refuses writes until reopened.
+    pub fn is_poisoned(&self) -> bool {
+        self.handle.inner.poison.is_set()
+    }
+
+    /// The current end of the WAL.
+    pub fn wal_insert_lsn(&self) -> u64 {
+        self.handle.inner.wal.insert_lsn()
+    }
+
+    /// Checkpoints (if the database can still write) and stops background work (for
+    /// every handle: other clones go on working, without the background thread).
+    pub fn close(self) -> Result<()> {
+        self.stop_background();
+        if self.handle.inner.poison.is_set() {
+            return self.handle.inner.poison.check();
+        }
+        self.handle.inner.checkpoint()
+    }
+
+    fn stop_background(&self) {
+        self.handle.stop_background();
+    }
+}
+
+impl Handle {
+    fn stop_background(&self) {
+        self.inner.shutdown.store(true, Ordering::SeqCst);
+        if let Some(h) = lock(&self.background).take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        self.stop_background();
+        if !self.inner.poison.is_set() && !self.inner.synchronous_commit {
+            let _ = self.inner.wal.flush_all();
+        }
+    }
+}
+
+impl Inner {
+    /// Puts the parts together. `redo` is the redo position of the last complete
+    /// checkpoint (`checkpoint_seq`).
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        dir: &Path,
+        opts: &Options,
+        control: Control,
+        parts: Parts,
+        wal: Arc<Wal>,
+        catalog: Catalog,
+        next_xid: u64,
+        checkpoint_seq: u64,
+        redo: WalPosition,
+    ) -> Inner {
+        let parts_stats = parts.stats.clone();
+        Inner {
+            _dir_lock: parts.dir_lock,
+            dir: dir.to_path_buf(),
+            vfs: parts.vfs,
+            clock: opts.clock.clone(),
+            control,
+            synchronous_commit: opts.synchronous_commit,
+            checkpoint_wal_bytes: opts.checkpoint_wal_bytes.max(1 << 20),
+            checkpoint_interval_millis: opts.checkpoint_interval_secs.max(1) * 1000,
+            poison: parts.poison,
+            stats: parts.stats,
+            store: parts.store,
+            pool: parts.pool,
+            wal,
+            clog: parts.clog,
+            txns: TxnManager::new(next_xid),
+            catalog: RwLock::new(catalog),
+            commit_fence: RwLock::new(()),
+            checkpoint: Mutex::new(CheckpointState {
+                seq: checkpoint_seq,
+                redo,
+                last_millis: opts.clock.now_millis(),
+                generation: control.generation,
+            }),
+            shutdown: AtomicBool::new(false),
+            default_table_kind: opts.default_table_kind,
+            undo: UndoStore::new(opts.undo_limit_bytes, parts_stats),
+            undo_writers: Mutex::new(UndoWriters {
+                last_redo: redo,
+                active: BTreeMap::new(),
+            }),
+        }
+    }
+
+    fn heap_ctx(&self) -> HeapCtx<'_> {
+        HeapCtx {
+            pool: &self.pool,
+            wal: &self.wal,
+            clog: &self.clog,
+            txns: &self.txns,
+            hook: self,
+        }
+    }
+
+    fn undo_ctx(&self) -> UndoCtx<'_> {
+        UndoCtx {
+            heap: self.heap_ctx(),
+            store: &self.undo,
+        }
+    }
+
+    /// Notes that `xid` is about to change an undo table for the first time.
+    fn register_undo_writer(&self, xid: u64) {
+        let mut w = lock(&self.undo_writers);
+        let at = w.last_redo;
+        w.active.entry(xid).or_insert(at);
+    }
+
+    /// After `xid` ended: forget it, and discard the undo nobody needs any more.
+    fn undo_writer_ended(&self, xid: u64, registered: bool) {
+        if registered {
+            lock(&self.undo_writers).active.remove(&xid);
+        }
+        self.undo.discard(|| self.txns.horizon());
+    }
+
+    /// Where recovery must start reading to roll back the undo-table writers running now:
+    /// `redo`, or the position each registered when it began writing, if earlier.
+    fn undo_start(&self, redo: WalPosition) -> WalPosition {
+        let w = lock(&self.undo_writers);
+        w.active
+            .values()
+            .copied()
+            .chain(std::iter::once(redo))
+            .min_by_key(|p| p.lsn)
+            .unwrap_or(redo)
+    }
+
+    fn table(&self, name: &str) -> Result<Arc<Table>> {
+        let cat = self.catalog.read().unwrap_or_else(|e| e.into_inner());
+        cat.by_name
+            .get(name)
+            .cloned()
+            .ok_or_else(|| Error::NoSuchTable(name.to_string()))
+    }
+}
+
+/// Longest table or column name, in bytes.
+const MAX_NAME_BYTES: usize = 255;
+/// Most columns a table can have.
+const MAX_COLUMNS: usize = 1600;
+
+fn check_name(what: &str, name: &str) -> Result<()> {
+    if name.is_empty() || name.len() > MAX_NAME_BYTES {
+        return Err(Error::InvalidOption(format!(
+            "{what} name {:?} must be 1 to {MAX_NAME_BYTES} bytes",
+            name.chars().take(40).collect::<String>()
+        )));
+    }
+    Ok(())
+}
+
+/// A database id for a new database: from the injected clock, the directory and a
+/// process-wide counter, so two databases made at once still differ. It only tells one
+/// database's files from another's; nothing depends on it being secret.
+fn new_database_id(clock: &dyn Clock, dir: &Path) -> u64 {
+    use std::hash::{Hash, Hasher};
+    static CREATED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    clock.now_millis().hash(&mut h);
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0)
+        .hash(&mut h);
+    dir.hash(&mut h);
+    CREATED.fetch_add(1, Ordering::Relaxed).hash(&mut h);
+    std::process::id().hash(&mut h);
+    h.finish()
+}
+
+impl heap::BetweenPages for Inner {
+    fn between_pages(&self) {
+        self.relieve_space();
+    }
+}

@@ -1,0 +1,585 @@
+//! `Transaction`: rows inserted, read, changed and deleted through the table kinds, and
+//! commit and rollback.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::Inner;
+use crate::catalog::{Table, TableKind};
+use crate::clog::XidStatus;
+use crate::error::{Error, Result};
+use crate::heap::{self, TxnView};
+use crate::schema::{Row, Value};
+use crate::stats::TxnStats;
+use crate::txn::Snapshot;
+use crate::undo::{self, TxnUndo};
+use crate::wal::{Record, RecordKind};
+use crate::RowId;
+
+/// What `Transaction::modify_with` does with one row.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RowAction {
+    /// Leave the row as it is.
+    Keep,
+    /// Replace the row with these values.
+    Update(Row),
+    /// Delete the row.
+    Delete,
+    /// Stop the scan here; rows changed so far stay changed.
+    Stop,
+}
+
+/// A transaction. Dropping it without `commit` rolls it back.
+pub struct Transaction {
+    /// The database it runs in: owned, so a transaction can move to another thread or
+    /// outlive the handle that began it.
+    pub(super) db: Arc<Inner>,
+    pub(super) snapshot: Snapshot,
+    cid: u32,
+    pub(super) stats: TxnStats,
+    pub(super) wrote: bool,
+    finished: bool,
+    /// Wait for the commit record to be durable before `commit` returns.
+    synchronous_commit: bool,
+    /// Changes to undo tables, for rollback.
+    undo: TxnUndo,
+    /// Registered as an undo-table writer (see `Inner::register_undo_writer`).
+    undo_registered: bool,
+}
+
+impl Transaction {
+    pub(super) fn new(db: Arc<Inner>) -> Transaction {
+        Transaction {
+            snapshot: db.txns.begin(),
+            cid: 0,
+            stats: TxnStats::default(),
+            wrote: false,
+            finished: false,
+            synchronous_commit: db.synchronous_commit,
+            undo: TxnUndo::default(),
+            undo_registered: false,
+            db,
+        }
+    }
+
+    pub fn xid(&self) -> u64 {
+        self.snapshot.xid
+    }
+
+    /// Chooses, for this transaction only, whether `commit` waits for the WAL to be
+    /// durable. Off, a crash may lose the transaction but never leaves it half applied.
+    pub fn set_synchronous_commit(&mut self, on: bool) {
+        self.synchronous_commit = on;
+    }
+
+    /// WAL this transaction has written so far, by record kind.
+    pub fn stats(&self) -> &TxnStats {
+        &self.stats
+    }
+
+    fn check_open(&self) -> Result<()> {
+        if self.finished {
+            Err(Error::TransactionFinished)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Starts a new command: versions created by earlier commands become visible.
+    fn next_command(&mut self) -> Result<u32> {
+        self.check_open()?;
+        self.cid = self.cid.checked_add(1).ok_or(Error::TooManyCommands {
+            max: u64::from(u32::MAX),
+        })?;
+        Ok(self.cid)
+    }
+
+    fn view(&self) -> TxnView<'_> {
+        TxnView {
+            snapshot: &self.snapshot,
+            cid: self.cid,
+        }
+    }
+
+    pub(super) fn log(&mut self, rec: &Record) -> Result<()> {
+        let mut payload = Vec::new();
+        rec.encode_payload(&mut payload);
+        self.db.wal.append(
+            rec.kind(),
+            self.snapshot.xid,
+            &payload,
+            Some(&mut self.stats),
+        )?;
+        self.wrote = true;
+        Ok(())
+    }
+
+    fn encode(table: &Table, row: &[Value], out: &mut Vec<u8>) -> Result<()> {
+        table
+            .schema
+            .check(row)
+            .map_err(|reason| Error::SchemaMismatch {
+                table: table.name.clone(),
+                reason,
+            })?;
+        out.clear();
+        table.schema.encode_row(row, out);
+        Ok(())
+    }
+
+    /// Inserts one row.
+    pub fn insert(&mut self, table: &str, row: &[Value]) -> Result<RowId> {
+        let mut once = Some(row);
+        let t = self.db.table(table)?;
+        let ids = self.insert_inner(&t, &mut |out| match once.take() {
+            Some(r) => Self::encode(&t, r, out).map(|()| true),
+            None => Ok(false),
+        })?;
+        ids.into_iter().next().ok_or(Error::TransactionFinished)
+    }
+
+    /// Inserts many rows in one command: rows that land on one page share one WAL record.
+    pub fn insert_many<R: AsRef<[Value]>>(
+        &mut self,
+        table: &str,
+        rows: impl IntoIterator<Item = R>,
+    ) -> Result<Vec<RowId>> {
+        let t = self.db.table(table)?;
+        let mut it = rows.into_iter();
+        self.insert_inner(&t, &mut |out| match it.next() {
+            Some(r) => Self::encode(&t, r.as_ref(), out).map(|()| true),
+            None => Ok(false),
+        })
+    }
+
+    /// Inserts rows produced by `fill`, which sets the next row in place (reusing its
+    /// values) and returns false when done. Returns the number of rows inserted.
+    pub fn insert_with(
+        &mut self,
+        table: &str,
+        mut fill: impl FnMut(&mut Row) -> bool,
+    ) -> Result<u64> {
+        let t = self.db.table(table)?;
+        let mut row: Row = vec![Value::Null; t.schema.columns.len()];
+        let ids = self.insert_inner(&t, &mut |out| {
+            if fill(&mut row) {
+                Self::encode(&t, &row, out).map(|()| true)
+            } else {
+                Ok(false)
+            }
+        })?;
+        Ok(ids.len() as u64)
+    }
+
+    /// Before the first change to an undo table.
+    fn note_undo_writer(&mut self) {
+        if !self.undo_registered {
+            self.db.register_undo_writer(self.snapshot.xid);
+            self.undo_registered = true;
+        }
+    }
+
+    fn insert_inner(
+        &mut self,
+        t: &Table,
+        next: &mut dyn FnMut(&mut Vec<u8>) -> Result<bool>,
+    ) -> Result<Vec<RowId>> {
+        self.next_command()?;
+        self.wrote = true;
+        if t.kind == TableKind::Undo {
+            self.note_undo_writer();
+        }
+        let view = TxnView {
+            snapshot: &self.snapshot,
+            cid: self.cid,
+        };
+        match t.kind {
+            TableKind::Heap => {
+                heap::insert_many(&self.db.heap_ctx(), t, &view, &mut self.stats, next)
+            }
+            TableKind::Undo => {
+                let ctx = self.db.undo_ctx();
+                let mark = self.undo.entries.len();
+                match undo::insert_many(&ctx, t, &view, &mut self.stats, &mut self.undo, next) {
+                    Ok(ids) => Ok(ids),
+                    Err(e) => {
+                        // A failed call has no effect: take back the rows it inserted.
+                        let xid = view.snapshot.xid;
+                        undo::rollback_to(&ctx, xid, &mut self.undo, mark, &mut self.stats)?;
+                        Err(e)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Changes one row of an undo table. A row that moved is found through the link its
+    /// old place keeps (looked up only then: the common case touches the page once).
+    fn change_undo_row(
+        &mut self,
+        t: &Table,
+        id: RowId,
+        change: undo::Change,
+        moved_to: &mut Vec<RowId>,
+    ) -> Result<()> {
+        let changes = [(id.slot, change)];
+        match self.change_undo_rows(t, id.page, &changes, moved_to) {
+            Err(Error::NoSuchRow(_)) => {
+                let at = undo::fetch(&self.db.undo_ctx(), t, id, &self.view())?
+                    .map(|(at, _)| at)
+                    .filter(|at| *at != id)
+                    .ok_or(Error::NoSuchRow(id))?;
+                let [(_, change)] = changes;
+                self.change_undo_rows(t, at.page, &[(at.slot, change)], moved_to)
+            }
+            r => r,
+        }
+    }
+
+    /// Applies changes to rows of one page of an undo table.
+    fn change_undo_rows(
+        &mut self,
+        t: &Table,
+        page: u64,
+        changes: &[(u16, undo::Change)],
+        moved_to: &mut Vec<RowId>,
+    ) -> Result<()> {
+        if changes.is_empty() {
+            return Ok(());
+        }
+        self.note_undo_writer();
+        self.wrote = true;
+        let view = TxnView {
+            snapshot: &self.snapshot,
+            cid: self.cid,
+        };
+        undo::change_rows(
+            &self.db.undo_ctx(),
+            t,
+            &view,
+            &mut self.stats,
+            &mut self.undo,
+            page,
+            changes,
+            moved_to,
+        )
+    }
+
+    /// The version of a row visible to this transaction (following updates).
+    pub fn get(&mut self, table: &str, id: RowId) -> Result<Option<Row>> {
+        self.next_command()?;
+        let t = self.db.table(table)?;
+        let found = match t.kind {
+            TableKind::Heap => heap::fetch(&self.db.heap_ctx(), &t, id, &self.view())?,
+            TableKind::Undo => undo::fetch(&self.db.undo_ctx(), &t, id, &self.view())?,
+        };
+        match found {
+            Some((_, bytes)) => Ok(Some(self.decode(&t, id, &bytes)?)),
+            None => Ok(None),
+        }
+    }
+
+    fn decode(&self, t: &Table, id: RowId, bytes: &[u8]) -> Result<Row> {
+        t.schema
+            .decode_row(bytes)
+            .map_err(|reason| Error::CorruptPage {
+                path: self.db.store.path().to_path_buf(),
+                page: id.page,
+                location: id.page,
+                reason: format!("row at slot {}: {reason}", id.slot),
+            })
+    }
+
+    /// Calls `f` for every visible row, page by page; stop early by returning false.
+    pub fn scan_with(&mut self, table: &str, mut f: impl FnMut(RowId, Row) -> bool) -> Result<()> {
+        self.next_command()?;
+        let t = self.db.table(table)?;
+        let ctx = self.db.heap_ctx();
+        let mut rows = Vec::new();
+        for page in t.page_list() {
+            rows.clear();
+            self.scan_page(&t, page, &mut rows)?;
+            ctx.hook.between_pages();
+            for (id, bytes) in rows.drain(..) {
+                let row = self.decode(&t, id, &bytes)?;
+                if !f(id, row) {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn scan_page(&self, t: &Table, page: u64, rows: &mut Vec<(RowId, Vec<u8>)>) -> Result<()> {
+        match t.kind {
+            TableKind::Heap => heap::scan_page(&self.db.heap_ctx(), page, &self.view(), rows),
+            TableKind::Undo => undo::scan_page(&self.db.undo_ctx(), page, &self.view(), rows),
+        }
+    }
+
+    /// Every visible row.
+    pub fn scan(&mut self, table: &str) -> Result<Vec<(RowId, Row)>> {
+        let mut out = Vec::new();
+        self.scan_with(table, |id, row| {
+            out.push((id, row));
+            true
+        })?;
+        Ok(out)
+    }
+
+    /// Replaces a row; returns the id of the new version. If another transaction changed
+    /// the row, waits for it; if it committed, fails with `SerializationFailure`.
+    pub fn update(&mut self, table: &str, id: RowId, row: &[Value]) -> Result<RowId> {
+        self.next_command()?;
+        let t = self.db.table(table)?;
+        let mut bytes = Vec::new();
+        Self::encode(&t, row, &mut bytes)?;
+        if t.kind == TableKind::Undo {
+            let mut moved_to = Vec::new();
+            let change = undo::Change::Update(bytes);
+            let r = self.change_undo_row(&t, id, change, &mut moved_to);
+            self.db.heap_ctx().hook.between_pages();
+            r?;
+            return Ok(moved_to.first().copied().unwrap_or(id));
+        }
+        self.wrote = true;
+        let ctx = self.db.heap_ctx();
+        let view = TxnView {
+            snapshot: &self.snapshot,
+            cid: self.cid,
+        };
+        let r = heap::update(&ctx, &t, id, &bytes, &view, &mut self.stats);
+        ctx.hook.between_pages();
+        r
+    }
+
+    /// Updates or deletes rows in one command. `f` sees every row visible at the start
+    /// of the command, page by page, and says what to do with it. Versions the command
+    /// writes are invisible to its own scan, so an update that moves rows forward never
+    /// meets them again. Returns the number of rows updated or deleted.
+    ///
+    /// Unlike the single-row calls, a failure part-way (or `RowAction::Stop`) leaves the
+    /// rows changed before it changed: a caller that wants all or nothing rolls back.
+    pub fn modify_with(
+        &mut self,
+        table: &str,
+        mut f: impl FnMut(RowId, &Row) -> RowAction,
+    ) -> Result<u64> {
+        self.next_command()?;
+        let t = self.db.table(table)?;
+        // Each page's changes are applied together, so that they share WAL records: one
+        // per page for an undo table's in-place changes and a heap table's deletes, one
+        // per page for the new versions a heap update puts there.
+        let mut rows = Vec::new();
+        let mut changes = Vec::new();
+        let mut changed = 0u64;
+        for page in t.page_list() {
+            rows.clear();
+            changes.clear();
+            self.scan_page(&t, page, &mut rows)?;
+            let mut stop = false;
+            for (id, raw) in rows.drain(..) {
+                let row = self.decode(&t, id, &raw)?;
+                match f(id, &row) {
+                    RowAction::Keep => continue,
+                    RowAction::Stop => {
+                        stop = true;
+                        break;
+                    }
+                    RowAction::Update(new) => {
+                        let mut bytes = Vec::new();
+                        Self::encode(&t, &new, &mut bytes)?;
+                        changes.push((id.slot, undo::Change::Update(bytes)));
+                    }
+                    RowAction::Delete => changes.push((id.slot, undo::Change::Delete)),
+                }
+            }
+            self.change_page_rows(&t, page, &changes)?;
+            changed += changes.len() as u64;
+            self.db.heap_ctx().hook.between_pages();
+            if stop {
+                break;
+            }
+        }
+        Ok(changed)
+    }
+
+    /// Applies the changes `modify_with` gathered for one page of a table.
+    fn change_page_rows(
+        &mut self,
+        t: &Table,
+        page: u64,
+        changes: &[(u16, undo::Change)],
+    ) -> Result<()> {
+        if t.kind == TableKind::Undo {
+            return self.change_undo_rows(t, page, changes, &mut Vec::new());
+        }
+        let deletes: Vec<u16> = changes
+            .iter()
+            .filter(|(_, c)| matches!(c, undo::Change::Delete))
+            .map(|(slot, _)| *slot)
+            .collect();
+        let updates: Vec<(u16, &[u8])> = changes
+            .iter()
+            .filter_map(|(slot, c)| match c {
+                undo::Change::Update(bytes) => Some((*slot, &bytes[..])),
+                undo::Change::Delete => None,
+            })
+            .collect();
+        let ctx = self.db.heap_ctx();
+        let view = TxnView {
+            snapshot: &self.snapshot,
+            cid: self.cid,
+        };
+        if !deletes.is_empty() {
+            self.wrote = true;
+            heap::delete_rows(&ctx, t, page, &deletes, &view, &mut self.stats)?;
+        }
+        if !updates.is_empty() {
+            self.wrote = true;
+            let mut new_ids = Vec::with_capacity(updates.len());
+            heap::update_rows(
+                &ctx,
+                t,
+                page,
+                &updates,
+                &view,
+                &mut self.stats,
+                &mut new_ids,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Deletes a row (same waiting rules as `update`).
+    pub fn delete(&mut self, table: &str, id: RowId) -> Result<()> {
+        self.next_command()?;
+        let t = self.db.table(table)?;
+        if t.kind == TableKind::Undo {
+            let r = self.change_undo_row(&t, id, undo::Change::Delete, &mut Vec::new());
+            self.db.heap_ctx().hook.between_pages();
+            return r;
+        }
+        self.wrote = true;
+        let ctx = self.db.heap_ctx();
+        let view = TxnView {
+            snapshot: &self.snapshot,
+            cid: self.cid,
+        };
+        let r = heap::delete(&ctx, &t, id, &view, &mut self.stats);
+        ctx.hook.between_pages();
+        r
+    }
+
+    /// Commits. Returns once the commit is durable (unless asynchronous commit is on).
+    pub fn commit(mut self) -> Result<()> {
+        self.check_open()?;
+        self.commit_inner()
+    }
+
+    /// Commits, and returns what the whole transaction wrote to the WAL, the commit
+    /// record included (which `stats()` cannot show before the commit).
+    pub fn commit_with_stats(mut self) -> Result<TxnStats> {
+        self.check_open()?;
+        self.commit_inner()?;
+        Ok(std::mem::take(&mut self.stats))
+    }
+
+    pub(super) fn commit_inner(&mut self) -> Result<()> {
+        self.finished = true;
+        let xid = self.snapshot.xid;
+        if !self.wrote {
+            self.db.txns.end(xid);
+            self.db.undo_writer_ended(xid, self.undo_registered);
+            return Ok(());
+        }
+        // Held from the commit record until its clog bit is set, so that no checkpoint
+        // takes its redo point in between (the bit would then be neither in the clog it
+        // writes nor replayed after a crash: docs/recovery.md rule 4).
+        let fence = self
+            .db
+            .commit_fence
+            .read()
+            .unwrap_or_else(|e| e.into_inner());
+        let r = (|| {
+            let a = self
+                .db
+                .wal
+                .append(RecordKind::Commit, xid, &[], Some(&mut self.stats))?;
+            if self.synchronous_commit {
+                self.db.wal.flush(a.end_lsn, true)?;
+            }
+            Ok(())
+        })();
+        match r {
+            Ok(()) => {
+                self.db.clog.set(xid, XidStatus::Committed);
+                drop(fence);
+                self.db.stats.commits.fetch_add(1, Ordering::Relaxed);
+                self.db.txns.end(xid);
+                self.db.undo_writer_ended(xid, self.undo_registered);
+                Ok(())
+            }
+            Err(e) => {
+                drop(fence);
+                // Not acknowledged; whether the commit record reached the disk is
+                // decided by recovery. Here it counts as aborted; its changes to undo
+                // tables stay in place, so readers keep needing their undo.
+                if !self.undo.entries.is_empty() {
+                    self.db.undo.keep_unresolved(xid);
+                }
+                self.db.clog.set(xid, XidStatus::Aborted);
+                self.db.txns.end(xid);
+                self.db.undo_writer_ended(xid, self.undo_registered);
+                Err(e)
+            }
+        }
+    }
+
+    /// Rolls back: the transaction's versions become invisible (heap tables need no undo).
+    pub fn rollback(mut self) -> Result<()> {
+        self.check_open()?;
+        self.rollback_inner()
+    }
+
+    fn rollback_inner(&mut self) -> Result<()> {
+        self.finished = true;
+        let xid = self.snapshot.xid;
+        // Undo tables: put the old values back first (heap tables need nothing).
+        let undone = if self.undo.entries.is_empty() {
+            Ok(())
+        } else {
+            let r = self.db.poison.check().and_then(|()| {
+                undo::rollback_to(&self.db.undo_ctx(), xid, &mut self.undo, 0, &mut self.stats)
+            });
+            if r.is_err() {
+                // The rows keep (some of) the changes until recovery takes them back.
+                self.db.undo.keep_unresolved(xid);
+            }
+            r
+        };
+        let r = if undone.is_err() {
+            undone
+        } else if self.wrote && !self.db.poison.is_set() {
+            self.db
+                .wal
+                .append(RecordKind::Abort, xid, &[], Some(&mut self.stats))
+                .map(|_| ())
+        } else {
+            Ok(())
+        };
+        self.db.clog.set(xid, XidStatus::Aborted);
+        self.db.stats.aborts.fetch_add(1, Ordering::Relaxed);
+        self.db.txns.end(xid);
+        self.db.undo_writer_ended(xid, self.undo_registered);
+        r
+    }
+}
+
+impl Drop for Transaction {
+    fn drop(&mut self) {
+        if !self.finished {
+            let _ = self.rollback_inner();
+        }
+    }
+}
