@@ -6,6 +6,7 @@
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod access;
 pub mod buffer;
 pub mod catalog;
 pub mod clock;
@@ -16,7 +17,6 @@ pub mod crashsim;
 pub mod directory;
 pub mod engine;
 pub mod error;
-pub mod heap;
 pub mod options;
 pub mod page;
 pub mod poison;
@@ -26,7 +26,7 @@ pub mod schema;
 pub mod stats;
 pub mod store;
 pub mod txn;
-pub mod undo;
+pub mod undo_log;
 pub mod vfs;
 pub mod wal;
 

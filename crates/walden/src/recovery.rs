@@ -7,17 +7,17 @@ use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::access::undo_table::CrashUndo;
+use crate::access::{heap, undo_table};
 use crate::buffer::BufferPool;
 use crate::catalog::{Catalog, Table, TableKind};
 use crate::clog::{Clog, XidStatus};
 use crate::control::{CheckpointData, Control};
 use crate::error::{Error, Result};
-use crate::heap::{self};
 use crate::options::Options;
 use crate::poison::Poison;
 use crate::stats::Stats;
 use crate::store::{PageStore, Protection};
-use crate::undo::{self, CrashUndo};
 use crate::vfs::{FileLock, Vfs};
 use crate::wal::format::segment_name;
 use crate::wal::{Record, RecordKind, Wal, WalCompression, WalPosition, WalReader};
@@ -254,7 +254,7 @@ pub(crate) fn recover(
                     match r {
                         Record::UndoInsert { .. }
                         | Record::UndoChange { .. }
-                        | Record::UndoRevert { .. } => undo::redo(pool, r, rec.xid, end)?,
+                        | Record::UndoRevert { .. } => undo_table::redo(pool, r, rec.xid, end)?,
                         _ => heap::redo(pool, r, rec.xid, end)?,
                     }
                     if let Record::HeapInit { page, table } = r {

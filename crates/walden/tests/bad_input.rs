@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use walden::access::heap::max_row_bytes;
 use walden::control::{CheckpointData, Control, FORMAT_VERSION};
-use walden::heap::max_row_bytes;
 use walden::page::compute_checksum;
 use walden::vfs::{CrashMode, OpenMode, RealVfs, SimVfs, Vfs};
 use walden::wal::format::{

@@ -144,6 +144,10 @@ impl Inner {
             None => Vec::new(),
         };
         self.poison.check()?;
+        // Read before the sync: another thread's eviction may extend the file after it,
+        // and only what the sync covered is sure to survive a crash (the open compares
+        // the file with this length).
+        let data_file_bytes = self.store.file_len_bytes();
         self.store.sync()?;
         let seq = cp.seq + 1;
         let bytes = {
@@ -155,7 +159,7 @@ impl Inner {
                 undo_start,
                 next_xid,
                 next_page: self.store.next_page_no(),
-                data_file_bytes: self.store.file_len_bytes(),
+                data_file_bytes,
                 chunk_locations,
                 catalog: Catalog::default(),
             };

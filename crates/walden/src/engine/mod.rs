@@ -16,13 +16,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::thread::JoinHandle;
 
+use crate::access::{self, Ctx, Vacuumed};
 use crate::buffer::BufferPool;
 use crate::catalog::{Catalog, Table, TableKind};
 use crate::clock::Clock;
 use crate::clog::Clog;
 use crate::control::{checkpoint_path, CheckpointData, Control};
 use crate::error::{Error, Result};
-use crate::heap::{self, HeapCtx};
 use crate::page::PAGE_SIZES;
 use crate::poison::Poison;
 use crate::recovery::Parts;
@@ -30,7 +30,7 @@ use crate::schema::Schema;
 use crate::stats::{Stats, StatsSnapshot};
 use crate::store::{PageStore, Protection};
 use crate::txn::TxnManager;
-use crate::undo::{self, UndoCtx, UndoStore};
+use crate::undo_log::{MemoryUndoLog, UndoLog};
 use crate::vfs::{FileLock, LockMode, Vfs};
 use crate::wal::format::{MIN_SEGMENT_BYTES, SEGMENT_HEADER_BYTES};
 use crate::wal::{Record, Wal, WalCompression, WalPosition};
@@ -62,7 +62,7 @@ struct Inner {
     shutdown: AtomicBool,
     default_table_kind: TableKind,
     /// The undo log of undo tables.
-    undo: UndoStore,
+    undo: Box<dyn UndoLog>,
     undo_writers: Mutex<UndoWriters>,
 }
 
@@ -392,27 +392,28 @@ impl Database {
         let table = inner.table(name)?;
         let horizon = inner.txns.horizon();
         let mut tx = self.begin();
-        let ctx = inner.heap_ctx();
-        let n = match table.kind {
-            TableKind::Heap => {
-                let (n, waiting) =
-                    heap::vacuum(&ctx, &table, horizon, tx.snapshot.xid, &mut tx.stats)?;
-                if waiting == 0 {
-                    n
-                } else {
-                    // Old versions that a new version's delta still reads until a
-                    // checkpoint passes the update (docs/recovery.md rule 26).
-                    inner.checkpoint()?;
-                    let horizon = inner.txns.horizon().min(horizon);
-                    n + heap::vacuum(&ctx, &table, horizon, tx.snapshot.xid, &mut tx.stats)?.0
-                }
+        let mut pass = |horizon: u64| -> Result<Vacuumed> {
+            let (ctx, access) = (inner.access_ctx(), access::of(table.kind));
+            let last = table.last_page();
+            let mut total = Vacuumed::default();
+            for page in table.page_list() {
+                let xid = tx.snapshot.xid;
+                let v =
+                    access.vacuum_page(&ctx, &table, page, last, horizon, xid, &mut tx.stats)?;
+                total.removed += v.removed;
+                total.waiting = total.waiting.max(v.waiting);
+                inner.relieve_space();
             }
-            TableKind::Undo => {
-                heap::prune_pages(&ctx, &table, tx.snapshot.xid, &mut tx.stats, &|p| {
-                    undo::dead_slots(&ctx, p, horizon)
-                })?
-            }
+            Ok(total)
         };
+        let first = pass(horizon)?;
+        let mut n = first.removed;
+        if first.waiting > 0 {
+            // Old versions that a new version's delta still reads until a checkpoint
+            // passes the update (docs/recovery.md rule 26).
+            inner.checkpoint()?;
+            n += pass(inner.txns.horizon().min(horizon))?.removed;
+        }
         tx.wrote = true;
         tx.commit()?;
         Ok(n)
@@ -536,7 +537,7 @@ impl Inner {
             }),
             shutdown: AtomicBool::new(false),
             default_table_kind: opts.default_table_kind,
-            undo: UndoStore::new(opts.undo_limit_bytes, parts_stats),
+            undo: Box::new(MemoryUndoLog::new(opts.undo_limit_bytes, parts_stats)),
             undo_writers: Mutex::new(UndoWriters {
                 last_redo: redo,
                 active: BTreeMap::new(),
@@ -544,20 +545,13 @@ impl Inner {
         }
     }
 
-    fn heap_ctx(&self) -> HeapCtx<'_> {
-        HeapCtx {
+    pub(super) fn access_ctx(&self) -> Ctx<'_> {
+        Ctx {
             pool: &self.pool,
             wal: &self.wal,
             clog: &self.clog,
             txns: &self.txns,
-            hook: self,
-        }
-    }
-
-    fn undo_ctx(&self) -> UndoCtx<'_> {
-        UndoCtx {
-            heap: self.heap_ctx(),
-            store: &self.undo,
+            undo: self.undo.as_ref(),
         }
     }
 
@@ -573,7 +567,7 @@ impl Inner {
         if registered {
             lock(&self.undo_writers).active.remove(&xid);
         }
-        self.undo.discard(|| self.txns.horizon());
+        self.undo.discard(&mut || self.txns.horizon());
     }
 
     /// Where recovery must start reading to roll back the undo-table writers running now:
@@ -629,10 +623,4 @@ fn new_database_id(clock: &dyn Clock, dir: &Path) -> u64 {
     CREATED.fetch_add(1, Ordering::Relaxed).hash(&mut h);
     std::process::id().hash(&mut h);
     h.finish()
-}
-
-impl heap::BetweenPages for Inner {
-    fn between_pages(&self) {
-        self.relieve_space();
-    }
 }

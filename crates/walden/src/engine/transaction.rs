@@ -5,14 +5,14 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::Inner;
-use crate::catalog::{Table, TableKind};
+use crate::access::undo_table::TxnUndo;
+use crate::access::{self, Change, InsertCursor, Progress, TxnView, Writer};
+use crate::catalog::Table;
 use crate::clog::XidStatus;
 use crate::error::{Error, Result};
-use crate::heap::{self, TxnView};
 use crate::schema::{Row, Value};
 use crate::stats::TxnStats;
 use crate::txn::Snapshot;
-use crate::undo::{self, TxnUndo};
 use crate::wal::{Record, RecordKind};
 use crate::RowId;
 
@@ -186,93 +186,86 @@ impl Transaction {
     ) -> Result<Vec<RowId>> {
         self.next_command()?;
         self.wrote = true;
-        if t.kind == TableKind::Undo {
+        let access = access::of(t.kind);
+        if access.uses_undo() {
             self.note_undo_writer();
         }
+        let ctx = self.db.access_ctx();
         let view = TxnView {
             snapshot: &self.snapshot,
             cid: self.cid,
         };
-        match t.kind {
-            TableKind::Heap => {
-                heap::insert_many(&self.db.heap_ctx(), t, &view, &mut self.stats, next)
-            }
-            TableKind::Undo => {
-                let ctx = self.db.undo_ctx();
-                let mark = self.undo.entries.len();
-                match undo::insert_many(&ctx, t, &view, &mut self.stats, &mut self.undo, next) {
-                    Ok(ids) => Ok(ids),
-                    Err(e) => {
-                        // A failed call has no effect: take back the rows it inserted.
-                        let xid = view.snapshot.xid;
-                        undo::rollback_to(&ctx, xid, &mut self.undo, mark, &mut self.stats)?;
-                        Err(e)
-                    }
-                }
+        let mut cursor = InsertCursor::new(next, &self.undo);
+        loop {
+            let mut w = Writer {
+                view: &view,
+                stats: &mut self.stats,
+                undo: &mut self.undo,
+            };
+            match access.insert(&ctx, t, &mut w, &mut cursor)? {
+                Progress::Done => return Ok(cursor.ids),
+                // Copy-on-write space pressure: relieved between pages.
+                Progress::Paused => self.db.relieve_space(),
             }
         }
     }
 
-    /// Changes one row of an undo table. A row that moved is found through the link its
-    /// old place keeps (looked up only then: the common case touches the page once).
-    fn change_undo_row(
-        &mut self,
-        t: &Table,
-        id: RowId,
-        change: undo::Change,
-        moved_to: &mut Vec<RowId>,
-    ) -> Result<()> {
-        let changes = [(id.slot, change)];
-        match self.change_undo_rows(t, id.page, &changes, moved_to) {
-            Err(Error::NoSuchRow(_)) => {
-                let at = undo::fetch(&self.db.undo_ctx(), t, id, &self.view())?
-                    .map(|(at, _)| at)
-                    .filter(|at| *at != id)
-                    .ok_or(Error::NoSuchRow(id))?;
-                let [(_, change)] = changes;
-                self.change_undo_rows(t, at.page, &[(at.slot, change)], moved_to)
-            }
-            r => r,
-        }
-    }
-
-    /// Applies changes to rows of one page of an undo table.
-    fn change_undo_rows(
+    /// Changes rows of one page of a table, then relieves copy-on-write space pressure
+    /// if there is any.
+    fn change_page_rows(
         &mut self,
         t: &Table,
         page: u64,
-        changes: &[(u16, undo::Change)],
-        moved_to: &mut Vec<RowId>,
+        changes: &[(u16, Change)],
+        updated: &mut Vec<(RowId, RowId)>,
     ) -> Result<()> {
         if changes.is_empty() {
             return Ok(());
         }
-        self.note_undo_writer();
+        let access = access::of(t.kind);
+        if access.uses_undo() {
+            self.note_undo_writer();
+        }
         self.wrote = true;
         let view = TxnView {
             snapshot: &self.snapshot,
             cid: self.cid,
         };
-        undo::change_rows(
-            &self.db.undo_ctx(),
-            t,
-            &view,
-            &mut self.stats,
-            &mut self.undo,
-            page,
-            changes,
-            moved_to,
-        )
+        let mut w = Writer {
+            view: &view,
+            stats: &mut self.stats,
+            undo: &mut self.undo,
+        };
+        access.change_rows(&self.db.access_ctx(), t, &mut w, page, changes, updated)
+    }
+
+    /// Changes one row (found through its id, following a move), then relieves
+    /// copy-on-write space pressure if there is any. Returns the row's new id.
+    fn change_row(&mut self, t: &Table, id: RowId, change: Change) -> Result<RowId> {
+        let access = access::of(t.kind);
+        if access.uses_undo() {
+            self.note_undo_writer();
+        }
+        self.wrote = true;
+        let view = TxnView {
+            snapshot: &self.snapshot,
+            cid: self.cid,
+        };
+        let mut w = Writer {
+            view: &view,
+            stats: &mut self.stats,
+            undo: &mut self.undo,
+        };
+        let r = access.change_row(&self.db.access_ctx(), t, &mut w, id, change);
+        self.db.relieve_space();
+        r
     }
 
     /// The version of a row visible to this transaction (following updates).
     pub fn get(&mut self, table: &str, id: RowId) -> Result<Option<Row>> {
         self.next_command()?;
         let t = self.db.table(table)?;
-        let found = match t.kind {
-            TableKind::Heap => heap::fetch(&self.db.heap_ctx(), &t, id, &self.view())?,
-            TableKind::Undo => undo::fetch(&self.db.undo_ctx(), &t, id, &self.view())?,
-        };
+        let found = access::of(t.kind).fetch(&self.db.access_ctx(), &t, id, &self.view())?;
         match found {
             Some((_, bytes)) => Ok(Some(self.decode(&t, id, &bytes)?)),
             None => Ok(None),
@@ -294,12 +287,11 @@ impl Transaction {
     pub fn scan_with(&mut self, table: &str, mut f: impl FnMut(RowId, Row) -> bool) -> Result<()> {
         self.next_command()?;
         let t = self.db.table(table)?;
-        let ctx = self.db.heap_ctx();
         let mut rows = Vec::new();
         for page in t.page_list() {
             rows.clear();
             self.scan_page(&t, page, &mut rows)?;
-            ctx.hook.between_pages();
+            self.db.relieve_space();
             for (id, bytes) in rows.drain(..) {
                 let row = self.decode(&t, id, &bytes)?;
                 if !f(id, row) {
@@ -311,10 +303,7 @@ impl Transaction {
     }
 
     fn scan_page(&self, t: &Table, page: u64, rows: &mut Vec<(RowId, Vec<u8>)>) -> Result<()> {
-        match t.kind {
-            TableKind::Heap => heap::scan_page(&self.db.heap_ctx(), page, &self.view(), rows),
-            TableKind::Undo => undo::scan_page(&self.db.undo_ctx(), page, &self.view(), rows),
-        }
+        access::of(t.kind).scan_page(&self.db.access_ctx(), page, &self.view(), rows)
     }
 
     /// Every visible row.
@@ -334,23 +323,7 @@ impl Transaction {
         let t = self.db.table(table)?;
         let mut bytes = Vec::new();
         Self::encode(&t, row, &mut bytes)?;
-        if t.kind == TableKind::Undo {
-            let mut moved_to = Vec::new();
-            let change = undo::Change::Update(bytes);
-            let r = self.change_undo_row(&t, id, change, &mut moved_to);
-            self.db.heap_ctx().hook.between_pages();
-            r?;
-            return Ok(moved_to.first().copied().unwrap_or(id));
-        }
-        self.wrote = true;
-        let ctx = self.db.heap_ctx();
-        let view = TxnView {
-            snapshot: &self.snapshot,
-            cid: self.cid,
-        };
-        let r = heap::update(&ctx, &t, id, &bytes, &view, &mut self.stats);
-        ctx.hook.between_pages();
-        r
+        self.change_row(&t, id, Change::Update(bytes))
     }
 
     /// Updates or deletes rows in one command. `f` sees every row visible at the start
@@ -389,14 +362,14 @@ impl Transaction {
                     RowAction::Update(new) => {
                         let mut bytes = Vec::new();
                         Self::encode(&t, &new, &mut bytes)?;
-                        changes.push((id.slot, undo::Change::Update(bytes)));
+                        changes.push((id.slot, Change::Update(bytes)));
                     }
-                    RowAction::Delete => changes.push((id.slot, undo::Change::Delete)),
+                    RowAction::Delete => changes.push((id.slot, Change::Delete)),
                 }
             }
-            self.change_page_rows(&t, page, &changes)?;
+            self.change_page_rows(&t, page, &changes, &mut Vec::new())?;
             changed += changes.len() as u64;
-            self.db.heap_ctx().hook.between_pages();
+            self.db.relieve_space();
             if stop {
                 break;
             }
@@ -404,71 +377,11 @@ impl Transaction {
         Ok(changed)
     }
 
-    /// Applies the changes `modify_with` gathered for one page of a table.
-    fn change_page_rows(
-        &mut self,
-        t: &Table,
-        page: u64,
-        changes: &[(u16, undo::Change)],
-    ) -> Result<()> {
-        if t.kind == TableKind::Undo {
-            return self.change_undo_rows(t, page, changes, &mut Vec::new());
-        }
-        let deletes: Vec<u16> = changes
-            .iter()
-            .filter(|(_, c)| matches!(c, undo::Change::Delete))
-            .map(|(slot, _)| *slot)
-            .collect();
-        let updates: Vec<(u16, &[u8])> = changes
-            .iter()
-            .filter_map(|(slot, c)| match c {
-                undo::Change::Update(bytes) => Some((*slot, &bytes[..])),
-                undo::Change::Delete => None,
-            })
-            .collect();
-        let ctx = self.db.heap_ctx();
-        let view = TxnView {
-            snapshot: &self.snapshot,
-            cid: self.cid,
-        };
-        if !deletes.is_empty() {
-            self.wrote = true;
-            heap::delete_rows(&ctx, t, page, &deletes, &view, &mut self.stats)?;
-        }
-        if !updates.is_empty() {
-            self.wrote = true;
-            let mut new_ids = Vec::with_capacity(updates.len());
-            heap::update_rows(
-                &ctx,
-                t,
-                page,
-                &updates,
-                &view,
-                &mut self.stats,
-                &mut new_ids,
-            )?;
-        }
-        Ok(())
-    }
-
     /// Deletes a row (same waiting rules as `update`).
     pub fn delete(&mut self, table: &str, id: RowId) -> Result<()> {
         self.next_command()?;
         let t = self.db.table(table)?;
-        if t.kind == TableKind::Undo {
-            let r = self.change_undo_row(&t, id, undo::Change::Delete, &mut Vec::new());
-            self.db.heap_ctx().hook.between_pages();
-            return r;
-        }
-        self.wrote = true;
-        let ctx = self.db.heap_ctx();
-        let view = TxnView {
-            snapshot: &self.snapshot,
-            cid: self.cid,
-        };
-        let r = heap::delete(&ctx, &t, id, &view, &mut self.stats);
-        ctx.hook.between_pages();
-        r
+        self.change_row(&t, id, Change::Delete).map(|_| ())
     }
 
     /// Commits. Returns once the commit is durable (unless asynchronous commit is on).
@@ -550,7 +463,13 @@ impl Transaction {
             Ok(())
         } else {
             let r = self.db.poison.check().and_then(|()| {
-                undo::rollback_to(&self.db.undo_ctx(), xid, &mut self.undo, 0, &mut self.stats)
+                access::roll_back(
+                    &self.db.access_ctx(),
+                    xid,
+                    &mut self.undo,
+                    0,
+                    &mut self.stats,
+                )
             });
             if r.is_err() {
                 // The rows keep (some of) the changes until recovery takes them back.

@@ -1,0 +1,347 @@
+//! Heap updates: new versions written as deltas against the old ones.
+
+use super::*;
+use crate::access::slotted::{pin_table_page, target_page};
+use crate::access::{Ctx, TxnView};
+use crate::buffer::Fetch;
+use crate::catalog::Table;
+use crate::error::{Error, Result};
+use crate::page::{PageMut, PageRef, SLOT_BYTES};
+use crate::stats::TxnStats;
+use crate::wal::record::{DeltaRow, UpdateLink};
+use crate::wal::{Record, RecordKind};
+use crate::RowId;
+
+/// The delta that turns `old` into `new`: common prefix and suffix lengths and the new
+/// bytes between them.
+pub(crate) fn row_delta(old: &[u8], new: &[u8]) -> (u16, u16, std::ops::Range<usize>) {
+    let max = old.len().min(new.len()).min(u16::MAX as usize);
+    let prefix = old
+        .iter()
+        .zip(new)
+        .take(max)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let suffix = old[prefix..]
+        .iter()
+        .rev()
+        .zip(new[prefix..].iter().rev())
+        .take(max - prefix)
+        .take_while(|(a, b)| a == b)
+        .count();
+    (prefix as u16, suffix as u16, prefix..new.len() - suffix)
+}
+
+/// The delta of `new` against `old` as logged: prefix and suffix lengths, and the middle
+/// bytes XORed with the old row's middle where the two overlap (the rest as they are), so
+/// that a changed number costs the bits that changed, as in an undo table's update.
+pub(crate) fn delta_middle(old: &[u8], new: &[u8]) -> (u16, u16, Vec<u8>) {
+    let (prefix, suffix, range) = row_delta(old, new);
+    let old_mid = &old[prefix as usize..old.len() - suffix as usize];
+    let mut middle = new[range].to_vec();
+    middle.iter_mut().zip(old_mid).for_each(|(b, o)| *b ^= o);
+    (prefix, suffix, middle)
+}
+
+/// The new version of a row, put on a latched page: returns its slot, or None when the
+/// page has no room. The tuple is built in `tuple`.
+pub(crate) fn put_version(g: &mut [u8], tuple: &[u8]) -> Option<u16> {
+    let mut p = PageMut(g);
+    if !p.fits(tuple.len()) {
+        return None;
+    }
+    let slot = p.next_slot();
+    p.insert_at(slot, tuple).then_some(slot)
+}
+
+/// One page's worth of updates: the new versions (as deltas) and the links of the old.
+#[derive(Default)]
+pub(crate) struct UpdateBatch {
+    news: Vec<DeltaRow>,
+    links: Vec<UpdateLink>,
+}
+
+impl UpdateBatch {
+    /// Puts the new version of the row at `old` (a tuple of `go`, already checked
+    /// writable) on `gn` (the same page when `gn` is None). Returns its slot, or None
+    /// when it does not fit.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn add(
+        &mut self,
+        go: &mut [u8],
+        gn: Option<&mut [u8]>,
+        old: RowId,
+        new_page: u64,
+        row: &[u8],
+        view: &TxnView,
+        tuple: &mut Vec<u8>,
+    ) -> Option<u16> {
+        let xid = view.snapshot.xid;
+        tuple.clear();
+        TupleHeader::write_new(tuple, xid, view.cid);
+        tuple.extend_from_slice(row);
+        let t = PageRef(go).tuple_ref(old.slot)?;
+        let middle = delta_middle(&t[TUPLE_HEADER_BYTES..], row);
+        let slot = match gn {
+            Some(gn) => put_version(gn, tuple)?,
+            None => put_version(go, tuple)?,
+        };
+        if let Some(t) = PageMut(go).into_tuple_mut(old.slot) {
+            set_xmax(t, xid, Some((new_page, slot)));
+        }
+        self.news.push(DeltaRow {
+            slot,
+            old_page: old.page,
+            old_slot: old.slot,
+            prefix: middle.0,
+            suffix: middle.1,
+            middle: middle.2,
+        });
+        self.links.push(UpdateLink {
+            slot: old.slot,
+            new_page,
+            new_slot: slot,
+        });
+        Some(slot)
+    }
+
+    /// Logs the links of the old versions and the new versions. On two pages, the links
+    /// (old page) go first: redo of the new versions then reads old versions from a page
+    /// already made whole, since in full-page mode the old page's first change after the
+    /// redo point is its image (docs/recovery.md rule 26). On one page, the new versions
+    /// go first: a page image taken for the first record holds both changes, and the
+    /// links' redo (setting xmax) is the same again.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn log(
+        &mut self,
+        ctx: &Ctx,
+        go: &mut [u8],
+        gn: Option<&mut [u8]>,
+        old_page: u64,
+        new_page: u64,
+        view: &TxnView,
+        stats: &mut TxnStats,
+    ) -> Result<()> {
+        if self.news.is_empty() {
+            return Ok(());
+        }
+        let xid = view.snapshot.xid;
+        let mut old_rec = Vec::with_capacity(16 + self.links.len() * 4);
+        Record::HeapUpdateOld {
+            page: old_page,
+            links: std::mem::take(&mut self.links),
+        }
+        .encode_payload(&mut old_rec);
+        let mut new_rec = Vec::with_capacity(64 + self.news.len() * 16);
+        Record::HeapUpdateNew {
+            page: new_page,
+            cid: view.cid,
+            rows: std::mem::take(&mut self.news),
+        }
+        .encode_payload(&mut new_rec);
+        let (old_kind, new_kind) = (RecordKind::HeapUpdateOld, RecordKind::HeapUpdateNew);
+        match gn {
+            Some(gn) => {
+                ctx.wal
+                    .append_page_change(old_kind, xid, &old_rec, go, Some(&mut *stats))?;
+                ctx.wal
+                    .append_page_change(new_kind, xid, &new_rec, gn, Some(stats))?;
+            }
+            None => {
+                ctx.wal
+                    .append_page_change(new_kind, xid, &new_rec, go, Some(&mut *stats))?;
+                ctx.wal
+                    .append_page_change(old_kind, xid, &old_rec, go, Some(stats))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Replaces the version at `id` with a new one holding `row`. Returns the new row id.
+pub fn update(
+    ctx: &Ctx,
+    table: &Table,
+    id: RowId,
+    row: &[u8],
+    view: &TxnView,
+    stats: &mut TxnStats,
+) -> Result<RowId> {
+    let mut ids = Vec::with_capacity(1);
+    update_rows(
+        ctx,
+        table,
+        id.page,
+        &[(id.slot, row)],
+        view,
+        stats,
+        &mut ids,
+    )?;
+    ids.first().copied().ok_or(Error::NoSuchRow(id))
+}
+
+/// Replaces versions of one page (each visible to `view`) with new ones: on the same
+/// page while it has room, else on other pages, a few rows per latch. The new versions
+/// put on one page are logged as one `HeapUpdateNew` of deltas against the old ones,
+/// the old versions' links as one `HeapUpdateOld`. Pushes each new version's id to
+/// `new_ids`. Stops at the first error; what was updated before it stays updated.
+pub fn update_rows<R: AsRef<[u8]>>(
+    ctx: &Ctx,
+    table: &Table,
+    page: u64,
+    rows: &[(u16, R)],
+    view: &TxnView,
+    stats: &mut TxnStats,
+    new_ids: &mut Vec<RowId>,
+) -> Result<()> {
+    let max = max_row_bytes(ctx.pool.page_size());
+    if let Some((_, row)) = rows.iter().find(|(_, r)| r.as_ref().len() > max) {
+        return Err(Error::RowTooLarge {
+            size: row.as_ref().len(),
+            max,
+        });
+    }
+    let xid = view.snapshot.xid;
+    let mut tuple = Vec::with_capacity(256);
+    let mut batch = UpdateBatch::default();
+    let mut at = 0;
+    while at < rows.len() {
+        // The same page first: the common case when it has room, and one latch.
+        let mut stop = None;
+        let mut full = false;
+        {
+            let first = RowId {
+                page,
+                slot: rows[at].0,
+            };
+            let pinned = pin_table_page(ctx, table, first)?;
+            let mut g = pinned.write();
+            while at < rows.len() {
+                let id = RowId {
+                    page,
+                    slot: rows[at].0,
+                };
+                stop = blocker(ctx, &mut g, view, id);
+                if stop.is_some() {
+                    break;
+                }
+                let row = rows[at].1.as_ref();
+                let Some(slot) = batch.add(&mut g, None, id, page, row, view, &mut tuple) else {
+                    full = true;
+                    break;
+                };
+                new_ids.push(RowId { page, slot });
+                at += 1;
+            }
+            batch.log(ctx, &mut g, None, page, page, view, stats)?;
+            if full {
+                table.set_free(page, PageRef(&g).free_space());
+            }
+        }
+        if stop.is_some() {
+            resolve(ctx, xid, stop)?;
+            continue;
+        }
+        if !full {
+            break;
+        }
+        // Another page: latch both in page order so that two updaters cannot deadlock.
+        let need = TUPLE_HEADER_BYTES + rows[at].1.as_ref().len() + SLOT_BYTES;
+        let target = target_page(ctx, table, need, page, xid, stats)?;
+        let old_pin = ctx.pool.fetch(page, Fetch::Read)?;
+        let new_pin = ctx.pool.fetch(target, Fetch::Read)?;
+        let (mut go, mut gn) = if page < target {
+            let a = old_pin.write();
+            (a, new_pin.write())
+        } else {
+            let b = new_pin.write();
+            (old_pin.write(), b)
+        };
+        let mut placed = 0;
+        while at < rows.len() {
+            let id = RowId {
+                page,
+                slot: rows[at].0,
+            };
+            stop = blocker(ctx, &mut go, view, id);
+            if stop.is_some() {
+                break;
+            }
+            let row = rows[at].1.as_ref();
+            let Some(slot) = batch.add(&mut go, Some(&mut gn), id, target, row, view, &mut tuple)
+            else {
+                break;
+            };
+            new_ids.push(RowId { page: target, slot });
+            placed += 1;
+            at += 1;
+        }
+        batch.log(ctx, &mut go, Some(&mut gn), page, target, view, stats)?;
+        if placed == 0 && stop.is_none() {
+            table.set_free(target, 0);
+        }
+        drop((go, gn));
+        drop((old_pin, new_pin));
+        resolve(ctx, xid, stop)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::redo::rebuild_row;
+    use super::*;
+    use proptest::prelude::*;
+
+    fn delta_of(old: &[u8], new: &[u8]) -> DeltaRow {
+        let (prefix, suffix, middle) = delta_middle(old, new);
+        DeltaRow {
+            slot: 0,
+            old_page: 0,
+            old_slot: 0,
+            prefix,
+            suffix,
+            middle,
+        }
+    }
+
+    fn tuple(row: &[u8]) -> Vec<u8> {
+        let mut t = Vec::new();
+        TupleHeader::write_new(&mut t, 9, 1);
+        t.extend_from_slice(row);
+        t
+    }
+
+    #[test]
+    fn a_one_column_change_logs_only_the_changed_bytes() {
+        let old: Vec<u8> = (0..130u8).collect();
+        let mut new = old.clone();
+        new[5] = 99;
+        let d = delta_of(&old, &new);
+        assert_eq!(
+            (d.prefix, d.suffix, d.middle.clone()),
+            (5, 124, vec![5 ^ 99])
+        );
+        let mut out = Vec::new();
+        rebuild_row(Some(&tuple(&old)), &d, &mut out);
+        assert_eq!(out, new);
+        // The base gone (rule 26): zeros of the right length.
+        let mut out = Vec::new();
+        rebuild_row(None, &d, &mut out);
+        assert_eq!(out.len(), new.len());
+    }
+
+    proptest! {
+        #[test]
+        fn delta_then_rebuild_gives_the_new_row(
+            old in proptest::collection::vec(0u8..4, 0..200),
+            new in proptest::collection::vec(0u8..4, 0..200),
+        ) {
+            let d = delta_of(&old, &new);
+            prop_assert!(d.prefix as usize + d.suffix as usize <= old.len().min(new.len()));
+            let mut out = Vec::new();
+            rebuild_row(Some(&tuple(&old)), &d, &mut out);
+            prop_assert_eq!(out, new);
+        }
+    }
+}

@@ -1,0 +1,203 @@
+//! Table access: the two table kinds (`heap`, `undo_table`) behind one interface, and the
+//! slotted-page base they share (`slotted`).
+
+pub mod heap;
+pub mod slotted;
+pub mod undo_table;
+
+use crate::buffer::BufferPool;
+use crate::catalog::{Table, TableKind};
+use crate::clog::Clog;
+use crate::error::Result;
+use crate::stats::TxnStats;
+use crate::txn::{Snapshot, TxnManager};
+use crate::undo_log::UndoLog;
+use crate::wal::Wal;
+use crate::RowId;
+use undo_table::TxnUndo;
+
+/// What a table kind needs from the layers below.
+pub struct Ctx<'a> {
+    pub pool: &'a BufferPool,
+    pub wal: &'a Wal,
+    pub clog: &'a Clog,
+    pub txns: &'a TxnManager,
+    /// The undo log (undo tables keep their old values there).
+    pub undo: &'a dyn UndoLog,
+}
+
+/// A transaction's view while it runs a command.
+pub struct TxnView<'a> {
+    pub snapshot: &'a Snapshot,
+    /// Own versions created by commands before this one are visible.
+    pub cid: u32,
+}
+
+/// A change a command makes to one row (of either table kind: `modify_with` gathers
+/// them per page).
+pub enum Change {
+    Update(Vec<u8>),
+    Delete,
+}
+
+/// Whether a call finished its work or stopped part way so that the caller can relieve
+/// copy-on-write space pressure (the table kinds never call up into the engine).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    Done,
+    /// Call again with the same cursor.
+    Paused,
+}
+
+/// Where an insert stands between calls: the rows still to come, a row read but not yet
+/// placed, and the ids of the rows placed so far.
+pub struct InsertCursor<'a> {
+    /// Encodes the next row into the buffer; false when there are no more.
+    pub(crate) next_row: &'a mut dyn FnMut(&mut Vec<u8>) -> Result<bool>,
+    pub(crate) row: Vec<u8>,
+    /// `row` holds a row a paused call read and did not place.
+    pub(crate) pending: bool,
+    /// Ids of the rows inserted, in order.
+    pub ids: Vec<RowId>,
+    /// Length of the transaction's undo entries when the insert began (undo tables: what
+    /// a failed insert rolls back to).
+    pub(crate) undo_mark: usize,
+}
+
+impl<'a> InsertCursor<'a> {
+    pub fn new(
+        next_row: &'a mut dyn FnMut(&mut Vec<u8>) -> Result<bool>,
+        undo: &TxnUndo,
+    ) -> InsertCursor<'a> {
+        InsertCursor {
+            next_row,
+            row: Vec::with_capacity(256),
+            pending: false,
+            ids: Vec::new(),
+            undo_mark: undo.entries.len(),
+        }
+    }
+}
+
+/// What a transaction brings to a table-kind call: its view, its WAL accounting and its
+/// undo entries (used by undo tables only).
+pub struct Writer<'a, 'v> {
+    pub view: &'a TxnView<'v>,
+    pub stats: &'a mut TxnStats,
+    pub undo: &'a mut TxnUndo,
+}
+
+/// What vacuuming one page did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Vacuumed {
+    pub removed: u64,
+    /// Dead versions kept because a checkpoint has yet to pass the update that replaced
+    /// them (heap tables: docs/recovery.md rule 26); vacuum again after a checkpoint.
+    pub waiting: u64,
+}
+
+/// The operations every table kind provides. Row bytes are the row encoding of
+/// `schema.rs`; the kind adds its own tuple header and visibility rules.
+pub trait TableAccess: Sync {
+    /// True when the kind keeps old values in the undo log (the engine then tracks the
+    /// transaction as an undo writer: docs/recovery.md rule 22).
+    fn uses_undo(&self) -> bool;
+
+    /// Inserts the cursor's rows (one command). A call that fails has no effect: the
+    /// rows the cursor placed are taken back.
+    fn insert(
+        &self,
+        ctx: &Ctx,
+        table: &Table,
+        w: &mut Writer,
+        cursor: &mut InsertCursor,
+    ) -> Result<Progress>;
+
+    /// The version of the row at `id` visible to `view` (following updates and moves),
+    /// with the id where it was found.
+    fn fetch(
+        &self,
+        ctx: &Ctx,
+        table: &Table,
+        id: RowId,
+        view: &TxnView,
+    ) -> Result<Option<(RowId, Vec<u8>)>>;
+
+    /// The rows of one page visible to `view`.
+    fn scan_page(
+        &self,
+        ctx: &Ctx,
+        page: u64,
+        view: &TxnView,
+        out: &mut Vec<(RowId, Vec<u8>)>,
+    ) -> Result<()>;
+
+    /// Applies changes to rows of one page (each visible to the writer's view). Pushes
+    /// (old id, new id) for each updated row, in order (the same id when it stayed in
+    /// place). Stops at the first error; what was changed before it stays changed.
+    fn change_rows(
+        &self,
+        ctx: &Ctx,
+        table: &Table,
+        w: &mut Writer,
+        page: u64,
+        changes: &[(u16, Change)],
+        updated: &mut Vec<(RowId, RowId)>,
+    ) -> Result<()>;
+
+    /// Changes the row at `id`; returns its new id for an update.
+    fn change_row(
+        &self,
+        ctx: &Ctx,
+        table: &Table,
+        w: &mut Writer,
+        id: RowId,
+        change: Change,
+    ) -> Result<RowId>;
+
+    /// Removes from one page the versions no snapshot at or after `horizon` can see.
+    #[allow(clippy::too_many_arguments)]
+    fn vacuum_page(
+        &self,
+        ctx: &Ctx,
+        table: &Table,
+        page: u64,
+        last: Option<u64>,
+        horizon: u64,
+        xid: u64,
+        stats: &mut TxnStats,
+    ) -> Result<Vacuumed>;
+
+    /// Takes back the transaction's changes recorded after `mark` undo entries.
+    fn roll_back(
+        &self,
+        ctx: &Ctx,
+        xid: u64,
+        undo: &mut TxnUndo,
+        mark: usize,
+        stats: &mut TxnStats,
+    ) -> Result<()>;
+}
+
+/// The one place a table's kind picks its code.
+pub fn of(kind: TableKind) -> &'static dyn TableAccess {
+    match kind {
+        TableKind::Heap => &heap::HeapTable,
+        TableKind::Undo => &undo_table::UndoTable,
+    }
+}
+
+/// Takes back a transaction's changes recorded after `mark` undo entries, in every table
+/// kind.
+pub fn roll_back(
+    ctx: &Ctx,
+    xid: u64,
+    undo: &mut TxnUndo,
+    mark: usize,
+    stats: &mut TxnStats,
+) -> Result<()> {
+    for kind in [TableKind::Heap, TableKind::Undo] {
+        of(kind).roll_back(ctx, xid, undo, mark, stats)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,354 @@
+//! The slotted-page base both table kinds share: page choice, the insert loop, pruning,
+//! and the frame of every redo. It knows tuples only as bytes with a header of a size the
+//! table kind gives (`TupleFormat`).
+
+use crate::access::{Ctx, TxnView};
+use crate::access::{InsertCursor, Progress};
+use crate::buffer::{BufferPool, Fetch};
+use crate::catalog::Table;
+use crate::error::{Error, Result};
+use crate::page::{PageKind, PageMut, PageRef, PAGE_HEADER_BYTES, SLOT_BYTES};
+use crate::stats::TxnStats;
+use crate::store::SpacePressure;
+use crate::wal::record::InsertBuilder;
+use crate::wal::{Record, RecordKind};
+use crate::RowId;
+
+const XID_MASK: u64 = (1 << 48) - 1;
+/// Page numbers are stored in 32 bits in tuple links and records.
+const NO_NEXT: u32 = u32::MAX;
+
+pub(crate) fn get_u48(b: &[u8], at: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a[..6].copy_from_slice(&b[at..at + 6]);
+    u64::from_le_bytes(a)
+}
+
+pub(crate) fn put_u48(b: &mut [u8], at: usize, v: u64) {
+    b[at..at + 6].copy_from_slice(&(v & XID_MASK).to_le_bytes()[..6]);
+}
+
+pub(crate) fn corrupt(ctx: &Ctx, page: u64, reason: String) -> Error {
+    Error::CorruptPage {
+        path: ctx.pool.store().path().to_path_buf(),
+        page,
+        location: page,
+        reason,
+    }
+}
+
+/// Pins a page of `table`; a page that is not the table's is `NoSuchRow`.
+pub(crate) fn pin_table_page<'p>(
+    ctx: &Ctx<'p>,
+    table: &Table,
+    id: RowId,
+) -> Result<crate::buffer::PinnedPage<'p>> {
+    if id.page >= ctx.pool.store().next_page_no() {
+        return Err(Error::NoSuchRow(id));
+    }
+    let pinned = ctx.pool.fetch(id.page, Fetch::Read)?;
+    let owner_ok = {
+        let g = pinned.read();
+        let p = PageRef(&g);
+        p.kind_byte() == PageKind::Heap as u8 && p.owner() == table.id
+    };
+    if owner_ok {
+        Ok(pinned)
+    } else {
+        Err(Error::NoSuchRow(id))
+    }
+}
+
+/// Adds a fresh page to a table and logs it.
+pub(crate) fn new_page(ctx: &Ctx, table: &Table, xid: u64, stats: &mut TxnStats) -> Result<u64> {
+    let page_no = ctx.pool.store().allocate_page_no();
+    if page_no >= NO_NEXT as u64 {
+        return Err(Error::DatabaseFull {
+            pages: NO_NEXT as u64,
+        });
+    }
+    let pinned = ctx.pool.fetch(page_no, Fetch::Overwrite)?;
+    let mut g = pinned.write();
+    PageMut(&mut g).init(PageKind::Heap, page_no, table.id);
+    let mut payload = Vec::with_capacity(12);
+    Record::HeapInit {
+        page: page_no,
+        table: table.id,
+    }
+    .encode_payload(&mut payload);
+    ctx.wal
+        .append_page_change(RecordKind::HeapInit, xid, &payload, &mut g, Some(stats))?;
+    table.add_page(page_no);
+    Ok(page_no)
+}
+
+/// Chooses a page for a new row of `need` bytes (tuple plus slot): the last page if it
+/// seems to fit, then a page vacuum freed space on, then a new page.
+pub(crate) fn target_page(
+    ctx: &Ctx,
+    table: &Table,
+    need: usize,
+    exclude: u64,
+    xid: u64,
+    stats: &mut TxnStats,
+) -> Result<u64> {
+    if let Some(last) = table.last_page() {
+        if last != exclude {
+            let pinned = ctx.pool.fetch(last, Fetch::Read)?;
+            let g = pinned.read();
+            if PageRef(&g).free_space() >= need {
+                return Ok(last);
+            }
+        }
+    }
+    if let Some(p) = table.page_with_space(need, exclude) {
+        return Ok(p);
+    }
+    new_page(ctx, table, xid, stats)
+}
+
+/// Appends the tuple for a row to `out`: (out, xid, cid, row).
+pub(crate) type BuildTuple = dyn Fn(&mut Vec<u8>, u64, u32, &[u8]);
+
+/// How a table kind builds the tuple of a new row and logs inserts.
+pub(crate) struct TupleFormat<'a> {
+    /// Tuple bytes beyond the row's own (at least; rows may be padded).
+    pub header_bytes: usize,
+    /// Appends the tuple for a row to `out`: (out, xid, cid, row).
+    pub build: &'a BuildTuple,
+    /// `HeapInsert` or `UndoInsert`.
+    pub kind: RecordKind,
+}
+
+/// Removes rows this transaction inserted in a command that failed. Nobody else can see
+/// them (uncommitted) or knows their ids, so they go at once, logged as a prune.
+pub(crate) fn withdraw(ctx: &Ctx, ids: &[RowId], xid: u64, stats: &mut TxnStats) -> Result<()> {
+    let mut start = 0;
+    while start < ids.len() {
+        let page_no = ids[start].page;
+        let end = start
+            + ids[start..]
+                .iter()
+                .take_while(|id| id.page == page_no)
+                .count();
+        let slots: Vec<u16> = ids[start..end].iter().map(|id| id.slot).collect();
+        let pinned = ctx.pool.fetch(page_no, Fetch::Read)?;
+        let mut g = pinned.write();
+        PageMut(&mut g).remove_and_compact(&slots);
+        let mut payload = Vec::with_capacity(10 + 2 * slots.len());
+        Record::HeapPrune {
+            page: page_no,
+            slots,
+        }
+        .encode_payload(&mut payload);
+        ctx.wal
+            .append_page_change(RecordKind::HeapPrune, xid, &payload, &mut g, Some(stats))?;
+        start = end;
+    }
+    Ok(())
+}
+
+/// Inserts rows from `cursor`, pushing each id to `cursor.ids` once the row is on its
+/// page; every id pushed is logged before this returns, error or not. `logged` hears of
+/// each record: (its LSN, the page, the slots). Returns `Progress::Paused` after a page
+/// when the page store is under space pressure (the caller relieves it and calls again
+/// with the same cursor), `Progress::Done` when the rows ran out.
+pub(crate) fn insert_rows(
+    ctx: &Ctx,
+    table: &Table,
+    view: &TxnView,
+    stats: &mut TxnStats,
+    cursor: &mut InsertCursor,
+    format: &TupleFormat,
+    logged: &mut dyn FnMut(u64, u64, &[u16]),
+) -> Result<Progress> {
+    let xid = view.snapshot.xid;
+    let max = ctx.pool.page_size() - PAGE_HEADER_BYTES - SLOT_BYTES - format.header_bytes;
+    let InsertCursor {
+        next_row,
+        row,
+        pending,
+        ids,
+        ..
+    } = cursor;
+    let mut tuple = Vec::with_capacity(256);
+    let mut payload = Vec::with_capacity(ctx.pool.page_size() + 64);
+    let mut builder = InsertBuilder::default();
+    let mut slots = Vec::new();
+    // A row read by the call that paused is placed first.
+    let mut have = std::mem::take(pending) || next_row(row)?;
+    let mut failed: Option<Error> = None;
+    while have {
+        if row.len() > max {
+            return Err(Error::RowTooLarge {
+                size: row.len(),
+                max,
+            });
+        }
+        tuple.clear();
+        (format.build)(&mut tuple, xid, view.cid, row);
+        let page_no = target_page(ctx, table, tuple.len() + SLOT_BYTES, u64::MAX, xid, stats)?;
+        let pinned = ctx.pool.fetch(page_no, Fetch::Read)?;
+        let mut g = pinned.write();
+        builder.clear();
+        slots.clear();
+        let mut n: u16 = 0;
+        while have {
+            if row.len() > max {
+                break;
+            }
+            tuple.clear();
+            (format.build)(&mut tuple, xid, view.cid, row);
+            let mut p = PageMut(&mut g);
+            if !p.fits(tuple.len()) || n == u16::MAX {
+                break;
+            }
+            let slot = p.next_slot();
+            if !p.insert_at(slot, &tuple) {
+                break;
+            }
+            builder.push(slot, row);
+            ids.push(RowId {
+                page: page_no,
+                slot,
+            });
+            slots.push(slot);
+            n += 1;
+            // An error from the next row must not leave this page's rows unlogged:
+            // log them first (the transaction is then aborted by the engine).
+            match next_row(row) {
+                Ok(h) => have = h,
+                Err(e) => {
+                    have = false;
+                    failed = Some(e);
+                }
+            }
+        }
+        if n == 0 {
+            // Someone filled the page first; the next round picks another.
+            table.set_free(page_no, 0);
+            continue;
+        }
+        builder.finish(page_no, view.cid, &mut payload);
+        let a = if format.kind == RecordKind::HeapInsert {
+            ctx.wal
+                .append_page_change(format.kind, xid, &payload, &mut g, Some(stats))?
+        } else {
+            ctx.wal
+                .append_undoable_change(format.kind, xid, &payload, &mut g, Some(stats))?
+        };
+        logged(a.lsn, page_no, &slots);
+        let free = PageRef(&g).free_space();
+        drop(g);
+        if Some(page_no) != table.last_page() {
+            table.set_free(page_no, free);
+        }
+        if let Some(e) = failed.take() {
+            return Err(e);
+        }
+        if have && ctx.pool.store().space_pressure() != SpacePressure::None {
+            *pending = true;
+            return Ok(Progress::Paused);
+        }
+    }
+    Ok(Progress::Done)
+}
+
+/// Removes the slots `dead` names on one page of a table (a page with none is not
+/// written), logging one prune record, and refreshes the page's free-space hint (unless
+/// it is `last`, the table's last page when the pass began, which inserts fill anyway).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn prune_page(
+    ctx: &Ctx,
+    table: &Table,
+    page_no: u64,
+    last: Option<u64>,
+    xid: u64,
+    stats: &mut TxnStats,
+    dead: &mut dyn FnMut(&[u8]) -> Vec<u16>,
+) -> Result<u64> {
+    let mut removed = 0u64;
+    let pinned = ctx.pool.fetch(page_no, Fetch::Read)?;
+    let found = {
+        let g = pinned.read();
+        dead(&g)
+    };
+    if !found.is_empty() {
+        let mut g = pinned.write();
+        // Re-check under the write latch: nothing can revive a dead version, but the
+        // page may have changed between the latches.
+        let found = dead(&g);
+        if !found.is_empty() {
+            PageMut(&mut g).remove_and_compact(&found);
+            let mut payload = Vec::with_capacity(10 + 2 * found.len());
+            removed += found.len() as u64;
+            Record::HeapPrune {
+                page: page_no,
+                slots: found,
+            }
+            .encode_payload(&mut payload);
+            ctx.wal.append_page_change(
+                RecordKind::HeapPrune,
+                xid,
+                &payload,
+                &mut g,
+                Some(stats),
+            )?;
+        }
+    }
+    if Some(page_no) != last {
+        let free = PageRef(&pinned.read()).free_space();
+        table.set_free(page_no, free);
+    }
+    Ok(removed)
+}
+
+/// The frame of every redo: pins the record's page (`how`), skips it when the page LSN
+/// shows the record is already there, applies `apply` (page bytes, page number), and sets
+/// the page LSN. A reason from `apply` becomes a corrupt-page error naming the record.
+pub(crate) fn redo_with(
+    pool: &BufferPool,
+    rec: &Record,
+    how: Fetch,
+    end_lsn: u64,
+    apply: impl FnOnce(&mut [u8], u64) -> std::result::Result<(), String>,
+) -> Result<()> {
+    let Some(page_no) = rec.page() else {
+        return Ok(());
+    };
+    let pinned = pool.fetch(page_no, how)?;
+    let mut g = pinned.write();
+    if how == Fetch::Read && PageRef(&g).lsn() >= end_lsn {
+        return Ok(());
+    }
+    apply(&mut g, page_no).map_err(|reason| Error::CorruptPage {
+        path: pool.store().path().to_path_buf(),
+        page: page_no,
+        location: page_no,
+        reason: format!("redo of the record ending at LSN {end_lsn}: {reason}"),
+    })?;
+    PageMut(&mut g).set_lsn(end_lsn);
+    Ok(())
+}
+
+/// Redo of an insert record: puts each row's tuple (built by `build`) at its slot.
+pub(crate) fn insert_at_slots(
+    g: &mut [u8],
+    rows: &[(u16, Vec<u8>)],
+    xid: u64,
+    cid: u32,
+    build: &BuildTuple,
+) -> std::result::Result<(), String> {
+    let mut tuple = Vec::new();
+    for (slot, row) in rows {
+        tuple.clear();
+        build(&mut tuple, xid, cid, row);
+        if !PageMut(g).insert_at(*slot, &tuple) {
+            return Err(format!(
+                "cannot insert {} bytes at slot {slot}",
+                tuple.len()
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,520 @@
+//! Undo tables (the Oracle/zheap-like kind): a row is updated and deleted where it is;
+//! the values it had go to the undo log, from which readers whose snapshot predates a
+//! change rebuild the version they may see, and from which rollback restores the row.
+//!
+//! Tuple header (17 bytes, little-endian): `xid u48 | cid u32 | undo pointer u48 |
+//! flags u8`: the transaction and command that last changed the row, where the undo
+//! record of that change is (0: none, the row was inserted by `xid`, or the change is
+//! older than any snapshot), and the flags below. The data area after the header holds
+//! the row encoding of `schema.rs`, padded when the row shrank or is shorter than a link.
+//!
+//! WAL (docs/format.md): one `UndoChange` record per page and command carries, for each
+//! row, the old and the new bytes of the changed range of its data area: redo applies the
+//! new bytes, crash recovery's rollback the old ones. The undo log itself is not logged:
+//! it lives in memory, in segments appended serially, and is discarded as soon as no
+//! snapshot and no running transaction needs it. A transaction's own rollback writes
+//! compensation records (`UndoRevert`) that redo replays and that tell crash recovery
+//! what is already undone.
+
+mod change;
+mod record;
+mod rollback;
+#[cfg(test)]
+mod tests;
+
+pub use change::change_rows;
+pub use rollback::{redo, rollback_to, CrashUndo};
+
+use std::borrow::Cow;
+
+use crate::access::slotted::{self, get_u48, put_u48, TupleFormat};
+use crate::access::{Change, Ctx, InsertCursor, Progress, TableAccess, TxnView, Vacuumed, Writer};
+use crate::buffer::Fetch;
+use crate::catalog::Table;
+use crate::clog::XidStatus;
+use crate::error::{Error, Result};
+use crate::page::{PageRef, PAGE_HEADER_BYTES, SLOT_BYTES};
+use crate::stats::TxnStats;
+use crate::wal::record::UNDO_TUPLE_HEADER_BYTES as HDR;
+use crate::wal::RecordKind;
+use crate::RowId;
+
+/// The row is deleted (by `xid`).
+pub const FLAG_DELETED: u8 = 1;
+
+/// The row moved to another page; the first 6 data bytes are the link (page u32, slot u16).
+pub const FLAG_MOVED: u8 = 2;
+
+/// The data area is one byte longer than the row.
+pub const FLAG_PAD1: u8 = 4;
+
+/// The data area is longer than the row by more; its last two bytes hold the row length.
+pub const FLAG_PADDED: u8 = 8;
+
+pub(crate) const PAD_MASK: u8 = FLAG_PAD1 | FLAG_PADDED;
+
+pub(crate) const KNOWN_FLAGS: u8 = FLAG_DELETED | FLAG_MOVED | PAD_MASK;
+
+/// Smallest data area: room for a link.
+pub(crate) const MIN_AREA: usize = 6;
+
+/// Largest row encoding that fits a page of an undo table.
+pub fn max_row_bytes(page_size: usize) -> usize {
+    page_size - PAGE_HEADER_BYTES - SLOT_BYTES - HDR
+}
+
+/// The fields of a tuple header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UndoHeader {
+    pub xid: u64,
+    pub cid: u32,
+    pub ptr: u64,
+    pub flags: u8,
+}
+
+impl UndoHeader {
+    /// Header of a row restored by crash recovery: visible to everyone.
+    const FROZEN: UndoHeader = UndoHeader {
+        xid: 0,
+        cid: 0,
+        ptr: 0,
+        flags: 0,
+    };
+
+    pub fn read(t: &[u8]) -> UndoHeader {
+        UndoHeader {
+            xid: get_u48(t, 0),
+            cid: u32::from_le_bytes([t[6], t[7], t[8], t[9]]),
+            ptr: get_u48(t, 10),
+            flags: t[16],
+        }
+    }
+
+    pub(crate) fn bytes(&self) -> [u8; HDR] {
+        let mut h = [0u8; HDR];
+        put_u48(&mut h, 0, self.xid);
+        h[6..10].copy_from_slice(&self.cid.to_le_bytes());
+        put_u48(&mut h, 10, self.ptr);
+        h[16] = self.flags;
+        h
+    }
+
+    pub(crate) fn with_flags(self, flags: u8) -> UndoHeader {
+        UndoHeader { flags, ..self }
+    }
+}
+
+/// The row bytes of a data area.
+pub fn row_of(area: &[u8], flags: u8) -> std::result::Result<&[u8], String> {
+    let len = if flags & FLAG_PAD1 != 0 {
+        area.len().checked_sub(1).ok_or("empty padded area")?
+    } else if flags & FLAG_PADDED != 0 {
+        let n = area.len();
+        if n < 2 {
+            return Err("padded area shorter than its length field".into());
+        }
+        let len = u16::from_le_bytes([area[n - 2], area[n - 1]]) as usize;
+        if len > n - 2 {
+            return Err(format!("row length {len} beyond its {n}-byte area"));
+        }
+        len
+    } else {
+        area.len()
+    };
+    Ok(&area[..len])
+}
+
+/// Writes `row` into `area` (at least as long), padding the rest; returns the pad flags.
+pub(crate) fn fill_area(area: &mut [u8], row: &[u8]) -> u8 {
+    let n = area.len();
+    area[..row.len()].copy_from_slice(row);
+    area[row.len()..].fill(0);
+    match n - row.len() {
+        0 => 0,
+        1 => FLAG_PAD1,
+        _ => {
+            area[n - 2..].copy_from_slice(&(row.len() as u16).to_le_bytes());
+            FLAG_PADDED
+        }
+    }
+}
+
+/// Appends the tuple of a new row: header, then the row padded to `MIN_AREA`.
+pub fn build_tuple(out: &mut Vec<u8>, xid: u64, cid: u32, row: &[u8]) {
+    let start = out.len();
+    out.extend_from_slice(&[0u8; HDR]);
+    let area_at = out.len();
+    out.resize(area_at + row.len().max(MIN_AREA), 0);
+    let flags = fill_area(&mut out[area_at..], row);
+    let h = UndoHeader {
+        xid,
+        cid,
+        ptr: 0,
+        flags,
+    };
+    out[start..start + HDR].copy_from_slice(&h.bytes());
+}
+
+pub(crate) fn link_bytes(page: u64, slot: u16) -> [u8; 6] {
+    let mut l = [0u8; 6];
+    l[..4].copy_from_slice(&(page as u32).to_le_bytes());
+    l[4..].copy_from_slice(&slot.to_le_bytes());
+    l
+}
+
+pub(crate) fn link_of(area: &[u8]) -> RowId {
+    RowId {
+        page: u32::from_le_bytes([area[0], area[1], area[2], area[3]]) as u64,
+        slot: u16::from_le_bytes([area[4], area[5]]),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The undo log
+
+/// What a transaction changed in undo tables, in order: one entry per WAL record.
+#[derive(Debug, Default)]
+pub struct TxnUndo {
+    pub entries: Vec<UndoEntry>,
+}
+
+#[derive(Debug)]
+pub struct UndoEntry {
+    /// LSN of the record (what a compensation record names).
+    pub lsn: u64,
+    pub page: u64,
+    pub ops: Vec<EntryOp>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum EntryOp {
+    /// A row changed in place; its undo record.
+    Change { slot: u16, ptr: u64 },
+    /// A row inserted.
+    Insert { slot: u16 },
+}
+
+pub(crate) fn corrupt(ctx: &Ctx, page: u64, reason: String) -> Error {
+    slotted::corrupt(ctx, page, reason)
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading
+
+/// The version of a row a transaction may see: its flags and data area.
+pub(crate) struct Version<'a> {
+    flags: u8,
+    area: Cow<'a, [u8]>,
+}
+
+/// Follows the undo chain of the tuple `t` back to the version `view` sees; None when the
+/// row did not exist for it.
+pub(crate) fn visible<'a>(
+    ctx: &Ctx,
+    view: &TxnView,
+    t: &'a [u8],
+) -> std::result::Result<Option<Version<'a>>, String> {
+    if t.len() < HDR {
+        return Err("tuple shorter than its header".into());
+    }
+    let mut h = UndoHeader::read(t);
+    let mut area: Cow<[u8]> = Cow::Borrowed(&t[HDR..]);
+    let me = view.snapshot.xid;
+    for _ in 0..1_000_000 {
+        let sees = if h.xid == 0 {
+            true
+        } else if h.xid == me {
+            h.cid < view.cid
+        } else {
+            view.snapshot.sees_committed(h.xid, ctx.clog)
+        };
+        if sees {
+            return Ok(Some(Version {
+                flags: h.flags,
+                area,
+            }));
+        }
+        if h.ptr == 0 {
+            return Ok(None);
+        }
+        let rec = record::read_undo(ctx.undo, h.ptr)?;
+        if rec.whole {
+            area = Cow::Owned(rec.bytes);
+        } else {
+            let a = area.to_mut();
+            let end = rec.off + rec.bytes.len();
+            if end > a.len() {
+                return Err(format!(
+                    "undo record {} patches bytes {}..{end} of a {}-byte row",
+                    h.ptr,
+                    rec.off,
+                    a.len()
+                ));
+            }
+            a[rec.off..end].copy_from_slice(&rec.bytes);
+        }
+        h = rec.prev;
+    }
+    Err("undo chain does not end".into())
+}
+
+/// Visible rows of one page: (row id, row bytes).
+pub fn scan_page(
+    ctx: &Ctx,
+    page_no: u64,
+    view: &TxnView,
+    out: &mut Vec<(RowId, Vec<u8>)>,
+) -> Result<()> {
+    let pinned = ctx.pool.fetch(page_no, Fetch::Read)?;
+    let g = pinned.read();
+    let p = PageRef(&g);
+    for slot in 0..p.slot_count() {
+        let Some(t) = p.tuple(slot) else { continue };
+        let v = visible(ctx, view, t)
+            .map_err(|r| corrupt(ctx, page_no, format!("slot {slot}: {r}")))?;
+        if let Some(v) = v {
+            if v.flags & (FLAG_DELETED | FLAG_MOVED) == 0 {
+                let row = row_of(&v.area, v.flags)
+                    .map_err(|r| corrupt(ctx, page_no, format!("slot {slot}: {r}")))?;
+                out.push((
+                    RowId {
+                        page: page_no,
+                        slot,
+                    },
+                    row.to_vec(),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The version of the row at `id` visible to `view`, following a move.
+pub fn fetch(
+    ctx: &Ctx,
+    table: &Table,
+    id: RowId,
+    view: &TxnView,
+) -> Result<Option<(RowId, Vec<u8>)>> {
+    let mut cur = id;
+    for _ in 0..10_000 {
+        let pinned = match slotted::pin_table_page(ctx, table, cur) {
+            Ok(p) => p,
+            Err(Error::NoSuchRow(_)) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let g = pinned.read();
+        let Some(t) = PageRef(&g).tuple_ref(cur.slot) else {
+            return Ok(None);
+        };
+        let bad = |r: String| corrupt(ctx, cur.page, format!("slot {}: {r}", cur.slot));
+        let Some(v) = visible(ctx, view, t).map_err(bad)? else {
+            return Ok(None);
+        };
+        if v.flags & FLAG_DELETED != 0 {
+            return Ok(None);
+        }
+        if v.flags & FLAG_MOVED != 0 {
+            if v.area.len() < MIN_AREA {
+                return Err(bad("moved row without a link".into()));
+            }
+            cur = link_of(&v.area);
+            continue;
+        }
+        let row = row_of(&v.area, v.flags).map_err(bad)?;
+        return Ok(Some((cur, row.to_vec())));
+    }
+    Ok(None)
+}
+
+// ---------------------------------------------------------------------------------------
+// Writing
+
+/// Inserts the cursor's rows (see `slotted::insert_rows`); each page's record becomes an
+/// undo entry. On failure the rows stay inserted and logged: the caller rolls them back.
+fn insert_many(
+    ctx: &Ctx,
+    table: &Table,
+    view: &TxnView,
+    stats: &mut TxnStats,
+    undo: &mut TxnUndo,
+    cursor: &mut InsertCursor,
+) -> Result<Progress> {
+    let format = TupleFormat {
+        header_bytes: HDR,
+        build: &build_tuple,
+        kind: RecordKind::UndoInsert,
+    };
+    slotted::insert_rows(
+        ctx,
+        table,
+        view,
+        stats,
+        cursor,
+        &format,
+        &mut |lsn, page, slots| {
+            undo.entries.push(UndoEntry {
+                lsn,
+                page,
+                ops: slots.iter().map(|&slot| EntryOp::Insert { slot }).collect(),
+            })
+        },
+    )
+}
+
+/// Slots of a page holding rows deleted or moved away by transactions every snapshot
+/// sees: their space can be reused.
+pub fn dead_slots(ctx: &Ctx, page: &[u8], horizon: u64) -> Vec<u16> {
+    let p = PageRef(page);
+    let mut dead = Vec::new();
+    for slot in 0..p.slot_count() {
+        let Some(t) = p.tuple(slot) else { continue };
+        if t.len() < HDR {
+            continue;
+        }
+        let h = UndoHeader::read(t);
+        if h.flags & (FLAG_DELETED | FLAG_MOVED) == 0 || h.flags & !KNOWN_FLAGS != 0 {
+            continue;
+        }
+        if h.xid == 0
+            || (h.xid < horizon && ctx.txns.status(h.xid, ctx.clog) == XidStatus::Committed)
+        {
+            dead.push(slot);
+        }
+    }
+    dead
+}
+
+/// The undo table kind.
+pub struct UndoTable;
+
+impl TableAccess for UndoTable {
+    fn uses_undo(&self) -> bool {
+        true
+    }
+
+    fn insert(
+        &self,
+        ctx: &Ctx,
+        table: &Table,
+        w: &mut Writer,
+        cursor: &mut InsertCursor,
+    ) -> Result<Progress> {
+        match insert_many(ctx, table, w.view, w.stats, w.undo, cursor) {
+            Ok(p) => Ok(p),
+            Err(e) => {
+                // A failed call has no effect: take back the rows it inserted.
+                let xid = w.view.snapshot.xid;
+                rollback_to(ctx, xid, w.undo, cursor.undo_mark, w.stats)?;
+                Err(e)
+            }
+        }
+    }
+
+    fn fetch(
+        &self,
+        ctx: &Ctx,
+        table: &Table,
+        id: RowId,
+        view: &TxnView,
+    ) -> Result<Option<(RowId, Vec<u8>)>> {
+        fetch(ctx, table, id, view)
+    }
+
+    fn scan_page(
+        &self,
+        ctx: &Ctx,
+        page: u64,
+        view: &TxnView,
+        out: &mut Vec<(RowId, Vec<u8>)>,
+    ) -> Result<()> {
+        scan_page(ctx, page, view, out)
+    }
+
+    fn change_rows(
+        &self,
+        ctx: &Ctx,
+        table: &Table,
+        w: &mut Writer,
+        page: u64,
+        changes: &[(u16, Change)],
+        updated: &mut Vec<(RowId, RowId)>,
+    ) -> Result<()> {
+        if changes.is_empty() {
+            return Ok(());
+        }
+        let mut new_ids = Vec::new();
+        let r = change_rows(
+            ctx,
+            table,
+            w.view,
+            w.stats,
+            w.undo,
+            page,
+            changes,
+            &mut new_ids,
+        );
+        let old = changes
+            .iter()
+            .filter(|(_, c)| matches!(c, Change::Update(_)))
+            .map(|(slot, _)| RowId { page, slot: *slot });
+        updated.extend(old.zip(new_ids));
+        r
+    }
+
+    /// A row that moved is found through the link its old place keeps (looked up only
+    /// then: the common case touches the page once).
+    fn change_row(
+        &self,
+        ctx: &Ctx,
+        table: &Table,
+        w: &mut Writer,
+        id: RowId,
+        change: Change,
+    ) -> Result<RowId> {
+        let changes = [(id.slot, change)];
+        let mut updated = Vec::new();
+        match self.change_rows(ctx, table, w, id.page, &changes, &mut updated) {
+            Err(Error::NoSuchRow(_)) => {
+                let at = fetch(ctx, table, id, w.view)?
+                    .map(|(at, _)| at)
+                    .filter(|at| *at != id)
+                    .ok_or(Error::NoSuchRow(id))?;
+                let [(_, change)] = changes;
+                self.change_rows(ctx, table, w, at.page, &[(at.slot, change)], &mut updated)?;
+                Ok(updated.first().map_or(at, |(_, new)| *new))
+            }
+            r => r.map(|()| updated.first().map_or(id, |(_, new)| *new)),
+        }
+    }
+
+    fn vacuum_page(
+        &self,
+        ctx: &Ctx,
+        table: &Table,
+        page: u64,
+        last: Option<u64>,
+        horizon: u64,
+        xid: u64,
+        stats: &mut TxnStats,
+    ) -> Result<Vacuumed> {
+        let removed = slotted::prune_page(ctx, table, page, last, xid, stats, &mut |p| {
+            dead_slots(ctx, p, horizon)
+        })?;
+        Ok(Vacuumed {
+            removed,
+            waiting: 0,
+        })
+    }
+
+    fn roll_back(
+        &self,
+        ctx: &Ctx,
+        xid: u64,
+        undo: &mut TxnUndo,
+        mark: usize,
+        stats: &mut TxnStats,
+    ) -> Result<()> {
+        rollback_to(ctx, xid, undo, mark, stats)
+    }
+}

@@ -1,0 +1,319 @@
+//! Taking undo-table changes back: a transaction's rollback, crash recovery's rollback
+//! of the transactions that did not end, and redo.
+
+use std::collections::{HashMap, HashSet};
+
+use super::change::*;
+use super::record::*;
+use super::*;
+use crate::access::slotted::{self};
+use crate::access::Ctx;
+use crate::buffer::{BufferPool, Fetch};
+use crate::error::{Error, Result};
+use crate::page::{PageMut, PageRef};
+use crate::stats::TxnStats;
+use crate::wal::record::UNDO_TUPLE_HEADER_BYTES as HDR;
+use crate::wal::record::{ChangeOp, RevertOp};
+use crate::wal::{Record, RecordKind, Wal};
+
+/// Applies a compensation record's ops to a latched page (rollback and its redo).
+pub(crate) fn apply_revert(g: &mut [u8], ops: &[RevertOp]) -> std::result::Result<(), String> {
+    let mut removed = Vec::new();
+    for op in ops {
+        match op {
+            RevertOp::Patch {
+                slot,
+                header,
+                off,
+                bytes,
+            } => {
+                let t = PageMut(g)
+                    .into_tuple_mut(*slot)
+                    .filter(|t| t.len() >= HDR)
+                    .ok_or_else(|| format!("no tuple at slot {slot}"))?;
+                let (off, end) = (HDR + *off as usize, HDR + *off as usize + bytes.len());
+                if end > t.len() {
+                    return Err(format!("restore of bytes beyond slot {slot}"));
+                }
+                t[off..end].copy_from_slice(bytes);
+                t[..HDR].copy_from_slice(header);
+            }
+            RevertOp::Rewrite { slot, header, area } => {
+                let len = PageRef(g)
+                    .tuple(*slot)
+                    .map(|t| t.len())
+                    .ok_or_else(|| format!("no tuple at slot {slot}"))?;
+                if len == HDR + area.len() {
+                    if let Some(t) = PageMut(g).into_tuple_mut(*slot) {
+                        t[HDR..].copy_from_slice(area);
+                        t[..HDR].copy_from_slice(header);
+                    }
+                } else {
+                    // The row grew in place: it gets its old, smaller area back.
+                    let mut tuple = Vec::with_capacity(HDR + area.len());
+                    tuple.extend_from_slice(header);
+                    tuple.extend_from_slice(area);
+                    if !PageMut(g).replace_at(*slot, &tuple) {
+                        return Err(format!(
+                            "cannot restore {} bytes at slot {slot}",
+                            tuple.len()
+                        ));
+                    }
+                }
+            }
+            RevertOp::Remove { slot } => {
+                if PageRef(g).tuple(*slot).is_none() {
+                    return Err(format!("no tuple at slot {slot} to remove"));
+                }
+                removed.push(*slot);
+            }
+        }
+    }
+    if !removed.is_empty() {
+        PageMut(g).remove_and_compact(&removed);
+    }
+    Ok(())
+}
+
+/// The op that puts back what the undo record `rec` saved, on the tuple `t` as it is now.
+pub(crate) fn revert_from_undo(
+    t: &[u8],
+    slot: u16,
+    rec: &UndoRecord,
+) -> std::result::Result<RevertOp, String> {
+    if t.len() < HDR {
+        return Err(format!("no tuple at slot {slot}"));
+    }
+    if rec.whole {
+        Ok(RevertOp::Rewrite {
+            slot,
+            header: rec.prev.bytes(),
+            area: rec.bytes.clone(),
+        })
+    } else {
+        Ok(RevertOp::Patch {
+            slot,
+            header: rec.prev.bytes(),
+            off: rec.off as u16,
+            bytes: rec.bytes.clone(),
+        })
+    }
+}
+
+pub(crate) fn log_revert(
+    wal: &Wal,
+    g: &mut [u8],
+    page: u64,
+    xid: u64,
+    undone_lsn: u64,
+    ops: Vec<RevertOp>,
+    stats: Option<&mut TxnStats>,
+) -> Result<()> {
+    let mut payload = Vec::new();
+    Record::UndoRevert {
+        page,
+        undone_lsn,
+        ops,
+    }
+    .encode_payload(&mut payload);
+    wal.append_undoable_change(RecordKind::UndoRevert, xid, &payload, g, stats)?;
+    Ok(())
+}
+
+/// Takes back a transaction's changes to undo tables after its first `keep` entries,
+/// newest first, logging a compensation record for each entry.
+pub fn rollback_to(
+    ctx: &Ctx,
+    xid: u64,
+    undo: &mut TxnUndo,
+    keep: usize,
+    stats: &mut TxnStats,
+) -> Result<()> {
+    while undo.entries.len() > keep {
+        let Some(e) = undo.entries.last() else { break };
+        let pinned = ctx.pool.fetch(e.page, Fetch::Read)?;
+        let mut g = pinned.write();
+        let mut ops = Vec::with_capacity(e.ops.len());
+        for op in e.ops.iter().rev() {
+            let r = match *op {
+                EntryOp::Insert { slot } => Ok(RevertOp::Remove { slot }),
+                EntryOp::Change { slot, ptr } => {
+                    let t = PageRef(&g).tuple_ref(slot).unwrap_or(&[]);
+                    read_undo(ctx.undo, ptr).and_then(|rec| revert_from_undo(t, slot, &rec))
+                }
+            };
+            let op = r.map_err(|r| corrupt(ctx, e.page, format!("rollback: {r}")))?;
+            // Applied one by one: a later op of the entry sees the row as restored so far.
+            apply_revert(&mut g, std::slice::from_ref(&op))
+                .map_err(|r| corrupt(ctx, e.page, format!("rollback: {r}")))?;
+            ops.push(op);
+        }
+        log_revert(ctx.wal, &mut g, e.page, xid, e.lsn, ops, Some(stats))?;
+        drop(g);
+        undo.entries.pop();
+    }
+    Ok(())
+}
+
+/// The undo information crash recovery collects from the WAL: for each transaction, its
+/// undo-table records not yet compensated, oldest first.
+#[derive(Default)]
+pub struct CrashUndo {
+    stacks: HashMap<u64, Vec<(u64, Record)>>,
+}
+
+impl CrashUndo {
+    /// Notes a record read from the WAL (at `lsn`, of transaction `xid`).
+    pub fn note(&mut self, lsn: u64, xid: u64, rec: &Record) {
+        match rec {
+            Record::UndoInsert { .. } | Record::UndoChange { .. } => {
+                self.stacks.entry(xid).or_default().push((lsn, rec.clone()));
+            }
+            Record::UndoRevert { undone_lsn, .. } => {
+                if let Some(s) = self.stacks.get_mut(&xid) {
+                    while s.last().is_some_and(|(l, _)| *l >= *undone_lsn) {
+                        s.pop();
+                    }
+                }
+            }
+            Record::UndoOnly(inner) => self.note(lsn, xid, inner),
+            Record::Commit | Record::Abort => {
+                self.stacks.remove(&xid);
+            }
+            _ => {}
+        }
+    }
+
+    /// Transactions with changes still to take back.
+    pub fn pending(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = self
+            .stacks
+            .iter()
+            .filter(|(_, s)| !s.is_empty())
+            .map(|(x, _)| *x)
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// Rolls back the transactions that were running at the crash (not in `finished`),
+    /// logging compensation records. Rows get a header visible to everyone: after a
+    /// crash no snapshot needs older versions.
+    pub fn roll_back(self, pool: &BufferPool, wal: &Wal, finished: &HashSet<u64>) -> Result<()> {
+        let mut stacks: Vec<(u64, Vec<(u64, Record)>)> = self
+            .stacks
+            .into_iter()
+            .filter(|(x, s)| !finished.contains(x) && !s.is_empty())
+            .collect();
+        stacks.sort_by_key(|(x, _)| *x);
+        for (xid, stack) in stacks {
+            for (lsn, rec) in stack.into_iter().rev() {
+                let Some(page) = rec.page() else { continue };
+                let bad = |reason: String| Error::CorruptPage {
+                    path: pool.store().path().to_path_buf(),
+                    page,
+                    location: page,
+                    reason: format!("rolling back the record at LSN {lsn}: {reason}"),
+                };
+                let pinned = pool.fetch(page, Fetch::Read)?;
+                let mut g = pinned.write();
+                let ops = revert_record(&mut g, &rec).map_err(bad)?;
+                log_revert(wal, &mut g, page, xid, lsn, ops, None)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Takes back a forward record on its latched page, op by op, newest first; returns the
+/// ops applied (the compensation record).
+pub(crate) fn revert_record(
+    g: &mut [u8],
+    rec: &Record,
+) -> std::result::Result<Vec<RevertOp>, String> {
+    let mut out = Vec::new();
+    match rec {
+        Record::UndoInsert { rows, .. } => {
+            let ops: Vec<RevertOp> = rows
+                .iter()
+                .rev()
+                .map(|(slot, _)| RevertOp::Remove { slot: *slot })
+                .collect();
+            apply_revert(g, &ops)?;
+            out = ops;
+        }
+        Record::UndoChange { ops, .. } => {
+            for op in ops.iter().rev() {
+                let slot = op.slot();
+                let t = PageRef(g)
+                    .tuple_ref(slot)
+                    .filter(|t| t.len() >= HDR)
+                    .ok_or_else(|| format!("no tuple at slot {slot}"))?;
+                let cur = UndoHeader::read(t).flags;
+                let frozen = |flags: u8| UndoHeader::FROZEN.with_flags(flags).bytes();
+                let r = match op {
+                    ChangeOp::Update {
+                        flags, off, xor, ..
+                    } => {
+                        // The page holds what this record wrote (later changes of the
+                        // transaction are already taken back): XOR gives the old bytes.
+                        let at = HDR + *off as usize;
+                        let now = t
+                            .get(at..at + xor.len())
+                            .ok_or_else(|| format!("undo of bytes beyond slot {slot}"))?;
+                        RevertOp::Patch {
+                            slot,
+                            header: frozen(
+                                flags.map_or(cur & !(FLAG_DELETED | FLAG_MOVED), |f| f.0),
+                            ),
+                            off: *off,
+                            bytes: now.iter().zip(xor).map(|(a, b)| a ^ b).collect(),
+                        }
+                    }
+                    ChangeOp::Resize {
+                        old_flags,
+                        old_area,
+                        ..
+                    } => RevertOp::Rewrite {
+                        slot,
+                        header: frozen(*old_flags),
+                        area: old_area.clone(),
+                    },
+                    ChangeOp::Move { old_flags, old, .. } => RevertOp::Patch {
+                        slot,
+                        header: frozen(*old_flags),
+                        off: 0,
+                        bytes: old.to_vec(),
+                    },
+                    ChangeOp::Delete { .. } => RevertOp::Patch {
+                        slot,
+                        header: frozen(cur & !FLAG_DELETED),
+                        off: 0,
+                        bytes: Vec::new(),
+                    },
+                };
+                apply_revert(g, std::slice::from_ref(&r))?;
+                out.push(r);
+            }
+        }
+        _ => return Err(format!("{:?} is not an undo-table change", rec.kind())),
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------------------
+// Redo and vacuum
+
+/// Applies an undo-table record during recovery unless the page already holds it.
+pub fn redo(pool: &BufferPool, rec: &Record, xid: u64, end_lsn: u64) -> Result<()> {
+    slotted::redo_with(pool, rec, Fetch::Read, end_lsn, |g, _| match rec {
+        Record::UndoInsert { cid, rows, .. } => {
+            slotted::insert_at_slots(g, rows, xid, *cid, &build_tuple)
+        }
+        Record::UndoChange { cid, ops, .. } => ops
+            .iter()
+            .try_for_each(|op| apply_change(g, op, xid, *cid, 0)),
+        Record::UndoRevert { ops, .. } => apply_revert(g, ops),
+        _ => Ok(()),
+    })
+}
