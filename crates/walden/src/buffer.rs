@@ -10,7 +10,16 @@ use crate::error::{Error, Result};
 use crate::page::page_lsn;
 use crate::poison::Poison;
 use crate::store::PageStore;
-use crate::wal::Wal;
+
+/// What the buffer pool needs from the log for the WAL rule (no page reaches disk before
+/// the WAL covering its LSN is durable), without depending on the WAL itself: the WAL
+/// implements it and is handed to the pool once open.
+pub trait LogDurability: Send + Sync {
+    /// End of the log known durable.
+    fn durable_lsn(&self) -> u64;
+    /// Makes the log durable up to at least `lsn`.
+    fn flush_to(&self, lsn: u64) -> Result<()>;
+}
 
 const NO_PAGE: u64 = u64::MAX;
 
@@ -51,7 +60,7 @@ pub struct BufferPool {
     store: Arc<PageStore>,
     /// Set after recovery has found the end of the log; before that, every page LSN
     /// refers to WAL already on disk and synced (recovery syncs it first).
-    wal: OnceLock<Arc<Wal>>,
+    wal: OnceLock<Arc<dyn LogDurability>>,
     poison: Arc<Poison>,
     /// Before the WAL is set (recovery): the highest page LSN read from disk and its
     /// page, which recovery compares with the end of the log it found.
@@ -129,7 +138,7 @@ impl BufferPool {
     }
 
     /// Connects the WAL once recovery knows where it ends.
-    pub fn set_wal(&self, wal: Arc<Wal>) {
+    pub fn set_wal(&self, wal: Arc<dyn LogDurability>) {
         let _ = self.wal.set(wal);
     }
 
@@ -331,7 +340,7 @@ impl BufferPool {
     fn write_copy(&self, page_no: u64, copy: &mut [u8]) -> Result<()> {
         self.poison.check()?;
         if let Some(wal) = self.wal.get() {
-            wal.flush(page_lsn(copy), true)?;
+            wal.flush_to(page_lsn(copy))?;
         }
         self.store.write_page(page_no, copy)
     }

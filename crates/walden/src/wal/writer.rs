@@ -636,3 +636,13 @@ fn frame_end(buf: &[u8], pos: usize) -> usize {
     }
     end
 }
+
+impl crate::buffer::LogDurability for Wal {
+    fn durable_lsn(&self) -> u64 {
+        Wal::durable_lsn(self)
+    }
+
+    fn flush_to(&self, lsn: u64) -> Result<()> {
+        self.flush(lsn, true)
+    }
+}
