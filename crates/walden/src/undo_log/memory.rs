@@ -5,7 +5,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use super::UndoLog;
-use crate::codec::{put_varint, varint_len, Reader};
 use crate::error::{Error, Result};
 use crate::stats::{Stats, TxnStats};
 
@@ -14,7 +13,11 @@ const SEGMENT_BYTES: usize = 1 << 20;
 struct Segment {
     /// Undo pointer of the first byte.
     start: u64,
+    /// The records, back to back.
     bytes: Vec<u8>,
+    /// Where each record starts in `bytes` (a record ends where the next starts). Kept
+    /// apart from the bytes so that a pointer is the record's offset in the log.
+    starts: Vec<u32>,
     /// Largest xid with a record here.
     max_xid: u64,
 }
@@ -30,7 +33,7 @@ struct StoreState {
 }
 
 /// The undo log of a database, in memory: records in segments written serially, shared
-/// by all undo tables. Each record is stored as `len varint | bytes`.
+/// by all undo tables.
 pub struct MemoryUndoLog {
     state: RwLock<StoreState>,
     limit: AtomicU64,
@@ -76,11 +79,11 @@ impl UndoLog for MemoryUndoLog {
     fn append(&self, xid: u64, rec: &[u8], stats: &mut TxnStats) -> Result<u64> {
         let mut st = self.state_mut();
         let limit = self.limit();
-        let need = (varint_len(rec.len() as u64) + rec.len()) as u64;
+        let need = rec.len() as u64;
         let fits_last = st
             .segments
             .back()
-            .is_some_and(|s| s.bytes.len() + need as usize <= SEGMENT_BYTES);
+            .is_some_and(|s| s.bytes.len() + rec.len() <= SEGMENT_BYTES);
         let grow = if fits_last { 0 } else { SEGMENT_BYTES as u64 };
         if st.live_bytes + grow > limit.max(SEGMENT_BYTES as u64) || need > limit {
             return Err(Error::UndoFull {
@@ -93,6 +96,7 @@ impl UndoLog for MemoryUndoLog {
             st.segments.push_back(Segment {
                 start: ptr,
                 bytes: Vec::with_capacity(SEGMENT_BYTES),
+                starts: Vec::new(),
                 max_xid: 0,
             });
             st.live_bytes += SEGMENT_BYTES as u64;
@@ -103,17 +107,15 @@ impl UndoLog for MemoryUndoLog {
                 live: st.live_bytes,
             });
         };
-        put_varint(&mut seg.bytes, rec.len() as u64);
+        seg.starts.push(seg.bytes.len() as u32);
         seg.bytes.extend_from_slice(rec);
         seg.max_xid = seg.max_xid.max(xid);
         st.next += need;
         drop(st);
-        // Accounting counts the records' own bytes, not the length prefix.
-        let bytes = rec.len() as u64;
         self.stats.undo_records.fetch_add(1, Ordering::Relaxed);
-        self.stats.undo_bytes.fetch_add(bytes, Ordering::Relaxed);
+        self.stats.undo_bytes.fetch_add(need, Ordering::Relaxed);
         stats.undo_records += 1;
-        stats.undo_bytes += bytes;
+        stats.undo_bytes += need;
         Ok(ptr)
     }
 
@@ -127,13 +129,18 @@ impl UndoLog for MemoryUndoLog {
             .and_then(|i| st.segments.get(i))
             .ok_or_else(|| format!("undo record {ptr} was discarded"))?;
         let at = (ptr - seg.start) as usize;
-        if at >= seg.bytes.len() {
-            return Err(format!("undo record {ptr} was discarded"));
-        }
-        let mut r = Reader::new(&seg.bytes, at);
-        let record = r
-            .bytes_v()
-            .map_err(|e| format!("undo record {ptr} is cut short: {e}"))?;
+        let i = seg
+            .starts
+            .binary_search(&(at as u32))
+            .map_err(|_| format!("undo pointer {ptr} is not the start of a record"))?;
+        let end = seg
+            .starts
+            .get(i + 1)
+            .map_or(seg.bytes.len(), |&e| e as usize);
+        let record = seg
+            .bytes
+            .get(at..end)
+            .ok_or_else(|| format!("undo record {ptr} is cut short"))?;
         Ok(record.to_vec())
     }
 
@@ -210,9 +217,14 @@ mod tests {
         store.discard(&mut || 11);
         assert!(store.read(p).is_err());
         assert_eq!(store.live_bytes(), 0);
-        // A pointer past the end is an error, not a panic.
+        // A pointer that is not a record's start, or past the end, is an error, not a
+        // panic.
         let store = MemoryUndoLog::new(4 << 20, Arc::new(Stats::default()));
         let p = store.append(1, &big, &mut ts).unwrap();
-        assert!(store.read(p + 100_000).is_err());
+        let q = store.append(1, &rec, &mut ts).unwrap();
+        assert_eq!(q, p + big.len() as u64, "pointers are offsets in the log");
+        assert!(store.read(p + 1).is_err());
+        assert!(store.read(q + 100_000).is_err());
+        assert_eq!(store.read(q).unwrap(), rec);
     }
 }
