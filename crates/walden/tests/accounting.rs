@@ -16,29 +16,20 @@ use walden::wal::record::{encode_record, Record, UpdateLink, MAX_RECORD_HEADER_B
 use walden::wal::RecordKind;
 use walden::*;
 
-const DIR: &str = "db";
-const TABLE: &str = "t";
+mod support;
+use support::{id_text_schema, table_opts, DIR, TABLE};
+
 const PAGE_SIZE: usize = 8192;
 
-fn schema() -> Schema {
-    Schema::new(vec![
-        Column::not_null("id", ColumnType::Int8),
-        Column::new("payload", ColumnType::Text),
-    ])
-}
-
+/// The options of these tests: [`table_opts`] with 8 KiB pages, a 64 MiB pool and a
+/// manual clock.
 fn opts(vfs: &SimVfs, protection: Protection) -> Options {
     Options {
-        vfs: Arc::new(vfs.clone()),
-        protection,
-        background: false,
         page_size: PAGE_SIZE,
-        segment_size_bytes: 2 << 20,
         buffer_pool_bytes: 64 << 20,
         clock: Arc::new(ManualClock::default()),
         // Heap tables: these tests count heap records byte for byte.
-        default_table_kind: TableKind::Heap,
-        ..Options::default()
+        ..table_opts(vfs, protection, TableKind::Heap)
     }
 }
 
@@ -48,7 +39,7 @@ fn row(id: i64, pad: usize) -> Row {
 
 fn encoded_len(r: &Row) -> u64 {
     let mut out = Vec::new();
-    schema().encode_row(r, &mut out);
+    id_text_schema("payload").encode_row(r, &mut out);
     out.len() as u64
 }
 
@@ -65,7 +56,7 @@ fn heap_insert_bytes(rows: &[&Row]) -> u64 {
         .enumerate()
         .map(|(i, r)| {
             let mut out = Vec::new();
-            schema().encode_row(r, &mut out);
+            id_text_schema("payload").encode_row(r, &mut out);
             assert_eq!(out.len() as u64, encoded_len(r));
             (i as u16 + 1, out)
         })
@@ -138,7 +129,7 @@ fn wal_bytes_counted_equal_bytes_that_reached_the_wal_files() {
         let db = Database::create(DIR, options).unwrap();
         // From creation on, the two agree absolutely (segment header included).
         assert_wal_bytes_match(&db, &vfs, 0, 0, "after create");
-        db.create_table(TABLE, schema()).unwrap();
+        db.create_table(TABLE, id_text_schema("payload")).unwrap();
         assert_wal_bytes_match(&db, &vfs, 0, 0, "after create_table");
 
         let s0 = db.stats().wal_bytes_written;
@@ -237,7 +228,7 @@ fn wal_bytes_counted_equal_bytes_that_reached_the_wal_files() {
 fn single_insert_transaction_counts_exactly() {
     let vfs = SimVfs::new(2);
     let db = Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap();
-    db.create_table(TABLE, schema()).unwrap();
+    db.create_table(TABLE, id_text_schema("payload")).unwrap();
 
     // The first insert into an empty table also adds its first page.
     let first = row(1, 3);
@@ -324,7 +315,7 @@ fn page_images_only_in_full_page_mode_after_a_checkpoint() {
     for protection in [Protection::Cow, Protection::FullPage, Protection::None] {
         let vfs = SimVfs::new(3);
         let db = Database::create(DIR, opts(&vfs, protection)).unwrap();
-        db.create_table(TABLE, schema()).unwrap();
+        db.create_table(TABLE, id_text_schema("payload")).unwrap();
         let mut tx = db.begin();
         let rows: Vec<Row> = (0..20).map(|i| row(i, 20)).collect();
         let ids = tx.insert_many(TABLE, &rows).unwrap();
@@ -403,7 +394,7 @@ fn checkpoint_writes_the_dirty_pages_and_is_counted() {
         let vfs = SimVfs::new(4);
         let db = Database::create(DIR, opts(&vfs, protection)).unwrap();
         assert_eq!(db.stats().checkpoints, 1, "the creating checkpoint");
-        db.create_table(TABLE, schema()).unwrap();
+        db.create_table(TABLE, id_text_schema("payload")).unwrap();
         let before = db.stats();
         let mut tx = db.begin();
         let rows: Vec<Row> = (0..200).map(|i| row(i, 200)).collect();
@@ -490,7 +481,7 @@ fn background_checkpoint_after_wal_volume() {
         },
     )
     .unwrap();
-    db.create_table(TABLE, schema()).unwrap();
+    db.create_table(TABLE, id_text_schema("payload")).unwrap();
     let base = db.stats().checkpoints;
     // Under the threshold, and no time passes on the manual clock: no checkpoint.
     let mut tx = db.begin();
@@ -549,7 +540,7 @@ fn background_checkpoint_after_interval_on_a_manual_clock() {
         },
     )
     .unwrap();
-    db.create_table(TABLE, schema()).unwrap();
+    db.create_table(TABLE, id_text_schema("payload")).unwrap();
     let base = db.stats().checkpoints;
     // Real time passes, the engine's clock does not: no checkpoint.
     std::thread::sleep(Duration::from_millis(300));

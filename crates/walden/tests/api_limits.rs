@@ -3,21 +3,17 @@
 //! so that the database no longer opens (or loses the table) after a restart.
 #![allow(clippy::unwrap_used)]
 
-use std::sync::Arc;
-
 use walden::vfs::{CrashMode, SimVfs};
 use walden::*;
 
-const DIR: &str = "db";
+mod support;
+use support::{opts, DIR};
 
-fn opts(vfs: &SimVfs) -> Options {
+/// [`opts`] in cow mode with 4 MiB WAL segments.
+fn big_segment_opts(vfs: &SimVfs) -> Options {
     Options {
-        vfs: Arc::new(vfs.clone()),
-        protection: Protection::Cow,
-        background: false,
         segment_size_bytes: 4 << 20,
-        buffer_pool_bytes: 1 << 20,
-        ..Options::default()
+        ..opts(vfs, Protection::Cow)
     }
 }
 
@@ -26,7 +22,7 @@ fn opts(vfs: &SimVfs) -> Options {
 /// the table's schema after the reopen, or the error reopening gave. None if create_table refused.
 fn create_and_reopen(schema: Schema, close: bool) -> Option<Result<(usize, usize), String>> {
     let vfs = SimVfs::new(5);
-    let db = Database::create(DIR, opts(&vfs)).unwrap();
+    let db = Database::create(DIR, big_segment_opts(&vfs)).unwrap();
     if db.create_table("t", schema.clone()).is_err() {
         return None;
     }
@@ -41,7 +37,7 @@ fn create_and_reopen(schema: Schema, close: bool) -> Option<Result<(usize, usize
     }
     vfs.restart(CrashMode::DropUnsynced);
     Some(
-        Database::open(DIR, opts(&vfs))
+        Database::open(DIR, big_segment_opts(&vfs))
             .and_then(|db| db.schema("t"))
             .map(|s| summary(&s))
             .map_err(|e| e.to_string()),
@@ -64,7 +60,7 @@ fn long_name_schema() -> Schema {
 
 fn assert_refused(schema: Schema) {
     let vfs = SimVfs::new(5);
-    let db = Database::create(DIR, opts(&vfs)).unwrap();
+    let db = Database::create(DIR, big_segment_opts(&vfs)).unwrap();
     match db.create_table("t", schema) {
         Err(Error::InvalidOption(msg)) => {
             assert!(msg.contains("name") || msg.contains("column"), "{msg}")
@@ -74,7 +70,7 @@ fn assert_refused(schema: Schema) {
     assert_eq!(db.table_names(), Vec::<String>::new());
     drop(db);
     vfs.restart(CrashMode::DropUnsynced);
-    let db = Database::open(DIR, opts(&vfs)).unwrap();
+    let db = Database::open(DIR, big_segment_opts(&vfs)).unwrap();
     assert_eq!(db.table_names(), Vec::<String>::new());
 }
 

@@ -3,7 +3,7 @@
 //! error carrying the evidence, and leave the data as it was.
 #![allow(clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use walden::access::heap::max_row_bytes;
@@ -15,44 +15,19 @@ use walden::wal::format::{
 };
 use walden::*;
 
-const DIR: &str = "db";
-const TABLE: &str = "t";
-const SEGMENT_BYTES: u64 = 2 << 20;
+mod support;
+use support::{
+    default_opts, id_text_schema, labelled_row, table_opts, wal_segment, DIR, SEGMENT_BYTES, TABLE,
+};
 
-fn schema() -> Schema {
-    Schema::new(vec![
-        Column::not_null("id", ColumnType::Int8),
-        Column::new("name", ColumnType::Text),
-    ])
-}
-
-fn opts(vfs: &SimVfs, protection: Protection) -> Options {
-    Options {
-        vfs: Arc::new(vfs.clone()),
-        protection,
-        background: false,
-        segment_size_bytes: SEGMENT_BYTES,
-        buffer_pool_bytes: 1 << 20,
-        // Heap tables: these tests count heap records and sizes (undo tables, the
-        // default, have tests of their own).
-        default_table_kind: TableKind::Heap,
-        ..Options::default()
-    }
-}
-
-fn row(id: i64) -> Row {
-    vec![Value::Int8(id), Value::Text(format!("row {id}"))]
-}
-
-fn segment_path(no: u64) -> PathBuf {
-    Path::new(DIR).join("wal").join(format!("{no:016x}"))
-}
+// Heap tables (`TableKind::Heap` in every test's options): these tests count heap records
+// and sizes (undo tables, the default, have tests of their own).
 
 /// Commits `n` transactions of three rows each, starting at id `first`; returns the rows.
 fn commit_batches(db: &Database, first: i64, n: i64) -> Vec<Row> {
     let mut all = Vec::new();
     for b in 0..n {
-        let rows: Vec<Row> = (0..3).map(|i| row(first + 3 * b + i)).collect();
+        let rows: Vec<Row> = (0..3).map(|i| labelled_row(first + 3 * b + i)).collect();
         let mut tx = db.begin();
         tx.insert_many(TABLE, &rows).unwrap();
         tx.commit().unwrap();
@@ -119,8 +94,8 @@ fn redo_point(vfs: &SimVfs) -> walden::wal::WalPosition {
 
 /// A new cow database holding the empty test table.
 fn cow_db_with_table(vfs: &SimVfs) -> Database {
-    let db = Database::create(DIR, opts(vfs, Protection::Cow)).unwrap();
-    db.create_table(TABLE, schema()).unwrap();
+    let db = Database::create(DIR, table_opts(vfs, Protection::Cow, TableKind::Heap)).unwrap();
+    db.create_table(TABLE, id_text_schema("name")).unwrap();
     db
 }
 
@@ -138,14 +113,14 @@ fn truncated_wal_segment_is_reported_with_its_length() {
     let db = cow_db_with_table(&vfs);
     commit_batches(&db, 0, 10);
     drop(db);
-    let seg = segment_path(1);
+    let seg = wal_segment(1);
     assert_eq!(
         vfs.file_contents(&seg).unwrap().len() as u64,
         SEGMENT_BYTES,
         "segments are preallocated to the segment size"
     );
     assert!(vfs.truncate_file(&seg, 1 << 20));
-    match Database::open(DIR, opts(&vfs, Protection::Cow)) {
+    match Database::open(DIR, table_opts(&vfs, Protection::Cow, TableKind::Heap)) {
         Err(Error::TruncatedWalSegment {
             path,
             len,
@@ -165,9 +140,9 @@ fn missing_redo_segment_is_reported() {
     let db = cow_db_with_table(&vfs);
     commit_batches(&db, 0, 3);
     drop(db);
-    let seg = segment_path(1);
+    let seg = wal_segment(1);
     vfs.remove(&seg).unwrap();
-    match Database::open(DIR, opts(&vfs, Protection::Cow)) {
+    match Database::open(DIR, table_opts(&vfs, Protection::Cow, TableKind::Heap)) {
         Err(Error::MissingWalSegment {
             path,
             segment,
@@ -185,8 +160,8 @@ fn missing_redo_segment_is_reported() {
 /// frames of segment 1, the index of the first frame at or after the redo point, and the
 /// rows committed.
 fn log_with_checkpoint_in_the_middle(vfs: &SimVfs) -> (Vec<(u64, FrameHeader)>, usize, Vec<Row>) {
-    let db = Database::create(DIR, opts(vfs, Protection::Cow)).unwrap();
-    db.create_table(TABLE, schema()).unwrap();
+    let db = Database::create(DIR, table_opts(vfs, Protection::Cow, TableKind::Heap)).unwrap();
+    db.create_table(TABLE, id_text_schema("name")).unwrap();
     let mut rows = commit_batches(&db, 0, 5);
     db.checkpoint().unwrap();
     rows.extend(commit_batches(&db, 15, 5));
@@ -194,7 +169,7 @@ fn log_with_checkpoint_in_the_middle(vfs: &SimVfs) -> (Vec<(u64, FrameHeader)>, 
     vfs.restart(CrashMode::KeepUnsynced);
     let redo = redo_point(vfs);
     assert_eq!(redo.segment_no, 1);
-    let frames = frames(vfs, &segment_path(1));
+    let frames = frames(vfs, &wal_segment(1));
     // The first checkpoint's record (flushed on its own at creation), the create-table
     // frame, five commits, the second checkpoint's record (at the redo point), five
     // commits.
@@ -223,10 +198,10 @@ fn flipped_byte_in_a_durable_frame_after_the_redo_point_is_corrupt_wal() {
             let vfs = SimVfs::new(3);
             let (frames, first_after, _) = log_with_checkpoint_in_the_middle(&vfs);
             let (offset, header) = frames[first_after + which];
-            assert!(vfs.corrupt_byte(&segment_path(1), offset + delta, 0x40));
-            match Database::open(DIR, opts(&vfs, Protection::Cow)) {
+            assert!(vfs.corrupt_byte(&wal_segment(1), offset + delta, 0x40));
+            match Database::open(DIR, table_opts(&vfs, Protection::Cow, TableKind::Heap)) {
                 Err(Error::CorruptWal { path, lsn, reason }) => {
-                    assert_eq!(path, segment_path(1), "{what} of frame +{which}");
+                    assert_eq!(path, wal_segment(1), "{what} of frame +{which}");
                     assert_eq!(lsn, header.lsn_start, "{what} of frame +{which}: {reason}");
                 }
                 other => panic!(
@@ -249,14 +224,14 @@ fn damaged_compressed_frames_follow_the_torn_tail_rules() {
             let vfs = SimVfs::new(21);
             let options = Options {
                 wal_compression: codec,
-                ..opts(&vfs, Protection::Cow)
+                ..table_opts(&vfs, Protection::Cow, TableKind::Heap)
             };
             let db = Database::create(DIR, options.clone()).unwrap();
-            db.create_table(TABLE, schema()).unwrap();
+            db.create_table(TABLE, id_text_schema("name")).unwrap();
             db.checkpoint().unwrap();
             let mut batches = Vec::new();
             for b in 0..4i64 {
-                let rows: Vec<Row> = (0..200).map(|i| row(b * 1000 + i)).collect();
+                let rows: Vec<Row> = (0..200).map(|i| labelled_row(b * 1000 + i)).collect();
                 let mut tx = db.begin();
                 tx.insert_many(TABLE, &rows).unwrap();
                 tx.commit().unwrap();
@@ -265,7 +240,7 @@ fn damaged_compressed_frames_follow_the_torn_tail_rules() {
             drop(db);
             vfs.restart(CrashMode::KeepUnsynced);
             let redo = redo_point(&vfs);
-            let frames: Vec<(u64, FrameHeader)> = frames(&vfs, &segment_path(redo.segment_no))
+            let frames: Vec<(u64, FrameHeader)> = frames(&vfs, &wal_segment(redo.segment_no))
                 .into_iter()
                 .filter(|(off, _)| *off >= redo.offset)
                 .collect();
@@ -282,16 +257,16 @@ fn damaged_compressed_frames_follow_the_torn_tail_rules() {
                 *compressed[1]
             };
             assert!(vfs.corrupt_byte(
-                &segment_path(redo.segment_no),
+                &wal_segment(redo.segment_no),
                 offset + FRAME_HEADER_BYTES + header.payload_len as u64 / 2,
                 0x10
             ));
-            let marker = frames_and_marker(&vfs, &segment_path(redo.segment_no))
+            let marker = frames_and_marker(&vfs, &wal_segment(redo.segment_no))
                 .into_iter()
                 .find(|(_, h)| h.flags & FLAG_END_MARKER != 0);
             let (marker_offset, _) = marker.expect("an end marker after the last sync");
             if !keep_marker {
-                assert!(vfs.corrupt_byte(&segment_path(redo.segment_no), marker_offset, 0xff));
+                assert!(vfs.corrupt_byte(&wal_segment(redo.segment_no), marker_offset, 0xff));
             }
             match Database::open(DIR, options) {
                 Ok(db) if last && !keep_marker => {
@@ -318,21 +293,21 @@ fn flipped_byte_before_the_redo_point_is_never_read() {
     let (frames, first_after, rows) = log_with_checkpoint_in_the_middle(&vfs);
     let (offset, header) = frames[first_after - 3];
     assert!(vfs.corrupt_byte(
-        &segment_path(1),
+        &wal_segment(1),
         offset + FRAME_HEADER_BYTES + header.payload_len as u64 / 2,
         0x01
     ));
-    let db = Database::open(DIR, opts(&vfs, Protection::Cow)).unwrap();
+    let db = Database::open(DIR, table_opts(&vfs, Protection::Cow, TableKind::Heap)).unwrap();
     assert_eq!(contents(&db), rows);
 }
 
 /// A none-mode database whose table lives on page 0, checkpointed, with `after` more
 /// rows committed after the checkpoint. Returns the rows.
 fn none_mode_db(vfs: &SimVfs, after: i64) -> Vec<Row> {
-    let db = Database::create(DIR, opts(vfs, Protection::None)).unwrap();
-    db.create_table(TABLE, schema()).unwrap();
+    let db = Database::create(DIR, table_opts(vfs, Protection::None, TableKind::Heap)).unwrap();
+    db.create_table(TABLE, id_text_schema("name")).unwrap();
     let mut tx = db.begin();
-    let rows: Vec<Row> = (0..10).map(row).collect();
+    let rows: Vec<Row> = (0..10).map(labelled_row).collect();
     let ids = tx.insert_many(TABLE, &rows).unwrap();
     tx.commit().unwrap();
     assert!(ids.iter().all(|id| id.page == 0), "{ids:?}");
@@ -340,9 +315,9 @@ fn none_mode_db(vfs: &SimVfs, after: i64) -> Vec<Row> {
     let mut all = rows;
     for id in 10..10 + after {
         let mut tx = db.begin();
-        assert_eq!(tx.insert(TABLE, &row(id)).unwrap().page, 0);
+        assert_eq!(tx.insert(TABLE, &labelled_row(id)).unwrap().page, 0);
         tx.commit().unwrap();
-        all.push(row(id));
+        all.push(labelled_row(id));
     }
     drop(db);
     all
@@ -371,7 +346,7 @@ fn bad_page_checksum_in_none_mode_is_reported_by_a_read() {
     vfs.restart(CrashMode::DropUnsynced);
     let (stored, computed) = corrupt_page_zero(&vfs);
     // Nothing after the checkpoint touches page 0, so recovery does not read it.
-    let db = Database::open(DIR, opts(&vfs, Protection::None)).unwrap();
+    let db = Database::open(DIR, table_opts(&vfs, Protection::None, TableKind::Heap)).unwrap();
     let mut tx = db.begin();
     match tx.scan(TABLE) {
         Err(Error::ChecksumMismatch {
@@ -399,7 +374,7 @@ fn bad_page_checksum_in_none_mode_stops_recovery_that_needs_the_page() {
     none_mode_db(&vfs, 2);
     vfs.restart(CrashMode::DropUnsynced);
     let (stored, computed) = corrupt_page_zero(&vfs);
-    match Database::open(DIR, opts(&vfs, Protection::None)) {
+    match Database::open(DIR, table_opts(&vfs, Protection::None, TableKind::Heap)) {
         Err(Error::ChecksumMismatch {
             path,
             page,
@@ -418,11 +393,11 @@ fn bad_page_checksum_in_none_mode_stops_recovery_that_needs_the_page() {
 #[test]
 fn control_file_with_unknown_format_version() {
     let vfs = SimVfs::new(7);
-    drop(Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap());
+    drop(Database::create(DIR, table_opts(&vfs, Protection::Cow, TableKind::Heap)).unwrap());
     let control = Path::new(DIR).join("control");
     assert!(vfs.corrupt_byte(&control, 8, FORMAT_VERSION as u8 ^ 99));
     assert_eq!(vfs.file_contents(&control).unwrap()[8..12], [99, 0, 0, 0]);
-    match Database::open(DIR, opts(&vfs, Protection::Cow)) {
+    match Database::open(DIR, table_opts(&vfs, Protection::Cow, TableKind::Heap)) {
         Err(Error::UnsupportedVersion {
             path,
             found,
@@ -441,11 +416,11 @@ fn control_file_with_unknown_format_version() {
 #[test]
 fn older_formats_are_refused_and_left_alone() {
     let vfs = SimVfs::new(17);
-    drop(Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap());
+    drop(Database::create(DIR, table_opts(&vfs, Protection::Cow, TableKind::Heap)).unwrap());
     let control = Path::new(DIR).join("control");
     assert!(vfs.corrupt_byte(&control, 8, FORMAT_VERSION as u8 ^ 2));
     let before = vfs.file_contents(&control).unwrap();
-    match Database::open(DIR, opts(&vfs, Protection::Cow)) {
+    match Database::open(DIR, table_opts(&vfs, Protection::Cow, TableKind::Heap)) {
         Err(Error::UnsupportedVersion { found: 2, .. }) => {}
         other => panic!("expected UnsupportedVersion, got {:?}", other.err()),
     }
@@ -476,7 +451,7 @@ fn older_formats_are_refused_and_left_alone() {
             assert!(vfs.corrupt_byte(&segment, i as u64, mask));
         }
     }
-    match Database::open(DIR, opts(&vfs, Protection::Cow)) {
+    match Database::open(DIR, table_opts(&vfs, Protection::Cow, TableKind::Heap)) {
         Err(Error::UnsupportedVersion {
             path,
             found: 1,
@@ -493,11 +468,14 @@ fn older_formats_are_refused_and_left_alone() {
 fn directory_that_is_not_a_database() {
     let vfs = SimVfs::new(8);
     vfs.create_dir_all(Path::new("empty")).unwrap();
-    match Database::open("empty", opts(&vfs, Protection::Cow)) {
+    match Database::open("empty", table_opts(&vfs, Protection::Cow, TableKind::Heap)) {
         Err(Error::NotADatabase { path }) => assert_eq!(path, Path::new("empty")),
         other => panic!("expected NotADatabase, got {:?}", other.err()),
     }
-    match Database::open("nowhere", opts(&vfs, Protection::Cow)) {
+    match Database::open(
+        "nowhere",
+        table_opts(&vfs, Protection::Cow, TableKind::Heap),
+    ) {
         Err(Error::NotADatabase { path }) => assert_eq!(path, Path::new("nowhere")),
         other => panic!("expected NotADatabase, got {:?}", other.err()),
     }
@@ -507,7 +485,7 @@ fn directory_that_is_not_a_database() {
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
     write_file(&vfs, &Path::new("noise").join("control"), &noise);
-    match Database::open("noise", opts(&vfs, Protection::Cow)) {
+    match Database::open("noise", table_opts(&vfs, Protection::Cow, TableKind::Heap)) {
         Err(Error::NotADatabase { path }) => assert_eq!(path, Path::new("noise")),
         other => panic!("expected NotADatabase, got {:?}", other.err()),
     }
@@ -524,11 +502,7 @@ fn directory_that_is_not_a_database_on_the_real_file_system() {
     let dir = std::env::temp_dir().join(format!("walden-bad-input-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let real = || Options {
-        vfs: Arc::new(RealVfs),
-        background: false,
-        ..Options::default()
-    };
+    let real = || default_opts(Arc::new(RealVfs));
     let r = Database::open(&dir, real());
     let control = dir.join("control");
     std::fs::write(
@@ -564,9 +538,9 @@ fn control_file_with_right_magic_but_damaged_body() {
     // size, checkpoint number, generation, reserved.
     for offset in [16u64, 20, 24, 33, 40, 60] {
         let vfs = SimVfs::new(9);
-        drop(Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap());
+        drop(Database::create(DIR, table_opts(&vfs, Protection::Cow, TableKind::Heap)).unwrap());
         assert!(vfs.corrupt_byte(&control, offset, 0x02));
-        match Database::open(DIR, opts(&vfs, Protection::Cow)) {
+        match Database::open(DIR, table_opts(&vfs, Protection::Cow, TableKind::Heap)) {
             Err(Error::CorruptControlFile { path, reason }) => {
                 assert_eq!(path, control);
                 assert_eq!(reason, "checksum mismatch", "byte {offset}");
@@ -579,11 +553,11 @@ fn control_file_with_right_magic_but_damaged_body() {
     }
     // The right magic and version, but too long.
     let vfs = SimVfs::new(10);
-    drop(Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap());
+    drop(Database::create(DIR, table_opts(&vfs, Protection::Cow, TableKind::Heap)).unwrap());
     let mut long = vfs.file_contents(&control).unwrap();
     long.extend_from_slice(&[0; 36]);
     write_file(&vfs, &control, &long);
-    match Database::open(DIR, opts(&vfs, Protection::Cow)) {
+    match Database::open(DIR, table_opts(&vfs, Protection::Cow, TableKind::Heap)) {
         Err(Error::CorruptControlFile { path, reason }) => {
             assert_eq!(path, control);
             assert_eq!(reason, "100 bytes, expected 64");
@@ -599,12 +573,12 @@ fn creating_where_a_database_exists() {
     let rows = commit_batches(&db, 0, 2);
     drop(db);
     for protection in [Protection::Cow, Protection::FullPage, Protection::None] {
-        match Database::create(DIR, opts(&vfs, protection)) {
+        match Database::create(DIR, table_opts(&vfs, protection, TableKind::Heap)) {
             Err(Error::AlreadyExists { path }) => assert_eq!(path, Path::new(DIR)),
             other => panic!("expected AlreadyExists, got {:?}", other.err()),
         }
     }
-    let db = Database::open(DIR, opts(&vfs, Protection::Cow)).unwrap();
+    let db = Database::open(DIR, table_opts(&vfs, Protection::Cow, TableKind::Heap)).unwrap();
     assert_eq!(contents(&db), rows);
     assert_eq!(db.protection(), Protection::Cow);
 }
@@ -615,7 +589,7 @@ fn bad_options_are_rejected_before_anything_is_written() {
     for page_size in [0usize, 1000, 4095, 65536] {
         let o = Options {
             page_size,
-            ..opts(&vfs, Protection::Cow)
+            ..table_opts(&vfs, Protection::Cow, TableKind::Heap)
         };
         match Database::create(DIR, o) {
             Err(Error::InvalidOption(msg)) => {
@@ -630,7 +604,7 @@ fn bad_options_are_rejected_before_anything_is_written() {
     for segment_size_bytes in [0u64, 1 << 20, (1 << 32) + 1] {
         let o = Options {
             segment_size_bytes,
-            ..opts(&vfs, Protection::Cow)
+            ..table_opts(&vfs, Protection::Cow, TableKind::Heap)
         };
         match Database::create(DIR, o) {
             Err(Error::InvalidOption(msg)) => {
@@ -648,7 +622,7 @@ fn bad_options_are_rejected_before_anything_is_written() {
     assert_eq!(vfs.stats().writes, 0);
     assert!(!vfs.exists(Path::new(DIR)).unwrap());
     // The database can still be created there with good options.
-    drop(Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap());
+    drop(Database::create(DIR, table_opts(&vfs, Protection::Cow, TableKind::Heap)).unwrap());
 }
 
 #[test]
@@ -725,16 +699,16 @@ fn failed_row_in_the_middle_of_a_transaction_does_not_undo_the_rest() {
     let db = cow_db_with_table(&vfs);
     let mut rows = commit_batches(&db, 0, 1);
     let mut tx = db.begin();
-    tx.insert(TABLE, &row(3)).unwrap();
+    tx.insert(TABLE, &labelled_row(3)).unwrap();
     expect_schema_mismatch(tx.insert(TABLE, &[Value::Null, Value::Null]));
-    tx.insert(TABLE, &row(4)).unwrap();
+    tx.insert(TABLE, &labelled_row(4)).unwrap();
     tx.commit().unwrap();
-    rows.push(row(3));
-    rows.push(row(4));
+    rows.push(labelled_row(3));
+    rows.push(labelled_row(4));
     assert_eq!(contents(&db), rows);
     drop(db);
     vfs.restart(CrashMode::DropUnsynced);
-    let db = Database::open(DIR, opts(&vfs, Protection::Cow)).unwrap();
+    let db = Database::open(DIR, table_opts(&vfs, Protection::Cow, TableKind::Heap)).unwrap();
     assert_eq!(contents(&db), rows);
 }
 
@@ -744,7 +718,12 @@ fn failed_insert_many_inserts_nothing() {
     let db = cow_db_with_table(&vfs);
     let rows = commit_batches(&db, 0, 1);
     let mut tx = db.begin();
-    let batch = vec![row(10), row(11), vec![Value::Null, Value::Null], row(12)];
+    let batch = vec![
+        labelled_row(10),
+        labelled_row(11),
+        vec![Value::Null, Value::Null],
+        labelled_row(12),
+    ];
     expect_schema_mismatch(tx.insert_many(TABLE, &batch));
     // The failed call must have had no effect: the transaction sees only the old rows,
     // and committing it changes nothing.
@@ -759,14 +738,18 @@ fn failed_insert_many_never_changes_what_a_crash_brings_back() {
     let db = cow_db_with_table(&vfs);
     commit_batches(&db, 0, 1);
     let mut tx = db.begin();
-    let batch = vec![row(10), row(11), vec![Value::Null, Value::Null]];
+    let batch = vec![
+        labelled_row(10),
+        labelled_row(11),
+        vec![Value::Null, Value::Null],
+    ];
     expect_schema_mismatch(tx.insert_many(TABLE, &batch));
     tx.commit().unwrap();
     // What a committed transaction left visible must be what recovery brings back.
     let before = contents(&db);
     drop(db);
     vfs.restart(CrashMode::DropUnsynced);
-    let db = Database::open(DIR, opts(&vfs, Protection::Cow)).unwrap();
+    let db = Database::open(DIR, table_opts(&vfs, Protection::Cow, TableKind::Heap)).unwrap();
     assert_eq!(contents(&db), before);
 }
 
@@ -777,7 +760,7 @@ fn insert_many_with_a_row_too_large_inserts_nothing() {
     let rows = commit_batches(&db, 0, 1);
     let mut tx = db.begin();
     let batch = vec![
-        row(10),
+        labelled_row(10),
         vec![Value::Int8(11), Value::Text("x".repeat(9000))],
     ];
     match tx.insert_many(TABLE, &batch) {
@@ -796,7 +779,7 @@ fn unknown_and_duplicate_tables() {
     let some_id = db.begin().scan(TABLE).unwrap()[0].0;
 
     let mut tx = db.begin();
-    match tx.insert("nope", &row(1)) {
+    match tx.insert("nope", &labelled_row(1)) {
         Err(Error::NoSuchTable(name)) => assert_eq!(name, "nope"),
         other => panic!("insert: expected NoSuchTable, got {other:?}"),
     }
@@ -808,7 +791,7 @@ fn unknown_and_duplicate_tables() {
         Err(Error::NoSuchTable(name)) => assert_eq!(name, "nope"),
         other => panic!("get: expected NoSuchTable, got {other:?}"),
     }
-    match tx.update("nope", some_id, &row(1)) {
+    match tx.update("nope", some_id, &labelled_row(1)) {
         Err(Error::NoSuchTable(name)) => assert_eq!(name, "nope"),
         other => panic!("update: expected NoSuchTable, got {other:?}"),
     }
@@ -835,23 +818,23 @@ fn unknown_and_duplicate_tables() {
         other => panic!("create_table: expected TableExists, got {other:?}"),
     }
     assert_eq!(db.table_names(), vec![TABLE.to_string()]);
-    assert_eq!(db.schema(TABLE).unwrap(), schema());
+    assert_eq!(db.schema(TABLE).unwrap(), id_text_schema("name"));
     assert_eq!(contents(&db), rows);
     // The refusals survive a crash: the catalog is the same after recovery.
     drop(db);
     vfs.restart(CrashMode::DropUnsynced);
-    let db = Database::open(DIR, opts(&vfs, Protection::Cow)).unwrap();
+    let db = Database::open(DIR, table_opts(&vfs, Protection::Cow, TableKind::Heap)).unwrap();
     assert_eq!(db.table_names(), vec![TABLE.to_string()]);
-    assert_eq!(db.schema(TABLE).unwrap(), schema());
+    assert_eq!(db.schema(TABLE).unwrap(), id_text_schema("name"));
     assert_eq!(contents(&db), rows);
 }
 
 #[test]
 fn row_too_large_for_a_page() {
     let vfs = SimVfs::new(17);
-    let db = Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap();
+    let db = Database::create(DIR, table_opts(&vfs, Protection::Cow, TableKind::Heap)).unwrap();
     assert_eq!(db.page_size(), 8192);
-    db.create_table(TABLE, schema()).unwrap();
+    db.create_table(TABLE, id_text_schema("name")).unwrap();
     let rows = commit_batches(&db, 0, 2);
     let some_id = db.begin().scan(TABLE).unwrap()[0].0;
     let big = vec![Value::Int8(99), Value::Text("x".repeat(9000))];
@@ -877,6 +860,6 @@ fn row_too_large_for_a_page() {
     assert_eq!(contents(&db), expected);
     drop(db);
     vfs.restart(CrashMode::DropUnsynced);
-    let db = Database::open(DIR, opts(&vfs, Protection::Cow)).unwrap();
+    let db = Database::open(DIR, table_opts(&vfs, Protection::Cow, TableKind::Heap)).unwrap();
     assert_eq!(contents(&db), expected);
 }

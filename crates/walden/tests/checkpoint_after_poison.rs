@@ -6,47 +6,29 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
-use walden::vfs::{FaultKind, FaultOps, SimVfs, Vfs};
+use walden::vfs::{FaultKind, FaultOps, SimVfs};
 use walden::*;
 
 mod support;
-use support::{Gate, GateVfs};
+use support::{int8_schema, opts_on, Gate, GateVfs, Hold, DIR};
 
-const DIR: &str = "db";
 /// The thread whose first write to the held file the gate holds.
 const CHECKPOINTER: &str = "checkpointer";
-
-fn opts(vfs: Arc<dyn Vfs>) -> Options {
-    Options {
-        vfs,
-        protection: Protection::Cow,
-        background: false,
-        segment_size_bytes: 2 << 20,
-        buffer_pool_bytes: 1 << 20,
-        ..Options::default()
-    }
-}
 
 #[test]
 fn checkpoint_stops_writing_once_the_database_is_poisoned() {
     let sim = SimVfs::new(21);
-    let gate = Arc::new(Gate::new(CHECKPOINTER, Path::new(DIR).join("xact.tmp")));
-    let vfs: Arc<dyn Vfs> = Arc::new(GateVfs {
-        inner: sim.clone(),
-        gate: gate.clone(),
-    });
-    let db = Database::create(DIR, opts(vfs)).unwrap();
-    db.create_table(
-        "t",
-        Schema::new(vec![Column::not_null("id", ColumnType::Int8)]),
-    )
-    .unwrap();
+    let gate = Arc::new(Gate::new(CHECKPOINTER, Duration::from_secs(20)));
+    let vfs = GateVfs::over(&sim, &gate);
+    let db = Database::create(DIR, opts_on(vfs, Protection::Cow)).unwrap();
+    db.create_table("t", int8_schema("id")).unwrap();
     let mut tx = db.begin();
     tx.insert("t", &[Value::Int8(1)]).unwrap();
     tx.commit().unwrap();
     let control_before = sim.file_contents(&Path::new(DIR).join("control")).unwrap();
-    gate.arm();
+    gate.arm(Hold::WriteTo(Path::new(DIR).join("xact.tmp")));
     let (checkpoint, writes_after_poison) = std::thread::scope(|s| {
         let checkpointer = std::thread::Builder::new()
             .name(CHECKPOINTER.into())

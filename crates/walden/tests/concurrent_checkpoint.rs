@@ -7,194 +7,22 @@
 #![allow(clippy::unwrap_used)]
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use walden::vfs::{CrashMode, FileLock, LockMode, OpenMode, SimVfs, Vfs, VfsFile};
+use walden::vfs::{CrashMode, SimVfs};
 use walden::*;
+
+mod support;
+use support::{
+    id_text_schema, int8_schema, opts, opts_on, small_pool, sorted_ids, sorted_int8_pairs,
+    wal_segment, with_pool, Gate, GateVfs, Hold, DIR, TABLE,
+};
 
 /// The name of the thread the gate holds calls of.
 const CHECKPOINTER: &str = "checkpointer";
-
-/// Which call of the checkpointer thread the gate holds.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Hold {
-    /// The next write to this file, held before it happens, until `release`.
-    WriteTo(PathBuf),
-    /// The next listing of this directory, held after the names were read, until a file
-    /// in the directory has been renamed (so the listing it returns is stale).
-    ListThenWaitForRename(PathBuf),
-}
-
-#[derive(Debug, Default)]
-struct GateState {
-    armed: Option<Hold>,
-    holding: bool,
-    released: bool,
-    renames: u64,
-}
-
-/// A file layer over `SimVfs` that holds one chosen call of the checkpointer thread, so
-/// that a test can run other threads inside a checkpoint at an exact point.
-#[derive(Default)]
-struct Gate {
-    state: Mutex<GateState>,
-    changed: Condvar,
-}
-
-impl Gate {
-    fn arm(&self, hold: Hold) {
-        let mut st = self.state.lock().unwrap();
-        *st = GateState {
-            armed: Some(hold),
-            renames: st.renames,
-            ..GateState::default()
-        };
-    }
-
-    /// Takes the armed hold if this call matches it.
-    fn matches(&self, hold: &Hold) -> bool {
-        if std::thread::current().name() != Some(CHECKPOINTER) {
-            return false;
-        }
-        let mut st = self.state.lock().unwrap();
-        if st.armed.as_ref() == Some(hold) {
-            st.armed = None;
-            st.holding = true;
-            self.changed.notify_all();
-            true
-        } else {
-            false
-        }
-    }
-
-    /// Waits (up to 10 s) until `done` holds, then ends the hold.
-    fn wait_in_call(&self, done: impl Fn(&GateState) -> bool) {
-        let st = self.state.lock().unwrap();
-        let (mut st, _) = self
-            .changed
-            .wait_timeout_while(st, Duration::from_secs(10), |st| !done(st))
-            .unwrap();
-        st.holding = false;
-        self.changed.notify_all();
-    }
-
-    /// Waits (up to 10 s) until the checkpointer is held; false if it never was.
-    fn wait_holding(&self) -> bool {
-        let st = self.state.lock().unwrap();
-        let (st, _) = self
-            .changed
-            .wait_timeout_while(st, Duration::from_secs(10), |st| !st.holding)
-            .unwrap();
-        st.holding
-    }
-
-    fn release(&self) {
-        self.state.lock().unwrap().released = true;
-        self.changed.notify_all();
-    }
-
-    fn renames(&self) -> u64 {
-        self.state.lock().unwrap().renames
-    }
-}
-
-struct GateVfs {
-    inner: SimVfs,
-    gate: Arc<Gate>,
-}
-
-struct GateFile {
-    inner: Arc<dyn VfsFile>,
-    path: PathBuf,
-    gate: Arc<Gate>,
-}
-
-impl VfsFile for GateFile {
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        self.inner.read_exact_at(buf, offset)
-    }
-    fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
-        if self.gate.matches(&Hold::WriteTo(self.path.clone())) {
-            self.gate.wait_in_call(|st| st.released);
-        }
-        self.inner.write_all_at(buf, offset)
-    }
-    fn sync_data(&self) -> io::Result<()> {
-        self.inner.sync_data()
-    }
-    fn preallocate(&self, len_bytes: u64) -> io::Result<()> {
-        self.inner.preallocate(len_bytes)
-    }
-    fn len(&self) -> io::Result<u64> {
-        self.inner.len()
-    }
-}
-
-impl Vfs for GateVfs {
-    fn try_lock(&self, path: &Path, mode: LockMode) -> io::Result<Option<Box<dyn FileLock>>> {
-        self.inner.try_lock(path, mode)
-    }
-    fn lock_holder(&self, path: &Path) -> Option<u32> {
-        self.inner.lock_holder(path)
-    }
-    fn open(&self, path: &Path, mode: OpenMode) -> io::Result<Arc<dyn VfsFile>> {
-        Ok(Arc::new(GateFile {
-            inner: self.inner.open(path, mode)?,
-            path: path.to_path_buf(),
-            gate: self.gate.clone(),
-        }))
-    }
-    fn exists(&self, path: &Path) -> io::Result<bool> {
-        self.inner.exists(path)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        self.inner.rename(from, to)?;
-        self.gate.state.lock().unwrap().renames += 1;
-        self.gate.changed.notify_all();
-        Ok(())
-    }
-    fn remove(&self, path: &Path) -> io::Result<()> {
-        self.inner.remove(path)
-    }
-    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
-        self.inner.sync_dir(dir)
-    }
-    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
-        self.inner.create_dir_all(dir)
-    }
-    fn list_dir(&self, dir: &Path) -> io::Result<Vec<String>> {
-        let names = self.inner.list_dir(dir)?;
-        if self
-            .gate
-            .matches(&Hold::ListThenWaitForRename(dir.to_path_buf()))
-        {
-            let before = self.gate.renames();
-            self.gate.wait_in_call(|st| st.renames > before);
-        }
-        Ok(names)
-    }
-}
-
-/// Options on a gated simulated file layer.
-fn gated(
-    vfs: &SimVfs,
-    gate: &Arc<Gate>,
-    protection: Protection,
-    page_size: usize,
-    pool_pages: u64,
-) -> Options {
-    Options {
-        vfs: Arc::new(GateVfs {
-            inner: vfs.clone(),
-            gate: gate.clone(),
-        }),
-        ..opts(vfs, protection, page_size, pool_pages)
-    }
-}
 
 /// Runs `db.checkpoint()` on a thread named for the gate.
 fn spawn_checkpoint<'s>(
@@ -207,33 +35,14 @@ fn spawn_checkpoint<'s>(
         .unwrap()
 }
 
-const DIR: &str = "db";
-const TABLE: &str = "t";
-
-fn opts(vfs: &SimVfs, protection: Protection, page_size: usize, pool_pages: u64) -> Options {
-    Options {
-        vfs: Arc::new(vfs.clone()),
-        protection,
-        background: false,
-        page_size,
-        segment_size_bytes: 2 << 20,
-        buffer_pool_bytes: pool_pages * page_size as u64,
-        ..Options::default()
-    }
-}
-
 /// Four threads commit one-row inserts (each row holds its transaction's xid) while the
 /// main thread checkpoints; then the process stops (no close) and the database is
 /// reopened. Returns the acknowledged xids the reopened database does not show.
 fn lost_after_concurrent_checkpoints(protection: Protection, seed: u64) -> Vec<u64> {
     let vfs = SimVfs::new(seed);
-    let o = || opts(&vfs, protection, 8192, 8192);
+    let o = || with_pool(opts(&vfs, protection), 8192, 8192);
     let db = Database::create(DIR, o()).unwrap();
-    db.create_table(
-        TABLE,
-        Schema::new(vec![Column::not_null("xid", ColumnType::Int8)]),
-    )
-    .unwrap();
+    db.create_table(TABLE, int8_schema("xid")).unwrap();
     let acked = Mutex::new(BTreeSet::new());
     let done = AtomicU64::new(0);
     let mut checkpoints = 0;
@@ -310,7 +119,7 @@ fn acknowledged_commits_survive_concurrent_checkpoints() {
 /// Returns the first inconsistency seen.
 fn eviction_race(protection: Protection, limit: Duration) -> Option<String> {
     let vfs = SimVfs::new(7);
-    let db = Database::create(DIR, opts(&vfs, protection, 4096, 16)).unwrap();
+    let db = Database::create(DIR, small_pool(opts(&vfs, protection))).unwrap();
     let schema = Schema::new(vec![
         Column::not_null("id", ColumnType::Int8),
         Column::not_null("n", ColumnType::Int8),
@@ -433,7 +242,7 @@ fn checkpoint_racing_with_eviction_keeps_every_update() {
 #[test]
 fn eviction_without_concurrent_checkpoints_keeps_every_update() {
     let vfs = SimVfs::new(8);
-    let db = Database::create(DIR, opts(&vfs, Protection::Cow, 4096, 16)).unwrap();
+    let db = Database::create(DIR, small_pool(opts(&vfs, Protection::Cow))).unwrap();
     let schema = Schema::new(vec![
         Column::not_null("id", ColumnType::Int8),
         Column::not_null("n", ColumnType::Int8),
@@ -474,33 +283,9 @@ fn eviction_without_concurrent_checkpoints_keeps_every_update() {
     }
     drop(db);
     vfs.restart(CrashMode::DropUnsynced);
-    let db = Database::open(DIR, opts(&vfs, Protection::Cow, 4096, 16)).unwrap();
-    let seen: BTreeMap<i64, i64> = db
-        .begin()
-        .scan(TABLE)
-        .unwrap()
-        .iter()
-        .map(|(_, r)| match (&r[0], &r[1]) {
-            (Value::Int8(id), Value::Int8(v)) => (*id, *v),
-            _ => panic!("unexpected row {r:?}"),
-        })
-        .collect();
+    let db = Database::open(DIR, small_pool(opts(&vfs, Protection::Cow))).unwrap();
+    let seen: BTreeMap<i64, i64> = sorted_int8_pairs(&db, TABLE).into_iter().collect();
     assert_eq!(seen, expected);
-}
-
-fn visible_ids(db: &Database) -> Vec<i64> {
-    let mut ids: Vec<i64> = db
-        .begin()
-        .scan(TABLE)
-        .unwrap()
-        .into_iter()
-        .map(|(_, r)| match r[0] {
-            Value::Int8(id) => id,
-            _ => panic!("unexpected row {r:?}"),
-        })
-        .collect();
-    ids.sort_unstable();
-    ids
 }
 
 /// Deterministic form of the clog race: a transaction commits while a checkpoint is
@@ -511,14 +296,16 @@ fn visible_ids(db: &Database) -> Vec<i64> {
 #[test]
 fn commit_during_a_checkpoints_clog_write_survives() {
     let vfs = SimVfs::new(21);
-    let gate = Arc::new(Gate::default());
-    let o = || gated(&vfs, &gate, Protection::Cow, 8192, 1024);
+    let gate = Arc::new(Gate::new(CHECKPOINTER, Duration::from_secs(10)));
+    let o = || {
+        with_pool(
+            opts_on(GateVfs::over(&vfs, &gate), Protection::Cow),
+            8192,
+            1024,
+        )
+    };
     let db = Database::create(DIR, o()).unwrap();
-    db.create_table(
-        TABLE,
-        Schema::new(vec![Column::not_null("id", ColumnType::Int8)]),
-    )
-    .unwrap();
+    db.create_table(TABLE, int8_schema("id")).unwrap();
     // Read-only transactions take xids without touching the clog.
     loop {
         let tx = db.begin();
@@ -549,12 +336,12 @@ fn commit_during_a_checkpoints_clog_write_survives() {
     t2.insert(TABLE, &[Value::Int8(2)]).unwrap();
     t2.commit().unwrap();
     db.checkpoint().unwrap();
-    assert_eq!(visible_ids(&db), vec![1, 2]);
+    assert_eq!(sorted_ids(&db, TABLE), vec![1, 2]);
     drop(db);
     vfs.restart(CrashMode::DropUnsynced);
     let db = Database::open(DIR, o()).unwrap();
     assert_eq!(
-        visible_ids(&db),
+        sorted_ids(&db, TABLE),
         vec![1, 2],
         "an acknowledged commit was lost"
     );
@@ -566,12 +353,13 @@ fn commit_during_a_checkpoints_clog_write_survives() {
 #[test]
 fn page_being_checkpointed_is_never_read_stale() {
     let vfs = SimVfs::new(22);
-    let gate = Arc::new(Gate::default());
-    let db = Database::create(DIR, gated(&vfs, &gate, Protection::Cow, 4096, 16)).unwrap();
-    let schema = Schema::new(vec![
-        Column::not_null("id", ColumnType::Int8),
-        Column::new("pad", ColumnType::Text),
-    ]);
+    let gate = Arc::new(Gate::new(CHECKPOINTER, Duration::from_secs(10)));
+    let db = Database::create(
+        DIR,
+        small_pool(opts_on(GateVfs::over(&vfs, &gate), Protection::Cow)),
+    )
+    .unwrap();
+    let schema = id_text_schema("pad");
     db.create_table(TABLE, schema).unwrap();
     let row = |id: i64, pad: &str| vec![Value::Int8(id), Value::Text(pad.repeat(200))];
     let mut tx = db.begin();
@@ -629,16 +417,17 @@ fn page_being_checkpointed_is_never_read_stale() {
 #[test]
 fn segment_recycled_during_a_checkpoint_is_not_reused_twice() {
     let vfs = SimVfs::new(23);
-    let gate = Arc::new(Gate::default());
-    let db = Database::create(DIR, gated(&vfs, &gate, Protection::Cow, 8192, 1024)).unwrap();
-    db.create_table(
-        TABLE,
-        Schema::new(vec![
-            Column::not_null("id", ColumnType::Int8),
-            Column::new("pad", ColumnType::Text),
-        ]),
+    let gate = Arc::new(Gate::new(CHECKPOINTER, Duration::from_secs(10)));
+    let db = Database::create(
+        DIR,
+        with_pool(
+            opts_on(GateVfs::over(&vfs, &gate), Protection::Cow),
+            8192,
+            1024,
+        ),
     )
     .unwrap();
+    db.create_table(TABLE, id_text_schema("pad")).unwrap();
     let mut next = 0i64;
     let mut insert_batch = |db: &Database| -> Result<(), Error> {
         let mut tx = db.begin();
@@ -649,10 +438,9 @@ fn segment_recycled_during_a_checkpoint_is_not_reused_twice() {
         next += 10;
         tx.commit()
     };
-    let segment = |no: u64| Path::new(DIR).join("wal").join(format!("{no:016x}"));
     // Three segments, then a checkpoint whose redo point is in the third: the first two
     // become spares.
-    while vfs.file_contents(&segment(3)).is_none() {
+    while vfs.file_contents(&wal_segment(3)).is_none() {
         insert_batch(&db).unwrap();
     }
     db.checkpoint().unwrap();
@@ -680,5 +468,5 @@ fn segment_recycled_during_a_checkpoint_is_not_reused_twice() {
         }
     }
     assert!(!db.is_poisoned());
-    assert_eq!(visible_ids(&db).len() as i64, next);
+    assert_eq!(sorted_ids(&db, TABLE).len() as i64, next);
 }

@@ -4,8 +4,6 @@
 #![allow(clippy::unwrap_used)]
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use walden::vfs::{CrashMode, OpenMode, SimVfs, Vfs};
 use walden::wal::format::{build_frame, FrameHeader, FRAME_HEADER_BYTES, SEGMENT_HEADER_BYTES};
@@ -13,32 +11,14 @@ use walden::wal::record::encode_record;
 use walden::wal::Record;
 use walden::*;
 
-const DIR: &str = "db";
-
-fn opts(vfs: &SimVfs) -> Options {
-    Options {
-        vfs: Arc::new(vfs.clone()),
-        protection: Protection::Cow,
-        background: false,
-        segment_size_bytes: 2 << 20,
-        buffer_pool_bytes: 1 << 20,
-        ..Options::default()
-    }
-}
-
-fn segment_path(no: u64) -> PathBuf {
-    Path::new(DIR).join("wal").join(format!("{no:016x}"))
-}
+mod support;
+use support::{int8_schema, opts, wal_segment, DIR};
 
 /// A database with table `t` (id 1) holding one committed row, stopped without a
 /// checkpoint after it. Returns the next unused page number.
 fn base(vfs: &SimVfs) -> u64 {
-    let db = Database::create(DIR, opts(vfs)).unwrap();
-    db.create_table(
-        "t",
-        Schema::new(vec![Column::not_null("id", ColumnType::Int8)]),
-    )
-    .unwrap();
+    let db = Database::create(DIR, opts(vfs, Protection::Cow)).unwrap();
+    db.create_table("t", int8_schema("id")).unwrap();
     let mut tx = db.begin();
     let id = tx.insert("t", &[Value::Int8(1)]).unwrap();
     tx.commit().unwrap();
@@ -50,7 +30,7 @@ fn base(vfs: &SimVfs) -> u64 {
 /// Appends one frame holding `records` (each with its xid) after the last frame of
 /// segment 1, continuing its LSNs and generation, as the writer would have.
 fn append_frame(vfs: &SimVfs, records: &[(Record, u64)]) {
-    let path = segment_path(1);
+    let path = wal_segment(1);
     let bytes = vfs.file_contents(&path).unwrap();
     let mut at = SEGMENT_HEADER_BYTES as usize;
     let mut last = None;
@@ -82,7 +62,10 @@ fn append_frame(vfs: &SimVfs, records: &[(Record, u64)]) {
 
 /// Opens the database; Err(panic message) if opening panicked.
 fn open_without_panic(vfs: &SimVfs) -> Result<Result<Database, Error>, String> {
-    catch_unwind(AssertUnwindSafe(|| Database::open(DIR, opts(vfs)))).map_err(|p| {
+    catch_unwind(AssertUnwindSafe(|| {
+        Database::open(DIR, opts(vfs, Protection::Cow))
+    }))
+    .map_err(|p| {
         p.downcast_ref::<String>()
             .cloned()
             .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))

@@ -8,11 +8,11 @@
 use walden::crashsim::{run, CrashConfig};
 use walden::{Protection, TableKind};
 
+mod support;
+use support::env_u64;
+
 fn iterations() -> u64 {
-    std::env::var("WALDEN_CRASH_ITERS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(2000)
+    env_u64("WALDEN_CRASH_ITERS", 2000)
 }
 
 fn check(protection: Protection, kind: TableKind, seed: u64) {

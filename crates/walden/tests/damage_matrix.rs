@@ -37,12 +37,13 @@ use walden::wal::format::{
 };
 use walden::*;
 
+mod support;
+use support::{default_opts, id_text_schema, text_row, TempDir, SEGMENT_BYTES};
+
 /// Set to 1 for the long sweep.
 const LONG_ENV: &str = "WALDEN_DAMAGE_LONG";
 /// Set to 1 to print every case with its outcome, not only the failures.
 const VERBOSE_ENV: &str = "WALDEN_DAMAGE_VERBOSE";
-/// The smallest segment size, so that a few MiB of WAL span several segments.
-const SEGMENT_BYTES: u64 = 2 << 20;
 /// Both table kinds live in every fixture.
 const TABLES: [(&str, TableKind); 2] = [
     ("heap_rows", TableKind::Heap),
@@ -65,17 +66,6 @@ fn env_flag(name: &str) -> bool {
     std::env::var(name).is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
-fn schema() -> Schema {
-    Schema::new(vec![
-        Column::not_null("id", ColumnType::Int8),
-        Column::new("payload", ColumnType::Text),
-    ])
-}
-
-fn row(id: i64, payload: &str) -> Row {
-    vec![Value::Int8(id), Value::Text(payload.to_string())]
-}
-
 // ---------------------------------------------------------------------------------------
 // Fixtures
 
@@ -92,7 +82,6 @@ struct Config {
 impl Config {
     fn options(&self) -> Options {
         Options {
-            vfs: Arc::new(RealVfs),
             protection: self.protection,
             page_size: self.page_size,
             segment_size_bytes: SEGMENT_BYTES,
@@ -100,8 +89,7 @@ impl Config {
             // Small, so that pages are evicted while the history is written: the data file
             // then holds pages newer than the last checkpoint, as after a real crash.
             buffer_pool_bytes: 2 << 20,
-            background: false,
-            ..Options::default()
+            ..default_opts(Arc::new(RealVfs))
         }
     }
 }
@@ -223,7 +211,7 @@ impl<'db> Workload<'db> {
             })
             .collect();
         let ids = tx
-            .insert_many(TABLES[t].0, rows.iter().map(|(id, p)| row(*id, p)))
+            .insert_many(TABLES[t].0, rows.iter().map(|(id, p)| text_row(*id, p)))
             .unwrap();
         assert_eq!(ids.len(), rows.len());
         for ((id, p), rid) in rows.into_iter().zip(ids) {
@@ -253,7 +241,7 @@ impl<'db> Workload<'db> {
         let mut touched = HashSet::new();
         for (id, rid) in self.pick(t, updates, &mut touched) {
             let p = self.payload(id);
-            let moved = tx.update(TABLES[t].0, rid, &row(id, &p)).unwrap();
+            let moved = tx.update(TABLES[t].0, rid, &text_row(id, &p)).unwrap();
             staged.put.push((id, moved, p));
         }
         for (id, rid) in self.pick(t, deletes, &mut touched) {
@@ -363,7 +351,8 @@ fn build_fixture(config: Config, root: &Path, end: End) -> Fixture {
     let dir = root.join(&name);
     let db = Database::create(&dir, config.options()).unwrap();
     for (t, kind) in TABLES {
-        db.create_table_with(t, schema(), kind).unwrap();
+        db.create_table_with(t, id_text_schema("payload"), kind)
+            .unwrap();
     }
     let mut w = Workload::new(&db, config.seed * 1000 + end as u64);
     let (older, redo) = write_history(&mut w, &dir, root, &name);
@@ -1339,30 +1328,6 @@ fn run_all(fixtures: Arc<Vec<Fixture>>, cases: Arc<Vec<Case>>, root: &Path) -> V
 // ---------------------------------------------------------------------------------------
 // The test
 
-/// The temporary directory of one run, removed at the end even when the test fails.
-struct TempRoot(PathBuf);
-
-impl TempRoot {
-    fn new() -> TempRoot {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .subsec_nanos();
-        let dir = std::env::temp_dir().join(format!(
-            "walden-damage-matrix-{}-{nanos}",
-            std::process::id()
-        ));
-        fs::create_dir_all(&dir).unwrap();
-        TempRoot(dir)
-    }
-}
-
-impl Drop for TempRoot {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
-
 fn describe_fixture(fx: &Fixture) -> String {
     let segments: Vec<u64> = list_files(&fx.dir)
         .iter()
@@ -1450,7 +1415,8 @@ fn failure_table(fixtures: &[Fixture], cases: &[Case], outcomes: &[Outcome]) -> 
 #[test]
 fn every_file_times_every_damage_ends_in_a_named_error_or_the_acknowledged_contents() {
     let long = env_flag(LONG_ENV);
-    let root = TempRoot::new();
+    let root = TempDir::new("damage-matrix");
+    fs::create_dir_all(&root.0).unwrap();
     let started = Instant::now();
     let fixtures = build_fixtures(&root.0, long);
     let built = started.elapsed();

@@ -6,29 +6,16 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
-use walden::vfs::{CrashMode, SimVfs, Vfs};
+use walden::vfs::{CrashMode, SimVfs};
 use walden::*;
 
 mod support;
-use support::{Gate, GateVfs};
+use support::{opts, opts_on, small_pool, Gate, GateVfs, Hold, DIR};
 
-const DIR: &str = "db";
 /// The thread whose first write to the data file the gate holds.
 const EVICTOR: &str = "evictor";
-
-fn opts(vfs: Arc<dyn Vfs>, protection: Protection) -> Options {
-    Options {
-        vfs,
-        protection,
-        background: false,
-        page_size: 4096,
-        segment_size_bytes: 2 << 20,
-        // The smallest pool: 16 frames.
-        buffer_pool_bytes: 16 * 4096,
-        ..Options::default()
-    }
-}
 
 fn schema() -> Schema {
     Schema::new(vec![
@@ -44,12 +31,11 @@ fn schema() -> Schema {
 /// were acknowledged.
 fn evict_during_checkpoint(protection: Protection) -> (Result<usize, Error>, usize) {
     let sim = SimVfs::new(11);
-    let gate = Arc::new(Gate::new(EVICTOR, Path::new(DIR).join("data")));
-    let vfs: Arc<dyn Vfs> = Arc::new(GateVfs {
-        inner: sim.clone(),
-        gate: gate.clone(),
-    });
-    let db = Database::create(DIR, opts(vfs.clone(), protection)).unwrap();
+    // The checkpoint waits for the held write, so the evictor goes on only when its hold
+    // times out: the test takes that long.
+    let gate = Arc::new(Gate::new(EVICTOR, Duration::from_secs(20)));
+    let vfs = GateVfs::over(&sim, &gate);
+    let db = Database::create(DIR, small_pool(opts_on(vfs.clone(), protection))).unwrap();
     db.create_table("t", schema()).unwrap();
     db.create_table("u", schema()).unwrap();
     // About 40 pages of rows: the pool ends up holding 16 dirty pages of them.
@@ -62,7 +48,7 @@ fn evict_during_checkpoint(protection: Protection) -> (Result<usize, Error>, usi
     )
     .unwrap();
     tx.commit().unwrap();
-    gate.arm();
+    gate.arm(Hold::WriteTo(Path::new(DIR).join("data")));
     std::thread::scope(|s| {
         let evictor = std::thread::Builder::new()
             .name(EVICTOR.into())
@@ -80,7 +66,7 @@ fn evict_during_checkpoint(protection: Protection) -> (Result<usize, Error>, usi
     });
     drop(db);
     sim.restart(CrashMode::DropUnsynced);
-    let db = match Database::open(DIR, opts(Arc::new(sim.clone()), protection)) {
+    let db = match Database::open(DIR, small_pool(opts(&sim, protection))) {
         Ok(db) => db,
         Err(e) => return (Err(e), n),
     };

@@ -7,40 +7,14 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::sync::Arc;
 
 use walden::vfs::{CrashMode, FaultKind, FaultOps, SimVfs};
 use walden::*;
 
-const DIR: &str = "db";
-const TABLE: &str = "t";
+mod support;
+use support::{id_text_schema, padded_row, small_pool, table_opts, DIR, TABLE};
+
 const TABLE_KINDS: [TableKind; 2] = [TableKind::Heap, TableKind::Undo];
-
-fn schema() -> Schema {
-    Schema::new(vec![
-        Column::not_null("id", ColumnType::Int8),
-        Column::new("payload", ColumnType::Text),
-    ])
-}
-
-/// A small buffer pool (16 pages of 4 KiB), so that inserts evict dirty pages and scans
-/// read from the data file.
-fn opts(vfs: &SimVfs, protection: Protection, table: TableKind) -> Options {
-    Options {
-        vfs: Arc::new(vfs.clone()),
-        protection,
-        default_table_kind: table,
-        background: false,
-        page_size: 4096,
-        segment_size_bytes: 2 << 20,
-        buffer_pool_bytes: 16 * 4096,
-        ..Options::default()
-    }
-}
-
-fn row(id: i64) -> Row {
-    vec![Value::Int8(id), Value::Text(format!("{id:>200}"))]
-}
 
 fn errno(kind: FaultKind) -> i32 {
     match kind {
@@ -56,7 +30,7 @@ fn ids(db: &Database) -> Result<BTreeSet<i64>, Error> {
         let Value::Int8(id) = r[0] else {
             panic!("unexpected row {r:?}")
         };
-        assert_eq!(r, row(id));
+        assert_eq!(r, padded_row(id, 200));
         assert!(out.insert(id), "row {id} seen twice");
     }
     Ok(out)
@@ -82,7 +56,7 @@ fn assert_refuses_writes(db: &Database, first: &Error, next_id: i64, context: &s
         _ => false,
     };
     let mut tx = db.begin();
-    match tx.insert(TABLE, &row(next_id)) {
+    match tx.insert(TABLE, &padded_row(next_id, 200)) {
         Err(e) => assert!(cause_is_first(&e), "{context}: insert: {e:?}"),
         Ok(id) => {
             // Nothing was logged yet; the commit must refuse.
@@ -95,7 +69,9 @@ fn assert_refuses_writes(db: &Database, first: &Error, next_id: i64, context: &s
     assert!(cause_is_first(&e), "{context}: checkpoint: {e:?}");
     let e = db.vacuum(TABLE).unwrap_err();
     assert!(cause_is_first(&e), "{context}: vacuum: {e:?}");
-    let e = db.create_table("other", schema()).unwrap_err();
+    let e = db
+        .create_table("other", id_text_schema("payload"))
+        .unwrap_err();
     assert!(cause_is_first(&e), "{context}: create_table: {e:?}");
 }
 
@@ -117,7 +93,7 @@ fn commit_until_error(db: &Database, acked: &mut BTreeSet<i64>, next_id: &mut i6
         let mut tx = db.begin();
         let inserted = batch
             .iter()
-            .try_for_each(|&id| tx.insert(TABLE, &row(id)).map(|_| ()));
+            .try_for_each(|&id| tx.insert(TABLE, &padded_row(id, 200)).map(|_| ()));
         if let Err(e) = inserted {
             return Outcome {
                 acked: acked.clone(),
@@ -151,15 +127,15 @@ fn write_fault_scenario(
 ) {
     let context = format!("{protection:?} {table} k={k} {ops:?} {kind:?} {mode:?}");
     let vfs = SimVfs::new(k * 31 + 7);
-    let db = Database::create(DIR, opts(&vfs, protection, table)).unwrap();
-    db.create_table(TABLE, schema()).unwrap();
+    let db = Database::create(DIR, small_pool(table_opts(&vfs, protection, table))).unwrap();
+    db.create_table(TABLE, id_text_schema("payload")).unwrap();
     assert_eq!(db.table_kind(TABLE).unwrap(), table);
     let mut acked = BTreeSet::new();
     let mut next_id = 0i64;
     for _ in 0..20 {
         let mut tx = db.begin();
         for _ in 0..3 {
-            tx.insert(TABLE, &row(next_id)).unwrap();
+            tx.insert(TABLE, &padded_row(next_id, 200)).unwrap();
             acked.insert(next_id);
             next_id += 1;
         }
@@ -180,7 +156,7 @@ fn write_fault_scenario(
     }
 
     vfs.restart(mode);
-    let db = Database::open(DIR, opts(&vfs, protection, table)).unwrap();
+    let db = Database::open(DIR, small_pool(table_opts(&vfs, protection, table))).unwrap();
     assert!(!db.is_poisoned());
     let found = ids(&db).unwrap();
     let with_doubt: BTreeSet<i64> = out.acked.union(&out.in_doubt).copied().collect();
@@ -195,7 +171,7 @@ fn write_fault_scenario(
     );
     // The reopened database writes again.
     let mut tx = db.begin();
-    tx.insert(TABLE, &row(next_id)).unwrap();
+    tx.insert(TABLE, &padded_row(next_id, 200)).unwrap();
     tx.commit().unwrap();
     let mut expected = found;
     expected.insert(next_id);
@@ -285,12 +261,14 @@ fn failed_checkpoint_poisons_and_loses_nothing_on(table: TableKind) {
             for k in 1..200 {
                 let context = format!("{protection:?} {table} checkpoint k={k} {ops:?}");
                 let vfs = SimVfs::new(k);
-                let db = Database::create(DIR, opts(&vfs, protection, table)).unwrap();
-                db.create_table(TABLE, schema()).unwrap();
+                let db =
+                    Database::create(DIR, small_pool(table_opts(&vfs, protection, table))).unwrap();
+                db.create_table(TABLE, id_text_schema("payload")).unwrap();
                 let mut acked = BTreeSet::new();
                 for b in 0..30i64 {
                     let mut tx = db.begin();
-                    let batch: Vec<Row> = (3 * b..3 * b + 3).map(row).collect();
+                    let batch: Vec<Row> =
+                        (3 * b..3 * b + 3).map(|id| padded_row(id, 200)).collect();
                     tx.insert_many(TABLE, &batch).unwrap();
                     tx.commit().unwrap();
                     acked.extend(3 * b..3 * b + 3);
@@ -320,7 +298,8 @@ fn failed_checkpoint_poisons_and_loses_nothing_on(table: TableKind) {
                 }
                 drop(db);
                 vfs.restart(CrashMode::Random);
-                let db = Database::open(DIR, opts(&vfs, protection, table)).unwrap();
+                let db =
+                    Database::open(DIR, small_pool(table_opts(&vfs, protection, table))).unwrap();
                 assert_eq!(ids(&db).unwrap(), acked, "{context}");
             }
             eprintln!("{protection:?} {table} {ops:?}: {fired} fault points in one checkpoint");
@@ -342,12 +321,13 @@ fn failed_open_can_be_retried_on(table: TableKind) {
         for k in 1..400 {
             let context = format!("{table} open k={k} {ops:?}");
             let vfs = SimVfs::new(k);
-            let db = Database::create(DIR, opts(&vfs, Protection::Cow, table)).unwrap();
-            db.create_table(TABLE, schema()).unwrap();
+            let db = Database::create(DIR, small_pool(table_opts(&vfs, Protection::Cow, table)))
+                .unwrap();
+            db.create_table(TABLE, id_text_schema("payload")).unwrap();
             let mut acked = BTreeSet::new();
             for b in 0..20i64 {
                 let mut tx = db.begin();
-                let batch: Vec<Row> = (3 * b..3 * b + 3).map(row).collect();
+                let batch: Vec<Row> = (3 * b..3 * b + 3).map(|id| padded_row(id, 200)).collect();
                 tx.insert_many(TABLE, &batch).unwrap();
                 tx.commit().unwrap();
                 acked.extend(3 * b..3 * b + 3);
@@ -355,7 +335,7 @@ fn failed_open_can_be_retried_on(table: TableKind) {
             drop(db);
             vfs.restart(CrashMode::DropUnsynced);
             vfs.fail_nth(k, ops, FaultKind::Eio);
-            match Database::open(DIR, opts(&vfs, Protection::Cow, table)) {
+            match Database::open(DIR, small_pool(table_opts(&vfs, Protection::Cow, table))) {
                 Ok(db) => {
                     assert_eq!(vfs.faults_injected(), 0, "{context}");
                     assert!(fired > 3, "{context}: only {fired} fault points in an open");
@@ -370,7 +350,8 @@ fn failed_open_can_be_retried_on(table: TableKind) {
                 }
             }
             vfs.restart(CrashMode::Random);
-            let db = Database::open(DIR, opts(&vfs, Protection::Cow, table)).unwrap();
+            let db =
+                Database::open(DIR, small_pool(table_opts(&vfs, Protection::Cow, table))).unwrap();
             assert_eq!(ids(&db).unwrap(), acked, "{context}");
         }
         assert!(fired > 0, "{table} {ops:?}: no fault fired");
@@ -389,10 +370,11 @@ fn failed_page_read_is_an_io_error_and_does_not_poison() {
 fn failed_page_read_is_an_io_error_and_does_not_poison_on(table: TableKind) {
     for kind in [FaultKind::Eio, FaultKind::Enospc] {
         let vfs = SimVfs::new(99);
-        let db = Database::create(DIR, opts(&vfs, Protection::Cow, table)).unwrap();
-        db.create_table(TABLE, schema()).unwrap();
+        let db =
+            Database::create(DIR, small_pool(table_opts(&vfs, Protection::Cow, table))).unwrap();
+        db.create_table(TABLE, id_text_schema("payload")).unwrap();
         let mut tx = db.begin();
-        let rows: Vec<Row> = (0..2000).map(row).collect();
+        let rows: Vec<Row> = (0..2000).map(|id| padded_row(id, 200)).collect();
         tx.insert_many(TABLE, &rows).unwrap();
         tx.commit().unwrap();
         db.checkpoint().unwrap();
@@ -418,12 +400,12 @@ fn failed_page_read_is_an_io_error_and_does_not_poison_on(table: TableKind) {
             assert_eq!(ids(&db).unwrap(), (0..2000).collect::<BTreeSet<i64>>());
         }
         let mut tx = db.begin();
-        tx.insert(TABLE, &row(5000)).unwrap();
+        tx.insert(TABLE, &padded_row(5000, 200)).unwrap();
         tx.commit().unwrap();
         db.checkpoint().unwrap();
         drop(db);
         vfs.restart(CrashMode::DropUnsynced);
-        let db = Database::open(DIR, opts(&vfs, Protection::Cow, table)).unwrap();
+        let db = Database::open(DIR, small_pool(table_opts(&vfs, Protection::Cow, table))).unwrap();
         let mut expected: BTreeSet<i64> = (0..2000).collect();
         expected.insert(5000);
         assert_eq!(ids(&db).unwrap(), expected);
@@ -441,18 +423,18 @@ fn failed_page_read_inside_a_write_fails_only_that_statement() {
 
 fn failed_page_read_inside_a_write_fails_only_that_statement_on(table: TableKind) {
     let vfs = SimVfs::new(100);
-    let db = Database::create(DIR, opts(&vfs, Protection::Cow, table)).unwrap();
-    db.create_table(TABLE, schema()).unwrap();
+    let db = Database::create(DIR, small_pool(table_opts(&vfs, Protection::Cow, table))).unwrap();
+    db.create_table(TABLE, id_text_schema("payload")).unwrap();
     let mut tx = db.begin();
-    let rows: Vec<Row> = (0..2000).map(row).collect();
+    let rows: Vec<Row> = (0..2000).map(|id| padded_row(id, 200)).collect();
     let ids_of = tx.insert_many(TABLE, &rows).unwrap();
     tx.commit().unwrap();
     db.checkpoint().unwrap();
     let mut tx = db.begin();
-    tx.insert(TABLE, &row(3000)).unwrap();
+    tx.insert(TABLE, &padded_row(3000, 200)).unwrap();
     // The first row's page was evicted long ago: updating it must read it.
     vfs.fail_nth(1, FaultOps::Read, FaultKind::Eio);
-    match tx.update(TABLE, ids_of[0], &row(0)) {
+    match tx.update(TABLE, ids_of[0], &padded_row(0, 200)) {
         Err(Error::Io { source, .. }) => assert_eq!(source.raw_os_error(), Some(libc::EIO)),
         other => panic!("expected Error::Io, got {other:?}"),
     }
@@ -466,7 +448,7 @@ fn failed_page_read_inside_a_write_fails_only_that_statement_on(table: TableKind
     assert_eq!(ids(&db).unwrap(), expected);
     drop(db);
     vfs.restart(CrashMode::DropUnsynced);
-    let db = Database::open(DIR, opts(&vfs, Protection::Cow, table)).unwrap();
+    let db = Database::open(DIR, small_pool(table_opts(&vfs, Protection::Cow, table))).unwrap();
     assert_eq!(ids(&db).unwrap(), expected);
 }
 
@@ -485,10 +467,13 @@ fn failed_eviction_write_poisons_and_the_open_transaction_vanishes_on(table: Tab
     for k in 1..=8u64 {
         let context = format!("{table} eviction k={k}");
         let vfs = SimVfs::new(k + 500);
-        let db = Database::create(DIR, opts(&vfs, Protection::Cow, table)).unwrap();
-        db.create_table(TABLE, schema()).unwrap();
+        let db =
+            Database::create(DIR, small_pool(table_opts(&vfs, Protection::Cow, table))).unwrap();
+        db.create_table(TABLE, id_text_schema("payload")).unwrap();
         let mut tx = db.begin();
-        let first = tx.insert_many(TABLE, (0..30).map(row)).unwrap();
+        let first = tx
+            .insert_many(TABLE, (0..30).map(|id| padded_row(id, 200)))
+            .unwrap();
         tx.commit().unwrap();
         let acked: BTreeSet<i64> = (0..30).collect();
         vfs.fail_nth(k, FaultOps::Write, FaultKind::Enospc);
@@ -508,7 +493,7 @@ fn failed_eviction_write_poisons_and_the_open_transaction_vanishes_on(table: Tab
         // Up to 1,000 rows of ~230 bytes: some 60 pages, four times the pool.
         let mut id = 100;
         while failure.is_none() && id < 1100 {
-            failure = tx.insert(TABLE, &row(id)).err();
+            failure = tx.insert(TABLE, &padded_row(id, 200)).err();
             id += 1;
         }
         let e = failure.unwrap_or_else(|| panic!("{context}: the fault never fired"));
@@ -521,7 +506,7 @@ fn failed_eviction_write_poisons_and_the_open_transaction_vanishes_on(table: Tab
         assert_refuses_writes(&db, &e, 5000, &context);
         drop(db);
         vfs.restart(CrashMode::Random);
-        let db = Database::open(DIR, opts(&vfs, Protection::Cow, table)).unwrap();
+        let db = Database::open(DIR, small_pool(table_opts(&vfs, Protection::Cow, table))).unwrap();
         assert_eq!(ids(&db).unwrap(), acked, "{context}");
     }
     // Both kinds of write were hit: WAL frames and data pages.

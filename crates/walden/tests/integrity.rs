@@ -6,35 +6,24 @@
 //! error naming the file, or in exactly the acknowledged data.
 #![allow(clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use walden::vfs::{CrashMode, FaultKind, FaultOps, RealVfs, SimVfs, Vfs};
 use walden::*;
 
-const DIR: &str = "db";
-const TABLE: &str = "t";
+mod support;
+use support::{
+    default_opts, id_text_schema, padded_row, sim_opts, sorted_ids, wal_segment, DIR, TABLE,
+};
 
-fn schema() -> Schema {
-    Schema::new(vec![
-        Column::not_null("id", ColumnType::Int8),
-        Column::new("pad", ColumnType::Text),
-    ])
-}
-
+/// The options of these tests: [`sim_opts`] with a 4 MiB buffer pool and uncompressed WAL.
 fn opts(vfs: &SimVfs) -> Options {
     Options {
-        vfs: Arc::new(vfs.clone()),
-        background: false,
-        segment_size_bytes: 2 << 20,
         buffer_pool_bytes: 4 << 20,
         wal_compression: WalCompression::Off,
-        ..Options::default()
+        ..sim_opts(vfs)
     }
-}
-
-fn row(id: i64) -> Row {
-    vec![Value::Int8(id), Value::Text(format!("{id:>300}"))]
 }
 
 /// Commits batches of 100 rows from id `first` until the log reaches segment
@@ -43,7 +32,7 @@ fn fill_to_segment(db: &Database, vfs: &SimVfs, first: i64, segments: u64) -> Ve
     let mut ids = Vec::new();
     let mut next = first;
     while last_segment(vfs) < segments {
-        let rows: Vec<Row> = (next..next + 100).map(row).collect();
+        let rows: Vec<Row> = (next..next + 100).map(|id| padded_row(id, 300)).collect();
         let mut tx = db.begin();
         tx.insert_many(TABLE, &rows).unwrap();
         tx.commit().unwrap();
@@ -69,30 +58,11 @@ fn overwrite(vfs: &SimVfs, path: &Path, bytes: &[u8]) {
     f.sync_data().unwrap();
 }
 
-fn segment(no: u64) -> PathBuf {
-    Path::new(DIR).join("wal").join(format!("{no:016x}"))
-}
-
-fn ids(db: &Database) -> Vec<i64> {
-    let mut out: Vec<i64> = db
-        .begin()
-        .scan(TABLE)
-        .unwrap()
-        .into_iter()
-        .map(|(_, r)| match r[0] {
-            Value::Int8(v) => v,
-            _ => panic!("{r:?}"),
-        })
-        .collect();
-    out.sort_unstable();
-    out
-}
-
 /// A crashed database whose log after the redo point spans segments 1 to 3; returns the
 /// acknowledged ids.
 fn crashed_over_three_segments(vfs: &SimVfs) -> Vec<i64> {
     let db = Database::create(DIR, opts(vfs)).unwrap();
-    db.create_table(TABLE, schema()).unwrap();
+    db.create_table(TABLE, id_text_schema("pad")).unwrap();
     let acked = fill_to_segment(&db, vfs, 0, 3);
     drop(db);
     vfs.restart(CrashMode::KeepUnsynced);
@@ -123,11 +93,7 @@ fn a_second_open_in_the_same_process_is_refused() {
 fn a_second_open_is_refused_on_the_real_file_system() {
     let dir = std::env::temp_dir().join(format!("walden-integrity-lock-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let real = || Options {
-        vfs: Arc::new(RealVfs),
-        background: false,
-        ..Options::default()
-    };
+    let real = || default_opts(Arc::new(RealVfs));
     let db = Database::create(&dir, real()).unwrap();
     let second = Database::open(&dir, real());
     let pid = std::fs::read_to_string(dir.join("lock")).unwrap();
@@ -148,9 +114,9 @@ fn a_second_open_is_refused_on_the_real_file_system() {
 fn a_missing_control_file_is_an_error_and_nothing_is_written() {
     let vfs = SimVfs::new(2);
     let db = Database::create(DIR, opts(&vfs)).unwrap();
-    db.create_table(TABLE, schema()).unwrap();
+    db.create_table(TABLE, id_text_schema("pad")).unwrap();
     let mut tx = db.begin();
-    tx.insert(TABLE, &row(1)).unwrap();
+    tx.insert(TABLE, &padded_row(1, 300)).unwrap();
     tx.commit().unwrap();
     db.close().unwrap();
     vfs.remove(&Path::new(DIR).join("control")).unwrap();
@@ -253,10 +219,10 @@ fn a_missing_or_damaged_xact_file_is_an_error() {
     for (what, damage, expected) in cases {
         let vfs = SimVfs::new(4);
         let db = Database::create(DIR, opts(&vfs)).unwrap();
-        db.create_table(TABLE, schema()).unwrap();
+        db.create_table(TABLE, id_text_schema("pad")).unwrap();
         for id in 0..10 {
             let mut tx = db.begin();
-            tx.insert(TABLE, &row(id)).unwrap();
+            tx.insert(TABLE, &padded_row(id, 300)).unwrap();
             if id % 3 == 0 {
                 tx.rollback().unwrap();
             } else {
@@ -281,11 +247,11 @@ fn an_older_copy_of_xact_is_refused() {
     let vfs = SimVfs::new(5);
     let xact = Path::new(DIR).join("xact");
     let db = Database::create(DIR, opts(&vfs)).unwrap();
-    db.create_table(TABLE, schema()).unwrap();
+    db.create_table(TABLE, id_text_schema("pad")).unwrap();
     db.checkpoint().unwrap();
     let old = vfs.file_contents(&xact).unwrap();
     let mut tx = db.begin();
-    tx.insert(TABLE, &row(1)).unwrap();
+    tx.insert(TABLE, &padded_row(1, 300)).unwrap();
     tx.commit().unwrap();
     db.close().unwrap();
     overwrite(&vfs, &xact, &old);
@@ -302,14 +268,14 @@ fn an_older_copy_of_xact_is_refused() {
 fn a_missing_second_segment_is_an_error_not_an_empty_log() {
     let vfs = SimVfs::new(6);
     crashed_over_three_segments(&vfs);
-    vfs.remove(&segment(2)).unwrap();
+    vfs.remove(&wal_segment(2)).unwrap();
     match Database::open(DIR, opts(&vfs)) {
         Err(Error::MissingWalSegment {
             path,
             segment: 2,
             reason,
         }) => {
-            assert_eq!(path, segment(2));
+            assert_eq!(path, wal_segment(2));
             assert!(reason.contains("segment 1 ends with a switch"), "{reason}");
         }
         other => panic!("expected MissingWalSegment, got {:?}", other.err()),
@@ -320,10 +286,14 @@ fn a_missing_second_segment_is_an_error_not_an_empty_log() {
 fn a_segment_copied_over_the_next_is_an_error() {
     let vfs = SimVfs::new(7);
     crashed_over_three_segments(&vfs);
-    overwrite(&vfs, &segment(2), &vfs.file_contents(&segment(1)).unwrap());
+    overwrite(
+        &vfs,
+        &wal_segment(2),
+        &vfs.file_contents(&wal_segment(1)).unwrap(),
+    );
     match Database::open(DIR, opts(&vfs)) {
         Err(Error::CorruptWal { path, reason, .. }) => {
-            assert_eq!(path, segment(2));
+            assert_eq!(path, wal_segment(2));
             assert!(reason.contains("names segment 1"), "{reason}");
         }
         other => panic!("expected CorruptWal, got {:?}", other.err()),
@@ -335,7 +305,7 @@ fn a_damaged_frame_at_the_end_of_a_segment_is_an_error() {
     let vfs = SimVfs::new(8);
     crashed_over_three_segments(&vfs);
     // The last record frame of segment 1: later segments prove it was durable.
-    let bytes = vfs.file_contents(&segment(1)).unwrap();
+    let bytes = vfs.file_contents(&wal_segment(1)).unwrap();
     let frames = walden::wal::format::FRAME_HEADER_BYTES as usize;
     let mut at = walden::wal::format::SEGMENT_HEADER_BYTES as usize;
     let mut last = at;
@@ -346,10 +316,10 @@ fn a_damaged_frame_at_the_end_of_a_segment_is_an_error() {
         last = at;
         at += frames + h.payload_len as usize;
     }
-    assert!(vfs.corrupt_byte(&segment(1), (last + frames + 10) as u64, 0x04));
+    assert!(vfs.corrupt_byte(&wal_segment(1), (last + frames + 10) as u64, 0x04));
     match Database::open(DIR, opts(&vfs)) {
         Err(Error::CorruptWal { path, reason, .. }) => {
-            assert_eq!(path, segment(1));
+            assert_eq!(path, wal_segment(1));
             assert!(reason.contains("durable"), "{reason}");
         }
         other => panic!("expected CorruptWal, got {:?}", other.err()),
@@ -365,7 +335,7 @@ fn a_full_disk_while_a_segment_is_made_never_blocks_the_next_open() {
     // the faults land on the writes around that point.
     let probe = SimVfs::new(9);
     let db = Database::create(DIR, opts(&probe)).unwrap();
-    db.create_table(TABLE, schema()).unwrap();
+    db.create_table(TABLE, id_text_schema("pad")).unwrap();
     fill_to_segment(&db, &probe, 0, 2);
     let w0 = probe.stats().writes;
     fill_to_segment(&db, &probe, 1_000_000, 3);
@@ -374,14 +344,14 @@ fn a_full_disk_while_a_segment_is_made_never_blocks_the_next_open() {
     for k in made_at.saturating_sub(12).max(1)..=made_at + 2 {
         let vfs = SimVfs::new(9);
         let db = Database::create(DIR, opts(&vfs)).unwrap();
-        db.create_table(TABLE, schema()).unwrap();
+        db.create_table(TABLE, id_text_schema("pad")).unwrap();
         let mut acked = fill_to_segment(&db, &vfs, 0, 2);
         // Fail the k-th write from here on with ENOSPC, while committing towards
         // segment 3.
         vfs.fail_nth(k, FaultOps::Write, FaultKind::Enospc);
         let mut next = 1_000_000;
         let failure = loop {
-            let rows: Vec<Row> = (next..next + 100).map(row).collect();
+            let rows: Vec<Row> = (next..next + 100).map(|id| padded_row(id, 300)).collect();
             let mut tx = db.begin();
             let r = tx.insert_many(TABLE, &rows).and_then(|_| tx.commit());
             match r {
@@ -399,7 +369,7 @@ fn a_full_disk_while_a_segment_is_made_never_blocks_the_next_open() {
         drop(db);
         vfs.restart(CrashMode::KeepUnsynced);
         let db = Database::open(DIR, opts(&vfs)).unwrap();
-        let got = ids(&db);
+        let got = sorted_ids(&db, TABLE);
         // The failing commit is in doubt: it may or may not have become durable.
         let doubt: Vec<i64> = (next..next + 100).collect();
         let without_doubt: Vec<i64> = got.iter().copied().filter(|i| !doubt.contains(i)).collect();
@@ -443,7 +413,7 @@ fn wal_compression_set_on_a_database_survives_a_reopen() {
 fn accept_data_loss_opens_what_can_be_read_and_says_what_was_dropped() {
     let vfs = SimVfs::new(11);
     let acked = crashed_over_three_segments(&vfs);
-    vfs.remove(&segment(2)).unwrap();
+    vfs.remove(&wal_segment(2)).unwrap();
     assert!(matches!(
         Database::open(DIR, opts(&vfs)),
         Err(Error::MissingWalSegment { .. })
@@ -454,7 +424,7 @@ fn accept_data_loss_opens_what_can_be_read_and_says_what_was_dropped() {
     };
     let db = Database::open(DIR, o).unwrap();
     let report = db.recovery_report().clone();
-    let got = ids(&db);
+    let got = sorted_ids(&db, TABLE);
     assert!(!got.is_empty() && got.len() < acked.len(), "{}", got.len());
     // What survives is a prefix of the acknowledged commits (whole transactions).
     assert_eq!(got[..], acked[..got.len()]);
@@ -471,7 +441,7 @@ fn accept_data_loss_opens_what_can_be_read_and_says_what_was_dropped() {
     assert!(String::from_utf8(log).unwrap().contains("segment 2"));
     db.close().unwrap();
     let db = Database::open(DIR, opts(&vfs)).unwrap();
-    assert_eq!(ids(&db), got);
+    assert_eq!(sorted_ids(&db, TABLE), got);
     assert!(db.recovery_report().data_loss.is_empty());
 }
 
@@ -479,9 +449,9 @@ fn accept_data_loss_opens_what_can_be_read_and_says_what_was_dropped() {
 fn accept_data_loss_with_a_missing_xact_counts_old_transactions_as_not_committed() {
     let vfs = SimVfs::new(12);
     let db = Database::create(DIR, opts(&vfs)).unwrap();
-    db.create_table(TABLE, schema()).unwrap();
+    db.create_table(TABLE, id_text_schema("pad")).unwrap();
     let mut tx = db.begin();
-    tx.insert(TABLE, &row(1)).unwrap();
+    tx.insert(TABLE, &padded_row(1, 300)).unwrap();
     tx.commit().unwrap();
     db.close().unwrap();
     vfs.remove(&Path::new(DIR).join("xact")).unwrap();
@@ -495,5 +465,5 @@ fn accept_data_loss_with_a_missing_xact_counts_old_transactions_as_not_committed
     assert!(text.contains("is lost"), "{text}");
     // The row's transaction ended before the checkpoint: its status is gone with the
     // file, so it counts as not committed.
-    assert_eq!(ids(&db), Vec::<i64>::new());
+    assert_eq!(sorted_ids(&db, TABLE), Vec::<i64>::new());
 }

@@ -7,13 +7,14 @@
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use proptest::prelude::*;
 use walden::vfs::{CrashMode, SimVfs};
 use walden::*;
 
-const DIR: &str = "db";
+mod support;
+use support::{small_pool, table_opts, DIR};
+
 const TABLE: &str = "kv";
 
 #[derive(Debug, Clone)]
@@ -62,21 +63,6 @@ fn schema() -> Schema {
         Column::not_null("v", ColumnType::Int8),
         Column::new("pad", ColumnType::Text),
     ])
-}
-
-/// Small pages and a 16-page pool, so that the table spans many pages and dirty pages
-/// (with uncommitted versions) are evicted to disk between checkpoints.
-fn opts(vfs: &SimVfs, protection: Protection, kind: TableKind) -> Options {
-    Options {
-        vfs: Arc::new(vfs.clone()),
-        protection,
-        default_table_kind: kind,
-        background: false,
-        page_size: 4096,
-        segment_size_bytes: 2 << 20,
-        buffer_pool_bytes: 16 * 4096,
-        ..Options::default()
-    }
 }
 
 /// What a row holds besides its key, and where the visible version is.
@@ -308,7 +294,9 @@ fn crash_mode(protection: Protection, fate: u8) -> CrashMode {
 
 fn run_case(protection: Protection, kind: TableKind, seed: u64, ops: &[Op]) {
     let vfs = SimVfs::new(seed);
-    let mut db = Database::create(DIR, opts(&vfs, protection, kind)).unwrap();
+    // Small pages and a 16-page pool, so that the table spans many pages and dirty pages
+    // (with uncommitted versions) are evicted to disk between checkpoints.
+    let mut db = Database::create(DIR, small_pool(table_opts(&vfs, protection, kind))).unwrap();
     db.create_table(TABLE, schema()).unwrap();
     assert_eq!(db.table_kind(TABLE).unwrap(), kind);
     let mut model = Model {
@@ -327,14 +315,14 @@ fn run_case(protection: Protection, kind: TableKind, seed: u64, ops: &[Op]) {
             unreachable!("run_until_crash stops only at a crash")
         };
         vfs.restart(crash_mode(protection, fate));
-        db = Database::open(DIR, opts(&vfs, protection, kind)).unwrap();
+        db = Database::open(DIR, small_pool(table_opts(&vfs, protection, kind))).unwrap();
         check_committed(&db, &model, &format!("after recovery at op {at}"));
         at += 1;
     }
     // A clean close and reopen changes nothing either.
     db.close().unwrap();
     vfs.restart(CrashMode::DropUnsynced);
-    let db = Database::open(DIR, opts(&vfs, protection, kind)).unwrap();
+    let db = Database::open(DIR, small_pool(table_opts(&vfs, protection, kind))).unwrap();
     check_committed(&db, &model, "after close and reopen");
 }
 

@@ -4,22 +4,14 @@
 //! and a concurrent writer's change being overwritten.
 #![allow(clippy::unwrap_used)]
 
-use std::sync::Arc;
 use walden::vfs::SimVfs;
 use walden::*;
 
+mod support;
+use support::{sim_opts, sorted_int8_pairs};
+
 fn db(vfs: &SimVfs) -> Database {
-    let db = Database::create(
-        "db",
-        Options {
-            vfs: Arc::new(vfs.clone()),
-            background: false,
-            segment_size_bytes: 2 << 20,
-            buffer_pool_bytes: 1 << 20,
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let db = Database::create("db", sim_opts(vfs)).unwrap();
     db.create_table(
         "t",
         Schema::new(vec![
@@ -36,21 +28,6 @@ fn db(vfs: &SimVfs) -> Database {
     tx.insert_many("t", &rows).unwrap();
     tx.commit().unwrap();
     db
-}
-
-fn sorted(db: &Database) -> Vec<(i64, i64)> {
-    let mut tx = db.begin();
-    let mut v: Vec<(i64, i64)> = tx
-        .scan("t")
-        .unwrap()
-        .into_iter()
-        .map(|(_, r)| match (&r[0], &r[1]) {
-            (Value::Int8(a), Value::Int8(b)) => (*a, *b),
-            other => panic!("unexpected row {other:?}"),
-        })
-        .collect();
-    v.sort();
-    v
 }
 
 #[test]
@@ -71,7 +48,7 @@ fn update_all_changes_each_row_exactly_once() {
         .unwrap();
     assert_eq!(n, 5000);
     tx.commit().unwrap();
-    let rows = sorted(&db);
+    let rows = sorted_int8_pairs(&db, "t");
     assert_eq!(rows.len(), 5000);
     assert!(rows.iter().all(|&(a, b)| b == a + 1), "each row once");
 }
@@ -101,7 +78,7 @@ fn delete_where_and_stop_keep_exactly_the_rows_before() {
         .unwrap();
     assert_eq!(n, 3);
     tx.commit().unwrap();
-    let rows = sorted(&db);
+    let rows = sorted_int8_pairs(&db, "t");
     assert_eq!(rows.len(), 4500);
     assert!(rows.iter().all(|&(a, _)| a % 10 != 1));
     assert_eq!(rows.iter().filter(|&&(_, b)| b == -1).count(), 3);
@@ -111,12 +88,12 @@ fn delete_where_and_stop_keep_exactly_the_rows_before() {
 fn rolled_back_modify_leaves_nothing() {
     let vfs = SimVfs::new(5);
     let db = db(&vfs);
-    let before = sorted(&db);
+    let before = sorted_int8_pairs(&db, "t");
     let mut tx = db.begin();
     tx.modify_with("t", |_, _| RowAction::Delete).unwrap();
     assert!(tx.scan("t").unwrap().is_empty());
     tx.rollback().unwrap();
-    assert_eq!(sorted(&db), before);
+    assert_eq!(sorted_int8_pairs(&db, "t"), before);
 }
 
 #[test]
@@ -141,5 +118,5 @@ fn concurrent_committed_change_is_a_serialization_failure() {
         .unwrap_err();
     assert!(matches!(err, Error::SerializationFailure), "got {err:?}");
     reader.rollback().unwrap();
-    assert_eq!(sorted(&db).len(), 4999);
+    assert_eq!(sorted_int8_pairs(&db, "t").len(), 4999);
 }

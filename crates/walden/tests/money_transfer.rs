@@ -9,13 +9,15 @@
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use walden::vfs::{CrashMode, RealVfs, SimVfs};
 use walden::*;
+
+mod support;
+use support::{env_u64, table_opts, TempDir};
 
 const TABLE: &str = "accounts";
 const ACCOUNTS: i64 = 100;
@@ -27,10 +29,7 @@ const THREADS: u64 = 8;
 const MAX_RETRIES: u64 = 20_000;
 
 fn transfers() -> u64 {
-    std::env::var("WALDEN_TRANSFERS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(2000)
+    env_u64("WALDEN_TRANSFERS", 2000)
 }
 
 fn schema() -> Schema {
@@ -247,22 +246,6 @@ fn long_reader(db: &Database, stop: &AtomicBool) -> u64 {
     scans
 }
 
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("walden-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 #[test]
 fn eight_threads_keep_the_total_on_the_real_file_system() {
     real_file_system_run(TableKind::Heap);
@@ -374,14 +357,9 @@ struct SimRun {
 impl SimRun {
     fn opts(&self, vfs: &SimVfs) -> Options {
         Options {
-            vfs: Arc::new(vfs.clone()),
-            protection: self.protection,
-            default_table_kind: self.kind,
             page_size: self.page_size,
-            background: false,
-            segment_size_bytes: 2 << 20,
             buffer_pool_bytes: self.buffer_pool_bytes,
-            ..Options::default()
+            ..table_opts(vfs, self.protection, self.kind)
         }
     }
 }

@@ -9,6 +9,9 @@ use std::sync::Arc;
 use walden::vfs::SimVfs;
 use walden::*;
 
+mod support;
+use support::{default_opts, int8_schema};
+
 fn assert_send<T: Send + 'static>() {}
 fn assert_send_sync<T: Send + Sync + 'static>() {}
 
@@ -17,17 +20,9 @@ fn handles_are_owned_send_and_clones_share_one_database() {
     assert_send_sync::<Database>();
     assert_send::<Transaction>();
     let vfs = SimVfs::new(1);
-    let opts = Options {
-        vfs: Arc::new(vfs.clone()),
-        background: false,
-        ..Options::default()
-    };
+    let opts = default_opts(Arc::new(vfs.clone()));
     let db = Database::create("db", opts.clone()).unwrap();
-    db.create_table(
-        "t",
-        Schema::new(vec![Column::not_null("id", ColumnType::Int8)]),
-    )
-    .unwrap();
+    db.create_table("t", int8_schema("id")).unwrap();
     let mut tx = db.begin();
     tx.insert("t", &[Value::Int8(1)]).unwrap();
     // The transaction moves to another thread and commits there, after every handle

@@ -1,41 +1,23 @@
 //! Basic life cycle: what could go wrong is anything at all — create, write, reopen, read.
 #![allow(clippy::unwrap_used)]
 
-use std::sync::Arc;
 use walden::vfs::{CrashMode, SimVfs};
 use walden::*;
 
-fn schema() -> Schema {
-    Schema::new(vec![
-        Column::not_null("id", ColumnType::Int8),
-        Column::new("name", ColumnType::Text),
-    ])
-}
+mod support;
+use support::{id_text_schema, labelled_row, table_opts};
 
-fn opts(vfs: &SimVfs, protection: Protection) -> Options {
-    Options {
-        vfs: Arc::new(vfs.clone()),
-        protection,
-        background: false,
-        segment_size_bytes: 2 << 20,
-        buffer_pool_bytes: 1 << 20,
-        // Heap tables: these tests count heap records and sizes (undo tables, the
-        // default, have tests of their own).
-        default_table_kind: TableKind::Heap,
-        ..Options::default()
-    }
-}
+// Heap tables (`TableKind::Heap` in every test's options): these tests count heap records
+// and sizes (undo tables, the default, have tests of their own).
 
 #[test]
 fn create_insert_reopen_update_delete() {
     for protection in [Protection::Cow, Protection::FullPage, Protection::None] {
         let vfs = SimVfs::new(1);
-        let db = Database::create("db", opts(&vfs, protection)).unwrap();
-        db.create_table("t", schema()).unwrap();
+        let db = Database::create("db", table_opts(&vfs, protection, TableKind::Heap)).unwrap();
+        db.create_table("t", id_text_schema("name")).unwrap();
         let mut tx = db.begin();
-        let rows: Vec<Row> = (0..1000)
-            .map(|i| vec![Value::Int8(i), Value::Text(format!("row {i}"))])
-            .collect();
+        let rows: Vec<Row> = (0..1000).map(labelled_row).collect();
         let ids = tx.insert_many("t", &rows).unwrap();
         tx.commit().unwrap();
         let mut tx = db.begin();
@@ -46,7 +28,7 @@ fn create_insert_reopen_update_delete() {
         tx.commit().unwrap();
         drop(db);
         vfs.restart(CrashMode::DropUnsynced);
-        let db = Database::open("db", opts(&vfs, protection)).unwrap();
+        let db = Database::open("db", table_opts(&vfs, protection, TableKind::Heap)).unwrap();
         let mut tx = db.begin();
         let all = tx.scan("t").unwrap();
         assert_eq!(all.len(), 999, "{protection:?}");
@@ -64,7 +46,7 @@ fn create_insert_reopen_update_delete() {
         db.checkpoint().unwrap();
         drop(db);
         vfs.restart(CrashMode::TearUnsynced);
-        let db = Database::open("db", opts(&vfs, protection)).unwrap();
+        let db = Database::open("db", table_opts(&vfs, protection, TableKind::Heap)).unwrap();
         assert_eq!(db.begin().scan("t").unwrap().len(), 999);
     }
 }
@@ -75,10 +57,10 @@ fn every_page_size_round_trips() {
         let vfs = SimVfs::new(2);
         let o = || Options {
             page_size,
-            ..opts(&vfs, Protection::Cow)
+            ..table_opts(&vfs, Protection::Cow, TableKind::Heap)
         };
         let db = Database::create("db", o()).unwrap();
-        db.create_table("t", schema()).unwrap();
+        db.create_table("t", id_text_schema("name")).unwrap();
         let mut tx = db.begin();
         let big = "y".repeat(page_size / 3);
         for i in 0..50 {
@@ -99,8 +81,8 @@ fn every_page_size_round_trips() {
 #[test]
 fn snapshot_does_not_see_later_commits_and_own_writes_are_visible() {
     let vfs = SimVfs::new(3);
-    let db = Database::create("db", opts(&vfs, Protection::Cow)).unwrap();
-    db.create_table("t", schema()).unwrap();
+    let db = Database::create("db", table_opts(&vfs, Protection::Cow, TableKind::Heap)).unwrap();
+    db.create_table("t", id_text_schema("name")).unwrap();
     let mut reader = db.begin();
     let mut writer = db.begin();
     let id = writer.insert("t", &[Value::Int8(1), Value::Null]).unwrap();
@@ -119,8 +101,8 @@ fn snapshot_does_not_see_later_commits_and_own_writes_are_visible() {
 #[test]
 fn second_writer_waits_then_fails_with_serialization_error() {
     let vfs = SimVfs::new(4);
-    let db = Database::create("db", opts(&vfs, Protection::Cow)).unwrap();
-    db.create_table("t", schema()).unwrap();
+    let db = Database::create("db", table_opts(&vfs, Protection::Cow, TableKind::Heap)).unwrap();
+    db.create_table("t", id_text_schema("name")).unwrap();
     let mut tx = db.begin();
     let id = tx.insert("t", &[Value::Int8(1), Value::Null]).unwrap();
     tx.commit().unwrap();
@@ -160,8 +142,8 @@ fn second_writer_waits_then_fails_with_serialization_error() {
 #[test]
 fn commit_with_stats_counts_the_commit_record() {
     let vfs = SimVfs::new(5);
-    let db = Database::create("db", opts(&vfs, Protection::Cow)).unwrap();
-    db.create_table("t", schema()).unwrap();
+    let db = Database::create("db", table_opts(&vfs, Protection::Cow, TableKind::Heap)).unwrap();
+    db.create_table("t", id_text_schema("name")).unwrap();
     let mut tx = db.begin();
     tx.insert("t", &[Value::Int8(1), Value::Null]).unwrap();
     let before = tx.stats().clone();

@@ -2,9 +2,11 @@
 //! error, after a crash), snapshot reads across undo chains, undo discard and its bound.
 #![allow(clippy::unwrap_used)]
 
-use std::sync::Arc;
 use walden::vfs::{CrashMode, SimVfs};
 use walden::*;
+
+mod support;
+use support::table_opts;
 
 fn schema() -> Schema {
     Schema::new(vec![
@@ -12,18 +14,6 @@ fn schema() -> Schema {
         Column::not_null("b", ColumnType::Int4),
         Column::new("c", ColumnType::Text),
     ])
-}
-
-fn opts(vfs: &SimVfs, protection: Protection) -> Options {
-    Options {
-        vfs: Arc::new(vfs.clone()),
-        protection,
-        background: false,
-        segment_size_bytes: 2 << 20,
-        buffer_pool_bytes: 1 << 20,
-        default_table_kind: TableKind::Undo,
-        ..Options::default()
-    }
 }
 
 fn row(a: i32, b: i32, c: &str) -> Row {
@@ -70,7 +60,7 @@ fn add_one_to_b(tx: &mut Transaction) -> u64 {
 fn update_in_place_keeps_the_table_size_and_logs_little() {
     for protection in [Protection::Cow, Protection::FullPage] {
         let vfs = SimVfs::new(1);
-        let db = Database::create("db", opts(&vfs, protection)).unwrap();
+        let db = Database::create("db", table_opts(&vfs, protection, TableKind::Undo)).unwrap();
         let ids = fill(&db, 5000);
         assert_eq!(db.table_kind("t").unwrap(), TableKind::Undo);
         let size = db.table_bytes("t").unwrap();
@@ -92,7 +82,7 @@ fn update_in_place_keeps_the_table_size_and_logs_little() {
         drop(tx);
         drop(db);
         vfs.restart(CrashMode::DropUnsynced);
-        let db = Database::open("db", opts(&vfs, protection)).unwrap();
+        let db = Database::open("db", table_opts(&vfs, protection, TableKind::Undo)).unwrap();
         assert_eq!(contents(&db), rows, "{protection:?} after a crash");
     }
 }
@@ -100,7 +90,7 @@ fn update_in_place_keeps_the_table_size_and_logs_little() {
 #[test]
 fn readers_see_their_snapshot_through_undo_chains() {
     let vfs = SimVfs::new(2);
-    let db = Database::create("db", opts(&vfs, Protection::Cow)).unwrap();
+    let db = Database::create("db", table_opts(&vfs, Protection::Cow, TableKind::Undo)).unwrap();
     let ids = fill(&db, 300);
     let before = contents(&db);
     let mut reader = db.begin();
@@ -146,7 +136,7 @@ fn readers_see_their_snapshot_through_undo_chains() {
 fn rollback_restores_rows_explicitly_on_drop_and_after_a_crash() {
     for protection in [Protection::Cow, Protection::FullPage] {
         let vfs = SimVfs::new(3);
-        let db = Database::create("db", opts(&vfs, protection)).unwrap();
+        let db = Database::create("db", table_opts(&vfs, protection, TableKind::Undo)).unwrap();
         let ids = fill(&db, 2000);
         let before = contents(&db);
         let size = db.table_bytes("t").unwrap();
@@ -175,14 +165,14 @@ fn rollback_restores_rows_explicitly_on_drop_and_after_a_crash() {
         std::mem::forget(tx);
         drop(db);
         vfs.restart(CrashMode::DropUnsynced);
-        let db = Database::open("db", opts(&vfs, protection)).unwrap();
+        let db = Database::open("db", table_opts(&vfs, protection, TableKind::Undo)).unwrap();
         assert_eq!(db.recovery_report().transactions_rolled_back, 1);
         assert_eq!(contents(&db), before, "{protection:?} crash");
         assert!(db.table_bytes("t").unwrap() <= size + 2 * 8192);
         // And again: recovery's own compensation records replay.
         drop(db);
         vfs.restart(CrashMode::DropUnsynced);
-        let db = Database::open("db", opts(&vfs, protection)).unwrap();
+        let db = Database::open("db", table_opts(&vfs, protection, TableKind::Undo)).unwrap();
         assert_eq!(contents(&db), before, "{protection:?} second open");
     }
 }
@@ -192,7 +182,7 @@ fn crash_in_the_middle_of_a_long_update_leaves_the_table_as_before() {
     let vfs = SimVfs::new(4);
     let o = || Options {
         buffer_pool_bytes: 256 << 10,
-        ..opts(&vfs, Protection::Cow)
+        ..table_opts(&vfs, Protection::Cow, TableKind::Undo)
     };
     let db = Database::create("db", o()).unwrap();
     fill(&db, 20_000);
@@ -224,7 +214,7 @@ fn crash_in_the_middle_of_a_long_update_leaves_the_table_as_before() {
 #[test]
 fn a_row_that_outgrows_its_page_moves_and_its_id_still_finds_it() {
     let vfs = SimVfs::new(5);
-    let db = Database::create("db", opts(&vfs, Protection::Cow)).unwrap();
+    let db = Database::create("db", table_opts(&vfs, Protection::Cow, TableKind::Undo)).unwrap();
     let ids = fill(&db, 200);
     let pages = db.table_bytes("t").unwrap();
     let mut reader = db.begin();
@@ -264,7 +254,7 @@ fn a_row_that_outgrows_its_page_moves_and_its_id_still_finds_it() {
     let after = contents(&db);
     drop(db);
     vfs.restart(CrashMode::DropUnsynced);
-    let db = Database::open("db", opts(&vfs, Protection::Cow)).unwrap();
+    let db = Database::open("db", table_opts(&vfs, Protection::Cow, TableKind::Undo)).unwrap();
     assert_eq!(contents(&db), after);
     assert_eq!(after.len(), 199);
 }
@@ -272,7 +262,7 @@ fn a_row_that_outgrows_its_page_moves_and_its_id_still_finds_it() {
 #[test]
 fn deleted_rows_keep_their_space_until_no_snapshot_sees_them() {
     let vfs = SimVfs::new(6);
-    let db = Database::create("db", opts(&vfs, Protection::Cow)).unwrap();
+    let db = Database::create("db", table_opts(&vfs, Protection::Cow, TableKind::Undo)).unwrap();
     fill(&db, 1000);
     let size = db.table_bytes("t").unwrap();
     let mut reader = db.begin();
@@ -304,7 +294,7 @@ fn the_undo_bound_fails_a_transaction_cleanly() {
     let vfs = SimVfs::new(7);
     let o = Options {
         undo_limit_bytes: 1 << 20,
-        ..opts(&vfs, Protection::Cow)
+        ..table_opts(&vfs, Protection::Cow, TableKind::Undo)
     };
     let db = Database::create("db", o).unwrap();
     fill(&db, 60_000);
@@ -329,7 +319,7 @@ fn the_undo_bound_fails_a_transaction_cleanly() {
 #[test]
 fn writers_wait_and_the_first_updater_wins() {
     let vfs = SimVfs::new(8);
-    let db = Database::create("db", opts(&vfs, Protection::Cow)).unwrap();
+    let db = Database::create("db", table_opts(&vfs, Protection::Cow, TableKind::Undo)).unwrap();
     let ids = fill(&db, 10);
     let mut a = db.begin();
     let mut b = db.begin();
@@ -352,7 +342,8 @@ fn writers_wait_and_the_first_updater_wins() {
 fn rolling_back_rows_that_grew_twice_restores_them() {
     for crash in [false, true] {
         let vfs = SimVfs::new(9);
-        let db = Database::create("db", opts(&vfs, Protection::Cow)).unwrap();
+        let db =
+            Database::create("db", table_opts(&vfs, Protection::Cow, TableKind::Undo)).unwrap();
         let ids = fill(&db, 50);
         let mut tx = db.begin();
         let id = tx.insert("t", &row(100, 0, "BB")).unwrap();
@@ -373,7 +364,8 @@ fn rolling_back_rows_that_grew_twice_restores_them() {
             std::mem::forget(tx);
             drop(db);
             vfs.restart(CrashMode::DropUnsynced);
-            let db = Database::open("db", opts(&vfs, Protection::Cow)).unwrap();
+            let db =
+                Database::open("db", table_opts(&vfs, Protection::Cow, TableKind::Undo)).unwrap();
             assert_eq!(contents(&db), before, "after a crash");
         } else {
             tx.rollback().unwrap();
