@@ -9,6 +9,7 @@ use crate::control::{checkpoint_path, CheckpointData, Control};
 use crate::error::Result;
 use crate::store::{Protection, SpacePressure};
 use crate::vfs::write_file_atomically;
+use crate::wal::retention::{Holder, Retention};
 use crate::wal::{Record, RecordKind, WalCompression, WalPosition};
 
 pub(super) struct CheckpointState {
@@ -108,8 +109,12 @@ impl Inner {
         cp.redo = redo;
         cp.last_millis = self.clock.now_millis();
         lock(&self.undo_writers).last_redo = redo;
-        self.wal
-            .recycle_before(redo.segment_no.min(undo_start.segment_no))?;
+        let retention = Retention::default()
+            .hold(Holder::Redo, redo.segment_no)
+            .hold(Holder::UndoStart, undo_start.segment_no);
+        if let Some(keep_from) = retention.keep_from() {
+            self.wal.recycle_before(keep_from)?;
+        }
         self.txns.set_checkpointed_xid(ended_below);
         self.stats.checkpoints.fetch_add(1, Ordering::Relaxed);
         Ok(())

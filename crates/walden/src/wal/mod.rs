@@ -4,6 +4,7 @@ pub mod compress;
 pub mod format;
 pub mod reader;
 pub mod record;
+pub mod retention;
 pub mod writer;
 
 pub use compress::WalCompression;
