@@ -3,20 +3,12 @@
 //! an error that panics instead of printing one line and exiting 1.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use walden::{Column, ColumnType, Database, Options, Schema, Value, WalCompression};
 
-fn walden() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_walden"))
-}
-
-fn run(args: &[&str]) -> Output {
-    walden()
-        .args(args)
-        .output()
-        .expect("the walden binary runs")
-}
+mod support;
+use support::{run, walden};
 
 fn stdout(out: &Output) -> String {
     String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")

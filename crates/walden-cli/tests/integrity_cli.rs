@@ -5,18 +5,10 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 
-fn walden() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_walden"))
-}
-
-fn run(args: &[&str]) -> Output {
-    walden()
-        .args(args)
-        .output()
-        .expect("the walden binary runs")
-}
+mod support;
+use support::{run, walden};
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()

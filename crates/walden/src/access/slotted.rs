@@ -15,15 +15,18 @@ use crate::wal::{Record, RecordKind};
 use crate::RowId;
 
 const XID_MASK: u64 = (1 << 48) - 1;
-/// Page numbers are stored in 32 bits in tuple links and records.
-const NO_NEXT: u32 = u32::MAX;
+/// Page numbers are stored in 32 bits in tuple links (u32::MAX means "no link"), so a
+/// table page's number stays below it.
+const PAGE_LIMIT: u64 = u32::MAX as u64;
 
+/// Reads a 48-bit little-endian number (tuple headers keep xids and undo pointers so).
 pub(crate) fn get_u48(b: &[u8], at: usize) -> u64 {
     let mut a = [0u8; 8];
     a[..6].copy_from_slice(&b[at..at + 6]);
     u64::from_le_bytes(a)
 }
 
+/// Writes the low 48 bits of `v`, little-endian.
 pub(crate) fn put_u48(b: &mut [u8], at: usize, v: u64) {
     b[at..at + 6].copy_from_slice(&(v & XID_MASK).to_le_bytes()[..6]);
 }
@@ -62,10 +65,8 @@ pub(crate) fn pin_table_page<'p>(
 /// Adds a fresh page to a table and logs it.
 pub(crate) fn new_page(ctx: &Ctx, table: &Table, xid: u64, stats: &mut TxnStats) -> Result<u64> {
     let page_no = ctx.pool.store().allocate_page_no();
-    if page_no >= NO_NEXT as u64 {
-        return Err(Error::DatabaseFull {
-            pages: NO_NEXT as u64,
-        });
+    if page_no >= PAGE_LIMIT {
+        return Err(Error::DatabaseFull { pages: PAGE_LIMIT });
     }
     let pinned = ctx.pool.fetch(page_no, Fetch::Overwrite)?;
     let mut g = pinned.write();

@@ -392,12 +392,12 @@ impl Database {
         let table = inner.table(name)?;
         let horizon = inner.txns.horizon();
         let mut tx = self.begin();
+        let xid = tx.snapshot.xid;
         let mut pass = |horizon: u64| -> Result<Vacuumed> {
             let (ctx, access) = (inner.access_ctx(), access::of(table.kind));
             let last = table.last_page();
             let mut total = Vacuumed::default();
             for page in table.page_list() {
-                let xid = tx.snapshot.xid;
                 let v =
                     access.vacuum_page(&ctx, &table, page, last, horizon, xid, &mut tx.stats)?;
                 total.removed += v.removed;

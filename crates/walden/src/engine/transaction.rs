@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::Inner;
 use crate::access::undo_table::TxnUndo;
-use crate::access::{self, Change, InsertCursor, Progress, TxnView, Writer};
+use crate::access::{self, Change, InsertCursor, Progress, TableAccess, TxnView, Writer};
 use crate::catalog::Table;
 use crate::clog::XidStatus;
 use crate::error::{Error, Result};
@@ -179,39 +179,52 @@ impl Transaction {
         }
     }
 
+    /// Runs `f` with the table kind's code and this transaction as its writer: the
+    /// transaction counts as having written, and as an undo writer first if the kind
+    /// keeps undo.
+    fn write<R>(
+        &mut self,
+        t: &Table,
+        f: impl FnOnce(&dyn TableAccess, &Inner, &mut Writer) -> Result<R>,
+    ) -> Result<R> {
+        let access = access::of(t.kind);
+        if access.uses_undo() {
+            self.note_undo_writer();
+        }
+        self.wrote = true;
+        let view = TxnView {
+            snapshot: &self.snapshot,
+            cid: self.cid,
+        };
+        let mut w = Writer {
+            view: &view,
+            stats: &mut self.stats,
+            undo: &mut self.undo,
+        };
+        f(access, &self.db, &mut w)
+    }
+
     fn insert_inner(
         &mut self,
         t: &Table,
         next: &mut dyn FnMut(&mut Vec<u8>) -> Result<bool>,
     ) -> Result<Vec<RowId>> {
         self.next_command()?;
-        self.wrote = true;
-        let access = access::of(t.kind);
-        if access.uses_undo() {
-            self.note_undo_writer();
-        }
-        let ctx = self.db.access_ctx();
-        let view = TxnView {
-            snapshot: &self.snapshot,
-            cid: self.cid,
-        };
-        let mut cursor = InsertCursor::new(next, &self.undo);
-        loop {
-            let mut w = Writer {
-                view: &view,
-                stats: &mut self.stats,
-                undo: &mut self.undo,
-            };
-            match access.insert(&ctx, t, &mut w, &mut cursor)? {
-                Progress::Done => return Ok(cursor.ids),
-                // Copy-on-write space pressure: relieved between pages.
-                Progress::Paused => self.db.relieve_space(),
+        self.write(t, |access, db, w| {
+            let ctx = db.access_ctx();
+            let mut cursor = InsertCursor::new(next, w.undo);
+            loop {
+                match access.insert(&ctx, t, w, &mut cursor)? {
+                    Progress::Done => return Ok(cursor.ids),
+                    // Copy-on-write space pressure: relieved between pages.
+                    Progress::Paused => db.relieve_space(),
+                }
             }
-        }
+        })
     }
 
-    /// Changes rows of one page of a table, then relieves copy-on-write space pressure
-    /// if there is any.
+    /// Changes rows of one page of a table (the caller relieves copy-on-write space
+    /// pressure between pages).
     fn change_page_rows(
         &mut self,
         t: &Table,
@@ -222,41 +235,17 @@ impl Transaction {
         if changes.is_empty() {
             return Ok(());
         }
-        let access = access::of(t.kind);
-        if access.uses_undo() {
-            self.note_undo_writer();
-        }
-        self.wrote = true;
-        let view = TxnView {
-            snapshot: &self.snapshot,
-            cid: self.cid,
-        };
-        let mut w = Writer {
-            view: &view,
-            stats: &mut self.stats,
-            undo: &mut self.undo,
-        };
-        access.change_rows(&self.db.access_ctx(), t, &mut w, page, changes, updated)
+        self.write(t, |access, db, w| {
+            access.change_rows(&db.access_ctx(), t, w, page, changes, updated)
+        })
     }
 
     /// Changes one row (found through its id, following a move), then relieves
     /// copy-on-write space pressure if there is any. Returns the row's new id.
     fn change_row(&mut self, t: &Table, id: RowId, change: Change) -> Result<RowId> {
-        let access = access::of(t.kind);
-        if access.uses_undo() {
-            self.note_undo_writer();
-        }
-        self.wrote = true;
-        let view = TxnView {
-            snapshot: &self.snapshot,
-            cid: self.cid,
-        };
-        let mut w = Writer {
-            view: &view,
-            stats: &mut self.stats,
-            undo: &mut self.undo,
-        };
-        let r = access.change_row(&self.db.access_ctx(), t, &mut w, id, change);
+        let r = self.write(t, |access, db, w| {
+            access.change_row(&db.access_ctx(), t, w, id, change)
+        });
         self.db.relieve_space();
         r
     }

@@ -128,11 +128,10 @@ impl UndoLog for MemoryUndoLog {
             .checked_sub(1)
             .and_then(|i| st.segments.get(i))
             .ok_or_else(|| format!("undo record {ptr} was discarded"))?;
-        let at = (ptr - seg.start) as usize;
-        let i = seg
-            .starts
-            .binary_search(&(at as u32))
-            .map_err(|_| format!("undo pointer {ptr} is not the start of a record"))?;
+        let not_a_start = || format!("undo pointer {ptr} is not the start of a record");
+        let at = u32::try_from(ptr - seg.start).map_err(|_| not_a_start())?;
+        let i = seg.starts.binary_search(&at).map_err(|_| not_a_start())?;
+        let at = at as usize;
         let end = seg
             .starts
             .get(i + 1)
@@ -225,6 +224,10 @@ mod tests {
         assert_eq!(q, p + big.len() as u64, "pointers are offsets in the log");
         assert!(store.read(p + 1).is_err());
         assert!(store.read(q + 100_000).is_err());
+        assert!(
+            store.read(q + (1 << 32)).is_err(),
+            "offsets past u32 do not wrap"
+        );
         assert_eq!(store.read(q).unwrap(), rec);
     }
 }

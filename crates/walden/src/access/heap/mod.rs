@@ -15,7 +15,6 @@ pub use update::{update, update_rows};
 use crate::access::slotted::{
     corrupt, get_u48, insert_rows, pin_table_page, prune_page, put_u48, withdraw, TupleFormat,
 };
-use crate::access::undo_table::TxnUndo;
 use crate::access::{Change, Ctx, InsertCursor, Progress, TableAccess, TxnView, Vacuumed, Writer};
 use crate::buffer::Fetch;
 use crate::catalog::Table;
@@ -479,18 +478,5 @@ impl TableAccess for HeapTable {
             dead
         })?;
         Ok(Vacuumed { removed, waiting })
-    }
-
-    /// Nothing to do: a heap table's versions are invisible once their transaction
-    /// counts as aborted.
-    fn roll_back(
-        &self,
-        _ctx: &Ctx,
-        _xid: u64,
-        _undo: &mut TxnUndo,
-        _mark: usize,
-        _stats: &mut TxnStats,
-    ) -> Result<()> {
-        Ok(())
     }
 }
