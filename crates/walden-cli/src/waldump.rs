@@ -12,10 +12,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use walden::control::Control;
+use walden::owners::owners;
 use walden::vfs::{LockMode, RealVfs, Vfs};
 use walden::wal::format::SegmentIdentity;
-use walden::wal::record::ChangeOp;
-use walden::wal::{FrameStats, LogRecord, Record, RecordKind, WalPosition, WalReader};
+use walden::wal::{FrameStats, LogRecord, WalPosition, WalReader};
 
 use crate::CliError;
 
@@ -28,7 +28,7 @@ pub struct Args {
     stats: bool,
 }
 
-/// Totals of one record kind, indexed like `RecordKind::ALL`.
+/// Totals of one record type, indexed by its code.
 #[derive(Debug, Clone, Copy, Default)]
 struct KindTotal {
     records: u64,
@@ -61,7 +61,7 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     let wal_dir = args.dir.join("wal");
     let segments = WalReader::segments(&vfs, &wal_dir)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let mut totals = [KindTotal::default(); RecordKind::ALL.len()];
+    let mut totals = [KindTotal::default(); 256];
     let stats = args.stats;
     let mut frames = FrameStats::default();
     let result = walk(
@@ -73,10 +73,9 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
         |event| {
             match event {
             Event::Record(rec) => {
-                if let Some(i) = RecordKind::ALL.iter().position(|k| *k == rec.kind) {
-                    totals[i].records += 1;
-                    totals[i].bytes += u64::from(rec.len);
-                }
+                let t = &mut totals[rec.rtype.code as usize];
+                t.records += 1;
+                t.bytes += u64::from(rec.len);
                 if !stats {
                     outln!(out, "{}", record_line(rec))?;
                 }
@@ -126,15 +125,16 @@ fn walk(
     let mut last: Option<Stretch> = None;
     let mut index = 0;
     while let Some(&segment_no) = segments.get(index) {
-        let mut reader = match WalReader::at_segment_start(vfs.clone(), wal_dir, id, segment_no) {
-            Ok(r) => r,
-            // A segment whose header does not validate: not part of the log.
-            Err(walden::Error::MissingWalSegment { .. } | walden::Error::CorruptWal { .. }) => {
-                index += 1;
-                continue;
-            }
-            Err(e) => return Err(e.into()),
-        };
+        let mut reader =
+            match WalReader::at_segment_start(owners(), vfs.clone(), wal_dir, id, segment_no) {
+                Ok(r) => r,
+                // A segment whose header does not validate: not part of the log.
+                Err(walden::Error::MissingWalSegment { .. } | walden::Error::CorruptWal { .. }) => {
+                    index += 1;
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
         let mut first_lsn = None;
         while let Some(rec) = reader.next()? {
             if first_lsn.is_none() {
@@ -163,104 +163,20 @@ fn walk(
     Ok(last)
 }
 
-/// One record as a short line: position, size, transaction, kind and what it changed.
+/// One record as a short line: position, size, transaction, type and, in the words of
+/// the record's owner, what it changed.
 fn record_line(rec: &LogRecord) -> String {
-    let details = details(&rec.record);
+    let details = owners()
+        .describe(rec)
+        .unwrap_or_else(|e| format!("(invalid: {e})"));
     let head = format!(
         "lsn {} len {} xid {} {}",
-        rec.lsn,
-        rec.len,
-        rec.xid,
-        rec.kind.name()
+        rec.lsn, rec.len, rec.xid, rec.rtype.name
     );
     if details.is_empty() {
         head
     } else {
         format!("{head} {details}")
-    }
-}
-
-/// A slot list: the slot itself when there is one, else how many.
-fn slot_list(slots: &[u16]) -> String {
-    match slots {
-        [s] => format!("slot {s}"),
-        _ => format!("slots {}", slots.len()),
-    }
-}
-
-/// What a record changed, in a few words.
-fn details(record: &Record) -> String {
-    match record {
-        Record::HeapInit { page, table } => format!("page {page} table {table}"),
-        Record::HeapInsert { page, cid, rows } => {
-            let bytes: usize = rows.iter().map(|(_, r)| r.len()).sum();
-            format!("page {page} cid {cid} rows {} ({bytes} bytes)", rows.len())
-        }
-        Record::HeapDelete { page, slots } => format!("page {page} {}", slot_list(slots)),
-        Record::HeapUpdateOld { page, links } => match links.as_slice() {
-            [l] => format!(
-                "page {page} slot {} -> page {} slot {}",
-                l.slot, l.new_page, l.new_slot
-            ),
-            _ => format!("page {page} rows {}", links.len()),
-        },
-        Record::HeapUpdateNew { page, cid, rows } => {
-            let bytes: usize = rows.iter().map(|d| d.middle.len()).sum();
-            format!(
-                "page {page} cid {cid} rows {} as deltas ({bytes} bytes changed)",
-                rows.len()
-            )
-        }
-        Record::HeapPrune { page, slots } => format!("page {page} slots {}", slots.len()),
-        Record::Commit | Record::Abort => String::new(),
-        Record::CreateTable {
-            table,
-            name,
-            schema,
-            kind,
-        } => format!(
-            "table {table} name {name:?} columns {} kind {}",
-            schema.columns.len(),
-            walden::TableKind::from_code(*kind).map_or("?", |k| k.name())
-        ),
-        Record::DropTable { table } => format!("table {table}"),
-        Record::PageImage {
-            page,
-            lower,
-            upper,
-            image,
-        } => format!(
-            "page {page} hole {lower}..{upper} image {} bytes",
-            image.len()
-        ),
-        Record::Checkpoint { redo_lsn, next_xid } => {
-            format!("redo_lsn {redo_lsn} next_xid {next_xid}")
-        }
-        Record::UndoInsert { page, cid, rows } => {
-            let bytes: usize = rows.iter().map(|(_, r)| r.len()).sum();
-            format!("page {page} cid {cid} rows {} ({bytes} bytes)", rows.len())
-        }
-        Record::UndoChange { page, cid, ops } => {
-            let mut n = [0usize; 4];
-            for op in ops {
-                n[match op {
-                    ChangeOp::Update { .. } => 0,
-                    ChangeOp::Resize { .. } => 1,
-                    ChangeOp::Move { .. } => 2,
-                    ChangeOp::Delete { .. } => 3,
-                }] += 1;
-            }
-            format!(
-                "page {page} cid {cid} updated {} resized {} moved {} deleted {}",
-                n[0], n[1], n[2], n[3]
-            )
-        }
-        Record::UndoRevert {
-            page,
-            undone_lsn,
-            ops,
-        } => format!("page {page} undoes lsn {undone_lsn} rows {}", ops.len()),
-        Record::UndoOnly(inner) => format!("{}: {}", inner.kind().name(), details(inner)),
     }
 }
 
@@ -322,12 +238,13 @@ fn print_stats(out: &mut impl Write, totals: &[KindTotal]) -> Result<(), CliErro
         "bytes",
         "% bytes"
     )?;
-    for (kind, t) in RecordKind::ALL.iter().zip(totals) {
+    for rtype in owners().types() {
+        let t = totals[rtype.code as usize];
         if t.records > 0 {
             outln!(
                 out,
                 "{:<16} {:>12} {:>16} {:>7.2}%",
-                kind.name(),
+                rtype.name,
                 t.records,
                 t.bytes,
                 percent(t.bytes)

@@ -18,6 +18,7 @@ pub mod directory;
 pub mod engine;
 pub mod error;
 pub mod options;
+pub mod owners;
 pub mod page;
 pub mod poison;
 pub mod recovery;

@@ -8,19 +8,21 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::access::undo_table::CrashUndo;
-use crate::access::{heap, undo_table};
 use crate::buffer::BufferPool;
-use crate::catalog::{Catalog, Table, TableKind};
+use crate::catalog::Catalog;
 use crate::clog::{Clog, XidStatus};
 use crate::control::{CheckpointData, Control};
 use crate::error::{Error, Result};
 use crate::options::Options;
+use crate::owners::owners;
 use crate::poison::Poison;
 use crate::stats::Stats;
 use crate::store::{PageStore, Protection};
+use crate::txn::{ends_transaction, ABORT};
 use crate::vfs::{FileLock, Vfs};
 use crate::wal::format::segment_name;
-use crate::wal::{Record, RecordKind, Wal, WalCompression, WalPosition, WalReader};
+use crate::wal::record::{CheckpointRecord, LogRecord, CHECKPOINT};
+use crate::wal::{RedoCtx, Wal, WalCompression, WalPosition, WalReader};
 
 /// What recovery did when the database was opened.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -174,6 +176,7 @@ pub(crate) fn recover(
     // Reading starts at the undo start (at or before the redo point): records before
     // the redo point only tell which undo-table changes running transactions made.
     let mut reader = WalReader::new(
+        owners(),
         opts.vfs.clone(),
         &wal_dir,
         control.segment_identity(),
@@ -189,82 +192,43 @@ pub(crate) fn recover(
     let mut catalog = ckpt.catalog;
     let mut crash_undo = CrashUndo::default();
     let mut checkpoint_record_found = false;
+    let corrupt = |rec: &LogRecord, reason: String| Error::CorruptWal {
+        path: wal_dir.clone(),
+        lsn: rec.lsn,
+        reason,
+    };
     while let Some(rec) = reader.next()? {
-        crash_undo.note(rec.lsn, rec.xid, &rec.record);
+        crash_undo.note(&rec).map_err(|r| corrupt(&rec, r))?;
+        if ends_transaction(rec.rtype) {
+            finished.insert(rec.xid);
+        }
         if rec.lsn < ckpt.redo.lsn {
-            if matches!(rec.record, Record::Commit | Record::Abort) {
-                finished.insert(rec.xid);
-            }
             continue;
         }
         report.records_replayed += 1;
-        let end = rec.lsn + rec.len as u64;
         if rec.xid >= MAX_XID {
-            return Err(Error::CorruptWal {
-                path: wal_dir.clone(),
-                lsn: rec.lsn,
-                reason: format!("transaction id {} out of range", rec.xid),
-            });
+            let reason = format!("transaction id {} out of range", rec.xid);
+            return Err(corrupt(&rec, reason));
         }
         if rec.xid != 0 {
             seen.insert(rec.xid);
             max_xid = max_xid.max(rec.xid);
         }
-        match &rec.record {
-            Record::Commit => {
-                clog.set(rec.xid, XidStatus::Committed);
-                finished.insert(rec.xid);
-            }
-            Record::Abort => {
-                clog.set(rec.xid, XidStatus::Aborted);
-                finished.insert(rec.xid);
-            }
-            Record::CreateTable { table, .. } if *table >= u32::MAX - 1 => {
-                return Err(Error::CorruptWal {
-                    path: wal_dir.clone(),
-                    lsn: rec.lsn,
-                    reason: format!("table id {table} out of range"),
-                });
-            }
-            Record::CreateTable {
-                table,
-                name,
-                schema,
-                kind,
-            } => {
-                if !catalog.by_id.contains_key(table) && !catalog.by_name.contains_key(name) {
-                    let kind = TableKind::from_code(*kind).unwrap_or_default();
-                    catalog.insert(Table::new(*table, name, schema.clone(), kind, Vec::new()));
-                }
-            }
-            Record::DropTable { table } => {
-                catalog.remove(*table);
-            }
-            Record::Checkpoint { redo_lsn, .. } => {
-                checkpoint_record_found |= *redo_lsn == ckpt.redo.lsn;
-            }
-            r => {
-                if let Some(page) = r.page() {
-                    check_redo_page(r, page, store).map_err(|reason| Error::CorruptWal {
-                        path: wal_dir.clone(),
-                        lsn: rec.lsn,
-                        reason,
-                    })?;
-                    store.note_page_no(page);
-                    match r {
-                        Record::UndoInsert { .. }
-                        | Record::UndoChange { .. }
-                        | Record::UndoRevert { .. } => undo_table::redo(pool, r, rec.xid, end)?,
-                        _ => heap::redo(pool, r, rec.xid, end)?,
-                    }
-                    if let Record::HeapInit { page, table } = r {
-                        if let Some(t) = catalog.by_id.get(table) {
-                            t.add_page(*page);
-                        }
-                    }
-                }
-            }
+        if rec.rtype == CHECKPOINT {
+            let c = CheckpointRecord::decode(&rec.payload).map_err(|r| corrupt(&rec, r))?;
+            checkpoint_record_found |= c.redo_lsn == ckpt.redo.lsn;
         }
+        if let Some(page) = rec.page() {
+            check_redo_page(&rec, page, store).map_err(|r| corrupt(&rec, r))?;
+            store.note_page_no(page);
+        }
+        let mut ctx = RedoCtx {
+            pool,
+            clog,
+            catalog: &mut catalog,
+            wal_dir: &wal_dir,
+        };
+        owners().redo(&rec, &mut ctx)?;
     }
     let mut end = reader.end_position();
     if let Some(why) = reader.dropped() {
@@ -320,7 +284,7 @@ pub(crate) fn recover(
     crash_undo.roll_back(&parts.pool, &wal, &finished)?;
     let mut rolled_back = Vec::new();
     for &xid in seen.iter().filter(|x| !finished.contains(x)) {
-        wal.append(RecordKind::Abort, xid, &[], None)?;
+        wal.append(ABORT, xid, &[], None)?;
         parts.clog.set(xid, XidStatus::Aborted);
         report.transactions_rolled_back += 1;
         rolled_back.push(xid);
@@ -347,12 +311,17 @@ pub(crate) fn recover(
 }
 
 /// A page number in a replayed record must be one the database could have handed out.
-fn check_redo_page(rec: &Record, page: u64, store: &PageStore) -> std::result::Result<(), String> {
-    let limit = match rec {
-        Record::HeapInit { .. } | Record::PageImage { .. } => {
-            store.next_page_no().saturating_add(REDO_PAGE_SLACK)
-        }
-        _ => store.next_page_no(),
+fn check_redo_page(
+    rec: &LogRecord,
+    page: u64,
+    store: &PageStore,
+) -> std::result::Result<(), String> {
+    // A record that writes its page whole (a new page, an image) may name one past
+    // the checkpoint's next page.
+    let limit = if rec.rtype.will_init() {
+        store.next_page_no().saturating_add(REDO_PAGE_SLACK)
+    } else {
+        store.next_page_no()
     };
     if page >= limit || page >= u64::from(u32::MAX) {
         return Err(format!(

@@ -4,28 +4,38 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use crate::wal::record::{RecordKind, RECORD_KINDS};
+/// Record codes are below this (the byte after a record's length; `wal::record`). The
+/// counters are indexed by code, so this module needs no record type.
+pub const RECORD_CODES: usize = 32;
 
-/// Counters of WAL records by kind (logical bytes: the records themselves).
+/// Counters of WAL records by record code (logical bytes: the records themselves), and
+/// of the page images among them.
 #[derive(Debug, Default)]
 pub struct WalCounters {
-    records: [AtomicU64; RECORD_KINDS],
-    bytes: [AtomicU64; RECORD_KINDS],
+    records: [AtomicU64; RECORD_CODES],
+    bytes: [AtomicU64; RECORD_CODES],
+    images: AtomicU64,
+    image_bytes: AtomicU64,
 }
 
 impl WalCounters {
-    pub fn add(&self, kind: RecordKind, bytes: u64) {
-        self.records[kind as usize].fetch_add(1, Relaxed);
-        self.bytes[kind as usize].fetch_add(bytes, Relaxed);
+    /// Counts a record of type `code`; `image` when it is a page image.
+    pub fn add(&self, code: u8, bytes: u64, image: bool) {
+        let i = code as usize % RECORD_CODES;
+        self.records[i].fetch_add(1, Relaxed);
+        self.bytes[i].fetch_add(bytes, Relaxed);
+        if image {
+            self.images.fetch_add(1, Relaxed);
+            self.image_bytes.fetch_add(bytes, Relaxed);
+        }
     }
 
     fn snapshot(&self) -> Vec<KindCount> {
-        RecordKind::ALL
-            .iter()
-            .map(|&k| KindCount {
-                kind: k,
-                records: self.records[k as usize].load(Relaxed),
-                bytes: self.bytes[k as usize].load(Relaxed),
+        (0..RECORD_CODES)
+            .map(|i| KindCount {
+                code: i as u8,
+                records: self.records[i].load(Relaxed),
+                bytes: self.bytes[i].load(Relaxed),
             })
             .collect()
     }
@@ -52,10 +62,10 @@ pub struct Stats {
     pub undo_bytes: AtomicU64,
 }
 
-/// Records and bytes of one record kind.
+/// Records and bytes of one record type (`walden::owners::OWNERS` names the code).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KindCount {
-    pub kind: RecordKind,
+    pub code: u8,
     pub records: u64,
     pub bytes: u64,
 }
@@ -100,7 +110,7 @@ impl StatsSnapshot {
             .iter()
             .zip(&earlier.by_kind)
             .map(|(a, b)| KindCount {
-                kind: a.kind,
+                code: a.code,
                 records: a.records - b.records,
                 bytes: a.bytes - b.bytes,
             })
@@ -130,15 +140,11 @@ impl StatsSnapshot {
 impl Stats {
     pub fn snapshot(&self) -> StatsSnapshot {
         let by_kind = self.wal.snapshot();
-        let image = by_kind
-            .iter()
-            .find(|k| k.kind == RecordKind::PageImage)
-            .copied();
         StatsSnapshot {
             wal_record_bytes: by_kind.iter().map(|k| k.bytes).sum(),
             wal_records: by_kind.iter().map(|k| k.records).sum(),
-            page_images: image.map_or(0, |k| k.records),
-            page_image_bytes: image.map_or(0, |k| k.bytes),
+            page_images: self.wal.images.load(Relaxed),
+            page_image_bytes: self.wal.image_bytes.load(Relaxed),
             by_kind,
             wal_bytes_written: self.wal_bytes_written.load(Relaxed),
             wal_frame_raw_bytes: self.wal_frame_raw_bytes.load(Relaxed),
@@ -159,17 +165,26 @@ impl Stats {
 /// Per-transaction WAL counters (single-threaded: a transaction belongs to one thread).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TxnStats {
-    pub records: [u64; RECORD_KINDS],
-    pub bytes: [u64; RECORD_KINDS],
+    /// Records and bytes by record code.
+    pub records: [u64; RECORD_CODES],
+    pub bytes: [u64; RECORD_CODES],
+    images: u64,
+    image_bytes: u64,
     /// Undo records and bytes this transaction appended to the undo log.
     pub undo_records: u64,
     pub undo_bytes: u64,
 }
 
 impl TxnStats {
-    pub fn add(&mut self, kind: RecordKind, bytes: u64) {
-        self.records[kind as usize] += 1;
-        self.bytes[kind as usize] += bytes;
+    /// Counts a record of type `code`; `image` when it is a page image.
+    pub fn add(&mut self, code: u8, bytes: u64, image: bool) {
+        let i = code as usize % RECORD_CODES;
+        self.records[i] += 1;
+        self.bytes[i] += bytes;
+        if image {
+            self.images += 1;
+            self.image_bytes += bytes;
+        }
     }
     pub fn wal_bytes(&self) -> u64 {
         self.bytes.iter().sum()
@@ -178,9 +193,9 @@ impl TxnStats {
         self.records.iter().sum()
     }
     pub fn page_images(&self) -> u64 {
-        self.records[RecordKind::PageImage as usize]
+        self.images
     }
     pub fn page_image_bytes(&self) -> u64 {
-        self.bytes[RecordKind::PageImage as usize]
+        self.image_bytes
     }
 }

@@ -11,6 +11,7 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 
 use crate::clog::{Clog, XidStatus};
 use crate::error::{Error, Result};
+use crate::wal::{LogRecord, RecordOwner, RecordType, RedoCtx};
 
 /// What a transaction sees.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -158,6 +159,46 @@ impl TxnManager {
             s => s,
         }
     }
+}
+
+/// A transaction committed (no payload).
+pub const COMMIT: RecordType = RecordType::new(6, "commit", 0);
+/// A transaction aborted (no payload).
+pub const ABORT: RecordType = RecordType::new(7, "abort", 0);
+
+/// The owner of the transaction records: their redo sets the transaction's status.
+pub struct XactOwner;
+
+impl RecordOwner for XactOwner {
+    fn name(&self) -> &'static str {
+        "xact"
+    }
+
+    fn types(&self) -> &'static [RecordType] {
+        &[COMMIT, ABORT]
+    }
+
+    fn describe(&self, rec: &LogRecord) -> std::result::Result<String, String> {
+        match rec.payload.len() {
+            0 => Ok(String::new()),
+            n => Err(format!("{n} trailing bytes in a {} record", rec.rtype.name)),
+        }
+    }
+
+    fn redo(&self, rec: &LogRecord, ctx: &mut RedoCtx) -> Result<()> {
+        let status = if rec.rtype == COMMIT {
+            XidStatus::Committed
+        } else {
+            XidStatus::Aborted
+        };
+        ctx.clog.set(rec.xid, status);
+        Ok(())
+    }
+}
+
+/// True for the records that end a transaction.
+pub fn ends_transaction(t: RecordType) -> bool {
+    t == COMMIT || t == ABORT
 }
 
 #[cfg(test)]

@@ -8,12 +8,17 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use walden::access::heap::wal_records::{
+    HeapRecord, UpdateLink, HEAP_DELETE, HEAP_INSERT, HEAP_UPDATE_NEW, HEAP_UPDATE_OLD,
+};
+use walden::access::slotted::{SlottedRecord, HEAP_INIT};
 use walden::clock::ManualClock;
 use walden::stats::StatsSnapshot;
+use walden::txn::{ABORT, COMMIT};
 use walden::vfs::{CrashMode, SimVfs};
 use walden::wal::format::FRAME_HEADER_BYTES;
-use walden::wal::record::{encode_record, Record, UpdateLink, MAX_RECORD_HEADER_BYTES};
-use walden::wal::RecordKind;
+use walden::wal::payload::{encode_record, Payload};
+use walden::wal::record::{record_len, RecordType, MAX_RECORD_HEADER_BYTES};
 use walden::*;
 
 mod support;
@@ -45,8 +50,8 @@ fn encoded_len(r: &Row) -> u64 {
 
 /// Bytes of a record. The tests' transaction ids, page and slot numbers are all small
 /// (one varint byte), so any small values give the same length.
-fn record_bytes(rec: &Record) -> u64 {
-    encode_record(&mut Vec::new(), rec, 1, 0) as u64
+fn record_bytes(rec: &dyn Payload) -> u64 {
+    encode_record(&mut Vec::new(), rec, 1) as u64
 }
 
 /// Bytes of a HeapInsert record holding the given rows (at neighbouring slots).
@@ -61,7 +66,7 @@ fn heap_insert_bytes(rows: &[&Row]) -> u64 {
             (i as u16 + 1, out)
         })
         .collect();
-    record_bytes(&Record::HeapInsert {
+    record_bytes(&HeapRecord::Insert {
         page: 1,
         cid: 0,
         rows,
@@ -69,15 +74,15 @@ fn heap_insert_bytes(rows: &[&Row]) -> u64 {
 }
 
 fn commit_bytes() -> u64 {
-    record_bytes(&Record::Commit)
+    record_len(1, 0) as u64
 }
 
 fn heap_init_bytes() -> u64 {
-    record_bytes(&Record::HeapInit { page: 1, table: 1 })
+    record_bytes(&SlottedRecord::Init { page: 1, table: 1 })
 }
 
 fn heap_update_old_bytes() -> u64 {
-    record_bytes(&Record::HeapUpdateOld {
+    record_bytes(&HeapRecord::UpdateOld {
         page: 1,
         links: vec![UpdateLink {
             slot: 3,
@@ -88,8 +93,8 @@ fn heap_update_old_bytes() -> u64 {
 }
 
 /// (records, bytes) of one record kind.
-fn kind(s: &StatsSnapshot, k: RecordKind) -> (u64, u64) {
-    let c = s.by_kind.iter().find(|c| c.kind == k).unwrap();
+fn kind(s: &StatsSnapshot, k: RecordType) -> (u64, u64) {
+    let c = s.by_kind.iter().find(|c| c.code == k.code).unwrap();
     (c.records, c.bytes)
 }
 
@@ -236,19 +241,19 @@ fn single_insert_transaction_counts_exactly() {
     let mut tx = db.begin();
     tx.insert(TABLE, &first).unwrap();
     let t = tx.stats().clone();
-    assert_eq!(t.records[RecordKind::HeapInit as usize], 1);
-    assert_eq!(t.bytes[RecordKind::HeapInit as usize], heap_init_bytes());
-    assert_eq!(t.records[RecordKind::HeapInsert as usize], 1);
+    assert_eq!(t.records[HEAP_INIT.code as usize], 1);
+    assert_eq!(t.bytes[HEAP_INIT.code as usize], heap_init_bytes());
+    assert_eq!(t.records[HEAP_INSERT.code as usize], 1);
     assert_eq!(
-        t.bytes[RecordKind::HeapInsert as usize],
+        t.bytes[HEAP_INSERT.code as usize],
         heap_insert_bytes(&[&first])
     );
     assert_eq!(t.wal_records(), 2);
     assert_eq!(t.page_images(), 0);
     tx.commit().unwrap();
     let d = db.stats().since(&before);
-    assert_eq!(kind(&d, RecordKind::HeapInit), (1, heap_init_bytes()));
-    assert_eq!(kind(&d, RecordKind::Commit), (1, commit_bytes()));
+    assert_eq!(kind(&d, HEAP_INIT), (1, heap_init_bytes()));
+    assert_eq!(kind(&d, COMMIT), (1, commit_bytes()));
     assert_eq!(d.commits, 1);
 
     // A single-row insert into the existing page: one HeapInsert, one Commit, one frame,
@@ -259,13 +264,13 @@ fn single_insert_transaction_counts_exactly() {
     tx.insert(TABLE, &second).unwrap();
     let t = tx.stats().clone();
     let insert_bytes = heap_insert_bytes(&[&second]);
-    assert_eq!(t.records[RecordKind::HeapInsert as usize], 1);
-    assert_eq!(t.bytes[RecordKind::HeapInsert as usize], insert_bytes);
+    assert_eq!(t.records[HEAP_INSERT.code as usize], 1);
+    assert_eq!(t.bytes[HEAP_INSERT.code as usize], insert_bytes);
     assert_eq!((t.wal_records(), t.wal_bytes()), (1, insert_bytes));
     tx.commit().unwrap();
     let d = db.stats().since(&before);
-    assert_eq!(kind(&d, RecordKind::HeapInsert), (1, insert_bytes));
-    assert_eq!(kind(&d, RecordKind::Commit), (1, commit_bytes()));
+    assert_eq!(kind(&d, HEAP_INSERT), (1, insert_bytes));
+    assert_eq!(kind(&d, COMMIT), (1, commit_bytes()));
     assert_eq!(d.wal_records, 2);
     assert_eq!(d.wal_record_bytes, insert_bytes + commit_bytes());
     // The frame, and the end marker written after its sync (overwritten by the next).
@@ -286,13 +291,10 @@ fn single_insert_transaction_counts_exactly() {
     let mut tx = db.begin();
     tx.insert_many(TABLE, &rows).unwrap();
     let expected = heap_insert_bytes(&rows.iter().collect::<Vec<_>>());
-    assert_eq!(tx.stats().records[RecordKind::HeapInsert as usize], 1);
-    assert_eq!(tx.stats().bytes[RecordKind::HeapInsert as usize], expected);
+    assert_eq!(tx.stats().records[HEAP_INSERT.code as usize], 1);
+    assert_eq!(tx.stats().bytes[HEAP_INSERT.code as usize], expected);
     tx.commit().unwrap();
-    assert_eq!(
-        kind(&db.stats().since(&before), RecordKind::HeapInsert),
-        (1, expected)
-    );
+    assert_eq!(kind(&db.stats().since(&before), HEAP_INSERT), (1, expected));
 
     // A read-only commit writes nothing and is not counted; a rollback is counted as an
     // abort and logs one abort record.
@@ -307,7 +309,7 @@ fn single_insert_transaction_counts_exactly() {
     tx.rollback().unwrap();
     let d = db.stats().since(&before);
     assert_eq!((d.commits, d.aborts), (0, 1));
-    assert_eq!(kind(&d, RecordKind::Abort), (1, commit_bytes()));
+    assert_eq!(kind(&d, ABORT), (1, commit_bytes()));
 }
 
 #[test]
@@ -342,14 +344,10 @@ fn page_images_only_in_full_page_mode_after_a_checkpoint() {
         assert_eq!(d.page_images, images(1), "{protection:?}");
         // On one page the new version (a delta against the old) is logged first: it
         // takes the page image, and the old version's link follows as a record.
-        assert_eq!(kind(&d, RecordKind::HeapInsert).0, 0, "{protection:?}");
+        assert_eq!(kind(&d, HEAP_INSERT).0, 0, "{protection:?}");
+        assert_eq!(kind(&d, HEAP_UPDATE_NEW).0, 1 - images(1), "{protection:?}");
         assert_eq!(
-            kind(&d, RecordKind::HeapUpdateNew).0,
-            1 - images(1),
-            "{protection:?}"
-        );
-        assert_eq!(
-            kind(&d, RecordKind::HeapUpdateOld),
+            kind(&d, HEAP_UPDATE_OLD),
             (1, heap_update_old_bytes()),
             "{protection:?}"
         );
@@ -380,11 +378,7 @@ fn page_images_only_in_full_page_mode_after_a_checkpoint() {
         tx.commit().unwrap();
         let d = db.stats().since(&before);
         assert_eq!(d.page_images, images(1), "{protection:?}");
-        assert_eq!(
-            kind(&d, RecordKind::HeapDelete).0,
-            1 - images(1),
-            "{protection:?}"
-        );
+        assert_eq!(kind(&d, HEAP_DELETE).0, 1 - images(1), "{protection:?}");
     }
 }
 

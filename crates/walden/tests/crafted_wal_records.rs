@@ -5,10 +5,12 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use walden::access::heap::wal_records::HeapRecord;
+use walden::access::slotted::SlottedRecord;
+use walden::catalog::CatalogRecord;
 use walden::vfs::{CrashMode, OpenMode, SimVfs, Vfs};
 use walden::wal::format::{build_frame, FrameHeader, FRAME_HEADER_BYTES, SEGMENT_HEADER_BYTES};
-use walden::wal::record::encode_record;
-use walden::wal::Record;
+use walden::wal::payload::{encode_record, Payload};
 use walden::*;
 
 mod support;
@@ -29,7 +31,7 @@ fn base(vfs: &SimVfs) -> u64 {
 
 /// Appends one frame holding `records` (each with its xid) after the last frame of
 /// segment 1, continuing its LSNs and generation, as the writer would have.
-fn append_frame(vfs: &SimVfs, records: &[(Record, u64)]) {
+fn append_frame(vfs: &SimVfs, records: &[(&dyn Payload, u64)]) {
     let path = wal_segment(1);
     let bytes = vfs.file_contents(&path).unwrap();
     let mut at = SEGMENT_HEADER_BYTES as usize;
@@ -41,9 +43,8 @@ fn append_frame(vfs: &SimVfs, records: &[(Record, u64)]) {
     let last = last.unwrap();
     let start_lsn = last.lsn_start + last.payload_len as u64;
     let mut payload = Vec::new();
-    let mut lsn = start_lsn;
     for (rec, xid) in records {
-        lsn += encode_record(&mut payload, rec, *xid, lsn) as u64;
+        encode_record(&mut payload, *rec, *xid);
     }
     let header = FrameHeader {
         crc: 0,
@@ -88,9 +89,9 @@ fn heap_insert_at_slot_65535_is_corrupt_wal_not_a_panic() {
     append_frame(
         &vfs,
         &[
-            (Record::HeapInit { page, table: 1 }, 50),
+            (&SlottedRecord::Init { page, table: 1 }, 50),
             (
-                Record::HeapInsert {
+                &HeapRecord::Insert {
                     page,
                     cid: 1,
                     rows: vec![(u16::MAX, vec![0; 9])],
@@ -109,7 +110,7 @@ fn heap_init_of_page_u64_max_is_corrupt_wal_not_a_panic() {
     append_frame(
         &vfs,
         &[(
-            Record::HeapInit {
+            &SlottedRecord::Init {
                 page: u64::MAX,
                 table: 1,
             },
@@ -123,7 +124,7 @@ fn heap_init_of_page_u64_max_is_corrupt_wal_not_a_panic() {
 fn record_with_xid_u64_max_is_corrupt_wal_not_a_panic() {
     let vfs = SimVfs::new(3);
     let page = base(&vfs);
-    append_frame(&vfs, &[(Record::HeapInit { page, table: 1 }, u64::MAX)]);
+    append_frame(&vfs, &[(&SlottedRecord::Init { page, table: 1 }, u64::MAX)]);
     assert_no_panic(&vfs);
 }
 
@@ -134,11 +135,11 @@ fn create_table_with_id_u32_max_is_corrupt_wal_not_a_panic() {
     append_frame(
         &vfs,
         &[(
-            Record::CreateTable {
+            &CatalogRecord::CreateTable {
                 table: u32::MAX,
                 name: "x".into(),
                 schema: Schema::new(vec![Column::new("a", ColumnType::Int4)]),
-                kind: 0,
+                kind: TableKind::Heap,
             },
             50,
         )],
@@ -150,9 +151,9 @@ fn create_table_with_id_u32_max_is_corrupt_wal_not_a_panic() {
 /// redo, and crash rollback of the (uncommitted) transaction, report the page as corrupt.
 #[test]
 fn undo_records_that_do_not_fit_their_page_are_errors_not_panics() {
-    use walden::wal::record::{ChangeOp, RevertOp};
+    use walden::access::undo_table::wal_records::{ChangeOp, RevertOp, UndoTableRecord};
     let hostile = [
-        Record::UndoChange {
+        UndoTableRecord::Change {
             page: 0,
             cid: 1,
             ops: vec![ChangeOp::Update {
@@ -162,7 +163,7 @@ fn undo_records_that_do_not_fit_their_page_are_errors_not_panics() {
                 xor: vec![3; 4],
             }],
         },
-        Record::UndoChange {
+        UndoTableRecord::Change {
             page: 0,
             cid: 1,
             ops: vec![ChangeOp::Resize {
@@ -173,17 +174,17 @@ fn undo_records_that_do_not_fit_their_page_are_errors_not_panics() {
                 new_area: vec![2; 60_000],
             }],
         },
-        Record::UndoChange {
+        UndoTableRecord::Change {
             page: 0,
             cid: 1,
             ops: vec![ChangeOp::Delete { slot: 900 }],
         },
-        Record::UndoRevert {
+        UndoTableRecord::Revert {
             page: 0,
             undone_lsn: 0,
             ops: vec![RevertOp::Remove { slot: 77 }],
         },
-        Record::UndoRevert {
+        UndoTableRecord::Revert {
             page: 0,
             undone_lsn: 0,
             ops: vec![RevertOp::Patch {
@@ -197,7 +198,7 @@ fn undo_records_that_do_not_fit_their_page_are_errors_not_panics() {
     for (i, rec) in hostile.into_iter().enumerate() {
         let vfs = SimVfs::new(100 + i as u64);
         base(&vfs);
-        append_frame(&vfs, &[(rec, 60)]);
+        append_frame(&vfs, &[(&rec, 60)]);
         match open_without_panic(&vfs) {
             Ok(Err(Error::CorruptPage { reason, .. })) => {
                 assert!(reason.contains("redo of the record"), "case {i}: {reason}")

@@ -147,13 +147,13 @@ fn commit_with_stats_counts_the_commit_record() {
     let mut tx = db.begin();
     tx.insert("t", &[Value::Int8(1), Value::Null]).unwrap();
     let before = tx.stats().clone();
-    assert_eq!(before.records[walden::wal::RecordKind::Commit as usize], 0);
+    assert_eq!(before.records[walden::txn::COMMIT.code as usize], 0);
     let after = tx.commit_with_stats().unwrap();
-    assert_eq!(after.records[walden::wal::RecordKind::Commit as usize], 1);
+    assert_eq!(after.records[walden::txn::COMMIT.code as usize], 1);
     assert_eq!(after.wal_records(), before.wal_records() + 1);
     // A commit record: its length, its kind and the transaction id, one byte each here.
     let mut commit = Vec::new();
-    let n = walden::wal::record::encode_record(&mut commit, &walden::wal::Record::Commit, 1, 0);
+    let n = walden::wal::record::put_record(&mut commit, walden::txn::COMMIT.code, 1, &[]);
     assert_eq!(n, 3);
     assert_eq!(after.wal_bytes(), before.wal_bytes() + 3);
 }

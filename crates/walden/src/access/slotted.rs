@@ -1,17 +1,19 @@
 //! The slotted-page base both table kinds share: page choice, the insert loop, pruning,
-//! and the frame of every redo. It knows tuples only as bytes with a header of a size the
-//! table kind gives (`TupleFormat`).
+//! and the records of page creation and pruning, which it owns. It knows tuples only as
+//! bytes with a header of a size the table kind gives (`TupleFormat`).
 
 use crate::access::{Ctx, TxnView};
 use crate::access::{InsertCursor, Progress};
-use crate::buffer::{BufferPool, Fetch};
+use crate::buffer::Fetch;
 use crate::catalog::Table;
+use crate::codec::{put_varint, Reader};
 use crate::error::{Error, Result};
 use crate::page::{PageKind, PageMut, PageRef, PAGE_HEADER_BYTES, SLOT_BYTES};
 use crate::stats::TxnStats;
 use crate::store::SpacePressure;
-use crate::wal::record::InsertBuilder;
-use crate::wal::{Record, RecordKind};
+use crate::wal::payload::{finish, get_slot_runs, put_slot_runs, InsertBuilder, Payload};
+use crate::wal::record::{CHANGES_PAGE, WILL_INIT};
+use crate::wal::{LogRecord, RecordOwner, RecordType, RedoCtx};
 use crate::RowId;
 
 const XID_MASK: u64 = (1 << 48) - 1;
@@ -72,13 +74,13 @@ pub(crate) fn new_page(ctx: &Ctx, table: &Table, xid: u64, stats: &mut TxnStats)
     let mut g = pinned.write();
     PageMut(&mut g).init(PageKind::Heap, page_no, table.id);
     let mut payload = Vec::with_capacity(12);
-    Record::HeapInit {
+    SlottedRecord::Init {
         page: page_no,
         table: table.id,
     }
     .encode_payload(&mut payload);
     ctx.wal
-        .append_page_change(RecordKind::HeapInit, xid, &payload, &mut g, Some(stats))?;
+        .append_page_change(HEAP_INIT, xid, &payload, &mut g, Some(stats))?;
     table.add_page(page_no);
     Ok(page_no)
 }
@@ -117,8 +119,8 @@ pub(crate) struct TupleFormat<'a> {
     pub header_bytes: usize,
     /// Appends the tuple for a row to `out`: (out, xid, cid, row).
     pub build: &'a BuildTuple,
-    /// `HeapInsert` or `UndoInsert`.
-    pub kind: RecordKind,
+    /// The table kind's insert record (`HEAP_INSERT`, `UNDO_INSERT`).
+    pub record: RecordType,
 }
 
 /// Removes rows this transaction inserted in a command that failed. Nobody else can see
@@ -137,13 +139,13 @@ pub(crate) fn withdraw(ctx: &Ctx, ids: &[RowId], xid: u64, stats: &mut TxnStats)
         let mut g = pinned.write();
         PageMut(&mut g).remove_and_compact(&slots);
         let mut payload = Vec::with_capacity(10 + 2 * slots.len());
-        Record::HeapPrune {
+        SlottedRecord::Prune {
             page: page_no,
             slots,
         }
         .encode_payload(&mut payload);
         ctx.wal
-            .append_page_change(RecordKind::HeapPrune, xid, &payload, &mut g, Some(stats))?;
+            .append_page_change(HEAP_PRUNE, xid, &payload, &mut g, Some(stats))?;
         start = end;
     }
     Ok(())
@@ -231,13 +233,9 @@ pub(crate) fn insert_rows(
             continue;
         }
         builder.finish(page_no, view.cid, &mut payload);
-        let a = if format.kind == RecordKind::HeapInsert {
-            ctx.wal
-                .append_page_change(format.kind, xid, &payload, &mut g, Some(stats))?
-        } else {
-            ctx.wal
-                .append_undoable_change(format.kind, xid, &payload, &mut g, Some(stats))?
-        };
+        let a = ctx
+            .wal
+            .append_page_change(format.record, xid, &payload, &mut g, Some(stats))?;
         logged(a.lsn, page_no, &slots);
         let free = PageRef(&g).free_space();
         drop(g);
@@ -283,18 +281,13 @@ pub(crate) fn prune_page(
             PageMut(&mut g).remove_and_compact(&found);
             let mut payload = Vec::with_capacity(10 + 2 * found.len());
             removed += found.len() as u64;
-            Record::HeapPrune {
+            SlottedRecord::Prune {
                 page: page_no,
                 slots: found,
             }
             .encode_payload(&mut payload);
-            ctx.wal.append_page_change(
-                RecordKind::HeapPrune,
-                xid,
-                &payload,
-                &mut g,
-                Some(stats),
-            )?;
+            ctx.wal
+                .append_page_change(HEAP_PRUNE, xid, &payload, &mut g, Some(stats))?;
         }
     }
     if Some(page_no) != last {
@@ -302,34 +295,6 @@ pub(crate) fn prune_page(
         table.set_free(page_no, free);
     }
     Ok(removed)
-}
-
-/// The frame of every redo: pins the record's page (`how`), skips it when the page LSN
-/// shows the record is already there, applies `apply` (page bytes, page number), and sets
-/// the page LSN. A reason from `apply` becomes a corrupt-page error naming the record.
-pub(crate) fn redo_with(
-    pool: &BufferPool,
-    rec: &Record,
-    how: Fetch,
-    end_lsn: u64,
-    apply: impl FnOnce(&mut [u8], u64) -> std::result::Result<(), String>,
-) -> Result<()> {
-    let Some(page_no) = rec.page() else {
-        return Ok(());
-    };
-    let pinned = pool.fetch(page_no, how)?;
-    let mut g = pinned.write();
-    if how == Fetch::Read && PageRef(&g).lsn() >= end_lsn {
-        return Ok(());
-    }
-    apply(&mut g, page_no).map_err(|reason| Error::CorruptPage {
-        path: pool.store().path().to_path_buf(),
-        page: page_no,
-        location: page_no,
-        reason: format!("redo of the record ending at LSN {end_lsn}: {reason}"),
-    })?;
-    PageMut(&mut g).set_lsn(end_lsn);
-    Ok(())
 }
 
 /// Redo of an insert record: puts each row's tuple (built by `build`) at its slot.
@@ -352,4 +317,131 @@ pub(crate) fn insert_at_slots(
         }
     }
     Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// WAL records: a table's new page, and rows removed from a page.
+
+/// A fresh page joins a table: `page varint | table varint`.
+pub const HEAP_INIT: RecordType = RecordType::new(1, "heap_init", CHANGES_PAGE | WILL_INIT);
+/// Tuples removed from a page, which is then compacted: `page varint | slot runs`.
+pub const HEAP_PRUNE: RecordType = RecordType::new(5, "heap_prune", CHANGES_PAGE);
+
+/// A record of the slotted base.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SlottedRecord {
+    Init { page: u64, table: u32 },
+    Prune { page: u64, slots: Vec<u16> },
+}
+
+impl Payload for SlottedRecord {
+    fn record_type(&self) -> RecordType {
+        match self {
+            SlottedRecord::Init { .. } => HEAP_INIT,
+            SlottedRecord::Prune { .. } => HEAP_PRUNE,
+        }
+    }
+
+    fn encode_payload(&self, out: &mut Vec<u8>) {
+        match self {
+            SlottedRecord::Init { page, table } => {
+                put_varint(out, *page);
+                put_varint(out, *table as u64);
+            }
+            SlottedRecord::Prune { page, slots } => {
+                put_varint(out, *page);
+                put_slot_runs(out, slots);
+            }
+        }
+    }
+}
+
+impl SlottedRecord {
+    pub fn decode(t: RecordType, payload: &[u8]) -> std::result::Result<SlottedRecord, String> {
+        let mut r = Reader::new(payload, 0);
+        let rec = if t == HEAP_INIT {
+            SlottedRecord::Init {
+                page: r.varint()?,
+                table: r.varint32()?,
+            }
+        } else if t == HEAP_PRUNE {
+            SlottedRecord::Prune {
+                page: r.varint()?,
+                slots: get_slot_runs(&mut r)?,
+            }
+        } else {
+            return Err(format!("record code {} is not the slotted base's", t.code));
+        };
+        finish(&r, t)?;
+        Ok(rec)
+    }
+}
+
+/// The owner of the slotted base's records.
+pub struct SlottedOwner;
+
+impl RecordOwner for SlottedOwner {
+    fn name(&self) -> &'static str {
+        "slotted"
+    }
+
+    fn types(&self) -> &'static [RecordType] {
+        &[HEAP_INIT, HEAP_PRUNE]
+    }
+
+    fn describe(&self, rec: &LogRecord) -> std::result::Result<String, String> {
+        Ok(match SlottedRecord::decode(rec.rtype, &rec.payload)? {
+            SlottedRecord::Init { page, table } => format!("page {page} table {table}"),
+            SlottedRecord::Prune { page, slots } => format!("page {page} slots {}", slots.len()),
+        })
+    }
+
+    fn redo(&self, rec: &LogRecord, ctx: &mut RedoCtx) -> Result<()> {
+        match SlottedRecord::decode(rec.rtype, &rec.payload).map_err(|r| ctx.corrupt(rec, r))? {
+            SlottedRecord::Init { page, table } => {
+                ctx.redo_page(rec, Fetch::Overwrite, |g, page_no| {
+                    PageMut(g).init(PageKind::Heap, page_no, table);
+                    Ok(())
+                })?;
+                if let Some(t) = ctx.catalog.by_id.get(&table) {
+                    t.add_page(page);
+                }
+                Ok(())
+            }
+            SlottedRecord::Prune { slots, .. } => ctx.redo_page(rec, Fetch::Read, |g, _| {
+                PageMut(g).remove_and_compact(&slots);
+                Ok(())
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wal::payload::check_codec;
+
+    #[test]
+    fn slotted_records_round_trip() {
+        let samples = [
+            SlottedRecord::Init { page: 9, table: 2 },
+            SlottedRecord::Prune {
+                page: 1,
+                slots: vec![1, 3, 4, 5, 65535],
+            },
+        ];
+        check_codec(&samples, SlottedRecord::decode);
+    }
+
+    #[test]
+    fn too_many_slots_are_an_error_not_an_allocation() {
+        let mut p = Vec::new();
+        put_varint(&mut p, 1);
+        put_varint(&mut p, 1000);
+        for _ in 0..1000 {
+            crate::codec::put_varint_signed(&mut p, -65536);
+            put_varint(&mut p, 65535);
+        }
+        assert!(SlottedRecord::decode(HEAP_PRUNE, &p).is_err());
+    }
 }

@@ -9,8 +9,10 @@ use crate::control::{checkpoint_path, CheckpointData, Control};
 use crate::error::Result;
 use crate::store::{Protection, SpacePressure};
 use crate::vfs::write_file_atomically;
+use crate::wal::payload::Payload;
+use crate::wal::record::{CheckpointRecord, CHECKPOINT};
 use crate::wal::retention::{Holder, Retention};
-use crate::wal::{Record, RecordKind, WalCompression, WalPosition};
+use crate::wal::{WalCompression, WalPosition};
 
 pub(super) struct CheckpointState {
     pub(super) seq: u64,
@@ -81,12 +83,12 @@ impl Inner {
         // checkpoint insists on finding it, which tells a log that lost WAL from one
         // that ends where the checkpoint left it (docs/recovery.md rule 16).
         let mut payload = Vec::new();
-        Record::Checkpoint {
+        CheckpointRecord {
             redo_lsn: redo.lsn,
             next_xid,
         }
         .encode_payload(&mut payload);
-        let appended = self.wal.append(RecordKind::Checkpoint, 0, &payload, None)?;
+        let appended = self.wal.append(CHECKPOINT, 0, &payload, None)?;
         self.wal.flush(appended.end_lsn, true)?;
         // In cow mode a rewritten page's old location stays taken until a checkpoint
         // that no longer references it completes. Writing every dirty page before one

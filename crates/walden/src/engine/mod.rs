@@ -18,7 +18,7 @@ use std::thread::JoinHandle;
 
 use crate::access::{self, Ctx, Vacuumed};
 use crate::buffer::BufferPool;
-use crate::catalog::{Catalog, Table, TableKind};
+use crate::catalog::{Catalog, CatalogRecord, Table, TableKind};
 use crate::clock::Clock;
 use crate::clog::Clog;
 use crate::control::{checkpoint_path, CheckpointData, Control};
@@ -33,7 +33,7 @@ use crate::txn::TxnManager;
 use crate::undo_log::{MemoryUndoLog, UndoLog};
 use crate::vfs::{FileLock, LockMode, Vfs};
 use crate::wal::format::{MIN_SEGMENT_BYTES, SEGMENT_HEADER_BYTES};
-use crate::wal::{Record, Wal, WalCompression, WalPosition};
+use crate::wal::{Wal, WalCompression, WalPosition};
 use checkpoint::CheckpointState;
 
 struct Inner {
@@ -303,11 +303,11 @@ impl Database {
         }
         let id = cat.next_table_id.max(1);
         let mut tx = self.begin();
-        let rec = Record::CreateTable {
+        let rec = CatalogRecord::CreateTable {
             table: id,
             name: name.to_string(),
             schema: schema.clone(),
-            kind: kind.code(),
+            kind,
         };
         tx.log(&rec)?;
         tx.commit_inner()?;
@@ -325,7 +325,7 @@ impl Database {
             .map(|t| t.id)
             .ok_or_else(|| Error::NoSuchTable(name.to_string()))?;
         let mut tx = self.begin();
-        tx.log(&Record::DropTable { table: id })?;
+        tx.log(&CatalogRecord::DropTable { table: id })?;
         tx.commit_inner()?;
         cat.remove(id);
         Ok(())

@@ -13,7 +13,8 @@ use crate::error::{Error, Result};
 use crate::schema::{Row, Value};
 use crate::stats::TxnStats;
 use crate::txn::Snapshot;
-use crate::wal::{Record, RecordKind};
+use crate::txn::{ABORT, COMMIT};
+use crate::wal::payload::Payload;
 use crate::RowId;
 
 /// What `Transaction::modify_with` does with one row.
@@ -101,11 +102,11 @@ impl Transaction {
         }
     }
 
-    pub(super) fn log(&mut self, rec: &Record) -> Result<()> {
+    pub(super) fn log(&mut self, rec: &dyn Payload) -> Result<()> {
         let mut payload = Vec::new();
         rec.encode_payload(&mut payload);
         self.db.wal.append(
-            rec.kind(),
+            rec.record_type(),
             self.snapshot.xid,
             &payload,
             Some(&mut self.stats),
@@ -407,7 +408,7 @@ impl Transaction {
             let a = self
                 .db
                 .wal
-                .append(RecordKind::Commit, xid, &[], Some(&mut self.stats))?;
+                .append(COMMIT, xid, &[], Some(&mut self.stats))?;
             if self.synchronous_commit {
                 self.db.wal.flush(a.end_lsn, true)?;
             }
@@ -471,7 +472,7 @@ impl Transaction {
         } else if self.wrote && !self.db.poison.is_set() {
             self.db
                 .wal
-                .append(RecordKind::Abort, xid, &[], Some(&mut self.stats))
+                .append(ABORT, xid, &[], Some(&mut self.stats))
                 .map(|_| ())
         } else {
             Ok(())

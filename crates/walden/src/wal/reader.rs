@@ -18,7 +18,8 @@ use crate::error::{Error, Result};
 use crate::vfs::{OpenMode, Vfs, VfsFile};
 use crate::wal::compress::decompress_frame;
 use crate::wal::format::*;
-use crate::wal::record::{decode_record, LogRecord};
+use crate::wal::owner::Owners;
+use crate::wal::record::LogRecord;
 use crate::wal::writer::WalPosition;
 
 /// What the frames read so far held: the logical and the physical log.
@@ -46,6 +47,8 @@ impl FrameStats {
 
 /// Sequential reader of records.
 pub struct WalReader {
+    /// Decodes and checks each record through its owner.
+    owners: &'static Owners,
     vfs: Arc<dyn Vfs>,
     dir: PathBuf,
     segment_size: u64,
@@ -74,12 +77,14 @@ impl WalReader {
     /// Starts reading at `start` (a frame boundary, e.g. a checkpoint's redo position).
     /// The start segment must exist.
     pub fn new(
+        owners: &'static Owners,
         vfs: Arc<dyn Vfs>,
         dir: &Path,
         id: SegmentIdentity,
         start: WalPosition,
     ) -> Result<Self> {
         let mut r = WalReader {
+            owners,
             vfs,
             dir: dir.to_path_buf(),
             segment_size: id.segment_size,
@@ -114,12 +119,14 @@ impl WalReader {
     /// at the first frame or segment that does not follow, without the checks recovery
     /// makes there (a recycled spare segment's old log ends that way).
     pub fn at_segment_start(
+        owners: &'static Owners,
         vfs: Arc<dyn Vfs>,
         dir: &Path,
         id: SegmentIdentity,
         segment_no: u64,
     ) -> Result<Self> {
         let mut r = WalReader::new(
+            owners,
             vfs,
             dir,
             id,
@@ -259,13 +266,13 @@ impl WalReader {
                 return Ok(None);
             }
             if self.frame_pos < self.frame.len() {
-                let rec =
-                    decode_record(&self.frame[self.frame_pos..], self.lsn).map_err(|reason| {
-                        Error::CorruptWal {
-                            path: self.seg_path(self.segment_no),
-                            lsn: self.lsn,
-                            reason,
-                        }
+                let rec = self
+                    .owners
+                    .decode(&self.frame[self.frame_pos..], self.lsn)
+                    .map_err(|reason| Error::CorruptWal {
+                        path: self.seg_path(self.segment_no),
+                        lsn: self.lsn,
+                        reason,
                     })?;
                 self.frame_pos += rec.len as usize;
                 self.lsn += rec.len as u64;

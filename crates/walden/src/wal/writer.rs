@@ -17,7 +17,9 @@ use crate::stats::{Stats, TxnStats};
 use crate::vfs::{OpenMode, Vfs, VfsFile};
 use crate::wal::compress::{FrameCompressor, WalCompression};
 use crate::wal::format::*;
-use crate::wal::record::{peek_record_len, put_record, RecordKind, MAX_RECORD_HEADER_BYTES};
+use crate::wal::record::{
+    peek_record_len, put_record, RecordType, MAX_RECORD_HEADER_BYTES, PAGE_IMAGE, UNDO_ONLY,
+};
 
 /// Buffered bytes past which an appender writes the buffer out (without syncing).
 const WRITE_OUT_BYTES: usize = 4 << 20;
@@ -37,7 +39,7 @@ pub struct WalPosition {
 pub struct Appended {
     pub lsn: u64,
     pub end_lsn: u64,
-    pub kind: RecordKind,
+    pub rtype: RecordType,
     pub bytes: u32,
 }
 
@@ -180,7 +182,7 @@ impl Wal {
     /// Appends a record whose payload is `payload`.
     pub fn append(
         &self,
-        kind: RecordKind,
+        rtype: RecordType,
         xid: u64,
         payload: &[u8],
         txn: Option<&mut TxnStats>,
@@ -189,7 +191,7 @@ impl Wal {
         check_record_size(payload.len())?;
         let (appended, big) = {
             let mut ins = lock(&self.insert);
-            let a = Self::push(&mut ins, kind, xid, payload);
+            let a = Self::push_parts(&mut ins, rtype, xid, &[payload]);
             (a, ins.buffer.len() >= WRITE_OUT_BYTES)
         };
         self.account(appended, txn);
@@ -202,41 +204,18 @@ impl Wal {
     /// Appends a record that changes `page` (already changed in memory, under its write
     /// latch) and sets the page LSN. In full-page mode, the first change to a page after
     /// the redo point logs the whole page instead (its image includes this change), so
-    /// that recovery never has to read a possibly torn page.
+    /// that recovery never has to read a possibly torn page; a type that redo uses to
+    /// write the page whole (`WILL_INIT`) needs no image. A type whose payload recovery
+    /// also needs to roll the transaction back (`KEEP_WITH_IMAGE`: undo tables) keeps it
+    /// in an `UNDO_ONLY` record after the image. Returns the record that carries the
+    /// payload.
     pub fn append_page_change(
         &self,
-        kind: RecordKind,
-        xid: u64,
-        payload: &[u8],
-        page: &mut [u8],
-        txn: Option<&mut TxnStats>,
-    ) -> Result<Appended> {
-        self.append_change(kind, xid, payload, page, txn, false)
-    }
-
-    /// Like `append_page_change`, for a record whose payload recovery also needs to roll
-    /// the transaction back (undo tables): when a page image replaces it, the payload
-    /// follows the image in an `UndoOnly` record. Returns the record that carries the
-    /// payload.
-    pub fn append_undoable_change(
-        &self,
-        kind: RecordKind,
-        xid: u64,
-        payload: &[u8],
-        page: &mut [u8],
-        txn: Option<&mut TxnStats>,
-    ) -> Result<Appended> {
-        self.append_change(kind, xid, payload, page, txn, true)
-    }
-
-    fn append_change(
-        &self,
-        kind: RecordKind,
+        rtype: RecordType,
         xid: u64,
         payload: &[u8],
         page: &mut [u8],
         mut txn: Option<&mut TxnStats>,
-        undoable: bool,
     ) -> Result<Appended> {
         self.poison.check()?;
         check_record_size(payload.len().max(page.len()) + 1)?;
@@ -244,22 +223,20 @@ impl Wal {
             let mut ins = lock(&self.insert);
             let p = PageMut(page);
             let needs_image =
-                self.full_page_writes && kind != RecordKind::HeapInit && p.lsn() <= ins.redo_lsn;
+                self.full_page_writes && !rtype.will_init() && p.lsn() <= ins.redo_lsn;
             let (image, a) = if needs_image {
                 let page_no = p.page_no();
                 let (lower, upper) = p.hole();
                 let img = Self::push_image(&mut ins, xid, page_no, lower, upper, page);
-                if undoable {
-                    let mut wrapped = Vec::with_capacity(payload.len() + 1);
-                    wrapped.push(kind as u8);
-                    wrapped.extend_from_slice(payload);
-                    let a = Self::push(&mut ins, RecordKind::UndoOnly, xid, &wrapped);
+                if rtype.keep_with_image() {
+                    let code = [rtype.code];
+                    let a = Self::push_parts(&mut ins, UNDO_ONLY, xid, &[&code, payload]);
                     (Some(img), a)
                 } else {
                     (None, img)
                 }
             } else {
-                (None, Self::push(&mut ins, kind, xid, payload))
+                (None, Self::push_parts(&mut ins, rtype, xid, &[payload]))
             };
             PageMut(page).set_lsn(a.end_lsn);
             (image, a, ins.buffer.len() >= WRITE_OUT_BYTES)
@@ -275,30 +252,27 @@ impl Wal {
     }
 
     fn account(&self, a: Appended, txn: Option<&mut TxnStats>) {
-        self.stats.wal.add(a.kind, a.bytes as u64);
+        let image = a.rtype == PAGE_IMAGE;
+        self.stats.wal.add(a.rtype.code, a.bytes as u64, image);
         if let Some(t) = txn {
-            t.add(a.kind, a.bytes as u64);
+            t.add(a.rtype.code, a.bytes as u64, image);
         }
     }
 
-    fn push(ins: &mut InsertState, kind: RecordKind, xid: u64, payload: &[u8]) -> Appended {
-        Self::push_parts(ins, kind, xid, &[payload])
-    }
-
-    fn push_parts(ins: &mut InsertState, kind: RecordKind, xid: u64, parts: &[&[u8]]) -> Appended {
+    fn push_parts(ins: &mut InsertState, rtype: RecordType, xid: u64, parts: &[&[u8]]) -> Appended {
         let lsn = ins.next_lsn;
-        let bytes = put_record(&mut ins.buffer, kind, xid, parts);
+        let bytes = put_record(&mut ins.buffer, rtype.code, xid, parts);
         ins.next_lsn += bytes as u64;
         Appended {
             lsn,
             end_lsn: ins.next_lsn,
-            kind,
+            rtype,
             bytes,
         }
     }
 
-    /// A page image without its free hole: `page varint | lower varint | upper varint |
-    /// page[..lower] | page[upper..]`.
+    /// A page image without its free hole (`record::PageImage`): `page varint | lower
+    /// varint | upper varint | page[..lower] | page[upper..]`.
     fn push_image(
         ins: &mut InsertState,
         xid: u64,
@@ -313,7 +287,7 @@ impl Wal {
         put_varint(&mut head, upper as u64);
         Self::push_parts(
             ins,
-            RecordKind::PageImage,
+            PAGE_IMAGE,
             xid,
             &[&head, &page[..lower], &page[upper..]],
         )

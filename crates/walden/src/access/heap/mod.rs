@@ -6,10 +6,9 @@
 //! next_slot u16 | cid u32`, then the row encoding of `schema.rs`. `next_page` is
 //! `u32::MAX` when the version has no successor.
 
-mod redo;
 mod update;
+pub mod wal_records;
 
-pub use redo::redo;
 pub use update::{update, update_rows};
 
 use crate::access::slotted::{
@@ -22,8 +21,9 @@ use crate::clog::{Clog, XidStatus};
 use crate::error::{Error, Result};
 use crate::page::{PageMut, PageRef, PAGE_HEADER_BYTES, SLOT_BYTES};
 use crate::stats::TxnStats;
-use crate::wal::{Record, RecordKind};
+use crate::wal::payload::Payload;
 use crate::RowId;
+use wal_records::{HeapRecord, HEAP_DELETE, HEAP_INSERT};
 
 pub const TUPLE_HEADER_BYTES: usize = 22;
 
@@ -86,7 +86,7 @@ fn insert_many(
             TupleHeader::write_new(out, xid, cid);
             out.extend_from_slice(row);
         },
-        kind: RecordKind::HeapInsert,
+        record: HEAP_INSERT,
     };
     match insert_rows(ctx, table, view, stats, cursor, &format, &mut |_, _, _| {}) {
         Ok(p) => Ok(p),
@@ -268,14 +268,9 @@ pub fn delete_rows(
         }
         if !done.is_empty() {
             let mut payload = Vec::with_capacity(16);
-            Record::HeapDelete { page, slots: done }.encode_payload(&mut payload);
-            ctx.wal.append_page_change(
-                RecordKind::HeapDelete,
-                xid,
-                &payload,
-                &mut g,
-                Some(stats),
-            )?;
+            HeapRecord::Delete { page, slots: done }.encode_payload(&mut payload);
+            ctx.wal
+                .append_page_change(HEAP_DELETE, xid, &payload, &mut g, Some(stats))?;
         }
         drop(g);
         drop(pinned);

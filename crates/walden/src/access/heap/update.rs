@@ -1,5 +1,6 @@
 //! Heap updates: new versions written as deltas against the old ones.
 
+use super::wal_records::{DeltaRow, HeapRecord, UpdateLink, HEAP_UPDATE_NEW, HEAP_UPDATE_OLD};
 use super::*;
 use crate::access::slotted::{pin_table_page, target_page};
 use crate::access::{Ctx, TxnView};
@@ -8,8 +9,7 @@ use crate::catalog::Table;
 use crate::error::{Error, Result};
 use crate::page::{PageMut, PageRef, SLOT_BYTES};
 use crate::stats::TxnStats;
-use crate::wal::record::{DeltaRow, UpdateLink};
-use crate::wal::{Record, RecordKind};
+use crate::wal::payload::Payload;
 use crate::RowId;
 
 /// The delta that turns `old` into `new`: common prefix and suffix lengths and the new
@@ -127,19 +127,19 @@ impl UpdateBatch {
         }
         let xid = view.snapshot.xid;
         let mut old_rec = Vec::with_capacity(16 + self.links.len() * 4);
-        Record::HeapUpdateOld {
+        HeapRecord::UpdateOld {
             page: old_page,
             links: std::mem::take(&mut self.links),
         }
         .encode_payload(&mut old_rec);
         let mut new_rec = Vec::with_capacity(64 + self.news.len() * 16);
-        Record::HeapUpdateNew {
+        HeapRecord::UpdateNew {
             page: new_page,
             cid: view.cid,
             rows: std::mem::take(&mut self.news),
         }
         .encode_payload(&mut new_rec);
-        let (old_kind, new_kind) = (RecordKind::HeapUpdateOld, RecordKind::HeapUpdateNew);
+        let (old_kind, new_kind) = (HEAP_UPDATE_OLD, HEAP_UPDATE_NEW);
         match gn {
             Some(gn) => {
                 ctx.wal
@@ -289,7 +289,7 @@ pub fn update_rows<R: AsRef<[u8]>>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::redo::rebuild_row;
+    use super::super::wal_records::rebuild_row;
     use super::*;
     use proptest::prelude::*;
 

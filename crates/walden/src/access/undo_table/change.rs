@@ -1,6 +1,8 @@
 //! In-place changes to undo-table rows: updates, deletes, moves.
 
 use super::record::*;
+use super::wal_records::UNDO_TUPLE_HEADER_BYTES as HDR;
+use super::wal_records::{ChangeOp, UndoTableRecord, UNDO_CHANGE, UNDO_INSERT};
 use super::*;
 use crate::access::slotted::{self};
 use crate::access::{Change, Ctx, TxnView};
@@ -10,9 +12,7 @@ use crate::clog::XidStatus;
 use crate::error::{Error, Result};
 use crate::page::{PageMut, PageRef, SLOT_BYTES};
 use crate::stats::TxnStats;
-use crate::wal::record::ChangeOp;
-use crate::wal::record::UNDO_TUPLE_HEADER_BYTES as HDR;
-use crate::wal::{Record, RecordKind};
+use crate::wal::payload::Payload;
 use crate::RowId;
 
 pub(crate) enum WriteCheck {
@@ -194,19 +194,15 @@ pub(crate) fn log_changes(
         return Ok(());
     }
     let mut payload = Vec::with_capacity(64 + ops.len() * 12);
-    Record::UndoChange {
+    UndoTableRecord::Change {
         page,
         cid: view.cid,
         ops: std::mem::take(ops),
     }
     .encode_payload(&mut payload);
-    let a = ctx.wal.append_undoable_change(
-        RecordKind::UndoChange,
-        view.snapshot.xid,
-        &payload,
-        g,
-        Some(stats),
-    )?;
+    let a = ctx
+        .wal
+        .append_page_change(UNDO_CHANGE, view.snapshot.xid, &payload, g, Some(stats))?;
     undo.entries.push(UndoEntry {
         lsn: a.lsn,
         page,
@@ -391,19 +387,15 @@ pub(crate) fn move_row(
             continue;
         }
         let mut payload = Vec::with_capacity(new.len() + 20);
-        Record::UndoInsert {
+        UndoTableRecord::Insert {
             page: target,
             cid: view.cid,
             rows: vec![(slot, new.to_vec())],
         }
         .encode_payload(&mut payload);
-        let a = ctx.wal.append_undoable_change(
-            RecordKind::UndoInsert,
-            xid,
-            &payload,
-            &mut gn,
-            Some(stats),
-        )?;
+        let a = ctx
+            .wal
+            .append_page_change(UNDO_INSERT, xid, &payload, &mut gn, Some(stats))?;
         undo.entries.push(UndoEntry {
             lsn: a.lsn,
             page: target,

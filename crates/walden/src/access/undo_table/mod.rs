@@ -8,12 +8,12 @@
 //! older than any snapshot), and the flags below. The data area after the header holds
 //! the row encoding of `schema.rs`, padded when the row shrank or is shorter than a link.
 //!
-//! WAL (docs/format.md): one `UndoChange` record per page and command carries, for each
+//! WAL (docs/format.md): one `UNDO_CHANGE` record per page and command carries, for each
 //! row, the old and the new bytes of the changed range of its data area: redo applies the
 //! new bytes, crash recovery's rollback the old ones. The undo log itself is not logged:
 //! it lives in memory, in segments appended serially, and is discarded as soon as no
 //! snapshot and no running transaction needs it. A transaction's own rollback writes
-//! compensation records (`UndoRevert`) that redo replays and that tell crash recovery
+//! compensation records (`UNDO_REVERT`) that redo replays and that tell crash recovery
 //! what is already undone.
 
 mod change;
@@ -21,9 +21,10 @@ mod record;
 mod rollback;
 #[cfg(test)]
 mod tests;
+pub mod wal_records;
 
 pub use change::change_rows;
-pub use rollback::{redo, rollback_to, CrashUndo};
+pub use rollback::{rollback_to, CrashUndo};
 
 use std::borrow::Cow;
 
@@ -35,9 +36,8 @@ use crate::clog::XidStatus;
 use crate::error::{Error, Result};
 use crate::page::{PageRef, PAGE_HEADER_BYTES, SLOT_BYTES};
 use crate::stats::TxnStats;
-use crate::wal::record::UNDO_TUPLE_HEADER_BYTES as HDR;
-use crate::wal::RecordKind;
 use crate::RowId;
+use wal_records::UNDO_TUPLE_HEADER_BYTES as HDR;
 
 /// The row is deleted (by `xid`).
 pub const FLAG_DELETED: u8 = 1;
@@ -343,7 +343,7 @@ fn insert_many(
     let format = TupleFormat {
         header_bytes: HDR,
         build: &build_tuple,
-        kind: RecordKind::UndoInsert,
+        record: wal_records::UNDO_INSERT,
     };
     slotted::insert_rows(
         ctx,

@@ -1,9 +1,9 @@
 //! The undo records of undo tables: what the undo log holds for them (to the log they
 //! are opaque bytes).
 
+use super::wal_records::UNDO_TUPLE_HEADER_BYTES as HDR;
 use super::*;
 use crate::undo_log::UndoLog;
-use crate::wal::record::UNDO_TUPLE_HEADER_BYTES as HDR;
 
 /// Undo record kinds (in memory only).
 pub(crate) const UNDO_PATCH: u8 = 1;

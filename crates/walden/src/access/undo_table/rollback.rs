@@ -1,20 +1,20 @@
-//! Taking undo-table changes back: a transaction's rollback, crash recovery's rollback
-//! of the transactions that did not end, and redo.
+//! Taking undo-table changes back: a transaction's rollback, and crash recovery's
+//! rollback of the transactions that did not end.
 
 use std::collections::{HashMap, HashSet};
 
-use super::change::*;
 use super::record::*;
+use super::wal_records::UNDO_TUPLE_HEADER_BYTES as HDR;
+use super::wal_records::{ChangeOp, RevertOp, UndoTableRecord, UNDO_REVERT};
 use super::*;
-use crate::access::slotted::{self};
 use crate::access::Ctx;
 use crate::buffer::{BufferPool, Fetch};
 use crate::error::{Error, Result};
 use crate::page::{PageMut, PageRef};
 use crate::stats::TxnStats;
-use crate::wal::record::UNDO_TUPLE_HEADER_BYTES as HDR;
-use crate::wal::record::{ChangeOp, RevertOp};
-use crate::wal::{Record, RecordKind, Wal};
+use crate::txn::ends_transaction;
+use crate::wal::payload::Payload;
+use crate::wal::{LogRecord, Wal};
 
 /// Applies a compensation record's ops to a latched page (rollback and its redo).
 pub(crate) fn apply_revert(g: &mut [u8], ops: &[RevertOp]) -> std::result::Result<(), String> {
@@ -110,13 +110,13 @@ pub(crate) fn log_revert(
     stats: Option<&mut TxnStats>,
 ) -> Result<()> {
     let mut payload = Vec::new();
-    Record::UndoRevert {
+    UndoTableRecord::Revert {
         page,
         undone_lsn,
         ops,
     }
     .encode_payload(&mut payload);
-    wal.append_undoable_change(RecordKind::UndoRevert, xid, &payload, g, stats)?;
+    wal.append_page_change(UNDO_REVERT, xid, &payload, g, stats)?;
     Ok(())
 }
 
@@ -159,29 +159,33 @@ pub fn rollback_to(
 /// undo-table records not yet compensated, oldest first.
 #[derive(Default)]
 pub struct CrashUndo {
-    stacks: HashMap<u64, Vec<(u64, Record)>>,
+    stacks: HashMap<u64, Vec<(u64, UndoTableRecord)>>,
 }
 
 impl CrashUndo {
-    /// Notes a record read from the WAL (at `lsn`, of transaction `xid`).
-    pub fn note(&mut self, lsn: u64, xid: u64, rec: &Record) {
-        match rec {
-            Record::UndoInsert { .. } | Record::UndoChange { .. } => {
-                self.stacks.entry(xid).or_default().push((lsn, rec.clone()));
+    /// Notes a record read from the WAL: an undo-table change (itself or kept beside a
+    /// page image), a compensation, or the end of a transaction. An error is a reason
+    /// the record's payload is not valid.
+    pub fn note(&mut self, rec: &LogRecord) -> std::result::Result<(), String> {
+        let (lsn, xid) = (rec.lsn, rec.xid);
+        if ends_transaction(rec.rtype) {
+            self.stacks.remove(&xid);
+            return Ok(());
+        }
+        match UndoTableRecord::of(rec)? {
+            Some(r @ (UndoTableRecord::Insert { .. } | UndoTableRecord::Change { .. })) => {
+                self.stacks.entry(xid).or_default().push((lsn, r));
             }
-            Record::UndoRevert { undone_lsn, .. } => {
+            Some(UndoTableRecord::Revert { undone_lsn, .. }) => {
                 if let Some(s) = self.stacks.get_mut(&xid) {
-                    while s.last().is_some_and(|(l, _)| *l >= *undone_lsn) {
+                    while s.last().is_some_and(|(l, _)| *l >= undone_lsn) {
                         s.pop();
                     }
                 }
             }
-            Record::UndoOnly(inner) => self.note(lsn, xid, inner),
-            Record::Commit | Record::Abort => {
-                self.stacks.remove(&xid);
-            }
-            _ => {}
+            None => {}
         }
+        Ok(())
     }
 
     /// Transactions with changes still to take back.
@@ -200,7 +204,7 @@ impl CrashUndo {
     /// logging compensation records. Rows get a header visible to everyone: after a
     /// crash no snapshot needs older versions.
     pub fn roll_back(self, pool: &BufferPool, wal: &Wal, finished: &HashSet<u64>) -> Result<()> {
-        let mut stacks: Vec<(u64, Vec<(u64, Record)>)> = self
+        let mut stacks: Vec<(u64, Vec<(u64, UndoTableRecord)>)> = self
             .stacks
             .into_iter()
             .filter(|(x, s)| !finished.contains(x) && !s.is_empty())
@@ -208,7 +212,7 @@ impl CrashUndo {
         stacks.sort_by_key(|(x, _)| *x);
         for (xid, stack) in stacks {
             for (lsn, rec) in stack.into_iter().rev() {
-                let Some(page) = rec.page() else { continue };
+                let page = rec.page();
                 let bad = |reason: String| Error::CorruptPage {
                     path: pool.store().path().to_path_buf(),
                     page,
@@ -229,11 +233,11 @@ impl CrashUndo {
 /// ops applied (the compensation record).
 pub(crate) fn revert_record(
     g: &mut [u8],
-    rec: &Record,
+    rec: &UndoTableRecord,
 ) -> std::result::Result<Vec<RevertOp>, String> {
     let mut out = Vec::new();
     match rec {
-        Record::UndoInsert { rows, .. } => {
+        UndoTableRecord::Insert { rows, .. } => {
             let ops: Vec<RevertOp> = rows
                 .iter()
                 .rev()
@@ -242,7 +246,7 @@ pub(crate) fn revert_record(
             apply_revert(g, &ops)?;
             out = ops;
         }
-        Record::UndoChange { ops, .. } => {
+        UndoTableRecord::Change { ops, .. } => {
             for op in ops.iter().rev() {
                 let slot = op.slot();
                 let t = PageRef(g)
@@ -296,24 +300,9 @@ pub(crate) fn revert_record(
                 out.push(r);
             }
         }
-        _ => return Err(format!("{:?} is not an undo-table change", rec.kind())),
+        UndoTableRecord::Revert { .. } => {
+            return Err("a compensation record is not taken back".into())
+        }
     }
     Ok(out)
-}
-
-// ---------------------------------------------------------------------------------------
-// Redo and vacuum
-
-/// Applies an undo-table record during recovery unless the page already holds it.
-pub fn redo(pool: &BufferPool, rec: &Record, xid: u64, end_lsn: u64) -> Result<()> {
-    slotted::redo_with(pool, rec, Fetch::Read, end_lsn, |g, _| match rec {
-        Record::UndoInsert { cid, rows, .. } => {
-            slotted::insert_at_slots(g, rows, xid, *cid, &build_tuple)
-        }
-        Record::UndoChange { cid, ops, .. } => ops
-            .iter()
-            .try_for_each(|op| apply_change(g, op, xid, *cid, 0)),
-        Record::UndoRevert { ops, .. } => apply_revert(g, ops),
-        _ => Ok(()),
-    })
 }

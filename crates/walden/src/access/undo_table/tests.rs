@@ -1,10 +1,10 @@
 use super::change::apply_change;
 use super::change::plan_update;
 use super::rollback::revert_record;
+use super::wal_records::{ChangeOp, UndoTableRecord, UNDO_CHANGE};
 use super::*;
 use crate::page::PageMut;
-use crate::wal::record::ChangeOp;
-use crate::wal::Record;
+use crate::wal::payload::Payload;
 
 #[test]
 fn padding_round_trips() {
@@ -88,15 +88,15 @@ fn change_then_revert_is_identity() {
             next_slot: 4,
         },
     ];
-    let rec = Record::UndoChange {
+    let rec = UndoTableRecord::Change {
         page: 3,
         cid: 1,
         ops,
     };
     let mut bytes = Vec::new();
-    crate::wal::record::encode_record(&mut bytes, &rec, 5, 0);
-    let rec = crate::wal::record::decode_record(&bytes, 0).unwrap().record;
-    let Record::UndoChange { ops, cid, .. } = &rec else {
+    rec.encode_payload(&mut bytes);
+    let rec = UndoTableRecord::decode(UNDO_CHANGE, &bytes).unwrap();
+    let UndoTableRecord::Change { ops, cid, .. } = &rec else {
         panic!()
     };
     for op in ops {
