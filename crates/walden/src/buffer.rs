@@ -6,6 +6,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+use crate::lock_order::{self, Lock};
+
 use crate::error::{Error, Result};
 use crate::page::page_lsn;
 use crate::poison::Poison;
@@ -91,12 +93,42 @@ impl PinnedPage<'_> {
             .unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Exclusive latch on the page bytes; the page is marked dirty.
-    pub fn write(&self) -> RwLockWriteGuard<'_, Vec<u8>> {
+    /// Exclusive latch on the page bytes; the page is marked dirty. A thread takes
+    /// these in page-number order (checked in debug builds: `lock_order`).
+    pub fn write(&self) -> PageWriteGuard<'_> {
+        lock_order::acquire(Lock::PageWrite, self.page_no);
         let f = &self.pool.frames[self.idx];
         let g = f.data.write().unwrap_or_else(|e| e.into_inner());
         f.dirty.store(true, Ordering::Release);
-        g
+        PageWriteGuard {
+            g,
+            page_no: self.page_no,
+        }
+    }
+}
+
+/// An exclusive latch on a page's bytes (`PinnedPage::write`).
+pub struct PageWriteGuard<'a> {
+    g: RwLockWriteGuard<'a, Vec<u8>>,
+    page_no: u64,
+}
+
+impl std::ops::Deref for PageWriteGuard<'_> {
+    type Target = Vec<u8>;
+    fn deref(&self) -> &Vec<u8> {
+        &self.g
+    }
+}
+
+impl std::ops::DerefMut for PageWriteGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Vec<u8> {
+        &mut self.g
+    }
+}
+
+impl Drop for PageWriteGuard<'_> {
+    fn drop(&mut self) {
+        lock_order::release(Lock::PageWrite, self.page_no);
     }
 }
 

@@ -17,6 +17,7 @@ pub mod crashsim;
 pub mod directory;
 pub mod engine;
 pub mod error;
+pub mod lock_order;
 pub mod options;
 pub mod owners;
 pub mod page;

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::codec::put_varint;
 use crate::error::{Error, Result};
+use crate::lock_order::{self, Lock};
 use crate::page::PageMut;
 use crate::poison::Poison;
 use crate::stats::{Stats, TxnStats};
@@ -91,7 +92,41 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The insert lock held (its order against the writer lock is checked in debug builds).
+struct InsertLock<'a>(MutexGuard<'a, InsertState>);
+
+impl std::ops::Deref for InsertLock<'_> {
+    type Target = InsertState;
+    fn deref(&self) -> &InsertState {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for InsertLock<'_> {
+    fn deref_mut(&mut self) -> &mut InsertState {
+        &mut self.0
+    }
+}
+
+impl Drop for InsertLock<'_> {
+    fn drop(&mut self) {
+        lock_order::release(Lock::WalInsert, 0);
+    }
+}
+
 impl Wal {
+    /// Takes the insert lock.
+    fn lock_insert(&self) -> InsertLock<'_> {
+        lock_order::acquire(Lock::WalInsert, 0);
+        InsertLock(lock(&self.insert))
+    }
+
+    /// Takes the writer lock (never while holding the insert lock).
+    fn lock_writer(&self) -> MutexGuard<'_, WriterState> {
+        lock_order::before_wal_writer();
+        lock(&self.writer)
+    }
+
     /// Opens the log for appending at `end` (the end of the valid log found by recovery,
     /// or the start of a new database). `generation` must be new for this open.
     #[allow(clippy::too_many_arguments)]
@@ -176,7 +211,7 @@ impl Wal {
 
     /// The LSN the next record will get.
     pub fn insert_lsn(&self) -> u64 {
-        lock(&self.insert).next_lsn
+        self.lock_insert().next_lsn
     }
 
     /// Appends a record whose payload is `payload`.
@@ -190,7 +225,7 @@ impl Wal {
         self.poison.check()?;
         check_record_size(payload.len())?;
         let (appended, big) = {
-            let mut ins = lock(&self.insert);
+            let mut ins = self.lock_insert();
             let a = Self::push_parts(&mut ins, rtype, xid, &[payload]);
             (a, ins.buffer.len() >= WRITE_OUT_BYTES)
         };
@@ -220,7 +255,7 @@ impl Wal {
         self.poison.check()?;
         check_record_size(payload.len().max(page.len()) + 1)?;
         let (image, appended, big) = {
-            let mut ins = lock(&self.insert);
+            let mut ins = self.lock_insert();
             let p = PageMut(page);
             let needs_image =
                 self.full_page_writes && !rtype.will_init() && p.lsn() <= ins.redo_lsn;
@@ -299,7 +334,7 @@ impl Wal {
         if sync && self.durable_lsn() >= lsn {
             return Ok(());
         }
-        let mut w = lock(&self.writer);
+        let mut w = self.lock_writer();
         if (sync && self.durable_lsn() >= lsn) || (!sync && w.written_lsn >= lsn) {
             return Ok(());
         }
@@ -372,7 +407,7 @@ impl Wal {
     /// point, atomically with taking it (so no record can slip in between).
     fn write_out_inner(&self, w: &mut WriterState, set_redo: bool) -> Result<()> {
         let (buf, start_lsn) = {
-            let mut ins = lock(&self.insert);
+            let mut ins = self.lock_insert();
             if set_redo {
                 ins.redo_lsn = ins.next_lsn;
             }
@@ -542,7 +577,7 @@ impl Wal {
     /// a frame, and from now on the first change to each page logs its image (full-page
     /// mode). Returns the redo position.
     pub fn begin_checkpoint(&self) -> Result<WalPosition> {
-        let mut w = lock(&self.writer);
+        let mut w = self.lock_writer();
         self.poison.check()?;
         let r = self.write_out_inner(&mut w, true);
         self.poison.guard(r)?;
@@ -559,7 +594,7 @@ impl Wal {
     /// Up to `MAX_SPARE_SEGMENTS` are kept for reuse, the rest removed.
     pub fn recycle_before(&self, keep_from: u64) -> Result<()> {
         // List under the writer lock: a segment switch renames spares meanwhile.
-        let mut w = lock(&self.writer);
+        let mut w = self.lock_writer();
         let names = self
             .vfs
             .list_dir(&self.dir)
