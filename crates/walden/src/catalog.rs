@@ -301,6 +301,10 @@ impl RecordOwner for CatalogOwner {
         &[CREATE_TABLE, DROP_TABLE]
     }
 
+    fn check(&self, rec: &LogRecord) -> Result<(), String> {
+        CatalogRecord::decode(rec.rtype, &rec.payload).map(|_| ())
+    }
+
     fn describe(&self, rec: &LogRecord) -> Result<String, String> {
         Ok(match CatalogRecord::decode(rec.rtype, &rec.payload)? {
             CatalogRecord::CreateTable {

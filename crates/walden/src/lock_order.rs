@@ -22,14 +22,14 @@ thread_local! {
 }
 
 /// Notes that the thread is about to take `lock` (`key`: the page number), after
-/// checking that it may: a page write latch only above every page it has write-latched,
-/// the WAL writer lock (`writer_lock`) only without the insert lock.
+/// checking that it may: a page write latch only above every page it has write-latched.
+/// (While the thread unwinds from a panic nothing is checked: a second panic would abort.)
 #[inline]
 pub fn acquire(lock: Lock, key: u64) {
     #[cfg(debug_assertions)]
     HELD.with(|h| {
         let mut h = h.borrow_mut();
-        if lock == Lock::PageWrite {
+        if lock == Lock::PageWrite && !std::thread::panicking() {
             if let Some(&(_, above)) = h
                 .iter()
                 .find(|(l, k)| *l == Lock::PageWrite && *k >= key)
@@ -66,7 +66,7 @@ pub fn release(lock: Lock, key: u64) {
 pub fn before_wal_writer() {
     #[cfg(debug_assertions)]
     HELD.with(|h| {
-        if h.borrow().iter().any(|(l, _)| *l == Lock::WalInsert) {
+        if !std::thread::panicking() && h.borrow().iter().any(|(l, _)| *l == Lock::WalInsert) {
             panic!("lock order: WAL writer lock taken while holding the WAL insert lock");
         }
     });

@@ -33,27 +33,33 @@ mod tests {
     use super::*;
     use crate::wal::record::{put_record, LogRecord};
 
-    /// The codes are on disk: each keeps its number and name (WAL format 3).
+    /// The codes are on disk, and the flags decide what the writer logs (page images,
+    /// `undo_only`) and how redo reads a page: each keeps its number, name and flags
+    /// (the record layout is unchanged since WAL format 2).
     #[test]
     fn record_codes_are_stable() {
-        let got: Vec<(u8, &str)> = owners().types().map(|t| (t.code, t.name)).collect();
+        use crate::wal::record::{CHANGES_PAGE as P, KEEP_WITH_IMAGE as K, WILL_INIT as I};
+        let got: Vec<(u8, &str, u8)> = owners()
+            .types()
+            .map(|t| (t.code, t.name, t.flags))
+            .collect();
         let want = [
-            (1, "heap_init"),
-            (2, "heap_insert"),
-            (3, "heap_delete"),
-            (4, "heap_update_old"),
-            (5, "heap_prune"),
-            (6, "commit"),
-            (7, "abort"),
-            (8, "create_table"),
-            (9, "drop_table"),
-            (10, "page_image"),
-            (11, "checkpoint"),
-            (12, "undo_insert"),
-            (13, "undo_change"),
-            (14, "undo_revert"),
-            (15, "undo_only"),
-            (16, "heap_update_new"),
+            (1, "heap_init", P | I),
+            (2, "heap_insert", P),
+            (3, "heap_delete", P),
+            (4, "heap_update_old", P),
+            (5, "heap_prune", P),
+            (6, "commit", 0),
+            (7, "abort", 0),
+            (8, "create_table", 0),
+            (9, "drop_table", 0),
+            (10, "page_image", P | I),
+            (11, "checkpoint", 0),
+            (12, "undo_insert", P | K),
+            (13, "undo_change", P | K),
+            (14, "undo_revert", P | K),
+            (15, "undo_only", 0),
+            (16, "heap_update_new", P),
         ];
         assert_eq!(got, want);
         for t in owners().types() {
@@ -103,18 +109,86 @@ mod tests {
 
     mod fuzz {
         use super::super::*;
-        use crate::access::heap::wal_records::{DeltaRow, HeapRecord};
+        use crate::access::heap::wal_records::{DeltaRow, HeapRecord, UpdateLink};
         use crate::access::slotted::SlottedRecord;
-        use crate::access::undo_table::wal_records::{ChangeOp, UndoTableRecord};
+        use crate::access::undo_table::wal_records::{ChangeOp, RevertOp, UndoTableRecord};
+        use crate::catalog::{CatalogRecord, TableKind};
+        use crate::schema::{Column, ColumnType, Schema};
         use crate::wal::payload::{encode_record, Payload};
+        use crate::wal::record::{put_record, CheckpointRecord, PageImage};
         use proptest::prelude::*;
 
-        /// A valid record of several owners' types.
+        /// Every sample decodes (so the damage test starts from valid records).
+        #[test]
+        fn every_sample_decodes() {
+            for rec in samples() {
+                let mut buf = Vec::new();
+                encode_record(&mut buf, rec.as_ref(), 7);
+                let got = owners().decode(&buf, 0).unwrap();
+                assert_eq!(got.rtype, rec.record_type());
+            }
+        }
+
+        /// A valid record of every type but commit and abort (no payload) and
+        /// `undo_only` (made from an undo change below).
         fn samples() -> Vec<Box<dyn Payload>> {
             vec![
+                Box::new(SlottedRecord::Init { page: 9, table: 2 }),
                 Box::new(SlottedRecord::Prune {
                     page: 3,
                     slots: vec![1, 2, 9],
+                }),
+                Box::new(HeapRecord::Insert {
+                    page: 3,
+                    cid: 1,
+                    rows: vec![(0, vec![1, 2, 3]), (5, vec![9; 40])],
+                }),
+                Box::new(HeapRecord::Delete {
+                    page: 1,
+                    slots: vec![4, 5, 6, 9],
+                }),
+                Box::new(HeapRecord::UpdateOld {
+                    page: 1,
+                    links: vec![UpdateLink {
+                        slot: 4,
+                        new_page: 8,
+                        new_slot: 2,
+                    }],
+                }),
+                Box::new(CatalogRecord::CreateTable {
+                    table: 4,
+                    name: "t".into(),
+                    schema: Schema::new(vec![Column::new("a", ColumnType::Int4)]),
+                    kind: TableKind::Heap,
+                }),
+                Box::new(CatalogRecord::DropTable { table: 4 }),
+                Box::new(PageImage {
+                    page: 2,
+                    lower: 40,
+                    upper: 8000,
+                    image: vec![7; 232],
+                }),
+                Box::new(CheckpointRecord {
+                    redo_lsn: 77,
+                    next_xid: 5,
+                }),
+                Box::new(UndoTableRecord::Insert {
+                    page: 3,
+                    cid: 2,
+                    rows: vec![(1, vec![5; 9])],
+                }),
+                Box::new(UndoTableRecord::Revert {
+                    page: 4,
+                    undone_lsn: 999,
+                    ops: vec![
+                        RevertOp::Patch {
+                            slot: 1,
+                            header: [3; 17],
+                            off: 3,
+                            bytes: vec![1],
+                        },
+                        RevertOp::Remove { slot: 6 },
+                    ],
                 }),
                 Box::new(HeapRecord::UpdateNew {
                     page: 8,
@@ -168,16 +242,31 @@ mod tests {
                 }
             }
 
-            /// A valid record with random damage: never a panic.
+            /// A valid record of any type with random damage: never a panic.
             #[test]
             fn damaged_records_never_panic(
-                which in 0usize..3,
+                which in any::<prop::sample::Index>(),
                 at in any::<prop::sample::Index>(),
                 byte in any::<u8>(),
                 cut in any::<prop::sample::Index>(),
             ) {
+                let samples = samples();
                 let mut buf = Vec::new();
-                encode_record(&mut buf, samples()[which].as_ref(), 7);
+                // Every sample, a commit, and the last sample kept in an undo_only record.
+                match which.index(samples.len() + 2) {
+                    i if i < samples.len() => {
+                        encode_record(&mut buf, samples[i].as_ref(), 7);
+                    }
+                    i if i == samples.len() => {
+                        put_record(&mut buf, crate::txn::COMMIT.code, 7, &[]);
+                    }
+                    _ => {
+                        let kept = samples.last().unwrap();
+                        let mut payload = vec![kept.record_type().code];
+                        kept.encode_payload(&mut payload);
+                        put_record(&mut buf, 15, 7, &[&payload]);
+                    }
+                }
                 prop_assert!(owners().decode(&buf, 0).is_ok());
                 let i = at.index(buf.len());
                 buf[i] = byte;

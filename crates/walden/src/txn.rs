@@ -178,6 +178,10 @@ impl RecordOwner for XactOwner {
         &[COMMIT, ABORT]
     }
 
+    fn check(&self, rec: &LogRecord) -> std::result::Result<(), String> {
+        self.describe(rec).map(|_| ())
+    }
+
     fn describe(&self, rec: &LogRecord) -> std::result::Result<String, String> {
         match rec.payload.len() {
             0 => Ok(String::new()),

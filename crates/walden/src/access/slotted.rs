@@ -389,6 +389,10 @@ impl RecordOwner for SlottedOwner {
         &[HEAP_INIT, HEAP_PRUNE]
     }
 
+    fn check(&self, rec: &LogRecord) -> std::result::Result<(), String> {
+        SlottedRecord::decode(rec.rtype, &rec.payload).map(|_| ())
+    }
+
     fn describe(&self, rec: &LogRecord) -> std::result::Result<String, String> {
         Ok(match SlottedRecord::decode(rec.rtype, &rec.payload)? {
             SlottedRecord::Init { page, table } => format!("page {page} table {table}"),

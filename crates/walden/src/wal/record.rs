@@ -96,12 +96,12 @@ pub struct Header {
 
 /// Decodes the header of the record at the start of `bytes`, checking that the whole
 /// record is there.
-pub fn decode_header(bytes: &[u8], lsn: u64) -> Result<Header, String> {
+pub fn decode_header(bytes: &[u8]) -> Result<Header, String> {
     let mut r = Reader::new(bytes, 0);
     let body = r.varint().map_err(|e| format!("record length: {e}"))?;
     if body < 2 || body > r.remaining() as u64 {
         return Err(format!(
-            "record length {body} out of range ({} bytes left) at LSN {lsn}",
+            "record length {body} out of range ({} bytes left)",
             r.remaining()
         ));
     }
@@ -310,9 +310,9 @@ mod tests {
         );
         // length, code, xid (2 bytes), payload (2 bytes).
         assert_eq!(n, 6);
-        let h = decode_header(&b, 0).unwrap();
+        let h = decode_header(&b).unwrap();
         assert_eq!((h.len, h.code, h.xid, h.payload_at), (6, 11, 300, 4));
-        assert!(decode_header(&b[..5], 0).is_err());
+        assert!(decode_header(&b[..5]).is_err());
         assert_eq!(peek_record_len(&b[..1]), Some(6));
     }
 }

@@ -211,6 +211,10 @@ impl RecordOwner for HeapOwner {
         &[HEAP_INSERT, HEAP_DELETE, HEAP_UPDATE_OLD, HEAP_UPDATE_NEW]
     }
 
+    fn check(&self, rec: &LogRecord) -> std::result::Result<(), String> {
+        HeapRecord::decode(rec.rtype, &rec.payload).map(|_| ())
+    }
+
     fn describe(&self, rec: &LogRecord) -> std::result::Result<String, String> {
         Ok(match HeapRecord::decode(rec.rtype, &rec.payload)? {
             HeapRecord::Insert { page, cid, rows } => {

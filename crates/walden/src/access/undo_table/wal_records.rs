@@ -411,6 +411,10 @@ impl RecordOwner for UndoTableOwner {
         &[UNDO_INSERT, UNDO_CHANGE, UNDO_REVERT]
     }
 
+    fn check(&self, rec: &LogRecord) -> std::result::Result<(), String> {
+        UndoTableRecord::decode(rec.rtype, &rec.payload).map(|_| ())
+    }
+
     fn describe(&self, rec: &LogRecord) -> std::result::Result<String, String> {
         Ok(match UndoTableRecord::decode(rec.rtype, &rec.payload)? {
             UndoTableRecord::Insert { page, cid, rows } => {
