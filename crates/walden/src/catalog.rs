@@ -348,14 +348,14 @@ impl RecordOwner for CatalogOwner {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::schema::{Column, ColumnType};
     use crate::wal::payload::check_codec;
 
-    #[test]
-    fn catalog_records_round_trip() {
-        let samples = [
+    /// A record of each type (also the registry's fuzz samples).
+    pub(crate) fn samples() -> Vec<CatalogRecord> {
+        vec![
             CatalogRecord::CreateTable {
                 table: 4,
                 name: "t".into(),
@@ -363,7 +363,11 @@ mod tests {
                 kind: TableKind::Undo,
             },
             CatalogRecord::DropTable { table: 4 },
-        ];
-        check_codec(&samples, CatalogRecord::decode);
+        ]
+    }
+
+    #[test]
+    fn catalog_records_round_trip() {
+        check_codec(&samples(), CatalogRecord::decode);
     }
 }

@@ -109,11 +109,6 @@ mod tests {
 
     mod fuzz {
         use super::super::*;
-        use crate::access::heap::wal_records::{DeltaRow, HeapRecord, UpdateLink};
-        use crate::access::slotted::SlottedRecord;
-        use crate::access::undo_table::wal_records::{ChangeOp, RevertOp, UndoTableRecord};
-        use crate::catalog::{CatalogRecord, TableKind};
-        use crate::schema::{Column, ColumnType, Schema};
         use crate::wal::payload::{encode_record, Payload};
         use crate::wal::record::{put_record, CheckpointRecord, PageImage};
         use proptest::prelude::*;
@@ -130,93 +125,31 @@ mod tests {
         }
 
         /// A valid record of every type but commit and abort (no payload) and
-        /// `undo_only` (made from an undo change below).
+        /// `undo_only` (made from the last sample, an undo-table record): each owner's
+        /// own samples, and the WAL's.
         fn samples() -> Vec<Box<dyn Payload>> {
-            vec![
-                Box::new(SlottedRecord::Init { page: 9, table: 2 }),
-                Box::new(SlottedRecord::Prune {
-                    page: 3,
-                    slots: vec![1, 2, 9],
-                }),
-                Box::new(HeapRecord::Insert {
-                    page: 3,
-                    cid: 1,
-                    rows: vec![(0, vec![1, 2, 3]), (5, vec![9; 40])],
-                }),
-                Box::new(HeapRecord::Delete {
-                    page: 1,
-                    slots: vec![4, 5, 6, 9],
-                }),
-                Box::new(HeapRecord::UpdateOld {
-                    page: 1,
-                    links: vec![UpdateLink {
-                        slot: 4,
-                        new_page: 8,
-                        new_slot: 2,
-                    }],
-                }),
-                Box::new(CatalogRecord::CreateTable {
-                    table: 4,
-                    name: "t".into(),
-                    schema: Schema::new(vec![Column::new("a", ColumnType::Int4)]),
-                    kind: TableKind::Heap,
-                }),
-                Box::new(CatalogRecord::DropTable { table: 4 }),
-                Box::new(PageImage {
-                    page: 2,
-                    lower: 40,
-                    upper: 8000,
-                    image: vec![7; 232],
-                }),
-                Box::new(CheckpointRecord {
-                    redo_lsn: 77,
-                    next_xid: 5,
-                }),
-                Box::new(UndoTableRecord::Insert {
-                    page: 3,
-                    cid: 2,
-                    rows: vec![(1, vec![5; 9])],
-                }),
-                Box::new(UndoTableRecord::Revert {
-                    page: 4,
-                    undone_lsn: 999,
-                    ops: vec![
-                        RevertOp::Patch {
-                            slot: 1,
-                            header: [3; 17],
-                            off: 3,
-                            bytes: vec![1],
-                        },
-                        RevertOp::Remove { slot: 6 },
-                    ],
-                }),
-                Box::new(HeapRecord::UpdateNew {
-                    page: 8,
-                    cid: 3,
-                    rows: vec![DeltaRow {
-                        slot: 2,
-                        old_page: 1,
-                        old_slot: 4,
-                        prefix: 10,
-                        suffix: 90,
-                        middle: vec![1, 2, 3, 4],
-                    }],
-                }),
-                Box::new(UndoTableRecord::Change {
-                    page: 4,
-                    cid: 7,
-                    ops: vec![
-                        ChangeOp::Resize {
-                            slot: 3,
-                            old_flags: 0,
-                            new_flags: 4,
-                            old_area: vec![1; 6],
-                            new_area: vec![2; 9],
-                        },
-                        ChangeOp::Delete { slot: 5 },
-                    ],
-                }),
-            ]
+            fn boxed<T: Payload + 'static>(v: Vec<T>) -> Vec<Box<dyn Payload>> {
+                v.into_iter()
+                    .map(|r| Box::new(r) as Box<dyn Payload>)
+                    .collect()
+            }
+            let mut all = boxed(crate::access::slotted::tests::samples());
+            all.extend(boxed(crate::catalog::tests::samples()));
+            all.extend(boxed(crate::access::heap::wal_records::tests::samples()));
+            all.push(Box::new(PageImage {
+                page: 2,
+                lower: 40,
+                upper: 8000,
+                image: vec![7; 232],
+            }));
+            all.push(Box::new(CheckpointRecord {
+                redo_lsn: 77,
+                next_xid: 5,
+            }));
+            all.extend(boxed(
+                crate::access::undo_table::wal_records::tests::samples(),
+            ));
+            all
         }
 
         proptest! {

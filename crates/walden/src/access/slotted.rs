@@ -421,20 +421,24 @@ impl RecordOwner for SlottedOwner {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::wal::payload::check_codec;
 
-    #[test]
-    fn slotted_records_round_trip() {
-        let samples = [
+    /// A record of each type (also the registry's fuzz samples).
+    pub(crate) fn samples() -> Vec<SlottedRecord> {
+        vec![
             SlottedRecord::Init { page: 9, table: 2 },
             SlottedRecord::Prune {
                 page: 1,
                 slots: vec![1, 3, 4, 5, 65535],
             },
-        ];
-        check_codec(&samples, SlottedRecord::decode);
+        ]
+    }
+
+    #[test]
+    fn slotted_records_round_trip() {
+        check_codec(&samples(), SlottedRecord::decode);
     }
 
     #[test]

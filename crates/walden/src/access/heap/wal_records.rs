@@ -371,11 +371,12 @@ fn redo(ctx: &RedoCtx, rec: &LogRecord, decoded: &HeapRecord) -> Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::wal::payload::{check_codec, encode_record};
 
-    fn samples() -> Vec<HeapRecord> {
+    /// A record of each type (also the registry's fuzz samples).
+    pub(crate) fn samples() -> Vec<HeapRecord> {
         vec![
             HeapRecord::Insert {
                 page: 3,

@@ -462,11 +462,12 @@ impl RecordOwner for UndoTableOwner {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::wal::payload::{check_codec, encode_record};
 
-    fn samples() -> Vec<UndoTableRecord> {
+    /// A record of each type (also the registry's fuzz samples).
+    pub(crate) fn samples() -> Vec<UndoTableRecord> {
         vec![
             UndoTableRecord::Insert {
                 page: 3,
