@@ -23,12 +23,27 @@ pub const WILL_INIT: u8 = 2;
 pub const KEEP_WITH_IMAGE: u8 = 4;
 
 /// A record type: the code byte after the length (global, stable on disk), a name, and
-/// the flags the WAL core acts on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// the flags the WAL core acts on. Two types are the same when their codes are (no code
+/// belongs to two types: `wal::Owners`), so comparing them is one byte compare.
+#[derive(Debug, Clone, Copy)]
 pub struct RecordType {
     pub code: u8,
     pub name: &'static str,
     pub flags: u8,
+}
+
+impl PartialEq for RecordType {
+    fn eq(&self, other: &RecordType) -> bool {
+        self.code == other.code
+    }
+}
+
+impl Eq for RecordType {}
+
+impl std::hash::Hash for RecordType {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.code.hash(state);
+    }
 }
 
 impl RecordType {
@@ -156,6 +171,18 @@ pub struct PageImage {
 
 impl PageImage {
     pub fn decode(payload: &[u8]) -> Result<PageImage, String> {
+        let (page, lower, upper, at) = PageImage::head(payload)?;
+        Ok(PageImage {
+            page,
+            lower,
+            upper,
+            image: payload[at..].to_vec(),
+        })
+    }
+
+    /// The page, the hole and where the image bytes start: all a check of the payload
+    /// needs (the image itself is any bytes), without copying the image.
+    pub fn head(payload: &[u8]) -> Result<(u64, u16, u16, usize), String> {
         let mut r = Reader::new(payload, 0);
         let page = r.varint()?;
         let lower = r.varint16()?;
@@ -163,13 +190,7 @@ impl PageImage {
         if lower > upper {
             return Err(format!("page image hole {lower}..{upper} is inverted"));
         }
-        let image = r.take(r.remaining())?.to_vec();
-        Ok(PageImage {
-            page,
-            lower,
-            upper,
-            image,
-        })
+        Ok((page, lower, upper, r.pos()))
     }
 
     /// Puts the image into `g`, a page buffer, checking that it fits.
