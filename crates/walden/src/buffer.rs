@@ -25,6 +25,22 @@ pub trait LogDurability: Send + Sync {
 
 const NO_PAGE: u64 = u64::MAX;
 
+/// Whether a frame's write may wait for the pages it must follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Waiting {
+    Always,
+    /// Not for a page that is pinned (eviction: the caller may hold its latch).
+    NotOnPinned,
+}
+
+/// What `flush_frame` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flushed {
+    Clean,
+    Written,
+    Skipped,
+}
+
 struct Frame {
     /// The page latch and the page bytes (allocated on first use).
     data: RwLock<Vec<u8>>,
@@ -37,6 +53,8 @@ struct Frame {
     loaded: AtomicBool,
     /// Serializes writes of this frame to disk.
     io: Mutex<Vec<u8>>,
+    /// Pages that must reach disk before this one does (`PinnedPage::write_after`).
+    write_after: Mutex<Vec<u64>>,
 }
 
 struct Table {
@@ -51,6 +69,11 @@ pub enum Fetch {
     Read,
     /// The caller will overwrite the whole page (new page, page image): never read it.
     Overwrite,
+    /// Read it from disk if it was ever written, else a zeroed page (LSN 0): redo of a
+    /// record that builds a new page from another, which must not redo a page a later
+    /// write already holds (copy-on-write placement only: a fixed place never written
+    /// fails its checksum).
+    ReadOrNew,
 }
 
 /// The pool of page frames.
@@ -105,6 +128,34 @@ impl PinnedPage<'_> {
             page_no: self.page_no,
         }
     }
+
+    /// Exclusive latch without the page-number order check: only for a thread that holds
+    /// a lock excluding every other writer of these pages (a B-tree's structure lock held
+    /// exclusively), so that no other thread can wait for one of its latches while
+    /// holding another.
+    pub fn write_any_order(&self) -> PageWriteGuard<'_> {
+        lock_order::acquire_unordered(Lock::PageWrite, self.page_no);
+        let f = &self.pool.frames[self.idx];
+        let g = f.data.write().unwrap_or_else(|e| e.into_inner());
+        f.dirty.store(true, Ordering::Release);
+        PageWriteGuard {
+            g,
+            page_no: self.page_no,
+        }
+    }
+
+    /// Notes that this page must not reach disk before `first` has (as it stands now):
+    /// a change logged here relies on a page the redo of whose record reads this one (a
+    /// B-tree split's new right page is rebuilt at redo from the left page as it was).
+    /// Every write of this page first writes `first` if it is dirty, or waits for its
+    /// write in flight.
+    pub fn write_after(&self, first: u64) {
+        let f = &self.pool.frames[self.idx];
+        let mut w = lock(&f.write_after);
+        if !w.contains(&first) {
+            w.push(first);
+        }
+    }
 }
 
 /// An exclusive latch on a page's bytes (`PinnedPage::write`).
@@ -153,6 +204,7 @@ impl BufferPool {
                 referenced: AtomicBool::new(false),
                 loaded: AtomicBool::new(false),
                 io: Mutex::new(Vec::new()),
+                write_after: Mutex::new(Vec::new()),
             })
             .collect();
         BufferPool {
@@ -213,10 +265,14 @@ impl BufferPool {
             if f.dirty.load(Ordering::Acquire) {
                 f.pins.fetch_add(1, Ordering::AcqRel);
                 drop(t);
-                let r = self.flush_frame(idx);
+                let r = self.flush_frame(idx, Waiting::NotOnPinned);
                 t = lock(&self.table);
                 f.pins.fetch_sub(1, Ordering::AcqRel);
-                r?;
+                if r? == Flushed::Skipped {
+                    // A page it must follow is in use (perhaps latched by this thread):
+                    // evict another.
+                    continue;
+                }
                 // Take the frame just cleaned (rather than sweeping on and writing out
                 // a burst of other dirty frames), unless it was used again meanwhile or
                 // someone else brought our page in.
@@ -246,11 +302,20 @@ impl BufferPool {
             if g.len() != self.page_size {
                 *g = vec![0u8; self.page_size];
             }
+            lock(&f.write_after).clear();
             let r = match how {
                 Fetch::Overwrite => {
                     g.fill(0);
                     Ok(true)
                 }
+                Fetch::ReadOrNew => self.store.read_page(page_no, &mut g).and_then(|found| {
+                    if found {
+                        self.check_read_lsn(page_no, &g)?;
+                    } else {
+                        g.fill(0);
+                    }
+                    Ok(true)
+                }),
                 Fetch::Read => self.store.read_page(page_no, &mut g).and_then(|found| {
                     // Only a page that was read has an LSN to check (else the frame
                     // still holds its previous page's bytes).
@@ -348,25 +413,95 @@ impl BufferPool {
         Err(Error::BufferPoolExhausted { frames: n })
     }
 
-    /// Writes a frame if it is dirty, after making the WAL durable to its LSN.
-    fn flush_frame(&self, idx: usize) -> Result<()> {
+    /// Writes a frame if it is dirty, after making the WAL durable to its LSN and
+    /// writing the pages it must follow (`write_after`). With `Waiting::NotOnPinned`
+    /// (eviction, whose caller may hold latches) a page to follow that is pinned is not
+    /// waited for: the frame is left dirty and `Skipped` returned.
+    fn flush_frame(&self, idx: usize, waiting: Waiting) -> Result<Flushed> {
+        self.flush_frame_depth(idx, waiting, 0)
+    }
+
+    fn flush_frame_depth(&self, idx: usize, waiting: Waiting, depth: usize) -> Result<Flushed> {
         let f = &self.frames[idx];
         let mut copy = lock(&f.io);
-        let page_no = {
+        let (page_no, first) = {
             let g = f.data.read().unwrap_or_else(|e| e.into_inner());
             if !f.dirty.load(Ordering::Acquire) || !f.loaded.load(Ordering::Acquire) {
-                return Ok(());
+                return Ok(Flushed::Clean);
+            }
+            // Read with the copy, under the latch: every change in the copy that needs
+            // another page first has named it by now.
+            let first = lock(&f.write_after).clone();
+            if !first.is_empty() && waiting == Waiting::NotOnPinned && self.any_pinned(&first) {
+                return Ok(Flushed::Skipped);
             }
             f.dirty.store(false, Ordering::Release);
             copy.clear();
             copy.extend_from_slice(&g);
-            f.page_no.load(Ordering::Acquire)
+            (f.page_no.load(Ordering::Acquire), first)
         };
-        let r = self.write_copy(page_no, &mut copy);
+        let r = self
+            .write_first(&first, waiting, depth)
+            .and_then(|written| {
+                if written {
+                    self.write_copy(page_no, &mut copy)
+                } else {
+                    Err(Error::Poisoned {
+                        cause: format!("page {page_no} could not follow the pages it depends on"),
+                    })
+                }
+            });
         if r.is_err() {
             f.dirty.store(true, Ordering::Release);
+        } else if !first.is_empty() {
+            lock(&f.write_after).retain(|p| !first.contains(p));
         }
-        self.poison.guard(r)
+        self.poison.guard(r).map(|_| Flushed::Written)
+    }
+
+    fn any_pinned(&self, pages: &[u64]) -> bool {
+        let t = lock(&self.table);
+        pages.iter().any(|p| {
+            t.map
+                .get(p)
+                .is_some_and(|&i| self.frames[i].pins.load(Ordering::Acquire) != 0)
+        })
+    }
+
+    /// Writes the resident pages of `pages` that are dirty (or waits for their write in
+    /// flight). False when one was skipped (pinned meanwhile, while evicting).
+    fn write_first(&self, pages: &[u64], waiting: Waiting, depth: usize) -> Result<bool> {
+        if depth > 64 {
+            // A chain of this length only comes from a cycle, a bug: fail loudly rather
+            // than write in an order that could lose data.
+            return Err(Error::Poisoned {
+                cause: "pages depend on each other in a cycle".into(),
+            });
+        }
+        for &p in pages {
+            let idx = {
+                let t = lock(&self.table);
+                match t.map.get(&p) {
+                    Some(&i) => {
+                        self.frames[i].pins.fetch_add(1, Ordering::AcqRel);
+                        i
+                    }
+                    // Not resident: any write of it has finished.
+                    None => continue,
+                }
+            };
+            let f = &self.frames[idx];
+            let r = if f.page_no.load(Ordering::Acquire) == p {
+                self.flush_frame_depth(idx, waiting, depth + 1)
+            } else {
+                Ok(Flushed::Clean)
+            };
+            f.pins.fetch_sub(1, Ordering::AcqRel);
+            if r? == Flushed::Skipped {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     fn write_copy(&self, page_no: u64, copy: &mut [u8]) -> Result<()> {
@@ -401,7 +536,7 @@ impl BufferPool {
                 }
                 f.pins.fetch_add(1, Ordering::AcqRel);
             }
-            let r = self.flush_frame(idx);
+            let r = self.flush_frame(idx, Waiting::Always);
             f.pins.fetch_sub(1, Ordering::AcqRel);
             r?;
             after_write()?;

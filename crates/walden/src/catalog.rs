@@ -3,7 +3,7 @@
 //! whose redo is idempotent (this module owns the create and drop records).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use crate::codec::{put_string, put_varint, Reader};
 use crate::schema::Schema;
@@ -72,6 +72,129 @@ pub struct Table {
     /// Free-space hints: page -> free bytes, for pages other than the last (filled in by
     /// vacuum). Not persisted: after a restart a vacuum finds the space again.
     pub free: Mutex<BTreeMap<u64, usize>>,
+    /// The table's indexes, in the order they were created.
+    pub indexes: Mutex<Vec<Arc<Index>>>,
+    /// Held shared by each statement that changes the table, exclusively by an index
+    /// build or drop, so that every statement sees one list of indexes throughout.
+    pub ddl: RwLock<()>,
+}
+
+/// A B-tree index on columns of a table (the tree is `access::btree`).
+#[derive(Debug)]
+pub struct Index {
+    /// Ids of indexes and tables share one space (a page's owner field names either).
+    pub id: u32,
+    pub name: String,
+    pub table: u32,
+    /// The indexed columns (positions in the table's schema), in key order.
+    pub columns: Vec<u16>,
+    pub unique: bool,
+    /// The table's primary key (unique, and its columns NOT NULL).
+    pub primary: bool,
+    /// The meta page (it names the root).
+    pub meta: u64,
+    /// Every page of the index, meta page included, sorted.
+    pub pages: Mutex<Vec<u64>>,
+    /// The structure lock: shared for searches and for changes within one page,
+    /// exclusive for splits and page removal (docs/ARCHITECTURE.md, invariant 6).
+    pub tree: RwLock<()>,
+}
+
+impl Index {
+    pub fn new(def: IndexDef, pages: Vec<u64>) -> Index {
+        Index {
+            id: def.id,
+            name: def.name,
+            table: def.table,
+            columns: def.columns,
+            unique: def.unique,
+            primary: def.primary,
+            meta: def.meta,
+            pages: Mutex::new(pages),
+            tree: RwLock::new(()),
+        }
+    }
+
+    /// What the catalog records say of the index.
+    pub fn def(&self) -> IndexDef {
+        IndexDef {
+            id: self.id,
+            name: self.name.clone(),
+            table: self.table,
+            columns: self.columns.clone(),
+            unique: self.unique,
+            primary: self.primary,
+            meta: self.meta,
+        }
+    }
+
+    pub fn page_list(&self) -> Vec<u64> {
+        lock(&self.pages).clone()
+    }
+
+    /// Adds a page (idempotent: redo may add a page the checkpoint already listed).
+    pub fn add_page(&self, page: u64) {
+        let mut p = lock(&self.pages);
+        if let Err(at) = p.binary_search(&page) {
+            p.insert(at, page);
+        }
+    }
+}
+
+/// The definition of an index, as logged and checkpointed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexDef {
+    pub id: u32,
+    pub name: String,
+    pub table: u32,
+    pub columns: Vec<u16>,
+    pub unique: bool,
+    pub primary: bool,
+    pub meta: u64,
+}
+
+impl IndexDef {
+    fn encode(&self, out: &mut Vec<u8>) {
+        put_varint(out, self.id as u64);
+        put_string(out, &self.name);
+        put_varint(out, self.table as u64);
+        put_varint(out, self.columns.len() as u64);
+        for c in &self.columns {
+            put_varint(out, *c as u64);
+        }
+        out.push(self.unique as u8 | (self.primary as u8) << 1);
+        put_varint(out, self.meta);
+    }
+
+    fn decode(r: &mut Reader) -> Result<IndexDef, String> {
+        let id = r.varint32()?;
+        let name = r.string()?;
+        let table = r.varint32()?;
+        let n = r.varint()?;
+        if n == 0 || n > 32 {
+            return Err(format!("index {name:?} has {n} columns (1 to 32)"));
+        }
+        let mut columns = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            let c = r.varint()?;
+            let c = u16::try_from(c).map_err(|_| format!("index column {c} out of range"))?;
+            columns.push(c);
+        }
+        let flags = r.u8()?;
+        if flags > 3 {
+            return Err(format!("index {name:?}: unknown flags {flags}"));
+        }
+        let meta = r.varint()?;
+        Ok(IndexDef {
+            id,
+            name,
+            table,
+            columns,
+            unique: flags & 1 != 0,
+            primary: flags & 2 != 0,
+            meta,
+        })
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -87,7 +210,14 @@ impl Table {
             kind,
             pages: Mutex::new(pages),
             free: Mutex::new(BTreeMap::new()),
+            indexes: Mutex::new(Vec::new()),
+            ddl: RwLock::new(()),
         }
+    }
+
+    /// The table's indexes.
+    pub fn index_list(&self) -> Vec<Arc<Index>> {
+        lock(&self.indexes).clone()
     }
 
     pub fn page_list(&self) -> Vec<u64> {
@@ -131,11 +261,16 @@ impl Table {
     }
 }
 
-/// All tables. Guarded by the engine's RwLock around it.
+/// All tables and indexes. Guarded by the engine's RwLock around it.
 #[derive(Debug, Default)]
 pub struct Catalog {
     pub by_name: HashMap<String, Arc<Table>>,
     pub by_id: BTreeMap<u32, Arc<Table>>,
+    /// Indexes by id (they also hang off their table).
+    pub indexes: BTreeMap<u32, Arc<Index>>,
+    /// Index names (one namespace with tables, as in PostgreSQL).
+    pub index_names: HashMap<String, Arc<Index>>,
+    /// Next id for a table or an index.
     pub next_table_id: u32,
 }
 
@@ -150,7 +285,55 @@ impl Catalog {
     pub fn remove(&mut self, id: u32) -> Option<Arc<Table>> {
         let t = self.by_id.remove(&id)?;
         self.by_name.remove(&t.name);
+        for ix in t.index_list() {
+            self.indexes.remove(&ix.id);
+            self.index_names.remove(&ix.name);
+        }
         Some(t)
+    }
+
+    /// Whether a table or an index has this name.
+    pub fn name_taken(&self, name: &str) -> bool {
+        self.by_name.contains_key(name) || self.index_names.contains_key(name)
+    }
+
+    /// Adds an index to its table. Errors when the table is missing or an id or name is
+    /// taken (redo checks first).
+    pub fn insert_index(&mut self, index: Index) -> Result<Arc<Index>, String> {
+        let Some(t) = self.by_id.get(&index.table).cloned() else {
+            return Err(format!("index {:?}: no table {}", index.name, index.table));
+        };
+        if self.name_taken(&index.name)
+            || self.indexes.contains_key(&index.id)
+            || self.by_id.contains_key(&index.id)
+        {
+            return Err(format!(
+                "index {:?} (id {}) appears twice",
+                index.name, index.id
+            ));
+        }
+        if let Some(&c) = index
+            .columns
+            .iter()
+            .find(|&&c| c as usize >= t.schema.columns.len())
+        {
+            return Err(format!("index {:?}: table has no column {c}", index.name));
+        }
+        let ix = Arc::new(index);
+        self.next_table_id = self.next_table_id.max(ix.id.saturating_add(1));
+        self.indexes.insert(ix.id, ix.clone());
+        self.index_names.insert(ix.name.clone(), ix.clone());
+        lock(&t.indexes).push(ix.clone());
+        Ok(ix)
+    }
+
+    pub fn remove_index(&mut self, id: u32) -> Option<Arc<Index>> {
+        let ix = self.indexes.remove(&id)?;
+        self.index_names.remove(&ix.name);
+        if let Some(t) = self.by_id.get(&ix.table) {
+            lock(&t.indexes).retain(|i| i.id != id);
+        }
+        Some(ix)
     }
 
     /// Serializes the catalog for a checkpoint file.
@@ -168,10 +351,19 @@ impl Catalog {
                 out.extend_from_slice(&p.to_le_bytes());
             }
         }
+        out.extend_from_slice(&(self.indexes.len() as u32).to_le_bytes());
+        for ix in self.indexes.values() {
+            ix.def().encode(out);
+            let pages = ix.page_list();
+            out.extend_from_slice(&(pages.len() as u64).to_le_bytes());
+            for p in pages {
+                out.extend_from_slice(&p.to_le_bytes());
+            }
+        }
     }
 
-    /// Parses a serialized catalog, advancing `at`. Format 1 had no table kinds (all heap).
-    pub fn decode(bytes: &[u8], at: &mut usize, version: u32) -> Result<Catalog, String> {
+    /// Parses a serialized catalog, advancing `at`.
+    pub fn decode(bytes: &[u8], at: &mut usize) -> Result<Catalog, String> {
         let mut r = Reader::new(bytes, *at);
         let mut cat = Catalog {
             next_table_id: r.u32()?,
@@ -184,13 +376,9 @@ impl Catalog {
             let mut pos = r.pos();
             let schema = Schema::decode(bytes, &mut pos)?;
             r = Reader::new(bytes, pos);
-            let kind = if version >= 2 {
-                let c = r.u8()?;
-                TableKind::from_code(c)
-                    .ok_or_else(|| format!("table {name:?}: unknown kind {c}"))?
-            } else {
-                TableKind::Heap
-            };
+            let c = r.u8()?;
+            let kind = TableKind::from_code(c)
+                .ok_or_else(|| format!("table {name:?}: unknown kind {c}"))?;
             let count = r.u64()?;
             if count > (r.remaining() / 8) as u64 {
                 return Err(format!(
@@ -206,18 +394,39 @@ impl Catalog {
             }
             cat.insert(Table::new(id, &name, schema, kind, pages));
         }
+        let n = r.u32()?;
+        for _ in 0..n {
+            let def = IndexDef::decode(&mut r)?;
+            let count = r.u64()?;
+            if count > (r.remaining() / 8) as u64 {
+                return Err(format!(
+                    "index {:?} lists {count} pages, more than the file holds",
+                    def.name
+                ));
+            }
+            let mut pages = Vec::with_capacity(count as usize);
+            for _ in 0..count {
+                pages.push(r.u64()?);
+            }
+            cat.insert_index(Index::new(def, pages))?;
+        }
         *at = r.pos();
         Ok(cat)
     }
 }
 
 // ---------------------------------------------------------------------------------------
-// WAL records: the catalog owns table creation and removal.
+// WAL records: the catalog owns the creation and removal of tables and indexes.
 
 /// A table was created: `table varint | name | schema | kind u8`.
 pub const CREATE_TABLE: RecordType = RecordType::new(8, "create_table", 0);
 /// A table was dropped: `table varint`.
 pub const DROP_TABLE: RecordType = RecordType::new(9, "drop_table", 0);
+/// An index was created, its pages already logged: `definition | count varint | count ×
+/// page varint`.
+pub const CREATE_INDEX: RecordType = RecordType::new(17, "create_index", 0);
+/// An index was dropped: `index varint`.
+pub const DROP_INDEX: RecordType = RecordType::new(18, "drop_index", 0);
 
 /// A catalog record.
 #[derive(Debug, Clone, PartialEq)]
@@ -231,6 +440,13 @@ pub enum CatalogRecord {
     DropTable {
         table: u32,
     },
+    CreateIndex {
+        def: IndexDef,
+        pages: Vec<u64>,
+    },
+    DropIndex {
+        index: u32,
+    },
 }
 
 impl Payload for CatalogRecord {
@@ -238,6 +454,8 @@ impl Payload for CatalogRecord {
         match self {
             CatalogRecord::CreateTable { .. } => CREATE_TABLE,
             CatalogRecord::DropTable { .. } => DROP_TABLE,
+            CatalogRecord::CreateIndex { .. } => CREATE_INDEX,
+            CatalogRecord::DropIndex { .. } => DROP_INDEX,
         }
     }
 
@@ -255,6 +473,14 @@ impl Payload for CatalogRecord {
                 out.push(kind.code());
             }
             CatalogRecord::DropTable { table } => put_varint(out, *table as u64),
+            CatalogRecord::CreateIndex { def, pages } => {
+                def.encode(out);
+                put_varint(out, pages.len() as u64);
+                for p in pages {
+                    put_varint(out, *p);
+                }
+            }
+            CatalogRecord::DropIndex { index } => put_varint(out, *index as u64),
         }
     }
 }
@@ -281,6 +507,18 @@ impl CatalogRecord {
             CatalogRecord::DropTable {
                 table: r.varint32()?,
             }
+        } else if t == CREATE_INDEX {
+            let def = IndexDef::decode(&mut r)?;
+            let n = crate::wal::payload::count(&mut r, 1)?;
+            let mut pages = Vec::with_capacity(n);
+            for _ in 0..n {
+                pages.push(r.varint()?);
+            }
+            CatalogRecord::CreateIndex { def, pages }
+        } else if t == DROP_INDEX {
+            CatalogRecord::DropIndex {
+                index: r.varint32()?,
+            }
         } else {
             return Err(format!("record code {} is not the catalog's", t.code));
         };
@@ -298,7 +536,7 @@ impl RecordOwner for CatalogOwner {
     }
 
     fn types(&self) -> &'static [RecordType] {
-        &[CREATE_TABLE, DROP_TABLE]
+        &[CREATE_TABLE, DROP_TABLE, CREATE_INDEX, DROP_INDEX]
     }
 
     fn check(&self, rec: &LogRecord) -> Result<(), String> {
@@ -318,6 +556,18 @@ impl RecordOwner for CatalogOwner {
                 kind.name()
             ),
             CatalogRecord::DropTable { table } => format!("table {table}"),
+            CatalogRecord::CreateIndex { def, pages } => format!(
+                "index {} name {:?} table {} columns {:?}{}{} meta {} pages {}",
+                def.id,
+                def.name,
+                def.table,
+                def.columns,
+                if def.unique { " unique" } else { "" },
+                if def.primary { " primary" } else { "" },
+                def.meta,
+                pages.len()
+            ),
+            CatalogRecord::DropIndex { index } => format!("index {index}"),
         })
     }
 
@@ -342,6 +592,25 @@ impl RecordOwner for CatalogOwner {
             CatalogRecord::DropTable { table } => {
                 ctx.catalog.remove(table);
             }
+            CatalogRecord::CreateIndex { def, pages } => {
+                let cat = &mut *ctx.catalog;
+                // The checkpoint's catalog may be newer than the record (the index, or
+                // its table, created or dropped since): like create_table, only what is
+                // missing is added.
+                if !cat.indexes.contains_key(&def.id)
+                    && !cat.name_taken(&def.name)
+                    && cat.by_id.contains_key(&def.table)
+                {
+                    let mut pages = pages;
+                    pages.sort_unstable();
+                    pages.dedup();
+                    cat.insert_index(Index::new(def, pages))
+                        .map_err(|r| ctx.corrupt(rec, r))?;
+                }
+            }
+            CatalogRecord::DropIndex { index } => {
+                ctx.catalog.remove_index(index);
+            }
         }
         Ok(())
     }
@@ -363,6 +632,19 @@ pub(crate) mod tests {
                 kind: TableKind::Undo,
             },
             CatalogRecord::DropTable { table: 4 },
+            CatalogRecord::CreateIndex {
+                def: IndexDef {
+                    id: 5,
+                    name: "t_pkey".into(),
+                    table: 4,
+                    columns: vec![0, 2],
+                    unique: true,
+                    primary: true,
+                    meta: 40,
+                },
+                pages: vec![40, 41],
+            },
+            CatalogRecord::DropIndex { index: 5 },
         ]
     }
 

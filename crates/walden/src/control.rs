@@ -26,12 +26,13 @@ use crate::wal::{WalCompression, WalPosition};
 pub const CONTROL_MAGIC: &[u8; 8] = b"WALDNCTL";
 pub const CHECKPOINT_MAGIC: &[u8; 8] = b"WALDNCKP";
 /// The on-disk format version this build writes (docs/format.md).
-pub const FORMAT_VERSION: u32 = 4;
-/// The oldest format version this build still reads. Format 4 added the database id, the
+pub const FORMAT_VERSION: u32 = 5;
+/// The oldest format version this build still reads. Format 5 added indexes (the
+/// catalog in checkpoints, index pages). Format 4 added the database id, the
 /// checksummed `xact` file and the data file length in checkpoints; format 3 changed the
 /// WAL (compact records, compressed frames). An older database is refused with a clear
 /// error, its files untouched.
-pub const MIN_FORMAT_VERSION: u32 = 4;
+pub const MIN_FORMAT_VERSION: u32 = 5;
 const CONTROL_BYTES: usize = 64;
 
 /// Contents of the control file.
@@ -297,7 +298,7 @@ impl CheckpointData {
             chunk_locations.push(r.u64().map_err(bad)?);
         }
         let mut at = r.pos();
-        let catalog = Catalog::decode(body, &mut at, version).map_err(bad)?;
+        let catalog = Catalog::decode(body, &mut at).map_err(bad)?;
         if at != body.len() {
             return Err(bad(format!("{} trailing bytes", body.len() - at)));
         }

@@ -103,6 +103,28 @@ pub enum Error {
     UndoFull { limit: u64, live: u64 },
     #[error("transaction is already finished")]
     TransactionFinished,
+    #[error("index {index:?} is damaged at page {page}: {reason} (REINDEX rebuilds it)")]
+    CorruptIndex {
+        index: String,
+        page: u64,
+        reason: String,
+    },
+    #[error("index row of {size} bytes exceeds the maximum {max} for index {index:?}: a key may take at most a quarter of a page (SQLSTATE 54000)")]
+    KeyTooLarge {
+        index: String,
+        size: usize,
+        max: usize,
+    },
+    #[error("duplicate key value violates unique constraint {index:?}: Key ({columns})=({values}) already exists (SQLSTATE 23505)")]
+    UniqueViolation {
+        index: String,
+        columns: String,
+        values: String,
+    },
+    #[error("index {0:?} does not exist")]
+    NoSuchIndex(String),
+    #[error("relation {0:?} already exists")]
+    IndexExists(String),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -17,6 +17,7 @@ pub mod crashsim;
 pub mod directory;
 pub mod engine;
 pub mod error;
+pub mod index_page;
 pub mod lock_order;
 pub mod options;
 pub mod owners;
@@ -45,7 +46,7 @@ mod testing {
 }
 
 pub use catalog::TableKind;
-pub use engine::{Database, Options, RecoveryReport, RowAction, Transaction};
+pub use engine::{Database, IndexInfo, IndexSpec, Options, RecoveryReport, RowAction, Transaction};
 pub use error::{Error, Result};
 pub use schema::{Column, ColumnType, Row, Schema, Value};
 pub use stats::{StatsSnapshot, TxnStats};

@@ -46,6 +46,17 @@ pub fn acquire(lock: Lock, key: u64) {
     let _ = (lock, key);
 }
 
+/// Notes that the thread takes `lock` outside the order (`PinnedPage::write_any_order`:
+/// under a lock that excludes every other writer of the pages), so that releasing it
+/// finds it.
+#[inline]
+pub fn acquire_unordered(lock: Lock, key: u64) {
+    #[cfg(debug_assertions)]
+    HELD.with(|h| h.borrow_mut().push((lock, key)));
+    #[cfg(not(debug_assertions))]
+    let _ = (lock, key);
+}
+
 /// Notes that the thread released `lock` (`key` as when it was taken).
 #[inline]
 pub fn release(lock: Lock, key: u64) {

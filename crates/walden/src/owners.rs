@@ -4,6 +4,7 @@
 
 use std::sync::LazyLock;
 
+use crate::access::btree::wal_records::BTreeOwner;
 use crate::access::heap::wal_records::HeapOwner;
 use crate::access::slotted::SlottedOwner;
 use crate::access::undo_table::wal_records::UndoTableOwner;
@@ -20,6 +21,7 @@ pub static OWNERS: LazyLock<Owners> = LazyLock::new(|| {
         &SlottedOwner,
         &HeapOwner,
         &UndoTableOwner,
+        &BTreeOwner,
     ])
 });
 
@@ -38,7 +40,9 @@ mod tests {
     /// (the record layout is unchanged since WAL format 2).
     #[test]
     fn record_codes_are_stable() {
-        use crate::wal::record::{CHANGES_PAGE as P, KEEP_WITH_IMAGE as K, WILL_INIT as I};
+        use crate::wal::record::{
+            CHANGES_PAGE as P, KEEP_WITH_IMAGE as K, NEW_PAGE as N, WILL_INIT as I,
+        };
         let got: Vec<(u8, &str, u8)> = owners()
             .types()
             .map(|t| (t.code, t.name, t.flags))
@@ -60,6 +64,14 @@ mod tests {
             (14, "undo_revert", P | K),
             (15, "undo_only", 0),
             (16, "heap_update_new", P),
+            (17, "create_index", 0),
+            (18, "drop_index", 0),
+            (19, "btree_page", P | I),
+            (20, "btree_insert", P),
+            (21, "btree_delete", P),
+            (22, "btree_split_left", P),
+            (23, "btree_split_right", P | N),
+            (24, "btree_meta", P),
         ];
         assert_eq!(got, want);
         for t in owners().types() {
@@ -70,7 +82,7 @@ mod tests {
 
     #[test]
     fn an_unknown_code_is_an_error() {
-        for code in [0u8, 17, 31, 200] {
+        for code in [0u8, 25, 31, 200] {
             let mut b = Vec::new();
             put_record(&mut b, code, 1, &[&[1, 2]]);
             let e = owners().decode(&b, 0).unwrap_err();
@@ -136,6 +148,7 @@ mod tests {
             let mut all = boxed(crate::access::slotted::tests::samples());
             all.extend(boxed(crate::catalog::tests::samples()));
             all.extend(boxed(crate::access::heap::wal_records::tests::samples()));
+            all.extend(boxed(crate::access::btree::wal_records::tests::samples()));
             all.push(Box::new(PageImage {
                 page: 2,
                 lower: 40,

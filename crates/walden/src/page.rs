@@ -31,6 +31,8 @@ pub enum PageKind {
     Clog = 2,
     /// A chunk of the copy-on-write page map.
     Map = 3,
+    /// A node or the meta page of a B-tree index (layout in `index_page.rs`).
+    Index = 4,
 }
 
 impl PageKind {
@@ -39,6 +41,7 @@ impl PageKind {
             1 => Some(PageKind::Heap),
             2 => Some(PageKind::Clog),
             3 => Some(PageKind::Map),
+            4 => Some(PageKind::Index),
             _ => None,
         }
     }
@@ -151,8 +154,10 @@ impl<'a> PageRef<'a> {
     /// out of bounds. Returns a reason on failure.
     pub fn validate(&self) -> Result<(), String> {
         let size = self.0.len();
-        if PageKind::from_u8(self.kind_byte()).is_none() {
-            return Err(format!("unknown page kind {}", self.kind_byte()));
+        match PageKind::from_u8(self.kind_byte()) {
+            None => return Err(format!("unknown page kind {}", self.kind_byte())),
+            Some(PageKind::Index) => return crate::index_page::IndexPage(self.0).validate(),
+            Some(_) => {}
         }
         let lower = self.lower();
         let upper = self.upper();
@@ -328,6 +333,12 @@ impl<'a> PageMut<'a> {
 
     /// The free-space hole between slot array and row data (dropped from page images).
     pub fn hole(&self) -> (usize, usize) {
+        if self.kind_byte() == PageKind::Index as u8 {
+            // An index page's slots start after its B-tree header.
+            let lower = crate::index_page::INDEX_HEADER_BYTES
+                + crate::index_page::ITEM_SLOT_BYTES * self.slot_count() as usize;
+            return (lower.min(self.upper()), self.upper());
+        }
         (self.lower(), self.upper())
     }
 }

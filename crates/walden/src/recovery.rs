@@ -318,7 +318,7 @@ fn check_redo_page(
 ) -> std::result::Result<(), String> {
     // A record that writes its page whole (a new page, an image) may name one past
     // the checkpoint's next page.
-    let limit = if rec.rtype.will_init() {
+    let limit = if rec.rtype.may_allocate() {
         store.next_page_no().saturating_add(REDO_PAGE_SLACK)
     } else {
         store.next_page_no()

@@ -1,6 +1,7 @@
 //! Table access: the two table kinds (`heap`, `undo_table`) behind one interface, and the
 //! slotted-page base they share (`slotted`).
 
+pub mod btree;
 pub mod heap;
 pub mod slotted;
 pub mod undo_table;
@@ -87,6 +88,19 @@ pub struct Writer<'a, 'v> {
     pub undo: &'a mut TxnUndo,
 }
 
+/// The newest state of a row, for a uniqueness check: what committed transactions, this
+/// transaction and running ones have made of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Latest {
+    /// No version that counts: never committed, deleted, or the slot holds nothing.
+    Gone,
+    /// Committed (or this transaction's own) and not deleted: `id` is where its newest
+    /// version is.
+    Live { id: RowId, row: Vec<u8> },
+    /// A running transaction inserted, changed or deleted it: its outcome decides.
+    Pending { xid: u64 },
+}
+
 /// What vacuuming one page did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Vacuumed {
@@ -167,6 +181,21 @@ pub trait TableAccess: Sync {
         xid: u64,
         stats: &mut TxnStats,
     ) -> Result<Vacuumed>;
+
+    /// The newest state of the row at `id` (following updates and moves), as seen by
+    /// transaction `me` for a uniqueness check.
+    fn latest(&self, ctx: &Ctx, table: &Table, id: RowId, me: u64) -> Result<Latest>;
+
+    /// Every row version of one page some snapshot may still read (an index build
+    /// indexes them all): current rows and, for undo tables, the older versions their
+    /// undo chains rebuild.
+    fn versions_of_page(&self, ctx: &Ctx, page: u64, out: &mut Vec<(RowId, Vec<u8>)>)
+        -> Result<()>;
+
+    /// Takes back rows this transaction inserted in the command that is running (a
+    /// failure after the insert itself, such as a unique violation): `ids` are the rows,
+    /// `undo_mark` the undo entries there were before the insert.
+    fn withdraw(&self, ctx: &Ctx, w: &mut Writer, ids: &[RowId], undo_mark: usize) -> Result<()>;
 
     /// Takes back the transaction's changes recorded after `mark` undo entries. A kind
     /// that keeps no undo has nothing to take back: its versions are invisible once their

@@ -4,10 +4,12 @@
 
 mod background;
 mod checkpoint;
+mod index;
 mod transaction;
 
 pub use crate::options::Options;
 pub use crate::recovery::RecoveryReport;
+pub use index::{IndexInfo, IndexSpec};
 pub use transaction::{RowAction, Transaction};
 
 use std::collections::{BTreeMap, HashSet};

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::Inner;
 use crate::access::undo_table::TxnUndo;
 use crate::access::{self, Change, InsertCursor, Progress, TableAccess, TxnView, Writer};
-use crate::catalog::Table;
+use crate::catalog::{Index, Table};
 use crate::clog::XidStatus;
 use crate::error::{Error, Result};
 use crate::schema::{Row, Value};
@@ -87,7 +87,7 @@ impl Transaction {
     }
 
     /// Starts a new command: versions created by earlier commands become visible.
-    fn next_command(&mut self) -> Result<u32> {
+    pub(super) fn next_command(&mut self) -> Result<u32> {
         self.check_open()?;
         self.cid = self.cid.checked_add(1).ok_or(Error::TooManyCommands {
             max: u64::from(u32::MAX),
@@ -95,7 +95,7 @@ impl Transaction {
         Ok(self.cid)
     }
 
-    fn view(&self) -> TxnView<'_> {
+    pub(super) fn view(&self) -> TxnView<'_> {
         TxnView {
             snapshot: &self.snapshot,
             cid: self.cid,
@@ -211,44 +211,106 @@ impl Transaction {
         next: &mut dyn FnMut(&mut Vec<u8>) -> Result<bool>,
     ) -> Result<Vec<RowId>> {
         self.next_command()?;
-        self.write(t, |access, db, w| {
+        let _ddl = t.ddl.read().unwrap_or_else(|e| e.into_inner());
+        let indexes = t.index_list();
+        if indexes.is_empty() {
+            return self.write(t, |access, db, w| {
+                let ctx = db.access_ctx();
+                let mut cursor = InsertCursor::new(next, w.undo);
+                loop {
+                    match access.insert(&ctx, t, w, &mut cursor)? {
+                        Progress::Done => return Ok(cursor.ids),
+                        // Copy-on-write space pressure: relieved between pages.
+                        Progress::Paused => db.relieve_space(),
+                    }
+                }
+            });
+        }
+        // With indexes: keep each row's bytes for its entries, made once the rows are
+        // in; a failure there (a unique violation) takes the entries and rows back.
+        let mut bytes: Vec<Vec<u8>> = Vec::new();
+        let mut keep = |out: &mut Vec<u8>| -> Result<bool> {
+            let more = next(out)?;
+            if more {
+                bytes.push(out.clone());
+            }
+            Ok(more)
+        };
+        let mut undo_mark = 0;
+        let ids = self.write(t, |access, db, w| {
             let ctx = db.access_ctx();
-            let mut cursor = InsertCursor::new(next, w.undo);
+            let mut cursor = InsertCursor::new(&mut keep, w.undo);
+            undo_mark = cursor.undo_mark;
             loop {
                 match access.insert(&ctx, t, w, &mut cursor)? {
                     Progress::Done => return Ok(cursor.ids),
-                    // Copy-on-write space pressure: relieved between pages.
                     Progress::Paused => db.relieve_space(),
                 }
             }
-        })
+        })?;
+        let rows: Vec<(RowId, Vec<u8>)> = ids.iter().copied().zip(bytes).collect();
+        let mut made = Vec::new();
+        if let Err(e) = self.index_rows(t, &indexes, &rows, &mut made) {
+            self.unindex(&indexes, &made)?;
+            self.write(t, |access, db, w| {
+                access.withdraw(&db.access_ctx(), w, &ids, undo_mark)
+            })?;
+            return Err(e);
+        }
+        Ok(ids)
     }
 
     /// Changes rows of one page of a table (the caller relieves copy-on-write space
-    /// pressure between pages).
+    /// pressure between pages, and holds the table's `ddl` lock shared), then gives the
+    /// updated rows their index entries.
     fn change_page_rows(
         &mut self,
         t: &Table,
         page: u64,
         changes: &[(u16, Change)],
-        updated: &mut Vec<(RowId, RowId)>,
+        indexes: &[Arc<Index>],
     ) -> Result<()> {
         if changes.is_empty() {
             return Ok(());
         }
+        let mut updated = Vec::new();
         self.write(t, |access, db, w| {
-            access.change_rows(&db.access_ctx(), t, w, page, changes, updated)
-        })
+            access.change_rows(&db.access_ctx(), t, w, page, changes, &mut updated)
+        })?;
+        if indexes.is_empty() || updated.is_empty() {
+            return Ok(());
+        }
+        let rows: Vec<(RowId, Vec<u8>)> = updated
+            .iter()
+            .filter_map(|(old, new)| {
+                changes.iter().find_map(|(slot, c)| match c {
+                    Change::Update(b) if *slot == old.slot => Some((*new, b.clone())),
+                    _ => None,
+                })
+            })
+            .collect();
+        self.index_rows(t, indexes, &rows, &mut Vec::new())
     }
 
     /// Changes one row (found through its id, following a move), then relieves
-    /// copy-on-write space pressure if there is any. Returns the row's new id.
+    /// copy-on-write space pressure if there is any, and gives an updated row its index
+    /// entries. Returns the row's new id.
     fn change_row(&mut self, t: &Table, id: RowId, change: Change) -> Result<RowId> {
+        let _ddl = t.ddl.read().unwrap_or_else(|e| e.into_inner());
+        let indexes = t.index_list();
+        let bytes = match &change {
+            Change::Update(b) if !indexes.is_empty() => Some(b.clone()),
+            _ => None,
+        };
         let r = self.write(t, |access, db, w| {
             access.change_row(&db.access_ctx(), t, w, id, change)
         });
         self.db.relieve_space();
-        r
+        let new = r?;
+        if let Some(b) = bytes {
+            self.index_rows(t, &indexes, &[(new, b)], &mut Vec::new())?;
+        }
+        Ok(new)
     }
 
     /// The version of a row visible to this transaction (following updates).
@@ -330,6 +392,8 @@ impl Transaction {
     ) -> Result<u64> {
         self.next_command()?;
         let t = self.db.table(table)?;
+        let _ddl = t.ddl.read().unwrap_or_else(|e| e.into_inner());
+        let indexes = t.index_list();
         // Each page's changes are applied together, so that they share WAL records: one
         // per page for an undo table's in-place changes and a heap table's deletes, one
         // per page for the new versions a heap update puts there.
@@ -357,7 +421,7 @@ impl Transaction {
                     RowAction::Delete => changes.push((id.slot, Change::Delete)),
                 }
             }
-            self.change_page_rows(&t, page, &changes, &mut Vec::new())?;
+            self.change_page_rows(&t, page, &changes, &indexes)?;
             changed += changes.len() as u64;
             self.db.relieve_space();
             if stop {

@@ -21,6 +21,10 @@ pub const WILL_INIT: u8 = 2;
 /// Recovery needs the payload even when a page image replaces the record (full-page
 /// mode): it is then kept in an `UNDO_ONLY` record after the image.
 pub const KEEP_WITH_IMAGE: u8 = 4;
+/// The record makes its page anew from other pages (a B-tree split's right page): like
+/// `WILL_INIT` it may name a page not yet allocated, but redo reads the page first (it
+/// skips a page that is newer) and full-page mode logs an image in its place.
+pub const NEW_PAGE: u8 = 8;
 
 /// A record type: the code byte after the length (global, stable on disk), a name, and
 /// the flags the WAL core acts on. Two types are the same when their codes are (no code
@@ -62,6 +66,12 @@ impl RecordType {
 
     pub fn keep_with_image(self) -> bool {
         self.flags & KEEP_WITH_IMAGE != 0
+    }
+
+    /// Its page may be one past those allocated when the log was read from (`WILL_INIT`
+    /// or `NEW_PAGE`).
+    pub fn may_allocate(self) -> bool {
+        self.flags & (WILL_INIT | NEW_PAGE) != 0
     }
 }
 

@@ -14,7 +14,9 @@ pub use update::{update, update_rows};
 use crate::access::slotted::{
     corrupt, get_u48, insert_rows, pin_table_page, prune_page, put_u48, withdraw, TupleFormat,
 };
-use crate::access::{Change, Ctx, InsertCursor, Progress, TableAccess, TxnView, Vacuumed, Writer};
+use crate::access::{
+    Change, Ctx, InsertCursor, Latest, Progress, TableAccess, TxnView, Vacuumed, Writer,
+};
 use crate::buffer::Fetch;
 use crate::catalog::Table;
 use crate::clog::{Clog, XidStatus};
@@ -173,6 +175,94 @@ pub fn fetch(
         }
     }
     Ok(None)
+}
+
+/// The newest version of the row at `id` for a uniqueness check by `me`: follows update
+/// links through committed (and own) updates.
+pub fn latest(ctx: &Ctx, table: &Table, id: RowId, me: u64) -> Result<Latest> {
+    let mut cur = id;
+    let mut prev_xmax: Option<u64> = None;
+    let status = |x: u64| {
+        if x == me {
+            XidStatus::Committed
+        } else {
+            ctx.txns.status(x, ctx.clog)
+        }
+    };
+    for _ in 0..10_000 {
+        let pinned = match pin_table_page(ctx, table, cur) {
+            Ok(p) => p,
+            Err(Error::NoSuchRow(_)) => return Ok(Latest::Gone),
+            Err(e) => return Err(e),
+        };
+        let g = pinned.read();
+        let Some(t) = PageRef(&g).tuple_ref(cur.slot) else {
+            return Ok(Latest::Gone);
+        };
+        if t.len() < TUPLE_HEADER_BYTES {
+            return Err(corrupt(
+                ctx,
+                cur.page,
+                format!("slot {} shorter than a tuple header", cur.slot),
+            ));
+        }
+        let h = TupleHeader::read(t);
+        if prev_xmax.is_some_and(|x| x != h.xmin) {
+            return Ok(Latest::Gone);
+        }
+        match status(h.xmin) {
+            XidStatus::Aborted => return Ok(Latest::Gone),
+            XidStatus::InProgress => return Ok(Latest::Pending { xid: h.xmin }),
+            XidStatus::Committed => {}
+        }
+        let live = || Latest::Live {
+            id: cur,
+            row: t[TUPLE_HEADER_BYTES..].to_vec(),
+        };
+        if h.xmax == 0 {
+            return Ok(live());
+        }
+        match status(h.xmax) {
+            XidStatus::Aborted => return Ok(live()),
+            XidStatus::InProgress => return Ok(Latest::Pending { xid: h.xmax }),
+            XidStatus::Committed => match h.next {
+                Some((page, slot)) => {
+                    prev_xmax = Some(h.xmax);
+                    cur = RowId { page, slot };
+                }
+                None => return Ok(Latest::Gone),
+            },
+        }
+    }
+    Ok(Latest::Gone)
+}
+
+/// Every version on a page whose inserter did not abort.
+fn versions_of_page(ctx: &Ctx, page_no: u64, out: &mut Vec<(RowId, Vec<u8>)>) -> Result<()> {
+    let pinned = ctx.pool.fetch(page_no, Fetch::Read)?;
+    let g = pinned.read();
+    let p = PageRef(&g);
+    for slot in 0..p.slot_count() {
+        let Some(t) = p.tuple(slot) else { continue };
+        if t.len() < TUPLE_HEADER_BYTES {
+            return Err(corrupt(
+                ctx,
+                page_no,
+                format!("slot {slot} shorter than a tuple header"),
+            ));
+        }
+        let h = TupleHeader::read(t);
+        if ctx.txns.status(h.xmin, ctx.clog) != XidStatus::Aborted {
+            out.push((
+                RowId {
+                    page: page_no,
+                    slot,
+                },
+                t[TUPLE_HEADER_BYTES..].to_vec(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Can this transaction change the version? Caller holds the page latch.
@@ -395,6 +485,23 @@ impl TableAccess for HeapTable {
         view: &TxnView,
     ) -> Result<Option<(RowId, Vec<u8>)>> {
         fetch(ctx, table, id, view)
+    }
+
+    fn latest(&self, ctx: &Ctx, table: &Table, id: RowId, me: u64) -> Result<Latest> {
+        latest(ctx, table, id, me)
+    }
+
+    fn versions_of_page(
+        &self,
+        ctx: &Ctx,
+        page: u64,
+        out: &mut Vec<(RowId, Vec<u8>)>,
+    ) -> Result<()> {
+        versions_of_page(ctx, page, out)
+    }
+
+    fn withdraw(&self, ctx: &Ctx, w: &mut Writer, ids: &[RowId], _undo_mark: usize) -> Result<()> {
+        withdraw(ctx, ids, w.view.snapshot.xid, w.stats)
     }
 
     fn scan_page(

@@ -29,7 +29,9 @@ pub use rollback::{rollback_to, CrashUndo};
 use std::borrow::Cow;
 
 use crate::access::slotted::{self, get_u48, put_u48, TupleFormat};
-use crate::access::{Change, Ctx, InsertCursor, Progress, TableAccess, TxnView, Vacuumed, Writer};
+use crate::access::{
+    Change, Ctx, InsertCursor, Latest, Progress, TableAccess, TxnView, Vacuumed, Writer,
+};
 use crate::buffer::Fetch;
 use crate::catalog::Table;
 use crate::clog::XidStatus;
@@ -327,6 +329,99 @@ pub fn fetch(
     Ok(None)
 }
 
+/// The newest state of the row at `id` for a uniqueness check by `me` (following a
+/// move).
+pub fn latest(ctx: &Ctx, table: &Table, id: RowId, me: u64) -> Result<Latest> {
+    let mut cur = id;
+    for _ in 0..10_000 {
+        let pinned = match slotted::pin_table_page(ctx, table, cur) {
+            Ok(p) => p,
+            Err(Error::NoSuchRow(_)) => return Ok(Latest::Gone),
+            Err(e) => return Err(e),
+        };
+        let g = pinned.read();
+        let Some(t) = PageRef(&g).tuple_ref(cur.slot) else {
+            return Ok(Latest::Gone);
+        };
+        let bad = |r: String| corrupt(ctx, cur.page, format!("slot {}: {r}", cur.slot));
+        if t.len() < HDR {
+            return Err(bad("tuple shorter than its header".into()));
+        }
+        let h = UndoHeader::read(t);
+        if h.xid != 0 && h.xid != me {
+            match ctx.txns.status(h.xid, ctx.clog) {
+                XidStatus::Committed => {}
+                // Aborted and still rolling back, or running.
+                _ if ctx.txns.is_active(h.xid) => return Ok(Latest::Pending { xid: h.xid }),
+                XidStatus::InProgress => return Ok(Latest::Pending { xid: h.xid }),
+                XidStatus::Aborted => {}
+            }
+        }
+        if h.flags & FLAG_DELETED != 0 {
+            return Ok(Latest::Gone);
+        }
+        let area = &t[HDR..];
+        if h.flags & FLAG_MOVED != 0 {
+            if area.len() < MIN_AREA {
+                return Err(bad("moved row without a link".into()));
+            }
+            cur = link_of(area);
+            continue;
+        }
+        let row = row_of(area, h.flags).map_err(bad)?;
+        return Ok(Latest::Live {
+            id: cur,
+            row: row.to_vec(),
+        });
+    }
+    Ok(Latest::Gone)
+}
+
+/// Every version of the rows of a page some snapshot may read: the current row and the
+/// older ones its undo chain rebuilds (a chain whose records were discarded ends there:
+/// no snapshot needs what lies beyond).
+fn versions_of_page(ctx: &Ctx, page_no: u64, out: &mut Vec<(RowId, Vec<u8>)>) -> Result<()> {
+    let pinned = ctx.pool.fetch(page_no, Fetch::Read)?;
+    let g = pinned.read();
+    let p = PageRef(&g);
+    for slot in 0..p.slot_count() {
+        let Some(t) = p.tuple(slot) else { continue };
+        let bad = |r: String| corrupt(ctx, page_no, format!("slot {slot}: {r}"));
+        if t.len() < HDR {
+            return Err(bad("tuple shorter than its header".into()));
+        }
+        let id = RowId {
+            page: page_no,
+            slot,
+        };
+        let mut h = UndoHeader::read(t);
+        let mut area: Cow<[u8]> = Cow::Borrowed(&t[HDR..]);
+        for _ in 0..1_000_000 {
+            if h.flags & (FLAG_DELETED | FLAG_MOVED) == 0 {
+                out.push((id, row_of(&area, h.flags).map_err(bad)?.to_vec()));
+            }
+            if h.ptr == 0 {
+                break;
+            }
+            let Ok(rec) = record::read_undo(ctx.undo, h.ptr) else {
+                break;
+            };
+            if rec.whole {
+                area = Cow::Owned(rec.bytes);
+            } else {
+                let a = area.to_mut();
+                let end = rec.off + rec.bytes.len();
+                if end > a.len() {
+                    return Err(bad(format!("undo record {} does not fit the row", h.ptr)));
+                }
+                a[rec.off..end].copy_from_slice(&rec.bytes);
+            }
+            h = rec.prev;
+        }
+    }
+    Ok(())
+}
+
 // ---------------------------------------------------------------------------------------
 // Writing
 
@@ -409,6 +504,23 @@ impl TableAccess for UndoTable {
                 Err(e)
             }
         }
+    }
+
+    fn latest(&self, ctx: &Ctx, table: &Table, id: RowId, me: u64) -> Result<Latest> {
+        latest(ctx, table, id, me)
+    }
+
+    fn versions_of_page(
+        &self,
+        ctx: &Ctx,
+        page: u64,
+        out: &mut Vec<(RowId, Vec<u8>)>,
+    ) -> Result<()> {
+        versions_of_page(ctx, page, out)
+    }
+
+    fn withdraw(&self, ctx: &Ctx, w: &mut Writer, _ids: &[RowId], undo_mark: usize) -> Result<()> {
+        rollback_to(ctx, w.view.snapshot.xid, w.undo, undo_mark, w.stats)
     }
 
     fn fetch(

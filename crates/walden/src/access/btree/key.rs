@@ -1,0 +1,330 @@
+//! Index keys as byte strings whose bytewise order is the SQL order of the values, so that
+//! the tree compares keys with `memcmp` whatever their types.
+//!
+//! Each column: a tag byte (`0x01` a value, `0x02` NULL: NULLs sort last, as PostgreSQL's
+//! default), then for a value: int2/int4/int8 big-endian with the sign bit flipped;
+//! float8 as its bits big-endian, all flipped for a negative number and the sign bit
+//! flipped for a positive one (-0 stored as 0, every NaN as one NaN above +infinity);
+//! bool one byte; uuid its 16 bytes; text its UTF-8 bytes with each `0x00` written
+//! `0x00 0xff`, ended by `0x00 0x00` (bytewise order: PostgreSQL's C collation). No
+//! column's encoding is a prefix of another's, so a key followed by a row id orders by
+//! key, then row id. A leaf item is `key | row id` (page u32 big-endian, slot u16
+//! big-endian).
+
+use crate::schema::{ColumnType, Schema, Value};
+use crate::RowId;
+
+const TAG_VALUE: u8 = 0x01;
+const TAG_NULL: u8 = 0x02;
+/// Bytes of the row id ending a leaf item.
+pub const ROW_ID_BYTES: usize = 6;
+
+/// Appends one value's encoding, for a column of type `ty`. False when the value is not
+/// of that type (the caller checked rows against the schema, so this is a bug or a
+/// lookup with a value of another type, which the SQL layer converts first).
+pub fn push_value(out: &mut Vec<u8>, ty: ColumnType, v: &Value) -> bool {
+    match (ty, v) {
+        (_, Value::Null) => out.push(TAG_NULL),
+        (ColumnType::Int2, Value::Int2(x)) => {
+            out.push(TAG_VALUE);
+            out.extend_from_slice(&((*x as u16) ^ 0x8000).to_be_bytes());
+        }
+        (ColumnType::Int4, Value::Int4(x)) => {
+            out.push(TAG_VALUE);
+            out.extend_from_slice(&((*x as u32) ^ 0x8000_0000).to_be_bytes());
+        }
+        (ColumnType::Int8, Value::Int8(x)) => {
+            out.push(TAG_VALUE);
+            out.extend_from_slice(&((*x as u64) ^ (1 << 63)).to_be_bytes());
+        }
+        (ColumnType::Float8, Value::Float8(x)) => {
+            out.push(TAG_VALUE);
+            let f = if x.is_nan() {
+                f64::NAN
+            } else if *x == 0.0 {
+                0.0
+            } else {
+                *x
+            };
+            let bits = f.to_bits();
+            let bits = if f.is_nan() {
+                u64::MAX
+            } else if bits >> 63 == 1 {
+                !bits
+            } else {
+                bits ^ (1 << 63)
+            };
+            out.extend_from_slice(&bits.to_be_bytes());
+        }
+        (ColumnType::Bool, Value::Bool(b)) => {
+            out.push(TAG_VALUE);
+            out.push(*b as u8);
+        }
+        (ColumnType::Uuid, Value::Uuid(u)) => {
+            out.push(TAG_VALUE);
+            out.extend_from_slice(u);
+        }
+        (ColumnType::Text, Value::Text(s)) => {
+            out.push(TAG_VALUE);
+            for &b in s.as_bytes() {
+                out.push(b);
+                if b == 0 {
+                    out.push(0xff);
+                }
+            }
+            out.extend_from_slice(&[0, 0]);
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// The key of `row` for an index on `columns` of `schema` (None: a value of the wrong
+/// type). `has_null` says whether a key column is NULL (a unique index lets such keys
+/// repeat, as PostgreSQL does).
+pub fn encode_key(
+    schema: &Schema,
+    columns: &[u16],
+    row: &[Value],
+    out: &mut Vec<u8>,
+) -> Option<bool> {
+    let mut has_null = false;
+    for &c in columns {
+        let ty = schema.columns.get(c as usize)?.ty;
+        let v = row.get(c as usize)?;
+        has_null |= matches!(v, Value::Null);
+        if !push_value(out, ty, v) {
+            return None;
+        }
+    }
+    Some(has_null)
+}
+
+/// Appends a row id (the end of a leaf item).
+pub fn push_row_id(out: &mut Vec<u8>, id: RowId) {
+    out.extend_from_slice(&(id.page as u32).to_be_bytes());
+    out.extend_from_slice(&id.slot.to_be_bytes());
+}
+
+/// The row id ending a leaf item, and the key before it.
+pub fn split_item(item: &[u8]) -> Option<(&[u8], RowId)> {
+    let n = item.len().checked_sub(ROW_ID_BYTES)?;
+    let (key, id) = item.split_at(n);
+    Some((
+        key,
+        RowId {
+            page: u32::from_be_bytes([id[0], id[1], id[2], id[3]]) as u64,
+            slot: u16::from_be_bytes([id[4], id[5]]),
+        },
+    ))
+}
+
+/// The values of a key (for messages such as "Key (id)=(5) already exists"), decoded
+/// against the column types; None when the bytes are not such a key.
+pub fn decode_key(types: &[ColumnType], mut key: &[u8]) -> Option<Vec<Value>> {
+    let mut out = Vec::with_capacity(types.len());
+    for &ty in types {
+        let (&tag, rest) = key.split_first()?;
+        key = rest;
+        if tag == TAG_NULL {
+            out.push(Value::Null);
+            continue;
+        }
+        if tag != TAG_VALUE {
+            return None;
+        }
+        let fixed = |key: &mut &[u8], n: usize| -> Option<Vec<u8>> {
+            if key.len() < n {
+                return None;
+            }
+            let (a, b) = key.split_at(n);
+            *key = b;
+            Some(a.to_vec())
+        };
+        let v = match ty {
+            ColumnType::Int2 => {
+                let b = fixed(&mut key, 2)?;
+                Value::Int2((u16::from_be_bytes([b[0], b[1]]) ^ 0x8000) as i16)
+            }
+            ColumnType::Int4 => {
+                let b = fixed(&mut key, 4)?;
+                Value::Int4((u32::from_be_bytes(b.try_into().ok()?) ^ 0x8000_0000) as i32)
+            }
+            ColumnType::Int8 => {
+                let b = fixed(&mut key, 8)?;
+                Value::Int8((u64::from_be_bytes(b.try_into().ok()?) ^ (1 << 63)) as i64)
+            }
+            ColumnType::Float8 => {
+                let b = fixed(&mut key, 8)?;
+                let bits = u64::from_be_bytes(b.try_into().ok()?);
+                let bits = if bits == u64::MAX {
+                    f64::NAN.to_bits()
+                } else if bits >> 63 == 1 {
+                    bits ^ (1 << 63)
+                } else {
+                    !bits
+                };
+                Value::Float8(f64::from_bits(bits))
+            }
+            ColumnType::Bool => Value::Bool(fixed(&mut key, 1)?[0] != 0),
+            ColumnType::Uuid => Value::Uuid(fixed(&mut key, 16)?.try_into().ok()?),
+            ColumnType::Text => {
+                let mut s = Vec::new();
+                loop {
+                    let (&b, rest) = key.split_first()?;
+                    key = rest;
+                    if b != 0 {
+                        s.push(b);
+                        continue;
+                    }
+                    let (&next, rest) = key.split_first()?;
+                    key = rest;
+                    match next {
+                        0 => break,
+                        0xff => s.push(0),
+                        _ => return None,
+                    }
+                }
+                Value::Text(String::from_utf8(s).ok()?)
+            }
+        };
+        out.push(v);
+    }
+    key.is_empty().then_some(out)
+}
+
+/// The shortest prefix of `right` that sorts above `left` (`left < right`): the
+/// separator a leaf split puts in the parent (suffix truncation keeps internal pages
+/// small).
+pub fn separator(left: &[u8], right: &[u8]) -> Vec<u8> {
+    let common = left.iter().zip(right).take_while(|(a, b)| a == b).count();
+    right[..(common + 1).min(right.len())].to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::Column;
+    use proptest::prelude::*;
+
+    fn key(ty: ColumnType, v: &Value) -> Vec<u8> {
+        let mut out = Vec::new();
+        assert!(push_value(&mut out, ty, v));
+        out
+    }
+
+    fn sql_cmp(a: &Value, b: &Value) -> std::cmp::Ordering {
+        use std::cmp::Ordering::*;
+        match (a, b) {
+            (Value::Null, Value::Null) => Equal,
+            (Value::Null, _) => Greater,
+            (_, Value::Null) => Less,
+            (Value::Int2(x), Value::Int2(y)) => x.cmp(y),
+            (Value::Int4(x), Value::Int4(y)) => x.cmp(y),
+            (Value::Int8(x), Value::Int8(y)) => x.cmp(y),
+            (Value::Float8(x), Value::Float8(y)) => match (x.is_nan(), y.is_nan()) {
+                (true, true) => Equal,
+                (true, false) => Greater,
+                (false, true) => Less,
+                _ => x.partial_cmp(y).unwrap_or(Equal),
+            },
+            (Value::Text(x), Value::Text(y)) => x.as_bytes().cmp(y.as_bytes()),
+            (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+            (Value::Uuid(x), Value::Uuid(y)) => x.cmp(y),
+            _ => Equal,
+        }
+    }
+
+    fn value(ty: ColumnType) -> BoxedStrategy<Value> {
+        let v = match ty {
+            ColumnType::Int2 => any::<i16>().prop_map(Value::Int2).boxed(),
+            ColumnType::Int4 => any::<i32>().prop_map(Value::Int4).boxed(),
+            ColumnType::Int8 => any::<i64>().prop_map(Value::Int8).boxed(),
+            ColumnType::Float8 => prop_oneof![
+                any::<f64>(),
+                Just(0.0),
+                Just(-0.0),
+                Just(f64::INFINITY),
+                Just(f64::NEG_INFINITY),
+                Just(f64::NAN)
+            ]
+            .prop_map(Value::Float8)
+            .boxed(),
+            ColumnType::Bool => any::<bool>().prop_map(Value::Bool).boxed(),
+            ColumnType::Uuid => any::<[u8; 16]>().prop_map(Value::Uuid).boxed(),
+            ColumnType::Text => "[a\\x00b\\xff]{0,6}".prop_map(Value::Text).boxed(),
+        };
+        prop_oneof![1 => Just(Value::Null), 8 => v].boxed()
+    }
+
+    const TYPES: [ColumnType; 7] = [
+        ColumnType::Int2,
+        ColumnType::Int4,
+        ColumnType::Int8,
+        ColumnType::Float8,
+        ColumnType::Bool,
+        ColumnType::Uuid,
+        ColumnType::Text,
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(crate::testing::proptest_cases()))]
+
+        /// Byte order is SQL order, and keys decode back, for pairs of composite keys.
+        #[test]
+        fn order_matches_sql(
+            (t1, t2, a1, a2, b1, b2) in (0..7usize, 0..7usize).prop_flat_map(|(i, j)| {
+                let (t1, t2) = (TYPES[i], TYPES[j]);
+                (Just(t1), Just(t2), value(t1), value(t2), value(t1), value(t2))
+            })
+        ) {
+            let schema = Schema::new(vec![Column::new("x", t1), Column::new("y", t2)]);
+            let (mut ka, mut kb) = (Vec::new(), Vec::new());
+            encode_key(&schema, &[0, 1], &[a1.clone(), a2.clone()], &mut ka).unwrap();
+            encode_key(&schema, &[0, 1], &[b1.clone(), b2.clone()], &mut kb).unwrap();
+            let sql = sql_cmp(&a1, &b1).then(sql_cmp(&a2, &b2));
+            prop_assert_eq!(ka.cmp(&kb), sql);
+            let back = decode_key(&[t1, t2], &ka).unwrap();
+            prop_assert_eq!(sql_cmp(&back[0], &a1), std::cmp::Ordering::Equal);
+            prop_assert_eq!(sql_cmp(&back[1], &a2), std::cmp::Ordering::Equal);
+            // With row ids after them, items still order by key first.
+            let (mut ia, mut ib) = (ka.clone(), kb.clone());
+            push_row_id(&mut ia, RowId { page: 9, slot: 1 });
+            push_row_id(&mut ib, RowId { page: 1, slot: 0 });
+            if sql != std::cmp::Ordering::Equal {
+                prop_assert_eq!(ia.cmp(&ib), sql);
+            }
+            prop_assert_eq!(split_item(&ia).map(|(k, _)| k), Some(&ka[..]));
+        }
+
+        #[test]
+        fn separator_divides(mut a in proptest::collection::vec(any::<u8>(), 1..12),
+                             mut b in proptest::collection::vec(any::<u8>(), 1..12)) {
+            if a == b { b.push(0); }
+            if a > b { std::mem::swap(&mut a, &mut b); }
+            let s = separator(&a, &b);
+            prop_assert!(a < s && s <= b && b.starts_with(&s));
+        }
+
+        #[test]
+        fn decode_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..40)) {
+            let _ = decode_key(&TYPES, &bytes);
+        }
+    }
+
+    #[test]
+    fn examples() {
+        assert!(key(ColumnType::Int4, &Value::Int4(-1)) < key(ColumnType::Int4, &Value::Int4(0)));
+        assert!(
+            key(ColumnType::Text, &Value::Text("ab".into()))
+                < key(ColumnType::Text, &Value::Text("ab\0".into()))
+        );
+        assert!(
+            key(ColumnType::Int8, &Value::Int8(i64::MAX)) < key(ColumnType::Int8, &Value::Null)
+        );
+        assert_eq!(
+            key(ColumnType::Float8, &Value::Float8(-0.0)),
+            key(ColumnType::Float8, &Value::Float8(0.0))
+        );
+    }
+}

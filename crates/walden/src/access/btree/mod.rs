@@ -1,0 +1,776 @@
+//! B+tree indexes on Walden's pages (Lehman and Yao's B-link tree): leaves hold `key | row
+//! id` items (`key.rs`), internal pages `separator | child`, every page a high key and a
+//! right sibling, so a search that lands left of its key moves right. The page layout is
+//! `index_page.rs`; the records and their redo `wal_records.rs`.
+//!
+//! Locking (docs/ARCHITECTURE.md, invariant 6): an index's structure lock (`Index::tree`)
+//! is held shared by searches and by inserts and deletes that stay within one leaf, and
+//! exclusively by splits, which then latch the pages they change in any order. A search
+//! holds one page latch at a time and a scan copies a leaf's items before it goes on, so
+//! nothing waits for a row lock or an xid while holding either.
+//!
+//! A split is three records, each on its page: the new right page (`cow`: rebuilt at
+//! redo from the left one), the left page cut at the split position with its new high
+//! key and sibling, then the separator put in the parent (or a new root and the meta
+//! page). A crash between them leaves a tree that is still right — a page with no
+//! downlink is reached through its left sibling — and the next insert that moves right
+//! puts the missing downlink in (`fix_downlink`).
+
+pub mod key;
+pub mod wal_records;
+
+use crate::access::Ctx;
+use crate::buffer::{Fetch, PinnedPage};
+use crate::catalog::Index;
+use crate::error::{Error, Result};
+use crate::index_page::{
+    child_of, internal_item, separator_of, IndexPage, IndexPageMut, CHILD_BYTES,
+    INDEX_HEADER_BYTES, ITEM_SLOT_BYTES,
+};
+use crate::page::PageKind;
+use crate::stats::TxnStats;
+use crate::store::Protection;
+use crate::wal::payload::Payload;
+use key::ROW_ID_BYTES;
+use wal_records::BTreeRecord;
+
+/// Page numbers are stored in 32 bits in internal items and row ids.
+const PAGE_LIMIT: u64 = u32::MAX as u64;
+/// Leaves built by `build` are filled to this share of the page (PostgreSQL's leaf
+/// fillfactor), leaving room for inserts before the first splits.
+const BUILD_FILL: f64 = 0.9;
+
+/// The largest key an index on pages of `page_size` takes: an item (key, row id and slot)
+/// may use a quarter of the page, so that a split always leaves room on both sides.
+pub fn max_key_bytes(page_size: usize) -> usize {
+    (page_size - INDEX_HEADER_BYTES) / 4 - ITEM_SLOT_BYTES - ROW_ID_BYTES - CHILD_BYTES
+}
+
+/// Who writes: the transaction id records carry, and its accounting.
+pub struct Logger<'s> {
+    pub xid: u64,
+    pub stats: &'s mut TxnStats,
+}
+
+fn corrupt(ix: &Index, page: u64, reason: impl Into<String>) -> Error {
+    Error::CorruptIndex {
+        index: ix.name.clone(),
+        page,
+        reason: reason.into(),
+    }
+}
+
+/// Pins a page of the index, checking that it is one (a damaged page is an error naming
+/// the index and page).
+fn pin<'p>(ctx: &Ctx<'p>, ix: &Index, page: u64) -> Result<PinnedPage<'p>> {
+    if page >= ctx.pool.store().next_page_no() {
+        return Err(corrupt(ix, page, "points at a page that does not exist"));
+    }
+    let pinned = ctx.pool.fetch(page, Fetch::Read).map_err(|e| match e {
+        Error::ChecksumMismatch { .. } | Error::CorruptPage { .. } => {
+            corrupt(ix, page, e.to_string())
+        }
+        e => e,
+    })?;
+    {
+        let g = pinned.read();
+        if g[4] != PageKind::Index as u8 || IndexPage(&g).owner() != ix.id {
+            return Err(corrupt(ix, page, "not a page of this index"));
+        }
+    }
+    Ok(pinned)
+}
+
+fn log(ctx: &Ctx, rec: &BTreeRecord, g: &mut [u8], w: &mut Logger) -> Result<()> {
+    let mut payload = Vec::with_capacity(64);
+    rec.encode_payload(&mut payload);
+    ctx.wal
+        .append_page_change(rec.record_type(), w.xid, &payload, g, Some(w.stats))?;
+    Ok(())
+}
+
+/// The root page and its level.
+fn root(ctx: &Ctx, ix: &Index) -> Result<(u64, u16)> {
+    let pinned = pin(ctx, ix, ix.meta)?;
+    let g = pinned.read();
+    IndexPage(&g)
+        .meta()
+        .ok_or_else(|| corrupt(ix, ix.meta, "the meta page names no root"))
+}
+
+/// Where a descent ended.
+struct Descent {
+    /// The page at the level asked for whose range holds the probe.
+    page: u64,
+    /// The pages above it, root first (the last page visited on each level).
+    path: Vec<u64>,
+    /// A move right from a page to its sibling: (level, from), the first one made.
+    moved: Option<(u16, u64)>,
+}
+
+/// Finds the page at `level` whose range holds `probe`.
+fn descend(ctx: &Ctx, ix: &Index, probe: &[u8], level: u16) -> Result<Descent> {
+    let (mut page, root_level) = root(ctx, ix)?;
+    if level > root_level {
+        return Err(corrupt(
+            ix,
+            page,
+            format!("no level {level} (root level {root_level})"),
+        ));
+    }
+    let mut expect = root_level;
+    let mut path = Vec::with_capacity(root_level as usize);
+    let mut moved = None;
+    let mut hops = 0u64;
+    loop {
+        let pinned = pin(ctx, ix, page)?;
+        let g = pinned.read();
+        let p = IndexPage(&g);
+        if p.level() != expect || p.is_meta() {
+            return Err(corrupt(
+                ix,
+                page,
+                format!("level {} where level {expect} was expected", p.level()),
+            ));
+        }
+        if p.beyond(probe) {
+            let Some(right) = p.right() else {
+                return Err(corrupt(ix, page, "a high key but no right sibling"));
+            };
+            hops += 1;
+            if hops > ctx.pool.store().next_page_no() {
+                return Err(corrupt(ix, page, "right siblings form a cycle"));
+            }
+            moved.get_or_insert((expect, page));
+            page = right;
+            continue;
+        }
+        if expect == level {
+            return Ok(Descent { page, path, moved });
+        }
+        if p.count() == 0 {
+            return Err(corrupt(ix, page, "an internal page without items"));
+        }
+        path.push(page);
+        page = child_of(p.item(p.child_pos(probe)));
+        expect -= 1;
+    }
+}
+
+/// Inserts a leaf item (`key | row id`). An item already there is left as it is (a row
+/// id reused after its row went, whose entry vacuum has yet to remove, with the same key).
+pub fn insert(ctx: &Ctx, ix: &Index, item: &[u8], w: &mut Logger) -> Result<()> {
+    check_size(ctx, ix, item)?;
+    {
+        let _shared = ix.tree.read().unwrap_or_else(|e| e.into_inner());
+        let d = descend(ctx, ix, item, 0)?;
+        if d.moved.is_none() {
+            let pinned = pin(ctx, ix, d.page)?;
+            let mut g = pinned.write();
+            let mut p = IndexPageMut(&mut g);
+            // No split can run meanwhile (they hold the lock exclusively), so the leaf
+            // still holds the item's range.
+            let pos = match p.search(item) {
+                Ok(_) => return Ok(()),
+                Err(pos) => pos,
+            };
+            if p.insert(pos, item) {
+                let rec = BTreeRecord::Insert {
+                    page: d.page,
+                    pos: pos as u16,
+                    item: item.to_vec(),
+                };
+                return log(ctx, &rec, &mut g, w);
+            }
+        }
+    }
+    let _exclusive = ix.tree.write().unwrap_or_else(|e| e.into_inner());
+    insert_exclusive(ctx, ix, item, item, 0, w)
+}
+
+/// Inserts `item` at `level` under the exclusive lock, first putting in any downlink a
+/// crash left out on the way.
+fn insert_exclusive(
+    ctx: &Ctx,
+    ix: &Index,
+    probe: &[u8],
+    item: &[u8],
+    level: u16,
+    w: &mut Logger,
+) -> Result<()> {
+    loop {
+        let d = descend(ctx, ix, probe, level)?;
+        if let Some((lvl, from)) = d.moved {
+            fix_downlink(ctx, ix, lvl, from, w)?;
+            continue;
+        }
+        return insert_at(ctx, ix, d.page, d.path, probe, item, level, w);
+    }
+}
+
+/// Puts in the parent the downlink to `from`'s right sibling, which a crash in the
+/// middle of a split left out (or makes a new root over `from` and its sibling).
+fn fix_downlink(ctx: &Ctx, ix: &Index, level: u16, from: u64, w: &mut Logger) -> Result<()> {
+    let (high, right) = {
+        let pinned = pin(ctx, ix, from)?;
+        let g = pinned.read();
+        let p = IndexPage(&g);
+        match (p.high_key(), p.right()) {
+            (Some(h), Some(r)) => (h.to_vec(), r),
+            _ => return Err(corrupt(ix, from, "moved right from a page without sibling")),
+        }
+    };
+    let (_, root_level) = root(ctx, ix)?;
+    if level == root_level {
+        return new_root(ctx, ix, from, &high, right, level + 1, w);
+    }
+    insert_exclusive(ctx, ix, &high, &internal_item(&high, right), level + 1, w)
+}
+
+/// Where `item` goes on a page at `level`.
+fn position(p: &IndexPage, probe: &[u8], item: &[u8]) -> usize {
+    if p.is_leaf() {
+        match p.search(item) {
+            Ok(pos) | Err(pos) => pos,
+        }
+    } else {
+        p.child_pos(probe) + 1
+    }
+}
+
+/// Inserts `item` on `page` (exclusive lock held), splitting it, and then its parents,
+/// as needed.
+#[allow(clippy::too_many_arguments)]
+fn insert_at(
+    ctx: &Ctx,
+    ix: &Index,
+    page: u64,
+    mut path: Vec<u64>,
+    probe: &[u8],
+    item: &[u8],
+    level: u16,
+    w: &mut Logger,
+) -> Result<()> {
+    let pinned = pin(ctx, ix, page)?;
+    let mut g = pinned.write_any_order();
+    let p = IndexPage(&g);
+    if p.is_leaf() && p.search(item).is_ok() {
+        return Ok(());
+    }
+    let pos = position(&p, probe, item);
+    if IndexPageMut(&mut g).insert(pos, item) {
+        let rec = BTreeRecord::Insert {
+            page,
+            pos: pos as u16,
+            item: item.to_vec(),
+        };
+        return log(ctx, &rec, &mut g, w);
+    }
+    // Split: choose where, with the new item counted in.
+    let p = IndexPage(&g);
+    let n = p.count();
+    if n == 0 {
+        return Err(corrupt(ix, page, "an item does not fit in an empty page"));
+    }
+    let virt = |i: usize| -> &[u8] {
+        match i.cmp(&pos) {
+            std::cmp::Ordering::Less => p.item(i),
+            std::cmp::Ordering::Equal => item,
+            std::cmp::Ordering::Greater => p.item(i - 1),
+        }
+    };
+    let balanced = || {
+        let total: usize = (0..=n).map(|i| virt(i).len() + ITEM_SLOT_BYTES).sum();
+        let mut acc = 0;
+        let mut k = 1;
+        for i in 0..=n {
+            acc += virt(i).len() + ITEM_SLOT_BYTES;
+            if acc * 2 >= total {
+                k = i + 1;
+                break;
+            }
+        }
+        k.clamp(1, n)
+    };
+    let sep_at = |split: usize| {
+        if p.is_leaf() {
+            key::separator(virt(split - 1), virt(split))
+        } else {
+            separator_of(virt(split)).to_vec()
+        }
+    };
+    // The rightmost page growing at its end (ascending keys): keep it full and start
+    // the new page with the new item alone, if the high key still fits.
+    let (split, sep) = match (p.right().is_none() && pos == n).then(|| sep_at(n)) {
+        Some(sep) if sep.len() <= p.free_bytes() => (n, sep),
+        _ => {
+            let k = balanced();
+            (k, sep_at(k))
+        }
+    };
+    let goes_left = pos < split;
+    let cut = if goes_left { split - 1 } else { split };
+    let new_page = ctx.pool.store().allocate_page_no();
+    if new_page >= PAGE_LIMIT {
+        return Err(Error::DatabaseFull { pages: PAGE_LIMIT });
+    }
+    let rpinned = ctx.pool.fetch(new_page, Fetch::Overwrite)?;
+    let mut rg = rpinned.write_any_order();
+    {
+        let mut r = IndexPageMut(&mut rg);
+        r.init(new_page, ix.id, level);
+        let items = (cut..n).map(|i| p.item(i));
+        if !r.fill(items, p.high_key(), p.right()) {
+            return Err(corrupt(ix, page, "the right half of a split does not fit"));
+        }
+    }
+    let rrec = if ctx.pool.store().protection() == Protection::Cow {
+        BTreeRecord::SplitRight {
+            page: new_page,
+            index: ix.id,
+            left: page,
+            from: cut as u16,
+        }
+    } else {
+        BTreeRecord::of_page(&rg)
+    };
+    log(ctx, &rrec, &mut rg, w)?;
+    ix.add_page(new_page);
+    if !IndexPageMut(&mut g).truncate(cut, &sep, new_page) {
+        return Err(corrupt(ix, page, "the high key of a split does not fit"));
+    }
+    let lrec = BTreeRecord::SplitLeft {
+        page,
+        at: cut as u16,
+        right: new_page,
+        high_key: sep.clone(),
+    };
+    log(ctx, &lrec, &mut g, w)?;
+    if ctx.pool.store().protection() == Protection::Cow {
+        pinned.write_after(new_page);
+    }
+    // The new item, on its side.
+    let (tpage, tpos) = if goes_left {
+        (page, pos)
+    } else {
+        (new_page, pos - cut)
+    };
+    let tg: &mut [u8] = if goes_left { &mut g } else { &mut rg };
+    if !IndexPageMut(tg).insert(tpos, item) {
+        return Err(corrupt(ix, tpage, "an item does not fit after a split"));
+    }
+    let rec = BTreeRecord::Insert {
+        page: tpage,
+        pos: tpos as u16,
+        item: item.to_vec(),
+    };
+    log(ctx, &rec, tg, w)?;
+    drop(rg);
+    drop(g);
+    match path.pop() {
+        None => new_root(ctx, ix, page, &sep, new_page, level + 1, w),
+        Some(parent) => insert_at(
+            ctx,
+            ix,
+            parent,
+            path,
+            &sep,
+            &internal_item(&sep, new_page),
+            level + 1,
+            w,
+        ),
+    }
+}
+
+/// A new root at `level` over `left` and `right` (divided by `sep`), named by the meta
+/// page.
+fn new_root(
+    ctx: &Ctx,
+    ix: &Index,
+    left: u64,
+    sep: &[u8],
+    right: u64,
+    level: u16,
+    w: &mut Logger,
+) -> Result<()> {
+    let root = ctx.pool.store().allocate_page_no();
+    if root >= PAGE_LIMIT {
+        return Err(Error::DatabaseFull { pages: PAGE_LIMIT });
+    }
+    let rp = ctx.pool.fetch(root, Fetch::Overwrite)?;
+    let mut g = rp.write_any_order();
+    let items = [internal_item(b"", left), internal_item(sep, right)];
+    let mut p = IndexPageMut(&mut g);
+    p.init(root, ix.id, level);
+    if !p.fill(items.iter().map(|i| i.as_slice()), None, None) {
+        return Err(corrupt(ix, root, "a new root does not fit"));
+    }
+    log(ctx, &BTreeRecord::of_page(&g), &mut g, w)?;
+    ix.add_page(root);
+    drop(g);
+    let mp = pin(ctx, ix, ix.meta)?;
+    let mut mg = mp.write_any_order();
+    IndexPageMut(&mut mg).set_meta(root, level);
+    let rec = BTreeRecord::Meta {
+        page: ix.meta,
+        root,
+        level,
+    };
+    log(ctx, &rec, &mut mg, w)
+}
+
+/// Removes a leaf item; false when it is not there.
+pub fn delete(ctx: &Ctx, ix: &Index, item: &[u8], w: &mut Logger) -> Result<bool> {
+    let _shared = ix.tree.read().unwrap_or_else(|e| e.into_inner());
+    let d = descend(ctx, ix, item, 0)?;
+    let pinned = pin(ctx, ix, d.page)?;
+    let mut g = pinned.write();
+    let mut p = IndexPageMut(&mut g);
+    let Ok(pos) = p.search(item) else {
+        return Ok(false);
+    };
+    p.remove(&[pos]);
+    let rec = BTreeRecord::Delete {
+        page: d.page,
+        positions: vec![pos as u16],
+    };
+    log(ctx, &rec, &mut g, w)?;
+    Ok(true)
+}
+
+/// Calls `f` with each leaf item at or above `start`, in order, until it returns false.
+/// Items are copied a leaf at a time and `f` runs with no lock or latch held; a leaf's
+/// items are those it held when copied.
+pub fn scan(
+    ctx: &Ctx,
+    ix: &Index,
+    start: &[u8],
+    f: &mut dyn FnMut(&[u8]) -> Result<bool>,
+) -> Result<()> {
+    scan_with(ctx, ix, start, true, f)
+}
+
+fn scan_with(
+    ctx: &Ctx,
+    ix: &Index,
+    start: &[u8],
+    take_lock: bool,
+    f: &mut dyn FnMut(&[u8]) -> Result<bool>,
+) -> Result<()> {
+    let mut probe = start.to_vec();
+    let mut batch: Vec<u8> = Vec::new();
+    let mut ends: Vec<usize> = Vec::new();
+    loop {
+        let next = {
+            let _shared = take_lock.then(|| ix.tree.read().unwrap_or_else(|e| e.into_inner()));
+            let d = descend(ctx, ix, &probe, 0)?;
+            let pinned = pin(ctx, ix, d.page)?;
+            let g = pinned.read();
+            let p = IndexPage(&g);
+            batch.clear();
+            ends.clear();
+            let from = match p.search(&probe) {
+                Ok(i) | Err(i) => i,
+            };
+            for i in from..p.count() {
+                batch.extend_from_slice(p.item(i));
+                ends.push(batch.len());
+            }
+            p.high_key().map(|h| h.to_vec())
+        };
+        let mut at = 0;
+        for &end in &ends {
+            if !f(&batch[at..end])? {
+                return Ok(());
+            }
+            at = end;
+        }
+        match next {
+            Some(h) => probe = h,
+            None => return Ok(()),
+        }
+    }
+}
+
+/// What a uniqueness check makes of one entry with the new item's key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The entry's row does not hold the key (gone, or changed since).
+    Fine,
+    /// A live row holds the key.
+    Conflict,
+    /// A running transaction decides: wait for it, then try again.
+    Wait(u64),
+}
+
+/// The outcome of `insert_unique`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unique {
+    Inserted,
+    /// The row at this id holds the key.
+    Conflict(crate::RowId),
+    /// Wait for this transaction (with no lock held), then call again.
+    Wait(u64),
+}
+
+/// Inserts a leaf item into a unique index after `check` passed every other entry with
+/// the same key (the first `key_len` bytes of `item`). Check and insert run under the
+/// exclusive structure lock, so that no second insert of the key can slip between; the
+/// check reads rows but never waits.
+pub fn insert_unique(
+    ctx: &Ctx,
+    ix: &Index,
+    item: &[u8],
+    key_len: usize,
+    check: &mut dyn FnMut(crate::RowId) -> Result<Verdict>,
+    w: &mut Logger,
+) -> Result<Unique> {
+    check_size(ctx, ix, item)?;
+    let key = &item[..key_len];
+    let _exclusive = ix.tree.write().unwrap_or_else(|e| e.into_inner());
+    let mut outcome = Unique::Inserted;
+    scan_with(ctx, ix, key, false, &mut |it| {
+        if !it.starts_with(key) || it.len() != key_len + ROW_ID_BYTES {
+            return Ok(false);
+        }
+        if it == item {
+            return Ok(true);
+        }
+        let Some((_, id)) = key::split_item(it) else {
+            return Ok(true);
+        };
+        match check(id)? {
+            Verdict::Fine => Ok(true),
+            Verdict::Conflict => {
+                outcome = Unique::Conflict(id);
+                Ok(false)
+            }
+            Verdict::Wait(x) => {
+                outcome = Unique::Wait(x);
+                Ok(false)
+            }
+        }
+    })?;
+    if outcome == Unique::Inserted {
+        insert_exclusive(ctx, ix, item, item, 0, w)?;
+    }
+    Ok(outcome)
+}
+
+fn check_size(ctx: &Ctx, ix: &Index, item: &[u8]) -> Result<()> {
+    let max = max_key_bytes(ctx.pool.page_size());
+    let key = item.len().saturating_sub(ROW_ID_BYTES);
+    if key > max {
+        return Err(Error::KeyTooLarge {
+            index: ix.name.clone(),
+            size: key,
+            max,
+        });
+    }
+    Ok(())
+}
+
+/// Formats an empty index: its meta page and an empty root leaf, logged (`btree_page`).
+/// Returns (meta page, root page).
+pub fn create(ctx: &Ctx, index: u32, w: &mut Logger) -> Result<(u64, u64)> {
+    let meta = ctx.pool.store().allocate_page_no();
+    let root = ctx.pool.store().allocate_page_no();
+    if root >= PAGE_LIMIT {
+        return Err(Error::DatabaseFull { pages: PAGE_LIMIT });
+    }
+    let rp = ctx.pool.fetch(root, Fetch::Overwrite)?;
+    let mut g = rp.write_any_order();
+    IndexPageMut(&mut g).init(root, index, 0);
+    log(ctx, &BTreeRecord::of_page(&g), &mut g, w)?;
+    drop(g);
+    let mp = ctx.pool.fetch(meta, Fetch::Overwrite)?;
+    let mut g = mp.write_any_order();
+    IndexPageMut(&mut g).init_meta(meta, index, root, 0);
+    log(ctx, &BTreeRecord::of_page(&g), &mut g, w)?;
+    Ok((meta, root))
+}
+
+/// Builds an index bottom-up from its leaf items, sorted and without duplicates: leaves
+/// filled to `BUILD_FILL`, then each level above from the one below, every page logged
+/// whole once (`btree_page`), and the meta page last. Returns the meta page and every
+/// page of the index.
+pub fn build(
+    ctx: &Ctx,
+    index: u32,
+    items: &mut dyn Iterator<Item = Vec<u8>>,
+    w: &mut Logger,
+) -> Result<(u64, Vec<u64>)> {
+    let usable = ctx.pool.page_size() - INDEX_HEADER_BYTES;
+    let meta = alloc(ctx)?;
+    let mut pages = vec![meta];
+    // Level 0 from the items; each level's pages give the level above its items.
+    let mut level: u16 = 0;
+    let mut below: Vec<(Vec<u8>, u64)> = Vec::new();
+    let mut builder = LevelBuilder::new(index, level, usable);
+    let mut last: Option<Vec<u8>> = None;
+    for item in items {
+        let sep = match &last {
+            Some(l) if *l >= item => {
+                return Err(Error::InvalidOption(
+                    "index build: items out of order or repeated".into(),
+                ))
+            }
+            Some(l) => key::separator(l, &item),
+            None => Vec::new(),
+        };
+        last = Some(item.clone());
+        builder.add(ctx, item, sep, &mut below, &mut pages, w)?;
+    }
+    builder.finish(ctx, &mut below, &mut pages, w)?;
+    while below.len() > 1 {
+        level += 1;
+        let mut b = LevelBuilder::new(index, level, usable);
+        let mut above = Vec::new();
+        for (sep, child) in std::mem::take(&mut below) {
+            let item = internal_item(&sep, child);
+            b.add(ctx, item, sep, &mut above, &mut pages, w)?;
+        }
+        b.finish(ctx, &mut above, &mut pages, w)?;
+        below = above;
+    }
+    let root = below.first().map(|(_, p)| *p).unwrap_or(NO_ROOT);
+    let mp = ctx.pool.fetch(meta, Fetch::Overwrite)?;
+    let mut g = mp.write_any_order();
+    IndexPageMut(&mut g).init_meta(meta, index, root, level);
+    log(ctx, &BTreeRecord::of_page(&g), &mut g, w)?;
+    pages.sort_unstable();
+    Ok((meta, pages))
+}
+
+const NO_ROOT: u64 = u64::MAX;
+
+fn alloc(ctx: &Ctx) -> Result<u64> {
+    let p = ctx.pool.store().allocate_page_no();
+    if p >= PAGE_LIMIT {
+        return Err(Error::DatabaseFull { pages: PAGE_LIMIT });
+    }
+    Ok(p)
+}
+
+/// The pages of one level being built left to right: the page being filled is kept in
+/// memory until the next page's number (its right sibling) and its high key are known.
+struct LevelBuilder {
+    index: u32,
+    level: u16,
+    /// Bytes of items a page is filled to.
+    room: usize,
+    /// Bytes a page can hold.
+    usable: usize,
+    page_no: Option<u64>,
+    /// The current page's items, each with the separator it gives when it starts a page.
+    items: Vec<(Vec<u8>, Vec<u8>)>,
+    bytes: usize,
+    /// The separator below which the current page's items start (its downlink's).
+    low: Vec<u8>,
+}
+
+impl LevelBuilder {
+    fn new(index: u32, level: u16, usable: usize) -> LevelBuilder {
+        LevelBuilder {
+            index,
+            level,
+            room: (usable as f64 * BUILD_FILL) as usize,
+            usable,
+            page_no: None,
+            items: Vec::new(),
+            bytes: 0,
+            low: Vec::new(),
+        }
+    }
+
+    /// Adds an item; `sep` is the separator it gives if it starts a page. A full page is
+    /// written first, keeping back its last items if the high key would not fit.
+    fn add(
+        &mut self,
+        ctx: &Ctx,
+        item: Vec<u8>,
+        sep: Vec<u8>,
+        up: &mut Vec<(Vec<u8>, u64)>,
+        pages: &mut Vec<u64>,
+        w: &mut Logger,
+    ) -> Result<()> {
+        if self.page_no.is_none() {
+            self.page_no = Some(alloc(ctx)?);
+        }
+        let size = |i: &Vec<u8>| i.len() + ITEM_SLOT_BYTES;
+        if !self.items.is_empty() && self.bytes + size(&item) > self.room {
+            let mut carry = vec![(item, sep)];
+            while self.bytes + carry[0].1.len() > self.usable && self.items.len() > 1 {
+                if let Some(x) = self.items.pop() {
+                    self.bytes -= size(&x.0);
+                    carry.insert(0, x);
+                }
+            }
+            let next = alloc(ctx)?;
+            let high = carry[0].1.clone();
+            self.write(ctx, Some((&high, next)), up, pages, w)?;
+            self.page_no = Some(next);
+            self.low = high;
+            for x in carry {
+                self.bytes += size(&x.0);
+                self.items.push(x);
+            }
+            return Ok(());
+        }
+        self.bytes += size(&item);
+        self.items.push((item, sep));
+        Ok(())
+    }
+
+    /// Writes the current page (with its right sibling and high key, if any) and hands
+    /// its downlink up.
+    fn write(
+        &mut self,
+        ctx: &Ctx,
+        right: Option<(&[u8], u64)>,
+        up: &mut Vec<(Vec<u8>, u64)>,
+        pages: &mut Vec<u64>,
+        w: &mut Logger,
+    ) -> Result<()> {
+        let page = match self.page_no {
+            Some(p) => p,
+            None => alloc(ctx)?,
+        };
+        let pinned = ctx.pool.fetch(page, Fetch::Overwrite)?;
+        let mut g = pinned.write_any_order();
+        let mut p = IndexPageMut(&mut g);
+        p.init(page, self.index, self.level);
+        // The first item of an internal level is stored with an empty separator
+        // (minus infinity).
+        let first_internal = self.level > 0 && up.is_empty();
+        let items = self.items.iter().enumerate().map(|(i, (it, _))| {
+            if i == 0 && first_internal {
+                &it[it.len() - CHILD_BYTES..]
+            } else {
+                it.as_slice()
+            }
+        });
+        if !p.fill(items, right.map(|(h, _)| h), right.map(|(_, r)| r)) {
+            return Err(Error::InvalidOption(
+                "index build: a page's items do not fit".into(),
+            ));
+        }
+        log(ctx, &BTreeRecord::of_page(&g), &mut g, w)?;
+        pages.push(page);
+        up.push((std::mem::take(&mut self.low), page));
+        self.items.clear();
+        self.bytes = 0;
+        Ok(())
+    }
+
+    /// Writes the last page of the level (an empty leaf when there were no items).
+    fn finish(
+        &mut self,
+        ctx: &Ctx,
+        up: &mut Vec<(Vec<u8>, u64)>,
+        pages: &mut Vec<u64>,
+        w: &mut Logger,
+    ) -> Result<()> {
+        self.write(ctx, None, up, pages, w)
+    }
+}

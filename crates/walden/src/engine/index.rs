@@ -1,0 +1,526 @@
+//! Indexes in the engine: creating one (built bottom-up from the table's rows), dropping
+//! and listing them; keeping them up to date as statements insert and change rows
+//! (uniqueness checked under the index's lock, waiting for running transactions with no
+//! lock held); and reading rows through them, each entry rechecked against the row
+//! version the reader sees.
+
+use std::collections::HashSet;
+use std::ops::Bound;
+use std::sync::Arc;
+
+use super::{check_name, Database, Inner, Transaction};
+use crate::access::btree::{self, key, Logger, Unique, Verdict};
+use crate::access::{self, Ctx, Latest, TableAccess};
+use crate::catalog::{CatalogRecord, Index, IndexDef, Table};
+use crate::error::{Error, Result};
+use crate::schema::{Row, Value};
+use crate::RowId;
+
+/// What `Database::create_index` creates.
+#[derive(Debug, Clone, Default)]
+pub struct IndexSpec<'a> {
+    pub name: &'a str,
+    pub table: &'a str,
+    /// Column names, in key order.
+    pub columns: &'a [&'a str],
+    pub unique: bool,
+    /// The table's primary key (unique; the SQL layer makes its columns NOT NULL).
+    pub primary: bool,
+    /// An index of that name already there is not an error.
+    pub if_not_exists: bool,
+}
+
+/// An index as `Database::indexes` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexInfo {
+    pub name: String,
+    pub table: String,
+    pub columns: Vec<String>,
+    pub unique: bool,
+    pub primary: bool,
+    /// Pages the index holds, its meta page included.
+    pub pages: u64,
+}
+
+fn lock_read<T>(l: &std::sync::RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn lock_write<T>(l: &std::sync::RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Inner {
+    pub(super) fn index(&self, name: &str) -> Result<(Arc<Index>, Arc<Table>)> {
+        let cat = lock_read(&self.catalog);
+        let ix = cat
+            .index_names
+            .get(name)
+            .cloned()
+            .ok_or_else(|| Error::NoSuchIndex(name.to_string()))?;
+        let t = cat
+            .by_id
+            .get(&ix.table)
+            .cloned()
+            .ok_or_else(|| Error::NoSuchIndex(name.to_string()))?;
+        Ok((ix, t))
+    }
+}
+
+/// The key of a row for an index, followed by its row id (the leaf item), and the key's
+/// length; None for the key when a key column is NULL.
+fn item_of(t: &Table, ix: &Index, row: &[Value], id: RowId) -> Result<(Vec<u8>, usize, bool)> {
+    let mut item = Vec::with_capacity(32);
+    let has_null = key::encode_key(&t.schema, &ix.columns, row, &mut item).ok_or_else(|| {
+        Error::SchemaMismatch {
+            table: t.name.clone(),
+            reason: format!("a row does not fit index {:?}", ix.name),
+        }
+    })?;
+    let key_len = item.len();
+    key::push_row_id(&mut item, id);
+    Ok((item, key_len, has_null))
+}
+
+fn decode_row(inner: &Inner, t: &Table, id: RowId, bytes: &[u8]) -> Result<Row> {
+    t.schema
+        .decode_row(bytes)
+        .map_err(|reason| Error::CorruptPage {
+            path: inner.store.path().to_path_buf(),
+            page: id.page,
+            location: id.page,
+            reason: format!("row at slot {}: {reason}", id.slot),
+        })
+}
+
+/// The unique-violation error for `key` (its columns and values named as PostgreSQL
+/// does).
+fn violation(t: &Table, ix: &Index, key: &[u8]) -> Error {
+    let types: Vec<_> = ix
+        .columns
+        .iter()
+        .map(|&c| t.schema.columns[c as usize].ty)
+        .collect();
+    let columns = ix
+        .columns
+        .iter()
+        .map(|&c| t.schema.columns[c as usize].name.clone())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let values = key::decode_key(&types, key)
+        .map(|vs| {
+            vs.iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_else(|| "?".into());
+    Error::UniqueViolation {
+        index: ix.name.clone(),
+        columns,
+        values,
+    }
+}
+
+/// Whether the row (as `latest` found it) holds `key` in the index.
+fn holds_key(
+    inner: &Inner,
+    t: &Table,
+    ix: &Index,
+    id: RowId,
+    row: &[u8],
+    key: &[u8],
+) -> Result<bool> {
+    let row = decode_row(inner, t, id, row)?;
+    let (item, key_len, _) = item_of(t, ix, &row, id)?;
+    Ok(&item[..key_len] == key)
+}
+
+impl Database {
+    /// Creates an index (committed at once) and builds it from the table's rows: every
+    /// version a snapshot may still read is indexed, sorted, and the tree written
+    /// bottom-up. A unique index on rows that repeat a key fails with `UniqueViolation`,
+    /// changing nothing. Statements changing the table wait while it is built. Returns
+    /// false when `if_not_exists` found the name taken.
+    pub fn create_index(&self, spec: &IndexSpec) -> Result<bool> {
+        check_name("index", spec.name)?;
+        let inner = &self.handle.inner;
+        let t = inner.table(spec.table)?;
+        let mut columns = Vec::with_capacity(spec.columns.len());
+        if spec.columns.is_empty() || spec.columns.len() > 32 {
+            return Err(Error::InvalidOption("an index has 1 to 32 columns".into()));
+        }
+        for name in spec.columns {
+            let c = t
+                .schema
+                .columns
+                .iter()
+                .position(|c| c.name == *name)
+                .ok_or_else(|| {
+                    Error::InvalidOption(format!(
+                        "column {name:?} of table {:?} does not exist",
+                        t.name
+                    ))
+                })?;
+            if columns.contains(&(c as u16)) {
+                return Err(Error::InvalidOption(format!(
+                    "column {name:?} appears twice in index {:?}",
+                    spec.name
+                )));
+            }
+            columns.push(c as u16);
+        }
+        loop {
+            let ddl = lock_write(&t.ddl);
+            {
+                let cat = lock_read(&inner.catalog);
+                if !cat.by_id.get(&t.id).is_some_and(|x| Arc::ptr_eq(x, &t)) {
+                    return Err(Error::NoSuchTable(spec.table.to_string()));
+                }
+                if cat.name_taken(spec.name) {
+                    if spec.if_not_exists {
+                        return Ok(false);
+                    }
+                    return Err(Error::IndexExists(spec.name.to_string()));
+                }
+            }
+            let id = {
+                let mut cat = lock_write(&inner.catalog);
+                let id = cat.next_table_id.max(1);
+                cat.next_table_id = id.saturating_add(1);
+                id
+            };
+            let mut def = IndexDef {
+                id,
+                name: spec.name.to_string(),
+                table: t.id,
+                columns: columns.clone(),
+                unique: spec.unique || spec.primary,
+                primary: spec.primary,
+                meta: 0,
+            };
+            let mut tx = self.begin();
+            let ctx = inner.access_ctx();
+            let access = access::of(t.kind);
+            let probe = Index::new(def.clone(), Vec::new());
+            let items = match collect_items(inner, &ctx, &t, &probe, access, tx.xid())? {
+                Collected::Items(items) => items,
+                Collected::Wait(other) => {
+                    drop(ddl);
+                    let r = inner.txns.wait_for(tx.xid(), other);
+                    tx.rollback()?;
+                    r?;
+                    continue;
+                }
+            };
+            let xid = tx.xid();
+            let mut w = Logger {
+                xid,
+                stats: &mut tx.stats,
+            };
+            let (meta, pages) = btree::build(&ctx, id, &mut items.into_iter(), &mut w)?;
+            def.meta = meta;
+            tx.log(&CatalogRecord::CreateIndex {
+                def: def.clone(),
+                pages: pages.clone(),
+            })?;
+            tx.commit_inner()?;
+            lock_write(&inner.catalog)
+                .insert_index(Index::new(def, pages))
+                .map_err(Error::InvalidOption)?;
+            drop(ddl);
+            return Ok(true);
+        }
+    }
+
+    /// Drops an index (committed at once). Its pages are not reused yet.
+    pub fn drop_index(&self, name: &str) -> Result<()> {
+        let inner = &self.handle.inner;
+        let (ix, t) = inner.index(name)?;
+        let _ddl = lock_write(&t.ddl);
+        let mut cat = lock_write(&inner.catalog);
+        if !cat.indexes.get(&ix.id).is_some_and(|x| Arc::ptr_eq(x, &ix)) {
+            return Err(Error::NoSuchIndex(name.to_string()));
+        }
+        let mut tx = self.begin();
+        tx.log(&CatalogRecord::DropIndex { index: ix.id })?;
+        tx.commit_inner()?;
+        cat.remove_index(ix.id);
+        Ok(())
+    }
+
+    /// The indexes of a table, in the order they were created.
+    pub fn indexes(&self, table: &str) -> Result<Vec<IndexInfo>> {
+        let t = self.handle.inner.table(table)?;
+        Ok(t.index_list()
+            .iter()
+            .map(|ix| IndexInfo {
+                name: ix.name.clone(),
+                table: t.name.clone(),
+                columns: ix
+                    .columns
+                    .iter()
+                    .map(|&c| t.schema.columns[c as usize].name.clone())
+                    .collect(),
+                unique: ix.unique,
+                primary: ix.primary,
+                pages: ix.page_list().len() as u64,
+            })
+            .collect())
+    }
+}
+
+enum Collected {
+    Items(Vec<Vec<u8>>),
+    /// A running transaction holds a repeated key of a unique index.
+    Wait(u64),
+}
+
+/// The leaf items of every row version of the table, sorted, without repeats; for a
+/// unique index, checked for keys two live rows share.
+fn collect_items(
+    inner: &Inner,
+    ctx: &Ctx,
+    t: &Table,
+    ix: &Index,
+    access: &dyn TableAccess,
+    me: u64,
+) -> Result<Collected> {
+    let max = btree::max_key_bytes(ctx.pool.page_size());
+    let mut items: Vec<(Vec<u8>, usize, bool)> = Vec::new();
+    let mut rows = Vec::new();
+    for page in t.page_list() {
+        rows.clear();
+        access.versions_of_page(ctx, page, &mut rows)?;
+        for (id, bytes) in rows.drain(..) {
+            let row = decode_row(inner, t, id, &bytes)?;
+            let it = item_of(t, ix, &row, id)?;
+            if it.1 > max {
+                return Err(Error::KeyTooLarge {
+                    index: ix.name.clone(),
+                    size: it.1,
+                    max,
+                });
+            }
+            items.push(it);
+        }
+        inner.relieve_space();
+    }
+    items.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    items.dedup_by(|a, b| a.0 == b.0);
+    if ix.unique {
+        let mut i = 0;
+        while i < items.len() {
+            let (key_len, has_null) = (items[i].1, items[i].2);
+            let key = items[i].0[..key_len].to_vec();
+            let mut j = i + 1;
+            while j < items.len() && items[j].0.starts_with(&key) && items[j].1 == key_len {
+                j += 1;
+            }
+            if j - i > 1 && !has_null {
+                let mut live = HashSet::new();
+                for (item, _, _) in &items[i..j] {
+                    let Some((_, id)) = key::split_item(item) else {
+                        continue;
+                    };
+                    match access.latest(ctx, t, id, me)? {
+                        Latest::Gone => {}
+                        Latest::Pending { xid } => return Ok(Collected::Wait(xid)),
+                        Latest::Live { id: at, row } => {
+                            if holds_key(inner, t, ix, at, &row, &key)? {
+                                live.insert(at);
+                            }
+                        }
+                    }
+                }
+                if live.len() > 1 {
+                    return Err(violation(t, ix, &key));
+                }
+            }
+            i = j;
+        }
+    }
+    Ok(Collected::Items(items.into_iter().map(|i| i.0).collect()))
+}
+
+impl Transaction {
+    /// Puts the entries of rows just inserted or changed into every index of the
+    /// table: `rows` are (row id, row bytes). Unique indexes are checked; a running
+    /// transaction holding the key is waited for. Returns the entries it made (to take
+    /// back on failure) through `made`.
+    pub(super) fn index_rows(
+        &mut self,
+        t: &Table,
+        indexes: &[Arc<Index>],
+        rows: &[(RowId, Vec<u8>)],
+        made: &mut Vec<(usize, Vec<u8>)>,
+    ) -> Result<()> {
+        let db = self.db.clone();
+        let ctx = db.access_ctx();
+        let access = access::of(t.kind);
+        let me = self.snapshot.xid;
+        for (id, bytes) in rows {
+            let row = decode_row(&db, t, *id, bytes)?;
+            for (n, ix) in indexes.iter().enumerate() {
+                let (item, key_len, has_null) = item_of(t, ix, &row, *id)?;
+                let mut w = Logger {
+                    xid: me,
+                    stats: &mut self.stats,
+                };
+                if !ix.unique || has_null {
+                    btree::insert(&ctx, ix, &item, &mut w)?;
+                    made.push((n, item));
+                    continue;
+                }
+                let key = &item[..key_len];
+                loop {
+                    let r = btree::insert_unique(
+                        &ctx,
+                        ix,
+                        &item,
+                        key_len,
+                        &mut |other| {
+                            if other == *id {
+                                return Ok(Verdict::Fine);
+                            }
+                            Ok(match access.latest(&ctx, t, other, me)? {
+                                Latest::Gone => Verdict::Fine,
+                                Latest::Pending { xid } => Verdict::Wait(xid),
+                                Latest::Live { id: at, row } => {
+                                    if at != *id && holds_key(&db, t, ix, at, &row, key)? {
+                                        Verdict::Conflict
+                                    } else {
+                                        Verdict::Fine
+                                    }
+                                }
+                            })
+                        },
+                        &mut w,
+                    )?;
+                    match r {
+                        Unique::Inserted => break,
+                        Unique::Conflict(_) => return Err(violation(t, ix, key)),
+                        Unique::Wait(other) => db.txns.wait_for(me, other)?,
+                    }
+                }
+                made.push((n, item));
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes back index entries `index_rows` made (a statement that failed after them).
+    pub(super) fn unindex(
+        &mut self,
+        indexes: &[Arc<Index>],
+        made: &[(usize, Vec<u8>)],
+    ) -> Result<()> {
+        let db = self.db.clone();
+        let ctx = db.access_ctx();
+        let mut w = Logger {
+            xid: self.snapshot.xid,
+            stats: &mut self.stats,
+        };
+        for (n, item) in made.iter().rev() {
+            btree::delete(&ctx, &indexes[*n], item, &mut w)?;
+        }
+        Ok(())
+    }
+
+    /// Calls `f` with each row visible to this transaction whose key in `index` lies
+    /// between `lower` and `upper` (values for the first columns of the key: a prefix
+    /// bound covers every key that starts with it), in key order, until `f` returns
+    /// false.
+    pub fn index_scan(
+        &mut self,
+        index: &str,
+        lower: Bound<&[Value]>,
+        upper: Bound<&[Value]>,
+        mut f: impl FnMut(RowId, Row) -> bool,
+    ) -> Result<()> {
+        self.next_command()?;
+        let db = self.db.clone();
+        let (ix, t) = db.index(index)?;
+        let prefix = |vals: &[Value]| -> Result<Vec<u8>> {
+            if vals.len() > ix.columns.len() {
+                return Err(Error::InvalidOption(format!(
+                    "index {:?} has {} columns, not {}",
+                    ix.name,
+                    ix.columns.len(),
+                    vals.len()
+                )));
+            }
+            let mut out = Vec::new();
+            for (v, &c) in vals.iter().zip(&ix.columns) {
+                if !key::push_value(&mut out, t.schema.columns[c as usize].ty, v) {
+                    return Err(Error::SchemaMismatch {
+                        table: t.name.clone(),
+                        reason: format!(
+                            "{v} is not a value of column {:?}",
+                            t.schema.columns[c as usize].name
+                        ),
+                    });
+                }
+            }
+            Ok(out)
+        };
+        let start = match lower {
+            Bound::Unbounded => Vec::new(),
+            Bound::Included(v) => prefix(v)?,
+            Bound::Excluded(v) => {
+                let mut p = prefix(v)?;
+                p.push(0xff);
+                p
+            }
+        };
+        let stop: Option<(Vec<u8>, bool)> = match upper {
+            Bound::Unbounded => None,
+            Bound::Included(v) => Some((prefix(v)?, true)),
+            Bound::Excluded(v) => Some((prefix(v)?, false)),
+        };
+        let ctx = db.access_ctx();
+        let access = access::of(t.kind);
+        let mut seen = HashSet::new();
+        let view = self.view();
+        btree::scan(&ctx, &ix, &start, &mut |item| {
+            let Some((key, id)) = key::split_item(item) else {
+                return Ok(true);
+            };
+            if let Some((s, inclusive)) = &stop {
+                let past = if key.starts_with(s) {
+                    !inclusive
+                } else {
+                    key > s.as_slice()
+                };
+                if past {
+                    return Ok(false);
+                }
+            }
+            let Some((at, bytes)) = access.fetch(&ctx, &t, id, &view)? else {
+                return Ok(true);
+            };
+            let row = decode_row(&db, &t, at, &bytes)?;
+            let (now, key_len, _) = item_of(&t, &ix, &row, at)?;
+            if &now[..key_len] != key || !seen.insert(at) {
+                return Ok(true);
+            }
+            Ok(f(at, row))
+        })
+    }
+
+    /// The rows visible to this transaction whose key in `index` equals `key` (or starts
+    /// with it, for fewer values than the index has columns).
+    pub fn index_get(&mut self, index: &str, key: &[Value]) -> Result<Vec<(RowId, Row)>> {
+        let mut out = Vec::new();
+        self.index_scan(
+            index,
+            Bound::Included(key),
+            Bound::Included(key),
+            |id, row| {
+                out.push((id, row));
+                true
+            },
+        )?;
+        Ok(out)
+    }
+}

@@ -1,0 +1,279 @@
+//! B-tree indexes against a model: random inserts, updates and deletes through a unique
+//! and a non-unique index, on both table kinds and in every protection mode, with clean
+//! reopens and crashes (power lost, unsynced writes dropped, kept or torn) between
+//! transactions; then the lookups, the full index scans and the rows must agree with a
+//! `BTreeMap`. Small pages and a 16-page pool make the tree split often and evict dirty
+//! index pages, so that recovery replays splits whose pages reached disk in any order
+//! the write rules allow.
+
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use proptest::prelude::*;
+use support::*;
+use walden::vfs::{CrashMode, SimVfs};
+use walden::{
+    Column, ColumnType, Database, Error, IndexSpec, Protection, Schema, TableKind, Value,
+};
+
+const DIR: &str = "/db";
+const TABLE: &str = "t";
+
+fn schema() -> Schema {
+    Schema::new(vec![
+        Column::not_null("k", ColumnType::Int8),
+        Column::new("pad", ColumnType::Text),
+    ])
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    /// Insert key `k` with a pad of `len` bytes (a unique violation if it is there).
+    Insert {
+        k: i64,
+        len: usize,
+    },
+    /// Change the pad of key `k`, if there.
+    Update {
+        k: i64,
+        len: usize,
+    },
+    /// Delete key `k`, if there.
+    Delete {
+        k: i64,
+    },
+    /// Commit the transaction so far; begin another.
+    Commit,
+    /// Roll the transaction back.
+    Rollback,
+    Reopen,
+    Crash {
+        fate: u8,
+    },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        12 => (0..400i64, 0..300usize).prop_map(|(k, len)| Op::Insert { k, len }),
+        4 => (0..400i64, 0..300usize).prop_map(|(k, len)| Op::Update { k, len }),
+        3 => (0..400i64).prop_map(|k| Op::Delete { k }),
+        3 => Just(Op::Commit),
+        1 => Just(Op::Rollback),
+        1 => Just(Op::Reopen),
+        1 => (0..8u8).prop_map(|fate| Op::Crash { fate }),
+    ]
+}
+
+/// The pad of key `k` at version `v`: its bytes sort differently from `k`'s order, so
+/// the pad index splits elsewhere than the key index.
+fn pad(k: i64, len: usize, v: u32) -> String {
+    let c = (b'a' + ((k * 7 + v as i64) % 26) as u8) as char;
+    let mut s = String::with_capacity(len + 12);
+    s.push(c);
+    s.push_str(&format!("{k:06}-{v}"));
+    while s.len() < len {
+        s.push(c);
+    }
+    s
+}
+
+fn opts_for(vfs: &SimVfs, protection: Protection, kind: TableKind) -> walden::Options {
+    small_pool(table_opts(vfs, protection, kind))
+}
+
+fn create(vfs: &SimVfs, protection: Protection, kind: TableKind) -> Database {
+    let db = Database::create(DIR, opts_for(vfs, protection, kind)).unwrap();
+    db.create_table(TABLE, schema()).unwrap();
+    let spec = |name, columns: &'static [&'static str], unique| IndexSpec {
+        name,
+        table: TABLE,
+        columns,
+        unique,
+        ..IndexSpec::default()
+    };
+    assert!(db.create_index(&spec("t_k", &["k"], true)).unwrap());
+    assert!(db
+        .create_index(&spec("t_pad", &["pad", "k"], false))
+        .unwrap());
+    db
+}
+
+fn key_of(row: &[Value]) -> i64 {
+    match row[0] {
+        Value::Int8(k) => k,
+        ref v => panic!("key {v:?}"),
+    }
+}
+
+/// Every committed row, through the table and through both indexes.
+fn check(db: &Database, model: &BTreeMap<i64, String>, when: &str) {
+    let mut tx = db.begin();
+    let mut table: Vec<(i64, String)> = tx
+        .scan(TABLE)
+        .unwrap()
+        .into_iter()
+        .map(|(_, r)| (key_of(&r), r[1].to_string()))
+        .collect();
+    table.sort();
+    let want: Vec<(i64, String)> = model.iter().map(|(k, p)| (*k, p.clone())).collect();
+    assert_eq!(table, want, "table {when}");
+    let mut by_k = Vec::new();
+    tx.index_scan("t_k", Bound::Unbounded, Bound::Unbounded, |_, r| {
+        by_k.push((key_of(&r), r[1].to_string()));
+        true
+    })
+    .unwrap();
+    assert_eq!(by_k, want, "index t_k {when}");
+    let mut by_pad = Vec::new();
+    tx.index_scan("t_pad", Bound::Unbounded, Bound::Unbounded, |_, r| {
+        by_pad.push((r[1].to_string(), key_of(&r)));
+        true
+    })
+    .unwrap();
+    let mut want_pad: Vec<(String, i64)> = model.iter().map(|(k, p)| (p.clone(), *k)).collect();
+    want_pad.sort();
+    assert_eq!(by_pad, want_pad, "index t_pad {when}");
+    // Point lookups and a range.
+    for k in [0i64, 1, 57, 200, 399] {
+        let got: Vec<i64> = tx
+            .index_get("t_k", &[Value::Int8(k)])
+            .unwrap()
+            .into_iter()
+            .map(|(_, r)| key_of(&r))
+            .collect();
+        let want: Vec<i64> = model.get(&k).map(|_| k).into_iter().collect();
+        assert_eq!(got, want, "lookup {k} {when}");
+    }
+    let mut range = Vec::new();
+    let (lo, hi) = ([Value::Int8(100)], [Value::Int8(150)]);
+    tx.index_scan("t_k", Bound::Excluded(&lo), Bound::Included(&hi), |_, r| {
+        range.push(key_of(&r));
+        true
+    })
+    .unwrap();
+    let want: Vec<i64> = model.range(101..=150).map(|(k, _)| *k).collect();
+    assert_eq!(range, want, "range {when}");
+    tx.commit().unwrap();
+}
+
+fn run_case(protection: Protection, kind: TableKind, seed: u64, ops: &[Op]) {
+    let vfs = SimVfs::new(seed);
+    let mut db = create(&vfs, protection, kind);
+    let mut committed: BTreeMap<i64, String> = BTreeMap::new();
+    let mut model = committed.clone();
+    let mut version = 0u32;
+    let mut tx = Some(db.begin());
+    for (i, op) in ops.iter().enumerate() {
+        version += 1;
+        let t = tx.as_mut().unwrap();
+        match *op {
+            Op::Insert { k, len } => {
+                let p = pad(k, len, version);
+                match t.insert(TABLE, &[Value::Int8(k), Value::Text(p.clone())]) {
+                    Ok(_) => {
+                        assert!(!model.contains_key(&k), "op {i}: duplicate {k} inserted");
+                        model.insert(k, p);
+                    }
+                    Err(Error::UniqueViolation { index, .. }) => {
+                        assert!(model.contains_key(&k), "op {i}: {k} refused");
+                        assert_eq!(index, "t_k");
+                    }
+                    Err(e) => panic!("op {i}: {e}"),
+                }
+            }
+            Op::Update { k, len } => {
+                let found = t.index_get("t_k", &[Value::Int8(k)]).unwrap();
+                assert_eq!(found.len(), model.contains_key(&k) as usize, "op {i}");
+                if let Some((id, _)) = found.first() {
+                    let p = pad(k, len, version);
+                    t.update(TABLE, *id, &[Value::Int8(k), Value::Text(p.clone())])
+                        .unwrap();
+                    model.insert(k, p);
+                }
+            }
+            Op::Delete { k } => {
+                let found = t.index_get("t_k", &[Value::Int8(k)]).unwrap();
+                if let Some((id, _)) = found.first() {
+                    t.delete(TABLE, *id).unwrap();
+                    model.remove(&k);
+                }
+            }
+            Op::Commit => {
+                tx.take().unwrap().commit().unwrap();
+                committed = model.clone();
+                tx = Some(db.begin());
+            }
+            Op::Rollback => {
+                tx.take().unwrap().rollback().unwrap();
+                model = committed.clone();
+                tx = Some(db.begin());
+            }
+            Op::Reopen => {
+                tx.take().unwrap().commit().unwrap();
+                committed = model.clone();
+                db.close().unwrap();
+                vfs.restart(CrashMode::DropUnsynced);
+                db = Database::open(DIR, opts_for(&vfs, protection, kind)).unwrap();
+                check(&db, &committed, &format!("after reopen at op {i}"));
+                tx = Some(db.begin());
+            }
+            Op::Crash { fate } => {
+                tx.take().unwrap().commit().unwrap();
+                committed = model.clone();
+                vfs.crash_now();
+                drop(db);
+                let mode = match (fate, protection) {
+                    (0..=3, _) => CrashMode::DropUnsynced,
+                    (4..=5, _) | (_, Protection::None) => CrashMode::KeepUnsynced,
+                    (6, _) => CrashMode::TearUnsynced,
+                    _ => CrashMode::Random,
+                };
+                vfs.restart(mode);
+                db = Database::open(DIR, opts_for(&vfs, protection, kind)).unwrap();
+                check(&db, &committed, &format!("after crash at op {i}"));
+                tx = Some(db.begin());
+            }
+        }
+    }
+    tx.take().unwrap().commit().unwrap();
+    check(&db, &model, "at the end");
+    db.close().unwrap();
+    vfs.restart(CrashMode::DropUnsynced);
+    let db = Database::open(DIR, opts_for(&vfs, protection, kind)).unwrap();
+    check(&db, &model, "after the last reopen");
+}
+
+fn config() -> ProptestConfig {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(6);
+    ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+macro_rules! model_test {
+    ($name:ident, $protection:expr, $kind:expr) => {
+        proptest! {
+            #![proptest_config(config())]
+            #[test]
+            fn $name(seed in any::<u64>(), ops in proptest::collection::vec(op(), 200..600)) {
+                run_case($protection, $kind, seed, &ops);
+            }
+        }
+    };
+}
+
+model_test!(cow_heap, Protection::Cow, TableKind::Heap);
+model_test!(cow_undo, Protection::Cow, TableKind::Undo);
+model_test!(full_page_heap, Protection::FullPage, TableKind::Heap);
+model_test!(full_page_undo, Protection::FullPage, TableKind::Undo);
+model_test!(none_heap, Protection::None, TableKind::Heap);
+model_test!(none_undo, Protection::None, TableKind::Undo);
