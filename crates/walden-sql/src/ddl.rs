@@ -120,29 +120,55 @@ pub(crate) fn create_table(
         }
         columns.push(c);
     }
+    // The primary key: a column option or a table constraint, one or several columns.
+    let mut pk: Vec<String> = columns
+        .iter()
+        .filter(|c| c.primary_key)
+        .map(|c| c.name.clone())
+        .collect();
+    let multiple = || {
+        SqlError::new(
+            code::INVALID_TABLE_DEFINITION,
+            format!("multiple primary keys for table \"{name}\" are not allowed"),
+        )
+    };
+    if pk.len() > 1 {
+        return Err(multiple());
+    }
     for tc in &ct.constraints {
         match tc {
-            TableConstraint::PrimaryKey(pk) => {
-                let [col] = pk.columns.as_slice() else {
-                    return Err(SqlError::unsupported("a primary key of several columns"));
-                };
-                let col_name = match &col.column.expr {
-                    ast::Expr::Identifier(id) => ident_name(id),
-                    other => {
-                        return Err(SqlError::unsupported(format!(
-                            "PRIMARY KEY ({})",
-                            clip(&other.to_string())
-                        )))
+            TableConstraint::PrimaryKey(c) => {
+                if !pk.is_empty() {
+                    return Err(multiple());
+                }
+                for col in &c.columns {
+                    let col_name = match &col.column.expr {
+                        ast::Expr::Identifier(id) => ident_name(id),
+                        other => {
+                            return Err(SqlError::unsupported(format!(
+                                "PRIMARY KEY ({})",
+                                clip(&other.to_string())
+                            )))
+                        }
+                    };
+                    let Some(c) = columns.iter_mut().find(|c| c.name == col_name) else {
+                        return Err(SqlError::new(
+                            code::UNDEFINED_COLUMN,
+                            format!("column \"{col_name}\" named in key does not exist"),
+                        ));
+                    };
+                    if pk.contains(&col_name) {
+                        return Err(SqlError::new(
+                            code::DUPLICATE_COLUMN,
+                            format!(
+                                "column \"{col_name}\" appears twice in primary key constraint"
+                            ),
+                        ));
                     }
-                };
-                let Some(c) = columns.iter_mut().find(|c| c.name == col_name) else {
-                    return Err(SqlError::new(
-                        code::UNDEFINED_COLUMN,
-                        format!("column \"{col_name}\" named in key does not exist"),
-                    ));
-                };
-                c.primary_key = true;
-                c.nullable = false;
+                    c.primary_key = true;
+                    c.nullable = false;
+                    pk.push(col_name);
+                }
             }
             other => {
                 return Err(SqlError::unsupported(format!(
@@ -151,17 +177,28 @@ pub(crate) fn create_table(
             }
         }
     }
-    if columns.iter().filter(|c| c.primary_key).count() > 1 {
-        return Err(SqlError::new(
-            code::INVALID_TABLE_DEFINITION,
-            format!("multiple primary keys for table \"{name}\" are not allowed"),
-        ));
-    }
     if columns.is_empty() {
         return Err(SqlError::unsupported("a table with no columns"));
     }
     forget_serials(cx, &name);
     cx.db.create_table_with(&name, Schema::new(columns), kind)?;
+    if !pk.is_empty() {
+        let cols: Vec<&str> = pk.iter().map(|c| c.as_str()).collect();
+        let index = format!("{name}_pkey");
+        let made = cx.db.create_index(&walden::IndexSpec {
+            name: &index,
+            table: &name,
+            columns: &cols,
+            unique: true,
+            primary: true,
+            if_not_exists: false,
+        });
+        if let Err(e) = made {
+            // The table goes too: CREATE TABLE is all or nothing.
+            let _ = cx.db.drop_table(&name);
+            return Err(e.into());
+        }
+    }
     Ok(Output::tag("CREATE TABLE"))
 }
 

@@ -2,8 +2,6 @@
 //! table's schema, assignment rules (types, NOT NULL, character limits, serial columns,
 //! primary keys), and the engine calls that do the work.
 
-use std::collections::HashSet;
-
 use sqlparser::ast::{
     self, AssignmentTarget, FromTable, SetExpr, Spanned, TableFactor, TableObject,
 };
@@ -12,8 +10,8 @@ use walden::{Column, RowAction, Schema, Transaction, Value};
 use crate::bind::{coerce_literal, ident_name, object_name, Binder, Scope};
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::{EvalCtx, Expr};
-use crate::guard::Guard;
-use crate::select::{bind_condition, key_bytes, SelectPlan, SeriesIter, Source};
+
+use crate::select::{bind_condition, SelectPlan, SeriesIter, Source};
 use crate::session::{Ctx, DbCatalog, Output};
 use crate::types::{DeclaredType, SqlType};
 use crate::value;
@@ -141,54 +139,6 @@ fn check_not_null(table: &str, schema: &Schema, row: &[Value]) -> SqlResult<()> 
         }
     }
     Ok(())
-}
-
-/// Primary keys are checked by a scan after the statement (there are no indexes yet):
-/// correct within a transaction, but two concurrent transactions may insert the same key.
-/// The keys seen are counted against the statement's memory budget.
-fn check_primary_key(
-    t: &mut Transaction,
-    guard: &Guard,
-    table: &str,
-    schema: &Schema,
-) -> SqlResult<()> {
-    let Some(pk) = schema.columns.iter().position(|c| c.primary_key) else {
-        return Ok(());
-    };
-    let mut seen = HashSet::new();
-    let mut dup = None;
-    let mut failed = None;
-    let mut buf = Vec::new();
-    t.scan_with(table, |_, row| {
-        let key = &row[pk];
-        key_bytes(std::slice::from_ref(key), &mut buf);
-        // The key's bytes, its vector, and the set's slot for it.
-        let bytes = (buf.len() + 2 * std::mem::size_of::<Vec<u8>>()) as u64;
-        if let Err(e) = guard.check().and_then(|()| guard.charge(bytes)) {
-            failed = Some(e);
-            return false;
-        }
-        if !seen.insert(buf.clone()) {
-            dup = Some(key.clone());
-            return false;
-        }
-        true
-    })?;
-    if let Some(e) = failed {
-        return Err(e);
-    }
-    match dup {
-        None => Ok(()),
-        Some(k) => Err(SqlError::new(
-            code::UNIQUE_VIOLATION,
-            format!("duplicate key value violates unique constraint \"{table}_pkey\""),
-        )
-        .with_detail(format!(
-            "Key ({})=({}) already exists.",
-            schema.columns[pk].name,
-            clip(&value::display(&k))
-        ))),
-    }
 }
 
 /// Loads the next value of each serial column that this insert fills.
@@ -327,7 +277,6 @@ pub(crate) fn insert(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> Sq
             }
         },
     };
-    check_primary_key(t, cx.guard, &table, &schema)?;
     Ok(Output::tag(format!("INSERT 0 {n}")))
 }
 
@@ -609,9 +558,6 @@ pub(crate) fn update(cx: &mut Ctx, t: &mut Transaction, u: &ast::Update) -> SqlR
     })?;
     if let Some(e) = failed {
         return Err(e);
-    }
-    if sets.iter().any(|(i, _)| schema.columns[*i].primary_key) {
-        check_primary_key(t, cx.guard, &table, &schema)?;
     }
     Ok(Output::tag(format!("UPDATE {n}")))
 }

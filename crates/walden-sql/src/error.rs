@@ -168,6 +168,39 @@ impl From<walden::Error> for SqlError {
                     format!("relation \"{t}\" does not exist"),
                 )
             }
+            E::UniqueViolation {
+                index,
+                columns,
+                values,
+            } => {
+                return SqlError::new(
+                    code::UNIQUE_VIOLATION,
+                    format!("duplicate key value violates unique constraint \"{index}\""),
+                )
+                .with_detail(format!(
+                    "Key ({columns})=({}) already exists.",
+                    clip(values)
+                ))
+            }
+            E::KeyTooLarge { index, size, max } => {
+                return SqlError::new(
+                    code::PROGRAM_LIMIT,
+                    format!("index row size {size} exceeds maximum {max} for index \"{index}\""),
+                )
+                .with_hint("Values larger than a quarter of a page cannot be indexed.")
+            }
+            E::IndexExists(t) => {
+                return SqlError::new(
+                    code::DUPLICATE_TABLE,
+                    format!("relation \"{t}\" already exists"),
+                )
+            }
+            E::NoSuchIndex(t) => {
+                return SqlError::new(
+                    code::UNDEFINED_OBJECT,
+                    format!("index \"{t}\" does not exist"),
+                )
+            }
             E::TableExists(t) => {
                 return SqlError::new(
                     code::DUPLICATE_TABLE,
