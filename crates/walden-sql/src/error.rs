@@ -189,6 +189,12 @@ impl From<walden::Error> for SqlError {
                 )
                 .with_hint("Values larger than a quarter of a page cannot be indexed.")
             }
+            E::MustRollBack { cause } => {
+                return SqlError::new(
+                    code::FAILED_TRANSACTION,
+                    format!("current transaction is aborted: {cause}"),
+                )
+            }
             E::IndexExists(t) => {
                 return SqlError::new(
                     code::DUPLICATE_TABLE,

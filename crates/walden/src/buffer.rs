@@ -38,7 +38,10 @@ enum Waiting {
 enum Flushed {
     Clean,
     Written,
+    /// Left dirty: eviction would have had to wait.
     Skipped,
+    /// A page it must follow has a write to come after all: start again.
+    Retry,
 }
 
 struct Frame {
@@ -237,6 +240,7 @@ impl BufferPool {
     /// Pins a page, loading it if needed. With `Fetch::Read`, a page that was never
     /// written is an error.
     pub fn fetch(&self, page_no: u64, how: Fetch) -> Result<PinnedPage<'_>> {
+        let mut skipped = 0usize;
         loop {
             let mut t = lock(&self.table);
             if let Some(&idx) = t.map.get(&page_no) {
@@ -270,7 +274,13 @@ impl BufferPool {
                 f.pins.fetch_sub(1, Ordering::AcqRel);
                 if r? == Flushed::Skipped {
                     // A page it must follow is in use (perhaps latched by this thread):
-                    // evict another.
+                    // evict another, unless every frame was tried.
+                    skipped += 1;
+                    if skipped > 3 * self.frames.len() {
+                        return Err(Error::BufferPoolExhausted {
+                            frames: self.frames.len(),
+                        });
+                    }
                     continue;
                 }
                 // Take the frame just cleaned (rather than sweeping on and writing out
@@ -414,94 +424,120 @@ impl BufferPool {
     }
 
     /// Writes a frame if it is dirty, after making the WAL durable to its LSN and
-    /// writing the pages it must follow (`write_after`). With `Waiting::NotOnPinned`
-    /// (eviction, whose caller may hold latches) a page to follow that is pinned is not
-    /// waited for: the frame is left dirty and `Skipped` returned.
+    /// writing, deepest first, the pages it must follow (`write_after`) that have a write
+    /// to come. With `Waiting::NotOnPinned` (eviction, whose caller may hold latches)
+    /// nothing is waited for: a chain through a pinned page, a latch or a write in
+    /// flight leaves the frame dirty and returns `Skipped`.
     fn flush_frame(&self, idx: usize, waiting: Waiting) -> Result<Flushed> {
-        self.flush_frame_depth(idx, waiting, 0)
+        loop {
+            let target = match self.deepest_pending(idx, waiting) {
+                Some(t) => t,
+                None => return Ok(Flushed::Skipped),
+            };
+            let r = self.write_one(target, waiting);
+            if target != idx {
+                self.frames[target].pins.fetch_sub(1, Ordering::AcqRel);
+            }
+            match r? {
+                Flushed::Skipped => return Ok(Flushed::Skipped),
+                Flushed::Retry => continue,
+                done if target == idx => return Ok(done),
+                _ => continue,
+            }
+        }
     }
 
-    fn flush_frame_depth(&self, idx: usize, waiting: Waiting, depth: usize) -> Result<Flushed> {
+    /// The frame a write of `idx` must begin with: the end of the chain of pages to
+    /// follow that still have a write to come (pinned, unless it is `idx`), or `idx`
+    /// itself. None when eviction must not wait for that chain.
+    fn deepest_pending(&self, idx: usize, waiting: Waiting) -> Option<usize> {
+        let mut cur = idx;
+        let mut steps = 0;
+        loop {
+            let deps = lock(&self.frames[cur].write_after).clone();
+            let t = lock(&self.table);
+            let next = deps.iter().find_map(|p| {
+                let &j = t.map.get(p)?;
+                (j != idx && self.pending(j)).then_some(j)
+            });
+            let Some(j) = next else {
+                return Some(cur);
+            };
+            if waiting == Waiting::NotOnPinned && self.frames[j].pins.load(Ordering::Acquire) != 0 {
+                if cur != idx {
+                    self.frames[cur].pins.fetch_sub(1, Ordering::AcqRel);
+                }
+                return None;
+            }
+            // Dependencies point at pages split off later, so the chain ends; the bound
+            // only guards against a bug looping here.
+            steps += 1;
+            if steps > self.frames.len() {
+                return Some(cur);
+            }
+            self.frames[j].pins.fetch_add(1, Ordering::AcqRel);
+            drop(t);
+            if cur != idx {
+                self.frames[cur].pins.fetch_sub(1, Ordering::AcqRel);
+            }
+            cur = j;
+        }
+    }
+
+    /// Whether a frame has a write to come: dirty, or written by another thread now.
+    fn pending(&self, j: usize) -> bool {
+        let f = &self.frames[j];
+        f.dirty.load(Ordering::Acquire) || f.io.try_lock().is_err()
+    }
+
+    /// Writes one frame if it is dirty and every page it must follow is written
+    /// (`Retry` when one is not, any more).
+    fn write_one(&self, idx: usize, waiting: Waiting) -> Result<Flushed> {
         let f = &self.frames[idx];
-        let mut copy = lock(&f.io);
+        let mut copy = match waiting {
+            Waiting::Always => lock(&f.io),
+            Waiting::NotOnPinned => match f.io.try_lock() {
+                Ok(g) => g,
+                Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) => return Ok(Flushed::Skipped),
+            },
+        };
         let (page_no, first) = {
-            let g = f.data.read().unwrap_or_else(|e| e.into_inner());
+            let g = match waiting {
+                Waiting::Always => f.data.read().unwrap_or_else(|e| e.into_inner()),
+                Waiting::NotOnPinned => match f.data.try_read() {
+                    Ok(g) => g,
+                    Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+                    Err(std::sync::TryLockError::WouldBlock) => return Ok(Flushed::Skipped),
+                },
+            };
             if !f.dirty.load(Ordering::Acquire) || !f.loaded.load(Ordering::Acquire) {
                 return Ok(Flushed::Clean);
             }
             // Read with the copy, under the latch: every change in the copy that needs
             // another page first has named it by now.
             let first = lock(&f.write_after).clone();
-            if !first.is_empty() && waiting == Waiting::NotOnPinned && self.any_pinned(&first) {
-                return Ok(Flushed::Skipped);
+            if !first.is_empty() {
+                let t = lock(&self.table);
+                if first
+                    .iter()
+                    .any(|p| t.map.get(p).is_some_and(|&j| j != idx && self.pending(j)))
+                {
+                    return Ok(Flushed::Retry);
+                }
             }
             f.dirty.store(false, Ordering::Release);
             copy.clear();
             copy.extend_from_slice(&g);
             (f.page_no.load(Ordering::Acquire), first)
         };
-        let r = self
-            .write_first(&first, waiting, depth)
-            .and_then(|written| {
-                if written {
-                    self.write_copy(page_no, &mut copy)
-                } else {
-                    Err(Error::Poisoned {
-                        cause: format!("page {page_no} could not follow the pages it depends on"),
-                    })
-                }
-            });
+        let r = self.write_copy(page_no, &mut copy);
         if r.is_err() {
             f.dirty.store(true, Ordering::Release);
         } else if !first.is_empty() {
             lock(&f.write_after).retain(|p| !first.contains(p));
         }
         self.poison.guard(r).map(|_| Flushed::Written)
-    }
-
-    fn any_pinned(&self, pages: &[u64]) -> bool {
-        let t = lock(&self.table);
-        pages.iter().any(|p| {
-            t.map
-                .get(p)
-                .is_some_and(|&i| self.frames[i].pins.load(Ordering::Acquire) != 0)
-        })
-    }
-
-    /// Writes the resident pages of `pages` that are dirty (or waits for their write in
-    /// flight). False when one was skipped (pinned meanwhile, while evicting).
-    fn write_first(&self, pages: &[u64], waiting: Waiting, depth: usize) -> Result<bool> {
-        if depth > 64 {
-            // A chain of this length only comes from a cycle, a bug: fail loudly rather
-            // than write in an order that could lose data.
-            return Err(Error::Poisoned {
-                cause: "pages depend on each other in a cycle".into(),
-            });
-        }
-        for &p in pages {
-            let idx = {
-                let t = lock(&self.table);
-                match t.map.get(&p) {
-                    Some(&i) => {
-                        self.frames[i].pins.fetch_add(1, Ordering::AcqRel);
-                        i
-                    }
-                    // Not resident: any write of it has finished.
-                    None => continue,
-                }
-            };
-            let f = &self.frames[idx];
-            let r = if f.page_no.load(Ordering::Acquire) == p {
-                self.flush_frame_depth(idx, waiting, depth + 1)
-            } else {
-                Ok(Flushed::Clean)
-            };
-            f.pins.fetch_sub(1, Ordering::AcqRel);
-            if r? == Flushed::Skipped {
-                return Ok(false);
-            }
-        }
-        Ok(true)
     }
 
     fn write_copy(&self, page_no: u64, copy: &mut [u8]) -> Result<()> {

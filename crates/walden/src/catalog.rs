@@ -3,7 +3,7 @@
 //! whose redo is idempotent (this module owns the create and drop records).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 
 use crate::codec::{put_string, put_varint, Reader};
 use crate::schema::Schema;
@@ -76,7 +76,61 @@ pub struct Table {
     pub indexes: Mutex<Vec<Arc<Index>>>,
     /// Held shared by each statement that changes the table, exclusively by an index
     /// build or drop, so that every statement sees one list of indexes throughout.
-    pub ddl: RwLock<()>,
+    pub ddl: DdlLock,
+}
+
+/// A table's statement lock: statements share it, an index build or drop holds it alone.
+/// A statement never waits for a build that is only waiting (std's `RwLock` makes new
+/// readers queue behind a waiting writer): a statement holding it may wait for another
+/// transaction, whose next statement on the table must then not queue behind a build
+/// that waits for the first statement — a deadlock no wait-for graph would see.
+#[derive(Debug, Default)]
+pub struct DdlLock {
+    /// (statements holding it, a build holding it)
+    state: Mutex<(usize, bool)>,
+    cv: Condvar,
+}
+
+/// A statement's share of a `DdlLock`.
+pub struct DdlRead<'a>(&'a DdlLock);
+/// A build's or drop's hold of a `DdlLock`.
+pub struct DdlWrite<'a>(&'a DdlLock);
+
+impl DdlLock {
+    pub fn read(&self) -> DdlRead<'_> {
+        let mut s = lock(&self.state);
+        while s.1 {
+            s = self.cv.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        s.0 += 1;
+        DdlRead(self)
+    }
+
+    pub fn write(&self) -> DdlWrite<'_> {
+        let mut s = lock(&self.state);
+        while s.1 || s.0 > 0 {
+            s = self.cv.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+        s.1 = true;
+        DdlWrite(self)
+    }
+}
+
+impl Drop for DdlRead<'_> {
+    fn drop(&mut self) {
+        let mut s = lock(&self.0.state);
+        s.0 -= 1;
+        if s.0 == 0 {
+            self.0.cv.notify_all();
+        }
+    }
+}
+
+impl Drop for DdlWrite<'_> {
+    fn drop(&mut self) {
+        lock(&self.0.state).1 = false;
+        self.0.cv.notify_all();
+    }
 }
 
 /// A B-tree index on columns of a table (the tree is `access::btree`).
@@ -211,7 +265,7 @@ impl Table {
             pages: Mutex::new(pages),
             free: Mutex::new(BTreeMap::new()),
             indexes: Mutex::new(Vec::new()),
-            ddl: RwLock::new(()),
+            ddl: DdlLock::default(),
         }
     }
 

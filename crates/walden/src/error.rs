@@ -123,6 +123,8 @@ pub enum Error {
     },
     #[error("index {0:?} does not exist")]
     NoSuchIndex(String),
+    #[error("current transaction is aborted ({cause}); it can only roll back (SQLSTATE 25P02)")]
+    MustRollBack { cause: String },
     #[error("relation {0:?} already exists")]
     IndexExists(String),
 }

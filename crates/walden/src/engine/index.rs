@@ -171,7 +171,7 @@ impl Database {
             columns.push(c as u16);
         }
         loop {
-            let ddl = lock_write(&t.ddl);
+            let ddl = t.ddl.write();
             {
                 let cat = lock_read(&inner.catalog);
                 if !cat.by_id.get(&t.id).is_some_and(|x| Arc::ptr_eq(x, &t)) {
@@ -220,14 +220,18 @@ impl Database {
             };
             let (meta, pages) = btree::build(&ctx, id, &mut items.into_iter(), &mut w)?;
             def.meta = meta;
+            // Logged, committed and put in the catalog under the catalog lock, so that a
+            // checkpoint whose catalog lacks the index has its redo point before the
+            // record (as for tables).
+            let mut cat = lock_write(&inner.catalog);
             tx.log(&CatalogRecord::CreateIndex {
                 def: def.clone(),
                 pages: pages.clone(),
             })?;
             tx.commit_inner()?;
-            lock_write(&inner.catalog)
-                .insert_index(Index::new(def, pages))
+            cat.insert_index(Index::new(def, pages))
                 .map_err(Error::InvalidOption)?;
+            drop(cat);
             drop(ddl);
             return Ok(true);
         }
@@ -237,7 +241,7 @@ impl Database {
     pub fn drop_index(&self, name: &str) -> Result<()> {
         let inner = &self.handle.inner;
         let (ix, t) = inner.index(name)?;
-        let _ddl = lock_write(&t.ddl);
+        let _ddl = t.ddl.write();
         let mut cat = lock_write(&inner.catalog);
         if !cat.indexes.get(&ix.id).is_some_and(|x| Arc::ptr_eq(x, &ix)) {
             return Err(Error::NoSuchIndex(name.to_string()));

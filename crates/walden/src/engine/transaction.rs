@@ -46,6 +46,9 @@ pub struct Transaction {
     undo: TxnUndo,
     /// Registered as an undo-table writer (see `Inner::register_undo_writer`).
     undo_registered: bool,
+    /// A row change whose index entries failed stays applied: the transaction may then
+    /// only roll back (what failed).
+    doomed: Option<String>,
 }
 
 impl Transaction {
@@ -59,6 +62,7 @@ impl Transaction {
             synchronous_commit: db.synchronous_commit,
             undo: TxnUndo::default(),
             undo_registered: false,
+            doomed: None,
             db,
         }
     }
@@ -80,10 +84,29 @@ impl Transaction {
 
     fn check_open(&self) -> Result<()> {
         if self.finished {
-            Err(Error::TransactionFinished)
-        } else {
-            Ok(())
+            return Err(Error::TransactionFinished);
         }
+        if let Some(cause) = &self.doomed {
+            return Err(Error::MustRollBack {
+                cause: cause.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Index entries of changed rows; a failure dooms the transaction (the change
+    /// itself stays applied, so it must not commit).
+    fn index_changed(
+        &mut self,
+        t: &Table,
+        indexes: &[Arc<Index>],
+        rows: &[(RowId, Vec<u8>)],
+    ) -> Result<()> {
+        let r = self.index_rows(t, indexes, rows, &mut Vec::new());
+        if let Err(e) = &r {
+            self.doomed = Some(e.to_string());
+        }
+        r
     }
 
     /// Starts a new command: versions created by earlier commands become visible.
@@ -211,7 +234,7 @@ impl Transaction {
         next: &mut dyn FnMut(&mut Vec<u8>) -> Result<bool>,
     ) -> Result<Vec<RowId>> {
         self.next_command()?;
-        let _ddl = t.ddl.read().unwrap_or_else(|e| e.into_inner());
+        let _ddl = t.ddl.read();
         let indexes = t.index_list();
         if indexes.is_empty() {
             return self.write(t, |access, db, w| {
@@ -289,14 +312,14 @@ impl Transaction {
                 })
             })
             .collect();
-        self.index_rows(t, indexes, &rows, &mut Vec::new())
+        self.index_changed(t, indexes, &rows)
     }
 
     /// Changes one row (found through its id, following a move), then relieves
     /// copy-on-write space pressure if there is any, and gives an updated row its index
     /// entries. Returns the row's new id.
     fn change_row(&mut self, t: &Table, id: RowId, change: Change) -> Result<RowId> {
-        let _ddl = t.ddl.read().unwrap_or_else(|e| e.into_inner());
+        let _ddl = t.ddl.read();
         let indexes = t.index_list();
         let bytes = match &change {
             Change::Update(b) if !indexes.is_empty() => Some(b.clone()),
@@ -308,7 +331,7 @@ impl Transaction {
         self.db.relieve_space();
         let new = r?;
         if let Some(b) = bytes {
-            self.index_rows(t, &indexes, &[(new, b)], &mut Vec::new())?;
+            self.index_changed(t, &indexes, &[(new, b)])?;
         }
         Ok(new)
     }
@@ -392,7 +415,7 @@ impl Transaction {
     ) -> Result<u64> {
         self.next_command()?;
         let t = self.db.table(table)?;
-        let _ddl = t.ddl.read().unwrap_or_else(|e| e.into_inner());
+        let _ddl = t.ddl.read();
         let indexes = t.index_list();
         // Each page's changes are applied together, so that they share WAL records: one
         // per page for an undo table's in-place changes and a heap table's deletes, one
@@ -505,7 +528,9 @@ impl Transaction {
 
     /// Rolls back: the transaction's versions become invisible (heap tables need no undo).
     pub fn rollback(mut self) -> Result<()> {
-        self.check_open()?;
+        if self.finished {
+            return Err(Error::TransactionFinished);
+        }
         self.rollback_inner()
     }
 

@@ -221,10 +221,13 @@ fn fix_downlink(ctx: &Ctx, ix: &Index, level: u16, from: u64, w: &mut Logger) ->
         }
     };
     let (_, root_level) = root(ctx, ix)?;
+    let up = level
+        .checked_add(1)
+        .ok_or_else(|| corrupt(ix, from, "a tree of more levels than can be"))?;
     if level == root_level {
-        return new_root(ctx, ix, from, &high, right, level + 1, w);
+        return new_root(ctx, ix, from, &high, right, up, w);
     }
-    insert_exclusive(ctx, ix, &high, &internal_item(&high, right), level + 1, w)
+    insert_exclusive(ctx, ix, &high, &internal_item(&high, right), up, w)
 }
 
 /// Where `item` goes on a page at `level`.
@@ -279,19 +282,6 @@ fn insert_at(
             std::cmp::Ordering::Greater => p.item(i - 1),
         }
     };
-    let balanced = || {
-        let total: usize = (0..=n).map(|i| virt(i).len() + ITEM_SLOT_BYTES).sum();
-        let mut acc = 0;
-        let mut k = 1;
-        for i in 0..=n {
-            acc += virt(i).len() + ITEM_SLOT_BYTES;
-            if acc * 2 >= total {
-                k = i + 1;
-                break;
-            }
-        }
-        k.clamp(1, n)
-    };
     let sep_at = |split: usize| {
         if p.is_leaf() {
             key::separator(virt(split - 1), virt(split))
@@ -299,14 +289,42 @@ fn insert_at(
             separator_of(virt(split)).to_vec()
         }
     };
-    // The rightmost page growing at its end (ascending keys): keep it full and start
-    // the new page with the new item alone, if the high key still fits.
-    let (split, sep) = match (p.right().is_none() && pos == n).then(|| sep_at(n)) {
-        Some(sep) if sep.len() <= p.free_bytes() => (n, sep),
-        _ => {
-            let k = balanced();
-            (k, sep_at(k))
+    // Where to split: both halves must fit with their high keys (the left one the new
+    // separator, the right one the old high key). The rightmost page growing at its end
+    // (ascending keys) stays full and the new page starts with the new item alone;
+    // otherwise the split that evens the halves out most.
+    let usable = ctx.pool.page_size() - INDEX_HEADER_BYTES;
+    let old_high = p.high_key().map_or(0, |h| h.len());
+    let mut before = Vec::with_capacity(n + 2);
+    before.push(0usize);
+    for i in 0..=n {
+        before.push(before[i] + virt(i).len() + ITEM_SLOT_BYTES);
+    }
+    let total = before[n + 1];
+    let cost = |k: usize, sep: &[u8]| -> Option<usize> {
+        let left = before[k] + sep.len();
+        let right = total - before[k] + old_high;
+        (left <= usable && right <= usable).then_some(left.max(right))
+    };
+    let mut best: Option<(usize, usize, Vec<u8>)> = None;
+    if p.right().is_none() && pos == n {
+        let sep = sep_at(n);
+        if cost(n, &sep).is_some() {
+            best = Some((0, n, sep));
         }
+    }
+    if best.is_none() {
+        for k in 1..=n {
+            let sep = sep_at(k);
+            if let Some(c) = cost(k, &sep) {
+                if best.as_ref().is_none_or(|b| c < b.0) {
+                    best = Some((c, k, sep));
+                }
+            }
+        }
+    }
+    let Some((_, split, sep)) = best else {
+        return Err(corrupt(ix, page, "no split leaves both halves fitting"));
     };
     let goes_left = pos < split;
     let cut = if goes_left { split - 1 } else { split };
@@ -367,8 +385,11 @@ fn insert_at(
     log(ctx, &rec, tg, w)?;
     drop(rg);
     drop(g);
+    let up = level
+        .checked_add(1)
+        .ok_or_else(|| corrupt(ix, page, "a tree of more levels than can be"))?;
     match path.pop() {
-        None => new_root(ctx, ix, page, &sep, new_page, level + 1, w),
+        None => new_root(ctx, ix, page, &sep, new_page, up, w),
         Some(parent) => insert_at(
             ctx,
             ix,
@@ -376,7 +397,7 @@ fn insert_at(
             path,
             &sep,
             &internal_item(&sep, new_page),
-            level + 1,
+            up,
             w,
         ),
     }

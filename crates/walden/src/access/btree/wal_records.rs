@@ -289,6 +289,18 @@ pub(crate) fn apply_page(g: &mut [u8], rec: &BTreeRecord) -> std::result::Result
     IndexPage(g).validate()
 }
 
+/// Applies `f` to a page that must be an index page, and checks the page after it.
+fn on_index_page(
+    g: &mut [u8],
+    f: impl FnOnce(&mut IndexPageMut) -> std::result::Result<(), String>,
+) -> std::result::Result<(), String> {
+    if g[4] != crate::page::PageKind::Index as u8 {
+        return Err(format!("a B-tree record names a page of kind {}", g[4]));
+    }
+    f(&mut IndexPageMut(g))?;
+    IndexPage(g).validate()
+}
+
 /// The owner of the B-tree records.
 pub struct BTreeOwner;
 
@@ -367,23 +379,25 @@ impl RecordOwner for BTreeOwner {
                 Ok(())
             }
             BTreeRecord::Insert { pos, item, .. } => ctx.redo_page(rec, Fetch::Read, |g, _| {
-                let mut p = IndexPageMut(g);
-                if (*pos as usize) > p.count() {
-                    return Err(format!("position {pos} beyond {} items", p.count()));
-                }
-                if !p.insert(*pos as usize, item) {
-                    return Err("the item does not fit".into());
-                }
-                Ok(())
+                on_index_page(g, |p| {
+                    if (*pos as usize) > p.count() {
+                        return Err(format!("position {pos} beyond {} items", p.count()));
+                    }
+                    if !p.insert(*pos as usize, item) {
+                        return Err("the item does not fit".into());
+                    }
+                    Ok(())
+                })
             }),
             BTreeRecord::Delete { positions, .. } => ctx.redo_page(rec, Fetch::Read, |g, _| {
-                let mut p = IndexPageMut(g);
-                if positions.last().is_some_and(|&l| l as usize >= p.count()) {
-                    return Err(format!("a position beyond {} items", p.count()));
-                }
-                let pos: Vec<usize> = positions.iter().map(|&p| p as usize).collect();
-                p.remove(&pos);
-                Ok(())
+                on_index_page(g, |p| {
+                    if positions.last().is_some_and(|&l| l as usize >= p.count()) {
+                        return Err(format!("a position beyond {} items", p.count()));
+                    }
+                    let pos: Vec<usize> = positions.iter().map(|&p| p as usize).collect();
+                    p.remove(&pos);
+                    Ok(())
+                })
             }),
             BTreeRecord::SplitLeft {
                 page,
@@ -392,14 +406,15 @@ impl RecordOwner for BTreeOwner {
                 high_key,
             } => {
                 ctx.redo_page(rec, Fetch::Read, |g, _| {
-                    let mut p = IndexPageMut(g);
-                    if *at as usize > p.count() {
-                        return Err(format!("split at {at} beyond {} items", p.count()));
-                    }
-                    if !p.truncate(*at as usize, high_key, *right) {
-                        return Err("the high key does not fit".into());
-                    }
-                    Ok(())
+                    on_index_page(g, |p| {
+                        if *at as usize > p.count() {
+                            return Err(format!("split at {at} beyond {} items", p.count()));
+                        }
+                        if !p.truncate(*at as usize, high_key, *right) {
+                            return Err("the high key does not fit".into());
+                        }
+                        Ok(())
+                    })
                 })?;
                 if ctx.pool.store().protection() == Protection::Cow {
                     ctx.pool.fetch(*page, Fetch::Read)?.write_after(*right);
@@ -419,12 +434,13 @@ impl RecordOwner for BTreeOwner {
                 Ok(())
             }
             BTreeRecord::Meta { root, level, .. } => ctx.redo_page(rec, Fetch::Read, |g, _| {
-                let mut p = IndexPageMut(g);
-                if !p.is_meta() {
-                    return Err("not a meta page".into());
-                }
-                p.set_meta(*root, *level);
-                Ok(())
+                on_index_page(g, |p| {
+                    if !p.is_meta() {
+                        return Err("not a meta page".into());
+                    }
+                    p.set_meta(*root, *level);
+                    Ok(())
+                })
             }),
         }
     }
