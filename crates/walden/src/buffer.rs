@@ -123,6 +123,10 @@ impl PinnedPage<'_> {
     /// these in page-number order (checked in debug builds: `lock_order`).
     pub fn write(&self) -> PageWriteGuard<'_> {
         lock_order::acquire(Lock::PageWrite, self.page_no);
+        self.latch_write()
+    }
+
+    fn latch_write(&self) -> PageWriteGuard<'_> {
         let f = &self.pool.frames[self.idx];
         let g = f.data.write().unwrap_or_else(|e| e.into_inner());
         f.dirty.store(true, Ordering::Release);
@@ -138,13 +142,7 @@ impl PinnedPage<'_> {
     /// holding another.
     pub fn write_any_order(&self) -> PageWriteGuard<'_> {
         lock_order::acquire_unordered(Lock::PageWrite, self.page_no);
-        let f = &self.pool.frames[self.idx];
-        let g = f.data.write().unwrap_or_else(|e| e.into_inner());
-        f.dirty.store(true, Ordering::Release);
-        PageWriteGuard {
-            g,
-            page_no: self.page_no,
-        }
+        self.latch_write()
     }
 
     /// Notes that this page must not reach disk before `first` has (as it stands now):

@@ -188,10 +188,7 @@ impl Index {
 
     /// Adds a page (idempotent: redo may add a page the checkpoint already listed).
     pub fn add_page(&self, page: u64) {
-        let mut p = lock(&self.pages);
-        if let Err(at) = p.binary_search(&page) {
-            p.insert(at, page);
-        }
+        add_sorted(&mut lock(&self.pages), page);
     }
 }
 
@@ -255,6 +252,20 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Adds a page to a sorted page list unless it is there. Pages are handed out in
+/// increasing order, so the common case is an append; only redo (or a split's new page
+/// after a later one) brings one from before the end.
+fn add_sorted(pages: &mut Vec<u64>, page: u64) {
+    match pages.last() {
+        Some(&last) if page <= last => {
+            if let Err(at) = pages.binary_search(&page) {
+                pages.insert(at, page);
+            }
+        }
+        _ => pages.push(page),
+    }
+}
+
 impl Table {
     pub fn new(id: u32, name: &str, schema: Schema, kind: TableKind, pages: Vec<u64>) -> Table {
         Table {
@@ -284,17 +295,7 @@ impl Table {
 
     /// Adds a page (idempotent: redo may add a page the checkpoint already listed).
     pub fn add_page(&self, page: u64) {
-        let mut p = lock(&self.pages);
-        // Pages are handed out in increasing order, so the common case is an append; only
-        // redo can bring a page the list already has.
-        match p.last() {
-            Some(&last) if page <= last => {
-                if let Err(at) = p.binary_search(&page) {
-                    p.insert(at, page);
-                }
-            }
-            _ => p.push(page),
-        }
+        add_sorted(&mut lock(&self.pages), page);
     }
 
     /// A page other than `exclude` with at least `need` free bytes, per the hints.

@@ -303,14 +303,15 @@ impl Transaction {
         if indexes.is_empty() || updated.is_empty() {
             return Ok(());
         }
-        let rows: Vec<(RowId, Vec<u8>)> = updated
+        // `updated` follows the updates' order (the `change_rows` contract).
+        let rows: Vec<(RowId, Vec<u8>)> = changes
             .iter()
-            .filter_map(|(old, new)| {
-                changes.iter().find_map(|(slot, c)| match c {
-                    Change::Update(b) if *slot == old.slot => Some((*new, b.clone())),
-                    _ => None,
-                })
+            .filter_map(|(_, c)| match c {
+                Change::Update(b) => Some(b),
+                Change::Delete => None,
             })
+            .zip(&updated)
+            .map(|(b, (_, new))| (*new, b.clone()))
             .collect();
         self.index_changed(t, indexes, &rows)
     }

@@ -89,6 +89,22 @@ fn log(ctx: &Ctx, rec: &BTreeRecord, g: &mut [u8], w: &mut Logger) -> Result<()>
     Ok(())
 }
 
+/// Logs an item put at `pos` on `page` (`btree_insert`), encoded from the borrowed item.
+fn log_insert(
+    ctx: &Ctx,
+    page: u64,
+    pos: usize,
+    item: &[u8],
+    g: &mut [u8],
+    w: &mut Logger,
+) -> Result<()> {
+    let mut payload = Vec::with_capacity(item.len() + 8);
+    wal_records::put_insert(&mut payload, page, pos as u16, item);
+    ctx.wal
+        .append_page_change(wal_records::BTREE_INSERT, w.xid, &payload, g, Some(w.stats))?;
+    Ok(())
+}
+
 /// The root page and its level.
 fn root(ctx: &Ctx, ix: &Index) -> Result<(u64, u16)> {
     let pinned = pin(ctx, ix, ix.meta)?;
@@ -99,8 +115,10 @@ fn root(ctx: &Ctx, ix: &Index) -> Result<(u64, u16)> {
 }
 
 /// Where a descent ended.
-struct Descent {
-    /// The page at the level asked for whose range holds the probe.
+struct Descent<'p> {
+    /// The page at the level asked for whose range holds the probe, still pinned (its
+    /// latch released).
+    pinned: PinnedPage<'p>,
     page: u64,
     /// The pages above it, root first (the last page visited on each level).
     path: Vec<u64>,
@@ -109,7 +127,7 @@ struct Descent {
 }
 
 /// Finds the page at `level` whose range holds `probe`.
-fn descend(ctx: &Ctx, ix: &Index, probe: &[u8], level: u16) -> Result<Descent> {
+fn descend<'p>(ctx: &Ctx<'p>, ix: &Index, probe: &[u8], level: u16) -> Result<Descent<'p>> {
     let (mut page, root_level) = root(ctx, ix)?;
     if level > root_level {
         return Err(corrupt(
@@ -146,7 +164,13 @@ fn descend(ctx: &Ctx, ix: &Index, probe: &[u8], level: u16) -> Result<Descent> {
             continue;
         }
         if expect == level {
-            return Ok(Descent { page, path, moved });
+            drop(g);
+            return Ok(Descent {
+                pinned,
+                page,
+                path,
+                moved,
+            });
         }
         if p.count() == 0 {
             return Err(corrupt(ix, page, "an internal page without items"));
@@ -165,8 +189,7 @@ pub fn insert(ctx: &Ctx, ix: &Index, item: &[u8], w: &mut Logger) -> Result<()> 
         let _shared = ix.tree.read().unwrap_or_else(|e| e.into_inner());
         let d = descend(ctx, ix, item, 0)?;
         if d.moved.is_none() {
-            let pinned = pin(ctx, ix, d.page)?;
-            let mut g = pinned.write();
+            let mut g = d.pinned.write();
             let mut p = IndexPageMut(&mut g);
             // No split can run meanwhile (they hold the lock exclusively), so the leaf
             // still holds the item's range.
@@ -175,12 +198,7 @@ pub fn insert(ctx: &Ctx, ix: &Index, item: &[u8], w: &mut Logger) -> Result<()> 
                 Err(pos) => pos,
             };
             if p.insert(pos, item) {
-                let rec = BTreeRecord::Insert {
-                    page: d.page,
-                    pos: pos as u16,
-                    item: item.to_vec(),
-                };
-                return log(ctx, &rec, &mut g, w);
+                return log_insert(ctx, d.page, pos, item, &mut g, w);
             }
         }
     }
@@ -204,7 +222,10 @@ fn insert_exclusive(
             fix_downlink(ctx, ix, lvl, from, w)?;
             continue;
         }
-        return insert_at(ctx, ix, d.page, d.path, probe, item, level, w);
+        let Descent {
+            pinned, page, path, ..
+        } = d;
+        return insert_at(ctx, ix, pinned, page, path, probe, item, level, w);
     }
 }
 
@@ -247,6 +268,7 @@ fn position(p: &IndexPage, probe: &[u8], item: &[u8]) -> usize {
 fn insert_at(
     ctx: &Ctx,
     ix: &Index,
+    pinned: PinnedPage,
     page: u64,
     mut path: Vec<u64>,
     probe: &[u8],
@@ -254,7 +276,6 @@ fn insert_at(
     level: u16,
     w: &mut Logger,
 ) -> Result<()> {
-    let pinned = pin(ctx, ix, page)?;
     let mut g = pinned.write_any_order();
     let p = IndexPage(&g);
     if p.is_leaf() && p.search(item).is_ok() {
@@ -262,12 +283,7 @@ fn insert_at(
     }
     let pos = position(&p, probe, item);
     if IndexPageMut(&mut g).insert(pos, item) {
-        let rec = BTreeRecord::Insert {
-            page,
-            pos: pos as u16,
-            item: item.to_vec(),
-        };
-        return log(ctx, &rec, &mut g, w);
+        return log_insert(ctx, page, pos, item, &mut g, w);
     }
     // Split: choose where, with the new item counted in.
     let p = IndexPage(&g);
@@ -377,12 +393,7 @@ fn insert_at(
     if !IndexPageMut(tg).insert(tpos, item) {
         return Err(corrupt(ix, tpage, "an item does not fit after a split"));
     }
-    let rec = BTreeRecord::Insert {
-        page: tpage,
-        pos: tpos as u16,
-        item: item.to_vec(),
-    };
-    log(ctx, &rec, tg, w)?;
+    log_insert(ctx, tpage, tpos, item, tg, w)?;
     drop(rg);
     drop(g);
     let up = level
@@ -393,6 +404,7 @@ fn insert_at(
         Some(parent) => insert_at(
             ctx,
             ix,
+            pin(ctx, ix, parent)?,
             parent,
             path,
             &sep,
@@ -444,8 +456,7 @@ fn new_root(
 pub fn delete(ctx: &Ctx, ix: &Index, item: &[u8], w: &mut Logger) -> Result<bool> {
     let _shared = ix.tree.read().unwrap_or_else(|e| e.into_inner());
     let d = descend(ctx, ix, item, 0)?;
-    let pinned = pin(ctx, ix, d.page)?;
-    let mut g = pinned.write();
+    let mut g = d.pinned.write();
     let mut p = IndexPageMut(&mut g);
     let Ok(pos) = p.search(item) else {
         return Ok(false);
@@ -485,8 +496,7 @@ fn scan_with(
         let next = {
             let _shared = take_lock.then(|| ix.tree.read().unwrap_or_else(|e| e.into_inner()));
             let d = descend(ctx, ix, &probe, 0)?;
-            let pinned = pin(ctx, ix, d.page)?;
-            let g = pinned.read();
+            let g = d.pinned.read();
             let p = IndexPage(&g);
             batch.clear();
             ends.clear();

@@ -132,11 +132,7 @@ impl Payload for BTreeRecord {
                     put_bytes_v(out, it);
                 }
             }
-            BTreeRecord::Insert { page, pos, item } => {
-                put_varint(out, *page);
-                put_varint(out, *pos as u64);
-                out.extend_from_slice(item);
-            }
+            BTreeRecord::Insert { page, pos, item } => put_insert(out, *page, *pos, item),
             BTreeRecord::Delete { page, positions } => {
                 put_varint(out, *page);
                 put_varint(out, positions.len() as u64);
@@ -173,6 +169,14 @@ impl Payload for BTreeRecord {
             }
         }
     }
+}
+
+/// The payload of a `btree_insert` (what `BTreeRecord::Insert` encodes), from borrowed
+/// bytes: the insert path logs without copying the item into a record first.
+pub(crate) fn put_insert(out: &mut Vec<u8>, page: u64, pos: u16, item: &[u8]) {
+    put_varint(out, page);
+    put_varint(out, pos as u64);
+    out.extend_from_slice(item);
 }
 
 /// The rest of the payload as bytes that must not be empty.

@@ -99,12 +99,12 @@ fn insert_many(
     }
 }
 
-/// Visible rows of one page: (row id, row bytes).
-pub fn scan_page(
+/// The rows of one page whose header `keep` accepts: (row id, row bytes).
+fn page_rows(
     ctx: &Ctx,
     page_no: u64,
-    view: &TxnView,
     out: &mut Vec<(RowId, Vec<u8>)>,
+    keep: impl Fn(&TupleHeader) -> bool,
 ) -> Result<()> {
     let pinned = ctx.pool.fetch(page_no, Fetch::Read)?;
     let g = pinned.read();
@@ -118,7 +118,7 @@ pub fn scan_page(
                 format!("slot {slot} shorter than a tuple header"),
             ));
         }
-        if sees(view, &TupleHeader::read(t), ctx.clog) {
+        if keep(&TupleHeader::read(t)) {
             out.push((
                 RowId {
                     page: page_no,
@@ -131,13 +131,41 @@ pub fn scan_page(
     Ok(())
 }
 
-/// The version of the row at `id` visible to `view`, following update links forward.
-pub fn fetch(
+/// Visible rows of one page: (row id, row bytes).
+pub fn scan_page(
+    ctx: &Ctx,
+    page_no: u64,
+    view: &TxnView,
+    out: &mut Vec<(RowId, Vec<u8>)>,
+) -> Result<()> {
+    page_rows(ctx, page_no, out, |h| sees(view, h, ctx.clog))
+}
+
+/// Every version on a page whose inserter did not abort.
+fn versions_of_page(ctx: &Ctx, page_no: u64, out: &mut Vec<(RowId, Vec<u8>)>) -> Result<()> {
+    page_rows(ctx, page_no, out, |h| {
+        ctx.txns.status(h.xmin, ctx.clog) != XidStatus::Aborted
+    })
+}
+
+/// What a walk along a row's update links does at one version.
+enum Step<R> {
+    Found(R),
+    /// Go on to the version's successor (the walk ends if it has none).
+    Follow,
+    Stop,
+}
+
+/// Walks the versions of the row at `id` forward along update links, calling `at` with
+/// each version's id, header and row bytes. A link is only followed to the version its
+/// updater created (the slot may have been vacuumed and reused). None when the walk ends
+/// without a result.
+fn walk<R>(
     ctx: &Ctx,
     table: &Table,
     id: RowId,
-    view: &TxnView,
-) -> Result<Option<(RowId, Vec<u8>)>> {
+    mut at: impl FnMut(RowId, &TupleHeader, &[u8]) -> Step<R>,
+) -> Result<Option<R>> {
     let mut cur = id;
     let mut prev_xmax: Option<u64> = None;
     for _ in 0..10_000 {
@@ -158,30 +186,45 @@ pub fn fetch(
             ));
         }
         let h = TupleHeader::read(t);
-        // A link is only followed to the version its updater created (the slot may have
-        // been vacuumed and reused).
         if prev_xmax.is_some_and(|x| x != h.xmin) {
             return Ok(None);
         }
-        if sees(view, &h, ctx.clog) {
-            return Ok(Some((cur, t[TUPLE_HEADER_BYTES..].to_vec())));
-        }
-        match h.next {
-            Some((page, slot)) if h.xmax != 0 => {
-                prev_xmax = Some(h.xmax);
-                cur = RowId { page, slot };
-            }
-            _ => return Ok(None),
+        match at(cur, &h, &t[TUPLE_HEADER_BYTES..]) {
+            Step::Found(r) => return Ok(Some(r)),
+            Step::Stop => return Ok(None),
+            Step::Follow => match h.next {
+                Some((page, slot)) => {
+                    prev_xmax = Some(h.xmax);
+                    cur = RowId { page, slot };
+                }
+                None => return Ok(None),
+            },
         }
     }
     Ok(None)
 }
 
+/// The version of the row at `id` visible to `view`, following update links forward.
+pub fn fetch(
+    ctx: &Ctx,
+    table: &Table,
+    id: RowId,
+    view: &TxnView,
+) -> Result<Option<(RowId, Vec<u8>)>> {
+    walk(ctx, table, id, |cur, h, row| {
+        if sees(view, h, ctx.clog) {
+            Step::Found((cur, row.to_vec()))
+        } else if h.xmax != 0 {
+            Step::Follow
+        } else {
+            Step::Stop
+        }
+    })
+}
+
 /// The newest version of the row at `id` for a uniqueness check by `me`: follows update
 /// links through committed (and own) updates.
 pub fn latest(ctx: &Ctx, table: &Table, id: RowId, me: u64) -> Result<Latest> {
-    let mut cur = id;
-    let mut prev_xmax: Option<u64> = None;
     let status = |x: u64| {
         if x == me {
             XidStatus::Committed
@@ -189,80 +232,26 @@ pub fn latest(ctx: &Ctx, table: &Table, id: RowId, me: u64) -> Result<Latest> {
             ctx.txns.status(x, ctx.clog)
         }
     };
-    for _ in 0..10_000 {
-        let pinned = match pin_table_page(ctx, table, cur) {
-            Ok(p) => p,
-            Err(Error::NoSuchRow(_)) => return Ok(Latest::Gone),
-            Err(e) => return Err(e),
-        };
-        let g = pinned.read();
-        let Some(t) = PageRef(&g).tuple_ref(cur.slot) else {
-            return Ok(Latest::Gone);
-        };
-        if t.len() < TUPLE_HEADER_BYTES {
-            return Err(corrupt(
-                ctx,
-                cur.page,
-                format!("slot {} shorter than a tuple header", cur.slot),
-            ));
-        }
-        let h = TupleHeader::read(t);
-        if prev_xmax.is_some_and(|x| x != h.xmin) {
-            return Ok(Latest::Gone);
-        }
+    let found = walk(ctx, table, id, |cur, h, row| {
         match status(h.xmin) {
-            XidStatus::Aborted => return Ok(Latest::Gone),
-            XidStatus::InProgress => return Ok(Latest::Pending { xid: h.xmin }),
+            XidStatus::Aborted => return Step::Stop,
+            XidStatus::InProgress => return Step::Found(Latest::Pending { xid: h.xmin }),
             XidStatus::Committed => {}
         }
         let live = || Latest::Live {
             id: cur,
-            row: t[TUPLE_HEADER_BYTES..].to_vec(),
+            row: row.to_vec(),
         };
         if h.xmax == 0 {
-            return Ok(live());
+            return Step::Found(live());
         }
         match status(h.xmax) {
-            XidStatus::Aborted => return Ok(live()),
-            XidStatus::InProgress => return Ok(Latest::Pending { xid: h.xmax }),
-            XidStatus::Committed => match h.next {
-                Some((page, slot)) => {
-                    prev_xmax = Some(h.xmax);
-                    cur = RowId { page, slot };
-                }
-                None => return Ok(Latest::Gone),
-            },
+            XidStatus::Aborted => Step::Found(live()),
+            XidStatus::InProgress => Step::Found(Latest::Pending { xid: h.xmax }),
+            XidStatus::Committed => Step::Follow,
         }
-    }
-    Ok(Latest::Gone)
-}
-
-/// Every version on a page whose inserter did not abort.
-fn versions_of_page(ctx: &Ctx, page_no: u64, out: &mut Vec<(RowId, Vec<u8>)>) -> Result<()> {
-    let pinned = ctx.pool.fetch(page_no, Fetch::Read)?;
-    let g = pinned.read();
-    let p = PageRef(&g);
-    for slot in 0..p.slot_count() {
-        let Some(t) = p.tuple(slot) else { continue };
-        if t.len() < TUPLE_HEADER_BYTES {
-            return Err(corrupt(
-                ctx,
-                page_no,
-                format!("slot {slot} shorter than a tuple header"),
-            ));
-        }
-        let h = TupleHeader::read(t);
-        if ctx.txns.status(h.xmin, ctx.clog) != XidStatus::Aborted {
-            out.push((
-                RowId {
-                    page: page_no,
-                    slot,
-                },
-                t[TUPLE_HEADER_BYTES..].to_vec(),
-            ));
-        }
-    }
-    Ok(())
+    })?;
+    Ok(found.unwrap_or(Latest::Gone))
 }
 
 /// Can this transaction change the version? Caller holds the page latch.

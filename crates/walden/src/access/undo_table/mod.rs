@@ -240,24 +240,33 @@ pub(crate) fn visible<'a>(
             return Ok(None);
         }
         let rec = record::read_undo(ctx.undo, h.ptr)?;
-        if rec.whole {
-            area = Cow::Owned(rec.bytes);
-        } else {
-            let a = area.to_mut();
-            let end = rec.off + rec.bytes.len();
-            if end > a.len() {
-                return Err(format!(
-                    "undo record {} patches bytes {}..{end} of a {}-byte row",
-                    h.ptr,
-                    rec.off,
-                    a.len()
-                ));
-            }
-            a[rec.off..end].copy_from_slice(&rec.bytes);
-        }
-        h = rec.prev;
+        h = step_back(&mut area, rec, h.ptr)?;
     }
     Err("undo chain does not end".into())
+}
+
+/// Turns a row's data area into the version before it, from the undo record `rec`
+/// (read at `ptr`); returns that version's header.
+fn step_back(
+    area: &mut Cow<[u8]>,
+    rec: record::UndoRecord,
+    ptr: u64,
+) -> std::result::Result<UndoHeader, String> {
+    if rec.whole {
+        *area = Cow::Owned(rec.bytes);
+    } else {
+        let a = area.to_mut();
+        let end = rec.off + rec.bytes.len();
+        if end > a.len() {
+            return Err(format!(
+                "undo record {ptr} patches bytes {}..{end} of a {}-byte row",
+                rec.off,
+                a.len()
+            ));
+        }
+        a[rec.off..end].copy_from_slice(&rec.bytes);
+    }
+    Ok(rec.prev)
 }
 
 /// Visible rows of one page: (row id, row bytes).
@@ -406,17 +415,7 @@ fn versions_of_page(ctx: &Ctx, page_no: u64, out: &mut Vec<(RowId, Vec<u8>)>) ->
             let Ok(rec) = record::read_undo(ctx.undo, h.ptr) else {
                 break;
             };
-            if rec.whole {
-                area = Cow::Owned(rec.bytes);
-            } else {
-                let a = area.to_mut();
-                let end = rec.off + rec.bytes.len();
-                if end > a.len() {
-                    return Err(bad(format!("undo record {} does not fit the row", h.ptr)));
-                }
-                a[rec.off..end].copy_from_slice(&rec.bytes);
-            }
-            h = rec.prev;
+            h = step_back(&mut area, rec, h.ptr).map_err(bad)?;
         }
     }
     Ok(())
