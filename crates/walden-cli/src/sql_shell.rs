@@ -532,6 +532,7 @@ Informational
   \\d                     list tables (same as \\dt)
   \\d NAME                describe table NAME: columns, types, primary key, kind
   \\dt [NAME]             list tables (or only NAME)
+  \\di [NAME]             list indexes (or only NAME)
 
 Display
   \\timing [on|off]       show how long each statement took (toggles without argument)
@@ -563,6 +564,7 @@ impl Shell {
             }
             ("\\d" | "\\dt", None) => self.list_tables(None)?,
             ("\\dt", Some(name)) => self.list_tables(Some(&table_name(name)))?,
+            ("\\di", only) => self.list_indexes(only.map(table_name).as_deref())?,
             ("\\d", Some(name)) => self.describe(&table_name(name))?,
             _ => {
                 let text = format!("invalid command {command}. Try \\? for help.");
@@ -616,24 +618,76 @@ impl Shell {
         outln!(out, "{}\n", rows_footer(rows.len()))
     }
 
+    fn list_indexes(&mut self, only: Option<&str>) -> Result<(), CliError> {
+        let db = self.session.database();
+        let mut rows: Vec<Vec<String>> = Vec::new();
+        for t in db.table_names() {
+            for i in db.indexes(&t).unwrap_or_default() {
+                if only.is_none_or(|o| o == i.name) {
+                    rows.push(vec!["public".into(), i.name, "index".into(), t.clone()]);
+                }
+            }
+        }
+        rows.sort();
+        if rows.is_empty() {
+            return match only {
+                Some(name) => self.not_found(name),
+                None => self
+                    .printer
+                    .error("Did not find any relations.")
+                    .map_err(stdout_error),
+            };
+        }
+        let columns = [
+            ("Schema", false),
+            ("Name", false),
+            ("Type", false),
+            ("Table", false),
+        ];
+        let out = &mut self.printer.out;
+        write_table(out, Some("List of relations"), &columns, &rows).map_err(stdout_error)?;
+        outln!(out, "{}\n", rows_footer(rows.len()))
+    }
+
     fn describe(&mut self, name: &str) -> Result<(), CliError> {
-        let schema = match self.session.database().schema(name) {
+        let mut schema = match self.session.database().schema(name) {
             Ok(schema) => schema,
             Err(walden::Error::NoSuchTable(_)) => return self.not_found(name),
             Err(e) => return self.printer.fail(&SqlError::from(e).to_string()),
         };
+        let indexes = self.session.database().indexes(name).unwrap_or_default();
+        // A primary key's columns hold no NULL (its index refuses them).
+        for i in indexes.iter().filter(|i| i.primary) {
+            for c in schema.columns.iter_mut() {
+                if i.columns.contains(&c.name) {
+                    c.nullable = false;
+                }
+            }
+        }
         let title = format!("Table \"public.{name}\"");
         let columns = [("Column", false), ("Type", false), ("Nullable", false)];
         let out = &mut self.printer.out;
         write_table(out, Some(&title), &columns, &column_rows(&schema)).map_err(stdout_error)?;
-        let key: Vec<&str> = schema
-            .columns
-            .iter()
-            .filter(|c| c.primary_key)
-            .map(|c| c.name.as_str())
-            .collect();
-        if !key.is_empty() {
-            outln!(out, "Primary key: ({})", key.join(", "))?;
+        if !indexes.is_empty() {
+            // As psql lists them: the primary key first, then by name.
+            let mut sorted = indexes;
+            sorted.sort_by(|a, b| (!a.primary, &a.name).cmp(&(!b.primary, &b.name)));
+            outln!(out, "Indexes:")?;
+            for i in sorted {
+                let what = if i.primary {
+                    "PRIMARY KEY, "
+                } else if i.unique {
+                    "UNIQUE, "
+                } else {
+                    ""
+                };
+                outln!(
+                    out,
+                    "    \"{}\" {what}btree ({})",
+                    i.name,
+                    i.columns.join(", ")
+                )?;
+            }
         }
         // psql's `\d+` line; Walden's table kinds are its access methods.
         if let Ok(kind) = self.session.database().table_kind(name) {

@@ -273,7 +273,8 @@ CREATE TABLE
  id     | integer (serial)      | not null
  name   | character varying(20) | not null
  score  | double precision      | 
-Primary key: (id)
+Indexes:
+    \"t_pkey\" PRIMARY KEY, btree (id)
 Access method: undo
 
       Table \"public.u\"

@@ -1,4 +1,5 @@
-//! CREATE TABLE (with column types and constraints, or AS SELECT), DROP TABLE, VACUUM.
+//! CREATE TABLE (with column types and constraints, or AS SELECT), DROP TABLE, indexes
+//! (CREATE/DROP INDEX, ALTER TABLE ADD PRIMARY KEY/UNIQUE, REINDEX), VACUUM.
 //! The engine commits these at once, so they run outside transaction blocks.
 
 use sqlparser::ast::{self, ColumnOption, ObjectType, Spanned, TableConstraint};
@@ -86,6 +87,7 @@ pub(crate) fn create_table(
         return create_table_as(cx, ct, &name, q, kind, synchronous_commit);
     }
     let mut columns: Vec<Column> = Vec::new();
+    let mut keys: Vec<Key> = Vec::new();
     for def in &ct.columns {
         let col_name = ident_name(&def.name);
         if columns.iter().any(|c| c.name == col_name) {
@@ -108,7 +110,17 @@ pub(crate) fn create_table(
                 ColumnOption::PrimaryKey(_) => {
                     c.primary_key = true;
                     c.nullable = false;
+                    keys.push(Key {
+                        name: opt.name.as_ref().map(ident_name),
+                        columns: vec![col_name.clone()],
+                        primary: true,
+                    });
                 }
+                ColumnOption::Unique(_) => keys.push(Key {
+                    name: opt.name.as_ref().map(ident_name),
+                    columns: vec![col_name.clone()],
+                    primary: false,
+                }),
                 other => {
                     return Err(SqlError::unsupported(format!(
                         "the column option {}",
@@ -120,86 +132,361 @@ pub(crate) fn create_table(
         }
         columns.push(c);
     }
-    // The primary key: a column option or a table constraint, one or several columns.
-    let mut pk: Vec<String> = columns
-        .iter()
-        .filter(|c| c.primary_key)
-        .map(|c| c.name.clone())
-        .collect();
-    let multiple = || {
-        SqlError::new(
-            code::INVALID_TABLE_DEFINITION,
-            format!("multiple primary keys for table \"{name}\" are not allowed"),
-        )
-    };
-    if pk.len() > 1 {
-        return Err(multiple());
-    }
     for tc in &ct.constraints {
-        match tc {
-            TableConstraint::PrimaryKey(c) => {
-                if !pk.is_empty() {
-                    return Err(multiple());
-                }
-                for col in &c.columns {
-                    let col_name = match &col.column.expr {
-                        ast::Expr::Identifier(id) => ident_name(id),
-                        other => {
-                            return Err(SqlError::unsupported(format!(
-                                "PRIMARY KEY ({})",
-                                clip(&other.to_string())
-                            )))
-                        }
-                    };
-                    let Some(c) = columns.iter_mut().find(|c| c.name == col_name) else {
-                        return Err(SqlError::new(
-                            code::UNDEFINED_COLUMN,
-                            format!("column \"{col_name}\" named in key does not exist"),
-                        ));
-                    };
-                    if pk.contains(&col_name) {
-                        return Err(SqlError::new(
-                            code::DUPLICATE_COLUMN,
-                            format!(
-                                "column \"{col_name}\" appears twice in primary key constraint"
-                            ),
-                        ));
-                    }
-                    c.primary_key = true;
-                    c.nullable = false;
-                    pk.push(col_name);
-                }
-            }
-            other => {
-                return Err(SqlError::unsupported(format!(
-                    "the table constraint {other}"
-                )))
+        let key = key_constraint(tc)?;
+        for col_name in &key.columns {
+            let Some(c) = columns.iter_mut().find(|c| c.name == *col_name) else {
+                return Err(SqlError::new(
+                    code::UNDEFINED_COLUMN,
+                    format!("column \"{col_name}\" named in key does not exist"),
+                ));
+            };
+            if key.primary {
+                c.primary_key = true;
+                c.nullable = false;
             }
         }
+        keys.push(key);
+    }
+    if keys.iter().filter(|k| k.primary).count() > 1 {
+        return Err(SqlError::new(
+            code::INVALID_TABLE_DEFINITION,
+            format!("multiple primary keys for table \"{name}\" are not allowed"),
+        ));
     }
     if columns.is_empty() {
         return Err(SqlError::unsupported("a table with no columns"));
     }
     forget_serials(cx, &name);
     cx.db.create_table_with(&name, Schema::new(columns), kind)?;
-    if !pk.is_empty() {
-        let cols: Vec<&str> = pk.iter().map(|c| c.as_str()).collect();
-        let index = format!("{name}_pkey");
-        let made = cx.db.create_index(&walden::IndexSpec {
-            name: &index,
-            table: &name,
-            columns: &cols,
-            unique: true,
-            primary: true,
-            if_not_exists: false,
-        });
-        if let Err(e) = made {
+    // The primary key first, then the unique constraints in the order written.
+    keys.sort_by_key(|k| !k.primary);
+    for key in &keys {
+        if let Err(e) = add_key(cx, &name, key) {
             // The table goes too: CREATE TABLE is all or nothing.
             let _ = cx.db.drop_table(&name);
-            return Err(e.into());
+            return Err(e);
         }
     }
     Ok(Output::tag("CREATE TABLE"))
+}
+
+/// A PRIMARY KEY or UNIQUE constraint.
+struct Key {
+    /// The constraint's name, if it was given one (the index takes it).
+    name: Option<String>,
+    columns: Vec<String>,
+    primary: bool,
+}
+
+/// The column names of an index or key: plain columns, ascending.
+fn key_columns(cols: &[ast::IndexColumn], what: &str) -> SqlResult<Vec<String>> {
+    let mut out: Vec<String> = Vec::new();
+    for col in cols {
+        let name = match &col.column.expr {
+            ast::Expr::Identifier(id) => ident_name(id),
+            other => {
+                return Err(SqlError::unsupported(format!(
+                    "{what} on an expression ({})",
+                    clip(&other.to_string())
+                ))
+                .at(other.span().start))
+            }
+        };
+        if matches!(
+            col.column.options.sort,
+            Some(ast::OrderBySort::Desc | ast::OrderBySort::Using(_))
+        ) || col.column.options.nulls_first.is_some()
+            || col.operator_class.is_some()
+        {
+            return Err(SqlError::unsupported(format!(
+                "{what} column options (DESC, NULLS FIRST/LAST, operator classes); an index is read in both directions"
+            )));
+        }
+        if out.contains(&name) {
+            return Err(SqlError::new(
+                code::DUPLICATE_COLUMN,
+                format!("column \"{name}\" appears twice in {what}"),
+            ));
+        }
+        out.push(name);
+    }
+    if out.is_empty() {
+        return Err(SqlError::syntax(format!(
+            "{what} needs at least one column"
+        )));
+    }
+    Ok(out)
+}
+
+/// A table constraint Walden keeps: PRIMARY KEY or UNIQUE.
+fn key_constraint(tc: &TableConstraint) -> SqlResult<Key> {
+    match tc {
+        TableConstraint::PrimaryKey(c) => Ok(Key {
+            name: c.name.as_ref().map(ident_name),
+            columns: key_columns(&c.columns, "primary key constraint")?,
+            primary: true,
+        }),
+        TableConstraint::Unique(c) => {
+            if c.nulls_distinct != ast::NullsDistinctOption::None
+                && c.nulls_distinct != ast::NullsDistinctOption::Distinct
+            {
+                return Err(SqlError::unsupported("UNIQUE NULLS NOT DISTINCT"));
+            }
+            Ok(Key {
+                name: c.name.as_ref().map(ident_name),
+                columns: key_columns(&c.columns, "unique constraint")?,
+                primary: false,
+            })
+        }
+        other => Err(SqlError::unsupported(format!(
+            "the table constraint {}",
+            clip(&other.to_string())
+        ))),
+    }
+}
+
+/// The name PostgreSQL gives an index it names: `table_col1_col2_suffix`, with a number
+/// added until no relation has it.
+fn index_name_for(cx: &Ctx, table: &str, columns: &[String], suffix: &str) -> String {
+    let base = if suffix == "pkey" {
+        format!("{table}_pkey")
+    } else {
+        format!("{table}_{}_{suffix}", columns.join("_"))
+    };
+    let taken = |n: &str| {
+        cx.db.table_names().iter().any(|t| t == n)
+            || cx.db.table_names().iter().any(|t| {
+                cx.db
+                    .indexes(t)
+                    .is_ok_and(|l| l.iter().any(|i| i.name == n))
+            })
+    };
+    if !taken(&base) {
+        return base;
+    }
+    (1..)
+        .map(|i| format!("{base}{i}"))
+        .find(|n| !taken(n))
+        .unwrap_or(base)
+}
+
+/// Creates the index behind a PRIMARY KEY or UNIQUE constraint.
+fn add_key(cx: &mut Ctx, table: &str, key: &Key) -> SqlResult<()> {
+    if key.primary && cx.db.indexes(table)?.iter().any(|i| i.primary) {
+        return Err(SqlError::new(
+            code::INVALID_TABLE_DEFINITION,
+            format!("multiple primary keys for table \"{table}\" are not allowed"),
+        ));
+    }
+    let name = match &key.name {
+        Some(n) => n.clone(),
+        None => index_name_for(
+            cx,
+            table,
+            &key.columns,
+            if key.primary { "pkey" } else { "key" },
+        ),
+    };
+    let cols: Vec<&str> = key.columns.iter().map(|c| c.as_str()).collect();
+    cx.db.create_index(&walden::IndexSpec {
+        name: &name,
+        table,
+        columns: &cols,
+        unique: true,
+        primary: key.primary,
+        if_not_exists: false,
+    })?;
+    Ok(())
+}
+
+/// CREATE [UNIQUE] INDEX [IF NOT EXISTS] [name] ON table (columns).
+pub(crate) fn create_index(cx: &mut Ctx, ci: &ast::CreateIndex) -> SqlResult<Output> {
+    let unsupported = [
+        (ci.concurrently, "CREATE INDEX CONCURRENTLY"),
+        (!ci.include.is_empty(), "INCLUDE"),
+        (ci.predicate.is_some(), "partial indexes (WHERE)"),
+        (!ci.with.is_empty(), "index storage parameters (WITH)"),
+        (ci.nulls_distinct == Some(false), "NULLS NOT DISTINCT"),
+        (
+            !ci.alter_options.is_empty() || !ci.index_options.is_empty(),
+            "index options",
+        ),
+    ];
+    for (set, what) in unsupported {
+        if set {
+            return Err(SqlError::unsupported(what));
+        }
+    }
+    if let Some(u) = &ci.using {
+        let m = u.to_string().to_lowercase();
+        if m != "btree" {
+            return Err(SqlError::new(
+                code::UNDEFINED_OBJECT,
+                format!("access method \"{m}\" does not exist"),
+            )
+            .with_hint("Walden's indexes are B-trees (USING btree)."));
+        }
+    }
+    let table = object_name(&ci.table_name)?;
+    cx.db
+        .schema(&table)
+        .map_err(|e| SqlError::from(e).at(ci.table_name.span().start))?;
+    let columns = key_columns(&ci.columns, "index")?;
+    let name = match &ci.name {
+        Some(n) => object_name(n)?,
+        None => index_name_for(cx, &table, &columns, "idx"),
+    };
+    if cx.db.table_names().contains(&name) {
+        if ci.if_not_exists {
+            let mut out = Output::tag("CREATE INDEX");
+            out.notices.push(format!(
+                "NOTICE:  relation \"{name}\" already exists, skipping"
+            ));
+            return Ok(out);
+        }
+        return Err(SqlError::new(
+            code::DUPLICATE_TABLE,
+            format!("relation \"{name}\" already exists"),
+        ));
+    }
+    let cols: Vec<&str> = columns.iter().map(|c| c.as_str()).collect();
+    let made = cx.db.create_index(&walden::IndexSpec {
+        name: &name,
+        table: &table,
+        columns: &cols,
+        unique: ci.unique,
+        primary: false,
+        if_not_exists: ci.if_not_exists,
+    })?;
+    let mut out = Output::tag("CREATE INDEX");
+    if !made {
+        out.notices.push(format!(
+            "NOTICE:  relation \"{name}\" already exists, skipping"
+        ));
+    }
+    Ok(out)
+}
+
+/// ALTER TABLE t ADD [CONSTRAINT name] PRIMARY KEY (...) | UNIQUE (...), and DROP
+/// CONSTRAINT name (of such a key).
+pub(crate) fn alter_table(cx: &mut Ctx, at: &ast::AlterTable) -> SqlResult<Output> {
+    let table = object_name(&at.name)?;
+    if !cx.db.table_names().contains(&table) {
+        if at.if_exists {
+            let mut out = Output::tag("ALTER TABLE");
+            out.notices.push(format!(
+                "NOTICE:  relation \"{table}\" does not exist, skipping"
+            ));
+            return Ok(out);
+        }
+        return Err(SqlError::new(
+            code::UNDEFINED_TABLE,
+            format!("relation \"{table}\" does not exist"),
+        )
+        .at(at.name.span().start));
+    }
+    let schema = cx.db.schema(&table)?;
+    // Checked first, then applied: an operation that fails leaves the ones before it
+    // applied (each commits on its own), as Walden's DDL commits at once.
+    for op in &at.operations {
+        match op {
+            ast::AlterTableOperation::AddConstraint { constraint, .. } => {
+                let key = key_constraint(constraint)?;
+                for c in &key.columns {
+                    if !schema.columns.iter().any(|x| x.name == *c) {
+                        return Err(SqlError::new(
+                            code::UNDEFINED_COLUMN,
+                            format!("column \"{c}\" named in key does not exist"),
+                        ));
+                    }
+                }
+                add_key(cx, &table, &key)?;
+            }
+            ast::AlterTableOperation::DropConstraint {
+                if_exists, name, ..
+            } => {
+                let n = ident_name(name);
+                let found = cx
+                    .db
+                    .indexes(&table)?
+                    .into_iter()
+                    .find(|i| i.name == n && i.unique);
+                match found {
+                    Some(_) => cx.db.drop_index(&n)?,
+                    None if *if_exists => {}
+                    None => {
+                        return Err(SqlError::new(
+                            code::UNDEFINED_OBJECT,
+                            format!("constraint \"{n}\" of relation \"{table}\" does not exist"),
+                        ))
+                    }
+                }
+            }
+            other => {
+                return Err(SqlError::unsupported(format!(
+                    "ALTER TABLE {}",
+                    clip(&other.to_string())
+                )))
+            }
+        }
+    }
+    Ok(Output::tag("ALTER TABLE"))
+}
+
+/// DROP INDEX [IF EXISTS] name, ...
+fn drop_indexes(cx: &mut Ctx, if_exists: bool, names: &[ast::ObjectName]) -> SqlResult<Output> {
+    let mut out = Output::tag("DROP INDEX");
+    let mut to_drop = Vec::new();
+    for n in names {
+        let name = object_name(n)?;
+        let found = cx
+            .db
+            .table_names()
+            .iter()
+            .find_map(|t| cx.db.indexes(t).ok()?.into_iter().find(|i| i.name == name));
+        match found {
+            Some(i) if i.primary => return Err(SqlError::new(
+                "2BP01",
+                format!(
+                    "cannot drop index {name} because constraint {name} on table {} requires it",
+                    i.table
+                ),
+            )
+            .with_hint(format!(
+                "You can drop constraint {name} on table {} instead.",
+                i.table
+            ))),
+            Some(_) => to_drop.push(name),
+            None if if_exists => out.notices.push(format!(
+                "NOTICE:  index \"{name}\" does not exist, skipping"
+            )),
+            None => {
+                return Err(SqlError::new(
+                    code::UNDEFINED_OBJECT,
+                    format!("index \"{name}\" does not exist"),
+                )
+                .at(n.span().start))
+            }
+        }
+    }
+    for name in to_drop {
+        cx.db.drop_index(&name)?;
+    }
+    Ok(out)
+}
+
+/// REINDEX INDEX name | REINDEX TABLE name.
+pub(crate) fn reindex(cx: &mut Ctx, table: bool, name: &str) -> SqlResult<Output> {
+    if table {
+        cx.db.schema(name)?;
+        for i in cx.db.indexes(name)? {
+            cx.db.reindex(&i.name)?;
+        }
+    } else {
+        cx.db.reindex(name)?;
+    }
+    Ok(Output::tag("REINDEX"))
 }
 
 fn create_table_as(
@@ -256,6 +543,9 @@ pub(crate) fn drop(
     if_exists: bool,
     names: &[ast::ObjectName],
 ) -> SqlResult<Output> {
+    if object_type == ObjectType::Index {
+        return drop_indexes(cx, if_exists, names);
+    }
     if object_type != ObjectType::Table {
         return Err(SqlError::unsupported(format!("DROP {object_type}")));
     }

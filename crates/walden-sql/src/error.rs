@@ -201,6 +201,13 @@ impl From<walden::Error> for SqlError {
                     format!("relation \"{t}\" already exists"),
                 )
             }
+            E::NotNullViolation { table, column } => {
+                return SqlError::new(
+                    code::NOT_NULL_VIOLATION,
+                    format!("null value in column \"{column}\" of relation \"{table}\" violates not-null constraint"),
+                )
+                .with_detail("The column is part of the primary key.")
+            }
             E::NoSuchIndex(t) => {
                 return SqlError::new(
                     code::UNDEFINED_OBJECT,

@@ -15,6 +15,11 @@ use crate::error::{clip, SqlError, SqlResult};
 #[derive(Debug)]
 pub enum Parsed {
     Checkpoint,
+    /// `REINDEX INDEX name` (table false) or `REINDEX TABLE name`.
+    Reindex {
+        table: bool,
+        name: String,
+    },
     Statement {
         /// The syntax tree, which may be as deep as the statement nests.
         stmt: Deep<Statement>,
@@ -27,7 +32,7 @@ impl Parsed {
     /// The stack that binding and running the statement needs.
     pub fn stack_bytes(&self) -> usize {
         match self {
-            Parsed::Checkpoint => depth::stack_bytes(0),
+            Parsed::Checkpoint | Parsed::Reindex { .. } => depth::stack_bytes(0),
             Parsed::Statement { stmt, .. } => stmt.stack_bytes(),
         }
     }
@@ -246,6 +251,10 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
             | "DELETE"
             | "CREATE TABLE"
             | "DROP TABLE"
+            | "CREATE INDEX"
+            | "DROP INDEX"
+            | "ALTER TABLE"
+            | "REINDEX"
             | "TRUNCATE"
             | "BEGIN"
             | "START"
@@ -286,6 +295,9 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
         }
         return Ok(Parsed::Checkpoint);
     }
+    if name == "REINDEX" {
+        return parse_reindex(&words);
+    }
     let table_kind = if name == "CREATE TABLE" {
         take_using(&mut toks)?
     } else {
@@ -319,6 +331,48 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
         stmt: Deep::new(stmt, nesting),
         table_kind,
     })
+}
+
+/// `REINDEX { INDEX | TABLE } name`, which sqlparser does not know.
+fn parse_reindex(words: &[&Token]) -> SqlResult<Parsed> {
+    let at = |i: usize| words.get(i).map(|t| t.to_string()).unwrap_or_default();
+    let table = match word_upper_opt(words.get(1)).as_deref() {
+        Some("INDEX") => false,
+        Some("TABLE") => true,
+        Some("SCHEMA" | "DATABASE" | "SYSTEM") => {
+            return Err(SqlError::unsupported(format!(
+                "REINDEX {} (name an index or a table)",
+                word_upper_opt(words.get(1)).unwrap_or_default()
+            )))
+        }
+        _ => {
+            return Err(SqlError::syntax(format!(
+                "syntax error at or near \"{}\"",
+                clip(&at(1))
+            )))
+        }
+    };
+    let name = match words.get(2) {
+        Some(Token::Word(w)) if words.len() == 3 => {
+            if w.quote_style.is_some() {
+                w.value.clone()
+            } else {
+                w.value.to_lowercase()
+            }
+        }
+        _ => {
+            let i = if words.len() < 3 { 2 } else { 3 };
+            return Err(SqlError::syntax(format!(
+                "syntax error at or near \"{}\"",
+                clip(&at(i))
+            )));
+        }
+    };
+    Ok(Parsed::Reindex { table, name })
+}
+
+fn word_upper_opt(t: Option<&&Token>) -> Option<String> {
+    t.map(|t| word_upper(t))
 }
 
 /// Removes `USING kind` from a CREATE TABLE (before AS or at the end), which sqlparser's

@@ -283,6 +283,16 @@ impl Session {
                 self.db.checkpoint()?;
                 return Ok(Output::tag("CHECKPOINT"));
             }
+            Parsed::Reindex { table, name } => {
+                if matches!(self.txn, TxnState::Failed) {
+                    return Err(aborted());
+                }
+                if matches!(self.txn, TxnState::Block(_)) {
+                    let e = no_block("REINDEX");
+                    return Err(self.fail(e));
+                }
+                return ddl::reindex(&mut self.ctx(), table, &name);
+            }
             Parsed::Statement { stmt, table_kind } => (stmt, table_kind),
         };
         match &*stmt {
@@ -303,17 +313,19 @@ impl Session {
         }
         let needs_no_block = match &*stmt {
             Statement::CreateTable(_) => Some("CREATE TABLE"),
+            Statement::CreateIndex(_) => Some("CREATE INDEX"),
+            Statement::AlterTable(_) => Some("ALTER TABLE"),
+            Statement::Drop {
+                object_type: ast::ObjectType::Index,
+                ..
+            } => Some("DROP INDEX"),
             Statement::Drop { .. } => Some("DROP TABLE"),
             Statement::Vacuum(_) => Some("VACUUM"),
             _ => None,
         };
         if let Some(what) = needs_no_block {
             if matches!(self.txn, TxnState::Block(_)) {
-                let e = SqlError::new(
-                    code::ACTIVE_TRANSACTION,
-                    format!("{what} cannot run inside a transaction block"),
-                )
-                .with_hint("Walden's DDL and VACUUM commit on their own; run them outside BEGIN ... COMMIT.");
+                let e = no_block(what);
                 return Err(self.fail(e));
             }
             return self.without_transaction(&stmt, table_kind);
@@ -392,6 +404,8 @@ impl Session {
                 ..
             } => ddl::drop(&mut cx, *object_type, *if_exists, names),
             Statement::Vacuum(v) => ddl::vacuum(&mut cx, v),
+            Statement::CreateIndex(ci) => ddl::create_index(&mut cx, ci),
+            Statement::AlterTable(at) => ddl::alter_table(&mut cx, at),
             other => Err(unsupported_statement(other)),
         }
     }
@@ -674,6 +688,14 @@ fn unknown_setting(name: &str) -> SqlError {
         format!("unrecognized configuration parameter \"{name}\""),
     )
     .with_hint("SHOW ALL lists Walden's settings.")
+}
+
+fn no_block(what: &str) -> SqlError {
+    SqlError::new(
+        code::ACTIVE_TRANSACTION,
+        format!("{what} cannot run inside a transaction block"),
+    )
+    .with_hint("Walden's DDL and VACUUM commit on their own; run them outside BEGIN ... COMMIT.")
 }
 
 fn aborted() -> SqlError {

@@ -482,6 +482,9 @@ pub const DROP_TABLE: RecordType = RecordType::new(9, "drop_table", 0);
 pub const CREATE_INDEX: RecordType = RecordType::new(17, "create_index", 0);
 /// An index was dropped: `index varint`.
 pub const DROP_INDEX: RecordType = RecordType::new(18, "drop_index", 0);
+/// An index was rebuilt (REINDEX) under a new id, in one step: `old index varint |
+/// definition | count varint | count × page varint`.
+pub const REPLACE_INDEX: RecordType = RecordType::new(25, "replace_index", 0);
 
 /// A catalog record.
 #[derive(Debug, Clone, PartialEq)]
@@ -502,6 +505,29 @@ pub enum CatalogRecord {
     DropIndex {
         index: u32,
     },
+    ReplaceIndex {
+        old: u32,
+        def: IndexDef,
+        pages: Vec<u64>,
+    },
+}
+
+fn put_index(out: &mut Vec<u8>, def: &IndexDef, pages: &[u64]) {
+    def.encode(out);
+    put_varint(out, pages.len() as u64);
+    for p in pages {
+        put_varint(out, *p);
+    }
+}
+
+fn read_index(r: &mut Reader) -> Result<(IndexDef, Vec<u64>), String> {
+    let def = IndexDef::decode(r)?;
+    let n = crate::wal::payload::count(r, 1)?;
+    let mut pages = Vec::with_capacity(n);
+    for _ in 0..n {
+        pages.push(r.varint()?);
+    }
+    Ok((def, pages))
 }
 
 impl Payload for CatalogRecord {
@@ -511,6 +537,7 @@ impl Payload for CatalogRecord {
             CatalogRecord::DropTable { .. } => DROP_TABLE,
             CatalogRecord::CreateIndex { .. } => CREATE_INDEX,
             CatalogRecord::DropIndex { .. } => DROP_INDEX,
+            CatalogRecord::ReplaceIndex { .. } => REPLACE_INDEX,
         }
     }
 
@@ -528,14 +555,12 @@ impl Payload for CatalogRecord {
                 out.push(kind.code());
             }
             CatalogRecord::DropTable { table } => put_varint(out, *table as u64),
-            CatalogRecord::CreateIndex { def, pages } => {
-                def.encode(out);
-                put_varint(out, pages.len() as u64);
-                for p in pages {
-                    put_varint(out, *p);
-                }
-            }
+            CatalogRecord::CreateIndex { def, pages } => put_index(out, def, pages),
             CatalogRecord::DropIndex { index } => put_varint(out, *index as u64),
+            CatalogRecord::ReplaceIndex { old, def, pages } => {
+                put_varint(out, *old as u64);
+                put_index(out, def, pages);
+            }
         }
     }
 }
@@ -563,13 +588,12 @@ impl CatalogRecord {
                 table: r.varint32()?,
             }
         } else if t == CREATE_INDEX {
-            let def = IndexDef::decode(&mut r)?;
-            let n = crate::wal::payload::count(&mut r, 1)?;
-            let mut pages = Vec::with_capacity(n);
-            for _ in 0..n {
-                pages.push(r.varint()?);
-            }
+            let (def, pages) = read_index(&mut r)?;
             CatalogRecord::CreateIndex { def, pages }
+        } else if t == REPLACE_INDEX {
+            let old = r.varint32()?;
+            let (def, pages) = read_index(&mut r)?;
+            CatalogRecord::ReplaceIndex { old, def, pages }
         } else if t == DROP_INDEX {
             CatalogRecord::DropIndex {
                 index: r.varint32()?,
@@ -582,6 +606,20 @@ impl CatalogRecord {
     }
 }
 
+fn describe_index(def: &IndexDef, pages: &[u64]) -> String {
+    format!(
+        "index {} name {:?} table {} columns {:?}{}{} meta {} pages {}",
+        def.id,
+        def.name,
+        def.table,
+        def.columns,
+        if def.unique { " unique" } else { "" },
+        if def.primary { " primary" } else { "" },
+        def.meta,
+        pages.len()
+    )
+}
+
 /// The owner of the catalog records.
 pub struct CatalogOwner;
 
@@ -591,7 +629,13 @@ impl RecordOwner for CatalogOwner {
     }
 
     fn types(&self) -> &'static [RecordType] {
-        &[CREATE_TABLE, DROP_TABLE, CREATE_INDEX, DROP_INDEX]
+        &[
+            CREATE_TABLE,
+            DROP_TABLE,
+            CREATE_INDEX,
+            DROP_INDEX,
+            REPLACE_INDEX,
+        ]
     }
 
     fn check(&self, rec: &LogRecord) -> Result<(), String> {
@@ -611,18 +655,11 @@ impl RecordOwner for CatalogOwner {
                 kind.name()
             ),
             CatalogRecord::DropTable { table } => format!("table {table}"),
-            CatalogRecord::CreateIndex { def, pages } => format!(
-                "index {} name {:?} table {} columns {:?}{}{} meta {} pages {}",
-                def.id,
-                def.name,
-                def.table,
-                def.columns,
-                if def.unique { " unique" } else { "" },
-                if def.primary { " primary" } else { "" },
-                def.meta,
-                pages.len()
-            ),
+            CatalogRecord::CreateIndex { def, pages } => describe_index(&def, &pages),
             CatalogRecord::DropIndex { index } => format!("index {index}"),
+            CatalogRecord::ReplaceIndex { old, def, pages } => {
+                format!("old {old} {}", describe_index(&def, &pages))
+            }
         })
     }
 
@@ -666,6 +703,24 @@ impl RecordOwner for CatalogOwner {
             CatalogRecord::DropIndex { index } => {
                 ctx.catalog.remove_index(index);
             }
+            CatalogRecord::ReplaceIndex { old, def, pages } => {
+                let cat = &mut *ctx.catalog;
+                // As create_index: only when the catalog still has the old index (a
+                // newer checkpoint's catalog may have the new one, or neither).
+                if cat.indexes.contains_key(&old)
+                    && !cat.indexes.contains_key(&def.id)
+                    && cat.by_id.contains_key(&def.table)
+                {
+                    cat.remove_index(old);
+                    if !cat.name_taken(&def.name) {
+                        let mut pages = pages;
+                        pages.sort_unstable();
+                        pages.dedup();
+                        cat.insert_index(Index::new(def, pages))
+                            .map_err(|r| ctx.corrupt(rec, r))?;
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -700,6 +755,19 @@ pub(crate) mod tests {
                 pages: vec![40, 41],
             },
             CatalogRecord::DropIndex { index: 5 },
+            CatalogRecord::ReplaceIndex {
+                old: 5,
+                def: IndexDef {
+                    id: 6,
+                    name: "t_pkey".into(),
+                    table: 4,
+                    columns: vec![0, 2],
+                    unique: true,
+                    primary: true,
+                    meta: 50,
+                },
+                pages: vec![50],
+            },
         ]
     }
 

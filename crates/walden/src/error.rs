@@ -127,6 +127,8 @@ pub enum Error {
     MustRollBack { cause: String },
     #[error("relation {0:?} already exists")]
     IndexExists(String),
+    #[error("null value in column {column:?} of relation {table:?} violates not-null constraint: it is part of the primary key (SQLSTATE 23502)")]
+    NotNullViolation { table: String, column: String },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -72,6 +72,7 @@ mod tests {
             (22, "btree_split_left", P),
             (23, "btree_split_right", P | N),
             (24, "btree_meta", P),
+            (25, "replace_index", 0),
         ];
         assert_eq!(got, want);
         for t in owners().types() {
@@ -82,7 +83,7 @@ mod tests {
 
     #[test]
     fn an_unknown_code_is_an_error() {
-        for code in [0u8, 25, 31, 200] {
+        for code in [0u8, 26, 31, 200] {
             let mut b = Vec::new();
             put_record(&mut b, code, 1, &[&[1, 2]]);
             let e = owners().decode(&b, 0).unwrap_err();

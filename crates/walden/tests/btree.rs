@@ -157,6 +157,38 @@ fn check(db: &Database, model: &BTreeMap<i64, String>, when: &str) {
     .unwrap();
     let want: Vec<i64> = model.range(101..=150).map(|(k, _)| *k).collect();
     assert_eq!(range, want, "range {when}");
+    // Backward: the whole index, and ranges with each kind of bound.
+    let mut back = Vec::new();
+    tx.index_scan_in("t_pad", Bound::Unbounded, Bound::Unbounded, true, |_, r| {
+        back.push((r[1].to_string(), key_of(&r)));
+        true
+    })
+    .unwrap();
+    want_pad.reverse();
+    assert_eq!(back, want_pad, "index t_pad backward {when}");
+    for (lo, hi) in [
+        (Bound::Excluded(100i64), Bound::Included(150i64)),
+        (Bound::Included(37), Bound::Excluded(300)),
+        (Bound::Unbounded, Bound::Included(60)),
+        (Bound::Included(333), Bound::Unbounded),
+    ] {
+        let v = |b: Bound<i64>| b.map(|k| [Value::Int8(k)]);
+        let (l, h) = (v(lo), v(hi));
+        let mut got = Vec::new();
+        tx.index_scan_in(
+            "t_k",
+            l.as_ref().map(|a| &a[..]),
+            h.as_ref().map(|a| &a[..]),
+            true,
+            |_, r| {
+                got.push(key_of(&r));
+                true
+            },
+        )
+        .unwrap();
+        let want: Vec<i64> = model.range((lo, hi)).rev().map(|(k, _)| *k).collect();
+        assert_eq!(got, want, "backward range {lo:?}..{hi:?} {when}");
+    }
     tx.commit().unwrap();
 }
 

@@ -122,6 +122,27 @@ fn violation(t: &Table, ix: &Index, key: &[u8]) -> Error {
     }
 }
 
+/// The error for a primary key with a NULL in `row`.
+fn null_in_key(t: &Table, ix: &Index, row: &[Value]) -> Error {
+    let column = ix
+        .columns
+        .iter()
+        .find(|&&c| matches!(row.get(c as usize), Some(Value::Null)))
+        .map(|&c| t.schema.columns[c as usize].name.clone())
+        .unwrap_or_default();
+    Error::NotNullViolation {
+        table: t.name.clone(),
+        column,
+    }
+}
+
+/// The first byte string after every key that starts with `prefix` (key values begin
+/// with tag 1 or 2, so 0xff sorts after all of them).
+fn past(mut prefix: Vec<u8>) -> Vec<u8> {
+    prefix.push(0xff);
+    prefix
+}
+
 /// Whether the row (as `latest` found it) holds `key` in the index.
 fn holds_key(
     inner: &Inner,
@@ -170,18 +191,69 @@ impl Database {
             }
             columns.push(c as u16);
         }
+        let def = IndexDef {
+            id: 0,
+            name: spec.name.to_string(),
+            table: t.id,
+            columns,
+            unique: spec.unique || spec.primary,
+            primary: spec.primary,
+            meta: 0,
+        };
+        self.build_index(&t, def, None, spec.if_not_exists)
+    }
+
+    /// Rebuilds an index from its table's rows (REINDEX): the new tree replaces the old
+    /// one in one catalog record, so a crash leaves one or the other. Its old pages are
+    /// not reused yet.
+    pub fn reindex(&self, name: &str) -> Result<()> {
+        let (ix, t) = self.handle.inner.index(name)?;
+        let def = IndexDef {
+            id: 0,
+            name: ix.name.clone(),
+            table: t.id,
+            columns: ix.columns.clone(),
+            unique: ix.unique,
+            primary: ix.primary,
+            meta: 0,
+        };
+        self.build_index(&t, def, Some(&ix), false).map(|_| ())
+    }
+
+    /// Builds the index `def` describes (its id and meta page to be chosen), in place of
+    /// `replaces` if given.
+    fn build_index(
+        &self,
+        t: &Arc<Table>,
+        mut def: IndexDef,
+        replaces: Option<&Arc<Index>>,
+        if_not_exists: bool,
+    ) -> Result<bool> {
+        let inner = &self.handle.inner;
         loop {
             let ddl = t.ddl.write();
             {
                 let cat = lock_read(&inner.catalog);
-                if !cat.by_id.get(&t.id).is_some_and(|x| Arc::ptr_eq(x, &t)) {
-                    return Err(Error::NoSuchTable(spec.table.to_string()));
+                if !cat.by_id.get(&t.id).is_some_and(|x| Arc::ptr_eq(x, t)) {
+                    return Err(Error::NoSuchTable(t.name.clone()));
                 }
-                if cat.name_taken(spec.name) {
-                    if spec.if_not_exists {
-                        return Ok(false);
+                match replaces {
+                    Some(old) => {
+                        if !cat
+                            .indexes
+                            .get(&old.id)
+                            .is_some_and(|x| Arc::ptr_eq(x, old))
+                        {
+                            return Err(Error::NoSuchIndex(old.name.clone()));
+                        }
                     }
-                    return Err(Error::IndexExists(spec.name.to_string()));
+                    None if cat.name_taken(&def.name) => {
+                        if if_not_exists {
+                            return Ok(false);
+                        }
+                        return Err(Error::IndexExists(def.name.clone()));
+                    }
+                    None => {}
                 }
             }
             let id = {
@@ -190,20 +262,12 @@ impl Database {
                 cat.next_table_id = id.saturating_add(1);
                 id
             };
-            let mut def = IndexDef {
-                id,
-                name: spec.name.to_string(),
-                table: t.id,
-                columns: columns.clone(),
-                unique: spec.unique || spec.primary,
-                primary: spec.primary,
-                meta: 0,
-            };
+            def.id = id;
             let mut tx = self.begin();
             let ctx = inner.access_ctx();
             let access = access::of(t.kind);
             let probe = Index::new(def.clone(), Vec::new());
-            let items = match collect_items(inner, &ctx, &t, &probe, access, tx.xid())? {
+            let items = match collect_items(inner, &ctx, t, &probe, access, tx.xid())? {
                 Collected::Items(items) => items,
                 Collected::Wait(other) => {
                     drop(ddl);
@@ -224,11 +288,21 @@ impl Database {
             // checkpoint whose catalog lacks the index has its redo point before the
             // record (as for tables).
             let mut cat = lock_write(&inner.catalog);
-            tx.log(&CatalogRecord::CreateIndex {
-                def: def.clone(),
-                pages: pages.clone(),
-            })?;
+            match replaces {
+                Some(old) => tx.log(&CatalogRecord::ReplaceIndex {
+                    old: old.id,
+                    def: def.clone(),
+                    pages: pages.clone(),
+                })?,
+                None => tx.log(&CatalogRecord::CreateIndex {
+                    def: def.clone(),
+                    pages: pages.clone(),
+                })?,
+            }
             tx.commit_inner()?;
+            if let Some(old) = replaces {
+                cat.remove_index(old.id);
+            }
             cat.insert_index(Index::new(def, pages))
                 .map_err(Error::InvalidOption)?;
             drop(cat);
@@ -312,6 +386,28 @@ fn collect_items(
     }
     items.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     items.dedup_by(|a, b| a.0 == b.0);
+    if ix.primary {
+        // A primary key holds no NULL: a live row that has one refuses the build.
+        for (item, _, has_null) in &items {
+            let Some((_, id)) = key::split_item(item).filter(|_| *has_null) else {
+                continue;
+            };
+            match access.latest(ctx, t, id, me)? {
+                Latest::Gone => {}
+                Latest::Pending { xid } => return Ok(Collected::Wait(xid)),
+                Latest::Live { id: at, row } => {
+                    let row = decode_row(inner, t, at, &row)?;
+                    if ix
+                        .columns
+                        .iter()
+                        .any(|&c| matches!(row.get(c as usize), Some(Value::Null)))
+                    {
+                        return Err(null_in_key(t, ix, &row));
+                    }
+                }
+            }
+        }
+    }
     if ix.unique {
         let mut i = 0;
         while i < items.len() {
@@ -367,6 +463,9 @@ impl Transaction {
             let row = decode_row(&db, t, *id, bytes)?;
             for (n, ix) in indexes.iter().enumerate() {
                 let (item, key_len, has_null) = item_of(t, ix, &row, *id)?;
+                if has_null && ix.primary {
+                    return Err(null_in_key(t, ix, &row));
+                }
                 let mut w = Logger {
                     xid: me,
                     stats: &mut self.stats,
@@ -440,6 +539,19 @@ impl Transaction {
         index: &str,
         lower: Bound<&[Value]>,
         upper: Bound<&[Value]>,
+        f: impl FnMut(RowId, Row) -> bool,
+    ) -> Result<()> {
+        self.index_scan_in(index, lower, upper, false, f)
+    }
+
+    /// As `index_scan`, in descending key order when `backward` (NULLs, which sort
+    /// last, come first).
+    pub fn index_scan_in(
+        &mut self,
+        index: &str,
+        lower: Bound<&[Value]>,
+        upper: Bound<&[Value]>,
+        backward: bool,
         mut f: impl FnMut(RowId, Row) -> bool,
     ) -> Result<()> {
         self.next_command()?;
@@ -468,37 +580,32 @@ impl Transaction {
             }
             Ok(out)
         };
+        // Keys at or above `start` and, when `stop` is given, below it.
         let start = match lower {
             Bound::Unbounded => Vec::new(),
             Bound::Included(v) => prefix(v)?,
-            Bound::Excluded(v) => {
-                let mut p = prefix(v)?;
-                p.push(0xff);
-                p
-            }
+            Bound::Excluded(v) => past(prefix(v)?),
         };
-        let stop: Option<(Vec<u8>, bool)> = match upper {
+        let stop: Option<Vec<u8>> = match upper {
             Bound::Unbounded => None,
-            Bound::Included(v) => Some((prefix(v)?, true)),
-            Bound::Excluded(v) => Some((prefix(v)?, false)),
+            Bound::Included(v) => Some(past(prefix(v)?)),
+            Bound::Excluded(v) => Some(prefix(v)?),
         };
         let ctx = db.access_ctx();
         let access = access::of(t.kind);
         let mut seen = HashSet::new();
         let view = self.view();
-        btree::scan(&ctx, &ix, &start, &mut |item| {
+        let mut visit = |item: &[u8]| -> Result<bool> {
             let Some((key, id)) = key::split_item(item) else {
                 return Ok(true);
             };
-            if let Some((s, inclusive)) = &stop {
-                let past = if key.starts_with(s) {
-                    !inclusive
-                } else {
-                    key > s.as_slice()
-                };
-                if past {
-                    return Ok(false);
-                }
+            let inside = if backward {
+                key >= start.as_slice()
+            } else {
+                stop.as_ref().is_none_or(|s| key < s.as_slice())
+            };
+            if !inside {
+                return Ok(false);
             }
             let Some((at, bytes)) = access.fetch(&ctx, &t, id, &view)? else {
                 return Ok(true);
@@ -509,7 +616,12 @@ impl Transaction {
                 return Ok(true);
             }
             Ok(f(at, row))
-        })
+        };
+        if backward {
+            btree::scan_backward(&ctx, &ix, stop.as_deref(), &mut visit)
+        } else {
+            btree::scan(&ctx, &ix, &start, &mut visit)
+        }
     }
 
     /// The rows visible to this transaction whose key in `index` equals `key` (or starts

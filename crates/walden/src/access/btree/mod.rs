@@ -523,6 +523,110 @@ fn scan_with(
     }
 }
 
+/// Calls `f` with each leaf item below `end` (all items for None), in descending order,
+/// until it returns false. Like `scan`, a leaf at a time with nothing held while `f`
+/// runs. Pages have no left links: each batch descends again to the leaf holding the
+/// keys just below the bound, and the next bound is that leaf's low key (the separator
+/// that led to it, or the high key of the page a move right came from).
+pub fn scan_backward(
+    ctx: &Ctx,
+    ix: &Index,
+    end: Option<&[u8]>,
+    f: &mut dyn FnMut(&[u8]) -> Result<bool>,
+) -> Result<()> {
+    let mut bound: Option<Vec<u8>> = end.map(|e| e.to_vec());
+    let mut batch: Vec<u8> = Vec::new();
+    let mut ends: Vec<usize> = Vec::new();
+    loop {
+        let low = {
+            let _shared = ix.tree.read().unwrap_or_else(|e| e.into_inner());
+            let (mut page, root_level) = root(ctx, ix)?;
+            let mut expect = root_level;
+            let mut low: Option<Vec<u8>> = None;
+            let mut hops = 0u64;
+            loop {
+                let pinned = pin(ctx, ix, page)?;
+                let g = pinned.read();
+                let p = IndexPage(&g);
+                if p.level() != expect || p.is_meta() {
+                    return Err(corrupt(
+                        ix,
+                        page,
+                        format!("level {} where level {expect} was expected", p.level()),
+                    ));
+                }
+                // Keys just below the bound lie right of a high key below it.
+                let right_of = match (p.high_key(), &bound) {
+                    (Some(h), Some(b)) => h < b.as_slice(),
+                    (Some(_), None) => true,
+                    (None, _) => false,
+                };
+                if right_of {
+                    let Some(right) = p.right() else {
+                        return Err(corrupt(ix, page, "a high key but no right sibling"));
+                    };
+                    hops += 1;
+                    if hops > ctx.pool.store().next_page_no() {
+                        return Err(corrupt(ix, page, "right siblings form a cycle"));
+                    }
+                    low = p.high_key().map(|h| h.to_vec());
+                    page = right;
+                    continue;
+                }
+                if expect == 0 {
+                    batch.clear();
+                    ends.clear();
+                    let upto = match &bound {
+                        Some(b) => match p.search(b) {
+                            Ok(i) | Err(i) => i,
+                        },
+                        None => p.count(),
+                    };
+                    for i in (0..upto).rev() {
+                        batch.extend_from_slice(p.item(i));
+                        ends.push(batch.len());
+                    }
+                    break low;
+                }
+                if p.count() == 0 {
+                    return Err(corrupt(ix, page, "an internal page without items"));
+                }
+                // The last child whose separator lies below the bound.
+                let pos = match &bound {
+                    None => p.count() - 1,
+                    Some(b) => {
+                        let at = p.child_pos(b);
+                        if at > 0 && separator_of(p.item(at)) == b.as_slice() {
+                            at - 1
+                        } else {
+                            at
+                        }
+                    }
+                };
+                if pos > 0 {
+                    low = Some(separator_of(p.item(pos)).to_vec());
+                }
+                page = child_of(p.item(pos));
+                expect -= 1;
+            }
+        };
+        let mut at = 0;
+        for &stop in &ends {
+            if !f(&batch[at..stop])? {
+                return Ok(());
+            }
+            at = stop;
+        }
+        match low {
+            // Progress: the low key lies below the bound (separators below it were
+            // chosen, and a high key below it was moved past).
+            Some(l) if bound.as_ref().is_none_or(|b| l < *b) => bound = Some(l),
+            Some(_) => return Err(corrupt(ix, ix.meta, "a backward scan made no progress")),
+            None => return Ok(()),
+        }
+    }
+}
+
 /// What a uniqueness check makes of one entry with the new item's key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
