@@ -329,10 +329,19 @@ pub(crate) fn create_index(cx: &mut Ctx, ci: &ast::CreateIndex) -> SqlResult<Out
         }
     }
     let table = object_name(&ci.table_name)?;
-    cx.db
+    let schema = cx
+        .db
         .schema(&table)
         .map_err(|e| SqlError::from(e).at(ci.table_name.span().start))?;
     let columns = key_columns(&ci.columns, "index")?;
+    for c in &columns {
+        if !schema.columns.iter().any(|x| x.name == *c) {
+            return Err(SqlError::new(
+                code::UNDEFINED_COLUMN,
+                format!("column \"{c}\" does not exist"),
+            ));
+        }
+    }
     let name = match &ci.name {
         Some(n) => object_name(n)?,
         None => index_name_for(cx, &table, &columns, "idx"),
@@ -446,17 +455,19 @@ fn drop_indexes(cx: &mut Ctx, if_exists: bool, names: &[ast::ObjectName]) -> Sql
             .iter()
             .find_map(|t| cx.db.indexes(t).ok()?.into_iter().find(|i| i.name == name));
         match found {
-            Some(i) if i.primary => return Err(SqlError::new(
-                "2BP01",
-                format!(
+            Some(i) if i.primary => {
+                return Err(SqlError::new(
+                    "2BP01",
+                    format!(
                     "cannot drop index {name} because constraint {name} on table {} requires it",
                     i.table
                 ),
-            )
-            .with_hint(format!(
-                "You can drop constraint {name} on table {} instead.",
-                i.table
-            ))),
+                )
+                .with_hint(format!(
+                    "You can drop constraint {name} on table {} instead.",
+                    i.table
+                )))
+            }
             Some(_) => to_drop.push(name),
             None if if_exists => out.notices.push(format!(
                 "NOTICE:  index \"{name}\" does not exist, skipping"

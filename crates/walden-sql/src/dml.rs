@@ -11,7 +11,9 @@ use crate::bind::{coerce_literal, ident_name, object_name, Binder, Scope};
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::{EvalCtx, Expr};
 
-use crate::select::{bind_condition, SelectPlan, SeriesIter, Source};
+use crate::access_path::{self, Access, Wanted};
+use crate::guard::{row_bytes, Guard};
+use crate::select::{bind_condition, read_index, SelectPlan, SeriesIter, Source};
 use crate::session::{Ctx, DbCatalog, Output};
 use crate::types::{DeclaredType, SqlType};
 use crate::value;
@@ -531,7 +533,8 @@ pub(crate) fn update(cx: &mut Ctx, t: &mut Transaction, u: &ast::Update) -> SqlR
         None => None,
     };
     let mut failed = None;
-    let n = t.modify_with(&table, |_, row| {
+    let guard = cx.guard;
+    let n = modify(cx.db, guard, t, &table, &schema, filter.as_ref(), |row| {
         let r = (|| -> SqlResult<Option<Vec<Value>>> {
             cx.guard.check()?;
             let mut ecx = cx.eval_ctx();
@@ -586,7 +589,8 @@ pub(crate) fn delete(cx: &mut Ctx, t: &mut Transaction, d: &ast::Delete) -> SqlR
         None => None,
     };
     let mut failed = None;
-    let n = t.modify_with(&table, |_, row| {
+    let guard = cx.guard;
+    let n = modify(cx.db, guard, t, &table, &schema, filter.as_ref(), |row| {
         if let Err(e) = cx.guard.check() {
             failed = Some(e);
             return RowAction::Stop;
@@ -607,6 +611,156 @@ pub(crate) fn delete(cx: &mut Ctx, t: &mut Transaction, d: &ast::Delete) -> SqlR
         return Err(e);
     }
     Ok(Output::tag(format!("DELETE {n}")))
+}
+
+/// EXPLAIN of a SELECT, INSERT, UPDATE or DELETE: how it reads its table (a scan, or
+/// which index over which conditions), in PostgreSQL's node names.
+pub(crate) fn explain(cx: &mut Ctx, stmt: &ast::Statement, analyze: bool) -> SqlResult<Output> {
+    if analyze {
+        return Err(SqlError::unsupported("EXPLAIN ANALYZE"));
+    }
+    let mut lines = Vec::new();
+    let modify_lines = |verb: &str,
+                        twj: &ast::TableWithJoins,
+                        selection: &Option<ast::Expr>|
+     -> SqlResult<Vec<String>> {
+        let (table, tname, alias) = single_table(twj)?;
+        let schema = schema_of(cx, &table, tname)?;
+        let mut scope = scope_of(&table, &schema);
+        if let Some(a) = alias {
+            scope.table = Some(a);
+        }
+        let filter = match selection {
+            Some(w) => Some(bind_condition(&mut Binder::plain(&scope), w, "WHERE")?),
+            None => None,
+        };
+        let access = access_for(cx.db, &table, &schema, filter.as_ref());
+        let mut lines = vec![format!("{verb} on {table}")];
+        let text = selection.as_ref().map(|w| w.to_string());
+        crate::select::explain_access(&mut lines, &access, &table, 1, text.as_deref());
+        Ok(lines)
+    };
+    match stmt {
+        ast::Statement::Query(q) => {
+            let plan = SelectPlan::plan(q, &mut DbCatalog(cx.db))?;
+            lines = plan.explain();
+        }
+        ast::Statement::Update(u) => {
+            lines = modify_lines("Update", &u.table, &u.selection)?;
+        }
+        ast::Statement::Delete(d) => {
+            let from = match &d.from {
+                FromTable::WithFromKeyword(v) | FromTable::WithoutKeyword(v) => v,
+            };
+            let [twj] = from.as_slice() else {
+                return Err(SqlError::unsupported("DELETE from several tables"));
+            };
+            lines = modify_lines("Delete", twj, &d.selection)?;
+        }
+        ast::Statement::Insert(ins) => {
+            let TableObject::TableName(name) = &ins.table else {
+                return Err(SqlError::unsupported("INSERT into a table function"));
+            };
+            let table = object_name(name)?;
+            schema_of(cx, &table, name)?;
+            lines.push(format!("Insert on {table}"));
+            match ins.source.as_deref().map(|q| q.body.as_ref()) {
+                Some(SetExpr::Values(_)) | None => lines.push("  ->  Values Scan".into()),
+                Some(_) => {
+                    let q = ins
+                        .source
+                        .as_deref()
+                        .ok_or_else(|| SqlError::syntax("INSERT without rows"))?;
+                    let plan = SelectPlan::plan(q, &mut DbCatalog(cx.db))?;
+                    for (i, l) in plan.explain().into_iter().enumerate() {
+                        lines.push(if i == 0 {
+                            format!("  ->  {l}")
+                        } else {
+                            format!("      {l}")
+                        });
+                    }
+                }
+            }
+        }
+        other => {
+            let text = other.to_string();
+            let words: Vec<&str> = text.split_whitespace().take(2).collect();
+            return Err(SqlError::unsupported(format!(
+                "EXPLAIN {}",
+                words.join(" ").to_uppercase()
+            )));
+        }
+    }
+    let mut out = Output::tag("EXPLAIN");
+    out.columns = vec![("QUERY PLAN".into(), SqlType::Text)];
+    out.rows = lines.into_iter().map(|l| vec![Value::Text(l)]).collect();
+    Ok(out)
+}
+
+/// How an UPDATE or DELETE with this WHERE clause reads its table.
+pub(crate) fn access_for(
+    db: &walden::Database,
+    table: &str,
+    schema: &Schema,
+    filter: Option<&Expr>,
+) -> Access {
+    let indexes = crate::session::index_metas(db, table);
+    if indexes.is_empty() || filter.is_none() {
+        return Access::Scan;
+    }
+    let types: Vec<walden::ColumnType> = schema.columns.iter().map(|c| c.ty).collect();
+    let names: Vec<String> = schema.columns.iter().map(|c| c.name.clone()).collect();
+    access_path::choose(
+        &indexes,
+        &types,
+        &names,
+        &Wanted {
+            filter,
+            order: None,
+            few: false,
+        },
+    )
+}
+
+/// Runs `f` on the rows an UPDATE or DELETE reads (through an index when its WHERE
+/// clause bounds one) and applies what it says, in one command.
+fn modify(
+    db: &walden::Database,
+    guard: &Guard,
+    t: &mut Transaction,
+    table: &str,
+    schema: &Schema,
+    filter: Option<&Expr>,
+    mut f: impl FnMut(&walden::Row) -> RowAction,
+) -> SqlResult<u64> {
+    match access_for(db, table, schema, filter) {
+        Access::Scan => Ok(t.modify_with(table, |_, row| f(row))?),
+        Access::Index(r) => {
+            // Found first, then changed: a changed key never meets the read again.
+            let mut actions = Vec::new();
+            let mut failed = None;
+            read_index(t, &r, &mut |id, row| match f(&row) {
+                RowAction::Keep => true,
+                RowAction::Stop => false,
+                action => {
+                    let bytes = match &action {
+                        RowAction::Update(new) => row_bytes(new),
+                        _ => 0,
+                    } + 32;
+                    if let Err(e) = guard.charge(bytes) {
+                        failed = Some(e);
+                        return false;
+                    }
+                    actions.push((id, action));
+                    true
+                }
+            })?;
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            Ok(t.modify_rows(table, actions)?)
+        }
+    }
 }
 
 /// TRUNCATE deletes every row in the transaction (so it is transactional and crash-safe

@@ -5,6 +5,7 @@
 //! Layers inside: `script` (split and parse) → `bind` (names and types) → `expr`,
 //! `functions`, `value` (evaluation) → `select`, `dml`, `ddl` (statements) → `session`.
 
+pub mod access_path;
 pub mod bind;
 mod ddl;
 pub mod depth;

@@ -255,6 +255,7 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
             | "DROP INDEX"
             | "ALTER TABLE"
             | "REINDEX"
+            | "EXPLAIN"
             | "TRUNCATE"
             | "BEGIN"
             | "START"

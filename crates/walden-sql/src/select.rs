@@ -11,6 +11,7 @@ use sqlparser::ast::{
 };
 use walden::{Transaction, Value};
 
+use crate::access_path::{self, Access, IndexMeta, Wanted};
 use crate::bind::{object_name, output_name, AggCall, AggFunc, Binder, Grouping, Scope};
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::{EvalCtx, Expr};
@@ -41,6 +42,13 @@ enum SortKey {
 #[derive(Debug)]
 pub struct SelectPlan {
     pub source: Source,
+    /// How a table source is read.
+    pub access: Access,
+    /// The WHERE clause as written, for EXPLAIN.
+    filter_text: Option<String>,
+    /// Stop reading after this many rows passed the filter (min/max read through an
+    /// index need one).
+    input_limit: Option<u64>,
     filter: Option<Expr>,
     grouping: Option<Grouping>,
     having: Option<Expr>,
@@ -55,6 +63,10 @@ pub struct SelectPlan {
 /// Resolves a table name to its scope (the caller knows the catalog).
 pub trait Catalog {
     fn table_scope(&mut self, name: &str) -> SqlResult<Scope>;
+    /// The table's indexes (none by default).
+    fn indexes(&mut self, _table: &str) -> Vec<IndexMeta> {
+        Vec::new()
+    }
 }
 
 fn const_int(e: &ast::Expr, what: &str) -> SqlResult<i64> {
@@ -167,6 +179,9 @@ impl SelectPlan {
         }
         let mut plan = SelectPlan {
             source,
+            access: Access::Scan,
+            filter_text: select.selection.as_ref().map(|w| w.to_string()),
+            input_limit: None,
             filter,
             grouping: None,
             having: None,
@@ -257,9 +272,177 @@ impl SelectPlan {
             }
             Some(_) => return Err(SqlError::unsupported("this LIMIT syntax")),
         }
+        if let Source::Table(name) = &plan.source {
+            let indexes = catalog.indexes(name);
+            if !indexes.is_empty() {
+                plan.choose_access(&scope, &indexes);
+            }
+        }
         Ok(plan)
     }
 
+    /// Picks an index to read the table through, if one serves the WHERE clause, the
+    /// ORDER BY with a LIMIT, or a min or max.
+    fn choose_access(&mut self, scope: &Scope, indexes: &[IndexMeta]) {
+        let types: Vec<walden::ColumnType> =
+            scope.columns.iter().map(|(_, t)| t.column_type()).collect();
+        let names: Vec<String> = scope.columns.iter().map(|(n, _)| n.clone()).collect();
+        // min(col) or max(col), alone (possibly several times) over the whole input.
+        let extreme = self.grouping.as_ref().and_then(|g| {
+            if !g.keys.is_empty() || g.aggs.is_empty() {
+                return None;
+            }
+            let first = g.aggs.first()?;
+            let max = match first.func {
+                AggFunc::Min => false,
+                AggFunc::Max => true,
+                _ => return None,
+            };
+            let Some(Expr::Column(c, _)) = &first.arg else {
+                return None;
+            };
+            g.aggs.iter().all(|a| a == first).then_some((*c, max))
+        });
+        let order: Option<Vec<(usize, bool, bool)>> = if let Some((c, max)) = extreme {
+            Some(vec![(c, max, max)])
+        } else if self.grouping.is_some() {
+            None
+        } else {
+            self.order
+                .iter()
+                .map(|(k, desc, nulls_first)| {
+                    let e = match k {
+                        SortKey::Output(i) => self.outputs.get(*i)?,
+                        SortKey::Expr(e) => e,
+                    };
+                    match e {
+                        Expr::Column(c, _) => Some((*c, *desc, *nulls_first)),
+                        _ => None,
+                    }
+                })
+                .collect()
+        };
+        let wanted = Wanted {
+            filter: self.filter.as_ref(),
+            order,
+            few: extreme.is_some() || (self.limit.is_some() && self.grouping.is_none()),
+        };
+        let access = access_path::choose(indexes, &types, &names, &wanted);
+        if let Access::Index(read) = &access {
+            if read.ordered {
+                if let Some((c, _)) = extreme {
+                    // The first row with a value is the answer.
+                    let not_null =
+                        Expr::IsNull(Box::new(Expr::Column(c, types_sql(scope, c))), true);
+                    self.filter = Some(match self.filter.take() {
+                        Some(f) => Expr::And(Box::new(f), Box::new(not_null)),
+                        None => not_null,
+                    });
+                    self.input_limit = Some(1);
+                } else {
+                    // Rows come in ORDER BY order.
+                    self.order.clear();
+                }
+            }
+        }
+        self.access = access;
+    }
+
+    /// The plan as EXPLAIN shows it, one line per row, PostgreSQL's node names.
+    pub fn explain(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        let mut depth = 0usize;
+        let mut node = |lines: &mut Vec<String>, text: String| {
+            if depth == 0 {
+                lines.push(text);
+            } else {
+                lines.push(format!("{}->  {text}", " ".repeat(depth * 6 - 4)));
+            }
+            depth += 1;
+        };
+        if self.limit.is_some() || self.offset > 0 {
+            node(&mut lines, "Limit".into());
+        }
+        if !self.order.is_empty() {
+            node(&mut lines, "Sort".into());
+        }
+        if let Some(g) = &self.grouping {
+            node(
+                &mut lines,
+                if g.keys.is_empty() {
+                    "Aggregate"
+                } else {
+                    "HashAggregate"
+                }
+                .into(),
+            );
+        }
+        match &self.source {
+            Source::Nothing => node(&mut lines, "Result".into()),
+            Source::Series { .. } => node(&mut lines, "Function Scan on generate_series".into()),
+            Source::Table(name) => {
+                explain_access(
+                    &mut lines,
+                    &self.access,
+                    name,
+                    depth,
+                    self.filter_text.as_deref(),
+                );
+            }
+        }
+        lines
+    }
+}
+
+fn types_sql(scope: &Scope, c: usize) -> SqlType {
+    scope
+        .columns
+        .get(c)
+        .map(|(_, t)| *t)
+        .unwrap_or(SqlType::Null)
+}
+
+/// The lines of a table read: `Seq Scan on t` or `Index Scan [Backward] using i on t`,
+/// with its index condition and whether a filter is checked on each row.
+pub(crate) fn explain_access(
+    lines: &mut Vec<String>,
+    access: &Access,
+    table: &str,
+    depth: usize,
+    filter: Option<&str>,
+) {
+    let (head, detail) = if depth == 0 {
+        (String::new(), "  ".to_string())
+    } else {
+        (
+            format!("{}->  ", " ".repeat(depth * 6 - 4)),
+            " ".repeat(depth * 6 + 2),
+        )
+    };
+    match access {
+        Access::Scan => {
+            lines.push(format!("{head}Seq Scan on {table}"));
+            if let Some(f) = filter {
+                lines.push(format!("{detail}Filter: ({f})"));
+            }
+        }
+        Access::Index(r) => {
+            let dir = if r.backward { " Backward" } else { "" };
+            lines.push(format!(
+                "{head}Index Scan{dir} using {} on {table}",
+                r.index
+            ));
+            if !r.cond.is_empty() {
+                lines.push(format!("{detail}Index Cond: {}", r.cond));
+            }
+            if let Some(f) = filter.filter(|_| r.residual) {
+                lines.push(format!("{detail}Filter: ({f})"));
+            }
+        }
+    }
+}
+
+impl SelectPlan {
     /// True when rows can be produced one at a time, as they are read (no grouping and
     /// no sort): INSERT ... SELECT streams such a query into the table.
     pub fn is_streaming(&self) -> bool {
@@ -315,13 +498,17 @@ impl SelectPlan {
                     SqlError::new(code::INTERNAL, "no transaction for a table scan")
                 })?;
                 let mut failed = None;
-                txn.scan_with(name, |_, row| match run.feed(&row, cx) {
+                let mut f = |_, row: walden::Row| match run.feed(&row, cx) {
                     Ok(more) => more,
                     Err(e) => {
                         failed = Some(e);
                         false
                     }
-                })?;
+                };
+                match &self.access {
+                    Access::Scan => txn.scan_with(name, f)?,
+                    Access::Index(r) => read_index(txn, r, &mut f)?,
+                }
                 if let Some(e) = failed {
                     return Err(e);
                 }
@@ -329,6 +516,43 @@ impl SelectPlan {
         }
         run.finish(cx)
     }
+}
+
+/// Reads rows through an index: each key range in turn (in key order, or reversed),
+/// until `f` returns false.
+pub(crate) fn read_index(
+    txn: &mut Transaction,
+    r: &access_path::IndexRead,
+    f: &mut dyn FnMut(walden::RowId, walden::Row) -> bool,
+) -> SqlResult<()> {
+    let whole = [(std::ops::Bound::Unbounded, std::ops::Bound::Unbounded)];
+    let ranges: &[access_path::KeyRange] = if r.ranges.is_empty() {
+        &whole
+    } else {
+        &r.ranges
+    };
+    let order: Vec<&access_path::KeyRange> = if r.backward {
+        ranges.iter().rev().collect()
+    } else {
+        ranges.iter().collect()
+    };
+    for (lo, hi) in order {
+        let mut more = true;
+        txn.index_scan_in(
+            &r.index,
+            lo.as_ref().map(|v| v.as_slice()),
+            hi.as_ref().map(|v| v.as_slice()),
+            r.backward,
+            |id, row| {
+                more = f(id, row);
+                more
+            },
+        )?;
+        if !more {
+            break;
+        }
+    }
+    Ok(())
 }
 
 fn grouped<'a>(scope: &'a Scope, grouping: &'a mut Grouping) -> Binder<'a> {
@@ -754,6 +978,8 @@ struct Run<'p, 'g> {
     /// Rows emitted so far (when there is no ORDER BY, to know when LIMIT is reached).
     emitted: u64,
     skipped: u64,
+    /// Input rows that passed the filter.
+    fed: u64,
     groups: Vec<Group>,
     index: HashMap<Vec<u8>, usize>,
     key_buf: Vec<u8>,
@@ -776,6 +1002,7 @@ impl<'p, 'g> Run<'p, 'g> {
             kept,
             emitted: 0,
             skipped: 0,
+            fed: 0,
             groups: Vec::new(),
             index: HashMap::new(),
             key_buf: Vec::new(),
@@ -790,6 +1017,16 @@ impl<'p, 'g> Run<'p, 'g> {
                 return Ok(true);
             }
         }
+        self.fed += 1;
+        if self.plan.input_limit.is_some_and(|l| self.fed >= l) {
+            self.take(input, cx)?;
+            return Ok(false);
+        }
+        self.take(input, cx)
+    }
+
+    /// Groups or emits a row that passed the filter.
+    fn take(&mut self, input: &[Value], cx: &mut EvalCtx) -> SqlResult<bool> {
         if let Some(g) = &self.plan.grouping {
             let mut keys = Vec::with_capacity(g.keys.len());
             for k in &g.keys {

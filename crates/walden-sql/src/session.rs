@@ -64,6 +64,31 @@ impl Catalog for DbCatalog<'_> {
                 .collect(),
         })
     }
+
+    fn indexes(&mut self, table: &str) -> Vec<crate::access_path::IndexMeta> {
+        index_metas(self.0, table)
+    }
+}
+
+/// A table's indexes, for the planner.
+pub(crate) fn index_metas(db: &Database, table: &str) -> Vec<crate::access_path::IndexMeta> {
+    let (Ok(schema), Ok(list)) = (db.schema(table), db.indexes(table)) else {
+        return Vec::new();
+    };
+    list.into_iter()
+        .filter_map(|i| {
+            let columns = i
+                .columns
+                .iter()
+                .map(|c| schema.columns.iter().position(|x| x.name == *c))
+                .collect::<Option<Vec<usize>>>()?;
+            Some(crate::access_path::IndexMeta {
+                name: i.name,
+                columns,
+                unique: i.unique,
+            })
+        })
+        .collect()
 }
 
 /// What statements need while they run inside a transaction.
@@ -375,6 +400,26 @@ impl Session {
             Statement::Update(u) => dml::update(&mut cx, t, u),
             Statement::Delete(d) => dml::delete(&mut cx, t, d),
             Statement::Truncate(tr) => dml::truncate(&mut cx, t, tr),
+            Statement::Explain {
+                statement,
+                analyze,
+                options,
+                ..
+            } => {
+                let analyze = *analyze
+                    || options.as_ref().is_some_and(|o| {
+                        o.iter().any(|u| {
+                            ident_name(&u.name) == "analyze"
+                                && u.arg.as_ref().is_none_or(|a| {
+                                    !matches!(
+                                        a.to_string().to_lowercase().as_str(),
+                                        "false" | "off" | "0"
+                                    )
+                                })
+                        })
+                    });
+                dml::explain(&mut cx, statement, analyze)
+            }
             Statement::Analyze(a) => {
                 if let Some(name) = &a.table_name {
                     self.db.schema(&object_name(name)?)?;

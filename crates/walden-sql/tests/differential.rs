@@ -677,6 +677,49 @@ impl Gen {
         }
     }
 
+    /// A condition an index on `a`, `(b, a)` or `c` can serve: an equality, a range,
+    /// IN, BETWEEN, or an equality on `b` with a range on `a`.
+    fn key_predicate(&mut self) -> E {
+        let col = self.pick(&INT_COLUMNS);
+        let lit = |g: &mut Gen| E::Int(g.range(-20, 20));
+        match self.rng.below(7) {
+            0 => E::Cmp("=", bx(E::Col(col)), bx(lit(self))),
+            1 => {
+                let op = self.pick(&["<", "<=", ">", ">="]);
+                if self.rng.chance(30) {
+                    E::Cmp(op, bx(lit(self)), bx(E::Col(col)))
+                } else {
+                    E::Cmp(op, bx(E::Col(col)), bx(lit(self)))
+                }
+            }
+            2 => {
+                let items = (0..self.range(1, 4))
+                    .map(|_| self.leaf(Ty::Int, true))
+                    .collect();
+                E::In(bx(E::Col(col)), items, false)
+            }
+            3 => E::Between(bx(E::Col(col)), bx(lit(self)), bx(lit(self)), false),
+            4 => {
+                let op = self.pick(&["<", "<=", ">", ">=", "="]);
+                E::And(
+                    bx(E::Cmp("=", bx(E::Col("b")), bx(lit(self)))),
+                    bx(E::Cmp(op, bx(E::Col("a")), bx(lit(self)))),
+                )
+            }
+            5 => {
+                let op = self.pick(&["=", "<", ">="]);
+                E::Cmp(op, bx(E::Col("c")), bx(E::Text(self.text_literal())))
+            }
+            _ => E::In(
+                bx(E::Col("c")),
+                (0..self.range(1, 3))
+                    .map(|_| E::Text(self.text_literal()))
+                    .collect(),
+                false,
+            ),
+        }
+    }
+
     fn predicate(&mut self) -> E {
         let depth = self.range(1, 3) as u32;
         self.expr(Ty::Bool, depth, false, false)
@@ -852,7 +895,18 @@ fn limit_offset(g: &mut Gen) -> Vec<Part> {
 fn where_clause(g: &mut Gen, percent: u64, parts: &mut Vec<Part>) {
     if g.rng.chance(percent) {
         parts.push(sql(" WHERE "));
-        parts.push(Part::Expr(g.predicate()));
+        let p = match g.rng.below(10) {
+            0..=2 => g.key_predicate(),
+            // Anything AND-ed to a key condition cannot fail: rows the index skips are
+            // not evaluated.
+            3..=4 => {
+                let key = g.key_predicate();
+                let depth = g.range(1, 2) as u32;
+                E::And(bx(key), bx(g.expr(Ty::Bool, depth, true, false)))
+            }
+            _ => g.predicate(),
+        };
+        parts.push(Part::Expr(p));
     }
 }
 
@@ -1632,16 +1686,72 @@ impl Runner<'_> {
 }
 
 /// The table kinds every sequence runs on.
-const TABLE_KINDS: [TableKind; 2] = [TableKind::Heap, TableKind::Undo];
+/// A table kind, with or without indexes (on `a`, on `(b, a)` and on `c`): a query read
+/// through an index must return what a scan returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Config {
+    kind: TableKind,
+    indexed: bool,
+}
+
+impl std::fmt::Display for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}{}",
+            self.kind,
+            if self.indexed { "+indexes" } else { "" }
+        )
+    }
+}
+
+impl Config {
+    fn parse(text: &str) -> Option<Config> {
+        let (kind, indexed) = match text.strip_suffix("+indexes") {
+            Some(k) => (k, true),
+            None => (text, false),
+        };
+        Some(Config {
+            kind: TableKind::parse(kind)?,
+            indexed,
+        })
+    }
+}
+
+const TABLE_KINDS: [Config; 4] = [
+    Config {
+        kind: TableKind::Heap,
+        indexed: false,
+    },
+    Config {
+        kind: TableKind::Undo,
+        indexed: false,
+    },
+    Config {
+        kind: TableKind::Heap,
+        indexed: true,
+    },
+    Config {
+        kind: TableKind::Undo,
+        indexed: true,
+    },
+];
+
+const CREATE_INDEXES: &str =
+    "CREATE INDEX t_a ON t (a); CREATE INDEX t_ba ON t (b, a); CREATE INDEX t_c ON t (c)";
 
 /// Runs a statement list on fresh engines, the table being of the given kind; the error
 /// names the statement and the difference.
-fn run_case(stmts: &[Stmt], kind: TableKind, stats: &mut Stats) -> Result<(), String> {
+fn run_case(stmts: &[Stmt], cfg: Config, stats: &mut Stats) -> Result<(), String> {
+    let kind = cfg.kind;
     let vfs = Arc::new(SimVfs::new(1));
     let mut db = Database::create("db", options(&vfs)).unwrap();
     Session::new(&db)
         .execute(&format!("SET default_table_kind = {kind}; {CREATE_TABLE}"))
         .unwrap();
+    if cfg.indexed {
+        Session::new(&db).execute(CREATE_INDEXES).unwrap();
+    }
     assert_eq!(db.table_kind("t").unwrap(), kind);
     let sqlite = sqlite();
     let mut block = Block::None;
@@ -1722,7 +1832,7 @@ fn run_case(stmts: &[Stmt], kind: TableKind, stats: &mut Stats) -> Result<(), St
 }
 
 /// Runs a statement list, turning a panic (in Walden or the harness) into an error.
-fn run_caught(stmts: &[Stmt], kind: TableKind, stats: &mut Stats) -> Result<(), String> {
+fn run_caught(stmts: &[Stmt], kind: Config, stats: &mut Stats) -> Result<(), String> {
     match panic::catch_unwind(AssertUnwindSafe(|| run_case(stmts, kind, stats))) {
         Ok(r) => r,
         Err(p) => Err(format!(
@@ -1736,7 +1846,7 @@ fn run_caught(stmts: &[Stmt], kind: TableKind, stats: &mut Stats) -> Result<(), 
 }
 
 /// Removes statements (runs of them, then single ones) while the list still fails.
-fn shrink(mut stmts: Vec<Stmt>, kind: TableKind, mut failure: String) -> (Vec<Stmt>, String) {
+fn shrink(mut stmts: Vec<Stmt>, kind: Config, mut failure: String) -> (Vec<Stmt>, String) {
     let hook = panic::take_hook();
     panic::set_hook(Box::new(|_| {}));
     let mut chunk = stmts.len() / 2;
@@ -1791,9 +1901,10 @@ fn walden_agrees_with_sqlite() {
         Some(seed) => vec![seed],
         None => (0..env_number("WALDEN_SQL_DIFF_CASES").unwrap_or(200)).collect(),
     };
-    let kinds: Vec<TableKind> = match std::env::var("WALDEN_SQL_DIFF_KIND") {
-        Ok(k) => vec![TableKind::parse(&k)
-            .unwrap_or_else(|| panic!("WALDEN_SQL_DIFF_KIND must be heap or undo, not {k:?}"))],
+    let kinds: Vec<Config> = match std::env::var("WALDEN_SQL_DIFF_KIND") {
+        Ok(k) => vec![Config::parse(&k).unwrap_or_else(|| {
+            panic!("WALDEN_SQL_DIFF_KIND must be heap or undo (+indexes), not {k:?}")
+        })],
         Err(_) => TABLE_KINDS.to_vec(),
     };
     for kind in kinds {

@@ -238,15 +238,15 @@ impl Database {
                     return Err(Error::NoSuchTable(t.name.clone()));
                 }
                 match replaces {
-                    Some(old) => {
+                    Some(old)
                         if !cat
                             .indexes
                             .get(&old.id)
-                            .is_some_and(|x| Arc::ptr_eq(x, old))
-                        {
-                            return Err(Error::NoSuchIndex(old.name.clone()));
-                        }
+                            .is_some_and(|x| Arc::ptr_eq(x, old)) =>
+                    {
+                        return Err(Error::NoSuchIndex(old.name.clone()));
                     }
+                    Some(_) => {}
                     None if cat.name_taken(&def.name) => {
                         if if_not_exists {
                             return Ok(false);

@@ -455,6 +455,48 @@ impl Transaction {
         Ok(changed)
     }
 
+    /// Applies actions to rows this command found (through an index, say: ids and rows
+    /// as `index_scan` gave them, read since the last other call) as `modify_with`
+    /// would: in one command, each page's changes together. Returns the number of rows
+    /// updated or deleted.
+    pub fn modify_rows(
+        &mut self,
+        table: &str,
+        mut actions: Vec<(RowId, RowAction)>,
+    ) -> Result<u64> {
+        self.check_open()?;
+        let t = self.db.table(table)?;
+        let _ddl = t.ddl.read();
+        let indexes = t.index_list();
+        actions.sort_by_key(|(id, _)| (id.page, id.slot));
+        actions.dedup_by_key(|(id, _)| *id);
+        let mut changes = Vec::new();
+        let mut changed = 0u64;
+        let mut i = 0;
+        while i < actions.len() {
+            let page = actions[i].0.page;
+            changes.clear();
+            while i < actions.len() && actions[i].0.page == page {
+                let id = actions[i].0;
+                let action = std::mem::replace(&mut actions[i].1, RowAction::Keep);
+                i += 1;
+                match action {
+                    RowAction::Keep | RowAction::Stop => {}
+                    RowAction::Update(new) => {
+                        let mut bytes = Vec::new();
+                        Self::encode(&t, &new, &mut bytes)?;
+                        changes.push((id.slot, Change::Update(bytes)));
+                    }
+                    RowAction::Delete => changes.push((id.slot, Change::Delete)),
+                }
+            }
+            self.change_page_rows(&t, page, &changes, &indexes)?;
+            changed += changes.len() as u64;
+            self.db.relieve_space();
+        }
+        Ok(changed)
+    }
+
     /// Deletes a row (same waiting rules as `update`).
     pub fn delete(&mut self, table: &str, id: RowId) -> Result<()> {
         self.next_command()?;

@@ -1,0 +1,402 @@
+//! Choosing how a statement reads its table: a sequential scan, or a B-tree index read
+//! over key ranges taken from the WHERE clause (`=`, `IN`, `<`, `<=`, `>`, `>=`,
+//! `BETWEEN`, on a prefix of the index's columns), in either direction when that gives
+//! the ORDER BY order. The ranges only narrow what is read: the whole WHERE clause is
+//! still checked on every row, so a range may safely cover more than the clause keeps
+//! (NULL keys, for one).
+
+use std::cmp::Ordering;
+use std::fmt::Write as _;
+use std::ops::Bound;
+
+use walden::{ColumnType, Value};
+
+use crate::expr::{CmpOp, Expr};
+use crate::types::SqlType;
+use crate::value;
+
+/// An index as the planner sees it.
+#[derive(Debug, Clone)]
+pub struct IndexMeta {
+    pub name: String,
+    /// Column positions in the table, in key order.
+    pub columns: Vec<usize>,
+    pub unique: bool,
+}
+
+/// A range of keys: bounds on the first columns of the index.
+pub type KeyRange = (Bound<Vec<Value>>, Bound<Vec<Value>>);
+
+/// How rows are read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Access {
+    Scan,
+    Index(IndexRead),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexRead {
+    pub index: String,
+    /// Key ranges, in key order, not overlapping; empty means the whole index.
+    pub ranges: Vec<KeyRange>,
+    pub backward: bool,
+    /// The conditions it uses, as EXPLAIN shows them.
+    pub cond: String,
+    /// The rows come in the statement's ORDER BY order (its sort is dropped).
+    pub ordered: bool,
+    /// The WHERE clause has conditions the key ranges do not express.
+    pub residual: bool,
+    /// How many conditions of the WHERE clause the ranges express.
+    used: usize,
+}
+
+impl IndexRead {
+    fn residual_used(&self) -> usize {
+        self.used
+    }
+}
+
+/// The number of AND-ed parts of a condition.
+fn conjuncts(e: &Expr) -> usize {
+    match e {
+        Expr::And(a, b) => conjuncts(a) + conjuncts(b),
+        _ => 1,
+    }
+}
+
+/// One condition of the WHERE clause on a column: `col op value` or `col IN (values)`.
+#[derive(Debug, Clone)]
+enum Cond {
+    Cmp(CmpOp, Value),
+    In(Vec<Value>),
+}
+
+/// The constant of an operand, if it is one.
+fn constant(e: &Expr) -> Option<&Value> {
+    match e {
+        Expr::Const(v) if !matches!(v, Value::Null) => Some(v),
+        // A numeric literal is a float8 value kept under a cast to numeric.
+        Expr::Cast(inner, d) if matches!(d.ty, SqlType::Numeric | SqlType::Float8) => {
+            match &**inner {
+                Expr::Const(v @ Value::Float8(_)) => Some(v),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `v` as a key value of a column of type `ty`, if it is exactly equal to one (so that
+/// comparing it in key order is comparing it in SQL).
+fn key_value(v: &Value, ty: ColumnType) -> Option<Value> {
+    let int = |v: &Value| -> Option<i64> {
+        match v {
+            Value::Int2(x) => Some(*x as i64),
+            Value::Int4(x) => Some(*x as i64),
+            Value::Int8(x) => Some(*x),
+            Value::Float8(x) if x.fract() == 0.0 && x.abs() < 9.0e15 => Some(*x as i64),
+            _ => None,
+        }
+    };
+    match ty {
+        ColumnType::Int2 => int(v).and_then(|x| i16::try_from(x).ok()).map(Value::Int2),
+        ColumnType::Int4 => int(v).and_then(|x| i32::try_from(x).ok()).map(Value::Int4),
+        ColumnType::Int8 => int(v).map(Value::Int8),
+        ColumnType::Float8 => match v {
+            Value::Float8(x) if !x.is_nan() => Some(Value::Float8(*x)),
+            // Exact up to 2^53.
+            _ => int(v)
+                .filter(|x| x.unsigned_abs() <= 1 << 53)
+                .map(|x| Value::Float8(x as f64)),
+        },
+        ColumnType::Bool => matches!(v, Value::Bool(_)).then(|| v.clone()),
+        ColumnType::Text => matches!(v, Value::Text(_)).then(|| v.clone()),
+        ColumnType::Uuid => matches!(v, Value::Uuid(_)).then(|| v.clone()),
+    }
+}
+
+fn flip(op: CmpOp) -> CmpOp {
+    match op {
+        CmpOp::Lt => CmpOp::Gt,
+        CmpOp::LtEq => CmpOp::GtEq,
+        CmpOp::Gt => CmpOp::Lt,
+        CmpOp::GtEq => CmpOp::LtEq,
+        other => other,
+    }
+}
+
+/// The conditions of a WHERE clause (its AND-ed parts) that bound one column.
+fn conditions(filter: &Expr, types: &[ColumnType], out: &mut Vec<(usize, Cond)>) {
+    match filter {
+        Expr::And(a, b) => {
+            conditions(a, types, out);
+            conditions(b, types, out);
+        }
+        Expr::Cmp(op, a, b) if *op != CmpOp::NotEq => {
+            let (col, op, v) = match (&**a, &**b) {
+                (Expr::Column(c, _), other) => (*c, *op, constant(other)),
+                (other, Expr::Column(c, _)) => (*c, flip(*op), constant(other)),
+                _ => return,
+            };
+            if let Some(v) = v.and_then(|v| key_value(v, *types.get(col)?)) {
+                out.push((col, Cond::Cmp(op, v)));
+            }
+        }
+        Expr::InList(x, items, false) => {
+            let Expr::Column(col, _) = &**x else { return };
+            let Some(&ty) = types.get(*col) else { return };
+            let mut vals = Vec::with_capacity(items.len());
+            for item in items {
+                match constant(item) {
+                    Some(v) => match key_value(v, ty) {
+                        Some(k) => vals.push(k),
+                        // A value no key can equal (1.5 for an integer) matches nothing.
+                        None if matches!(v, Value::Float8(_)) && ty != ColumnType::Float8 => {}
+                        None => return,
+                    },
+                    // NULL in the list matches nothing.
+                    None if matches!(item, Expr::Const(Value::Null)) => {}
+                    None if item.is_folded_constant() => {}
+                    None => return,
+                }
+            }
+            vals.sort_by(value::sort_cmp);
+            vals.dedup_by(|a, b| value::sort_cmp(a, b) == Ordering::Equal);
+            out.push((*col, Cond::In(vals)));
+        }
+        _ => {}
+    }
+}
+
+/// The most ranges an IN list (or several) may expand to.
+const MAX_RANGES: usize = 10_000;
+
+/// What a statement asks of its rows, for choosing how to read them.
+pub struct Wanted<'a> {
+    pub filter: Option<&'a Expr>,
+    /// ORDER BY as columns of the table, each (column, descending, nulls first); None
+    /// when some key is not a plain column.
+    pub order: Option<Vec<(usize, bool, bool)>>,
+    /// A LIMIT (or a min/max that needs one row) makes an ordered read worth it alone.
+    pub few: bool,
+}
+
+/// Chooses how to read a table with these indexes.
+pub fn choose(
+    indexes: &[IndexMeta],
+    types: &[ColumnType],
+    names: &[String],
+    wanted: &Wanted,
+) -> Access {
+    let mut conds = Vec::new();
+    if let Some(f) = wanted.filter {
+        conditions(f, types, &mut conds);
+    }
+    let total = wanted.filter.map_or(0, conjuncts);
+    let mut best: Option<(u32, IndexRead)> = None;
+    for ix in indexes {
+        let Some((score, mut read)) = plan_index(ix, &conds, names, wanted) else {
+            continue;
+        };
+        read.residual = total > read.residual_used();
+        if best.as_ref().is_none_or(|(s, _)| score > *s) {
+            best = Some((score, read));
+        }
+    }
+    match best {
+        Some((_, read)) => Access::Index(read),
+        None => Access::Scan,
+    }
+}
+
+fn plan_index(
+    ix: &IndexMeta,
+    conds: &[(usize, Cond)],
+    names: &[String],
+    wanted: &Wanted,
+) -> Option<(u32, IndexRead)> {
+    // Equalities (or IN lists) on a prefix of the columns...
+    let mut prefixes: Vec<Vec<Value>> = vec![Vec::new()];
+    let mut eq_cols = 0usize;
+    let mut text = Vec::new();
+    let mut single_valued = Vec::new();
+    for &col in &ix.columns {
+        let found = conds.iter().find_map(|(c, cond)| match cond {
+            Cond::Cmp(CmpOp::Eq, v) if *c == col => Some(vec![v.clone()]),
+            _ => None,
+        });
+        let found = found.or_else(|| {
+            conds.iter().find_map(|(c, cond)| match cond {
+                Cond::In(vs) if *c == col => Some(vs.clone()),
+                _ => None,
+            })
+        });
+        let Some(vals) = found else { break };
+        // An IN list of NULLs only matches nothing; the scan finds that out.
+        if vals.is_empty() {
+            break;
+        }
+        if prefixes.len().saturating_mul(vals.len().max(1)) > MAX_RANGES {
+            break;
+        }
+        let name = &names[col];
+        if vals.len() == 1 {
+            text.push(format!("{name} = {}", literal(&vals[0])));
+            single_valued.push(col);
+        } else {
+            let list: Vec<String> = vals.iter().map(plain).collect();
+            text.push(format!("{name} = ANY ('{{{}}}')", list.join(",")));
+        }
+        let mut next = Vec::with_capacity(prefixes.len() * vals.len());
+        for p in &prefixes {
+            for v in &vals {
+                let mut q = p.clone();
+                q.push(v.clone());
+                next.push(q);
+            }
+        }
+        prefixes = next;
+        eq_cols += 1;
+    }
+    // ...then a range on the next column.
+    let mut lower: Option<(Value, bool)> = None;
+    let mut upper: Option<(Value, bool)> = None;
+    if let Some(&col) = ix.columns.get(eq_cols) {
+        for (c, cond) in conds {
+            let Cond::Cmp(op, v) = cond else { continue };
+            if *c != col {
+                continue;
+            }
+            let name = &names[col];
+            match op {
+                CmpOp::Gt | CmpOp::GtEq if lower.is_none() => {
+                    lower = Some((v.clone(), *op == CmpOp::GtEq));
+                    text.push(format!("{name} {} {}", op_text(*op), literal(v)));
+                }
+                CmpOp::Lt | CmpOp::LtEq if upper.is_none() => {
+                    upper = Some((v.clone(), *op == CmpOp::LtEq));
+                    text.push(format!("{name} {} {}", op_text(*op), literal(v)));
+                }
+                _ => {}
+            }
+        }
+    }
+    let ranged = lower.is_some() || upper.is_some();
+    let used = eq_cols + lower.is_some() as usize + upper.is_some() as usize;
+    // The order the index gives, after the columns fixed to one value.
+    let (ordered, backward) = match &wanted.order {
+        Some(order) if !order.is_empty() => {
+            let rest: Vec<&(usize, bool, bool)> = order
+                .iter()
+                .filter(|(c, _, _)| !single_valued.contains(c))
+                .collect();
+            let fits = prefixes.len() == 1
+                && rest.len() <= ix.columns.len() - eq_cols
+                && rest
+                    .iter()
+                    .zip(&ix.columns[eq_cols..])
+                    .all(|((c, _, _), ic)| c == ic);
+            let desc = rest.first().is_some_and(|(_, d, _)| *d);
+            // Ascending keys put NULLs last, descending first: as ORDER BY's defaults.
+            let same = rest.iter().all(|(_, d, nf)| *d == desc && *nf == desc);
+            (fits && same, fits && same && desc)
+        }
+        _ => (false, false),
+    };
+    if eq_cols == 0 && !ranged && !(ordered && wanted.few) {
+        return None;
+    }
+    let point = ix.unique && eq_cols == ix.columns.len();
+    // Points first, then more fixed columns, a range, the order wanted; fewer columns
+    // break ties.
+    let score = (point as u32) << 24
+        | (eq_cols as u32).min(255) << 16
+        | (ranged as u32) << 15
+        | (ordered as u32) << 14
+        | (255 - ix.columns.len().min(255) as u32);
+    let ranges: Vec<KeyRange> = prefixes
+        .into_iter()
+        .map(|p| {
+            let lo = match &lower {
+                Some((v, incl)) => {
+                    let mut k = p.clone();
+                    k.push(v.clone());
+                    if *incl {
+                        Bound::Included(k)
+                    } else {
+                        Bound::Excluded(k)
+                    }
+                }
+                None if p.is_empty() => Bound::Unbounded,
+                None => Bound::Included(p.clone()),
+            };
+            let hi = match &upper {
+                Some((v, incl)) => {
+                    let mut k = p.clone();
+                    k.push(v.clone());
+                    if *incl {
+                        Bound::Included(k)
+                    } else {
+                        Bound::Excluded(k)
+                    }
+                }
+                None if p.is_empty() => Bound::Unbounded,
+                None => Bound::Included(p),
+            };
+            (lo, hi)
+        })
+        .collect();
+    let ranges = if ranges.len() == 1 && ranges[0] == (Bound::Unbounded, Bound::Unbounded) {
+        Vec::new()
+    } else {
+        ranges
+    };
+    let mut cond = String::new();
+    if !text.is_empty() {
+        let _ = write!(cond, "({})", text.join(") AND ("));
+    }
+    Some((
+        score,
+        IndexRead {
+            index: ix.name.clone(),
+            ranges,
+            backward,
+            cond,
+            ordered,
+            residual: false,
+            used,
+        },
+    ))
+}
+
+fn op_text(op: CmpOp) -> &'static str {
+    match op {
+        CmpOp::Eq => "=",
+        CmpOp::NotEq => "<>",
+        CmpOp::Lt => "<",
+        CmpOp::LtEq => "<=",
+        CmpOp::Gt => ">",
+        CmpOp::GtEq => ">=",
+    }
+}
+
+/// A value as EXPLAIN writes it in a condition.
+fn literal(v: &Value) -> String {
+    match v {
+        Value::Text(_) | Value::Uuid(_) => {
+            format!("'{}'::{}", plain(v).replace('\'', "''"), type_name(v))
+        }
+        _ => plain(v),
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    value::type_of(v).name()
+}
+
+fn plain(v: &Value) -> String {
+    match v {
+        Value::Float8(x) => value::float_text(*x),
+        other => other.to_string(),
+    }
+}
