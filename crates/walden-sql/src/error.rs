@@ -42,6 +42,9 @@ pub mod code {
     pub const IO_ERROR: &str = "58030";
     pub const DATA_CORRUPTED: &str = "XX001";
     pub const INTERNAL: &str = "XX000";
+    pub const PROTOCOL_VIOLATION: &str = "08P01";
+    pub const UNDEFINED_PSTATEMENT: &str = "26000";
+    pub const DUPLICATE_PSTATEMENT: &str = "42P05";
 }
 
 /// How many characters of a value an error message quotes.

@@ -14,6 +14,7 @@ pub mod error;
 pub mod expr;
 pub mod functions;
 pub mod guard;
+pub mod prepared;
 pub mod script;
 pub mod select;
 pub mod session;
@@ -22,5 +23,6 @@ pub mod value;
 
 pub use error::{code, SqlError, SqlResult};
 pub use guard::CancelHandle;
+pub use prepared::Prepared;
 pub use session::{Outcome, Session, StatementResult};
 pub use types::SqlType;

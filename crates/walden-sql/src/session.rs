@@ -13,6 +13,7 @@ use crate::bind::{ident_name, object_name, Scope};
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::EvalCtx;
 use crate::guard::{size_text, CancelHandle, Guard};
+use crate::prepared::Prepared;
 use crate::script::{parse_script, LineIndex, Parsed};
 use crate::select::Catalog;
 use crate::types::SqlType;
@@ -157,6 +158,10 @@ pub struct Session {
     work_mem_bytes: u64,
     /// The checks of the statement running (or last run).
     guard: Guard,
+    /// Statements prepared with SQL's PREPARE, by name.
+    prepared: HashMap<String, Prepared>,
+    /// EXECUTE nesting (an EXECUTE runs its statement as a statement of its own).
+    executing: bool,
 }
 
 impl Session {
@@ -182,7 +187,25 @@ impl Session {
             serials: HashMap::new(),
             synchronous_commit: db.synchronous_commit(),
             default_table_kind: db.default_table_kind(),
+            prepared: HashMap::new(),
+            executing: false,
         }
+    }
+
+    /// Prepares one statement with parameters `$1`, `$2`, ... to run many times with
+    /// [`Session::execute_prepared`].
+    pub fn prepare(&self, sql: &str) -> SqlResult<Prepared> {
+        Prepared::new(sql, Vec::new())
+    }
+
+    /// Runs a prepared statement with these parameter values.
+    pub fn execute_prepared(
+        &mut self,
+        p: &Prepared,
+        params: &[Value],
+    ) -> SqlResult<StatementResult> {
+        let text = p.text(params)?;
+        self.execute_one(&text)
     }
 
     pub fn database(&self) -> &Database {
@@ -330,6 +353,38 @@ impl Session {
             return Err(aborted());
         }
         match &*stmt {
+            Statement::Prepare {
+                name,
+                data_types,
+                statement,
+            } => {
+                return self
+                    .sql_prepare(name, data_types, statement)
+                    .map_err(|e| self.fail(e))
+            }
+            Statement::Execute {
+                name: Some(name),
+                parameters,
+                immediate: false,
+                into,
+                using,
+                ..
+            } if into.is_empty() && using.is_empty() => {
+                return self.sql_execute(name, parameters).map_err(|e| self.fail(e))
+            }
+            Statement::Deallocate { name, .. } => {
+                let n = ident_name(name);
+                if n == "all" && name.quote_style.is_none() {
+                    self.prepared.clear();
+                } else if self.prepared.remove(&n).is_none() {
+                    let e = SqlError::new(
+                        code::UNDEFINED_PSTATEMENT,
+                        format!("prepared statement \"{n}\" does not exist"),
+                    );
+                    return Err(self.fail(e));
+                }
+                return Ok(Output::tag("DEALLOCATE"));
+            }
             Statement::Set(set) => return self.set(set).map_err(|e| self.fail(e)),
             Statement::ShowVariable { variable } => {
                 return self.show(variable).map_err(|e| self.fail(e))
@@ -381,6 +436,57 @@ impl Session {
                 Err(aborted())
             }
         }
+    }
+
+    fn sql_prepare(
+        &mut self,
+        name: &ast::Ident,
+        types: &[ast::DataType],
+        statement: &Statement,
+    ) -> SqlResult<Output> {
+        let n = ident_name(name);
+        if self.prepared.contains_key(&n) {
+            return Err(SqlError::new(
+                code::DUPLICATE_PSTATEMENT,
+                format!("prepared statement \"{n}\" already exists"),
+            ));
+        }
+        let types = types
+            .iter()
+            .map(|t| crate::types::declared_type(t, false).map(Some))
+            .collect::<SqlResult<Vec<_>>>()?;
+        let p = Prepared::new(&statement.to_string(), types)?;
+        self.prepared.insert(n, p);
+        Ok(Output::tag("PREPARE"))
+    }
+
+    fn sql_execute(&mut self, name: &ast::ObjectName, args: &[ast::Expr]) -> SqlResult<Output> {
+        let n = object_name(name)?;
+        let p = self.prepared.get(&n).cloned().ok_or_else(|| {
+            SqlError::new(
+                code::UNDEFINED_PSTATEMENT,
+                format!("prepared statement \"{n}\" does not exist"),
+            )
+        })?;
+        if self.executing {
+            return Err(SqlError::unsupported("EXECUTE inside EXECUTE"));
+        }
+        let mut values = Vec::with_capacity(args.len());
+        for a in args {
+            let e = crate::bind::Binder::plain(&crate::bind::Scope::default()).bind(a)?;
+            values.push(e.eval(&[], &mut EvalCtx { rng: &mut self.rng })?);
+        }
+        let text = p.text(&values)?;
+        let mut parsed = parse_script(&text)?;
+        let one = parsed
+            .pop()
+            .filter(|_| parsed.is_empty())
+            .ok_or_else(|| SqlError::syntax("a prepared statement holds exactly one statement"))?;
+        let p = one.parsed?;
+        self.executing = true;
+        let r = crate::depth::with_stack(p.stack_bytes(), || self.execute_parsed(p));
+        self.executing = false;
+        r
     }
 
     fn ctx(&mut self) -> Ctx<'_, '_> {
