@@ -16,17 +16,27 @@ pub struct WalCounters {
     bytes: [AtomicU64; RECORD_CODES],
     images: AtomicU64,
     image_bytes: AtomicU64,
+    /// Records that change index pages (their images included).
+    index_records: AtomicU64,
+    index_bytes: AtomicU64,
+    index_images: AtomicU64,
 }
 
 impl WalCounters {
-    /// Counts a record of type `code`; `image` when it is a page image.
-    pub fn add(&self, code: u8, bytes: u64, image: bool) {
+    /// Counts a record of type `code`; `image` when it is a page image, `index` when it
+    /// changes an index page.
+    pub fn add(&self, code: u8, bytes: u64, image: bool, index: bool) {
         let i = code as usize % RECORD_CODES;
         self.records[i].fetch_add(1, Relaxed);
         self.bytes[i].fetch_add(bytes, Relaxed);
         if image {
             self.images.fetch_add(1, Relaxed);
             self.image_bytes.fetch_add(bytes, Relaxed);
+        }
+        if index {
+            self.index_records.fetch_add(1, Relaxed);
+            self.index_bytes.fetch_add(bytes, Relaxed);
+            self.index_images.fetch_add(image as u64, Relaxed);
         }
     }
 
@@ -85,6 +95,11 @@ pub struct StatsSnapshot {
     pub wal_frame_raw_bytes: u64,
     pub page_images: u64,
     pub page_image_bytes: u64,
+    /// The part of the records (and images) that changed index pages; the rest is the
+    /// tables', the catalog's and the transactions'.
+    pub index_wal_records: u64,
+    pub index_wal_bytes: u64,
+    pub index_page_images: u64,
     pub wal_fsyncs: u64,
     pub data_pages_written: u64,
     pub data_bytes_written: u64,
@@ -123,6 +138,9 @@ impl StatsSnapshot {
             wal_frame_raw_bytes: self.wal_frame_raw_bytes - earlier.wal_frame_raw_bytes,
             page_images: self.page_images - earlier.page_images,
             page_image_bytes: self.page_image_bytes - earlier.page_image_bytes,
+            index_wal_records: self.index_wal_records - earlier.index_wal_records,
+            index_wal_bytes: self.index_wal_bytes - earlier.index_wal_bytes,
+            index_page_images: self.index_page_images - earlier.index_page_images,
             wal_fsyncs: self.wal_fsyncs - earlier.wal_fsyncs,
             data_pages_written: self.data_pages_written - earlier.data_pages_written,
             data_bytes_written: self.data_bytes_written - earlier.data_bytes_written,
@@ -145,6 +163,9 @@ impl Stats {
             wal_records: by_kind.iter().map(|k| k.records).sum(),
             page_images: self.wal.images.load(Relaxed),
             page_image_bytes: self.wal.image_bytes.load(Relaxed),
+            index_wal_records: self.wal.index_records.load(Relaxed),
+            index_wal_bytes: self.wal.index_bytes.load(Relaxed),
+            index_page_images: self.wal.index_images.load(Relaxed),
             by_kind,
             wal_bytes_written: self.wal_bytes_written.load(Relaxed),
             wal_frame_raw_bytes: self.wal_frame_raw_bytes.load(Relaxed),
@@ -170,6 +191,9 @@ pub struct TxnStats {
     pub bytes: [u64; RECORD_CODES],
     images: u64,
     image_bytes: u64,
+    /// Records (images included) that changed index pages, and their bytes.
+    pub index_records: u64,
+    pub index_bytes: u64,
     /// Undo records and bytes this transaction appended to the undo log.
     pub undo_records: u64,
     pub undo_bytes: u64,
@@ -177,13 +201,17 @@ pub struct TxnStats {
 
 impl TxnStats {
     /// Counts a record of type `code`; `image` when it is a page image.
-    pub fn add(&mut self, code: u8, bytes: u64, image: bool) {
+    pub fn add(&mut self, code: u8, bytes: u64, image: bool, index: bool) {
         let i = code as usize % RECORD_CODES;
         self.records[i] += 1;
         self.bytes[i] += bytes;
         if image {
             self.images += 1;
             self.image_bytes += bytes;
+        }
+        if index {
+            self.index_records += 1;
+            self.index_bytes += bytes;
         }
     }
     pub fn wal_bytes(&self) -> u64 {

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use crate::codec::put_varint;
 use crate::error::{Error, Result};
 use crate::lock_order::{self, Lock};
-use crate::page::PageMut;
+use crate::page::{PageKind, PageMut};
 use crate::poison::Poison;
 use crate::stats::{Stats, TxnStats};
 use crate::vfs::{OpenMode, Vfs, VfsFile};
@@ -229,7 +229,7 @@ impl Wal {
             let a = Self::push_parts(&mut ins, rtype, xid, &[payload]);
             (a, ins.buffer.len() >= WRITE_OUT_BYTES)
         };
-        self.account(appended, txn);
+        self.account(appended, txn, false);
         if big {
             self.flush(appended.end_lsn, false)?;
         }
@@ -276,21 +276,24 @@ impl Wal {
             PageMut(page).set_lsn(a.end_lsn);
             (image, a, ins.buffer.len() >= WRITE_OUT_BYTES)
         };
+        let index = PageMut(page).kind_byte() == PageKind::Index as u8;
         if let Some(img) = image {
-            self.account(img, txn.as_deref_mut());
+            self.account(img, txn.as_deref_mut(), index);
         }
-        self.account(appended, txn);
+        self.account(appended, txn, index);
         if big {
             self.flush(appended.end_lsn, false)?;
         }
         Ok(appended)
     }
 
-    fn account(&self, a: Appended, txn: Option<&mut TxnStats>) {
+    fn account(&self, a: Appended, txn: Option<&mut TxnStats>, index: bool) {
         let image = a.rtype == PAGE_IMAGE;
-        self.stats.wal.add(a.rtype.code, a.bytes as u64, image);
+        self.stats
+            .wal
+            .add(a.rtype.code, a.bytes as u64, image, index);
         if let Some(t) = txn {
-            t.add(a.rtype.code, a.bytes as u64, image);
+            t.add(a.rtype.code, a.bytes as u64, image, index);
         }
     }
 
