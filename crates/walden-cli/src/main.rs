@@ -12,6 +12,7 @@ macro_rules! outln {
 }
 
 mod bench;
+mod check;
 mod crashtest;
 mod kill_child;
 mod postgres;
@@ -49,6 +50,9 @@ enum Command {
     Crashtest(crashtest::Args),
     /// Prints the records of a database's WAL, or totals per record kind.
     Waldump(waldump::Args),
+    /// Verifies every table and index of a database (like amcheck); exits 1 on any
+    /// inconsistency.
+    Check(check::Args),
     /// After a refused open: opens what can be read of a damaged database
     /// (--accept-data-loss) and says exactly what was dropped.
     Recover(recover::Args),
@@ -179,6 +183,7 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Seed(args)) => seed::run(&args),
         Command::Crashtest(args) => crashtest::run(&args),
         Command::Waldump(args) => waldump::run(&args),
+        Command::Check(args) => check::run(&args),
         Command::Recover(args) => recover::run(&args),
         Command::Sql(args) => sql_shell::run(&args),
         Command::KillChild { dir, kind } => Ok(kill_child::run(&dir, kind.table_kind())),

@@ -46,7 +46,10 @@ mod testing {
 }
 
 pub use catalog::TableKind;
-pub use engine::{Database, IndexInfo, IndexSpec, Options, RecoveryReport, RowAction, Transaction};
+pub use engine::{
+    CheckReport, Database, IndexCheck, IndexInfo, IndexSpec, Options, RecoveryReport, RowAction,
+    TableCheck, Transaction,
+};
 pub use error::{Error, Result};
 pub use schema::{Column, ColumnType, Row, Schema, Value};
 pub use stats::{StatsSnapshot, TxnStats};

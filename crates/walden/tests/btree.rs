@@ -157,6 +157,13 @@ fn check(db: &Database, model: &BTreeMap<i64, String>, when: &str) {
     .unwrap();
     let want: Vec<i64> = model.range(101..=150).map(|(k, _)| *k).collect();
     assert_eq!(range, want, "range {when}");
+    // The whole-database check agrees.
+    let report = db.check().unwrap();
+    assert!(report.is_clean(), "check {when}: {:?}", report.problems);
+    assert_eq!(report.tables[0].rows, model.len() as u64, "check {when}");
+    for ix in &report.indexes {
+        assert!(ix.entries >= model.len() as u64, "check {when}: {ix:?}");
+    }
     // Backward: the whole index, and ranges with each kind of bound.
     let mut back = Vec::new();
     tx.index_scan_in("t_pad", Bound::Unbounded, Bound::Unbounded, true, |_, r| {
@@ -511,4 +518,12 @@ fn a_damaged_index_page_is_named() {
         r => panic!("{r:?}"),
     }
     assert_eq!(tx.scan(TABLE).unwrap().len(), 2000);
+    tx.commit().unwrap();
+    // The check reports it too, naming the index.
+    let report = db.check().unwrap();
+    assert!(
+        report.problems.iter().any(|p| p.contains("t_pkey")),
+        "{report:?}"
+    );
+    assert_eq!(report.tables[0].rows, 2000);
 }

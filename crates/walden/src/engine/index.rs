@@ -69,7 +69,12 @@ impl Inner {
 
 /// The key of a row for an index, followed by its row id (the leaf item), and the key's
 /// length; None for the key when a key column is NULL.
-fn item_of(t: &Table, ix: &Index, row: &[Value], id: RowId) -> Result<(Vec<u8>, usize, bool)> {
+pub(super) fn item_of(
+    t: &Table,
+    ix: &Index,
+    row: &[Value],
+    id: RowId,
+) -> Result<(Vec<u8>, usize, bool)> {
     let mut item = Vec::with_capacity(32);
     let has_null = key::encode_key(&t.schema, &ix.columns, row, &mut item).ok_or_else(|| {
         Error::SchemaMismatch {

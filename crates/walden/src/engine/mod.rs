@@ -3,12 +3,14 @@
 //! the background thread (background.rs) are its submodules.
 
 mod background;
+mod check;
 mod checkpoint;
 mod index;
 mod transaction;
 
 pub use crate::options::Options;
 pub use crate::recovery::RecoveryReport;
+pub use check::{CheckReport, IndexCheck, TableCheck};
 pub use index::{IndexInfo, IndexSpec};
 pub use transaction::{RowAction, Transaction};
 

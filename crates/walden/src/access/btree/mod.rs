@@ -627,6 +627,145 @@ pub fn scan_backward(
     }
 }
 
+/// The shape of an index as `check` found it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Shape {
+    /// Levels (1 for a tree that is one leaf).
+    pub levels: u16,
+    /// Pages reached, per level from the leaves up.
+    pub pages: Vec<u64>,
+    pub entries: u64,
+    /// Pages no parent points to (a split whose downlink a crash left out; the next
+    /// insert that passes puts it in).
+    pub missing_downlinks: u64,
+}
+
+/// Walks the whole tree, level by level along the right links, and checks what must
+/// hold: each page is an index page of this index at its level, items are in strictly
+/// ascending order and below the page's high key, a page's first item is not below the
+/// high key of the page before it, a page has a high key exactly when it has a right
+/// sibling, and every downlink leads to a page of the level below. `problems` gets each
+/// violation; `leaf_item` sees every leaf item in order. An unreadable page is an
+/// error (the walk cannot go on).
+pub fn check(
+    ctx: &Ctx,
+    ix: &Index,
+    problems: &mut Vec<String>,
+    leaf_item: &mut dyn FnMut(&[u8]),
+) -> Result<Shape> {
+    let _shared = ix.tree.read().unwrap_or_else(|e| e.into_inner());
+    let (root, root_level) = root(ctx, ix)?;
+    let mut shape = Shape {
+        levels: root_level + 1,
+        pages: vec![0; root_level as usize + 1],
+        ..Shape::default()
+    };
+    let limit = ctx.pool.store().next_page_no();
+    let mut first = root;
+    let mut children: std::collections::HashSet<u64> = std::collections::HashSet::new();
+    for level in (0..=root_level).rev() {
+        let mut page = first;
+        let mut next_first = None;
+        let mut prev_high: Option<Vec<u8>> = None;
+        let mut next_children = std::collections::HashSet::new();
+        let mut hops = 0u64;
+        loop {
+            hops += 1;
+            if hops > limit {
+                problems.push(format!(
+                    "index {:?} level {level}: right links form a cycle",
+                    ix.name
+                ));
+                break;
+            }
+            if level < root_level && !children.remove(&page) {
+                shape.missing_downlinks += 1;
+            }
+            let pinned = pin(ctx, ix, page)?;
+            let g = pinned.read();
+            let p = IndexPage(&g);
+            shape.pages[level as usize] += 1;
+            let at = |what: String| format!("index {:?} page {page}: {what}", ix.name);
+            if p.is_meta() || p.level() != level {
+                problems.push(at(format!(
+                    "level {} where {level} was expected",
+                    p.level()
+                )));
+                break;
+            }
+            let key_of = |i: usize| -> &[u8] {
+                if level == 0 {
+                    p.item(i)
+                } else {
+                    separator_of(p.item(i))
+                }
+            };
+            // Internal pages: the first item's separator stands for minus infinity.
+            let from = if level == 0 { 0 } else { 1 };
+            for i in from..p.count() {
+                if i > from && key_of(i - 1) >= key_of(i) {
+                    problems.push(at(format!("items {} and {i} are out of order", i - 1)));
+                }
+                if let Some(h) = p.high_key() {
+                    if key_of(i) >= h {
+                        problems.push(at(format!("item {i} is not below the high key")));
+                    }
+                }
+            }
+            if let (Some(h), true) = (&prev_high, p.count() > from) {
+                if key_of(from) < h.as_slice() {
+                    problems.push(at(
+                        "its first item is below the high key of the page before it".into(),
+                    ));
+                }
+            }
+            if level == 0 {
+                for i in 0..p.count() {
+                    leaf_item(p.item(i));
+                    shape.entries += 1;
+                }
+            } else {
+                if p.count() == 0 {
+                    problems.push(at("an internal page without items".into()));
+                }
+                for i in 0..p.count() {
+                    let c = child_of(p.item(i));
+                    next_first.get_or_insert(c);
+                    next_children.insert(c);
+                }
+            }
+            match (p.right(), p.high_key()) {
+                (Some(r), Some(h)) => {
+                    prev_high = Some(h.to_vec());
+                    page = r;
+                }
+                (None, None) => break,
+                (Some(_), None) => {
+                    problems.push(at("a right sibling but no high key".into()));
+                    break;
+                }
+                (None, Some(_)) => {
+                    problems.push(at("a high key but no right sibling".into()));
+                    break;
+                }
+            }
+        }
+        for c in &children {
+            problems.push(format!(
+                "index {:?} level {}: page {c} has a downlink but is not on the level",
+                ix.name, level
+            ));
+        }
+        children = next_children;
+        match next_first {
+            Some(f) => first = f,
+            None if level > 0 => break,
+            None => {}
+        }
+    }
+    Ok(shape)
+}
+
 /// What a uniqueness check makes of one entry with the new item's key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
