@@ -50,6 +50,8 @@ enum Op {
     Commit,
     /// Roll the transaction back.
     Rollback,
+    /// Commit, then vacuum the table (and its indexes).
+    Vacuum,
     Reopen,
     Crash {
         fate: u8,
@@ -63,6 +65,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (0..400i64).prop_map(|k| Op::Delete { k }),
         3 => Just(Op::Commit),
         1 => Just(Op::Rollback),
+        1 => Just(Op::Vacuum),
         1 => Just(Op::Reopen),
         1 => (0..8u8).prop_map(|fate| Op::Crash { fate }),
     ]
@@ -249,6 +252,22 @@ fn run_case(protection: Protection, kind: TableKind, seed: u64, ops: &[Op]) {
             Op::Rollback => {
                 tx.take().unwrap().rollback().unwrap();
                 model = committed.clone();
+                tx = Some(db.begin());
+            }
+            Op::Vacuum => {
+                tx.take().unwrap().commit().unwrap();
+                committed = model.clone();
+                db.vacuum(TABLE).unwrap();
+                let report = db.check().unwrap();
+                assert!(report.is_clean(), "op {i}: {:?}", report.problems);
+                if kind == TableKind::Heap {
+                    // No snapshot is left that could read an old version: every entry
+                    // left has its row.
+                    for ix in &report.indexes {
+                        assert_eq!(ix.stale, 0, "op {i}: {ix:?}");
+                    }
+                }
+                check(&db, &committed, &format!("after vacuum at op {i}"));
                 tx = Some(db.begin());
             }
             Op::Reopen => {

@@ -470,6 +470,44 @@ pub fn delete(ctx: &Ctx, ix: &Index, item: &[u8], w: &mut Logger) -> Result<bool
     Ok(true)
 }
 
+/// Deletes leaf items (`items` ascending), a leaf at a time: one record per leaf for all
+/// of its items. Items not there are skipped. Returns how many were removed.
+pub fn delete_sorted(ctx: &Ctx, ix: &Index, items: &[Vec<u8>], w: &mut Logger) -> Result<u64> {
+    let _shared = ix.tree.read().unwrap_or_else(|e| e.into_inner());
+    let mut removed = 0u64;
+    let mut i = 0;
+    while i < items.len() {
+        let d = descend(ctx, ix, &items[i], 0)?;
+        let mut g = d.pinned.write();
+        let mut p = IndexPageMut(&mut g);
+        // No split runs meanwhile (they hold the lock exclusively): the leaf holds every
+        // item below its high key.
+        let high = p.high_key().map(|h| h.to_vec());
+        let mut positions = Vec::new();
+        while i < items.len()
+            && high
+                .as_ref()
+                .is_none_or(|h| items[i].as_slice() < h.as_slice())
+        {
+            if let Ok(pos) = p.search(&items[i]) {
+                positions.push(pos);
+            }
+            i += 1;
+        }
+        if positions.is_empty() {
+            continue;
+        }
+        p.remove(&positions);
+        removed += positions.len() as u64;
+        let rec = BTreeRecord::Delete {
+            page: d.page,
+            positions: positions.iter().map(|&p| p as u16).collect(),
+        };
+        log(ctx, &rec, &mut g, w)?;
+    }
+    Ok(removed)
+}
+
 /// Calls `f` with each leaf item at or above `start`, in order, until it returns false.
 /// Items are copied a leaf at a time and `f` runs with no lock or latch held; a leaf's
 /// items are those it held when copied.
