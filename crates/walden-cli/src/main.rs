@@ -14,6 +14,7 @@ macro_rules! outln {
 mod bench;
 mod check;
 mod crashtest;
+mod keys;
 mod kill_child;
 mod postgres;
 mod recover;
@@ -78,6 +79,9 @@ enum BenchCommand {
     Space(space::SpaceArgs),
     /// The seed workload W1 as SQL, Walden's configurations beside PostgreSQL's.
     Seed(seed::SeedArgs),
+    /// Key types (bigserial, uuid): load, updates and lookups by key on Walden, PostgreSQL
+    /// and SQLite; seconds, WAL and sizes per part.
+    Keys(keys::KeysArgs),
 }
 
 /// A torn-page protection mode as named on the command line.
@@ -181,6 +185,7 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Insert(args)) => bench::insert(&args),
         Command::Bench(BenchCommand::Space(args)) => space::space(&args),
         Command::Bench(BenchCommand::Seed(args)) => seed::run(&args),
+        Command::Bench(BenchCommand::Keys(args)) => keys::run(&args),
         Command::Crashtest(args) => crashtest::run(&args),
         Command::Waldump(args) => waldump::run(&args),
         Command::Check(args) => check::run(&args),

@@ -70,7 +70,7 @@ pub const FIELDS: [&str; 12] = [
     "seconds",
 ];
 
-const MIB: f64 = 1024.0 * 1024.0;
+pub(crate) const MIB: f64 = 1024.0 * 1024.0;
 
 /// The rows as a JSON array of objects whose keys are [`FIELDS`], in that order.
 pub fn to_json(rows: &[SeedRow]) -> Value {
@@ -341,12 +341,12 @@ fn align_markdown_right(table: &str) -> String {
 }
 
 /// A count with thousands separators: 1,234,567.
-fn format_count(value: u64) -> String {
+pub(crate) fn format_count(value: u64) -> String {
     group_thousands(&value.to_string())
 }
 
 /// A number with a fixed number of decimals and thousands separators: 1,234.57.
-fn format_decimal(value: f64, decimals: usize) -> String {
+pub(crate) fn format_decimal(value: f64, decimals: usize) -> String {
     let text = format!("{value:.decimals$}");
     let (sign, unsigned) = match text.strip_prefix('-') {
         Some(rest) => ("-", rest),
@@ -417,11 +417,11 @@ pub fn write_outputs(dir: &Path, rows: &[SeedRow]) -> Result<SeedOutputs, CliErr
     Ok(outputs)
 }
 
-fn write_file(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
     std::fs::write(path, bytes).map_err(|e| CliError::io(format!("writing {}", path.display()), e))
 }
 
-fn remove_if_present(path: &Path) -> Result<(), CliError> {
+pub(crate) fn remove_if_present(path: &Path) -> Result<(), CliError> {
     match std::fs::remove_file(path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(CliError::io(
             format!("removing the old {}", path.display()),
@@ -479,7 +479,7 @@ const FONT_PATHS: [&str; 8] = [
 /// Registers a system font as plotters' "sans-serif", once per process: plotters is built
 /// without its system font lookup (which needs fontconfig and freetype), so it has no font
 /// until one is registered.
-fn ensure_font() -> Result<(), ChartError> {
+pub(crate) fn ensure_font() -> Result<(), ChartError> {
     static FONT: OnceLock<Option<PathBuf>> = OnceLock::new();
     let found = FONT.get_or_init(|| {
         let mut candidates: Vec<PathBuf> = std::env::var_os(FONT_VARIABLE)
@@ -511,21 +511,21 @@ fn register_first_font(candidates: &[PathBuf]) -> Option<PathBuf> {
     None
 }
 
-const CHART_SIZE: (u32, u32) = (1200, 600);
+pub(crate) const CHART_SIZE: (u32, u32) = (1200, 600);
 /// The width of one statement's group on the x axis, in axis units.
 const GROUP: i32 = 1000;
 const LEGEND_WIDTH: u32 = 230;
 
 /// Bar colors: cool ones for Walden's configurations, warm ones for PostgreSQL's, so the
 /// two engines read apart at a glance. Each engine's configurations take them in turn.
-const WALDEN_COLORS: [RGBColor; 5] = [
+pub(crate) const WALDEN_COLORS: [RGBColor; 5] = [
     RGBColor(31, 119, 180),
     RGBColor(44, 160, 44),
     RGBColor(23, 190, 207),
     RGBColor(148, 103, 189),
     RGBColor(127, 127, 127),
 ];
-const POSTGRES_COLORS: [RGBColor; 5] = [
+pub(crate) const POSTGRES_COLORS: [RGBColor; 5] = [
     RGBColor(214, 39, 40),
     RGBColor(255, 127, 14),
     RGBColor(140, 86, 75),
@@ -648,7 +648,7 @@ pub fn draw_chart(rows: &[SeedRow], svg_path: &Path, png_path: &Path) -> Result<
 /// The y axis ticks: 1, 10 and 100 of each binary unit (B, KiB, MiB, ...), which label as
 /// round numbers; `light` gets the 2s and 5s between them for the fine grid. Only those
 /// from `low` to `high`: plotters draws grid lines outside the plot too.
-fn byte_ticks(light: bool, low: f64, high: f64) -> Vec<f64> {
+pub(crate) fn byte_ticks(light: bool, low: f64, high: f64) -> Vec<f64> {
     let factors: &[f64] = if light {
         &[2.0, 5.0, 20.0, 50.0, 200.0, 500.0]
     } else {
@@ -683,7 +683,7 @@ fn byte_range(chart: &ChartData) -> (f64, f64) {
 }
 
 /// A byte count as an axis label: "1 KiB", "100 MiB", "2.5 GiB".
-fn format_bytes_short(bytes: f64) -> String {
+pub(crate) fn format_bytes_short(bytes: f64) -> String {
     const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     let mut value = bytes;
     let mut unit = 0;
