@@ -317,18 +317,18 @@ fn metric_table(run: &Workload<'_>, metric: Metric) -> String {
     for column in table.column_iter_mut().skip(1) {
         column.set_cell_alignment(CellAlignment::Right);
     }
-    align_markdown_right(&table.to_string())
+    align_markdown_right(&table.to_string(), 1)
 }
 
 /// Marks the number columns right-aligned in the Markdown separator line (`|---:|`), which
-/// comfy-table draws without alignment; the first column (statements) stays as it is.
-fn align_markdown_right(table: &str) -> String {
+/// comfy-table draws without alignment; the first `labels` columns stay as they are.
+pub(crate) fn align_markdown_right(table: &str, labels: usize) -> String {
     let mut lines: Vec<String> = table.lines().map(str::to_string).collect();
     if let Some(separator) = lines.get_mut(1) {
         let mut cells: Vec<String> = separator.split('|').map(str::to_string).collect();
-        // "|a|b|c|" splits into ["", a, b, c, ""]: the number columns are 2..len-1.
+        // "|a|b|c|" splits into ["", a, b, c, ""]: the number columns are labels+1..len-1.
         let last = cells.len().saturating_sub(1);
-        for cell in cells.iter_mut().take(last).skip(2) {
+        for cell in cells.iter_mut().take(last).skip(labels + 1) {
             if cell.len() > 1 && cell.chars().all(|c| c == '-') {
                 cell.replace_range(cell.len() - 1.., ":");
             }
@@ -511,7 +511,7 @@ fn register_first_font(candidates: &[PathBuf]) -> Option<PathBuf> {
     None
 }
 
-pub(crate) const CHART_SIZE: (u32, u32) = (1200, 600);
+const CHART_SIZE: (u32, u32) = (1200, 600);
 /// The width of one statement's group on the x axis, in axis units.
 const GROUP: i32 = 1000;
 const LEGEND_WIDTH: u32 = 230;
@@ -533,18 +533,21 @@ pub(crate) const POSTGRES_COLORS: [RGBColor; 5] = [
     RGBColor(188, 189, 34),
 ];
 
-/// What the chart shows: one bar per series in each statement's group.
-struct ChartData {
-    title: String,
-    statements: Vec<&'static str>,
-    series: Vec<Series>,
+/// What a WAL chart shows: one bar per series in each group (statements, or a
+/// benchmark's parts), on a log scale. `bench seed` and `bench keys` draw one.
+pub(crate) struct ChartData {
+    pub title: String,
+    pub groups: Vec<&'static str>,
+    pub series: Vec<Series>,
+    /// Width of the legend right of the plot, in pixels.
+    pub legend_width: u32,
 }
 
-struct Series {
-    label: String,
-    color: RGBColor,
-    /// WAL bytes per statement of `ChartData::statements`; None where it did not run.
-    wal_bytes: Vec<Option<u64>>,
+pub(crate) struct Series {
+    pub label: String,
+    pub color: RGBColor,
+    /// WAL bytes per group of `ChartData::groups`; None where it did not run.
+    pub wal_bytes: Vec<Option<u64>>,
 }
 
 impl ChartData {
@@ -597,8 +600,9 @@ impl ChartData {
         }
         Ok(ChartData {
             title: chart_title(&runs),
-            statements,
+            groups: statements,
             series,
+            legend_width: LEGEND_WIDTH,
         })
     }
 }
@@ -626,20 +630,29 @@ fn chart_title(runs: &[Workload<'_>]) -> String {
 /// Draws a grouped bar chart of WAL bytes per statement (log scale) into an SVG file and
 /// a PNG file, 1200 × 600 pixels each.
 pub fn draw_chart(rows: &[SeedRow], svg_path: &Path, png_path: &Path) -> Result<(), ChartError> {
+    draw_wal_chart(&ChartData::from_rows(rows)?, svg_path, png_path)
+}
+
+/// Draws a grouped bar chart of WAL bytes (log scale) into an SVG file and a PNG file,
+/// 1200 × 600 pixels each.
+pub(crate) fn draw_wal_chart(
+    chart: &ChartData,
+    svg_path: &Path,
+    png_path: &Path,
+) -> Result<(), ChartError> {
     ensure_font()?;
-    let chart = ChartData::from_rows(rows)?;
     let failed = |path: &Path| {
         let path = path.to_path_buf();
         move |reason: String| ChartError::Draw { path, reason }
     };
     draw_on(
         SVGBackend::new(svg_path, CHART_SIZE).into_drawing_area(),
-        &chart,
+        chart,
     )
     .map_err(failed(svg_path))?;
     draw_on(
         BitMapBackend::new(png_path, CHART_SIZE).into_drawing_area(),
-        &chart,
+        chart,
     )
     .map_err(failed(png_path))?;
     Ok(())
@@ -648,7 +661,7 @@ pub fn draw_chart(rows: &[SeedRow], svg_path: &Path, png_path: &Path) -> Result<
 /// The y axis ticks: 1, 10 and 100 of each binary unit (B, KiB, MiB, ...), which label as
 /// round numbers; `light` gets the 2s and 5s between them for the fine grid. Only those
 /// from `low` to `high`: plotters draws grid lines outside the plot too.
-pub(crate) fn byte_ticks(light: bool, low: f64, high: f64) -> Vec<f64> {
+fn byte_ticks(light: bool, low: f64, high: f64) -> Vec<f64> {
     let factors: &[f64] = if light {
         &[2.0, 5.0, 20.0, 50.0, 200.0, 500.0]
     } else {
@@ -683,7 +696,7 @@ fn byte_range(chart: &ChartData) -> (f64, f64) {
 }
 
 /// A byte count as an axis label: "1 KiB", "100 MiB", "2.5 GiB".
-pub(crate) fn format_bytes_short(bytes: f64) -> String {
+fn format_bytes_short(bytes: f64) -> String {
     const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     let mut value = bytes;
     let mut unit = 0;
@@ -705,8 +718,8 @@ fn draw_on<DB: DrawingBackend>(
 ) -> Result<(), String> {
     let text = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     root.fill(&WHITE).map_err(text)?;
-    let (plot_area, legend_area) = root.split_horizontally(CHART_SIZE.0 - LEGEND_WIDTH);
-    let groups = chart.statements.len();
+    let (plot_area, legend_area) = root.split_horizontally(CHART_SIZE.0 - chart.legend_width);
+    let groups = chart.groups.len();
     let (low, high) = byte_range(chart);
     // plotters formats only integer axes with custom key points, so x counts thousandths
     // of a group: group g is centred on g * GROUP, where its label goes.
@@ -724,14 +737,14 @@ fn draw_on<DB: DrawingBackend>(
         .y_label_area_size(100)
         .build_cartesian_2d(x_axis, y_axis)
         .map_err(text)?;
-    let statement_label = |x: &i32| {
+    let group_label = |x: &i32| {
         let group = usize::try_from(x.div_euclid(GROUP)).ok();
-        let name = group.and_then(|g| chart.statements.get(g));
+        let name = group.and_then(|g| chart.groups.get(g));
         name.map_or_else(String::new, |name| name.to_string())
     };
     plot.configure_mesh()
         .disable_x_mesh()
-        .x_label_formatter(&statement_label)
+        .x_label_formatter(&group_label)
         .y_label_formatter(&|bytes| format_bytes_short(*bytes))
         .y_desc("WAL bytes (log scale)")
         .label_style(("sans-serif", 16))
@@ -986,7 +999,7 @@ mod tests {
         rows.push(row("heap/cow", "checkpoint", 0));
         let chart = ChartData::from_rows(&rows).expect("chart data");
         assert_eq!(
-            chart.statements,
+            chart.groups,
             [
                 "insert",
                 "update_all",

@@ -6,15 +6,13 @@ use std::path::Path;
 
 use comfy_table::presets::ASCII_MARKDOWN;
 use comfy_table::{CellAlignment, Table};
-use plotters::coord::Shift;
-use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::RGBColor;
 use serde_json::{json, Value};
 
 use super::Part;
 use crate::seed_report::{
-    byte_ticks, ensure_font, format_bytes_short, format_count, format_decimal, remove_if_present,
-    write_file, ChartError, SeedOutputs, CHART_SIZE, MIB, POSTGRES_COLORS, WALDEN_COLORS,
+    align_markdown_right, draw_wal_chart, format_count, format_decimal, remove_if_present,
+    write_file, ChartData, ChartError, SeedOutputs, Series, MIB, POSTGRES_COLORS, WALDEN_COLORS,
 };
 use crate::CliError;
 
@@ -254,27 +252,7 @@ fn metric_table(grid: &Grid<'_>, metric: Metric) -> String {
     for column in table.column_iter_mut().skip(2) {
         column.set_cell_alignment(CellAlignment::Right);
     }
-    align_numbers_right(&table.to_string())
-}
-
-/// Marks the number columns (all but the first two) right-aligned in the Markdown
-/// separator line (`|---:|`), which comfy-table draws without alignment.
-fn align_numbers_right(table: &str) -> String {
-    let mut lines: Vec<String> = table.lines().map(str::to_string).collect();
-    if let Some(separator) = lines.get_mut(1) {
-        let mut cells: Vec<String> = separator.split('|').map(str::to_string).collect();
-        // "|a|b|c|d|" splits into ["", a, b, c, d, ""]: the number columns are 3..len-1.
-        let last = cells.len().saturating_sub(1);
-        for cell in cells.iter_mut().take(last).skip(3) {
-            if cell.len() > 1 && cell.chars().all(|c| c == '-') {
-                cell.replace_range(cell.len() - 1.., ":");
-            }
-        }
-        *separator = cells.join("|");
-    }
-    let mut out = lines.join("\n");
-    out.push('\n');
-    out
+    align_markdown_right(&table.to_string(), 2)
 }
 
 /// Writes keys.json, keys.svg and keys.png into `dir`, creating it if missing. A chart
@@ -304,82 +282,65 @@ pub fn write_outputs(dir: &Path, rows: &[KeysRow]) -> Result<SeedOutputs, CliErr
 
 /// SQLite's bars, apart from both servers' colours.
 const SQLITE_COLORS: [RGBColor; 2] = [RGBColor(188, 189, 34), RGBColor(127, 127, 127)];
-const LEGEND_WIDTH: u32 = 270;
-/// The width of one part's group on the x axis, in axis units.
-const GROUP: i32 = 1000;
-
-struct Series {
-    label: String,
-    color: RGBColor,
-    /// WAL bytes per part of `ChartData::parts`; None where it did not run.
-    wal_bytes: Vec<Option<u64>>,
-}
-
-struct ChartData {
-    parts: Vec<&'static str>,
-    series: Vec<Series>,
-}
-
-impl ChartData {
-    /// One series per configuration and key type; a configuration's key types share its
-    /// colour, uuid lighter. Parts that wrote no WAL anywhere (lookups) are left out.
-    fn from_rows(rows: &[KeysRow]) -> Result<ChartData, ChartError> {
-        let grid = Grid::new(rows);
-        let parts: Vec<&'static str> = grid
-            .parts
-            .iter()
-            .copied()
-            .filter(|part| {
-                rows.iter()
-                    .any(|row| row.part == *part && row.wal_bytes > 0)
-            })
-            .collect();
-        if parts.is_empty() {
-            return Err(ChartError::NoData);
-        }
-        // (engine, configuration) in order of first appearance: a configuration's place
-        // among its engine's picks its colour.
-        let mut configs: Vec<(&'static str, &str)> = Vec::new();
-        let mut series = Vec::new();
-        for &s in &grid.series {
-            let engine = grid.engine(s);
-            if !configs.contains(&(engine, s.0)) {
-                configs.push((engine, s.0));
-            }
-            let nth = configs
-                .iter()
-                .filter(|(e, _)| *e == engine)
-                .position(|(_, c)| *c == s.0)
-                .unwrap_or(0);
-            let palette: &[RGBColor] = match engine {
-                "postgres" => &POSTGRES_COLORS,
-                "sqlite" => &SQLITE_COLORS,
-                _ => &WALDEN_COLORS,
-            };
-            let base = palette[nth % palette.len()];
-            let color = if s.1 == "uuid" { lighter(base) } else { base };
-            series.push(Series {
-                label: format!("{} / {}", s.0, s.1),
-                color,
-                wal_bytes: parts
-                    .iter()
-                    .map(|part| grid.cell(s, part).map(|row| row.wal_bytes))
-                    .collect(),
-            });
-        }
-        Ok(ChartData { parts, series })
+/// One series per configuration and key type; a configuration's key types share its
+/// colour, uuid lighter. Parts that wrote no WAL anywhere (lookups) are left out.
+fn chart_data(rows: &[KeysRow]) -> Result<ChartData, ChartError> {
+    let grid = Grid::new(rows);
+    let parts: Vec<&'static str> = grid
+        .parts
+        .iter()
+        .copied()
+        .filter(|part| {
+            rows.iter()
+                .any(|row| row.part == *part && row.wal_bytes > 0)
+        })
+        .collect();
+    if parts.is_empty() {
+        return Err(ChartError::NoData);
     }
-
-    fn title(&self, rows: &[KeysRow]) -> String {
-        let loaded = rows
+    // (engine, configuration) in order of first appearance: a configuration's place
+    // among its engine's picks its colour.
+    let mut configs: Vec<(&'static str, &str)> = Vec::new();
+    let mut series = Vec::new();
+    for &s in &grid.series {
+        let engine = grid.engine(s);
+        if !configs.contains(&(engine, s.0)) {
+            configs.push((engine, s.0));
+        }
+        let nth = configs
             .iter()
-            .find(|row| row.part == "load")
-            .map_or(0, |row| row.statements);
-        format!(
+            .filter(|(e, _)| *e == engine)
+            .position(|(_, c)| *c == s.0)
+            .unwrap_or(0);
+        let palette: &[RGBColor] = match engine {
+            "postgres" => &POSTGRES_COLORS,
+            "sqlite" => &SQLITE_COLORS,
+            _ => &WALDEN_COLORS,
+        };
+        let base = palette[nth % palette.len()];
+        let color = if s.1 == "uuid" { lighter(base) } else { base };
+        series.push(Series {
+            label: format!("{} / {}", s.0, s.1),
+            color,
+            wal_bytes: parts
+                .iter()
+                .map(|part| grid.cell(s, part).map(|row| row.wal_bytes))
+                .collect(),
+        });
+    }
+    let loaded = rows
+        .iter()
+        .find(|row| row.part == "load")
+        .map_or(0, |row| row.statements);
+    Ok(ChartData {
+        title: format!(
             "WAL per part, by key type (rows = {})",
             format_count(loaded)
-        )
-    }
+        ),
+        groups: parts,
+        series,
+        legend_width: 270,
+    })
 }
 
 /// Halfway to white.
@@ -391,126 +352,7 @@ fn lighter(c: RGBColor) -> RGBColor {
 /// Draws a grouped bar chart of WAL bytes per part (log scale) into an SVG file and a
 /// PNG file, 1200 × 600 pixels each.
 pub fn draw_chart(rows: &[KeysRow], svg_path: &Path, png_path: &Path) -> Result<(), ChartError> {
-    ensure_font()?;
-    let chart = ChartData::from_rows(rows)?;
-    let title = chart.title(rows);
-    let failed = |path: &Path| {
-        let path = path.to_path_buf();
-        move |reason: String| ChartError::Draw { path, reason }
-    };
-    draw_on(
-        SVGBackend::new(svg_path, CHART_SIZE).into_drawing_area(),
-        &chart,
-        &title,
-    )
-    .map_err(failed(svg_path))?;
-    draw_on(
-        BitMapBackend::new(png_path, CHART_SIZE).into_drawing_area(),
-        &chart,
-        &title,
-    )
-    .map_err(failed(png_path))
-}
-
-/// The y range: from the tick at or below the smallest bar to the tick above the largest.
-fn byte_range(chart: &ChartData) -> (f64, f64) {
-    let values = chart
-        .series
-        .iter()
-        .flat_map(|series| series.wal_bytes.iter().flatten())
-        .filter(|&&bytes| bytes > 0)
-        .map(|&bytes| bytes as f64);
-    let (smallest, largest) =
-        values.fold((f64::MAX, 0f64), |(low, high), v| (low.min(v), high.max(v)));
-    if largest == 0.0 {
-        return (1.0, 1024.0);
-    }
-    let ticks = byte_ticks(false, 0.0, f64::MAX);
-    let low = ticks.iter().rev().find(|&&t| t <= smallest).copied();
-    let high = ticks.iter().find(|&&t| t > largest).copied();
-    (low.unwrap_or(1.0), high.unwrap_or(largest * 2.0))
-}
-
-fn draw_on<DB: DrawingBackend>(
-    root: DrawingArea<DB, Shift>,
-    chart: &ChartData,
-    title: &str,
-) -> Result<(), String> {
-    let text = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
-    root.fill(&WHITE).map_err(text)?;
-    let (plot_area, legend_area) = root.split_horizontally(CHART_SIZE.0 - LEGEND_WIDTH);
-    let (low, high) = byte_range(chart);
-    // plotters formats only integer axes with custom key points, so x counts thousandths
-    // of a group: group g is centred on g * GROUP, where its label goes.
-    let group_count = i32::try_from(chart.parts.len()).unwrap_or(i32::MAX);
-    let x_axis = (-GROUP / 2..group_count * GROUP - GROUP / 2)
-        .with_key_points((0..group_count).map(|g| g * GROUP).collect());
-    let y_log: LogCoord<f64> = (low..high).log_scale().into();
-    let y_axis = y_log
-        .with_key_points(byte_ticks(false, low, high))
-        .with_light_points(byte_ticks(true, low, high));
-    let mut plot = ChartBuilder::on(&plot_area)
-        .caption(title, ("sans-serif", 24))
-        .margin(16)
-        .x_label_area_size(40)
-        .y_label_area_size(100)
-        .build_cartesian_2d(x_axis, y_axis)
-        .map_err(text)?;
-    let part_label = |x: &i32| {
-        let group = usize::try_from(x.div_euclid(GROUP)).ok();
-        group
-            .and_then(|g| chart.parts.get(g))
-            .map_or_else(String::new, |name| name.to_string())
-    };
-    plot.configure_mesh()
-        .disable_x_mesh()
-        .x_label_formatter(&part_label)
-        .y_label_formatter(&|bytes| format_bytes_short(*bytes))
-        .y_desc("WAL bytes (log scale)")
-        .label_style(("sans-serif", 16))
-        .axis_desc_style(("sans-serif", 16))
-        .draw()
-        .map_err(text)?;
-    // Each group spans 80% of its width, split evenly among the series; a bar keeps a
-    // tenth of its slot as a gap. A zero (no logarithm) is clamped to the axis.
-    let slot = GROUP * 8 / 10 / i32::try_from(chart.series.len().max(1)).unwrap_or(i32::MAX);
-    for (index, series) in (0i32..).zip(&chart.series) {
-        let bars = (0i32..)
-            .zip(&series.wal_bytes)
-            .filter_map(|(group, bytes)| {
-                let top = ((*bytes)? as f64).max(low);
-                let left = group * GROUP - GROUP * 4 / 10 + index * slot;
-                Some(Rectangle::new(
-                    [(left + slot / 20, low), (left + slot - slot / 20, top)],
-                    series.color.filled(),
-                ))
-            });
-        plot.draw_series(bars).map_err(text)?;
-    }
-    draw_legend(&legend_area, chart).map_err(text)?;
-    root.present().map_err(text)
-}
-
-/// The legend, right of the plot: a colour swatch and the label of each series.
-fn draw_legend<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    chart: &ChartData,
-) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let top = 70;
-    let line_height = 26;
-    for (index, series) in (0i32..).zip(&chart.series) {
-        let y = top + index * line_height;
-        area.draw(&Rectangle::new(
-            [(10, y), (28, y + 18)],
-            series.color.filled(),
-        ))?;
-        let style = ("sans-serif", 16)
-            .into_font()
-            .into_text_style(area)
-            .pos(Pos::new(HPos::Left, VPos::Center));
-        area.draw(&Text::new(series.label.as_str(), (36, y + 9), style))?;
-    }
-    Ok(())
+    draw_wal_chart(&chart_data(rows)?, svg_path, png_path)
 }
 
 #[cfg(test)]
@@ -617,8 +459,8 @@ mod tests {
 
     #[test]
     fn chart_leaves_out_parts_without_wal_and_pairs_colours() {
-        let chart = ChartData::from_rows(&full_run()).expect("chart data");
-        assert_eq!(chart.parts, ["load", "update_uniform", "update_skewed"]);
+        let chart = chart_data(&full_run()).expect("chart data");
+        assert_eq!(chart.groups, ["load", "update_uniform", "update_skewed"]);
         let labels: Vec<&str> = chart.series.iter().map(|s| s.label.as_str()).collect();
         assert_eq!(
             labels[..3],
@@ -638,10 +480,7 @@ mod tests {
             [Some(1 << 26), Some(2 << 26), Some(3 << 26)]
         );
         let only_lookups = [row("default", "uuid", "lookup", 0)];
-        assert!(matches!(
-            ChartData::from_rows(&only_lookups),
-            Err(ChartError::NoData)
-        ));
+        assert!(matches!(chart_data(&only_lookups), Err(ChartError::NoData)));
     }
 
     #[test]
@@ -652,7 +491,7 @@ mod tests {
         let json = std::fs::read_to_string(dir.path().join("keys.json")).expect("json");
         let parsed: Value = serde_json::from_str(&json).expect("valid JSON");
         assert_eq!(parsed, to_json(&rows));
-        if ensure_font().is_err() {
+        if crate::seed_report::ensure_font().is_err() {
             assert_eq!(
                 outputs.warnings,
                 [format!("chart skipped: {}", ChartError::NoFont)]
