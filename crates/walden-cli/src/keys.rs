@@ -12,7 +12,6 @@ mod on_sqlite;
 mod on_walden;
 mod report;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -22,6 +21,7 @@ use walden::rng::SimRng;
 
 use crate::bench::TempDir;
 use crate::postgres::find_bindir;
+use crate::seed::Format;
 use crate::CliError;
 
 pub use report::KeysRow;
@@ -197,12 +197,6 @@ pub fn pick_key(rng: &mut SimRng, key_count: u64, skewed: bool) -> u64 {
 /// How many keys are hot: [`HOT_KEY_PERCENT`] of them, at least one.
 pub fn hot_keys(key_count: u64) -> u64 {
     (key_count * HOT_KEY_PERCENT / 100).max(1)
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    Table,
-    Json,
 }
 
 #[derive(clap::Args)]
@@ -461,31 +455,14 @@ pub fn run(args: &KeysArgs) -> Result<ExitCode, CliError> {
             engine.finish()?;
         }
     }
-    let mut out = std::io::stdout().lock();
-    match args.format {
-        Format::Json => {
-            let text = serde_json::to_string_pretty(&report::to_json(&rows))
-                .map_err(|e| message(e.to_string()))?;
-            outln!(out, "{text}")?;
-        }
-        Format::Table => {
-            outln!(out, "{}", report::render_table(&rows))?;
-            if bindir.is_none() && args.postgres == "auto" {
-                outln!(
-                    out,
-                    "(no PostgreSQL server found: scripts/install-postgres.sh installs one)"
-                )?;
-            }
-        }
-    }
+    crate::seed::print_results(
+        args.format,
+        || report::to_json(&rows),
+        || report::render_table(&rows),
+        bindir.is_none() && args.postgres == "auto",
+    )?;
     if let Some(dir) = &args.out {
-        let written = report::write_outputs(dir, &rows)?;
-        for w in &written.warnings {
-            let _ = writeln!(std::io::stderr(), "walden: {w}");
-        }
-        for p in &written.written {
-            let _ = writeln!(std::io::stderr(), "wrote {}", p.display());
-        }
+        report::write_outputs(dir, &rows)?.announce();
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -286,16 +286,35 @@ pub fn run(args: &SeedArgs) -> Result<ExitCode, CliError> {
         }
     }
     bar.finish_and_clear();
+    print_results(
+        args.format,
+        || seed_report::to_json(&rows),
+        || seed_report::render_table(&rows),
+        bindir.is_none() && args.postgres == "auto",
+    )?;
+    if let Some(dir) = &args.out {
+        seed_report::write_outputs(dir, &rows)?.announce();
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints a benchmark's results to standard output: its tables (with a hint when no
+/// PostgreSQL server was found to run beside Walden), or its JSON array.
+pub(crate) fn print_results(
+    format: Format,
+    json: impl FnOnce() -> serde_json::Value,
+    table: impl FnOnce() -> String,
+    no_postgres: bool,
+) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
-    match args.format {
+    match format {
         Format::Json => {
-            let text = serde_json::to_string_pretty(&seed_report::to_json(&rows))
-                .map_err(|e| message(e.to_string()))?;
+            let text = serde_json::to_string_pretty(&json()).map_err(|e| message(e.to_string()))?;
             outln!(out, "{text}")?;
         }
         Format::Table => {
-            outln!(out, "{}", seed_report::render_table(&rows))?;
-            if bindir.is_none() && args.postgres == "auto" {
+            outln!(out, "{}", table())?;
+            if no_postgres {
                 outln!(
                     out,
                     "(no PostgreSQL server found: scripts/install-postgres.sh installs one)"
@@ -303,16 +322,7 @@ pub fn run(args: &SeedArgs) -> Result<ExitCode, CliError> {
             }
         }
     }
-    if let Some(dir) = &args.out {
-        let written = seed_report::write_outputs(dir, &rows)?;
-        for w in &written.warnings {
-            let _ = writeln!(std::io::stderr(), "walden: {w}");
-        }
-        for p in &written.written {
-            let _ = writeln!(std::io::stderr(), "wrote {}", p.display());
-        }
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 #[cfg(test)]

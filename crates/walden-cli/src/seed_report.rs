@@ -386,6 +386,19 @@ pub struct SeedOutputs {
     pub warnings: Vec<String>,
 }
 
+impl SeedOutputs {
+    /// Says on standard error what was written and what was skipped.
+    pub fn announce(&self) {
+        use std::io::Write;
+        for w in &self.warnings {
+            let _ = writeln!(std::io::stderr(), "walden: {w}");
+        }
+        for p in &self.written {
+            let _ = writeln!(std::io::stderr(), "wrote {}", p.display());
+        }
+    }
+}
+
 /// Writes seed.csv, seed.json, seed.svg and seed.png into `dir`, creating it if missing.
 /// A chart that cannot be drawn (no font on the system) is a warning, not an error: the
 /// numbers are in the CSV and JSON files either way.
