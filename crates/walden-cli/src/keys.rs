@@ -194,6 +194,14 @@ pub fn pick_key(rng: &mut SimRng, key_count: u64, skewed: bool) -> u64 {
     }
 }
 
+/// `count` picks (positions among `key_count` keys), made before a part starts so that
+/// its time is the statements'.
+pub fn pick_keys(rng: &mut SimRng, key_count: u64, count: u64, skewed: bool) -> Vec<u64> {
+    (0..count)
+        .map(|_| pick_key(rng, key_count, skewed))
+        .collect()
+}
+
 /// How many keys are hot: [`HOT_KEY_PERCENT`] of them, at least one.
 pub fn hot_keys(key_count: u64) -> u64 {
     (key_count * HOT_KEY_PERCENT / 100).max(1)

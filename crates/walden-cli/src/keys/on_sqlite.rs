@@ -17,7 +17,7 @@ use rusqlite::types::Value;
 use rusqlite::{params, Connection};
 use walden::rng::SimRng;
 
-use super::{pick_key, KeyType, KeysEngine, LogTotals, Sizes, STATEMENTS_PER_TRANSACTION};
+use super::{pick_keys, KeyType, KeysEngine, LogTotals, Sizes, STATEMENTS_PER_TRANSACTION};
 use crate::CliError;
 
 /// The page cache, the size of Walden's buffer pool and of the cluster's shared_buffers
@@ -204,9 +204,7 @@ impl KeysEngine for SqliteKeys {
         tick: &mut dyn FnMut(u64),
     ) -> Result<f64, CliError> {
         let key_count = self.keys.len() as u64;
-        let picks: Vec<u64> = (0..count)
-            .map(|_| pick_key(rng, key_count, skewed))
-            .collect();
+        let picks = pick_keys(rng, key_count, count, skewed);
         let mut update = self
             .conn
             .prepare_cached("update t set v = v + 1 where id = ?1")
@@ -224,9 +222,7 @@ impl KeysEngine for SqliteKeys {
         tick: &mut dyn FnMut(u64),
     ) -> Result<f64, CliError> {
         let key_count = self.keys.len() as u64;
-        let picks: Vec<u64> = (0..count)
-            .map(|_| pick_key(rng, key_count, false))
-            .collect();
+        let picks = pick_keys(rng, key_count, count, false);
         let mut lookup = self
             .conn
             .prepare_cached("select v from t where id = ?1")

@@ -10,7 +10,7 @@ use walden::{Database, Value};
 use walden_sql::{Prepared, Session, SqlError};
 
 use super::{
-    pick_key, KeyType, KeysEngine, LogTotals, Sizes, LOOKUP_SQL, STATEMENTS_PER_TRANSACTION,
+    pick_keys, KeyType, KeysEngine, LogTotals, Sizes, LOOKUP_SQL, STATEMENTS_PER_TRANSACTION,
     UPDATE_SQL,
 };
 use crate::seed::walden_options;
@@ -156,10 +156,7 @@ impl KeysEngine for WaldenKeys {
         tick: &mut dyn FnMut(u64),
     ) -> Result<f64, CliError> {
         let key_count = self.keys.len() as u64;
-        // The keys are picked first, so that the time is the statements'.
-        let picks: Vec<u64> = (0..count)
-            .map(|_| pick_key(rng, key_count, skewed))
-            .collect();
+        let picks = pick_keys(rng, key_count, count, skewed);
         let per_transaction = Some(STATEMENTS_PER_TRANSACTION);
         self.in_transactions(count, per_transaction, tick, &mut |me, i| {
             let key = me.keys[picks[i as usize] as usize].clone();
@@ -178,9 +175,7 @@ impl KeysEngine for WaldenKeys {
         tick: &mut dyn FnMut(u64),
     ) -> Result<f64, CliError> {
         let key_count = self.keys.len() as u64;
-        let picks: Vec<u64> = (0..count)
-            .map(|_| pick_key(rng, key_count, false))
-            .collect();
+        let picks = pick_keys(rng, key_count, count, false);
         self.in_transactions(count, None, tick, &mut |me, i| {
             let key = me.keys[picks[i as usize] as usize].clone();
             match me.session.execute_prepared(&me.lookup, &[key]) {
