@@ -254,14 +254,7 @@ fn index_name_for(cx: &Ctx, table: &str, columns: &[String], suffix: &str) -> St
     } else {
         format!("{table}_{}_{suffix}", columns.join("_"))
     };
-    let taken = |n: &str| {
-        cx.db.table_names().iter().any(|t| t == n)
-            || cx.db.table_names().iter().any(|t| {
-                cx.db
-                    .indexes(t)
-                    .is_ok_and(|l| l.iter().any(|i| i.name == n))
-            })
-    };
+    let taken = |n: &str| cx.db.relation_exists(n);
     if !taken(&base) {
         return base;
     }
@@ -346,19 +339,7 @@ pub(crate) fn create_index(cx: &mut Ctx, ci: &ast::CreateIndex) -> SqlResult<Out
         Some(n) => object_name(n)?,
         None => index_name_for(cx, &table, &columns, "idx"),
     };
-    if cx.db.table_names().contains(&name) {
-        if ci.if_not_exists {
-            let mut out = Output::tag("CREATE INDEX");
-            out.notices.push(format!(
-                "NOTICE:  relation \"{name}\" already exists, skipping"
-            ));
-            return Ok(out);
-        }
-        return Err(SqlError::new(
-            code::DUPLICATE_TABLE,
-            format!("relation \"{name}\" already exists"),
-        ));
-    }
+    // The engine refuses a name any table or index has (or skips, IF NOT EXISTS).
     let cols: Vec<&str> = columns.iter().map(|c| c.as_str()).collect();
     let made = cx.db.create_index(&walden::IndexSpec {
         name: &name,
@@ -396,8 +377,8 @@ pub(crate) fn alter_table(cx: &mut Ctx, at: &ast::AlterTable) -> SqlResult<Outpu
         .at(at.name.span().start));
     }
     let schema = cx.db.schema(&table)?;
-    // Checked first, then applied: an operation that fails leaves the ones before it
-    // applied (each commits on its own), as Walden's DDL commits at once.
+    // Each operation commits on its own (Walden's DDL commits at once): one that fails
+    // leaves the ones before it applied.
     for op in &at.operations {
         match op {
             ast::AlterTableOperation::AddConstraint { constraint, .. } => {
@@ -449,11 +430,7 @@ fn drop_indexes(cx: &mut Ctx, if_exists: bool, names: &[ast::ObjectName]) -> Sql
     let mut to_drop = Vec::new();
     for n in names {
         let name = object_name(n)?;
-        let found = cx
-            .db
-            .table_names()
-            .iter()
-            .find_map(|t| cx.db.indexes(t).ok()?.into_iter().find(|i| i.name == name));
+        let found = cx.db.index(&name).ok();
         match found {
             Some(i) if i.primary => {
                 return Err(SqlError::new(

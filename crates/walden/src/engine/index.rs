@@ -335,21 +335,33 @@ impl Database {
     /// The indexes of a table, in the order they were created.
     pub fn indexes(&self, table: &str) -> Result<Vec<IndexInfo>> {
         let t = self.handle.inner.table(table)?;
-        Ok(t.index_list()
+        Ok(t.index_list().iter().map(|ix| info(&t, ix)).collect())
+    }
+
+    /// The index of that name (`NoSuchIndex` if none).
+    pub fn index(&self, name: &str) -> Result<IndexInfo> {
+        let (ix, t) = self.handle.inner.index(name)?;
+        Ok(info(&t, &ix))
+    }
+
+    /// Whether a table or an index has this name (they share one namespace).
+    pub fn relation_exists(&self, name: &str) -> bool {
+        lock_read(&self.handle.inner.catalog).name_taken(name)
+    }
+}
+
+fn info(t: &Table, ix: &Index) -> IndexInfo {
+    IndexInfo {
+        name: ix.name.clone(),
+        table: t.name.clone(),
+        columns: ix
+            .columns
             .iter()
-            .map(|ix| IndexInfo {
-                name: ix.name.clone(),
-                table: t.name.clone(),
-                columns: ix
-                    .columns
-                    .iter()
-                    .map(|&c| t.schema.columns[c as usize].name.clone())
-                    .collect(),
-                unique: ix.unique,
-                primary: ix.primary,
-                pages: ix.page_list().len() as u64,
-            })
-            .collect())
+            .map(|&c| t.schema.columns[c as usize].name.clone())
+            .collect(),
+        unique: ix.unique,
+        primary: ix.primary,
+        pages: ix.page_list().len() as u64,
     }
 }
 
