@@ -50,12 +50,6 @@ pub struct IndexRead {
     used: usize,
 }
 
-impl IndexRead {
-    fn residual_used(&self) -> usize {
-        self.used
-    }
-}
-
 /// The number of AND-ed parts of a condition.
 fn conjuncts(e: &Expr) -> usize {
     match e {
@@ -198,7 +192,7 @@ pub fn choose(
         let Some((score, mut read)) = plan_index(ix, &conds, names, wanted) else {
             continue;
         };
-        read.residual = total > read.residual_used();
+        read.residual = total > read.used;
         if best.as_ref().is_none_or(|(s, _)| score > *s) {
             best = Some((score, read));
         }

@@ -87,7 +87,8 @@ pub(super) fn item_of(
     Ok((item, key_len, has_null))
 }
 
-fn decode_row(inner: &Inner, t: &Table, id: RowId, bytes: &[u8]) -> Result<Row> {
+/// A row as stored, decoded; a row that does not decode is a damaged page.
+pub(super) fn decode_row(inner: &Inner, t: &Table, id: RowId, bytes: &[u8]) -> Result<Row> {
     t.schema
         .decode_row(bytes)
         .map_err(|reason| Error::CorruptPage {
@@ -329,6 +330,61 @@ impl Database {
         tx.log(&CatalogRecord::DropIndex { index: ix.id })?;
         tx.commit_inner()?;
         cat.remove_index(ix.id);
+        Ok(())
+    }
+
+    /// Removes the index entries of versions vacuum took away: an entry stays while some
+    /// version of its row that a snapshot may still read has its key. Statements on the
+    /// table wait meanwhile (so no entry is made for a slot while it is judged).
+    pub(super) fn vacuum_indexes(
+        &self,
+        table: &Arc<crate::catalog::Table>,
+        tx: &mut Transaction,
+    ) -> Result<()> {
+        let inner = &self.handle.inner;
+        let _ddl = table.ddl.write();
+        let indexes = table.index_list();
+        if indexes.is_empty() {
+            return Ok(());
+        }
+        let (ctx, access) = (inner.access_ctx(), access::of(table.kind));
+        let mut live: Vec<std::collections::HashSet<Vec<u8>>> =
+            vec![std::collections::HashSet::new(); indexes.len()];
+        let mut rows = Vec::new();
+        for page in table.page_list() {
+            rows.clear();
+            access.versions_of_page(&ctx, page, &mut rows)?;
+            for (id, bytes) in rows.drain(..) {
+                let row = table
+                    .schema
+                    .decode_row(&bytes)
+                    .map_err(|reason| Error::CorruptPage {
+                        path: inner.store.path().to_path_buf(),
+                        page: id.page,
+                        location: id.page,
+                        reason: format!("row at slot {}: {reason}", id.slot),
+                    })?;
+                for (n, ix) in indexes.iter().enumerate() {
+                    live[n].insert(item_of(table, ix, &row, id)?.0);
+                }
+            }
+            inner.relieve_space();
+        }
+        for (n, ix) in indexes.iter().enumerate() {
+            let mut dead = Vec::new();
+            btree::scan(&ctx, ix, &[], &mut |item| {
+                if !live[n].contains(item) {
+                    dead.push(item.to_vec());
+                }
+                Ok(true)
+            })?;
+            let xid = tx.xid();
+            let mut w = btree::Logger {
+                xid,
+                stats: &mut tx.stats,
+            };
+            btree::delete_sorted(&ctx, ix, &dead, &mut w)?;
+        }
         Ok(())
     }
 

@@ -425,61 +425,6 @@ impl Database {
         Ok(n)
     }
 
-    /// Removes the index entries of versions vacuum took away: an entry stays while some
-    /// version of its row that a snapshot may still read has its key. Statements on the
-    /// table wait meanwhile (so no entry is made for a slot while it is judged).
-    fn vacuum_indexes(
-        &self,
-        table: &Arc<crate::catalog::Table>,
-        tx: &mut Transaction,
-    ) -> Result<()> {
-        let inner = &self.handle.inner;
-        let _ddl = table.ddl.write();
-        let indexes = table.index_list();
-        if indexes.is_empty() {
-            return Ok(());
-        }
-        let (ctx, access) = (inner.access_ctx(), access::of(table.kind));
-        let mut live: Vec<std::collections::HashSet<Vec<u8>>> =
-            vec![std::collections::HashSet::new(); indexes.len()];
-        let mut rows = Vec::new();
-        for page in table.page_list() {
-            rows.clear();
-            access.versions_of_page(&ctx, page, &mut rows)?;
-            for (id, bytes) in rows.drain(..) {
-                let row = table
-                    .schema
-                    .decode_row(&bytes)
-                    .map_err(|reason| Error::CorruptPage {
-                        path: inner.store.path().to_path_buf(),
-                        page: id.page,
-                        location: id.page,
-                        reason: format!("row at slot {}: {reason}", id.slot),
-                    })?;
-                for (n, ix) in indexes.iter().enumerate() {
-                    live[n].insert(index::item_of(table, ix, &row, id)?.0);
-                }
-            }
-            inner.relieve_space();
-        }
-        for (n, ix) in indexes.iter().enumerate() {
-            let mut dead = Vec::new();
-            crate::access::btree::scan(&ctx, ix, &[], &mut |item| {
-                if !live[n].contains(item) {
-                    dead.push(item.to_vec());
-                }
-                Ok(true)
-            })?;
-            let xid = tx.xid();
-            let mut w = crate::access::btree::Logger {
-                xid,
-                stats: &mut tx.stats,
-            };
-            crate::access::btree::delete_sorted(&ctx, ix, &dead, &mut w)?;
-        }
-        Ok(())
-    }
-
     /// Runs a checkpoint now.
     pub fn checkpoint(&self) -> Result<()> {
         self.handle.inner.checkpoint()

@@ -349,14 +349,7 @@ impl Transaction {
     }
 
     fn decode(&self, t: &Table, id: RowId, bytes: &[u8]) -> Result<Row> {
-        t.schema
-            .decode_row(bytes)
-            .map_err(|reason| Error::CorruptPage {
-                path: self.db.store.path().to_path_buf(),
-                page: id.page,
-                location: id.page,
-                reason: format!("row at slot {}: {reason}", id.slot),
-            })
+        super::index::decode_row(&self.db, t, id, bytes)
     }
 
     /// Calls `f` for every visible row, page by page; stop early by returning false.
@@ -437,12 +430,11 @@ impl Transaction {
                         stop = true;
                         break;
                     }
-                    RowAction::Update(new) => {
-                        let mut bytes = Vec::new();
-                        Self::encode(&t, &new, &mut bytes)?;
-                        changes.push((id.slot, Change::Update(bytes)));
+                    action => {
+                        if let Some(c) = Self::change_of(&t, action)? {
+                            changes.push((id.slot, c));
+                        }
                     }
-                    RowAction::Delete => changes.push((id.slot, Change::Delete)),
                 }
             }
             self.change_page_rows(&t, page, &changes, &indexes)?;
@@ -453,6 +445,19 @@ impl Transaction {
             }
         }
         Ok(changed)
+    }
+
+    /// The change an action makes to its row (None: it keeps the row).
+    fn change_of(t: &Table, action: RowAction) -> Result<Option<Change>> {
+        Ok(match action {
+            RowAction::Keep | RowAction::Stop => None,
+            RowAction::Update(new) => {
+                let mut bytes = Vec::new();
+                Self::encode(t, &new, &mut bytes)?;
+                Some(Change::Update(bytes))
+            }
+            RowAction::Delete => Some(Change::Delete),
+        })
     }
 
     /// Applies actions to rows this command found (through an index, say: ids and rows
@@ -480,14 +485,8 @@ impl Transaction {
                 let id = actions[i].0;
                 let action = std::mem::replace(&mut actions[i].1, RowAction::Keep);
                 i += 1;
-                match action {
-                    RowAction::Keep | RowAction::Stop => {}
-                    RowAction::Update(new) => {
-                        let mut bytes = Vec::new();
-                        Self::encode(&t, &new, &mut bytes)?;
-                        changes.push((id.slot, Change::Update(bytes)));
-                    }
-                    RowAction::Delete => changes.push((id.slot, Change::Delete)),
+                if let Some(c) = Self::change_of(&t, action)? {
+                    changes.push((id.slot, c));
                 }
             }
             self.change_page_rows(&t, page, &changes, &indexes)?;
