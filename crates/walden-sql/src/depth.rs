@@ -166,6 +166,14 @@ impl<T> Deep<T> {
     pub fn stack_bytes(&self) -> usize {
         self.stack_bytes
     }
+
+    /// Another value as deep as this one (a copy of it, changed in its leaves).
+    pub fn alike<U>(&self, value: U) -> Deep<U> {
+        Deep {
+            value: Some(Box::new(value)),
+            stack_bytes: self.stack_bytes,
+        }
+    }
 }
 
 impl<T> std::ops::Deref for Deep<T> {

@@ -1,94 +1,101 @@
-//! Prepared statements: a statement with parameters `$1`, `$2`, ... kept once, then run
+//! Prepared statements: a statement with parameters `$1`, `$2`, ... parsed once, then run
 //! with values (`Session::prepare` / `Session::execute_prepared`, and SQL's `PREPARE`,
 //! `EXECUTE`, `DEALLOCATE`).
 //!
-//! What is kept is the statement split at its parameters; running it writes each value
-//! in as a literal (typed with a cast where the value's type needs one, or where
-//! `PREPARE name (types)` gave one) and parses, binds and plans the result. Plans are
-//! not cached: that is for the wire-protocol server to add. Values never pass through
-//! SQL text unquoted, so a parameter cannot change the statement's shape.
+//! What is kept is the statement's syntax tree. Running it copies the tree and puts each
+//! value in place of its parameter as a literal of the value's type (under a cast to the
+//! type `PREPARE name (types)` declared, if any), then binds and plans the copy. Values
+//! never pass through SQL text, so a parameter cannot change the statement's shape.
+//! Plans are not cached: binding and planning run on every execution.
 
-use sqlparser::dialect::PostgreSqlDialect;
-use sqlparser::tokenizer::{Token, Tokenizer};
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use sqlparser::ast::{
+    self, visit_expressions, visit_expressions_mut, CastKind, DataType, Spanned, UnaryOperator,
+};
+use sqlparser::tokenizer::Location;
 use walden::Value;
 
+use crate::depth::Deep;
 use crate::error::{code, SqlError, SqlResult};
-use crate::script::LineIndex;
-use crate::types::DeclaredType;
+use crate::script::{parse_script, Parsed};
 use crate::value;
 
 /// A statement ready to run with parameter values.
 #[derive(Debug, Clone)]
 pub struct Prepared {
-    /// The text around the parameters: `pieces[i]`, parameter `slots[i]`, ..., last piece.
-    pieces: Vec<String>,
-    /// The parameter (0-based) each gap takes.
-    slots: Vec<usize>,
+    /// The text as prepared.
+    text: String,
+    /// The parsed statement, shared by the clones of this handle. None for a statement
+    /// the parser handles apart (CHECKPOINT, REINDEX), which takes no parameters and is
+    /// parsed again from `text` on each run.
+    tree: Option<Arc<Template>>,
     /// Declared types, one per parameter (None: the value's own type).
-    types: Vec<Option<DeclaredType>>,
+    types: Vec<Option<DataType>>,
+}
+
+#[derive(Debug)]
+struct Template {
+    stmt: Deep<ast::Statement>,
+    table_kind: Option<(String, Location)>,
+}
+
+/// The parameter number (1-based) a placeholder names, if it is `$n` with n in range.
+fn placeholder(e: &ast::Expr) -> Option<Result<usize, String>> {
+    let ast::Expr::Value(v) = e else {
+        return None;
+    };
+    let ast::Value::Placeholder(p) = &v.value else {
+        return None;
+    };
+    Some(
+        p.strip_prefix('$')
+            .and_then(|d| d.parse().ok())
+            .filter(|n| (1..=65_535).contains(n))
+            .ok_or_else(|| p.clone()),
+    )
 }
 
 impl Prepared {
-    /// Splits one statement at its parameters. `types` are declared parameter types
+    /// Parses one statement with its parameters. `types` are declared parameter types
     /// (there may be more parameters than types).
-    pub fn new(sql: &str, types: Vec<Option<DeclaredType>>) -> SqlResult<Prepared> {
-        if sql.contains('\0') {
-            return Err(crate::error::nul_in_text());
-        }
-        let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql)
-            .tokenize_with_location()
-            .map_err(|e| SqlError::syntax(e.message.clone()).at(e.location))?;
-        let index = LineIndex::new(sql);
-        let chars: Vec<char> = sql.chars().collect();
-        let mut pieces = Vec::new();
-        let mut slots = Vec::new();
-        let mut from = 0usize;
-        let mut statements = 0;
-        let mut seen_word = false;
-        for t in &tokens {
-            match &t.token {
-                Token::Placeholder(p) => {
-                    let n: usize = p
-                        .strip_prefix('$')
-                        .and_then(|d| d.parse().ok())
-                        .filter(|&n| (1..=65_535).contains(&n))
-                        .ok_or_else(|| {
-                            SqlError::syntax(format!("syntax error at or near \"{p}\""))
-                                .at(t.span.start)
-                        })?;
-                    let start = index.offset(t.span.start);
-                    let end = index.offset(t.span.end);
-                    pieces.push(chars[from..start].iter().collect());
-                    slots.push(n - 1);
-                    from = end;
-                }
-                Token::SemiColon => {
-                    if seen_word {
-                        statements += 1;
-                        seen_word = false;
-                    }
-                }
-                Token::Whitespace(_) => {}
-                _ => seen_word = true,
-            }
-        }
-        if seen_word {
-            statements += 1;
-        }
-        if statements != 1 {
-            return Err(SqlError::syntax(
-                "a prepared statement holds exactly one statement",
-            ));
-        }
-        pieces.push(chars[from..].iter().collect());
-        let params = slots.iter().map(|s| s + 1).max().unwrap_or(0);
+    pub fn new(sql: &str, types: Vec<Option<DataType>>) -> SqlResult<Prepared> {
+        let mut statements = parse_script(sql)?;
+        let one = statements
+            .pop()
+            .filter(|_| statements.is_empty())
+            .ok_or_else(|| SqlError::syntax("a prepared statement holds exactly one statement"))?;
         let mut types = types;
-        if types.len() < params {
-            types.resize(params, None);
-        }
+        let tree = match one.parsed? {
+            Parsed::Statement { stmt, table_kind } => {
+                let mut params = 0;
+                let scan = crate::depth::with_stack(stmt.stack_bytes(), || {
+                    visit_expressions(&*stmt, |e| match placeholder(e) {
+                        Some(Ok(n)) => {
+                            params = params.max(n);
+                            ControlFlow::Continue(())
+                        }
+                        Some(Err(p)) => ControlFlow::Break(
+                            SqlError::syntax(format!("syntax error at or near \"{p}\""))
+                                .at(e.span().start),
+                        ),
+                        None => ControlFlow::Continue(()),
+                    })
+                });
+                if let ControlFlow::Break(e) = scan {
+                    return Err(e);
+                }
+                if types.len() < params {
+                    types.resize(params, None);
+                }
+                Some(Arc::new(Template { stmt, table_kind }))
+            }
+            Parsed::Checkpoint | Parsed::Reindex { .. } => None,
+        };
         Ok(Prepared {
-            pieces,
-            slots,
+            text: sql.to_string(),
+            tree,
             types,
         })
     }
@@ -98,8 +105,13 @@ impl Prepared {
         self.types.len()
     }
 
-    /// The statement with these values in place of its parameters.
-    pub fn text(&self, values: &[Value]) -> SqlResult<String> {
+    /// The text as prepared.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The statement with these values in place of its parameters, ready to run.
+    pub(crate) fn bind(&self, values: &[Value]) -> SqlResult<Parsed> {
         if values.len() != self.params() {
             return Err(SqlError::new(
                 code::PROTOCOL_VIOLATION,
@@ -110,48 +122,112 @@ impl Prepared {
                 ),
             ));
         }
-        let mut out =
-            String::with_capacity(self.pieces.iter().map(|p| p.len()).sum::<usize>() + 16);
-        for (i, piece) in self.pieces.iter().enumerate() {
-            out.push_str(piece);
-            if let Some(&slot) = self.slots.get(i) {
-                write_value(&mut out, &values[slot], self.types[slot].as_ref());
-            }
-        }
-        Ok(out)
+        let Some(t) = &self.tree else {
+            let mut statements = parse_script(&self.text)?;
+            return match statements.pop() {
+                Some(s) => s.parsed,
+                None => Err(SqlError::syntax("empty statement")),
+            };
+        };
+        let stmt = crate::depth::with_stack(t.stmt.stack_bytes(), || {
+            let mut stmt = (*t.stmt).clone();
+            let _ = visit_expressions_mut(&mut stmt, |e| {
+                if let Some(Ok(n)) = placeholder(e) {
+                    *e = literal(&values[n - 1], self.types[n - 1].as_ref());
+                }
+                ControlFlow::<()>::Continue(())
+            });
+            t.stmt.alike(stmt)
+        });
+        Ok(Parsed::Statement {
+            stmt,
+            table_kind: t.table_kind.clone(),
+        })
     }
 }
 
-/// A value as a SQL literal of its type (under a cast to `ty` when given).
-fn write_value(out: &mut String, v: &Value, ty: Option<&DeclaredType>) {
-    if let Some(t) = ty {
-        out.push_str("CAST(");
-        write_value(out, v, None);
-        out.push_str(" AS ");
-        out.push_str(&t.display_name());
-        out.push(')');
-        return;
+fn value_node(v: ast::Value) -> ast::Expr {
+    ast::Expr::Value(v.with_empty_span())
+}
+
+fn cast(e: ast::Expr, to: DataType) -> ast::Expr {
+    ast::Expr::Cast {
+        kind: CastKind::DoubleColon,
+        expr: Box::new(e),
+        data_type: to,
+        format: None,
     }
-    let quoted = |out: &mut String, s: &str| {
-        out.push('\'');
-        out.push_str(&s.replace('\'', "''"));
-        out.push('\'');
-    };
-    match v {
-        Value::Null => out.push_str("NULL"),
-        // In parentheses: a minus sign after another would start a comment.
-        Value::Int2(x) => out.push_str(&format!("({x})::int2")),
-        Value::Int4(x) => out.push_str(&format!("({x})::int4")),
-        Value::Int8(x) => out.push_str(&format!("({x})::int8")),
-        Value::Float8(x) => {
-            quoted(out, &value::float_text(*x));
-            out.push_str("::float8");
+}
+
+/// An integer as the parser reads `(x)::type`: a minus sign is an operator on the
+/// number, and the parentheses keep the literal one operand.
+fn integer(x: i64, to: DataType) -> ast::Expr {
+    let digits = value_node(ast::Value::Number(x.unsigned_abs().to_string(), false));
+    let e = if x < 0 {
+        ast::Expr::UnaryOp {
+            op: UnaryOperator::Minus,
+            expr: Box::new(digits),
         }
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Text(s) => quoted(out, s),
-        Value::Uuid(_) => {
-            quoted(out, &v.to_string());
-            out.push_str("::uuid");
+    } else {
+        digits
+    };
+    cast(ast::Expr::Nested(Box::new(e)), to)
+}
+
+/// A value as a literal of its type (under a cast to `ty` when given).
+fn literal(v: &Value, ty: Option<&DataType>) -> ast::Expr {
+    if let Some(t) = ty {
+        return ast::Expr::Cast {
+            kind: CastKind::Cast,
+            expr: Box::new(literal(v, None)),
+            data_type: t.clone(),
+            format: None,
+        };
+    }
+    let text = |s: String| value_node(ast::Value::SingleQuotedString(s));
+    match v {
+        Value::Null => value_node(ast::Value::Null),
+        Value::Int2(x) => integer(i64::from(*x), DataType::Int2(None)),
+        Value::Int4(x) => integer(i64::from(*x), DataType::Int4(None)),
+        Value::Int8(x) => integer(*x, DataType::Int8(None)),
+        Value::Float8(x) => cast(text(value::float_text(*x)), DataType::Float8),
+        Value::Bool(b) => value_node(ast::Value::Boolean(*b)),
+        Value::Text(s) => text(s.clone()),
+        Value::Uuid(_) => cast(text(v.to_string()), DataType::Uuid),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sqlparser::dialect::PostgreSqlDialect;
+    use sqlparser::parser::Parser;
+
+    /// Each literal reads as the text the parser would give the same tree.
+    #[test]
+    fn literals_are_what_the_parser_makes_of_their_text() {
+        let values = [
+            (Value::Null, "NULL"),
+            (Value::Int2(-3), "(-3)::INT2"),
+            (Value::Int4(7), "(7)::INT4"),
+            (Value::Int8(i64::MIN), "(-9223372036854775808)::INT8"),
+            (Value::Float8(-0.5), "'-0.5'::FLOAT8"),
+            (Value::Float8(f64::NAN), "'NaN'::FLOAT8"),
+            (Value::Bool(true), "true"),
+            (Value::Text("it's".into()), "'it''s'"),
+            (
+                Value::Uuid([0xab; 16]),
+                "'abababab-abab-abab-abab-abababababab'::UUID",
+            ),
+        ];
+        for (v, text) in values {
+            let built = literal(&v, None);
+            let parsed = Parser::new(&PostgreSqlDialect {})
+                .try_with_sql(text)
+                .and_then(|mut p| p.parse_expr())
+                .unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(built.to_string(), parsed.to_string(), "{v:?}");
+            assert_eq!(built.to_string(), text, "{v:?}");
         }
     }
 }

@@ -204,8 +204,13 @@ impl Session {
         p: &Prepared,
         params: &[Value],
     ) -> SqlResult<StatementResult> {
-        let text = p.text(params)?;
-        self.execute_one(&text)
+        let parsed = p.bind(params);
+        let mut last = None;
+        self.run_parsed(p.text(), 0, None, parsed, &mut |o| {
+            last = Some(o.result);
+            true
+        });
+        last.unwrap_or_else(|| Err(SqlError::syntax("empty statement")))
     }
 
     pub fn database(&self) -> &Database {
@@ -252,38 +257,55 @@ impl Session {
         };
         let index = LineIndex::new(script);
         for s in statements {
-            self.guard = Guard::start(&self.cancel, self.work_mem_bytes);
-            let started = Instant::now();
-            let before = self.db.stats();
-            let result = match s.parsed {
-                // Binding and running recurse as deep as the statement nests.
-                Ok(p) => crate::depth::with_stack(p.stack_bytes(), || self.execute_parsed(p)),
-                Err(e) => Err(self.fail(e)),
-            };
-            let result = match result {
-                Ok(out) => Ok(StatementResult {
-                    tag: out.tag,
-                    columns: out.columns,
-                    rows: out.rows,
-                    notices: out.notices,
-                    stats: self.db.stats().since(&before),
-                    elapsed: started.elapsed(),
-                }),
-                Err(mut e) => {
-                    if let Some(loc) = e.location.filter(|l| l.line > 0) {
-                        let at = index.offset(loc);
-                        e.position = Some(at.saturating_sub(s.start_char) + 1);
-                    }
-                    Err(e)
-                }
-            };
-            if !on(Outcome {
-                text: s.text,
-                result,
-            }) {
+            if !self.run_parsed(&s.text, s.start_char, Some(&index), s.parsed, on) {
                 return;
             }
         }
+    }
+
+    /// Runs one parsed statement of a text (starting at character `start_char` of the
+    /// script `index` maps; errors' locations are in the statement's own text when
+    /// there is no index) and calls `on` with its outcome; returns what `on` returns.
+    fn run_parsed(
+        &mut self,
+        text: &str,
+        start_char: usize,
+        index: Option<&LineIndex>,
+        parsed: SqlResult<Parsed>,
+        on: &mut dyn FnMut(Outcome) -> bool,
+    ) -> bool {
+        self.guard = Guard::start(&self.cancel, self.work_mem_bytes);
+        let started = Instant::now();
+        let before = self.db.stats();
+        let result = match parsed {
+            // Binding and running recurse as deep as the statement nests.
+            Ok(p) => crate::depth::with_stack(p.stack_bytes(), || self.execute_parsed(p)),
+            Err(e) => Err(self.fail(e)),
+        };
+        let result = match result {
+            Ok(out) => Ok(StatementResult {
+                tag: out.tag,
+                columns: out.columns,
+                rows: out.rows,
+                notices: out.notices,
+                stats: self.db.stats().since(&before),
+                elapsed: started.elapsed(),
+            }),
+            Err(mut e) => {
+                if let Some(loc) = e.location.filter(|l| l.line > 0) {
+                    let at = match index {
+                        Some(index) => index.offset(loc),
+                        None => LineIndex::new(text).offset(loc),
+                    };
+                    e.position = Some(at.saturating_sub(start_char) + 1);
+                }
+                Err(e)
+            }
+        };
+        on(Outcome {
+            text: text.to_string(),
+            result,
+        })
     }
 
     /// Runs a script and returns each statement's result; stops at the first error.
@@ -451,10 +473,10 @@ impl Session {
                 format!("prepared statement \"{n}\" already exists"),
             ));
         }
-        let types = types
-            .iter()
-            .map(|t| crate::types::declared_type(t, false).map(Some))
-            .collect::<SqlResult<Vec<_>>>()?;
+        for t in types {
+            crate::types::declared_type(t, false)?;
+        }
+        let types = types.iter().cloned().map(Some).collect();
         let p = Prepared::new(&statement.to_string(), types)?;
         self.prepared.insert(n, p);
         Ok(Output::tag("PREPARE"))
@@ -476,17 +498,15 @@ impl Session {
             let e = crate::bind::Binder::plain(&crate::bind::Scope::default()).bind(a)?;
             values.push(e.eval(&[], &mut EvalCtx { rng: &mut self.rng })?);
         }
-        let text = p.text(&values)?;
-        let mut parsed = parse_script(&text)?;
-        let one = parsed
-            .pop()
-            .filter(|_| parsed.is_empty())
-            .ok_or_else(|| SqlError::syntax("a prepared statement holds exactly one statement"))?;
-        let p = one.parsed?;
+        let p = p.bind(&values)?;
         self.executing = true;
         let r = crate::depth::with_stack(p.stack_bytes(), || self.execute_parsed(p));
         self.executing = false;
-        r
+        // A location would be one in the prepared text, not in the EXECUTE statement.
+        r.map_err(|mut e| {
+            e.location = None;
+            e
+        })
     }
 
     fn ctx(&mut self) -> Ctx<'_, '_> {

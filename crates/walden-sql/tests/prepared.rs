@@ -99,3 +99,28 @@ fn sql_prepare_execute_deallocate() {
     q(&mut s, "deallocate all");
     assert_eq!(s.execute("execute bump(1)").unwrap_err().code, "26000");
 }
+
+#[test]
+fn parsed_once_errors_point_into_the_prepared_text() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    q(&mut s, "create table t (id int8 primary key, v int4)");
+    // A bad parameter number is refused when preparing.
+    assert_eq!(s.prepare("select $0").unwrap_err().code, "42601");
+    // An error found when running points at the prepared text.
+    let bad = s.prepare("select v from t where nope = $1").unwrap();
+    let e = s.execute_prepared(&bad, &[Value::Int8(1)]).unwrap_err();
+    assert_eq!(e.code, "42703");
+    assert_eq!(e.position, Some(23));
+    // The same prepared statement runs with values of other types each time.
+    let echo = s.prepare("select $1").unwrap();
+    for v in [
+        Value::Int2(-7),
+        Value::Int8(i64::MIN),
+        Value::Text("$1".into()),
+        Value::Null,
+    ] {
+        let r = s.execute_prepared(&echo, std::slice::from_ref(&v)).unwrap();
+        assert_eq!(r.rows, vec![vec![v]]);
+    }
+}

@@ -372,7 +372,7 @@ impl Database {
         }
         for (n, ix) in indexes.iter().enumerate() {
             let mut dead = Vec::new();
-            btree::scan(&ctx, ix, &[], &mut |item| {
+            btree::scan(&ctx, ix, &[], None, &mut |item| {
                 if !live[n].contains(item) {
                     dead.push(item.to_vec());
                 }
@@ -693,7 +693,7 @@ impl Transaction {
         if backward {
             btree::scan_backward(&ctx, &ix, stop.as_deref(), &mut visit)
         } else {
-            btree::scan(&ctx, &ix, &start, &mut visit)
+            btree::scan(&ctx, &ix, &start, stop.as_deref(), &mut visit)
         }
     }
 

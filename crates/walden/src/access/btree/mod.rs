@@ -508,28 +508,35 @@ pub fn delete_sorted(ctx: &Ctx, ix: &Index, items: &[Vec<u8>], w: &mut Logger) -
     Ok(removed)
 }
 
-/// Calls `f` with each leaf item at or above `start`, in order, until it returns false.
-/// Items are copied a leaf at a time and `f` runs with no lock or latch held; a leaf's
-/// items are those it held when copied.
+/// Calls `f` with each leaf item at or above `start` whose key (the item without its
+/// row id) is below `stop` (all of them for None), in order, until it returns false.
+/// Items are copied a leaf at a time, up to the first past `stop`, and `f` runs with
+/// no lock or latch held; a leaf's items are those it held when copied.
 pub fn scan(
     ctx: &Ctx,
     ix: &Index,
     start: &[u8],
+    stop: Option<&[u8]>,
     f: &mut dyn FnMut(&[u8]) -> Result<bool>,
 ) -> Result<()> {
-    scan_with(ctx, ix, start, true, f)
+    scan_with(ctx, ix, start, stop, true, f)
 }
 
 fn scan_with(
     ctx: &Ctx,
     ix: &Index,
     start: &[u8],
+    stop: Option<&[u8]>,
     take_lock: bool,
     f: &mut dyn FnMut(&[u8]) -> Result<bool>,
 ) -> Result<()> {
     let mut probe = start.to_vec();
     let mut batch: Vec<u8> = Vec::new();
     let mut ends: Vec<usize> = Vec::new();
+    let below_stop = |item: &[u8]| match (stop, key::split_item(item)) {
+        (Some(s), Some((k, _))) => k < s,
+        _ => true,
+    };
     loop {
         let next = {
             let _shared = take_lock.then(|| ix.tree.read().unwrap_or_else(|e| e.into_inner()));
@@ -541,11 +548,18 @@ fn scan_with(
             let from = match p.search(&probe) {
                 Ok(i) | Err(i) => i,
             };
+            let mut ended = false;
             for i in from..p.count() {
-                batch.extend_from_slice(p.item(i));
+                let item = p.item(i);
+                if !below_stop(item) {
+                    ended = true;
+                    break;
+                }
+                batch.extend_from_slice(item);
                 ends.push(batch.len());
             }
-            p.high_key().map(|h| h.to_vec())
+            // Nothing right of the first item past `stop` is wanted.
+            p.high_key().filter(|_| !ended).map(|h| h.to_vec())
         };
         let mut at = 0;
         for &end in &ends {
@@ -841,7 +855,9 @@ pub fn insert_unique(
     let key = &item[..key_len];
     let _exclusive = ix.tree.write().unwrap_or_else(|e| e.into_inner());
     let mut outcome = Unique::Inserted;
-    scan_with(ctx, ix, key, false, &mut |it| {
+    let mut stop = key.to_vec();
+    stop.push(0xff);
+    scan_with(ctx, ix, key, Some(&stop), false, &mut |it| {
         if !it.starts_with(key) || it.len() != key_len + ROW_ID_BYTES {
             return Ok(false);
         }
