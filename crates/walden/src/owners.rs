@@ -41,7 +41,8 @@ mod tests {
     #[test]
     fn record_codes_are_stable() {
         use crate::wal::record::{
-            CHANGES_PAGE as P, KEEP_WITH_IMAGE as K, NEW_PAGE as N, WILL_INIT as I,
+            CARRIES_ROWS as R, CHANGES_PAGE as P, KEEP_WITH_IMAGE as K, NEW_PAGE as N,
+            WILL_INIT as I,
         };
         let got: Vec<(u8, &str, u8)> = owners()
             .types()
@@ -49,7 +50,7 @@ mod tests {
             .collect();
         let want = [
             (1, "heap_init", P | I),
-            (2, "heap_insert", P),
+            (2, "heap_insert", P | R),
             (3, "heap_delete", P),
             (4, "heap_update_old", P),
             (5, "heap_prune", P),
@@ -59,7 +60,7 @@ mod tests {
             (9, "drop_table", 0),
             (10, "page_image", P | I),
             (11, "checkpoint", 0),
-            (12, "undo_insert", P | K),
+            (12, "undo_insert", P | K | R),
             (13, "undo_change", P | K),
             (14, "undo_revert", P | K),
             (15, "undo_only", 0),
@@ -73,6 +74,7 @@ mod tests {
             (23, "btree_split_right", P | N),
             (24, "btree_meta", P),
             (25, "replace_index", 0),
+            (26, "btree_insert_row", P),
         ];
         assert_eq!(got, want);
         for t in owners().types() {
@@ -83,7 +85,7 @@ mod tests {
 
     #[test]
     fn an_unknown_code_is_an_error() {
-        for code in [0u8, 26, 31, 200] {
+        for code in [0u8, 27, 31, 200] {
             let mut b = Vec::new();
             put_record(&mut b, code, 1, &[&[1, 2]]);
             let e = owners().decode(&b, 0).unwrap_err();

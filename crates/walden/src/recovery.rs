@@ -3,7 +3,7 @@
 //! (docs/recovery.md). It returns the recovered state, from which the engine builds
 //! itself.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -21,6 +21,7 @@ use crate::store::{PageStore, Protection};
 use crate::txn::{ends_transaction, ABORT};
 use crate::vfs::{FileLock, Vfs};
 use crate::wal::format::segment_name;
+use crate::wal::payload::{get_insert, LoggedRows};
 use crate::wal::record::{CheckpointRecord, LogRecord, CHECKPOINT};
 use crate::wal::{RedoCtx, Wal, WalCompression, WalPosition, WalReader};
 
@@ -197,10 +198,16 @@ pub(crate) fn recover(
         lsn: rec.lsn,
         reason,
     };
+    // Each transaction's latest insert record's rows, for `btree_insert_row` (rule 31).
+    let mut rows: HashMap<u64, LoggedRows> = HashMap::new();
     while let Some(rec) = reader.next()? {
         crash_undo.note(&rec).map_err(|r| corrupt(&rec, r))?;
         if ends_transaction(rec.rtype) {
             finished.insert(rec.xid);
+            rows.remove(&rec.xid);
+        } else if rec.rtype.carries_rows() {
+            let logged = get_insert(&rec.payload).map_err(|r| corrupt(&rec, r))?;
+            rows.insert(rec.xid, logged);
         }
         if rec.lsn < ckpt.redo.lsn {
             continue;
@@ -227,6 +234,7 @@ pub(crate) fn recover(
             clog,
             catalog: &mut catalog,
             wal_dir: &wal_dir,
+            rows: &rows,
         };
         owners().redo(&rec, &mut ctx)?;
     }

@@ -20,6 +20,18 @@ pub enum ColumnType {
 }
 
 impl ColumnType {
+    /// Bytes of a value in a stored row (None: text, a u16 length and the bytes).
+    pub fn fixed_width(self) -> Option<usize> {
+        match self {
+            ColumnType::Int2 => Some(2),
+            ColumnType::Int4 => Some(4),
+            ColumnType::Int8 | ColumnType::Float8 => Some(8),
+            ColumnType::Bool => Some(1),
+            ColumnType::Uuid => Some(16),
+            ColumnType::Text => None,
+        }
+    }
+
     pub fn code(self) -> u8 {
         match self {
             ColumnType::Int2 => 1,
@@ -279,6 +291,34 @@ impl Schema {
             return Err(format!("{} trailing bytes after the row", bytes.len() - at));
         }
         Ok(row)
+    }
+
+    /// Where each column's value starts in a row as stored (None: NULL); `Err` with a
+    /// reason when the bytes do not match the schema.
+    pub fn value_offsets(&self, bytes: &[u8]) -> Result<Vec<Option<usize>>, String> {
+        let nb = self.bitmap_bytes();
+        let bitmap = bytes.get(..nb).ok_or("row shorter than its null bitmap")?;
+        let mut at = nb;
+        let mut out = Vec::with_capacity(self.columns.len());
+        for (i, col) in self.columns.iter().enumerate() {
+            if bitmap[i / 8] & (1 << (i % 8)) != 0 {
+                out.push(None);
+                continue;
+            }
+            out.push(Some(at));
+            let len = match col.ty.fixed_width() {
+                Some(n) => n,
+                None => {
+                    let b = bytes.get(at..at + 2).ok_or("row truncated")?;
+                    2 + u16::from_le_bytes([b[0], b[1]]) as usize
+                }
+            };
+            at += len;
+            if at > bytes.len() {
+                return Err(format!("row truncated in column {:?}", col.name));
+            }
+        }
+        Ok(out)
     }
 
     /// Serializes the schema (for the catalog and CreateTable records).

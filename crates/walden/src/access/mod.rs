@@ -63,6 +63,17 @@ pub struct InsertCursor<'a> {
     /// Length of the transaction's undo entries when the insert began (undo tables: what
     /// a failed insert rolls back to).
     pub(crate) undo_mark: usize,
+    /// The insert record logged last, when it was logged as itself (not replaced by a
+    /// page image): the B-tree may name its rows instead of logging their keys.
+    pub last_logged: Option<LastInsert>,
+}
+
+/// An insert record as logged: its LSN, page and the slots of its rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LastInsert {
+    pub lsn: u64,
+    pub page: u64,
+    pub slots: Vec<u16>,
 }
 
 impl<'a> InsertCursor<'a> {
@@ -76,6 +87,7 @@ impl<'a> InsertCursor<'a> {
             pending: false,
             ids: Vec::new(),
             undo_mark: undo.entries.len(),
+            last_logged: None,
         }
     }
 }

@@ -3,7 +3,7 @@
 //! bytes with a header of a size the table kind gives (`TupleFormat`).
 
 use crate::access::{Ctx, TxnView};
-use crate::access::{InsertCursor, Progress};
+use crate::access::{InsertCursor, LastInsert, Progress};
 use crate::buffer::Fetch;
 use crate::catalog::Table;
 use crate::codec::{put_varint, Reader};
@@ -172,6 +172,7 @@ pub(crate) fn insert_rows(
         row,
         pending,
         ids,
+        last_logged,
         ..
     } = cursor;
     let mut tuple = Vec::with_capacity(256);
@@ -237,6 +238,13 @@ pub(crate) fn insert_rows(
             .wal
             .append_page_change(format.record, xid, &payload, &mut g, Some(stats))?;
         logged(a.lsn, page_no, &slots);
+        if a.rtype == format.record {
+            *last_logged = Some(LastInsert {
+                lsn: a.lsn,
+                page: page_no,
+                slots: slots.clone(),
+            });
+        }
         let free = PageRef(&g).free_space();
         drop(g);
         if Some(page_no) != table.last_page() {

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use super::{check_name, Database, Inner, Transaction};
 use crate::access::btree::{self, key, Logger, Unique, Verdict};
+use crate::access::LastInsert;
 use crate::access::{self, Ctx, Latest, TableAccess};
 use crate::catalog::{CatalogRecord, Index, IndexDef, Table};
 use crate::error::{Error, Result};
@@ -85,6 +86,27 @@ pub(super) fn item_of(
     let key_len = item.len();
     key::push_row_id(&mut item, id);
     Ok((item, key_len, has_null))
+}
+
+/// Where the key of `ix` lies in a row as stored, for a leaf insert that names the row
+/// of the insert record at `rows_lsn` instead of logging the key; None unless the key
+/// read back that way is `key`.
+fn row_ref(
+    t: &Table,
+    ix: &Index,
+    rows_lsn: u64,
+    id: RowId,
+    row: &[u8],
+    key: &[u8],
+) -> Option<btree::RowRef> {
+    let parts = key::key_parts(&t.schema, &ix.columns, row)?;
+    let mut read = Vec::with_capacity(key.len());
+    key::key_from_parts(row, &parts, &mut read).ok()?;
+    (read == key).then_some(btree::RowRef {
+        rows_lsn,
+        id,
+        key: parts,
+    })
 }
 
 /// A row as stored, decoded; a row that does not decode is a damaged page.
@@ -287,6 +309,7 @@ impl Database {
             let mut w = Logger {
                 xid,
                 stats: &mut tx.stats,
+                row_ref: None,
             };
             let (meta, pages) = btree::build(&ctx, id, &mut items.into_iter(), &mut w)?;
             def.meta = meta;
@@ -382,6 +405,7 @@ impl Database {
             let mut w = btree::Logger {
                 xid,
                 stats: &mut tx.stats,
+                row_ref: None,
             };
             btree::delete_sorted(&ctx, ix, &dead, &mut w)?;
         }
@@ -526,6 +550,7 @@ impl Transaction {
         t: &Table,
         indexes: &[Arc<Index>],
         rows: &[(RowId, Vec<u8>)],
+        fresh: Option<&LastInsert>,
         made: &mut Vec<(usize, Vec<u8>)>,
     ) -> Result<()> {
         let db = self.db.clone();
@@ -539,9 +564,13 @@ impl Transaction {
                 if has_null && ix.primary {
                     return Err(null_in_key(t, ix, &row));
                 }
+                let row_ref = fresh
+                    .filter(|f| f.page == id.page && f.slots.contains(&id.slot))
+                    .and_then(|f| row_ref(t, ix, f.lsn, *id, bytes, &item[..key_len]));
                 let mut w = Logger {
                     xid: me,
                     stats: &mut self.stats,
+                    row_ref,
                 };
                 if !ix.unique || has_null {
                     btree::insert(&ctx, ix, &item, &mut w)?;
@@ -596,6 +625,7 @@ impl Transaction {
         let mut w = Logger {
             xid: self.snapshot.xid,
             stats: &mut self.stats,
+            row_ref: None,
         };
         for (n, item) in made.iter().rev() {
             btree::delete(&ctx, &indexes[*n], item, &mut w)?;

@@ -102,7 +102,7 @@ impl Transaction {
         indexes: &[Arc<Index>],
         rows: &[(RowId, Vec<u8>)],
     ) -> Result<()> {
-        let r = self.index_rows(t, indexes, rows, &mut Vec::new());
+        let r = self.index_rows(t, indexes, rows, None, &mut Vec::new());
         if let Err(e) = &r {
             self.doomed = Some(e.to_string());
         }
@@ -260,20 +260,21 @@ impl Transaction {
             Ok(more)
         };
         let mut undo_mark = 0;
-        let ids = self.write(t, |access, db, w| {
+        let (ids, last_logged) = self.write(t, |access, db, w| {
             let ctx = db.access_ctx();
             let mut cursor = InsertCursor::new(&mut keep, w.undo);
             undo_mark = cursor.undo_mark;
             loop {
                 match access.insert(&ctx, t, w, &mut cursor)? {
-                    Progress::Done => return Ok(cursor.ids),
+                    Progress::Done => return Ok((cursor.ids, cursor.last_logged)),
                     Progress::Paused => db.relieve_space(),
                 }
             }
         })?;
         let rows: Vec<(RowId, Vec<u8>)> = ids.iter().copied().zip(bytes).collect();
         let mut made = Vec::new();
-        if let Err(e) = self.index_rows(t, &indexes, &rows, &mut made) {
+        let fresh = last_logged.as_ref();
+        if let Err(e) = self.index_rows(t, &indexes, &rows, fresh, &mut made) {
             self.unindex(&indexes, &made)?;
             self.write(t, |access, db, w| {
                 access.withdraw(&db.access_ctx(), w, &ids, undo_mark)

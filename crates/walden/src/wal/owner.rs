@@ -7,6 +7,7 @@
 //! (`crate::owners`), so no owner depends on another and a new one (a B-tree) is one
 //! module and one line in that list.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use crate::buffer::{BufferPool, Fetch};
@@ -15,6 +16,7 @@ use crate::clog::Clog;
 use crate::error::{Error, Result};
 use crate::page::{PageMut, PageRef};
 use crate::stats::RECORD_CODES;
+use crate::wal::payload::LoggedRows;
 use crate::wal::record::*;
 
 /// An owner of WAL records.
@@ -41,6 +43,9 @@ pub struct RedoCtx<'a> {
     pub catalog: &'a mut Catalog,
     /// The WAL directory (named in errors).
     pub wal_dir: &'a Path,
+    /// The rows of each running transaction's latest `CARRIES_ROWS` record, which a
+    /// `btree_insert_row` takes its key from.
+    pub rows: &'a HashMap<u64, LoggedRows>,
 }
 
 impl RedoCtx<'_> {

@@ -177,6 +177,25 @@ impl InsertBuilder {
     }
 }
 
+/// The page and rows of an insert payload (`page varint | cid varint | rows`).
+pub fn get_insert(payload: &[u8]) -> Result<LoggedRows, String> {
+    let mut r = Reader::new(payload, 0);
+    let page = r.varint()?;
+    r.varint32()?;
+    let rows = get_rows(&mut r)?;
+    match r.remaining() {
+        0 => Ok(LoggedRows { page, rows }),
+        n => Err(format!("{n} trailing bytes in an insert payload")),
+    }
+}
+
+/// The rows one insert record put on its page (slot, row bytes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoggedRows {
+    pub page: u64,
+    pub rows: Vec<(u16, Vec<u8>)>,
+}
+
 /// An insert payload: `page varint | cid varint | rows`.
 pub fn put_insert(out: &mut Vec<u8>, page: u64, cid: u32, rows: &[(u16, Vec<u8>)]) {
     put_varint(out, page);

@@ -25,6 +25,11 @@ pub const KEEP_WITH_IMAGE: u8 = 4;
 /// `WILL_INIT` it may name a page not yet allocated, but redo reads the page first (it
 /// skips a page that is newer) and full-page mode logs an image in its place.
 pub const NEW_PAGE: u8 = 8;
+/// The payload is an insert payload (`page varint | cid varint | rows`, the table kinds'
+/// shared layout): recovery keeps the rows of each transaction's latest such record, for
+/// the `btree_insert_row` records after it that take their key from one of those rows
+/// (docs/recovery.md rule 31).
+pub const CARRIES_ROWS: u8 = 16;
 
 /// A record type: the code byte after the length (global, stable on disk), a name, and
 /// the flags the WAL core acts on. Two types are the same when their codes are (no code
@@ -66,6 +71,10 @@ impl RecordType {
 
     pub fn keep_with_image(self) -> bool {
         self.flags & KEEP_WITH_IMAGE != 0
+    }
+
+    pub fn carries_rows(self) -> bool {
+        self.flags & CARRIES_ROWS != 0
     }
 
     /// Its page may be one past those allocated when the log was read from (`WILL_INIT`

@@ -250,12 +250,52 @@ impl Wal {
         xid: u64,
         payload: &[u8],
         page: &mut [u8],
+        txn: Option<&mut TxnStats>,
+    ) -> Result<Appended> {
+        self.append_page_change_inner(rtype, xid, payload, None, page, txn)
+    }
+
+    /// Like `append_page_change`, for a record whose redo needs an earlier record of its
+    /// transaction, at `refers_to` (`btree_insert_row` takes its key from the rows of an
+    /// insert record): recovery reads that record only if it is at or after the redo
+    /// point, so when the latest checkpoint's redo point is past it, `fallback` (a
+    /// record that stands alone) is logged instead. Decided under the insert lock, where
+    /// checkpoints fix their redo point (docs/recovery.md rule 31).
+    #[allow(clippy::too_many_arguments)]
+    pub fn append_page_change_referring(
+        &self,
+        rtype: RecordType,
+        xid: u64,
+        payload: &[u8],
+        refers_to: u64,
+        fallback: (RecordType, &[u8]),
+        page: &mut [u8],
+        txn: Option<&mut TxnStats>,
+    ) -> Result<Appended> {
+        let alt = Some((refers_to, fallback.0, fallback.1));
+        self.append_page_change_inner(rtype, xid, payload, alt, page, txn)
+    }
+
+    fn append_page_change_inner(
+        &self,
+        rtype: RecordType,
+        xid: u64,
+        payload: &[u8],
+        alt: Option<(u64, RecordType, &[u8])>,
+        page: &mut [u8],
         mut txn: Option<&mut TxnStats>,
     ) -> Result<Appended> {
         self.poison.check()?;
-        check_record_size(payload.len().max(page.len()) + 1)?;
+        let longest = alt.map_or(payload.len(), |(_, _, p)| p.len().max(payload.len()));
+        check_record_size(longest.max(page.len()) + 1)?;
         let (image, appended, big) = {
             let mut ins = self.lock_insert();
+            let (rtype, payload) = match alt {
+                Some((refers_to, fallback, fallback_payload)) if refers_to < ins.redo_lsn => {
+                    (fallback, fallback_payload)
+                }
+                _ => (rtype, payload),
+            };
             let p = PageMut(page);
             let needs_image =
                 self.full_page_writes && !rtype.will_init() && p.lsn() <= ins.redo_lsn;

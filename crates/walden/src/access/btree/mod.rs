@@ -50,6 +50,18 @@ pub fn max_key_bytes(page_size: usize) -> usize {
 pub struct Logger<'s> {
     pub xid: u64,
     pub stats: &'s mut TxnStats,
+    /// The row the item being inserted was made from, when the transaction's latest
+    /// insert record put it on its page: the leaf insert then logs where the key lies in
+    /// that row (`btree_insert_row`) instead of the key.
+    pub row_ref: Option<RowRef>,
+}
+
+/// A row an insert record logged (at `rows_lsn`), and where its key lies in it.
+#[derive(Debug, Clone)]
+pub struct RowRef {
+    pub rows_lsn: u64,
+    pub id: crate::RowId,
+    pub key: Vec<key::KeyPart>,
 }
 
 fn corrupt(ix: &Index, page: u64, reason: impl Into<String>) -> Error {
@@ -100,8 +112,39 @@ fn log_insert(
 ) -> Result<()> {
     let mut payload = Vec::with_capacity(item.len() + 8);
     wal_records::put_insert(&mut payload, page, pos as u16, item);
-    ctx.wal
-        .append_page_change(wal_records::BTREE_INSERT, w.xid, &payload, g, Some(w.stats))?;
+    let named = w.row_ref.as_ref().filter(|r| {
+        IndexPage(g).is_leaf() && key::split_item(item).is_some_and(|(_, id)| id == r.id)
+    });
+    match named {
+        Some(r) => {
+            let mut short = Vec::with_capacity(16);
+            BTreeRecord::InsertRow {
+                page,
+                pos: pos as u16,
+                slot: r.id.slot,
+                key: r.key.clone(),
+            }
+            .encode_payload(&mut short);
+            ctx.wal.append_page_change_referring(
+                wal_records::BTREE_INSERT_ROW,
+                w.xid,
+                &short,
+                r.rows_lsn,
+                (wal_records::BTREE_INSERT, &payload),
+                g,
+                Some(w.stats),
+            )?;
+        }
+        None => {
+            ctx.wal.append_page_change(
+                wal_records::BTREE_INSERT,
+                w.xid,
+                &payload,
+                g,
+                Some(w.stats),
+            )?;
+        }
+    }
     Ok(())
 }
 

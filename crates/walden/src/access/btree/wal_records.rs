@@ -6,15 +6,18 @@
 //! docs/recovery.md rule 28). `full-page` mode logs the new page as an image (the writer
 //! does: its LSN is below the redo point), `none` mode as its contents (`btree_page`).
 
+use super::key::{key_from_parts, push_row_id, KeyPart};
 use crate::buffer::Fetch;
 use crate::codec::{put_bytes_v, put_varint, Reader};
 use crate::error::{Error, Result};
 use crate::index_page::{IndexPage, IndexPageMut};
 use crate::page::PageRef;
+use crate::schema::ColumnType;
 use crate::store::Protection;
 use crate::wal::payload::{count, finish, Payload};
 use crate::wal::record::{CHANGES_PAGE, NEW_PAGE, WILL_INIT};
 use crate::wal::{LogRecord, RecordOwner, RecordType, RedoCtx};
+use crate::RowId;
 
 /// A whole index page: `page varint | index varint | level varint | flags u8 (1: meta) |
 /// right varint (0: none, else page + 1) | high key (0: none, else length + 1, bytes) |
@@ -35,6 +38,13 @@ pub const BTREE_SPLIT_RIGHT: RecordType =
     RecordType::new(23, "btree_split_right", CHANGES_PAGE | NEW_PAGE);
 /// The meta page names a new root: `page varint | root varint | level varint`.
 pub const BTREE_META: RecordType = RecordType::new(24, "btree_meta", CHANGES_PAGE);
+/// A leaf item made from a row the transaction's latest insert record (`CARRIES_ROWS`)
+/// logged, so that the key is not logged twice: `page varint | position varint | slot
+/// varint | parts u8 | parts × (type u8 | offset varint)`. The row is the one at `slot`
+/// in that record, on the record's page; each part is a key column's type code and the
+/// offset of its value in the row (type 0: NULL, no offset). Redo builds the item from
+/// the row's bytes, without the catalog (docs/recovery.md rule 31).
+pub const BTREE_INSERT_ROW: RecordType = RecordType::new(26, "btree_insert_row", CHANGES_PAGE);
 
 /// A B-tree record.
 #[derive(Debug, Clone, PartialEq)]
@@ -74,6 +84,12 @@ pub enum BTreeRecord {
         root: u64,
         level: u16,
     },
+    InsertRow {
+        page: u64,
+        pos: u16,
+        slot: u16,
+        key: Vec<KeyPart>,
+    },
 }
 
 impl BTreeRecord {
@@ -101,6 +117,7 @@ impl Payload for BTreeRecord {
             BTreeRecord::SplitLeft { .. } => BTREE_SPLIT_LEFT,
             BTreeRecord::SplitRight { .. } => BTREE_SPLIT_RIGHT,
             BTreeRecord::Meta { .. } => BTREE_META,
+            BTreeRecord::InsertRow { .. } => BTREE_INSERT_ROW,
         }
     }
 
@@ -166,6 +183,26 @@ impl Payload for BTreeRecord {
                 put_varint(out, *page);
                 put_varint(out, *root);
                 put_varint(out, *level as u64);
+            }
+            BTreeRecord::InsertRow {
+                page,
+                pos,
+                slot,
+                key,
+            } => {
+                put_varint(out, *page);
+                put_varint(out, *pos as u64);
+                put_varint(out, *slot as u64);
+                out.push(key.len() as u8);
+                for part in key {
+                    match part {
+                        KeyPart::Null => out.push(0),
+                        KeyPart::At { ty, offset } => {
+                            out.push(ty.code());
+                            put_varint(out, *offset as u64);
+                        }
+                    }
+                }
             }
         }
     }
@@ -256,6 +293,30 @@ impl BTreeRecord {
                 root: r.varint()?,
                 level: r.varint16()?,
             }
+        } else if t == BTREE_INSERT_ROW {
+            let pos = r.varint16()?;
+            let slot = r.varint16()?;
+            let n = r.u8()? as usize;
+            if n == 0 {
+                return Err("a key of no columns".into());
+            }
+            let mut key = Vec::with_capacity(n);
+            for _ in 0..n {
+                key.push(match r.u8()? {
+                    0 => KeyPart::Null,
+                    c => KeyPart::At {
+                        ty: ColumnType::from_code(c)
+                            .ok_or_else(|| format!("unknown column type {c}"))?,
+                        offset: r.varint32()?,
+                    },
+                });
+            }
+            BTreeRecord::InsertRow {
+                page,
+                pos,
+                slot,
+                key,
+            }
         } else {
             return Err(format!("record code {} is not the btree's", t.code));
         };
@@ -321,6 +382,7 @@ impl RecordOwner for BTreeOwner {
             BTREE_SPLIT_LEFT,
             BTREE_SPLIT_RIGHT,
             BTREE_META,
+            BTREE_INSERT_ROW,
         ]
     }
 
@@ -368,6 +430,15 @@ impl RecordOwner for BTreeOwner {
             BTreeRecord::Meta { page, root, level } => {
                 format!("page {page} root {root} level {level}")
             }
+            BTreeRecord::InsertRow {
+                page,
+                pos,
+                slot,
+                key,
+            } => format!(
+                "page {page} pos {pos} key of {} columns from the row at slot {slot}",
+                key.len()
+            ),
         })
     }
 
@@ -382,17 +453,33 @@ impl RecordOwner for BTreeOwner {
                 }
                 Ok(())
             }
-            BTreeRecord::Insert { pos, item, .. } => ctx.redo_page(rec, Fetch::Read, |g, _| {
-                on_index_page(g, |p| {
-                    if (*pos as usize) > p.count() {
-                        return Err(format!("position {pos} beyond {} items", p.count()));
-                    }
-                    if !p.insert(*pos as usize, item) {
-                        return Err("the item does not fit".into());
-                    }
-                    Ok(())
-                })
-            }),
+            BTreeRecord::Insert { pos, item, .. } => redo_insert(ctx, rec, *pos, item),
+            BTreeRecord::InsertRow { pos, slot, key, .. } => {
+                let logged = ctx.rows.get(&rec.xid).ok_or_else(|| {
+                    ctx.corrupt(rec, "no insert record of its transaction before it".into())
+                })?;
+                let row = logged
+                    .rows
+                    .iter()
+                    .find(|(s, _)| s == slot)
+                    .map(|(_, row)| row)
+                    .ok_or_else(|| {
+                        let reason = format!(
+                            "the transaction's latest insert record has no row at slot {slot}"
+                        );
+                        ctx.corrupt(rec, reason)
+                    })?;
+                let mut item = Vec::with_capacity(32);
+                key_from_parts(row, key, &mut item).map_err(|r| ctx.corrupt(rec, r))?;
+                push_row_id(
+                    &mut item,
+                    RowId {
+                        page: logged.page,
+                        slot: *slot,
+                    },
+                );
+                redo_insert(ctx, rec, *pos, &item)
+            }
             BTreeRecord::Delete { positions, .. } => ctx.redo_page(rec, Fetch::Read, |g, _| {
                 on_index_page(g, |p| {
                     if positions.last().is_some_and(|&l| l as usize >= p.count()) {
@@ -448,6 +535,21 @@ impl RecordOwner for BTreeOwner {
             }),
         }
     }
+}
+
+/// Redo of a leaf or internal insert: `item` at `pos`.
+fn redo_insert(ctx: &RedoCtx, rec: &LogRecord, pos: u16, item: &[u8]) -> Result<()> {
+    ctx.redo_page(rec, Fetch::Read, |g, _| {
+        on_index_page(g, |p| {
+            if (pos as usize) > p.count() {
+                return Err(format!("position {pos} beyond {} items", p.count()));
+            }
+            if !p.insert(pos as usize, item) {
+                return Err("the item does not fit".into());
+            }
+            Ok(())
+        })
+    })
 }
 
 /// Rebuilds a split's right page from its left page, which (rule 28) stands as it did
@@ -551,6 +653,22 @@ pub(crate) mod tests {
                 page: 6,
                 root: 13,
                 level: 2,
+            },
+            BTreeRecord::InsertRow {
+                page: 7,
+                pos: 4,
+                slot: 300,
+                key: vec![
+                    KeyPart::At {
+                        ty: ColumnType::Uuid,
+                        offset: 1,
+                    },
+                    KeyPart::Null,
+                    KeyPart::At {
+                        ty: ColumnType::Text,
+                        offset: 70_000,
+                    },
+                ],
             },
         ]
     }

@@ -11,11 +11,11 @@ use crate::wal::payload::{
     count, finish, get_rows, get_slot_runs, page_from_delta, put_insert, put_slot_runs, Payload,
     SlotCoder,
 };
-use crate::wal::record::CHANGES_PAGE;
+use crate::wal::record::{CARRIES_ROWS, CHANGES_PAGE};
 use crate::wal::{LogRecord, RecordOwner, RecordType, RedoCtx};
 
 /// Rows inserted into one page by one command: `page | cid | rows`.
-pub const HEAP_INSERT: RecordType = RecordType::new(2, "heap_insert", CHANGES_PAGE);
+pub const HEAP_INSERT: RecordType = RecordType::new(2, "heap_insert", CHANGES_PAGE | CARRIES_ROWS);
 /// Versions of one page deleted by one command (xmax set): `page | slot runs`.
 pub const HEAP_DELETE: RecordType = RecordType::new(3, "heap_delete", CHANGES_PAGE);
 /// Versions of one page replaced by one command: xmax set, and each one's successor.

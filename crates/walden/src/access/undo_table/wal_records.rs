@@ -12,12 +12,12 @@ use crate::codec::{put_bytes_v, put_varint, Reader};
 use crate::wal::payload::{
     count, finish, get_rows, put_insert, Payload, SlotCoder, MAX_RECORD_SLOTS,
 };
-use crate::wal::record::{CHANGES_PAGE, KEEP_WITH_IMAGE};
+use crate::wal::record::{CARRIES_ROWS, CHANGES_PAGE, KEEP_WITH_IMAGE};
 use crate::wal::{LogRecord, RecordOwner, RecordType, RedoCtx};
 
 const FLAGS: u8 = CHANGES_PAGE | KEEP_WITH_IMAGE;
 /// Rows inserted into one page by one command: `page | cid | rows`.
-pub const UNDO_INSERT: RecordType = RecordType::new(12, "undo_insert", FLAGS);
+pub const UNDO_INSERT: RecordType = RecordType::new(12, "undo_insert", FLAGS | CARRIES_ROWS);
 /// Rows of one page changed in place by one command: `page | cid | ops`.
 pub const UNDO_CHANGE: RecordType = RecordType::new(13, "undo_change", FLAGS);
 /// A compensation record: `page | undone_lsn | ops`.
