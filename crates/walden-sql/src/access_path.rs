@@ -311,7 +311,8 @@ fn plan_index(
     let ranges: Vec<KeyRange> = prefixes
         .into_iter()
         .map(|p| {
-            let lo = match &lower {
+            // The prefix, with the range's bound on the next column if it has one.
+            let bound = |side: &Option<(Value, bool)>| match side {
                 Some((v, incl)) => {
                     let mut k = p.clone();
                     k.push(v.clone());
@@ -324,20 +325,7 @@ fn plan_index(
                 None if p.is_empty() => Bound::Unbounded,
                 None => Bound::Included(p.clone()),
             };
-            let hi = match &upper {
-                Some((v, incl)) => {
-                    let mut k = p.clone();
-                    k.push(v.clone());
-                    if *incl {
-                        Bound::Included(k)
-                    } else {
-                        Bound::Excluded(k)
-                    }
-                }
-                None if p.is_empty() => Bound::Unbounded,
-                None => Bound::Included(p),
-            };
-            (lo, hi)
+            (bound(&lower), bound(&upper))
         })
         .collect();
     let ranges = if ranges.len() == 1 && ranges[0] == (Bound::Unbounded, Bound::Unbounded) {

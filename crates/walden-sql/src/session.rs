@@ -205,12 +205,7 @@ impl Session {
         params: &[Value],
     ) -> SqlResult<StatementResult> {
         let parsed = p.bind(params);
-        let mut last = None;
-        self.run_parsed(p.text(), 0, None, parsed, &mut |o| {
-            last = Some(o.result);
-            true
-        });
-        last.unwrap_or_else(|| Err(SqlError::syntax("empty statement")))
+        self.run_parsed(p.text(), 0, None, parsed)
     }
 
     pub fn database(&self) -> &Database {
@@ -257,23 +252,26 @@ impl Session {
         };
         let index = LineIndex::new(script);
         for s in statements {
-            if !self.run_parsed(&s.text, s.start_char, Some(&index), s.parsed, on) {
+            let result = self.run_parsed(&s.text, s.start_char, Some(&index), s.parsed);
+            if !on(Outcome {
+                text: s.text,
+                result,
+            }) {
                 return;
             }
         }
     }
 
-    /// Runs one parsed statement of a text (starting at character `start_char` of the
-    /// script `index` maps; errors' locations are in the statement's own text when
-    /// there is no index) and calls `on` with its outcome; returns what `on` returns.
+    /// Runs one parsed statement of a text, starting at character `start_char` of the
+    /// script `index` maps (errors' locations are in the statement's own text when
+    /// there is no index).
     fn run_parsed(
         &mut self,
         text: &str,
         start_char: usize,
         index: Option<&LineIndex>,
         parsed: SqlResult<Parsed>,
-        on: &mut dyn FnMut(Outcome) -> bool,
-    ) -> bool {
+    ) -> SqlResult<StatementResult> {
         self.guard = Guard::start(&self.cancel, self.work_mem_bytes);
         let started = Instant::now();
         let before = self.db.stats();
@@ -282,7 +280,7 @@ impl Session {
             Ok(p) => crate::depth::with_stack(p.stack_bytes(), || self.execute_parsed(p)),
             Err(e) => Err(self.fail(e)),
         };
-        let result = match result {
+        match result {
             Ok(out) => Ok(StatementResult {
                 tag: out.tag,
                 columns: out.columns,
@@ -301,11 +299,7 @@ impl Session {
                 }
                 Err(e)
             }
-        };
-        on(Outcome {
-            text: text.to_string(),
-            result,
-        })
+        }
     }
 
     /// Runs a script and returns each statement's result; stops at the first error.

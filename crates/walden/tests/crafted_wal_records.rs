@@ -208,3 +208,50 @@ fn undo_records_that_do_not_fit_their_page_are_errors_not_panics() {
         }
     }
 }
+
+/// A `btree_insert_row` whose row cannot be found or read (no insert record of its
+/// transaction before it, a slot that record does not hold, a key part past the row's
+/// end) is corrupt WAL naming the reason, not a panic and not a made-up index entry.
+#[test]
+fn btree_insert_row_without_its_row_is_corrupt_wal() {
+    use walden::access::btree::key::KeyPart;
+    use walden::access::btree::wal_records::BTreeRecord;
+    let entry = |slot: u16, offset: u32| BTreeRecord::InsertRow {
+        page: 0,
+        pos: 0,
+        slot,
+        key: vec![KeyPart::At {
+            ty: ColumnType::Int8,
+            offset,
+        }],
+    };
+    let cases = [
+        (false, entry(0, 1), "no insert record of its transaction"),
+        (true, entry(5, 1), "no row at slot 5"),
+        (true, entry(0, 100), "outside the row"),
+    ];
+    for (i, (with_insert, rec, want)) in cases.into_iter().enumerate() {
+        let vfs = SimVfs::new(200 + i as u64);
+        let page = base(&vfs);
+        let init = SlottedRecord::Init { page, table: 1 };
+        let insert = HeapRecord::Insert {
+            page,
+            cid: 1,
+            rows: vec![(0, vec![0; 9])],
+        };
+        let mut records: Vec<(&dyn Payload, u64)> = Vec::new();
+        if with_insert {
+            records.push((&init, 70));
+            records.push((&insert, 70));
+        }
+        records.push((&rec, 70));
+        append_frame(&vfs, &records);
+        match open_without_panic(&vfs) {
+            Ok(Err(Error::CorruptWal { reason, .. })) => {
+                assert!(reason.contains(want), "case {i}: {reason}")
+            }
+            Ok(other) => panic!("case {i}: expected CorruptWal, got {:?}", other.err()),
+            Err(msg) => panic!("case {i}: recovery panicked: {msg}"),
+        }
+    }
+}

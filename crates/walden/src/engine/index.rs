@@ -164,13 +164,6 @@ fn null_in_key(t: &Table, ix: &Index, row: &[Value]) -> Error {
     }
 }
 
-/// The first byte string after every key that starts with `prefix` (key values begin
-/// with tag 1 or 2, so 0xff sorts after all of them).
-fn past(mut prefix: Vec<u8>) -> Vec<u8> {
-    prefix.push(0xff);
-    prefix
-}
-
 /// Whether the row (as `latest` found it) holds `key` in the index.
 fn holds_key(
     inner: &Inner,
@@ -687,11 +680,11 @@ impl Transaction {
         let start = match lower {
             Bound::Unbounded => Vec::new(),
             Bound::Included(v) => prefix(v)?,
-            Bound::Excluded(v) => past(prefix(v)?),
+            Bound::Excluded(v) => key::past(prefix(v)?),
         };
         let stop: Option<Vec<u8>> = match upper {
             Bound::Unbounded => None,
-            Bound::Included(v) => Some(past(prefix(v)?)),
+            Bound::Included(v) => Some(key::past(prefix(v)?)),
             Bound::Excluded(v) => Some(prefix(v)?),
         };
         let ctx = db.access_ctx();

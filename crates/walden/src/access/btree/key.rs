@@ -174,6 +174,13 @@ pub fn encode_key(
     Some(has_null)
 }
 
+/// The first byte string after every key that starts with `prefix` (key values begin
+/// with tag 1 or 2, so 0xff sorts after all of them).
+pub fn past(mut prefix: Vec<u8>) -> Vec<u8> {
+    prefix.push(0xff);
+    prefix
+}
+
 /// Appends a row id (the end of a leaf item).
 pub fn push_row_id(out: &mut Vec<u8>, id: RowId) {
     out.extend_from_slice(&(id.page as u32).to_be_bytes());

@@ -118,13 +118,7 @@ fn log_insert(
     match named {
         Some(r) => {
             let mut short = Vec::with_capacity(16);
-            BTreeRecord::InsertRow {
-                page,
-                pos: pos as u16,
-                slot: r.id.slot,
-                key: r.key.clone(),
-            }
-            .encode_payload(&mut short);
+            wal_records::put_insert_row(&mut short, page, pos as u16, r.id.slot, &r.key);
             ctx.wal.append_page_change_referring(
                 wal_records::BTREE_INSERT_ROW,
                 w.xid,
@@ -144,6 +138,19 @@ fn log_insert(
                 Some(w.stats),
             )?;
         }
+    }
+    Ok(())
+}
+
+/// A descent's check of each page it reaches: a page of the level it expects, not the
+/// meta page.
+fn check_level(ix: &Index, page: u64, p: &IndexPage, expect: u16) -> Result<()> {
+    if p.level() != expect || p.is_meta() {
+        return Err(corrupt(
+            ix,
+            page,
+            format!("level {} where level {expect} was expected", p.level()),
+        ));
     }
     Ok(())
 }
@@ -187,13 +194,7 @@ fn descend<'p>(ctx: &Ctx<'p>, ix: &Index, probe: &[u8], level: u16) -> Result<De
         let pinned = pin(ctx, ix, page)?;
         let g = pinned.read();
         let p = IndexPage(&g);
-        if p.level() != expect || p.is_meta() {
-            return Err(corrupt(
-                ix,
-                page,
-                format!("level {} where level {expect} was expected", p.level()),
-            ));
-        }
+        check_level(ix, page, &p, expect)?;
         if p.beyond(probe) {
             let Some(right) = p.right() else {
                 return Err(corrupt(ix, page, "a high key but no right sibling"));
@@ -643,13 +644,7 @@ pub fn scan_backward(
                 let pinned = pin(ctx, ix, page)?;
                 let g = pinned.read();
                 let p = IndexPage(&g);
-                if p.level() != expect || p.is_meta() {
-                    return Err(corrupt(
-                        ix,
-                        page,
-                        format!("level {} where level {expect} was expected", p.level()),
-                    ));
-                }
+                check_level(ix, page, &p, expect)?;
                 // Keys just below the bound lie right of a high key below it.
                 let right_of = match (p.high_key(), &bound) {
                     (Some(h), Some(b)) => h < b.as_slice(),
@@ -898,8 +893,7 @@ pub fn insert_unique(
     let key = &item[..key_len];
     let _exclusive = ix.tree.write().unwrap_or_else(|e| e.into_inner());
     let mut outcome = Unique::Inserted;
-    let mut stop = key.to_vec();
-    stop.push(0xff);
+    let stop = key::past(key.to_vec());
     scan_with(ctx, ix, key, Some(&stop), false, &mut |it| {
         if !it.starts_with(key) || it.len() != key_len + ROW_ID_BYTES {
             return Ok(false);

@@ -189,21 +189,7 @@ impl Payload for BTreeRecord {
                 pos,
                 slot,
                 key,
-            } => {
-                put_varint(out, *page);
-                put_varint(out, *pos as u64);
-                put_varint(out, *slot as u64);
-                out.push(key.len() as u8);
-                for part in key {
-                    match part {
-                        KeyPart::Null => out.push(0),
-                        KeyPart::At { ty, offset } => {
-                            out.push(ty.code());
-                            put_varint(out, *offset as u64);
-                        }
-                    }
-                }
-            }
+            } => put_insert_row(out, *page, *pos, *slot, key),
         }
     }
 }
@@ -214,6 +200,24 @@ pub(crate) fn put_insert(out: &mut Vec<u8>, page: u64, pos: u16, item: &[u8]) {
     put_varint(out, page);
     put_varint(out, pos as u64);
     out.extend_from_slice(item);
+}
+
+/// The payload of a `btree_insert_row` (what `BTreeRecord::InsertRow` encodes), from
+/// borrowed key parts.
+pub(crate) fn put_insert_row(out: &mut Vec<u8>, page: u64, pos: u16, slot: u16, key: &[KeyPart]) {
+    put_varint(out, page);
+    put_varint(out, pos as u64);
+    put_varint(out, slot as u64);
+    out.push(key.len() as u8);
+    for part in key {
+        match part {
+            KeyPart::Null => out.push(0),
+            KeyPart::At { ty, offset } => {
+                out.push(ty.code());
+                put_varint(out, *offset as u64);
+            }
+        }
+    }
 }
 
 /// The rest of the payload as bytes that must not be empty.
