@@ -85,6 +85,7 @@ pub fn page_lsn(page: &[u8]) -> u64 {
 }
 
 /// Read access to a page image in memory (trusted: checksum and layout were checked on load).
+#[derive(Clone, Copy)]
 pub struct PageRef<'a>(pub &'a [u8]);
 /// Write access to a page image in memory.
 pub struct PageMut<'a>(pub &'a mut [u8]);
@@ -315,6 +316,19 @@ impl<'a> PageMut<'a> {
         } else {
             self.0[5] &= !FLAG_HAS_FREE_SLOT;
         }
+    }
+
+    /// Shortens the tuple of a used slot to its first `len` bytes (at least 1); the
+    /// rest is reclaimed by the next compaction. False, changing nothing, otherwise.
+    pub fn truncate_tuple(&mut self, slot: u16, len: usize) -> bool {
+        let Some((off, old)) = self.slot(slot) else {
+            return false;
+        };
+        if len == 0 || len > old {
+            return false;
+        }
+        self.set_slot(slot, off, len);
+        true
     }
 
     /// Replaces the bytes of a used slot with `bytes` of another length, compacting the

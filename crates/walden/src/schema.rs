@@ -321,6 +321,34 @@ impl Schema {
         Ok(out)
     }
 
+    /// Whether two stored rows hold the same bytes in each of `columns` (NULL in
+    /// both counts as the same); false when either does not match the schema.
+    pub fn same_values(&self, a: &[u8], b: &[u8], columns: &[u16]) -> bool {
+        let (Ok(oa), Ok(ob)) = (self.value_offsets(a), self.value_offsets(b)) else {
+            return false;
+        };
+        let value = |row: &[u8], at: usize, c: usize| -> Option<std::ops::Range<usize>> {
+            let len = match self.columns[c].ty.fixed_width() {
+                Some(n) => n,
+                None => 2 + u16::from_le_bytes([*row.get(at)?, *row.get(at + 1)?]) as usize,
+            };
+            Some(at..at + len)
+        };
+        columns.iter().all(|&c| {
+            let c = c as usize;
+            match (oa.get(c).copied().flatten(), ob.get(c).copied().flatten()) {
+                (None, None) => oa.get(c).is_some() && ob.get(c).is_some(),
+                (Some(x), Some(y)) => match (value(a, x, c), value(b, y, c)) {
+                    (Some(rx), Some(ry)) => {
+                        matches!((a.get(rx), b.get(ry)), (Some(x), Some(y)) if x == y)
+                    }
+                    _ => false,
+                },
+                _ => false,
+            }
+        })
+    }
+
     /// Serializes the schema (for the catalog and CreateTable records).
     pub fn encode(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&(self.columns.len() as u16).to_le_bytes());

@@ -70,6 +70,9 @@ pub struct Stats {
     /// Undo records and bytes appended to the undo log (undo tables).
     pub undo_records: AtomicU64,
     pub undo_bytes: AtomicU64,
+    /// Row versions pruned from table pages, by vacuum and by updates that found their
+    /// page full (heap tables).
+    pub versions_pruned: AtomicU64,
 }
 
 /// Records and bytes of one record type (`walden::owners::OWNERS` names the code).
@@ -110,6 +113,8 @@ pub struct StatsSnapshot {
     pub aborts: u64,
     pub undo_records: u64,
     pub undo_bytes: u64,
+    /// Row versions pruned from table pages (by vacuum, and on the fly).
+    pub versions_pruned: u64,
 }
 
 impl StatsSnapshot {
@@ -151,6 +156,7 @@ impl StatsSnapshot {
             aborts: self.aborts - earlier.aborts,
             undo_records: self.undo_records - earlier.undo_records,
             undo_bytes: self.undo_bytes - earlier.undo_bytes,
+            versions_pruned: self.versions_pruned - earlier.versions_pruned,
         }
     }
 }
@@ -179,6 +185,7 @@ impl Stats {
             aborts: self.aborts.load(Relaxed),
             undo_records: self.undo_records.load(Relaxed),
             undo_bytes: self.undo_bytes.load(Relaxed),
+            versions_pruned: self.versions_pruned.load(Relaxed),
         }
     }
 }

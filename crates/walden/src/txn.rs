@@ -49,7 +49,7 @@ pub struct TxnManager {
     ended: Condvar,
     /// Every transaction below this xid ended before the redo point of a completed
     /// checkpoint (0 until one completes in this process): none of its records is ever
-    /// replayed again. See `heap::dead_slots` for why pruning needs it.
+    /// replayed again. See `heap::prune_plan` for why pruning needs it.
     checkpointed: AtomicU64,
 }
 

@@ -46,6 +46,11 @@ enum Op {
     Delete {
         k: i64,
     },
+    /// Update key `k` to the values it has (no indexed column changes: heap tables
+    /// make a heap-only version), if there.
+    Touch {
+        k: i64,
+    },
     /// Commit the transaction so far; begin another.
     Commit,
     /// Roll the transaction back.
@@ -63,6 +68,7 @@ fn op() -> impl Strategy<Value = Op> {
         12 => (0..400i64, 0..300usize).prop_map(|(k, len)| Op::Insert { k, len }),
         4 => (0..400i64, 0..300usize).prop_map(|(k, len)| Op::Update { k, len }),
         3 => (0..400i64).prop_map(|k| Op::Delete { k }),
+        4 => (0..400i64).prop_map(|k| Op::Touch { k }),
         3 => Just(Op::Commit),
         1 => Just(Op::Rollback),
         1 => Just(Op::Vacuum),
@@ -242,6 +248,13 @@ fn run_case(protection: Protection, kind: TableKind, seed: u64, ops: &[Op]) {
                 if let Some((id, _)) = found.first() {
                     t.delete(TABLE, *id).unwrap();
                     model.remove(&k);
+                }
+            }
+            Op::Touch { k } => {
+                let found = t.index_get("t_k", &[Value::Int8(k)]).unwrap();
+                assert_eq!(found.len(), model.contains_key(&k) as usize, "op {i}");
+                if let Some((id, row)) = found.first() {
+                    t.update(TABLE, *id, row).unwrap();
                 }
             }
             Op::Commit => {
@@ -591,4 +604,94 @@ fn a_damaged_index_page_is_named() {
         "{report:?}"
     );
     assert_eq!(report.tables[0].rows, 2000);
+}
+
+/// Heap-only updates: an update of a heap table that changes no indexed column and
+/// stays on its page makes no index entry (`heap_update_hot`), in every mode; the rows
+/// are found through the index before and after vacuum turns dead chain roots into
+/// redirects (`heap_prune_hot`), and after a crash. An update of a key makes entries.
+#[test]
+fn heap_only_updates_touch_no_index() {
+    const UPDATE_HOT: u8 = 27;
+    const PRUNE_HOT: u8 = 28;
+    let count = |s: &walden::StatsSnapshot, codes: &[u8]| -> u64 {
+        s.by_kind
+            .iter()
+            .filter(|c| codes.contains(&c.code))
+            .map(|c| c.records)
+            .sum()
+    };
+    let btree_codes: Vec<u8> = (19..=26).filter(|&c| c != 25).collect();
+    for protection in [Protection::Cow, Protection::FullPage, Protection::None] {
+        let when = format!("{protection:?}");
+        let vfs = SimVfs::new(5);
+        let db = create(&vfs, protection, TableKind::Heap);
+        let mut model = BTreeMap::new();
+        let mut tx = db.begin();
+        for k in 0..120i64 {
+            let p = pad(k, 20, 0);
+            tx.insert(TABLE, &[Value::Int8(k), Value::Text(p.clone())])
+                .unwrap();
+            model.insert(k, p);
+        }
+        tx.commit().unwrap();
+        // Room on every page: two rows in three go.
+        let mut tx = db.begin();
+        tx.modify_with(TABLE, |_, row| match key_of(row) % 3 {
+            0 => walden::RowAction::Keep,
+            _ => walden::RowAction::Delete,
+        })
+        .unwrap();
+        tx.commit().unwrap();
+        model.retain(|k, _| k % 3 == 0);
+        db.vacuum(TABLE).unwrap();
+        db.checkpoint().unwrap();
+        let before = db.stats();
+        // Forty rounds of touching every row: far more versions than a page holds, so
+        // updates prune their pages on the fly and chains go through redirects.
+        for round in 0..40 {
+            let mut tx = db.begin();
+            let n = tx
+                .modify_with(TABLE, |_, row| walden::RowAction::Update(row.clone()))
+                .unwrap();
+            assert_eq!(n, 40, "{when} round {round}");
+            tx.commit().unwrap();
+        }
+        let logged = db.stats().since(&before);
+        // Without heap-only versions: 1,600 updates, two entries each. With them, only a
+        // row that finds its page full moves and gets entries.
+        let index_records = count(&logged, &btree_codes);
+        assert!(index_records * 100 <= 3200, "{when}: {:?}", logged.by_kind);
+        assert!(count(&logged, &[UPDATE_HOT]) > 0, "{when}");
+        assert!(count(&logged, &[PRUNE_HOT]) > 0, "{when}");
+        check(&db, &model, &format!("{when}: after heap-only updates"));
+        db.vacuum(TABLE).unwrap();
+        check(&db, &model, &format!("{when}: after vacuum"));
+        // A key change makes entries; the other rows stay heap-only.
+        let before = db.stats();
+        let mut tx = db.begin();
+        for k in [3i64, 18, 42] {
+            let (id, _) = tx.index_get("t_k", &[Value::Int8(k)]).unwrap().remove(0);
+            let p = pad(k, 30, 9);
+            tx.update(TABLE, id, &[Value::Int8(k), Value::Text(p.clone())])
+                .unwrap();
+            model.insert(k, p);
+        }
+        tx.commit().unwrap();
+        assert!(
+            count(&db.stats().since(&before), &btree_codes) >= 3,
+            "{when}"
+        );
+        vfs.crash_now();
+        drop(db);
+        vfs.restart(CrashMode::DropUnsynced);
+        let db = Database::open(DIR, opts_for(&vfs, protection, TableKind::Heap)).unwrap();
+        check(&db, &model, &format!("{when}: after the crash"));
+        db.vacuum(TABLE).unwrap();
+        check(&db, &model, &format!("{when}: after the last vacuum"));
+        let report = db.check().unwrap();
+        for ix in &report.indexes {
+            assert_eq!(ix.stale, 0, "{when}: {ix:?}");
+        }
+    }
 }

@@ -98,6 +98,23 @@ pub struct Writer<'a, 'v> {
     pub view: &'a TxnView<'v>,
     pub stats: &'a mut TxnStats,
     pub undo: &'a mut TxnUndo,
+    /// For a table with indexes: whether two row encodings (old, new) hold the same
+    /// values in every indexed column. An update for which it holds, and whose new
+    /// version stays where index entries already lead, needs no new entry.
+    pub same_keys: SameKeys<'a>,
+}
+
+/// `Writer::same_keys`: whether two row encodings (old, new) hold the same values in
+/// every indexed column; None for a table without indexes.
+pub type SameKeys<'a> = Option<&'a dyn Fn(&[u8], &[u8]) -> bool>;
+
+/// An updated row: where the version changed was, where the new one is (the same id
+/// when it changed in place), and whether the new one needs index entries of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Updated {
+    pub old: RowId,
+    pub new: RowId,
+    pub reindex: bool,
 }
 
 /// The newest state of a row, for a uniqueness check: what committed transactions, this
@@ -159,8 +176,8 @@ pub trait TableAccess: Sync {
     ) -> Result<()>;
 
     /// Applies changes to rows of one page (each visible to the writer's view). Pushes
-    /// (old id, new id) for each updated row, in order (the same id when it stayed in
-    /// place). Stops at the first error; what was changed before it stays changed.
+    /// an `Updated` for each updated row, in order. Stops at the first error; what was
+    /// changed before it stays changed.
     fn change_rows(
         &self,
         ctx: &Ctx,
@@ -168,10 +185,11 @@ pub trait TableAccess: Sync {
         w: &mut Writer,
         page: u64,
         changes: &[(u16, Change)],
-        updated: &mut Vec<(RowId, RowId)>,
+        updated: &mut Vec<Updated>,
     ) -> Result<()>;
 
-    /// Changes the row at `id`; returns its new id for an update.
+    /// Changes the row at `id` (following a move); for an update, says where the new
+    /// version is.
     fn change_row(
         &self,
         ctx: &Ctx,
@@ -179,7 +197,7 @@ pub trait TableAccess: Sync {
         w: &mut Writer,
         id: RowId,
         change: Change,
-    ) -> Result<RowId>;
+    ) -> Result<Option<Updated>>;
 
     /// Removes from one page the versions no snapshot at or after `horizon` can see.
     #[allow(clippy::too_many_arguments)]
@@ -200,9 +218,15 @@ pub trait TableAccess: Sync {
 
     /// Every row version of one page some snapshot may still read (an index build
     /// indexes them all): current rows and, for undo tables, the older versions their
-    /// undo chains rebuild.
-    fn versions_of_page(&self, ctx: &Ctx, page: u64, out: &mut Vec<(RowId, Vec<u8>)>)
-        -> Result<()>;
+    /// undo chains rebuild; with a view, only the versions it sees. Each comes with the
+    /// id its index entries name (heap tables: its chain's root, see `heap`).
+    fn versions_of_page(
+        &self,
+        ctx: &Ctx,
+        page: u64,
+        view: Option<&TxnView>,
+        out: &mut Vec<(RowId, Vec<u8>)>,
+    ) -> Result<()>;
 
     /// Takes back rows this transaction inserted in the command that is running (a
     /// failure after the insert itself, such as a unique violation): `ids` are the rows,

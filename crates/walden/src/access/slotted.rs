@@ -289,6 +289,10 @@ pub(crate) fn prune_page(
             PageMut(&mut g).remove_and_compact(&found);
             let mut payload = Vec::with_capacity(10 + 2 * found.len());
             removed += found.len() as u64;
+            ctx.wal
+                .stats()
+                .versions_pruned
+                .fetch_add(found.len() as u64, std::sync::atomic::Ordering::Relaxed);
             SlottedRecord::Prune {
                 page: page_no,
                 slots: found,

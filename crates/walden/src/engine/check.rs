@@ -69,34 +69,54 @@ impl Database {
             let mut want: Vec<HashMap<Vec<u8>, (u64, u16)>> = vec![HashMap::new(); indexes.len()];
             let mut keys_seen: Vec<HashSet<Vec<u8>>> = vec![HashSet::new(); indexes.len()];
             let mut rows = 0u64;
-            let mut tx = self.begin();
+            let tx = self.begin();
             let mut failed = None;
-            let scanned = tx.scan_with(&name, |id, row| {
-                rows += 1;
-                for (n, ix) in indexes.iter().enumerate() {
-                    match super::index::item_of(&t, ix, &row, id) {
-                        Ok((item, key_len, has_null)) => {
-                            if ix.unique && !has_null && !keys_seen[n].insert(item[..key_len].to_vec()) {
-                                report.problems.push(format!(
-                                    "index {:?}: a key is held by more than one visible row (one at page {} slot {})",
-                                    ix.name, id.page, id.slot
-                                ));
-                            }
-                            want[n].insert(item, (id.page, id.slot));
-                        }
+            let ctx = inner.access_ctx();
+            let access = crate::access::of(t.kind);
+            let mut versions = Vec::new();
+            // Each visible row with the id its entries name (a heap-only version's
+            // chain root).
+            'pages: for &page in &pages {
+                versions.clear();
+                let view = tx.view();
+                if let Err(e) = access.versions_of_page(&ctx, page, Some(&view), &mut versions) {
+                    failed = Some(e);
+                    break;
+                }
+                for (id, bytes) in versions.drain(..) {
+                    let row = match super::index::decode_row(inner, &t, id, &bytes) {
+                        Ok(row) => row,
                         Err(e) => {
                             failed = Some(e);
-                            return false;
+                            break 'pages;
+                        }
+                    };
+                    rows += 1;
+                    for (n, ix) in indexes.iter().enumerate() {
+                        match super::index::item_of(&t, ix, &row, id) {
+                            Ok((item, key_len, has_null)) => {
+                                if ix.unique
+                                    && !has_null
+                                    && !keys_seen[n].insert(item[..key_len].to_vec())
+                                {
+                                    report.problems.push(format!(
+                                        "index {:?}: a key is held by more than one visible row (one at page {} slot {})",
+                                        ix.name, id.page, id.slot
+                                    ));
+                                }
+                                want[n].insert(item, (id.page, id.slot));
+                            }
+                            Err(e) => {
+                                failed = Some(e);
+                                break 'pages;
+                            }
                         }
                     }
                 }
-                true
-            });
+                inner.relieve_space();
+            }
             let _ = tx.rollback();
             if let Some(e) = failed {
-                report.problems.push(format!("table {name:?}: {e}"));
-            }
-            if let Err(e) = scanned {
                 report.problems.push(format!("table {name:?}: {e}"));
             }
             report.tables.push(TableCheck {
@@ -105,7 +125,6 @@ impl Database {
                 rows,
             });
             let table_pages: HashSet<u64> = pages.iter().copied().collect();
-            let ctx = inner.access_ctx();
             for (n, ix) in indexes.iter().enumerate() {
                 let mut problems = Vec::new();
                 let mut stale = 0u64;

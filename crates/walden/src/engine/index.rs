@@ -369,7 +369,7 @@ impl Database {
         let mut rows = Vec::new();
         for page in table.page_list() {
             rows.clear();
-            access.versions_of_page(&ctx, page, &mut rows)?;
+            access.versions_of_page(&ctx, page, None, &mut rows)?;
             for (id, bytes) in rows.drain(..) {
                 let row = table
                     .schema
@@ -459,7 +459,7 @@ fn collect_items(
     let mut rows = Vec::new();
     for page in t.page_list() {
         rows.clear();
-        access.versions_of_page(ctx, page, &mut rows)?;
+        access.versions_of_page(ctx, page, None, &mut rows)?;
         for (id, bytes) in rows.drain(..) {
             let row = decode_row(inner, t, id, &bytes)?;
             let it = item_of(t, ix, &row, id)?;

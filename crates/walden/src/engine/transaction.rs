@@ -112,9 +112,15 @@ impl Transaction {
     /// Starts a new command: versions created by earlier commands become visible.
     pub(super) fn next_command(&mut self) -> Result<u32> {
         self.check_open()?;
-        self.cid = self.cid.checked_add(1).ok_or(Error::TooManyCommands {
-            max: u64::from(u32::MAX),
-        })?;
+        // Heap tuples keep two bits of their command id for flags.
+        let max = crate::access::heap::MAX_CID;
+        self.cid = self
+            .cid
+            .checked_add(1)
+            .filter(|&c| c <= max)
+            .ok_or(Error::TooManyCommands {
+                max: u64::from(max),
+            })?;
         Ok(self.cid)
     }
 
@@ -211,6 +217,19 @@ impl Transaction {
         t: &Table,
         f: impl FnOnce(&dyn TableAccess, &Inner, &mut Writer) -> Result<R>,
     ) -> Result<R> {
+        self.write_keyed(t, None, f)
+    }
+
+    /// As `write`, for changes to rows of a table with these indexed columns (see
+    /// `Writer::same_keys`).
+    fn write_keyed<R>(
+        &mut self,
+        t: &Table,
+        key_columns: Option<&[u16]>,
+        f: impl FnOnce(&dyn TableAccess, &Inner, &mut Writer) -> Result<R>,
+    ) -> Result<R> {
+        let same =
+            |a: &[u8], b: &[u8]| key_columns.is_some_and(|cols| t.schema.same_values(a, b, cols));
         let access = access::of(t.kind);
         if access.uses_undo() {
             self.note_undo_writer();
@@ -224,6 +243,7 @@ impl Transaction {
             view: &view,
             stats: &mut self.stats,
             undo: &mut self.undo,
+            same_keys: key_columns.map(|_| &same as &dyn Fn(&[u8], &[u8]) -> bool),
         };
         f(access, &self.db, &mut w)
     }
@@ -298,7 +318,9 @@ impl Transaction {
             return Ok(());
         }
         let mut updated = Vec::new();
-        self.write(t, |access, db, w| {
+        let cols = key_columns(indexes);
+        let cols = (!indexes.is_empty()).then_some(cols.as_slice());
+        self.write_keyed(t, cols, |access, db, w| {
             access.change_rows(&db.access_ctx(), t, w, page, changes, &mut updated)
         })?;
         if indexes.is_empty() || updated.is_empty() {
@@ -312,8 +334,12 @@ impl Transaction {
                 Change::Delete => None,
             })
             .zip(&updated)
-            .map(|(b, (_, new))| (*new, b.clone()))
+            .filter(|(_, u)| u.reindex)
+            .map(|(b, u)| (u.new, b.clone()))
             .collect();
+        if rows.is_empty() {
+            return Ok(());
+        }
         self.index_changed(t, indexes, &rows)
     }
 
@@ -327,15 +353,19 @@ impl Transaction {
             Change::Update(b) if !indexes.is_empty() => Some(b.clone()),
             _ => None,
         };
-        let r = self.write(t, |access, db, w| {
+        let cols = key_columns(&indexes);
+        let cols = (!indexes.is_empty()).then_some(cols.as_slice());
+        let r = self.write_keyed(t, cols, |access, db, w| {
             access.change_row(&db.access_ctx(), t, w, id, change)
         });
         self.db.relieve_space();
-        let new = r?;
-        if let Some(b) = bytes {
-            self.index_changed(t, &indexes, &[(new, b)])?;
+        let Some(u) = r? else {
+            return Ok(id);
+        };
+        if let Some(b) = bytes.filter(|_| u.reindex) {
+            self.index_changed(t, &indexes, &[(u.new, b)])?;
         }
-        Ok(new)
+        Ok(u.new)
     }
 
     /// The version of a row visible to this transaction (following updates).
@@ -623,4 +653,15 @@ impl Drop for Transaction {
             let _ = self.rollback_inner();
         }
     }
+}
+
+/// The columns some index of the table keys on, each once.
+fn key_columns(indexes: &[Arc<Index>]) -> Vec<u16> {
+    let mut cols: Vec<u16> = indexes
+        .iter()
+        .flat_map(|ix| ix.columns.iter().copied())
+        .collect();
+    cols.sort_unstable();
+    cols.dedup();
+    cols
 }

@@ -192,6 +192,11 @@ impl Wal {
     }
 
     /// The codec of frames written from now on.
+    /// The database's global counters (which the log shares with the layers above it).
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
     pub fn compression(&self) -> WalCompression {
         WalCompression::from_code(self.compression.load(Ordering::Relaxed))
     }

@@ -3,8 +3,16 @@
 //! Visibility comes from the versions' xmin/xmax, the clog and the reader's snapshot.
 //!
 //! Tuple header (22 bytes, little-endian): `xmin u48 | xmax u48 | next_page u32 |
-//! next_slot u16 | cid u32`, then the row encoding of `schema.rs`. `next_page` is
-//! `u32::MAX` when the version has no successor.
+//! next_slot u16 | cid u30 + flags u2`, then the row encoding of `schema.rs`.
+//! `next_page` is `u32::MAX` when the version has no successor.
+//!
+//! Heap-only versions (PostgreSQL's HOT): an update whose new version stays on its page
+//! and changes no indexed column makes no index entry. The new version is flagged
+//! `HEAP_ONLY`; index entries name its chain's *root*, the version on the page the chain
+//! entered it by (an insert, or an update from another page or of a key). When vacuum
+//! finds a root dead while later versions of its chain on the page live, the root
+//! becomes a *redirect*: its header alone (`REDIRECT`), its link leading to the first
+//! live version. Readers follow a redirect like an update link.
 
 mod update;
 pub mod wal_records;
@@ -12,10 +20,11 @@ pub mod wal_records;
 pub use update::{update, update_rows};
 
 use crate::access::slotted::{
-    corrupt, get_u48, insert_rows, pin_table_page, prune_page, put_u48, withdraw, TupleFormat,
+    corrupt, get_u48, insert_rows, pin_table_page, put_u48, withdraw, SlottedRecord, TupleFormat,
+    HEAP_PRUNE,
 };
 use crate::access::{
-    Change, Ctx, InsertCursor, Latest, Progress, TableAccess, TxnView, Vacuumed, Writer,
+    Change, Ctx, InsertCursor, Latest, Progress, TableAccess, TxnView, Updated, Vacuumed, Writer,
 };
 use crate::buffer::Fetch;
 use crate::catalog::Table;
@@ -25,9 +34,16 @@ use crate::page::{PageMut, PageRef, PAGE_HEADER_BYTES, SLOT_BYTES};
 use crate::stats::TxnStats;
 use crate::wal::payload::Payload;
 use crate::RowId;
-use wal_records::{HeapRecord, HEAP_DELETE, HEAP_INSERT};
+use wal_records::{HeapRecord, HEAP_DELETE, HEAP_INSERT, HEAP_PRUNE_HOT};
 
 pub const TUPLE_HEADER_BYTES: usize = 22;
+
+/// The largest command id a heap tuple holds (its header keeps two bits for flags).
+pub const MAX_CID: u32 = (1 << 30) - 1;
+/// Header flag: the version has no index entries of its own (a heap-only update).
+pub const HEAP_ONLY: u8 = 1;
+/// Header flag: a dead chain root kept as a header, leading to its chain's live version.
+pub const REDIRECT: u8 = 2;
 
 pub(crate) const NO_NEXT: u32 = u32::MAX;
 
@@ -38,26 +54,39 @@ pub struct TupleHeader {
     pub xmax: u64,
     pub next: Option<(u64, u16)>,
     pub cid: u32,
+    /// `HEAP_ONLY`, `REDIRECT`.
+    pub flags: u8,
 }
 
 impl TupleHeader {
     pub fn read(t: &[u8]) -> TupleHeader {
         let np = u32::from_le_bytes([t[12], t[13], t[14], t[15]]);
         let ns = u16::from_le_bytes([t[16], t[17]]);
+        let cf = u32::from_le_bytes([t[18], t[19], t[20], t[21]]);
         TupleHeader {
             xmin: get_u48(t, 0),
             xmax: get_u48(t, 6),
             next: (np != NO_NEXT).then_some((np as u64, ns)),
-            cid: u32::from_le_bytes([t[18], t[19], t[20], t[21]]),
+            cid: cf & MAX_CID,
+            flags: (cf >> 30) as u8,
         }
     }
 
-    pub(crate) fn write_new(out: &mut Vec<u8>, xmin: u64, cid: u32) {
+    pub(crate) fn write_new(out: &mut Vec<u8>, xmin: u64, cid: u32, flags: u8) {
         let mut h = [0u8; TUPLE_HEADER_BYTES];
         put_u48(&mut h, 0, xmin);
         h[12..16].copy_from_slice(&NO_NEXT.to_le_bytes());
-        h[18..22].copy_from_slice(&cid.to_le_bytes());
+        let cf = (cid & MAX_CID) | (u32::from(flags & 3) << 30);
+        h[18..22].copy_from_slice(&cf.to_le_bytes());
         out.extend_from_slice(&h);
+    }
+
+    pub fn heap_only(&self) -> bool {
+        self.flags & HEAP_ONLY != 0
+    }
+
+    pub fn redirect(&self) -> bool {
+        self.flags & REDIRECT != 0
     }
 }
 
@@ -85,7 +114,7 @@ fn insert_many(
     let format = TupleFormat {
         header_bytes: TUPLE_HEADER_BYTES,
         build: &|out, xid, cid, row| {
-            TupleHeader::write_new(out, xid, cid);
+            TupleHeader::write_new(out, xid, cid, 0);
             out.extend_from_slice(row);
         },
         record: HEAP_INSERT,
@@ -99,16 +128,19 @@ fn insert_many(
     }
 }
 
-/// The rows of one page whose header `keep` accepts: (row id, row bytes).
+/// The rows of one page whose header `keep` accepts: (row id, row bytes). With `roots`,
+/// the id is the one index entries name (the version's chain root).
 fn page_rows(
     ctx: &Ctx,
     page_no: u64,
     out: &mut Vec<(RowId, Vec<u8>)>,
+    roots: bool,
     keep: impl Fn(&TupleHeader) -> bool,
 ) -> Result<()> {
     let pinned = ctx.pool.fetch(page_no, Fetch::Read)?;
     let g = pinned.read();
     let p = PageRef(&g);
+    let root = roots.then(|| chain_roots(&g));
     for slot in 0..p.slot_count() {
         let Some(t) = p.tuple(slot) else { continue };
         if t.len() < TUPLE_HEADER_BYTES {
@@ -118,7 +150,12 @@ fn page_rows(
                 format!("slot {slot} shorter than a tuple header"),
             ));
         }
-        if keep(&TupleHeader::read(t)) {
+        let h = TupleHeader::read(t);
+        if !h.redirect() && keep(&h) {
+            let slot = root
+                .as_ref()
+                .and_then(|r| r.get(slot as usize).copied())
+                .unwrap_or(slot);
             out.push((
                 RowId {
                     page: page_no,
@@ -131,6 +168,44 @@ fn page_rows(
     Ok(())
 }
 
+/// The link from `cur` to its successor when that is a heap-only version on the same
+/// page: the successor's slot and header.
+fn hot_successor(p: PageRef, cur: &TupleHeader) -> Option<(u16, TupleHeader)> {
+    let (np, ns) = cur.next?;
+    if np != p.page_no() {
+        return None;
+    }
+    let t = p.tuple(ns).filter(|t| t.len() >= TUPLE_HEADER_BYTES)?;
+    let h = TupleHeader::read(t);
+    (h.heap_only() && !h.redirect() && h.xmin == cur.xmax).then_some((ns, h))
+}
+
+/// For each slot of a page, the root of its version's chain: the slot index entries name
+/// (itself, except for a heap-only version). A heap-only version no root leads to (an
+/// update that rolled back, or damage) is its own root.
+pub(crate) fn chain_roots(page: &[u8]) -> Vec<u16> {
+    let p = PageRef(page);
+    let n = p.slot_count();
+    let mut root: Vec<u16> = (0..n).collect();
+    for slot in 0..n {
+        let Some(t) = p.tuple(slot).filter(|t| t.len() >= TUPLE_HEADER_BYTES) else {
+            continue;
+        };
+        let mut h = TupleHeader::read(t);
+        if h.heap_only() {
+            continue;
+        }
+        for _ in 0..n {
+            let Some((s, next)) = hot_successor(p, &h) else {
+                break;
+            };
+            root[s as usize] = slot;
+            h = next;
+        }
+    }
+    root
+}
+
 /// Visible rows of one page: (row id, row bytes).
 pub fn scan_page(
     ctx: &Ctx,
@@ -138,13 +213,20 @@ pub fn scan_page(
     view: &TxnView,
     out: &mut Vec<(RowId, Vec<u8>)>,
 ) -> Result<()> {
-    page_rows(ctx, page_no, out, |h| sees(view, h, ctx.clog))
+    page_rows(ctx, page_no, out, false, |h| sees(view, h, ctx.clog))
 }
 
-/// Every version on a page whose inserter did not abort.
-fn versions_of_page(ctx: &Ctx, page_no: u64, out: &mut Vec<(RowId, Vec<u8>)>) -> Result<()> {
-    page_rows(ctx, page_no, out, |h| {
-        ctx.txns.status(h.xmin, ctx.clog) != XidStatus::Aborted
+/// Every version on a page whose inserter did not abort (or, with a view, that the view
+/// sees), with the id its index entries name (its chain's root).
+fn versions_of_page(
+    ctx: &Ctx,
+    page_no: u64,
+    view: Option<&TxnView>,
+    out: &mut Vec<(RowId, Vec<u8>)>,
+) -> Result<()> {
+    page_rows(ctx, page_no, out, true, |h| match view {
+        Some(view) => sees(view, h, ctx.clog),
+        None => ctx.txns.status(h.xmin, ctx.clog) != XidStatus::Aborted,
     })
 }
 
@@ -188,6 +270,16 @@ fn walk<R>(
         let h = TupleHeader::read(t);
         if prev_xmax.is_some_and(|x| x != h.xmin) {
             return Ok(None);
+        }
+        if h.redirect() {
+            match h.next {
+                Some((page, slot)) => {
+                    prev_xmax = Some(h.xmax);
+                    cur = RowId { page, slot };
+                    continue;
+                }
+                None => return Ok(None),
+            }
         }
         match at(cur, &h, &t[TUPLE_HEADER_BYTES..]) {
             Step::Found(r) => return Ok(Some(r)),
@@ -378,46 +470,206 @@ pub(crate) fn resolve(ctx: &Ctx, xid: u64, stop: Option<Stop>) -> Result<()> {
     }
 }
 
-/// The dead versions of a page, and how many more are dead but must wait: a version
-/// replaced by an update is the base of its successor's delta (`HeapUpdateNew`), which
-/// redo reads from this page. It may go only once its updater ended before the redo
-/// point of a completed checkpoint, so that the delta is never replayed again
-/// (docs/recovery.md rule 26). (Deltas of updates that rolled back may outlive their
-/// base: redo then fills their bytes in as zeros, in a version nobody sees.)
-pub(crate) fn dead_slots(ctx: &Ctx, page: &[u8], horizon: u64) -> (Vec<u16>, u64) {
+/// What vacuum does to one page: dead chain roots that become redirects (slot, target),
+/// the slots removed, and how many dead versions must wait.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct PrunePlan {
+    pub redirects: Vec<(u16, u16)>,
+    pub remove: Vec<u16>,
+    pub waiting: u64,
+}
+
+impl PrunePlan {
+    fn is_empty(&self) -> bool {
+        self.redirects.is_empty() && self.remove.is_empty()
+    }
+}
+
+/// Plans the vacuum of a page. A version is dead when its inserter aborted, or when a
+/// transaction that committed before `horizon` replaced it. A replaced version is the
+/// base of its successor's delta (`HeapUpdateNew`), which redo reads from this page: it
+/// may go only once its updater ended before the redo point of a completed checkpoint,
+/// so that the delta is never replayed again (docs/recovery.md rule 26); until then it
+/// is counted as waiting. (Deltas of updates that rolled back may outlive their base:
+/// redo then fills their bytes in as zeros, in a version nobody sees.) A successor on
+/// this same page never needs the wait: once this prune is on disk, the page's LSN is
+/// past the successor's record.
+///
+/// Heap-only chains (module documentation): index entries name a chain's root, so a
+/// dead root whose chain still has a version that stays becomes a redirect to the first
+/// such version instead of going (docs/recovery.md rule 32).
+pub(crate) fn prune_plan(ctx: &Ctx, page: &[u8], horizon: u64) -> PrunePlan {
     let p = PageRef(page);
-    let mut dead = Vec::new();
-    let mut waiting = 0u64;
+    let n = p.slot_count() as usize;
     let checkpointed = ctx.txns.checkpointed_xid();
     let page_no = p.page_no();
-    for slot in 0..p.slot_count() {
-        let Some(t) = p.tuple(slot) else { continue };
-        if t.len() < TUPLE_HEADER_BYTES {
+    let mut plan = PrunePlan::default();
+    // Each slot's header and whether it may go.
+    let mut state: Vec<Option<(TupleHeader, bool)>> = Vec::with_capacity(n);
+    for slot in 0..n as u16 {
+        let Some(t) = p.tuple(slot).filter(|t| t.len() >= TUPLE_HEADER_BYTES) else {
+            state.push(None);
+            continue;
+        };
+        let h = TupleHeader::read(t);
+        let dead = if h.redirect() {
+            true
+        } else {
+            match ctx.txns.status(h.xmin, ctx.clog) {
+                XidStatus::Aborted => true,
+                XidStatus::InProgress => false,
+                XidStatus::Committed => {
+                    let replaced = h.xmax != 0
+                        && h.xmax < horizon
+                        && ctx.txns.status(h.xmax, ctx.clog) == XidStatus::Committed;
+                    let elsewhere = h.next.is_some_and(|(np, _)| np != page_no);
+                    if replaced && elsewhere && h.xmax >= checkpointed {
+                        plan.waiting += 1;
+                        false
+                    } else {
+                        replaced
+                    }
+                }
+            }
+        };
+        state.push(Some((h, dead)));
+    }
+    let dead = |s: u16| state[s as usize].is_some_and(|(_, d)| d);
+    let mut chained = vec![false; n];
+    for slot in 0..n as u16 {
+        let Some((h, _)) = state[slot as usize] else {
+            continue;
+        };
+        if h.heap_only() {
             continue;
         }
-        let h = TupleHeader::read(t);
-        match ctx.txns.status(h.xmin, ctx.clog) {
-            XidStatus::Aborted => dead.push(slot),
-            XidStatus::InProgress => {}
-            XidStatus::Committed => {
-                let replaced = h.xmax != 0
-                    && h.xmax < horizon
-                    && ctx.txns.status(h.xmax, ctx.clog) == XidStatus::Committed;
-                if !replaced {
-                    continue;
+        let mut chain = vec![slot];
+        chained[slot as usize] = true;
+        let mut cur = h;
+        while let Some((s, next)) = hot_successor(p, &cur) {
+            if chained[s as usize] {
+                break;
+            }
+            chained[s as usize] = true;
+            chain.push(s);
+            cur = next;
+        }
+        match chain.iter().position(|&s| !dead(s)) {
+            // The whole chain is dead (or goes on to another page, where the versions
+            // have entries of their own).
+            None => plan.remove.extend(&chain),
+            Some(first) => {
+                if first > 0 {
+                    let target = chain[first];
+                    if !(h.redirect() && h.next == Some((page_no, target))) {
+                        plan.redirects.push((slot, target));
+                    }
                 }
-                // A successor on this same page never needs the wait: once this prune
-                // is on disk, the page's LSN is past the successor's record.
-                let elsewhere = h.next.is_some_and(|(np, _)| np != page_no);
-                if elsewhere && h.xmax >= checkpointed {
-                    waiting += 1;
-                } else {
-                    dead.push(slot);
-                }
+                // Dead versions past the root: those before `first`, and a last one an
+                // update that rolled back left.
+                plan.remove
+                    .extend(chain[1..].iter().copied().filter(|&s| dead(s)));
             }
         }
     }
-    (dead, waiting)
+    // Heap-only versions no root leads to (left by updates that rolled back).
+    for slot in 0..n as u16 {
+        if !chained[slot as usize] && dead(slot) {
+            plan.remove.push(slot);
+        }
+    }
+    plan.remove.sort_unstable();
+    plan
+}
+
+/// Carries out and logs a prune plan on a write-latched page; returns how many versions
+/// went (a root made a redirect counts; a redirect removed does not).
+pub(crate) fn apply_prune(
+    ctx: &Ctx,
+    g: &mut [u8],
+    page_no: u64,
+    plan: PrunePlan,
+    xid: u64,
+    stats: &mut TxnStats,
+) -> Result<u64> {
+    if plan.is_empty() {
+        return Ok(0);
+    }
+    // Versions that go: removed tuples and roots made redirects, not redirects already.
+    let is_version = |slot: u16| {
+        PageRef(g)
+            .tuple(slot)
+            .filter(|t| t.len() >= TUPLE_HEADER_BYTES)
+            .is_some_and(|t| !TupleHeader::read(t).redirect())
+    };
+    let removed = plan
+        .remove
+        .iter()
+        .chain(plan.redirects.iter().map(|(slot, _)| slot))
+        .filter(|&&s| is_version(s))
+        .count() as u64;
+    ctx.wal
+        .stats()
+        .versions_pruned
+        .fetch_add(removed, std::sync::atomic::Ordering::Relaxed);
+    for &(slot, target) in &plan.redirects {
+        wal_records::make_redirect(g, slot, target).map_err(|r| corrupt(ctx, page_no, r))?;
+    }
+    PageMut(g).remove_and_compact(&plan.remove);
+    let mut payload = Vec::with_capacity(16 + 2 * plan.remove.len());
+    if plan.redirects.is_empty() {
+        SlottedRecord::Prune {
+            page: page_no,
+            slots: plan.remove,
+        }
+        .encode_payload(&mut payload);
+        ctx.wal
+            .append_page_change(HEAP_PRUNE, xid, &payload, g, Some(stats))?;
+    } else {
+        HeapRecord::PruneHot {
+            page: page_no,
+            redirects: plan.redirects,
+            removed: plan.remove,
+        }
+        .encode_payload(&mut payload);
+        ctx.wal
+            .append_page_change(HEAP_PRUNE_HOT, xid, &payload, g, Some(stats))?;
+    }
+    Ok(removed)
+}
+
+/// Vacuums one page as `prune_plan` says (a page with nothing to do is not written),
+/// logging one record, and refreshes the page's free-space hint (unless it is `last`,
+/// the table's last page when the pass began, which inserts fill anyway).
+#[allow(clippy::too_many_arguments)]
+fn prune_heap_page(
+    ctx: &Ctx,
+    table: &Table,
+    page_no: u64,
+    last: Option<u64>,
+    horizon: u64,
+    xid: u64,
+    stats: &mut TxnStats,
+) -> Result<Vacuumed> {
+    let pinned = ctx.pool.fetch(page_no, Fetch::Read)?;
+    let first = prune_plan(ctx, &pinned.read(), horizon);
+    let mut done = Vacuumed {
+        removed: 0,
+        waiting: first.waiting,
+    };
+    if !first.is_empty() {
+        let mut g = pinned.write();
+        // Again under the write latch: nothing revives a dead version, but the page
+        // may have changed between the latches.
+        let plan = prune_plan(ctx, &g, horizon);
+        done.waiting = plan.waiting;
+        done.removed = apply_prune(ctx, &mut g, page_no, plan, xid, stats)?;
+    }
+    if Some(page_no) != last {
+        let free = PageRef(&pinned.read()).free_space();
+        table.set_free(page_no, free);
+    }
+    Ok(done)
 }
 
 /// The tuple at `slot` of a page being redone, at least a header long.
@@ -484,9 +736,10 @@ impl TableAccess for HeapTable {
         &self,
         ctx: &Ctx,
         page: u64,
+        view: Option<&TxnView>,
         out: &mut Vec<(RowId, Vec<u8>)>,
     ) -> Result<()> {
-        versions_of_page(ctx, page, out)
+        versions_of_page(ctx, page, view, out)
     }
 
     fn withdraw(&self, ctx: &Ctx, w: &mut Writer, ids: &[RowId], _undo_mark: usize) -> Result<()> {
@@ -511,7 +764,7 @@ impl TableAccess for HeapTable {
         w: &mut Writer,
         page: u64,
         changes: &[(u16, Change)],
-        updated: &mut Vec<(RowId, RowId)>,
+        updated: &mut Vec<Updated>,
     ) -> Result<()> {
         let deletes: Vec<u16> = changes
             .iter()
@@ -530,9 +783,22 @@ impl TableAccess for HeapTable {
         }
         if !updates.is_empty() {
             let mut new_ids = Vec::with_capacity(updates.len());
-            let r = update_rows(ctx, table, page, &updates, w.view, w.stats, &mut new_ids);
+            let r = update_rows(
+                ctx,
+                table,
+                page,
+                &updates,
+                w.view,
+                w.stats,
+                w.same_keys,
+                &mut new_ids,
+            );
             let old = updates.iter().map(|(slot, _)| RowId { page, slot: *slot });
-            updated.extend(old.zip(new_ids));
+            updated.extend(old.zip(new_ids).map(|(old, (new, reindex))| Updated {
+                old,
+                new,
+                reindex,
+            }));
             r?;
         }
         Ok(())
@@ -545,10 +811,17 @@ impl TableAccess for HeapTable {
         w: &mut Writer,
         id: RowId,
         change: Change,
-    ) -> Result<RowId> {
+    ) -> Result<Option<Updated>> {
         match change {
-            Change::Update(bytes) => update(ctx, table, id, &bytes, w.view, w.stats),
-            Change::Delete => delete(ctx, table, id, w.view, w.stats).map(|()| id),
+            Change::Update(bytes) => {
+                let (new, reindex) = update(ctx, table, id, &bytes, w.view, w.stats, w.same_keys)?;
+                Ok(Some(Updated {
+                    old: id,
+                    new,
+                    reindex,
+                }))
+            }
+            Change::Delete => delete(ctx, table, id, w.view, w.stats).map(|()| None),
         }
     }
 
@@ -562,12 +835,6 @@ impl TableAccess for HeapTable {
         xid: u64,
         stats: &mut TxnStats,
     ) -> Result<Vacuumed> {
-        let mut waiting = 0;
-        let removed = prune_page(ctx, table, page, last, xid, stats, &mut |p| {
-            let (dead, w) = dead_slots(ctx, p, horizon);
-            waiting = waiting.max(w);
-            dead
-        })?;
-        Ok(Vacuumed { removed, waiting })
+        prune_heap_page(ctx, table, page, last, horizon, xid, stats)
     }
 }

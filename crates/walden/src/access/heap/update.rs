@@ -1,9 +1,9 @@
 //! Heap updates: new versions written as deltas against the old ones.
 
-use super::wal_records::{DeltaRow, HeapRecord, UpdateLink, HEAP_UPDATE_NEW, HEAP_UPDATE_OLD};
+use super::wal_records::{DeltaRow, HeapRecord, UpdateLink, HEAP_UPDATE_OLD};
 use super::*;
 use crate::access::slotted::{pin_table_page, target_page};
-use crate::access::{Ctx, TxnView};
+use crate::access::{Ctx, SameKeys, TxnView};
 use crate::buffer::Fetch;
 use crate::catalog::Table;
 use crate::error::{Error, Result};
@@ -58,13 +58,15 @@ pub(crate) fn put_version(g: &mut [u8], tuple: &[u8]) -> Option<u16> {
 #[derive(Default)]
 pub(crate) struct UpdateBatch {
     news: Vec<DeltaRow>,
+    /// New versions that are heap-only (logged as `HEAP_UPDATE_HOT`).
+    hot_news: Vec<DeltaRow>,
     links: Vec<UpdateLink>,
 }
 
 impl UpdateBatch {
     /// Puts the new version of the row at `old` (a tuple of `go`, already checked
-    /// writable) on `gn` (the same page when `gn` is None). Returns its slot, or None
-    /// when it does not fit.
+    /// writable) on `gn` (the same page when `gn` is None). Returns its slot and whether
+    /// it is heap-only (same page, and `same_keys` holds), or None when it does not fit.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn add(
         &mut self,
@@ -74,14 +76,17 @@ impl UpdateBatch {
         new_page: u64,
         row: &[u8],
         view: &TxnView,
+        same_keys: SameKeys<'_>,
         tuple: &mut Vec<u8>,
-    ) -> Option<u16> {
+    ) -> Option<(u16, bool)> {
         let xid = view.snapshot.xid;
-        tuple.clear();
-        TupleHeader::write_new(tuple, xid, view.cid);
-        tuple.extend_from_slice(row);
         let t = PageRef(go).tuple_ref(old.slot)?;
-        let middle = delta_middle(&t[TUPLE_HEADER_BYTES..], row);
+        let old_row = &t[TUPLE_HEADER_BYTES..];
+        let hot = gn.is_none() && same_keys.is_some_and(|same| same(old_row, row));
+        tuple.clear();
+        TupleHeader::write_new(tuple, xid, view.cid, if hot { HEAP_ONLY } else { 0 });
+        tuple.extend_from_slice(row);
+        let middle = delta_middle(old_row, row);
         let slot = match gn {
             Some(gn) => put_version(gn, tuple)?,
             None => put_version(go, tuple)?,
@@ -89,20 +94,25 @@ impl UpdateBatch {
         if let Some(t) = PageMut(go).into_tuple_mut(old.slot) {
             set_xmax(t, xid, Some((new_page, slot)));
         }
-        self.news.push(DeltaRow {
+        let d = DeltaRow {
             slot,
             old_page: old.page,
             old_slot: old.slot,
             prefix: middle.0,
             suffix: middle.1,
             middle: middle.2,
-        });
+        };
+        if hot {
+            self.hot_news.push(d);
+        } else {
+            self.news.push(d);
+        }
         self.links.push(UpdateLink {
             slot: old.slot,
             new_page,
             new_slot: slot,
         });
-        Some(slot)
+        Some((slot, hot))
     }
 
     /// Logs the links of the old versions and the new versions. On two pages, the links
@@ -122,7 +132,7 @@ impl UpdateBatch {
         view: &TxnView,
         stats: &mut TxnStats,
     ) -> Result<()> {
-        if self.news.is_empty() {
+        if self.links.is_empty() {
             return Ok(());
         }
         let xid = view.snapshot.xid;
@@ -132,33 +142,53 @@ impl UpdateBatch {
             links: std::mem::take(&mut self.links),
         }
         .encode_payload(&mut old_rec);
-        let mut new_rec = Vec::with_capacity(64 + self.news.len() * 16);
-        HeapRecord::UpdateNew {
-            page: new_page,
-            cid: view.cid,
-            rows: std::mem::take(&mut self.news),
+        let mut new_recs = Vec::with_capacity(2);
+        for (rows, hot) in [
+            (std::mem::take(&mut self.news), false),
+            (std::mem::take(&mut self.hot_news), true),
+        ] {
+            if rows.is_empty() {
+                continue;
+            }
+            let mut rec = Vec::with_capacity(64 + rows.len() * 16);
+            let r = HeapRecord::UpdateNew {
+                page: new_page,
+                cid: view.cid,
+                rows,
+                hot,
+            };
+            r.encode_payload(&mut rec);
+            new_recs.push((r.record_type(), rec));
         }
-        .encode_payload(&mut new_rec);
-        let (old_kind, new_kind) = (HEAP_UPDATE_OLD, HEAP_UPDATE_NEW);
         match gn {
             Some(gn) => {
-                ctx.wal
-                    .append_page_change(old_kind, xid, &old_rec, go, Some(&mut *stats))?;
-                ctx.wal
-                    .append_page_change(new_kind, xid, &new_rec, gn, Some(stats))?;
+                ctx.wal.append_page_change(
+                    HEAP_UPDATE_OLD,
+                    xid,
+                    &old_rec,
+                    go,
+                    Some(&mut *stats),
+                )?;
+                for (kind, rec) in &new_recs {
+                    ctx.wal
+                        .append_page_change(*kind, xid, rec, gn, Some(&mut *stats))?;
+                }
             }
             None => {
+                for (kind, rec) in &new_recs {
+                    ctx.wal
+                        .append_page_change(*kind, xid, rec, go, Some(&mut *stats))?;
+                }
                 ctx.wal
-                    .append_page_change(new_kind, xid, &new_rec, go, Some(&mut *stats))?;
-                ctx.wal
-                    .append_page_change(old_kind, xid, &old_rec, go, Some(stats))?;
+                    .append_page_change(HEAP_UPDATE_OLD, xid, &old_rec, go, Some(stats))?;
             }
         }
         Ok(())
     }
 }
 
-/// Replaces the version at `id` with a new one holding `row`. Returns the new row id.
+/// Replaces the version at `id` with a new one holding `row`. Returns the new row id,
+/// and whether it needs index entries of its own (it is not heap-only).
 pub fn update(
     ctx: &Ctx,
     table: &Table,
@@ -166,7 +196,8 @@ pub fn update(
     row: &[u8],
     view: &TxnView,
     stats: &mut TxnStats,
-) -> Result<RowId> {
+    same_keys: SameKeys<'_>,
+) -> Result<(RowId, bool)> {
     let mut ids = Vec::with_capacity(1);
     update_rows(
         ctx,
@@ -175,6 +206,7 @@ pub fn update(
         &[(id.slot, row)],
         view,
         stats,
+        same_keys,
         &mut ids,
     )?;
     ids.first().copied().ok_or(Error::NoSuchRow(id))
@@ -183,8 +215,11 @@ pub fn update(
 /// Replaces versions of one page (each visible to `view`) with new ones: on the same
 /// page while it has room, else on other pages, a few rows per latch. The new versions
 /// put on one page are logged as one `HeapUpdateNew` of deltas against the old ones,
-/// the old versions' links as one `HeapUpdateOld`. Pushes each new version's id to
-/// `new_ids`. Stops at the first error; what was updated before it stays updated.
+/// the old versions' links as one `HeapUpdateOld` (heap-only ones, same page with
+/// `same_keys` holding, as a `HeapUpdateHot`). Pushes each new version's id to
+/// `new_ids`, with whether it needs index entries (it is not heap-only). Stops at the
+/// first error; what was updated before it stays updated.
+#[allow(clippy::too_many_arguments)]
 pub fn update_rows<R: AsRef<[u8]>>(
     ctx: &Ctx,
     table: &Table,
@@ -192,7 +227,8 @@ pub fn update_rows<R: AsRef<[u8]>>(
     rows: &[(u16, R)],
     view: &TxnView,
     stats: &mut TxnStats,
-    new_ids: &mut Vec<RowId>,
+    same_keys: SameKeys<'_>,
+    new_ids: &mut Vec<(RowId, bool)>,
 ) -> Result<()> {
     let max = max_row_bytes(ctx.pool.page_size());
     if let Some((_, row)) = rows.iter().find(|(_, r)| r.as_ref().len() > max) {
@@ -204,6 +240,7 @@ pub fn update_rows<R: AsRef<[u8]>>(
     let xid = view.snapshot.xid;
     let mut tuple = Vec::with_capacity(256);
     let mut batch = UpdateBatch::default();
+    let mut pruned = false;
     let mut at = 0;
     while at < rows.len() {
         // The same page first: the common case when it has room, and one latch.
@@ -226,11 +263,25 @@ pub fn update_rows<R: AsRef<[u8]>>(
                     break;
                 }
                 let row = rows[at].1.as_ref();
-                let Some(slot) = batch.add(&mut g, None, id, page, row, view, &mut tuple) else {
+                let Some((slot, hot)) =
+                    batch.add(&mut g, None, id, page, row, view, same_keys, &mut tuple)
+                else {
+                    // A full page is pruned once (PostgreSQL prunes on the fly too), so
+                    // that new versions, heap-only ones above all, stay on it.
+                    if !pruned {
+                        pruned = true;
+                        batch.log(ctx, &mut g, None, page, page, view, stats)?;
+                        let plan = prune_plan(ctx, &g, ctx.txns.horizon());
+                        let freed = !plan.is_empty();
+                        apply_prune(ctx, &mut g, page, plan, xid, stats)?;
+                        if freed {
+                            continue;
+                        }
+                    }
                     full = true;
                     break;
                 };
-                new_ids.push(RowId { page, slot });
+                new_ids.push((RowId { page, slot }, !hot));
                 at += 1;
             }
             batch.log(ctx, &mut g, None, page, page, view, stats)?;
@@ -268,11 +319,19 @@ pub fn update_rows<R: AsRef<[u8]>>(
                 break;
             }
             let row = rows[at].1.as_ref();
-            let Some(slot) = batch.add(&mut go, Some(&mut gn), id, target, row, view, &mut tuple)
-            else {
+            let Some((slot, _)) = batch.add(
+                &mut go,
+                Some(&mut gn),
+                id,
+                target,
+                row,
+                view,
+                None,
+                &mut tuple,
+            ) else {
                 break;
             };
-            new_ids.push(RowId { page: target, slot });
+            new_ids.push((RowId { page: target, slot }, true));
             placed += 1;
             at += 1;
         }
@@ -307,7 +366,7 @@ mod tests {
 
     fn tuple(row: &[u8]) -> Vec<u8> {
         let mut t = Vec::new();
-        TupleHeader::write_new(&mut t, 9, 1);
+        TupleHeader::write_new(&mut t, 9, 1, 0);
         t.extend_from_slice(row);
         t
     }

@@ -22,6 +22,13 @@ pub const HEAP_DELETE: RecordType = RecordType::new(3, "heap_delete", CHANGES_PA
 pub const HEAP_UPDATE_OLD: RecordType = RecordType::new(4, "heap_update_old", CHANGES_PAGE);
 /// New versions put on one page by one command, each a delta against its old version.
 pub const HEAP_UPDATE_NEW: RecordType = RecordType::new(16, "heap_update_new", CHANGES_PAGE);
+/// As `HEAP_UPDATE_NEW`, for heap-only versions (same page, no indexed column changed):
+/// redo flags them `HEAP_ONLY`.
+pub const HEAP_UPDATE_HOT: RecordType = RecordType::new(27, "heap_update_hot", CHANGES_PAGE);
+/// Vacuum of a page with heap-only chains: dead chain roots that lead to a live version
+/// become redirects, then dead versions are removed and the page compacted:
+/// `page | n | n × (slot, target slot) | slot runs removed`.
+pub const HEAP_PRUNE_HOT: RecordType = RecordType::new(28, "heap_prune_hot", CHANGES_PAGE);
 
 /// A heap record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +51,16 @@ pub enum HeapRecord {
         page: u64,
         cid: u32,
         rows: Vec<DeltaRow>,
+        /// Heap-only versions (`HEAP_UPDATE_HOT`).
+        hot: bool,
+    },
+    /// Vacuum of a page with heap-only chains: each (slot, target) makes the dead root at
+    /// `slot` a redirect to the version at `target`; then `removed` go and the page is
+    /// compacted.
+    PruneHot {
+        page: u64,
+        redirects: Vec<(u16, u16)>,
+        removed: Vec<u16>,
     },
 }
 
@@ -74,7 +91,9 @@ impl Payload for HeapRecord {
             HeapRecord::Insert { .. } => HEAP_INSERT,
             HeapRecord::Delete { .. } => HEAP_DELETE,
             HeapRecord::UpdateOld { .. } => HEAP_UPDATE_OLD,
-            HeapRecord::UpdateNew { .. } => HEAP_UPDATE_NEW,
+            HeapRecord::UpdateNew { hot: false, .. } => HEAP_UPDATE_NEW,
+            HeapRecord::UpdateNew { hot: true, .. } => HEAP_UPDATE_HOT,
+            HeapRecord::PruneHot { .. } => HEAP_PRUNE_HOT,
         }
     }
 
@@ -98,7 +117,24 @@ impl Payload for HeapRecord {
                     new_c.put(out, l.new_slot);
                 }
             }
-            HeapRecord::UpdateNew { page, cid, rows } => {
+            HeapRecord::PruneHot {
+                page,
+                redirects,
+                removed,
+            } => {
+                put_varint(out, *page);
+                put_varint(out, redirects.len() as u64);
+                let mut c = SlotCoder::new();
+                let mut tc = SlotCoder::new();
+                for (slot, target) in redirects {
+                    c.put(out, *slot);
+                    tc.put(out, *target);
+                }
+                put_slot_runs(out, removed);
+            }
+            HeapRecord::UpdateNew {
+                page, cid, rows, ..
+            } => {
                 put_varint(out, *page);
                 put_varint(out, *cid as u64);
                 put_varint(out, rows.len() as u64);
@@ -138,11 +174,26 @@ impl HeapRecord {
                 page,
                 links: decode_links(&mut r, page)?,
             },
-            c if c == HEAP_UPDATE_NEW.code => HeapRecord::UpdateNew {
+            c if c == HEAP_UPDATE_NEW.code || c == HEAP_UPDATE_HOT.code => HeapRecord::UpdateNew {
                 page,
                 cid: r.varint32()?,
                 rows: decode_deltas(&mut r, page)?,
+                hot: c == HEAP_UPDATE_HOT.code,
             },
+            c if c == HEAP_PRUNE_HOT.code => {
+                let n = count(&mut r, 2)?;
+                let mut redirects = Vec::with_capacity(n);
+                let mut c = SlotCoder::new();
+                let mut tc = SlotCoder::new();
+                for _ in 0..n {
+                    redirects.push((c.get(&mut r)?, tc.get(&mut r)?));
+                }
+                HeapRecord::PruneHot {
+                    page,
+                    redirects,
+                    removed: get_slot_runs(&mut r)?,
+                }
+            }
             c => return Err(format!("record code {c} is not the heap's")),
         };
         finish(&r, t)?;
@@ -208,7 +259,14 @@ impl RecordOwner for HeapOwner {
     }
 
     fn types(&self) -> &'static [RecordType] {
-        &[HEAP_INSERT, HEAP_DELETE, HEAP_UPDATE_OLD, HEAP_UPDATE_NEW]
+        &[
+            HEAP_INSERT,
+            HEAP_DELETE,
+            HEAP_UPDATE_OLD,
+            HEAP_UPDATE_NEW,
+            HEAP_UPDATE_HOT,
+            HEAP_PRUNE_HOT,
+        ]
     }
 
     fn check(&self, rec: &LogRecord) -> std::result::Result<(), String> {
@@ -229,13 +287,28 @@ impl RecordOwner for HeapOwner {
                 ),
                 _ => format!("page {page} rows {}", links.len()),
             },
-            HeapRecord::UpdateNew { page, cid, rows } => {
+            HeapRecord::UpdateNew {
+                page,
+                cid,
+                rows,
+                hot,
+            } => {
                 let bytes: usize = rows.iter().map(|d| d.middle.len()).sum();
                 format!(
-                    "page {page} cid {cid} rows {} as deltas ({bytes} bytes changed)",
-                    rows.len()
+                    "page {page} cid {cid} rows {} as deltas ({bytes} bytes changed){}",
+                    rows.len(),
+                    if hot { ", heap-only" } else { "" }
                 )
             }
+            HeapRecord::PruneHot {
+                page,
+                redirects,
+                removed,
+            } => format!(
+                "page {page} redirects {} removed {}",
+                redirects.len(),
+                removed.len()
+            ),
         })
     }
 
@@ -308,6 +381,33 @@ pub(crate) fn rebuild_row(base: Option<&[u8]>, d: &DeltaRow, out: &mut Vec<u8>) 
     }
 }
 
+/// Makes the tuple at `slot` (a dead chain root) a redirect to the version at `target`
+/// on the same page: its header alone, flagged `REDIRECT`, its xmax the target's xmin
+/// (so that readers accept the link) and its link the target. Used by vacuum and redo.
+pub(crate) fn make_redirect(
+    g: &mut [u8],
+    slot: u16,
+    target: u16,
+) -> std::result::Result<(), String> {
+    let page_no = PageRef(g).page_no();
+    let xmin = PageRef(g)
+        .tuple(target)
+        .filter(|t| t.len() >= TUPLE_HEADER_BYTES)
+        .map(|t| TupleHeader::read(t).xmin)
+        .ok_or_else(|| {
+            format!("redirect from slot {slot} to slot {target}, which holds no tuple")
+        })?;
+    let t = header_mut(g, slot)?;
+    set_xmax(t, xmin, Some((page_no, target)));
+    let cf = u32::from_le_bytes([t[18], t[19], t[20], t[21]]);
+    let cf = (cf & MAX_CID) | (u32::from(REDIRECT) << 30);
+    t[18..22].copy_from_slice(&cf.to_le_bytes());
+    if !PageMut(g).truncate_tuple(slot, TUPLE_HEADER_BYTES) {
+        return Err(format!("cannot shorten slot {slot}"));
+    }
+    Ok(())
+}
+
 /// Applies a heap record during recovery unless the page already holds it.
 fn redo(ctx: &RedoCtx, rec: &LogRecord, decoded: &HeapRecord) -> Result<()> {
     let xid = rec.xid;
@@ -328,7 +428,7 @@ fn redo(ctx: &RedoCtx, rec: &LogRecord, decoded: &HeapRecord) -> Result<()> {
         match decoded {
             HeapRecord::Insert { cid, rows, .. } => {
                 let build: &BuildTuple = &|out, xid, cid, row| {
-                    TupleHeader::write_new(out, xid, cid);
+                    TupleHeader::write_new(out, xid, cid, 0);
                     out.extend_from_slice(row);
                 };
                 insert_at_slots(g, rows, xid, *cid, build)?;
@@ -343,7 +443,16 @@ fn redo(ctx: &RedoCtx, rec: &LogRecord, decoded: &HeapRecord) -> Result<()> {
                     set_xmax(header_mut(g, l.slot)?, xid, Some((l.new_page, l.new_slot)));
                 }
             }
-            HeapRecord::UpdateNew { cid, rows, .. } => {
+            HeapRecord::PruneHot {
+                redirects, removed, ..
+            } => {
+                for &(slot, target) in redirects {
+                    make_redirect(g, slot, target)?;
+                }
+                PageMut(g).remove_and_compact(removed);
+            }
+            HeapRecord::UpdateNew { cid, rows, hot, .. } => {
+                let flags = if *hot { HEAP_ONLY } else { 0 };
                 let mut tuple = Vec::new();
                 for (d, base) in rows.iter().zip(&bases) {
                     let same_page;
@@ -354,7 +463,7 @@ fn redo(ctx: &RedoCtx, rec: &LogRecord, decoded: &HeapRecord) -> Result<()> {
                         base.as_deref()
                     };
                     tuple.clear();
-                    TupleHeader::write_new(&mut tuple, xid, *cid);
+                    TupleHeader::write_new(&mut tuple, xid, *cid, flags);
                     rebuild_row(base, d, &mut tuple);
                     if !PageMut(g).insert_at(d.slot, &tuple) {
                         return Err(format!(
@@ -428,6 +537,30 @@ pub(crate) mod tests {
                         middle: vec![],
                     },
                 ],
+                hot: false,
+            },
+            HeapRecord::UpdateNew {
+                page: 8,
+                cid: 4,
+                rows: vec![DeltaRow {
+                    slot: 7,
+                    old_page: 8,
+                    old_slot: 2,
+                    prefix: 3,
+                    suffix: 1,
+                    middle: vec![5],
+                }],
+                hot: true,
+            },
+            HeapRecord::PruneHot {
+                page: 8,
+                redirects: vec![(2, 7), (0, 65535)],
+                removed: vec![3, 4, 1],
+            },
+            HeapRecord::PruneHot {
+                page: 1,
+                redirects: vec![],
+                removed: vec![],
             },
         ]
     }

@@ -5,7 +5,7 @@ use super::wal_records::UNDO_TUPLE_HEADER_BYTES as HDR;
 use super::wal_records::{ChangeOp, UndoTableRecord, UNDO_CHANGE, UNDO_INSERT};
 use super::*;
 use crate::access::slotted::{self};
-use crate::access::{Change, Ctx, TxnView};
+use crate::access::{Change, Ctx, SameKeys, TxnView};
 use crate::buffer::Fetch;
 use crate::catalog::Table;
 use crate::clog::XidStatus;
@@ -220,7 +220,8 @@ pub(crate) enum Pending {
 /// Changes rows of one page (`changes`: slot and change, each row visible to `view`),
 /// logging one record for all the rows changed in place. Rows that must move, and
 /// waits for other writers, are handled in between. Pushes the id of each updated row's
-/// new place to `moved_to` (the same id unless it moved). Stops at the first error;
+/// new place to `moved_to` (the same id unless it moved), with whether it needs new
+/// index entries (it moved, or `same_keys` does not hold). Stops at the first error;
 /// what was changed before it stays changed (and logged).
 #[allow(clippy::too_many_arguments)]
 pub fn change_rows(
@@ -229,9 +230,10 @@ pub fn change_rows(
     view: &TxnView,
     stats: &mut TxnStats,
     undo: &mut TxnUndo,
+    same_keys: SameKeys<'_>,
     page_no: u64,
     changes: &[(u16, Change)],
-    moved_to: &mut Vec<RowId>,
+    moved_to: &mut Vec<(RowId, bool)>,
 ) -> Result<()> {
     let xid = view.snapshot.xid;
     let max = max_row_bytes(ctx.pool.page_size());
@@ -282,6 +284,11 @@ pub fn change_rows(
                     break;
                 }
             };
+            let reindex = match change {
+                Change::Update(new) => !same_keys
+                    .is_some_and(|same| row_of(&t[HDR..], h.flags).is_ok_and(|old| same(old, new))),
+                Change::Delete => false,
+            };
             let op = match change {
                 Change::Delete => {
                     encode_undo(&mut rec, &h, false, 0, &[]);
@@ -304,7 +311,7 @@ pub fn change_rows(
             };
             apply_change(&mut g, &op, xid, view.cid, ptr).map_err(|r| corrupt(ctx, page_no, r))?;
             if matches!(change, Change::Update(_)) {
-                moved_to.push(id);
+                moved_to.push((id, reindex));
             }
             bytes += rec.len() + 12;
             ops.push(op);
@@ -330,7 +337,7 @@ pub fn change_rows(
                         page: page_no,
                         slot: *slot,
                     };
-                    moved_to.push(move_row(ctx, table, view, stats, undo, id, new)?);
+                    moved_to.push((move_row(ctx, table, view, stats, undo, id, new)?, true));
                 }
                 i = at + 1;
             }

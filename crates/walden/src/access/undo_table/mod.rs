@@ -30,7 +30,7 @@ use std::borrow::Cow;
 
 use crate::access::slotted::{self, get_u48, put_u48, TupleFormat};
 use crate::access::{
-    Change, Ctx, InsertCursor, Latest, Progress, TableAccess, TxnView, Vacuumed, Writer,
+    Change, Ctx, InsertCursor, Latest, Progress, TableAccess, TxnView, Updated, Vacuumed, Writer,
 };
 use crate::buffer::Fetch;
 use crate::catalog::Table;
@@ -513,9 +513,13 @@ impl TableAccess for UndoTable {
         &self,
         ctx: &Ctx,
         page: u64,
+        view: Option<&TxnView>,
         out: &mut Vec<(RowId, Vec<u8>)>,
     ) -> Result<()> {
-        versions_of_page(ctx, page, out)
+        match view {
+            Some(view) => scan_page(ctx, page, view, out),
+            None => versions_of_page(ctx, page, out),
+        }
     }
 
     fn withdraw(&self, ctx: &Ctx, w: &mut Writer, _ids: &[RowId], undo_mark: usize) -> Result<()> {
@@ -549,7 +553,7 @@ impl TableAccess for UndoTable {
         w: &mut Writer,
         page: u64,
         changes: &[(u16, Change)],
-        updated: &mut Vec<(RowId, RowId)>,
+        updated: &mut Vec<Updated>,
     ) -> Result<()> {
         if changes.is_empty() {
             return Ok(());
@@ -561,6 +565,7 @@ impl TableAccess for UndoTable {
             w.view,
             w.stats,
             w.undo,
+            w.same_keys,
             page,
             changes,
             &mut new_ids,
@@ -569,7 +574,10 @@ impl TableAccess for UndoTable {
             .iter()
             .filter(|(_, c)| matches!(c, Change::Update(_)))
             .map(|(slot, _)| RowId { page, slot: *slot });
-        updated.extend(old.zip(new_ids));
+        updated.extend(
+            old.zip(new_ids)
+                .map(|(old, (new, reindex))| Updated { old, new, reindex }),
+        );
         r
     }
 
@@ -582,7 +590,7 @@ impl TableAccess for UndoTable {
         w: &mut Writer,
         id: RowId,
         change: Change,
-    ) -> Result<RowId> {
+    ) -> Result<Option<Updated>> {
         let changes = [(id.slot, change)];
         let mut updated = Vec::new();
         match self.change_rows(ctx, table, w, id.page, &changes, &mut updated) {
@@ -593,9 +601,9 @@ impl TableAccess for UndoTable {
                     .ok_or(Error::NoSuchRow(id))?;
                 let [(_, change)] = changes;
                 self.change_rows(ctx, table, w, at.page, &[(at.slot, change)], &mut updated)?;
-                Ok(updated.first().map_or(at, |(_, new)| *new))
+                Ok(updated.first().copied())
             }
-            r => r.map(|()| updated.first().map_or(id, |(_, new)| *new)),
+            r => r.map(|()| updated.first().copied()),
         }
     }
 
