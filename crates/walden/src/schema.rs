@@ -6,6 +6,7 @@
 //! text u16 length + UTF-8 bytes. Little-endian, no padding.
 
 use std::fmt;
+use std::ops::Range;
 
 /// A column's type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -293,9 +294,9 @@ impl Schema {
         Ok(row)
     }
 
-    /// Where each column's value starts in a row as stored (None: NULL); `Err` with a
-    /// reason when the bytes do not match the schema.
-    pub fn value_offsets(&self, bytes: &[u8]) -> Result<Vec<Option<usize>>, String> {
+    /// Where each column's value lies in a row as stored (None: NULL), each range within
+    /// the row; `Err` with a reason when the bytes do not match the schema.
+    pub fn value_ranges(&self, bytes: &[u8]) -> Result<Vec<Option<Range<usize>>>, String> {
         let nb = self.bitmap_bytes();
         let bitmap = bytes.get(..nb).ok_or("row shorter than its null bitmap")?;
         let mut at = nb;
@@ -305,7 +306,6 @@ impl Schema {
                 out.push(None);
                 continue;
             }
-            out.push(Some(at));
             let len = match col.ty.fixed_width() {
                 Some(n) => n,
                 None => {
@@ -313,10 +313,11 @@ impl Schema {
                     2 + u16::from_le_bytes([b[0], b[1]]) as usize
                 }
             };
-            at += len;
-            if at > bytes.len() {
+            if at + len > bytes.len() {
                 return Err(format!("row truncated in column {:?}", col.name));
             }
+            out.push(Some(at..at + len));
+            at += len;
         }
         Ok(out)
     }
@@ -324,29 +325,15 @@ impl Schema {
     /// Whether two stored rows hold the same bytes in each of `columns` (NULL in
     /// both counts as the same); false when either does not match the schema.
     pub fn same_values(&self, a: &[u8], b: &[u8], columns: &[u16]) -> bool {
-        let (Ok(oa), Ok(ob)) = (self.value_offsets(a), self.value_offsets(b)) else {
+        let (Ok(ra), Ok(rb)) = (self.value_ranges(a), self.value_ranges(b)) else {
             return false;
         };
-        let value = |row: &[u8], at: usize, c: usize| -> Option<std::ops::Range<usize>> {
-            let len = match self.columns[c].ty.fixed_width() {
-                Some(n) => n,
-                None => 2 + u16::from_le_bytes([*row.get(at)?, *row.get(at + 1)?]) as usize,
-            };
-            Some(at..at + len)
-        };
-        columns.iter().all(|&c| {
-            let c = c as usize;
-            match (oa.get(c).copied().flatten(), ob.get(c).copied().flatten()) {
-                (None, None) => oa.get(c).is_some() && ob.get(c).is_some(),
-                (Some(x), Some(y)) => match (value(a, x, c), value(b, y, c)) {
-                    (Some(rx), Some(ry)) => {
-                        matches!((a.get(rx), b.get(ry)), (Some(x), Some(y)) if x == y)
-                    }
-                    _ => false,
-                },
+        columns
+            .iter()
+            .all(|&c| match (ra.get(c as usize), rb.get(c as usize)) {
+                (Some(x), Some(y)) => x.clone().map(|r| &a[r]) == y.clone().map(|r| &b[r]),
                 _ => false,
-            }
-        })
+            })
     }
 
     /// Serializes the schema (for the catalog and CreateTable records).

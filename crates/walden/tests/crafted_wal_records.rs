@@ -255,3 +255,30 @@ fn btree_insert_row_without_its_row_is_corrupt_wal() {
         }
     }
 }
+
+/// A `heap_prune_hot` record whose redirect starts or ends at a slot with no tuple fails
+/// its redo with an error naming the record and the slot, not a panic.
+#[test]
+fn heap_prune_hot_with_a_missing_slot_is_an_error_naming_it() {
+    let cases = [
+        (vec![(0u16, 9u16)], "to slot 9, which holds no tuple"),
+        (vec![(5, 0)], "no tuple at slot 5"),
+    ];
+    for (i, (redirects, want)) in cases.into_iter().enumerate() {
+        let vfs = SimVfs::new(300 + i as u64);
+        let page = base(&vfs) - 1;
+        let rec = HeapRecord::PruneHot {
+            page,
+            redirects,
+            removed: vec![],
+        };
+        append_frame(&vfs, &[(&rec, 70)]);
+        match open_without_panic(&vfs) {
+            Ok(Err(Error::CorruptPage { reason, .. })) => {
+                assert!(reason.contains(want), "case {i}: {reason}")
+            }
+            Ok(other) => panic!("case {i}: expected CorruptPage, got {:?}", other.err()),
+            Err(msg) => panic!("case {i}: recovery panicked: {msg}"),
+        }
+    }
+}

@@ -136,16 +136,7 @@ pub(crate) fn withdraw(ctx: &Ctx, ids: &[RowId], xid: u64, stats: &mut TxnStats)
                 .count();
         let slots: Vec<u16> = ids[start..end].iter().map(|id| id.slot).collect();
         let pinned = ctx.pool.fetch(page_no, Fetch::Read)?;
-        let mut g = pinned.write();
-        PageMut(&mut g).remove_and_compact(&slots);
-        let mut payload = Vec::with_capacity(10 + 2 * slots.len());
-        SlottedRecord::Prune {
-            page: page_no,
-            slots,
-        }
-        .encode_payload(&mut payload);
-        ctx.wal
-            .append_page_change(HEAP_PRUNE, xid, &payload, &mut g, Some(stats))?;
+        remove_slots(ctx, &mut pinned.write(), page_no, slots, xid, stats)?;
         start = end;
     }
     Ok(())
@@ -261,45 +252,53 @@ pub(crate) fn insert_rows(
     Ok(Progress::Done)
 }
 
-/// Removes the slots `dead` names on one page of a table (a page with none is not
-/// written), logging one prune record, and refreshes the page's free-space hint (unless
-/// it is `last`, the table's last page when the pass began, which inserts fill anyway).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn prune_page(
+/// Removes `slots` from a write-latched page, compacting it, and logs one prune record.
+pub(crate) fn remove_slots(
+    ctx: &Ctx,
+    g: &mut [u8],
+    page_no: u64,
+    slots: Vec<u16>,
+    xid: u64,
+    stats: &mut TxnStats,
+) -> Result<()> {
+    PageMut(g).remove_and_compact(&slots);
+    let mut payload = Vec::with_capacity(10 + 2 * slots.len());
+    SlottedRecord::Prune {
+        page: page_no,
+        slots,
+    }
+    .encode_payload(&mut payload);
+    ctx.wal
+        .append_page_change(HEAP_PRUNE, xid, &payload, g, Some(stats))?;
+    Ok(())
+}
+
+/// Vacuums one page of a table: `plan` reads the page and says what to prune (None:
+/// nothing, and the page is not written); `apply` carries the plan out on the
+/// write-latched page, logs it and returns how many versions went (counted in the
+/// global `versions_pruned`). Then the page's free-space hint is refreshed (unless it is
+/// `last`, the table's last page when the pass began, which inserts fill anyway).
+pub(crate) fn prune_page<P>(
     ctx: &Ctx,
     table: &Table,
     page_no: u64,
     last: Option<u64>,
-    xid: u64,
-    stats: &mut TxnStats,
-    dead: &mut dyn FnMut(&[u8]) -> Vec<u16>,
+    mut plan: impl FnMut(&[u8]) -> Option<P>,
+    apply: impl FnOnce(&mut [u8], P) -> Result<u64>,
 ) -> Result<u64> {
     let mut removed = 0u64;
     let pinned = ctx.pool.fetch(page_no, Fetch::Read)?;
-    let found = {
-        let g = pinned.read();
-        dead(&g)
-    };
-    if !found.is_empty() {
+    let found = plan(&pinned.read()).is_some();
+    if found {
         let mut g = pinned.write();
-        // Re-check under the write latch: nothing can revive a dead version, but the
-        // page may have changed between the latches.
-        let found = dead(&g);
-        if !found.is_empty() {
-            PageMut(&mut g).remove_and_compact(&found);
-            let mut payload = Vec::with_capacity(10 + 2 * found.len());
-            removed += found.len() as u64;
+        // Again under the write latch: nothing can revive a dead version, but the page
+        // may have changed between the latches.
+        if let Some(p) = plan(&g) {
+            removed = apply(&mut g, p)?;
             ctx.wal
                 .stats()
                 .versions_pruned
-                .fetch_add(found.len() as u64, std::sync::atomic::Ordering::Relaxed);
-            SlottedRecord::Prune {
-                page: page_no,
-                slots: found,
-            }
-            .encode_payload(&mut payload);
-            ctx.wal
-                .append_page_change(HEAP_PRUNE, xid, &payload, &mut g, Some(stats))?;
+                .fetch_add(removed, std::sync::atomic::Ordering::Relaxed);
         }
     }
     if Some(page_no) != last {

@@ -313,14 +313,13 @@ impl Transaction {
         page: u64,
         changes: &[(u16, Change)],
         indexes: &[Arc<Index>],
+        key_cols: Option<&[u16]>,
     ) -> Result<()> {
         if changes.is_empty() {
             return Ok(());
         }
         let mut updated = Vec::new();
-        let cols = key_columns(indexes);
-        let cols = (!indexes.is_empty()).then_some(cols.as_slice());
-        self.write_keyed(t, cols, |access, db, w| {
+        self.write_keyed(t, key_cols, |access, db, w| {
             access.change_rows(&db.access_ctx(), t, w, page, changes, &mut updated)
         })?;
         if indexes.is_empty() || updated.is_empty() {
@@ -354,8 +353,7 @@ impl Transaction {
             _ => None,
         };
         let cols = key_columns(&indexes);
-        let cols = (!indexes.is_empty()).then_some(cols.as_slice());
-        let r = self.write_keyed(t, cols, |access, db, w| {
+        let r = self.write_keyed(t, cols.as_deref(), |access, db, w| {
             access.change_row(&db.access_ctx(), t, w, id, change)
         });
         self.db.relieve_space();
@@ -442,6 +440,7 @@ impl Transaction {
         let t = self.db.table(table)?;
         let _ddl = t.ddl.read();
         let indexes = t.index_list();
+        let cols = key_columns(&indexes);
         // Each page's changes are applied together, so that they share WAL records: one
         // per page for an undo table's in-place changes and a heap table's deletes, one
         // per page for the new versions a heap update puts there.
@@ -468,7 +467,7 @@ impl Transaction {
                     }
                 }
             }
-            self.change_page_rows(&t, page, &changes, &indexes)?;
+            self.change_page_rows(&t, page, &changes, &indexes, cols.as_deref())?;
             changed += changes.len() as u64;
             self.db.relieve_space();
             if stop {
@@ -504,6 +503,7 @@ impl Transaction {
         let t = self.db.table(table)?;
         let _ddl = t.ddl.read();
         let indexes = t.index_list();
+        let cols = key_columns(&indexes);
         actions.sort_by_key(|(id, _)| (id.page, id.slot));
         actions.dedup_by_key(|(id, _)| *id);
         let mut changes = Vec::new();
@@ -520,7 +520,7 @@ impl Transaction {
                     changes.push((id.slot, c));
                 }
             }
-            self.change_page_rows(&t, page, &changes, &indexes)?;
+            self.change_page_rows(&t, page, &changes, &indexes, cols.as_deref())?;
             changed += changes.len() as u64;
             self.db.relieve_space();
         }
@@ -655,13 +655,16 @@ impl Drop for Transaction {
     }
 }
 
-/// The columns some index of the table keys on, each once.
-fn key_columns(indexes: &[Arc<Index>]) -> Vec<u16> {
+/// The columns some index of the table keys on, each once; None without indexes.
+fn key_columns(indexes: &[Arc<Index>]) -> Option<Vec<u16>> {
+    if indexes.is_empty() {
+        return None;
+    }
     let mut cols: Vec<u16> = indexes
         .iter()
         .flat_map(|ix| ix.columns.iter().copied())
         .collect();
     cols.sort_unstable();
     cols.dedup();
-    cols
+    Some(cols)
 }

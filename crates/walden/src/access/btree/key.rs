@@ -93,15 +93,15 @@ pub enum KeyPart {
 /// The key parts of an index on `columns` for a row as stored; None when the bytes do
 /// not match the schema.
 pub fn key_parts(schema: &Schema, columns: &[u16], row: &[u8]) -> Option<Vec<KeyPart>> {
-    let offsets = schema.value_offsets(row).ok()?;
+    let ranges = schema.value_ranges(row).ok()?;
     columns
         .iter()
         .map(|&c| {
             let ty = schema.columns.get(c as usize)?.ty;
-            Some(match *offsets.get(c as usize)? {
-                Some(at) => KeyPart::At {
+            Some(match ranges.get(c as usize)? {
+                Some(r) => KeyPart::At {
                     ty,
-                    offset: u32::try_from(at).ok()?,
+                    offset: u32::try_from(r.start).ok()?,
                 },
                 None => KeyPart::Null,
             })

@@ -20,8 +20,8 @@ pub mod wal_records;
 pub use update::{update, update_rows};
 
 use crate::access::slotted::{
-    corrupt, get_u48, insert_rows, pin_table_page, put_u48, withdraw, SlottedRecord, TupleFormat,
-    HEAP_PRUNE,
+    corrupt, get_u48, insert_rows, pin_table_page, prune_page, put_u48, remove_slots, withdraw,
+    TupleFormat,
 };
 use crate::access::{
     Change, Ctx, InsertCursor, Latest, Progress, TableAccess, TxnView, Updated, Vacuumed, Writer,
@@ -76,8 +76,7 @@ impl TupleHeader {
         let mut h = [0u8; TUPLE_HEADER_BYTES];
         put_u48(&mut h, 0, xmin);
         h[12..16].copy_from_slice(&NO_NEXT.to_le_bytes());
-        let cf = (cid & MAX_CID) | (u32::from(flags & 3) << 30);
-        h[18..22].copy_from_slice(&cf.to_le_bytes());
+        set_cid(&mut h, cid, flags);
         out.extend_from_slice(&h);
     }
 
@@ -88,6 +87,12 @@ impl TupleHeader {
     pub fn redirect(&self) -> bool {
         self.flags & REDIRECT != 0
     }
+}
+
+/// Writes a header's command id and flags (`HEAP_ONLY`, `REDIRECT`) into one field.
+pub(crate) fn set_cid(t: &mut [u8], cid: u32, flags: u8) {
+    let cf = (cid & MAX_CID) | (u32::from(flags & 3) << 30);
+    t[18..22].copy_from_slice(&cf.to_le_bytes());
 }
 
 pub(crate) fn set_xmax(t: &mut [u8], xmax: u64, next: Option<(u64, u16)>) {
@@ -582,8 +587,8 @@ pub(crate) fn prune_plan(ctx: &Ctx, page: &[u8], horizon: u64) -> PrunePlan {
     plan
 }
 
-/// Carries out and logs a prune plan on a write-latched page; returns how many versions
-/// went (a root made a redirect counts; a redirect removed does not).
+/// Carries out and logs a prune plan on a write-latched page; returns how many
+/// versions went (a root made a redirect counts; a redirect removed does not).
 pub(crate) fn apply_prune(
     ctx: &Ctx,
     g: &mut [u8],
@@ -608,68 +613,24 @@ pub(crate) fn apply_prune(
         .chain(plan.redirects.iter().map(|(slot, _)| slot))
         .filter(|&&s| is_version(s))
         .count() as u64;
-    ctx.wal
-        .stats()
-        .versions_pruned
-        .fetch_add(removed, std::sync::atomic::Ordering::Relaxed);
+    if plan.redirects.is_empty() {
+        remove_slots(ctx, g, page_no, plan.remove, xid, stats)?;
+        return Ok(removed);
+    }
     for &(slot, target) in &plan.redirects {
         wal_records::make_redirect(g, slot, target).map_err(|r| corrupt(ctx, page_no, r))?;
     }
     PageMut(g).remove_and_compact(&plan.remove);
     let mut payload = Vec::with_capacity(16 + 2 * plan.remove.len());
-    if plan.redirects.is_empty() {
-        SlottedRecord::Prune {
-            page: page_no,
-            slots: plan.remove,
-        }
-        .encode_payload(&mut payload);
-        ctx.wal
-            .append_page_change(HEAP_PRUNE, xid, &payload, g, Some(stats))?;
-    } else {
-        HeapRecord::PruneHot {
-            page: page_no,
-            redirects: plan.redirects,
-            removed: plan.remove,
-        }
-        .encode_payload(&mut payload);
-        ctx.wal
-            .append_page_change(HEAP_PRUNE_HOT, xid, &payload, g, Some(stats))?;
+    HeapRecord::PruneHot {
+        page: page_no,
+        redirects: plan.redirects,
+        removed: plan.remove,
     }
+    .encode_payload(&mut payload);
+    ctx.wal
+        .append_page_change(HEAP_PRUNE_HOT, xid, &payload, g, Some(stats))?;
     Ok(removed)
-}
-
-/// Vacuums one page as `prune_plan` says (a page with nothing to do is not written),
-/// logging one record, and refreshes the page's free-space hint (unless it is `last`,
-/// the table's last page when the pass began, which inserts fill anyway).
-#[allow(clippy::too_many_arguments)]
-fn prune_heap_page(
-    ctx: &Ctx,
-    table: &Table,
-    page_no: u64,
-    last: Option<u64>,
-    horizon: u64,
-    xid: u64,
-    stats: &mut TxnStats,
-) -> Result<Vacuumed> {
-    let pinned = ctx.pool.fetch(page_no, Fetch::Read)?;
-    let first = prune_plan(ctx, &pinned.read(), horizon);
-    let mut done = Vacuumed {
-        removed: 0,
-        waiting: first.waiting,
-    };
-    if !first.is_empty() {
-        let mut g = pinned.write();
-        // Again under the write latch: nothing revives a dead version, but the page
-        // may have changed between the latches.
-        let plan = prune_plan(ctx, &g, horizon);
-        done.waiting = plan.waiting;
-        done.removed = apply_prune(ctx, &mut g, page_no, plan, xid, stats)?;
-    }
-    if Some(page_no) != last {
-        let free = PageRef(&pinned.read()).free_space();
-        table.set_free(page_no, free);
-    }
-    Ok(done)
 }
 
 /// The tuple at `slot` of a page being redone, at least a header long.
@@ -835,6 +796,19 @@ impl TableAccess for HeapTable {
         xid: u64,
         stats: &mut TxnStats,
     ) -> Result<Vacuumed> {
-        prune_heap_page(ctx, table, page, last, horizon, xid, stats)
+        let mut waiting = 0;
+        let removed = prune_page(
+            ctx,
+            table,
+            page,
+            last,
+            |p| {
+                let plan = prune_plan(ctx, p, horizon);
+                waiting = plan.waiting;
+                Some(plan).filter(|plan| !plan.is_empty())
+            },
+            |g, plan| apply_prune(ctx, g, page, plan, xid, stats),
+        )?;
+        Ok(Vacuumed { removed, waiting })
     }
 }

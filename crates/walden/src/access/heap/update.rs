@@ -272,9 +272,12 @@ pub fn update_rows<R: AsRef<[u8]>>(
                         pruned = true;
                         batch.log(ctx, &mut g, None, page, page, view, stats)?;
                         let plan = prune_plan(ctx, &g, ctx.txns.horizon());
-                        let freed = !plan.is_empty();
-                        apply_prune(ctx, &mut g, page, plan, xid, stats)?;
-                        if freed {
+                        if !plan.is_empty() {
+                            let n = apply_prune(ctx, &mut g, page, plan, xid, stats)?;
+                            ctx.wal
+                                .stats()
+                                .versions_pruned
+                                .fetch_add(n, std::sync::atomic::Ordering::Relaxed);
                             continue;
                         }
                     }

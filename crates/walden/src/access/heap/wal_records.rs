@@ -398,10 +398,9 @@ pub(crate) fn make_redirect(
             format!("redirect from slot {slot} to slot {target}, which holds no tuple")
         })?;
     let t = header_mut(g, slot)?;
+    let cid = TupleHeader::read(t).cid;
     set_xmax(t, xmin, Some((page_no, target)));
-    let cf = u32::from_le_bytes([t[18], t[19], t[20], t[21]]);
-    let cf = (cf & MAX_CID) | (u32::from(REDIRECT) << 30);
-    t[18..22].copy_from_slice(&cf.to_le_bytes());
+    set_cid(t, cid, REDIRECT);
     if !PageMut(g).truncate_tuple(slot, TUPLE_HEADER_BYTES) {
         return Err(format!("cannot shorten slot {slot}"));
     }

@@ -617,9 +617,17 @@ impl TableAccess for UndoTable {
         xid: u64,
         stats: &mut TxnStats,
     ) -> Result<Vacuumed> {
-        let removed = slotted::prune_page(ctx, table, page, last, xid, stats, &mut |p| {
-            dead_slots(ctx, p, horizon)
-        })?;
+        let removed = slotted::prune_page(
+            ctx,
+            table,
+            page,
+            last,
+            |p| Some(dead_slots(ctx, p, horizon)).filter(|d| !d.is_empty()),
+            |g, dead| {
+                let n = dead.len() as u64;
+                slotted::remove_slots(ctx, g, page, dead, xid, stats).map(|()| n)
+            },
+        )?;
         Ok(Vacuumed {
             removed,
             waiting: 0,
