@@ -34,7 +34,7 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
         let pages: u64 = i.pages.iter().sum();
         outln!(
             out,
-            "index {} on {}: {} levels, {} pages, {} entries{}{}",
+            "index {} on {}: {} levels, {} pages, {} entries{}{}{}{}",
             i.name,
             i.table,
             i.levels,
@@ -49,6 +49,19 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
                 format!(
                     ", {} pages awaiting their downlink (put in by the next insert)",
                     i.missing_downlinks
+                )
+            } else {
+                String::new()
+            },
+            if i.free_pages > 0 {
+                format!(", {} free pages (reused by splits)", i.free_pages)
+            } else {
+                String::new()
+            },
+            if i.unreachable > 0 {
+                format!(
+                    ", {} unreachable pages (a crash cut a change short; the next VACUUM frees them)",
+                    i.unreachable
                 )
             } else {
                 String::new()

@@ -467,8 +467,8 @@ impl BufferPool {
                 }
                 return None;
             }
-            // Dependencies point at pages split off later, so the chain ends; the bound
-            // only guards against a bug looping here.
+            // Dependencies point at higher page numbers (docs/recovery.md rules 28 and
+            // 33), so the chain ends; the bound only guards against a bug looping here.
             steps += 1;
             if steps > self.frames.len() {
                 return Some(cur);

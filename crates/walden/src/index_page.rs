@@ -23,8 +23,12 @@ pub const INDEX_HEADER_BYTES: usize = PAGE_HEADER_BYTES + 16;
 pub const ITEM_SLOT_BYTES: usize = 4;
 /// No right sibling.
 pub const NO_PAGE: u64 = u64::MAX;
-/// Flag: the index's meta page (item 0: root page u64, root level u16).
+/// Flag: the index's meta page (item 0: root page u64, root level u16; its right-sibling
+/// field heads the index's list of free pages).
 pub const FLAG_META: u16 = 1;
+/// Flag: a free page of the index (no items, no high key, level 0; its right-sibling
+/// field names the next free page), taken by the next page the index needs.
+pub const FLAG_FREE: u16 = 2;
 /// Bytes of an internal item's child pointer.
 pub const CHILD_BYTES: usize = 4;
 
@@ -94,6 +98,9 @@ macro_rules! index_readers {
         }
         pub fn is_meta(&self) -> bool {
             self.flags() & FLAG_META != 0
+        }
+        pub fn is_free(&self) -> bool {
+            self.flags() & FLAG_FREE != 0
         }
         /// The high key (every item is below it); None is plus infinity.
         pub fn high_key(&self) -> Option<&[u8]> {
@@ -233,6 +240,13 @@ impl IndexPage<'_> {
         if self.is_meta() && self.meta().is_none() {
             return Err("meta page without root".into());
         }
+        let flags = self.flags();
+        if flags & !(FLAG_META | FLAG_FREE) != 0 || flags == FLAG_META | FLAG_FREE {
+            return Err(format!("unknown flags {flags:#x}"));
+        }
+        if self.is_free() && (self.count() != 0 || self.level() != 0 || hk_off != 0) {
+            return Err("a free page with items, a level or a high key".into());
+        }
         Ok(())
     }
 }
@@ -266,7 +280,34 @@ impl IndexPageMut<'_> {
 
     /// Marks the page as an index's meta page.
     pub fn mark_meta(&mut self) {
-        put_u16(self.0, 44, FLAG_META);
+        self.set_flags(FLAG_META);
+    }
+
+    /// Sets the page's flags (`FLAG_META`, `FLAG_FREE`).
+    pub fn set_flags(&mut self, flags: u16) {
+        put_u16(self.0, 44, flags);
+    }
+
+    /// Formats a free page whose successor on the free list is `next`.
+    pub fn init_free(&mut self, page_no: u64, index: u32, next: Option<u64>) {
+        self.init(page_no, index, 0);
+        self.set_flags(FLAG_FREE);
+        self.set_right(next);
+    }
+
+    /// Sets the high key and right sibling together (a page taking over the key range
+    /// of an empty sibling it unlinks; the meta page's free-list head). False, with
+    /// nothing changed, when the high key does not fit.
+    pub fn set_link(&mut self, high_key: Option<&[u8]>, right: Option<u64>) -> bool {
+        let old = self.high_key().map_or(0, |h| h.len());
+        let new = high_key.map_or(0, |h| h.len());
+        if high_key.is_some_and(|h| h.is_empty()) || self.free_bytes() + old < new {
+            return false;
+        }
+        let ok = self.set_high_key(high_key);
+        debug_assert!(ok);
+        self.set_right(right);
+        ok
     }
 
     /// Points the meta page at a new root.

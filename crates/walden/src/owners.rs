@@ -77,6 +77,7 @@ mod tests {
             (26, "btree_insert_row", P),
             (27, "heap_update_hot", P),
             (28, "heap_prune_hot", P),
+            (29, "btree_link", P),
         ];
         assert_eq!(got, want);
         for t in owners().types() {
@@ -87,7 +88,7 @@ mod tests {
 
     #[test]
     fn an_unknown_code_is_an_error() {
-        for code in [0u8, 29, 31, 200] {
+        for code in [0u8, 30, 31, 200] {
             let mut b = Vec::new();
             put_record(&mut b, code, 1, &[&[1, 2]]);
             let e = owners().decode(&b, 0).unwrap_err();

@@ -73,6 +73,9 @@ pub struct Stats {
     /// Row versions pruned from table pages, by vacuum and by updates that found their
     /// page full (heap tables).
     pub versions_pruned: AtomicU64,
+    /// Index pages VACUUM put on their index's free list (empty leaves unlinked,
+    /// unreachable pages found).
+    pub index_pages_freed: AtomicU64,
 }
 
 /// Records and bytes of one record type (`walden::owners::OWNERS` names the code).
@@ -115,6 +118,7 @@ pub struct StatsSnapshot {
     pub undo_bytes: u64,
     /// Row versions pruned from table pages (by vacuum, and on the fly).
     pub versions_pruned: u64,
+    pub index_pages_freed: u64,
 }
 
 impl StatsSnapshot {
@@ -157,6 +161,7 @@ impl StatsSnapshot {
             undo_records: self.undo_records - earlier.undo_records,
             undo_bytes: self.undo_bytes - earlier.undo_bytes,
             versions_pruned: self.versions_pruned - earlier.versions_pruned,
+            index_pages_freed: self.index_pages_freed - earlier.index_pages_freed,
         }
     }
 }
@@ -186,6 +191,7 @@ impl Stats {
             undo_records: self.undo_records.load(Relaxed),
             undo_bytes: self.undo_bytes.load(Relaxed),
             versions_pruned: self.versions_pruned.load(Relaxed),
+            index_pages_freed: self.index_pages_freed.load(Relaxed),
         }
     }
 }

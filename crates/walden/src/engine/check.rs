@@ -35,6 +35,11 @@ pub struct IndexCheck {
     /// Pages missing their parent's downlink (a crash between a split's two halves;
     /// repaired by the next insert that passes).
     pub missing_downlinks: u64,
+    /// Pages on the index's free list (empty leaves VACUUM gave back).
+    pub free_pages: u64,
+    /// Pages of the index neither in the tree nor free (a split or a page removal a
+    /// crash cut short; the next VACUUM frees them).
+    pub unreachable: u64,
 }
 
 /// The report of `Database::check`.
@@ -170,6 +175,8 @@ impl Database {
                     entries: shape.entries,
                     stale,
                     missing_downlinks: shape.missing_downlinks,
+                    free_pages: shape.free_pages,
+                    unreachable: shape.unreachable,
                 });
             }
         }

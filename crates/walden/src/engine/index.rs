@@ -349,8 +349,9 @@ impl Database {
         Ok(())
     }
 
-    /// Removes the index entries of versions vacuum took away: an entry stays while some
-    /// version of its row that a snapshot may still read has its key. Statements on the
+    /// Removes the index entries of versions vacuum took away (an entry stays while some
+    /// version of its row that a snapshot may still read has its key), then gives the
+    /// index's empty leaves back to its free list (`btree::reclaim`). Statements on the
     /// table wait meanwhile (so no entry is made for a slot while it is judged).
     pub(super) fn vacuum_indexes(
         &self,
@@ -401,6 +402,11 @@ impl Database {
                 row_ref: None,
             };
             btree::delete_sorted(&ctx, ix, &dead, &mut w)?;
+            let r = btree::reclaim(&ctx, ix, &mut w)?;
+            inner.stats.index_pages_freed.fetch_add(
+                r.unlinked + r.unreachable,
+                std::sync::atomic::Ordering::Relaxed,
+            );
         }
         Ok(())
     }

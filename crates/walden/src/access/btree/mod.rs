@@ -5,9 +5,11 @@
 //!
 //! Locking (docs/ARCHITECTURE.md, invariant 6): an index's structure lock (`Index::tree`)
 //! is held shared by searches and by inserts and deletes that stay within one leaf, and
-//! exclusively by splits, which then latch the pages they change in any order. A search
-//! holds one page latch at a time and a scan copies a leaf's items before it goes on, so
-//! nothing waits for a row lock or an xid while holding either.
+//! exclusively by splits and by VACUUM's page removal (`reclaim`), which then latch the
+//! pages they change in any order. A search holds one page latch at a time and a scan
+//! copies a leaf's items before it goes on (and descends again from the root for the
+//! next leaf, so a page removed meanwhile is never followed), so nothing waits for a row
+//! lock or an xid while holding either.
 //!
 //! A split is three records, each on its page: the new right page (`cow`: rebuilt at
 //! redo from the left one), the left page cut at the split position with its new high
@@ -145,6 +147,9 @@ fn log_insert(
 /// A descent's check of each page it reaches: a page of the level it expects, not the
 /// meta page.
 fn check_level(ix: &Index, page: u64, p: &IndexPage, expect: u16) -> Result<()> {
+    if p.is_free() {
+        return Err(corrupt(ix, page, "a free page in the tree"));
+    }
     if p.level() != expect || p.is_meta() {
         return Err(corrupt(
             ix,
@@ -388,10 +393,12 @@ fn insert_at(
     };
     let goes_left = pos < split;
     let cut = if goes_left { split - 1 } else { split };
-    let new_page = ctx.pool.store().allocate_page_no();
-    if new_page >= PAGE_LIMIT {
-        return Err(Error::DatabaseFull { pages: PAGE_LIMIT });
-    }
+    let new_page = take_page(ctx, ix, w)?;
+    // A split's right page is rebuilt at redo from its left page, which must then wait
+    // for it (rule 28), when its number is above the left page's (always so for a new
+    // page): waits only ever point at higher page numbers, so they never form a cycle. A
+    // page from the free list below the left page is logged whole (rule 33).
+    let rebuilt = ctx.pool.store().protection() == Protection::Cow && new_page > page;
     let rpinned = ctx.pool.fetch(new_page, Fetch::Overwrite)?;
     let mut rg = rpinned.write_any_order();
     {
@@ -402,7 +409,7 @@ fn insert_at(
             return Err(corrupt(ix, page, "the right half of a split does not fit"));
         }
     }
-    let rrec = if ctx.pool.store().protection() == Protection::Cow {
+    let rrec = if rebuilt {
         BTreeRecord::SplitRight {
             page: new_page,
             index: ix.id,
@@ -424,7 +431,7 @@ fn insert_at(
         high_key: sep.clone(),
     };
     log(ctx, &lrec, &mut g, w)?;
-    if ctx.pool.store().protection() == Protection::Cow {
+    if rebuilt {
         pinned.write_after(new_page);
     }
     // The new item, on its side.
@@ -470,10 +477,7 @@ fn new_root(
     level: u16,
     w: &mut Logger,
 ) -> Result<()> {
-    let root = ctx.pool.store().allocate_page_no();
-    if root >= PAGE_LIMIT {
-        return Err(Error::DatabaseFull { pages: PAGE_LIMIT });
-    }
+    let root = take_page(ctx, ix, w)?;
     let rp = ctx.pool.fetch(root, Fetch::Overwrite)?;
     let mut g = rp.write_any_order();
     let items = [internal_item(b"", left), internal_item(sep, right)];
@@ -494,6 +498,262 @@ fn new_root(
         level,
     };
     log(ctx, &rec, &mut mg, w)
+}
+
+/// A page for a split or a new root (exclusive lock held): the first on the index's free
+/// list, which the meta page then no longer names (`btree_link`), or a new one. The
+/// caller formats it and logs it.
+fn take_page(ctx: &Ctx, ix: &Index, w: &mut Logger) -> Result<u64> {
+    let mp = pin(ctx, ix, ix.meta)?;
+    let mut mg = mp.write_any_order();
+    let Some(free) = IndexPage(&mg).right() else {
+        return alloc(ctx);
+    };
+    let next = {
+        let fp = pin(ctx, ix, free)?;
+        let fg = fp.read();
+        let f = IndexPage(&fg);
+        if !f.is_free() {
+            return Err(corrupt(ix, free, "on the free list but not a free page"));
+        }
+        f.right()
+    };
+    IndexPageMut(&mut mg).set_right(next);
+    let rec = BTreeRecord::Link {
+        page: ix.meta,
+        right: next,
+        high_key: None,
+    };
+    log(ctx, &rec, &mut mg, w)?;
+    Ok(free)
+}
+
+/// Puts an unreachable page of the index on its free list: the page formatted free,
+/// naming the list's first page (`btree_page`), then the meta page naming it
+/// (`btree_link`). A crash between them leaves the page unreachable again, and the next
+/// `reclaim` frees it.
+fn free_page(ctx: &Ctx, ix: &Index, page: u64, w: &mut Logger) -> Result<()> {
+    let mp = pin(ctx, ix, ix.meta)?;
+    let mut mg = mp.write_any_order();
+    let head = IndexPage(&mg).right();
+    {
+        let fp = pin(ctx, ix, page)?;
+        let mut fg = fp.write_any_order();
+        IndexPageMut(&mut fg).init_free(page, ix.id, head);
+        log(ctx, &BTreeRecord::of_page(&fg), &mut fg, w)?;
+    }
+    IndexPageMut(&mut mg).set_right(Some(page));
+    let rec = BTreeRecord::Link {
+        page: ix.meta,
+        right: Some(page),
+        high_key: None,
+    };
+    log(ctx, &rec, &mut mg, w)
+}
+
+/// What `reclaim` gave back.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Reclaimed {
+    /// Empty leaves taken out of the tree and put on the free list.
+    pub unlinked: u64,
+    /// Pages of the index reachable from nowhere (a split or a removal a crash cut
+    /// short) put on the free list.
+    pub unreachable: u64,
+}
+
+/// Gives back the index's empty leaves and unreachable pages (VACUUM, after it removed
+/// dead entries), holding the structure lock exclusively: each empty leaf loses its
+/// downlink (`btree_delete` on its parent), then its left sibling takes over its right
+/// sibling — and its high key when the leaf's keys now reach the sibling
+/// (`btree_link`) — and the page goes on the free list. A leaf stays when it is its
+/// parent's only child. docs/recovery.md rule 33.
+pub fn reclaim(ctx: &Ctx, ix: &Index, w: &mut Logger) -> Result<Reclaimed> {
+    let _exclusive = ix.tree.write().unwrap_or_else(|e| e.into_inner());
+    let mut out = Reclaimed::default();
+    let levels = walk_levels(ctx, ix)?;
+    if levels.len() > 1 {
+        let mut parent_of = std::collections::HashMap::new();
+        for &(parent, _) in &levels[1] {
+            let pinned = pin(ctx, ix, parent)?;
+            let g = pinned.read();
+            let p = IndexPage(&g);
+            for i in 0..p.count() {
+                parent_of.insert(child_of(p.item(i)), parent);
+            }
+        }
+        let mut left: Option<u64> = None;
+        for &(leaf, count) in &levels[0] {
+            if count == 0 && unlink(ctx, ix, left, leaf, parent_of.get(&leaf).copied(), w)? {
+                free_page(ctx, ix, leaf, w)?;
+                out.unlinked += 1;
+            } else {
+                left = Some(leaf);
+            }
+        }
+    }
+    // Pages no level, free list or meta page reaches.
+    let mut reached: std::collections::HashSet<u64> =
+        levels.iter().flatten().map(|&(p, _)| p).collect();
+    reached.insert(ix.meta);
+    reached.extend(free_list(ctx, ix)?);
+    for page in ix.page_list() {
+        if reached.contains(&page) {
+            continue;
+        }
+        match pin(ctx, ix, page) {
+            // Not a page of this index (it never was written, or holds another's):
+            // left alone; `check` reports it.
+            Err(Error::CorruptIndex { .. }) => continue,
+            Err(e) => return Err(e),
+            Ok(_) => {}
+        }
+        free_page(ctx, ix, page, w)?;
+        out.unreachable += 1;
+    }
+    Ok(out)
+}
+
+/// Takes the empty leaf `leaf` out of the tree: its downlink goes from `parent` (unless it
+/// is the parent's only one), then its left sibling `left` skips it. False, with nothing
+/// changed, when it has to stay.
+fn unlink(
+    ctx: &Ctx,
+    ix: &Index,
+    left: Option<u64>,
+    leaf: u64,
+    parent: Option<u64>,
+    w: &mut Logger,
+) -> Result<bool> {
+    let (high, right) = {
+        let pinned = pin(ctx, ix, leaf)?;
+        let g = pinned.read();
+        let p = IndexPage(&g);
+        check_level(ix, leaf, &p, 0)?;
+        if p.count() != 0 {
+            return Ok(false);
+        }
+        (p.high_key().map(|h| h.to_vec()), p.right())
+    };
+    if let Some(l) = left {
+        let pinned = pin(ctx, ix, l)?;
+        let g = pinned.read();
+        if IndexPage(&g).right() != Some(leaf) {
+            return Ok(false);
+        }
+    }
+    // 1. No descent ends at the leaf any more: its keys go to the child before it in the
+    // parent (and on through the leaf, until step 2), or to the one after it when it
+    // was first.
+    if let Some(parent) = parent {
+        let pinned = pin(ctx, ix, parent)?;
+        let mut g = pinned.write_any_order();
+        let p = IndexPage(&g);
+        let Some(pos) = (0..p.count()).find(|&i| child_of(p.item(i)) == leaf) else {
+            return Ok(false);
+        };
+        if p.count() == 1 {
+            return Ok(false);
+        }
+        IndexPageMut(&mut g).remove(&[pos]);
+        let rec = BTreeRecord::Delete {
+            page: parent,
+            positions: vec![pos as u16],
+        };
+        log(ctx, &rec, &mut g, w)?;
+    }
+    // 2. The left sibling skips the leaf. When the leaf's keys still reach it through the
+    // left sibling, that sibling takes its high key too.
+    let Some(l) = left else {
+        // The leftmost leaf: with its downlink gone nothing reaches it.
+        return Ok(parent.is_some());
+    };
+    let low = {
+        let pinned = pin(ctx, ix, l)?;
+        let g = pinned.read();
+        IndexPage(&g).high_key().map(|h| h.to_vec())
+    };
+    let Some(low) = low else {
+        return Err(corrupt(ix, l, "a right sibling but no high key"));
+    };
+    let takes_over = descend(ctx, ix, &low, 0)?.page == leaf;
+    let pinned = pin(ctx, ix, l)?;
+    let mut g = pinned.write_any_order();
+    let new_high = if takes_over { high } else { Some(low) };
+    if !IndexPageMut(&mut g).set_link(new_high.as_deref(), right) {
+        // The high key does not fit: the leaf stays linked, with no downlink (a state a
+        // crash may leave too); a later reclaim tries again.
+        return Ok(false);
+    }
+    let rec = BTreeRecord::Link {
+        page: l,
+        right,
+        high_key: new_high,
+    };
+    log(ctx, &rec, &mut g, w)?;
+    Ok(true)
+}
+
+/// Each level's pages, leaves first, in key order along the right links from the
+/// leftmost page (reached down the first downlinks), with their item counts.
+fn walk_levels(ctx: &Ctx, ix: &Index) -> Result<Vec<Vec<(u64, usize)>>> {
+    let (root, root_level) = root(ctx, ix)?;
+    let limit = ctx.pool.store().next_page_no();
+    let mut levels = vec![Vec::new(); root_level as usize + 1];
+    let mut first = root;
+    for level in (0..=root_level).rev() {
+        let mut page = first;
+        let mut next_first = None;
+        loop {
+            let pinned = pin(ctx, ix, page)?;
+            let g = pinned.read();
+            let p = IndexPage(&g);
+            check_level(ix, page, &p, level)?;
+            if level > 0 && next_first.is_none() {
+                if p.count() == 0 {
+                    return Err(corrupt(ix, page, "an internal page without items"));
+                }
+                next_first = Some(child_of(p.item(0)));
+            }
+            let row = &mut levels[level as usize];
+            row.push((page, p.count()));
+            if row.len() as u64 > limit {
+                return Err(corrupt(ix, page, "right siblings form a cycle"));
+            }
+            match p.right() {
+                Some(r) => page = r,
+                None => break,
+            }
+        }
+        if let Some(f) = next_first {
+            first = f;
+        }
+    }
+    Ok(levels)
+}
+
+/// The pages on the index's free list, in order.
+fn free_list(ctx: &Ctx, ix: &Index) -> Result<Vec<u64>> {
+    let mut pages = Vec::new();
+    let mut next = {
+        let pinned = pin(ctx, ix, ix.meta)?;
+        let g = pinned.read();
+        IndexPage(&g).right()
+    };
+    let limit = ctx.pool.store().next_page_no();
+    while let Some(page) = next {
+        let pinned = pin(ctx, ix, page)?;
+        let g = pinned.read();
+        let p = IndexPage(&g);
+        if !p.is_free() {
+            return Err(corrupt(ix, page, "on the free list but not a free page"));
+        }
+        pages.push(page);
+        if pages.len() as u64 > limit {
+            return Err(corrupt(ix, page, "the free list forms a cycle"));
+        }
+        next = p.right();
+    }
+    Ok(pages)
 }
 
 /// Removes a leaf item; false when it is not there.
@@ -728,6 +988,11 @@ pub struct Shape {
     /// Pages no parent points to (a split whose downlink a crash left out; the next
     /// insert that passes puts it in).
     pub missing_downlinks: u64,
+    /// Pages on the index's free list.
+    pub free_pages: u64,
+    /// Pages of the index neither in the tree nor on its free list (a split or page
+    /// removal a crash cut short; the next VACUUM frees them).
+    pub unreachable: u64,
 }
 
 /// Walks the whole tree, level by level along the right links, and checks what must
@@ -753,6 +1018,8 @@ pub fn check(
     let limit = ctx.pool.store().next_page_no();
     let mut first = root;
     let mut children: std::collections::HashSet<u64> = std::collections::HashSet::new();
+    let mut seen: std::collections::HashSet<u64> = std::collections::HashSet::new();
+    seen.insert(ix.meta);
     for level in (0..=root_level).rev() {
         let mut page = first;
         let mut next_first = None;
@@ -768,14 +1035,20 @@ pub fn check(
                 ));
                 break;
             }
-            if level < root_level && !children.remove(&page) {
+            let orphan = level < root_level && !children.remove(&page);
+            if orphan {
                 shape.missing_downlinks += 1;
             }
             let pinned = pin(ctx, ix, page)?;
             let g = pinned.read();
             let p = IndexPage(&g);
             shape.pages[level as usize] += 1;
+            seen.insert(page);
             let at = |what: String| format!("index {:?} page {page}: {what}", ix.name);
+            if p.is_free() {
+                problems.push(at("a free page in the tree".into()));
+                break;
+            }
             if p.is_meta() || p.level() != level {
                 problems.push(at(format!(
                     "level {} where {level} was expected",
@@ -826,7 +1099,12 @@ pub fn check(
             }
             match (p.right(), p.high_key()) {
                 (Some(r), Some(h)) => {
-                    prev_high = Some(h.to_vec());
+                    // An empty page without a downlink may be one a crash left half
+                    // removed (rule 33): its keys may have gone to its right sibling,
+                    // so its high key bounds nothing.
+                    if !(orphan && p.count() == 0) {
+                        prev_high = Some(h.to_vec());
+                    }
                     page = r;
                 }
                 (None, None) => break,
@@ -853,6 +1131,35 @@ pub fn check(
             None => {}
         }
     }
+    // The free list: free pages of this index, none in the tree, no cycle.
+    let mut next = {
+        let pinned = pin(ctx, ix, ix.meta)?;
+        let g = pinned.read();
+        IndexPage(&g).right()
+    };
+    while let Some(page) = next {
+        let at = |what: &str| format!("index {:?} free page {page}: {what}", ix.name);
+        if !seen.insert(page) {
+            problems.push(at("also in the tree or twice on the free list"));
+            break;
+        }
+        let pinned = match pin(ctx, ix, page) {
+            Ok(p) => p,
+            Err(e) => {
+                problems.push(at(&e.to_string()));
+                break;
+            }
+        };
+        let g = pinned.read();
+        let p = IndexPage(&g);
+        if !p.is_free() {
+            problems.push(at("on the free list but not a free page"));
+            break;
+        }
+        shape.free_pages += 1;
+        next = p.right();
+    }
+    shape.unreachable = ix.page_list().iter().filter(|p| !seen.contains(p)).count() as u64;
     Ok(shape)
 }
 

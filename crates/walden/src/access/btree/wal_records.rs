@@ -10,7 +10,7 @@ use super::key::{key_from_parts, push_row_id, KeyPart};
 use crate::buffer::Fetch;
 use crate::codec::{put_bytes_v, put_varint, Reader};
 use crate::error::{Error, Result};
-use crate::index_page::{IndexPage, IndexPageMut};
+use crate::index_page::{IndexPage, IndexPageMut, FLAG_FREE, FLAG_META};
 use crate::page::PageRef;
 use crate::schema::ColumnType;
 use crate::store::Protection;
@@ -19,7 +19,8 @@ use crate::wal::record::{CHANGES_PAGE, NEW_PAGE, WILL_INIT};
 use crate::wal::{LogRecord, RecordOwner, RecordType, RedoCtx};
 use crate::RowId;
 
-/// A whole index page: `page varint | index varint | level varint | flags u8 (1: meta) |
+/// A whole index page: `page varint | index varint | level varint | flags u8 (1: meta, 2:
+/// free) |
 /// right varint (0: none, else page + 1) | high key (0: none, else length + 1, bytes) |
 /// count varint | count × item bytes`. Redo writes the page whole.
 pub const BTREE_PAGE: RecordType = RecordType::new(19, "btree_page", CHANGES_PAGE | WILL_INIT);
@@ -45,6 +46,11 @@ pub const BTREE_META: RecordType = RecordType::new(24, "btree_meta", CHANGES_PAG
 /// offset of its value in the row (type 0: NULL, no offset). Redo builds the item from
 /// the row's bytes, without the catalog (docs/recovery.md rule 31).
 pub const BTREE_INSERT_ROW: RecordType = RecordType::new(26, "btree_insert_row", CHANGES_PAGE);
+/// A page's new right sibling and high key: `page varint | right varint (0: none, else
+/// page + 1) | high key bytes (the rest; none: plus infinity)`. A page takes over the key
+/// range and sibling of an empty page it unlinks, or the meta page names the first free
+/// page (its right-sibling field).
+pub const BTREE_LINK: RecordType = RecordType::new(29, "btree_link", CHANGES_PAGE);
 
 /// A B-tree record.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,7 +59,8 @@ pub enum BTreeRecord {
         page: u64,
         index: u32,
         level: u16,
-        meta: bool,
+        /// `FLAG_META`, `FLAG_FREE` or neither.
+        flags: u16,
         right: Option<u64>,
         high_key: Option<Vec<u8>>,
         items: Vec<Vec<u8>>,
@@ -90,6 +97,11 @@ pub enum BTreeRecord {
         slot: u16,
         key: Vec<KeyPart>,
     },
+    Link {
+        page: u64,
+        right: Option<u64>,
+        high_key: Option<Vec<u8>>,
+    },
 }
 
 impl BTreeRecord {
@@ -100,7 +112,7 @@ impl BTreeRecord {
             page: p.page_no(),
             index: p.owner(),
             level: p.level(),
-            meta: p.is_meta(),
+            flags: p.flags(),
             right: p.right(),
             high_key: p.high_key().map(|h| h.to_vec()),
             items: (0..p.count()).map(|i| p.item(i).to_vec()).collect(),
@@ -118,6 +130,7 @@ impl Payload for BTreeRecord {
             BTreeRecord::SplitRight { .. } => BTREE_SPLIT_RIGHT,
             BTreeRecord::Meta { .. } => BTREE_META,
             BTreeRecord::InsertRow { .. } => BTREE_INSERT_ROW,
+            BTreeRecord::Link { .. } => BTREE_LINK,
         }
     }
 
@@ -127,7 +140,7 @@ impl Payload for BTreeRecord {
                 page,
                 index,
                 level,
-                meta,
+                flags,
                 right,
                 high_key,
                 items,
@@ -135,7 +148,7 @@ impl Payload for BTreeRecord {
                 put_varint(out, *page);
                 put_varint(out, *index as u64);
                 put_varint(out, *level as u64);
-                out.push(*meta as u8);
+                out.push(*flags as u8);
                 put_varint(out, right.map_or(0, |r| r + 1));
                 match high_key {
                     None => put_varint(out, 0),
@@ -190,6 +203,17 @@ impl Payload for BTreeRecord {
                 slot,
                 key,
             } => put_insert_row(out, *page, *pos, *slot, key),
+            BTreeRecord::Link {
+                page,
+                right,
+                high_key,
+            } => {
+                put_varint(out, *page);
+                put_varint(out, right.map_or(0, |r| r + 1));
+                if let Some(h) = high_key {
+                    out.extend_from_slice(h);
+                }
+            }
         }
     }
 }
@@ -236,8 +260,8 @@ impl BTreeRecord {
         let rec = if t == BTREE_PAGE {
             let index = r.varint32()?;
             let level = r.varint16()?;
-            let flags = r.u8()?;
-            if flags > 1 {
+            let flags = r.u8()? as u16;
+            if flags > FLAG_FREE {
                 return Err(format!("unknown flags {flags}"));
             }
             let right = r.varint()?.checked_sub(1);
@@ -254,7 +278,7 @@ impl BTreeRecord {
                 page,
                 index,
                 level,
-                meta: flags == 1,
+                flags,
                 right,
                 high_key,
                 items,
@@ -321,6 +345,14 @@ impl BTreeRecord {
                 slot,
                 key,
             }
+        } else if t == BTREE_LINK {
+            let right = r.varint()?.checked_sub(1);
+            let h = r.take(r.remaining())?;
+            BTreeRecord::Link {
+                page,
+                right,
+                high_key: (!h.is_empty()).then(|| h.to_vec()),
+            }
         } else {
             return Err(format!("record code {} is not the btree's", t.code));
         };
@@ -335,7 +367,7 @@ pub(crate) fn apply_page(g: &mut [u8], rec: &BTreeRecord) -> std::result::Result
         page,
         index,
         level,
-        meta,
+        flags,
         right,
         high_key,
         items,
@@ -345,9 +377,7 @@ pub(crate) fn apply_page(g: &mut [u8], rec: &BTreeRecord) -> std::result::Result
     };
     let mut p = IndexPageMut(g);
     p.init(*page, *index, *level);
-    if *meta {
-        p.mark_meta();
-    }
+    p.set_flags(*flags);
     if !p.fill(
         items.iter().map(|i| i.as_slice()),
         high_key.as_deref(),
@@ -387,6 +417,7 @@ impl RecordOwner for BTreeOwner {
             BTREE_SPLIT_RIGHT,
             BTREE_META,
             BTREE_INSERT_ROW,
+            BTREE_LINK,
         ]
     }
 
@@ -400,13 +431,17 @@ impl RecordOwner for BTreeOwner {
                 page,
                 index,
                 level,
-                meta,
+                flags,
                 right,
                 items,
                 ..
             } => format!(
                 "page {page} index {index} level {level}{} right {} items {}",
-                if meta { " meta" } else { "" },
+                match flags {
+                    FLAG_META => " meta",
+                    FLAG_FREE => " free",
+                    _ => "",
+                },
                 right.map_or("none".to_string(), |r| r.to_string()),
                 items.len()
             ),
@@ -442,6 +477,15 @@ impl RecordOwner for BTreeOwner {
             } => format!(
                 "page {page} pos {pos} key of {} columns from the row at slot {slot}",
                 key.len()
+            ),
+            BTreeRecord::Link {
+                page,
+                right,
+                high_key,
+            } => format!(
+                "page {page} right {} high key {}",
+                right.map_or("none".to_string(), |r| r.to_string()),
+                high_key.map_or("none".to_string(), |h| format!("{} bytes", h.len()))
             ),
         })
     }
@@ -511,7 +555,9 @@ impl RecordOwner for BTreeOwner {
                         Ok(())
                     })
                 })?;
-                if ctx.pool.store().protection() == Protection::Cow {
+                // As at the split: only a right page above the left one is rebuilt
+                // from it (rule 28).
+                if ctx.pool.store().protection() == Protection::Cow && *right > *page {
                     ctx.pool.fetch(*page, Fetch::Read)?.write_after(*right);
                 }
                 Ok(())
@@ -528,6 +574,19 @@ impl RecordOwner for BTreeOwner {
                 }
                 Ok(())
             }
+            BTreeRecord::Link {
+                right, high_key, ..
+            } => ctx.redo_page(rec, Fetch::Read, |g, _| {
+                on_index_page(g, |p| {
+                    if p.is_free() {
+                        return Err("a free page".into());
+                    }
+                    if !p.set_link(high_key.as_deref(), *right) {
+                        return Err("the high key does not fit".into());
+                    }
+                    Ok(())
+                })
+            }),
             BTreeRecord::Meta { root, level, .. } => ctx.redo_page(rec, Fetch::Read, |g, _| {
                 on_index_page(g, |p| {
                     if !p.is_meta() {
@@ -618,7 +677,7 @@ pub(crate) mod tests {
                 page: 7,
                 index: 3,
                 level: 1,
-                meta: false,
+                flags: 0,
                 right: Some(9),
                 high_key: Some(b"\x01abc".to_vec()),
                 items: vec![vec![0, 0, 0, 4], b"\x01a\x00\x00\x00\x05".to_vec()],
@@ -627,7 +686,7 @@ pub(crate) mod tests {
                 page: 6,
                 index: 3,
                 level: 0,
-                meta: true,
+                flags: FLAG_META,
                 right: None,
                 high_key: None,
                 items: vec![vec![7, 0, 0, 0, 0, 0, 0, 0, 0, 0]],
@@ -673,6 +732,25 @@ pub(crate) mod tests {
                         offset: 70_000,
                     },
                 ],
+            },
+            BTreeRecord::Page {
+                page: 15,
+                index: 3,
+                level: 0,
+                flags: FLAG_FREE,
+                right: Some(11),
+                high_key: None,
+                items: vec![],
+            },
+            BTreeRecord::Link {
+                page: 7,
+                right: Some(12),
+                high_key: Some(b"\x01k".to_vec()),
+            },
+            BTreeRecord::Link {
+                page: 6,
+                right: None,
+                high_key: None,
             },
         ]
     }
