@@ -98,7 +98,7 @@ pub struct AggCall {
 
 /// GROUP BY keys and the aggregates found so far. After grouping, a row holds the key
 /// values followed by the aggregate results.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Grouping {
     pub keys: Vec<Expr>,
     pub aggs: Vec<AggCall>,
@@ -149,13 +149,45 @@ pub struct Binder<'a> {
     pub grouping: Option<&'a mut Grouping>,
 }
 
+thread_local! {
+    /// The types of the parameters while a prepared statement's plan is made to be
+    /// cached (`with_param_types`); None otherwise.
+    static PARAM_TYPES: std::cell::RefCell<Option<Vec<SqlType>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` (which binds a prepared statement) with `$n` bound as parameter `n` of
+/// type `types[n - 1]` rather than refused.
+pub(crate) fn with_param_types<R>(types: &[SqlType], f: impl FnOnce() -> R) -> R {
+    struct Reset(Option<Vec<SqlType>>);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            let old = self.0.take();
+            PARAM_TYPES.with(|p| *p.borrow_mut() = old);
+        }
+    }
+    let old = PARAM_TYPES.with(|p| p.borrow_mut().replace(types.to_vec()));
+    let _reset = Reset(old);
+    f()
+}
+
+/// The parameter a placeholder names, while parameters are bound.
+fn param_of(p: &str) -> Option<Expr> {
+    let n: usize = p.strip_prefix('$')?.parse().ok()?;
+    PARAM_TYPES.with(|t| {
+        let t = t.borrow();
+        let ty = *t.as_ref()?.get(n.checked_sub(1)?)?;
+        Some(Expr::Param(n - 1, ty))
+    })
+}
+
 /// Marks an error as having no position (so that callers do not give it one).
 pub const NO_POSITION: sqlparser::tokenizer::Location =
     sqlparser::tokenizer::Location { line: 0, column: 0 };
 
 /// Folds a constant expression into its value (errors such as 1/0 surface at once, as
 /// in PostgreSQL).
-fn fold(e: Expr) -> SqlResult<Expr> {
+pub(crate) fn fold(e: Expr) -> SqlResult<Expr> {
     if matches!(e, Expr::Const(_)) || !e.is_foldable() {
         return Ok(e);
     }
@@ -528,6 +560,11 @@ impl Binder<'_> {
 
     fn literal(&self, v: &ast::Value) -> SqlResult<Expr> {
         use ast::Value as V;
+        if let V::Placeholder(p) = v {
+            if let Some(param) = param_of(p) {
+                return Ok(param);
+            }
+        }
         Ok(Expr::Const(match v {
             V::Number(s, _) => return number_literal(s),
             V::SingleQuotedString(s) | V::EscapedStringLiteral(s) => text_literal(s)?,

@@ -37,6 +37,9 @@ impl CmpOp {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
     Const(Value),
+    /// Parameter `n` (0-based) of a prepared statement's cached plan, of the type its
+    /// values have; replaced by the value before the plan runs (`with_params`).
+    Param(usize, SqlType),
     /// A value of the input row.
     Column(usize, SqlType),
     /// Negation, with its type.
@@ -69,7 +72,7 @@ impl Expr {
     pub fn ty(&self) -> SqlType {
         match self {
             Expr::Const(v) => value::type_of(v),
-            Expr::Column(_, t) => *t,
+            Expr::Column(_, t) | Expr::Param(_, t) => *t,
             Expr::Neg(_, t) => *t,
             Expr::Arith(_, _, _, t)
             | Expr::Case { ty: t, .. }
@@ -103,7 +106,7 @@ impl Expr {
         let folded = Expr::is_folded_constant;
         match self {
             Expr::Const(_) => true,
-            Expr::Column(..) => false,
+            Expr::Column(..) | Expr::Param(..) => false,
             Expr::Neg(e, _) | Expr::Not(e) | Expr::IsNull(e, _) | Expr::Cast(e, _) => folded(e),
             Expr::Arith(_, a, b, _)
             | Expr::Cmp(_, a, b)
@@ -129,7 +132,7 @@ impl Expr {
     /// The same node over operands mapped by `f`; None if `f` gives None for one.
     pub fn try_map_operands(self, f: &mut impl FnMut(Expr) -> Option<Expr>) -> Option<Expr> {
         Some(match self {
-            Expr::Const(_) | Expr::Column(..) => self,
+            Expr::Const(_) | Expr::Column(..) | Expr::Param(..) => self,
             Expr::Neg(e, ty) => Expr::Neg(Box::new(f(*e)?), ty),
             Expr::Not(e) => Expr::Not(Box::new(f(*e)?)),
             Expr::IsNull(e, negated) => Expr::IsNull(Box::new(f(*e)?), negated),
@@ -178,6 +181,40 @@ impl Expr {
         })
     }
 
+    /// The expression with each parameter replaced by its value, and folded again where
+    /// that made its operands constant (as binding the values written in would).
+    pub fn with_params(self, values: &[Value]) -> SqlResult<Expr> {
+        crate::depth::recurse(|| {
+            let e = match self {
+                Expr::Param(n, _) => {
+                    return Ok(Expr::Const(values.get(n).cloned().unwrap_or(Value::Null)))
+                }
+                Expr::Const(_) | Expr::Column(..) => return Ok(self),
+                e => {
+                    let mut failed = None;
+                    let mapped = e.try_map_operands(&mut |x| match x.with_params(values) {
+                        Ok(y) => Some(y),
+                        Err(err) => {
+                            failed = Some(err);
+                            None
+                        }
+                    });
+                    match (mapped, failed) {
+                        (Some(m), _) => m,
+                        (None, Some(err)) => return Err(err),
+                        (None, None) => {
+                            return Err(SqlError::new(
+                                crate::error::code::INTERNAL,
+                                "a parameter could not be filled in",
+                            ))
+                        }
+                    }
+                }
+            };
+            crate::bind::fold(e)
+        })
+    }
+
     pub fn eval(&self, row: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
         crate::depth::recurse(|| self.eval_node(row, cx))
     }
@@ -185,6 +222,12 @@ impl Expr {
     fn eval_node(&self, row: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
         Ok(match self {
             Expr::Const(v) => v.clone(),
+            Expr::Param(n, _) => {
+                return Err(SqlError::new(
+                    crate::error::code::INTERNAL,
+                    format!("parameter ${} has no value", n + 1),
+                ))
+            }
             Expr::Column(i, _) => row.get(*i).cloned().unwrap_or(Value::Null),
             Expr::Neg(e, _) => value::negate(&e.eval(row, cx)?)?,
             Expr::Not(e) => match e.eval(row, cx)? {

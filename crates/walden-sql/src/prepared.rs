@@ -6,20 +6,30 @@
 //! value in place of its parameter as a literal of the value's type (under a cast to the
 //! type `PREPARE name (types)` declared, if any), then binds and plans the copy. Values
 //! never pass through SQL text, so a parameter cannot change the statement's shape.
-//! Plans are not cached: binding and planning run on every execution.
+//! A query (SELECT) whose values are all typed keeps its plan instead (`PreparedRun`):
+//! bound once with each `$n` a parameter of its value's type, against the catalog as
+//! it stood, and filled with each run's values, which then choose the access path (key
+//! ranges from the values, as PostgreSQL's custom plans would, without binding again).
+//! The plan is made again when the catalog changes or the values' types do; a query
+//! that does not bind with parameters (one where only a constant may stand, or whose
+//! type the context must decide, such as a text value compared with a uuid column) is
+//! run with its values written in.
 
 use std::ops::ControlFlow;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use sqlparser::ast::{
     self, visit_expressions, visit_expressions_mut, CastKind, DataType, Spanned, UnaryOperator,
 };
 use sqlparser::tokenizer::Location;
-use walden::Value;
+use walden::{Database, Value};
 
 use crate::depth::Deep;
 use crate::error::{code, SqlError, SqlResult};
 use crate::script::{parse_script, Parsed};
+use crate::select::{CachedSelect, SelectPlan};
+use crate::session::DbCatalog;
+use crate::types::SqlType;
 use crate::value;
 
 /// A statement ready to run with parameter values.
@@ -36,9 +46,101 @@ pub struct Prepared {
 }
 
 #[derive(Debug)]
-struct Template {
+pub(crate) struct Template {
     stmt: Deep<ast::Statement>,
     table_kind: Option<(String, Location)>,
+    /// The query's plan for the values' types last run with (a SELECT only).
+    cached: Mutex<Option<Cached>>,
+}
+
+/// What a prepared query keeps of its last planning.
+#[derive(Debug, Clone)]
+enum Cached {
+    Plan(Arc<CachedSelect>),
+    /// It does not bind with parameters of these types at this catalog generation.
+    Literal {
+        generation: u64,
+        types: Vec<SqlType>,
+    },
+}
+
+/// A prepared query run with values (`Parsed::Prepared`).
+#[derive(Debug)]
+pub struct PreparedRun {
+    prepared: Prepared,
+    values: Vec<Value>,
+}
+
+impl Template {
+    pub(crate) fn statement(&self) -> &ast::Statement {
+        &self.stmt
+    }
+
+    /// `USING kind` of a CREATE TABLE, with where it was written.
+    pub(crate) fn table_kind(&self) -> Option<(String, Location)> {
+        self.table_kind.clone()
+    }
+}
+
+impl PreparedRun {
+    fn template(&self) -> Option<&Arc<Template>> {
+        self.prepared.tree.as_ref()
+    }
+
+    /// The stack that binding and running the statement needs.
+    pub fn stack_bytes(&self) -> usize {
+        self.template()
+            .map_or(crate::depth::stack_bytes(0), |t| t.stmt.stack_bytes())
+    }
+
+    /// The statement (with its placeholders), for dispatch.
+    pub(crate) fn statement(&self) -> Option<Arc<Template>> {
+        self.template().cloned()
+    }
+
+    /// The plan for this run: the cached one filled with the values, made first if the
+    /// catalog or the values' types changed since. None when the query does not bind
+    /// with parameters: then `with_literals` gives the statement to plan.
+    pub(crate) fn select_plan(&self, db: &Database) -> SqlResult<Option<SelectPlan>> {
+        let Some(t) = self.template() else {
+            return Ok(None);
+        };
+        let ast::Statement::Query(q) = &*t.stmt else {
+            return Ok(None);
+        };
+        let types: Vec<SqlType> = self.values.iter().map(value::type_of).collect();
+        let generation = db.catalog_generation();
+        let cached = t.cached.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let plan = match cached {
+            Some(Cached::Plan(c)) if c.generation == generation && c.types == types => c,
+            Some(Cached::Literal {
+                generation: g,
+                types: ty,
+            }) if g == generation && ty == types => return Ok(None),
+            _ => {
+                let made = CachedSelect::new(q, &types, generation, &mut DbCatalog(db));
+                let mut slot = t.cached.lock().unwrap_or_else(|e| e.into_inner());
+                match made {
+                    Some(c) => {
+                        let c = Arc::new(c);
+                        *slot = Some(Cached::Plan(c.clone()));
+                        c
+                    }
+                    None => {
+                        *slot = Some(Cached::Literal { generation, types });
+                        return Ok(None);
+                    }
+                }
+            }
+        };
+        plan.instantiate(&self.values).map(Some)
+    }
+
+    /// The statement with the values written in (how a query that does not bind with
+    /// parameters runs).
+    pub(crate) fn with_literals(&self) -> SqlResult<Parsed> {
+        self.prepared.bind(&self.values)
+    }
 }
 
 /// The parameter number (1-based) a placeholder names, if it is `$n` with n in range.
@@ -89,9 +191,14 @@ impl Prepared {
                 if types.len() < params {
                     types.resize(params, None);
                 }
-                Some(Arc::new(Template { stmt, table_kind }))
+                Some(Arc::new(Template {
+                    stmt,
+                    table_kind,
+                    cached: Mutex::new(None),
+                }))
             }
-            Parsed::Checkpoint | Parsed::Reindex { .. } => None,
+            // (The parser makes no prepared runs.)
+            Parsed::Checkpoint | Parsed::Reindex { .. } | Parsed::Prepared(_) => None,
         };
         Ok(Prepared {
             text: sql.to_string(),
@@ -105,9 +212,36 @@ impl Prepared {
         self.types.len()
     }
 
+    /// True when the statement keeps a plan made for parameters (the last run's value
+    /// types, the catalog as it then stood) rather than binding its values written in
+    /// on each run.
+    pub fn has_cached_plan(&self) -> bool {
+        self.tree.as_ref().is_some_and(|t| {
+            matches!(
+                *t.cached.lock().unwrap_or_else(|e| e.into_inner()),
+                Some(Cached::Plan(_))
+            )
+        })
+    }
+
     /// The text as prepared.
     pub fn text(&self) -> &str {
         &self.text
+    }
+
+    /// A run of a prepared query (SELECT) from its cached plan, when it can have one: no
+    /// declared parameter types and no NULL among the values (whose type the context
+    /// must decide). None otherwise: `bind` writes the values in.
+    pub(crate) fn cached_run(&self, values: &[Value]) -> Option<PreparedRun> {
+        let t = self.tree.as_ref()?;
+        let usable = matches!(&*t.stmt, ast::Statement::Query(_))
+            && values.len() == self.params()
+            && self.types.iter().all(Option::is_none)
+            && !values.iter().any(|v| matches!(v, Value::Null));
+        usable.then(|| PreparedRun {
+            prepared: self.clone(),
+            values: values.to_vec(),
+        })
     }
 
     /// The statement with these values in place of its parameters, ready to run.

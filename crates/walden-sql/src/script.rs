@@ -26,6 +26,9 @@ pub enum Parsed {
         /// `USING kind` of a CREATE TABLE, with where it was written.
         table_kind: Option<(String, Location)>,
     },
+    /// A prepared query with its values, run from its cached plan
+    /// (`crate::prepared::PreparedRun`).
+    Prepared(crate::prepared::PreparedRun),
 }
 
 impl Parsed {
@@ -34,6 +37,7 @@ impl Parsed {
         match self {
             Parsed::Checkpoint | Parsed::Reindex { .. } => depth::stack_bytes(0),
             Parsed::Statement { stmt, .. } => stmt.stack_bytes(),
+            Parsed::Prepared(run) => run.stack_bytes(),
         }
     }
 }

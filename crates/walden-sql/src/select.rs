@@ -39,7 +39,7 @@ enum SortKey {
     Expr(Expr),
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct SelectPlan {
     pub source: Source,
     /// How a table source is read.
@@ -58,6 +58,54 @@ pub struct SelectPlan {
     order: Vec<(SortKey, bool, bool)>,
     limit: Option<u64>,
     offset: u64,
+}
+
+/// A query's plan kept by a prepared statement, with its parameters unfilled: made once
+/// for the types of the values it is run with and the catalog as it stood
+/// (`generation`), then filled with each run's values, whose key ranges choose the
+/// access path then (`instantiate`).
+#[derive(Debug)]
+pub(crate) struct CachedSelect {
+    pub generation: u64,
+    pub types: Vec<SqlType>,
+    plan: SelectPlan,
+    scope: Scope,
+    indexes: Vec<IndexMeta>,
+}
+
+impl CachedSelect {
+    /// Binds `query` with its parameters of `types`; None when it does not bind that way
+    /// (a parameter where only a constant may stand, or whose type the context must
+    /// decide: the statement is then bound with its values written in, each run).
+    pub fn new(
+        query: &ast::Query,
+        types: &[SqlType],
+        generation: u64,
+        catalog: &mut dyn Catalog,
+    ) -> Option<CachedSelect> {
+        let (plan, scope) =
+            crate::bind::with_param_types(types, || SelectPlan::bound(query, catalog)).ok()?;
+        let indexes = match &plan.source {
+            Source::Table(name) => catalog.indexes(name),
+            _ => Vec::new(),
+        };
+        Some(CachedSelect {
+            generation,
+            types: types.to_vec(),
+            plan,
+            scope,
+            indexes,
+        })
+    }
+
+    /// The plan for these values.
+    pub fn instantiate(&self, values: &[Value]) -> SqlResult<SelectPlan> {
+        let mut plan = self.plan.with_params(values)?;
+        if !self.indexes.is_empty() {
+            plan.choose_access(&self.scope, &self.indexes);
+        }
+        Ok(plan)
+    }
 }
 
 /// Resolves a table name to its scope (the caller knows the catalog).
@@ -87,6 +135,19 @@ fn is_aggregate_error(e: &SqlError) -> bool {
 
 impl SelectPlan {
     pub fn plan(query: &ast::Query, catalog: &mut dyn Catalog) -> SqlResult<SelectPlan> {
+        let (mut plan, scope) = SelectPlan::bound(query, catalog)?;
+        if let Source::Table(name) = &plan.source {
+            let indexes = catalog.indexes(name);
+            if !indexes.is_empty() {
+                plan.choose_access(&scope, &indexes);
+            }
+        }
+        Ok(plan)
+    }
+
+    /// The plan before its access path is chosen (a sequential scan), with the scope
+    /// of its source.
+    fn bound(query: &ast::Query, catalog: &mut dyn Catalog) -> SqlResult<(SelectPlan, Scope)> {
         if query.with.is_some() {
             return Err(SqlError::unsupported("WITH"));
         }
@@ -95,7 +156,7 @@ impl SelectPlan {
         }
         let select = match query.body.as_ref() {
             SetExpr::Select(s) => s,
-            SetExpr::Query(q) => return SelectPlan::plan(q, catalog),
+            SetExpr::Query(q) => return SelectPlan::bound(q, catalog),
             SetExpr::SetOperation { op, .. } => {
                 return Err(SqlError::unsupported(op.to_string().to_uppercase()))
             }
@@ -272,13 +333,7 @@ impl SelectPlan {
             }
             Some(_) => return Err(SqlError::unsupported("this LIMIT syntax")),
         }
-        if let Source::Table(name) = &plan.source {
-            let indexes = catalog.indexes(name);
-            if !indexes.is_empty() {
-                plan.choose_access(&scope, &indexes);
-            }
-        }
-        Ok(plan)
+        Ok((plan, scope))
     }
 
     /// Picks an index to read the table through, if one serves the WHERE clause, the
@@ -346,6 +401,30 @@ impl SelectPlan {
             }
         }
         self.access = access;
+    }
+
+    /// The plan with each parameter replaced by its value (a cached plan of a prepared
+    /// statement, before its access path is chosen for these values).
+    fn with_params(&self, values: &[Value]) -> SqlResult<SelectPlan> {
+        let fill = |e: &Expr| e.clone().with_params(values);
+        let mut plan = self.clone();
+        plan.filter = self.filter.as_ref().map(fill).transpose()?;
+        plan.having = self.having.as_ref().map(fill).transpose()?;
+        plan.outputs = self.outputs.iter().map(fill).collect::<SqlResult<_>>()?;
+        for (key, _, _) in &mut plan.order {
+            if let SortKey::Expr(e) = key {
+                *e = fill(e)?;
+            }
+        }
+        if let Some(g) = &mut plan.grouping {
+            for k in &mut g.keys {
+                *k = fill(k)?;
+            }
+            for a in &mut g.aggs {
+                a.arg = a.arg.as_ref().map(fill).transpose()?;
+            }
+        }
+        Ok(plan)
     }
 
     /// The plan as EXPLAIN shows it, one line per row, PostgreSQL's node names.

@@ -101,6 +101,8 @@ pub(crate) struct Ctx<'s, 'db> {
     pub serials: &'s mut HashMap<(String, String), i64>,
     /// The running statement's cancel and memory checks.
     pub guard: &'s Guard,
+    /// The values and cached plan of the prepared query running, if one is.
+    pub prepared: Option<&'s crate::prepared::PreparedRun>,
 }
 
 impl Ctx<'_, '_> {
@@ -162,6 +164,8 @@ pub struct Session {
     prepared: HashMap<String, Prepared>,
     /// EXECUTE nesting (an EXECUTE runs its statement as a statement of its own).
     executing: bool,
+    /// The prepared query running from its cached plan, if one is.
+    prepared_run: Option<crate::prepared::PreparedRun>,
 }
 
 impl Session {
@@ -189,6 +193,7 @@ impl Session {
             default_table_kind: db.default_table_kind(),
             prepared: HashMap::new(),
             executing: false,
+            prepared_run: None,
         }
     }
 
@@ -204,7 +209,10 @@ impl Session {
         p: &Prepared,
         params: &[Value],
     ) -> SqlResult<StatementResult> {
-        let parsed = p.bind(params);
+        let parsed = match p.cached_run(params) {
+            Some(run) => Ok(Parsed::Prepared(run)),
+            None => p.bind(params),
+        };
         self.run_parsed(p.text(), 0, None, parsed)
     }
 
@@ -339,13 +347,13 @@ impl Session {
     }
 
     fn execute_parsed(&mut self, p: Parsed) -> SqlResult<Output> {
-        let (stmt, table_kind) = match p {
+        match p {
             Parsed::Checkpoint => {
                 if matches!(self.txn, TxnState::Failed) {
                     return Err(aborted());
                 }
                 self.db.checkpoint()?;
-                return Ok(Output::tag("CHECKPOINT"));
+                Ok(Output::tag("CHECKPOINT"))
             }
             Parsed::Reindex { table, name } => {
                 if matches!(self.txn, TxnState::Failed) {
@@ -355,11 +363,30 @@ impl Session {
                     let e = no_block("REINDEX");
                     return Err(self.fail(e));
                 }
-                return ddl::reindex(&mut self.ctx(), table, &name);
+                ddl::reindex(&mut self.ctx(), table, &name)
             }
-            Parsed::Statement { stmt, table_kind } => (stmt, table_kind),
-        };
-        match &*stmt {
+            Parsed::Statement { stmt, table_kind } => self.execute_statement(&stmt, table_kind),
+            Parsed::Prepared(run) => {
+                let Some(template) = run.statement() else {
+                    return Err(SqlError::new(
+                        code::INTERNAL,
+                        "a prepared run without its statement",
+                    ));
+                };
+                self.prepared_run = Some(run);
+                let r = self.execute_statement(template.statement(), template.table_kind());
+                self.prepared_run = None;
+                r
+            }
+        }
+    }
+
+    fn execute_statement(
+        &mut self,
+        stmt: &Statement,
+        table_kind: Option<(String, sqlparser::tokenizer::Location)>,
+    ) -> SqlResult<Output> {
+        match stmt {
             Statement::StartTransaction { modes, .. } => return self.begin(modes),
             Statement::Commit { chain, .. } => return self.commit(*chain),
             Statement::Rollback { chain, savepoint } => return self.rollback(*chain, savepoint),
@@ -368,7 +395,7 @@ impl Session {
         if matches!(self.txn, TxnState::Failed) {
             return Err(aborted());
         }
-        match &*stmt {
+        match stmt {
             Statement::Prepare {
                 name,
                 data_types,
@@ -407,7 +434,7 @@ impl Session {
             }
             _ => {}
         }
-        let needs_no_block = match &*stmt {
+        let needs_no_block = match stmt {
             Statement::CreateTable(_) => Some("CREATE TABLE"),
             Statement::CreateIndex(_) => Some("CREATE INDEX"),
             Statement::AlterTable(_) => Some("ALTER TABLE"),
@@ -424,18 +451,18 @@ impl Session {
                 let e = no_block(what);
                 return Err(self.fail(e));
             }
-            return self.without_transaction(&stmt, table_kind);
+            return self.without_transaction(stmt, table_kind);
         }
         match std::mem::replace(&mut self.txn, TxnState::Auto) {
             TxnState::Block(mut t) => {
-                let r = self.in_transaction(&mut t, &stmt);
+                let r = self.in_transaction(&mut t, stmt);
                 self.txn = TxnState::Block(t);
                 r.map_err(|e| self.fail(e))
             }
             TxnState::Auto => {
                 let mut t = self.db.begin();
                 t.set_synchronous_commit(self.synchronous_commit);
-                let out = self.in_transaction(&mut t, &stmt);
+                let out = self.in_transaction(&mut t, stmt);
                 match out {
                     Ok(o) => {
                         t.commit()?;
@@ -509,6 +536,7 @@ impl Session {
             rng: &mut self.rng,
             serials: &mut self.serials,
             guard: &self.guard,
+            prepared: self.prepared_run.as_ref(),
         }
     }
 

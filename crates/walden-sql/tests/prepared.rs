@@ -124,3 +124,111 @@ fn parsed_once_errors_point_into_the_prepared_text() {
         assert_eq!(r.rows, vec![vec![v]]);
     }
 }
+
+/// A prepared query keeps its plan: the results are those of the query with its values
+/// written in, for point, range and IN conditions through an index; the plan is made
+/// again when the catalog changes (a table dropped and made again with its columns
+/// elsewhere, an index added) or the values' types do; a query that cannot bind with
+/// parameters (LIMIT $1, a text value compared with a uuid) runs with its values
+/// written in; a NULL value and a value that makes an error behave as written in.
+#[test]
+fn cached_plans_follow_the_catalog_and_the_values() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 3);
+    q(
+        &mut s,
+        "create table t (id int8 primary key, v int4, name text, u uuid)",
+    );
+    q(
+        &mut s,
+        "insert into t select g, g * 3, 'n' || g, gen_random_uuid() from generate_series(1, 300) g",
+    );
+    let rows = |s: &mut Session, sql: &str| -> Vec<Vec<Value>> {
+        s.execute(sql).unwrap().pop().unwrap().rows
+    };
+    let get = s.prepare("select v, name from t where id = $1").unwrap();
+    for id in [1i64, 17, 150, 300, 301, -4] {
+        let r = s.execute_prepared(&get, &[Value::Int8(id)]).unwrap();
+        let want = rows(&mut s, &format!("select v, name from t where id = {id}"));
+        assert_eq!(r.rows, want, "id {id}");
+    }
+    assert!(get.has_cached_plan());
+    let range = s
+        .prepare("select id from t where id between $1 and $2 order by id desc limit 3")
+        .unwrap();
+    let within = s
+        .prepare("select id, v + $2 from t where id in ($1, $3, $1 + 1) order by id")
+        .unwrap();
+    for (a, b) in [(10i64, 20i64), (295, 400), (50, 40), (-5, 2)] {
+        let r = s
+            .execute_prepared(&range, &[Value::Int8(a), Value::Int8(b)])
+            .unwrap();
+        let want = rows(
+            &mut s,
+            &format!("select id from t where id between {a} and {b} order by id desc limit 3"),
+        );
+        assert_eq!(r.rows, want, "{a}..{b}");
+        let r = s
+            .execute_prepared(&within, &[Value::Int8(a), Value::Int4(7), Value::Int8(b)])
+            .unwrap();
+        let want = rows(
+            &mut s,
+            &format!("select id, v + 7 from t where id in ({a}, {b}, {a} + 1) order by id"),
+        );
+        assert_eq!(r.rows, want, "in {a}, {b}");
+    }
+    assert!(range.has_cached_plan() && within.has_cached_plan());
+    // Values of another type: a text compared with int8 is written in (as a literal it
+    // takes the column's type); an int4 gets a plan of its own.
+    let r = s
+        .execute_prepared(&get, &[Value::Text("17".into())])
+        .unwrap();
+    assert_eq!(r.rows, rows(&mut s, "select v, name from t where id = 17"));
+    assert!(!get.has_cached_plan());
+    let r = s.execute_prepared(&get, &[Value::Int4(18)]).unwrap();
+    assert_eq!(r.rows, rows(&mut s, "select v, name from t where id = 18"));
+    assert!(get.has_cached_plan());
+    // NULL matches nothing; 1/0 fails as written in.
+    let r = s.execute_prepared(&get, &[Value::Null]).unwrap();
+    assert!(r.rows.is_empty());
+    let div = s.prepare("select 1 / $1").unwrap();
+    let e = s.execute_prepared(&div, &[Value::Int4(0)]).unwrap_err();
+    assert_eq!(e.code, "22012");
+    // Not bindable with parameters: written in each time.
+    let top = s.prepare("select id from t order by id limit $1").unwrap();
+    let r = s.execute_prepared(&top, &[Value::Int8(2)]).unwrap();
+    assert_eq!(r.rows, vec![vec![Value::Int8(1)], vec![Value::Int8(2)]]);
+    assert!(!top.has_cached_plan());
+    let by_uuid = s.prepare("select id from t where u = $1").unwrap();
+    let u = rows(&mut s, "select u::text from t where id = 5");
+    let r = s.execute_prepared(&by_uuid, &[u[0][0].clone()]).unwrap();
+    assert_eq!(r.rows, vec![vec![Value::Int8(5)]]);
+    // The table made again with its columns elsewhere: the plan follows.
+    q(&mut s, "drop table t");
+    q(
+        &mut s,
+        "create table t (name text, id int8 primary key, v int4)",
+    );
+    q(&mut s, "insert into t values ('a', 1, 10), ('b', 2, 20)");
+    // (An int4 value, as the plan last made was for.)
+    let r = s.execute_prepared(&get, &[Value::Int4(2)]).unwrap();
+    assert_eq!(r.rows, vec![vec![Value::Int4(20), Value::Text("b".into())]]);
+    // An index added: the same answers through it.
+    let named = s.prepare("select id from t where name = $1").unwrap();
+    let r = s
+        .execute_prepared(&named, &[Value::Text("a".into())])
+        .unwrap();
+    assert_eq!(r.rows, vec![vec![Value::Int8(1)]]);
+    q(&mut s, "create index t_name on t (name)");
+    q(&mut s, "insert into t values ('a', 3, 30)");
+    let r = s
+        .execute_prepared(&named, &[Value::Text("a".into())])
+        .unwrap();
+    let mut ids = r.rows;
+    ids.sort_by_key(|r| format!("{:?}", r));
+    assert_eq!(ids, vec![vec![Value::Int8(1)], vec![Value::Int8(3)]]);
+    // Dropped: the error PostgreSQL gives.
+    q(&mut s, "drop table t");
+    let e = s.execute_prepared(&get, &[Value::Int8(1)]).unwrap_err();
+    assert_eq!(e.code, "42P01");
+}

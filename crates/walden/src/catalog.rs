@@ -327,10 +327,27 @@ pub struct Catalog {
     pub index_names: HashMap<String, Arc<Index>>,
     /// Next id for a table or an index.
     pub next_table_id: u32,
+    /// Changes with every table or index added or removed: a number no other state of
+    /// any catalog in the process has had (plans cached against it stay valid while it
+    /// holds).
+    pub generation: u64,
+}
+
+/// The source of catalog generations, shared by every catalog of the process.
+static GENERATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+fn next_generation() -> u64 {
+    GENERATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl Catalog {
+    /// Marks the catalog changed.
+    fn changed(&mut self) {
+        self.generation = next_generation();
+    }
+
     pub fn insert(&mut self, table: Table) {
+        self.changed();
         let t = Arc::new(table);
         self.next_table_id = self.next_table_id.max(t.id.saturating_add(1));
         self.by_name.insert(t.name.clone(), t.clone());
@@ -338,6 +355,7 @@ impl Catalog {
     }
 
     pub fn remove(&mut self, id: u32) -> Option<Arc<Table>> {
+        self.changed();
         let t = self.by_id.remove(&id)?;
         self.by_name.remove(&t.name);
         for ix in t.index_list() {
@@ -374,6 +392,7 @@ impl Catalog {
         {
             return Err(format!("index {:?}: table has no column {c}", index.name));
         }
+        self.changed();
         let ix = Arc::new(index);
         self.next_table_id = self.next_table_id.max(ix.id.saturating_add(1));
         self.indexes.insert(ix.id, ix.clone());
@@ -383,6 +402,7 @@ impl Catalog {
     }
 
     pub fn remove_index(&mut self, id: u32) -> Option<Arc<Index>> {
+        self.changed();
         let ix = self.indexes.remove(&id)?;
         self.index_names.remove(&ix.name);
         if let Some(t) = self.by_id.get(&ix.table) {

@@ -353,6 +353,18 @@ impl Database {
         Ok(self.handle.inner.table(name)?.schema.clone())
     }
 
+    /// A number that changes whenever a table or an index is created, dropped or
+    /// replaced, and that no other catalog state in the process has had: a plan made
+    /// against the catalog stays valid while this holds.
+    pub fn catalog_generation(&self) -> u64 {
+        self.handle
+            .inner
+            .catalog
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .generation
+    }
+
     /// A table's kind.
     pub fn table_kind(&self, name: &str) -> Result<TableKind> {
         Ok(self.handle.inner.table(name)?.kind)
