@@ -21,16 +21,7 @@ use crate::value;
 pub(crate) fn select(cx: &mut Ctx, t: &mut Transaction, q: &ast::Query) -> SqlResult<Output> {
     let plan = match cx.prepared {
         // A prepared query: its cached plan, or its values written in.
-        Some(run) => match run.select_plan(cx.db)? {
-            Some(plan) => plan,
-            None => match run.with_literals()? {
-                crate::script::Parsed::Statement { stmt, .. } => match &*stmt {
-                    ast::Statement::Query(q) => SelectPlan::plan(q, &mut DbCatalog(cx.db))?,
-                    _ => return Err(SqlError::new(code::INTERNAL, "a prepared query changed")),
-                },
-                _ => return Err(SqlError::new(code::INTERNAL, "a prepared query changed")),
-            },
-        },
+        Some(run) => run.select_plan(cx.db)?,
         None => SelectPlan::plan(q, &mut DbCatalog(cx.db))?,
     };
     let guard = cx.guard;

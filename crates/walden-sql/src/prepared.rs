@@ -67,7 +67,8 @@ enum Cached {
 /// A prepared query run with values (`Parsed::Prepared`).
 #[derive(Debug)]
 pub struct PreparedRun {
-    prepared: Prepared,
+    /// A query (`Prepared::cached_run` checked), with no declared parameter types.
+    template: Arc<Template>,
     values: Vec<Value>,
 }
 
@@ -83,63 +84,53 @@ impl Template {
 }
 
 impl PreparedRun {
-    fn template(&self) -> Option<&Arc<Template>> {
-        self.prepared.tree.as_ref()
-    }
-
     /// The stack that binding and running the statement needs.
     pub fn stack_bytes(&self) -> usize {
-        self.template()
-            .map_or(crate::depth::stack_bytes(0), |t| t.stmt.stack_bytes())
+        self.template.stmt.stack_bytes()
     }
 
     /// The statement (with its placeholders), for dispatch.
-    pub(crate) fn statement(&self) -> Option<Arc<Template>> {
-        self.template().cloned()
+    pub(crate) fn statement(&self) -> Arc<Template> {
+        self.template.clone()
     }
 
     /// The plan for this run: the cached one filled with the values, made first if the
-    /// catalog or the values' types changed since. None when the query does not bind
-    /// with parameters: then `with_literals` gives the statement to plan.
-    pub(crate) fn select_plan(&self, db: &Database) -> SqlResult<Option<SelectPlan>> {
-        let Some(t) = self.template() else {
-            return Ok(None);
-        };
+    /// catalog or the values' types changed since; or, for a query that does not bind
+    /// with parameters, the plan of the query with its values written in.
+    pub(crate) fn select_plan(&self, db: &Database) -> SqlResult<SelectPlan> {
+        let t = &self.template;
         let ast::Statement::Query(q) = &*t.stmt else {
-            return Ok(None);
+            return Err(SqlError::new(code::INTERNAL, "a prepared run of no query"));
         };
         let types: Vec<SqlType> = self.values.iter().map(value::type_of).collect();
         let generation = db.catalog_generation();
         let cached = t.cached.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let plan = match cached {
-            Some(Cached::Plan(c)) if c.generation == generation && c.types == types => c,
+            Some(Cached::Plan(c)) if c.generation == generation && c.types == types => Some(c),
             Some(Cached::Literal {
                 generation: g,
                 types: ty,
-            }) if g == generation && ty == types => return Ok(None),
+            }) if g == generation && ty == types => None,
             _ => {
                 let made = CachedSelect::new(q, &types, generation, &mut DbCatalog(db));
-                let mut slot = t.cached.lock().unwrap_or_else(|e| e.into_inner());
-                match made {
-                    Some(c) => {
-                        let c = Arc::new(c);
-                        *slot = Some(Cached::Plan(c.clone()));
-                        c
-                    }
-                    None => {
-                        *slot = Some(Cached::Literal { generation, types });
-                        return Ok(None);
-                    }
-                }
+                let made = made.map(Arc::new);
+                *t.cached.lock().unwrap_or_else(|e| e.into_inner()) = Some(match &made {
+                    Some(c) => Cached::Plan(c.clone()),
+                    None => Cached::Literal { generation, types },
+                });
+                made
             }
         };
-        plan.instantiate(&self.values).map(Some)
-    }
-
-    /// The statement with the values written in (how a query that does not bind with
-    /// parameters runs).
-    pub(crate) fn with_literals(&self) -> SqlResult<Parsed> {
-        self.prepared.bind(&self.values)
+        match plan {
+            Some(c) => c.instantiate(&self.values),
+            None => {
+                let stmt = written_in(t, &self.values, &[]);
+                match &*stmt {
+                    ast::Statement::Query(q) => SelectPlan::plan(q, &mut DbCatalog(db)),
+                    _ => Err(SqlError::new(code::INTERNAL, "a prepared query changed")),
+                }
+            }
+        }
     }
 }
 
@@ -157,6 +148,22 @@ fn placeholder(e: &ast::Expr) -> Option<Result<usize, String>> {
             .filter(|n| (1..=65_535).contains(n))
             .ok_or_else(|| p.clone()),
     )
+}
+
+/// The statement of `t` with `values` in place of its parameters, as literals of their
+/// types (under a cast to the declared type in `types`, when there is one).
+fn written_in(t: &Template, values: &[Value], types: &[Option<DataType>]) -> Deep<ast::Statement> {
+    crate::depth::with_stack(t.stmt.stack_bytes(), || {
+        let mut stmt = (*t.stmt).clone();
+        let _ = visit_expressions_mut(&mut stmt, |e| {
+            if let Some(Ok(n)) = placeholder(e) {
+                let ty = types.get(n - 1).and_then(Option::as_ref);
+                *e = literal(&values[n - 1], ty);
+            }
+            ControlFlow::<()>::Continue(())
+        });
+        t.stmt.alike(stmt)
+    })
 }
 
 impl Prepared {
@@ -239,7 +246,7 @@ impl Prepared {
             && self.types.iter().all(Option::is_none)
             && !values.iter().any(|v| matches!(v, Value::Null));
         usable.then(|| PreparedRun {
-            prepared: self.clone(),
+            template: t.clone(),
             values: values.to_vec(),
         })
     }
@@ -263,16 +270,7 @@ impl Prepared {
                 None => Err(SqlError::syntax("empty statement")),
             };
         };
-        let stmt = crate::depth::with_stack(t.stmt.stack_bytes(), || {
-            let mut stmt = (*t.stmt).clone();
-            let _ = visit_expressions_mut(&mut stmt, |e| {
-                if let Some(Ok(n)) = placeholder(e) {
-                    *e = literal(&values[n - 1], self.types[n - 1].as_ref());
-                }
-                ControlFlow::<()>::Continue(())
-            });
-            t.stmt.alike(stmt)
-        });
+        let stmt = written_in(t, values, &self.types);
         Ok(Parsed::Statement {
             stmt,
             table_kind: t.table_kind.clone(),

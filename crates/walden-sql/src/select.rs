@@ -39,7 +39,7 @@ enum SortKey {
     Expr(Expr),
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct SelectPlan {
     pub source: Source,
     /// How a table source is read.
@@ -407,24 +407,44 @@ impl SelectPlan {
     /// statement, before its access path is chosen for these values).
     fn with_params(&self, values: &[Value]) -> SqlResult<SelectPlan> {
         let fill = |e: &Expr| e.clone().with_params(values);
-        let mut plan = self.clone();
-        plan.filter = self.filter.as_ref().map(fill).transpose()?;
-        plan.having = self.having.as_ref().map(fill).transpose()?;
-        plan.outputs = self.outputs.iter().map(fill).collect::<SqlResult<_>>()?;
-        for (key, _, _) in &mut plan.order {
-            if let SortKey::Expr(e) = key {
-                *e = fill(e)?;
+        let grouping = match &self.grouping {
+            None => None,
+            Some(g) => {
+                let mut g = g.clone();
+                for k in &mut g.keys {
+                    *k = std::mem::replace(k, Expr::Const(Value::Null)).with_params(values)?;
+                }
+                for a in &mut g.aggs {
+                    a.arg = a.arg.take().map(|e| e.with_params(values)).transpose()?;
+                }
+                Some(g)
             }
-        }
-        if let Some(g) = &mut plan.grouping {
-            for k in &mut g.keys {
-                *k = fill(k)?;
-            }
-            for a in &mut g.aggs {
-                a.arg = a.arg.as_ref().map(fill).transpose()?;
-            }
-        }
-        Ok(plan)
+        };
+        let order = self
+            .order
+            .iter()
+            .map(|(key, desc, nulls_first)| {
+                let key = match key {
+                    SortKey::Expr(e) => SortKey::Expr(fill(e)?),
+                    k => k.clone(),
+                };
+                Ok((key, *desc, *nulls_first))
+            })
+            .collect::<SqlResult<_>>()?;
+        Ok(SelectPlan {
+            source: self.source.clone(),
+            access: self.access.clone(),
+            filter_text: self.filter_text.clone(),
+            input_limit: self.input_limit,
+            filter: self.filter.as_ref().map(fill).transpose()?,
+            grouping,
+            having: self.having.as_ref().map(fill).transpose()?,
+            outputs: self.outputs.iter().map(fill).collect::<SqlResult<_>>()?,
+            columns: self.columns.clone(),
+            order,
+            limit: self.limit,
+            offset: self.offset,
+        })
     }
 
     /// The plan as EXPLAIN shows it, one line per row, PostgreSQL's node names.

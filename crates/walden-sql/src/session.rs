@@ -367,12 +367,7 @@ impl Session {
             }
             Parsed::Statement { stmt, table_kind } => self.execute_statement(&stmt, table_kind),
             Parsed::Prepared(run) => {
-                let Some(template) = run.statement() else {
-                    return Err(SqlError::new(
-                        code::INTERNAL,
-                        "a prepared run without its statement",
-                    ));
-                };
+                let template = run.statement();
                 self.prepared_run = Some(run);
                 let r = self.execute_statement(template.statement(), template.table_kind());
                 self.prepared_run = None;

@@ -500,13 +500,32 @@ fn new_root(
     log(ctx, &rec, &mut mg, w)
 }
 
-/// A page for a split or a new root (exclusive lock held): the first on the index's free
-/// list, which the meta page then no longer names (`btree_link`), or a new one. The
-/// caller formats it and logs it.
-fn take_page(ctx: &Ctx, ix: &Index, w: &mut Logger) -> Result<u64> {
+/// The first page of the index's free list (the meta page's right-sibling field).
+fn free_head(ctx: &Ctx, ix: &Index) -> Result<Option<u64>> {
+    let mp = pin(ctx, ix, ix.meta)?;
+    let g = mp.read();
+    Ok(IndexPage(&g).right())
+}
+
+/// Makes the meta page name `head` as the free list's first page (`btree_link`).
+fn set_free_head(ctx: &Ctx, ix: &Index, head: Option<u64>, w: &mut Logger) -> Result<()> {
     let mp = pin(ctx, ix, ix.meta)?;
     let mut mg = mp.write_any_order();
-    let Some(free) = IndexPage(&mg).right() else {
+    IndexPageMut(&mut mg).set_right(head);
+    let rec = BTreeRecord::Link {
+        page: ix.meta,
+        right: head,
+        high_key: None,
+    };
+    log(ctx, &rec, &mut mg, w)
+}
+
+/// A page for a split or a new root (exclusive lock held, so the free list cannot
+/// change meanwhile): the first on the index's free list, which the meta page then no
+/// longer names, or a new one (the meta page untouched). The caller formats it and logs
+/// it.
+fn take_page(ctx: &Ctx, ix: &Index, w: &mut Logger) -> Result<u64> {
+    let Some(free) = free_head(ctx, ix)? else {
         return alloc(ctx);
     };
     let next = {
@@ -518,37 +537,23 @@ fn take_page(ctx: &Ctx, ix: &Index, w: &mut Logger) -> Result<u64> {
         }
         f.right()
     };
-    IndexPageMut(&mut mg).set_right(next);
-    let rec = BTreeRecord::Link {
-        page: ix.meta,
-        right: next,
-        high_key: None,
-    };
-    log(ctx, &rec, &mut mg, w)?;
+    set_free_head(ctx, ix, next, w)?;
     Ok(free)
 }
 
-/// Puts an unreachable page of the index on its free list: the page formatted free,
-/// naming the list's first page (`btree_page`), then the meta page naming it
-/// (`btree_link`). A crash between them leaves the page unreachable again, and the next
-/// `reclaim` frees it.
+/// Puts an unreachable page of the index on its free list (exclusive lock held): the
+/// page formatted free, naming the list's first page (`btree_page`), then the meta page
+/// naming it (`btree_link`). A crash between them leaves the page unreachable again,
+/// and the next `reclaim` frees it.
 fn free_page(ctx: &Ctx, ix: &Index, page: u64, w: &mut Logger) -> Result<()> {
-    let mp = pin(ctx, ix, ix.meta)?;
-    let mut mg = mp.write_any_order();
-    let head = IndexPage(&mg).right();
+    let head = free_head(ctx, ix)?;
     {
         let fp = pin(ctx, ix, page)?;
         let mut fg = fp.write_any_order();
         IndexPageMut(&mut fg).init_free(page, ix.id, head);
         log(ctx, &BTreeRecord::of_page(&fg), &mut fg, w)?;
     }
-    IndexPageMut(&mut mg).set_right(Some(page));
-    let rec = BTreeRecord::Link {
-        page: ix.meta,
-        right: Some(page),
-        high_key: None,
-    };
-    log(ctx, &rec, &mut mg, w)
+    set_free_head(ctx, ix, Some(page), w)
 }
 
 /// What `reclaim` gave back.
@@ -734,13 +739,12 @@ fn walk_levels(ctx: &Ctx, ix: &Index) -> Result<Vec<Vec<(u64, usize)>>> {
 /// The pages on the index's free list, in order.
 fn free_list(ctx: &Ctx, ix: &Index) -> Result<Vec<u64>> {
     let mut pages = Vec::new();
-    let mut next = {
-        let pinned = pin(ctx, ix, ix.meta)?;
-        let g = pinned.read();
-        IndexPage(&g).right()
-    };
-    let limit = ctx.pool.store().next_page_no();
+    let mut next = free_head(ctx, ix)?;
+    let mut seen = std::collections::HashSet::new();
     while let Some(page) = next {
+        if !seen.insert(page) {
+            return Err(corrupt(ix, page, "the free list forms a cycle"));
+        }
         let pinned = pin(ctx, ix, page)?;
         let g = pinned.read();
         let p = IndexPage(&g);
@@ -748,9 +752,6 @@ fn free_list(ctx: &Ctx, ix: &Index) -> Result<Vec<u64>> {
             return Err(corrupt(ix, page, "on the free list but not a free page"));
         }
         pages.push(page);
-        if pages.len() as u64 > limit {
-            return Err(corrupt(ix, page, "the free list forms a cycle"));
-        }
         next = p.right();
     }
     Ok(pages)
@@ -1132,32 +1133,19 @@ pub fn check(
         }
     }
     // The free list: free pages of this index, none in the tree, no cycle.
-    let mut next = {
-        let pinned = pin(ctx, ix, ix.meta)?;
-        let g = pinned.read();
-        IndexPage(&g).right()
-    };
-    while let Some(page) = next {
-        let at = |what: &str| format!("index {:?} free page {page}: {what}", ix.name);
-        if !seen.insert(page) {
-            problems.push(at("also in the tree or twice on the free list"));
-            break;
-        }
-        let pinned = match pin(ctx, ix, page) {
-            Ok(p) => p,
-            Err(e) => {
-                problems.push(at(&e.to_string()));
-                break;
+    match free_list(ctx, ix) {
+        Ok(free) => {
+            shape.free_pages = free.len() as u64;
+            for page in free {
+                if !seen.insert(page) {
+                    problems.push(format!(
+                        "index {:?} free page {page}: also in the tree",
+                        ix.name
+                    ));
+                }
             }
-        };
-        let g = pinned.read();
-        let p = IndexPage(&g);
-        if !p.is_free() {
-            problems.push(at("on the free list but not a free page"));
-            break;
         }
-        shape.free_pages += 1;
-        next = p.right();
+        Err(e) => problems.push(e.to_string()),
     }
     shape.unreachable = ix.page_list().iter().filter(|p| !seen.contains(p)).count() as u64;
     Ok(shape)
