@@ -172,6 +172,12 @@ impl Inner {
             };
             data.encode_with(&cat)
         };
+        // The catalog's page lists name every page whose first record (`heap_init`,
+        // a B-tree page) was appended before they were read, possibly after the redo
+        // point and not yet durable: make those records durable before the file that
+        // lists the pages can be read, or recovery would find a listed page that neither
+        // the data file nor the log holds (docs/recovery.md rule 8, step 5a).
+        self.wal.flush_all()?;
         let name = format!("checkpoint.{seq:016x}");
         self.poison.check()?;
         write_file_atomically(&self.vfs, &self.dir, &name, &bytes)?;
