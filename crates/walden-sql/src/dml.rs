@@ -257,6 +257,23 @@ fn target_columns(table: &str, schema: &Schema, cols: &[ast::ObjectName]) -> Sql
 }
 
 pub(crate) fn insert(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> SqlResult<Output> {
+    let Some(run) = cx.prepared else {
+        return insert_parsed(cx, t, ins);
+    };
+    // A prepared INSERT: its cached plan, or its values written in.
+    match run.insert_plan(cx.db)? {
+        Some(plan) => plan.run(cx, t, run.values()),
+        None => {
+            let stmt = run.written_in();
+            match &*stmt {
+                ast::Statement::Insert(ins) => insert_parsed(cx, t, ins),
+                _ => Err(SqlError::new(code::INTERNAL, "a prepared insert changed")),
+            }
+        }
+    }
+}
+
+fn insert_parsed(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> SqlResult<Output> {
     if ins.returning.is_some() {
         return Err(SqlError::unsupported("RETURNING"));
     }
@@ -288,16 +305,26 @@ pub(crate) fn insert(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> Sq
 
 /// Values rows into `targets`. Without a column list (`listed` false), rows shorter than
 /// the table fill its first columns and the rest get their defaults, as in PostgreSQL.
-#[allow(clippy::too_many_arguments)]
 fn insert_values(
     cx: &mut Ctx,
     t: &mut Transaction,
     table: &str,
     schema: &Schema,
-    mut targets: Vec<usize>,
+    targets: Vec<usize>,
     listed: bool,
     rows: &[&[ast::Expr]],
 ) -> SqlResult<u64> {
+    let (targets, bound) = bind_values(schema, targets, listed, rows)?;
+    insert_bound(cx, t, table, schema, targets, bound.iter().map(Ok))
+}
+
+/// Binds VALUES rows for `targets` (cut to the rows' width).
+fn bind_values(
+    schema: &Schema,
+    mut targets: Vec<usize>,
+    listed: bool,
+    rows: &[&[ast::Expr]],
+) -> SqlResult<(Vec<usize>, Vec<Vec<Expr>>)> {
     let width = rows.first().map_or(0, |r| r.len());
     if let Some(r) = rows.iter().find(|r| r.len() != width) {
         let e = SqlError::syntax("VALUES lists must all be the same length");
@@ -332,6 +359,22 @@ fn insert_values(
         }
         bound.push(exprs);
     }
+    Ok((targets, bound))
+}
+
+/// Inserts rows of bound expressions (one per target column), each given as the
+/// expressions or an error met in making them.
+fn insert_bound<E>(
+    cx: &mut Ctx,
+    t: &mut Transaction,
+    table: &str,
+    schema: &Schema,
+    targets: Vec<usize>,
+    rows: impl Iterator<Item = SqlResult<E>>,
+) -> SqlResult<u64>
+where
+    E: AsRef<[Expr]>,
+{
     let serial_cols = prepare_serials(cx, t, table, schema, &targets)?;
     let builder = RowBuilder {
         table,
@@ -340,7 +383,7 @@ fn insert_values(
         source_types: Vec::new(),
         serial_cols,
     };
-    let mut next = bound.iter();
+    let mut next = rows;
     let mut failed = None;
     let n = t.insert_with(table, |row| {
         let Some(exprs) = next.next() else {
@@ -348,6 +391,8 @@ fn insert_values(
         };
         let r = (|| {
             cx.guard.check()?;
+            let exprs = exprs?;
+            let exprs = exprs.as_ref();
             let mut vals = Vec::with_capacity(exprs.len());
             for e in exprs {
                 vals.push(e.eval(&[], &mut cx.eval_ctx())?);
@@ -365,6 +410,74 @@ fn insert_values(
     match failed {
         Some(e) => Err(e),
         None => Ok(n),
+    }
+}
+
+/// A prepared `INSERT ... VALUES` kept bound, with its parameters unfilled: made once
+/// for the values' types at a catalog generation (the table's schema and indexes can
+/// change only with it), then run with each run's values without binding again.
+#[derive(Debug)]
+pub(crate) struct CachedInsert {
+    pub generation: u64,
+    pub types: Vec<SqlType>,
+    table: String,
+    schema: Schema,
+    targets: Vec<usize>,
+    rows: Vec<Vec<Expr>>,
+}
+
+impl CachedInsert {
+    /// Binds `ins` with its parameters of `types`; None when it does not bind that way
+    /// (it is not an `INSERT ... VALUES`, or a parameter's type must come from its
+    /// column, as a text value for a uuid column does): the statement is then run with
+    /// its values written in, which also reports any error.
+    pub fn new(
+        ins: &ast::Insert,
+        types: &[SqlType],
+        generation: u64,
+        db: &walden::Database,
+    ) -> Option<CachedInsert> {
+        if ins.returning.is_some() || ins.on.is_some() {
+            return None;
+        }
+        let TableObject::TableName(tname) = &ins.table else {
+            return None;
+        };
+        let q = ins.source.as_deref()?;
+        let SetExpr::Values(v) = q.body.as_ref() else {
+            return None;
+        };
+        if q.order_by.is_some() || q.limit_clause.is_some() || q.with.is_some() {
+            return None;
+        }
+        let table = object_name(tname).ok()?;
+        let schema = db.schema(&table).ok()?;
+        let targets = target_columns(&table, &schema, &ins.columns).ok()?;
+        let rows: Vec<&[ast::Expr]> = v.rows.iter().map(|r| &r.content[..]).collect();
+        let listed = !ins.columns.is_empty();
+        let (targets, rows) =
+            crate::bind::with_param_types(types, || bind_values(&schema, targets, listed, &rows))
+                .ok()?;
+        Some(CachedInsert {
+            generation,
+            types: types.to_vec(),
+            table,
+            schema,
+            targets,
+            rows,
+        })
+    }
+
+    /// Inserts the rows with these values.
+    pub fn run(&self, cx: &mut Ctx, t: &mut Transaction, values: &[Value]) -> SqlResult<Output> {
+        let rows = self.rows.iter().map(|r| {
+            r.iter()
+                .map(|e| e.clone().with_params(values))
+                .collect::<SqlResult<Vec<Expr>>>()
+        });
+        let targets = self.targets.clone();
+        let n = insert_bound(cx, t, &self.table, &self.schema, targets, rows)?;
+        Ok(Output::tag(format!("INSERT 0 {n}")))
     }
 }
 

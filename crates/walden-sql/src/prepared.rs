@@ -6,14 +6,14 @@
 //! value in place of its parameter as a literal of the value's type (under a cast to the
 //! type `PREPARE name (types)` declared, if any), then binds and plans the copy. Values
 //! never pass through SQL text, so a parameter cannot change the statement's shape.
-//! A query (SELECT) whose values are all typed keeps its plan instead (`PreparedRun`):
-//! bound once with each `$n` a parameter of its value's type, against the catalog as
-//! it stood, and filled with each run's values, which then choose the access path (key
-//! ranges from the values, as PostgreSQL's custom plans would, without binding again).
-//! The plan is made again when the catalog changes or the values' types do; a query
-//! that does not bind with parameters (one where only a constant may stand, or whose
-//! type the context must decide, such as a text value compared with a uuid column) is
-//! run with its values written in.
+//! A query (SELECT) or an `INSERT ... VALUES` whose values are all typed keeps its plan
+//! instead (`PreparedRun`): bound once with each `$n` a parameter of its value's type,
+//! against the catalog as it stood, and filled with each run's values, which then
+//! choose a query's access path (key ranges from the values, as PostgreSQL's custom
+//! plans would, without binding again). The plan is made again when the catalog
+//! changes or the values' types do; a statement that does not bind with parameters
+//! (one where only a constant may stand, or whose type the context must decide, such
+//! as a text value compared with a uuid column) is run with its values written in.
 
 use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex};
@@ -25,6 +25,7 @@ use sqlparser::tokenizer::Location;
 use walden::{Database, Value};
 
 use crate::depth::Deep;
+use crate::dml::CachedInsert;
 use crate::error::{code, SqlError, SqlResult};
 use crate::script::{parse_script, Parsed};
 use crate::select::{CachedSelect, SelectPlan};
@@ -49,14 +50,15 @@ pub struct Prepared {
 pub(crate) struct Template {
     stmt: Deep<ast::Statement>,
     table_kind: Option<(String, Location)>,
-    /// The query's plan for the values' types last run with (a SELECT only).
+    /// The plan for the values' types last run with (a SELECT or INSERT only).
     cached: Mutex<Option<Cached>>,
 }
 
-/// What a prepared query keeps of its last planning.
+/// What a prepared statement keeps of its last planning.
 #[derive(Debug, Clone)]
 enum Cached {
-    Plan(Arc<CachedSelect>),
+    Select(Arc<CachedSelect>),
+    Insert(Arc<CachedInsert>),
     /// It does not bind with parameters of these types at this catalog generation.
     Literal {
         generation: u64,
@@ -64,10 +66,11 @@ enum Cached {
     },
 }
 
-/// A prepared query run with values (`Parsed::Prepared`).
+/// A prepared query or insert run with values (`Parsed::Prepared`).
 #[derive(Debug)]
 pub struct PreparedRun {
-    /// A query (`Prepared::cached_run` checked), with no declared parameter types.
+    /// A query or an insert (`Prepared::cached_run` checked), with no declared
+    /// parameter types.
     template: Arc<Template>,
     values: Vec<Value>,
 }
@@ -94,43 +97,101 @@ impl PreparedRun {
         self.template.clone()
     }
 
+    /// The values of this run.
+    pub(crate) fn values(&self) -> &[Value] {
+        &self.values
+    }
+
+    /// The statement with this run's values written in.
+    pub(crate) fn written_in(&self) -> Deep<ast::Statement> {
+        written_in(&self.template, &self.values, &[])
+    }
+
+    /// The cached plan for the values' types at the catalog's generation, made with
+    /// `make` if it is not there; None when the statement does not bind with
+    /// parameters of these types (remembered as such until either changes).
+    fn cached<T>(
+        &self,
+        db: &Database,
+        pick: impl Fn(&Cached) -> Option<&Arc<T>>,
+        made_for: impl Fn(&T) -> (u64, &[SqlType]),
+        make: impl FnOnce(&[SqlType], u64) -> Option<(Arc<T>, Cached)>,
+    ) -> Option<Arc<T>> {
+        let types: Vec<SqlType> = self.values.iter().map(value::type_of).collect();
+        let generation = db.catalog_generation();
+        let mut slot = self
+            .template
+            .cached
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        match &*slot {
+            Some(Cached::Literal {
+                generation: g,
+                types: ty,
+            }) if *g == generation && *ty == types => return None,
+            Some(c) => {
+                if let Some(p) = pick(c).filter(|p| made_for(p) == (generation, &types[..])) {
+                    return Some(p.clone());
+                }
+            }
+            None => {}
+        }
+        let made = make(&types, generation);
+        *slot = Some(match &made {
+            Some((_, c)) => c.clone(),
+            None => Cached::Literal { generation, types },
+        });
+        made.map(|(p, _)| p)
+    }
+
     /// The plan for this run: the cached one filled with the values, made first if the
     /// catalog or the values' types changed since; or, for a query that does not bind
     /// with parameters, the plan of the query with its values written in.
     pub(crate) fn select_plan(&self, db: &Database) -> SqlResult<SelectPlan> {
-        let t = &self.template;
-        let ast::Statement::Query(q) = &*t.stmt else {
+        let ast::Statement::Query(q) = &*self.template.stmt else {
             return Err(SqlError::new(code::INTERNAL, "a prepared run of no query"));
         };
-        let types: Vec<SqlType> = self.values.iter().map(value::type_of).collect();
-        let generation = db.catalog_generation();
-        let cached = t.cached.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let plan = match cached {
-            Some(Cached::Plan(c)) if c.generation == generation && c.types == types => Some(c),
-            Some(Cached::Literal {
-                generation: g,
-                types: ty,
-            }) if g == generation && ty == types => None,
-            _ => {
-                let made = CachedSelect::new(q, &types, generation, &mut DbCatalog(db));
-                let made = made.map(Arc::new);
-                *t.cached.lock().unwrap_or_else(|e| e.into_inner()) = Some(match &made {
-                    Some(c) => Cached::Plan(c.clone()),
-                    None => Cached::Literal { generation, types },
-                });
-                made
-            }
-        };
+        let plan = self.cached(
+            db,
+            |c| match c {
+                Cached::Select(p) => Some(p),
+                _ => None,
+            },
+            |p| (p.generation, &p.types),
+            |types, generation| {
+                let p = CachedSelect::new(q, types, generation, &mut DbCatalog(db))?;
+                let p = Arc::new(p);
+                Some((p.clone(), Cached::Select(p)))
+            },
+        );
         match plan {
             Some(c) => c.instantiate(&self.values),
-            None => {
-                let stmt = written_in(t, &self.values, &[]);
-                match &*stmt {
-                    ast::Statement::Query(q) => SelectPlan::plan(q, &mut DbCatalog(db)),
-                    _ => Err(SqlError::new(code::INTERNAL, "a prepared query changed")),
-                }
-            }
+            None => match &*self.written_in() {
+                ast::Statement::Query(q) => SelectPlan::plan(q, &mut DbCatalog(db)),
+                _ => Err(SqlError::new(code::INTERNAL, "a prepared query changed")),
+            },
         }
+    }
+
+    /// The cached plan of a prepared `INSERT ... VALUES`, made first if the catalog or
+    /// the values' types changed since; None for an insert that does not bind with
+    /// parameters (run with its values written in).
+    pub(crate) fn insert_plan(&self, db: &Database) -> SqlResult<Option<Arc<CachedInsert>>> {
+        let ast::Statement::Insert(ins) = &*self.template.stmt else {
+            return Err(SqlError::new(code::INTERNAL, "a prepared run of no insert"));
+        };
+        Ok(self.cached(
+            db,
+            |c| match c {
+                Cached::Insert(p) => Some(p),
+                _ => None,
+            },
+            |p| (p.generation, &p.types),
+            |types, generation| {
+                let p = Arc::new(CachedInsert::new(ins, types, generation, db)?);
+                Some((p.clone(), Cached::Insert(p)))
+            },
+        ))
     }
 }
 
@@ -226,7 +287,7 @@ impl Prepared {
         self.tree.as_ref().is_some_and(|t| {
             matches!(
                 *t.cached.lock().unwrap_or_else(|e| e.into_inner()),
-                Some(Cached::Plan(_))
+                Some(Cached::Select(_) | Cached::Insert(_))
             )
         })
     }
@@ -236,13 +297,15 @@ impl Prepared {
         &self.text
     }
 
-    /// A run of a prepared query (SELECT) from its cached plan, when it can have one: no
+    /// A run of a prepared query or insert from its cached plan, when it can have one: no
     /// declared parameter types and no NULL among the values (whose type the context
     /// must decide). None otherwise: `bind` writes the values in.
     pub(crate) fn cached_run(&self, values: &[Value]) -> Option<PreparedRun> {
         let t = self.tree.as_ref()?;
-        let usable = matches!(&*t.stmt, ast::Statement::Query(_))
-            && values.len() == self.params()
+        let usable = matches!(
+            &*t.stmt,
+            ast::Statement::Query(_) | ast::Statement::Insert(_)
+        ) && values.len() == self.params()
             && self.types.iter().all(Option::is_none)
             && !values.iter().any(|v| matches!(v, Value::Null));
         usable.then(|| PreparedRun {

@@ -514,7 +514,10 @@ impl Session {
             let e = crate::bind::Binder::plain(&crate::bind::Scope::default()).bind(a)?;
             values.push(e.eval(&[], &mut EvalCtx { rng: &mut self.rng })?);
         }
-        let p = p.bind(&values)?;
+        let p = match p.cached_run(&values) {
+            Some(run) => Parsed::Prepared(run),
+            None => p.bind(&values)?,
+        };
         self.executing = true;
         let r = crate::depth::with_stack(p.stack_bytes(), || self.execute_parsed(p));
         self.executing = false;

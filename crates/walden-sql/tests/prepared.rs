@@ -232,3 +232,135 @@ fn cached_plans_follow_the_catalog_and_the_values() {
     let e = s.execute_prepared(&get, &[Value::Int8(1)]).unwrap_err();
     assert_eq!(e.code, "42P01");
 }
+
+/// A prepared INSERT ... VALUES keeps its bound form: each run stores exactly what the
+/// same statement with its values written in stores, through serial columns, defaults,
+/// conversions and errors, and follows the table when it is made again.
+#[test]
+fn cached_inserts_store_what_written_in_values_store() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 4);
+    let make = "create table t (id bigserial primary key, v int2, name text, u uuid, f float8)";
+    q(&mut s, make);
+    let rows = |s: &mut Session| -> Vec<Vec<Value>> {
+        s.execute("select * from t order by id")
+            .unwrap()
+            .pop()
+            .unwrap()
+            .rows
+    };
+    let ins = s
+        .prepare("insert into t (v, name, f) values ($1, $2 || '!', $3 * 2)")
+        .unwrap();
+    for i in 0..5i32 {
+        let r = s
+            .execute_prepared(
+                &ins,
+                &[
+                    Value::Int4(i * 100),
+                    Value::Text(format!("n{i}")),
+                    Value::Int4(i),
+                ],
+            )
+            .unwrap();
+        assert_eq!(r.tag, "INSERT 0 1");
+    }
+    assert!(ins.has_cached_plan());
+    // Another value type: a plan of its own, the same conversions (a float8 into int2
+    // rounds to even, as the written-in cast does).
+    s.execute_prepared(
+        &ins,
+        &[
+            Value::Float8(2.5),
+            Value::Text("f".into()),
+            Value::Float8(0.25),
+        ],
+    )
+    .unwrap();
+    assert!(ins.has_cached_plan());
+    // Out of range for int2 and a NULL text: the errors and results of written-in values.
+    let e = s
+        .execute_prepared(
+            &ins,
+            &[Value::Int4(70_000), Value::Text("x".into()), Value::Int4(1)],
+        )
+        .unwrap_err();
+    assert_eq!(e.code, "22003", "{e:?}");
+    s.execute_prepared(&ins, &[Value::Int4(1), Value::Null, Value::Null])
+        .unwrap();
+    let got = rows(&mut s);
+    q(
+        &mut s,
+        "create table w (id bigserial primary key, v int2, name text, u uuid, f float8)",
+    );
+    for i in 0..5i32 {
+        q(
+            &mut s,
+            &format!(
+                "insert into w (v, name, f) values ({}, 'n{i}' || '!', {i} * 2)",
+                i * 100
+            ),
+        );
+    }
+    q(
+        &mut s,
+        "insert into w (v, name, f) values (2.5::float8, 'f' || '!', 0.25::float8 * 2)",
+    );
+    q(
+        &mut s,
+        "insert into w (v, name, f) values (1, null || '!', null * 2)",
+    );
+    let want = s
+        .execute("select * from w order by id")
+        .unwrap()
+        .pop()
+        .unwrap()
+        .rows;
+    assert_eq!(got, want);
+    // A text value for a uuid column binds only written in (it takes the column's type).
+    let by_text = s.prepare("insert into t (u, v) values ($1, $2)").unwrap();
+    let u = "0e4f7c56-1b1a-4b6e-9a51-3f4b3d0a9c11";
+    s.execute_prepared(&by_text, &[Value::Text(u.into()), Value::Int2(9)])
+        .unwrap();
+    assert!(!by_text.has_cached_plan());
+    let r = s
+        .execute("select v from t where u = '0e4f7c56-1b1a-4b6e-9a51-3f4b3d0a9c11'")
+        .unwrap()
+        .pop()
+        .unwrap()
+        .rows;
+    assert_eq!(r, vec![vec![Value::Int2(9)]]);
+    // A duplicate key: 23505, nothing stored.
+    let keyed = s.prepare("insert into t (id, v) values ($1, $2)").unwrap();
+    let e = s
+        .execute_prepared(&keyed, &[Value::Int8(1), Value::Int2(0)])
+        .unwrap_err();
+    assert_eq!(e.code, "23505");
+    // The table made again with its columns elsewhere: the plan follows it.
+    q(&mut s, "drop table t");
+    let e = s
+        .execute_prepared(&keyed, &[Value::Int8(1), Value::Int2(0)])
+        .unwrap_err();
+    assert_eq!(e.code, "42P01");
+    q(
+        &mut s,
+        "create table t (v int2, name text, id int8 primary key)",
+    );
+    s.execute_prepared(&keyed, &[Value::Int8(7), Value::Int2(3)])
+        .unwrap();
+    assert!(keyed.has_cached_plan());
+    let r = s.execute("select * from t").unwrap().pop().unwrap().rows;
+    assert_eq!(r, vec![vec![Value::Int2(3), Value::Null, Value::Int8(7)]]);
+    // SQL's EXECUTE runs the same cached plan.
+    q(&mut s, "prepare p as insert into t (id, v) values ($1, $2)");
+    q(&mut s, "execute p (8, 4)");
+    let e = s.execute("execute p (8, 5)").unwrap_err();
+    assert_eq!(e.code, "23505");
+    let r = s
+        .execute("select v from t where id = 8")
+        .unwrap()
+        .pop()
+        .unwrap()
+        .rows;
+    assert_eq!(r, vec![vec![Value::Int2(4)]]);
+}
