@@ -209,7 +209,11 @@ impl RowBuilder<'_> {
         }
         for (i, key) in &self.serial_cols {
             let (i, col) = (*i, &self.schema.columns[*i]);
-            let next = cx.serials.get(key).copied().unwrap_or(1);
+            let counter = match cx.serials.get_mut(key) {
+                Some(n) => n,
+                None => cx.serials.entry(key.clone()).or_insert(1),
+            };
+            let next = *counter;
             row[i] = value::int_value(next, SqlType::from_column(col.ty)).map_err(|_| {
                 SqlError::new(
                     "2200H",
@@ -219,12 +223,7 @@ impl RowBuilder<'_> {
                     ),
                 )
             })?;
-            match cx.serials.get_mut(key) {
-                Some(n) => *n = next + 1,
-                None => {
-                    cx.serials.insert(key.clone(), next + 1);
-                }
-            }
+            *counter = next + 1;
         }
         check_not_null(self.table, self.schema, row)
     }

@@ -86,9 +86,19 @@ pub struct Table {
 /// that waits for the first statement — a deadlock no wait-for graph would see.
 #[derive(Debug, Default)]
 pub struct DdlLock {
-    /// (statements holding it, a build holding it)
-    state: Mutex<(usize, bool)>,
+    state: Mutex<DdlState>,
     cv: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct DdlState {
+    /// Statements holding it.
+    readers: usize,
+    /// A build or drop holds it.
+    writer: bool,
+    /// Threads waiting on `cv` (a release wakes them only if there are any: a wake is a
+    /// system call, and every statement releases the lock).
+    waiting: usize,
 }
 
 /// A statement's share of a `DdlLock`.
@@ -97,21 +107,28 @@ pub struct DdlRead<'a>(&'a DdlLock);
 pub struct DdlWrite<'a>(&'a DdlLock);
 
 impl DdlLock {
-    pub fn read(&self) -> DdlRead<'_> {
-        let mut s = lock(&self.state);
-        while s.1 {
+    fn wait_while<'g>(
+        &self,
+        mut s: std::sync::MutexGuard<'g, DdlState>,
+        busy: impl Fn(&DdlState) -> bool,
+    ) -> std::sync::MutexGuard<'g, DdlState> {
+        while busy(&s) {
+            s.waiting += 1;
             s = self.cv.wait(s).unwrap_or_else(|e| e.into_inner());
+            s.waiting -= 1;
         }
-        s.0 += 1;
+        s
+    }
+
+    pub fn read(&self) -> DdlRead<'_> {
+        let mut s = self.wait_while(lock(&self.state), |s| s.writer);
+        s.readers += 1;
         DdlRead(self)
     }
 
     pub fn write(&self) -> DdlWrite<'_> {
-        let mut s = lock(&self.state);
-        while s.1 || s.0 > 0 {
-            s = self.cv.wait(s).unwrap_or_else(|e| e.into_inner());
-        }
-        s.1 = true;
+        let mut s = self.wait_while(lock(&self.state), |s| s.writer || s.readers > 0);
+        s.writer = true;
         DdlWrite(self)
     }
 }
@@ -119,8 +136,8 @@ impl DdlLock {
 impl Drop for DdlRead<'_> {
     fn drop(&mut self) {
         let mut s = lock(&self.0.state);
-        s.0 -= 1;
-        if s.0 == 0 {
+        s.readers -= 1;
+        if s.readers == 0 && s.waiting > 0 {
             self.0.cv.notify_all();
         }
     }
@@ -128,8 +145,11 @@ impl Drop for DdlRead<'_> {
 
 impl Drop for DdlWrite<'_> {
     fn drop(&mut self) {
-        lock(&self.0.state).1 = false;
-        self.0.cv.notify_all();
+        let mut s = lock(&self.0.state);
+        s.writer = false;
+        if s.waiting > 0 {
+            self.0.cv.notify_all();
+        }
     }
 }
 

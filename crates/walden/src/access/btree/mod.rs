@@ -1187,12 +1187,9 @@ pub fn insert_unique(
     check_size(ctx, ix, item)?;
     let key = &item[..key_len];
     let _exclusive = ix.tree.write().unwrap_or_else(|e| e.into_inner());
+    let holds_key = |it: &[u8]| it.starts_with(key) && it.len() == key_len + ROW_ID_BYTES;
     let mut outcome = Unique::Inserted;
-    let stop = key::past(key.to_vec());
-    scan_with(ctx, ix, key, Some(&stop), false, &mut |it| {
-        if !it.starts_with(key) || it.len() != key_len + ROW_ID_BYTES {
-            return Ok(false);
-        }
+    let mut verdict = |it: &[u8]| -> Result<bool> {
         if it == item {
             return Ok(true);
         }
@@ -1210,6 +1207,48 @@ pub fn insert_unique(
                 Ok(false)
             }
         }
+    };
+    // One descent when it can do: the leaf whose range holds the key, if the items
+    // holding it end on that leaf (an item after them, or no right sibling). Every item
+    // holding the key is then on it, and so is the new item's place (below the item
+    // after them). Nothing changes the tree meanwhile (the lock is exclusive), so the
+    // items are checked with no latch held and the item put in from the same descent.
+    let d = descend(ctx, ix, key, 0)?;
+    if d.moved.is_none() {
+        let (holders, ends_here) = {
+            let g = d.pinned.read();
+            let p = IndexPage(&g);
+            let from = match p.search(key) {
+                Ok(i) | Err(i) => i,
+            };
+            let holders: Vec<Vec<u8>> = (from..p.count())
+                .map(|i| p.item(i))
+                .take_while(|it| holds_key(it))
+                .map(<[u8]>::to_vec)
+                .collect();
+            let ends_here = from + holders.len() < p.count() || p.right().is_none();
+            (holders, ends_here)
+        };
+        if ends_here {
+            for it in &holders {
+                if !verdict(it)? {
+                    return Ok(outcome);
+                }
+            }
+            let Descent {
+                pinned, page, path, ..
+            } = d;
+            insert_at(ctx, ix, pinned, page, path, item, item, 0, w)?;
+            return Ok(outcome);
+        }
+    }
+    drop(d);
+    let stop = key::past(key.to_vec());
+    scan_with(ctx, ix, key, Some(&stop), false, &mut |it| {
+        if !holds_key(it) {
+            return Ok(false);
+        }
+        verdict(it)
     })?;
     if outcome == Unique::Inserted {
         insert_exclusive(ctx, ix, item, item, 0, w)?;
