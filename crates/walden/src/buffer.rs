@@ -3,6 +3,7 @@
 //! dirty page is written, the WAL is made durable up to the page's LSN.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -12,6 +13,27 @@ use crate::error::{Error, Result};
 use crate::page::page_lsn;
 use crate::poison::Poison;
 use crate::store::PageStore;
+
+/// The page table's hash of a page number: one multiplication, its top bits mixed down
+/// for the table's bucket index. Page numbers are not chosen by anyone who could aim
+/// them at one bucket, so SipHash's protection against chosen keys buys nothing here.
+#[derive(Default)]
+struct PageHasher(u64);
+
+impl Hasher for PageHasher {
+    fn finish(&self) -> u64 {
+        let h = self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        h ^ (h >> 29)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = x;
+    }
+}
 
 /// What the buffer pool needs from the log for the WAL rule (no page reaches disk before
 /// the WAL covering its LSN is durable), without depending on the WAL itself: the WAL
@@ -61,7 +83,7 @@ struct Frame {
 }
 
 struct Table {
-    map: HashMap<u64, usize>,
+    map: HashMap<u64, usize, BuildHasherDefault<PageHasher>>,
     hand: usize,
 }
 
@@ -211,7 +233,7 @@ impl BufferPool {
         BufferPool {
             frames,
             table: Mutex::new(Table {
-                map: HashMap::new(),
+                map: HashMap::default(),
                 hand: 0,
             }),
             page_size,
@@ -246,10 +268,15 @@ impl BufferPool {
                 f.pins.fetch_add(1, Ordering::AcqRel);
                 f.referenced.store(true, Ordering::Relaxed);
                 drop(t);
-                // Wait for a load in progress (the loader holds the write latch).
-                let ok = {
-                    let _g = f.data.read().unwrap_or_else(|e| e.into_inner());
+                // Loaded already (the loader stores `loaded` after the bytes, and the pin
+                // keeps the frame from being reused), or wait for the load in progress
+                // (the loader holds the write latch).
+                let ready = || {
                     f.loaded.load(Ordering::Acquire) && f.page_no.load(Ordering::Acquire) == page_no
+                };
+                let ok = ready() || {
+                    let _g = f.data.read().unwrap_or_else(|e| e.into_inner());
+                    ready()
                 };
                 let pinned = PinnedPage {
                     pool: self,

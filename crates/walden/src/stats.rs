@@ -40,14 +40,12 @@ impl WalCounters {
         }
     }
 
-    fn snapshot(&self) -> Vec<KindCount> {
-        (0..RECORD_CODES)
-            .map(|i| KindCount {
-                code: i as u8,
-                records: self.records[i].load(Relaxed),
-                bytes: self.bytes[i].load(Relaxed),
-            })
-            .collect()
+    fn snapshot(&self) -> [KindCount; RECORD_CODES] {
+        std::array::from_fn(|i| KindCount {
+            code: i as u8,
+            records: self.records[i].load(Relaxed),
+            bytes: self.bytes[i].load(Relaxed),
+        })
     }
 }
 
@@ -89,7 +87,8 @@ pub struct KindCount {
 /// A point-in-time copy of the global counters. Subtract two to measure a statement.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StatsSnapshot {
-    pub by_kind: Vec<KindCount>,
+    /// Indexed by record code.
+    pub by_kind: [KindCount; RECORD_CODES],
     /// Sum of the record bytes (the logical WAL).
     pub wal_record_bytes: u64,
     pub wal_records: u64,
@@ -129,16 +128,14 @@ impl StatsSnapshot {
 
     /// The counters accumulated between `earlier` and `self`.
     pub fn since(&self, earlier: &StatsSnapshot) -> StatsSnapshot {
-        let by_kind = self
-            .by_kind
-            .iter()
-            .zip(&earlier.by_kind)
-            .map(|(a, b)| KindCount {
+        let by_kind = std::array::from_fn(|i| {
+            let (a, b) = (&self.by_kind[i], &earlier.by_kind[i]);
+            KindCount {
                 code: a.code,
                 records: a.records - b.records,
                 bytes: a.bytes - b.bytes,
-            })
-            .collect();
+            }
+        });
         StatsSnapshot {
             by_kind,
             wal_record_bytes: self.wal_record_bytes - earlier.wal_record_bytes,
