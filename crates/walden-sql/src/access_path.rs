@@ -40,14 +40,54 @@ pub struct IndexRead {
     /// Key ranges, in key order, not overlapping; empty means the whole index.
     pub ranges: Vec<KeyRange>,
     pub backward: bool,
-    /// The conditions it uses, as EXPLAIN shows them.
-    pub cond: String,
+    /// The conditions it uses (EXPLAIN shows them: `cond_text`).
+    pub cond: Vec<IndexCond>,
     /// The rows come in the statement's ORDER BY order (its sort is dropped).
     pub ordered: bool,
     /// The WHERE clause has conditions the key ranges do not express.
     pub residual: bool,
     /// How many conditions of the WHERE clause the ranges express.
     used: usize,
+}
+
+/// A condition an index read uses: on column `col` of the table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexCond {
+    col: usize,
+    test: CondTest,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum CondTest {
+    /// `col op value` (`=` included).
+    Cmp(CmpOp, Value),
+    /// `col = ANY (values)`: an IN list.
+    Any(Vec<Value>),
+}
+
+impl IndexRead {
+    /// The conditions as EXPLAIN shows them, given the table's column names.
+    pub fn cond_text(&self, names: &[String]) -> String {
+        let parts: Vec<String> = self
+            .cond
+            .iter()
+            .map(|c| {
+                let name = names.get(c.col).map_or("?", String::as_str);
+                match &c.test {
+                    CondTest::Cmp(op, v) => format!("{name} {} {}", op_text(*op), literal(v)),
+                    CondTest::Any(vs) => {
+                        let list: Vec<String> = vs.iter().map(plain).collect();
+                        format!("{name} = ANY ('{{{}}}')", list.join(","))
+                    }
+                }
+            })
+            .collect();
+        let mut text = String::new();
+        if !parts.is_empty() {
+            let _ = write!(text, "({})", parts.join(") AND ("));
+        }
+        text
+    }
 }
 
 /// The number of AND-ed parts of a condition.
@@ -176,12 +216,7 @@ pub struct Wanted<'a> {
 }
 
 /// Chooses how to read a table with these indexes.
-pub fn choose(
-    indexes: &[IndexMeta],
-    types: &[ColumnType],
-    names: &[String],
-    wanted: &Wanted,
-) -> Access {
+pub fn choose(indexes: &[IndexMeta], types: &[ColumnType], wanted: &Wanted) -> Access {
     let mut conds = Vec::new();
     if let Some(f) = wanted.filter {
         conditions(f, types, &mut conds);
@@ -189,7 +224,7 @@ pub fn choose(
     let total = wanted.filter.map_or(0, conjuncts);
     let mut best: Option<(u32, IndexRead)> = None;
     for ix in indexes {
-        let Some((score, mut read)) = plan_index(ix, &conds, names, wanted) else {
+        let Some((score, mut read)) = plan_index(ix, &conds, wanted) else {
             continue;
         };
         read.residual = total > read.used;
@@ -206,7 +241,6 @@ pub fn choose(
 fn plan_index(
     ix: &IndexMeta,
     conds: &[(usize, Cond)],
-    names: &[String],
     wanted: &Wanted,
 ) -> Option<(u32, IndexRead)> {
     // Equalities (or IN lists) on a prefix of the columns...
@@ -233,13 +267,17 @@ fn plan_index(
         if prefixes.len().saturating_mul(vals.len().max(1)) > MAX_RANGES {
             break;
         }
-        let name = &names[col];
         if vals.len() == 1 {
-            text.push(format!("{name} = {}", literal(&vals[0])));
+            text.push(IndexCond {
+                col,
+                test: CondTest::Cmp(CmpOp::Eq, vals[0].clone()),
+            });
             single_valued.push(col);
         } else {
-            let list: Vec<String> = vals.iter().map(plain).collect();
-            text.push(format!("{name} = ANY ('{{{}}}')", list.join(",")));
+            text.push(IndexCond {
+                col,
+                test: CondTest::Any(vals.clone()),
+            });
         }
         let mut next = Vec::with_capacity(prefixes.len() * vals.len());
         for p in &prefixes {
@@ -261,15 +299,18 @@ fn plan_index(
             if *c != col {
                 continue;
             }
-            let name = &names[col];
+            let cond = IndexCond {
+                col,
+                test: CondTest::Cmp(*op, v.clone()),
+            };
             match op {
                 CmpOp::Gt | CmpOp::GtEq if lower.is_none() => {
                     lower = Some((v.clone(), *op == CmpOp::GtEq));
-                    text.push(format!("{name} {} {}", op_text(*op), literal(v)));
+                    text.push(cond);
                 }
                 CmpOp::Lt | CmpOp::LtEq if upper.is_none() => {
                     upper = Some((v.clone(), *op == CmpOp::LtEq));
-                    text.push(format!("{name} {} {}", op_text(*op), literal(v)));
+                    text.push(cond);
                 }
                 _ => {}
             }
@@ -333,17 +374,13 @@ fn plan_index(
     } else {
         ranges
     };
-    let mut cond = String::new();
-    if !text.is_empty() {
-        let _ = write!(cond, "({})", text.join(") AND ("));
-    }
     Some((
         score,
         IndexRead {
             index: ix.name.clone(),
             ranges,
             backward,
-            cond,
+            cond: text,
             ordered,
             residual: false,
             used,

@@ -753,7 +753,8 @@ pub(crate) fn explain(cx: &mut Ctx, stmt: &ast::Statement, analyze: bool) -> Sql
         let access = access_for(cx.db, &table, &schema, filter.as_ref());
         let mut lines = vec![format!("{verb} on {table}")];
         let text = selection.as_ref().map(|w| w.to_string());
-        crate::select::explain_access(&mut lines, &access, &table, 1, text.as_deref());
+        let names: Vec<String> = schema.columns.iter().map(|c| c.name.clone()).collect();
+        crate::select::explain_access(&mut lines, &access, &table, 1, text.as_deref(), &names);
         Ok(lines)
     };
     match stmt {
@@ -825,11 +826,9 @@ pub(crate) fn access_for(
         return Access::Scan;
     }
     let types: Vec<walden::ColumnType> = schema.columns.iter().map(|c| c.ty).collect();
-    let names: Vec<String> = schema.columns.iter().map(|c| c.name.clone()).collect();
     access_path::choose(
         &indexes,
         &types,
-        &names,
         &Wanted {
             filter,
             order: None,

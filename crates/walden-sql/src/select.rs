@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
+use std::sync::Arc;
 
 use sqlparser::ast::{
     self, FunctionArg, FunctionArgExpr, GroupByExpr, LimitClause, OrderByKind, OrderBySort,
@@ -44,8 +45,9 @@ pub struct SelectPlan {
     pub source: Source,
     /// How a table source is read.
     pub access: Access,
-    /// The WHERE clause as written, for EXPLAIN.
-    filter_text: Option<String>,
+    /// The WHERE clause as written, and the source's column names, for EXPLAIN.
+    filter_text: Option<Arc<str>>,
+    source_names: Arc<[String]>,
     /// Stop reading after this many rows passed the filter (min/max read through an
     /// index need one).
     input_limit: Option<u64>,
@@ -241,7 +243,8 @@ impl SelectPlan {
         let mut plan = SelectPlan {
             source,
             access: Access::Scan,
-            filter_text: select.selection.as_ref().map(|w| w.to_string()),
+            filter_text: select.selection.as_ref().map(|w| w.to_string().into()),
+            source_names: scope.columns.iter().map(|(n, _)| n.clone()).collect(),
             input_limit: None,
             filter,
             grouping: None,
@@ -341,7 +344,6 @@ impl SelectPlan {
     fn choose_access(&mut self, scope: &Scope, indexes: &[IndexMeta]) {
         let types: Vec<walden::ColumnType> =
             scope.columns.iter().map(|(_, t)| t.column_type()).collect();
-        let names: Vec<String> = scope.columns.iter().map(|(n, _)| n.clone()).collect();
         // min(col) or max(col), alone (possibly several times) over the whole input.
         let extreme = self.grouping.as_ref().and_then(|g| {
             if !g.keys.is_empty() || g.aggs.is_empty() {
@@ -382,7 +384,7 @@ impl SelectPlan {
             order,
             few: extreme.is_some() || (self.limit.is_some() && self.grouping.is_none()),
         };
-        let access = access_path::choose(indexes, &types, &names, &wanted);
+        let access = access_path::choose(indexes, &types, &wanted);
         if let Access::Index(read) = &access {
             if read.ordered {
                 if let Some((c, _)) = extreme {
@@ -435,6 +437,7 @@ impl SelectPlan {
             source: self.source.clone(),
             access: self.access.clone(),
             filter_text: self.filter_text.clone(),
+            source_names: self.source_names.clone(),
             input_limit: self.input_limit,
             filter: self.filter.as_ref().map(fill).transpose()?,
             grouping,
@@ -486,6 +489,7 @@ impl SelectPlan {
                     name,
                     depth,
                     self.filter_text.as_deref(),
+                    &self.source_names,
                 );
             }
         }
@@ -509,6 +513,7 @@ pub(crate) fn explain_access(
     table: &str,
     depth: usize,
     filter: Option<&str>,
+    names: &[String],
 ) {
     let (head, detail) = if depth == 0 {
         (String::new(), "  ".to_string())
@@ -532,7 +537,7 @@ pub(crate) fn explain_access(
                 r.index
             ));
             if !r.cond.is_empty() {
-                lines.push(format!("{detail}Index Cond: {}", r.cond));
+                lines.push(format!("{detail}Index Cond: {}", r.cond_text(names)));
             }
             if let Some(f) = filter.filter(|_| r.residual) {
                 lines.push(format!("{detail}Filter: ({f})"));

@@ -99,6 +99,30 @@ fn queries_read_through_indexes() {
         assert!(p.contains(scan), "{sql}: {p}");
         assert_eq!(q(&mut s, sql), rows, "{sql}");
     }
+    // The conditions the index read uses, as PostgreSQL writes them.
+    let conds = [
+        ("select * from t where id = 5", "Index Cond: (id = 5)"),
+        (
+            "select id from t where id in (7, 3, null, 3)",
+            "Index Cond: (id = ANY ('{3,7}'))",
+        ),
+        (
+            "select id from t where v = 3 and id > 2980",
+            "Index Cond: (v = 3) AND (id > 2980)",
+        ),
+        (
+            "select id from t where name = 'n42'",
+            "Index Cond: (name = 'n42'::text)",
+        ),
+        (
+            "delete from t where id between 1 and 4",
+            "Index Cond: (id >= 1) AND (id <= 4)",
+        ),
+    ];
+    for (sql, cond) in conds {
+        let p = plan(&mut s, sql);
+        assert!(p.contains(cond), "{sql}: {p}");
+    }
     // UPDATE and DELETE find their rows through the index too; a changed key moves
     // the row's entry.
     assert!(plan(&mut s, "update t set v = 1 where id = 7").contains("Index Scan using t_pkey"));
