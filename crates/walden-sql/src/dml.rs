@@ -9,7 +9,7 @@ use walden::{Column, RowAction, Schema, Transaction, Value};
 
 use crate::bind::{coerce_literal, ident_name, object_name, Binder, Scope};
 use crate::error::{clip, code, SqlError, SqlResult};
-use crate::expr::{EvalCtx, Expr};
+use crate::expr::Expr;
 
 use crate::access_path::{self, Access, Wanted};
 use crate::guard::{row_bytes, Guard};
@@ -602,6 +602,139 @@ fn single_table(
 }
 
 pub(crate) fn update(cx: &mut Ctx, t: &mut Transaction, u: &ast::Update) -> SqlResult<Output> {
+    if cx.prepared.is_some() {
+        return prepared_modify(cx, t);
+    }
+    bind_update(cx.db, u)?.run(cx, t, None)
+}
+
+pub(crate) fn delete(cx: &mut Ctx, t: &mut Transaction, d: &ast::Delete) -> SqlResult<Output> {
+    if cx.prepared.is_some() {
+        return prepared_modify(cx, t);
+    }
+    bind_delete(cx.db, d)?.run(cx, t, None)
+}
+
+/// A prepared UPDATE or DELETE: its cached plan, or its values written in.
+fn prepared_modify(cx: &mut Ctx, t: &mut Transaction) -> SqlResult<Output> {
+    let Some(run) = cx.prepared else {
+        return Err(SqlError::new(code::INTERNAL, "no prepared statement runs"));
+    };
+    if let Some(plan) = run.modify_plan(cx.db)? {
+        return plan.run(cx, t, Some(run.values()));
+    }
+    let stmt = run.written_in();
+    let bound = match &*stmt {
+        ast::Statement::Update(u) => bind_update(cx.db, u)?,
+        ast::Statement::Delete(d) => bind_delete(cx.db, d)?,
+        _ => {
+            return Err(SqlError::new(
+                code::INTERNAL,
+                "a prepared statement changed",
+            ))
+        }
+    };
+    bound.run(cx, t, None)
+}
+
+/// An UPDATE or DELETE bound against its table; a prepared one keeps it with its
+/// parameters unfilled (`generation` and `types` say what it was made for).
+#[derive(Debug)]
+pub(crate) struct BoundModify {
+    pub generation: u64,
+    pub types: Vec<SqlType>,
+    table: String,
+    schema: Schema,
+    /// UPDATE's assignments (column, value); None for a DELETE.
+    sets: Option<Vec<(usize, Expr)>>,
+    filter: Option<Expr>,
+}
+
+impl BoundModify {
+    /// Binds a prepared UPDATE or DELETE with its parameters of `types`; None when it
+    /// does not bind that way (it is then run with its values written in, which also
+    /// reports any error).
+    pub fn cached(
+        stmt: &ast::Statement,
+        types: &[SqlType],
+        generation: u64,
+        db: &walden::Database,
+    ) -> Option<BoundModify> {
+        let bound = crate::bind::with_param_types(types, || match stmt {
+            ast::Statement::Update(u) => bind_update(db, u),
+            ast::Statement::Delete(d) => bind_delete(db, d),
+            _ => Err(SqlError::new(code::INTERNAL, "not an UPDATE or DELETE")),
+        });
+        let mut bound = bound.ok()?;
+        bound.generation = generation;
+        bound.types = types.to_vec();
+        Some(bound)
+    }
+
+    /// Runs it, with these values for its parameters if it has any.
+    pub fn run(
+        &self,
+        cx: &mut Ctx,
+        t: &mut Transaction,
+        values: Option<&[Value]>,
+    ) -> SqlResult<Output> {
+        let filled;
+        let (sets, filter) = match values {
+            None => (self.sets.as_deref(), self.filter.as_ref()),
+            Some(values) => {
+                let sets = match &self.sets {
+                    None => None,
+                    Some(sets) => Some(
+                        sets.iter()
+                            .map(|(i, e)| Ok((*i, e.clone().with_params(values)?)))
+                            .collect::<SqlResult<Vec<_>>>()?,
+                    ),
+                };
+                let filter = self
+                    .filter
+                    .as_ref()
+                    .map(|f| f.clone().with_params(values))
+                    .transpose()?;
+                filled = (sets, filter);
+                (filled.0.as_deref(), filled.1.as_ref())
+            }
+        };
+        let (table, schema) = (&self.table, &self.schema);
+        let mut failed = None;
+        let guard = cx.guard;
+        let n = modify(cx.db, guard, t, table, schema, filter, |row| {
+            let r = (|| -> SqlResult<RowAction> {
+                cx.guard.check()?;
+                let mut ecx = cx.eval_ctx();
+                if let Some(f) = filter {
+                    if !f.test(row, &mut ecx)? {
+                        return Ok(RowAction::Keep);
+                    }
+                }
+                let Some(sets) = sets else {
+                    return Ok(RowAction::Delete);
+                };
+                let mut new = row.clone();
+                for (i, e) in sets {
+                    new[*i] = assign(e.eval(row, &mut ecx)?, &schema.columns[*i])?;
+                }
+                check_not_null(table, schema, &new)?;
+                Ok(RowAction::Update(new))
+            })();
+            r.unwrap_or_else(|e| {
+                failed = Some(e);
+                RowAction::Stop
+            })
+        })?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        let verb = if sets.is_some() { "UPDATE" } else { "DELETE" };
+        Ok(Output::tag(format!("{verb} {n}")))
+    }
+}
+
+fn bind_update(db: &walden::Database, u: &ast::Update) -> SqlResult<BoundModify> {
     if u.from.is_some() {
         return Err(SqlError::unsupported("UPDATE ... FROM"));
     }
@@ -609,7 +742,9 @@ pub(crate) fn update(cx: &mut Ctx, t: &mut Transaction, u: &ast::Update) -> SqlR
         return Err(SqlError::unsupported("RETURNING"));
     }
     let (table, tname, alias) = single_table(&u.table)?;
-    let schema = schema_of(cx, &table, tname)?;
+    let schema = db
+        .schema(&table)
+        .map_err(|e| SqlError::from(e).at(tname.span().start))?;
     let mut scope = scope_of(&table, &schema);
     if let Some(a) = alias {
         scope.table = Some(a);
@@ -648,40 +783,17 @@ pub(crate) fn update(cx: &mut Ctx, t: &mut Transaction, u: &ast::Update) -> SqlR
         Some(w) => Some(bind_condition(&mut Binder::plain(&scope), w, "WHERE")?),
         None => None,
     };
-    let mut failed = None;
-    let guard = cx.guard;
-    let n = modify(cx.db, guard, t, &table, &schema, filter.as_ref(), |row| {
-        let r = (|| -> SqlResult<Option<Vec<Value>>> {
-            cx.guard.check()?;
-            let mut ecx = cx.eval_ctx();
-            if let Some(f) = &filter {
-                if !f.test(row, &mut ecx)? {
-                    return Ok(None);
-                }
-            }
-            let mut new = row.clone();
-            for (i, e) in &sets {
-                new[*i] = assign(e.eval(row, &mut ecx)?, &schema.columns[*i])?;
-            }
-            check_not_null(&table, &schema, &new)?;
-            Ok(Some(new))
-        })();
-        match r {
-            Ok(Some(new)) => RowAction::Update(new),
-            Ok(None) => RowAction::Keep,
-            Err(e) => {
-                failed = Some(e);
-                RowAction::Stop
-            }
-        }
-    })?;
-    if let Some(e) = failed {
-        return Err(e);
-    }
-    Ok(Output::tag(format!("UPDATE {n}")))
+    Ok(BoundModify {
+        generation: 0,
+        types: Vec::new(),
+        table,
+        schema,
+        sets: Some(sets),
+        filter,
+    })
 }
 
-pub(crate) fn delete(cx: &mut Ctx, t: &mut Transaction, d: &ast::Delete) -> SqlResult<Output> {
+fn bind_delete(db: &walden::Database, d: &ast::Delete) -> SqlResult<BoundModify> {
     if d.using.is_some() {
         return Err(SqlError::unsupported("DELETE ... USING"));
     }
@@ -695,7 +807,9 @@ pub(crate) fn delete(cx: &mut Ctx, t: &mut Transaction, d: &ast::Delete) -> SqlR
         return Err(SqlError::unsupported("DELETE from several tables"));
     };
     let (table, tname, alias) = single_table(twj)?;
-    let schema = schema_of(cx, &table, tname)?;
+    let schema = db
+        .schema(&table)
+        .map_err(|e| SqlError::from(e).at(tname.span().start))?;
     let mut scope = scope_of(&table, &schema);
     if let Some(a) = alias {
         scope.table = Some(a);
@@ -704,29 +818,14 @@ pub(crate) fn delete(cx: &mut Ctx, t: &mut Transaction, d: &ast::Delete) -> SqlR
         Some(w) => Some(bind_condition(&mut Binder::plain(&scope), w, "WHERE")?),
         None => None,
     };
-    let mut failed = None;
-    let guard = cx.guard;
-    let n = modify(cx.db, guard, t, &table, &schema, filter.as_ref(), |row| {
-        if let Err(e) = cx.guard.check() {
-            failed = Some(e);
-            return RowAction::Stop;
-        }
-        let Some(f) = &filter else {
-            return RowAction::Delete;
-        };
-        match f.test(row, &mut EvalCtx { rng: cx.rng }) {
-            Ok(true) => RowAction::Delete,
-            Ok(false) => RowAction::Keep,
-            Err(e) => {
-                failed = Some(e);
-                RowAction::Stop
-            }
-        }
-    })?;
-    if let Some(e) = failed {
-        return Err(e);
-    }
-    Ok(Output::tag(format!("DELETE {n}")))
+    Ok(BoundModify {
+        generation: 0,
+        types: Vec::new(),
+        table,
+        schema,
+        sets: None,
+        filter,
+    })
 }
 
 /// EXPLAIN of a SELECT, INSERT, UPDATE or DELETE: how it reads its table (a scan, or

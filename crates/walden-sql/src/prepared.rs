@@ -6,11 +6,11 @@
 //! value in place of its parameter as a literal of the value's type (under a cast to the
 //! type `PREPARE name (types)` declared, if any), then binds and plans the copy. Values
 //! never pass through SQL text, so a parameter cannot change the statement's shape.
-//! A query (SELECT) or an `INSERT ... VALUES` whose values are all typed keeps its plan
-//! instead (`PreparedRun`): bound once with each `$n` a parameter of its value's type,
-//! against the catalog as it stood, and filled with each run's values, which then
-//! choose a query's access path (key ranges from the values, as PostgreSQL's custom
-//! plans would, without binding again). The plan is made again when the catalog
+//! A SELECT, `INSERT ... VALUES`, UPDATE or DELETE whose values are all typed keeps its
+//! plan instead (`PreparedRun`): bound once with each `$n` a parameter of its value's
+//! type, against the catalog as it stood, and filled with each run's values, which then
+//! choose the access path (key ranges from the values, as PostgreSQL's custom plans
+//! would, without binding again). The plan is made again when the catalog
 //! changes or the values' types do; a statement that does not bind with parameters
 //! (one where only a constant may stand, or whose type the context must decide, such
 //! as a text value compared with a uuid column) is run with its values written in.
@@ -25,7 +25,7 @@ use sqlparser::tokenizer::Location;
 use walden::{Database, Value};
 
 use crate::depth::Deep;
-use crate::dml::CachedInsert;
+use crate::dml::{BoundModify, CachedInsert};
 use crate::error::{code, SqlError, SqlResult};
 use crate::script::{parse_script, Parsed};
 use crate::select::{CachedSelect, SelectPlan};
@@ -50,7 +50,7 @@ pub struct Prepared {
 pub(crate) struct Template {
     stmt: Deep<ast::Statement>,
     table_kind: Option<(String, Location)>,
-    /// The plan for the values' types last run with (a SELECT or INSERT only).
+    /// The plan for the values' types last run with (SELECT, INSERT, UPDATE, DELETE).
     cached: Mutex<Option<Cached>>,
 }
 
@@ -59,6 +59,7 @@ pub(crate) struct Template {
 enum Cached {
     Select(Arc<CachedSelect>),
     Insert(Arc<CachedInsert>),
+    Modify(Arc<BoundModify>),
     /// It does not bind with parameters of these types at this catalog generation.
     Literal {
         generation: u64,
@@ -66,11 +67,11 @@ enum Cached {
     },
 }
 
-/// A prepared query or insert run with values (`Parsed::Prepared`).
+/// A prepared query, insert, update or delete run with values (`Parsed::Prepared`).
 #[derive(Debug)]
 pub struct PreparedRun {
-    /// A query or an insert (`Prepared::cached_run` checked), with no declared
-    /// parameter types.
+    /// A query, insert, update or delete (`Prepared::cached_run` checked), with no
+    /// declared parameter types.
     template: Arc<Template>,
     values: Vec<Value>,
 }
@@ -193,6 +194,28 @@ impl PreparedRun {
             },
         ))
     }
+
+    /// The cached plan of a prepared UPDATE or DELETE, made first if the catalog or the
+    /// values' types changed since; None for one that does not bind with parameters
+    /// (run with its values written in).
+    pub(crate) fn modify_plan(&self, db: &Database) -> SqlResult<Option<Arc<BoundModify>>> {
+        let stmt = &*self.template.stmt;
+        if !matches!(stmt, ast::Statement::Update(_) | ast::Statement::Delete(_)) {
+            return Err(SqlError::new(code::INTERNAL, "a prepared run of no update"));
+        }
+        Ok(self.cached(
+            db,
+            |c| match c {
+                Cached::Modify(p) => Some(p),
+                _ => None,
+            },
+            |p| (p.generation, &p.types),
+            |types, generation| {
+                let p = Arc::new(BoundModify::cached(stmt, types, generation, db)?);
+                Some((p.clone(), Cached::Modify(p)))
+            },
+        ))
+    }
 }
 
 /// The parameter number (1-based) a placeholder names, if it is `$n` with n in range.
@@ -287,7 +310,7 @@ impl Prepared {
         self.tree.as_ref().is_some_and(|t| {
             matches!(
                 *t.cached.lock().unwrap_or_else(|e| e.into_inner()),
-                Some(Cached::Select(_) | Cached::Insert(_))
+                Some(Cached::Select(_) | Cached::Insert(_) | Cached::Modify(_))
             )
         })
     }
@@ -297,14 +320,18 @@ impl Prepared {
         &self.text
     }
 
-    /// A run of a prepared query or insert from its cached plan, when it can have one: no
+    /// A run of a prepared query, insert, update or delete from its cached plan, when it
+    /// can have one: no
     /// declared parameter types and no NULL among the values (whose type the context
     /// must decide). None otherwise: `bind` writes the values in.
     pub(crate) fn cached_run(&self, values: &[Value]) -> Option<PreparedRun> {
         let t = self.tree.as_ref()?;
         let usable = matches!(
             &*t.stmt,
-            ast::Statement::Query(_) | ast::Statement::Insert(_)
+            ast::Statement::Query(_)
+                | ast::Statement::Insert(_)
+                | ast::Statement::Update(_)
+                | ast::Statement::Delete(_)
         ) && values.len() == self.params()
             && self.types.iter().all(Option::is_none)
             && !values.iter().any(|v| matches!(v, Value::Null));
