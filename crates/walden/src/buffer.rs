@@ -455,7 +455,7 @@ impl BufferPool {
     /// flight leaves the frame dirty and returns `Skipped`.
     fn flush_frame(&self, idx: usize, waiting: Waiting) -> Result<Flushed> {
         loop {
-            let target = match self.deepest_pending(idx, waiting) {
+            let target = match self.deepest_pending(idx, waiting)? {
                 Some(t) => t,
                 None => return Ok(Flushed::Skipped),
             };
@@ -474,31 +474,38 @@ impl BufferPool {
 
     /// The frame a write of `idx` must begin with: the end of the chain of pages to
     /// follow that still have a write to come (pinned, unless it is `idx`), or `idx`
-    /// itself. None when eviction must not wait for that chain.
-    fn deepest_pending(&self, idx: usize, waiting: Waiting) -> Option<usize> {
+    /// itself. None when eviction must not wait for that chain; an error when the chain
+    /// runs in a circle (no write could ever begin).
+    fn deepest_pending(&self, idx: usize, waiting: Waiting) -> Result<Option<usize>> {
         let mut cur = idx;
-        let mut steps = 0;
+        let mut chain = vec![self.frames[idx].page_no.load(Ordering::Acquire)];
         loop {
             let deps = lock(&self.frames[cur].write_after).clone();
             let t = lock(&self.table);
             let next = deps.iter().find_map(|p| {
                 let &j = t.map.get(p)?;
-                (j != idx && self.pending(j)).then_some(j)
+                self.pending(j).then_some(j)
             });
             let Some(j) = next else {
-                return Some(cur);
+                return Ok(Some(cur));
             };
+            // Back at the page being written, or longer than the pool has frames: the
+            // chain runs in a circle, which writing would wait on forever. (Waits
+            // point at higher page numbers, docs/recovery.md rules 28 and 33, so only a
+            // bug gets here.)
+            chain.push(self.frames[j].page_no.load(Ordering::Acquire));
+            if j == idx || chain.len() > self.frames.len() + 1 {
+                if cur != idx {
+                    self.frames[cur].pins.fetch_sub(1, Ordering::AcqRel);
+                }
+                chain.truncate(16);
+                return Err(Error::WriteOrderCycle { pages: chain });
+            }
             if waiting == Waiting::NotOnPinned && self.frames[j].pins.load(Ordering::Acquire) != 0 {
                 if cur != idx {
                     self.frames[cur].pins.fetch_sub(1, Ordering::AcqRel);
                 }
-                return None;
-            }
-            // Dependencies point at higher page numbers (docs/recovery.md rules 28 and
-            // 33), so the chain ends; the bound only guards against a bug looping here.
-            steps += 1;
-            if steps > self.frames.len() {
-                return Some(cur);
+                return Ok(None);
             }
             self.frames[j].pins.fetch_add(1, Ordering::AcqRel);
             drop(t);
@@ -603,5 +610,47 @@ impl BufferPool {
             after_write()?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::Stats;
+    use crate::store::Protection;
+    use crate::vfs::{SimVfs, Vfs};
+
+    /// Two pages that must each reach disk after the other (which the rules forbid: a
+    /// bug) make a flush fail with an error naming them, rather than loop forever.
+    #[test]
+    fn pages_waiting_for_each_other_are_an_error_not_a_hang() {
+        let vfs: Arc<dyn Vfs> = Arc::new(SimVfs::new(1));
+        let store = PageStore::create(
+            &vfs,
+            std::path::Path::new("/db/data"),
+            7,
+            4096,
+            Protection::None,
+            Arc::new(Stats::default()),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let pool = BufferPool::new(16 * 4096, Arc::new(store), Arc::new(Poison::default()));
+        let (a, b) = (
+            pool.store().allocate_page_no(),
+            pool.store().allocate_page_no(),
+        );
+        for (p, after) in [(a, b), (b, a)] {
+            let pinned = pool
+                .fetch(p, Fetch::Overwrite)
+                .unwrap_or_else(|e| panic!("{e}"));
+            drop(pinned.write_any_order());
+            pinned.write_after(after);
+        }
+        match pool.flush_all_with(&mut || Ok(())) {
+            Err(Error::WriteOrderCycle { pages }) => {
+                assert!(pages.contains(&a) && pages.contains(&b), "{pages:?}")
+            }
+            other => panic!("expected a write-order cycle, got {other:?}"),
+        }
     }
 }
