@@ -40,14 +40,13 @@ pub struct IndexRead {
     /// Key ranges, in key order, not overlapping; empty means the whole index.
     pub ranges: Vec<KeyRange>,
     pub backward: bool,
-    /// The conditions it uses (EXPLAIN shows them: `cond_text`).
+    /// The conditions of the WHERE clause it uses, one per AND-ed part (EXPLAIN shows
+    /// them: `cond_text`).
     pub cond: Vec<IndexCond>,
     /// The rows come in the statement's ORDER BY order (its sort is dropped).
     pub ordered: bool,
     /// The WHERE clause has conditions the key ranges do not express.
     pub residual: bool,
-    /// How many conditions of the WHERE clause the ranges express.
-    used: usize,
 }
 
 /// A condition an index read uses: on column `col` of the table.
@@ -227,7 +226,7 @@ pub fn choose(indexes: &[IndexMeta], types: &[ColumnType], wanted: &Wanted) -> A
         let Some((score, mut read)) = plan_index(ix, &conds, wanted) else {
             continue;
         };
-        read.residual = total > read.used;
+        read.residual = total > read.cond.len();
         if best.as_ref().is_none_or(|(s, _)| score > *s) {
             best = Some((score, read));
         }
@@ -246,7 +245,7 @@ fn plan_index(
     // Equalities (or IN lists) on a prefix of the columns...
     let mut prefixes: Vec<Vec<Value>> = vec![Vec::new()];
     let mut eq_cols = 0usize;
-    let mut text = Vec::new();
+    let mut used = Vec::new();
     let mut single_valued = Vec::new();
     for &col in &ix.columns {
         let found = conds.iter().find_map(|(c, cond)| match cond {
@@ -268,13 +267,13 @@ fn plan_index(
             break;
         }
         if vals.len() == 1 {
-            text.push(IndexCond {
+            used.push(IndexCond {
                 col,
                 test: CondTest::Cmp(CmpOp::Eq, vals[0].clone()),
             });
             single_valued.push(col);
         } else {
-            text.push(IndexCond {
+            used.push(IndexCond {
                 col,
                 test: CondTest::Any(vals.clone()),
             });
@@ -299,25 +298,21 @@ fn plan_index(
             if *c != col {
                 continue;
             }
-            let cond = IndexCond {
-                col,
-                test: CondTest::Cmp(*op, v.clone()),
+            let side = match op {
+                CmpOp::Gt | CmpOp::GtEq => &mut lower,
+                CmpOp::Lt | CmpOp::LtEq => &mut upper,
+                _ => continue,
             };
-            match op {
-                CmpOp::Gt | CmpOp::GtEq if lower.is_none() => {
-                    lower = Some((v.clone(), *op == CmpOp::GtEq));
-                    text.push(cond);
-                }
-                CmpOp::Lt | CmpOp::LtEq if upper.is_none() => {
-                    upper = Some((v.clone(), *op == CmpOp::LtEq));
-                    text.push(cond);
-                }
-                _ => {}
+            if side.is_none() {
+                *side = Some((v.clone(), matches!(op, CmpOp::GtEq | CmpOp::LtEq)));
+                used.push(IndexCond {
+                    col,
+                    test: CondTest::Cmp(*op, v.clone()),
+                });
             }
         }
     }
     let ranged = lower.is_some() || upper.is_some();
-    let used = eq_cols + lower.is_some() as usize + upper.is_some() as usize;
     // The order the index gives, after the columns fixed to one value.
     let (ordered, backward) = match &wanted.order {
         Some(order) if !order.is_empty() => {
@@ -380,10 +375,9 @@ fn plan_index(
             index: ix.name.clone(),
             ranges,
             backward,
-            cond: text,
+            cond: used,
             ordered,
             residual: false,
-            used,
         },
     ))
 }

@@ -13,6 +13,7 @@ use crate::expr::Expr;
 
 use crate::access_path::{self, Access, Wanted};
 use crate::guard::{row_bytes, Guard};
+use crate::prepared::Plan;
 use crate::select::{bind_condition, read_index, SelectPlan, SeriesIter, Source};
 use crate::session::{Ctx, DbCatalog, Output};
 use crate::types::{DeclaredType, SqlType};
@@ -32,9 +33,8 @@ pub(crate) fn select(cx: &mut Ctx, t: &mut Transaction, q: &ast::Query) -> SqlRe
     Ok(out)
 }
 
-fn schema_of(cx: &Ctx, name: &str, at: &ast::ObjectName) -> SqlResult<Schema> {
-    cx.db
-        .schema(name)
+fn schema_of(db: &walden::Database, name: &str, at: &ast::ObjectName) -> SqlResult<Schema> {
+    db.schema(name)
         .map_err(|e| SqlError::from(e).at(at.span().start))
 }
 
@@ -190,7 +190,7 @@ fn prepare_serials(
 struct RowBuilder<'a> {
     table: &'a str,
     schema: &'a Schema,
-    targets: Vec<usize>,
+    targets: &'a [usize],
     /// The SQL types of the values, where their representation does not show it (a
     /// numeric is held as a float8); empty when it does.
     source_types: Vec<SqlType>,
@@ -260,19 +260,43 @@ pub(crate) fn insert(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> Sq
         return insert_parsed(cx, t, ins);
     };
     // A prepared INSERT: its cached plan, or its values written in.
-    match run.insert_plan(cx.db)? {
-        Some(plan) => plan.run(cx, t, run.values()),
-        None => {
-            let stmt = run.written_in();
-            match &*stmt {
-                ast::Statement::Insert(ins) => insert_parsed(cx, t, ins),
-                _ => Err(SqlError::new(code::INTERNAL, "a prepared insert changed")),
-            }
-        }
+    if let Some(Plan::Insert(plan)) = run.plan(cx.db) {
+        return plan.run(cx, t, Some(run.values()));
+    }
+    match &*run.written_in() {
+        ast::Statement::Insert(ins) => insert_parsed(cx, t, ins),
+        _ => Err(SqlError::new(code::INTERNAL, "a prepared insert changed")),
     }
 }
 
 fn insert_parsed(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> SqlResult<Output> {
+    match bind_insert(cx.db, ins)? {
+        Insertion::Values(b) => b.run(cx, t, None),
+        Insertion::Query {
+            table,
+            targets,
+            query,
+        } => {
+            let plan = SelectPlan::plan(query, &mut DbCatalog(cx.db))?;
+            let n = insert_plan(cx, t, &table, &plan, Some(targets))?;
+            Ok(Output::tag(format!("INSERT 0 {n}")))
+        }
+    }
+}
+
+/// Where an INSERT's rows come from, bound against its table.
+enum Insertion<'q> {
+    /// VALUES rows (or DEFAULT VALUES: one row of defaults).
+    Values(BoundInsert),
+    /// A query's rows, into `targets`.
+    Query {
+        table: String,
+        targets: Vec<usize>,
+        query: &'q ast::Query,
+    },
+}
+
+fn bind_insert<'q>(db: &walden::Database, ins: &'q ast::Insert) -> SqlResult<Insertion<'q>> {
     if ins.returning.is_some() {
         return Err(SqlError::unsupported("RETURNING"));
     }
@@ -283,41 +307,35 @@ fn insert_parsed(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> SqlRes
         return Err(SqlError::unsupported("INSERT INTO a table function"));
     };
     let table = object_name(tname)?;
-    let schema = schema_of(cx, &table, tname)?;
+    let schema = schema_of(db, &table, tname)?;
     let targets = target_columns(&table, &schema, &ins.columns)?;
-    let n = match ins.source.as_deref() {
-        None => insert_values(cx, t, &table, &schema, targets, false, &[&[]])?,
+    let (targets, rows) = match ins.source.as_deref() {
+        None => bind_values(&schema, targets, false, &[&[]])?,
         Some(q) => match q.body.as_ref() {
             SetExpr::Values(v) if q.order_by.is_none() && q.limit_clause.is_none() => {
                 let rows: Vec<&[ast::Expr]> = v.rows.iter().map(|r| &r.content[..]).collect();
-                let listed = !ins.columns.is_empty();
-                insert_values(cx, t, &table, &schema, targets, listed, &rows)?
+                bind_values(&schema, targets, !ins.columns.is_empty(), &rows)?
             }
             _ => {
-                let plan = SelectPlan::plan(q, &mut DbCatalog(cx.db))?;
-                insert_plan(cx, t, &table, &plan, Some(targets))?
+                return Ok(Insertion::Query {
+                    table,
+                    targets,
+                    query: q,
+                })
             }
         },
     };
-    Ok(Output::tag(format!("INSERT 0 {n}")))
+    Ok(Insertion::Values(BoundInsert {
+        table,
+        schema,
+        targets,
+        rows,
+    }))
 }
 
-/// Values rows into `targets`. Without a column list (`listed` false), rows shorter than
-/// the table fill its first columns and the rest get their defaults, as in PostgreSQL.
-fn insert_values(
-    cx: &mut Ctx,
-    t: &mut Transaction,
-    table: &str,
-    schema: &Schema,
-    targets: Vec<usize>,
-    listed: bool,
-    rows: &[&[ast::Expr]],
-) -> SqlResult<u64> {
-    let (targets, bound) = bind_values(schema, targets, listed, rows)?;
-    insert_bound(cx, t, table, schema, targets, bound.iter().map(Ok))
-}
-
-/// Binds VALUES rows for `targets` (cut to the rows' width).
+/// Binds VALUES rows for `targets` (cut to the rows' width). Without a column list
+/// (`listed` false), rows shorter than the table fill its first columns and the rest get
+/// their defaults, as in PostgreSQL.
 fn bind_values(
     schema: &Schema,
     mut targets: Vec<usize>,
@@ -368,13 +386,13 @@ fn insert_bound<E>(
     t: &mut Transaction,
     table: &str,
     schema: &Schema,
-    targets: Vec<usize>,
+    targets: &[usize],
     rows: impl Iterator<Item = SqlResult<E>>,
 ) -> SqlResult<u64>
 where
     E: AsRef<[Expr]>,
 {
-    let serial_cols = prepare_serials(cx, t, table, schema, &targets)?;
+    let serial_cols = prepare_serials(cx, t, table, schema, targets)?;
     let builder = RowBuilder {
         table,
         schema,
@@ -412,70 +430,47 @@ where
     }
 }
 
-/// A prepared `INSERT ... VALUES` kept bound, with its parameters unfilled: made once
-/// for the values' types at a catalog generation (the table's schema and indexes can
-/// change only with it), then run with each run's values without binding again.
+/// An `INSERT ... VALUES` bound against its table; a prepared one keeps it with its
+/// parameters unfilled.
 #[derive(Debug)]
-pub(crate) struct CachedInsert {
-    pub generation: u64,
-    pub types: Vec<SqlType>,
+pub(crate) struct BoundInsert {
     table: String,
     schema: Schema,
     targets: Vec<usize>,
     rows: Vec<Vec<Expr>>,
 }
 
-impl CachedInsert {
-    /// Binds `ins` with its parameters of `types`; None when it does not bind that way
-    /// (it is not an `INSERT ... VALUES`, or a parameter's type must come from its
+impl BoundInsert {
+    /// Binds a prepared `ins` with its parameters of `types`; None when it does not bind
+    /// that way (its rows come from a query, or a parameter's type must come from its
     /// column, as a text value for a uuid column does): the statement is then run with
     /// its values written in, which also reports any error.
-    pub fn new(
-        ins: &ast::Insert,
-        types: &[SqlType],
-        generation: u64,
-        db: &walden::Database,
-    ) -> Option<CachedInsert> {
-        if ins.returning.is_some() || ins.on.is_some() {
-            return None;
+    pub fn cached(ins: &ast::Insert, types: &[SqlType], db: &walden::Database) -> Option<Self> {
+        match crate::bind::with_param_types(types, || bind_insert(db, ins)) {
+            Ok(Insertion::Values(b)) => Some(b),
+            _ => None,
         }
-        let TableObject::TableName(tname) = &ins.table else {
-            return None;
-        };
-        let q = ins.source.as_deref()?;
-        let SetExpr::Values(v) = q.body.as_ref() else {
-            return None;
-        };
-        if q.order_by.is_some() || q.limit_clause.is_some() || q.with.is_some() {
-            return None;
-        }
-        let table = object_name(tname).ok()?;
-        let schema = db.schema(&table).ok()?;
-        let targets = target_columns(&table, &schema, &ins.columns).ok()?;
-        let rows: Vec<&[ast::Expr]> = v.rows.iter().map(|r| &r.content[..]).collect();
-        let listed = !ins.columns.is_empty();
-        let (targets, rows) =
-            crate::bind::with_param_types(types, || bind_values(&schema, targets, listed, &rows))
-                .ok()?;
-        Some(CachedInsert {
-            generation,
-            types: types.to_vec(),
-            table,
-            schema,
-            targets,
-            rows,
-        })
     }
 
-    /// Inserts the rows with these values.
-    pub fn run(&self, cx: &mut Ctx, t: &mut Transaction, values: &[Value]) -> SqlResult<Output> {
-        let rows = self.rows.iter().map(|r| {
-            r.iter()
-                .map(|e| e.clone().with_params(values))
-                .collect::<SqlResult<Vec<Expr>>>()
-        });
-        let targets = self.targets.clone();
-        let n = insert_bound(cx, t, &self.table, &self.schema, targets, rows)?;
+    /// Inserts the rows, with these values for their parameters if they have any.
+    pub fn run(
+        &self,
+        cx: &mut Ctx,
+        t: &mut Transaction,
+        values: Option<&[Value]>,
+    ) -> SqlResult<Output> {
+        let (table, schema, targets) = (&self.table, &self.schema, &self.targets);
+        let n = match values {
+            None => insert_bound(cx, t, table, schema, targets, self.rows.iter().map(Ok)),
+            Some(values) => {
+                let rows = self.rows.iter().map(|r| {
+                    r.iter()
+                        .map(|e| e.clone().with_params(values))
+                        .collect::<SqlResult<Vec<Expr>>>()
+                });
+                insert_bound(cx, t, table, schema, targets, rows)
+            }
+        }?;
         Ok(Output::tag(format!("INSERT 0 {n}")))
     }
 }
@@ -496,11 +491,11 @@ pub(crate) fn insert_plan(
             "INSERT has more expressions than target columns",
         ));
     }
-    let targets: Vec<usize> = targets[..plan.columns.len()].to_vec();
-    for ((_, ty), &i) in plan.columns.iter().zip(&targets) {
+    let targets = &targets[..plan.columns.len()];
+    for ((_, ty), &i) in plan.columns.iter().zip(targets) {
         check_assignable(*ty, &schema.columns[i], None)?;
     }
-    let serial_cols = prepare_serials(cx, t, table, &schema, &targets)?;
+    let serial_cols = prepare_serials(cx, t, table, &schema, targets)?;
     let builder = RowBuilder {
         table,
         schema: &schema,
@@ -620,7 +615,7 @@ fn prepared_modify(cx: &mut Ctx, t: &mut Transaction) -> SqlResult<Output> {
     let Some(run) = cx.prepared else {
         return Err(SqlError::new(code::INTERNAL, "no prepared statement runs"));
     };
-    if let Some(plan) = run.modify_plan(cx.db)? {
+    if let Some(Plan::Modify(plan)) = run.plan(cx.db) {
         return plan.run(cx, t, Some(run.values()));
     }
     let stmt = run.written_in();
@@ -638,11 +633,9 @@ fn prepared_modify(cx: &mut Ctx, t: &mut Transaction) -> SqlResult<Output> {
 }
 
 /// An UPDATE or DELETE bound against its table; a prepared one keeps it with its
-/// parameters unfilled (`generation` and `types` say what it was made for).
+/// parameters unfilled.
 #[derive(Debug)]
 pub(crate) struct BoundModify {
-    pub generation: u64,
-    pub types: Vec<SqlType>,
     table: String,
     schema: Schema,
     /// UPDATE's assignments (column, value); None for a DELETE.
@@ -657,18 +650,27 @@ impl BoundModify {
     pub fn cached(
         stmt: &ast::Statement,
         types: &[SqlType],
-        generation: u64,
         db: &walden::Database,
     ) -> Option<BoundModify> {
-        let bound = crate::bind::with_param_types(types, || match stmt {
+        crate::bind::with_param_types(types, || match stmt {
             ast::Statement::Update(u) => bind_update(db, u),
             ast::Statement::Delete(d) => bind_delete(db, d),
             _ => Err(SqlError::new(code::INTERNAL, "not an UPDATE or DELETE")),
-        });
-        let mut bound = bound.ok()?;
-        bound.generation = generation;
-        bound.types = types.to_vec();
-        Some(bound)
+        })
+        .ok()
+    }
+
+    /// The assignments and the WHERE clause with `values` for their parameters.
+    #[allow(clippy::type_complexity)]
+    fn filled(&self, values: &[Value]) -> SqlResult<(Option<Vec<(usize, Expr)>>, Option<Expr>)> {
+        let fill = |e: &Expr| e.clone().with_params(values);
+        let sets = self
+            .sets
+            .as_ref()
+            .map(|sets| sets.iter().map(|(i, e)| fill(e).map(|x| (*i, x))).collect())
+            .transpose()?;
+        let filter = self.filter.as_ref().map(fill).transpose()?;
+        Ok((sets, filter))
     }
 
     /// Runs it, with these values for its parameters if it has any.
@@ -678,26 +680,10 @@ impl BoundModify {
         t: &mut Transaction,
         values: Option<&[Value]>,
     ) -> SqlResult<Output> {
-        let filled;
-        let (sets, filter) = match values {
+        let filled = values.map(|v| self.filled(v)).transpose()?;
+        let (sets, filter) = match &filled {
+            Some((sets, filter)) => (sets.as_deref(), filter.as_ref()),
             None => (self.sets.as_deref(), self.filter.as_ref()),
-            Some(values) => {
-                let sets = match &self.sets {
-                    None => None,
-                    Some(sets) => Some(
-                        sets.iter()
-                            .map(|(i, e)| Ok((*i, e.clone().with_params(values)?)))
-                            .collect::<SqlResult<Vec<_>>>()?,
-                    ),
-                };
-                let filter = self
-                    .filter
-                    .as_ref()
-                    .map(|f| f.clone().with_params(values))
-                    .transpose()?;
-                filled = (sets, filter);
-                (filled.0.as_deref(), filled.1.as_ref())
-            }
         };
         let (table, schema) = (&self.table, &self.schema);
         let mut failed = None;
@@ -784,8 +770,6 @@ fn bind_update(db: &walden::Database, u: &ast::Update) -> SqlResult<BoundModify>
         None => None,
     };
     Ok(BoundModify {
-        generation: 0,
-        types: Vec::new(),
         table,
         schema,
         sets: Some(sets),
@@ -819,8 +803,6 @@ fn bind_delete(db: &walden::Database, d: &ast::Delete) -> SqlResult<BoundModify>
         None => None,
     };
     Ok(BoundModify {
-        generation: 0,
-        types: Vec::new(),
         table,
         schema,
         sets: None,
@@ -840,7 +822,7 @@ pub(crate) fn explain(cx: &mut Ctx, stmt: &ast::Statement, analyze: bool) -> Sql
                         selection: &Option<ast::Expr>|
      -> SqlResult<Vec<String>> {
         let (table, tname, alias) = single_table(twj)?;
-        let schema = schema_of(cx, &table, tname)?;
+        let schema = schema_of(cx.db, &table, tname)?;
         let mut scope = scope_of(&table, &schema);
         if let Some(a) = alias {
             scope.table = Some(a);
@@ -878,7 +860,7 @@ pub(crate) fn explain(cx: &mut Ctx, stmt: &ast::Statement, analyze: bool) -> Sql
                 return Err(SqlError::unsupported("INSERT into a table function"));
             };
             let table = object_name(name)?;
-            schema_of(cx, &table, name)?;
+            schema_of(cx.db, &table, name)?;
             lines.push(format!("Insert on {table}"));
             match ins.source.as_deref().map(|q| q.body.as_ref()) {
                 Some(SetExpr::Values(_)) | None => lines.push("  ->  Values Scan".into()),
@@ -983,7 +965,7 @@ pub(crate) fn truncate(cx: &mut Ctx, t: &mut Transaction, tr: &ast::Truncate) ->
     let mut names = Vec::new();
     for target in &tr.table_names {
         let name = object_name(&target.name)?;
-        schema_of(cx, &name, &target.name)?;
+        schema_of(cx.db, &name, &target.name)?;
         names.push(name);
     }
     for name in names {

@@ -25,7 +25,7 @@ use sqlparser::tokenizer::Location;
 use walden::{Database, Value};
 
 use crate::depth::Deep;
-use crate::dml::{BoundModify, CachedInsert};
+use crate::dml::{BoundInsert, BoundModify};
 use crate::error::{code, SqlError, SqlResult};
 use crate::script::{parse_script, Parsed};
 use crate::select::{CachedSelect, SelectPlan};
@@ -54,17 +54,22 @@ pub(crate) struct Template {
     cached: Mutex<Option<Cached>>,
 }
 
-/// What a prepared statement keeps of its last planning.
+/// What a prepared statement keeps of its last planning: for one catalog generation and
+/// the types of the values it was run with, its plan, or None when it does not bind
+/// with parameters of those types.
+#[derive(Debug)]
+struct Cached {
+    generation: u64,
+    types: Vec<SqlType>,
+    plan: Option<Plan>,
+}
+
+/// A prepared statement's plan with its parameters unfilled.
 #[derive(Debug, Clone)]
-enum Cached {
+pub(crate) enum Plan {
     Select(Arc<CachedSelect>),
-    Insert(Arc<CachedInsert>),
+    Insert(Arc<BoundInsert>),
     Modify(Arc<BoundModify>),
-    /// It does not bind with parameters of these types at this catalog generation.
-    Literal {
-        generation: u64,
-        types: Vec<SqlType>,
-    },
 }
 
 /// A prepared query, insert, update or delete run with values (`Parsed::Prepared`).
@@ -108,16 +113,10 @@ impl PreparedRun {
         written_in(&self.template, &self.values, &[])
     }
 
-    /// The cached plan for the values' types at the catalog's generation, made with
-    /// `make` if it is not there; None when the statement does not bind with
+    /// The plan kept for this run's value types at the catalog's generation, made first
+    /// if there is none for them; None when the statement does not bind with
     /// parameters of these types (remembered as such until either changes).
-    fn cached<T>(
-        &self,
-        db: &Database,
-        pick: impl Fn(&Cached) -> Option<&Arc<T>>,
-        made_for: impl Fn(&T) -> (u64, &[SqlType]),
-        make: impl FnOnce(&[SqlType], u64) -> Option<(Arc<T>, Cached)>,
-    ) -> Option<Arc<T>> {
+    pub(crate) fn plan(&self, db: &Database) -> Option<Plan> {
         let types: Vec<SqlType> = self.values.iter().map(value::type_of).collect();
         let generation = db.catalog_generation();
         let mut slot = self
@@ -125,96 +124,39 @@ impl PreparedRun {
             .cached
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        match &*slot {
-            Some(Cached::Literal {
-                generation: g,
-                types: ty,
-            }) if *g == generation && *ty == types => return None,
-            Some(c) => {
-                if let Some(p) = pick(c).filter(|p| made_for(p) == (generation, &types[..])) {
-                    return Some(p.clone());
-                }
+        if let Some(c) = slot.as_ref() {
+            if c.generation == generation && c.types == types {
+                return c.plan.clone();
             }
-            None => {}
         }
-        let made = make(&types, generation);
-        *slot = Some(match &made {
-            Some((_, c)) => c.clone(),
-            None => Cached::Literal { generation, types },
+        let plan = match &*self.template.stmt {
+            ast::Statement::Query(q) => {
+                CachedSelect::new(q, &types, &mut DbCatalog(db)).map(|p| Plan::Select(Arc::new(p)))
+            }
+            ast::Statement::Insert(ins) => {
+                BoundInsert::cached(ins, &types, db).map(|p| Plan::Insert(Arc::new(p)))
+            }
+            stmt => BoundModify::cached(stmt, &types, db).map(|p| Plan::Modify(Arc::new(p))),
+        };
+        *slot = Some(Cached {
+            generation,
+            types,
+            plan: plan.clone(),
         });
-        made.map(|(p, _)| p)
+        plan
     }
 
     /// The plan for this run: the cached one filled with the values, made first if the
     /// catalog or the values' types changed since; or, for a query that does not bind
     /// with parameters, the plan of the query with its values written in.
     pub(crate) fn select_plan(&self, db: &Database) -> SqlResult<SelectPlan> {
-        let ast::Statement::Query(q) = &*self.template.stmt else {
-            return Err(SqlError::new(code::INTERNAL, "a prepared run of no query"));
-        };
-        let plan = self.cached(
-            db,
-            |c| match c {
-                Cached::Select(p) => Some(p),
-                _ => None,
-            },
-            |p| (p.generation, &p.types),
-            |types, generation| {
-                let p = CachedSelect::new(q, types, generation, &mut DbCatalog(db))?;
-                let p = Arc::new(p);
-                Some((p.clone(), Cached::Select(p)))
-            },
-        );
-        match plan {
-            Some(c) => c.instantiate(&self.values),
-            None => match &*self.written_in() {
-                ast::Statement::Query(q) => SelectPlan::plan(q, &mut DbCatalog(db)),
-                _ => Err(SqlError::new(code::INTERNAL, "a prepared query changed")),
-            },
+        if let Some(Plan::Select(c)) = self.plan(db) {
+            return c.instantiate(&self.values);
         }
-    }
-
-    /// The cached plan of a prepared `INSERT ... VALUES`, made first if the catalog or
-    /// the values' types changed since; None for an insert that does not bind with
-    /// parameters (run with its values written in).
-    pub(crate) fn insert_plan(&self, db: &Database) -> SqlResult<Option<Arc<CachedInsert>>> {
-        let ast::Statement::Insert(ins) = &*self.template.stmt else {
-            return Err(SqlError::new(code::INTERNAL, "a prepared run of no insert"));
-        };
-        Ok(self.cached(
-            db,
-            |c| match c {
-                Cached::Insert(p) => Some(p),
-                _ => None,
-            },
-            |p| (p.generation, &p.types),
-            |types, generation| {
-                let p = Arc::new(CachedInsert::new(ins, types, generation, db)?);
-                Some((p.clone(), Cached::Insert(p)))
-            },
-        ))
-    }
-
-    /// The cached plan of a prepared UPDATE or DELETE, made first if the catalog or the
-    /// values' types changed since; None for one that does not bind with parameters
-    /// (run with its values written in).
-    pub(crate) fn modify_plan(&self, db: &Database) -> SqlResult<Option<Arc<BoundModify>>> {
-        let stmt = &*self.template.stmt;
-        if !matches!(stmt, ast::Statement::Update(_) | ast::Statement::Delete(_)) {
-            return Err(SqlError::new(code::INTERNAL, "a prepared run of no update"));
+        match &*self.written_in() {
+            ast::Statement::Query(q) => SelectPlan::plan(q, &mut DbCatalog(db)),
+            _ => Err(SqlError::new(code::INTERNAL, "a prepared query changed")),
         }
-        Ok(self.cached(
-            db,
-            |c| match c {
-                Cached::Modify(p) => Some(p),
-                _ => None,
-            },
-            |p| (p.generation, &p.types),
-            |types, generation| {
-                let p = Arc::new(BoundModify::cached(stmt, types, generation, db)?);
-                Some((p.clone(), Cached::Modify(p)))
-            },
-        ))
     }
 }
 
@@ -308,10 +250,8 @@ impl Prepared {
     /// on each run.
     pub fn has_cached_plan(&self) -> bool {
         self.tree.as_ref().is_some_and(|t| {
-            matches!(
-                *t.cached.lock().unwrap_or_else(|e| e.into_inner()),
-                Some(Cached::Select(_) | Cached::Insert(_) | Cached::Modify(_))
-            )
+            let slot = t.cached.lock().unwrap_or_else(|e| e.into_inner());
+            slot.as_ref().is_some_and(|c| c.plan.is_some())
         })
     }
 

@@ -68,8 +68,6 @@ pub struct SelectPlan {
 /// access path then (`instantiate`).
 #[derive(Debug)]
 pub(crate) struct CachedSelect {
-    pub generation: u64,
-    pub types: Vec<SqlType>,
     plan: SelectPlan,
     scope: Scope,
     indexes: Vec<IndexMeta>,
@@ -82,7 +80,6 @@ impl CachedSelect {
     pub fn new(
         query: &ast::Query,
         types: &[SqlType],
-        generation: u64,
         catalog: &mut dyn Catalog,
     ) -> Option<CachedSelect> {
         let (plan, scope) =
@@ -92,8 +89,6 @@ impl CachedSelect {
             _ => Vec::new(),
         };
         Some(CachedSelect {
-            generation,
-            types: types.to_vec(),
             plan,
             scope,
             indexes,

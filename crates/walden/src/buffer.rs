@@ -478,7 +478,7 @@ impl BufferPool {
     /// runs in a circle (no write could ever begin).
     fn deepest_pending(&self, idx: usize, waiting: Waiting) -> Result<Option<usize>> {
         let mut cur = idx;
-        let mut chain = vec![self.frames[idx].page_no.load(Ordering::Acquire)];
+        let mut steps = 0usize;
         loop {
             let deps = lock(&self.frames[cur].write_after).clone();
             let t = lock(&self.table);
@@ -493,13 +493,15 @@ impl BufferPool {
             // chain runs in a circle, which writing would wait on forever. (Waits
             // point at higher page numbers, docs/recovery.md rules 28 and 33, so only a
             // bug gets here.)
-            chain.push(self.frames[j].page_no.load(Ordering::Acquire));
-            if j == idx || chain.len() > self.frames.len() + 1 {
+            steps += 1;
+            if j == idx || steps > self.frames.len() {
+                let page = |f: usize| self.frames[f].page_no.load(Ordering::Acquire);
+                let mut pages = vec![page(idx), page(cur), page(j)];
+                pages.dedup();
                 if cur != idx {
                     self.frames[cur].pins.fetch_sub(1, Ordering::AcqRel);
                 }
-                chain.truncate(16);
-                return Err(Error::WriteOrderCycle { pages: chain });
+                return Err(Error::WriteOrderCycle { pages });
             }
             if waiting == Waiting::NotOnPinned && self.frames[j].pins.load(Ordering::Acquire) != 0 {
                 if cur != idx {

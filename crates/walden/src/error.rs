@@ -130,7 +130,11 @@ pub enum Error {
     #[error("null value in column {column:?} of relation {table:?} violates not-null constraint: it is part of the primary key (SQLSTATE 23502)")]
     NotNullViolation { table: String, column: String },
     #[error("pages that must reach disk in order wait for each other ({pages:?}); they stay in memory unwritten. This is a bug: docs/recovery.md rules 28 and 33 make every such wait point at a higher page number")]
-    WriteOrderCycle { pages: Vec<u64> },
+    WriteOrderCycle {
+        /// The page being written, the last page of its chain of waits, and the page
+        /// that one waits for.
+        pages: Vec<u64>,
+    },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
