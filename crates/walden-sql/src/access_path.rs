@@ -121,7 +121,7 @@ fn constant(e: &Expr) -> Option<&Value> {
 
 /// `v` as a key value of a column of type `ty`, if it is exactly equal to one (so that
 /// comparing it in key order is comparing it in SQL).
-fn key_value(v: &Value, ty: ColumnType) -> Option<Value> {
+pub(crate) fn key_value(v: &Value, ty: ColumnType) -> Option<Value> {
     let int = |v: &Value| -> Option<i64> {
         match v {
             Value::Int2(x) => Some(*x as i64),

@@ -10,7 +10,7 @@ use walden::Value;
 
 use crate::depth;
 use crate::error::{clip, code, SqlError, SqlResult};
-use crate::expr::{CmpOp, EvalCtx, Expr};
+use crate::expr::{CmpOp, EvalCtx, Expr, Subquery, SubqueryKind};
 use crate::functions::Func;
 use crate::types::{declared_type, DeclaredType, SqlType};
 use crate::value::{self, ArithOp};
@@ -18,9 +18,116 @@ use crate::value::{self, ArithOp};
 /// The columns an expression may name.
 #[derive(Debug, Clone, Default)]
 pub struct Scope {
-    /// The table (or alias) the columns may be qualified with.
+    /// The table (or alias) the columns may be qualified with, when they all come from
+    /// one table.
     pub table: Option<String>,
     pub columns: Vec<(String, SqlType)>,
+    /// With several relations in FROM: each relation's name (or alias) and the range of
+    /// its columns (empty for one table: `table` names them all).
+    pub relations: Vec<(String, std::ops::Range<usize>)>,
+    /// Columns an unqualified name does not find (the right-hand copies of a JOIN's
+    /// USING columns, which the left-hand ones stand for).
+    pub hidden: Vec<usize>,
+    /// The columns `*` stands for, in order, when not all of them (JOIN ... USING lists
+    /// its columns once, first).
+    pub star: Option<Vec<usize>>,
+}
+
+impl Scope {
+    /// The range of columns of the relation called `name`, if there is one.
+    pub fn relation(&self, name: &str) -> Option<std::ops::Range<usize>> {
+        if self.relations.is_empty() {
+            return (self.table.as_deref() == Some(name)).then_some(0..self.columns.len());
+        }
+        let mut found = self.relations.iter().filter(|(n, _)| n == name);
+        found.next().map(|(_, r)| r.clone())
+    }
+
+    /// The column a (possibly qualified) name refers to: Ok(None) when the scope has no
+    /// such column (or no such relation).
+    pub fn resolve(
+        &self,
+        table: Option<&ast::Ident>,
+        id: &ast::Ident,
+    ) -> SqlResult<Option<(usize, SqlType)>> {
+        let name = ident_name(id);
+        let range = match table {
+            Some(t) => match self.relation(&ident_name(t)) {
+                Some(r) => r,
+                None => return Ok(None),
+            },
+            None => 0..self.columns.len(),
+        };
+        let mut found = self.columns[range.clone()]
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (i + range.start, c))
+            .filter(|(i, (n, _))| *n == name && (table.is_some() || !self.hidden.contains(i)));
+        match (found.next(), found.next()) {
+            (Some((i, (_, ty))), None) => Ok(Some((i, *ty))),
+            (Some(_), Some(_)) => Err(SqlError::new(
+                code::AMBIGUOUS_COLUMN,
+                format!("column reference \"{name}\" is ambiguous"),
+            )
+            .at(id.span.start)),
+            _ => Ok(None),
+        }
+    }
+
+    /// The columns `*` stands for.
+    pub fn star_columns(&self) -> Vec<usize> {
+        match &self.star {
+            Some(s) => s.clone(),
+            None => (0..self.columns.len()).collect(),
+        }
+    }
+}
+
+/// The query a subquery is bound inside: its scope, which the subquery's names may
+/// reach when its own do not have them (a correlated subquery), and the values of
+/// those outer columns the subquery needs, collected as they are found (its
+/// parameters, evaluated on the outer row each time the subquery runs).
+pub struct Outer<'a> {
+    pub scope: &'a Scope,
+    pub params: std::cell::RefCell<Vec<Expr>>,
+    pub parent: Option<&'a Outer<'a>>,
+}
+
+impl Outer<'_> {
+    /// An outer column: `Expr::Outer(k)`, parameter k of the subquery bound in this
+    /// query; None when no enclosing query has it.
+    fn resolve(&self, table: Option<&ast::Ident>, id: &ast::Ident) -> SqlResult<Option<Expr>> {
+        let value = match self.scope.resolve(table, id)? {
+            Some((i, ty)) => Expr::Column(i, ty),
+            None => match self.parent {
+                Some(p) => match p.resolve(table, id)? {
+                    Some(e) => e,
+                    None => return Ok(None),
+                },
+                None => return Ok(None),
+            },
+        };
+        let ty = value.ty();
+        let mut params = self.params.borrow_mut();
+        let k = match params.iter().position(|p| *p == value) {
+            Some(k) => k,
+            None => {
+                params.push(value);
+                params.len() - 1
+            }
+        };
+        Ok(Some(Expr::Outer(k, ty)))
+    }
+}
+
+/// What binding needs to plan the subqueries an expression holds: the catalog, the
+/// WITH queries in reach, and the query the expression is part of.
+#[derive(Clone, Copy)]
+pub struct PlanCx<'a> {
+    pub catalog: &'a dyn crate::select::Catalog,
+    pub ctes: Option<&'a crate::select::Ctes<'a>>,
+    /// Set while a subquery is bound: the query it is inside.
+    pub outer: Option<&'a Outer<'a>>,
 }
 
 /// An identifier as PostgreSQL folds it: unquoted names are lower-cased.
@@ -147,6 +254,9 @@ pub struct Binder<'a> {
     pub scope: &'a Scope,
     /// Set when binding the SELECT list, HAVING and ORDER BY of a grouped query.
     pub grouping: Option<&'a mut Grouping>,
+    /// Set where subqueries may appear (a query's clauses); None elsewhere (a column
+    /// default, an UPDATE's SET), where a subquery is refused.
+    pub cx: Option<PlanCx<'a>>,
 }
 
 thread_local! {
@@ -169,6 +279,28 @@ pub(crate) fn with_param_types<R>(types: &[SqlType], f: impl FnOnce() -> R) -> R
     let old = PARAM_TYPES.with(|p| p.borrow_mut().replace(types.to_vec()));
     let _reset = Reset(old);
     f()
+}
+
+/// True while a prepared statement's plan is bound to be cached.
+pub(crate) fn binding_params() -> bool {
+    PARAM_TYPES.with(|p| p.borrow().is_some())
+}
+
+/// Column `c` of the input, in a grouped query: the GROUP BY key it is.
+pub(crate) fn regroup_column(c: usize, scope: &Scope, grouping: &Grouping) -> SqlResult<Expr> {
+    let (name, ty) = scope
+        .columns
+        .get(c)
+        .cloned()
+        .unwrap_or_else(|| (String::new(), SqlType::Null));
+    regroup(Expr::Column(c, ty), &grouping.keys).ok_or_else(|| {
+        SqlError::new(
+            code::GROUPING_ERROR,
+            format!(
+                "column \"{name}\" must appear in the GROUP BY clause or be used in an aggregate function"
+            ),
+        )
+    })
 }
 
 /// The parameter a placeholder names, while parameters are bound.
@@ -194,7 +326,7 @@ pub(crate) fn fold(e: Expr) -> SqlResult<Expr> {
     let mut rng = SimRng::new(0);
     // An evaluation error has no position, as in PostgreSQL (it is not about the text).
     let v = e
-        .eval(&[], &mut EvalCtx { rng: &mut rng })
+        .eval(&[], &mut EvalCtx::new(&mut rng))
         .map_err(|err| err.at(NO_POSITION))?;
     // A folded NULL keeps its type for the column it may create, a numeric its type
     // (its value is a float8).
@@ -294,40 +426,79 @@ impl Binder<'_> {
         Binder {
             scope,
             grouping: None,
+            cx: None,
+        }
+    }
+
+    /// A binder for a query's clauses, where subqueries may appear.
+    pub fn in_query<'b>(scope: &'b Scope, cx: PlanCx<'b>) -> Binder<'b> {
+        Binder {
+            scope,
+            grouping: None,
+            cx: Some(cx),
+        }
+    }
+
+    /// A binder over the same scope and context, without grouping.
+    fn ungrouped(&self) -> Binder<'_> {
+        Binder {
+            scope: self.scope,
+            grouping: None,
+            cx: self.cx,
         }
     }
 
     fn column(&self, table: Option<&ast::Ident>, id: &ast::Ident) -> SqlResult<Expr> {
-        let name = ident_name(id);
-        if let Some(t) = table {
-            let t = ident_name(t);
-            if self.scope.table.as_deref() != Some(t.as_str()) {
-                return Err(SqlError::new(
-                    code::UNDEFINED_TABLE,
-                    format!("missing FROM-clause entry for table \"{t}\""),
-                )
-                .at(id.span.start));
+        if let Some((i, ty)) = self.scope.resolve(table, id)? {
+            return Ok(Expr::Column(i, ty));
+        }
+        if let Some(outer) = self.cx.and_then(|c| c.outer) {
+            if let Some(e) = outer.resolve(table, id)? {
+                return Ok(e);
             }
         }
-        let mut found = self
-            .scope
-            .columns
-            .iter()
-            .enumerate()
-            .filter(|(_, (n, _))| *n == name);
-        match (found.next(), found.next()) {
-            (Some((i, (_, ty))), None) => Ok(Expr::Column(i, *ty)),
-            (Some(_), Some(_)) => Err(SqlError::new(
-                code::AMBIGUOUS_COLUMN,
-                format!("column reference \"{name}\" is ambiguous"),
+        let name = ident_name(id);
+        match table {
+            Some(t) if self.scope.relation(&ident_name(t)).is_none() => Err(SqlError::new(
+                code::UNDEFINED_TABLE,
+                format!("missing FROM-clause entry for table \"{}\"", ident_name(t)),
             )
-            .at(id.span.start)),
+            .at(t.span.start)),
             _ => Err(SqlError::new(
                 code::UNDEFINED_COLUMN,
                 format!("column \"{name}\" does not exist"),
             )
             .at(id.span.start)),
         }
+    }
+
+    /// Plans a subquery bound in this binder's query: its outer references become its
+    /// parameters, values of this query's row.
+    fn subquery(
+        &mut self,
+        q: &ast::Query,
+    ) -> SqlResult<(std::sync::Arc<crate::select::QueryPlan>, Vec<Expr>)> {
+        let Some(cx) = self.cx else {
+            return Err(SqlError::unsupported("a subquery here"));
+        };
+        if PARAM_TYPES.with(|p| p.borrow().is_some()) {
+            // A prepared statement's cached plan does not reach into subqueries: it is
+            // bound with its values written in.
+            return Err(SqlError::unsupported("a parameter in a cached subquery"));
+        }
+        let outer = Outer {
+            scope: self.scope,
+            params: std::cell::RefCell::new(Vec::new()),
+            parent: cx.outer,
+        };
+        let inner = PlanCx {
+            catalog: cx.catalog,
+            ctes: cx.ctes,
+            outer: Some(&outer),
+        };
+        let plan = crate::select::QueryPlan::plan_in(q, &inner)?;
+        let params = outer.params.into_inner();
+        Ok((std::sync::Arc::new(plan), params))
     }
 
     pub fn bind(&mut self, e: &ast::Expr) -> SqlResult<Expr> {
@@ -443,8 +614,67 @@ impl Binder<'_> {
                 Expr::Call(Func::Substr, args, ty)
             }
             A::Like { .. } | A::ILike { .. } => return Err(SqlError::unsupported("LIKE")),
-            A::Subquery(_) | A::Exists { .. } | A::InSubquery { .. } => {
-                return Err(SqlError::unsupported("a subquery"))
+            A::Subquery(q) => {
+                let (plan, params) = self.subquery(q)?;
+                let ty = one_column(&plan, q)?;
+                Expr::Subquery(Box::new(Subquery {
+                    kind: SubqueryKind::Scalar,
+                    plan,
+                    params,
+                    lhs: None,
+                    ty,
+                }))
+            }
+            A::Exists { subquery, negated } => {
+                let (plan, params) = self.subquery(subquery)?;
+                let e = Expr::Subquery(Box::new(Subquery {
+                    kind: SubqueryKind::Exists,
+                    plan,
+                    params,
+                    lhs: None,
+                    ty: SqlType::Bool,
+                }));
+                if *negated {
+                    Expr::Not(Box::new(e))
+                } else {
+                    e
+                }
+            }
+            A::InSubquery {
+                expr,
+                subquery,
+                negated,
+            } => {
+                let e = self.quantified(expr, CmpOp::Eq, subquery, false)?;
+                if *negated {
+                    Expr::Not(Box::new(e))
+                } else {
+                    e
+                }
+            }
+            A::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            }
+            | A::AllOp {
+                left,
+                compare_op,
+                right,
+            } => {
+                let all = matches!(e, A::AllOp { .. });
+                let op = cmp_op(compare_op).ok_or_else(|| {
+                    SqlError::unsupported(format!("the operator {compare_op} with ANY or ALL"))
+                })?;
+                let mut inner = right.as_ref();
+                while let A::Nested(x) = inner {
+                    inner = x;
+                }
+                let A::Subquery(q) = inner else {
+                    return Err(SqlError::unsupported("ANY or ALL over an array"));
+                };
+                self.quantified(left, op, q, all)?
             }
             other => {
                 return Err(SqlError::unsupported(format!(
@@ -454,6 +684,32 @@ impl Binder<'_> {
             }
         };
         fold(bound)
+    }
+
+    /// `lhs op ANY (subquery)` or `lhs op ALL (subquery)`.
+    fn quantified(
+        &mut self,
+        lhs: &ast::Expr,
+        op: CmpOp,
+        q: &ast::Query,
+        all: bool,
+    ) -> SqlResult<Expr> {
+        let x = self.bind(lhs)?;
+        let (plan, params) = self.subquery(q)?;
+        let ty = one_column(&plan, q)?;
+        let x = coerce_literal(x, ty)?;
+        check_comparable(&x, &Expr::Column(0, ty), "=")?;
+        Ok(Expr::Subquery(Box::new(Subquery {
+            kind: if all {
+                SubqueryKind::All(op)
+            } else {
+                SubqueryKind::Any(op)
+            },
+            plan,
+            params,
+            lhs: Some(x),
+            ty: SqlType::Bool,
+        })))
     }
 
     /// Binds an expression of a grouped query in one pass: over the input columns, with
@@ -492,7 +748,16 @@ impl Binder<'_> {
         let Some(func) = agg_func(&name) else {
             return Ok(None);
         };
-        let call = bind_agg(self.scope, func, &name, f)?;
+        let call = bind_agg(
+            &Binder {
+                scope: self.scope,
+                grouping: None,
+                cx: self.cx,
+            },
+            func,
+            &name,
+            f,
+        )?;
         let ty = call.ty;
         // Reuse an identical aggregate (count(*) twice is one accumulator).
         let i = match grouping.aggs.iter().position(|a| *a == call) {
@@ -514,7 +779,16 @@ impl Binder<'_> {
         if let ast::Expr::Function(f) = e {
             let name = object_name(&f.name)?;
             if let Some(func) = agg_func(&name) {
-                let call = bind_agg(self.scope, func, &name, f)?;
+                let call = bind_agg(
+                    &Binder {
+                        scope: self.scope,
+                        grouping: None,
+                        cx: self.cx,
+                    },
+                    func,
+                    &name,
+                    f,
+                )?;
                 let ty = call.ty;
                 // Reuse an identical aggregate (count(*) twice is one accumulator).
                 if let Some(i) = grouping.aggs.iter().position(|a| *a == call) {
@@ -528,7 +802,13 @@ impl Binder<'_> {
             }
         }
         // An expression over the input that equals a key is that key's value.
-        if let Ok(plain) = Binder::plain(self.scope).bind(e) {
+        if let Ok(plain) = (Binder {
+            scope: self.scope,
+            grouping: None,
+            cx: self.cx,
+        })
+        .bind(e)
+        {
             if let Some(i) = grouping.keys.iter().position(|k| *k == plain) {
                 return Ok(Some(Expr::Column(i, plain.ty())));
             }
@@ -866,7 +1146,7 @@ fn plain_args<'f>(f: &'f ast::Function, name: &str) -> SqlResult<Vec<&'f ast::Ex
     }
 }
 
-fn bind_agg(scope: &Scope, func: AggFunc, name: &str, f: &ast::Function) -> SqlResult<AggCall> {
+fn bind_agg(b: &Binder, func: AggFunc, name: &str, f: &ast::Function) -> SqlResult<AggCall> {
     if f.over.is_some() || f.filter.is_some() {
         return Err(SqlError::unsupported(format!(
             "{name}() with OVER or FILTER"
@@ -891,7 +1171,7 @@ fn bind_agg(scope: &Scope, func: AggFunc, name: &str, f: &ast::Function) -> SqlR
         ));
     };
     // Aggregates may not nest: the argument is bound without grouping.
-    let arg = Binder::plain(scope).bind(arg).map_err(|e| {
+    let arg = b.ungrouped().bind(arg).map_err(|e| {
         if e.code == code::GROUPING_ERROR {
             SqlError::new(
                 code::GROUPING_ERROR,
@@ -919,6 +1199,27 @@ fn bind_agg(scope: &Scope, func: AggFunc, name: &str, f: &ast::Function) -> SqlR
         func,
         arg: Some(arg),
         ty,
+    })
+}
+
+/// The type of a subquery's one column (a subquery in an expression gives one).
+fn one_column(plan: &crate::select::QueryPlan, q: &ast::Query) -> SqlResult<SqlType> {
+    match plan.columns() {
+        [(_, ty)] => Ok(*ty),
+        _ => Err(SqlError::syntax("subquery must return only one column").at(q.span().start)),
+    }
+}
+
+fn cmp_op(op: &BinaryOperator) -> Option<CmpOp> {
+    use BinaryOperator as B;
+    Some(match op {
+        B::Eq => CmpOp::Eq,
+        B::NotEq => CmpOp::NotEq,
+        B::Lt => CmpOp::Lt,
+        B::LtEq => CmpOp::LtEq,
+        B::Gt => CmpOp::Gt,
+        B::GtEq => CmpOp::GtEq,
+        _ => return None,
     })
 }
 

@@ -485,8 +485,8 @@ fn create_table_as(
     kind: TableKind,
     synchronous_commit: bool,
 ) -> SqlResult<Output> {
-    let plan = crate::select::SelectPlan::plan(q, &mut DbCatalog(cx.db))?;
-    let mut names: Vec<String> = plan.columns.iter().map(|(n, _)| n.clone()).collect();
+    let plan = crate::select::QueryPlan::plan(q, &DbCatalog(cx.db))?;
+    let mut names: Vec<String> = plan.columns().iter().map(|(n, _)| n.clone()).collect();
     // CREATE TABLE t (x, y) AS SELECT ... renames the columns.
     for (i, def) in ct.columns.iter().enumerate() {
         if i < names.len() {
@@ -494,7 +494,7 @@ fn create_table_as(
         }
     }
     let mut columns = Vec::new();
-    for (n, (_, ty)) in names.iter().zip(&plan.columns) {
+    for (n, (_, ty)) in names.iter().zip(plan.columns()) {
         if columns.iter().any(|c: &Column| c.name == *n) {
             return Err(SqlError::new(
                 code::DUPLICATE_COLUMN,

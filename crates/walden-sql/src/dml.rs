@@ -12,9 +12,10 @@ use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::Expr;
 
 use crate::access_path::{self, Access, Wanted};
+use crate::from::Explain;
 use crate::guard::{row_bytes, Guard};
 use crate::prepared::Plan;
-use crate::select::{bind_condition, read_index, SelectPlan, SeriesIter, Source};
+use crate::select::{bind_condition, read_index, QueryPlan, SeriesIter, Source};
 use crate::session::{Ctx, DbCatalog, Output};
 use crate::types::{DeclaredType, SqlType};
 use crate::value;
@@ -23,12 +24,11 @@ pub(crate) fn select(cx: &mut Ctx, t: &mut Transaction, q: &ast::Query) -> SqlRe
     let plan = match cx.prepared {
         // A prepared query: its cached plan, or its values written in.
         Some(run) => run.select_plan(cx.db)?,
-        None => SelectPlan::plan(q, &mut DbCatalog(cx.db))?,
+        None => QueryPlan::plan(q, &DbCatalog(cx.db))?,
     };
-    let guard = cx.guard;
-    let rows = plan.run(Some(t), &mut cx.eval_ctx(), guard)?;
+    let rows = plan.run_top(Some(t.reader()?), cx.rng, cx.guard)?;
     let mut out = Output::tag(format!("SELECT {}", rows.len()));
-    out.columns = plan.columns.clone();
+    out.columns = plan.columns().to_vec();
     out.rows = rows;
     Ok(out)
 }
@@ -46,6 +46,7 @@ fn scope_of(table: &str, schema: &Schema) -> Scope {
             .iter()
             .map(|c| (c.name.clone(), SqlType::from_column(c.ty)))
             .collect(),
+        ..Scope::default()
     }
 }
 
@@ -277,7 +278,7 @@ fn insert_parsed(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> SqlRes
             targets,
             query,
         } => {
-            let plan = SelectPlan::plan(query, &mut DbCatalog(cx.db))?;
+            let plan = QueryPlan::plan(query, &DbCatalog(cx.db))?;
             let n = insert_plan(cx, t, &table, &plan, Some(targets))?;
             Ok(Output::tag(format!("INSERT 0 {n}")))
         }
@@ -481,18 +482,19 @@ pub(crate) fn insert_plan(
     cx: &mut Ctx,
     t: &mut Transaction,
     table: &str,
-    plan: &SelectPlan,
+    query: &QueryPlan,
     targets: Option<Vec<usize>>,
 ) -> SqlResult<u64> {
     let schema = cx.db.schema(table)?;
+    let columns = query.columns();
     let targets = targets.unwrap_or_else(|| (0..schema.columns.len()).collect());
-    if plan.columns.len() > targets.len() {
+    if columns.len() > targets.len() {
         return Err(SqlError::syntax(
             "INSERT has more expressions than target columns",
         ));
     }
-    let targets = &targets[..plan.columns.len()];
-    for ((_, ty), &i) in plan.columns.iter().zip(targets) {
+    let targets = &targets[..columns.len()];
+    for ((_, ty), &i) in columns.iter().zip(targets) {
         check_assignable(*ty, &schema.columns[i], None)?;
     }
     let serial_cols = prepare_serials(cx, t, table, &schema, targets)?;
@@ -500,11 +502,16 @@ pub(crate) fn insert_plan(
         table,
         schema: &schema,
         targets,
-        source_types: plan.columns.iter().map(|(_, ty)| *ty).collect(),
+        source_types: columns.iter().map(|(_, ty)| *ty).collect(),
         serial_cols,
     };
     let mut failed = None;
-    let n = if plan.is_streaming() && !matches!(plan.source, Source::Table(_)) {
+    let streaming = query.as_select().filter(|p| {
+        p.is_streaming()
+            && matches!(p.source, Source::Nothing | Source::Series { .. })
+            && !p.has_subquery()
+    });
+    let n = if let Some(plan) = streaming {
         let mut series = SeriesIter::new(&plan.source);
         let mut nothing_done = !matches!(plan.source, Source::Nothing);
         let mut skipped = 0u64;
@@ -552,7 +559,7 @@ pub(crate) fn insert_plan(
         })?
     } else {
         let guard = cx.guard;
-        let rows = plan.run(Some(t), &mut cx.eval_ctx(), guard)?;
+        let rows = query.run_top(Some(t.reader()?), cx.rng, guard)?;
         let mut it = rows.into_iter();
         t.insert_with(table, |row| {
             let Some(vals) = it.next() else { return false };
@@ -832,15 +839,16 @@ pub(crate) fn explain(cx: &mut Ctx, stmt: &ast::Statement, analyze: bool) -> Sql
             None => None,
         };
         let access = access_for(cx.db, &table, &schema, filter.as_ref());
-        let mut lines = vec![format!("{verb} on {table}")];
+        let lines = vec![format!("{verb} on {table}")];
         let text = selection.as_ref().map(|w| w.to_string());
         let names: Vec<String> = schema.columns.iter().map(|c| c.name.clone()).collect();
-        crate::select::explain_access(&mut lines, &access, &table, 1, text.as_deref(), &names);
-        Ok(lines)
+        let mut out = Explain { lines };
+        crate::select::explain_access(&mut out, &access, &table, 1, text.as_deref(), &names);
+        Ok(out.lines)
     };
     match stmt {
         ast::Statement::Query(q) => {
-            let plan = SelectPlan::plan(q, &mut DbCatalog(cx.db))?;
+            let plan = QueryPlan::plan(q, &DbCatalog(cx.db))?;
             lines = plan.explain();
         }
         ast::Statement::Update(u) => {
@@ -869,7 +877,7 @@ pub(crate) fn explain(cx: &mut Ctx, stmt: &ast::Statement, analyze: bool) -> Sql
                         .source
                         .as_deref()
                         .ok_or_else(|| SqlError::syntax("INSERT without rows"))?;
-                    let plan = SelectPlan::plan(q, &mut DbCatalog(cx.db))?;
+                    let plan = QueryPlan::plan(q, &DbCatalog(cx.db))?;
                     for (i, l) in plan.explain().into_iter().enumerate() {
                         lines.push(if i == 0 {
                             format!("  ->  {l}")
@@ -935,7 +943,7 @@ fn modify(
             // Found first, then changed: a changed key never meets the read again.
             let mut actions = Vec::new();
             let mut failed = None;
-            read_index(t, &r, &mut |id, row| match f(&row) {
+            read_index(&t.reader()?, &r, &mut |id, row| match f(&row) {
                 RowAction::Keep => true,
                 RowAction::Stop => false,
                 action => {

@@ -14,6 +14,9 @@ pub mod code {
     pub const AMBIGUOUS_COLUMN: &str = "42702";
     pub const DUPLICATE_TABLE: &str = "42P07";
     pub const DUPLICATE_COLUMN: &str = "42701";
+    pub const DUPLICATE_ALIAS: &str = "42712";
+    pub const INVALID_COLUMN_REFERENCE: &str = "42P10";
+    pub const CARDINALITY_VIOLATION: &str = "21000";
     pub const DATATYPE_MISMATCH: &str = "42804";
     pub const UNDEFINED_FUNCTION: &str = "42883";
     pub const UNDEFINED_OBJECT: &str = "42704";

@@ -2,6 +2,7 @@
 //! row after row.
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use walden::rng::SimRng;
 use walden::Value;
@@ -22,7 +23,7 @@ pub enum CmpOp {
 }
 
 impl CmpOp {
-    fn holds(self, o: Ordering) -> bool {
+    pub fn holds(self, o: Ordering) -> bool {
         match self {
             CmpOp::Eq => o == Ordering::Equal,
             CmpOp::NotEq => o != Ordering::Equal,
@@ -61,18 +62,71 @@ pub enum Expr {
     Call(Func, Vec<Expr>, SqlType),
     Coalesce(Vec<Expr>, SqlType),
     InList(Box<Expr>, Vec<Expr>, bool),
+    /// Parameter `n` of the subquery this expression is part of: a value of the
+    /// enclosing query's row (a correlated subquery's outer column).
+    Outer(usize, SqlType),
+    Subquery(Box<Subquery>),
+}
+
+/// What a subquery in an expression gives.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SubqueryKind {
+    /// `(SELECT x ...)`: its one value, or NULL for no row.
+    Scalar,
+    /// `EXISTS (SELECT ...)`.
+    Exists,
+    /// `lhs op ANY (SELECT x ...)` (`IN` is `= ANY`).
+    Any(CmpOp),
+    /// `lhs op ALL (SELECT x ...)`.
+    All(CmpOp),
+}
+
+/// A subquery in an expression, with the values of the enclosing row it reads
+/// (`params`, bound in the enclosing query; `Expr::Outer(n)` inside reads value n).
+#[derive(Debug, Clone)]
+pub struct Subquery {
+    pub kind: SubqueryKind,
+    pub plan: Arc<crate::select::QueryPlan>,
+    pub params: Vec<Expr>,
+    pub lhs: Option<Expr>,
+    pub ty: SqlType,
+}
+
+impl PartialEq for Subquery {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.plan, &other.plan)
+            && self.kind == other.kind
+            && self.params == other.params
+            && self.lhs == other.lhs
+    }
 }
 
 /// What evaluation may need besides the row.
 pub struct EvalCtx<'a> {
     pub rng: &'a mut SimRng,
+    /// The values `Expr::Outer` reads (a subquery's parameters while it runs).
+    pub outer: &'a [Value],
+    /// The running query: what subqueries read with, and what they found.
+    pub run: Option<&'a crate::select::RunCx<'a>>,
+}
+
+impl<'a> EvalCtx<'a> {
+    /// A context for expressions that read no tables.
+    pub fn new(rng: &'a mut SimRng) -> EvalCtx<'a> {
+        EvalCtx {
+            rng,
+            outer: &[],
+            run: None,
+        }
+    }
 }
 
 impl Expr {
     pub fn ty(&self) -> SqlType {
         match self {
             Expr::Const(v) => value::type_of(v),
-            Expr::Column(_, t) | Expr::Param(_, t) => *t,
+            Expr::Column(_, t) | Expr::Param(_, t) | Expr::Outer(_, t) => *t,
+            Expr::Subquery(s) => s.ty,
             Expr::Neg(_, t) => *t,
             Expr::Arith(_, _, _, t)
             | Expr::Case { ty: t, .. }
@@ -106,7 +160,7 @@ impl Expr {
         let folded = Expr::is_folded_constant;
         match self {
             Expr::Const(_) => true,
-            Expr::Column(..) | Expr::Param(..) => false,
+            Expr::Column(..) | Expr::Param(..) | Expr::Outer(..) | Expr::Subquery(_) => false,
             Expr::Neg(e, _) | Expr::Not(e) | Expr::IsNull(e, _) | Expr::Cast(e, _) => folded(e),
             Expr::Arith(_, a, b, _)
             | Expr::Cmp(_, a, b)
@@ -132,7 +186,18 @@ impl Expr {
     /// The same node over operands mapped by `f`; None if `f` gives None for one.
     pub fn try_map_operands(self, f: &mut impl FnMut(Expr) -> Option<Expr>) -> Option<Expr> {
         Some(match self {
-            Expr::Const(_) | Expr::Column(..) | Expr::Param(..) => self,
+            Expr::Const(_) | Expr::Column(..) | Expr::Param(..) | Expr::Outer(..) => self,
+            Expr::Subquery(mut s) => {
+                s.lhs = match s.lhs.take() {
+                    Some(e) => Some(f(e)?),
+                    None => None,
+                };
+                s.params = std::mem::take(&mut s.params)
+                    .into_iter()
+                    .map(&mut *f)
+                    .collect::<Option<_>>()?;
+                Expr::Subquery(s)
+            }
             Expr::Neg(e, ty) => Expr::Neg(Box::new(f(*e)?), ty),
             Expr::Not(e) => Expr::Not(Box::new(f(*e)?)),
             Expr::IsNull(e, negated) => Expr::IsNull(Box::new(f(*e)?), negated),
@@ -181,6 +246,83 @@ impl Expr {
         })
     }
 
+    /// Calls `f` with this expression and each expression inside it (not inside a
+    /// subquery's own plan: its parameters and left operand only).
+    pub fn visit(&self, f: &mut dyn FnMut(&Expr)) {
+        crate::depth::recurse(|| {
+            f(self);
+            match self {
+                Expr::Const(_) | Expr::Column(..) | Expr::Param(..) | Expr::Outer(..) => {}
+                Expr::Subquery(s) => {
+                    s.lhs.iter().for_each(|e| e.visit(f));
+                    s.params.iter().for_each(|e| e.visit(f));
+                }
+                Expr::Neg(e, _) | Expr::Not(e) | Expr::IsNull(e, _) | Expr::Cast(e, _) => {
+                    e.visit(f)
+                }
+                Expr::Arith(_, a, b, _)
+                | Expr::Cmp(_, a, b)
+                | Expr::And(a, b)
+                | Expr::Or(a, b)
+                | Expr::Concat(a, b) => {
+                    a.visit(f);
+                    b.visit(f);
+                }
+                Expr::Case {
+                    operand,
+                    whens,
+                    otherwise,
+                    ..
+                } => {
+                    operand.iter().for_each(|e| e.visit(f));
+                    for (w, t) in whens {
+                        w.visit(f);
+                        t.visit(f);
+                    }
+                    otherwise.iter().for_each(|e| e.visit(f));
+                }
+                Expr::Call(_, args, _) | Expr::Coalesce(args, _) => {
+                    args.iter().for_each(|e| e.visit(f))
+                }
+                Expr::InList(e, list, _) => {
+                    e.visit(f);
+                    list.iter().for_each(|x| x.visit(f));
+                }
+            }
+        })
+    }
+
+    /// The input columns the expression reads, in order, without repeats.
+    pub fn columns(&self) -> Vec<usize> {
+        let mut out = Vec::new();
+        self.visit(&mut |e| {
+            if let Expr::Column(i, _) = e {
+                if !out.contains(i) {
+                    out.push(*i);
+                }
+            }
+        });
+        out.sort_unstable();
+        out
+    }
+
+    /// True if the expression holds a subquery.
+    pub fn has_subquery(&self) -> bool {
+        let mut found = false;
+        self.visit(&mut |e| found |= matches!(e, Expr::Subquery(_)));
+        found
+    }
+
+    /// The expression with each input column `i` read from column `f(i)` instead.
+    pub fn map_columns(self, f: &dyn Fn(usize) -> usize) -> Expr {
+        crate::depth::recurse(|| match self {
+            Expr::Column(i, ty) => Expr::Column(f(i), ty),
+            e => e
+                .try_map_operands(&mut |x| Some(x.map_columns(f)))
+                .unwrap_or(Expr::Const(Value::Null)),
+        })
+    }
+
     /// The expression with each parameter replaced by its value, and folded again where
     /// that made its operands constant (as binding the values written in would).
     pub fn with_params(self, values: &[Value]) -> SqlResult<Expr> {
@@ -189,7 +331,7 @@ impl Expr {
                 Expr::Param(n, _) => {
                     return Ok(Expr::Const(values.get(n).cloned().unwrap_or(Value::Null)))
                 }
-                Expr::Const(_) | Expr::Column(..) => return Ok(self),
+                Expr::Const(_) | Expr::Column(..) | Expr::Outer(..) => return Ok(self),
                 e => {
                     let mut failed = None;
                     let mapped = e.try_map_operands(&mut |x| match x.with_params(values) {
@@ -229,6 +371,8 @@ impl Expr {
                 ))
             }
             Expr::Column(i, _) => row.get(*i).cloned().unwrap_or(Value::Null),
+            Expr::Outer(i, _) => cx.outer.get(*i).cloned().unwrap_or(Value::Null),
+            Expr::Subquery(s) => return crate::select::eval_subquery(s, row, cx),
             Expr::Neg(e, _) => value::negate(&e.eval(row, cx)?)?,
             Expr::Not(e) => match e.eval(row, cx)? {
                 Value::Bool(b) => Value::Bool(!b),

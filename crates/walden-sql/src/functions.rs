@@ -231,7 +231,7 @@ mod tests {
 
     fn run(f: Func, args: &[Value]) -> Value {
         let mut rng = SimRng::new(1);
-        call(f, args, &mut EvalCtx { rng: &mut rng }).unwrap()
+        call(f, args, &mut EvalCtx::new(&mut rng)).unwrap()
     }
 
     fn t(s: &str) -> Value {
@@ -272,7 +272,7 @@ mod tests {
     #[test]
     fn random_is_in_range_and_uuid_is_v4() {
         let mut rng = SimRng::new(9);
-        let mut cx = EvalCtx { rng: &mut rng };
+        let mut cx = EvalCtx::new(&mut rng);
         for _ in 0..1000 {
             match call(Func::Random, &[], &mut cx).unwrap() {
                 Value::Float8(x) => assert!((0.0..1.0).contains(&x)),

@@ -12,6 +12,7 @@ pub mod depth;
 mod dml;
 pub mod error;
 pub mod expr;
+pub mod from;
 pub mod functions;
 pub mod guard;
 pub mod prepared;

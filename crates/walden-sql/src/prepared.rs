@@ -28,7 +28,7 @@ use crate::depth::Deep;
 use crate::dml::{BoundInsert, BoundModify};
 use crate::error::{code, SqlError, SqlResult};
 use crate::script::{parse_script, Parsed};
-use crate::select::{CachedSelect, SelectPlan};
+use crate::select::{CachedSelect, QueryPlan};
 use crate::session::DbCatalog;
 use crate::types::SqlType;
 use crate::value;
@@ -131,7 +131,7 @@ impl PreparedRun {
         }
         let plan = match &*self.template.stmt {
             ast::Statement::Query(q) => {
-                CachedSelect::new(q, &types, &mut DbCatalog(db)).map(|p| Plan::Select(Arc::new(p)))
+                CachedSelect::new(q, &types, &DbCatalog(db)).map(|p| Plan::Select(Arc::new(p)))
             }
             ast::Statement::Insert(ins) => {
                 BoundInsert::cached(ins, &types, db).map(|p| Plan::Insert(Arc::new(p)))
@@ -149,12 +149,12 @@ impl PreparedRun {
     /// The plan for this run: the cached one filled with the values, made first if the
     /// catalog or the values' types changed since; or, for a query that does not bind
     /// with parameters, the plan of the query with its values written in.
-    pub(crate) fn select_plan(&self, db: &Database) -> SqlResult<SelectPlan> {
+    pub(crate) fn select_plan(&self, db: &Database) -> SqlResult<QueryPlan> {
         if let Some(Plan::Select(c)) = self.plan(db) {
             return c.instantiate(&self.values);
         }
         match &*self.written_in() {
-            ast::Statement::Query(q) => SelectPlan::plan(q, &mut DbCatalog(db)),
+            ast::Statement::Query(q) => QueryPlan::plan(q, &DbCatalog(db)),
             _ => Err(SqlError::new(code::INTERNAL, "a prepared query changed")),
         }
     }

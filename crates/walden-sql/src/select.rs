@@ -1,38 +1,32 @@
-//! SELECT: planning a query over one table, `generate_series`, or nothing, and running
-//! it — filter, grouping and aggregates, projection, ORDER BY, OFFSET and LIMIT.
+//! Queries: a query expression planned — WITH, set operations (UNION, INTERSECT,
+//! EXCEPT), VALUES, and SELECT blocks over their FROM clause (see `from`) — and run:
+//! filter, grouping and aggregates, projection, DISTINCT, ORDER BY, OFFSET and LIMIT;
+//! and the subqueries expressions hold.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::rc::Rc;
 use std::sync::Arc;
 
 use sqlparser::ast::{
-    self, FunctionArg, FunctionArgExpr, GroupByExpr, LimitClause, OrderByKind, OrderBySort,
-    SelectItem, SetExpr, Spanned, TableFactor,
+    self, GroupByExpr, LimitClause, OrderByKind, OrderBySort, SelectItem, SetExpr, SetOperator,
+    SetQuantifier, Spanned,
 };
-use walden::{Transaction, Value};
+use walden::{Reader, Value};
 
 use crate::access_path::{self, Access, IndexMeta, Wanted};
-use crate::bind::{object_name, output_name, AggCall, AggFunc, Binder, Grouping, Scope};
+use crate::bind::{
+    ident_name, output_name, regroup_column, AggCall, AggFunc, Binder, Grouping, PlanCx, Scope,
+};
 use crate::error::{code, SqlError, SqlResult};
-use crate::expr::{EvalCtx, Expr};
+use crate::expr::{EvalCtx, Expr, Subquery, SubqueryKind};
+pub use crate::from::Source;
+use crate::from::{plan_from, Explain};
 use crate::guard::{row_bytes, Guard};
-use crate::types::SqlType;
+use crate::types::{DeclaredType, SqlType};
 use crate::value::{self, as_f64, as_i64, sort_cmp};
-
-/// Where a query's rows come from.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Source {
-    /// No FROM: one row with no columns.
-    Nothing,
-    Series {
-        start: i64,
-        stop: i64,
-        step: i64,
-        ty: SqlType,
-    },
-    Table(String),
-}
 
 #[derive(Debug, Clone, PartialEq)]
 enum SortKey {
@@ -40,11 +34,689 @@ enum SortKey {
     Expr(Expr),
 }
 
+/// Resolves names to tables (the caller knows the catalog).
+pub trait Catalog {
+    fn table_scope(&self, name: &str) -> SqlResult<Scope>;
+    /// The table's indexes (none by default).
+    fn indexes(&self, _table: &str) -> Vec<IndexMeta> {
+        Vec::new()
+    }
+    /// An estimate of the table's rows, for choosing how to join.
+    fn rows(&self, _table: &str) -> f64 {
+        1000.0
+    }
+}
+
+/// A WITH query, by name.
+pub struct Cte {
+    pub name: String,
+    pub plan: Arc<QueryPlan>,
+    pub columns: Vec<(String, SqlType)>,
+}
+
+/// The WITH queries in reach of a query: its own, then its enclosing queries'.
+pub struct Ctes<'a> {
+    pub list: Vec<Cte>,
+    pub parent: Option<&'a Ctes<'a>>,
+}
+
+impl Ctes<'_> {
+    pub fn find(&self, name: &str) -> Option<&Cte> {
+        match self.list.iter().find(|c| c.name == name) {
+            Some(c) => Some(c),
+            None => self.parent?.find(name),
+        }
+    }
+}
+
+/// A planned query expression.
+#[derive(Debug)]
+pub enum QueryPlan {
+    Select(Box<SelectPlan>),
+    /// A set operation, VALUES or a parenthesized query, with the ORDER BY, OFFSET and
+    /// LIMIT written after it.
+    Combined(Box<Combined>),
+}
+
+#[derive(Debug)]
+pub struct Combined {
+    body: Body,
+    columns: Vec<(String, SqlType)>,
+    /// Sort keys over the output row.
+    order: Vec<(Expr, bool, bool)>,
+    limit: Option<u64>,
+    offset: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetOp {
+    Union,
+    Intersect,
+    Except,
+}
+
+#[derive(Debug)]
+enum Body {
+    Query(QueryPlan),
+    Values(Vec<Vec<Expr>>),
+    SetOp {
+        op: SetOp,
+        all: bool,
+        left: QueryPlan,
+        right: QueryPlan,
+        /// Each column's type where a side's differs from the result's.
+        left_casts: Vec<Option<SqlType>>,
+        right_casts: Vec<Option<SqlType>>,
+    },
+}
+
+fn const_int(e: &ast::Expr, what: &str) -> SqlResult<i64> {
+    let b = Binder::plain(&Scope::default()).bind(e)?;
+    match b {
+        Expr::Const(v) if as_i64(&v).is_some() => Ok(as_i64(&v).unwrap_or(0)),
+        _ => Err(SqlError::new(
+            code::DATATYPE_MISMATCH,
+            format!("argument of {what} must be an integer constant"),
+        )
+        .at(e.span().start)),
+    }
+}
+
+fn is_aggregate_error(e: &SqlError) -> bool {
+    e.code == code::GROUPING_ERROR && e.message.starts_with("aggregate functions are not allowed")
+}
+
+/// LIMIT and OFFSET as written.
+fn limit_offset(limit: Option<&LimitClause>) -> SqlResult<(Option<u64>, u64)> {
+    let mut out = (None, 0);
+    match limit {
+        None => {}
+        Some(LimitClause::LimitOffset {
+            limit,
+            offset,
+            limit_by,
+        }) if limit_by.is_empty() => {
+            if let Some(l) = limit {
+                if !matches!(l, ast::Expr::Value(v) if v.value == ast::Value::Null) {
+                    let n = const_int(l, "LIMIT")?;
+                    if n < 0 {
+                        return Err(SqlError::new(
+                            code::INVALID_PARAMETER,
+                            "LIMIT must not be negative",
+                        ));
+                    }
+                    out.0 = Some(n as u64);
+                }
+            }
+            if let Some(o) = offset {
+                let n = const_int(&o.value, "OFFSET")?;
+                if n < 0 {
+                    return Err(SqlError::new(
+                        code::INVALID_PARAMETER,
+                        "OFFSET must not be negative",
+                    ));
+                }
+                out.1 = n as u64;
+            }
+        }
+        Some(_) => return Err(SqlError::unsupported("this LIMIT syntax")),
+    }
+    Ok(out)
+}
+
+/// ORDER BY's items: each expression, descending, and NULLs first.
+fn order_items(ob: Option<&ast::OrderBy>) -> SqlResult<Vec<(&ast::Expr, bool, bool)>> {
+    let Some(ob) = ob else {
+        return Ok(Vec::new());
+    };
+    let OrderByKind::Expressions(list) = &ob.kind else {
+        return Err(SqlError::unsupported("ORDER BY ALL"));
+    };
+    let mut out = Vec::with_capacity(list.len());
+    for o in list {
+        let desc = match &o.options.sort {
+            None | Some(OrderBySort::Asc) => false,
+            Some(OrderBySort::Desc) => true,
+            Some(OrderBySort::Using(_)) => return Err(SqlError::unsupported("ORDER BY USING")),
+        };
+        // PostgreSQL: NULLs are larger than any value.
+        out.push((&o.expr, desc, o.options.nulls_first.unwrap_or(desc)));
+    }
+    Ok(out)
+}
+
+impl QueryPlan {
+    pub fn plan(query: &ast::Query, catalog: &dyn Catalog) -> SqlResult<QueryPlan> {
+        QueryPlan::plan_in(
+            query,
+            &PlanCx {
+                catalog,
+                ctes: None,
+                outer: None,
+            },
+        )
+    }
+
+    /// Plans a query inside `cx` (a subquery sees its enclosing queries and their WITH
+    /// queries).
+    pub fn plan_in(query: &ast::Query, cx: &PlanCx) -> SqlResult<QueryPlan> {
+        crate::depth::recurse(|| QueryPlan::plan_query(query, cx))
+    }
+
+    fn plan_query(query: &ast::Query, cx: &PlanCx) -> SqlResult<QueryPlan> {
+        if query.fetch.is_some() || !query.locks.is_empty() {
+            return Err(SqlError::unsupported("FETCH or FOR UPDATE"));
+        }
+        let holder;
+        let mut cx = *cx;
+        if let Some(with) = &query.with {
+            if with.recursive {
+                return Err(SqlError::unsupported("WITH RECURSIVE").at(with.span().start));
+            }
+            let mut ctes = Ctes {
+                list: Vec::new(),
+                parent: cx.ctes,
+            };
+            for cte in &with.cte_tables {
+                let name = ident_name(&cte.alias.name);
+                if ctes.list.iter().any(|c| c.name == name) {
+                    return Err(SqlError::new(
+                        code::DUPLICATE_ALIAS,
+                        format!("WITH query name \"{name}\" specified more than once"),
+                    )
+                    .at(cte.alias.name.span.start));
+                }
+                let plan = {
+                    let inner = PlanCx {
+                        ctes: Some(&ctes),
+                        ..cx
+                    };
+                    QueryPlan::plan_in(&cte.query, &inner)?
+                };
+                let mut columns = plan.columns().to_vec();
+                if cte.alias.columns.len() > columns.len() {
+                    return Err(SqlError::new(
+                        code::INVALID_COLUMN_REFERENCE,
+                        format!(
+                            "WITH query \"{name}\" has {} columns available but {} columns specified",
+                            columns.len(),
+                            cte.alias.columns.len()
+                        ),
+                    ));
+                }
+                for (c, a) in columns.iter_mut().zip(&cte.alias.columns) {
+                    c.0 = ident_name(&a.name);
+                }
+                ctes.list.push(Cte {
+                    name,
+                    plan: Arc::new(plan),
+                    columns,
+                });
+            }
+            holder = ctes;
+            cx.ctes = Some(&holder);
+        }
+        if let SetExpr::Select(s) = query.body.as_ref() {
+            let (plan, _) =
+                SelectPlan::bound(s, query.order_by.as_ref(), query.limit_clause.as_ref(), &cx)?;
+            return Ok(QueryPlan::Select(Box::new(plan)));
+        }
+        let body = plan_body(&query.body, &cx)?;
+        let (limit, offset) = limit_offset(query.limit_clause.as_ref())?;
+        let columns = body.columns().to_vec();
+        let items = order_items(query.order_by.as_ref())?;
+        if items.is_empty() && limit.is_none() && offset == 0 {
+            if let Body::Query(q) = body {
+                return Ok(q);
+            }
+        }
+        // ORDER BY over the result: a position, or a result column's name.
+        let scope = Scope {
+            columns: columns.clone(),
+            ..Scope::default()
+        };
+        let mut order = Vec::new();
+        for (e, desc, nulls_first) in items {
+            let key = match e {
+                ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
+                    let i = const_int(e, "ORDER BY")?;
+                    if i < 1 || i as usize > columns.len() {
+                        return Err(SqlError::new(
+                            code::INVALID_PARAMETER,
+                            format!("ORDER BY position {i} is not in select list"),
+                        )
+                        .at(e.span().start));
+                    }
+                    Expr::Column(i as usize - 1, columns[i as usize - 1].1)
+                }
+                _ => Binder::plain(&scope).bind(e).map_err(|err| {
+                    if err.code == code::UNDEFINED_COLUMN && !matches!(body, Body::Query(_)) {
+                        SqlError::new(
+                            code::FEATURE_NOT_SUPPORTED,
+                            "ORDER BY on a UNION/INTERSECT/EXCEPT result must be on one of the result columns",
+                        )
+                        .at(e.span().start)
+                    } else {
+                        err
+                    }
+                })?,
+            };
+            order.push((key, desc, nulls_first));
+        }
+        Ok(QueryPlan::Combined(Box::new(Combined {
+            body,
+            columns,
+            order,
+            limit,
+            offset,
+        })))
+    }
+
+    /// Names and types of the result columns.
+    pub fn columns(&self) -> &[(String, SqlType)] {
+        match self {
+            QueryPlan::Select(s) => &s.columns,
+            QueryPlan::Combined(c) => &c.columns,
+        }
+    }
+
+    pub fn as_select(&self) -> Option<&SelectPlan> {
+        match self {
+            QueryPlan::Select(s) => Some(s),
+            QueryPlan::Combined(_) => None,
+        }
+    }
+
+    /// Runs the query (tables read through `cx.run`) and returns its rows.
+    pub fn run(&self, cx: &mut EvalCtx) -> SqlResult<Vec<Vec<Value>>> {
+        crate::depth::recurse(|| match self {
+            QueryPlan::Select(s) => s.run(cx),
+            QueryPlan::Combined(c) => c.run(cx),
+        })
+    }
+
+    /// Runs the query at the top of a statement, reading with `reader`.
+    pub(crate) fn run_top(
+        &self,
+        reader: Option<Reader>,
+        rng: &mut walden::rng::SimRng,
+        guard: &Guard,
+    ) -> SqlResult<Vec<Vec<Value>>> {
+        let rc = RunCx::new(reader, guard);
+        let mut cx = EvalCtx {
+            rng,
+            outer: &[],
+            run: Some(&rc),
+        };
+        self.run(&mut cx)
+    }
+
+    /// The plan as EXPLAIN shows it, one line per row, PostgreSQL's node names.
+    pub fn explain(&self) -> Vec<String> {
+        let mut out = Explain::default();
+        self.explain_into(&mut out, 0);
+        out.lines
+    }
+
+    pub(crate) fn explain_into(&self, out: &mut Explain, depth: usize) {
+        match self {
+            QueryPlan::Select(s) => s.explain_into(out, depth),
+            QueryPlan::Combined(c) => c.explain_into(out, depth),
+        }
+    }
+}
+
+fn plan_set_expr(e: &SetExpr, cx: &PlanCx) -> SqlResult<QueryPlan> {
+    match e {
+        SetExpr::Select(s) => Ok(QueryPlan::Select(Box::new(
+            SelectPlan::bound(s, None, None, cx)?.0,
+        ))),
+        SetExpr::Query(q) => QueryPlan::plan_in(q, cx),
+        other => Ok(match plan_body(other, cx)? {
+            Body::Query(q) => q,
+            body => QueryPlan::Combined(Box::new(Combined {
+                columns: body.columns().to_vec(),
+                body,
+                order: Vec::new(),
+                limit: None,
+                offset: 0,
+            })),
+        }),
+    }
+}
+
+fn plan_body(e: &SetExpr, cx: &PlanCx) -> SqlResult<Body> {
+    crate::depth::recurse(|| match e {
+        SetExpr::Select(_) | SetExpr::Query(_) => Ok(Body::Query(plan_set_expr(e, cx)?)),
+        SetExpr::SetOperation {
+            op,
+            set_quantifier,
+            left,
+            right,
+        } => {
+            let op = match op {
+                SetOperator::Union => SetOp::Union,
+                SetOperator::Intersect => SetOp::Intersect,
+                SetOperator::Except => SetOp::Except,
+                other => return Err(SqlError::unsupported(other.to_string().to_uppercase())),
+            };
+            let all = match set_quantifier {
+                SetQuantifier::All => true,
+                SetQuantifier::Distinct | SetQuantifier::None => false,
+                other => return Err(SqlError::unsupported(format!("{op:?} {other}"))),
+            };
+            let left = plan_set_expr(left, cx)?;
+            let right = plan_set_expr(right, cx)?;
+            let name = match op {
+                SetOp::Union => "UNION",
+                SetOp::Intersect => "INTERSECT",
+                SetOp::Except => "EXCEPT",
+            };
+            let (lc, rc) = (left.columns(), right.columns());
+            if lc.len() != rc.len() {
+                return Err(SqlError::syntax(format!(
+                    "each {name} query must have the same number of columns"
+                )));
+            }
+            let mut left_casts = Vec::with_capacity(lc.len());
+            let mut right_casts = Vec::with_capacity(lc.len());
+            for ((_, a), (_, b)) in lc.iter().zip(rc) {
+                let ty = match (*a, *b) {
+                    (x, y) if x == y => x,
+                    (SqlType::Null, y) => y,
+                    (x, SqlType::Null) => x,
+                    (x, y) if x.is_numeric() && y.is_numeric() => SqlType::wider(x, y),
+                    (x, y) => {
+                        return Err(SqlError::new(
+                            code::DATATYPE_MISMATCH,
+                            format!(
+                                "{name} types {} and {} cannot be matched",
+                                x.name(),
+                                y.name()
+                            ),
+                        ))
+                    }
+                };
+                left_casts.push((*a != ty && *a != SqlType::Null).then_some(ty));
+                right_casts.push((*b != ty && *b != SqlType::Null).then_some(ty));
+            }
+            Ok(Body::SetOp {
+                op,
+                all,
+                left,
+                right,
+                left_casts,
+                right_casts,
+            })
+        }
+        SetExpr::Values(v) => {
+            let empty = Scope::default();
+            let mut rows: Vec<Vec<Expr>> = Vec::with_capacity(v.rows.len());
+            for row in &v.rows {
+                let mut b = Binder::in_query(&empty, *cx);
+                let mut out = Vec::with_capacity(row.len());
+                for e in row.iter() {
+                    out.push(b.bind(e)?);
+                }
+                if let Some(first) = rows.first() {
+                    if first.len() != out.len() {
+                        return Err(SqlError::syntax("VALUES lists must all be the same length"));
+                    }
+                }
+                rows.push(out);
+            }
+            Ok(Body::Values(rows))
+        }
+        _ => Err(SqlError::unsupported("this kind of query")),
+    })
+}
+
+impl Body {
+    fn columns(&self) -> Cow<'_, [(String, SqlType)]> {
+        match self {
+            Body::Query(q) => Cow::Borrowed(q.columns()),
+            Body::SetOp {
+                left, left_casts, ..
+            } => Cow::Owned(
+                left.columns()
+                    .iter()
+                    .zip(left_casts)
+                    .map(|((n, t), c)| (n.clone(), c.unwrap_or(*t)))
+                    .collect(),
+            ),
+            Body::Values(rows) => {
+                let n = rows.first().map_or(0, Vec::len);
+                Cow::Owned(
+                    (0..n)
+                        .map(|i| {
+                            let ty = rows.iter().map(|r| r[i].ty()).fold(SqlType::Null, |a, b| {
+                                match (a, b) {
+                                    (SqlType::Null, b) => b,
+                                    (a, b) if a.is_numeric() && b.is_numeric() => {
+                                        SqlType::wider(a, b)
+                                    }
+                                    (a, _) => a,
+                                }
+                            });
+                            (format!("column{}", i + 1), ty)
+                        })
+                        .collect(),
+                )
+            }
+        }
+    }
+}
+
+impl Combined {
+    fn run(&self, cx: &mut EvalCtx) -> SqlResult<Vec<Vec<Value>>> {
+        let guard = cx.run.map(|r| r.guard);
+        let mut rows = match &self.body {
+            Body::Query(q) => q.run(cx)?,
+            Body::Values(list) => {
+                let mut rows = Vec::with_capacity(list.len());
+                for r in list {
+                    let mut out = Vec::with_capacity(r.len());
+                    for (e, (_, ty)) in r.iter().zip(&self.columns) {
+                        let v = e.eval(&[], cx)?;
+                        out.push(convert(v, e.ty(), *ty)?);
+                    }
+                    rows.push(out);
+                }
+                rows
+            }
+            Body::SetOp {
+                op,
+                all,
+                left,
+                right,
+                left_casts,
+                right_casts,
+            } => {
+                let l = cast_rows(left.run(cx)?, left.columns(), left_casts)?;
+                let r = cast_rows(right.run(cx)?, right.columns(), right_casts)?;
+                set_operation(*op, *all, l, r, guard)?
+            }
+        };
+        if !self.order.is_empty() {
+            let mut keyed = Vec::with_capacity(rows.len());
+            for row in rows {
+                let mut keys = Vec::with_capacity(self.order.len());
+                for (e, _, _) in &self.order {
+                    keys.push(e.eval(&row, cx)?);
+                }
+                keyed.push((row, keys));
+            }
+            let order: Vec<(SortKey, bool, bool)> = self
+                .order
+                .iter()
+                .map(|(_, d, n)| (SortKey::Output(0), *d, *n))
+                .collect();
+            keyed.sort_by(|a, b| compare_keys(&order, &a.1, &b.1));
+            rows = keyed.into_iter().map(|(r, _)| r).collect();
+        }
+        let skip = usize::try_from(self.offset).unwrap_or(usize::MAX);
+        let take = self
+            .limit
+            .map_or(usize::MAX, |l| usize::try_from(l).unwrap_or(usize::MAX));
+        if skip > 0 || take < rows.len() {
+            rows = rows.into_iter().skip(skip).take(take).collect();
+        }
+        Ok(rows)
+    }
+
+    fn explain_into(&self, out: &mut Explain, mut depth: usize) {
+        if self.limit.is_some() || self.offset > 0 {
+            out.node(depth, "Limit");
+            depth += 1;
+        }
+        if !self.order.is_empty() {
+            out.node(depth, "Sort");
+            depth += 1;
+        }
+        match &self.body {
+            Body::Query(q) => q.explain_into(out, depth),
+            Body::Values(rows) => out.node(
+                depth,
+                &format!("Values Scan on \"*VALUES*\"  (rows={})", rows.len()),
+            ),
+            Body::SetOp {
+                op,
+                all,
+                left,
+                right,
+                ..
+            } => {
+                let text = match (op, all) {
+                    (SetOp::Union, true) => "Append",
+                    (SetOp::Union, false) => "HashAggregate (Union)",
+                    (SetOp::Intersect, true) => "HashSetOp Intersect All",
+                    (SetOp::Intersect, false) => "HashSetOp Intersect",
+                    (SetOp::Except, true) => "HashSetOp Except All",
+                    (SetOp::Except, false) => "HashSetOp Except",
+                };
+                out.node(depth, text);
+                left.explain_into(out, depth + 1);
+                right.explain_into(out, depth + 1);
+            }
+        }
+    }
+}
+
+fn convert(v: Value, from: SqlType, to: SqlType) -> SqlResult<Value> {
+    if from == to || matches!(v, Value::Null) || from == SqlType::Null {
+        return Ok(v);
+    }
+    value::cast_from(v, from, &DeclaredType::plain(to), false)
+}
+
+fn cast_rows(
+    mut rows: Vec<Vec<Value>>,
+    columns: &[(String, SqlType)],
+    casts: &[Option<SqlType>],
+) -> SqlResult<Vec<Vec<Value>>> {
+    if casts.iter().all(Option::is_none) {
+        return Ok(rows);
+    }
+    for row in &mut rows {
+        for (i, c) in casts.iter().enumerate() {
+            if let (Some(to), Some(v)) = (c, row.get_mut(i)) {
+                let from = columns.get(i).map_or(SqlType::Null, |c| c.1);
+                *v = convert(std::mem::replace(v, Value::Null), from, *to)?;
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// UNION, INTERSECT or EXCEPT of two row lists, with or without ALL; rows equal as
+/// DISTINCT sees them (NULLs equal) are the same row.
+fn set_operation(
+    op: SetOp,
+    all: bool,
+    left: Vec<Vec<Value>>,
+    right: Vec<Vec<Value>>,
+    guard: Option<&Guard>,
+) -> SqlResult<Vec<Vec<Value>>> {
+    let mut buf = Vec::new();
+    let charge = |row: &[Value]| -> SqlResult<()> {
+        match guard {
+            Some(g) => g.charge(row_bytes(row) + 48),
+            None => Ok(()),
+        }
+    };
+    match (op, all) {
+        (SetOp::Union, true) => {
+            let mut out = left;
+            out.extend(right);
+            Ok(out)
+        }
+        (SetOp::Union, false) => {
+            let mut seen = HashSet::new();
+            let mut out = Vec::new();
+            for row in left.into_iter().chain(right) {
+                key_bytes(&row, &mut buf);
+                if seen.insert(buf.clone()) {
+                    charge(&row)?;
+                    out.push(row);
+                }
+            }
+            Ok(out)
+        }
+        (SetOp::Intersect | SetOp::Except, _) => {
+            let mut counts: HashMap<Vec<u8>, u64> = HashMap::new();
+            for row in &right {
+                key_bytes(row, &mut buf);
+                charge(row)?;
+                *counts.entry(buf.clone()).or_default() += 1;
+            }
+            let mut seen = HashSet::new();
+            let mut out = Vec::new();
+            for row in left {
+                key_bytes(&row, &mut buf);
+                let c = counts.get_mut(&buf);
+                let keep = match (op, all, c) {
+                    (SetOp::Intersect, true, Some(n)) if *n > 0 => {
+                        *n -= 1;
+                        true
+                    }
+                    (SetOp::Intersect, false, Some(_)) => seen.insert(buf.clone()),
+                    (SetOp::Intersect, _, _) => false,
+                    (SetOp::Except, true, Some(n)) if *n > 0 => {
+                        *n -= 1;
+                        false
+                    }
+                    (SetOp::Except, true, _) => true,
+                    (SetOp::Except, false, Some(_)) => false,
+                    (SetOp::Except, false, None) => seen.insert(buf.clone()),
+                    (SetOp::Union, ..) => true,
+                };
+                if keep {
+                    out.push(row);
+                }
+            }
+            Ok(out)
+        }
+    }
+}
+
+/// A SELECT list item: an expression as written, or a column `*` stands for.
+#[derive(Clone)]
+enum Item<'q> {
+    Ast(&'q ast::Expr),
+    Column(usize),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Distinct {
+    None,
+    All,
+    /// DISTINCT ON: the first row (in ORDER BY order) of each set of equal keys.
+    On(Vec<Expr>),
+}
+
 #[derive(Debug)]
 pub struct SelectPlan {
     pub source: Source,
-    /// How a table source is read.
-    pub access: Access,
     /// The WHERE clause as written, and the source's column names, for EXPLAIN.
     filter_text: Option<Arc<str>>,
     source_names: Arc<[String]>,
@@ -55,6 +727,7 @@ pub struct SelectPlan {
     grouping: Option<Grouping>,
     having: Option<Expr>,
     outputs: Vec<Expr>,
+    distinct: Distinct,
     /// Names and types of the result columns.
     pub columns: Vec<(String, SqlType)>,
     order: Vec<(SortKey, bool, bool)>,
@@ -76,17 +749,32 @@ pub(crate) struct CachedSelect {
 impl CachedSelect {
     /// Binds `query` with its parameters of `types`; None when it does not bind that way
     /// (a parameter where only a constant may stand, or whose type the context must
-    /// decide: the statement is then bound with its values written in, each run).
+    /// decide, or a query of more than one table or with subqueries: the statement is
+    /// then bound with its values written in, each run).
     pub fn new(
         query: &ast::Query,
         types: &[SqlType],
-        catalog: &mut dyn Catalog,
+        catalog: &dyn Catalog,
     ) -> Option<CachedSelect> {
-        let (plan, scope) =
-            crate::bind::with_param_types(types, || SelectPlan::bound(query, catalog)).ok()?;
+        let ast::SetExpr::Select(s) = query.body.as_ref() else {
+            return None;
+        };
+        if query.with.is_some() || query.fetch.is_some() || !query.locks.is_empty() {
+            return None;
+        }
+        let cx = PlanCx {
+            catalog,
+            ctes: None,
+            outer: None,
+        };
+        let (plan, scope) = crate::bind::with_param_types(types, || {
+            SelectPlan::bound(s, query.order_by.as_ref(), query.limit_clause.as_ref(), &cx)
+        })
+        .ok()?;
         let indexes = match &plan.source {
-            Source::Table(name) => catalog.indexes(name),
-            _ => Vec::new(),
+            Source::Table(t) => catalog.indexes(&t.name),
+            Source::Nothing | Source::Series { .. } => Vec::new(),
+            _ => return None,
         };
         Some(CachedSelect {
             plan,
@@ -96,110 +784,97 @@ impl CachedSelect {
     }
 
     /// The plan for these values.
-    pub fn instantiate(&self, values: &[Value]) -> SqlResult<SelectPlan> {
+    pub fn instantiate(&self, values: &[Value]) -> SqlResult<QueryPlan> {
         let mut plan = self.plan.with_params(values)?;
         if !self.indexes.is_empty() {
             plan.choose_access(&self.scope, &self.indexes);
         }
-        Ok(plan)
+        Ok(QueryPlan::Select(Box::new(plan)))
     }
-}
-
-/// Resolves a table name to its scope (the caller knows the catalog).
-pub trait Catalog {
-    fn table_scope(&mut self, name: &str) -> SqlResult<Scope>;
-    /// The table's indexes (none by default).
-    fn indexes(&mut self, _table: &str) -> Vec<IndexMeta> {
-        Vec::new()
-    }
-}
-
-fn const_int(e: &ast::Expr, what: &str) -> SqlResult<i64> {
-    let b = Binder::plain(&Scope::default()).bind(e)?;
-    match b {
-        Expr::Const(v) if as_i64(&v).is_some() => Ok(as_i64(&v).unwrap_or(0)),
-        _ => Err(SqlError::new(
-            code::DATATYPE_MISMATCH,
-            format!("argument of {what} must be an integer constant"),
-        )
-        .at(e.span().start)),
-    }
-}
-
-fn is_aggregate_error(e: &SqlError) -> bool {
-    e.code == code::GROUPING_ERROR && e.message.starts_with("aggregate functions are not allowed")
 }
 
 impl SelectPlan {
-    pub fn plan(query: &ast::Query, catalog: &mut dyn Catalog) -> SqlResult<SelectPlan> {
-        let (mut plan, scope) = SelectPlan::bound(query, catalog)?;
-        if let Source::Table(name) = &plan.source {
-            let indexes = catalog.indexes(name);
-            if !indexes.is_empty() {
+    /// The plan of a SELECT block before its access path is chosen (a sequential
+    /// scan), with the scope of its FROM clause; then the access path.
+    fn bound(
+        select: &ast::Select,
+        order_by: Option<&ast::OrderBy>,
+        limit: Option<&LimitClause>,
+        cx: &PlanCx,
+    ) -> SqlResult<(SelectPlan, Scope)> {
+        let (mut plan, scope) = SelectPlan::bind_block(select, order_by, limit, cx)?;
+        if let Source::Table(t) = &plan.source {
+            let indexes = cx.catalog.indexes(&t.name);
+            if !indexes.is_empty() && !crate::bind::binding_params() {
                 plan.choose_access(&scope, &indexes);
             }
         }
-        Ok(plan)
+        Ok((plan, scope))
     }
 
-    /// The plan before its access path is chosen (a sequential scan), with the scope
-    /// of its source.
-    fn bound(query: &ast::Query, catalog: &mut dyn Catalog) -> SqlResult<(SelectPlan, Scope)> {
-        if query.with.is_some() {
-            return Err(SqlError::unsupported("WITH"));
-        }
-        if query.fetch.is_some() || !query.locks.is_empty() {
-            return Err(SqlError::unsupported("FETCH or FOR UPDATE"));
-        }
-        let select = match query.body.as_ref() {
-            SetExpr::Select(s) => s,
-            SetExpr::Query(q) => return SelectPlan::bound(q, catalog),
-            SetExpr::SetOperation { op, .. } => {
-                return Err(SqlError::unsupported(op.to_string().to_uppercase()))
-            }
-            SetExpr::Values(_) => return Err(SqlError::unsupported("VALUES as a query")),
-            _ => return Err(SqlError::unsupported("this kind of query")),
-        };
-        if select.distinct.is_some() {
-            return Err(SqlError::unsupported("SELECT DISTINCT"));
-        }
+    fn bind_block(
+        select: &ast::Select,
+        order_by: Option<&ast::OrderBy>,
+        limit: Option<&LimitClause>,
+        cx: &PlanCx,
+    ) -> SqlResult<(SelectPlan, Scope)> {
         if select.into.is_some() {
             return Err(SqlError::unsupported("SELECT INTO"));
         }
-        let (source, scope) = plan_from(&select.from, catalog)?;
-        let filter = match &select.selection {
-            Some(w) => Some(bind_condition(&mut Binder::plain(&scope), w, "WHERE")?),
-            None => None,
-        };
+        if select.top.is_some() || !select.lateral_views.is_empty() || select.qualify.is_some() {
+            return Err(SqlError::unsupported("this SELECT clause"));
+        }
+        let from = plan_from(&select.from, select.selection.as_ref(), cx)?;
+        let scope = from.scope;
+        let cx = *cx;
         // Expand the select list. (Borrowed: cloning a deep expression takes 4 KiB of
         // stack per level.)
-        let mut items: Vec<(Cow<ast::Expr>, String)> = Vec::new();
+        let mut items: Vec<(Item, String)> = Vec::new();
         for item in &select.projection {
             match item {
-                SelectItem::UnnamedExpr(e) => items.push((Cow::Borrowed(e), output_name(e))),
+                SelectItem::UnnamedExpr(e) => items.push((Item::Ast(e), output_name(e))),
                 SelectItem::ExprWithAlias { expr, alias } => {
-                    items.push((Cow::Borrowed(expr), crate::bind::ident_name(alias)))
+                    items.push((Item::Ast(expr), ident_name(alias)))
                 }
-                SelectItem::Wildcard(_) | SelectItem::QualifiedWildcard(..) => {
+                SelectItem::Wildcard(_) => {
                     if scope.columns.is_empty() {
                         return Err(SqlError::syntax(
                             "SELECT * with no tables specified is not valid",
                         ));
                     }
-                    for (name, _) in &scope.columns {
-                        let column = ast::Expr::Identifier(ast::Ident::new(name));
-                        items.push((Cow::Owned(column), name.clone()));
+                    for c in scope.star_columns() {
+                        items.push((Item::Column(c), scope.columns[c].0.clone()));
                     }
                 }
-                other => {
-                    return Err(SqlError::unsupported(format!(
-                        "the select item {}",
-                        crate::error::clip(&other.to_string())
-                    )))
+                SelectItem::ExprWithAliases { .. } => {
+                    return Err(SqlError::unsupported("several aliases for one select item"))
+                }
+                SelectItem::QualifiedWildcard(kind, _) => {
+                    let name = match kind {
+                        ast::SelectItemQualifiedWildcardKind::ObjectName(n) => {
+                            crate::bind::object_name(n)?
+                        }
+                        ast::SelectItemQualifiedWildcardKind::Expr(e) => {
+                            return Err(SqlError::unsupported(format!(
+                                "the select item {}.*",
+                                crate::error::clip(&e.to_string())
+                            )))
+                        }
+                    };
+                    let Some(range) = scope.relation(&name) else {
+                        return Err(SqlError::new(
+                            code::UNDEFINED_TABLE,
+                            format!("missing FROM-clause entry for table \"{name}\""),
+                        )
+                        .at(item.span().start));
+                    };
+                    for c in range {
+                        items.push((Item::Column(c), scope.columns[c].0.clone()));
+                    }
                 }
             }
         }
-        let group_exprs: Vec<Cow<ast::Expr>> = match &select.group_by {
+        let group_items: Vec<Item> = match &select.group_by {
             GroupByExpr::Expressions(exprs, mods) if mods.is_empty() => exprs
                 .iter()
                 .map(|e| match e {
@@ -216,17 +891,21 @@ impl SelectPlan {
                                 .at(e.span().start)
                             })
                     }
-                    _ => Ok(Cow::Borrowed(e)),
+                    _ => Ok(Item::Ast(e)),
                 })
                 .collect::<SqlResult<_>>()?,
             _ => return Err(SqlError::unsupported("GROUP BY ALL or ROLLUP")),
         };
         let mut plain_outputs = Vec::new();
-        let mut needs_grouping = !group_exprs.is_empty() || select.having.is_some();
+        let mut needs_grouping = !group_items.is_empty() || select.having.is_some();
         if !needs_grouping {
-            for (e, _) in &items {
-                match Binder::plain(&scope).bind(e) {
-                    Ok(b) => plain_outputs.push(b),
+            for (item, _) in &items {
+                let bound = match item {
+                    Item::Ast(e) => Binder::in_query(&scope, cx).bind(e),
+                    Item::Column(c) => Ok(Expr::Column(*c, scope.columns[*c].1)),
+                };
+                match bound {
+                    Ok(x) => plain_outputs.push(x),
                     Err(err) if is_aggregate_error(&err) => {
                         needs_grouping = true;
                         break;
@@ -236,15 +915,15 @@ impl SelectPlan {
             }
         }
         let mut plan = SelectPlan {
-            source,
-            access: Access::Scan,
-            filter_text: select.selection.as_ref().map(|w| w.to_string().into()),
+            source: from.source,
+            filter_text: from.filter_text,
             source_names: scope.columns.iter().map(|(n, _)| n.clone()).collect(),
             input_limit: None,
-            filter,
+            filter: from.filter,
             grouping: None,
             having: None,
             outputs: Vec::new(),
+            distinct: Distinct::None,
             columns: Vec::new(),
             order: Vec::new(),
             limit: None,
@@ -252,18 +931,20 @@ impl SelectPlan {
         };
         let mut grouping = Grouping::default();
         if needs_grouping {
-            for g in &group_exprs {
-                grouping.keys.push(Binder::plain(&scope).bind(g)?);
+            for g in &group_items {
+                grouping.keys.push(match g {
+                    Item::Ast(e) => Binder::in_query(&scope, cx).bind(e)?,
+                    Item::Column(c) => Expr::Column(*c, scope.columns[*c].1),
+                });
             }
-            for (e, _) in &items {
-                plan.outputs.push(grouped(&scope, &mut grouping).bind(e)?);
+            for (item, _) in &items {
+                plan.outputs.push(match item {
+                    Item::Ast(e) => grouped(&scope, &mut grouping, cx).bind(e)?,
+                    Item::Column(c) => regroup_column(*c, &scope, &grouping)?,
+                });
             }
             if let Some(h) = &select.having {
-                plan.having = Some(bind_condition(
-                    &mut grouped(&scope, &mut grouping),
-                    h,
-                    "HAVING",
-                )?);
+                plan.having = Some(grouped(&scope, &mut grouping, cx).boolean(h, "HAVING")?);
             }
         } else {
             plan.outputs = plain_outputs;
@@ -273,64 +954,60 @@ impl SelectPlan {
             .zip(&plan.outputs)
             .map(|((_, name), e)| (name.clone(), e.ty()))
             .collect();
-        if let Some(ob) = &query.order_by {
-            let OrderByKind::Expressions(list) = &ob.kind else {
-                return Err(SqlError::unsupported("ORDER BY ALL"));
-            };
-            for o in list {
-                let key = order_key(
-                    &o.expr,
-                    &items,
-                    &scope,
-                    needs_grouping.then_some(&mut grouping),
-                )?;
-                let desc = match &o.options.sort {
-                    None | Some(OrderBySort::Asc) => false,
-                    Some(OrderBySort::Desc) => true,
-                    Some(OrderBySort::Using(_)) => {
-                        return Err(SqlError::unsupported("ORDER BY USING"))
+        for (e, desc, nulls_first) in order_items(order_by)? {
+            let key = order_key(
+                e,
+                &items,
+                &scope,
+                needs_grouping.then_some(&mut grouping),
+                cx,
+            )?;
+            plan.order.push((key, desc, nulls_first));
+        }
+        match &select.distinct {
+            None => {}
+            Some(ast::Distinct::Distinct) => {
+                plan.distinct = Distinct::All;
+                // The sort keys must be output columns (the rows are told apart by them).
+                for (k, _, _) in &mut plan.order {
+                    if let SortKey::Expr(e) = k {
+                        match plan.outputs.iter().position(|o| o == e) {
+                            Some(i) => *k = SortKey::Output(i),
+                            None => {
+                                return Err(SqlError::new(
+                                    code::INVALID_COLUMN_REFERENCE,
+                                    "for SELECT DISTINCT, ORDER BY expressions must appear in select list",
+                                ))
+                            }
+                        }
                     }
-                };
-                // PostgreSQL: NULLs are larger than any value.
-                let nulls_first = o.options.nulls_first.unwrap_or(desc);
-                plan.order.push((key, desc, nulls_first));
+                }
             }
+            Some(ast::Distinct::On(exprs)) => {
+                let mut keys = Vec::new();
+                for e in exprs {
+                    let k = order_key(
+                        e,
+                        &items,
+                        &scope,
+                        needs_grouping.then_some(&mut grouping),
+                        cx,
+                    )?;
+                    keys.push(match k {
+                        SortKey::Output(i) => plan.outputs[i].clone(),
+                        SortKey::Expr(e) => e,
+                    });
+                }
+                plan.distinct = Distinct::On(keys);
+            }
+            Some(_) => return Err(SqlError::unsupported("this DISTINCT")),
         }
         if needs_grouping {
             plan.grouping = Some(grouping);
         }
-        match &query.limit_clause {
-            None => {}
-            Some(LimitClause::LimitOffset {
-                limit,
-                offset,
-                limit_by,
-            }) if limit_by.is_empty() => {
-                if let Some(l) = limit {
-                    if !matches!(l, ast::Expr::Value(v) if v.value == ast::Value::Null) {
-                        let n = const_int(l, "LIMIT")?;
-                        if n < 0 {
-                            return Err(SqlError::new(
-                                code::INVALID_PARAMETER,
-                                "LIMIT must not be negative",
-                            ));
-                        }
-                        plan.limit = Some(n as u64);
-                    }
-                }
-                if let Some(o) = offset {
-                    let n = const_int(&o.value, "OFFSET")?;
-                    if n < 0 {
-                        return Err(SqlError::new(
-                            code::INVALID_PARAMETER,
-                            "OFFSET must not be negative",
-                        ));
-                    }
-                    plan.offset = n as u64;
-                }
-            }
-            Some(_) => return Err(SqlError::unsupported("this LIMIT syntax")),
-        }
+        let (limit, offset) = limit_offset(limit)?;
+        plan.limit = limit;
+        plan.offset = offset;
         Ok((plan, scope))
     }
 
@@ -397,7 +1074,9 @@ impl SelectPlan {
                 }
             }
         }
-        self.access = access;
+        if let Source::Table(t) = &mut self.source {
+            t.access = access;
+        }
     }
 
     /// The plan with each parameter replaced by its value (a cached plan of a prepared
@@ -428,9 +1107,12 @@ impl SelectPlan {
                 Ok((key, *desc, *nulls_first))
             })
             .collect::<SqlResult<_>>()?;
+        let distinct = match &self.distinct {
+            Distinct::On(keys) => Distinct::On(keys.iter().map(fill).collect::<SqlResult<_>>()?),
+            d => d.clone(),
+        };
         Ok(SelectPlan {
             source: self.source.clone(),
-            access: self.access.clone(),
             filter_text: self.filter_text.clone(),
             source_names: self.source_names.clone(),
             input_limit: self.input_limit,
@@ -438,6 +1120,7 @@ impl SelectPlan {
             grouping,
             having: self.having.as_ref().map(fill).transpose()?,
             outputs: self.outputs.iter().map(fill).collect::<SqlResult<_>>()?,
+            distinct,
             columns: self.columns.clone(),
             order,
             limit: self.limit,
@@ -445,50 +1128,83 @@ impl SelectPlan {
         })
     }
 
-    /// The plan as EXPLAIN shows it, one line per row, PostgreSQL's node names.
+    /// The plan as EXPLAIN shows it.
     pub fn explain(&self) -> Vec<String> {
-        let mut lines = Vec::new();
-        let mut depth = 0usize;
-        let mut node = |lines: &mut Vec<String>, text: String| {
-            if depth == 0 {
-                lines.push(text);
-            } else {
-                lines.push(format!("{}->  {text}", " ".repeat(depth * 6 - 4)));
-            }
-            depth += 1;
-        };
+        let mut out = Explain::default();
+        self.explain_into(&mut out, 0);
+        out.lines
+    }
+
+    fn explain_into(&self, out: &mut Explain, mut depth: usize) {
         if self.limit.is_some() || self.offset > 0 {
-            node(&mut lines, "Limit".into());
+            out.node(depth, "Limit");
+            depth += 1;
+        }
+        if self.distinct != Distinct::None {
+            out.node(
+                depth,
+                if self.order.is_empty() {
+                    "HashAggregate"
+                } else {
+                    "Unique"
+                },
+            );
+            depth += 1;
         }
         if !self.order.is_empty() {
-            node(&mut lines, "Sort".into());
+            out.node(depth, "Sort");
+            depth += 1;
         }
         if let Some(g) = &self.grouping {
-            node(
-                &mut lines,
+            out.node(
+                depth,
                 if g.keys.is_empty() {
                     "Aggregate"
                 } else {
                     "HashAggregate"
-                }
-                .into(),
+                },
             );
+            depth += 1;
         }
         match &self.source {
-            Source::Nothing => node(&mut lines, "Result".into()),
-            Source::Series { .. } => node(&mut lines, "Function Scan on generate_series".into()),
-            Source::Table(name) => {
+            Source::Table(t) => {
                 explain_access(
-                    &mut lines,
-                    &self.access,
-                    name,
+                    out,
+                    &t.access,
+                    &match &t.alias {
+                        Some(a) if *a != t.name => format!("{} {a}", t.name),
+                        _ => t.name.clone(),
+                    },
                     depth,
                     self.filter_text.as_deref(),
                     &self.source_names,
                 );
             }
+            other => {
+                if let (Some(_), Some(text)) = (&self.filter, &self.filter_text) {
+                    if !matches!(other, Source::Join(_)) {
+                        out.node(depth, "Result");
+                        out.detail(depth, &format!("Filter: ({text})"));
+                        other.explain(out, depth + 1);
+                        return;
+                    }
+                }
+                let before = out.lines.len();
+                other.explain(out, depth);
+                // Conditions left for the joined rows belong to the top join.
+                if let (Some(_), Some(text), Source::Join(_)) =
+                    (&self.filter, &self.filter_text, other)
+                {
+                    out.lines.insert(
+                        before + 1,
+                        format!(
+                            "{}Filter: ({text})",
+                            " ".repeat(if depth == 0 { 2 } else { depth * 6 + 2 })
+                        ),
+                    );
+                }
+            }
         }
-        lines
     }
 }
 
@@ -503,49 +1219,41 @@ fn types_sql(scope: &Scope, c: usize) -> SqlType {
 /// The lines of a table read: `Seq Scan on t` or `Index Scan [Backward] using i on t`,
 /// with its index condition and whether a filter is checked on each row.
 pub(crate) fn explain_access(
-    lines: &mut Vec<String>,
+    out: &mut Explain,
     access: &Access,
     table: &str,
     depth: usize,
     filter: Option<&str>,
     names: &[String],
 ) {
-    let (head, detail) = if depth == 0 {
-        (String::new(), "  ".to_string())
-    } else {
-        (
-            format!("{}->  ", " ".repeat(depth * 6 - 4)),
-            " ".repeat(depth * 6 + 2),
-        )
-    };
     match access {
         Access::Scan => {
-            lines.push(format!("{head}Seq Scan on {table}"));
+            out.node(depth, &format!("Seq Scan on {table}"));
             if let Some(f) = filter {
-                lines.push(format!("{detail}Filter: ({f})"));
+                out.detail(depth, &format!("Filter: ({f})"));
             }
         }
         Access::Index(r) => {
             let dir = if r.backward { " Backward" } else { "" };
-            lines.push(format!(
-                "{head}Index Scan{dir} using {} on {table}",
-                r.index
-            ));
+            out.node(
+                depth,
+                &format!("Index Scan{dir} using {} on {table}", r.index),
+            );
             if !r.cond.is_empty() {
-                lines.push(format!("{detail}Index Cond: {}", r.cond_text(names)));
+                out.detail(depth, &format!("Index Cond: {}", r.cond_text(names)));
             }
             if let Some(f) = filter.filter(|_| r.residual) {
-                lines.push(format!("{detail}Filter: ({f})"));
+                out.detail(depth, &format!("Filter: ({f})"));
             }
         }
     }
 }
 
 impl SelectPlan {
-    /// True when rows can be produced one at a time, as they are read (no grouping and
-    /// no sort): INSERT ... SELECT streams such a query into the table.
+    /// True when rows can be produced one at a time, as they are read (no grouping,
+    /// sort or DISTINCT): INSERT ... SELECT streams such a query into the table.
     pub fn is_streaming(&self) -> bool {
-        self.grouping.is_none() && self.order.is_empty()
+        self.grouping.is_none() && self.order.is_empty() && self.distinct == Distinct::None
     }
 
     /// For a streaming plan: the output row for one input row, or None if filtered out.
@@ -570,57 +1278,218 @@ impl SelectPlan {
         self.limit
     }
 
-    /// Runs the query and returns its rows; `guard` is checked per row.
-    pub(crate) fn run(
-        &self,
-        txn: Option<&mut Transaction>,
-        cx: &mut EvalCtx,
-        guard: &Guard,
-    ) -> SqlResult<Vec<Vec<Value>>> {
+    /// True if an expression of the plan holds a subquery (such a plan reads tables as
+    /// it evaluates).
+    pub fn has_subquery(&self) -> bool {
+        let mut exprs: Vec<&Expr> = self.outputs.iter().collect();
+        exprs.extend(self.filter.iter());
+        exprs.extend(self.having.iter());
+        exprs.iter().any(|e| e.has_subquery())
+    }
+
+    /// Runs the query and returns its rows; the guard is checked per row.
+    pub(crate) fn run(&self, cx: &mut EvalCtx) -> SqlResult<Vec<Vec<Value>>> {
         if self.limit == Some(0) {
             return Ok(Vec::new());
         }
+        let guard = match cx.run {
+            Some(r) => r.guard,
+            None => return Err(SqlError::new(code::INTERNAL, "a query run without a guard")),
+        };
         let mut run = Run::new(self, guard);
-        match &self.source {
-            Source::Nothing => {
-                run.feed(&[], cx)?;
-            }
-            Source::Series { .. } => {
-                for v in SeriesIter::new(&self.source) {
-                    if !run.feed(std::slice::from_ref(&v), cx)? {
-                        break;
-                    }
-                }
-            }
-            Source::Table(name) => {
-                let txn = txn.ok_or_else(|| {
-                    SqlError::new(code::INTERNAL, "no transaction for a table scan")
-                })?;
-                let mut failed = None;
-                let mut f = |_, row: walden::Row| match run.feed(&row, cx) {
-                    Ok(more) => more,
-                    Err(e) => {
-                        failed = Some(e);
-                        false
-                    }
-                };
-                match &self.access {
-                    Access::Scan => txn.scan_with(name, f)?,
-                    Access::Index(r) => read_index(txn, r, &mut f)?,
-                }
-                if let Some(e) = failed {
-                    return Err(e);
-                }
-            }
-        }
+        self.source.produce(cx, &mut |cx, row| run.feed(&row, cx))?;
         run.finish(cx)
     }
+}
+
+/// What a query's run shares with the subqueries it runs: the reads of its command,
+/// its guard, and subquery results already found.
+pub struct RunCx<'a> {
+    pub(crate) reader: Option<Reader<'a>>,
+    pub(crate) guard: &'a Guard,
+    cache: RefCell<SubqueryCache>,
+}
+
+impl<'a> RunCx<'a> {
+    pub(crate) fn new(reader: Option<Reader<'a>>, guard: &'a Guard) -> RunCx<'a> {
+        RunCx {
+            reader,
+            guard,
+            cache: RefCell::new(HashMap::new()),
+        }
+    }
+}
+
+/// Subquery results by (plan, parameter values).
+type SubqueryCache = HashMap<(usize, Vec<u8>), Rc<SubResult>>;
+
+/// The most subquery results a statement keeps for reuse.
+const SUBQUERY_CACHE: usize = 4096;
+
+/// What a subquery gave, as its expression needs it.
+enum SubResult {
+    Scalar(Value),
+    Exists(bool),
+    /// The column's values; for `= ANY`, also as a set of keys.
+    Values {
+        values: Vec<Value>,
+        set: Option<HashSet<Vec<u8>>>,
+        has_null: bool,
+    },
+}
+
+/// A value as a key that equal numbers share (1, 1.0 and 1::int8 alike).
+fn norm_key(v: &Value, out: &mut Vec<u8>) {
+    match v {
+        Value::Float8(x) if x.fract() == 0.0 && x.abs() < 9.0e15 => {
+            key_bytes(&[Value::Int8(*x as i64)], out)
+        }
+        other => key_bytes(std::slice::from_ref(other), out),
+    }
+}
+
+/// Evaluates a subquery expression on `row` of the query holding it.
+pub(crate) fn eval_subquery(s: &Subquery, row: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
+    let Some(run) = cx.run else {
+        return Err(SqlError::unsupported("a subquery here"));
+    };
+    let mut params = Vec::with_capacity(s.params.len());
+    for p in &s.params {
+        params.push(p.eval(row, cx)?);
+    }
+    let lhs = match &s.lhs {
+        Some(e) => Some(e.eval(row, cx)?),
+        None => None,
+    };
+    let mut key = Vec::new();
+    key_bytes(&params, &mut key);
+    let id = (Arc::as_ptr(&s.plan) as usize, key);
+    let cached = run.cache.borrow().get(&id).cloned();
+    let result = match cached {
+        Some(r) => r,
+        None => {
+            let rows = {
+                let mut inner = EvalCtx {
+                    rng: &mut *cx.rng,
+                    outer: &params,
+                    run: Some(run),
+                };
+                s.plan.run(&mut inner)?
+            };
+            let r = Rc::new(match s.kind {
+                SubqueryKind::Scalar => {
+                    if rows.len() > 1 {
+                        return Err(SqlError::new(
+                            code::CARDINALITY_VIOLATION,
+                            "more than one row returned by a subquery used as an expression",
+                        ));
+                    }
+                    SubResult::Scalar(
+                        rows.into_iter()
+                            .next()
+                            .and_then(|r| r.into_iter().next())
+                            .unwrap_or(Value::Null),
+                    )
+                }
+                SubqueryKind::Exists => SubResult::Exists(!rows.is_empty()),
+                SubqueryKind::Any(op) | SubqueryKind::All(op) => {
+                    let values: Vec<Value> = rows
+                        .into_iter()
+                        .map(|r| r.into_iter().next().unwrap_or(Value::Null))
+                        .collect();
+                    let has_null = values.iter().any(|v| matches!(v, Value::Null));
+                    let set = (op == crate::expr::CmpOp::Eq).then(|| {
+                        let mut buf = Vec::new();
+                        values
+                            .iter()
+                            .filter(|v| !matches!(v, Value::Null))
+                            .map(|v| {
+                                norm_key(v, &mut buf);
+                                buf.clone()
+                            })
+                            .collect()
+                    });
+                    SubResult::Values {
+                        values,
+                        set,
+                        has_null,
+                    }
+                }
+            });
+            let mut cache = run.cache.borrow_mut();
+            if cache.len() < SUBQUERY_CACHE {
+                cache.insert(id, r.clone());
+            }
+            r
+        }
+    };
+    Ok(match (&*result, s.kind) {
+        (SubResult::Scalar(v), _) => v.clone(),
+        (SubResult::Exists(b), _) => Value::Bool(*b),
+        (
+            SubResult::Values {
+                values,
+                set,
+                has_null,
+            },
+            kind,
+        ) => {
+            let x = lhs.unwrap_or(Value::Null);
+            let (op, all) = match kind {
+                SubqueryKind::All(op) => (op, true),
+                SubqueryKind::Any(op) => (op, false),
+                _ => {
+                    return Err(SqlError::new(
+                        code::INTERNAL,
+                        "a subquery of the wrong kind",
+                    ))
+                }
+            };
+            if values.is_empty() {
+                return Ok(Value::Bool(all));
+            }
+            if matches!(x, Value::Null) {
+                return Ok(Value::Null);
+            }
+            if let (Some(set), false) = (set, all) {
+                let mut buf = Vec::new();
+                norm_key(&x, &mut buf);
+                return Ok(if set.contains(&buf) {
+                    Value::Bool(true)
+                } else if *has_null {
+                    Value::Null
+                } else {
+                    Value::Bool(false)
+                });
+            }
+            let mut saw_null = false;
+            for y in values {
+                match value::compare(&x, y) {
+                    Some(o) => {
+                        let holds = op.holds(o);
+                        if holds && !all {
+                            return Ok(Value::Bool(true));
+                        }
+                        if !holds && all {
+                            return Ok(Value::Bool(false));
+                        }
+                    }
+                    None => saw_null = true,
+                }
+            }
+            if saw_null {
+                Value::Null
+            } else {
+                Value::Bool(all)
+            }
+        }
+    })
 }
 
 /// Reads rows through an index: each key range in turn (in key order, or reversed),
 /// until `f` returns false.
 pub(crate) fn read_index(
-    txn: &mut Transaction,
+    reader: &Reader,
     r: &access_path::IndexRead,
     f: &mut dyn FnMut(walden::RowId, walden::Row) -> bool,
 ) -> SqlResult<()> {
@@ -637,7 +1506,7 @@ pub(crate) fn read_index(
     };
     for (lo, hi) in order {
         let mut more = true;
-        txn.index_scan_in(
+        reader.index_scan_in(
             &r.index,
             lo.as_ref().map(|v| v.as_slice()),
             hi.as_ref().map(|v| v.as_slice()),
@@ -654,10 +1523,11 @@ pub(crate) fn read_index(
     Ok(())
 }
 
-fn grouped<'a>(scope: &'a Scope, grouping: &'a mut Grouping) -> Binder<'a> {
+fn grouped<'a>(scope: &'a Scope, grouping: &'a mut Grouping, cx: PlanCx<'a>) -> Binder<'a> {
     Binder {
         scope,
         grouping: Some(grouping),
+        cx: Some(cx),
     }
 }
 
@@ -667,9 +1537,10 @@ pub fn bind_condition(b: &mut Binder, e: &ast::Expr, what: &str) -> SqlResult<Ex
 
 fn order_key(
     e: &ast::Expr,
-    items: &[(Cow<ast::Expr>, String)],
+    items: &[(Item, String)],
     scope: &Scope,
     grouping: Option<&mut Grouping>,
+    cx: PlanCx,
 ) -> SqlResult<SortKey> {
     if let ast::Expr::Value(v) = e {
         if matches!(v.value, ast::Value::Number(..)) {
@@ -685,7 +1556,7 @@ fn order_key(
         }
     }
     if let ast::Expr::Identifier(id) = e {
-        let name = crate::bind::ident_name(id);
+        let name = ident_name(id);
         let hits: Vec<usize> = items
             .iter()
             .enumerate()
@@ -696,102 +1567,12 @@ fn order_key(
             return Ok(SortKey::Output(hits[0]));
         }
     }
-    let mut b = Binder { scope, grouping };
+    let mut b = Binder {
+        scope,
+        grouping,
+        cx: Some(cx),
+    };
     Ok(SortKey::Expr(b.bind(e)?))
-}
-
-fn plan_from(
-    from: &[ast::TableWithJoins],
-    catalog: &mut dyn Catalog,
-) -> SqlResult<(Source, Scope)> {
-    let twj = match from {
-        [] => return Ok((Source::Nothing, Scope::default())),
-        [one] => one,
-        [_, second, ..] => {
-            return Err(SqlError::unsupported("more than one table in FROM")
-                .at(second.relation.span().start))
-        }
-    };
-    if let Some(j) = twj.joins.first() {
-        return Err(SqlError::unsupported("JOIN").at(j.relation.span().start));
-    }
-    let TableFactor::Table {
-        name, alias, args, ..
-    } = &twj.relation
-    else {
-        return Err(SqlError::unsupported("a subquery in FROM").at(twj.relation.span().start));
-    };
-    crate::bind::check_table_reference(&twj.relation)?;
-    let table = object_name(name)?;
-    let alias_name = alias.as_ref().map(|a| crate::bind::ident_name(&a.name));
-    if let Some(args) = args {
-        if table != "generate_series" {
-            return Err(SqlError::new(
-                code::UNDEFINED_FUNCTION,
-                format!("function {table} does not exist"),
-            )
-            .at(name.span().start));
-        }
-        let mut vals = Vec::new();
-        for a in &args.args {
-            let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = a else {
-                return Err(SqlError::unsupported("this generate_series argument"));
-            };
-            let b = Binder::plain(&Scope::default()).bind(e)?;
-            match b {
-                Expr::Const(v) if as_i64(&v).is_some() => {
-                    vals.push((as_i64(&v).unwrap_or(0), value::type_of(&v)))
-                }
-                _ => {
-                    return Err(SqlError::unsupported(
-                        "generate_series over anything but integer constants",
-                    )
-                    .at(e.span().start))
-                }
-            }
-        }
-        let (start, stop, step) = match vals.as_slice() {
-            [a, b] => (a.0, b.0, 1),
-            [a, b, c] => (a.0, b.0, c.0),
-            _ => {
-                return Err(SqlError::new(
-                    code::UNDEFINED_FUNCTION,
-                    "generate_series takes 2 or 3 arguments",
-                ))
-            }
-        };
-        if step == 0 {
-            return Err(SqlError::new(
-                code::INVALID_PARAMETER,
-                "step size cannot equal zero",
-            ));
-        }
-        let ty = vals.iter().map(|v| v.1).fold(SqlType::Int4, SqlType::wider);
-        let column = alias
-            .as_ref()
-            .and_then(|a| a.columns.first())
-            .map(|c| crate::bind::ident_name(&c.name))
-            .or_else(|| alias_name.clone())
-            .unwrap_or_else(|| "generate_series".into());
-        let scope = Scope {
-            table: Some(alias_name.unwrap_or_else(|| "generate_series".into())),
-            columns: vec![(column, ty)],
-        };
-        return Ok((
-            Source::Series {
-                start,
-                stop,
-                step,
-                ty,
-            },
-            scope,
-        ));
-    }
-    let mut scope = catalog
-        .table_scope(&table)
-        .map_err(|e| e.at(name.span().start))?;
-    scope.table = Some(alias_name.unwrap_or_else(|| table.clone()));
-    Ok((Source::Table(table), scope))
 }
 
 /// A kept row's sort keys against another's: the ORDER BY list, each key ascending or
@@ -1082,17 +1863,21 @@ struct Run<'p, 'g> {
     groups: Vec<Group>,
     index: HashMap<Vec<u8>, usize>,
     key_buf: Vec<u8>,
+    /// Output rows seen, for DISTINCT.
+    seen: HashSet<Vec<u8>>,
 }
 
 impl<'p, 'g> Run<'p, 'g> {
     fn new(plan: &'p SelectPlan, guard: &'g Guard) -> Run<'p, 'g> {
         let kept = match plan.limit {
-            Some(limit) if !plan.order.is_empty() => Kept::Top(TopN {
-                order: &plan.order,
-                keep: usize::try_from(limit.saturating_add(plan.offset)).unwrap_or(usize::MAX),
-                heap: BinaryHeap::new(),
-                arrivals: 0,
-            }),
+            Some(limit) if !plan.order.is_empty() && !matches!(plan.distinct, Distinct::On(_)) => {
+                Kept::Top(TopN {
+                    order: &plan.order,
+                    keep: usize::try_from(limit.saturating_add(plan.offset)).unwrap_or(usize::MAX),
+                    heap: BinaryHeap::new(),
+                    arrivals: 0,
+                })
+            }
             _ => Kept::All(Vec::new()),
         };
         Run {
@@ -1105,6 +1890,7 @@ impl<'p, 'g> Run<'p, 'g> {
             groups: Vec::new(),
             index: HashMap::new(),
             key_buf: Vec::new(),
+            seen: HashSet::new(),
         }
     }
 
@@ -1166,7 +1952,8 @@ impl<'p, 'g> Run<'p, 'g> {
     /// Projects a (possibly grouped) row and keeps it.
     fn emit(&mut self, row: &[Value], cx: &mut EvalCtx) -> SqlResult<bool> {
         let plan = self.plan;
-        if plan.order.is_empty() && self.skipped < plan.offset {
+        let immediate = plan.order.is_empty() && !matches!(plan.distinct, Distinct::On(_));
+        if immediate && plan.distinct == Distinct::None && self.skipped < plan.offset {
             self.skipped += 1;
             return Ok(true);
         }
@@ -1174,12 +1961,29 @@ impl<'p, 'g> Run<'p, 'g> {
         for e in &plan.outputs {
             out.push(e.eval(row, cx)?);
         }
+        if plan.distinct == Distinct::All {
+            key_bytes(&out, &mut self.key_buf);
+            if self.seen.contains(&self.key_buf) {
+                return Ok(true);
+            }
+            self.guard.charge(self.key_buf.len() as u64 + 48)?;
+            self.seen.insert(self.key_buf.clone());
+            if immediate && self.skipped < plan.offset {
+                self.skipped += 1;
+                return Ok(true);
+            }
+        }
         let mut keys = Vec::with_capacity(plan.order.len());
         for (k, _, _) in &plan.order {
             keys.push(match k {
                 SortKey::Output(i) => out[*i].clone(),
                 SortKey::Expr(e) => e.eval(row, cx)?,
             });
+        }
+        if let Distinct::On(on) = &plan.distinct {
+            for e in on {
+                keys.push(e.eval(row, cx)?);
+            }
         }
         match &mut self.kept {
             Kept::Top(top) => top.offer(out, keys, self.guard)?,
@@ -1191,7 +1995,7 @@ impl<'p, 'g> Run<'p, 'g> {
             }
         }
         self.emitted += 1;
-        let full = plan.order.is_empty() && plan.limit.is_some_and(|l| self.emitted >= l);
+        let full = immediate && plan.limit.is_some_and(|l| self.emitted >= l);
         Ok(!full)
     }
 
@@ -1234,6 +2038,28 @@ impl<'p, 'g> Run<'p, 'g> {
                 // Ascending: the heap's order is the output order.
                 let sorted = top.heap.into_sorted_vec();
                 sorted.into_iter().skip(skip).map(|e| e.row).collect()
+            }
+            Kept::All(mut rows) if matches!(plan.distinct, Distinct::On(_)) => {
+                let guard = self.guard;
+                let n = plan.order.len();
+                rows.sort_by(|a, b| {
+                    if guard.cancelled() {
+                        return Ordering::Equal;
+                    }
+                    compare_keys(&plan.order, &a.1[..n], &b.1[..n])
+                });
+                guard.check()?;
+                let mut seen = HashSet::new();
+                let mut buf = Vec::new();
+                rows.into_iter()
+                    .filter(|(_, keys)| {
+                        key_bytes(&keys[n..], &mut buf);
+                        seen.insert(buf.clone())
+                    })
+                    .skip(skip)
+                    .take(limit)
+                    .map(|(r, _)| r)
+                    .collect()
             }
             Kept::All(mut rows) if !plan.order.is_empty() => {
                 let guard = self.guard;

@@ -54,7 +54,7 @@ enum TxnState {
 pub(crate) struct DbCatalog<'a>(pub &'a Database);
 
 impl Catalog for DbCatalog<'_> {
-    fn table_scope(&mut self, name: &str) -> SqlResult<Scope> {
+    fn table_scope(&self, name: &str) -> SqlResult<Scope> {
         let schema = self.0.schema(name)?;
         Ok(Scope {
             table: Some(name.to_string()),
@@ -63,11 +63,33 @@ impl Catalog for DbCatalog<'_> {
                 .iter()
                 .map(|c| (c.name.clone(), SqlType::from_column(c.ty)))
                 .collect(),
+            ..Scope::default()
         })
     }
 
-    fn indexes(&mut self, table: &str) -> Vec<crate::access_path::IndexMeta> {
+    fn indexes(&self, table: &str) -> Vec<crate::access_path::IndexMeta> {
         index_metas(self.0, table)
+    }
+
+    /// The table's pages times the rows a page holds at its columns' typical widths.
+    fn rows(&self, table: &str) -> f64 {
+        let (Ok(bytes), Ok(schema)) = (self.0.table_bytes(table), self.0.schema(table)) else {
+            return 1000.0;
+        };
+        let width: usize = schema
+            .columns
+            .iter()
+            .map(|c| match c.ty {
+                walden::ColumnType::Bool => 1,
+                walden::ColumnType::Int2 => 2,
+                walden::ColumnType::Int4 => 4,
+                walden::ColumnType::Int8 | walden::ColumnType::Float8 => 8,
+                walden::ColumnType::Uuid => 16,
+                _ => 24,
+            })
+            .sum::<usize>()
+            + 24;
+        (bytes as f64 / width as f64).max(1.0)
     }
 }
 
@@ -107,7 +129,7 @@ pub(crate) struct Ctx<'s, 'db> {
 
 impl Ctx<'_, '_> {
     pub fn eval_ctx(&mut self) -> EvalCtx<'_> {
-        EvalCtx { rng: self.rng }
+        EvalCtx::new(self.rng)
     }
 }
 
@@ -512,7 +534,7 @@ impl Session {
         let mut values = Vec::with_capacity(args.len());
         for a in args {
             let e = crate::bind::Binder::plain(&crate::bind::Scope::default()).bind(a)?;
-            values.push(e.eval(&[], &mut EvalCtx { rng: &mut self.rng })?);
+            values.push(e.eval(&[], &mut EvalCtx::new(&mut self.rng))?);
         }
         let p = match p.cached_run(&values) {
             Some(run) => Parsed::Prepared(run),

@@ -47,8 +47,8 @@ mod testing {
 
 pub use catalog::TableKind;
 pub use engine::{
-    CheckReport, Database, IndexCheck, IndexInfo, IndexSpec, Options, RecoveryReport, RowAction,
-    TableCheck, Transaction,
+    CheckReport, Database, IndexCheck, IndexInfo, IndexSpec, Options, Reader, RecoveryReport,
+    RowAction, TableCheck, Transaction,
 };
 pub use error::{Error, Result};
 pub use schema::{Column, ColumnType, Row, Schema, Value};

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::ops::Bound;
 use std::sync::Arc;
 
-use super::{check_name, Database, Inner, Transaction};
+use super::{check_name, Database, Inner, Reader, Transaction};
 use crate::access::btree::{self, key, Logger, Unique, Verdict};
 use crate::access::LastInsert;
 use crate::access::{self, Ctx, Latest, TableAccess};
@@ -654,10 +654,44 @@ impl Transaction {
         lower: Bound<&[Value]>,
         upper: Bound<&[Value]>,
         backward: bool,
+        f: impl FnMut(RowId, Row) -> bool,
+    ) -> Result<()> {
+        self.reader()?
+            .index_scan_in(index, lower, upper, backward, f)
+    }
+
+    /// The rows visible to this transaction whose key in `index` equals `key` (or starts
+    /// with it, for fewer values than the index has columns).
+    pub fn index_get(&mut self, index: &str, key: &[Value]) -> Result<Vec<(RowId, Row)>> {
+        let mut out = Vec::new();
+        self.index_scan(
+            index,
+            Bound::Included(key),
+            Bound::Included(key),
+            |id, row| {
+                out.push((id, row));
+                true
+            },
+        )?;
+        Ok(out)
+    }
+}
+
+impl Reader<'_> {
+    /// Calls `f` with each row visible to this command whose key in `index` lies
+    /// between `lower` and `upper` (values for the first columns of the key), in key
+    /// order, or descending when `backward` (NULLs, which sort last, come first),
+    /// until `f` returns false.
+    pub fn index_scan_in(
+        &self,
+        index: &str,
+        lower: Bound<&[Value]>,
+        upper: Bound<&[Value]>,
+        backward: bool,
         mut f: impl FnMut(RowId, Row) -> bool,
     ) -> Result<()> {
-        self.next_command()?;
-        let db = self.db.clone();
+        let txn = self.txn;
+        let db = txn.db.clone();
         let (ix, t) = db.index(index)?;
         let prefix = |vals: &[Value]| -> Result<Vec<u8>> {
             if vals.len() > ix.columns.len() {
@@ -696,7 +730,7 @@ impl Transaction {
         let ctx = db.access_ctx();
         let access = access::of(t.kind);
         let mut seen = HashSet::new();
-        let view = self.view();
+        let view = txn.view();
         let mut visit = |item: &[u8]| -> Result<bool> {
             let Some((key, id)) = key::split_item(item) else {
                 return Ok(true);
@@ -724,21 +758,5 @@ impl Transaction {
         } else {
             btree::scan(&ctx, &ix, &start, stop.as_deref(), &mut visit)
         }
-    }
-
-    /// The rows visible to this transaction whose key in `index` equals `key` (or starts
-    /// with it, for fewer values than the index has columns).
-    pub fn index_get(&mut self, index: &str, key: &[Value]) -> Result<Vec<(RowId, Row)>> {
-        let mut out = Vec::new();
-        self.index_scan(
-            index,
-            Bound::Included(key),
-            Bound::Included(key),
-            |id, row| {
-                out.push((id, row));
-                true
-            },
-        )?;
-        Ok(out)
     }
 }

@@ -12,7 +12,7 @@ pub use crate::options::Options;
 pub use crate::recovery::RecoveryReport;
 pub use check::{CheckReport, IndexCheck, TableCheck};
 pub use index::{IndexInfo, IndexSpec};
-pub use transaction::{RowAction, Transaction};
+pub use transaction::{Reader, RowAction, Transaction};
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};

@@ -368,36 +368,25 @@ impl Transaction {
 
     /// The version of a row visible to this transaction (following updates).
     pub fn get(&mut self, table: &str, id: RowId) -> Result<Option<Row>> {
-        self.next_command()?;
-        let t = self.db.table(table)?;
-        let found = access::of(t.kind).fetch(&self.db.access_ctx(), &t, id, &self.view())?;
-        match found {
-            Some((_, bytes)) => Ok(Some(self.decode(&t, id, &bytes)?)),
-            None => Ok(None),
-        }
+        self.reader()?.get(table, id)
     }
 
-    fn decode(&self, t: &Table, id: RowId, bytes: &[u8]) -> Result<Row> {
+    pub(super) fn decode(&self, t: &Table, id: RowId, bytes: &[u8]) -> Result<Row> {
         super::index::decode_row(&self.db, t, id, bytes)
     }
 
     /// Calls `f` for every visible row, page by page; stop early by returning false.
-    pub fn scan_with(&mut self, table: &str, mut f: impl FnMut(RowId, Row) -> bool) -> Result<()> {
+    pub fn scan_with(&mut self, table: &str, f: impl FnMut(RowId, Row) -> bool) -> Result<()> {
+        self.reader()?.scan_with(table, f)
+    }
+
+    /// Starts a read-only command and returns what reads it: every read through the
+    /// reader sees the database as the command started (the transaction's snapshot and
+    /// its own changes made before), however many reads there are and however they
+    /// nest (a join reading one table inside another's scan, a subquery per row).
+    pub fn reader(&mut self) -> Result<Reader<'_>> {
         self.next_command()?;
-        let t = self.db.table(table)?;
-        let mut rows = Vec::new();
-        for page in t.page_list() {
-            rows.clear();
-            self.scan_page(&t, page, &mut rows)?;
-            self.db.relieve_space();
-            for (id, bytes) in rows.drain(..) {
-                let row = self.decode(&t, id, &bytes)?;
-                if !f(id, row) {
-                    return Ok(());
-                }
-            }
-        }
-        Ok(())
+        Ok(Reader { txn: self })
     }
 
     fn scan_page(&self, t: &Table, page: u64, rows: &mut Vec<(RowId, Vec<u8>)>) -> Result<()> {
@@ -667,4 +656,43 @@ fn key_columns(indexes: &[Arc<Index>]) -> Option<Vec<u16>> {
     cols.sort_unstable();
     cols.dedup();
     Some(cols)
+}
+
+/// The reads of one command of a transaction (see [`Transaction::reader`]). Shared, so
+/// reads may nest; it cannot write.
+#[derive(Clone, Copy)]
+pub struct Reader<'t> {
+    pub(super) txn: &'t Transaction,
+}
+
+impl Reader<'_> {
+    /// The version of a row visible to this command (following updates).
+    pub fn get(&self, table: &str, id: RowId) -> Result<Option<Row>> {
+        let txn = self.txn;
+        let t = txn.db.table(table)?;
+        let found = access::of(t.kind).fetch(&txn.db.access_ctx(), &t, id, &txn.view())?;
+        match found {
+            Some((_, bytes)) => Ok(Some(txn.decode(&t, id, &bytes)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Calls `f` for every visible row, page by page; stop early by returning false.
+    pub fn scan_with(&self, table: &str, mut f: impl FnMut(RowId, Row) -> bool) -> Result<()> {
+        let txn = self.txn;
+        let t = txn.db.table(table)?;
+        let mut rows = Vec::new();
+        for page in t.page_list() {
+            rows.clear();
+            txn.scan_page(&t, page, &mut rows)?;
+            txn.db.relieve_space();
+            for (id, bytes) in rows.drain(..) {
+                let row = txn.decode(&t, id, &bytes)?;
+                if !f(id, row) {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
 }

@@ -1,0 +1,1741 @@
+//! FROM: the relations a query reads — tables, subqueries, WITH queries,
+//! `generate_series` — joined (inner, left, right, full, cross; `ON`, `USING`, `NATURAL`,
+//! comma lists) in an order chosen from row estimates, by nested-loop, hash or index
+//! nested-loop joins; and producing their rows.
+//!
+//! With several relations, every row is as wide as the whole FROM clause: each relation
+//! fills its own columns and a join copies the right side's columns into the left
+//! side's row. Expressions are therefore bound once, over the FROM clause's scope, and
+//! hold at every level of the join tree, whichever order it joins in.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::Arc;
+
+use sqlparser::ast::{
+    self, FunctionArg, FunctionArgExpr, JoinConstraint, JoinOperator, Spanned, TableFactor,
+};
+use walden::{ColumnType, Value};
+
+use crate::access_path::{self, Access, IndexMeta, Wanted};
+use crate::bind::{ident_name, object_name, Binder, PlanCx, Scope};
+use crate::error::{clip, code, SqlError, SqlResult};
+use crate::expr::{CmpOp, EvalCtx, Expr};
+use crate::guard::row_bytes;
+use crate::select::{key_bytes, read_index, QueryPlan, SeriesIter};
+use crate::types::{DeclaredType, SqlType};
+use crate::value::{self, as_i64};
+
+/// Where a query's rows come from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// No FROM: one row with no columns.
+    Nothing,
+    Series {
+        start: i64,
+        stop: i64,
+        step: i64,
+        ty: SqlType,
+    },
+    Table(TableRead),
+    /// A subquery in FROM or a WITH query, run when read.
+    Derived {
+        plan: Arc<QueryPlan>,
+        name: String,
+    },
+    /// A relation's rows placed at columns `at..` of rows `width` wide.
+    Padded {
+        inner: Box<Source>,
+        at: usize,
+        width: usize,
+    },
+    /// Rows of `inner` that pass `cond` (conditions on an outer join's result).
+    Filter {
+        inner: Box<Source>,
+        cond: Expr,
+        text: String,
+    },
+    Join(Box<Join>),
+}
+
+/// A table read: a scan or an index read, with the conditions on this table alone
+/// (over its own columns) when it is one of several relations.
+#[derive(Debug, Clone)]
+pub struct TableRead {
+    pub name: String,
+    pub alias: Option<String>,
+    pub access: Access,
+    pub filter: Option<Expr>,
+    pub filter_text: Option<String>,
+    /// The table's column names, for EXPLAIN.
+    pub names: Arc<[String]>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JoinKind {
+    Inner,
+    /// Every left row, with NULLs for the right side where nothing matched.
+    Left,
+    /// Every row of both sides.
+    Full,
+}
+
+#[derive(Debug, Clone)]
+pub enum JoinMethod {
+    /// The right side read once, each left row against each of its rows.
+    NestedLoop,
+    /// The right side read once into a hash table on its keys; each left row looks its
+    /// keys up.
+    Hash {
+        left_keys: Vec<Expr>,
+        right_keys: Vec<Expr>,
+    },
+    /// For each left row, the right table's rows found through an index on the values
+    /// of `keys` (over the left row) for its first columns.
+    Index {
+        index: String,
+        keys: Vec<(Expr, ColumnType)>,
+        at: usize,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct Join {
+    pub kind: JoinKind,
+    pub left: Source,
+    pub right: Source,
+    pub method: JoinMethod,
+    /// Conditions a pair of rows must meet besides the hash or index keys.
+    pub cond: Option<Expr>,
+    pub cond_text: Option<String>,
+    /// The hash or index keys' conditions, for EXPLAIN.
+    pub key_text: Option<String>,
+    /// The columns the right side fills.
+    pub right_cols: Vec<Range<usize>>,
+    /// Row estimate, for choosing.
+    pub rows: f64,
+}
+
+/// A FROM clause planned: its rows, its scope, and what of the WHERE clause is left to
+/// check on the joined rows.
+pub(crate) struct FromPlan {
+    pub source: Source,
+    pub scope: Scope,
+    pub filter: Option<Expr>,
+    /// The WHERE clause as written, when it is all in `filter` (EXPLAIN shows it).
+    pub filter_text: Option<Arc<str>>,
+}
+
+/// One relation of the FROM clause, as written.
+struct Rel {
+    source: Source,
+    name: Option<String>,
+    columns: Vec<(String, SqlType)>,
+    at: usize,
+    /// For a table: its indexes and column types (for index reads) and a row estimate.
+    indexes: Vec<IndexMeta>,
+    types: Vec<ColumnType>,
+    rows: f64,
+}
+
+/// The FROM clause as a tree, before planning.
+enum Item {
+    Rel(usize),
+    Join {
+        kind: ast_kind::Kind,
+        left: Box<Item>,
+        right: Box<Item>,
+        /// ON conditions (bound later), or USING columns as (left, right) pairs.
+        on: Option<Box<ast::Expr>>,
+        using: Vec<(usize, usize)>,
+    },
+}
+
+mod ast_kind {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Kind {
+        Inner,
+        Left,
+        Right,
+        Full,
+    }
+}
+use ast_kind::Kind;
+
+/// One AND-ed condition of WHERE or ON.
+#[derive(Debug, Clone)]
+struct Conj {
+    expr: Expr,
+    cols: Vec<usize>,
+    text: String,
+}
+
+fn split_and<'e>(e: &'e ast::Expr, out: &mut Vec<&'e ast::Expr>) {
+    let mut e = e;
+    while let ast::Expr::Nested(x) = e {
+        if matches!(
+            **x,
+            ast::Expr::BinaryOp {
+                op: ast::BinaryOperator::And,
+                ..
+            }
+        ) {
+            e = x;
+        } else {
+            break;
+        }
+    }
+    match e {
+        ast::Expr::BinaryOp {
+            left,
+            op: ast::BinaryOperator::And,
+            right,
+        } => {
+            crate::depth::recurse(|| {
+                split_and(left, out);
+                split_and(right, out);
+            });
+        }
+        other => out.push(other),
+    }
+}
+
+fn bind_conjuncts(b: &mut Binder, e: &ast::Expr, what: &str) -> SqlResult<Vec<Conj>> {
+    let mut parts = Vec::new();
+    split_and(e, &mut parts);
+    let mut out = Vec::with_capacity(parts.len());
+    for p in parts {
+        let expr = b.boolean(p, what)?;
+        out.push(Conj {
+            cols: expr.columns(),
+            text: p.to_string(),
+            expr,
+        });
+    }
+    Ok(out)
+}
+
+fn and_all(conds: Vec<Expr>) -> Option<Expr> {
+    conds
+        .into_iter()
+        .reduce(|a, b| Expr::And(Box::new(a), Box::new(b)))
+}
+
+fn text_of(conjs: &[Conj]) -> Option<String> {
+    match conjs {
+        [] => None,
+        [one] => Some(one.text.clone()),
+        many => Some(
+            many.iter()
+                .map(|c| format!("({})", c.text))
+                .collect::<Vec<_>>()
+                .join(" AND "),
+        ),
+    }
+}
+
+struct Builder<'c, 'a> {
+    cx: &'c PlanCx<'a>,
+    rels: Vec<Rel>,
+    columns: Vec<(String, SqlType)>,
+    relations: Vec<(String, Range<usize>)>,
+    hidden: Vec<usize>,
+}
+
+pub(crate) fn plan_from(
+    from: &[ast::TableWithJoins],
+    selection: Option<&ast::Expr>,
+    cx: &PlanCx,
+) -> SqlResult<FromPlan> {
+    let mut b = Builder {
+        cx,
+        rels: Vec::new(),
+        columns: Vec::new(),
+        relations: Vec::new(),
+        hidden: Vec::new(),
+    };
+    let mut items = Vec::new();
+    for twj in from {
+        let mut item = b.relation(&twj.relation)?;
+        for j in &twj.joins {
+            let right = b.relation(&j.relation)?;
+            item = b.join(item, right, &j.join_operator)?;
+        }
+        items.push(item);
+    }
+    let star: Vec<usize> = items.iter().flat_map(|i| b.star(i)).collect();
+    let width = b.columns.len();
+    let scope = Scope {
+        table: match b.rels.as_slice() {
+            [one] => one.name.clone(),
+            _ => None,
+        },
+        columns: b.columns.clone(),
+        relations: if b.rels.len() > 1 {
+            b.relations.clone()
+        } else {
+            Vec::new()
+        },
+        hidden: b.hidden.clone(),
+        star: (star.len() != width || star.iter().enumerate().any(|(i, c)| i != *c))
+            .then_some(star),
+    };
+    // One relation (or none): its rows as they come, the WHERE clause on top.
+    if items.len() <= 1 && matches!(items.first(), None | Some(Item::Rel(_))) {
+        let source = match b.rels.pop() {
+            Some(rel) => rel.source,
+            None => Source::Nothing,
+        };
+        let filter = match selection {
+            Some(w) => Some(Binder::in_query(&scope, *cx).boolean(w, "WHERE")?),
+            None => None,
+        };
+        return Ok(FromPlan {
+            source,
+            scope,
+            filter,
+            filter_text: selection.map(|w| w.to_string().into()),
+        });
+    }
+    let mut conjs = match selection {
+        Some(w) => bind_conjuncts(&mut Binder::in_query(&scope, *cx), w, "WHERE")?,
+        None => Vec::new(),
+    };
+    let mut units = Vec::new();
+    for item in items {
+        b.collect_group(item, &scope, width, &mut units, &mut conjs)?;
+    }
+    let (unit, rest) = b.plan_group(units, conjs, width)?;
+    Ok(FromPlan {
+        source: unit.source,
+        scope,
+        filter: and_all(rest.iter().map(|c| c.expr.clone()).collect()),
+        filter_text: None,
+    }
+    .with_rest_text(text_of(&rest)))
+}
+
+impl FromPlan {
+    fn with_rest_text(mut self, text: Option<String>) -> FromPlan {
+        self.filter_text = text.map(Into::into);
+        self
+    }
+}
+
+/// A part of a join being planned: its rows, the columns it fills, an estimate of its
+/// rows, and, for a single table, the table (for index joins).
+struct Unit {
+    source: Source,
+    cols: Vec<Range<usize>>,
+    rows: f64,
+    table: Option<usize>,
+}
+
+impl Unit {
+    fn covers(&self, cols: &[usize]) -> bool {
+        cols.iter().all(|c| self.cols.iter().any(|r| r.contains(c)))
+    }
+}
+
+impl Builder<'_, '_> {
+    /// A relation of FROM: its columns join the scope.
+    fn relation(&mut self, t: &TableFactor) -> SqlResult<Item> {
+        let (source, default_name, mut columns, alias, table) = match t {
+            TableFactor::Table {
+                name, alias, args, ..
+            } => {
+                crate::bind::check_table_reference(t)?;
+                let table = object_name(name)?;
+                if let Some(args) = args {
+                    let (src, col_ty) = series(&table, name, args)?;
+                    let col = alias
+                        .as_ref()
+                        .and_then(|a| a.columns.first())
+                        .map(|c| ident_name(&c.name))
+                        .or_else(|| alias.as_ref().map(|a| ident_name(&a.name)))
+                        .unwrap_or_else(|| "generate_series".into());
+                    (
+                        src,
+                        Some("generate_series".to_string()),
+                        vec![(col, col_ty)],
+                        alias.as_ref().map(|a| ident_name(&a.name)),
+                        None,
+                    )
+                } else if let Some(cte) = self.cx.ctes.and_then(|c| c.find(&table)) {
+                    let columns = cte.columns.clone();
+                    (
+                        Source::Derived {
+                            plan: cte.plan.clone(),
+                            name: table.clone(),
+                        },
+                        Some(table),
+                        columns,
+                        alias.as_ref().map(|a| ident_name(&a.name)),
+                        None,
+                    )
+                } else {
+                    let scope = self
+                        .cx
+                        .catalog
+                        .table_scope(&table)
+                        .map_err(|e| e.at(name.span().start))?;
+                    (
+                        Source::Table(TableRead {
+                            name: table.clone(),
+                            alias: alias.as_ref().map(|a| ident_name(&a.name)),
+                            access: Access::Scan,
+                            filter: None,
+                            filter_text: None,
+                            names: scope.columns.iter().map(|(n, _)| n.clone()).collect(),
+                        }),
+                        Some(table.clone()),
+                        scope.columns,
+                        alias.as_ref().map(|a| ident_name(&a.name)),
+                        Some(table),
+                    )
+                }
+            }
+            TableFactor::Derived {
+                lateral,
+                subquery,
+                alias,
+                ..
+            } => {
+                if *lateral {
+                    return Err(SqlError::unsupported("LATERAL").at(t.span().start));
+                }
+                let plan = QueryPlan::plan_in(subquery, self.cx)?;
+                let columns = plan.columns().to_vec();
+                let name = alias.as_ref().map(|a| ident_name(&a.name));
+                (
+                    Source::Derived {
+                        plan: Arc::new(plan),
+                        name: name.clone().unwrap_or_else(|| "unnamed_subquery".into()),
+                    },
+                    None,
+                    columns,
+                    name,
+                    None,
+                )
+            }
+            TableFactor::NestedJoin {
+                table_with_joins,
+                alias,
+            } => {
+                if alias.is_some() {
+                    return Err(SqlError::unsupported("an alias on a parenthesized join"));
+                }
+                let mut item = self.relation(&table_with_joins.relation)?;
+                for j in &table_with_joins.joins {
+                    let right = self.relation(&j.relation)?;
+                    item = self.join(item, right, &j.join_operator)?;
+                }
+                return Ok(item);
+            }
+            other => {
+                return Err(SqlError::unsupported(format!(
+                    "the FROM item {}",
+                    clip(&other.to_string())
+                ))
+                .at(other.span().start))
+            }
+        };
+        // Column aliases: `AS x(a, b)` renames the first columns.
+        if let TableFactor::Table {
+            alias: Some(a),
+            args: None,
+            ..
+        }
+        | TableFactor::Derived { alias: Some(a), .. } = t
+        {
+            if a.columns.len() > columns.len() {
+                return Err(SqlError::new(
+                    code::INVALID_COLUMN_REFERENCE,
+                    format!(
+                        "table \"{}\" has {} columns available but {} columns specified",
+                        ident_name(&a.name),
+                        columns.len(),
+                        a.columns.len()
+                    ),
+                ));
+            }
+            for (c, new) in columns.iter_mut().zip(&a.columns) {
+                c.0 = ident_name(&new.name);
+            }
+        }
+        let name = alias.or(default_name);
+        if let Some(n) = &name {
+            if self.relations.iter().any(|(r, _)| r == n) {
+                return Err(SqlError::new(
+                    code::DUPLICATE_ALIAS,
+                    format!("table name \"{n}\" specified more than once"),
+                )
+                .at(t.span().start));
+            }
+        }
+        let at = self.columns.len();
+        let range = at..at + columns.len();
+        if let Some(n) = &name {
+            self.relations.push((n.clone(), range));
+        }
+        self.columns.extend(columns.iter().cloned());
+        let (indexes, rows) = match &table {
+            Some(tname) => (self.cx.catalog.indexes(tname), self.cx.catalog.rows(tname)),
+            None => (Vec::new(), 1000.0),
+        };
+        let types = columns.iter().map(|(_, t)| t.column_type()).collect();
+        self.rels.push(Rel {
+            source,
+            name,
+            columns,
+            at,
+            indexes,
+            types,
+            rows,
+        });
+        Ok(Item::Rel(self.rels.len() - 1))
+    }
+
+    fn item_columns(&self, item: &Item) -> Vec<usize> {
+        match item {
+            Item::Rel(r) => {
+                let rel = &self.rels[*r];
+                (rel.at..rel.at + rel.columns.len()).collect()
+            }
+            Item::Join { left, right, .. } => {
+                let mut v = self.item_columns(left);
+                v.extend(self.item_columns(right));
+                v
+            }
+        }
+    }
+
+    /// The columns `*` gives for an item: USING columns once, first.
+    fn star(&self, item: &Item) -> Vec<usize> {
+        match item {
+            Item::Rel(r) => {
+                let rel = &self.rels[*r];
+                (rel.at..rel.at + rel.columns.len()).collect()
+            }
+            Item::Join {
+                left, right, using, ..
+            } => {
+                let mut v: Vec<usize> = using.iter().map(|(l, _)| *l).collect();
+                v.extend(
+                    self.star(left)
+                        .into_iter()
+                        .filter(|c| !using.iter().any(|(l, _)| l == c)),
+                );
+                v.extend(
+                    self.star(right)
+                        .into_iter()
+                        .filter(|c| !using.iter().any(|(_, r)| r == c)),
+                );
+                v
+            }
+        }
+    }
+
+    /// A visible column called `name` among `cols`.
+    fn find_in(&self, cols: &[usize], name: &str) -> SqlResult<usize> {
+        let found: Vec<usize> = cols
+            .iter()
+            .copied()
+            .filter(|c| self.columns[*c].0 == name && !self.hidden.contains(c))
+            .collect();
+        match found.as_slice() {
+            [one] => Ok(*one),
+            [] => Err(SqlError::new(
+                code::UNDEFINED_COLUMN,
+                format!("column \"{name}\" specified in USING clause does not exist in left table"),
+            )),
+            _ => Err(SqlError::new(
+                code::AMBIGUOUS_COLUMN,
+                format!("common column name \"{name}\" appears more than once in left table"),
+            )),
+        }
+    }
+
+    fn join(&mut self, left: Item, right: Item, op: &JoinOperator) -> SqlResult<Item> {
+        use JoinOperator as J;
+        let (kind, constraint) = match op {
+            J::Join(c) | J::Inner(c) => (Kind::Inner, Some(c)),
+            J::Left(c) | J::LeftOuter(c) => (Kind::Left, Some(c)),
+            J::Right(c) | J::RightOuter(c) => (Kind::Right, Some(c)),
+            J::FullOuter(c) => (Kind::Full, Some(c)),
+            J::CrossJoin(c) => (Kind::Inner, Some(c)),
+            other => {
+                return Err(SqlError::unsupported(format!(
+                    "this kind of join ({})",
+                    clip(&format!("{other:?}"))
+                )))
+            }
+        };
+        let mut on = None;
+        let mut using = Vec::new();
+        match constraint {
+            Some(JoinConstraint::On(e)) => on = Some(Box::new(e.clone())),
+            Some(JoinConstraint::Using(names)) => {
+                let lcols = self.item_columns(&left);
+                let rcols = self.item_columns(&right);
+                for n in names {
+                    let name = object_name(n)?;
+                    let l = self.find_in(&lcols, &name)?;
+                    let r = self.find_in(&rcols, &name).map_err(|e| {
+                        SqlError::new(e.code, e.message.replace("left table", "right table"))
+                    })?;
+                    using.push((l, r));
+                }
+            }
+            Some(JoinConstraint::Natural) => {
+                let lcols = self.item_columns(&left);
+                let rcols = self.item_columns(&right);
+                for &l in &lcols {
+                    let name = self.columns[l].0.clone();
+                    if self.hidden.contains(&l) {
+                        continue;
+                    }
+                    if let Ok(r) = self.find_in(&rcols, &name) {
+                        using.push((l, r));
+                    }
+                }
+            }
+            Some(JoinConstraint::None) | None => {
+                if !matches!(op, J::CrossJoin(_)) {
+                    return Err(SqlError::syntax("a join needs ON or USING"));
+                }
+            }
+        }
+        for (l, r) in &using {
+            let (lt, rt) = (self.columns[*l].1, self.columns[*r].1);
+            if lt != rt && !(lt.is_numeric() && rt.is_numeric()) {
+                return Err(SqlError::new(
+                    code::UNDEFINED_FUNCTION,
+                    format!("operator does not exist: {} = {}", lt.name(), rt.name()),
+                ));
+            }
+            // The merged column is the left one; a RIGHT join's is the right one.
+            self.hidden.push(if kind == Kind::Right { *l } else { *r });
+        }
+        Ok(Item::Join {
+            kind,
+            left: Box::new(left),
+            right: Box::new(right),
+            on,
+            using,
+        })
+    }
+
+    /// The conditions of a join: its ON clause and USING columns.
+    fn join_conds(
+        &self,
+        on: Option<&ast::Expr>,
+        using: &[(usize, usize)],
+        scope: &Scope,
+        cols: &[usize],
+    ) -> SqlResult<Vec<Conj>> {
+        let mut out = Vec::new();
+        if let Some(e) = on {
+            let conjs = bind_conjuncts(&mut Binder::in_query(scope, *self.cx), e, "JOIN/ON")?;
+            for c in &conjs {
+                if let Some(bad) = c.cols.iter().find(|x| !cols.contains(x)) {
+                    let rel = self
+                        .relations
+                        .iter()
+                        .find(|(_, r)| r.contains(bad))
+                        .map(|(n, _)| n.clone())
+                        .unwrap_or_default();
+                    return Err(SqlError::new(
+                        code::UNDEFINED_TABLE,
+                        format!("invalid reference to FROM-clause entry for table \"{rel}\""),
+                    )
+                    .with_hint("There is an entry for this table, but it cannot be referenced from this part of the query."));
+                }
+            }
+            out.extend(conjs);
+        }
+        for (l, r) in using {
+            let (lt, rt) = (self.columns[*l].1, self.columns[*r].1);
+            out.push(Conj {
+                expr: Expr::Cmp(
+                    CmpOp::Eq,
+                    Box::new(Expr::Column(*l, lt)),
+                    Box::new(Expr::Column(*r, rt)),
+                ),
+                cols: vec![(*l).min(*r), (*l).max(*r)],
+                text: format!("{} = {}", self.qualified(*l), self.qualified(*r)),
+            });
+        }
+        Ok(out)
+    }
+
+    fn qualified(&self, c: usize) -> String {
+        match self.relations.iter().find(|(_, r)| r.contains(&c)) {
+            Some((n, _)) => format!("{n}.{}", self.columns[c].0),
+            None => self.columns[c].0.clone(),
+        }
+    }
+
+    /// Adds the units of an inner-join group (relations and outer joins, each planned
+    /// on its own) and the group's join conditions.
+    fn collect_group(
+        &mut self,
+        item: Item,
+        scope: &Scope,
+        width: usize,
+        units: &mut Vec<Unit>,
+        conjs: &mut Vec<Conj>,
+    ) -> SqlResult<()> {
+        match item {
+            Item::Rel(r) => {
+                units.push(self.rel_unit(r, width));
+                Ok(())
+            }
+            Item::Join {
+                kind: Kind::Inner,
+                left,
+                right,
+                on,
+                using,
+            } => {
+                let mut cols = self.item_columns(&left);
+                cols.extend(self.item_columns(&right));
+                conjs.extend(self.join_conds(on.as_deref(), &using, scope, &cols)?);
+                self.collect_group(*left, scope, width, units, conjs)?;
+                self.collect_group(*right, scope, width, units, conjs)
+            }
+            Item::Join {
+                kind,
+                left,
+                right,
+                on,
+                using,
+            } => {
+                let mut cols = self.item_columns(&left);
+                cols.extend(self.item_columns(&right));
+                let conds = self.join_conds(on.as_deref(), &using, scope, &cols)?;
+                // A right join is a left join the other way round (rows are as wide as
+                // FROM whichever side they start on).
+                let (kind, left, right) = match kind {
+                    Kind::Right => (JoinKind::Left, right, left),
+                    Kind::Left => (JoinKind::Left, left, right),
+                    _ => (JoinKind::Full, left, right),
+                };
+                let l = self.item_unit(*left, scope, width)?;
+                let r = self.item_unit(*right, scope, width)?;
+                units.push(self.outer_join(kind, l, r, conds)?);
+                Ok(())
+            }
+        }
+    }
+
+    /// An item planned alone (one side of an outer join).
+    fn item_unit(&mut self, item: Item, scope: &Scope, width: usize) -> SqlResult<Unit> {
+        let mut units = Vec::new();
+        let mut conjs = Vec::new();
+        self.collect_group(item, scope, width, &mut units, &mut conjs)?;
+        let (unit, rest) = self.plan_group(units, conjs, width)?;
+        Ok(with_filter(unit, rest))
+    }
+
+    fn rel_unit(&mut self, r: usize, width: usize) -> Unit {
+        let rel = &mut self.rels[r];
+        let source = std::mem::replace(&mut rel.source, Source::Nothing);
+        let n = rel.columns.len();
+        let is_table = matches!(source, Source::Table(_));
+        Unit {
+            source: Source::Padded {
+                inner: Box::new(source),
+                at: rel.at,
+                width,
+            },
+            cols: std::iter::once(rel.at..rel.at + n).collect(),
+            rows: rel.rows,
+            table: is_table.then_some(r),
+        }
+    }
+
+    /// Joins the units of an inner-join group in an order chosen from their row
+    /// estimates, each condition checked as soon as its columns are there. Returns the
+    /// conditions on no column (checked once joined).
+    fn plan_group(
+        &mut self,
+        mut units: Vec<Unit>,
+        conjs: Vec<Conj>,
+        width: usize,
+    ) -> SqlResult<(Unit, Vec<Conj>)> {
+        let mut rest = Vec::new();
+        let mut pending = Vec::new();
+        // Conditions on one unit go into it.
+        let mut own: Vec<Vec<Conj>> = units.iter().map(|_| Vec::new()).collect();
+        for c in conjs {
+            if c.cols.is_empty() {
+                rest.push(c);
+            } else if let Some(i) = units.iter().position(|u| u.covers(&c.cols)) {
+                own[i].push(c);
+            } else {
+                pending.push(c);
+            }
+        }
+        for (u, conds) in units.iter_mut().zip(own) {
+            self.restrict(u, conds, width);
+        }
+        if units.is_empty() {
+            return Ok((
+                Unit {
+                    source: Source::Nothing,
+                    cols: Vec::new(),
+                    rows: 1.0,
+                    table: None,
+                },
+                rest,
+            ));
+        }
+        let first = (0..units.len())
+            .min_by(|a, b| units[*a].rows.total_cmp(&units[*b].rows))
+            .unwrap_or(0);
+        let mut current = units.swap_remove(first);
+        while !units.is_empty() {
+            let connected = |u: &Unit| pending.iter().any(|c| equi_sides(c, &current, u).is_some());
+            let pick = (0..units.len())
+                .filter(|i| connected(&units[*i]))
+                .min_by(|a, b| units[*a].rows.total_cmp(&units[*b].rows))
+                .or_else(|| {
+                    (0..units.len()).min_by(|a, b| units[*a].rows.total_cmp(&units[*b].rows))
+                })
+                .unwrap_or(0);
+            let next = units.swap_remove(pick);
+            let mut cols = current.cols.clone();
+            cols.extend(next.cols.iter().cloned());
+            let (now, later): (Vec<Conj>, Vec<Conj>) = pending
+                .into_iter()
+                .partition(|c| c.cols.iter().all(|x| cols.iter().any(|r| r.contains(x))));
+            pending = later;
+            current = self.inner_join(current, next, now);
+        }
+        // Conditions whose columns never all met (cannot happen: every column is in
+        // some unit) are checked at the end.
+        rest.extend(pending);
+        Ok((current, rest))
+    }
+
+    /// Puts conditions on one unit into it: into a table's read (where an index may
+    /// serve them), or as a filter over it.
+    fn restrict(&mut self, u: &mut Unit, conds: Vec<Conj>, _width: usize) {
+        if conds.is_empty() {
+            if let Some(r) = u.table {
+                self.choose(u, r, None, None);
+            }
+            return;
+        }
+        match u.table {
+            Some(r) => {
+                let at = self.rels[r].at;
+                let text = text_of(&conds);
+                let mut sel = 1.0;
+                for c in &conds {
+                    sel *= selectivity(&c.expr);
+                }
+                let narrow = and_all(
+                    conds
+                        .into_iter()
+                        .map(|c| c.expr.map_columns(&|i| i - at))
+                        .collect(),
+                );
+                u.rows = (u.rows * sel).max(1.0);
+                self.choose(u, r, narrow, text);
+            }
+            None => {
+                let text = text_of(&conds).unwrap_or_default();
+                let mut sel = 1.0;
+                for c in &conds {
+                    sel *= selectivity(&c.expr);
+                }
+                u.rows = (u.rows * sel).max(1.0);
+                let cond = and_all(conds.into_iter().map(|c| c.expr).collect());
+                if let Some(cond) = cond {
+                    let inner = std::mem::replace(&mut u.source, Source::Nothing);
+                    u.source = Source::Filter {
+                        inner: Box::new(inner),
+                        cond,
+                        text,
+                    };
+                }
+            }
+        }
+    }
+
+    /// Gives a table unit its filter and chooses how to read it.
+    fn choose(&mut self, u: &mut Unit, r: usize, filter: Option<Expr>, text: Option<String>) {
+        let rel = &self.rels[r];
+        let Source::Padded { inner, .. } = &mut u.source else {
+            return;
+        };
+        let Source::Table(read) = inner.as_mut() else {
+            return;
+        };
+        if !rel.indexes.is_empty() && filter.is_some() {
+            read.access = access_path::choose(
+                &rel.indexes,
+                &rel.types,
+                &Wanted {
+                    filter: filter.as_ref(),
+                    order: None,
+                    few: false,
+                },
+            );
+            if let Access::Index(ix) = &read.access {
+                let unique_point = rel
+                    .indexes
+                    .iter()
+                    .find(|i| i.name == ix.index)
+                    .is_some_and(|i| i.unique && ix.ranges.iter().all(|(lo, hi)| lo == hi && matches!(lo, std::ops::Bound::Included(v) if v.len() == i.columns.len())));
+                if unique_point {
+                    u.rows = ix.ranges.len().max(1) as f64;
+                }
+            }
+        }
+        read.filter = filter;
+        read.filter_text = text;
+    }
+
+    fn inner_join(&mut self, left: Unit, right: Unit, conds: Vec<Conj>) -> Unit {
+        let mut keys = Vec::new();
+        let mut residual = Vec::new();
+        for c in conds {
+            match equi_sides(&c, &left, &right) {
+                Some((l, r)) => keys.push((l, r, c)),
+                None => residual.push(c),
+            }
+        }
+        if keys.is_empty() {
+            // A cross product: the smaller side is kept in memory.
+            let (l, r) = if right.rows <= left.rows {
+                (left, right)
+            } else {
+                (right, left)
+            };
+            let rows = l.rows * r.rows * if residual.is_empty() { 1.0 } else { 0.3 };
+            return join_unit(
+                JoinKind::Inner,
+                l,
+                r,
+                JoinMethod::NestedLoop,
+                None,
+                residual,
+                rows,
+            );
+        }
+        let rows = left.rows.max(right.rows);
+        // An index on the right (or the left) table's key columns, when the other side
+        // is small: look each of its rows up.
+        for swap in [false, true] {
+            let (outer, inner) = if swap {
+                (&right, &left)
+            } else {
+                (&left, &right)
+            };
+            if outer.rows * 4.0 > inner.rows {
+                continue;
+            }
+            let oriented: Vec<(Expr, Expr)> = keys
+                .iter()
+                .map(|(l, r, _)| {
+                    if swap {
+                        (r.clone(), l.clone())
+                    } else {
+                        (l.clone(), r.clone())
+                    }
+                })
+                .collect();
+            if let Some((index, used)) = self.index_for(inner, &oriented) {
+                let (outer, inner) = if swap { (right, left) } else { (left, right) };
+                return self.index_join(
+                    JoinKind::Inner,
+                    outer,
+                    inner,
+                    index,
+                    used,
+                    keys,
+                    residual,
+                    rows,
+                );
+            }
+        }
+        // A hash join, building on the smaller side.
+        let (probe, build, swap) = if right.rows <= left.rows {
+            (left, right, false)
+        } else {
+            (right, left, true)
+        };
+        let (mut lk, mut rk, mut key_conds) = (Vec::new(), Vec::new(), Vec::new());
+        for (l, r, c) in keys {
+            let (l, r) = if swap { (r, l) } else { (l, r) };
+            let (l, r) = hash_pair(l, r);
+            lk.push(l);
+            rk.push(r);
+            key_conds.push(c);
+        }
+        let mut u = join_unit(
+            JoinKind::Inner,
+            probe,
+            build,
+            JoinMethod::Hash {
+                left_keys: lk,
+                right_keys: rk,
+            },
+            text_of(&key_conds),
+            residual,
+            rows,
+        );
+        u.rows = rows;
+        u
+    }
+
+    /// An index of `inner`'s table whose first columns the keys' inner sides are; the
+    /// index and, per index column used, the key (over the outer row).
+    fn index_for(
+        &self,
+        inner: &Unit,
+        keys: &[(Expr, Expr)],
+    ) -> Option<(String, Vec<(Expr, ColumnType)>)> {
+        let r = inner.table?;
+        let rel = &self.rels[r];
+        let mut best: Option<(String, Vec<(Expr, ColumnType)>)> = None;
+        for ix in &rel.indexes {
+            let mut used = Vec::new();
+            for &c in &ix.columns {
+                let found = keys
+                    .iter()
+                    .find(|(_, i)| matches!(i, Expr::Column(x, _) if *x == rel.at + c));
+                match found {
+                    Some((o, _)) => used.push((o.clone(), rel.types[c])),
+                    None => break,
+                }
+            }
+            if !used.is_empty() && best.as_ref().is_none_or(|(_, b)| used.len() > b.len()) {
+                best = Some((ix.name.clone(), used));
+            }
+        }
+        best
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn index_join(
+        &mut self,
+        kind: JoinKind,
+        outer: Unit,
+        inner: Unit,
+        index: String,
+        used: Vec<(Expr, ColumnType)>,
+        keys: Vec<(Expr, Expr, Conj)>,
+        residual: Vec<Conj>,
+        rows: f64,
+    ) -> Unit {
+        let r = inner.table.unwrap_or(0);
+        let at = self.rels[r].at;
+        // Every key condition is checked again on the joined row (the index finds the
+        // rows equal in key order; the condition decides in SQL).
+        let mut conds: Vec<Conj> = keys.into_iter().map(|(_, _, c)| c).collect();
+        let key_text = text_of(&conds);
+        conds.extend(residual);
+        let mut u = join_unit(
+            kind,
+            outer,
+            inner,
+            JoinMethod::Index {
+                index,
+                keys: used,
+                at,
+            },
+            key_text,
+            conds,
+            rows,
+        );
+        u.rows = rows;
+        u
+    }
+
+    /// A left or full join of two units planned on their own.
+    fn outer_join(
+        &mut self,
+        kind: JoinKind,
+        left: Unit,
+        mut right: Unit,
+        conds: Vec<Conj>,
+    ) -> SqlResult<Unit> {
+        let mut keys = Vec::new();
+        let mut residual = Vec::new();
+        let mut right_only = Vec::new();
+        for c in conds {
+            if kind == JoinKind::Left && !c.cols.is_empty() && right.covers(&c.cols) {
+                // An ON condition on the right side alone narrows that side.
+                right_only.push(c);
+                continue;
+            }
+            match equi_sides(&c, &left, &right) {
+                Some((l, r)) => keys.push((l, r, c)),
+                None => residual.push(c),
+            }
+        }
+        if !right_only.is_empty() {
+            if right.table.is_some() {
+                let w = 0;
+                self.restrict(&mut right, right_only, w);
+            } else {
+                right = with_filter(right, right_only);
+            }
+        } else if let Some(r) = right.table {
+            self.choose(&mut right, r, None, None);
+        }
+        let rows = left.rows.max(right.rows);
+        if keys.is_empty() {
+            return Ok(join_unit(
+                kind,
+                left,
+                right,
+                JoinMethod::NestedLoop,
+                None,
+                residual,
+                rows,
+            ));
+        }
+        let (mut lk, mut rk, mut key_conds) = (Vec::new(), Vec::new(), Vec::new());
+        for (l, r, c) in keys {
+            let (l, r) = hash_pair(l, r);
+            lk.push(l);
+            rk.push(r);
+            key_conds.push(c);
+        }
+        Ok(join_unit(
+            kind,
+            left,
+            right,
+            JoinMethod::Hash {
+                left_keys: lk,
+                right_keys: rk,
+            },
+            text_of(&key_conds),
+            residual,
+            rows,
+        ))
+    }
+}
+
+fn with_filter(mut u: Unit, conds: Vec<Conj>) -> Unit {
+    if conds.is_empty() {
+        return u;
+    }
+    let text = text_of(&conds).unwrap_or_default();
+    if let Some(cond) = and_all(conds.into_iter().map(|c| c.expr).collect()) {
+        let inner = std::mem::replace(&mut u.source, Source::Nothing);
+        u.source = Source::Filter {
+            inner: Box::new(inner),
+            cond,
+            text,
+        };
+    }
+    u.table = None;
+    u
+}
+
+fn join_unit(
+    kind: JoinKind,
+    left: Unit,
+    right: Unit,
+    method: JoinMethod,
+    key_text: Option<String>,
+    residual: Vec<Conj>,
+    rows: f64,
+) -> Unit {
+    let mut cols = left.cols.clone();
+    cols.extend(right.cols.iter().cloned());
+    let cond_text = text_of(&residual);
+    let cond = and_all(residual.into_iter().map(|c| c.expr).collect());
+    Unit {
+        source: Source::Join(Box::new(Join {
+            kind,
+            left: left.source,
+            right: right.source,
+            method,
+            cond,
+            cond_text,
+            key_text,
+            right_cols: right.cols,
+            rows,
+        })),
+        cols,
+        rows,
+        table: None,
+    }
+}
+
+/// For `a = b` with one side over `l`'s columns and the other over `r`'s: the sides,
+/// `l`'s first.
+fn equi_sides(c: &Conj, l: &Unit, r: &Unit) -> Option<(Expr, Expr)> {
+    let Expr::Cmp(CmpOp::Eq, a, b) = &c.expr else {
+        return None;
+    };
+    if a.has_subquery() || b.has_subquery() {
+        return None;
+    }
+    let (ca, cb) = (a.columns(), b.columns());
+    if ca.is_empty() || cb.is_empty() || a.ty() == SqlType::Null || b.ty() == SqlType::Null {
+        return None;
+    }
+    if l.covers(&ca) && r.covers(&cb) {
+        Some(((**a).clone(), (**b).clone()))
+    } else if l.covers(&cb) && r.covers(&ca) {
+        Some(((**b).clone(), (**a).clone()))
+    } else {
+        None
+    }
+}
+
+/// Hash keys of one type on both sides: an integer against a float or numeric
+/// compares as a float8.
+fn hash_pair(l: Expr, r: Expr) -> (Expr, Expr) {
+    let (lt, rt) = (l.ty(), r.ty());
+    if lt != rt && lt.is_numeric() && rt.is_numeric() && (!lt.is_integer() || !rt.is_integer()) {
+        let f = |e: Expr| Expr::Cast(Box::new(e), DeclaredType::plain(SqlType::Float8));
+        return (f(l), f(r));
+    }
+    (l, r)
+}
+
+/// A rough share of rows a condition keeps.
+fn selectivity(e: &Expr) -> f64 {
+    match e {
+        Expr::Cmp(CmpOp::Eq, a, b) if a.columns().is_empty() || b.columns().is_empty() => 0.05,
+        Expr::Cmp(CmpOp::Eq, ..) => 0.2,
+        Expr::Cmp(..) => 0.33,
+        Expr::InList(_, l, false) => (0.05 * l.len() as f64).min(0.5),
+        Expr::And(a, b) => selectivity(a) * selectivity(b),
+        _ => 0.5,
+    }
+}
+
+fn series(
+    table: &str,
+    name: &ast::ObjectName,
+    args: &ast::TableFunctionArgs,
+) -> SqlResult<(Source, SqlType)> {
+    if table != "generate_series" {
+        return Err(SqlError::new(
+            code::UNDEFINED_FUNCTION,
+            format!("function {table} does not exist"),
+        )
+        .at(name.span().start));
+    }
+    let mut vals = Vec::new();
+    for a in &args.args {
+        let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = a else {
+            return Err(SqlError::unsupported("this generate_series argument"));
+        };
+        let b = Binder::plain(&Scope::default()).bind(e)?;
+        match b {
+            Expr::Const(v) if as_i64(&v).is_some() => {
+                vals.push((as_i64(&v).unwrap_or(0), value::type_of(&v)))
+            }
+            _ => {
+                return Err(SqlError::unsupported(
+                    "generate_series over anything but integer constants",
+                )
+                .at(e.span().start))
+            }
+        }
+    }
+    let (start, stop, step) = match vals.as_slice() {
+        [a, b] => (a.0, b.0, 1),
+        [a, b, c] => (a.0, b.0, c.0),
+        _ => {
+            return Err(SqlError::new(
+                code::UNDEFINED_FUNCTION,
+                "generate_series takes 2 or 3 arguments",
+            ))
+        }
+    };
+    if step == 0 {
+        return Err(SqlError::new(
+            code::INVALID_PARAMETER,
+            "step size cannot equal zero",
+        ));
+    }
+    let ty = vals.iter().map(|v| v.1).fold(SqlType::Int4, SqlType::wider);
+    Ok((
+        Source::Series {
+            start,
+            stop,
+            step,
+            ty,
+        },
+        ty,
+    ))
+}
+
+/// Where produced rows go: false from it stops the producer.
+pub(crate) type Sink<'s> = dyn FnMut(&mut EvalCtx, Vec<Value>) -> SqlResult<bool> + 's;
+
+fn merge(left: &[Value], right: &[Value], cols: &[Range<usize>]) -> Vec<Value> {
+    let mut out = left.to_vec();
+    for r in cols {
+        if r.end <= out.len() && r.end <= right.len() {
+            out[r.clone()].clone_from_slice(&right[r.clone()]);
+        }
+    }
+    out
+}
+
+/// Runs the engine's read with a callback, keeping the first error the callback met.
+fn read_rows(
+    cx: &mut EvalCtx,
+    read: impl FnOnce(&mut dyn FnMut(walden::RowId, walden::Row) -> bool) -> walden::Result<()>,
+    sink: &mut dyn FnMut(&mut EvalCtx, Vec<Value>) -> SqlResult<bool>,
+) -> SqlResult<bool> {
+    let mut failed = None;
+    let mut stopped = false;
+    read(&mut |_, row| match sink(cx, row) {
+        Ok(true) => true,
+        Ok(false) => {
+            stopped = true;
+            false
+        }
+        Err(e) => {
+            failed = Some(e);
+            false
+        }
+    })?;
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(!stopped),
+    }
+}
+
+impl Source {
+    /// Produces the rows into `sink`; false when the sink stopped it.
+    pub(crate) fn produce(&self, cx: &mut EvalCtx, sink: &mut Sink) -> SqlResult<bool> {
+        crate::depth::recurse(|| self.produce_node(cx, sink))
+    }
+
+    fn produce_node(&self, cx: &mut EvalCtx, sink: &mut Sink) -> SqlResult<bool> {
+        match self {
+            Source::Nothing => sink(cx, Vec::new()),
+            Source::Series { .. } => {
+                for v in SeriesIter::new(self) {
+                    if !sink(cx, vec![v])? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+            Source::Table(t) => {
+                let run = cx.run.ok_or_else(no_reader)?;
+                let reader = run.reader.ok_or_else(no_reader)?;
+                let guard = run.guard;
+                let mut f = |cx: &mut EvalCtx, row: Vec<Value>| -> SqlResult<bool> {
+                    guard.check()?;
+                    if let Some(f) = &t.filter {
+                        if !f.test(&row, cx)? {
+                            return Ok(true);
+                        }
+                    }
+                    sink(cx, row)
+                };
+                match &t.access {
+                    Access::Scan => read_rows(cx, |g| reader.scan_with(&t.name, g), &mut f),
+                    Access::Index(r) => {
+                        let mut failed = None;
+                        let mut stopped = false;
+                        read_index(&reader, r, &mut |_, row| match f(cx, row) {
+                            Ok(true) => true,
+                            Ok(false) => {
+                                stopped = true;
+                                false
+                            }
+                            Err(e) => {
+                                failed = Some(e);
+                                false
+                            }
+                        })?;
+                        match failed {
+                            Some(e) => Err(e),
+                            None => Ok(!stopped),
+                        }
+                    }
+                }
+            }
+            Source::Derived { plan, .. } => {
+                for row in plan.run(cx)? {
+                    if !sink(cx, row)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+            Source::Padded { inner, at, width } => {
+                let (at, width) = (*at, *width);
+                inner.produce(cx, &mut |cx, row| {
+                    let mut out = Vec::with_capacity(width);
+                    out.resize(at, Value::Null);
+                    out.extend(row);
+                    out.resize(width, Value::Null);
+                    sink(cx, out)
+                })
+            }
+            Source::Filter { inner, cond, .. } => inner.produce(cx, &mut |cx, row| {
+                if cond.test(&row, cx)? {
+                    sink(cx, row)
+                } else {
+                    Ok(true)
+                }
+            }),
+            Source::Join(j) => j.produce(cx, sink),
+        }
+    }
+
+    /// The rows, in memory (charged to the guard).
+    fn collect(&self, cx: &mut EvalCtx) -> SqlResult<Vec<Vec<Value>>> {
+        let guard = cx.run.map(|r| r.guard);
+        let mut rows = Vec::new();
+        self.produce(cx, &mut |_, row| {
+            if let Some(g) = guard {
+                g.charge(row_bytes(&row) + 24)?;
+            }
+            rows.push(row);
+            Ok(true)
+        })?;
+        Ok(rows)
+    }
+}
+
+fn no_reader() -> SqlError {
+    SqlError::new(code::INTERNAL, "no transaction to read a table with")
+}
+
+fn passes(cond: &Option<Expr>, row: &[Value], cx: &mut EvalCtx) -> SqlResult<bool> {
+    match cond {
+        Some(c) => c.test(row, cx),
+        None => Ok(true),
+    }
+}
+
+/// The key of a row for a hash join; None if a key is NULL (it matches nothing).
+fn hash_key(keys: &[Expr], row: &[Value], cx: &mut EvalCtx, buf: &mut Vec<u8>) -> SqlResult<bool> {
+    let mut vals = Vec::with_capacity(keys.len());
+    for k in keys {
+        let v = k.eval(row, cx)?;
+        if matches!(v, Value::Null) {
+            return Ok(false);
+        }
+        vals.push(v);
+    }
+    key_bytes(&vals, buf);
+    Ok(true)
+}
+
+impl Join {
+    fn produce(&self, cx: &mut EvalCtx, sink: &mut Sink) -> SqlResult<bool> {
+        match &self.method {
+            JoinMethod::NestedLoop => {
+                let rights = self.right.collect(cx)?;
+                let mut matched = vec![
+                    false;
+                    if self.kind == JoinKind::Full {
+                        rights.len()
+                    } else {
+                        0
+                    }
+                ];
+                let more = self.left.produce(cx, &mut |cx, l| {
+                    let mut any = false;
+                    for (i, r) in rights.iter().enumerate() {
+                        let row = merge(&l, r, &self.right_cols);
+                        if passes(&self.cond, &row, cx)? {
+                            any = true;
+                            if let Some(m) = matched.get_mut(i) {
+                                *m = true;
+                            }
+                            if !sink(cx, row)? {
+                                return Ok(false);
+                            }
+                        }
+                    }
+                    if !any && self.kind != JoinKind::Inner {
+                        return sink(cx, l);
+                    }
+                    Ok(true)
+                })?;
+                if !more {
+                    return Ok(false);
+                }
+                self.unmatched(cx, &rights, &matched, sink)
+            }
+            JoinMethod::Hash {
+                left_keys,
+                right_keys,
+            } => {
+                let rights = self.right.collect(cx)?;
+                let mut table: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
+                let mut buf = Vec::new();
+                for (i, r) in rights.iter().enumerate() {
+                    if hash_key(right_keys, r, cx, &mut buf)? {
+                        table.entry(buf.clone()).or_default().push(i);
+                    }
+                }
+                let mut matched = vec![
+                    false;
+                    if self.kind == JoinKind::Full {
+                        rights.len()
+                    } else {
+                        0
+                    }
+                ];
+                let more = self.left.produce(cx, &mut |cx, l| {
+                    let mut any = false;
+                    if hash_key(left_keys, &l, cx, &mut buf)? {
+                        if let Some(hits) = table.get(&buf) {
+                            for &i in hits {
+                                let row = merge(&l, &rights[i], &self.right_cols);
+                                if passes(&self.cond, &row, cx)? {
+                                    any = true;
+                                    if let Some(m) = matched.get_mut(i) {
+                                        *m = true;
+                                    }
+                                    if !sink(cx, row)? {
+                                        return Ok(false);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    if !any && self.kind != JoinKind::Inner {
+                        return sink(cx, l);
+                    }
+                    Ok(true)
+                })?;
+                if !more {
+                    return Ok(false);
+                }
+                self.unmatched(cx, &rights, &matched, sink)
+            }
+            JoinMethod::Index { index, keys, at } => {
+                let (read, width) = match &self.right {
+                    Source::Padded { inner, width, .. } => match inner.as_ref() {
+                        Source::Table(t) => (t, *width),
+                        _ => {
+                            return Err(SqlError::new(
+                                code::INTERNAL,
+                                "an index join over no table",
+                            ))
+                        }
+                    },
+                    _ => return Err(SqlError::new(code::INTERNAL, "an index join over no table")),
+                };
+                let run = cx.run.ok_or_else(no_reader)?;
+                let reader = run.reader.ok_or_else(no_reader)?;
+                let at = *at;
+                self.left.produce(cx, &mut |cx, l| {
+                    let mut key = Vec::with_capacity(keys.len());
+                    for (e, ty) in keys {
+                        let v = e.eval(&l, cx)?;
+                        match access_path::key_value(&v, *ty) {
+                            Some(k) => key.push(k),
+                            None => break,
+                        }
+                    }
+                    let mut any = false;
+                    if key.len() == keys.len() {
+                        let mut failed = None;
+                        let mut stop = false;
+                        reader.index_scan_in(
+                            index,
+                            std::ops::Bound::Included(key.as_slice()),
+                            std::ops::Bound::Included(key.as_slice()),
+                            false,
+                            |_, r| {
+                                let step = (|| -> SqlResult<bool> {
+                                    if let Some(f) = &read.filter {
+                                        if !f.test(&r, cx)? {
+                                            return Ok(true);
+                                        }
+                                    }
+                                    let mut row = l.clone();
+                                    row.resize(width, Value::Null);
+                                    for (i, v) in r.into_iter().enumerate() {
+                                        if let Some(slot) = row.get_mut(at + i) {
+                                            *slot = v;
+                                        }
+                                    }
+                                    if !passes(&self.cond, &row, cx)? {
+                                        return Ok(true);
+                                    }
+                                    any = true;
+                                    sink(cx, row)
+                                })();
+                                match step {
+                                    Ok(true) => true,
+                                    Ok(false) => {
+                                        stop = true;
+                                        false
+                                    }
+                                    Err(e) => {
+                                        failed = Some(e);
+                                        false
+                                    }
+                                }
+                            },
+                        )?;
+                        if let Some(e) = failed {
+                            return Err(e);
+                        }
+                        if stop {
+                            return Ok(false);
+                        }
+                    }
+                    if !any && self.kind != JoinKind::Inner {
+                        return sink(cx, l);
+                    }
+                    Ok(true)
+                })
+            }
+        }
+    }
+
+    /// A full join's right rows that matched nothing.
+    fn unmatched(
+        &self,
+        cx: &mut EvalCtx,
+        rights: &[Vec<Value>],
+        matched: &[bool],
+        sink: &mut Sink,
+    ) -> SqlResult<bool> {
+        if self.kind != JoinKind::Full {
+            return Ok(true);
+        }
+        for (r, m) in rights.iter().zip(matched) {
+            if !m && !sink(cx, r.clone())? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// EXPLAIN's lines, PostgreSQL's layout: a node per line, `->` under its parent, its
+/// details indented below it.
+#[derive(Default)]
+pub struct Explain {
+    pub lines: Vec<String>,
+}
+
+impl Explain {
+    pub fn node(&mut self, depth: usize, text: &str) {
+        if depth == 0 {
+            self.lines.push(text.to_string());
+        } else {
+            self.lines
+                .push(format!("{}->  {text}", " ".repeat(depth * 6 - 4)));
+        }
+    }
+
+    pub fn detail(&mut self, depth: usize, text: &str) {
+        let pad = if depth == 0 { 2 } else { depth * 6 + 2 };
+        self.lines.push(format!("{}{text}", " ".repeat(pad)));
+    }
+}
+
+impl Source {
+    pub(crate) fn explain(&self, out: &mut Explain, depth: usize) {
+        match self {
+            Source::Nothing => out.node(depth, "Result"),
+            Source::Series { .. } => out.node(depth, "Function Scan on generate_series"),
+            Source::Table(t) => {
+                let on = match &t.alias {
+                    Some(a) if *a != t.name => format!("{} {a}", t.name),
+                    _ => t.name.clone(),
+                };
+                crate::select::explain_access(
+                    out,
+                    &t.access,
+                    &on,
+                    depth,
+                    t.filter_text.as_deref(),
+                    &t.names,
+                );
+            }
+            Source::Derived { plan, name } => {
+                out.node(depth, &format!("Subquery Scan on {name}"));
+                plan.explain_into(out, depth + 1);
+            }
+            Source::Padded { inner, .. } => inner.explain(out, depth),
+            Source::Filter { inner, text, .. } => {
+                out.node(depth, "Result");
+                out.detail(depth, &format!("Filter: ({text})"));
+                inner.explain(out, depth + 1);
+            }
+            Source::Join(j) => {
+                let kind = match j.kind {
+                    JoinKind::Inner => "",
+                    JoinKind::Left => " Left",
+                    JoinKind::Full => " Full",
+                };
+                match &j.method {
+                    JoinMethod::NestedLoop => {
+                        out.node(depth, &nested_loop(kind));
+                        if let Some(t) = &j.cond_text {
+                            out.detail(depth, &format!("Join Filter: ({t})"));
+                        }
+                        j.left.explain(out, depth + 1);
+                        out.node(depth + 1, "Materialize");
+                        j.right.explain(out, depth + 2);
+                    }
+                    JoinMethod::Hash { .. } => {
+                        out.node(depth, &format!("Hash{kind} Join"));
+                        if let Some(t) = &j.key_text {
+                            out.detail(depth, &format!("Hash Cond: ({t})"));
+                        }
+                        if let Some(t) = &j.cond_text {
+                            out.detail(depth, &format!("Join Filter: ({t})"));
+                        }
+                        j.left.explain(out, depth + 1);
+                        out.node(depth + 1, "Hash");
+                        j.right.explain(out, depth + 2);
+                    }
+                    JoinMethod::Index { index, .. } => {
+                        out.node(depth, &nested_loop(kind));
+                        j.left.explain(out, depth + 1);
+                        let table = match &j.right {
+                            Source::Padded { inner, .. } => match inner.as_ref() {
+                                Source::Table(t) => match &t.alias {
+                                    Some(a) if *a != t.name => format!("{} {a}", t.name),
+                                    _ => t.name.clone(),
+                                },
+                                _ => String::new(),
+                            },
+                            _ => String::new(),
+                        };
+                        out.node(depth + 1, &format!("Index Scan using {index} on {table}"));
+                        if let Some(t) = &j.key_text {
+                            out.detail(depth + 1, &format!("Index Cond: ({t})"));
+                        }
+                        if let Source::Padded { inner, .. } = &j.right {
+                            if let Source::Table(t) = inner.as_ref() {
+                                if let Some(f) = &t.filter_text {
+                                    out.detail(depth + 1, &format!("Filter: ({f})"));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn nested_loop(kind: &str) -> String {
+    if kind.is_empty() {
+        "Nested Loop".into()
+    } else {
+        format!("Nested Loop{kind} Join")
+    }
+}
