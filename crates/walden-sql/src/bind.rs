@@ -194,6 +194,9 @@ pub enum AggFunc {
     Min,
     Max,
     Avg,
+    StringAgg,
+    BoolAnd,
+    BoolOr,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -201,6 +204,10 @@ pub struct AggCall {
     pub func: AggFunc,
     pub arg: Option<Expr>,
     pub ty: SqlType,
+    /// `agg(DISTINCT x)`: each value once.
+    pub distinct: bool,
+    /// string_agg's delimiter.
+    pub extra: Option<Expr>,
 }
 
 /// GROUP BY keys and the aggregates found so far. After grouping, a row holds the key
@@ -246,6 +253,9 @@ fn agg_func(name: &str) -> Option<AggFunc> {
         "min" => AggFunc::Min,
         "max" => AggFunc::Max,
         "avg" => AggFunc::Avg,
+        "string_agg" => AggFunc::StringAgg,
+        "bool_and" | "every" => AggFunc::BoolAnd,
+        "bool_or" => AggFunc::BoolOr,
         _ => return None,
     })
 }
@@ -613,7 +623,50 @@ impl Binder<'_> {
                 let ty = Func::Substr.result_type("substr", &types)?;
                 Expr::Call(Func::Substr, args, ty)
             }
-            A::Like { .. } | A::ILike { .. } => return Err(SqlError::unsupported("LIKE")),
+            A::Like {
+                negated,
+                any,
+                expr,
+                pattern,
+                escape_char,
+            }
+            | A::ILike {
+                negated,
+                any,
+                expr,
+                pattern,
+                escape_char,
+            } => {
+                if *any {
+                    return Err(SqlError::unsupported("LIKE ANY"));
+                }
+                let func = if matches!(e, A::ILike { .. }) {
+                    Func::ILike
+                } else {
+                    Func::Like
+                };
+                let x = coerce_literal(self.bind(expr)?, SqlType::Text)?;
+                let p = coerce_literal(self.bind(pattern)?, SqlType::Text)?;
+                let esc = match escape_char {
+                    Some(c) => coerce_literal(self.bind(c)?, SqlType::Text)?,
+                    None => Expr::Const(Value::Text("\\".into())),
+                };
+                let args = vec![x, p, esc];
+                let types: Vec<SqlType> = args.iter().map(Expr::ty).collect();
+                let name = if func == Func::ILike { "~~*" } else { "~~" };
+                let ty = func.result_type(name, &types).map_err(|_| {
+                    SqlError::new(
+                        code::UNDEFINED_FUNCTION,
+                        format!("operator does not exist: {} {name} {}", types[0].name(), types[1].name()),
+                    )
+                })?;
+                let call = Expr::Call(func, args, ty);
+                if *negated {
+                    Expr::Not(Box::new(call))
+                } else {
+                    call
+                }
+            }
             A::Subquery(q) => {
                 let (plan, params) = self.subquery(q)?;
                 let ty = one_column(&plan, q)?;
@@ -696,7 +749,11 @@ impl Binder<'_> {
     ) -> SqlResult<Expr> {
         let x = self.bind(lhs)?;
         let (plan, params) = self.subquery(q)?;
-        let ty = one_column(&plan, q)?;
+        let ty = match plan.columns() {
+            [(_, ty)] => *ty,
+            [] => return Err(SqlError::syntax("subquery has too few columns").at(q.span().start)),
+            _ => return Err(SqlError::syntax("subquery has too many columns").at(q.span().start)),
+        };
         let x = coerce_literal(x, ty)?;
         check_comparable(&x, &Expr::Column(0, ty), "=")?;
         Ok(Expr::Subquery(Box::new(Subquery {
@@ -1123,16 +1180,30 @@ impl Binder<'_> {
 }
 
 fn plain_args<'f>(f: &'f ast::Function, name: &str) -> SqlResult<Vec<&'f ast::Expr>> {
+    let (args, distinct) = call_args(f, name)?;
+    if distinct {
+        return Err(SqlError::syntax(format!(
+            "DISTINCT specified, but {name} is not an aggregate function"
+        )));
+    }
+    Ok(args)
+}
+
+/// A call's arguments, and whether DISTINCT was written before them.
+fn call_args<'f>(f: &'f ast::Function, name: &str) -> SqlResult<(Vec<&'f ast::Expr>, bool)> {
     match &f.args {
-        FunctionArguments::None => Ok(Vec::new()),
+        FunctionArguments::None => Ok((Vec::new(), false)),
         FunctionArguments::Subquery(_) => Err(SqlError::unsupported("a subquery")),
         FunctionArguments::List(list) => {
-            if list.duplicate_treatment.is_some() || !list.clauses.is_empty() {
-                return Err(SqlError::unsupported(format!(
-                    "DISTINCT or ORDER BY inside {name}()"
-                )));
+            if !list.clauses.is_empty() {
+                return Err(SqlError::unsupported(format!("ORDER BY inside {name}()")));
             }
-            list.args
+            let distinct = match list.duplicate_treatment {
+                None | Some(ast::DuplicateTreatment::All) => false,
+                Some(ast::DuplicateTreatment::Distinct) => true,
+            };
+            let args = list
+                .args
                 .iter()
                 .map(|a| match a {
                     FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Ok(e),
@@ -1141,7 +1212,8 @@ fn plain_args<'f>(f: &'f ast::Function, name: &str) -> SqlResult<Vec<&'f ast::Ex
                     )),
                     _ => Err(SqlError::unsupported(format!("named arguments to {name}"))),
                 })
-                .collect()
+                .collect::<SqlResult<_>>()?;
+            Ok((args, distinct))
         }
     }
 }
@@ -1159,19 +1231,31 @@ fn bind_agg(b: &Binder, func: AggFunc, name: &str, f: &ast::Function) -> SqlResu
                     func: AggFunc::CountStar,
                     arg: None,
                     ty: SqlType::Int8,
+                    distinct: false,
+                    extra: None,
                 });
             }
         }
     }
-    let args = plain_args(f, name)?;
-    let [arg] = args.as_slice() else {
-        return Err(SqlError::new(
-            code::UNDEFINED_FUNCTION,
-            format!("function {name} takes exactly one argument"),
-        ));
+    let (args, distinct) = call_args(f, name)?;
+    let (arg, extra) = match (func, args.as_slice()) {
+        (AggFunc::StringAgg, [a, d]) => (*a, Some(*d)),
+        (AggFunc::StringAgg, _) => {
+            return Err(SqlError::new(
+                code::UNDEFINED_FUNCTION,
+                format!("function {name} takes exactly two arguments"),
+            ))
+        }
+        (_, [a]) => (*a, None),
+        _ => {
+            return Err(SqlError::new(
+                code::UNDEFINED_FUNCTION,
+                format!("function {name} takes exactly one argument"),
+            ))
+        }
     };
     // Aggregates may not nest: the argument is bound without grouping.
-    let arg = b.ungrouped().bind(arg).map_err(|e| {
+    let nested = |e: SqlError| {
         if e.code == code::GROUPING_ERROR {
             SqlError::new(
                 code::GROUPING_ERROR,
@@ -1180,18 +1264,40 @@ fn bind_agg(b: &Binder, func: AggFunc, name: &str, f: &ast::Function) -> SqlResu
         } else {
             e
         }
-    })?;
+    };
+    let mut arg = b.ungrouped().bind(arg).map_err(nested)?;
+    let extra = match extra {
+        Some(d) => Some(coerce_literal(b.ungrouped().bind(d).map_err(nested)?, SqlType::Text)?),
+        None => None,
+    };
+    if matches!(func, AggFunc::StringAgg) {
+        arg = coerce_literal(arg, SqlType::Text)?;
+    }
+    if matches!(func, AggFunc::BoolAnd | AggFunc::BoolOr) {
+        arg = coerce_literal(arg, SqlType::Bool)?;
+    }
     let t = arg.ty();
+    let texty = |t: SqlType| matches!(t, SqlType::Text | SqlType::Null);
     let ty = match func {
         AggFunc::Count | AggFunc::CountStar => SqlType::Int8,
         AggFunc::Sum if t.is_integer() || t == SqlType::Null => SqlType::Int8,
         AggFunc::Sum | AggFunc::Avg if t.is_float() => t,
         AggFunc::Avg if t.is_integer() || t == SqlType::Null => SqlType::Float8,
         AggFunc::Min | AggFunc::Max if t != SqlType::Null => t,
+        AggFunc::StringAgg if texty(t) && extra.as_ref().is_some_and(|d| texty(d.ty())) => {
+            SqlType::Text
+        }
+        AggFunc::BoolAnd | AggFunc::BoolOr if matches!(t, SqlType::Bool | SqlType::Null) => {
+            SqlType::Bool
+        }
         _ => {
+            let mut types = vec![t.name()];
+            if let Some(d) = &extra {
+                types.push(d.ty().name());
+            }
             return Err(SqlError::new(
                 code::UNDEFINED_FUNCTION,
-                format!("function {name}({}) does not exist", t.name()),
+                format!("function {name}({}) does not exist", types.join(", ")),
             ))
         }
     };
@@ -1199,6 +1305,8 @@ fn bind_agg(b: &Binder, func: AggFunc, name: &str, f: &ast::Function) -> SqlResu
         func,
         arg: Some(arg),
         ty,
+        distinct,
+        extra,
     })
 }
 

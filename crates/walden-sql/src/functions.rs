@@ -22,6 +22,10 @@ pub enum Func {
     Md5,
     Random,
     GenRandomUuid,
+    /// `text LIKE pattern [ESCAPE e]`: arguments text, pattern, escape.
+    Like,
+    /// ILIKE: LIKE ignoring case.
+    ILike,
 }
 
 /// Texts longer than this are refused (PostgreSQL's limit is 1 GB; a row holds far less).
@@ -67,6 +71,7 @@ impl Func {
             (Func::Substr, [s, from, len]) => text(*s) && int(*from) && int(*len),
             (Func::Length | Func::Upper | Func::Lower | Func::Md5, [s]) => text(*s),
             (Func::Random | Func::GenRandomUuid, []) => true,
+            (Func::Like | Func::ILike, [a, p, e]) => text(*a) && text(*p) && text(*e),
             _ => false,
         };
         if !ok {
@@ -89,6 +94,7 @@ impl Func {
             Func::Length => T::Int4,
             Func::Random => T::Float8,
             Func::GenRandomUuid => T::Uuid,
+            Func::Like | Func::ILike => T::Bool,
             _ => T::Text,
         })
     }
@@ -192,6 +198,27 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
         Func::Lower => Value::Text(text_arg(&args[0]).to_lowercase()),
         Func::Md5 => Value::Text(hex(&md5::compute(text_arg(&args[0])).0)),
         Func::Random => Value::Float8((cx.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64),
+        Func::Like | Func::ILike => {
+            let (mut s, mut p) = (text_arg(&args[0]).to_string(), text_arg(&args[1]).to_string());
+            if f == Func::ILike {
+                s = s.to_lowercase();
+                p = p.to_lowercase();
+            }
+            let escape = text_arg(&args[2]);
+            let mut chars = escape.chars();
+            let esc = match (chars.next(), chars.next()) {
+                (None, _) => None,
+                (Some(c), None) => Some(c),
+                _ => {
+                    return Err(SqlError::new(
+                        "22025",
+                        "invalid escape string",
+                    )
+                    .with_hint("Escape string must be empty or one character."))
+                }
+            };
+            Value::Bool(like(&s, &p, esc)?)
+        }
         Func::GenRandomUuid => {
             let mut b = [0u8; 16];
             b[..8].copy_from_slice(&cx.rng.next_u64().to_le_bytes());
@@ -201,6 +228,77 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
             Value::Uuid(b)
         }
     })
+}
+
+/// One element of a LIKE pattern.
+#[derive(Debug, Clone, PartialEq)]
+enum LikeItem {
+    /// `%`: any run of characters.
+    Any,
+    /// `_`: one character.
+    One,
+    Char(char),
+}
+
+/// PostgreSQL's LIKE: `%` matches any run of characters, `_` one, and the escape
+/// character (by default `\`) makes the next character literal. Matched greedily with
+/// one backtracking point per `%` (linear in practice, never exponential).
+pub fn like(text: &str, pattern: &str, escape: Option<char>) -> SqlResult<bool> {
+    let mut items = Vec::new();
+    let mut it = pattern.chars();
+    while let Some(c) = it.next() {
+        if Some(c) == escape {
+            match it.next() {
+                Some(n) => items.push(LikeItem::Char(n)),
+                None => {
+                    return Err(SqlError::new(
+                        "22025",
+                        "LIKE pattern must not end with escape character",
+                    ))
+                }
+            }
+        } else if c == '%' {
+            if items.last() != Some(&LikeItem::Any) {
+                items.push(LikeItem::Any);
+            }
+        } else if c == '_' {
+            items.push(LikeItem::One);
+        } else {
+            items.push(LikeItem::Char(c));
+        }
+    }
+    let s: Vec<char> = text.chars().collect();
+    let (mut i, mut p) = (0usize, 0usize);
+    let mut back: Option<(usize, usize)> = None;
+    while i < s.len() {
+        match items.get(p) {
+            Some(LikeItem::Any) => {
+                back = Some((p, i));
+                p += 1;
+                continue;
+            }
+            Some(LikeItem::One) => {
+                i += 1;
+                p += 1;
+                continue;
+            }
+            Some(LikeItem::Char(c)) if *c == s[i] => {
+                i += 1;
+                p += 1;
+                continue;
+            }
+            _ => {}
+        }
+        match back {
+            Some((bp, bi)) => {
+                back = Some((bp, bi + 1));
+                p = bp + 1;
+                i = bi + 1;
+            }
+            None => return Ok(false),
+        }
+    }
+    Ok(items[p..].iter().all(|x| *x == LikeItem::Any))
 }
 
 /// Lower-case hex of `bytes` (what `format!("{:x}")` gives, without the formatter's
@@ -282,5 +380,33 @@ mod tests {
         let u = call(Func::GenRandomUuid, &[], &mut cx).unwrap().to_string();
         assert_eq!(u.len(), 36);
         assert_eq!(&u[14..15], "4");
+    }
+}
+
+#[cfg(test)]
+mod like_tests {
+    use super::like;
+
+    #[test]
+    fn like_matches_as_postgres_does() {
+        let m = |s: &str, p: &str| like(s, p, Some('\\')).unwrap();
+        assert!(m("abc", "abc"));
+        assert!(!m("abc", "ab"));
+        assert!(m("abc", "a%"));
+        assert!(m("abc", "%c"));
+        assert!(m("abc", "%b%"));
+        assert!(m("abc", "a_c"));
+        assert!(!m("ac", "a_c"));
+        assert!(m("", "%"));
+        assert!(!m("", "_"));
+        assert!(m("abcabc", "%bc%c"));
+        assert!(m("aaab", "%a%ab"));
+        assert!(!m("aaa", "%b%"));
+        assert!(m("a%b", "a\\%b"));
+        assert!(!m("axb", "a\\%b"));
+        assert!(m("héllo", "h_llo"));
+        assert!(like("a_b", "a#_b", Some('#')).unwrap());
+        assert!(like("a\\b", "a\\b", None).unwrap());
+        assert!(like("x", "x\\", Some('\\')).is_err());
     }
 }

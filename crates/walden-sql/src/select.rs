@@ -1724,28 +1724,50 @@ enum Acc {
     SumFloat(Option<f64>),
     MinMax(Option<Value>, bool),
     Avg(f64, i128, bool, i64),
+    Text(Option<String>),
+    /// bool_and (true) or bool_or (false) so far.
+    Bool(Option<bool>, bool),
+    /// DISTINCT: the values seen, and the aggregate of the first of each.
+    Distinct(HashSet<Vec<u8>>, Box<Acc>),
 }
 
 impl Acc {
     fn new(a: &AggCall) -> Acc {
-        match (a.func, a.ty) {
+        let acc = match (a.func, a.ty) {
             (AggFunc::Count | AggFunc::CountStar, _) => Acc::Count(0),
             (AggFunc::Sum, SqlType::Float8 | SqlType::Numeric) => Acc::SumFloat(None),
             (AggFunc::Sum, _) => Acc::SumInt(None),
             (AggFunc::Min, _) => Acc::MinMax(None, false),
             (AggFunc::Max, _) => Acc::MinMax(None, true),
             (AggFunc::Avg, _) => Acc::Avg(0.0, 0, false, 0),
+            (AggFunc::StringAgg, _) => Acc::Text(None),
+            (AggFunc::BoolAnd, _) => Acc::Bool(None, true),
+            (AggFunc::BoolOr, _) => Acc::Bool(None, false),
+        };
+        if a.distinct {
+            Acc::Distinct(HashSet::new(), Box::new(acc))
+        } else {
+            acc
         }
     }
 
-    fn add(&mut self, a: &AggCall, row: &[Value], cx: &mut EvalCtx) -> SqlResult<()> {
+    /// Adds a row's value; returns the bytes the accumulator grew by.
+    fn add(&mut self, a: &AggCall, row: &[Value], cx: &mut EvalCtx) -> SqlResult<u64> {
         let v = match &a.arg {
             Some(e) => e.eval(row, cx)?,
             None => Value::Bool(true),
         };
         if matches!(v, Value::Null) {
-            return Ok(());
+            return Ok(0);
         }
+        let sep = match &a.extra {
+            Some(e) => Some(e.eval(row, cx)?),
+            None => None,
+        };
+        self.take(v, sep)
+    }
+
+    fn take(&mut self, v: Value, sep: Option<Value>) -> SqlResult<u64> {
         match self {
             Acc::Count(n) => *n += 1,
             Acc::SumInt(s) => *s = Some(s.unwrap_or(0) + as_i64(&v).unwrap_or(0) as i128),
@@ -1776,8 +1798,40 @@ impl Acc {
                     other => *isum += as_i64(&other).unwrap_or(0) as i128,
                 }
             }
+            Acc::Text(cur) => {
+                let Value::Text(t) = v else { return Ok(0) };
+                let grew = t.len() as u64;
+                match cur {
+                    None => *cur = Some(t),
+                    Some(s) => {
+                        if let Some(Value::Text(d)) = &sep {
+                            s.push_str(d);
+                        }
+                        s.push_str(&t);
+                    }
+                }
+                return Ok(grew);
+            }
+            Acc::Bool(cur, and) => {
+                let b = matches!(v, Value::Bool(true));
+                *cur = Some(match cur {
+                    None => b,
+                    Some(c) if *and => *c && b,
+                    Some(c) => *c || b,
+                });
+            }
+            Acc::Distinct(seen, inner) => {
+                let mut key = Vec::new();
+                norm_key(&v, &mut key);
+                if seen.contains(&key) {
+                    return Ok(0);
+                }
+                let grew = key.len() as u64 + 32;
+                seen.insert(key);
+                return Ok(grew + inner.take(v, sep)?);
+            }
         }
-        Ok(())
+        Ok(0)
     }
 
     fn result(&self) -> SqlResult<Value> {
@@ -1794,6 +1848,9 @@ impl Acc {
                 let total = if *is_float { *f } else { *i as f64 };
                 Value::Float8(total / *n as f64)
             }
+            Acc::Text(s) => s.clone().map_or(Value::Null, Value::Text),
+            Acc::Bool(b, _) => b.map_or(Value::Null, Value::Bool),
+            Acc::Distinct(_, inner) => inner.result()?,
         })
     }
 }
@@ -1941,8 +1998,13 @@ impl<'p, 'g> Run<'p, 'g> {
                 }
             };
             let group = &mut self.groups[i];
+            let mut grew = 0;
             for (acc, call) in group.accs.iter_mut().zip(&g.aggs) {
-                acc.add(call, input, cx)?;
+                grew += acc.add(call, input, cx)?;
+            }
+            if grew > 0 {
+                group.bytes += grew;
+                self.guard.charge(grew)?;
             }
             return Ok(true);
         }
