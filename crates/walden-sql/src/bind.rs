@@ -657,7 +657,11 @@ impl Binder<'_> {
                 let ty = func.result_type(name, &types).map_err(|_| {
                     SqlError::new(
                         code::UNDEFINED_FUNCTION,
-                        format!("operator does not exist: {} {name} {}", types[0].name(), types[1].name()),
+                        format!(
+                            "operator does not exist: {} {name} {}",
+                            types[0].name(),
+                            types[1].name()
+                        ),
                     )
                 })?;
                 let call = Expr::Call(func, args, ty);
@@ -1267,7 +1271,10 @@ fn bind_agg(b: &Binder, func: AggFunc, name: &str, f: &ast::Function) -> SqlResu
     };
     let mut arg = b.ungrouped().bind(arg).map_err(nested)?;
     let extra = match extra {
-        Some(d) => Some(coerce_literal(b.ungrouped().bind(d).map_err(nested)?, SqlType::Text)?),
+        Some(d) => Some(coerce_literal(
+            b.ungrouped().bind(d).map_err(nested)?,
+            SqlType::Text,
+        )?),
         None => None,
     };
     if matches!(func, AggFunc::StringAgg) {
@@ -1298,7 +1305,7 @@ fn bind_agg(b: &Binder, func: AggFunc, name: &str, f: &ast::Function) -> SqlResu
             return Err(SqlError::new(
                 code::UNDEFINED_FUNCTION,
                 format!("function {name}({}) does not exist", types.join(", ")),
-            ))
+            ));
         }
     };
     Ok(AggCall {

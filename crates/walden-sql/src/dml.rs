@@ -693,38 +693,116 @@ impl BoundModify {
             None => (self.sets.as_deref(), self.filter.as_ref()),
         };
         let (table, schema) = (&self.table, &self.schema);
-        let mut failed = None;
         let guard = cx.guard;
-        let n = modify(cx.db, guard, t, table, schema, filter, |row| {
-            let r = (|| -> SqlResult<RowAction> {
-                cx.guard.check()?;
-                let mut ecx = cx.eval_ctx();
-                if let Some(f) = filter {
-                    if !f.test(row, &mut ecx)? {
-                        return Ok(RowAction::Keep);
-                    }
-                }
-                let Some(sets) = sets else {
-                    return Ok(RowAction::Delete);
+        let reads = filter.is_some_and(Expr::has_subquery)
+            || sets.is_some_and(|s| s.iter().any(|(_, e)| e.has_subquery()));
+        let n = if reads {
+            // Subqueries read tables as the rows are judged: every row is judged first,
+            // in one command's snapshot, then the changes are made.
+            let mut actions = Vec::new();
+            {
+                let reader = t.reader()?;
+                let rc = crate::select::RunCx::new(Some(reader), guard);
+                let mut ecx = crate::expr::EvalCtx {
+                    rng: &mut *cx.rng,
+                    outer: &[],
+                    run: Some(&rc),
                 };
-                let mut new = row.clone();
-                for (i, e) in sets {
-                    new[*i] = assign(e.eval(row, &mut ecx)?, &schema.columns[*i])?;
+                let mut failed = None;
+                let mut judge = |id: walden::RowId, row: walden::Row| {
+                    let r = guard
+                        .check()
+                        .and_then(|()| row_action(&row, sets, filter, table, schema, &mut ecx));
+                    match r {
+                        Ok(RowAction::Keep) => true,
+                        Ok(action) => {
+                            let bytes = match &action {
+                                RowAction::Update(new) => row_bytes(new),
+                                _ => 0,
+                            } + 32;
+                            match guard.charge(bytes) {
+                                Ok(()) => {
+                                    actions.push((id, action));
+                                    true
+                                }
+                                Err(e) => {
+                                    failed = Some(e);
+                                    false
+                                }
+                            }
+                        }
+                        Err(e) => {
+                            failed = Some(e);
+                            false
+                        }
+                    }
+                };
+                match access_for(cx.db, table, schema, filter) {
+                    Access::Scan => reader.scan_with(table, &mut judge)?,
+                    Access::Index(r) => read_index(&reader, &r, &mut judge)?,
                 }
-                check_not_null(table, schema, &new)?;
-                Ok(RowAction::Update(new))
-            })();
-            r.unwrap_or_else(|e| {
-                failed = Some(e);
-                RowAction::Stop
-            })
-        })?;
-        if let Some(e) = failed {
-            return Err(e);
-        }
+                if let Some(e) = failed {
+                    return Err(e);
+                }
+            }
+            t.modify_rows(table, actions)?
+        } else {
+            let mut failed = None;
+            let n = modify(cx.db, guard, t, table, schema, filter, |row| {
+                let mut ecx = crate::expr::EvalCtx::new(&mut *cx.rng);
+                let r = guard
+                    .check()
+                    .and_then(|()| row_action(row, sets, filter, table, schema, &mut ecx));
+                r.unwrap_or_else(|e| {
+                    failed = Some(e);
+                    RowAction::Stop
+                })
+            })?;
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            n
+        };
         let verb = if sets.is_some() { "UPDATE" } else { "DELETE" };
         Ok(Output::tag(format!("{verb} {n}")))
     }
+}
+
+/// What an UPDATE or DELETE does with one row.
+fn row_action(
+    row: &[Value],
+    sets: Option<&[(usize, Expr)]>,
+    filter: Option<&Expr>,
+    table: &str,
+    schema: &Schema,
+    ecx: &mut crate::expr::EvalCtx,
+) -> SqlResult<RowAction> {
+    if let Some(f) = filter {
+        if !f.test(row, ecx)? {
+            return Ok(RowAction::Keep);
+        }
+    }
+    let Some(sets) = sets else {
+        return Ok(RowAction::Delete);
+    };
+    let mut new = row.to_vec();
+    for (i, e) in sets {
+        new[*i] = assign(e.eval(row, ecx)?, &schema.columns[*i])?;
+    }
+    check_not_null(table, schema, &new)?;
+    Ok(RowAction::Update(new))
+}
+
+/// A binder for an UPDATE's or DELETE's expressions, where subqueries may read tables.
+fn modify_binder<'a>(scope: &'a Scope, catalog: &'a DbCatalog<'a>) -> Binder<'a> {
+    Binder::in_query(
+        scope,
+        crate::bind::PlanCx {
+            catalog,
+            ctes: None,
+            outer: None,
+        },
+    )
 }
 
 fn bind_update(db: &walden::Database, u: &ast::Update) -> SqlResult<BoundModify> {
@@ -742,6 +820,7 @@ fn bind_update(db: &walden::Database, u: &ast::Update) -> SqlResult<BoundModify>
     if let Some(a) = alias {
         scope.table = Some(a);
     }
+    let catalog = DbCatalog(db);
     let mut sets: Vec<(usize, Expr)> = Vec::new();
     for a in &u.assignments {
         let AssignmentTarget::ColumnName(cname) = &a.target else {
@@ -769,11 +848,19 @@ fn bind_update(db: &walden::Database, u: &ast::Update) -> SqlResult<BoundModify>
         }
         sets.push((
             i,
-            bind_for_column(&mut Binder::plain(&scope), &a.value, &schema.columns[i])?,
+            bind_for_column(
+                &mut modify_binder(&scope, &catalog),
+                &a.value,
+                &schema.columns[i],
+            )?,
         ));
     }
     let filter = match &u.selection {
-        Some(w) => Some(bind_condition(&mut Binder::plain(&scope), w, "WHERE")?),
+        Some(w) => Some(bind_condition(
+            &mut modify_binder(&scope, &catalog),
+            w,
+            "WHERE",
+        )?),
         None => None,
     };
     Ok(BoundModify {
@@ -805,8 +892,13 @@ fn bind_delete(db: &walden::Database, d: &ast::Delete) -> SqlResult<BoundModify>
     if let Some(a) = alias {
         scope.table = Some(a);
     }
+    let catalog = DbCatalog(db);
     let filter = match &d.selection {
-        Some(w) => Some(bind_condition(&mut Binder::plain(&scope), w, "WHERE")?),
+        Some(w) => Some(bind_condition(
+            &mut modify_binder(&scope, &catalog),
+            w,
+            "WHERE",
+        )?),
         None => None,
     };
     Ok(BoundModify {

@@ -199,7 +199,10 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
         Func::Md5 => Value::Text(hex(&md5::compute(text_arg(&args[0])).0)),
         Func::Random => Value::Float8((cx.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64),
         Func::Like | Func::ILike => {
-            let (mut s, mut p) = (text_arg(&args[0]).to_string(), text_arg(&args[1]).to_string());
+            let (mut s, mut p) = (
+                text_arg(&args[0]).to_string(),
+                text_arg(&args[1]).to_string(),
+            );
             if f == Func::ILike {
                 s = s.to_lowercase();
                 p = p.to_lowercase();
@@ -210,11 +213,8 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
                 (None, _) => None,
                 (Some(c), None) => Some(c),
                 _ => {
-                    return Err(SqlError::new(
-                        "22025",
-                        "invalid escape string",
-                    )
-                    .with_hint("Escape string must be empty or one character."))
+                    return Err(SqlError::new("22025", "invalid escape string")
+                        .with_hint("Escape string must be empty or one character."))
                 }
             };
             Value::Bool(like(&s, &p, esc)?)

@@ -762,7 +762,7 @@ impl Session {
                 };
                 Ok(Output::tag("SET"))
             }
-            "default_table_kind" => {
+            "default_table_kind" | "default_table_access_method" => {
                 self.default_table_kind = ddl::table_kind_named(&value)
                     .ok_or_else(|| invalid_value(&name, &raw).with_hint(ddl::TABLE_KINDS_HINT))?;
                 Ok(Output::tag("SET"))

@@ -145,7 +145,10 @@ fn deep_statements_that_fail_still_clean_up() {
         ("42601", "syntax error at end of input")
     );
     // An unsupported construct around a long chain: never bound, only dropped.
-    let e = err(&mut s, &format!("select 'x' like any (array[({sum})::text])"));
+    let e = err(
+        &mut s,
+        &format!("select 'x' like any (array[({sum})::text])"),
+    );
     assert_eq!(e.code, "0A000", "{}", e.message);
     // A type error at the top of a long chain.
     let e = err(&mut s, &format!("select {sum} + true"));
