@@ -508,7 +508,7 @@ fn create_table_as(
     // The rows go in their own transaction; if that fails the table goes too.
     let mut t = cx.db.begin();
     t.set_synchronous_commit(synchronous_commit);
-    let r = crate::dml::insert_plan(cx, &mut t, name, &plan, None).and_then(|n| {
+    let r = crate::dml::insert_plan(cx, &mut t, name, &plan, None, None).and_then(|(n, _)| {
         t.commit()?;
         Ok(n)
     });

@@ -197,6 +197,78 @@ struct RowBuilder<'a> {
     source_types: Vec<SqlType>,
     /// Serial columns this insert fills, with their key in `Ctx::serials`.
     serial_cols: Vec<(usize, (String, String))>,
+    returning: Option<&'a Returning>,
+    /// The RETURNING rows of the rows built so far.
+    returned: std::cell::RefCell<Vec<Vec<Value>>>,
+}
+
+/// A RETURNING list: expressions over the table's row.
+#[derive(Debug)]
+pub(crate) struct Returning {
+    exprs: Vec<Expr>,
+    columns: Vec<(String, SqlType)>,
+}
+
+impl Returning {
+    fn bind(
+        items: Option<&[ast::SelectItem]>,
+        table: &str,
+        schema: &Schema,
+        alias: Option<String>,
+    ) -> SqlResult<Option<Returning>> {
+        let Some(items) = items else {
+            return Ok(None);
+        };
+        let mut scope = scope_of(table, schema);
+        if let Some(a) = alias {
+            scope.table = Some(a);
+        }
+        let mut r = Returning {
+            exprs: Vec::new(),
+            columns: Vec::new(),
+        };
+        for item in items {
+            match item {
+                ast::SelectItem::UnnamedExpr(e) => {
+                    let x = Binder::plain(&scope).bind(e)?;
+                    r.columns.push((crate::bind::output_name(e), x.ty()));
+                    r.exprs.push(x);
+                }
+                ast::SelectItem::ExprWithAlias { expr, alias } => {
+                    let x = Binder::plain(&scope).bind(expr)?;
+                    r.columns.push((ident_name(alias), x.ty()));
+                    r.exprs.push(x);
+                }
+                ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => {
+                    for (i, (name, ty)) in scope.columns.iter().enumerate() {
+                        r.exprs.push(Expr::Column(i, *ty));
+                        r.columns.push((name.clone(), *ty));
+                    }
+                }
+                other => {
+                    return Err(SqlError::unsupported(format!(
+                        "the RETURNING item {}",
+                        clip(&other.to_string())
+                    )))
+                }
+            }
+        }
+        Ok(Some(r))
+    }
+
+    fn project(&self, row: &[Value], cx: &mut crate::expr::EvalCtx) -> SqlResult<Vec<Value>> {
+        self.exprs.iter().map(|e| e.eval(row, cx)).collect()
+    }
+}
+
+/// A statement's output: its tag, and the RETURNING rows if it has a RETURNING list.
+fn changed(tag: String, returning: Option<&Returning>, rows: Vec<Vec<Value>>) -> Output {
+    let mut out = Output::tag(tag);
+    if let Some(r) = returning {
+        out.columns = r.columns.clone();
+        out.rows = rows;
+    }
+    out
 }
 
 impl RowBuilder<'_> {
@@ -226,7 +298,13 @@ impl RowBuilder<'_> {
             })?;
             *counter = next + 1;
         }
-        check_not_null(self.table, self.schema, row)
+        check_not_null(self.table, self.schema, row)?;
+        if let Some(r) = self.returning {
+            let out = r.project(row, &mut cx.eval_ctx())?;
+            cx.guard.charge(row_bytes(&out) + 24)?;
+            self.returned.borrow_mut().push(out);
+        }
+        Ok(())
     }
 }
 
@@ -277,10 +355,11 @@ fn insert_parsed(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> SqlRes
             table,
             targets,
             query,
+            returning,
         } => {
             let plan = QueryPlan::plan(query, &DbCatalog(cx.db))?;
-            let n = insert_plan(cx, t, &table, &plan, Some(targets))?;
-            Ok(Output::tag(format!("INSERT 0 {n}")))
+            let (n, rows) = insert_plan(cx, t, &table, &plan, Some(targets), returning.as_ref())?;
+            Ok(changed(format!("INSERT 0 {n}"), returning.as_ref(), rows))
         }
     }
 }
@@ -294,13 +373,11 @@ enum Insertion<'q> {
         table: String,
         targets: Vec<usize>,
         query: &'q ast::Query,
+        returning: Option<Returning>,
     },
 }
 
 fn bind_insert<'q>(db: &walden::Database, ins: &'q ast::Insert) -> SqlResult<Insertion<'q>> {
-    if ins.returning.is_some() {
-        return Err(SqlError::unsupported("RETURNING"));
-    }
     if ins.on.is_some() {
         return Err(SqlError::unsupported("ON CONFLICT"));
     }
@@ -310,6 +387,8 @@ fn bind_insert<'q>(db: &walden::Database, ins: &'q ast::Insert) -> SqlResult<Ins
     let table = object_name(tname)?;
     let schema = schema_of(db, &table, tname)?;
     let targets = target_columns(&table, &schema, &ins.columns)?;
+    let alias = ins.table_alias.as_ref().map(|a| ident_name(&a.alias));
+    let returning = Returning::bind(ins.returning.as_deref(), &table, &schema, alias)?;
     let (targets, rows) = match ins.source.as_deref() {
         None => bind_values(&schema, targets, false, &[&[]])?,
         Some(q) => match q.body.as_ref() {
@@ -322,6 +401,7 @@ fn bind_insert<'q>(db: &walden::Database, ins: &'q ast::Insert) -> SqlResult<Ins
                     table,
                     targets,
                     query: q,
+                    returning,
                 })
             }
         },
@@ -331,6 +411,7 @@ fn bind_insert<'q>(db: &walden::Database, ins: &'q ast::Insert) -> SqlResult<Ins
         schema,
         targets,
         rows,
+        returning,
     }))
 }
 
@@ -389,7 +470,8 @@ fn insert_bound<E>(
     schema: &Schema,
     targets: &[usize],
     rows: impl Iterator<Item = SqlResult<E>>,
-) -> SqlResult<u64>
+    returning: Option<&Returning>,
+) -> SqlResult<(u64, Vec<Vec<Value>>)>
 where
     E: AsRef<[Expr]>,
 {
@@ -400,6 +482,8 @@ where
         targets,
         source_types: Vec::new(),
         serial_cols,
+        returning,
+        returned: Default::default(),
     };
     let mut next = rows;
     let mut failed = None;
@@ -427,7 +511,7 @@ where
     })?;
     match failed {
         Some(e) => Err(e),
-        None => Ok(n),
+        None => Ok((n, builder.returned.into_inner())),
     }
 }
 
@@ -439,6 +523,7 @@ pub(crate) struct BoundInsert {
     schema: Schema,
     targets: Vec<usize>,
     rows: Vec<Vec<Expr>>,
+    returning: Option<Returning>,
 }
 
 impl BoundInsert {
@@ -461,18 +546,19 @@ impl BoundInsert {
         values: Option<&[Value]>,
     ) -> SqlResult<Output> {
         let (table, schema, targets) = (&self.table, &self.schema, &self.targets);
-        let n = match values {
-            None => insert_bound(cx, t, table, schema, targets, self.rows.iter().map(Ok)),
+        let ret = self.returning.as_ref();
+        let (n, rows) = match values {
+            None => insert_bound(cx, t, table, schema, targets, self.rows.iter().map(Ok), ret),
             Some(values) => {
                 let rows = self.rows.iter().map(|r| {
                     r.iter()
                         .map(|e| e.clone().with_params(values))
                         .collect::<SqlResult<Vec<Expr>>>()
                 });
-                insert_bound(cx, t, table, schema, targets, rows)
+                insert_bound(cx, t, table, schema, targets, rows, ret)
             }
         }?;
-        Ok(Output::tag(format!("INSERT 0 {n}")))
+        Ok(changed(format!("INSERT 0 {n}"), ret, rows))
     }
 }
 
@@ -484,7 +570,8 @@ pub(crate) fn insert_plan(
     table: &str,
     query: &QueryPlan,
     targets: Option<Vec<usize>>,
-) -> SqlResult<u64> {
+    returning: Option<&Returning>,
+) -> SqlResult<(u64, Vec<Vec<Value>>)> {
     let schema = cx.db.schema(table)?;
     let columns = query.columns();
     let targets = targets.unwrap_or_else(|| (0..schema.columns.len()).collect());
@@ -504,6 +591,8 @@ pub(crate) fn insert_plan(
         targets,
         source_types: columns.iter().map(|(_, ty)| *ty).collect(),
         serial_cols,
+        returning,
+        returned: Default::default(),
     };
     let mut failed = None;
     let streaming = query.as_select().filter(|p| {
@@ -574,7 +663,14 @@ pub(crate) fn insert_plan(
     };
     match failed {
         Some(e) => Err(e),
-        None => Ok(n),
+        None => Ok((n, builder.returned.into_inner())),
+    }
+}
+
+fn alias_of(twj: &ast::TableWithJoins) -> Option<String> {
+    match &twj.relation {
+        TableFactor::Table { alias: Some(a), .. } => Some(ident_name(&a.name)),
+        _ => None,
     }
 }
 
@@ -648,6 +744,7 @@ pub(crate) struct BoundModify {
     /// UPDATE's assignments (column, value); None for a DELETE.
     sets: Option<Vec<(usize, Expr)>>,
     filter: Option<Expr>,
+    returning: Option<Returning>,
 }
 
 impl BoundModify {
@@ -694,6 +791,23 @@ impl BoundModify {
         };
         let (table, schema) = (&self.table, &self.schema);
         let guard = cx.guard;
+        let returning = self.returning.as_ref();
+        let mut returned: Vec<Vec<Value>> = Vec::new();
+        // The RETURNING row of a changed row: the new version, or the deleted one.
+        let mut give_back =
+            |row: &[Value], action: &RowAction, ecx: &mut crate::expr::EvalCtx| -> SqlResult<()> {
+                let Some(r) = returning else {
+                    return Ok(());
+                };
+                let out = match action {
+                    RowAction::Update(new) => r.project(new, ecx)?,
+                    RowAction::Delete => r.project(row, ecx)?,
+                    _ => return Ok(()),
+                };
+                guard.charge(row_bytes(&out) + 24)?;
+                returned.push(out);
+                Ok(())
+            };
         let reads = filter.is_some_and(Expr::has_subquery)
             || sets.is_some_and(|s| s.iter().any(|(_, e)| e.has_subquery()));
         let n = if reads {
@@ -710,9 +824,11 @@ impl BoundModify {
                 };
                 let mut failed = None;
                 let mut judge = |id: walden::RowId, row: walden::Row| {
-                    let r = guard
-                        .check()
-                        .and_then(|()| row_action(&row, sets, filter, table, schema, &mut ecx));
+                    let r = guard.check().and_then(|()| {
+                        let a = row_action(&row, sets, filter, table, schema, &mut ecx)?;
+                        give_back(&row, &a, &mut ecx)?;
+                        Ok(a)
+                    });
                     match r {
                         Ok(RowAction::Keep) => true,
                         Ok(action) => {
@@ -750,9 +866,11 @@ impl BoundModify {
             let mut failed = None;
             let n = modify(cx.db, guard, t, table, schema, filter, |row| {
                 let mut ecx = crate::expr::EvalCtx::new(&mut *cx.rng);
-                let r = guard
-                    .check()
-                    .and_then(|()| row_action(row, sets, filter, table, schema, &mut ecx));
+                let r = guard.check().and_then(|()| {
+                    let a = row_action(row, sets, filter, table, schema, &mut ecx)?;
+                    give_back(row, &a, &mut ecx)?;
+                    Ok(a)
+                });
                 r.unwrap_or_else(|e| {
                     failed = Some(e);
                     RowAction::Stop
@@ -764,7 +882,7 @@ impl BoundModify {
             n
         };
         let verb = if sets.is_some() { "UPDATE" } else { "DELETE" };
-        Ok(Output::tag(format!("{verb} {n}")))
+        Ok(changed(format!("{verb} {n}"), returning, returned))
     }
 }
 
@@ -808,9 +926,6 @@ fn modify_binder<'a>(scope: &'a Scope, catalog: &'a DbCatalog<'a>) -> Binder<'a>
 fn bind_update(db: &walden::Database, u: &ast::Update) -> SqlResult<BoundModify> {
     if u.from.is_some() {
         return Err(SqlError::unsupported("UPDATE ... FROM"));
-    }
-    if u.returning.is_some() {
-        return Err(SqlError::unsupported("RETURNING"));
     }
     let (table, tname, alias) = single_table(&u.table)?;
     let schema = db
@@ -863,20 +978,19 @@ fn bind_update(db: &walden::Database, u: &ast::Update) -> SqlResult<BoundModify>
         )?),
         None => None,
     };
+    let returning = Returning::bind(u.returning.as_deref(), &table, &schema, alias_of(&u.table))?;
     Ok(BoundModify {
         table,
         schema,
         sets: Some(sets),
         filter,
+        returning,
     })
 }
 
 fn bind_delete(db: &walden::Database, d: &ast::Delete) -> SqlResult<BoundModify> {
     if d.using.is_some() {
         return Err(SqlError::unsupported("DELETE ... USING"));
-    }
-    if d.returning.is_some() {
-        return Err(SqlError::unsupported("RETURNING"));
     }
     let from = match &d.from {
         FromTable::WithFromKeyword(v) | FromTable::WithoutKeyword(v) => v,
@@ -901,11 +1015,13 @@ fn bind_delete(db: &walden::Database, d: &ast::Delete) -> SqlResult<BoundModify>
         )?),
         None => None,
     };
+    let returning = Returning::bind(d.returning.as_deref(), &table, &schema, alias_of(twj))?;
     Ok(BoundModify {
         table,
         schema,
         sets: None,
         filter,
+        returning,
     })
 }
 

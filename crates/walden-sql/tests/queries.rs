@@ -428,3 +428,36 @@ fn explain_shows_the_join_tree() {
         "41"
     );
 }
+
+#[test]
+fn returning_gives_the_rows_written() {
+    for kind in [TableKind::Heap, TableKind::Undo] {
+        let mut s = session(kind);
+        q(
+            &mut s,
+            "create table r (id serial primary key, name text, n int)",
+        );
+        let cases = [
+            ("insert into r (name, n) values ('a', 1), ('b', 2) returning id, name", "1|a\n2|b"),
+            ("insert into r (name, n) values ('c', 3) returning *", "3|c|3"),
+            (
+                "insert into r (name, n) select 'd' || i, i from generate_series(4, 5) as i returning id, n * 10 as tens",
+                "4|40\n5|50",
+            ),
+            ("update r set n = n + 100 where id > 3 returning id, n", "4|104\n5|105"),
+            ("delete from r where n < 3 returning name", "a\nb"),
+            ("update r set n = 0 where false returning id", ""),
+            ("update r set n = n + 1 where id in (select id from r where n > 100) returning r.id, n", "4|105\n5|106"),
+            ("select * from r order by id", "3|c|3\n4|d4|105\n5|d5|106"),
+        ];
+        for (sql, want) in cases {
+            assert_eq!(q(&mut s, sql), want, "{kind:?}: {sql}");
+        }
+        let r = s
+            .execute("insert into r (name, n) values ('e', 6) returning id as new_id")
+            .unwrap();
+        let last = r.last().unwrap();
+        assert_eq!(last.tag, "INSERT 0 1");
+        assert_eq!(last.columns[0].0, "new_id");
+    }
+}
