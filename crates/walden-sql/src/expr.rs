@@ -326,15 +326,30 @@ impl Expr {
     /// The expression with each parameter replaced by its value, and folded again where
     /// that made its operands constant (as binding the values written in would).
     pub fn with_params(self, values: &[Value]) -> SqlResult<Expr> {
+        self.filled(values, false)
+    }
+
+    /// The expression with each outer value (`Expr::Outer`) replaced by its value, and
+    /// folded again: a correlated subquery's plan for one row of the enclosing query.
+    pub fn with_outer(self, values: &[Value]) -> SqlResult<Expr> {
+        self.filled(values, true)
+    }
+
+    pub(crate) fn filled(self, values: &[Value], outer: bool) -> SqlResult<Expr> {
         crate::depth::recurse(|| {
             let e = match self {
-                Expr::Param(n, _) => {
+                Expr::Param(n, _) if !outer => {
                     return Ok(Expr::Const(values.get(n).cloned().unwrap_or(Value::Null)))
                 }
-                Expr::Const(_) | Expr::Column(..) | Expr::Outer(..) => return Ok(self),
+                Expr::Outer(n, _) if outer => {
+                    return Ok(Expr::Const(values.get(n).cloned().unwrap_or(Value::Null)))
+                }
+                Expr::Const(_) | Expr::Column(..) | Expr::Outer(..) | Expr::Param(..) => {
+                    return Ok(self)
+                }
                 e => {
                     let mut failed = None;
-                    let mapped = e.try_map_operands(&mut |x| match x.with_params(values) {
+                    let mapped = e.try_map_operands(&mut |x| match x.filled(values, outer) {
                         Ok(y) => Some(y),
                         Err(err) => {
                             failed = Some(err);

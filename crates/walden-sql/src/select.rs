@@ -733,6 +733,10 @@ pub struct SelectPlan {
     order: Vec<(SortKey, bool, bool)>,
     limit: Option<u64>,
     offset: u64,
+    /// A correlated subquery over one table with indexes, whose WHERE clause reads outer
+    /// values: the scope and indexes to choose its access path with again once the
+    /// values are known, each run (an index lookup per outer row, not a scan).
+    reaccess: Option<Arc<(Scope, Vec<IndexMeta>)>>,
 }
 
 /// A query's plan kept by a prepared statement, with its parameters unfilled: made once
@@ -806,7 +810,15 @@ impl SelectPlan {
         if let Source::Table(t) = &plan.source {
             let indexes = cx.catalog.indexes(&t.name);
             if !indexes.is_empty() && !crate::bind::binding_params() {
-                plan.choose_access(&scope, &indexes);
+                let mut outer = false;
+                if let Some(f) = &plan.filter {
+                    f.visit(&mut |e| outer |= matches!(e, Expr::Outer(..)));
+                }
+                if outer {
+                    plan.reaccess = Some(Arc::new((scope.clone(), indexes)));
+                } else {
+                    plan.choose_access(&scope, &indexes);
+                }
             }
         }
         Ok((plan, scope))
@@ -928,6 +940,7 @@ impl SelectPlan {
             order: Vec::new(),
             limit: None,
             offset: 0,
+            reaccess: None,
         };
         let mut grouping = Grouping::default();
         if needs_grouping {
@@ -1082,16 +1095,21 @@ impl SelectPlan {
     /// The plan with each parameter replaced by its value (a cached plan of a prepared
     /// statement, before its access path is chosen for these values).
     fn with_params(&self, values: &[Value]) -> SqlResult<SelectPlan> {
-        let fill = |e: &Expr| e.clone().with_params(values);
+        self.filled(values, false)
+    }
+
+    /// The plan with its parameters (or, `outer`, its outer values) filled in.
+    fn filled(&self, values: &[Value], outer: bool) -> SqlResult<SelectPlan> {
+        let fill = |e: &Expr| e.clone().filled(values, outer);
         let grouping = match &self.grouping {
             None => None,
             Some(g) => {
                 let mut g = g.clone();
                 for k in &mut g.keys {
-                    *k = std::mem::replace(k, Expr::Const(Value::Null)).with_params(values)?;
+                    *k = std::mem::replace(k, Expr::Const(Value::Null)).filled(values, outer)?;
                 }
                 for a in &mut g.aggs {
-                    a.arg = a.arg.take().map(|e| e.with_params(values)).transpose()?;
+                    a.arg = a.arg.take().map(|e| e.filled(values, outer)).transpose()?;
                 }
                 Some(g)
             }
@@ -1125,6 +1143,7 @@ impl SelectPlan {
             order,
             limit: self.limit,
             offset: self.offset,
+            reaccess: None,
         })
     }
 
@@ -1291,6 +1310,11 @@ impl SelectPlan {
     pub(crate) fn run(&self, cx: &mut EvalCtx) -> SqlResult<Vec<Vec<Value>>> {
         if self.limit == Some(0) {
             return Ok(Vec::new());
+        }
+        if let Some(re) = &self.reaccess {
+            let mut plan = self.filled(cx.outer, true)?;
+            plan.choose_access(&re.0, &re.1);
+            return plan.run(cx);
         }
         let guard = match cx.run {
             Some(r) => r.guard,
