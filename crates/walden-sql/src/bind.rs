@@ -491,7 +491,7 @@ impl Binder<'_> {
         let Some(cx) = self.cx else {
             return Err(SqlError::unsupported("a subquery here"));
         };
-        if PARAM_TYPES.with(|p| p.borrow().is_some()) {
+        if binding_params() {
             // A prepared statement's cached plan does not reach into subqueries: it is
             // bound with its values written in.
             return Err(SqlError::unsupported("a parameter in a cached subquery"));
@@ -563,12 +563,7 @@ impl Binder<'_> {
             } => {
                 let ge = self.comparison(expr, CmpOp::GtEq, low)?;
                 let le = self.comparison(expr, CmpOp::LtEq, high)?;
-                let both = Expr::And(Box::new(ge), Box::new(le));
-                if *negated {
-                    Expr::Not(Box::new(both))
-                } else {
-                    both
-                }
+                negate_if(Expr::And(Box::new(ge), Box::new(le)), *negated)
             }
             A::InList {
                 expr,
@@ -664,12 +659,7 @@ impl Binder<'_> {
                         ),
                     )
                 })?;
-                let call = Expr::Call(func, args, ty);
-                if *negated {
-                    Expr::Not(Box::new(call))
-                } else {
-                    call
-                }
+                negate_if(Expr::Call(func, args, ty), *negated)
             }
             A::Subquery(q) => {
                 let (plan, params) = self.subquery(q)?;
@@ -691,11 +681,7 @@ impl Binder<'_> {
                     lhs: None,
                     ty: SqlType::Bool,
                 }));
-                if *negated {
-                    Expr::Not(Box::new(e))
-                } else {
-                    e
-                }
+                negate_if(e, *negated)
             }
             A::InSubquery {
                 expr,
@@ -703,11 +689,7 @@ impl Binder<'_> {
                 negated,
             } => {
                 let e = self.quantified(expr, CmpOp::Eq, subquery, false)?;
-                if *negated {
-                    Expr::Not(Box::new(e))
-                } else {
-                    e
-                }
+                negate_if(e, *negated)
             }
             A::AnyOp {
                 left,
@@ -1315,6 +1297,15 @@ fn bind_agg(b: &Binder, func: AggFunc, name: &str, f: &ast::Function) -> SqlResu
         distinct,
         extra,
     })
+}
+
+/// `NOT e` when `negated`.
+fn negate_if(e: Expr, negated: bool) -> Expr {
+    if negated {
+        Expr::Not(Box::new(e))
+    } else {
+        e
+    }
 }
 
 /// The type of a subquery's one column (a subquery in an expression gives one).

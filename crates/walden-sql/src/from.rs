@@ -71,6 +71,16 @@ pub struct TableRead {
     pub names: Arc<[String]>,
 }
 
+impl TableRead {
+    /// The table as EXPLAIN names it: `t`, or `t a` when read under an alias.
+    pub fn label(&self) -> String {
+        match &self.alias {
+            Some(a) if *a != self.name => format!("{} {a}", self.name),
+            _ => self.name.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JoinKind {
     Inner,
@@ -95,7 +105,6 @@ pub enum JoinMethod {
     Index {
         index: String,
         keys: Vec<(Expr, ColumnType)>,
-        at: usize,
     },
 }
 
@@ -142,7 +151,7 @@ struct Rel {
 enum Item {
     Rel(usize),
     Join {
-        kind: ast_kind::Kind,
+        kind: Kind,
         left: Box<Item>,
         right: Box<Item>,
         /// ON conditions (bound later), or USING columns as (left, right) pairs.
@@ -151,16 +160,14 @@ enum Item {
     },
 }
 
-mod ast_kind {
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub enum Kind {
-        Inner,
-        Left,
-        Right,
-        Full,
-    }
+/// A join as written (a RIGHT join is planned as a LEFT one turned round).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Inner,
+    Left,
+    Right,
+    Full,
 }
-use ast_kind::Kind;
 
 /// One AND-ed condition of WHERE or ON.
 #[derive(Debug, Clone)]
@@ -305,21 +312,13 @@ pub(crate) fn plan_from(
     for item in items {
         b.collect_group(item, &scope, width, &mut units, &mut conjs)?;
     }
-    let (unit, rest) = b.plan_group(units, conjs, width)?;
+    let (unit, rest) = b.plan_group(units, conjs)?;
     Ok(FromPlan {
         source: unit.source,
         scope,
-        filter: and_all(rest.iter().map(|c| c.expr.clone()).collect()),
-        filter_text: None,
-    }
-    .with_rest_text(text_of(&rest)))
-}
-
-impl FromPlan {
-    fn with_rest_text(mut self, text: Option<String>) -> FromPlan {
-        self.filter_text = text.map(Into::into);
-        self
-    }
+        filter_text: text_of(&rest).map(Into::into),
+        filter: and_all(rest.into_iter().map(|c| c.expr).collect()),
+    })
 }
 
 /// A part of a join being planned: its rows, the columns it fills, an estimate of its
@@ -734,8 +733,9 @@ impl Builder<'_, '_> {
         let mut units = Vec::new();
         let mut conjs = Vec::new();
         self.collect_group(item, scope, width, &mut units, &mut conjs)?;
-        let (unit, rest) = self.plan_group(units, conjs, width)?;
-        Ok(with_filter(unit, rest))
+        let (mut unit, rest) = self.plan_group(units, conjs)?;
+        add_filter(&mut unit, rest);
+        Ok(unit)
     }
 
     fn rel_unit(&mut self, r: usize, width: usize) -> Unit {
@@ -762,7 +762,6 @@ impl Builder<'_, '_> {
         &mut self,
         mut units: Vec<Unit>,
         conjs: Vec<Conj>,
-        width: usize,
     ) -> SqlResult<(Unit, Vec<Conj>)> {
         let mut rest = Vec::new();
         let mut pending = Vec::new();
@@ -778,7 +777,7 @@ impl Builder<'_, '_> {
             }
         }
         for (u, conds) in units.iter_mut().zip(own) {
-            self.restrict(u, conds, width);
+            self.restrict(u, conds);
         }
         if units.is_empty() {
             return Ok((
@@ -821,48 +820,25 @@ impl Builder<'_, '_> {
 
     /// Puts conditions on one unit into it: into a table's read (where an index may
     /// serve them), or as a filter over it.
-    fn restrict(&mut self, u: &mut Unit, conds: Vec<Conj>, _width: usize) {
+    fn restrict(&mut self, u: &mut Unit, conds: Vec<Conj>) {
+        let Some(r) = u.table else {
+            add_filter(u, conds);
+            return;
+        };
         if conds.is_empty() {
-            if let Some(r) = u.table {
-                self.choose(u, r, None, None);
-            }
+            self.choose(u, r, None, None);
             return;
         }
-        match u.table {
-            Some(r) => {
-                let at = self.rels[r].at;
-                let text = text_of(&conds);
-                let mut sel = 1.0;
-                for c in &conds {
-                    sel *= selectivity(&c.expr);
-                }
-                let narrow = and_all(
-                    conds
-                        .into_iter()
-                        .map(|c| c.expr.map_columns(&|i| i - at))
-                        .collect(),
-                );
-                u.rows = (u.rows * sel).max(1.0);
-                self.choose(u, r, narrow, text);
-            }
-            None => {
-                let text = text_of(&conds).unwrap_or_default();
-                let mut sel = 1.0;
-                for c in &conds {
-                    sel *= selectivity(&c.expr);
-                }
-                u.rows = (u.rows * sel).max(1.0);
-                let cond = and_all(conds.into_iter().map(|c| c.expr).collect());
-                if let Some(cond) = cond {
-                    let inner = std::mem::replace(&mut u.source, Source::Nothing);
-                    u.source = Source::Filter {
-                        inner: Box::new(inner),
-                        cond,
-                        text,
-                    };
-                }
-            }
-        }
+        let at = self.rels[r].at;
+        let text = text_of(&conds);
+        u.rows = (u.rows * selectivity_of(&conds)).max(1.0);
+        let narrow = and_all(
+            conds
+                .into_iter()
+                .map(|c| c.expr.map_columns(&|i| i - at))
+                .collect(),
+        );
+        self.choose(u, r, narrow, text);
     }
 
     /// Gives a table unit its filter and chooses how to read it.
@@ -950,16 +926,7 @@ impl Builder<'_, '_> {
                 .collect();
             if let Some((index, used)) = self.index_for(inner, &oriented) {
                 let (outer, inner) = if swap { (right, left) } else { (left, right) };
-                return self.index_join(
-                    JoinKind::Inner,
-                    outer,
-                    inner,
-                    index,
-                    used,
-                    keys,
-                    residual,
-                    rows,
-                );
+                return index_join(outer, inner, index, used, keys, residual, rows);
             }
         }
         // A hash join, building on the smaller side.
@@ -976,7 +943,7 @@ impl Builder<'_, '_> {
             rk.push(r);
             key_conds.push(c);
         }
-        let mut u = join_unit(
+        join_unit(
             JoinKind::Inner,
             probe,
             build,
@@ -987,9 +954,7 @@ impl Builder<'_, '_> {
             text_of(&key_conds),
             residual,
             rows,
-        );
-        u.rows = rows;
-        u
+        )
     }
 
     /// An index of `inner`'s table whose first columns the keys' inner sides are; the
@@ -1020,42 +985,6 @@ impl Builder<'_, '_> {
         best
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn index_join(
-        &mut self,
-        kind: JoinKind,
-        outer: Unit,
-        inner: Unit,
-        index: String,
-        used: Vec<(Expr, ColumnType)>,
-        keys: Vec<(Expr, Expr, Conj)>,
-        residual: Vec<Conj>,
-        rows: f64,
-    ) -> Unit {
-        let r = inner.table.unwrap_or(0);
-        let at = self.rels[r].at;
-        // Every key condition is checked again on the joined row (the index finds the
-        // rows equal in key order; the condition decides in SQL).
-        let mut conds: Vec<Conj> = keys.into_iter().map(|(_, _, c)| c).collect();
-        let key_text = text_of(&conds);
-        conds.extend(residual);
-        let mut u = join_unit(
-            kind,
-            outer,
-            inner,
-            JoinMethod::Index {
-                index,
-                keys: used,
-                at,
-            },
-            key_text,
-            conds,
-            rows,
-        );
-        u.rows = rows;
-        u
-    }
-
     /// A left or full join of two units planned on their own.
     fn outer_join(
         &mut self,
@@ -1078,16 +1007,7 @@ impl Builder<'_, '_> {
                 None => residual.push(c),
             }
         }
-        if !right_only.is_empty() {
-            if right.table.is_some() {
-                let w = 0;
-                self.restrict(&mut right, right_only, w);
-            } else {
-                right = with_filter(right, right_only);
-            }
-        } else if let Some(r) = right.table {
-            self.choose(&mut right, r, None, None);
-        }
+        self.restrict(&mut right, right_only);
         let rows = left.rows.max(right.rows);
         if keys.is_empty() {
             return Ok(join_unit(
@@ -1122,10 +1042,12 @@ impl Builder<'_, '_> {
     }
 }
 
-fn with_filter(mut u: Unit, conds: Vec<Conj>) -> Unit {
+/// Conditions over a unit that is not one table: checked on its rows.
+fn add_filter(u: &mut Unit, conds: Vec<Conj>) {
     if conds.is_empty() {
-        return u;
+        return;
     }
+    u.rows = (u.rows * selectivity_of(&conds)).max(1.0);
     let text = text_of(&conds).unwrap_or_default();
     if let Some(cond) = and_all(conds.into_iter().map(|c| c.expr).collect()) {
         let inner = std::mem::replace(&mut u.source, Source::Nothing);
@@ -1136,7 +1058,33 @@ fn with_filter(mut u: Unit, conds: Vec<Conj>) -> Unit {
         };
     }
     u.table = None;
-    u
+}
+
+/// An inner index nested-loop join: `inner`'s table looked up through `index` on the
+/// values of `used` (over the outer row).
+fn index_join(
+    outer: Unit,
+    inner: Unit,
+    index: String,
+    used: Vec<(Expr, ColumnType)>,
+    keys: Vec<(Expr, Expr, Conj)>,
+    residual: Vec<Conj>,
+    rows: f64,
+) -> Unit {
+    // Every key condition is checked again on the joined row (the index finds the rows
+    // equal in key order; the condition decides in SQL).
+    let mut conds: Vec<Conj> = keys.into_iter().map(|(_, _, c)| c).collect();
+    let key_text = text_of(&conds);
+    conds.extend(residual);
+    join_unit(
+        JoinKind::Inner,
+        outer,
+        inner,
+        JoinMethod::Index { index, keys: used },
+        key_text,
+        conds,
+        rows,
+    )
 }
 
 fn join_unit(
@@ -1201,6 +1149,11 @@ fn hash_pair(l: Expr, r: Expr) -> (Expr, Expr) {
         return (f(l), f(r));
     }
     (l, r)
+}
+
+/// A rough share of rows AND-ed conditions keep.
+fn selectivity_of(conds: &[Conj]) -> f64 {
+    conds.iter().map(|c| selectivity(&c.expr)).product()
 }
 
 /// A rough share of rows a condition keeps.
@@ -1273,7 +1226,8 @@ fn series(
     ))
 }
 
-/// Where produced rows go: false from it stops the producer.
+/// Where produced rows go: false from it stops the producer. The sources that make rows
+/// (tables, generate_series) check the statement's guard for each.
 pub(crate) type Sink<'s> = dyn FnMut(&mut EvalCtx, Vec<Value>) -> SqlResult<bool> + 's;
 
 fn merge(left: &[Value], right: &[Value], cols: &[Range<usize>]) -> Vec<Value> {
@@ -1289,7 +1243,7 @@ fn merge(left: &[Value], right: &[Value], cols: &[Range<usize>]) -> Vec<Value> {
 /// Runs the engine's read with a callback, keeping the first error the callback met.
 fn read_rows(
     cx: &mut EvalCtx,
-    read: impl FnOnce(&mut dyn FnMut(walden::RowId, walden::Row) -> bool) -> walden::Result<()>,
+    read: impl FnOnce(&mut dyn FnMut(walden::RowId, walden::Row) -> bool) -> SqlResult<()>,
     sink: &mut dyn FnMut(&mut EvalCtx, Vec<Value>) -> SqlResult<bool>,
 ) -> SqlResult<bool> {
     let mut failed = None;
@@ -1321,7 +1275,11 @@ impl Source {
         match self {
             Source::Nothing => sink(cx, Vec::new()),
             Source::Series { .. } => {
+                let guard = cx.run.map(|r| r.guard);
                 for v in SeriesIter::new(self) {
+                    if let Some(g) = guard {
+                        g.check()?;
+                    }
                     if !sink(cx, vec![v])? {
                         return Ok(false);
                     }
@@ -1342,26 +1300,8 @@ impl Source {
                     sink(cx, row)
                 };
                 match &t.access {
-                    Access::Scan => read_rows(cx, |g| reader.scan_with(&t.name, g), &mut f),
-                    Access::Index(r) => {
-                        let mut failed = None;
-                        let mut stopped = false;
-                        read_index(&reader, r, &mut |_, row| match f(cx, row) {
-                            Ok(true) => true,
-                            Ok(false) => {
-                                stopped = true;
-                                false
-                            }
-                            Err(e) => {
-                                failed = Some(e);
-                                false
-                            }
-                        })?;
-                        match failed {
-                            Some(e) => Err(e),
-                            None => Ok(!stopped),
-                        }
-                    }
+                    Access::Scan => read_rows(cx, |g| Ok(reader.scan_with(&t.name, g)?), &mut f),
+                    Access::Index(r) => read_rows(cx, |g| read_index(&reader, r, g), &mut f),
                 }
             }
             Source::Derived { plan, .. } => {
@@ -1390,6 +1330,18 @@ impl Source {
                 }
             }),
             Source::Join(j) => j.produce(cx, sink),
+        }
+    }
+
+    /// A table read placed among other relations' columns: the read, where its columns
+    /// start, and the row width.
+    fn padded_table(&self) -> Option<(&TableRead, usize, usize)> {
+        match self {
+            Source::Padded { inner, at, width } => match inner.as_ref() {
+                Source::Table(t) => Some((t, *at, *width)),
+                _ => None,
+            },
+            _ => None,
         }
     }
 
@@ -1435,189 +1387,124 @@ fn hash_key(keys: &[Expr], row: &[Value], cx: &mut EvalCtx, buf: &mut Vec<u8>) -
 
 impl Join {
     fn produce(&self, cx: &mut EvalCtx, sink: &mut Sink) -> SqlResult<bool> {
-        match &self.method {
-            JoinMethod::NestedLoop => {
-                let rights = self.right.collect(cx)?;
-                let mut matched = vec![
-                    false;
-                    if self.kind == JoinKind::Full {
-                        rights.len()
-                    } else {
-                        0
-                    }
-                ];
-                let more = self.left.produce(cx, &mut |cx, l| {
-                    let mut any = false;
-                    for (i, r) in rights.iter().enumerate() {
-                        let row = merge(&l, r, &self.right_cols);
-                        if passes(&self.cond, &row, cx)? {
-                            any = true;
-                            if let Some(m) = matched.get_mut(i) {
-                                *m = true;
-                            }
-                            if !sink(cx, row)? {
-                                return Ok(false);
-                            }
-                        }
-                    }
-                    if !any && self.kind != JoinKind::Inner {
-                        return sink(cx, l);
-                    }
-                    Ok(true)
-                })?;
-                if !more {
-                    return Ok(false);
-                }
-                self.unmatched(cx, &rights, &matched, sink)
-            }
+        let (left_keys, right_keys) = match &self.method {
+            JoinMethod::Index { index, keys } => return self.index_loop(index, keys, cx, sink),
+            JoinMethod::NestedLoop => (None, None),
             JoinMethod::Hash {
                 left_keys,
                 right_keys,
-            } => {
-                let rights = self.right.collect(cx)?;
-                let mut table: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
-                let mut buf = Vec::new();
-                for (i, r) in rights.iter().enumerate() {
-                    if hash_key(right_keys, r, cx, &mut buf)? {
-                        table.entry(buf.clone()).or_default().push(i);
-                    }
+            } => (Some(left_keys), Some(right_keys)),
+        };
+        // The right side in memory; for a hash join, its rows by key.
+        let rights = self.right.collect(cx)?;
+        let every: Vec<usize> = match right_keys {
+            None => (0..rights.len()).collect(),
+            Some(_) => Vec::new(),
+        };
+        let mut table: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
+        let mut buf = Vec::new();
+        if let Some(keys) = right_keys {
+            for (i, r) in rights.iter().enumerate() {
+                if hash_key(keys, r, cx, &mut buf)? {
+                    table.entry(buf.clone()).or_default().push(i);
                 }
-                let mut matched = vec![
-                    false;
-                    if self.kind == JoinKind::Full {
-                        rights.len()
-                    } else {
-                        0
-                    }
-                ];
-                let more = self.left.produce(cx, &mut |cx, l| {
-                    let mut any = false;
-                    if hash_key(left_keys, &l, cx, &mut buf)? {
-                        if let Some(hits) = table.get(&buf) {
-                            for &i in hits {
-                                let row = merge(&l, &rights[i], &self.right_cols);
-                                if passes(&self.cond, &row, cx)? {
-                                    any = true;
-                                    if let Some(m) = matched.get_mut(i) {
-                                        *m = true;
-                                    }
-                                    if !sink(cx, row)? {
-                                        return Ok(false);
-                                    }
-                                }
-                            }
-                        }
-                    }
-                    if !any && self.kind != JoinKind::Inner {
-                        return sink(cx, l);
-                    }
-                    Ok(true)
-                })?;
-                if !more {
+            }
+        }
+        let full = self.kind == JoinKind::Full;
+        let mut matched = vec![false; if full { rights.len() } else { 0 }];
+        let more = self.left.produce(cx, &mut |cx, l| {
+            let candidates: &[usize] = match left_keys {
+                None => &every,
+                Some(keys) if hash_key(keys, &l, cx, &mut buf)? => {
+                    table.get(&buf).map_or(&[], Vec::as_slice)
+                }
+                Some(_) => &[],
+            };
+            let mut any = false;
+            for &i in candidates {
+                let row = merge(&l, &rights[i], &self.right_cols);
+                if !passes(&self.cond, &row, cx)? {
+                    continue;
+                }
+                any = true;
+                if let Some(m) = matched.get_mut(i) {
+                    *m = true;
+                }
+                if !sink(cx, row)? {
                     return Ok(false);
                 }
-                self.unmatched(cx, &rights, &matched, sink)
             }
-            JoinMethod::Index { index, keys, at } => {
-                let (read, width) = match &self.right {
-                    Source::Padded { inner, width, .. } => match inner.as_ref() {
-                        Source::Table(t) => (t, *width),
-                        _ => {
-                            return Err(SqlError::new(
-                                code::INTERNAL,
-                                "an index join over no table",
-                            ))
-                        }
-                    },
-                    _ => return Err(SqlError::new(code::INTERNAL, "an index join over no table")),
-                };
-                let run = cx.run.ok_or_else(no_reader)?;
-                let reader = run.reader.ok_or_else(no_reader)?;
-                let at = *at;
-                self.left.produce(cx, &mut |cx, l| {
-                    let mut key = Vec::with_capacity(keys.len());
-                    for (e, ty) in keys {
-                        let v = e.eval(&l, cx)?;
-                        match access_path::key_value(&v, *ty) {
-                            Some(k) => key.push(k),
-                            None => break,
-                        }
-                    }
-                    let mut any = false;
-                    if key.len() == keys.len() {
-                        let mut failed = None;
-                        let mut stop = false;
-                        reader.index_scan_in(
-                            index,
-                            std::ops::Bound::Included(key.as_slice()),
-                            std::ops::Bound::Included(key.as_slice()),
-                            false,
-                            |_, r| {
-                                let step = (|| -> SqlResult<bool> {
-                                    if let Some(f) = &read.filter {
-                                        if !f.test(&r, cx)? {
-                                            return Ok(true);
-                                        }
-                                    }
-                                    let mut row = l.clone();
-                                    row.resize(width, Value::Null);
-                                    for (i, v) in r.into_iter().enumerate() {
-                                        if let Some(slot) = row.get_mut(at + i) {
-                                            *slot = v;
-                                        }
-                                    }
-                                    if !passes(&self.cond, &row, cx)? {
-                                        return Ok(true);
-                                    }
-                                    any = true;
-                                    sink(cx, row)
-                                })();
-                                match step {
-                                    Ok(true) => true,
-                                    Ok(false) => {
-                                        stop = true;
-                                        false
-                                    }
-                                    Err(e) => {
-                                        failed = Some(e);
-                                        false
-                                    }
-                                }
-                            },
-                        )?;
-                        if let Some(e) = failed {
-                            return Err(e);
-                        }
-                        if stop {
-                            return Ok(false);
-                        }
-                    }
-                    if !any && self.kind != JoinKind::Inner {
-                        return sink(cx, l);
-                    }
-                    Ok(true)
-                })
+            if !any && self.kind != JoinKind::Inner {
+                return sink(cx, l);
             }
+            Ok(true)
+        })?;
+        if !more || !full {
+            return Ok(more);
         }
-    }
-
-    /// A full join's right rows that matched nothing.
-    fn unmatched(
-        &self,
-        cx: &mut EvalCtx,
-        rights: &[Vec<Value>],
-        matched: &[bool],
-        sink: &mut Sink,
-    ) -> SqlResult<bool> {
-        if self.kind != JoinKind::Full {
-            return Ok(true);
-        }
-        for (r, m) in rights.iter().zip(matched) {
-            if !m && !sink(cx, r.clone())? {
+        // A full join's right rows that matched nothing.
+        for (r, m) in rights.into_iter().zip(matched) {
+            if !m && !sink(cx, r)? {
                 return Ok(false);
             }
         }
         Ok(true)
+    }
+
+    /// An index nested-loop join: each left row's key looked up in the right table.
+    fn index_loop(
+        &self,
+        index: &str,
+        keys: &[(Expr, ColumnType)],
+        cx: &mut EvalCtx,
+        sink: &mut Sink,
+    ) -> SqlResult<bool> {
+        let Some((read, at, width)) = self.right.padded_table() else {
+            return Err(SqlError::new(code::INTERNAL, "an index join over no table"));
+        };
+        let reader = cx.run.and_then(|r| r.reader).ok_or_else(no_reader)?;
+        self.left.produce(cx, &mut |cx, l| {
+            let mut key = Vec::with_capacity(keys.len());
+            for (e, ty) in keys {
+                // A NULL, or a value no key equals (1.5 for an integer), matches nothing.
+                match access_path::key_value(&e.eval(&l, cx)?, *ty) {
+                    Some(k) => key.push(k),
+                    None => break,
+                }
+            }
+            let mut any = false;
+            if key.len() == keys.len() {
+                let bound = std::ops::Bound::Included(key.as_slice());
+                let more = read_rows(
+                    cx,
+                    |g| Ok(reader.index_scan_in(index, bound, bound, false, g)?),
+                    &mut |cx, r| {
+                        if let Some(f) = &read.filter {
+                            if !f.test(&r, cx)? {
+                                return Ok(true);
+                            }
+                        }
+                        let mut row = l.clone();
+                        row.resize(width, Value::Null);
+                        for (slot, v) in row[at..].iter_mut().zip(r) {
+                            *slot = v;
+                        }
+                        if !passes(&self.cond, &row, cx)? {
+                            return Ok(true);
+                        }
+                        any = true;
+                        sink(cx, row)
+                    },
+                )?;
+                if !more {
+                    return Ok(false);
+                }
+            }
+            if !any && self.kind != JoinKind::Inner {
+                return sink(cx, l);
+            }
+            Ok(true)
+        })
     }
 }
 
@@ -1639,8 +1526,13 @@ impl Explain {
     }
 
     pub fn detail(&mut self, depth: usize, text: &str) {
+        self.lines.push(Explain::detail_line(depth, text));
+    }
+
+    /// A detail of the node at `depth` as its line.
+    pub fn detail_line(depth: usize, text: &str) -> String {
         let pad = if depth == 0 { 2 } else { depth * 6 + 2 };
-        self.lines.push(format!("{}{text}", " ".repeat(pad)));
+        format!("{}{text}", " ".repeat(pad))
     }
 }
 
@@ -1650,14 +1542,10 @@ impl Source {
             Source::Nothing => out.node(depth, "Result"),
             Source::Series { .. } => out.node(depth, "Function Scan on generate_series"),
             Source::Table(t) => {
-                let on = match &t.alias {
-                    Some(a) if *a != t.name => format!("{} {a}", t.name),
-                    _ => t.name.clone(),
-                };
                 crate::select::explain_access(
                     out,
                     &t.access,
-                    &on,
+                    &t.label(),
                     depth,
                     t.filter_text.as_deref(),
                     &t.names,
@@ -1704,26 +1592,14 @@ impl Source {
                     JoinMethod::Index { index, .. } => {
                         out.node(depth, &nested_loop(kind));
                         j.left.explain(out, depth + 1);
-                        let table = match &j.right {
-                            Source::Padded { inner, .. } => match inner.as_ref() {
-                                Source::Table(t) => match &t.alias {
-                                    Some(a) if *a != t.name => format!("{} {a}", t.name),
-                                    _ => t.name.clone(),
-                                },
-                                _ => String::new(),
-                            },
-                            _ => String::new(),
-                        };
-                        out.node(depth + 1, &format!("Index Scan using {index} on {table}"));
+                        let table = j.right.padded_table();
+                        let label = table.map(|(t, ..)| t.label()).unwrap_or_default();
+                        out.node(depth + 1, &format!("Index Scan using {index} on {label}"));
                         if let Some(t) = &j.key_text {
                             out.detail(depth + 1, &format!("Index Cond: ({t})"));
                         }
-                        if let Source::Padded { inner, .. } = &j.right {
-                            if let Source::Table(t) = inner.as_ref() {
-                                if let Some(f) = &t.filter_text {
-                                    out.detail(depth + 1, &format!("Filter: ({f})"));
-                                }
-                            }
+                        if let Some(f) = table.and_then(|(t, ..)| t.filter_text.as_ref()) {
+                            out.detail(depth + 1, &format!("Filter: ({f})"));
                         }
                     }
                 }

@@ -277,19 +277,9 @@ impl QueryPlan {
         };
         let mut order = Vec::new();
         for (e, desc, nulls_first) in items {
-            let key = match e {
-                ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
-                    let i = const_int(e, "ORDER BY")?;
-                    if i < 1 || i as usize > columns.len() {
-                        return Err(SqlError::new(
-                            code::INVALID_PARAMETER,
-                            format!("ORDER BY position {i} is not in select list"),
-                        )
-                        .at(e.span().start));
-                    }
-                    Expr::Column(i as usize - 1, columns[i as usize - 1].1)
-                }
-                _ => Binder::plain(&scope).bind(e).map_err(|err| {
+            let key = match order_position(e, columns.len())? {
+                Some(i) => Expr::Column(i, columns[i].1),
+                None => Binder::plain(&scope).bind(e).map_err(|err| {
                     if err.code == code::UNDEFINED_COLUMN && !matches!(body, Body::Query(_)) {
                         SqlError::new(
                             code::FEATURE_NOT_SUPPORTED,
@@ -546,12 +536,7 @@ impl Combined {
                 }
                 keyed.push((row, keys));
             }
-            let order: Vec<(SortKey, bool, bool)> = self
-                .order
-                .iter()
-                .map(|(_, d, n)| (SortKey::Output(0), *d, *n))
-                .collect();
-            keyed.sort_by(|a, b| compare_keys(&order, &a.1, &b.1));
+            keyed.sort_by(|a, b| compare_keys(&self.order, &a.1, &b.1));
             rows = keyed.into_iter().map(|(r, _)| r).collect();
         }
         let skip = usize::try_from(self.offset).unwrap_or(usize::MAX);
@@ -1190,10 +1175,7 @@ impl SelectPlan {
                 explain_access(
                     out,
                     &t.access,
-                    &match &t.alias {
-                        Some(a) if *a != t.name => format!("{} {a}", t.name),
-                        _ => t.name.clone(),
-                    },
+                    &t.label(),
                     depth,
                     self.filter_text.as_deref(),
                     &self.source_names,
@@ -1214,13 +1196,8 @@ impl SelectPlan {
                 if let (Some(_), Some(text), Source::Join(_)) =
                     (&self.filter, &self.filter_text, other)
                 {
-                    out.lines.insert(
-                        before + 1,
-                        format!(
-                            "{}Filter: ({text})",
-                            " ".repeat(if depth == 0 { 2 } else { depth * 6 + 2 })
-                        ),
-                    );
+                    let line = Explain::detail_line(depth, &format!("Filter: ({text})"));
+                    out.lines.insert(before + 1, line);
                 }
             }
         }
@@ -1559,6 +1536,26 @@ pub fn bind_condition(b: &mut Binder, e: &ast::Expr, what: &str) -> SqlResult<Ex
     b.boolean(e, what)
 }
 
+/// `ORDER BY n` (a position among `count` output columns): Some(n - 1); None for any
+/// other expression.
+fn order_position(e: &ast::Expr, count: usize) -> SqlResult<Option<usize>> {
+    let ast::Expr::Value(v) = e else {
+        return Ok(None);
+    };
+    if !matches!(v.value, ast::Value::Number(..)) {
+        return Ok(None);
+    }
+    let i = const_int(e, "ORDER BY")?;
+    if i < 1 || i as usize > count {
+        return Err(SqlError::new(
+            code::INVALID_PARAMETER,
+            format!("ORDER BY position {i} is not in select list"),
+        )
+        .at(e.span().start));
+    }
+    Ok(Some(i as usize - 1))
+}
+
 fn order_key(
     e: &ast::Expr,
     items: &[(Item, String)],
@@ -1566,18 +1563,8 @@ fn order_key(
     grouping: Option<&mut Grouping>,
     cx: PlanCx,
 ) -> SqlResult<SortKey> {
-    if let ast::Expr::Value(v) = e {
-        if matches!(v.value, ast::Value::Number(..)) {
-            let i = const_int(e, "ORDER BY")?;
-            if i < 1 || i as usize > items.len() {
-                return Err(SqlError::new(
-                    code::INVALID_PARAMETER,
-                    format!("ORDER BY position {i} is not in select list"),
-                )
-                .at(e.span().start));
-            }
-            return Ok(SortKey::Output(i as usize - 1));
-        }
+    if let Some(i) = order_position(e, items.len())? {
+        return Ok(SortKey::Output(i));
     }
     if let ast::Expr::Identifier(id) = e {
         let name = ident_name(id);
@@ -1601,7 +1588,7 @@ fn order_key(
 
 /// A kept row's sort keys against another's: the ORDER BY list, each key ascending or
 /// descending with its NULLs first or last.
-fn compare_keys(order: &[(SortKey, bool, bool)], a: &[Value], b: &[Value]) -> Ordering {
+fn compare_keys<K>(order: &[(K, bool, bool)], a: &[Value], b: &[Value]) -> Ordering {
     for (i, (_, desc, nulls_first)) in order.iter().enumerate() {
         let (x, y) = (&a[i], &b[i]);
         let o = match (matches!(x, Value::Null), matches!(y, Value::Null)) {
@@ -1977,7 +1964,6 @@ impl<'p, 'g> Run<'p, 'g> {
 
     /// Takes one input row; false when no more rows are needed.
     fn feed(&mut self, input: &[Value], cx: &mut EvalCtx) -> SqlResult<bool> {
-        self.guard.check()?;
         if let Some(f) = &self.plan.filter {
             if !f.test(input, cx)? {
                 return Ok(true);
