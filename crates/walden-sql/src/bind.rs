@@ -14,6 +14,7 @@ use crate::expr::{CmpOp, EvalCtx, Expr, Subquery, SubqueryKind};
 use crate::functions::Func;
 use crate::types::{declared_type, DeclaredType, SqlType};
 use crate::value::{self, ArithOp};
+use crate::window::{Windows, WINDOW_PLACEHOLDER};
 
 /// The columns an expression may name.
 #[derive(Debug, Clone, Default)]
@@ -237,6 +238,8 @@ fn regroup_node(e: Expr, keys: &[Expr]) -> Option<Expr> {
         return Some(Expr::Column(i, e.ty()));
     }
     match e {
+        // A window function's value: its arguments were regrouped when it was bound.
+        Expr::Column(i, _) if i >= WINDOW_PLACEHOLDER => Some(e),
         Expr::Column(i, ty) if i >= AGG_PLACEHOLDER => {
             Some(Expr::Column(keys.len() + (i - AGG_PLACEHOLDER), ty))
         }
@@ -246,7 +249,7 @@ fn regroup_node(e: Expr, keys: &[Expr]) -> Option<Expr> {
     }
 }
 
-fn agg_func(name: &str) -> Option<AggFunc> {
+pub(crate) fn agg_func(name: &str) -> Option<AggFunc> {
     Some(match name {
         "count" => AggFunc::Count,
         "sum" => AggFunc::Sum,
@@ -267,6 +270,10 @@ pub struct Binder<'a> {
     /// Set where subqueries may appear (a query's clauses); None elsewhere (a column
     /// default, an UPDATE's SET), where a subquery is refused.
     pub cx: Option<PlanCx<'a>>,
+    /// Set where window functions may appear (a SELECT block's select list and ORDER
+    /// BY): the calls found so far, each standing in as a placeholder column
+    /// (`window::WINDOW_PLACEHOLDER`). None elsewhere, where they are refused.
+    pub windows: Option<&'a mut Windows>,
 }
 
 thread_local! {
@@ -395,7 +402,7 @@ fn text_literal(s: &str) -> SqlResult<Value> {
 }
 
 /// The common type of CASE branches or COALESCE arguments.
-fn common_type(exprs: &[&Expr], what: &str) -> SqlResult<SqlType> {
+pub(crate) fn common_type(exprs: &[&Expr], what: &str) -> SqlResult<SqlType> {
     let mut ty = SqlType::Null;
     for e in exprs.iter().filter(|e| !is_text_literal(e)) {
         let t = e.ty();
@@ -423,7 +430,7 @@ fn common_type(exprs: &[&Expr], what: &str) -> SqlResult<SqlType> {
 
 /// Brings an expression to a type where the other types allow it silently (numbers
 /// widen, literals parse); used for branches of CASE and COALESCE.
-fn to_common(e: Expr, ty: SqlType) -> SqlResult<Expr> {
+pub(crate) fn to_common(e: Expr, ty: SqlType) -> SqlResult<Expr> {
     let e = coerce_literal(e, ty)?;
     if e.ty() == ty || e.ty() == SqlType::Null {
         return Ok(e);
@@ -437,6 +444,7 @@ impl Binder<'_> {
             scope,
             grouping: None,
             cx: None,
+            windows: None,
         }
     }
 
@@ -446,6 +454,7 @@ impl Binder<'_> {
             scope,
             grouping: None,
             cx: Some(cx),
+            windows: None,
         }
     }
 
@@ -455,6 +464,7 @@ impl Binder<'_> {
             scope: self.scope,
             grouping: None,
             cx: self.cx,
+            windows: None,
         }
     }
 
@@ -758,25 +768,33 @@ impl Binder<'_> {
     /// Binds an expression of a grouped query in one pass: over the input columns, with
     /// aggregates as placeholders, then [`regroup`]ed onto the grouped row. (Binding it
     /// part by part would bind each part again for every level above it.)
-    fn bind_grouped(&mut self, e: &ast::Expr) -> SqlResult<Expr> {
+    pub(crate) fn bind_grouped(&mut self, e: &ast::Expr) -> SqlResult<Expr> {
         let Some(grouping) = self.grouping.as_deref_mut() else {
             return self.bind_node(e);
         };
-        grouping.collecting = true;
+        // A window function's arguments are bound this way in the middle of the pass
+        // over the expression around it: the flag is put back as it was.
+        let was_collecting = std::mem::replace(&mut grouping.collecting, true);
         let bound = self.bind(e);
         let Some(grouping) = self.grouping.as_deref_mut() else {
             return bound;
         };
         grouping.collecting = false;
-        match regroup(bound?, &grouping.keys) {
-            Some(x) => Ok(x),
+        let result = match bound.map(|b| regroup(b, &grouping.keys)) {
+            Err(err) => Err(err),
+            Ok(Some(x)) => Ok(x),
             // A column outside keys and aggregates: look for it part by part, to name it
             // and point at it.
-            None => match self.bind_grouped_part(e)? {
-                Some(x) => Ok(x),
-                None => self.bind_node(e),
+            Ok(None) => match self.bind_grouped_part(e) {
+                Ok(Some(x)) => Ok(x),
+                Ok(None) => self.bind_node(e),
+                Err(err) => Err(err),
             },
+        };
+        if let Some(grouping) = self.grouping.as_deref_mut() {
+            grouping.collecting = was_collecting;
         }
+        result
     }
 
     /// While collecting: an aggregate call, as a placeholder column.
@@ -784,6 +802,9 @@ impl Binder<'_> {
         let ast::Expr::Function(f) = e else {
             return Ok(None);
         };
+        if f.over.is_some() {
+            return Ok(None);
+        }
         let Some(grouping) = self.grouping.as_deref_mut() else {
             return Ok(None);
         };
@@ -796,6 +817,7 @@ impl Binder<'_> {
                 scope: self.scope,
                 grouping: None,
                 cx: self.cx,
+                windows: None,
             },
             func,
             &name,
@@ -821,12 +843,13 @@ impl Binder<'_> {
         };
         if let ast::Expr::Function(f) = e {
             let name = object_name(&f.name)?;
-            if let Some(func) = agg_func(&name) {
+            if let Some(func) = agg_func(&name).filter(|_| f.over.is_none()) {
                 let call = bind_agg(
                     &Binder {
                         scope: self.scope,
                         grouping: None,
                         cx: self.cx,
+                        windows: None,
                     },
                     func,
                     &name,
@@ -849,6 +872,7 @@ impl Binder<'_> {
             scope: self.scope,
             grouping: None,
             cx: self.cx,
+            windows: None,
         })
         .bind(e)
         {
@@ -1106,7 +1130,13 @@ impl Binder<'_> {
     fn function(&mut self, f: &ast::Function) -> SqlResult<Expr> {
         let name = object_name(&f.name)?;
         if f.over.is_some() {
-            return Err(SqlError::unsupported("a window function"));
+            return self.window(f, &name);
+        }
+        if crate::window::is_window_function(&name) {
+            return Err(SqlError::new(
+                code::WRONG_OBJECT_TYPE,
+                format!("window function {name} requires an OVER clause"),
+            ));
         }
         if agg_func(&name).is_some() {
             return Err(SqlError::new(
@@ -1165,7 +1195,7 @@ impl Binder<'_> {
     }
 }
 
-fn plain_args<'f>(f: &'f ast::Function, name: &str) -> SqlResult<Vec<&'f ast::Expr>> {
+pub(crate) fn plain_args<'f>(f: &'f ast::Function, name: &str) -> SqlResult<Vec<&'f ast::Expr>> {
     let (args, distinct) = call_args(f, name)?;
     if distinct {
         return Err(SqlError::syntax(format!(
@@ -1210,6 +1240,32 @@ fn bind_agg(b: &Binder, func: AggFunc, name: &str, f: &ast::Function) -> SqlResu
             "{name}() with OVER or FILTER"
         )));
     }
+    // Aggregates may not nest: the argument is bound without grouping.
+    let nested = |e: SqlError| {
+        let e = crate::window::in_aggregate(e);
+        if e.code == code::GROUPING_ERROR && !e.message.contains("window") {
+            SqlError::new(
+                code::GROUPING_ERROR,
+                "aggregate function calls cannot be nested",
+            )
+        } else {
+            e
+        }
+    };
+    agg_call(func, name, f, &mut |e| {
+        b.ungrouped().bind(e).map_err(nested)
+    })
+}
+
+/// The aggregate `func` called as `f`, its arguments bound by `bind_arg` (over the
+/// input rows for a grouped query's aggregates; over the grouped rows for a window
+/// aggregate).
+pub(crate) fn agg_call(
+    func: AggFunc,
+    name: &str,
+    f: &ast::Function,
+    bind_arg: &mut dyn FnMut(&ast::Expr) -> SqlResult<Expr>,
+) -> SqlResult<AggCall> {
     if let FunctionArguments::List(list) = &f.args {
         if let [FunctionArg::Unnamed(FunctionArgExpr::Wildcard)] = list.args.as_slice() {
             if func == AggFunc::Count && list.duplicate_treatment.is_none() {
@@ -1240,23 +1296,9 @@ fn bind_agg(b: &Binder, func: AggFunc, name: &str, f: &ast::Function) -> SqlResu
             ))
         }
     };
-    // Aggregates may not nest: the argument is bound without grouping.
-    let nested = |e: SqlError| {
-        if e.code == code::GROUPING_ERROR {
-            SqlError::new(
-                code::GROUPING_ERROR,
-                "aggregate function calls cannot be nested",
-            )
-        } else {
-            e
-        }
-    };
-    let mut arg = b.ungrouped().bind(arg).map_err(nested)?;
+    let mut arg = bind_arg(arg)?;
     let extra = match extra {
-        Some(d) => Some(coerce_literal(
-            b.ungrouped().bind(d).map_err(nested)?,
-            SqlType::Text,
-        )?),
+        Some(d) => Some(coerce_literal(bind_arg(d)?, SqlType::Text)?),
         None => None,
     };
     if matches!(func, AggFunc::StringAgg) {

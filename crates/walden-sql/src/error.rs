@@ -21,6 +21,11 @@ pub mod code {
     pub const UNDEFINED_FUNCTION: &str = "42883";
     pub const UNDEFINED_OBJECT: &str = "42704";
     pub const GROUPING_ERROR: &str = "42803";
+    pub const WINDOWING_ERROR: &str = "42P20";
+    pub const WRONG_OBJECT_TYPE: &str = "42809";
+    pub const INVALID_FRAME_OFFSET: &str = "22013";
+    pub const INVALID_NTILE_ARGUMENT: &str = "22014";
+    pub const INVALID_NTH_VALUE_ARGUMENT: &str = "22016";
     pub const INVALID_TABLE_DEFINITION: &str = "42P16";
     pub const DIVISION_BY_ZERO: &str = "22012";
     pub const NUMERIC_OUT_OF_RANGE: &str = "22003";

@@ -25,6 +25,7 @@ use crate::guard::row_bytes;
 use crate::select::{key_bytes, read_index, QueryPlan, SeriesIter};
 use crate::types::{DeclaredType, SqlType};
 use crate::value::{self, as_i64};
+use crate::window;
 
 /// Where a query's rows come from.
 #[derive(Debug, Clone)]
@@ -212,7 +213,7 @@ fn bind_conjuncts(b: &mut Binder, e: &ast::Expr, what: &str) -> SqlResult<Vec<Co
     split_and(e, &mut parts);
     let mut out = Vec::with_capacity(parts.len());
     for p in parts {
-        let expr = b.boolean(p, what)?;
+        let expr = b.boolean(p, what).map_err(|e| window::in_clause(e, what))?;
         out.push(Conj {
             cols: expr.columns(),
             text: p.to_string(),
@@ -294,7 +295,11 @@ pub(crate) fn plan_from(
             None => Source::Nothing,
         };
         let filter = match selection {
-            Some(w) => Some(Binder::in_query(&scope, *cx).boolean(w, "WHERE")?),
+            Some(w) => Some(
+                Binder::in_query(&scope, *cx)
+                    .boolean(w, "WHERE")
+                    .map_err(|e| window::in_clause(e, "WHERE"))?,
+            ),
             None => None,
         };
         return Ok(FromPlan {

@@ -21,6 +21,7 @@ pub mod select;
 pub mod session;
 pub mod types;
 pub mod value;
+pub mod window;
 
 pub use error::{code, SqlError, SqlResult};
 pub use guard::CancelHandle;

@@ -27,6 +27,7 @@ use crate::from::{plan_from, Explain};
 use crate::guard::{row_bytes, Guard};
 use crate::types::{DeclaredType, SqlType};
 use crate::value::{self, as_f64, as_i64, sort_cmp};
+use crate::window::{self as windowing, WindowCall, Windows, WINDOW_PLACEHOLDER};
 
 #[derive(Debug, Clone, PartialEq)]
 enum SortKey {
@@ -722,6 +723,9 @@ pub struct SelectPlan {
     /// values: the scope and indexes to choose its access path with again once the
     /// values are known, each run (an index lookup per outer row, not a scan).
     reaccess: Option<Arc<(Scope, Vec<IndexMeta>)>>,
+    /// Window function calls, computed over the rows after grouping and HAVING; the
+    /// outputs and sort keys read their values after those rows' columns.
+    windows: Vec<WindowCall>,
 }
 
 /// A query's plan kept by a prepared statement, with its parameters unfilled: made once
@@ -895,16 +899,24 @@ impl SelectPlan {
         };
         let mut plain_outputs = Vec::new();
         let mut needs_grouping = !group_items.is_empty() || select.having.is_some();
+        let mut windows = Windows::new(&select.named_window)?;
         if !needs_grouping {
             for (item, _) in &items {
                 let bound = match item {
-                    Item::Ast(e) => Binder::in_query(&scope, cx).bind(e),
+                    Item::Ast(e) => Binder {
+                        scope: &scope,
+                        grouping: None,
+                        cx: Some(cx),
+                        windows: Some(&mut windows),
+                    }
+                    .bind(e),
                     Item::Column(c) => Ok(Expr::Column(*c, scope.columns[*c].1)),
                 };
                 match bound {
                     Ok(x) => plain_outputs.push(x),
                     Err(err) if is_aggregate_error(&err) => {
                         needs_grouping = true;
+                        windows.calls.clear();
                         break;
                     }
                     Err(err) => return Err(err),
@@ -926,23 +938,32 @@ impl SelectPlan {
             limit: None,
             offset: 0,
             reaccess: None,
+            windows: Vec::new(),
         };
         let mut grouping = Grouping::default();
         if needs_grouping {
             for g in &group_items {
                 grouping.keys.push(match g {
-                    Item::Ast(e) => Binder::in_query(&scope, cx).bind(e)?,
+                    Item::Ast(e) => Binder::in_query(&scope, cx)
+                        .bind(e)
+                        .map_err(|e| windowing::in_clause(e, "GROUP BY"))?,
                     Item::Column(c) => Expr::Column(*c, scope.columns[*c].1),
                 });
             }
             for (item, _) in &items {
                 plan.outputs.push(match item {
-                    Item::Ast(e) => grouped(&scope, &mut grouping, cx).bind(e)?,
+                    Item::Ast(e) => {
+                        grouped(&scope, &mut grouping, cx, Some(&mut windows)).bind(e)?
+                    }
                     Item::Column(c) => regroup_column(*c, &scope, &grouping)?,
                 });
             }
             if let Some(h) = &select.having {
-                plan.having = Some(grouped(&scope, &mut grouping, cx).boolean(h, "HAVING")?);
+                plan.having = Some(
+                    grouped(&scope, &mut grouping, cx, None)
+                        .boolean(h, "HAVING")
+                        .map_err(|e| windowing::in_clause(e, "HAVING"))?,
+                );
             }
         } else {
             plan.outputs = plain_outputs;
@@ -959,6 +980,7 @@ impl SelectPlan {
                 &scope,
                 needs_grouping.then_some(&mut grouping),
                 cx,
+                &mut windows,
             )?;
             plan.order.push((key, desc, nulls_first));
         }
@@ -990,6 +1012,7 @@ impl SelectPlan {
                         &scope,
                         needs_grouping.then_some(&mut grouping),
                         cx,
+                        &mut windows,
                     )?;
                     keys.push(match k {
                         SortKey::Output(i) => plan.outputs[i].clone(),
@@ -999,6 +1022,17 @@ impl SelectPlan {
                 plan.distinct = Distinct::On(keys);
             }
             Some(_) => return Err(SqlError::unsupported("this DISTINCT")),
+        }
+        if !windows.calls.is_empty() {
+            // Window values follow the row they are computed over: the grouped row, or
+            // the FROM clause's.
+            let width = if needs_grouping {
+                grouping.keys.len() + grouping.aggs.len()
+            } else {
+                scope.columns.len()
+            };
+            plan.renumber_windows(width);
+            plan.windows = windows.calls;
         }
         if needs_grouping {
             plan.grouping = Some(grouping);
@@ -1030,7 +1064,11 @@ impl SelectPlan {
             };
             g.aggs.iter().all(|a| a == first).then_some((*c, max))
         });
-        let order: Option<Vec<(usize, bool, bool)>> = if let Some((c, max)) = extreme {
+        // Windows see every row and sort them again: the index may only serve the filter.
+        let extreme = extreme.filter(|_| self.windows.is_empty());
+        let order: Option<Vec<(usize, bool, bool)>> = if !self.windows.is_empty() {
+            None
+        } else if let Some((c, max)) = extreme {
             Some(vec![(c, max, max)])
         } else if self.grouping.is_some() {
             None
@@ -1052,7 +1090,8 @@ impl SelectPlan {
         let wanted = Wanted {
             filter: self.filter.as_ref(),
             order,
-            few: extreme.is_some() || (self.limit.is_some() && self.grouping.is_none()),
+            few: extreme.is_some()
+                || (self.limit.is_some() && self.grouping.is_none() && self.windows.is_empty()),
         };
         let access = access_path::choose(indexes, &types, &wanted);
         if let Access::Index(read) = &access {
@@ -1081,6 +1120,29 @@ impl SelectPlan {
     /// statement, before its access path is chosen for these values).
     fn with_params(&self, values: &[Value]) -> SqlResult<SelectPlan> {
         self.filled(values, false)
+    }
+
+    /// Makes the outputs and sort keys read window call `k` (a placeholder column while
+    /// the block was bound) at column `width + k`.
+    fn renumber_windows(&mut self, width: usize) {
+        let f = |i: usize| {
+            if i >= WINDOW_PLACEHOLDER {
+                width + (i - WINDOW_PLACEHOLDER)
+            } else {
+                i
+            }
+        };
+        let renumber =
+            |e: &mut Expr| *e = std::mem::replace(e, Expr::Const(Value::Null)).map_columns(&f);
+        self.outputs.iter_mut().for_each(renumber);
+        for (k, _, _) in &mut self.order {
+            if let SortKey::Expr(e) = k {
+                renumber(e);
+            }
+        }
+        if let Distinct::On(keys) = &mut self.distinct {
+            keys.iter_mut().for_each(renumber);
+        }
     }
 
     /// The plan with its parameters (or, `outer`, its outer values) filled in.
@@ -1129,6 +1191,11 @@ impl SelectPlan {
             limit: self.limit,
             offset: self.offset,
             reaccess: None,
+            windows: self
+                .windows
+                .iter()
+                .map(|w| w.filled(values, outer))
+                .collect::<SqlResult<_>>()?,
         })
     }
 
@@ -1157,6 +1224,10 @@ impl SelectPlan {
         }
         if !self.order.is_empty() {
             out.node(depth, "Sort");
+            depth += 1;
+        }
+        if !self.windows.is_empty() {
+            out.node(depth, "WindowAgg");
             depth += 1;
         }
         if let Some(g) = &self.grouping {
@@ -1249,7 +1320,10 @@ impl SelectPlan {
     /// True when rows can be produced one at a time, as they are read (no grouping,
     /// sort or DISTINCT): INSERT ... SELECT streams such a query into the table.
     pub fn is_streaming(&self) -> bool {
-        self.grouping.is_none() && self.order.is_empty() && self.distinct == Distinct::None
+        self.grouping.is_none()
+            && self.order.is_empty()
+            && self.distinct == Distinct::None
+            && self.windows.is_empty()
     }
 
     /// For a streaming plan: the output row for one input row, or None if filtered out.
@@ -1280,6 +1354,7 @@ impl SelectPlan {
         let mut exprs: Vec<&Expr> = self.outputs.iter().collect();
         exprs.extend(self.filter.iter());
         exprs.extend(self.having.iter());
+        exprs.extend(self.windows.iter().flat_map(|w| w.exprs()));
         exprs.iter().any(|e| e.has_subquery())
     }
 
@@ -1524,11 +1599,17 @@ pub(crate) fn read_index(
     Ok(())
 }
 
-fn grouped<'a>(scope: &'a Scope, grouping: &'a mut Grouping, cx: PlanCx<'a>) -> Binder<'a> {
+fn grouped<'a>(
+    scope: &'a Scope,
+    grouping: &'a mut Grouping,
+    cx: PlanCx<'a>,
+    windows: Option<&'a mut Windows>,
+) -> Binder<'a> {
     Binder {
         scope,
         grouping: Some(grouping),
         cx: Some(cx),
+        windows,
     }
 }
 
@@ -1562,6 +1643,7 @@ fn order_key(
     scope: &Scope,
     grouping: Option<&mut Grouping>,
     cx: PlanCx,
+    windows: &mut Windows,
 ) -> SqlResult<SortKey> {
     if let Some(i) = order_position(e, items.len())? {
         return Ok(SortKey::Output(i));
@@ -1582,13 +1664,14 @@ fn order_key(
         scope,
         grouping,
         cx: Some(cx),
+        windows: Some(windows),
     };
     Ok(SortKey::Expr(b.bind(e)?))
 }
 
 /// A kept row's sort keys against another's: the ORDER BY list, each key ascending or
 /// descending with its NULLs first or last.
-fn compare_keys<K>(order: &[(K, bool, bool)], a: &[Value], b: &[Value]) -> Ordering {
+pub(crate) fn compare_keys<K>(order: &[(K, bool, bool)], a: &[Value], b: &[Value]) -> Ordering {
     for (i, (_, desc, nulls_first)) in order.iter().enumerate() {
         let (x, y) = (&a[i], &b[i]);
         let o = match (matches!(x, Value::Null), matches!(y, Value::Null)) {
@@ -1729,7 +1812,7 @@ impl Iterator for SeriesIter {
     }
 }
 
-enum Acc {
+pub(crate) enum Acc {
     Count(i64),
     SumInt(Option<i128>),
     SumFloat(Option<f64>),
@@ -1743,7 +1826,7 @@ enum Acc {
 }
 
 impl Acc {
-    fn new(a: &AggCall) -> Acc {
+    pub(crate) fn new(a: &AggCall) -> Acc {
         let acc = match (a.func, a.ty) {
             (AggFunc::Count | AggFunc::CountStar, _) => Acc::Count(0),
             (AggFunc::Sum, SqlType::Float8 | SqlType::Numeric) => Acc::SumFloat(None),
@@ -1763,7 +1846,7 @@ impl Acc {
     }
 
     /// Adds a row's value; returns the bytes the accumulator grew by.
-    fn add(&mut self, a: &AggCall, row: &[Value], cx: &mut EvalCtx) -> SqlResult<u64> {
+    pub(crate) fn add(&mut self, a: &AggCall, row: &[Value], cx: &mut EvalCtx) -> SqlResult<u64> {
         let v = match &a.arg {
             Some(e) => e.eval(row, cx)?,
             None => Value::Bool(true),
@@ -1845,7 +1928,7 @@ impl Acc {
         Ok(0)
     }
 
-    fn result(&self) -> SqlResult<Value> {
+    pub(crate) fn result(&self) -> SqlResult<Value> {
         Ok(match self {
             Acc::Count(n) => Value::Int8(*n),
             Acc::SumInt(None) | Acc::SumFloat(None) => Value::Null,
@@ -1933,6 +2016,10 @@ struct Run<'p, 'g> {
     key_buf: Vec<u8>,
     /// Output rows seen, for DISTINCT.
     seen: HashSet<Vec<u8>>,
+    /// With window functions: the rows after grouping and HAVING, all of which the
+    /// windows see before any is projected; and the bytes charged for them.
+    pending: Vec<Vec<Value>>,
+    pending_bytes: u64,
 }
 
 impl<'p, 'g> Run<'p, 'g> {
@@ -1959,6 +2046,8 @@ impl<'p, 'g> Run<'p, 'g> {
             index: HashMap::new(),
             key_buf: Vec::new(),
             seen: HashSet::new(),
+            pending: Vec::new(),
+            pending_bytes: 0,
         }
     }
 
@@ -2018,7 +2107,20 @@ impl<'p, 'g> Run<'p, 'g> {
             }
             return Ok(true);
         }
-        self.emit(input, cx)
+        self.stage(input, cx)
+    }
+
+    /// Hands a row after grouping and HAVING on: projected at once, or kept for the
+    /// window functions.
+    fn stage(&mut self, row: &[Value], cx: &mut EvalCtx) -> SqlResult<bool> {
+        if self.plan.windows.is_empty() {
+            return self.emit(row, cx);
+        }
+        let bytes = row_bytes(row) + std::mem::size_of::<Vec<Value>>() as u64;
+        self.guard.charge(bytes)?;
+        self.pending_bytes += bytes;
+        self.pending.push(row.to_vec());
+        Ok(true)
     }
 
     /// Projects a (possibly grouped) row and keeps it.
@@ -2096,10 +2198,20 @@ impl<'p, 'g> Run<'p, 'g> {
                         continue;
                     }
                 }
+                if !self.stage(&row, cx)? {
+                    break;
+                }
+            }
+        }
+        if !plan.windows.is_empty() {
+            let rows = std::mem::take(&mut self.pending);
+            let rows = windowing::compute(rows, &plan.windows, cx, self.guard)?;
+            for row in rows {
                 if !self.emit(&row, cx)? {
                     break;
                 }
             }
+            self.guard.release(self.pending_bytes);
         }
         let skip = usize::try_from(plan.offset).unwrap_or(usize::MAX);
         let limit = plan

@@ -1,0 +1,848 @@
+//! Window functions: calls with OVER, bound over the rows a SELECT block hands on after
+//! its grouping and HAVING (`Binder::window`), and computed over all those rows at once
+//! (`compute`): the rows are sorted by each window's PARTITION BY and ORDER BY, peers
+//! (rows equal in ORDER BY) are found, and each row's frame is cut from its partition.
+//!
+//! What PostgreSQL 15 offers is here except: RANGE frames with an offset, GROUPS frames,
+//! EXCLUDE, FILTER, IGNORE NULLS, and DISTINCT in a window aggregate (PostgreSQL refuses
+//! that one too).
+
+use std::cmp::Ordering;
+
+use sqlparser::ast::{self, NamedWindowExpr, OrderBySort, WindowFrameBound, WindowType};
+use walden::Value;
+
+use crate::bind::{agg_call, agg_func, coerce_literal, common_type, to_common, AggCall, Binder};
+use crate::error::{code, SqlError, SqlResult};
+use crate::expr::{EvalCtx, Expr};
+use crate::functions::Func;
+use crate::guard::{row_bytes, Guard};
+use crate::select::{compare_keys, key_bytes, Acc};
+use crate::types::SqlType;
+use crate::value::as_i64;
+
+/// Column numbers from here on stand for window call `n - WINDOW_PLACEHOLDER` while a
+/// SELECT block is bound; the block renumbers them to follow the row they are computed
+/// over (see `SelectPlan::bind_block`). Above the aggregates' placeholders.
+pub const WINDOW_PLACEHOLDER: usize = usize::MAX / 4 * 3;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum WindowFunc {
+    RowNumber,
+    Rank,
+    DenseRank,
+    PercentRank,
+    CumeDist,
+    Ntile,
+    Lag,
+    Lead,
+    FirstValue,
+    LastValue,
+    NthValue,
+    /// An aggregate over the frame.
+    Agg(AggCall),
+}
+
+/// One end of a frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Bound {
+    UnboundedPreceding,
+    Preceding(u64),
+    CurrentRow,
+    Following(u64),
+    UnboundedFollowing,
+}
+
+/// The rows of its partition a row's aggregate (or first/last/nth_value) sees. RANGE
+/// (not `rows`) counts CURRENT ROW as the row and its peers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Frame {
+    pub rows: bool,
+    pub start: Bound,
+    pub end: Bound,
+}
+
+/// PARTITION BY and ORDER BY (each key descending, NULLs first) of a window.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WindowSpec {
+    pub partition: Vec<Expr>,
+    pub order: Vec<(Expr, bool, bool)>,
+}
+
+/// A window function call; its expressions read the row the windows are computed over.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WindowCall {
+    pub func: WindowFunc,
+    pub args: Vec<Expr>,
+    pub spec: WindowSpec,
+    pub frame: Frame,
+    pub ty: SqlType,
+}
+
+impl WindowCall {
+    /// The call with its parameters (or outer values) filled in.
+    pub(crate) fn filled(&self, values: &[Value], outer: bool) -> SqlResult<WindowCall> {
+        let fill = |e: &Expr| e.clone().filled(values, outer);
+        let func = match &self.func {
+            WindowFunc::Agg(a) => {
+                let mut a = a.clone();
+                a.arg = a.arg.take().map(|e| e.filled(values, outer)).transpose()?;
+                a.extra = a
+                    .extra
+                    .take()
+                    .map(|e| e.filled(values, outer))
+                    .transpose()?;
+                WindowFunc::Agg(a)
+            }
+            f => f.clone(),
+        };
+        Ok(WindowCall {
+            func,
+            args: self.args.iter().map(fill).collect::<SqlResult<_>>()?,
+            spec: WindowSpec {
+                partition: self
+                    .spec
+                    .partition
+                    .iter()
+                    .map(fill)
+                    .collect::<SqlResult<_>>()?,
+                order: self
+                    .spec
+                    .order
+                    .iter()
+                    .map(|(e, d, n)| Ok((fill(e)?, *d, *n)))
+                    .collect::<SqlResult<_>>()?,
+            },
+            frame: self.frame,
+            ty: self.ty,
+        })
+    }
+
+    /// The expressions of the call, for the visitors of a plan.
+    pub(crate) fn exprs(&self) -> Vec<&Expr> {
+        let mut out: Vec<&Expr> = self.args.iter().collect();
+        if let WindowFunc::Agg(a) = &self.func {
+            out.extend(a.arg.iter());
+            out.extend(a.extra.iter());
+        }
+        out.extend(self.spec.partition.iter());
+        out.extend(self.spec.order.iter().map(|(e, _, _)| e));
+        out
+    }
+}
+
+/// The window calls of one SELECT block, found as it is bound, and its WINDOW clause.
+#[derive(Debug, Default)]
+pub struct Windows {
+    pub calls: Vec<WindowCall>,
+    named: Vec<ast::NamedWindowDefinition>,
+}
+
+impl Windows {
+    pub fn new(named: &[ast::NamedWindowDefinition]) -> SqlResult<Windows> {
+        for (i, w) in named.iter().enumerate() {
+            if named[..i].iter().any(|o| o.0.value == w.0.value) {
+                return Err(SqlError::new(
+                    code::WINDOWING_ERROR,
+                    format!("window \"{}\" is already defined", w.0.value),
+                ));
+            }
+        }
+        Ok(Windows {
+            calls: Vec::new(),
+            named: named.to_vec(),
+        })
+    }
+
+    fn named(&self, name: &ast::Ident) -> SqlResult<ast::WindowSpec> {
+        let def = self.named.iter().find(|d| d.0.value == name.value);
+        match def.map(|d| &d.1) {
+            Some(NamedWindowExpr::WindowSpec(spec)) => Ok(spec.clone()),
+            Some(NamedWindowExpr::NamedWindow(other)) => self.named(other),
+            None => Err(SqlError::new(
+                code::UNDEFINED_OBJECT,
+                format!("window \"{}\" does not exist", name.value),
+            )
+            .at(name.span.start)),
+        }
+    }
+
+    /// The window an OVER clause names or writes: `OVER w`, `OVER (w ORDER BY ...)`
+    /// (w's PARTITION BY with an ORDER BY of its own), or `OVER (...)`.
+    fn resolve(&self, over: &WindowType) -> SqlResult<ast::WindowSpec> {
+        let spec = match over {
+            WindowType::NamedWindow(name) => return self.named(name),
+            WindowType::WindowSpec(spec) => spec,
+        };
+        let Some(base_name) = &spec.window_name else {
+            return Ok(spec.clone());
+        };
+        let base = self.named(base_name)?;
+        let refuse = |what: &str| {
+            Err(SqlError::new(
+                code::WINDOWING_ERROR,
+                format!("{what} of window \"{}\"", base_name.value),
+            ))
+        };
+        if !spec.partition_by.is_empty() {
+            return refuse("cannot override PARTITION BY clause");
+        }
+        if !base.order_by.is_empty() && !spec.order_by.is_empty() {
+            return refuse("cannot override ORDER BY clause");
+        }
+        if base.window_frame.is_some() {
+            return Err(SqlError::new(
+                code::WINDOWING_ERROR,
+                format!(
+                    "cannot copy window \"{}\" because it has a frame clause",
+                    base_name.value
+                ),
+            ));
+        }
+        Ok(ast::WindowSpec {
+            window_name: None,
+            partition_by: base.partition_by,
+            order_by: if spec.order_by.is_empty() {
+                base.order_by
+            } else {
+                spec.order_by.clone()
+            },
+            window_frame: spec.window_frame.clone(),
+        })
+    }
+}
+
+/// True for the functions that exist only with OVER.
+pub fn is_window_function(name: &str) -> bool {
+    matches!(
+        name,
+        "row_number"
+            | "rank"
+            | "dense_rank"
+            | "percent_rank"
+            | "cume_dist"
+            | "ntile"
+            | "lag"
+            | "lead"
+            | "first_value"
+            | "last_value"
+            | "nth_value"
+    )
+}
+
+fn windowing(message: impl Into<String>) -> SqlError {
+    SqlError::new(code::WINDOWING_ERROR, message)
+}
+
+/// What a window call where none may stand says, until the clause is known.
+const NOT_HERE: &str = "window functions are not allowed here";
+
+fn is_not_here(e: &SqlError) -> bool {
+    e.code == code::WINDOWING_ERROR && e.message == NOT_HERE
+}
+
+/// A window call refused in `clause` (WHERE, HAVING, GROUP BY, JOIN/ON), named as
+/// PostgreSQL names it; other errors as they are.
+pub(crate) fn in_clause(mut e: SqlError, clause: &str) -> SqlError {
+    if is_not_here(&e) {
+        let clause = if clause == "JOIN/ON" {
+            "JOIN conditions"
+        } else {
+            clause
+        };
+        e.message = format!("window functions are not allowed in {clause}");
+    }
+    e
+}
+
+/// A window call inside an aggregate's argument.
+pub(crate) fn in_aggregate(mut e: SqlError) -> SqlError {
+    if is_not_here(&e) {
+        e.code = code::GROUPING_ERROR;
+        e.message = "aggregate function calls cannot contain window function calls".into();
+    }
+    e
+}
+
+fn frame_of(f: Option<&ast::WindowFrame>) -> SqlResult<Frame> {
+    let Some(f) = f else {
+        return Ok(Frame {
+            rows: false,
+            start: Bound::UnboundedPreceding,
+            end: Bound::CurrentRow,
+        });
+    };
+    let rows = match f.units {
+        ast::WindowFrameUnits::Rows => true,
+        ast::WindowFrameUnits::Range => false,
+        ast::WindowFrameUnits::Groups => return Err(SqlError::unsupported("GROUPS frames")),
+    };
+    let start = bound(&f.start_bound, "starting")?;
+    let end = match &f.end_bound {
+        Some(b) => bound(b, "ending")?,
+        None => Bound::CurrentRow,
+    };
+    let offset = |b: Bound| matches!(b, Bound::Preceding(_) | Bound::Following(_));
+    if !rows && (offset(start) || offset(end)) {
+        return Err(SqlError::unsupported(
+            "RANGE frames with an offset PRECEDING or FOLLOWING",
+        ));
+    }
+    match (start, end) {
+        (Bound::UnboundedFollowing, _) => {
+            Err(windowing("frame start cannot be UNBOUNDED FOLLOWING"))
+        }
+        (_, Bound::UnboundedPreceding) => Err(windowing("frame end cannot be UNBOUNDED PRECEDING")),
+        (Bound::CurrentRow, Bound::Preceding(_)) => Err(windowing(
+            "frame starting from current row cannot have preceding rows",
+        )),
+        (Bound::Following(_), Bound::Preceding(_) | Bound::CurrentRow) => Err(windowing(
+            "frame starting from following row cannot have preceding rows",
+        )),
+        _ => Ok(Frame { rows, start, end }),
+    }
+}
+
+fn bound(b: &WindowFrameBound, which: &str) -> SqlResult<Bound> {
+    let offset = |e: &ast::Expr| -> SqlResult<u64> {
+        let v = match crate::bind::fold(Binder::plain(&Default::default()).bind(e)?)? {
+            Expr::Const(v) => v,
+            _ => {
+                return Err(SqlError::new(
+                    code::FEATURE_NOT_SUPPORTED,
+                    "a frame offset that is not a constant is not supported",
+                ))
+            }
+        };
+        match as_i64(&v) {
+            Some(n) if n >= 0 => Ok(n as u64),
+            Some(_) => Err(SqlError::new(
+                code::INVALID_FRAME_OFFSET,
+                format!("frame {which} offset must not be negative"),
+            )),
+            None if v == Value::Null => Err(SqlError::new(
+                code::NOT_NULL_VIOLATION,
+                format!("frame {which} offset must not be null"),
+            )),
+            None => Err(SqlError::new(
+                code::DATATYPE_MISMATCH,
+                "argument of ROWS must be type bigint",
+            )),
+        }
+    };
+    Ok(match b {
+        WindowFrameBound::CurrentRow => Bound::CurrentRow,
+        WindowFrameBound::Preceding(None) => Bound::UnboundedPreceding,
+        WindowFrameBound::Following(None) => Bound::UnboundedFollowing,
+        WindowFrameBound::Preceding(Some(e)) => Bound::Preceding(offset(e)?),
+        WindowFrameBound::Following(Some(e)) => Bound::Following(offset(e)?),
+    })
+}
+
+impl Binder<'_> {
+    /// Binds a part of a window call (argument, PARTITION BY or ORDER BY key) over the
+    /// rows windows are computed on: the grouped rows in a grouped query. Window calls
+    /// may not nest.
+    fn window_part(&mut self, e: &ast::Expr) -> SqlResult<Expr> {
+        let mut b = Binder {
+            scope: self.scope,
+            grouping: self.grouping.as_deref_mut(),
+            cx: self.cx,
+            windows: None,
+        };
+        let bound = if b.grouping.is_some() {
+            b.bind_grouped(e)
+        } else {
+            b.bind(e)
+        };
+        bound.map_err(|e| {
+            if is_not_here(&e) {
+                windowing("window function calls cannot be nested")
+            } else {
+                e
+            }
+        })
+    }
+
+    /// A call with OVER: bound, kept in the block's window calls, and stood in for by
+    /// a placeholder column.
+    pub(crate) fn window(&mut self, f: &ast::Function, name: &str) -> SqlResult<Expr> {
+        let (Some(over), Some(windows)) = (&f.over, self.windows.as_deref()) else {
+            return Err(windowing(NOT_HERE));
+        };
+        if f.filter.is_some() || f.null_treatment.is_some() || !f.within_group.is_empty() {
+            return Err(SqlError::unsupported(format!(
+                "FILTER, IGNORE NULLS or WITHIN GROUP on the window function {name}"
+            )));
+        }
+        let spec = windows.resolve(over)?;
+        let mut partition = Vec::with_capacity(spec.partition_by.len());
+        for e in &spec.partition_by {
+            partition.push(self.window_part(e)?);
+        }
+        let mut order = Vec::with_capacity(spec.order_by.len());
+        for o in &spec.order_by {
+            let desc = match &o.options.sort {
+                None | Some(OrderBySort::Asc) => false,
+                Some(OrderBySort::Desc) => true,
+                Some(OrderBySort::Using(_)) => return Err(SqlError::unsupported("ORDER BY USING")),
+            };
+            order.push((
+                self.window_part(&o.expr)?,
+                desc,
+                o.options.nulls_first.unwrap_or(desc),
+            ));
+        }
+        let frame = frame_of(spec.window_frame.as_ref())?;
+        let (func, args, ty) = self.window_function(f, name)?;
+        let call = WindowCall {
+            func,
+            args,
+            spec: WindowSpec { partition, order },
+            frame,
+            ty,
+        };
+        let Some(windows) = self.windows.as_deref_mut() else {
+            return Err(windowing(NOT_HERE));
+        };
+        // The same call twice is computed once.
+        let k = match windows.calls.iter().position(|c| *c == call) {
+            Some(k) => k,
+            None => {
+                windows.calls.push(call);
+                windows.calls.len() - 1
+            }
+        };
+        Ok(Expr::Column(WINDOW_PLACEHOLDER + k, ty))
+    }
+
+    /// The function of a window call, its bound arguments and its type.
+    fn window_function(
+        &mut self,
+        f: &ast::Function,
+        name: &str,
+    ) -> SqlResult<(WindowFunc, Vec<Expr>, SqlType)> {
+        if let Some(agg) = agg_func(name) {
+            let call = agg_call(agg, name, f, &mut |e| self.window_part(e))?;
+            if call.distinct {
+                return Err(SqlError::unsupported(
+                    "DISTINCT is not implemented for window functions",
+                ));
+            }
+            let ty = call.ty;
+            return Ok((WindowFunc::Agg(call), Vec::new(), ty));
+        }
+        let raw = crate::bind::plain_args(f, name)?;
+        let mut args = Vec::with_capacity(raw.len());
+        for a in raw {
+            args.push(self.window_part(a)?);
+        }
+        let func = match name {
+            "row_number" => WindowFunc::RowNumber,
+            "rank" => WindowFunc::Rank,
+            "dense_rank" => WindowFunc::DenseRank,
+            "percent_rank" => WindowFunc::PercentRank,
+            "cume_dist" => WindowFunc::CumeDist,
+            "ntile" => WindowFunc::Ntile,
+            "lag" => WindowFunc::Lag,
+            "lead" => WindowFunc::Lead,
+            "first_value" => WindowFunc::FirstValue,
+            "last_value" => WindowFunc::LastValue,
+            "nth_value" => WindowFunc::NthValue,
+            _ if Func::lookup(name).is_some() || name == "coalesce" => return Err(SqlError::new(
+                code::WRONG_OBJECT_TYPE,
+                format!(
+                    "OVER specified, but {name} is not a window function nor an aggregate function"
+                ),
+            )),
+            _ => return Err(no_such_function(name, &args)),
+        };
+        let arity_ok = match func {
+            WindowFunc::RowNumber
+            | WindowFunc::Rank
+            | WindowFunc::DenseRank
+            | WindowFunc::PercentRank
+            | WindowFunc::CumeDist => args.is_empty(),
+            WindowFunc::Ntile | WindowFunc::FirstValue | WindowFunc::LastValue => args.len() == 1,
+            WindowFunc::Lag | WindowFunc::Lead => (1..=3).contains(&args.len()),
+            WindowFunc::NthValue => args.len() == 2,
+            WindowFunc::Agg(_) => true,
+        };
+        if !arity_ok {
+            return Err(no_such_function(name, &args));
+        }
+        let ty = match func {
+            WindowFunc::RowNumber | WindowFunc::Rank | WindowFunc::DenseRank => SqlType::Int8,
+            WindowFunc::PercentRank | WindowFunc::CumeDist => SqlType::Float8,
+            WindowFunc::Ntile => {
+                args[0] = integer_arg(args[0].clone(), name, &args)?;
+                SqlType::Int4
+            }
+            WindowFunc::NthValue => {
+                args[1] = integer_arg(args[1].clone(), name, &args)?;
+                args[0].ty()
+            }
+            WindowFunc::Lag | WindowFunc::Lead => {
+                if args.len() > 1 {
+                    args[1] = integer_arg(args[1].clone(), name, &args)?;
+                }
+                if args.len() == 3 {
+                    let ty = common_type(&[&args[0], &args[2]], name)?;
+                    let default = args.remove(2);
+                    let value = args.remove(0);
+                    args.insert(0, to_common(value, ty)?);
+                    args.push(to_common(default, ty)?);
+                    ty
+                } else {
+                    args[0].ty()
+                }
+            }
+            _ => args[0].ty(),
+        };
+        Ok((func, args, ty))
+    }
+}
+
+fn no_such_function(name: &str, args: &[Expr]) -> SqlError {
+    let types: Vec<&str> = args.iter().map(|e| e.ty().name()).collect();
+    SqlError::new(
+        code::UNDEFINED_FUNCTION,
+        format!("function {name}({}) does not exist", types.join(", ")),
+    )
+}
+
+/// An integer argument (a literal is taken as one).
+fn integer_arg(e: Expr, name: &str, args: &[Expr]) -> SqlResult<Expr> {
+    let e = coerce_literal(e, SqlType::Int4)?;
+    if e.ty().is_integer() || e.ty() == SqlType::Null {
+        Ok(e)
+    } else {
+        Err(no_such_function(name, args))
+    }
+}
+
+/// Computes the window calls over `rows` (the rows after grouping and HAVING) and
+/// appends their values to each row, in call order. The rows come back in the order of
+/// the last window's sort.
+pub(crate) fn compute(
+    mut rows: Vec<Vec<Value>>,
+    calls: &[WindowCall],
+    cx: &mut EvalCtx,
+    guard: &Guard,
+) -> SqlResult<Vec<Vec<Value>>> {
+    let n = rows.len();
+    let mut values: Vec<Vec<Value>> = vec![vec![Value::Null; calls.len()]; n];
+    guard.charge((n * calls.len() * std::mem::size_of::<Value>()) as u64)?;
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut done = vec![false; calls.len()];
+    for first in 0..calls.len() {
+        if done[first] {
+            continue;
+        }
+        let spec = &calls[first].spec;
+        let mine: Vec<usize> = (first..calls.len())
+            .filter(|&c| !done[c] && calls[c].spec == *spec)
+            .collect();
+        for &c in &mine {
+            done[c] = true;
+        }
+        // Each row's partition key (as bytes) and sort key.
+        let mut parts: Vec<Vec<u8>> = Vec::with_capacity(n);
+        let mut keys: Vec<Vec<Value>> = Vec::with_capacity(n);
+        for row in &rows {
+            guard.check()?;
+            let mut p = Vec::with_capacity(spec.partition.len());
+            for e in &spec.partition {
+                p.push(e.eval(row, cx)?);
+            }
+            let mut bytes = Vec::new();
+            key_bytes(&p, &mut bytes);
+            parts.push(bytes);
+            let mut k = Vec::with_capacity(spec.order.len());
+            for (e, _, _) in &spec.order {
+                k.push(e.eval(row, cx)?);
+            }
+            keys.push(k);
+        }
+        guard.charge(parts.iter().map(|p| p.len() as u64).sum::<u64>())?;
+        // A stable sort: rows equal in both keep the order the last window gave them.
+        order.sort_by(|&a, &b| {
+            if guard.cancelled() {
+                return Ordering::Equal;
+            }
+            parts[a]
+                .cmp(&parts[b])
+                .then_with(|| compare_keys(&spec.order, &keys[a], &keys[b]))
+        });
+        guard.check()?;
+        let mut start = 0;
+        while start < n {
+            let mut end = start + 1;
+            while end < n && parts[order[end]] == parts[order[start]] {
+                end += 1;
+            }
+            let part = Partition::new(&order[start..end], &keys, spec);
+            for &c in &mine {
+                part.compute(&calls[c], c, &rows, &mut values, cx, guard)?;
+            }
+            start = end;
+        }
+        guard.release(parts.iter().map(|p| p.len() as u64).sum::<u64>());
+    }
+    let mut out = Vec::with_capacity(n);
+    for &i in &order {
+        let mut row = std::mem::take(&mut rows[i]);
+        let extra = std::mem::take(&mut values[i]);
+        guard.charge(row_bytes(&extra))?;
+        row.extend(extra);
+        out.push(row);
+    }
+    Ok(out)
+}
+
+/// One partition, in window order: its rows, and each position's peers (the first and
+/// last position whose ORDER BY keys equal its own) and peer group number.
+struct Partition<'a> {
+    rows: &'a [usize],
+    peer_first: Vec<usize>,
+    peer_last: Vec<usize>,
+    group: Vec<usize>,
+}
+
+impl<'a> Partition<'a> {
+    fn new(rows: &'a [usize], keys: &[Vec<Value>], spec: &WindowSpec) -> Partition<'a> {
+        let m = rows.len();
+        let mut peer_first = vec![0; m];
+        let mut peer_last = vec![0; m];
+        let mut group = vec![0; m];
+        let mut j = 0;
+        let mut g = 0;
+        while j < m {
+            let mut k = j + 1;
+            while k < m
+                && compare_keys(&spec.order, &keys[rows[j]], &keys[rows[k]]) == Ordering::Equal
+            {
+                k += 1;
+            }
+            for x in j..k {
+                peer_first[x] = j;
+                peer_last[x] = k - 1;
+                group[x] = g;
+            }
+            g += 1;
+            j = k;
+        }
+        Partition {
+            rows,
+            peer_first,
+            peer_last,
+            group,
+        }
+    }
+
+    /// The positions of position `j`'s frame, None when it is empty.
+    fn frame(&self, f: &Frame, j: usize) -> Option<(usize, usize)> {
+        let m = self.rows.len() as i128;
+        let here = j as i128;
+        let lo = match f.start {
+            Bound::UnboundedPreceding => 0,
+            Bound::Preceding(k) => here - k as i128,
+            Bound::CurrentRow if f.rows => here,
+            Bound::CurrentRow => self.peer_first[j] as i128,
+            Bound::Following(k) => here + k as i128,
+            Bound::UnboundedFollowing => m,
+        };
+        let hi = match f.end {
+            Bound::UnboundedFollowing => m - 1,
+            Bound::Following(k) => here + k as i128,
+            Bound::CurrentRow if f.rows => here,
+            Bound::CurrentRow => self.peer_last[j] as i128,
+            Bound::Preceding(k) => here - k as i128,
+            Bound::UnboundedPreceding => -1,
+        };
+        let (lo, hi) = (lo.max(0), hi.min(m - 1));
+        (lo <= hi).then_some((lo as usize, hi as usize))
+    }
+
+    /// Call `c`'s value for each row of the partition, into `values[row][c]`.
+    fn compute(
+        &self,
+        call: &WindowCall,
+        c: usize,
+        rows: &[Vec<Value>],
+        values: &mut [Vec<Value>],
+        cx: &mut EvalCtx,
+        guard: &Guard,
+    ) -> SqlResult<()> {
+        let m = self.rows.len();
+        if let WindowFunc::Agg(a) = &call.func {
+            return self.aggregate(a, &call.frame, c, rows, values, cx, guard);
+        }
+        let ntile = match call.func {
+            WindowFunc::Ntile => match call.args[0].eval(&rows[self.rows[0]], cx)? {
+                Value::Null => None,
+                v => match as_i64(&v) {
+                    Some(k) if k > 0 => Some(k as usize),
+                    _ => {
+                        return Err(SqlError::new(
+                            code::INVALID_NTILE_ARGUMENT,
+                            "argument of ntile must be greater than zero",
+                        ))
+                    }
+                },
+            },
+            _ => None,
+        };
+        for j in 0..m {
+            guard.check()?;
+            let row = &rows[self.rows[j]];
+            let v = match call.func {
+                WindowFunc::RowNumber => Value::Int8(j as i64 + 1),
+                WindowFunc::Rank => Value::Int8(self.peer_first[j] as i64 + 1),
+                WindowFunc::DenseRank => Value::Int8(self.group[j] as i64 + 1),
+                WindowFunc::PercentRank if m <= 1 => Value::Float8(0.0),
+                WindowFunc::PercentRank => {
+                    Value::Float8(self.peer_first[j] as f64 / (m - 1) as f64)
+                }
+                WindowFunc::CumeDist => Value::Float8((self.peer_last[j] + 1) as f64 / m as f64),
+                WindowFunc::Ntile => match ntile {
+                    None => Value::Null,
+                    Some(k) => Value::Int4(ntile_bucket(j, m, k) as i32),
+                },
+                WindowFunc::Lag | WindowFunc::Lead => {
+                    let offset = match call.args.get(1) {
+                        None => Some(1),
+                        Some(e) => as_i64(&e.eval(row, cx)?),
+                    };
+                    match offset {
+                        None => Value::Null,
+                        Some(k) => {
+                            let k = k as i128;
+                            let target = if call.func == WindowFunc::Lag {
+                                j as i128 - k
+                            } else {
+                                j as i128 + k
+                            };
+                            if (0..m as i128).contains(&target) {
+                                call.args[0].eval(&rows[self.rows[target as usize]], cx)?
+                            } else {
+                                match call.args.get(2) {
+                                    Some(d) => d.eval(row, cx)?,
+                                    None => Value::Null,
+                                }
+                            }
+                        }
+                    }
+                }
+                WindowFunc::FirstValue | WindowFunc::LastValue | WindowFunc::NthValue => {
+                    let nth = match call.func {
+                        WindowFunc::NthValue => match call.args[1].eval(row, cx)? {
+                            Value::Null => None,
+                            v => match as_i64(&v) {
+                                Some(k) if k > 0 => Some(k as usize),
+                                _ => {
+                                    return Err(SqlError::new(
+                                        code::INVALID_NTH_VALUE_ARGUMENT,
+                                        "argument of nth_value must be greater than zero",
+                                    ))
+                                }
+                            },
+                        },
+                        _ => Some(1),
+                    };
+                    let at = match (self.frame(&call.frame, j), nth) {
+                        (Some((_, hi)), Some(_)) if call.func == WindowFunc::LastValue => Some(hi),
+                        (Some((lo, hi)), Some(k)) if lo + (k - 1) <= hi => Some(lo + k - 1),
+                        _ => None,
+                    };
+                    match at {
+                        Some(p) => call.args[0].eval(&rows[self.rows[p]], cx)?,
+                        None => Value::Null,
+                    }
+                }
+                WindowFunc::Agg(_) => Value::Null,
+            };
+            values[self.rows[j]][c] = v;
+        }
+        Ok(())
+    }
+
+    /// An aggregate over each row's frame: added up as the frame grows when it starts
+    /// at the partition's first row, else taken again for each row.
+    #[allow(clippy::too_many_arguments)]
+    fn aggregate(
+        &self,
+        a: &AggCall,
+        frame: &Frame,
+        c: usize,
+        rows: &[Vec<Value>],
+        values: &mut [Vec<Value>],
+        cx: &mut EvalCtx,
+        guard: &Guard,
+    ) -> SqlResult<()> {
+        let m = self.rows.len();
+        let running = frame.start == Bound::UnboundedPreceding;
+        let mut acc = Acc::new(a);
+        let mut added = 0;
+        let mut charged = 0;
+        for j in 0..m {
+            guard.check()?;
+            let range = self.frame(frame, j);
+            let v = if running {
+                if let Some((_, hi)) = range {
+                    while added <= hi {
+                        let grew = acc.add(a, &rows[self.rows[added]], cx)?;
+                        guard.charge(grew)?;
+                        charged += grew;
+                        added += 1;
+                    }
+                }
+                acc.result()?
+            } else {
+                let mut fresh = Acc::new(a);
+                let mut grew = 0;
+                if let Some((lo, hi)) = range {
+                    for p in lo..=hi {
+                        let g = fresh.add(a, &rows[self.rows[p]], cx)?;
+                        guard.charge(g)?;
+                        grew += g;
+                    }
+                }
+                let v = fresh.result()?;
+                guard.release(grew);
+                v
+            };
+            values[self.rows[j]][c] = v;
+        }
+        guard.release(charged);
+        Ok(())
+    }
+}
+
+/// ntile's bucket (from 1) for position `j` of `m` rows in `k` buckets: the first
+/// `m % k` buckets hold one row more than the rest.
+fn ntile_bucket(j: usize, m: usize, k: usize) -> usize {
+    let per = m / k;
+    let extra = m % k;
+    let big = extra * (per + 1);
+    if j < big {
+        j / (per + 1) + 1
+    } else {
+        extra + (j - big) / per.max(1) + 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ntile_bucket;
+
+    #[test]
+    fn ntile_spreads_rows_as_postgresql_does() {
+        // 10 rows in 4 buckets: 3, 3, 2, 2.
+        let b: Vec<usize> = (0..10).map(|j| ntile_bucket(j, 10, 4)).collect();
+        assert_eq!(b, [1, 1, 1, 2, 2, 2, 3, 3, 4, 4]);
+        // More buckets than rows: one row each.
+        let b: Vec<usize> = (0..3).map(|j| ntile_bucket(j, 3, 5)).collect();
+        assert_eq!(b, [1, 2, 3]);
+    }
+}
