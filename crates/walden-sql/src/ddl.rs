@@ -116,6 +116,26 @@ pub(crate) fn create_table(
                         primary: true,
                     });
                 }
+                ColumnOption::Default(e) => {
+                    if c.serial || c.default.is_some() {
+                        return Err(SqlError::syntax(format!(
+                            "multiple default values specified for column \"{col_name}\" of table \"{name}\""
+                        ))
+                        .at(def.name.span.start));
+                    }
+                    crate::dml::bind_default(e, &c).map_err(|err| match err.location {
+                        None => err.at(e.span().start),
+                        Some(_) => err,
+                    })?;
+                    let text = e.to_string();
+                    if text.len() > u16::MAX as usize {
+                        return Err(SqlError::new(
+                            code::PROGRAM_LIMIT,
+                            "a column default of more than 65,535 bytes is not supported",
+                        ));
+                    }
+                    c.default = Some(text);
+                }
                 ColumnOption::Unique(_) => keys.push(Key {
                     name: opt.name.as_ref().map(ident_name),
                     columns: vec![col_name.clone()],

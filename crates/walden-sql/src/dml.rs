@@ -94,6 +94,61 @@ fn bind_for_column(b: &mut Binder, e: &ast::Expr, col: &Column) -> SqlResult<Exp
     Ok(x)
 }
 
+/// True for the keyword DEFAULT standing as a value (VALUES, UPDATE's SET).
+fn is_default(e: &ast::Expr) -> bool {
+    matches!(e, ast::Expr::Identifier(id)
+        if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default"))
+}
+
+/// A column's default bound for the column (its SQL text is parsed again: the catalog
+/// keeps it as text); NULL for a column without one. A serial column's next value is
+/// not an expression: callers fill it (`RowBuilder`).
+pub(crate) fn column_default(col: &Column) -> SqlResult<Expr> {
+    let Some(text) = &col.default else {
+        return Ok(Expr::Const(Value::Null));
+    };
+    let parsed = sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| {
+            SqlError::new(
+                code::DATA_CORRUPTED,
+                format!(
+                    "the stored default of column \"{}\" does not parse: {e}",
+                    col.name
+                ),
+            )
+        })?;
+    bind_default(&parsed, col)
+}
+
+/// Binds a DEFAULT expression for `col`: no column may appear in it, nor a subquery.
+pub(crate) fn bind_default(e: &ast::Expr, col: &Column) -> SqlResult<Expr> {
+    let empty = Scope::default();
+    bind_for_column(&mut Binder::plain(&empty), e, col).map_err(|err| {
+        if err.code == code::UNDEFINED_COLUMN || err.code == code::UNDEFINED_TABLE {
+            SqlError::new(
+                code::FEATURE_NOT_SUPPORTED,
+                "cannot use column reference in DEFAULT expression",
+            )
+        } else {
+            err
+        }
+    })
+}
+
+/// The defaults of the columns a row is not given (`targets` are the ones it is):
+/// those with a default, serial columns aside.
+fn defaults_for(schema: &Schema, targets: &[usize]) -> SqlResult<Vec<(usize, Expr)>> {
+    let mut out = Vec::new();
+    for (i, c) in schema.columns.iter().enumerate() {
+        if c.default.is_some() && !c.serial && !targets.contains(&i) {
+            out.push((i, column_default(c)?));
+        }
+    }
+    Ok(out)
+}
+
 fn assign(v: Value, col: &Column) -> SqlResult<Value> {
     let from = value::type_of(&v);
     assign_from(v, from, col)
@@ -197,6 +252,8 @@ struct RowBuilder<'a> {
     source_types: Vec<SqlType>,
     /// Serial columns this insert fills, with their key in `Ctx::serials`.
     serial_cols: Vec<(usize, (String, String))>,
+    /// Columns not given that have a default, and the default.
+    defaults: Vec<(usize, Expr)>,
     returning: Option<&'a Returning>,
     /// The RETURNING rows of the rows built so far.
     returned: std::cell::RefCell<Vec<Vec<Value>>>,
@@ -279,6 +336,10 @@ impl RowBuilder<'_> {
             let from = self.source_types.get(k).copied();
             let from = from.unwrap_or_else(|| value::type_of(&v));
             row[i] = assign_from(v, from, &self.schema.columns[i])?;
+        }
+        for (i, e) in &self.defaults {
+            let v = e.eval(&[], &mut cx.eval_ctx())?;
+            row[*i] = assign(v, &self.schema.columns[*i])?;
         }
         for (i, key) in &self.serial_cols {
             let (i, col) = (*i, &self.schema.columns[*i]);
@@ -445,19 +506,40 @@ fn bind_values(
         ));
     }
     targets.truncate(width);
+    // A serial column given DEFAULT in every row is left to the serial (as if not
+    // listed); DEFAULT elsewhere is the column's default.
+    let mut keep = vec![true; width];
+    for (k, &i) in targets.iter().enumerate() {
+        if !schema.columns[i].serial || !rows.iter().any(|r| is_default(&r[k])) {
+            continue;
+        }
+        if !rows.iter().all(|r| is_default(&r[k])) {
+            return Err(SqlError::unsupported(
+                "DEFAULT for a serial column in some VALUES rows and not others",
+            ));
+        }
+        keep[k] = false;
+    }
     let empty = Scope::default();
     let mut bound = Vec::with_capacity(rows.len());
     for r in rows {
         let mut exprs = Vec::with_capacity(r.len());
-        for (e, &i) in r.iter().zip(&targets) {
-            exprs.push(bind_for_column(
-                &mut Binder::plain(&empty),
-                e,
-                &schema.columns[i],
-            )?);
+        for ((e, &i), _) in r.iter().zip(&targets).zip(&keep).filter(|(_, k)| **k) {
+            let col = &schema.columns[i];
+            exprs.push(if is_default(e) {
+                column_default(col)?
+            } else {
+                bind_for_column(&mut Binder::plain(&empty), e, col)?
+            });
         }
         bound.push(exprs);
     }
+    let targets = targets
+        .into_iter()
+        .zip(keep)
+        .filter(|(_, k)| *k)
+        .map(|(i, _)| i)
+        .collect();
     Ok((targets, bound))
 }
 
@@ -482,6 +564,7 @@ where
         targets,
         source_types: Vec::new(),
         serial_cols,
+        defaults: defaults_for(schema, targets)?,
         returning,
         returned: Default::default(),
     };
@@ -591,6 +674,7 @@ pub(crate) fn insert_plan(
         targets,
         source_types: columns.iter().map(|(_, ty)| *ty).collect(),
         serial_cols,
+        defaults: defaults_for(&schema, targets)?,
         returning,
         returned: Default::default(),
     };
@@ -961,14 +1045,15 @@ fn bind_update(db: &walden::Database, u: &ast::Update) -> SqlResult<BoundModify>
                 "multiple assignments to same column \"{col_name}\""
             )));
         }
-        sets.push((
-            i,
-            bind_for_column(
-                &mut modify_binder(&scope, &catalog),
-                &a.value,
-                &schema.columns[i],
-            )?,
-        ));
+        let col = &schema.columns[i];
+        let value = if !is_default(&a.value) {
+            bind_for_column(&mut modify_binder(&scope, &catalog), &a.value, col)?
+        } else if col.serial {
+            return Err(SqlError::unsupported("SET a serial column to DEFAULT"));
+        } else {
+            column_default(col)?
+        };
+        sets.push((i, value));
     }
     let filter = match &u.selection {
         Some(w) => Some(bind_condition(

@@ -449,12 +449,14 @@ impl Binder<'_> {
             "first_value" => WindowFunc::FirstValue,
             "last_value" => WindowFunc::LastValue,
             "nth_value" => WindowFunc::NthValue,
-            _ if Func::lookup(name).is_some() || name == "coalesce" => return Err(SqlError::new(
-                code::WRONG_OBJECT_TYPE,
-                format!(
+            _ if Func::lookup(name).is_some() || name == "coalesce" => {
+                return Err(SqlError::new(
+                    code::WRONG_OBJECT_TYPE,
+                    format!(
                     "OVER specified, but {name} is not a window function nor an aggregate function"
                 ),
-            )),
+                ))
+            }
             _ => return Err(no_such_function(name, &args)),
         };
         let arity_ok = match func {

@@ -26,13 +26,14 @@ use crate::wal::{WalCompression, WalPosition};
 pub const CONTROL_MAGIC: &[u8; 8] = b"WALDNCTL";
 pub const CHECKPOINT_MAGIC: &[u8; 8] = b"WALDNCKP";
 /// The on-disk format version this build writes (docs/format.md).
-pub const FORMAT_VERSION: u32 = 8;
-/// The oldest format version this build still reads. Format 8 added index free lists
+pub const FORMAT_VERSION: u32 = 9;
+/// The oldest format version this build still reads. Format 9 added column defaults
+/// (schema flag 32 and the default's SQL text). Format 8 added index free lists
 /// (free index pages, the meta page's right-sibling field naming the first, WAL record
 /// `btree_link`). Format 7 added heap-only versions
 /// (two flag bits in the heap tuple header's command id, WAL records `heap_update_hot`
 /// and `heap_prune_hot`); format 6 added `btree_insert_row`. An older build cannot
-/// read them; a format 5 to 7 database has none, so this build reads it. Format 5 added indexes (the
+/// read them; a format 5 to 8 database has none, so this build reads it. Format 5 added indexes (the
 /// catalog in checkpoints, index pages). Format 4 added the database id, the
 /// checksummed `xact` file and the data file length in checkpoints; format 3 changed the
 /// WAL (compact records, compressed frames). An older database is refused with a clear

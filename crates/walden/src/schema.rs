@@ -83,6 +83,9 @@ pub struct Column {
     pub serial: bool,
     /// Text columns: `char(n)`, blank-padded to `max_chars` by the SQL layer.
     pub blank_padded: bool,
+    /// The column's default as SQL text (at most 65,535 bytes), evaluated by the SQL
+    /// layer for a row that gives the column no value.
+    pub default: Option<String>,
 }
 
 // Column flag bits in the schema encoding (docs/format.md, "Schema").
@@ -91,7 +94,8 @@ const FLAG_PRIMARY_KEY: u8 = 2;
 const FLAG_SERIAL: u8 = 4;
 const FLAG_BLANK_PADDED: u8 = 8;
 const FLAG_MAX_CHARS: u8 = 16;
-const KNOWN_FLAGS: u8 = 31;
+const FLAG_DEFAULT: u8 = 32;
+const KNOWN_FLAGS: u8 = 63;
 
 impl Column {
     pub fn new(name: &str, ty: ColumnType) -> Column {
@@ -103,6 +107,7 @@ impl Column {
             primary_key: false,
             serial: false,
             blank_padded: false,
+            default: None,
         }
     }
     pub fn not_null(name: &str, ty: ColumnType) -> Column {
@@ -120,6 +125,7 @@ impl Column {
             (self.serial, FLAG_SERIAL),
             (self.blank_padded, FLAG_BLANK_PADDED),
             (self.max_chars.is_some(), FLAG_MAX_CHARS),
+            (self.default.is_some(), FLAG_DEFAULT),
         ] {
             if on {
                 f |= bit;
@@ -347,6 +353,10 @@ impl Schema {
             }
             out.extend_from_slice(&(c.name.len() as u16).to_le_bytes());
             out.extend_from_slice(c.name.as_bytes());
+            if let Some(d) = &c.default {
+                out.extend_from_slice(&(d.len() as u16).to_le_bytes());
+                out.extend_from_slice(d.as_bytes());
+            }
         }
     }
 
@@ -368,6 +378,11 @@ impl Schema {
                 None
             };
             let name = r.string()?;
+            let default = if flags & FLAG_DEFAULT != 0 {
+                Some(r.string()?)
+            } else {
+                None
+            };
             columns.push(Column {
                 name,
                 ty,
@@ -376,6 +391,7 @@ impl Schema {
                 primary_key: flags & FLAG_PRIMARY_KEY != 0,
                 serial: flags & FLAG_SERIAL != 0,
                 blank_padded: flags & FLAG_BLANK_PADDED != 0,
+                default,
             });
         }
         *at = r.pos();
@@ -408,6 +424,7 @@ mod tests {
                 blank_padded: true,
                 primary_key: true,
                 serial: true,
+                default: Some("'ab' || 'c'".into()),
                 ..Column::new("i", ColumnType::Text)
             },
         ])
