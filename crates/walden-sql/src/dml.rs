@@ -20,6 +20,9 @@ use crate::session::{Ctx, DbCatalog, Output};
 use crate::types::{DeclaredType, SqlType};
 use crate::value;
 
+mod joined;
+mod upsert;
+
 pub(crate) fn select(cx: &mut Ctx, t: &mut Transaction, q: &ast::Query) -> SqlResult<Output> {
     let plan = match cx.prepared {
         // A prepared query: its cached plan, or its values written in.
@@ -280,6 +283,11 @@ impl Returning {
         if let Some(a) = alias {
             scope.table = Some(a);
         }
+        Returning::bind_in(items, &scope, &[]).map(Some)
+    }
+
+    /// Binds a RETURNING list over `scope`; `*` leaves out the columns `skip`.
+    fn bind_in(items: &[ast::SelectItem], scope: &Scope, skip: &[usize]) -> SqlResult<Returning> {
         let mut r = Returning {
             exprs: Vec::new(),
             columns: Vec::new(),
@@ -287,17 +295,38 @@ impl Returning {
         for item in items {
             match item {
                 ast::SelectItem::UnnamedExpr(e) => {
-                    let x = Binder::plain(&scope).bind(e)?;
+                    let x = Binder::plain(scope).bind(e)?;
                     r.columns.push((crate::bind::output_name(e), x.ty()));
                     r.exprs.push(x);
                 }
                 ast::SelectItem::ExprWithAlias { expr, alias } => {
-                    let x = Binder::plain(&scope).bind(expr)?;
+                    let x = Binder::plain(scope).bind(expr)?;
                     r.columns.push((ident_name(alias), x.ty()));
                     r.exprs.push(x);
                 }
-                ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => {
-                    for (i, (name, ty)) in scope.columns.iter().enumerate() {
+                ast::SelectItem::Wildcard(_) => {
+                    for i in scope.star_columns() {
+                        if skip.contains(&i) {
+                            continue;
+                        }
+                        let (name, ty) = &scope.columns[i];
+                        r.exprs.push(Expr::Column(i, *ty));
+                        r.columns.push((name.clone(), *ty));
+                    }
+                }
+                ast::SelectItem::QualifiedWildcard(
+                    ast::SelectItemQualifiedWildcardKind::ObjectName(n),
+                    _,
+                ) => {
+                    let name = object_name(n)?;
+                    let Some(range) = scope.relation(&name) else {
+                        return Err(SqlError::new(
+                            code::UNDEFINED_TABLE,
+                            format!("missing FROM-clause entry for table \"{name}\""),
+                        ));
+                    };
+                    for i in range.filter(|i| !skip.contains(i)) {
+                        let (name, ty) = &scope.columns[i];
                         r.exprs.push(Expr::Column(i, *ty));
                         r.columns.push((name.clone(), *ty));
                     }
@@ -310,7 +339,7 @@ impl Returning {
                 }
             }
         }
-        Ok(Some(r))
+        Ok(r)
     }
 
     fn project(&self, row: &[Value], cx: &mut crate::expr::EvalCtx) -> SqlResult<Vec<Value>> {
@@ -410,6 +439,9 @@ pub(crate) fn insert(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> Sq
 }
 
 fn insert_parsed(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> SqlResult<Output> {
+    if ins.on.is_some() {
+        return upsert::run(cx, t, ins);
+    }
     match bind_insert(cx.db, ins)? {
         Insertion::Values(b) => b.run(cx, t, None),
         Insertion::Query {
@@ -439,9 +471,6 @@ enum Insertion<'q> {
 }
 
 fn bind_insert<'q>(db: &walden::Database, ins: &'q ast::Insert) -> SqlResult<Insertion<'q>> {
-    if ins.on.is_some() {
-        return Err(SqlError::unsupported("ON CONFLICT"));
-    }
     let TableObject::TableName(tname) = &ins.table else {
         return Err(SqlError::unsupported("INSERT INTO a table function"));
     };
@@ -615,6 +644,9 @@ impl BoundInsert {
     /// column, as a text value for a uuid column does): the statement is then run with
     /// its values written in, which also reports any error.
     pub fn cached(ins: &ast::Insert, types: &[SqlType], db: &walden::Database) -> Option<Self> {
+        if ins.on.is_some() {
+            return None;
+        }
         match crate::bind::with_param_types(types, || bind_insert(db, ins)) {
             Ok(Insertion::Values(b)) => Some(b),
             _ => None,
@@ -787,12 +819,26 @@ pub(crate) fn update(cx: &mut Ctx, t: &mut Transaction, u: &ast::Update) -> SqlR
     if cx.prepared.is_some() {
         return prepared_modify(cx, t);
     }
-    bind_update(cx.db, u)?.run(cx, t, None)
+    update_parsed(cx, t, u)
 }
 
 pub(crate) fn delete(cx: &mut Ctx, t: &mut Transaction, d: &ast::Delete) -> SqlResult<Output> {
     if cx.prepared.is_some() {
         return prepared_modify(cx, t);
+    }
+    delete_parsed(cx, t, d)
+}
+
+fn update_parsed(cx: &mut Ctx, t: &mut Transaction, u: &ast::Update) -> SqlResult<Output> {
+    if u.from.is_some() {
+        return joined::update(cx, t, u);
+    }
+    bind_update(cx.db, u)?.run(cx, t, None)
+}
+
+fn delete_parsed(cx: &mut Ctx, t: &mut Transaction, d: &ast::Delete) -> SqlResult<Output> {
+    if d.using.is_some() {
+        return joined::delete(cx, t, d);
     }
     bind_delete(cx.db, d)?.run(cx, t, None)
 }
@@ -806,17 +852,14 @@ fn prepared_modify(cx: &mut Ctx, t: &mut Transaction) -> SqlResult<Output> {
         return plan.run(cx, t, Some(run.values()));
     }
     let stmt = run.written_in();
-    let bound = match &*stmt {
-        ast::Statement::Update(u) => bind_update(cx.db, u)?,
-        ast::Statement::Delete(d) => bind_delete(cx.db, d)?,
-        _ => {
-            return Err(SqlError::new(
-                code::INTERNAL,
-                "a prepared statement changed",
-            ))
-        }
-    };
-    bound.run(cx, t, None)
+    match &*stmt {
+        ast::Statement::Update(u) => update_parsed(cx, t, u),
+        ast::Statement::Delete(d) => delete_parsed(cx, t, d),
+        _ => Err(SqlError::new(
+            code::INTERNAL,
+            "a prepared statement changed",
+        )),
+    }
 }
 
 /// An UPDATE or DELETE bound against its table; a prepared one keeps it with its
@@ -1007,21 +1050,16 @@ fn modify_binder<'a>(scope: &'a Scope, catalog: &'a DbCatalog<'a>) -> Binder<'a>
     )
 }
 
-fn bind_update(db: &walden::Database, u: &ast::Update) -> SqlResult<BoundModify> {
-    if u.from.is_some() {
-        return Err(SqlError::unsupported("UPDATE ... FROM"));
-    }
-    let (table, tname, alias) = single_table(&u.table)?;
-    let schema = db
-        .schema(&table)
-        .map_err(|e| SqlError::from(e).at(tname.span().start))?;
-    let mut scope = scope_of(&table, &schema);
-    if let Some(a) = alias {
-        scope.table = Some(a);
-    }
-    let catalog = DbCatalog(db);
+/// SET's assignments to columns of `table`: each column and its value, bound by `bind`
+/// (DEFAULT is the column's default).
+fn bind_assignments(
+    assignments: &[ast::Assignment],
+    table: &str,
+    schema: &Schema,
+    bind: &mut dyn FnMut(&ast::Expr, &Column) -> SqlResult<Expr>,
+) -> SqlResult<Vec<(usize, Expr)>> {
     let mut sets: Vec<(usize, Expr)> = Vec::new();
-    for a in &u.assignments {
+    for a in assignments {
         let AssignmentTarget::ColumnName(cname) = &a.target else {
             return Err(SqlError::unsupported("assigning a tuple of columns"));
         };
@@ -1047,7 +1085,7 @@ fn bind_update(db: &walden::Database, u: &ast::Update) -> SqlResult<BoundModify>
         }
         let col = &schema.columns[i];
         let value = if !is_default(&a.value) {
-            bind_for_column(&mut modify_binder(&scope, &catalog), &a.value, col)?
+            bind(&a.value, col)?
         } else if col.serial {
             return Err(SqlError::unsupported("SET a serial column to DEFAULT"));
         } else {
@@ -1055,6 +1093,25 @@ fn bind_update(db: &walden::Database, u: &ast::Update) -> SqlResult<BoundModify>
         };
         sets.push((i, value));
     }
+    Ok(sets)
+}
+
+fn bind_update(db: &walden::Database, u: &ast::Update) -> SqlResult<BoundModify> {
+    if u.from.is_some() {
+        return Err(SqlError::unsupported("a cached UPDATE ... FROM"));
+    }
+    let (table, tname, alias) = single_table(&u.table)?;
+    let schema = db
+        .schema(&table)
+        .map_err(|e| SqlError::from(e).at(tname.span().start))?;
+    let mut scope = scope_of(&table, &schema);
+    if let Some(a) = alias {
+        scope.table = Some(a);
+    }
+    let catalog = DbCatalog(db);
+    let sets = bind_assignments(&u.assignments, &table, &schema, &mut |e, col| {
+        bind_for_column(&mut modify_binder(&scope, &catalog), e, col)
+    })?;
     let filter = match &u.selection {
         Some(w) => Some(bind_condition(
             &mut modify_binder(&scope, &catalog),
@@ -1075,7 +1132,7 @@ fn bind_update(db: &walden::Database, u: &ast::Update) -> SqlResult<BoundModify>
 
 fn bind_delete(db: &walden::Database, d: &ast::Delete) -> SqlResult<BoundModify> {
     if d.using.is_some() {
-        return Err(SqlError::unsupported("DELETE ... USING"));
+        return Err(SqlError::unsupported("a cached DELETE ... USING"));
     }
     let from = match &d.from {
         FromTable::WithFromKeyword(v) | FromTable::WithoutKeyword(v) => v,

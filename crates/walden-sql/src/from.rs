@@ -70,6 +70,25 @@ pub struct TableRead {
     pub filter_text: Option<String>,
     /// The table's column names, for EXPLAIN.
     pub names: Arc<[String]>,
+    /// Each row is followed by its row id (`row_id_value`): the target of UPDATE …
+    /// FROM and DELETE … USING, whose rows are changed by id.
+    pub row_id: bool,
+}
+
+/// A row id as a value of the column a `row_id` table read adds.
+pub(crate) fn row_id_value(id: walden::RowId) -> Value {
+    Value::Int8(((id.page as i64) << 16) | i64::from(id.slot))
+}
+
+/// The row id a `row_id_value` holds.
+pub(crate) fn row_id_of(v: &Value) -> Option<walden::RowId> {
+    match v {
+        Value::Int8(x) if *x >= 0 => Some(walden::RowId {
+            page: (*x >> 16) as u64,
+            slot: (*x & 0xffff) as u16,
+        }),
+        _ => None,
+    }
 }
 
 impl TableRead {
@@ -248,6 +267,8 @@ struct Builder<'c, 'a> {
     columns: Vec<(String, SqlType)>,
     relations: Vec<(String, Range<usize>)>,
     hidden: Vec<usize>,
+    /// The next table read also gives its row ids (see `plan_from_with_row_id`).
+    row_id_next: bool,
 }
 
 pub(crate) fn plan_from(
@@ -255,12 +276,32 @@ pub(crate) fn plan_from(
     selection: Option<&ast::Expr>,
     cx: &PlanCx,
 ) -> SqlResult<FromPlan> {
+    plan_from_in(from, selection, cx, false)
+}
+
+/// As `plan_from`, the first relation being a table whose rows are followed by their
+/// row ids: a column `ctid` after its own, which only a qualified name finds.
+pub(crate) fn plan_from_with_row_id(
+    from: &[ast::TableWithJoins],
+    selection: Option<&ast::Expr>,
+    cx: &PlanCx,
+) -> SqlResult<FromPlan> {
+    plan_from_in(from, selection, cx, true)
+}
+
+fn plan_from_in(
+    from: &[ast::TableWithJoins],
+    selection: Option<&ast::Expr>,
+    cx: &PlanCx,
+    row_id: bool,
+) -> SqlResult<FromPlan> {
     let mut b = Builder {
         cx,
         rels: Vec::new(),
         columns: Vec::new(),
         relations: Vec::new(),
         hidden: Vec::new(),
+        row_id_next: row_id,
     };
     let mut items = Vec::new();
     for twj in from {
@@ -383,6 +424,13 @@ impl Builder<'_, '_> {
                         .catalog
                         .table_scope(&table)
                         .map_err(|e| e.at(name.span().start))?;
+                    let row_id = std::mem::take(&mut self.row_id_next);
+                    let mut columns = scope.columns;
+                    let names = columns.iter().map(|(n, _)| n.clone()).collect();
+                    if row_id {
+                        self.hidden.push(self.columns.len() + columns.len());
+                        columns.push(("ctid".to_string(), SqlType::Int8));
+                    }
                     (
                         Source::Table(TableRead {
                             name: table.clone(),
@@ -390,10 +438,11 @@ impl Builder<'_, '_> {
                             access: Access::Scan,
                             filter: None,
                             filter_text: None,
-                            names: scope.columns.iter().map(|(n, _)| n.clone()).collect(),
+                            names,
+                            row_id,
                         }),
                         Some(table.clone()),
-                        scope.columns,
+                        columns,
                         alias.as_ref().map(|a| ident_name(&a.name)),
                         Some(table),
                     )
@@ -1248,20 +1297,26 @@ fn merge(left: &[Value], right: &[Value], cols: &[Range<usize>]) -> Vec<Value> {
 /// Runs the engine's read with a callback, keeping the first error the callback met.
 fn read_rows(
     cx: &mut EvalCtx,
+    row_id: bool,
     read: impl FnOnce(&mut dyn FnMut(walden::RowId, walden::Row) -> bool) -> SqlResult<()>,
     sink: &mut dyn FnMut(&mut EvalCtx, Vec<Value>) -> SqlResult<bool>,
 ) -> SqlResult<bool> {
     let mut failed = None;
     let mut stopped = false;
-    read(&mut |_, row| match sink(cx, row) {
-        Ok(true) => true,
-        Ok(false) => {
-            stopped = true;
-            false
+    read(&mut |id, mut row| {
+        if row_id {
+            row.push(row_id_value(id));
         }
-        Err(e) => {
-            failed = Some(e);
-            false
+        match sink(cx, row) {
+            Ok(true) => true,
+            Ok(false) => {
+                stopped = true;
+                false
+            }
+            Err(e) => {
+                failed = Some(e);
+                false
+            }
         }
     })?;
     match failed {
@@ -1305,8 +1360,12 @@ impl Source {
                     sink(cx, row)
                 };
                 match &t.access {
-                    Access::Scan => read_rows(cx, |g| Ok(reader.scan_with(&t.name, g)?), &mut f),
-                    Access::Index(r) => read_rows(cx, |g| read_index(&reader, r, g), &mut f),
+                    Access::Scan => {
+                        read_rows(cx, t.row_id, |g| Ok(reader.scan_with(&t.name, g)?), &mut f)
+                    }
+                    Access::Index(r) => {
+                        read_rows(cx, t.row_id, |g| read_index(&reader, r, g), &mut f)
+                    }
                 }
             }
             Source::Derived { plan, .. } => {
@@ -1482,6 +1541,7 @@ impl Join {
                 let bound = std::ops::Bound::Included(key.as_slice());
                 let more = read_rows(
                     cx,
+                    read.row_id,
                     |g| Ok(reader.index_scan_in(index, bound, bound, false, g)?),
                     &mut |cx, r| {
                         if let Some(f) = &read.filter {
