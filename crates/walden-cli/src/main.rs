@@ -17,6 +17,7 @@ mod crashtest;
 mod keys;
 mod kill_child;
 mod postgres;
+mod queries;
 mod recover;
 mod seed;
 mod seed_report;
@@ -82,6 +83,9 @@ enum BenchCommand {
     /// Key types (bigserial, uuid): load, updates and lookups by key on Walden, PostgreSQL
     /// and SQLite; seconds, WAL and sizes per part.
     Keys(keys::KeysArgs),
+    /// A join workload (point joins, a join with GROUP BY, a top 10) on Walden,
+    /// PostgreSQL and SQLite, results checked against each other.
+    Queries(queries::QueriesArgs),
 }
 
 /// A torn-page protection mode as named on the command line.
@@ -186,6 +190,7 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Space(args)) => space::space(&args),
         Command::Bench(BenchCommand::Seed(args)) => seed::run(&args),
         Command::Bench(BenchCommand::Keys(args)) => keys::run(&args),
+        Command::Bench(BenchCommand::Queries(args)) => queries::run(&args),
         Command::Crashtest(args) => crashtest::run(&args),
         Command::Waldump(args) => waldump::run(&args),
         Command::Check(args) => check::run(&args),

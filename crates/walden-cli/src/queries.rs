@@ -1,0 +1,407 @@
+//! `walden bench queries`: a small join workload of the kind an application runs, on
+//! Walden, a throwaway PostgreSQL 15 cluster and SQLite (in process) in one run, with the
+//! same data in each: `customers` (100k rows) and `orders` (1M rows, each naming a
+//! customer), primary keys on both and an index on `orders.customer_id`. Three queries:
+//! point joins by order id (many per run), a join with GROUP BY over 10% of the orders,
+//! and the top 10 orders by amount with their customers (ORDER BY … LIMIT 10 over the
+//! whole join). Each is timed over several runs (medians reported) inside each engine —
+//! Walden through its SQL session in process, PostgreSQL inside PL/pgSQL functions timed
+//! with clock_timestamp() (no client round trips), SQLite through rusqlite — and every
+//! engine's results are checked against Walden's: a difference fails the benchmark.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use walden::{Database, Value};
+use walden_sql::{value, Session, SqlError};
+
+use crate::postgres::{find_bindir, Cluster};
+use std::io::Write;
+
+use crate::CliError;
+
+#[derive(clap::Args)]
+pub struct QueriesArgs {
+    /// Rows of `orders`.
+    #[arg(long, default_value_t = 1_000_000,
+          value_parser = clap::value_parser!(u64).range(10..=i32::MAX as u64))]
+    orders: u64,
+    /// Rows of `customers`.
+    #[arg(long, default_value_t = 100_000,
+          value_parser = clap::value_parser!(u64).range(1..=i32::MAX as u64))]
+    customers: u64,
+    /// Point joins per run.
+    #[arg(long, default_value_t = 10_000)]
+    lookups: u64,
+    /// Runs of each query (the median is reported).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    runs: u32,
+    /// PostgreSQL: auto (use it if installed), off, or the server's bin directory.
+    #[arg(long, default_value = "auto")]
+    postgres: String,
+    /// Leave SQLite out.
+    #[arg(long)]
+    no_sqlite: bool,
+}
+
+/// The key of point lookup `i` (1-based): spread over all orders.
+fn lookup_key(i: u64, orders: u64) -> u64 {
+    (i * 104_729) % orders + 1
+}
+
+fn create_sql(customers: u64, orders: u64, series: &str) -> Vec<String> {
+    vec![
+        "create table customers (id int primary key, name text, region int)".into(),
+        "create table orders (id int primary key, customer_id int, amount int, status int)"
+            .into(),
+        format!(
+            "insert into customers select g, 'customer ' || g, g % 20 from {}",
+            series.replace("{n}", &customers.to_string())
+        ),
+        format!(
+            "insert into orders select g, (g * 7919) % {customers} + 1, (g * 31) % 10007, g % 10 from {}",
+            series.replace("{n}", &orders.to_string())
+        ),
+        "create index orders_customer on orders (customer_id)".into(),
+    ]
+}
+
+const POINT_SQL: &str = "select o.id, o.amount, c.name from orders o join customers c on c.id = o.customer_id where o.id = $1";
+
+fn group_sql(orders: u64) -> String {
+    format!(
+        "select c.region, count(*), sum(o.amount) from orders o join customers c on c.id = o.customer_id \
+         where o.id <= {} group by c.region order by c.region",
+        orders / 10
+    )
+}
+
+const TOP_SQL: &str = "select o.id, o.amount, c.name from orders o join customers c on c.id = o.customer_id order by o.amount desc, o.id limit 10";
+
+/// One engine's medians (seconds) and results.
+struct Outcome {
+    engine: &'static str,
+    load_secs: f64,
+    point_secs: f64,
+    group_secs: f64,
+    top_secs: f64,
+    /// Point joins: rows found and the sum of their amounts.
+    point_check: (u64, i64),
+    group_rows: String,
+    top_rows: String,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn fail(engine: &str, what: &str, detail: impl std::fmt::Display) -> CliError {
+    CliError::io(
+        "bench queries",
+        std::io::Error::other(format!("{engine}: {what}: {detail}")),
+    )
+}
+
+fn sql_err(what: &str) -> impl Fn(SqlError) -> CliError + '_ {
+    move |e| fail("walden", what, e.message)
+}
+
+fn rows_text(rows: &[Vec<Value>]) -> String {
+    rows.iter()
+        .map(|r| r.iter().map(value::display).collect::<Vec<_>>().join("|"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn run_walden(args: &QueriesArgs, dir: &std::path::Path) -> Result<Outcome, CliError> {
+    let db = Database::create(dir, walden::Options::default())?;
+    let mut s = Session::with_seed(&db, 1);
+    let t0 = Instant::now();
+    for sql in create_sql(args.customers, args.orders, "generate_series(1, {n}) g") {
+        s.execute(&sql).map_err(sql_err("load"))?;
+    }
+    s.execute("analyze; checkpoint").map_err(sql_err("load"))?;
+    let load_secs = t0.elapsed().as_secs_f64();
+    let point = s.prepare(POINT_SQL).map_err(sql_err("prepare"))?;
+    let (mut points, mut groups, mut tops) = (Vec::new(), Vec::new(), Vec::new());
+    let mut point_check = (0, 0);
+    let (mut group_rows, mut top_rows) = (String::new(), String::new());
+    let group = group_sql(args.orders);
+    for _ in 0..args.runs {
+        let t0 = Instant::now();
+        let (mut found, mut sum) = (0u64, 0i64);
+        for i in 1..=args.lookups {
+            let k = Value::Int4(lookup_key(i, args.orders) as i32);
+            let r = s
+                .execute_prepared(&point, &[k])
+                .map_err(sql_err("point join"))?;
+            for row in &r.rows {
+                found += 1;
+                sum += value::as_i64(&row[1]).unwrap_or(0);
+            }
+        }
+        points.push(t0.elapsed().as_secs_f64());
+        point_check = (found, sum);
+        let t0 = Instant::now();
+        let r = s.execute_one(&group).map_err(sql_err("group"))?;
+        groups.push(t0.elapsed().as_secs_f64());
+        group_rows = rows_text(&r.rows);
+        let t0 = Instant::now();
+        let r = s.execute_one(TOP_SQL).map_err(sql_err("top 10"))?;
+        tops.push(t0.elapsed().as_secs_f64());
+        top_rows = rows_text(&r.rows);
+    }
+    drop(s);
+    db.close()?;
+    Ok(Outcome {
+        engine: "walden",
+        load_secs,
+        point_secs: median(points),
+        group_secs: median(groups),
+        top_secs: median(tops),
+        point_check,
+        group_rows,
+        top_rows,
+    })
+}
+
+fn run_postgres(args: &QueriesArgs, bindir: &std::path::Path) -> Result<Outcome, CliError> {
+    let cluster = Cluster::start(bindir, &[])?;
+    let t0 = Instant::now();
+    let mut load = create_sql(args.customers, args.orders, "generate_series(1, {n}) g");
+    load.push("vacuum analyze".into());
+    for sql in &load {
+        cluster.query(sql)?;
+    }
+    let load_secs = t0.elapsed().as_secs_f64();
+    cluster.query(
+        "create function bench_point(n int, m bigint) returns table(seconds float8, found bigint, total bigint)
+         language plpgsql as $$
+         declare t0 timestamptz := clock_timestamp(); f bigint := 0; s bigint := 0;
+                 oid int; amt int; cname text;
+         begin
+           for i in 1 .. n loop
+             select o.id, o.amount, c.name into oid, amt, cname
+               from orders o join customers c on c.id = o.customer_id
+              where o.id = (i::bigint * 104729 % m + 1)::int;
+             if found then f := f + 1; s := s + amt; end if;
+           end loop;
+           return query select extract(epoch from clock_timestamp() - t0)::float8, f, s;
+         end $$;
+         create function bench_time(q text) returns float8 language plpgsql as $$
+         declare t0 timestamptz := clock_timestamp();
+         begin execute q; return extract(epoch from clock_timestamp() - t0)::float8; end $$",
+    )?;
+    let group = group_sql(args.orders);
+    let (mut points, mut groups, mut tops) = (Vec::new(), Vec::new(), Vec::new());
+    let mut point_check = (0, 0);
+    let number = |text: &str, what: &str| -> Result<f64, CliError> {
+        text.trim()
+            .parse()
+            .map_err(|_| fail("postgres", what, format!("{text:?}")))
+    };
+    for _ in 0..args.runs {
+        let out = cluster.query(&format!(
+            "select * from bench_point({}, {})",
+            args.lookups, args.orders
+        ))?;
+        let parts: Vec<&str> = out.trim().split('|').collect();
+        let [secs, found, sum] = parts.as_slice() else {
+            return Err(fail("postgres", "point join", format!("{out:?}")));
+        };
+        points.push(number(secs, "point join")?);
+        point_check = (
+            number(found, "point join")? as u64,
+            number(sum, "point join")? as i64,
+        );
+        let quoted = |q: &str| q.replace('\'', "''");
+        groups.push(number(
+            &cluster.query(&format!("select bench_time('{}')", quoted(&group)))?,
+            "group",
+        )?);
+        tops.push(number(
+            &cluster.query(&format!("select bench_time('{}')", quoted(TOP_SQL)))?,
+            "top 10",
+        )?);
+    }
+    let group_rows = cluster.query(&group)?.trim_end().to_string();
+    let top_rows = cluster.query(TOP_SQL)?.trim_end().to_string();
+    cluster.stop()?;
+    Ok(Outcome {
+        engine: "postgres",
+        load_secs,
+        point_secs: median(points),
+        group_secs: median(groups),
+        top_secs: median(tops),
+        point_check,
+        group_rows,
+        top_rows,
+    })
+}
+
+fn run_sqlite(args: &QueriesArgs, dir: &std::path::Path) -> Result<Outcome, CliError> {
+    let err = |what: &'static str| move |e: rusqlite::Error| fail("sqlite", what, e);
+    let conn = rusqlite::Connection::open(dir.join("queries.sqlite")).map_err(err("open"))?;
+    conn.execute_batch("pragma journal_mode = wal; pragma synchronous = normal")
+        .map_err(err("open"))?;
+    let t0 = Instant::now();
+    let series = "(with recursive s(g) as (select 1 union all select g + 1 from s where g < {n}) select g from s)";
+    for sql in create_sql(args.customers, args.orders, series) {
+        conn.execute_batch(&sql).map_err(err("load"))?;
+    }
+    conn.execute_batch("analyze").map_err(err("load"))?;
+    let load_secs = t0.elapsed().as_secs_f64();
+    let rows_of = |sql: &str| -> Result<String, CliError> {
+        let mut st = conn.prepare(sql).map_err(err("query"))?;
+        let n = st.column_count();
+        let mut rows = st.query([]).map_err(err("query"))?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next().map_err(err("query"))? {
+            let mut cells = Vec::with_capacity(n);
+            for i in 0..n {
+                cells.push(match r.get_ref(i).map_err(err("query"))? {
+                    rusqlite::types::ValueRef::Null => String::new(),
+                    rusqlite::types::ValueRef::Integer(x) => x.to_string(),
+                    rusqlite::types::ValueRef::Real(x) => x.to_string(),
+                    rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+                    rusqlite::types::ValueRef::Blob(_) => "<blob>".into(),
+                });
+            }
+            out.push(cells.join("|"));
+        }
+        Ok(out.join("\n"))
+    };
+    let group = group_sql(args.orders);
+    let (mut points, mut groups, mut tops) = (Vec::new(), Vec::new(), Vec::new());
+    let mut point_check = (0, 0);
+    let (mut group_rows, mut top_rows) = (String::new(), String::new());
+    let mut point = conn
+        .prepare(&POINT_SQL.replace("$1", "?1"))
+        .map_err(err("prepare"))?;
+    for _ in 0..args.runs {
+        let t0 = Instant::now();
+        let (mut found, mut sum) = (0u64, 0i64);
+        for i in 1..=args.lookups {
+            let mut rows = point
+                .query([lookup_key(i, args.orders) as i64])
+                .map_err(err("point join"))?;
+            while let Some(r) = rows.next().map_err(err("point join"))? {
+                found += 1;
+                sum += r.get::<_, i64>(1).map_err(err("point join"))?;
+            }
+        }
+        points.push(t0.elapsed().as_secs_f64());
+        point_check = (found, sum);
+        let t0 = Instant::now();
+        group_rows = rows_of(&group)?;
+        groups.push(t0.elapsed().as_secs_f64());
+        let t0 = Instant::now();
+        top_rows = rows_of(TOP_SQL)?;
+        tops.push(t0.elapsed().as_secs_f64());
+    }
+    Ok(Outcome {
+        engine: "sqlite",
+        load_secs,
+        point_secs: median(points),
+        group_secs: median(groups),
+        top_secs: median(tops),
+        point_check,
+        group_rows,
+        top_rows,
+    })
+}
+
+/// Every engine's results must be Walden's.
+fn check(walden: &Outcome, other: &Outcome) -> Result<(), CliError> {
+    for (what, a, b) in [
+        ("group", &walden.group_rows, &other.group_rows),
+        ("top 10", &walden.top_rows, &other.top_rows),
+    ] {
+        if a != b {
+            return Err(fail(
+                other.engine,
+                &format!("{what} rows differ from Walden's"),
+                format!("walden:\n{a}\n{}:\n{b}", other.engine),
+            ));
+        }
+    }
+    if walden.point_check != other.point_check {
+        return Err(fail(
+            other.engine,
+            "point joins differ from Walden's (rows, sum of amounts)",
+            format!("{:?} against {:?}", walden.point_check, other.point_check),
+        ));
+    }
+    Ok(())
+}
+
+pub fn run(args: &QueriesArgs) -> Result<ExitCode, CliError> {
+    let bindir = match args.postgres.as_str() {
+        "off" => None,
+        "auto" => find_bindir(None),
+        dir => Some(
+            find_bindir(Some(std::path::Path::new(dir)))
+                .ok_or_else(|| fail("postgres", "no PostgreSQL server in", dir))?,
+        ),
+    };
+    let scratch: PathBuf =
+        std::env::temp_dir().join(format!("walden-bench-queries-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch)
+        .map_err(|e| CliError::io("creating a scratch directory", e))?;
+    let result = (|| {
+        let mut outcomes = vec![run_walden(args, &scratch.join("walden"))?];
+        match &bindir {
+            Some(b) => outcomes.push(run_postgres(args, b)?),
+            None => eprintln!("PostgreSQL not found (or --postgres off): it is left out"),
+        }
+        if !args.no_sqlite {
+            outcomes.push(run_sqlite(args, &scratch)?);
+        }
+        for o in &outcomes[1..] {
+            check(&outcomes[0], o)?;
+        }
+        Ok::<_, CliError>(outcomes)
+    })();
+    let _ = std::fs::remove_dir_all(&scratch);
+    let outcomes = result?;
+    report(args, &outcomes)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn report(args: &QueriesArgs, outcomes: &[Outcome]) -> Result<(), CliError> {
+    let mut stdout = std::io::stdout();
+    outln!(
+        stdout,
+        "bench queries: {} orders, {} customers; medians of {} runs; {} point joins per run; results checked against Walden's",
+        args.orders,
+        args.customers,
+        args.runs,
+        args.lookups
+    )?;
+    let mut table = comfy_table::Table::new();
+    let mut header = vec!["query".to_string()];
+    header.extend(outcomes.iter().map(|o| format!("{} (s)", o.engine)));
+    if outcomes.iter().any(|o| o.engine == "postgres") {
+        header.push("walden / postgres".into());
+    }
+    table.set_header(header);
+    let pg = outcomes.iter().find(|o| o.engine == "postgres");
+    type Pick = fn(&Outcome) -> f64;
+    let lines: [(&str, Pick); 4] = [
+        ("load (not a target)", |o| o.load_secs),
+        ("point joins", |o| o.point_secs),
+        ("join + GROUP BY over 10%", |o| o.group_secs),
+        ("join, top 10 by amount", |o| o.top_secs),
+    ];
+    for (name, pick) in lines {
+        let mut row = vec![name.to_string()];
+        row.extend(outcomes.iter().map(|o| format!("{:.4}", pick(o))));
+        if let Some(p) = pg {
+            row.push(format!("{:.2}", pick(&outcomes[0]) / pick(p)));
+        }
+        table.add_row(row);
+    }
+    outln!(stdout, "{table}")
+}
