@@ -60,7 +60,7 @@ fn create_sql(customers: u64, orders: u64, series: &str) -> Vec<String> {
             series.replace("{n}", &customers.to_string())
         ),
         format!(
-            "insert into orders select g, (g * 7919) % {customers} + 1, (g * 31) % 10007, g % 10 from {}",
+            "insert into orders select g, (g * 37) % {customers} + 1, (g * 31) % 10007, g % 10 from {}",
             series.replace("{n}", &orders.to_string())
         ),
         "create index orders_customer on orders (customer_id)".into(),
