@@ -148,6 +148,14 @@ impl From<walden::Error> for CliError {
     }
 }
 
+/// A throwaway cluster's error keeps the "postgres: " prefix the cluster code gave its
+/// errors when it lived in this crate.
+impl From<walden_pgcluster::Error> for CliError {
+    fn from(e: walden_pgcluster::Error) -> Self {
+        CliError::io("postgres", std::io::Error::other(e))
+    }
+}
+
 impl std::fmt::Display for CliError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -12,7 +12,7 @@ use walden::{Database, Options, Protection, TableKind};
 use walden_sql::Session;
 
 use crate::bench::TempDir;
-use crate::postgres::{find_bindir, Cluster};
+use crate::postgres::{find_bindir, Cluster, Measure};
 use crate::seed_report::{self, SeedRow};
 use crate::CliError;
 

@@ -150,7 +150,8 @@ fn numbers(output: &str, count: usize) -> Result<Vec<u64>, CliError> {
 
 impl KeysEngine for PostgresKeys {
     fn checkpoint(&mut self) -> Result<(), CliError> {
-        self.cluster.query("checkpoint").map(|_| ())
+        self.cluster.query("checkpoint")?;
+        Ok(())
     }
 
     fn log_totals(&mut self) -> Result<LogTotals, CliError> {
@@ -224,6 +225,6 @@ impl KeysEngine for PostgresKeys {
     }
 
     fn finish(self: Box<Self>) -> Result<(), CliError> {
-        self.cluster.stop()
+        Ok(self.cluster.stop()?)
     }
 }

@@ -1,6 +1,8 @@
-//! What the SQL scenario tests share: a database on the simulated file layer, and the
-//! last statement's rows of a script as text.
+//! What the SQL scenario tests share: a database on the simulated file layer, the last
+//! statement's rows of a script as text, and (`pg`) a throwaway PostgreSQL 15 to compare with.
 #![allow(dead_code, clippy::unwrap_used)]
+
+pub mod pg;
 
 use std::sync::Arc;
 
