@@ -115,48 +115,39 @@ fn rows_text(rows: &[Vec<Value>]) -> String {
         .join("\n")
 }
 
-fn run_walden(args: &QueriesArgs, dir: &std::path::Path) -> Result<Outcome, CliError> {
-    let db = Database::create(dir, walden::Options::default())?;
-    let mut s = Session::with_seed(&db, 1);
-    let t0 = Instant::now();
-    for sql in create_sql(args.customers, args.orders, "generate_series(1, {n}) g") {
-        s.execute(&sql).map_err(sql_err("load"))?;
-    }
-    s.execute("analyze; checkpoint").map_err(sql_err("load"))?;
-    let load_secs = t0.elapsed().as_secs_f64();
-    let point = s.prepare(POINT_SQL).map_err(sql_err("prepare"))?;
+/// What the driver asks of an engine, once its tables are loaded.
+trait Engine {
+    /// One run of the point joins: seconds, and (rows found, sum of their amounts).
+    fn points(&mut self, lookups: u64, orders: u64) -> Result<(f64, (u64, i64)), CliError>;
+    /// One timed run of a query: seconds, and its rows as text (`|` between values).
+    fn query(&mut self, sql: &str) -> Result<(f64, String), CliError>;
+}
+
+/// Runs every query `args.runs` times on a loaded engine: the medians, and the last
+/// run's results.
+fn measure(
+    engine: &mut dyn Engine,
+    name: &'static str,
+    load_secs: f64,
+    args: &QueriesArgs,
+) -> Result<Outcome, CliError> {
+    let group = group_sql(args.orders);
     let (mut points, mut groups, mut tops) = (Vec::new(), Vec::new(), Vec::new());
     let mut point_check = (0, 0);
     let (mut group_rows, mut top_rows) = (String::new(), String::new());
-    let group = group_sql(args.orders);
     for _ in 0..args.runs {
-        let t0 = Instant::now();
-        let (mut found, mut sum) = (0u64, 0i64);
-        for i in 1..=args.lookups {
-            let k = Value::Int4(lookup_key(i, args.orders) as i32);
-            let r = s
-                .execute_prepared(&point, &[k])
-                .map_err(sql_err("point join"))?;
-            for row in &r.rows {
-                found += 1;
-                sum += value::as_i64(&row[1]).unwrap_or(0);
-            }
-        }
-        points.push(t0.elapsed().as_secs_f64());
-        point_check = (found, sum);
-        let t0 = Instant::now();
-        let r = s.execute_one(&group).map_err(sql_err("group"))?;
-        groups.push(t0.elapsed().as_secs_f64());
-        group_rows = rows_text(&r.rows);
-        let t0 = Instant::now();
-        let r = s.execute_one(TOP_SQL).map_err(sql_err("top 10"))?;
-        tops.push(t0.elapsed().as_secs_f64());
-        top_rows = rows_text(&r.rows);
+        let (secs, check) = engine.points(args.lookups, args.orders)?;
+        points.push(secs);
+        point_check = check;
+        let (secs, rows) = engine.query(&group)?;
+        groups.push(secs);
+        group_rows = rows;
+        let (secs, rows) = engine.query(TOP_SQL)?;
+        tops.push(secs);
+        top_rows = rows;
     }
-    drop(s);
-    db.close()?;
     Ok(Outcome {
-        engine: "walden",
+        engine: name,
         load_secs,
         point_secs: median(points),
         group_secs: median(groups),
@@ -165,6 +156,93 @@ fn run_walden(args: &QueriesArgs, dir: &std::path::Path) -> Result<Outcome, CliE
         group_rows,
         top_rows,
     })
+}
+
+/// Walden in process: its SQL session, the point join prepared.
+struct OnWalden {
+    session: Session,
+    point: walden_sql::Prepared,
+}
+
+impl Engine for OnWalden {
+    fn points(&mut self, lookups: u64, orders: u64) -> Result<(f64, (u64, i64)), CliError> {
+        let t0 = Instant::now();
+        let (mut found, mut sum) = (0u64, 0i64);
+        for i in 1..=lookups {
+            let k = Value::Int4(lookup_key(i, orders) as i32);
+            let r = self
+                .session
+                .execute_prepared(&self.point, &[k])
+                .map_err(sql_err("point join"))?;
+            for row in &r.rows {
+                found += 1;
+                sum += value::as_i64(&row[1]).unwrap_or(0);
+            }
+        }
+        Ok((t0.elapsed().as_secs_f64(), (found, sum)))
+    }
+
+    fn query(&mut self, sql: &str) -> Result<(f64, String), CliError> {
+        let t0 = Instant::now();
+        let r = self.session.execute_one(sql).map_err(sql_err("query"))?;
+        Ok((t0.elapsed().as_secs_f64(), rows_text(&r.rows)))
+    }
+}
+
+fn run_walden(args: &QueriesArgs, dir: &std::path::Path) -> Result<Outcome, CliError> {
+    let db = Database::create(dir, walden::Options::default())?;
+    let mut session = Session::with_seed(&db, 1);
+    let t0 = Instant::now();
+    for sql in create_sql(args.customers, args.orders, "generate_series(1, {n}) g") {
+        session.execute(&sql).map_err(sql_err("load"))?;
+    }
+    session
+        .execute("analyze; checkpoint")
+        .map_err(sql_err("load"))?;
+    let load_secs = t0.elapsed().as_secs_f64();
+    let point = session.prepare(POINT_SQL).map_err(sql_err("prepare"))?;
+    let mut engine = OnWalden { session, point };
+    let outcome = measure(&mut engine, "walden", load_secs, args)?;
+    drop(engine);
+    db.close()?;
+    Ok(outcome)
+}
+
+/// PostgreSQL: each run timed inside the server, in PL/pgSQL functions (no client
+/// round trips); a query's rows are read afterwards, outside the timing.
+struct OnPostgres {
+    cluster: Cluster,
+}
+
+fn pg_number(text: &str, what: &str) -> Result<f64, CliError> {
+    text.trim()
+        .parse()
+        .map_err(|_| fail("postgres", what, format!("{text:?}")))
+}
+
+impl Engine for OnPostgres {
+    fn points(&mut self, lookups: u64, orders: u64) -> Result<(f64, (u64, i64)), CliError> {
+        let out = self
+            .cluster
+            .query(&format!("select * from bench_point({lookups}, {orders})"))?;
+        let parts: Vec<&str> = out.trim().split('|').collect();
+        let [secs, found, sum] = parts.as_slice() else {
+            return Err(fail("postgres", "point join", format!("{out:?}")));
+        };
+        Ok((
+            pg_number(secs, "point join")?,
+            (
+                pg_number(found, "point join")? as u64,
+                pg_number(sum, "point join")? as i64,
+            ),
+        ))
+    }
+
+    fn query(&mut self, sql: &str) -> Result<(f64, String), CliError> {
+        let timed = format!("select bench_time('{}')", sql.replace('\'', "''"));
+        let secs = pg_number(&self.cluster.query(&timed)?, "query")?;
+        Ok((secs, self.cluster.query(sql)?.trim_end().to_string()))
+    }
 }
 
 fn run_postgres(args: &QueriesArgs, bindir: &std::path::Path) -> Result<Outcome, CliError> {
@@ -194,74 +272,51 @@ fn run_postgres(args: &QueriesArgs, bindir: &std::path::Path) -> Result<Outcome,
          declare t0 timestamptz := clock_timestamp();
          begin execute q; return extract(epoch from clock_timestamp() - t0)::float8; end $$",
     )?;
-    let group = group_sql(args.orders);
-    let (mut points, mut groups, mut tops) = (Vec::new(), Vec::new(), Vec::new());
-    let mut point_check = (0, 0);
-    let number = |text: &str, what: &str| -> Result<f64, CliError> {
-        text.trim()
-            .parse()
-            .map_err(|_| fail("postgres", what, format!("{text:?}")))
-    };
-    for _ in 0..args.runs {
-        let out = cluster.query(&format!(
-            "select * from bench_point({}, {})",
-            args.lookups, args.orders
-        ))?;
-        let parts: Vec<&str> = out.trim().split('|').collect();
-        let [secs, found, sum] = parts.as_slice() else {
-            return Err(fail("postgres", "point join", format!("{out:?}")));
-        };
-        points.push(number(secs, "point join")?);
-        point_check = (
-            number(found, "point join")? as u64,
-            number(sum, "point join")? as i64,
-        );
-        let quoted = |q: &str| q.replace('\'', "''");
-        groups.push(number(
-            &cluster.query(&format!("select bench_time('{}')", quoted(&group)))?,
-            "group",
-        )?);
-        tops.push(number(
-            &cluster.query(&format!("select bench_time('{}')", quoted(TOP_SQL)))?,
-            "top 10",
-        )?);
-    }
-    let group_rows = cluster.query(&group)?.trim_end().to_string();
-    let top_rows = cluster.query(TOP_SQL)?.trim_end().to_string();
-    cluster.stop()?;
-    Ok(Outcome {
-        engine: "postgres",
-        load_secs,
-        point_secs: median(points),
-        group_secs: median(groups),
-        top_secs: median(tops),
-        point_check,
-        group_rows,
-        top_rows,
-    })
+    let mut engine = OnPostgres { cluster };
+    let outcome = measure(&mut engine, "postgres", load_secs, args)?;
+    engine.cluster.stop()?;
+    Ok(outcome)
 }
 
-fn run_sqlite(args: &QueriesArgs, dir: &std::path::Path) -> Result<Outcome, CliError> {
-    let err = |what: &'static str| move |e: rusqlite::Error| fail("sqlite", what, e);
-    let conn = rusqlite::Connection::open(dir.join("queries.sqlite")).map_err(err("open"))?;
-    conn.execute_batch("pragma journal_mode = wal; pragma synchronous = normal")
-        .map_err(err("open"))?;
-    let t0 = Instant::now();
-    let series = "(with recursive s(g) as (select 1 union all select g + 1 from s where g < {n}) select g from s)";
-    for sql in create_sql(args.customers, args.orders, series) {
-        conn.execute_batch(&sql).map_err(err("load"))?;
+/// SQLite in process through rusqlite, its statements prepared once (cached).
+struct OnSqlite {
+    conn: rusqlite::Connection,
+}
+
+fn sqlite_err(what: &'static str) -> impl Fn(rusqlite::Error) -> CliError {
+    move |e| fail("sqlite", what, e)
+}
+
+impl Engine for OnSqlite {
+    fn points(&mut self, lookups: u64, orders: u64) -> Result<(f64, (u64, i64)), CliError> {
+        let err = sqlite_err("point join");
+        let mut point = self
+            .conn
+            .prepare_cached(&POINT_SQL.replace("$1", "?1"))
+            .map_err(&err)?;
+        let t0 = Instant::now();
+        let (mut found, mut sum) = (0u64, 0i64);
+        for i in 1..=lookups {
+            let mut rows = point.query([lookup_key(i, orders) as i64]).map_err(&err)?;
+            while let Some(r) = rows.next().map_err(&err)? {
+                found += 1;
+                sum += r.get::<_, i64>(1).map_err(&err)?;
+            }
+        }
+        Ok((t0.elapsed().as_secs_f64(), (found, sum)))
     }
-    conn.execute_batch("analyze").map_err(err("load"))?;
-    let load_secs = t0.elapsed().as_secs_f64();
-    let rows_of = |sql: &str| -> Result<String, CliError> {
-        let mut st = conn.prepare(sql).map_err(err("query"))?;
+
+    fn query(&mut self, sql: &str) -> Result<(f64, String), CliError> {
+        let err = sqlite_err("query");
+        let t0 = Instant::now();
+        let mut st = self.conn.prepare_cached(sql).map_err(&err)?;
         let n = st.column_count();
-        let mut rows = st.query([]).map_err(err("query"))?;
+        let mut rows = st.query([]).map_err(&err)?;
         let mut out = Vec::new();
-        while let Some(r) = rows.next().map_err(err("query"))? {
+        while let Some(r) = rows.next().map_err(&err)? {
             let mut cells = Vec::with_capacity(n);
             for i in 0..n {
-                cells.push(match r.get_ref(i).map_err(err("query"))? {
+                cells.push(match r.get_ref(i).map_err(&err)? {
                     rusqlite::types::ValueRef::Null => String::new(),
                     rusqlite::types::ValueRef::Integer(x) => x.to_string(),
                     rusqlite::types::ValueRef::Real(x) => x.to_string(),
@@ -271,46 +326,23 @@ fn run_sqlite(args: &QueriesArgs, dir: &std::path::Path) -> Result<Outcome, CliE
             }
             out.push(cells.join("|"));
         }
-        Ok(out.join("\n"))
-    };
-    let group = group_sql(args.orders);
-    let (mut points, mut groups, mut tops) = (Vec::new(), Vec::new(), Vec::new());
-    let mut point_check = (0, 0);
-    let (mut group_rows, mut top_rows) = (String::new(), String::new());
-    let mut point = conn
-        .prepare(&POINT_SQL.replace("$1", "?1"))
-        .map_err(err("prepare"))?;
-    for _ in 0..args.runs {
-        let t0 = Instant::now();
-        let (mut found, mut sum) = (0u64, 0i64);
-        for i in 1..=args.lookups {
-            let mut rows = point
-                .query([lookup_key(i, args.orders) as i64])
-                .map_err(err("point join"))?;
-            while let Some(r) = rows.next().map_err(err("point join"))? {
-                found += 1;
-                sum += r.get::<_, i64>(1).map_err(err("point join"))?;
-            }
-        }
-        points.push(t0.elapsed().as_secs_f64());
-        point_check = (found, sum);
-        let t0 = Instant::now();
-        group_rows = rows_of(&group)?;
-        groups.push(t0.elapsed().as_secs_f64());
-        let t0 = Instant::now();
-        top_rows = rows_of(TOP_SQL)?;
-        tops.push(t0.elapsed().as_secs_f64());
+        Ok((t0.elapsed().as_secs_f64(), out.join("\n")))
     }
-    Ok(Outcome {
-        engine: "sqlite",
-        load_secs,
-        point_secs: median(points),
-        group_secs: median(groups),
-        top_secs: median(tops),
-        point_check,
-        group_rows,
-        top_rows,
-    })
+}
+
+fn run_sqlite(args: &QueriesArgs, dir: &std::path::Path) -> Result<Outcome, CliError> {
+    let conn =
+        rusqlite::Connection::open(dir.join("queries.sqlite")).map_err(sqlite_err("open"))?;
+    conn.execute_batch("pragma journal_mode = wal; pragma synchronous = normal")
+        .map_err(sqlite_err("open"))?;
+    let t0 = Instant::now();
+    let series = "(with recursive s(g) as (select 1 union all select g + 1 from s where g < {n}) select g from s)";
+    for sql in create_sql(args.customers, args.orders, series) {
+        conn.execute_batch(&sql).map_err(sqlite_err("load"))?;
+    }
+    conn.execute_batch("analyze").map_err(sqlite_err("load"))?;
+    let load_secs = t0.elapsed().as_secs_f64();
+    measure(&mut OnSqlite { conn }, "sqlite", load_secs, args)
 }
 
 /// Every engine's results must be Walden's.

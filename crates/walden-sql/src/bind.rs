@@ -222,6 +222,20 @@ pub struct Grouping {
     collecting: bool,
 }
 
+impl Grouping {
+    /// The number of aggregate `call`, added if it is new (count(*) twice is one
+    /// accumulator).
+    fn add_agg(&mut self, call: AggCall) -> usize {
+        match self.aggs.iter().position(|a| *a == call) {
+            Some(i) => i,
+            None => {
+                self.aggs.push(call);
+                self.aggs.len() - 1
+            }
+        }
+    }
+}
+
 /// Column numbers from here on stand for aggregate `n - AGG_PLACEHOLDER` while a grouped
 /// expression is being bound; never evaluated.
 const AGG_PLACEHOLDER: usize = usize::MAX / 2;
@@ -802,71 +816,45 @@ impl Binder<'_> {
         let ast::Expr::Function(f) = e else {
             return Ok(None);
         };
-        if f.over.is_some() {
+        if f.over.is_some() || self.grouping.is_none() {
             return Ok(None);
         }
-        let Some(grouping) = self.grouping.as_deref_mut() else {
-            return Ok(None);
-        };
         let name = object_name(&f.name)?;
         let Some(func) = agg_func(&name) else {
             return Ok(None);
         };
-        let call = bind_agg(
-            &Binder {
-                scope: self.scope,
-                grouping: None,
-                cx: self.cx,
-                windows: None,
-            },
-            func,
-            &name,
-            f,
-        )?;
+        let call = bind_agg(&self.ungrouped(), func, &name, f)?;
         let ty = call.ty;
-        // Reuse an identical aggregate (count(*) twice is one accumulator).
-        let i = match grouping.aggs.iter().position(|a| *a == call) {
-            Some(i) => i,
-            None => {
-                grouping.aggs.push(call);
-                grouping.aggs.len() - 1
-            }
+        let Some(grouping) = self.grouping.as_deref_mut() else {
+            return Ok(None);
         };
-        Ok(Some(Expr::Column(AGG_PLACEHOLDER + i, ty)))
+        Ok(Some(Expr::Column(
+            AGG_PLACEHOLDER + grouping.add_agg(call),
+            ty,
+        )))
     }
 
     /// In a grouped query: an aggregate call, or an expression equal to a GROUP BY key,
     /// or a bare column that is neither (an error). None: bind the parts.
     fn bind_grouped_part(&mut self, e: &ast::Expr) -> SqlResult<Option<Expr>> {
-        let Some(grouping) = self.grouping.as_deref_mut() else {
+        if self.grouping.is_none() {
             return Ok(None);
-        };
+        }
         if let ast::Expr::Function(f) = e {
             let name = object_name(&f.name)?;
             if let Some(func) = agg_func(&name).filter(|_| f.over.is_none()) {
-                let call = bind_agg(
-                    &Binder {
-                        scope: self.scope,
-                        grouping: None,
-                        cx: self.cx,
-                        windows: None,
-                    },
-                    func,
-                    &name,
-                    f,
-                )?;
+                let call = bind_agg(&self.ungrouped(), func, &name, f)?;
                 let ty = call.ty;
-                // Reuse an identical aggregate (count(*) twice is one accumulator).
-                if let Some(i) = grouping.aggs.iter().position(|a| *a == call) {
-                    return Ok(Some(Expr::Column(grouping.keys.len() + i, ty)));
-                }
-                grouping.aggs.push(call);
-                return Ok(Some(Expr::Column(
-                    grouping.keys.len() + grouping.aggs.len() - 1,
-                    ty,
-                )));
+                let Some(grouping) = self.grouping.as_deref_mut() else {
+                    return Ok(None);
+                };
+                let i = grouping.add_agg(call);
+                return Ok(Some(Expr::Column(grouping.keys.len() + i, ty)));
             }
         }
+        let Some(grouping) = self.grouping.as_deref() else {
+            return Ok(None);
+        };
         // An expression over the input that equals a key is that key's value.
         if let Ok(plain) = (Binder {
             scope: self.scope,

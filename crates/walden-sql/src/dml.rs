@@ -677,6 +677,25 @@ impl BoundInsert {
     }
 }
 
+/// The target columns a query's columns go into (the first of `targets`), each checked
+/// to take its column's type.
+fn query_targets<'t>(
+    columns: &[(String, SqlType)],
+    targets: &'t [usize],
+    schema: &Schema,
+) -> SqlResult<&'t [usize]> {
+    if columns.len() > targets.len() {
+        return Err(SqlError::syntax(
+            "INSERT has more expressions than target columns",
+        ));
+    }
+    let targets = &targets[..columns.len()];
+    for ((_, ty), &i) in columns.iter().zip(targets) {
+        check_assignable(*ty, &schema.columns[i], None)?;
+    }
+    Ok(targets)
+}
+
 /// Inserts the rows of a query. A query over generate_series (or nothing) that needs no
 /// sort or grouping streams into the table; others are run first.
 pub(crate) fn insert_plan(
@@ -690,15 +709,7 @@ pub(crate) fn insert_plan(
     let schema = cx.db.schema(table)?;
     let columns = query.columns();
     let targets = targets.unwrap_or_else(|| (0..schema.columns.len()).collect());
-    if columns.len() > targets.len() {
-        return Err(SqlError::syntax(
-            "INSERT has more expressions than target columns",
-        ));
-    }
-    let targets = &targets[..columns.len()];
-    for ((_, ty), &i) in columns.iter().zip(targets) {
-        check_assignable(*ty, &schema.columns[i], None)?;
-    }
+    let targets = query_targets(columns, &targets, &schema)?;
     let serial_cols = prepare_serials(cx, t, table, &schema, targets)?;
     let builder = RowBuilder {
         table,
@@ -1340,4 +1351,39 @@ pub(crate) fn truncate(cx: &mut Ctx, t: &mut Transaction, tr: &ast::Truncate) ->
         }
     }
     Ok(Output::tag("TRUNCATE TABLE"))
+}
+
+#[cfg(test)]
+mod tests {
+    use walden::{Column, ColumnType};
+
+    use super::column_default;
+    use crate::code;
+
+    /// A default read back from the catalog is untrusted: text that does not parse, or
+    /// names a column, is a clear error, never a panic.
+    #[test]
+    fn a_damaged_stored_default_is_an_error() {
+        for text in ["1 +", "(select", "nope", "'x'"] {
+            let col = Column {
+                default: Some(text.into()),
+                ..Column::new("a", ColumnType::Int4)
+            };
+            let e = column_default(&col).unwrap_err();
+            assert!(
+                [
+                    code::DATA_CORRUPTED,
+                    code::FEATURE_NOT_SUPPORTED,
+                    code::INVALID_TEXT
+                ]
+                .contains(&e.code),
+                "{text}: {e:?}"
+            );
+        }
+        let col = Column {
+            default: Some("2 * 3".into()),
+            ..Column::new("a", ColumnType::Int4)
+        };
+        assert!(column_default(&col).is_ok());
+    }
 }

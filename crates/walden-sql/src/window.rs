@@ -212,22 +212,27 @@ impl Windows {
     }
 }
 
+/// The functions that exist only with OVER, by name.
+fn window_func(name: &str) -> Option<WindowFunc> {
+    Some(match name {
+        "row_number" => WindowFunc::RowNumber,
+        "rank" => WindowFunc::Rank,
+        "dense_rank" => WindowFunc::DenseRank,
+        "percent_rank" => WindowFunc::PercentRank,
+        "cume_dist" => WindowFunc::CumeDist,
+        "ntile" => WindowFunc::Ntile,
+        "lag" => WindowFunc::Lag,
+        "lead" => WindowFunc::Lead,
+        "first_value" => WindowFunc::FirstValue,
+        "last_value" => WindowFunc::LastValue,
+        "nth_value" => WindowFunc::NthValue,
+        _ => return None,
+    })
+}
+
 /// True for the functions that exist only with OVER.
 pub fn is_window_function(name: &str) -> bool {
-    matches!(
-        name,
-        "row_number"
-            | "rank"
-            | "dense_rank"
-            | "percent_rank"
-            | "cume_dist"
-            | "ntile"
-            | "lag"
-            | "lead"
-            | "first_value"
-            | "last_value"
-            | "nth_value"
-    )
+    window_func(name).is_some()
 }
 
 fn windowing(message: impl Into<String>) -> SqlError {
@@ -437,19 +442,9 @@ impl Binder<'_> {
         for a in raw {
             args.push(self.window_part(a)?);
         }
-        let func = match name {
-            "row_number" => WindowFunc::RowNumber,
-            "rank" => WindowFunc::Rank,
-            "dense_rank" => WindowFunc::DenseRank,
-            "percent_rank" => WindowFunc::PercentRank,
-            "cume_dist" => WindowFunc::CumeDist,
-            "ntile" => WindowFunc::Ntile,
-            "lag" => WindowFunc::Lag,
-            "lead" => WindowFunc::Lead,
-            "first_value" => WindowFunc::FirstValue,
-            "last_value" => WindowFunc::LastValue,
-            "nth_value" => WindowFunc::NthValue,
-            _ if Func::lookup(name).is_some() || name == "coalesce" => {
+        let func = match window_func(name) {
+            Some(f) => f,
+            None if Func::lookup(name).is_some() || name == "coalesce" => {
                 return Err(SqlError::new(
                     code::WRONG_OBJECT_TYPE,
                     format!(
@@ -457,7 +452,7 @@ impl Binder<'_> {
                 ),
                 ))
             }
-            _ => return Err(no_such_function(name, &args)),
+            None => return Err(no_such_function(name, &args)),
         };
         let arity_ok = match func {
             WindowFunc::RowNumber
@@ -534,7 +529,8 @@ pub(crate) fn compute(
 ) -> SqlResult<Vec<Vec<Value>>> {
     let n = rows.len();
     let mut values: Vec<Vec<Value>> = vec![vec![Value::Null; calls.len()]; n];
-    guard.charge((n * calls.len() * std::mem::size_of::<Value>()) as u64)?;
+    let slots = (n * calls.len() * std::mem::size_of::<Value>()) as u64;
+    guard.charge(slots)?;
     let mut order: Vec<usize> = (0..n).collect();
     let mut done = vec![false; calls.len()];
     for first in 0..calls.len() {
@@ -599,6 +595,8 @@ pub(crate) fn compute(
         row.extend(extra);
         out.push(row);
     }
+    // The values are in the rows now, charged with them.
+    guard.release(slots);
     Ok(out)
 }
 
@@ -681,18 +679,11 @@ impl<'a> Partition<'a> {
             return self.aggregate(a, &call.frame, c, rows, values, cx, guard);
         }
         let ntile = match call.func {
-            WindowFunc::Ntile => match call.args[0].eval(&rows[self.rows[0]], cx)? {
-                Value::Null => None,
-                v => match as_i64(&v) {
-                    Some(k) if k > 0 => Some(k as usize),
-                    _ => {
-                        return Err(SqlError::new(
-                            code::INVALID_NTILE_ARGUMENT,
-                            "argument of ntile must be greater than zero",
-                        ))
-                    }
-                },
-            },
+            WindowFunc::Ntile => positive(
+                call.args[0].eval(&rows[self.rows[0]], cx)?,
+                code::INVALID_NTILE_ARGUMENT,
+                "ntile",
+            )?,
             _ => None,
         };
         for j in 0..m {
@@ -738,23 +729,16 @@ impl<'a> Partition<'a> {
                 }
                 WindowFunc::FirstValue | WindowFunc::LastValue | WindowFunc::NthValue => {
                     let nth = match call.func {
-                        WindowFunc::NthValue => match call.args[1].eval(row, cx)? {
-                            Value::Null => None,
-                            v => match as_i64(&v) {
-                                Some(k) if k > 0 => Some(k as usize),
-                                _ => {
-                                    return Err(SqlError::new(
-                                        code::INVALID_NTH_VALUE_ARGUMENT,
-                                        "argument of nth_value must be greater than zero",
-                                    ))
-                                }
-                            },
-                        },
+                        WindowFunc::NthValue => positive(
+                            call.args[1].eval(row, cx)?,
+                            code::INVALID_NTH_VALUE_ARGUMENT,
+                            "nth_value",
+                        )?,
                         _ => Some(1),
                     };
                     let at = match (self.frame(&call.frame, j), nth) {
                         (Some((_, hi)), Some(_)) if call.func == WindowFunc::LastValue => Some(hi),
-                        (Some((lo, hi)), Some(k)) if lo + (k - 1) <= hi => Some(lo + k - 1),
+                        (Some((lo, hi)), Some(k)) => lo.checked_add(k - 1).filter(|p| *p <= hi),
                         _ => None,
                     };
                     match at {
@@ -818,6 +802,20 @@ impl<'a> Partition<'a> {
         }
         guard.release(charged);
         Ok(())
+    }
+}
+
+/// The count argument of ntile or nth_value: None for NULL, an error unless positive.
+fn positive(v: Value, sqlstate: &'static str, name: &str) -> SqlResult<Option<usize>> {
+    match v {
+        Value::Null => Ok(None),
+        v => match as_i64(&v) {
+            Some(k) if k > 0 => Ok(Some(usize::try_from(k).unwrap_or(usize::MAX))),
+            _ => Err(SqlError::new(
+                sqlstate,
+                format!("argument of {name} must be greater than zero"),
+            )),
+        },
     }
 }
 

@@ -597,6 +597,14 @@ fn window_errors_are_postgres_errors() {
         let e = s.execute(sql).unwrap_err();
         assert_eq!(e.code, "0A000", "{sql}: {e}");
     }
+    // A position past any frame is NULL (as in PostgreSQL), not an overflow.
+    assert_eq!(
+        q(
+            &mut s,
+            "select nth_value(id, 9223372036854775807) over () from emp limit 1"
+        ),
+        ""
+    );
 }
 
 #[test]

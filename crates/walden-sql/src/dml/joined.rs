@@ -11,10 +11,10 @@ use sqlparser::ast::{self, FromTable, UpdateTableFromKind};
 use walden::{RowAction, RowId, Schema, Transaction, Value};
 
 use super::{
-    assign, bind_assignments, bind_for_column, changed, check_not_null, schema_of, single_table,
-    Returning,
+    assign, bind_assignments, bind_for_column, changed, check_not_null, modify_binder, schema_of,
+    single_table, Returning,
 };
-use crate::bind::{Binder, PlanCx};
+use crate::bind::PlanCx;
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::{EvalCtx, Expr};
 use crate::from::{plan_from_with_row_id, row_id_of, FromPlan};
@@ -32,30 +32,15 @@ pub(crate) fn update(cx: &mut Ctx, t: &mut Transaction, u: &ast::Update) -> SqlR
         }
         None => return Err(SqlError::new(code::INTERNAL, "UPDATE without FROM here")),
     };
-    let (table, tname, _) = single_table(&u.table)?;
-    let schema = schema_of(cx.db, &table, tname)?;
-    let mut items = vec![u.table.clone()];
-    items.extend(from.iter().cloned());
+    let target = Target::plan(cx.db, &u.table, from, u.selection.as_ref())?;
     let catalog = DbCatalog(cx.db);
-    let pcx = PlanCx {
-        catalog: &catalog,
-        ctes: None,
-        outer: None,
-    };
-    let plan = plan_from_with_row_id(&items, u.selection.as_ref(), &pcx)?;
-    let sets = bind_assignments(&u.assignments, &table, &schema, &mut |e, col| {
-        bind_for_column(&mut Binder::in_query(&plan.scope, pcx), e, col)
-    })?;
-    let returning = returning(u.returning.as_deref(), &plan, &schema)?;
-    run(
-        cx,
-        t,
-        &table,
-        &schema,
-        &plan,
-        Some(&sets),
-        returning.as_ref(),
-    )
+    let sets = bind_assignments(
+        &u.assignments,
+        &target.table,
+        &target.schema,
+        &mut |e, col| bind_for_column(&mut modify_binder(&target.plan.scope, &catalog), e, col),
+    )?;
+    target.run(cx, t, Some(&sets), u.returning.as_deref())
 }
 
 pub(crate) fn delete(cx: &mut Ctx, t: &mut Transaction, d: &ast::Delete) -> SqlResult<Output> {
@@ -68,19 +53,61 @@ pub(crate) fn delete(cx: &mut Ctx, t: &mut Transaction, d: &ast::Delete) -> SqlR
     let Some(using) = &d.using else {
         return Err(SqlError::new(code::INTERNAL, "DELETE without USING here"));
     };
-    let (table, tname, _) = single_table(twj)?;
-    let schema = schema_of(cx.db, &table, tname)?;
-    let mut items = vec![twj.clone()];
-    items.extend(using.iter().cloned());
-    let catalog = DbCatalog(cx.db);
-    let pcx = PlanCx {
-        catalog: &catalog,
-        ctes: None,
-        outer: None,
-    };
-    let plan = plan_from_with_row_id(&items, d.selection.as_ref(), &pcx)?;
-    let returning = returning(d.returning.as_deref(), &plan, &schema)?;
-    run(cx, t, &table, &schema, &plan, None, returning.as_ref())
+    let target = Target::plan(cx.db, twj, using, d.selection.as_ref())?;
+    target.run(cx, t, None, d.returning.as_deref())
+}
+
+/// The table an UPDATE … FROM or DELETE … USING changes, and the plan of its join
+/// with the other relations.
+struct Target {
+    table: String,
+    schema: Schema,
+    plan: FromPlan,
+}
+
+impl Target {
+    fn plan(
+        db: &walden::Database,
+        target: &ast::TableWithJoins,
+        others: &[ast::TableWithJoins],
+        selection: Option<&ast::Expr>,
+    ) -> SqlResult<Target> {
+        let (table, tname, _) = single_table(target)?;
+        let schema = schema_of(db, &table, tname)?;
+        let mut items = vec![target.clone()];
+        items.extend(others.iter().cloned());
+        let catalog = DbCatalog(db);
+        let pcx = PlanCx {
+            catalog: &catalog,
+            ctes: None,
+            outer: None,
+        };
+        let plan = plan_from_with_row_id(&items, selection, &pcx)?;
+        Ok(Target {
+            table,
+            schema,
+            plan,
+        })
+    }
+
+    fn run(
+        &self,
+        cx: &mut Ctx,
+        t: &mut Transaction,
+        sets: Option<&[(usize, Expr)]>,
+        returning_items: Option<&[ast::SelectItem]>,
+    ) -> SqlResult<Output> {
+        let returning = returning(returning_items, &self.plan, &self.schema)?;
+        run(
+            cx,
+            t,
+            &self.table,
+            &self.schema,
+            &self.plan,
+            sets,
+            returning.as_ref(),
+        )
+    }
 }
 
 /// RETURNING over the joined row (the target's row id left out of `*`).

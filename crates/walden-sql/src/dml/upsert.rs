@@ -17,8 +17,8 @@ use sqlparser::ast::{self, ConflictTarget, OnConflictAction, OnInsert};
 use walden::{RowId, Transaction, Value};
 
 use super::{
-    assign, bind_assignments, bind_for_column, bind_insert, changed, check_assignable,
-    check_not_null, defaults_for, prepare_serials, Insertion, Returning, RowBuilder,
+    assign, bind_assignments, bind_for_column, bind_insert, changed, check_not_null, defaults_for,
+    prepare_serials, query_targets, Insertion, Returning, RowBuilder,
 };
 use crate::access_path::IndexMeta;
 use crate::bind::{ident_name, object_name, Binder, Scope};
@@ -67,16 +67,8 @@ pub(crate) fn run(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> SqlRe
         } => {
             let plan = QueryPlan::plan(query, &DbCatalog(cx.db))?;
             let schema = cx.db.schema(&table)?;
-            let columns = plan.columns().to_vec();
-            if columns.len() > targets.len() {
-                return Err(SqlError::syntax(
-                    "INSERT has more expressions than target columns",
-                ));
-            }
-            let targets = targets[..columns.len()].to_vec();
-            for ((_, ty), &i) in columns.iter().zip(&targets) {
-                check_assignable(*ty, &schema.columns[i], None)?;
-            }
+            let columns = plan.columns();
+            let targets = query_targets(columns, &targets, &schema)?.to_vec();
             let rows = plan.run_top(Some(t.reader()?), cx.rng, cx.guard)?;
             let types = columns.iter().map(|(_, ty)| *ty).collect();
             (table, schema, targets, returning, (rows, types))
@@ -114,7 +106,7 @@ pub(crate) fn run(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> SqlRe
         arbiters: &arbiters,
         returning: returning.as_ref(),
         pending: Vec::new(),
-        seen: HashSet::new(),
+        seen: vec![HashSet::new(); arbiters.len()],
         returned: Vec::new(),
         count: 0,
     };
@@ -228,10 +220,10 @@ struct Upsert<'a> {
     returning: Option<&'a Returning>,
     /// Rows to insert, not yet inserted (a batch).
     pending: Vec<Vec<Value>>,
-    /// The arbiter keys (index number and key bytes) this statement inserted or
-    /// updated: a second proposed row with one is skipped (DO NOTHING) or an error (DO
-    /// UPDATE may not change a row twice).
-    seen: HashSet<(usize, Vec<u8>)>,
+    /// Per arbiter index, the keys (as bytes) this statement inserted or updated: a
+    /// second proposed row with one is skipped (DO NOTHING) or an error (DO UPDATE may
+    /// not change a row twice).
+    seen: Vec<HashSet<Vec<u8>>>,
     returned: Vec<Vec<Value>>,
     count: u64,
 }
@@ -254,6 +246,15 @@ impl Upsert<'_> {
             .collect()
     }
 
+    /// Notes the keys of a row this statement inserted or updated.
+    fn remember(&mut self, keys: Vec<Option<(Vec<Value>, Vec<u8>)>>) {
+        for (seen, k) in self.seen.iter_mut().zip(keys) {
+            if let Some((_, bytes)) = k {
+                seen.insert(bytes);
+            }
+        }
+    }
+
     fn offer(
         &mut self,
         cx: &mut Ctx,
@@ -264,10 +265,10 @@ impl Upsert<'_> {
     ) -> SqlResult<()> {
         let keys = self.keys(row);
         // A key this statement already inserted or updated.
-        let again = keys.iter().enumerate().any(|(n, k)| {
-            k.as_ref()
-                .is_some_and(|(_, b)| self.seen.contains(&(n, b.clone())))
-        });
+        let again = keys
+            .iter()
+            .zip(&self.seen)
+            .any(|(k, seen)| k.as_ref().is_some_and(|(_, b)| seen.contains(b)));
         if again {
             return match update {
                 None => Ok(()),
@@ -282,20 +283,16 @@ impl Upsert<'_> {
         }
         // A visible row holding one of the keys.
         let mut existing: Option<(RowId, Vec<Value>)> = None;
-        for (n, k) in keys.iter().enumerate() {
-            let Some((key, _)) = k else { continue };
-            if existing.is_some() {
-                break;
-            }
-            let found = t.index_get(&self.arbiters[n].name, key)?;
-            existing = found.into_iter().next();
-        }
-        let Some((id, old)) = existing else {
-            for (n, k) in keys.into_iter().enumerate() {
-                if let Some((_, b)) = k {
-                    self.seen.insert((n, b));
+        for (ix, k) in self.arbiters.iter().zip(&keys) {
+            if let Some((key, _)) = k {
+                existing = t.index_get(&ix.name, key)?.into_iter().next();
+                if existing.is_some() {
+                    break;
                 }
             }
+        }
+        let Some((id, old)) = existing else {
+            self.remember(keys);
             cx.guard.charge(row_bytes(row) + 32)?;
             self.pending.push(row.to_vec());
             return Ok(());
@@ -318,11 +315,7 @@ impl Upsert<'_> {
         }
         check_not_null(self.table, schema, &new)?;
         t.update(self.table, id, &new)?;
-        for (n, k) in keys.into_iter().enumerate() {
-            if let Some((_, b)) = k {
-                self.seen.insert((n, b));
-            }
-        }
+        self.remember(keys);
         self.count += 1;
         if let Some(r) = self.returning {
             let out = r.project(&new, &mut cx.eval_ctx())?;
