@@ -1,7 +1,29 @@
-//! Differential test of the SQL layer: random statement sequences over one table run on
-//! Walden and on SQLite (in memory) must give the same rows, the same affected-row counts
-//! and the same errors. What could go wrong is any expression, filter, aggregate, sort,
-//! write or transaction block that Walden evaluates differently from PostgreSQL.
+//! Differential test of the SQL layer: random statement sequences over two tables, `t` and
+//! `u` (a int, b int, c text), run on Walden and on SQLite (in memory), and when
+//! PostgreSQL 15 is installed also on a throwaway PostgreSQL cluster, must give the same
+//! rows, the same affected-row counts and the same errors. What could go wrong is any
+//! expression, filter, aggregate, sort, join, subquery, set operation, write or
+//! transaction block that Walden evaluates differently from PostgreSQL.
+//!
+//! Statements: INSERT (VALUES, SELECT, generate_series), UPDATE and DELETE (of either
+//! table; with subqueries over the other), BEGIN/COMMIT/ROLLBACK, and queries: ordered,
+//! limited, projections (DISTINCT too), aggregates (count(DISTINCT) too), GROUP BY with
+//! HAVING, joins of `t` and `u` (inner, LEFT, RIGHT, FULL, CROSS, a comma; ON with
+//! equalities and other comparisons, USING; the left side now and then a subquery in
+//! FROM), GROUP BY over joins, subqueries (IN, correlated EXISTS, ANY/ALL, scalar ones
+//! with an aggregate), and UNION/INTERSECT/EXCEPT [ALL] of two or three SELECTs. Window
+//! functions wait for Walden (`Shape::Window`). The statements over both tables are
+//! `differential/relations.rs`'s; PostgreSQL is driven by `differential/on_postgres.rs`.
+//!
+//! PostgreSQL runs Walden's text as it is. Its rows compare as SQLite's do (integers of
+//! any width alike, booleans as 1 and 0, numeric as float8 within 1e-9); an error must
+//! have Walden's SQLSTATE, except that the two data errors the generator causes (22012,
+//! 22003) stand for each other, as which failing row or operand an engine meets first is
+//! its own choice. In an aborted block PostgreSQL must refuse statements (25P02) as
+//! Walden does. VACUUM, CHECKPOINT and crashes are Walden's alone; after a crash the
+//! harness rolls back PostgreSQL's block too. A construct PostgreSQL runs differently from
+//! Walden, where Walden is wrong, is left out of the generator with a comment naming its
+//! entry in NOTES-pg-oracle.md (and an ignored test below shows it).
 //!
 //! The generator writes every statement twice, once in PostgreSQL's dialect for Walden and
 //! once for SQLite, and bridges the places where the two engines legitimately differ:
@@ -21,7 +43,16 @@
 //!   nested ones do not), so an expression that can fail is only generated where both
 //!   engines must evaluate it; beneath those operators every expression is safe.
 //! - PostgreSQL folds constant subexpressions when planning (so `1/0` fails even over an
-//!   empty table) and SQLite does not: every arithmetic node reads a column.
+//!   empty table) and SQLite does not: every arithmetic node reads a column. It also folds
+//!   a strict operator with a NULL operand to NULL, leaving the others unevaluated (Walden
+//!   evaluates them): an expression that can fail has no such NULL.
+//! - Joins, subqueries and set operations leave to each engine which rows (and arms) it
+//!   evaluates and in what order: every expression in them cannot fail.
+//! - SQLite lacks INTERSECT ALL and EXCEPT ALL (those queries run on Walden and
+//!   PostgreSQL only), and ANY/ALL (its text says the same with EXISTS and CASE); it reads
+//!   compound operators left to right where PostgreSQL binds INTERSECT tighter (its text
+//!   puts the tighter pair in a subquery in FROM); and `SELECT *` over USING keeps the
+//!   column where the left table has it (PostgreSQL only).
 //! - Under LIMIT without a full ORDER BY, and under GROUP BY with LIMIT, each engine may
 //!   stop reading (or aggregating) at a row of its own choosing: such a query must not be
 //!   able to fail, and without a full ORDER BY only the number of rows is compared (and
@@ -35,14 +66,25 @@
 //! recovers (on the simulated file layer): neither may change any result, except that a
 //! crash ends an open transaction block, which the harness rolls back in SQLite too.
 //!
-//! Each sequence runs twice, on a heap table and on an undo table (in-place updates with
-//! an undo log; the kind comes from `SET default_table_kind`): both must agree with SQLite.
+//! Each sequence runs on heap tables and on undo tables (in-place updates with an undo
+//! log; the kind comes from `SET default_table_kind`), without and with indexes: all
+//! four must agree with SQLite.
 //!
-//! `WALDEN_SQL_DIFF_CASES=n` runs the sequences of seeds 0..n (200 by default);
-//! `WALDEN_SQL_DIFF_SEED=s` replays one seed; `WALDEN_SQL_DIFF_KIND=heap` (or `undo`) runs
-//! only that table kind. A failure prints its seed and the statement
-//! list shrunk to the statements that still show it.
+//! `WALDEN_SQL_DIFF_CASES=n` runs the sequences of seeds 0..n (200 by default) against
+//! SQLite on each of the four configurations; `WALDEN_SQL_DIFF_PG_CASES=n` runs seeds
+//! 0..n (500 by default, about 15 s in a debug build) against SQLite and PostgreSQL, seed
+//! `s` on configuration `s % 4`; without PostgreSQL 15 that test says "skipped:
+//! PostgreSQL 15 not found" and passes. `WALDEN_SQL_DIFF_SEED=s` replays one seed (in both
+//! tests); `WALDEN_SQL_DIFF_KIND=heap` (or `undo`, `+indexes`) runs only that
+//! configuration. A failure prints its seed and the statement list shrunk to the
+//! statements that still show it.
 #![allow(clippy::unwrap_used)]
+
+#[path = "differential/on_postgres.rs"]
+mod on_postgres;
+#[path = "differential/relations.rs"]
+mod relations;
+mod support;
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
@@ -57,6 +99,9 @@ use walden::{Database, Options, TableKind, Value};
 use walden_sql::{code, Session, StatementResult};
 
 const CREATE_TABLE: &str = "CREATE TABLE t (a int, b int, c text)";
+/// Both tables of the generated statements.
+const CREATE_TABLES: &str =
+    "CREATE TABLE t (a int, b int, c text); CREATE TABLE u (a int, b int, c text)";
 /// Every integer in the table stays within this magnitude: inserted values are at most
 /// 1000, `SET a` and INSERT ... SELECT reduce larger results `% 1000`, and `SET b = b + k`
 /// adds at most 9 per statement. The table check asserts it.
@@ -129,6 +174,66 @@ enum E {
     /// `substr(x, start, length)`, with start >= 1 and length >= 0, where SQLite and
     /// PostgreSQL agree.
     Substr(Box<E>, i64, Option<i64>),
+    /// `x [NOT] IN (SELECT ...)`.
+    InSelect(Box<E>, Box<Sub>, bool),
+    /// `EXISTS (SELECT ...)` (negated by an enclosing NOT).
+    Exists(Box<Sub>),
+    /// `x op ANY (SELECT y ...)` or `x op ALL (...)`. SQLite has neither: its text says
+    /// the same with EXISTS and CASE, three-valued as PostgreSQL's (`x` names its
+    /// columns qualified, as inside the EXISTS they would otherwise be the subquery's).
+    Quantified {
+        op: &'static str,
+        x: Box<E>,
+        sub: Box<Sub>,
+        all: bool,
+    },
+    /// `(SELECT agg(...) FROM ...)`: one row of one value. Only ever compared, never an
+    /// operand of arithmetic: PostgreSQL's count is a bigint, which SQLite's `i4` bridge
+    /// would not know.
+    Scalar(Box<Sub>),
+}
+
+/// A subquery over one table, `SELECT item FROM table [WHERE filter]`, for IN, EXISTS and
+/// scalar subqueries. None of its expressions can fail: each engine decides how many of
+/// its rows to read, and whether to run it at all.
+#[derive(Clone, Debug)]
+struct Sub {
+    item: SubItem,
+    table: &'static str,
+    filter: Option<E>,
+}
+
+#[derive(Clone, Debug)]
+enum SubItem {
+    /// `SELECT 1`, for EXISTS.
+    One,
+    Expr(E),
+    /// An aggregate (min, max, count) of an expression, or `count(*)` (None): one row.
+    Agg(&'static str, Option<E>),
+}
+
+impl Sub {
+    fn exprs(&self) -> Vec<&E> {
+        let item = match &self.item {
+            SubItem::Expr(e) | SubItem::Agg(_, Some(e)) => Some(e),
+            SubItem::One | SubItem::Agg(_, None) => None,
+        };
+        item.into_iter().chain(self.filter.as_ref()).collect()
+    }
+
+    fn sql(&self, d: Dialect) -> String {
+        let item = match &self.item {
+            SubItem::One => "1".to_string(),
+            SubItem::Expr(e) => e.sql(d),
+            SubItem::Agg(f, Some(e)) => format!("{f}({})", e.sql(d)),
+            SubItem::Agg(f, None) => format!("{f}(*)"),
+        };
+        let filter = match &self.filter {
+            Some(f) => format!(" WHERE {}", f.sql(d)),
+            None => String::new(),
+        };
+        format!("SELECT {item} FROM {}{filter}", self.table)
+    }
 }
 
 /// PostgreSQL's operator precedence, loosest first.
@@ -182,6 +287,9 @@ impl E {
                 .chain(otherwise.iter().map(|o| &**o))
                 .collect(),
             E::Coalesce(args) => args.iter().collect(),
+            E::InSelect(x, sub, _) => std::iter::once(&**x).chain(sub.exprs()).collect(),
+            E::Exists(sub) | E::Scalar(sub) => sub.exprs(),
+            E::Quantified { x, sub, .. } => std::iter::once(&**x).chain(sub.exprs()).collect(),
         }
     }
 
@@ -220,8 +328,30 @@ impl E {
                 .max()
                 .unwrap_or(0),
             E::Coalesce(args) => args.iter().map(E::bound).max().unwrap_or(0),
+            // min or max of a column (never an operand of arithmetic: see `E::Scalar`).
+            E::Scalar(_) => COLUMN_BOUND,
             _ => 0,
         }
+    }
+
+    /// Whether PostgreSQL folds the expression to a NULL constant when planning: NULL
+    /// itself, or a strict operator or function with such an operand.
+    fn folds_to_null(&self) -> bool {
+        match self {
+            E::Null => true,
+            E::Neg(x) | E::Call(_, x) | E::CastText(x) | E::BoolInt(x) | E::Substr(x, _, _) => {
+                x.folds_to_null()
+            }
+            E::Arith(_, x, y) | E::Cmp(_, x, y) | E::Concat(x, y) => {
+                x.folds_to_null() || y.folds_to_null()
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether some part of the expression folds to NULL (see `folds_to_null`).
+    fn has_null_fold(&self) -> bool {
+        self.folds_to_null() || self.children().iter().any(|c| c.has_null_fold())
     }
 
     /// True if evaluating the expression may raise an error (division by zero or
@@ -306,6 +436,24 @@ impl E {
                 ),
                 RANGE,
             ),
+            E::InSelect(x, sub, negated) => (
+                format!(
+                    "{} {}IN ({})",
+                    wrap(x, RANGE + 1),
+                    not(*negated),
+                    sub.sql(Dialect::Walden)
+                ),
+                RANGE,
+            ),
+            E::Quantified { op, x, sub, all } => (
+                format!(
+                    "{} {op} {} ({})",
+                    wrap(x, CMP + 1),
+                    if *all { "ALL" } else { "ANY" },
+                    sub.sql(Dialect::Walden)
+                ),
+                CMP,
+            ),
             E::CastText(x) if x.pg().1 == ATOM => (format!("{}::text", wrap(x, ATOM)), ATOM),
             E::CastText(x) => (format!("CAST({} AS text)", wrap(x, TOP)), ATOM),
             E::BoolInt(x) => (format!("CAST({} AS int)", wrap(x, TOP)), ATOM),
@@ -336,6 +484,13 @@ impl E {
             E::Not(x) => format!("(NOT {})", s(x)),
             E::IsNull(x, negated) => format!("({} IS {}NULL)", s(x), not(*negated)),
             E::In(x, items, negated) => format!("({} {}IN ({}))", s(x), not(*negated), list(items)),
+            E::InSelect(x, sub, negated) => format!(
+                "({} {}IN ({}))",
+                s(x),
+                not(*negated),
+                sub.sql(Dialect::Sqlite)
+            ),
+            E::Quantified { op, x, sub, all } => quantified_lite(op, x, sub, *all),
             E::Between(x, lo, hi, negated) => format!(
                 "({} {}BETWEEN {} AND {})",
                 s(x),
@@ -383,9 +538,36 @@ impl E {
             E::Call(f, x) => format!("{f}({})", s(x)),
             E::Substr(x, start, None) => format!("substr({}, {start})", s(x)),
             E::Substr(x, start, Some(len)) => format!("substr({}, {start}, {len})", s(x)),
+            E::Exists(sub) => format!("EXISTS ({})", sub.sql(d)),
+            E::Scalar(sub) => format!("({})", sub.sql(d)),
             other => unreachable!("{other:?} has a form per dialect"),
         }
     }
+}
+
+/// `x op ANY|ALL (SELECT y FROM table WHERE filter)` for SQLite: ANY is true if some
+/// row's comparison is true, else NULL if some row's is NULL, else false; ALL is false if
+/// some row's is false, else NULL if some row's is NULL, else true.
+fn quantified_lite(op: &str, x: &E, sub: &Sub, all: bool) -> String {
+    let SubItem::Expr(y) = &sub.item else {
+        unreachable!("a quantified subquery selects an expression")
+    };
+    let cond = format!("({} {op} {})", x.lite(), y.lite());
+    let filter = match &sub.filter {
+        Some(f) => format!("{} AND ", f.lite()),
+        None => String::new(),
+    };
+    let exists = |c: &str| format!("EXISTS (SELECT 1 FROM {} WHERE {filter}{c})", sub.table);
+    let (decides, value, otherwise) = if all {
+        (format!("NOT {cond}"), 0, 1)
+    } else {
+        (cond.clone(), 1, 0)
+    };
+    format!(
+        "CASE WHEN {} THEN {value} WHEN {} THEN NULL ELSE {otherwise} END",
+        exists(&decides),
+        exists(&format!("{cond} IS NULL"))
+    )
 }
 
 impl Op {
@@ -405,14 +587,81 @@ impl Op {
 
 struct Gen {
     rng: SimRng,
+    /// The columns expressions may name now.
+    scope: Scope,
 }
+
+/// The columns an expression may name: one table's, unqualified (a statement over `t` or
+/// `u`), or qualified ones of one or both tables (joins, subqueries and the outer
+/// columns they are correlated with).
+#[derive(Clone, Copy, Debug)]
+struct Scope {
+    ints: &'static [&'static str],
+    texts: &'static [&'static str],
+}
+
+const ONE_TABLE: Scope = Scope {
+    ints: &INT_COLUMNS,
+    texts: &["c"],
+};
+const T_QUALIFIED: Scope = Scope {
+    ints: &["t.a", "t.b"],
+    texts: &["t.c"],
+};
+const U_QUALIFIED: Scope = Scope {
+    ints: &["u.a", "u.b"],
+    texts: &["u.c"],
+};
+const JOINED: Scope = Scope {
+    ints: &["t.a", "t.b", "u.a", "u.b"],
+    texts: &["t.c", "u.c"],
+};
 
 const INT_COLUMNS: [&str; 2] = ["a", "b"];
 const CMP_OPS: [&str; 7] = ["=", "<>", "!=", "<", "<=", ">", ">="];
 
 impl Gen {
+    fn new(seed: u64) -> Gen {
+        Gen {
+            rng: SimRng::new(seed),
+            scope: ONE_TABLE,
+        }
+    }
+
     fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
         xs[self.rng.below(xs.len() as u64) as usize]
+    }
+
+    /// An integer column of the scope.
+    fn int_col(&mut self) -> &'static str {
+        self.pick(self.scope.ints)
+    }
+
+    /// A text column of the scope (no draw when there is one, so that one table's
+    /// sequences read the generator as they did before scopes).
+    fn text_col(&mut self) -> &'static str {
+        match self.scope.texts {
+            [only] => only,
+            texts => self.pick(texts),
+        }
+    }
+
+    /// Any column of the scope.
+    fn any_col(&mut self) -> &'static str {
+        let n = self.scope.ints.len() + self.scope.texts.len();
+        let i = self.rng.below(n as u64) as usize;
+        match self.scope.ints.get(i) {
+            Some(c) => c,
+            None => self.scope.texts[i - self.scope.ints.len()],
+        }
+    }
+
+    /// Runs `f` with `scope` as the columns expressions may name.
+    fn in_scope<R>(&mut self, scope: Scope, f: impl FnOnce(&mut Gen) -> R) -> R {
+        let saved = std::mem::replace(&mut self.scope, scope);
+        let r = f(self);
+        self.scope = saved;
+        r
     }
 
     /// A value in lo..=hi.
@@ -458,14 +707,14 @@ impl Gen {
             return E::Null;
         }
         match ty {
-            Ty::Int if self.rng.chance(55) => E::Col(self.pick(&INT_COLUMNS)),
+            Ty::Int if self.rng.chance(55) => E::Col(self.int_col()),
             Ty::Int => E::Int(self.int_literal()),
-            Ty::Text if self.rng.chance(55) => E::Col("c"),
+            Ty::Text if self.rng.chance(55) => E::Col(self.text_col()),
             Ty::Text => E::Text(self.text_literal()),
             Ty::Bool => match self.rng.below(10) {
                 0 if self.rng.chance(30) => E::Bool(self.rng.chance(50)),
                 0 => {
-                    let col = bx(E::Col(self.pick(&INT_COLUMNS)));
+                    let col = bx(E::Col(self.int_col()));
                     let k = self.range(-20, 20);
                     if self.rng.chance(50) {
                         E::Cmp(self.pick(&CMP_OPS), col, bx(E::QuotedInt(k)))
@@ -477,15 +726,15 @@ impl Gen {
                         )
                     }
                 }
-                1 => E::IsNull(bx(E::Col(self.pick(&["a", "b", "c"]))), self.rng.chance(50)),
+                1 => E::IsNull(bx(E::Col(self.any_col())), self.rng.chance(50)),
                 2..=3 => E::Cmp(
                     self.pick(&CMP_OPS),
-                    bx(E::Col("c")),
+                    bx(E::Col(self.text_col())),
                     bx(E::Text(self.text_literal())),
                 ),
                 _ => E::Cmp(
                     self.pick(&CMP_OPS),
-                    bx(E::Col(self.pick(&INT_COLUMNS))),
+                    bx(E::Col(self.int_col())),
                     bx(self.leaf(Ty::Int, false)),
                 ),
             },
@@ -504,7 +753,11 @@ impl Gen {
             Ty::Text => self.text_expr(depth - 1, guarded),
             Ty::Bool => self.bool_expr(depth - 1, guarded),
         };
-        if guarded && e.can_fail() {
+        // PostgreSQL folds a strict operator or function with a NULL operand to NULL
+        // when planning, so the other operands are never evaluated (and a NULL folded
+        // into a WHERE stops the scan): one that can fail fails in Walden only
+        // (NOTES-pg-oracle.md, discrepancy 2).
+        if e.can_fail() && (guarded || e.has_null_fold()) {
             self.leaf(ty, null_ok)
         } else {
             e
@@ -516,7 +769,7 @@ impl Gen {
         let x = if x.has_column() || y.has_column() {
             x
         } else {
-            E::Col(self.pick(&INT_COLUMNS))
+            E::Col(self.int_col())
         };
         E::Arith(op, bx(x), bx(y))
     }
@@ -762,8 +1015,12 @@ enum Check {
     Unordered,
     /// LIMIT or OFFSET without a full ORDER BY: which rows come back is up to each
     /// engine, so only their number must agree, and Walden's rows must be among those
-    /// of this SQLite query (the same without LIMIT and OFFSET).
-    Subset(String),
+    /// of the same query without LIMIT and OFFSET, run on the other engine (here in
+    /// Walden's dialect, which PostgreSQL runs, and SQLite's).
+    Subset {
+        walden: String,
+        sqlite: Option<String>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -782,10 +1039,13 @@ enum Kind {
     Crash,
 }
 
+/// A statement in Walden's dialect (which PostgreSQL runs as it is) and SQLite's.
 #[derive(Clone, Debug)]
 struct Stmt {
     walden: String,
-    sqlite: String,
+    /// None for what SQLite cannot run: a query that only PostgreSQL checks (skipped
+    /// without it), or a Walden-only statement (maintenance, crash).
+    sqlite: Option<String>,
     kind: Kind,
 }
 
@@ -793,7 +1053,7 @@ impl Stmt {
     fn same(sql: String, kind: Kind) -> Stmt {
         Stmt {
             walden: sql.clone(),
-            sqlite: sql,
+            sqlite: Some(sql),
             kind,
         }
     }
@@ -801,7 +1061,7 @@ impl Stmt {
     fn walden_only(sql: &str, kind: Kind) -> Stmt {
         Stmt {
             walden: sql.into(),
-            sqlite: format!("-- Walden only: {sql}"),
+            sqlite: None,
             kind,
         }
     }
@@ -810,21 +1070,38 @@ impl Stmt {
     fn build(parts: &[Part], kind: Kind) -> Stmt {
         Stmt {
             walden: render(parts, Dialect::Walden),
-            sqlite: render(parts, Dialect::Sqlite),
+            sqlite: Some(render(parts, Dialect::Sqlite)),
             kind,
         }
     }
 
     /// A query with LIMIT or OFFSET but without a full ORDER BY.
     fn limited(parts: &[Part], limit: &[Part]) -> Stmt {
-        let full = render(parts, Dialect::Sqlite);
+        let check = Check::Subset {
+            walden: render(parts, Dialect::Walden),
+            sqlite: Some(render(parts, Dialect::Sqlite)),
+        };
         let parts: Vec<&Part> = parts.iter().chain(limit).collect();
         let text = |d| parts.iter().map(|p| p.sql(d)).collect();
         Stmt {
             walden: text(Dialect::Walden),
-            sqlite: text(Dialect::Sqlite),
-            kind: Kind::Query(Check::Subset(full)),
+            sqlite: Some(text(Dialect::Sqlite)),
+            kind: Kind::Query(check),
         }
+    }
+
+    /// The same statement for PostgreSQL only: SQLite lacks the construct.
+    fn without_sqlite(mut self) -> Stmt {
+        self.sqlite = None;
+        if let Kind::Query(Check::Subset { sqlite, .. }) = &mut self.kind {
+            *sqlite = None;
+        }
+        self
+    }
+
+    /// Whether only Walden and PostgreSQL run it (a query SQLite cannot run).
+    fn postgres_only(&self) -> bool {
+        self.sqlite.is_none() && matches!(self.kind, Kind::Query(_))
     }
 }
 
@@ -832,6 +1109,7 @@ fn render(parts: &[Part], d: Dialect) -> String {
     parts.iter().map(|p| p.sql(d)).collect()
 }
 
+#[derive(Clone)]
 enum Part {
     Sql(String),
     /// Text that differs: Walden's, SQLite's.
@@ -911,7 +1189,8 @@ fn where_clause(g: &mut Gen, percent: u64, parts: &mut Vec<Part>) {
 }
 
 impl Gen {
-    fn insert(&mut self) -> Stmt {
+    /// INSERT ... VALUES into `table` (`t` or `u`).
+    fn insert(&mut self, table: &str) -> Stmt {
         let columns: Vec<&str> = if self.rng.chance(20) {
             let mut cols = vec!["a", "b", "c"];
             let keep = self.range(1, 3) as usize;
@@ -934,7 +1213,7 @@ impl Gen {
         } else {
             columns
         };
-        let mut parts = vec![sql(format!("INSERT INTO t{shown} VALUES "))];
+        let mut parts = vec![sql(format!("INSERT INTO {table}{shown} VALUES "))];
         for row in 0..self.range(1, 5) {
             parts.push(sql(if row == 0 { "(" } else { ", (" }));
             for (i, col) in targets.iter().enumerate() {
@@ -979,21 +1258,32 @@ impl Gen {
         );
         Stmt {
             walden: format!("INSERT INTO t {select} FROM generate_series(1, {n}) AS s(x)"),
-            sqlite: format!(
+            sqlite: Some(format!(
                 "WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM s WHERE x < {n}) \
                  INSERT INTO t {select} FROM s"
-            ),
+            )),
             kind: Kind::Write,
         }
     }
 
-    /// INSERT ... SELECT from the table itself, a few rows picked by a full ORDER BY.
+    /// INSERT ... SELECT from `t` into `t` or `u`, a few rows picked by a full ORDER BY
+    /// (so that `u` holds some of `t`'s values, which joins then find).
     fn insert_select(&mut self) -> Stmt {
+        let target = self.pick(&["t", "t", "u"]);
+        // Not a bare NULL: ORDER BY makes PostgreSQL type it as text, which an integer
+        // column then refuses (42804), where Walden inserts the NULL
+        // (NOTES-pg-oracle.md, discrepancy 1).
+        let typed = |g: &mut Gen, e: E| match e {
+            E::Null => E::Col(g.int_col()),
+            e => e,
+        };
+        let (a, b) = (self.stored_int(), self.stored_int());
+        let (a, b) = (typed(self, a), typed(self, b));
         let mut parts = vec![
-            sql("INSERT INTO t SELECT "),
-            Part::Expr(self.stored_int()),
+            sql(format!("INSERT INTO {target} SELECT ")),
+            Part::Expr(a),
             sql(", "),
-            Part::Expr(self.stored_int()),
+            Part::Expr(b),
             sql(", "),
             Part::Expr(self.stored_text()),
             sql(" FROM t"),
@@ -1011,8 +1301,8 @@ impl Gen {
     }
 
     /// UPDATE of one to three columns; every expression reads the old row.
-    fn update(&mut self) -> Stmt {
-        let mut parts = vec![sql("UPDATE t SET ")];
+    fn update(&mut self, table: &str) -> Stmt {
+        let mut parts = vec![sql(format!("UPDATE {table} SET "))];
         let mut cols = ["a", "b", "c"];
         for i in (1..cols.len()).rev() {
             let j = self.rng.below(i as u64 + 1) as usize;
@@ -1040,8 +1330,8 @@ impl Gen {
         Stmt::build(&parts, Kind::Write)
     }
 
-    fn delete(&mut self) -> Stmt {
-        let mut parts = vec![sql("DELETE FROM t")];
+    fn delete(&mut self, table: &str) -> Stmt {
+        let mut parts = vec![sql(format!("DELETE FROM {table}"))];
         where_clause(self, 95, &mut parts);
         Stmt::build(&parts, Kind::Write)
     }
@@ -1106,7 +1396,12 @@ impl Gen {
         let n = self.range(1, 3);
         let ordered = self.rng.chance(40);
         let aliased = self.rng.chance(30);
-        let mut parts = vec![sql("SELECT ")];
+        let distinct = self.rng.chance(15);
+        let mut parts = vec![sql(if distinct {
+            "SELECT DISTINCT "
+        } else {
+            "SELECT "
+        })];
         for i in 0..n {
             if i > 0 {
                 parts.push(sql(", "));
@@ -1145,7 +1440,16 @@ impl Gen {
     /// literal has no type in PostgreSQL).
     fn aggregate(&mut self, guarded: bool) -> Vec<Part> {
         let fixed = [
-            "count(*)", "count(c)", "sum(b)", "min(a)", "max(c)", "avg(b)", "sum(a)", "min(c)",
+            "count(*)",
+            "count(c)",
+            "sum(b)",
+            "min(a)",
+            "max(c)",
+            "avg(b)",
+            "sum(a)",
+            "min(c)",
+            "count(DISTINCT a)",
+            "count(DISTINCT c)",
         ];
         if self.rng.chance(60) {
             return vec![sql(self.pick(&fixed))];
@@ -1257,32 +1561,95 @@ impl Gen {
     }
 
     fn query(&mut self) -> Stmt {
-        match self.rng.below(20) {
-            0..=5 => self.ordered_select(),
-            6 => self.limited_select(),
-            7..=11 => self.projection(),
-            12..=14 => self.aggregates(),
-            _ => self.group_by(),
+        let total: u64 = SHAPES.iter().map(|(_, weight)| weight).sum();
+        let mut r = self.rng.below(total);
+        for (shape, weight) in SHAPES {
+            if r < weight {
+                return self.query_of(shape);
+            }
+            r -= weight;
+        }
+        unreachable!("{r} is below the weights' sum")
+    }
+
+    fn query_of(&mut self, shape: Shape) -> Stmt {
+        match shape {
+            Shape::Ordered => self.ordered_select(),
+            Shape::Limited => self.limited_select(),
+            Shape::Projection => self.projection(),
+            Shape::Aggregates => self.aggregates(),
+            Shape::GroupBy => self.group_by(),
+            Shape::Join => self.join_query(),
+            Shape::GroupedJoin => self.grouped_join(),
+            Shape::Subquery => self.subquery_query(),
+            Shape::SetOperation => self.set_operation(),
+            Shape::Window => unreachable!("windows: added when Walden supports them"),
         }
     }
+
+    /// The table a single-table write goes to: mostly `t`, whose indexes and kinds the
+    /// older statements were written for.
+    fn table(&mut self) -> &'static str {
+        self.pick(&["t", "t", "u"])
+    }
 }
+
+/// The kinds of query the generator writes.
+#[derive(Clone, Copy, Debug)]
+enum Shape {
+    Ordered,
+    Limited,
+    Projection,
+    Aggregates,
+    GroupBy,
+    /// Both tables joined (relations.rs).
+    Join,
+    GroupedJoin,
+    /// One table, with a subquery over the other.
+    Subquery,
+    SetOperation,
+    /// windows: added when Walden supports them (window functions over one table or a
+    /// join; no generator yet, so the weight is 0).
+    Window,
+}
+
+/// Each shape's weight: how often `query` writes it, out of the sum.
+const SHAPES: [(Shape, u64); 10] = [
+    (Shape::Ordered, 6),
+    (Shape::Limited, 1),
+    (Shape::Projection, 5),
+    (Shape::Aggregates, 3),
+    (Shape::GroupBy, 5),
+    (Shape::Join, 5),
+    (Shape::GroupedJoin, 2),
+    (Shape::Subquery, 4),
+    (Shape::SetOperation, 3),
+    (Shape::Window, 0),
+];
 
 /// The statement sequence of one seed: inserts, updates, deletes and queries, some in
 /// transaction blocks that commit or roll back.
 fn sequence(seed: u64) -> Vec<Stmt> {
-    let mut g = Gen {
-        rng: SimRng::new(seed),
-    };
+    let mut g = Gen::new(seed);
     let len = g.range(20, 40) as usize;
-    let mut out = vec![g.insert()];
+    let mut out = vec![g.insert("t"), g.insert("u")];
     let mut in_block = false;
     while out.len() < len {
         let stmt = match g.rng.below(100) {
             0 if g.rng.chance(30) => g.bulk_insert(),
-            0..=14 => g.insert(),
+            0..=14 => {
+                let table = g.table();
+                g.insert(table)
+            }
             15..=17 => g.insert_select(),
-            18..=33 => g.update(),
-            34..=41 => g.delete(),
+            18..=33 => {
+                let table = g.table();
+                g.update(table)
+            }
+            34..=41 => {
+                let table = g.table();
+                g.delete(table)
+            }
             42..=51 if in_block => {
                 in_block = false;
                 if g.rng.chance(60) {
@@ -1301,6 +1668,7 @@ fn sequence(seed: u64) -> Vec<Stmt> {
                 in_block = false;
                 Stmt::walden_only("-- crash and recover", Kind::Crash)
             }
+            55..=58 => g.write_with_subquery(),
             _ => g.query(),
         };
         out.push(stmt);
@@ -1312,15 +1680,69 @@ fn sequence(seed: u64) -> Vec<Stmt> {
 }
 
 // ---------------------------------------------------------------------------------------
-// Running a sequence on both engines.
+// Running a sequence on the engines.
 
-/// A result cell in a form both engines' values convert to.
+/// A result cell in a form every engine's values convert to.
 #[derive(Clone, Debug, PartialEq, PartialOrd)]
 enum Cell {
     Null,
     Int(i64),
     Real(f64),
     Text(String),
+}
+
+/// An engine's error: its SQLSTATE (SQLite has none) and message.
+#[derive(Clone, Debug)]
+struct Failure {
+    code: Option<String>,
+    message: String,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.code {
+            Some(code) => write!(f, "{code} {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl From<walden_sql::SqlError> for Failure {
+    fn from(e: walden_sql::SqlError) -> Self {
+        Failure {
+            code: Some(e.code.to_string()),
+            message: e.message,
+        }
+    }
+}
+
+impl From<rusqlite::Error> for Failure {
+    fn from(e: rusqlite::Error) -> Self {
+        Failure {
+            code: None,
+            message: e.to_string(),
+        }
+    }
+}
+
+/// The errors the generator can cause on purpose: division by zero, integer overflow.
+const DATA_ERRORS: [&str; 2] = [code::DIVISION_BY_ZERO, code::NUMERIC_OUT_OF_RANGE];
+
+/// Whether another engine's error is the one Walden gave. SQLite has no SQLSTATE: its
+/// message must name a data error. PostgreSQL's SQLSTATE must be Walden's, except
+/// between the two data errors: which of a statement's failing rows or operands an
+/// engine meets first depends on the order it reads them.
+fn same_failure(walden: &Failure, other: &Failure) -> bool {
+    let walden_code = walden.code.as_deref().unwrap_or("");
+    match other.code.as_deref() {
+        None => ["division by zero", "integer out of range"]
+            .iter()
+            .any(|m| other.message.contains(m)),
+        Some(code) => {
+            code == walden_code
+                || (DATA_ERRORS.contains(&code) && DATA_ERRORS.contains(&walden_code))
+        }
+    }
 }
 
 fn walden_cell(v: &Value) -> Cell {
@@ -1350,11 +1772,16 @@ fn same_rows(x: &[Vec<Cell>], y: &[Vec<Cell>]) -> bool {
             .all(|(r, s)| r.len() == s.len() && r.iter().zip(s).all(|(p, q)| same_cell(p, q)))
 }
 
-/// Walden's rows are `count` rows of `all` (a multiset).
-fn subset(rows: &[Vec<Cell>], count: usize, mut all: Vec<Vec<Cell>>) -> Result<(), String> {
+/// Walden's rows are `count` rows of `all` (a multiset), `engine`'s result without LIMIT.
+fn subset(
+    rows: &[Vec<Cell>],
+    count: usize,
+    mut all: Vec<Vec<Cell>>,
+    engine: &str,
+) -> Result<(), String> {
     if rows.len() != count {
         return Err(format!(
-            "Walden gave {} rows, SQLite {count}\n  Walden: {rows:?}",
+            "Walden gave {} rows, {engine} {count}\n  Walden: {rows:?}",
             rows.len()
         ));
     }
@@ -1365,7 +1792,7 @@ fn subset(rows: &[Vec<Cell>], count: usize, mut all: Vec<Vec<Cell>>) -> Result<(
             }
             None => {
                 return Err(format!(
-                    "Walden's row {row:?} is not in the result\n  Walden: {rows:?}\n  SQLite without LIMIT: {all:?}"
+                    "Walden's row {row:?} is not in the result\n  Walden: {rows:?}\n  {engine} without LIMIT: {all:?}"
                 ))
             }
         }
@@ -1416,7 +1843,7 @@ fn sqlite() -> Connection {
         Some((x, y)) => Ok(Some(x % y)),
     })
     .unwrap();
-    conn.execute_batch(CREATE_TABLE).unwrap();
+    conn.execute_batch(CREATE_TABLES).unwrap();
     conn
 }
 
@@ -1448,6 +1875,15 @@ fn walden_rows(r: &StatementResult) -> Vec<Vec<Cell>> {
         .collect()
 }
 
+/// The row count of a write's tag ("INSERT 0 3", "UPDATE 2").
+fn tag_count(r: &StatementResult, sql: &str) -> Option<u64> {
+    let verb = sql.split(' ').next().unwrap_or("");
+    r.tag
+        .strip_prefix(verb)
+        .and_then(|rest| rest.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+}
+
 fn options(vfs: &Arc<SimVfs>) -> Options {
     Options {
         vfs: vfs.clone(),
@@ -1460,7 +1896,8 @@ fn options(vfs: &Arc<SimVfs>) -> Options {
 enum Block {
     None,
     Open,
-    /// An error aborted the block: Walden refuses statements until it ends.
+    /// An error aborted the block: Walden (and PostgreSQL) refuse statements until it
+    /// ends; SQLite's block was rolled back.
     Failed,
 }
 
@@ -1468,26 +1905,36 @@ enum Block {
 struct Stats {
     cases: u64,
     statements: u64,
-    /// Statements that failed on both engines with a data error.
+    /// Statements that failed on every engine with a data error.
     both_failed: u64,
     /// Transaction blocks aborted by such an error.
     aborted_blocks: u64,
     /// Statements refused in an aborted block.
     refused: u64,
-    /// Rows of query results compared (the table checks not counted).
+    /// Rows of query results compared (the table checks not counted), with SQLite.
     rows_compared: u64,
     rows_written: u64,
     crashes: u64,
+    /// Statements also run on PostgreSQL, and rows of query results compared with it.
+    postgres_statements: u64,
+    postgres_rows_compared: u64,
+    /// Queries SQLite cannot run, compared with PostgreSQL only.
+    postgres_only: u64,
 }
 
 struct Runner<'s> {
     walden: Session,
     sqlite: &'s Connection,
+    /// PostgreSQL, when the case runs there too (with Walden's text).
+    pg: Option<&'s mut postgres::Client>,
     block: Block,
 }
 
 impl Runner<'_> {
     fn step(&mut self, st: &Stmt, stats: &mut Stats) -> Result<(), String> {
+        if self.pg.is_some() && !matches!(st.kind, Kind::Maintenance | Kind::Crash) {
+            stats.postgres_statements += 1;
+        }
         match &st.kind {
             Kind::Begin => self.begin(st),
             Kind::Commit | Kind::Rollback => self.end_block(st),
@@ -1503,18 +1950,34 @@ impl Runner<'_> {
                     _ => Err(format!("Walden's tag is {:?}", r.tag)),
                 }
             }
-            _ if self.block == Block::Failed => {
-                stats.refused += 1;
-                match self.walden.execute_one(&st.walden) {
-                    Err(e) if e.code == code::FAILED_TRANSACTION => Ok(()),
-                    other => Err(format!(
-                        "Walden ran a statement in an aborted block: {other:?}"
-                    )),
-                }
-            }
+            _ if self.block == Block::Failed => self.refused(st, stats),
             Kind::Write => self.write(st, stats),
             Kind::Query(check) => self.query(st, check, stats),
         }
+    }
+
+    /// In an aborted block Walden and PostgreSQL refuse every statement.
+    fn refused(&mut self, st: &Stmt, stats: &mut Stats) -> Result<(), String> {
+        stats.refused += 1;
+        match self.walden.execute_one(&st.walden) {
+            Err(e) if e.code == code::FAILED_TRANSACTION => {}
+            other => {
+                return Err(format!(
+                    "Walden ran a statement in an aborted block: {other:?}"
+                ))
+            }
+        }
+        if let Some(pg) = self.pg.as_deref_mut() {
+            match on_postgres::execute(pg, &st.walden) {
+                Err(f) if f.code.as_deref() == Some(code::FAILED_TRANSACTION) => {}
+                other => {
+                    return Err(format!(
+                        "PostgreSQL ran a statement in an aborted block: {other:?}"
+                    ))
+                }
+            }
+        }
+        Ok(())
     }
 
     fn begin(&mut self, st: &Stmt) -> Result<(), String> {
@@ -1525,8 +1988,12 @@ impl Runner<'_> {
         if r.tag != "BEGIN" {
             return Err(format!("Walden's tag is {:?}", r.tag));
         }
+        if let Some(pg) = self.pg.as_deref_mut() {
+            // Inside a block PostgreSQL warns too (a notice the client drops).
+            on_postgres::execute(pg, &st.walden).map_err(|f| format!("PostgreSQL failed: {f}"))?;
+        }
         if self.block == Block::None {
-            self.sqlite.execute_batch(&st.sqlite).unwrap();
+            self.sqlite.execute_batch("BEGIN").unwrap();
             self.block = Block::Open;
         } else if r.notices.is_empty() {
             // SQLite refuses a nested BEGIN; PostgreSQL warns and carries on.
@@ -1547,30 +2014,26 @@ impl Runner<'_> {
         if r.tag != expected {
             return Err(format!("Walden's tag is {:?}, not {expected:?}", r.tag));
         }
+        if let Some(pg) = self.pg.as_deref_mut() {
+            // COMMIT of an aborted block rolls it back in PostgreSQL too (its tag is not
+            // visible through the client: the table checks that follow show it).
+            on_postgres::execute(pg, &st.walden).map_err(|f| format!("PostgreSQL failed: {f}"))?;
+        }
         if self.block == Block::Open {
-            self.sqlite.execute_batch(&st.sqlite).unwrap();
+            let sql = st.sqlite.as_deref().unwrap_or(&st.walden);
+            self.sqlite.execute_batch(sql).unwrap();
         }
         self.block = Block::None;
         Ok(())
     }
 
-    /// Both engines failed: the error must be one the generator can cause, and in a
+    /// Every engine failed: the error must be one the generator can cause, and in a
     /// block it aborts the block.
-    fn both_failed(
-        &mut self,
-        walden: walden_sql::SqlError,
-        sqlite: rusqlite::Error,
-        stats: &mut Stats,
-    ) -> Result<(), String> {
-        let expected = [code::DIVISION_BY_ZERO, code::NUMERIC_OUT_OF_RANGE];
-        let sqlite_text = sqlite.to_string();
-        let sqlite_ok = ["division by zero", "integer out of range"]
-            .iter()
-            .any(|m| sqlite_text.contains(m));
-        if !expected.contains(&walden.code) || !sqlite_ok {
+    fn all_failed(&mut self, walden: &Failure, stats: &mut Stats) -> Result<(), String> {
+        let walden_code = walden.code.as_deref().unwrap_or("");
+        if !DATA_ERRORS.contains(&walden_code) {
             return Err(format!(
-                "both failed, but not with a data error: Walden {} {walden}; SQLite {sqlite_text}",
-                walden.code
+                "every engine failed, but not with a data error: Walden {walden}"
             ));
         }
         stats.both_failed += 1;
@@ -1584,104 +2047,177 @@ impl Runner<'_> {
 
     fn write(&mut self, st: &Stmt, stats: &mut Stats) -> Result<(), String> {
         let w = self.walden.execute_one(&st.walden);
-        let s = self.sqlite.execute(&st.sqlite, []);
-        match (w, s) {
-            (Ok(r), Ok(n)) => {
-                let verb = st.walden.split(' ').next().unwrap_or("");
-                let count = r
-                    .tag
-                    .strip_prefix(verb)
-                    .and_then(|rest| rest.rsplit(' ').next())
-                    .and_then(|n| n.parse::<usize>().ok());
-                stats.rows_written += n as u64;
-                if count == Some(n) {
-                    Ok(())
-                } else {
-                    Err(format!(
-                        "Walden's tag is {:?}; SQLite changed {n} rows",
-                        r.tag
-                    ))
-                }
+        let w_count = match &w {
+            Ok(r) => Some(
+                tag_count(r, &st.walden).ok_or_else(|| format!("Walden's tag is {:?}", r.tag))?,
+            ),
+            Err(_) => None,
+        };
+        let w: Result<u64, Failure> = match w {
+            Ok(_) => Ok(w_count.unwrap_or(0)),
+            Err(e) => Err(e.into()),
+        };
+        if let Some(sql) = &st.sqlite {
+            let s = self.sqlite.execute(sql, []).map(|n| n as u64);
+            agree_on_count(&w, s.map_err(Failure::from), "SQLite")?;
+        }
+        if let Some(pg) = self.pg.as_deref_mut() {
+            agree_on_count(&w, on_postgres::execute(pg, &st.walden), "PostgreSQL")?;
+        }
+        match w {
+            Ok(n) => {
+                stats.rows_written += n;
+                Ok(())
             }
-            (Err(we), Err(se)) => self.both_failed(we, se, stats),
-            (Ok(r), Err(se)) => Err(format!("only SQLite failed: {se}; Walden: {}", r.tag)),
-            (Err(we), Ok(n)) => Err(format!(
-                "only Walden failed: {} {we}; SQLite changed {n} rows",
-                we.code
-            )),
+            Err(f) => self.all_failed(&f, stats),
         }
     }
 
     fn query(&mut self, st: &Stmt, check: &Check, stats: &mut Stats) -> Result<(), String> {
-        let w = self.walden.execute_one(&st.walden);
-        let s = sqlite_rows(self.sqlite, &st.sqlite);
-        match (w, s) {
-            (Ok(r), Ok(s_rows)) => {
-                if r.tag != format!("SELECT {}", r.rows.len()) {
-                    return Err(format!(
-                        "Walden's tag {:?} for {} rows",
-                        r.tag,
-                        r.rows.len()
-                    ));
-                }
-                let mut w_rows = walden_rows(&r);
-                let mut s_rows = s_rows;
-                if *check != Check::Ordered {
-                    w_rows = sorted(w_rows);
-                    s_rows = sorted(s_rows);
-                }
-                stats.rows_compared += s_rows.len() as u64;
-                if let Check::Subset(full) = check {
-                    // Without LIMIT, the query may read a row that fails.
-                    return match sqlite_rows(self.sqlite, full) {
-                        Ok(all) => subset(&w_rows, s_rows.len(), all),
-                        Err(_) if w_rows.len() == s_rows.len() => Ok(()),
-                        Err(_) => Err(format!("Walden gave {w_rows:?}, SQLite {s_rows:?}")),
-                    };
-                }
-                if same_rows(&w_rows, &s_rows) {
-                    Ok(())
-                } else {
-                    Err(format!(
-                        "rows differ\n  Walden: {w_rows:?}\n  SQLite: {s_rows:?}"
-                    ))
-                }
+        let w = match self.walden.execute_one(&st.walden) {
+            Ok(r) if r.tag != format!("SELECT {}", r.rows.len()) => {
+                return Err(format!(
+                    "Walden's tag {:?} for {} rows",
+                    r.tag,
+                    r.rows.len()
+                ))
             }
-            (Err(we), Err(se)) => self.both_failed(we, se, stats),
-            (Ok(r), Err(se)) => Err(format!(
-                "only SQLite failed: {se}; Walden: {:?}",
-                walden_rows(&r)
-            )),
-            (Err(we), Ok(s_rows)) => Err(format!(
-                "only Walden failed: {} {we}; SQLite: {s_rows:?}",
-                we.code
-            )),
+            Ok(r) => Ok(walden_rows(&r)),
+            Err(e) => Err(Failure::from(e)),
+        };
+        if let Some(sql) = &st.sqlite {
+            let conn = self.sqlite;
+            let s = sqlite_rows(conn, sql).map_err(Failure::from);
+            let full = match check {
+                Check::Subset {
+                    sqlite: Some(full), ..
+                } => Some(full.as_str()),
+                _ => None,
+            };
+            let full = || full.map(|f| sqlite_rows(conn, f).map_err(Failure::from));
+            stats.rows_compared += agree_on_rows(&w, s, check, "SQLite", full)?;
+        }
+        if let Some(pg) = self.pg.as_deref_mut() {
+            if st.sqlite.is_none() {
+                stats.postgres_only += 1;
+            }
+            let p = on_postgres::rows(pg, &st.walden);
+            let full = match check {
+                Check::Subset { walden, .. } => Some(walden.as_str()),
+                _ => None,
+            };
+            let full = || full.map(|f| on_postgres::rows(pg, f));
+            stats.postgres_rows_compared += agree_on_rows(&w, p, check, "PostgreSQL", full)?;
+        }
+        match w {
+            Ok(_) => Ok(()),
+            Err(f) => self.all_failed(&f, stats),
         }
     }
 
-    /// The whole table must hold the same rows, within the generator's bounds.
-    fn check_table(&mut self) -> Result<(), String> {
-        let all = "SELECT a, b, c FROM t";
-        let w = self
-            .walden
-            .execute_one(all)
-            .map_err(|e| format!("table check: Walden failed: {e}"))?;
-        let w_rows = sorted(walden_rows(&w));
-        let s_rows = sorted(sqlite_rows(self.sqlite, all).unwrap());
-        if w_rows != s_rows {
-            return Err(format!(
-                "tables differ\n  Walden: {w_rows:?}\n  SQLite: {s_rows:?}"
-            ));
-        }
-        for cell in s_rows.iter().flatten() {
-            let within = match cell {
-                Cell::Int(x) => (*x as i128).abs() <= COLUMN_BOUND,
-                Cell::Text(s) => s.len() as i128 <= TEXT_BOUND,
-                _ => true,
-            };
-            assert!(within, "the generator broke its bounds: {cell:?}");
+    /// Both tables must hold the same rows on every engine, within the generator's
+    /// bounds.
+    fn check_tables(&mut self) -> Result<(), String> {
+        for table in ["t", "u"] {
+            let all = format!("SELECT a, b, c FROM {table}");
+            let w = self
+                .walden
+                .execute_one(&all)
+                .map_err(|e| format!("table check: Walden failed: {e}"))?;
+            let w_rows = sorted(walden_rows(&w));
+            let s_rows = sorted(sqlite_rows(self.sqlite, &all).unwrap());
+            if w_rows != s_rows {
+                return Err(format!(
+                    "tables {table} differ\n  Walden: {w_rows:?}\n  SQLite: {s_rows:?}"
+                ));
+            }
+            if let Some(pg) = self.pg.as_deref_mut() {
+                let p_rows = on_postgres::rows(pg, &all)
+                    .map_err(|f| format!("table check: PostgreSQL failed: {f}"))?;
+                let p_rows = sorted(p_rows);
+                if w_rows != p_rows {
+                    return Err(format!(
+                        "tables {table} differ\n  Walden: {w_rows:?}\n  PostgreSQL: {p_rows:?}"
+                    ));
+                }
+            }
+            for cell in s_rows.iter().flatten() {
+                let within = match cell {
+                    Cell::Int(x) => (*x as i128).abs() <= COLUMN_BOUND,
+                    Cell::Text(s) => s.len() as i128 <= TEXT_BOUND,
+                    _ => true,
+                };
+                assert!(within, "the generator broke its bounds: {cell:?}");
+            }
         }
         Ok(())
+    }
+}
+
+/// Walden's row count for a write against another engine's: the same count, or both
+/// failed with the same error.
+fn agree_on_count(
+    walden: &Result<u64, Failure>,
+    other: Result<u64, Failure>,
+    engine: &str,
+) -> Result<(), String> {
+    match (walden, other) {
+        (Ok(w), Ok(n)) if *w == n => Ok(()),
+        (Ok(w), Ok(n)) => Err(format!("Walden changed {w} rows; {engine} {n}")),
+        (Err(wf), Err(of)) if same_failure(wf, &of) => Ok(()),
+        (Err(wf), Err(of)) => Err(format!(
+            "both failed, differently: Walden {wf}; {engine} {of}"
+        )),
+        (Ok(w), Err(of)) => Err(format!(
+            "only {engine} failed: {of}; Walden changed {w} rows"
+        )),
+        (Err(wf), Ok(n)) => Err(format!(
+            "only Walden failed: {wf}; {engine} changed {n} rows"
+        )),
+    }
+}
+
+/// Walden's rows for a query against another engine's, as `check` says; `full` runs the
+/// query without LIMIT on the other engine (for `Check::Subset`). Returns the number of
+/// rows compared.
+fn agree_on_rows(
+    walden: &Result<Vec<Vec<Cell>>, Failure>,
+    other: Result<Vec<Vec<Cell>>, Failure>,
+    check: &Check,
+    engine: &str,
+    full: impl FnOnce() -> Option<Result<Vec<Vec<Cell>>, Failure>>,
+) -> Result<u64, String> {
+    let (w_rows, o_rows) = match (walden, other) {
+        (Ok(w), Ok(o)) => (w.clone(), o),
+        (Err(wf), Err(of)) if same_failure(wf, &of) => return Ok(0),
+        (Err(wf), Err(of)) => {
+            return Err(format!(
+                "both failed, differently: Walden {wf}; {engine} {of}"
+            ))
+        }
+        (Ok(w), Err(of)) => return Err(format!("only {engine} failed: {of}; Walden: {w:?}")),
+        (Err(wf), Ok(o)) => return Err(format!("only Walden failed: {wf}; {engine}: {o:?}")),
+    };
+    let compared = o_rows.len() as u64;
+    let (w_rows, o_rows) = if *check == Check::Ordered {
+        (w_rows, o_rows)
+    } else {
+        (sorted(w_rows), sorted(o_rows))
+    };
+    if let Check::Subset { .. } = check {
+        // Without LIMIT, the query may read a row that fails.
+        return match full() {
+            Some(Ok(all)) => subset(&w_rows, o_rows.len(), all, engine).map(|()| compared),
+            _ if w_rows.len() == o_rows.len() => Ok(compared),
+            _ => Err(format!("Walden gave {w_rows:?}, {engine} {o_rows:?}")),
+        };
+    }
+    if same_rows(&w_rows, &o_rows) {
+        Ok(compared)
+    } else {
+        Err(format!(
+            "rows differ\n  Walden: {w_rows:?}\n  {engine}: {o_rows:?}"
+        ))
     }
 }
 
@@ -1737,22 +2273,31 @@ const TABLE_KINDS: [Config; 4] = [
     },
 ];
 
-const CREATE_INDEXES: &str =
-    "CREATE INDEX t_a ON t (a); CREATE INDEX t_ba ON t (b, a); CREATE INDEX t_c ON t (c)";
+const CREATE_INDEXES: &str = "CREATE INDEX t_a ON t (a); CREATE INDEX t_ba ON t (b, a); \
+     CREATE INDEX t_c ON t (c); CREATE INDEX u_a ON u (a); CREATE INDEX u_c ON u (c)";
 
-/// Runs a statement list on fresh engines, the table being of the given kind; the error
-/// names the statement and the difference.
-fn run_case(stmts: &[Stmt], cfg: Config, stats: &mut Stats) -> Result<(), String> {
+/// Runs a statement list on fresh engines, the tables being of the given kind; the error
+/// names the statement and the difference. With `pg`, PostgreSQL runs it too.
+fn run_case(
+    stmts: &[Stmt],
+    cfg: Config,
+    mut pg: Option<&mut postgres::Client>,
+    stats: &mut Stats,
+) -> Result<(), String> {
     let kind = cfg.kind;
     let vfs = Arc::new(SimVfs::new(1));
     let mut db = Database::create("db", options(&vfs)).unwrap();
     Session::new(&db)
-        .execute(&format!("SET default_table_kind = {kind}; {CREATE_TABLE}"))
+        .execute(&format!("SET default_table_kind = {kind}; {CREATE_TABLES}"))
         .unwrap();
     if cfg.indexed {
         Session::new(&db).execute(CREATE_INDEXES).unwrap();
     }
     assert_eq!(db.table_kind("t").unwrap(), kind);
+    assert_eq!(db.table_kind("u").unwrap(), kind);
+    if let Some(client) = pg.as_deref_mut() {
+        on_postgres::reset(client, CREATE_TABLES);
+    }
     let sqlite = sqlite();
     let mut block = Block::None;
     let mut rest = stmts;
@@ -1760,6 +2305,7 @@ fn run_case(stmts: &[Stmt], cfg: Config, stats: &mut Stats) -> Result<(), String
         let mut runner = Runner {
             walden: Session::with_seed(&db, 1),
             sqlite: &sqlite,
+            pg: pg.as_deref_mut(),
             block,
         };
         let done = stmts.len() - rest.len();
@@ -1768,13 +2314,16 @@ fn run_case(stmts: &[Stmt], cfg: Config, stats: &mut Stats) -> Result<(), String
             .position(|s| s.kind == Kind::Crash)
             .unwrap_or(rest.len());
         for (i, st) in rest[..until_crash].iter().enumerate() {
+            if st.postgres_only() && runner.pg.is_none() {
+                continue;
+            }
             stats.statements += 1;
             let at = |e: String| {
                 format!(
                     "statement {}:\n  Walden: {}\n  SQLite: {}\n{e}",
                     done + i + 1,
                     st.walden,
-                    st.sqlite
+                    st.sqlite.as_deref().unwrap_or("(not run)")
                 )
             };
             runner.step(st, stats).map_err(at)?;
@@ -1787,7 +2336,7 @@ fn run_case(stmts: &[Stmt], cfg: Config, stats: &mut Stats) -> Result<(), String
                 )));
             }
             if runner.block != Block::Failed {
-                runner.check_table().map_err(at)?;
+                runner.check_tables().map_err(at)?;
             }
         }
         block = runner.block;
@@ -1800,6 +2349,11 @@ fn run_case(stmts: &[Stmt], cfg: Config, stats: &mut Stats) -> Result<(), String
         stats.crashes += 1;
         if block == Block::Open {
             sqlite.execute_batch("ROLLBACK").unwrap();
+        }
+        if let (Some(client), Block::Open | Block::Failed) = (pg.as_deref_mut(), block) {
+            // PostgreSQL did not crash: its block is rolled back as Walden's vanished.
+            on_postgres::execute(client, "ROLLBACK")
+                .map_err(|f| format!("PostgreSQL failed to roll back: {f}"))?;
         }
         block = Block::None;
         drop(db);
@@ -1819,9 +2373,10 @@ fn run_case(stmts: &[Stmt], cfg: Config, stats: &mut Stats) -> Result<(), String
         Runner {
             walden: Session::new(&db),
             sqlite: &sqlite,
+            pg: pg.as_deref_mut(),
             block,
         }
-        .check_table()
+        .check_tables()
         .map_err(|e| {
             format!(
                 "after the crash at statement {}: {e}",
@@ -1832,8 +2387,13 @@ fn run_case(stmts: &[Stmt], cfg: Config, stats: &mut Stats) -> Result<(), String
 }
 
 /// Runs a statement list, turning a panic (in Walden or the harness) into an error.
-fn run_caught(stmts: &[Stmt], kind: Config, stats: &mut Stats) -> Result<(), String> {
-    match panic::catch_unwind(AssertUnwindSafe(|| run_case(stmts, kind, stats))) {
+fn run_caught(
+    stmts: &[Stmt],
+    kind: Config,
+    pg: Option<&mut postgres::Client>,
+    stats: &mut Stats,
+) -> Result<(), String> {
+    match panic::catch_unwind(AssertUnwindSafe(|| run_case(stmts, kind, pg, stats))) {
         Ok(r) => r,
         Err(p) => Err(format!(
             "panicked: {}",
@@ -1846,7 +2406,12 @@ fn run_caught(stmts: &[Stmt], kind: Config, stats: &mut Stats) -> Result<(), Str
 }
 
 /// Removes statements (runs of them, then single ones) while the list still fails.
-fn shrink(mut stmts: Vec<Stmt>, kind: Config, mut failure: String) -> (Vec<Stmt>, String) {
+fn shrink(
+    mut stmts: Vec<Stmt>,
+    kind: Config,
+    mut pg: Option<&mut postgres::Client>,
+    mut failure: String,
+) -> (Vec<Stmt>, String) {
     let hook = panic::take_hook();
     panic::set_hook(Box::new(|_| {}));
     let mut chunk = stmts.len() / 2;
@@ -1858,7 +2423,7 @@ fn shrink(mut stmts: Vec<Stmt>, kind: Config, mut failure: String) -> (Vec<Stmt>
             tries += 1;
             let mut fewer = stmts.clone();
             fewer.drain(i..(i + chunk).min(stmts.len()));
-            match run_caught(&fewer, kind, &mut Stats::default()) {
+            match run_caught(&fewer, kind, pg.as_deref_mut(), &mut Stats::default()) {
                 Err(f) => {
                     stmts = fewer;
                     failure = f;
@@ -1878,9 +2443,13 @@ fn shrink(mut stmts: Vec<Stmt>, kind: Config, mut failure: String) -> (Vec<Stmt>
 fn listing(stmts: &[Stmt], dialect: Dialect) -> String {
     stmts
         .iter()
-        .map(|s| match dialect {
-            Dialect::Walden => format!("{};\n", s.walden),
-            Dialect::Sqlite => format!("{};\n", s.sqlite),
+        .map(|s| match (dialect, &s.sqlite) {
+            (Dialect::Walden, _) => format!("{};\n", s.walden),
+            (Dialect::Sqlite, Some(sql)) => format!("{sql};\n"),
+            (Dialect::Sqlite, None) if s.postgres_only() => {
+                format!("-- not run (SQLite lacks it): {};\n", s.walden)
+            }
+            (Dialect::Sqlite, None) => format!("-- Walden only: {};\n", s.walden),
         })
         .collect()
 }
@@ -1893,37 +2462,62 @@ fn env_number(name: &str) -> Option<u64> {
     })
 }
 
-#[test]
-fn walden_agrees_with_sqlite() {
-    let default_run = std::env::var_os("WALDEN_SQL_DIFF_CASES").is_none()
-        && std::env::var_os("WALDEN_SQL_DIFF_SEED").is_none();
-    let seeds: Vec<u64> = match env_number("WALDEN_SQL_DIFF_SEED") {
+/// The seeds to run: `WALDEN_SQL_DIFF_SEED`, else 0..`cases_var` (or `default_cases`).
+fn seeds(cases_var: &str, default_cases: u64) -> Vec<u64> {
+    match env_number("WALDEN_SQL_DIFF_SEED") {
         Some(seed) => vec![seed],
-        None => (0..env_number("WALDEN_SQL_DIFF_CASES").unwrap_or(200)).collect(),
-    };
-    let kinds: Vec<Config> = match std::env::var("WALDEN_SQL_DIFF_KIND") {
+        None => (0..env_number(cases_var).unwrap_or(default_cases)).collect(),
+    }
+}
+
+/// `WALDEN_SQL_DIFF_KIND`, else every configuration.
+fn configs() -> Vec<Config> {
+    match std::env::var("WALDEN_SQL_DIFF_KIND") {
         Ok(k) => vec![Config::parse(&k).unwrap_or_else(|| {
             panic!("WALDEN_SQL_DIFF_KIND must be heap or undo (+indexes), not {k:?}")
         })],
         Err(_) => TABLE_KINDS.to_vec(),
+    }
+}
+
+/// Shrinks a failing case and panics with its statements in both dialects.
+fn report_failure(
+    seed: u64,
+    stmts: Vec<Stmt>,
+    kind: Config,
+    pg: Option<&mut postgres::Client>,
+    failure: String,
+) -> ! {
+    let engines = if pg.is_some() {
+        "Walden, SQLite and PostgreSQL"
+    } else {
+        "Walden and SQLite"
     };
-    for kind in kinds {
+    let (small, small_failure) = shrink(stmts, kind, pg, failure.clone());
+    panic!(
+        "seed {seed}, {kind} table: {engines} differ.\n{failure}\n\n\
+         Shrunk to {} statements, failing at {small_failure}\n\n\
+         Walden and PostgreSQL (on a {kind} table):\n{}\nSQLite:\n{}\n\
+         Replay: WALDEN_SQL_DIFF_SEED={seed} WALDEN_SQL_DIFF_KIND={kind} cargo test -p walden-sql --test differential",
+        small.len(),
+        listing(&small, Dialect::Walden),
+        listing(&small, Dialect::Sqlite),
+    );
+}
+
+#[test]
+fn walden_agrees_with_sqlite() {
+    let default_run = std::env::var_os("WALDEN_SQL_DIFF_CASES").is_none()
+        && std::env::var_os("WALDEN_SQL_DIFF_SEED").is_none();
+    let seeds = seeds("WALDEN_SQL_DIFF_CASES", 200);
+    for kind in configs() {
         let started = Instant::now();
         let mut stats = Stats::default();
         for &seed in &seeds {
             let stmts = sequence(seed);
             stats.cases += 1;
-            if let Err(failure) = run_caught(&stmts, kind, &mut stats) {
-                let (small, small_failure) = shrink(stmts.clone(), kind, failure.clone());
-                panic!(
-                    "seed {seed}, {kind} table: Walden and SQLite differ.\n{failure}\n\n\
-                     Shrunk to {} statements, failing at {small_failure}\n\n\
-                     Walden (on a {kind} table):\n{}\nSQLite:\n{}\n\
-                     Replay: WALDEN_SQL_DIFF_SEED={seed} WALDEN_SQL_DIFF_KIND={kind} cargo test -p walden-sql --test differential",
-                    small.len(),
-                    listing(&small, Dialect::Walden),
-                    listing(&small, Dialect::Sqlite),
-                );
+            if let Err(failure) = run_caught(&stmts, kind, None, &mut stats) {
+                report_failure(seed, stmts, kind, None, failure);
             }
         }
         eprintln!(
@@ -1941,12 +2535,62 @@ fn walden_agrees_with_sqlite() {
     }
 }
 
+/// The sequences of `WALDEN_SQL_DIFF_PG_CASES` seeds (default 500; or
+/// `WALDEN_SQL_DIFF_SEED`) on Walden, SQLite and one throwaway PostgreSQL 15, the tables
+/// dropped and made again for each case. Seed `s` runs on configuration `s % 4` (all four
+/// when `WALDEN_SQL_DIFF_SEED` or `WALDEN_SQL_DIFF_KIND` picks). Queries SQLite cannot
+/// run are compared with PostgreSQL only.
+#[test]
+fn walden_agrees_with_postgresql() {
+    let Some(cluster) = support::pg::cluster() else {
+        eprintln!("{}", support::pg::SKIPPED);
+        return;
+    };
+    let mut client = support::pg::fresh_database(&cluster, "differential");
+    let seeds = seeds("WALDEN_SQL_DIFF_PG_CASES", 500);
+    let configs = configs();
+    let every_config = configs.len() == 1 || seeds.len() == 1;
+    let started = Instant::now();
+    let mut stats = Stats::default();
+    for &seed in &seeds {
+        let stmts = sequence(seed);
+        let chosen = if every_config {
+            configs.clone()
+        } else {
+            vec![configs[seed as usize % configs.len()]]
+        };
+        for kind in chosen {
+            stats.cases += 1;
+            if let Err(failure) = run_caught(&stmts, kind, Some(&mut client), &mut stats) {
+                report_failure(seed, stmts, kind, Some(&mut client), failure);
+            }
+        }
+    }
+    eprintln!(
+        "differential (PostgreSQL 15): {stats:?} in {:.1?}",
+        started.elapsed()
+    );
+    drop(client);
+    cluster.stop().unwrap();
+    let default_run = std::env::var_os("WALDEN_SQL_DIFF_PG_CASES").is_none()
+        && std::env::var_os("WALDEN_SQL_DIFF_SEED").is_none()
+        && std::env::var_os("WALDEN_SQL_DIFF_KIND").is_none();
+    if default_run {
+        // The default run must exercise what it claims to.
+        assert!(stats.postgres_rows_compared > 20_000, "{stats:?}");
+        assert!(stats.postgres_only > 50, "{stats:?}");
+        assert!(stats.both_failed > 40, "{stats:?}");
+        assert!(stats.aborted_blocks > 5, "{stats:?}");
+        assert!(stats.refused > 20, "{stats:?}");
+    }
+}
+
 /// Seeds that found bugs (with the generator as it is now): see the explicit tests below.
 #[test]
 fn regression_seeds() {
     for seed in [116] {
         for kind in TABLE_KINDS {
-            if let Err(e) = run_case(&sequence(seed), kind, &mut Stats::default()) {
+            if let Err(e) = run_case(&sequence(seed), kind, None, &mut Stats::default()) {
                 panic!("seed {seed}, {kind} table: {e}");
             }
         }
@@ -1960,12 +2604,12 @@ fn check_by_hand(statements: &[(&str, &str, Kind)]) {
         .iter()
         .map(|(walden, sqlite, kind)| Stmt {
             walden: walden.to_string(),
-            sqlite: sqlite.to_string(),
+            sqlite: Some(sqlite.to_string()),
             kind: kind.clone(),
         })
         .collect();
     for kind in TABLE_KINDS {
-        if let Err(e) = run_case(&stmts, kind, &mut Stats::default()) {
+        if let Err(e) = run_case(&stmts, kind, None, &mut Stats::default()) {
             panic!("{kind} table: {e}");
         }
     }
@@ -2050,4 +2694,98 @@ fn rolling_back_two_growing_updates_of_a_row_restores_it() {
             Kind::Query(Check::Ordered),
         ),
     ]);
+}
+
+/// Where Walden answers differently from PostgreSQL 15 (NOTES-pg-oracle.md): the generator
+/// leaves these constructs out until Walden is fixed. Each test asserts PostgreSQL's
+/// answer, so it fails now and passes once Walden is fixed (then drop its `ignore`, and
+/// let the generator write the construct again). Run with `-- --ignored`.
+fn walden_answer(setup: &str, sql: &str) -> Result<String, String> {
+    let vfs = Arc::new(SimVfs::new(1));
+    let db = Database::create("db", options(&vfs)).unwrap();
+    let mut s = Session::with_seed(&db, 1);
+    s.execute(setup).unwrap();
+    let r = s.execute_one(sql).map_err(|e| format!("{} {e}", e.code))?;
+    Ok(r.rows
+        .iter()
+        .map(|row| {
+            row.iter()
+                .map(walden_sql::value::display)
+                .collect::<Vec<_>>()
+                .join("|")
+        })
+        .collect::<Vec<_>>()
+        .join("\n"))
+}
+
+const TWO_TABLES: &str =
+    "CREATE TABLE t (a int, b int, c text); CREATE TABLE u (a int, b int, c text);";
+
+/// Discrepancy 1 (PostgreSQL run, seed 13): ORDER BY types a bare NULL of INSERT ...
+/// SELECT as text, which an integer column refuses; Walden inserts the NULL.
+#[test]
+#[ignore = "Walden differs from PostgreSQL: NOTES-pg-oracle.md, discrepancy 1"]
+fn insert_select_of_an_ordered_bare_null_into_an_integer_column_is_refused() {
+    let got = walden_answer(TWO_TABLES, "INSERT INTO u SELECT 1, NULL, 'x' ORDER BY 2");
+    assert_eq!(
+        got.map_err(|e| e[..5].to_string()),
+        Err("42804".to_string())
+    );
+}
+
+/// Discrepancy 2 (seed 114): PostgreSQL folds a strict operator with a NULL operand to
+/// NULL when planning, so the division is never evaluated.
+#[test]
+#[ignore = "Walden differs from PostgreSQL: NOTES-pg-oracle.md, discrepancy 2"]
+fn a_strict_operator_with_a_null_operand_is_null_unevaluated() {
+    let setup = format!("{TWO_TABLES} INSERT INTO t VALUES (11, 20, 'c');");
+    assert_eq!(
+        walden_answer(&setup, "SELECT a % 0 + NULL IS NULL FROM t"),
+        Ok("t".to_string())
+    );
+    assert_eq!(
+        walden_answer(&setup, "SELECT a FROM t WHERE a % 0 BETWEEN b + NULL AND 5"),
+        Ok(String::new())
+    );
+}
+
+const JOINED_ROWS: &str = "CREATE TABLE t (a int, b int, c text); \
+    CREATE TABLE u (a int, b int, c text); \
+    INSERT INTO t VALUES (1, 1, 'x'), (2, 2, 'y'); \
+    INSERT INTO u VALUES (1, 2, 'y'), (3, 3, 'z');";
+
+/// Discrepancy 3 (seed 48): FULL JOIN's USING column is the value of whichever side has
+/// one; Walden gives the left side's, NULL for rows of the right side only.
+#[test]
+#[ignore = "Walden differs from PostgreSQL: NOTES-pg-oracle.md, discrepancy 3"]
+fn full_join_using_merges_both_sides() {
+    assert_eq!(
+        walden_answer(
+            JOINED_ROWS,
+            "SELECT c, t.c, u.c FROM t FULL JOIN u USING (c) ORDER BY 1"
+        ),
+        Ok("x|x|\ny|y|y\nz||z".to_string())
+    );
+    assert_eq!(
+        walden_answer(
+            JOINED_ROWS,
+            "SELECT * FROM t FULL JOIN u USING (c) ORDER BY 1"
+        ),
+        Ok("x|1|1||\ny|2|2|1|2\nz|||3|3".to_string())
+    );
+}
+
+/// Discrepancy 4 (seed 102): `SELECT *` of a RIGHT JOIN with USING gives the merged
+/// column the right side's value where the left has no row; Walden's is NULL (naming the
+/// column, `SELECT b`, gives the right value).
+#[test]
+#[ignore = "Walden differs from PostgreSQL: NOTES-pg-oracle.md, discrepancy 4"]
+fn select_star_of_right_join_using_merges_both_sides() {
+    assert_eq!(
+        walden_answer(
+            JOINED_ROWS,
+            "SELECT * FROM t RIGHT JOIN u USING (b) ORDER BY 1"
+        ),
+        Ok("2|2|y|1|y\n3|||3|z".to_string())
+    );
 }
