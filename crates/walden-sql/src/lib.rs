@@ -15,6 +15,7 @@ pub mod expr;
 pub mod from;
 pub mod functions;
 pub mod guard;
+mod keytable;
 pub mod prepared;
 pub mod script;
 pub mod select;

@@ -25,6 +25,7 @@ use crate::expr::{EvalCtx, Expr, Subquery, SubqueryKind};
 pub use crate::from::Source;
 use crate::from::{plan_from, Explain};
 use crate::guard::{row_bytes, Guard};
+use crate::keytable::KeyHash;
 use crate::types::{DeclaredType, SqlType};
 use crate::value::{self, as_f64, as_i64, sort_cmp};
 use crate::window::{self as windowing, WindowCall, Windows, WINDOW_PLACEHOLDER};
@@ -1733,6 +1734,19 @@ struct TopN<'p> {
 }
 
 impl<'p> TopN<'p> {
+    /// Whether `keep` rows are held already.
+    fn full(&self) -> bool {
+        self.heap.len() >= self.keep
+    }
+
+    /// Whether a row with these sort keys would be kept: it sorts before the last one
+    /// kept (an equal one arrives later, so it sorts after).
+    fn admits(&self, keys: &[Value]) -> bool {
+        self.heap
+            .peek()
+            .is_none_or(|last| compare_keys(self.order, keys, &last.keys) == Ordering::Less)
+    }
+
     fn offer(&mut self, row: Vec<Value>, keys: Vec<Value>, guard: &Guard) -> SqlResult<()> {
         let entry = TopEntry {
             bytes: row_bytes(&row) + row_bytes(&keys) + std::mem::size_of::<TopEntry>() as u64,
@@ -1962,27 +1976,32 @@ fn float_sum(sum: f64, x: f64) -> SqlResult<f64> {
 pub(crate) fn key_bytes(vals: &[Value], out: &mut Vec<u8>) {
     out.clear();
     for v in vals {
-        match v {
-            Value::Null => out.push(0),
-            Value::Float8(x) => {
-                out.push(2);
-                let x = if *x == 0.0 { 0.0 } else { *x };
-                out.extend_from_slice(&x.to_bits().to_le_bytes());
-            }
-            Value::Text(s) => {
-                out.push(3);
-                out.extend_from_slice(&(s.len() as u64).to_le_bytes());
-                out.extend_from_slice(s.as_bytes());
-            }
-            Value::Bool(b) => out.extend_from_slice(&[4, *b as u8]),
-            Value::Uuid(u) => {
-                out.push(5);
-                out.extend_from_slice(u);
-            }
-            other => {
-                out.push(1);
-                out.extend_from_slice(&as_i64(other).unwrap_or(0).to_le_bytes());
-            }
+        push_key(v, out);
+    }
+}
+
+/// Appends one value's key bytes (see `key_bytes`).
+pub(crate) fn push_key(v: &Value, out: &mut Vec<u8>) {
+    match v {
+        Value::Null => out.push(0),
+        Value::Float8(x) => {
+            out.push(2);
+            let x = if *x == 0.0 { 0.0 } else { *x };
+            out.extend_from_slice(&x.to_bits().to_le_bytes());
+        }
+        Value::Text(s) => {
+            out.push(3);
+            out.extend_from_slice(&(s.len() as u64).to_le_bytes());
+            out.extend_from_slice(s.as_bytes());
+        }
+        Value::Bool(b) => out.extend_from_slice(&[4, *b as u8]),
+        Value::Uuid(u) => {
+            out.push(5);
+            out.extend_from_slice(u);
+        }
+        other => {
+            out.push(1);
+            out.extend_from_slice(&as_i64(other).unwrap_or(0).to_le_bytes());
         }
     }
 }
@@ -2012,7 +2031,7 @@ struct Run<'p, 'g> {
     /// Input rows that passed the filter.
     fed: u64,
     groups: Vec<Group>,
-    index: HashMap<Vec<u8>, usize>,
+    index: HashMap<Vec<u8>, usize, KeyHash>,
     key_buf: Vec<u8>,
     /// Output rows seen, for DISTINCT.
     seen: HashSet<Vec<u8>>,
@@ -2043,7 +2062,7 @@ impl<'p, 'g> Run<'p, 'g> {
             skipped: 0,
             fed: 0,
             groups: Vec::new(),
-            index: HashMap::new(),
+            index: HashMap::default(),
             key_buf: Vec::new(),
             seen: HashSet::new(),
             pending: Vec::new(),
@@ -2074,8 +2093,14 @@ impl<'p, 'g> Run<'p, 'g> {
                 keys.push(k.eval(input, cx)?);
             }
             key_bytes(&keys, &mut self.key_buf);
-            let i = match self.index.get(&self.key_buf) {
-                Some(&i) => i,
+            // Without GROUP BY there is one group.
+            let found = if g.keys.is_empty() {
+                (!self.groups.is_empty()).then_some(0)
+            } else {
+                self.index.get(&self.key_buf).copied()
+            };
+            let i = match found {
+                Some(i) => i,
                 None => {
                     // The group, its accumulators, and its key bytes in the index (with
                     // the index's own slot).
@@ -2131,6 +2156,22 @@ impl<'p, 'g> Run<'p, 'g> {
             self.skipped += 1;
             return Ok(true);
         }
+        // ORDER BY … LIMIT: a row that sorts after the last one kept is dropped before
+        // it is projected (most rows, once the first `keep` are in).
+        if let Kept::Top(top) = &self.kept {
+            if plan.distinct == Distinct::None && top.full() {
+                let mut keys = Vec::with_capacity(plan.order.len());
+                for (k, _, _) in &plan.order {
+                    keys.push(match k {
+                        SortKey::Output(i) => plan.outputs[*i].eval(row, cx)?,
+                        SortKey::Expr(e) => e.eval(row, cx)?,
+                    });
+                }
+                if !top.admits(&keys) {
+                    return Ok(true);
+                }
+            }
+        }
         let mut out = Vec::with_capacity(plan.outputs.len());
         for e in &plan.outputs {
             out.push(e.eval(row, cx)?);
@@ -2184,7 +2225,7 @@ impl<'p, 'g> Run<'p, 'g> {
                     bytes: 0,
                 });
             }
-            self.index = HashMap::new();
+            self.index = HashMap::default();
             for group in std::mem::take(&mut self.groups) {
                 self.guard.check()?;
                 // The group becomes an output row, charged in its turn.

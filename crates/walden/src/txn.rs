@@ -102,8 +102,13 @@ impl TxnManager {
         let mut st = self.lock();
         st.active.remove(&xid);
         st.waits_for.remove(&xid);
+        // A waiter enters `waits_for` before it waits, under this lock: with none there,
+        // no one needs waking (and a read-only transaction's end makes no system call).
+        let waiters = !st.waits_for.is_empty();
         drop(st);
-        self.ended.notify_all();
+        if waiters {
+            self.ended.notify_all();
+        }
     }
 
     pub fn is_active(&self, xid: u64) -> bool {
