@@ -32,6 +32,9 @@ pub struct Scope {
     /// The columns `*` stands for, in order, when not all of them (JOIN ... USING lists
     /// its columns once, first).
     pub star: Option<Vec<usize>>,
+    /// A FULL JOIN's USING columns as (visible, hidden) pairs: an unqualified name (and
+    /// `*`) reads coalesce(visible, hidden), as PostgreSQL's merged column is.
+    pub merged: Vec<(usize, usize)>,
 }
 
 impl Scope {
@@ -75,6 +78,16 @@ impl Scope {
         }
     }
 
+    /// Column `i` as an unqualified name (or `*`) reads it: a FULL JOIN's merged USING
+    /// column is coalesce of both sides.
+    pub fn column_expr(&self, i: usize) -> Expr {
+        let ty = self.columns.get(i).map_or(SqlType::Null, |c| c.1);
+        match self.merged.iter().find(|(v, _)| *v == i) {
+            Some(&(v, h)) => Expr::Coalesce(vec![Expr::Column(v, ty), Expr::Column(h, ty)], ty),
+            None => Expr::Column(i, ty),
+        }
+    }
+
     /// The columns `*` stands for.
     pub fn star_columns(&self) -> Vec<usize> {
         match &self.star {
@@ -99,6 +112,7 @@ impl Outer<'_> {
     /// query; None when no enclosing query has it.
     fn resolve(&self, table: Option<&ast::Ident>, id: &ast::Ident) -> SqlResult<Option<Expr>> {
         let value = match self.scope.resolve(table, id)? {
+            Some((i, _)) if table.is_none() => self.scope.column_expr(i),
             Some((i, ty)) => Expr::Column(i, ty),
             None => match self.parent {
                 Some(p) => match p.resolve(table, id)? {
@@ -324,7 +338,8 @@ pub(crate) fn regroup_column(c: usize, scope: &Scope, grouping: &Grouping) -> Sq
         .get(c)
         .cloned()
         .unwrap_or_else(|| (String::new(), SqlType::Null));
-    regroup(Expr::Column(c, ty), &grouping.keys).ok_or_else(|| {
+    let _ = ty;
+    regroup(scope.column_expr(c), &grouping.keys).ok_or_else(|| {
         SqlError::new(
             code::GROUPING_ERROR,
             format!(
@@ -484,6 +499,9 @@ impl Binder<'_> {
 
     fn column(&self, table: Option<&ast::Ident>, id: &ast::Ident) -> SqlResult<Expr> {
         if let Some((i, ty)) = self.scope.resolve(table, id)? {
+            if table.is_none() {
+                return Ok(self.scope.column_expr(i));
+            }
             return Ok(Expr::Column(i, ty));
         }
         if let Some(outer) = self.cx.and_then(|c| c.outer) {

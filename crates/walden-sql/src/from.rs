@@ -267,6 +267,8 @@ struct Builder<'c, 'a> {
     columns: Vec<(String, SqlType)>,
     relations: Vec<(String, Range<usize>)>,
     hidden: Vec<usize>,
+    /// FULL JOIN USING columns: (visible, hidden).
+    merged: Vec<(usize, usize)>,
     /// The next table read also gives its row ids (see `plan_from_with_row_id`).
     row_id_next: bool,
 }
@@ -301,6 +303,7 @@ fn plan_from_in(
         columns: Vec::new(),
         relations: Vec::new(),
         hidden: Vec::new(),
+        merged: Vec::new(),
         row_id_next: row_id,
     };
     let mut items = Vec::new();
@@ -326,6 +329,7 @@ fn plan_from_in(
             Vec::new()
         },
         hidden: b.hidden.clone(),
+        merged: b.merged.clone(),
         star: (star.len() != width || star.iter().enumerate().any(|(i, c)| i != *c))
             .then_some(star),
     };
@@ -577,9 +581,17 @@ impl Builder<'_, '_> {
                 (rel.at..rel.at + rel.columns.len()).collect()
             }
             Item::Join {
-                left, right, using, ..
+                left,
+                right,
+                using,
+                kind,
+                ..
             } => {
-                let mut v: Vec<usize> = using.iter().map(|(l, _)| *l).collect();
+                // The merged column: the left one, a RIGHT join's the right one.
+                let mut v: Vec<usize> = using
+                    .iter()
+                    .map(|(l, r)| if *kind == Kind::Right { *r } else { *l })
+                    .collect();
                 v.extend(
                     self.star(left)
                         .into_iter()
@@ -675,6 +687,9 @@ impl Builder<'_, '_> {
             }
             // The merged column is the left one; a RIGHT join's is the right one.
             self.hidden.push(if kind == Kind::Right { *l } else { *r });
+            if kind == Kind::Full {
+                self.merged.push((*l, *r));
+            }
         }
         Ok(Item::Join {
             kind,

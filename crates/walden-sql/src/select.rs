@@ -911,7 +911,7 @@ impl SelectPlan {
                         windows: Some(&mut windows),
                     }
                     .bind(e),
-                    Item::Column(c) => Ok(Expr::Column(*c, scope.columns[*c].1)),
+                    Item::Column(c) => Ok(scope.column_expr(*c)),
                 };
                 match bound {
                     Ok(x) => plain_outputs.push(x),
@@ -948,7 +948,7 @@ impl SelectPlan {
                     Item::Ast(e) => Binder::in_query(&scope, cx)
                         .bind(e)
                         .map_err(|e| windowing::in_clause(e, "GROUP BY"))?,
-                    Item::Column(c) => Expr::Column(*c, scope.columns[*c].1),
+                    Item::Column(c) => scope.column_expr(*c),
                 });
             }
             for (item, _) in &items {

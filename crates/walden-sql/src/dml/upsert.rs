@@ -202,6 +202,7 @@ fn bind_do_update(
         // As in PostgreSQL, an unqualified name found in both is ambiguous.
         hidden: Vec::new(),
         star: None,
+        merged: Vec::new(),
     };
     let sets = bind_assignments(&u.assignments, table, schema, &mut |e, col| {
         bind_for_column(&mut Binder::plain(&scope), e, col)

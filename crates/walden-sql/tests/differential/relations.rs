@@ -185,14 +185,11 @@ impl Gen {
     /// `SELECT *`. A USING column may be named unqualified: the one merged column.
     pub(super) fn join_query(&mut self) -> Stmt {
         let (join, from, using) = self.join_from_clause();
-        // Not FULL JOIN's merged column (the value of whichever side has one): Walden
-        // gives the left side's, NULL for rows of the right side only
-        // (NOTES-pg-oracle.md, discrepancy 3).
-        let merged = using.filter(|_| join != Join::Full);
-        // Nor `SELECT *` of a RIGHT or FULL JOIN with USING: Walden's `*` gives the left
-        // side's value for the merged column (discrepancy 4).
-        let star =
-            self.rng.chance(10) && (using.is_none() || matches!(join, Join::Inner | Join::Left));
+        // A FULL JOIN's merged column is the value of whichever side has one, and `*`
+        // of a RIGHT JOIN gives the right side's (NOTES-pg-oracle.md, discrepancies 3
+        // and 4, fixed).
+        let merged = using;
+        let star = self.rng.chance(10);
         let distinct = self.rng.chance(15);
         let mut parts = vec![sql(if distinct {
             "SELECT DISTINCT "
