@@ -1180,9 +1180,33 @@ fn bind_delete(db: &walden::Database, d: &ast::Delete) -> SqlResult<BoundModify>
 
 /// EXPLAIN of a SELECT, INSERT, UPDATE or DELETE: how it reads its table (a scan, or
 /// which index over which conditions), in PostgreSQL's node names.
-pub(crate) fn explain(cx: &mut Ctx, stmt: &ast::Statement, analyze: bool) -> SqlResult<Output> {
+pub(crate) fn explain(
+    cx: &mut Ctx,
+    t: &mut Transaction,
+    stmt: &ast::Statement,
+    analyze: bool,
+) -> SqlResult<Output> {
     if analyze {
-        return Err(SqlError::unsupported("EXPLAIN ANALYZE"));
+        let ast::Statement::Query(q) = stmt else {
+            return Err(SqlError::unsupported(
+                "EXPLAIN ANALYZE of INSERT, UPDATE or DELETE (EXPLAIN ANALYZE runs queries)",
+            ));
+        };
+        let t0 = std::time::Instant::now();
+        let plan = QueryPlan::plan(q, &DbCatalog(cx.db))?;
+        let planning = t0.elapsed();
+        let t1 = std::time::Instant::now();
+        let (mut lines, _rows) = plan.run_analyzed(Some(t.reader()?), cx.rng, cx.guard)?;
+        let execution = t1.elapsed();
+        lines.push(format!(
+            "Planning Time: {:.3} ms",
+            planning.as_secs_f64() * 1e3
+        ));
+        lines.push(format!(
+            "Execution Time: {:.3} ms",
+            execution.as_secs_f64() * 1e3
+        ));
+        return Ok(explain_output(lines));
     }
     let mut lines = Vec::new();
     let modify_lines = |verb: &str,
@@ -1203,8 +1227,8 @@ pub(crate) fn explain(cx: &mut Ctx, stmt: &ast::Statement, analyze: bool) -> Sql
         let lines = vec![format!("{verb} on {table}")];
         let text = selection.as_ref().map(|w| w.to_string());
         let names: Vec<String> = schema.columns.iter().map(|c| c.name.clone()).collect();
-        let mut out = Explain { lines };
-        crate::select::explain_access(&mut out, &access, &table, 1, text.as_deref(), &names);
+        let mut out = Explain { lines, stats: None };
+        crate::select::explain_access(&mut out, &access, &table, 1, text.as_deref(), &names, None);
         Ok(out.lines)
     };
     match stmt {
@@ -1258,10 +1282,15 @@ pub(crate) fn explain(cx: &mut Ctx, stmt: &ast::Statement, analyze: bool) -> Sql
             )));
         }
     }
+    Ok(explain_output(lines))
+}
+
+/// EXPLAIN's result: one text column, a row per line.
+fn explain_output(lines: Vec<String>) -> Output {
     let mut out = Output::tag("EXPLAIN");
     out.columns = vec![("QUERY PLAN".into(), SqlType::Text)];
     out.rows = lines.into_iter().map(|l| vec![Value::Text(l)]).collect();
-    Ok(out)
+    out
 }
 
 /// How an UPDATE or DELETE with this WHERE clause reads its table.

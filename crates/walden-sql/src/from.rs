@@ -1306,6 +1306,33 @@ fn series(
 /// (tables, generate_series) check the statement's guard for each.
 pub(crate) type Sink<'s> = dyn FnMut(&mut EvalCtx, Vec<Value>) -> SqlResult<bool> + 's;
 
+/// What EXPLAIN ANALYZE measured of one plan node.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NodeStats {
+    /// Rows the node gave, over all its loops.
+    pub rows: u64,
+    /// Times the node ran.
+    pub loops: u64,
+    /// Time in the node and the nodes below it (not above it), over all loops.
+    pub nanos: u128,
+}
+
+/// A plan node's key: its address and, for the nodes a SELECT adds over its FROM clause
+/// (Limit, Sort, ...), which of them.
+pub type NodeKey = (usize, u8);
+
+/// EXPLAIN ANALYZE's measurements, by node.
+pub type PlanStats = std::cell::RefCell<std::collections::HashMap<NodeKey, NodeStats>>;
+
+/// Adds a run's figures to a node's.
+pub(crate) fn record(stats: &PlanStats, key: NodeKey, rows: u64, loops: u64, nanos: u128) {
+    let mut s = stats.borrow_mut();
+    let e = s.entry(key).or_default();
+    e.rows += rows;
+    e.loops += loops;
+    e.nanos += nanos;
+}
+
 fn merge(left: &[Value], right: &[Value], cols: &[Range<usize>]) -> Vec<Value> {
     let mut out = left.to_vec();
     fill(&mut out, right, cols);
@@ -1355,7 +1382,36 @@ fn read_rows(
 impl Source {
     /// Produces the rows into `sink`; false when the sink stopped it.
     pub(crate) fn produce(&self, cx: &mut EvalCtx, sink: &mut Sink) -> SqlResult<bool> {
-        crate::depth::recurse(|| self.produce_node(cx, sink))
+        let analysis = cx.run.and_then(|r| r.stats.as_ref());
+        let Some(stats) = analysis.filter(|_| !matches!(self, Source::Padded { .. })) else {
+            return crate::depth::recurse(|| self.produce_node(cx, sink));
+        };
+        // EXPLAIN ANALYZE: the rows given, and the time in this node less the time its
+        // consumers took (rows are pushed up: the consumer runs inside this call).
+        let start = std::time::Instant::now();
+        let mut above = std::time::Duration::ZERO;
+        let mut rows = 0u64;
+        let r = crate::depth::recurse(|| {
+            self.produce_node(cx, &mut |cx, row| {
+                rows += 1;
+                let t = std::time::Instant::now();
+                let r = sink(cx, row);
+                above += t.elapsed();
+                r
+            })
+        });
+        let nanos = start.elapsed().saturating_sub(above).as_nanos();
+        record(stats, self.key(), rows, 1, nanos);
+        r
+    }
+
+    /// This node's key in EXPLAIN ANALYZE's measurements (a table placed among other
+    /// relations' columns is its table read).
+    pub(crate) fn key(&self) -> NodeKey {
+        match self {
+            Source::Padded { inner, .. } => inner.key(),
+            other => (other as *const Source as usize, 0),
+        }
     }
 
     fn produce_node(&self, cx: &mut EvalCtx, sink: &mut Sink) -> SqlResult<bool> {
@@ -1594,7 +1650,11 @@ impl Join {
             return Err(SqlError::new(code::INTERNAL, "an index join over no table"));
         };
         let reader = cx.run.and_then(|r| r.reader).ok_or_else(no_reader)?;
+        let stats = cx.run.and_then(|r| r.stats.as_ref());
+        let inner_key = self.right.key();
         self.left.produce(cx, &mut |cx, l| {
+            let started = stats.map(|_| std::time::Instant::now());
+            let mut found = 0u64;
             let mut key = Vec::with_capacity(keys.len());
             for (e, ty) in keys {
                 // A NULL, or a value no key equals (1.5 for an integer), matches nothing.
@@ -1616,6 +1676,7 @@ impl Join {
                                 return Ok(true);
                             }
                         }
+                        found += 1;
                         let mut row = l.clone();
                         row.resize(width, Value::Null);
                         for (slot, v) in row[at..].iter_mut().zip(r) {
@@ -1628,6 +1689,11 @@ impl Join {
                         sink(cx, row)
                     },
                 )?;
+                if let (Some(stats), Some(t)) = (stats, started) {
+                    // The lookup's time includes the rows' consumers: an estimate
+                    // that errs high, as a pushed row's consumer runs inside it.
+                    record(stats, inner_key, found, 1, t.elapsed().as_nanos());
+                }
                 if !more {
                     return Ok(false);
                 }
@@ -1643,11 +1709,13 @@ impl Join {
 /// EXPLAIN's lines, PostgreSQL's layout: a node per line, `->` under its parent, its
 /// details indented below it.
 #[derive(Default)]
-pub struct Explain {
+pub struct Explain<'s> {
     pub lines: Vec<String>,
+    /// EXPLAIN ANALYZE: what each node measured.
+    pub stats: Option<&'s std::collections::HashMap<NodeKey, NodeStats>>,
 }
 
-impl Explain {
+impl Explain<'_> {
     pub fn node(&mut self, depth: usize, text: &str) {
         if depth == 0 {
             self.lines.push(text.to_string());
@@ -1655,6 +1723,24 @@ impl Explain {
             self.lines
                 .push(format!("{}->  {text}", " ".repeat(depth * 6 - 4)));
         }
+    }
+
+    /// A node with what it measured under EXPLAIN ANALYZE: PostgreSQL's figures, time
+    /// in milliseconds per loop (the node and those below it), rows per loop.
+    pub fn node_at(&mut self, depth: usize, text: &str, key: NodeKey) {
+        let Some(stats) = self.stats else {
+            return self.node(depth, text);
+        };
+        let actual = match stats.get(&key) {
+            Some(s) if s.loops > 0 => format!(
+                "  (actual time={:.3} rows={} loops={})",
+                s.nanos as f64 / 1e6 / s.loops as f64,
+                s.rows / s.loops,
+                s.loops
+            ),
+            _ => "  (never executed)".to_string(),
+        };
+        self.node(depth, &format!("{text}{actual}"));
     }
 
     pub fn detail(&mut self, depth: usize, text: &str) {
@@ -1670,9 +1756,10 @@ impl Explain {
 
 impl Source {
     pub(crate) fn explain(&self, out: &mut Explain, depth: usize) {
+        let key = self.key();
         match self {
-            Source::Nothing => out.node(depth, "Result"),
-            Source::Series { .. } => out.node(depth, "Function Scan on generate_series"),
+            Source::Nothing => out.node_at(depth, "Result", key),
+            Source::Series { .. } => out.node_at(depth, "Function Scan on generate_series", key),
             Source::Table(t) => {
                 crate::select::explain_access(
                     out,
@@ -1681,15 +1768,16 @@ impl Source {
                     depth,
                     t.filter_text.as_deref(),
                     &t.names,
+                    Some(key),
                 );
             }
             Source::Derived { plan, name } => {
-                out.node(depth, &format!("Subquery Scan on {name}"));
+                out.node_at(depth, &format!("Subquery Scan on {name}"), key);
                 plan.explain_into(out, depth + 1);
             }
             Source::Padded { inner, .. } => inner.explain(out, depth),
             Source::Filter { inner, text, .. } => {
-                out.node(depth, "Result");
+                out.node_at(depth, "Result", key);
                 out.detail(depth, &format!("Filter: ({text})"));
                 inner.explain(out, depth + 1);
             }
@@ -1701,16 +1789,16 @@ impl Source {
                 };
                 match &j.method {
                     JoinMethod::NestedLoop => {
-                        out.node(depth, &nested_loop(kind));
+                        out.node_at(depth, &nested_loop(kind), key);
                         if let Some(t) = &j.cond_text {
                             out.detail(depth, &format!("Join Filter: ({t})"));
                         }
                         j.left.explain(out, depth + 1);
-                        out.node(depth + 1, "Materialize");
+                        out.node_at(depth + 1, "Materialize", j.right.key());
                         j.right.explain(out, depth + 2);
                     }
                     JoinMethod::Hash { .. } => {
-                        out.node(depth, &format!("Hash{kind} Join"));
+                        out.node_at(depth, &format!("Hash{kind} Join"), key);
                         if let Some(t) = &j.key_text {
                             out.detail(depth, &format!("Hash Cond: ({t})"));
                         }
@@ -1718,15 +1806,19 @@ impl Source {
                             out.detail(depth, &format!("Join Filter: ({t})"));
                         }
                         j.left.explain(out, depth + 1);
-                        out.node(depth + 1, "Hash");
+                        out.node_at(depth + 1, "Hash", j.right.key());
                         j.right.explain(out, depth + 2);
                     }
                     JoinMethod::Index { index, .. } => {
-                        out.node(depth, &nested_loop(kind));
+                        out.node_at(depth, &nested_loop(kind), key);
                         j.left.explain(out, depth + 1);
                         let table = j.right.padded_table();
                         let label = table.map(|(t, ..)| t.label()).unwrap_or_default();
-                        out.node(depth + 1, &format!("Index Scan using {index} on {label}"));
+                        out.node_at(
+                            depth + 1,
+                            &format!("Index Scan using {index} on {label}"),
+                            j.right.key(),
+                        );
                         if let Some(t) = &j.key_text {
                             out.detail(depth + 1, &format!("Index Cond: ({t})"));
                         }

@@ -23,7 +23,7 @@ use crate::bind::{
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::{EvalCtx, Expr, Subquery, SubqueryKind};
 pub use crate::from::Source;
-use crate::from::{plan_from, Explain};
+use crate::from::{plan_from, record, Explain, NodeKey, PlanStats};
 use crate::guard::{row_bytes, Guard};
 use crate::keytable::KeyHash;
 use crate::types::{DeclaredType, SqlType};
@@ -325,6 +325,31 @@ impl QueryPlan {
             QueryPlan::Select(s) => s.run(cx),
             QueryPlan::Combined(c) => c.run(cx),
         })
+    }
+
+    /// EXPLAIN ANALYZE: runs the query at the top of a statement and returns the plan's
+    /// lines with what each node measured, and the rows' count.
+    pub(crate) fn run_analyzed(
+        &self,
+        reader: Option<Reader>,
+        rng: &mut walden::rng::SimRng,
+        guard: &Guard,
+    ) -> SqlResult<(Vec<String>, usize)> {
+        let mut rc = RunCx::new(reader, guard);
+        rc.stats = Some(PlanStats::default());
+        let mut cx = EvalCtx {
+            rng,
+            outer: &[],
+            run: Some(&rc),
+        };
+        let rows = self.run(&mut cx)?.len();
+        let stats = rc.stats.take().unwrap_or_default().into_inner();
+        let mut out = Explain {
+            lines: Vec::new(),
+            stats: Some(&stats),
+        };
+        self.explain_into(&mut out, 0);
+        Ok((out.lines, rows))
     }
 
     /// Runs the query at the top of a statement, reading with `reader`.
@@ -1208,38 +1233,35 @@ impl SelectPlan {
     }
 
     fn explain_into(&self, out: &mut Explain, mut depth: usize) {
+        let me = self as *const SelectPlan as usize;
         if self.limit.is_some() || self.offset > 0 {
-            out.node(depth, "Limit");
+            out.node_at(depth, "Limit", (me, Upper::Limit as u8));
             depth += 1;
         }
         if self.distinct != Distinct::None {
-            out.node(
-                depth,
-                if self.order.is_empty() {
-                    "HashAggregate"
-                } else {
-                    "Unique"
-                },
-            );
+            let name = if self.order.is_empty() {
+                "HashAggregate"
+            } else {
+                "Unique"
+            };
+            out.node_at(depth, name, (me, Upper::Distinct as u8));
             depth += 1;
         }
         if !self.order.is_empty() {
-            out.node(depth, "Sort");
+            out.node_at(depth, "Sort", (me, Upper::Sort as u8));
             depth += 1;
         }
         if !self.windows.is_empty() {
-            out.node(depth, "WindowAgg");
+            out.node_at(depth, "WindowAgg", (me, Upper::Window as u8));
             depth += 1;
         }
         if let Some(g) = &self.grouping {
-            out.node(
-                depth,
-                if g.keys.is_empty() {
-                    "Aggregate"
-                } else {
-                    "HashAggregate"
-                },
-            );
+            let name = if g.keys.is_empty() {
+                "Aggregate"
+            } else {
+                "HashAggregate"
+            };
+            out.node_at(depth, name, (me, Upper::Aggregate as u8));
             depth += 1;
         }
         match &self.source {
@@ -1251,6 +1273,7 @@ impl SelectPlan {
                     depth,
                     self.filter_text.as_deref(),
                     &self.source_names,
+                    Some(self.source.key()),
                 );
             }
             other => {
@@ -1293,18 +1316,23 @@ pub(crate) fn explain_access(
     depth: usize,
     filter: Option<&str>,
     names: &[String],
+    key: Option<NodeKey>,
 ) {
+    let node = |out: &mut Explain, text: &str| match key {
+        Some(k) => out.node_at(depth, text, k),
+        None => out.node(depth, text),
+    };
     match access {
         Access::Scan => {
-            out.node(depth, &format!("Seq Scan on {table}"));
+            node(out, &format!("Seq Scan on {table}"));
             if let Some(f) = filter {
                 out.detail(depth, &format!("Filter: ({f})"));
             }
         }
         Access::Index(r) => {
             let dir = if r.backward { " Backward" } else { "" };
-            out.node(
-                depth,
+            node(
+                out,
                 &format!("Index Scan{dir} using {} on {table}", r.index),
             );
             if !r.cond.is_empty() {
@@ -1373,9 +1401,34 @@ impl SelectPlan {
             Some(r) => r.guard,
             None => return Err(SqlError::new(code::INTERNAL, "a query run without a guard")),
         };
+        let stats = cx.run.and_then(|r| r.stats.as_ref());
+        let started = stats.map(|_| std::time::Instant::now());
         let mut run = Run::new(self, guard);
         self.source.produce(cx, &mut |cx, row| run.feed(&row, cx))?;
-        run.finish(cx)
+        let groups = run.groups.len() as u64;
+        let emitted = run.emitted;
+        let rows = run.finish(cx)?;
+        if let (Some(stats), Some(t)) = (stats, started) {
+            // Each node over the FROM clause: its rows, and the time of the whole
+            // SELECT (these nodes' time includes everything below them).
+            let nanos = t.elapsed().as_nanos();
+            let me = self as *const SelectPlan as usize;
+            let out = rows.len() as u64;
+            let counts = [
+                (Upper::Limit, out),
+                (Upper::Distinct, emitted.max(out)),
+                (Upper::Sort, (out + self.offset).min(emitted.max(out))),
+                (Upper::Window, emitted.max(out)),
+                (
+                    Upper::Aggregate,
+                    groups.max(u64::from(self.grouping.is_some())),
+                ),
+            ];
+            for (node, n) in counts {
+                record(stats, (me, node as u8), n, 1, nanos);
+            }
+        }
+        Ok(rows)
     }
 }
 
@@ -1385,6 +1438,8 @@ pub struct RunCx<'a> {
     pub(crate) reader: Option<Reader<'a>>,
     pub(crate) guard: &'a Guard,
     cache: RefCell<SubqueryCache>,
+    /// EXPLAIN ANALYZE: what each plan node measured.
+    pub(crate) stats: Option<PlanStats>,
 }
 
 impl<'a> RunCx<'a> {
@@ -1393,8 +1448,19 @@ impl<'a> RunCx<'a> {
             reader,
             guard,
             cache: RefCell::new(HashMap::new()),
+            stats: None,
         }
     }
+}
+
+/// The nodes a SELECT puts over its FROM clause, as parts of their EXPLAIN ANALYZE key.
+#[derive(Clone, Copy)]
+enum Upper {
+    Limit = 1,
+    Distinct,
+    Sort,
+    Window,
+    Aggregate,
 }
 
 /// Subquery results by (plan, parameter values).

@@ -586,7 +586,7 @@ impl Session {
                                 })
                         })
                     });
-                dml::explain(&mut cx, statement, analyze)
+                dml::explain(&mut cx, t, statement, analyze)
             }
             Statement::Analyze(a) => {
                 if let Some(name) = &a.table_name {
