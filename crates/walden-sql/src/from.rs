@@ -39,6 +39,12 @@ pub enum Source {
         ty: SqlType,
     },
     Table(TableRead),
+    /// A relation of the virtual catalog (`pg_catalog`), its rows made when the
+    /// statement was planned.
+    Values {
+        rows: Arc<Vec<Vec<Value>>>,
+        name: String,
+    },
     /// A subquery in FROM or a WITH query, run when read.
     Derived {
         plan: Arc<QueryPlan>,
@@ -390,8 +396,23 @@ impl Builder<'_, '_> {
                 name, alias, args, ..
             } => {
                 crate::bind::check_table_reference(t)?;
-                let table = object_name(name)?;
-                if let Some(args) = args {
+                let virtual_rel = match args {
+                    None => self.virtual_relation(name)?,
+                    Some(_) => None,
+                };
+                if let Some((vname, rel)) = virtual_rel {
+                    (
+                        Source::Values {
+                            rows: Arc::new(rel.rows),
+                            name: vname.clone(),
+                        },
+                        Some(vname),
+                        rel.columns,
+                        alias.as_ref().map(|a| ident_name(&a.name)),
+                        None,
+                    )
+                } else if let Some(args) = args {
+                    let table = object_name(name)?;
                     let (src, col_ty) = series(&table, name, args)?;
                     let col = alias
                         .as_ref()
@@ -406,7 +427,11 @@ impl Builder<'_, '_> {
                         alias.as_ref().map(|a| ident_name(&a.name)),
                         None,
                     )
-                } else if let Some(cte) = self.cx.ctes.and_then(|c| c.find(&table)) {
+                } else if let Some(cte) = object_name(name)
+                    .ok()
+                    .and_then(|table| self.cx.ctes.and_then(|c| c.find(&table)))
+                {
+                    let table = cte.name.clone();
                     let columns = cte.columns.clone();
                     (
                         Source::Derived {
@@ -419,6 +444,7 @@ impl Builder<'_, '_> {
                         None,
                     )
                 } else {
+                    let table = object_name(name)?;
                     let scope = self
                         .cx
                         .catalog
@@ -547,6 +573,39 @@ impl Builder<'_, '_> {
             rows,
         });
         Ok(Item::Rel(self.rels.len() - 1))
+    }
+
+    /// A relation of `pg_catalog` or `information_schema`: a qualified name, or an
+    /// unqualified one of `pg_catalog` that no WITH query takes (PostgreSQL searches
+    /// `pg_catalog` before `public`).
+    fn virtual_relation(
+        &self,
+        name: &ast::ObjectName,
+    ) -> SqlResult<Option<(String, crate::pg_catalog::VirtualRelation)>> {
+        let parts: Vec<String> = name
+            .0
+            .iter()
+            .filter_map(|p| p.as_ident())
+            .map(ident_name)
+            .collect();
+        let (schema, rel) = match parts.as_slice() {
+            [s, n] if s == "pg_catalog" || s == "information_schema" => (Some(s.as_str()), n),
+            [n] if crate::pg_catalog::is_pg_catalog_name(n)
+                && self.cx.ctes.and_then(|c| c.find(n)).is_none() =>
+            {
+                (None, n)
+            }
+            _ => return Ok(None),
+        };
+        let snap = self.cx.catalog.pg_snapshot().unwrap_or_default();
+        match crate::pg_catalog::lookup(schema, rel, &snap) {
+            Some(r) => Ok(Some((rel.clone(), r))),
+            None => Err(SqlError::new(
+                code::UNDEFINED_TABLE,
+                format!("relation \"{}\" does not exist", parts.join(".")),
+            )
+            .at(name.span().start)),
+        }
     }
 
     fn item_columns(&self, item: &Item) -> Vec<usize> {
@@ -1368,6 +1427,18 @@ impl Source {
                     }
                 }
             }
+            Source::Values { rows, .. } => {
+                let guard = cx.run.map(|r| r.guard);
+                for row in rows.iter() {
+                    if let Some(g) = guard {
+                        g.check()?;
+                    }
+                    if !sink(cx, row.clone())? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
             Source::Derived { plan, .. } => {
                 for row in plan.run(cx)? {
                     if !sink(cx, row)? {
@@ -1606,6 +1677,7 @@ impl Source {
         match self {
             Source::Nothing => out.node(depth, "Result"),
             Source::Series { .. } => out.node(depth, "Function Scan on generate_series"),
+            Source::Values { name, .. } => out.node(depth, &format!("Seq Scan on {name}")),
             Source::Table(t) => {
                 crate::select::explain_access(
                     out,

@@ -26,6 +26,10 @@ pub enum Func {
     Like,
     /// ILIKE: LIKE ignoring case.
     ILike,
+    /// `text ~ pattern` (`crate::regex`); `!~` is its negation.
+    RegexMatch,
+    /// `text ~* pattern`: `~` ignoring case.
+    RegexIMatch,
 }
 
 /// Texts longer than this are refused (PostgreSQL's limit is 1 GB; a row holds far less).
@@ -72,6 +76,7 @@ impl Func {
             (Func::Length | Func::Upper | Func::Lower | Func::Md5, [s]) => text(*s),
             (Func::Random | Func::GenRandomUuid, []) => true,
             (Func::Like | Func::ILike, [a, p, e]) => text(*a) && text(*p) && text(*e),
+            (Func::RegexMatch | Func::RegexIMatch, [a, p]) => text(*a) && text(*p),
             _ => false,
         };
         if !ok {
@@ -94,7 +99,7 @@ impl Func {
             Func::Length => T::Int4,
             Func::Random => T::Float8,
             Func::GenRandomUuid => T::Uuid,
-            Func::Like | Func::ILike => T::Bool,
+            Func::Like | Func::ILike | Func::RegexMatch | Func::RegexIMatch => T::Bool,
             _ => T::Text,
         })
     }
@@ -219,6 +224,14 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
             };
             Value::Bool(like(&s, &p, esc)?)
         }
+        Func::RegexMatch => Value::Bool(crate::regex::matches(
+            text_arg(&args[0]),
+            text_arg(&args[1]),
+        )?),
+        Func::RegexIMatch => Value::Bool(crate::regex::matches(
+            &text_arg(&args[0]).to_lowercase(),
+            &text_arg(&args[1]).to_lowercase(),
+        )?),
         Func::GenRandomUuid => {
             let mut b = [0u8; 16];
             b[..8].copy_from_slice(&cx.rng.next_u64().to_le_bytes());

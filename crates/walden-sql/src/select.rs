@@ -46,6 +46,10 @@ pub trait Catalog {
     fn rows(&self, _table: &str) -> f64 {
         1000.0
     }
+    /// The virtual catalog as this statement sees it (`pg_catalog`), made on first use.
+    fn pg_snapshot(&self) -> Option<std::sync::Arc<crate::pg_catalog::Snapshot>> {
+        None
+    }
 }
 
 /// A WITH query, by name.
