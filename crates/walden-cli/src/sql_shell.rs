@@ -18,9 +18,9 @@ use crate::CliError;
 /// `walden sql [DIR] [-c SQL]... [-f FILE]...`. Without -c or -f it reads standard input:
 /// a terminal gets the interactive shell, anything else is run as one script (like
 /// `psql < file`). The -c strings run first, in order, then the -f files, in order.
-/// Backslash commands (`\dt`, `\d NAME`, `\timing`, `\wal`, `\undo`, `\q`, `\?`) work
-/// everywhere, as in psql: SQL before one on its line goes first (statements it ends run),
-/// and `\\` ends a command's arguments.
+/// Backslash commands (`\d`, `\dt`, `\di`, `\dv`, `\d NAME`, `\timing`, `\wal`,
+/// `\undo`, `\q`, `\?`) work everywhere, as in psql: SQL before one on its line goes first
+/// (statements it ends run), and `\\` ends a command's arguments.
 ///
 /// Ctrl-C cancels the running statement (57014; a transaction block is aborted) as psql
 /// does: the interactive shell goes back to its prompt, a -c string goes on with the next
@@ -529,10 +529,12 @@ General
   \\?                     show this help
 
 Informational
-  \\d                     list tables (same as \\dt)
-  \\d NAME                describe table NAME: columns, types, primary key, kind
-  \\dt [NAME]             list tables (or only NAME)
-  \\di [NAME]             list indexes (or only NAME)
+  \\d                     list tables, views and sequences
+  \\d PATTERN             describe each table or index PATTERN matches (`*` and `?`
+                         wildcards): columns, types, nullability, defaults, indexes
+  \\dt [PATTERN]          list tables
+  \\di [PATTERN]          list indexes
+  \\dv [PATTERN]          list views
 
 Display
   \\timing [on|off]       show how long each statement took (toggles without argument)
