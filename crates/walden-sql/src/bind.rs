@@ -586,6 +586,21 @@ impl Binder<'_> {
             },
             A::Value(v) => self.literal(&v.value)?,
             A::Nested(inner) => self.bind(inner)?,
+            A::CompoundFieldAccess { root, access_chain } => match access_chain.as_slice() {
+                [ast::AccessExpr::Subscript(ast::Subscript::Index { index })] => {
+                    let arr = coerce_literal(self.bind(root)?, SqlType::Text)?;
+                    let i = coerce_literal(self.bind(index)?, SqlType::Int4)?;
+                    let types = [arr.ty(), i.ty()];
+                    let ty = Func::ArrayElement.result_type("array subscript", &types)?;
+                    Expr::Call(Func::ArrayElement, vec![arr, i], ty)
+                }
+                _ => {
+                    return Err(SqlError::unsupported(format!(
+                        "the expression {}",
+                        clip(&e.to_string())
+                    )))
+                }
+            },
             A::Collate { expr, collation } => {
                 // Walden compares text bytewise, which is what the collations named
                 // here are; psql writes `COLLATE pg_catalog.default` after its patterns.
@@ -763,7 +778,12 @@ impl Binder<'_> {
                     inner = x;
                 }
                 let A::Subquery(q) = inner else {
-                    return Err(SqlError::unsupported("ANY or ALL over an array"));
+                    if all || op != CmpOp::Eq {
+                        return Err(SqlError::unsupported(
+                            "ALL, or an operator but =, over an array",
+                        ));
+                    }
+                    return fold(self.eq_any_array(left, inner)?);
                 };
                 self.quantified(left, op, q, all)?
             }
@@ -775,6 +795,26 @@ impl Binder<'_> {
             }
         };
         fold(bound)
+    }
+
+    /// `x = ANY(array)`, the array in text form (`crate::array`): x is compared as text.
+    fn eq_any_array(&mut self, x: &ast::Expr, array: &ast::Expr) -> SqlResult<Expr> {
+        let arr = coerce_literal(self.bind(array)?, SqlType::Text)?;
+        if !matches!(arr.ty(), SqlType::Text | SqlType::Null) {
+            return Err(SqlError::new(
+                code::DATATYPE_MISMATCH,
+                format!(
+                    "op ANY/ALL (array) requires array on right side, not {}",
+                    arr.ty().name()
+                ),
+            ));
+        }
+        let x = self.bind(x)?;
+        let x = match x.ty() {
+            SqlType::Text | SqlType::Null => x,
+            _ => Expr::Cast(Box::new(x), DeclaredType::plain(SqlType::Text)),
+        };
+        Ok(Expr::Call(Func::EqAnyArray, vec![x, arr], SqlType::Bool))
     }
 
     /// `lhs op ANY (subquery)` or `lhs op ALL (subquery)`.
@@ -1000,6 +1040,19 @@ impl Binder<'_> {
     /// other side's type (as PostgreSQL's unknown-typed literals do).
     fn operands(&mut self, l: &ast::Expr, r: &ast::Expr) -> SqlResult<(Expr, Expr)> {
         let (a, b) = (self.bind(l)?, self.bind(r)?);
+        // An array element (arrays are held as text) takes the other side's type.
+        let element = |e: &Expr| matches!(e, Expr::Call(Func::ArrayElement, ..));
+        let (a, b) = match (element(&a), element(&b)) {
+            (true, false) if !matches!(b.ty(), SqlType::Text | SqlType::Null) => {
+                let t = b.ty();
+                (Expr::Cast(Box::new(a), DeclaredType::plain(t)), b)
+            }
+            (false, true) if !matches!(a.ty(), SqlType::Text | SqlType::Null) => {
+                let t = a.ty();
+                (a, Expr::Cast(Box::new(b), DeclaredType::plain(t)))
+            }
+            _ => (a, b),
+        };
         Ok(match (is_text_literal(&a), is_text_literal(&b)) {
             (true, false) => (coerce_literal(a, b.ty())?, b),
             (false, true) => {
@@ -1135,22 +1188,33 @@ impl Binder<'_> {
     /// name), `regtype` (an OID to its name), and `oid`, `name`, `"char"` and
     /// `pg_catalog.text`, which are int8 and text here. None for other types.
     fn catalog_cast(&mut self, e: &ast::Expr, dt: &ast::DataType) -> SqlResult<Option<Expr>> {
-        let ast::DataType::Custom(name, mods) = dt else {
-            return Ok(None);
-        };
-        let parts: Vec<String> = name
-            .0
-            .iter()
-            .filter_map(|p| p.as_ident())
-            .map(ident_name)
-            .collect();
-        let ty = match parts
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>()
-            .as_slice()
-        {
-            [t] | ["pg_catalog", t] if mods.is_empty() => t.to_string(),
+        if let ast::DataType::Array(_) = dt {
+            // Arrays are held in their text form (`crate::array`).
+            let inner = coerce_literal(self.bind(e)?, SqlType::Text)?;
+            if !matches!(inner.ty(), SqlType::Text | SqlType::Null) {
+                return Err(SqlError::unsupported(format!("the cast to {dt}")));
+            }
+            return Ok(Some(inner));
+        }
+        let ty = match dt {
+            ast::DataType::Regclass => "regclass".to_string(),
+            ast::DataType::Custom(name, mods) if mods.is_empty() => {
+                let parts: Vec<String> = name
+                    .0
+                    .iter()
+                    .filter_map(|p| p.as_ident())
+                    .map(ident_name)
+                    .collect();
+                match parts
+                    .iter()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>()
+                    .as_slice()
+                {
+                    [t] | ["pg_catalog", t] => t.to_string(),
+                    _ => return Ok(None),
+                }
+            }
             _ => return Ok(None),
         };
         let inner = self.bind(e)?;
@@ -1162,6 +1226,9 @@ impl Binder<'_> {
             }
             "regclass" if inner.ty().is_integer() => {
                 Expr::Catalog(CatalogFn::RegclassOut, vec![inner], snap, SqlType::Text)
+            }
+            "regnamespace" if inner.ty().is_integer() => {
+                Expr::Catalog(CatalogFn::NamespaceName, vec![inner], snap, SqlType::Text)
             }
             "regtype" if inner.ty().is_integer() => Expr::Catalog(
                 CatalogFn::FormatType,
@@ -1255,6 +1322,17 @@ impl Binder<'_> {
 
     fn function(&mut self, f: &ast::Function) -> SqlResult<Expr> {
         let name = function_name(&f.name)?;
+        if let (FunctionArguments::Subquery(q), "array") = (&f.args, name.as_str()) {
+            let (plan, params) = self.subquery(q)?;
+            one_column(&plan, q)?;
+            return Ok(Expr::Subquery(Box::new(Subquery {
+                kind: SubqueryKind::Array,
+                plan,
+                params,
+                lhs: None,
+                ty: SqlType::Text,
+            })));
+        }
         if f.over.is_some() {
             return self.window(f, &name);
         }

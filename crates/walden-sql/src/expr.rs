@@ -77,6 +77,8 @@ pub enum Expr {
 pub enum SubqueryKind {
     /// `(SELECT x ...)`: its one value, or NULL for no row.
     Scalar,
+    /// `ARRAY(SELECT x ...)`: its values as an array, in text form (`crate::array`).
+    Array,
     /// `EXISTS (SELECT ...)`.
     Exists,
     /// `lhs op ANY (SELECT x ...)` (`IN` is `= ANY`).

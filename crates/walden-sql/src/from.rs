@@ -39,6 +39,12 @@ pub enum Source {
         ty: SqlType,
     },
     Table(TableRead),
+    /// `generate_series` whose bounds are known only when it runs (they read the
+    /// enclosing query's row, in a correlated subquery): its arguments, and its type.
+    SeriesOf {
+        args: Vec<Expr>,
+        ty: SqlType,
+    },
     /// A relation of the virtual catalog (`pg_catalog`), its rows made when the
     /// statement was planned.
     Values {
@@ -412,8 +418,8 @@ impl Builder<'_, '_> {
                         None,
                     )
                 } else if let Some(args) = args {
-                    let table = object_name(name)?;
-                    let (src, col_ty) = series(&table, name, args)?;
+                    let table = crate::bind::function_name(name)?;
+                    let (src, col_ty) = series(&table, name, args, self.cx)?;
                     let col = alias
                         .as_ref()
                         .and_then(|a| a.columns.first())
@@ -1285,6 +1291,7 @@ fn series(
     table: &str,
     name: &ast::ObjectName,
     args: &ast::TableFunctionArgs,
+    cx: &PlanCx,
 ) -> SqlResult<(Source, SqlType)> {
     if table != "generate_series" {
         return Err(SqlError::new(
@@ -1294,11 +1301,34 @@ fn series(
         .at(name.span().start));
     }
     let mut vals = Vec::new();
+    let mut bound = Vec::new();
+    let empty = Scope::default();
     for a in &args.args {
         let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = a else {
             return Err(SqlError::unsupported("this generate_series argument"));
         };
-        let b = Binder::plain(&Scope::default()).bind(e)?;
+        bound.push((Binder::in_query(&empty, *cx).bind(e)?, e));
+    }
+    // Bounds that read the enclosing query's row are taken when the series runs.
+    let constant = bound.iter().all(|(b, _)| matches!(b, Expr::Const(_)));
+    if !constant && matches!(bound.len(), 2 | 3) {
+        if let Some((_, e)) = bound
+            .iter()
+            .find(|(b, _)| !b.ty().is_integer() && b.ty() != SqlType::Null)
+        {
+            return Err(
+                SqlError::unsupported("generate_series over anything but integers")
+                    .at(e.span().start),
+            );
+        }
+        let ty = bound
+            .iter()
+            .map(|(b, _)| b.ty())
+            .fold(SqlType::Int4, SqlType::wider);
+        let args = bound.into_iter().map(|(b, _)| b).collect();
+        return Ok((Source::SeriesOf { args, ty }, ty));
+    }
+    for (b, e) in bound {
         match b {
             Expr::Const(v) if as_i64(&v).is_some() => {
                 vals.push((as_i64(&v).unwrap_or(0), value::type_of(&v)))
@@ -1426,6 +1456,30 @@ impl Source {
                         read_rows(cx, t.row_id, |g| read_index(&reader, r, g), &mut f)
                     }
                 }
+            }
+            Source::SeriesOf { args, ty } => {
+                let mut bounds = Vec::with_capacity(3);
+                for a in args {
+                    match as_i64(&a.eval(&[], cx)?) {
+                        Some(x) => bounds.push(x),
+                        // A NULL bound gives no rows, as in PostgreSQL.
+                        None => return Ok(true),
+                    }
+                }
+                let step = bounds.get(2).copied().unwrap_or(1);
+                if step == 0 {
+                    return Err(SqlError::new(
+                        code::INVALID_PARAMETER,
+                        "step size cannot equal zero",
+                    ));
+                }
+                let series = Source::Series {
+                    start: bounds[0],
+                    stop: bounds[1],
+                    step,
+                    ty: *ty,
+                };
+                series.produce_node(cx, sink)
             }
             Source::Values { rows, .. } => {
                 let guard = cx.run.map(|r| r.guard);
@@ -1678,6 +1732,7 @@ impl Source {
             Source::Nothing => out.node(depth, "Result"),
             Source::Series { .. } => out.node(depth, "Function Scan on generate_series"),
             Source::Values { name, .. } => out.node(depth, &format!("Seq Scan on {name}")),
+            Source::SeriesOf { .. } => out.node(depth, "Function Scan on generate_series"),
             Source::Table(t) => {
                 crate::select::explain_access(
                     out,

@@ -6,6 +6,7 @@
 //! `functions`, `value` (evaluation) → `select`, `dml`, `ddl` (statements) → `session`.
 
 pub mod access_path;
+pub mod array;
 pub mod bind;
 mod ddl;
 pub mod depth;

@@ -1472,6 +1472,13 @@ pub(crate) fn eval_subquery(s: &Subquery, row: &[Value], cx: &mut EvalCtx) -> Sq
                     )
                 }
                 SubqueryKind::Exists => SubResult::Exists(!rows.is_empty()),
+                SubqueryKind::Array => {
+                    let values: Vec<Value> = rows
+                        .into_iter()
+                        .map(|r| r.into_iter().next().unwrap_or(Value::Null))
+                        .collect();
+                    SubResult::Scalar(Value::Text(crate::array::array_text(&values)))
+                }
                 SubqueryKind::Any(op) | SubqueryKind::All(op) => {
                     let values: Vec<Value> = rows
                         .into_iter()

@@ -45,6 +45,8 @@ pub enum CatalogFn {
     RegclassOut,
     /// `'name'::regclass` (the relation's OID).
     RegclassIn,
+    /// `oid::regnamespace` (the schema's name).
+    NamespaceName,
 }
 
 impl CatalogFn {
@@ -137,6 +139,10 @@ impl CatalogFn {
             F::CurrentUser => text(OWNER_NAME.into()),
             F::RegclassOut => match int(0) {
                 Some(oid) => text(snap.regclass_name(oid)),
+                None => Value::Null,
+            },
+            F::NamespaceName => match int(0) {
+                Some(oid) => text(super::namespace_name(oid)),
                 None => Value::Null,
             },
             F::RegclassIn => match &args[0] {

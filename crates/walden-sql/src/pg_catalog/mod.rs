@@ -214,6 +214,17 @@ fn attr(table: &str, c: &Column) -> Attr {
     }
 }
 
+/// A schema's name by OID (the number itself for one that does not exist).
+pub fn namespace_name(oid: i64) -> String {
+    match oid {
+        PG_CATALOG_NAMESPACE => "pg_catalog".into(),
+        PG_TOAST_NAMESPACE => "pg_toast".into(),
+        PUBLIC_NAMESPACE => "public".into(),
+        INFORMATION_SCHEMA_NAMESPACE => "information_schema".into(),
+        other => other.to_string(),
+    }
+}
+
 /// PostgreSQL's name for a serial column's sequence (without its truncation of long
 /// names to 63 bytes or its numbering of clashes).
 pub fn sequence_name(table: &str, column: &str) -> String {
