@@ -160,6 +160,8 @@ pub mod queries {
     pub const INHERITED_BY: &str = include_str!("describe/inherited_by.sql");
     pub const INDEX_COLUMNS: &str = include_str!("describe/index_columns.sql");
     pub const INDEX_INFO: &str = include_str!("describe/index_info.sql");
+    pub const SEQUENCE: &str = include_str!("describe/sequence.sql");
+    pub const SEQUENCE_OWNER: &str = include_str!("describe/sequence_owner.sql");
 }
 
 /// psql's lookup query for `\d pattern`.
@@ -261,6 +263,7 @@ pub fn describe(session: &mut Session, pattern: &str) -> Result<Described, SqlEr
         out.push_str(&match kind {
             "r" | "p" => describe_table(session, oid, &title_name, info)?,
             "i" | "I" => describe_index(session, oid, schema, &title_name)?,
+            "S" => describe_sequence(session, oid, &title_name)?,
             other => {
                 return Err(SqlError::unsupported(format!(
                     "\\d of a relation of kind '{other}' (\"{name}\")"
@@ -421,6 +424,33 @@ fn describe_index(
     render(&format!("Index {title_name}"), &cols, &columns, &footers).map_err(io)
 }
 
+fn describe_sequence(
+    session: &mut Session,
+    oid: &str,
+    title_name: &str,
+) -> Result<String, SqlError> {
+    let rows = run(session, &for_oid(queries::SEQUENCE, oid))?;
+    let owners = run(session, &for_oid(queries::SEQUENCE_OWNER, oid))?;
+    let footers: Vec<String> = owners
+        .iter()
+        .filter_map(|o| match o.get(1).map(String::as_str) {
+            Some("a") => Some(format!("Owned by: {}", o[0])),
+            Some("i") => Some(format!("Sequence for identity column: {}", o[0])),
+            _ => None,
+        })
+        .collect();
+    let cols = [
+        ("Type", false),
+        ("Start", true),
+        ("Minimum", true),
+        ("Maximum", true),
+        ("Increment", true),
+        ("Cycles?", false),
+        ("Cache", true),
+    ];
+    render(&format!("Sequence {title_name}"), &cols, &rows, &footers).map_err(io)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -487,6 +517,14 @@ mod tests {
             for_oid(queries::INDEX_INFO, ix),
         ];
         assert_eq!(captured("d_t_pkey"), index);
+        let seq = "16384";
+        let sequence = vec![
+            lookup_query("t_a_seq"),
+            for_oid(queries::RELATION, seq),
+            for_oid(queries::SEQUENCE, seq),
+            for_oid(queries::SEQUENCE_OWNER, seq),
+        ];
+        assert_eq!(captured("d_t_a_seq"), sequence);
     }
 
     #[test]

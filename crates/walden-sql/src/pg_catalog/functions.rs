@@ -160,6 +160,12 @@ fn regclass_in(snap: &Snapshot, s: &str) -> SqlResult<i64> {
     if let Ok(oid) = s.parse::<i64>() {
         return Ok(oid);
     }
+    if let Some(&(_, oid)) = super::CATALOG_OIDS
+        .iter()
+        .find(|(n, _)| s.strip_prefix("pg_catalog.").unwrap_or(s) == *n)
+    {
+        return Ok(oid);
+    }
     let bare = s.strip_prefix("public.").unwrap_or(s);
     let name = match bare.strip_prefix('"').and_then(|x| x.strip_suffix('"')) {
         Some(q) => q.replace("\"\"", "\""),

@@ -95,6 +95,16 @@ pub struct Relation {
     pub kind: RelKind,
     pub columns: Vec<Attr>,
     pub index: Option<IndexDef>,
+    /// For a serial column's sequence: the table and column it belongs to.
+    pub owner: Option<SequenceOwner>,
+}
+
+/// The column a sequence belongs to, and its type (the sequence's type).
+#[derive(Debug, Clone)]
+pub struct SequenceOwner {
+    pub table_oid: i64,
+    pub attnum: i16,
+    pub ty: DeclaredType,
 }
 
 /// The catalog as one statement sees it.
@@ -122,6 +132,7 @@ impl Snapshot {
                 kind: RelKind::Table,
                 columns: columns.clone(),
                 index: None,
+                owner: None,
             });
             for (i, c) in schema.columns.iter().enumerate() {
                 if c.serial {
@@ -131,6 +142,11 @@ impl Snapshot {
                         kind: RelKind::Sequence,
                         columns: Vec::new(),
                         index: None,
+                        owner: Some(SequenceOwner {
+                            table_oid,
+                            attnum: (i + 1) as i16,
+                            ty: DeclaredType::of_column(c),
+                        }),
                     });
                 }
             }
@@ -167,6 +183,7 @@ impl Snapshot {
                         primary: ix.primary,
                         constraint,
                     }),
+                    owner: None,
                 });
             }
         }
@@ -213,6 +230,30 @@ fn attr(table: &str, c: &Column) -> Attr {
         default,
     }
 }
+
+/// The catalog relations `regclass` knows by name, with PostgreSQL's OIDs.
+pub const CATALOG_OIDS: &[(&str, i64)] = &[
+    ("pg_type", 1247),
+    ("pg_attribute", 1249),
+    ("pg_class", 1259),
+    ("pg_authid", 1260),
+    ("pg_sequence", 2224),
+    ("pg_am", 2601),
+    ("pg_attrdef", 2604),
+    ("pg_constraint", 2606),
+    ("pg_depend", 2608),
+    ("pg_description", 2609),
+    ("pg_index", 2610),
+    ("pg_inherits", 2611),
+    ("pg_namespace", 2615),
+    ("pg_trigger", 2620),
+    ("pg_policy", 3256),
+    ("pg_statistic_ext", 3381),
+    ("pg_collation", 3456),
+    ("pg_publication", 6104),
+    ("pg_publication_rel", 6106),
+    ("pg_publication_namespace", 6237),
+];
 
 /// A schema's name by OID (the number itself for one that does not exist).
 pub fn namespace_name(oid: i64) -> String {

@@ -84,6 +84,8 @@ fn pg_catalog(name: &str, snap: &Snapshot) -> Option<VirtualRelation> {
         "pg_attribute" => pg_attribute(snap),
         "pg_attrdef" => pg_attrdef(snap),
         "pg_type" => pg_type(),
+        "pg_sequence" => pg_sequence(snap),
+        "pg_depend" => pg_depend(snap),
         "pg_index" => pg_index(snap),
         "pg_constraint" => pg_constraint(snap),
         "pg_am" => relation(
@@ -351,6 +353,81 @@ fn pg_attrdef(snap: &Snapshot) -> VirtualRelation {
             ("adrelid", OID),
             ("adnum", I2),
             ("adbin", TEXT),
+        ],
+        rows,
+    )
+}
+
+/// A serial column's sequence as PostgreSQL makes it: from 1 by 1 up to its type's
+/// maximum, no cycle, cache 1.
+fn pg_sequence(snap: &Snapshot) -> VirtualRelation {
+    let rows = snap
+        .relations
+        .iter()
+        .filter_map(|r| {
+            let owner = r.owner.as_ref()?;
+            let (ty, _) = types::type_of(&owner.ty);
+            let max = match ty.oid {
+                21 => i64::from(i16::MAX),
+                23 => i64::from(i32::MAX),
+                _ => i64::MAX,
+            };
+            Some(vec![
+                o(r.oid),
+                o(ty.oid),
+                Value::Int8(1),
+                Value::Int8(1),
+                Value::Int8(max),
+                Value::Int8(1),
+                Value::Int8(1),
+                b(false),
+            ])
+        })
+        .collect();
+    relation(
+        &[
+            ("seqrelid", OID),
+            ("seqtypid", OID),
+            ("seqstart", SqlType::Int8),
+            ("seqincrement", SqlType::Int8),
+            ("seqmax", SqlType::Int8),
+            ("seqmin", SqlType::Int8),
+            ("seqcache", SqlType::Int8),
+            ("seqcycle", BOOL),
+        ],
+        rows,
+    )
+}
+
+/// Dependencies: only a serial column's sequence on its column (deptype 'a', auto), the
+/// one psql reads; PostgreSQL also records indexes, constraints, defaults and types.
+fn pg_depend(snap: &Snapshot) -> VirtualRelation {
+    let pg_class = 1259;
+    let rows = snap
+        .relations
+        .iter()
+        .filter_map(|r| {
+            let owner = r.owner.as_ref()?;
+            Some(vec![
+                o(pg_class),
+                o(r.oid),
+                i4(0),
+                o(pg_class),
+                o(owner.table_oid),
+                i4(owner.attnum.into()),
+                t("a"),
+            ])
+        })
+        .collect();
+    relation(
+        &[
+            ("classid", OID),
+            ("objid", OID),
+            ("objsubid", I4),
+            ("refclassid", OID),
+            ("refobjid", OID),
+            ("refobjsubid", I4),
+            ("deptype", CHAR),
         ],
         rows,
     )
