@@ -1307,7 +1307,19 @@ fn series(
         let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = a else {
             return Err(SqlError::unsupported("this generate_series argument"));
         };
-        bound.push((Binder::in_query(&empty, *cx).bind(e)?, e));
+        // A name no enclosing query has may be a column of another FROM item, which
+        // PostgreSQL reads (a function in FROM is implicitly LATERAL) and Walden does not.
+        let b = Binder::in_query(&empty, *cx).bind(e).map_err(|err| {
+            if err.code == code::UNDEFINED_COLUMN || err.code == code::UNDEFINED_TABLE {
+                SqlError::unsupported(
+                    "generate_series over a column of another FROM item (LATERAL)",
+                )
+                .at(e.span().start)
+            } else {
+                err
+            }
+        })?;
+        bound.push((b, e));
     }
     // Bounds that read the enclosing query's row are taken when the series runs.
     let constant = bound.iter().all(|(b, _)| matches!(b, Expr::Const(_)));
