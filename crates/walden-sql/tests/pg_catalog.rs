@@ -128,11 +128,12 @@ fn describe_table_queries_answer_as_postgres() {
     let all = run_all(&mut s, "d_t");
     assert_eq!(all.len(), 9, "every query psql sends for \\d t runs");
     assert_eq!(all[0], vec![vec![t.as_str(), "public", "t"]]);
-    // relchecks, relkind, relhasindex, …, relpersistence, relreplident, amname.
+    // relchecks, relkind, relhasindex, …, relpersistence, relreplident, amname (the
+    // default table kind here is undo, an access method of its own).
     assert_eq!(
         all[1],
         vec![vec![
-            "0", "r", "t", "f", "f", "f", "f", "f", "f", "", "0", "", "p", "d", "heap"
+            "0", "r", "t", "f", "f", "f", "f", "f", "f", "", "0", "", "p", "d", "undo"
         ]]
     );
     let columns: Vec<Vec<String>> = all[2].iter().map(|r| r[..4].to_vec()).collect();
@@ -301,5 +302,22 @@ fn catalog_names_casts_and_arrays() {
                       '^(t_.*)$' COLLATE pg_catalog.default and relname !~ 'key' order by 1"
         ),
         vec![vec!["t_a_seq"], vec!["t_bf"], vec!["t_c"]]
+    );
+}
+
+#[test]
+fn table_kinds_are_access_methods() {
+    let db = db();
+    let mut s = Session::new(&db);
+    s.execute(
+        "create table h (a int) using heap; create table z (a int) using undo; create index z_a on z (a)",
+    )
+    .unwrap();
+    assert_eq!(
+        rows(
+            &mut s,
+            "select c.relname, am.amname from pg_class c join pg_am am on am.oid = c.relam order by 1"
+        ),
+        vec![vec!["h", "heap"], vec!["z", "undo"], vec!["z_a", "btree"]]
     );
 }

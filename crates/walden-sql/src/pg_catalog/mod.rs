@@ -41,6 +41,9 @@ pub const OWNER_NAME: &str = "postgres";
 /// Access methods, as PostgreSQL numbers them.
 pub const HEAP_AM: i64 = 2;
 pub const BTREE_AM: i64 = 403;
+/// Walden's undo tables (`USING undo`), a table access method PostgreSQL does not have:
+/// an OID below the user range, as a built-in one would have.
+pub const UNDO_AM: i64 = 16000;
 
 /// What kind of relation a `pg_class` row is (`relkind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,6 +100,8 @@ pub struct Relation {
     pub index: Option<IndexDef>,
     /// For a serial column's sequence: the table and column it belongs to.
     pub owner: Option<SequenceOwner>,
+    /// `relam`: a table's kind (heap or undo), btree for an index, 0 otherwise.
+    pub access_method: i64,
 }
 
 /// The column a sequence belongs to, and its type (the sequence's type).
@@ -133,6 +138,10 @@ impl Snapshot {
                 columns: columns.clone(),
                 index: None,
                 owner: None,
+                access_method: match db.table_kind(&name) {
+                    Ok(walden::TableKind::Undo) => UNDO_AM,
+                    _ => HEAP_AM,
+                },
             });
             for (i, c) in schema.columns.iter().enumerate() {
                 if c.serial {
@@ -147,6 +156,7 @@ impl Snapshot {
                             attnum: (i + 1) as i16,
                             ty: DeclaredType::of_column(c),
                         }),
+                        access_method: 0,
                     });
                 }
             }
@@ -184,6 +194,7 @@ impl Snapshot {
                         constraint,
                     }),
                     owner: None,
+                    access_method: BTREE_AM,
                 });
             }
         }

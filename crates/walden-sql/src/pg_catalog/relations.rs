@@ -93,6 +93,7 @@ fn pg_catalog(name: &str, snap: &Snapshot) -> Option<VirtualRelation> {
             vec![
                 vec![o(HEAP_AM), t("heap"), t("t")],
                 vec![o(BTREE_AM), t("btree"), t("i")],
+                vec![o(UNDO_AM), t("undo"), t("t")],
             ],
         ),
         "pg_collation" => relation(
@@ -234,11 +235,6 @@ fn pg_class(snap: &Snapshot) -> VirtualRelation {
         .relations
         .iter()
         .map(|r| {
-            let am = match r.kind {
-                RelKind::Table => HEAP_AM,
-                RelKind::Index => BTREE_AM,
-                RelKind::Sequence | RelKind::View => 0,
-            };
             let has_index = r.kind == RelKind::Table
                 && snap
                     .relations
@@ -255,7 +251,7 @@ fn pg_class(snap: &Snapshot) -> VirtualRelation {
                 o(0),
                 o(0),
                 o(OWNER_OID),
-                o(am),
+                o(r.access_method),
                 o(r.oid),
                 o(0),
                 i4(0),
