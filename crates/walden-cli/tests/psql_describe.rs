@@ -47,6 +47,10 @@ const COMMANDS: &[&str] = &[
     "\\dt t*",
     "\\di u*",
     "\\d T",
+    "\\d public.u",
+    "\\dt public.*",
+    "\\di *.t_?key",
+    "\\d pg_catalog.nosuch",
     "\\d nosuch",
     "\\dt nosuch*",
 ];
