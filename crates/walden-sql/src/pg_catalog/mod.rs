@@ -14,8 +14,6 @@ mod functions;
 mod relations;
 pub mod types;
 
-use std::sync::Arc;
-
 use walden::{Column, Database};
 
 use crate::types::DeclaredType;
@@ -309,6 +307,3 @@ pub fn quote_ident(name: &str) -> String {
         format!("\"{}\"", name.replace('"', "\"\""))
     }
 }
-
-/// Shared so that every binder of one statement reads the same snapshot.
-pub type SharedSnapshot = Arc<Snapshot>;
