@@ -1,7 +1,9 @@
 //! A small regular-expression matcher for the `~` and `!~` operators: enough for the
 //! patterns psql sends (`^(t.*)$`, `^pg_toast`, alternatives, `[...]` classes,
 //! backslash escapes). It backtracks, so it is meant for short names, not for
-//! searching long texts: texts past `MAX_TEXT_CHARS` are refused. Not supported (an
+//! searching long texts: texts past `MAX_TEXT_CHARS` are refused, and a match that
+//! takes more than `MAX_STEPS` steps (`(a|a)*b` over a long run of `a`s) is an error
+//! rather than a statement that never ends. Not supported (an
 //! error, never a wrong answer): `{m,n}` counts, back-references, `\d`-style class
 //! escapes, lookaround, flags.
 
@@ -9,6 +11,13 @@ use crate::error::{SqlError, SqlResult};
 
 const MAX_TEXT_CHARS: usize = 100_000;
 const MAX_PATTERN_CHARS: usize = 1_000;
+const MAX_STEPS: u64 = 10_000_000;
+
+/// The text being matched and the steps taken so far.
+struct Subject {
+    text: Vec<char>,
+    steps: std::cell::Cell<u64>,
+}
 
 #[derive(Debug, Clone)]
 enum Node {
@@ -138,7 +147,21 @@ pub fn matches(text: &str, pattern: &str) -> SqlResult<bool> {
     };
     let alts = p.alternatives(0)?;
     let seq = vec![Node::Group(alts)];
-    Ok((0..=text.len()).any(|start| walk(&seq, start, &text, &mut |_| true)))
+    let subject = Subject {
+        text,
+        steps: std::cell::Cell::new(0),
+    };
+    let found = (0..=subject.text.len()).any(|start| walk(&seq, start, &subject, &mut |_| true));
+    if subject.steps.get() > MAX_STEPS {
+        return Err(SqlError::new(
+            crate::error::code::PROGRAM_LIMIT,
+            format!(
+                "regular expression \"{}\" takes too many steps to match",
+                crate::error::clip(pattern)
+            ),
+        ));
+    }
+    Ok(found)
 }
 
 fn one(n: &Node, c: char) -> bool {
@@ -153,18 +176,25 @@ fn one(n: &Node, c: char) -> bool {
 }
 
 /// Matches `seq` at `i`, then calls `k` with where it ended; true when `k` accepts.
-fn walk(seq: &[Node], i: usize, text: &[char], k: &mut dyn FnMut(usize) -> bool) -> bool {
+/// Past `MAX_STEPS` every path fails at once (the caller reports it).
+fn walk(seq: &[Node], i: usize, s: &Subject, k: &mut dyn FnMut(usize) -> bool) -> bool {
+    let steps = s.steps.get() + 1;
+    s.steps.set(steps);
+    if steps > MAX_STEPS {
+        return false;
+    }
+    let text = &s.text;
     let Some((n, rest)) = seq.split_first() else {
         return k(i);
     };
     match n {
-        Node::Start => i == 0 && walk(rest, i, text, k),
-        Node::End => i == text.len() && walk(rest, i, text, k),
+        Node::Start => i == 0 && walk(rest, i, s, k),
+        Node::End => i == text.len() && walk(rest, i, s, k),
         Node::Group(alts) => alts
             .iter()
-            .any(|alt| walk(alt, i, text, &mut |j| walk(rest, j, text, k))),
-        Node::Repeat(node, min, max) => repeat(node, *min, *max, 0, rest, i, text, k),
-        single => text.get(i).is_some_and(|&c| one(single, c)) && walk(rest, i + 1, text, k),
+            .any(|alt| walk(alt, i, s, &mut |j| walk(rest, j, s, k))),
+        Node::Repeat(node, min, max) => repeat(node, *min, *max, 0, rest, i, s, k),
+        single => text.get(i).is_some_and(|&c| one(single, c)) && walk(rest, i + 1, s, k),
     }
 }
 
@@ -177,17 +207,17 @@ fn repeat(
     count: usize,
     rest: &[Node],
     i: usize,
-    text: &[char],
+    s: &Subject,
     k: &mut dyn FnMut(usize) -> bool,
 ) -> bool {
     if max.is_none_or(|m| count < m)
-        && walk(std::slice::from_ref(node), i, text, &mut |j| {
-            j != i && repeat(node, min, max, count + 1, rest, j, text, k)
+        && walk(std::slice::from_ref(node), i, s, &mut |j| {
+            j != i && repeat(node, min, max, count + 1, rest, j, s, k)
         })
     {
         return true;
     }
-    count >= min && walk(rest, i, text, k)
+    count >= min && walk(rest, i, s, k)
 }
 
 #[cfg(test)]
@@ -209,6 +239,13 @@ mod tests {
         assert!(matches("a$b", "^a\\$b$").unwrap());
         assert!(matches("colour", "^colou?r$").unwrap());
         assert!(matches("", "^(.*)$").unwrap());
+    }
+
+    #[test]
+    fn a_runaway_match_is_an_error() {
+        let text = "a".repeat(40);
+        let err = matches(&text, "^(a|a)*b$").unwrap_err();
+        assert_eq!(err.code, "54000");
     }
 
     #[test]
