@@ -85,6 +85,71 @@ fn walden(dir: &Path, args: &[&str]) -> (String, String) {
     (text(&out.stdout), text(&out.stderr))
 }
 
+/// The schema of the captures in `tests/fixtures/psql15` (its README).
+const FIXTURE_SCHEMA: &str = "
+create table t (a serial primary key, b int not null default 5, c text,
+  d varchar(10) unique, e char(3), f bigint, g smallint, h double precision,
+  i boolean default true, j uuid);
+create index t_c on t(c);
+create index t_bf on t (b, f);
+";
+
+/// What psql printed in a capture: its standard output and standard error (captured
+/// together), without the `-E` query echoes.
+fn printed(capture: &str) -> String {
+    let mut out = String::new();
+    let mut in_query = false;
+    let mut skip_blank = false;
+    for line in capture.lines() {
+        match line {
+            "********* QUERY **********" => in_query = true,
+            "**************************" if in_query => {
+                in_query = false;
+                skip_blank = true;
+            }
+            _ if in_query => {}
+            "" if skip_blank => skip_blank = false,
+            l => {
+                skip_blank = false;
+                out.push_str(l);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// Runs without PostgreSQL: each capture's command through `walden sql`, whose output
+/// must be what psql printed then.
+#[test]
+fn describe_commands_print_the_captured_output() {
+    let temp = tempfile::tempdir().expect("a temporary directory");
+    let dir = temp.path().join("db");
+    let (_, err) = walden(&dir, &["-c", FIXTURE_SCHEMA]);
+    assert_eq!(err, "");
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/psql15");
+    let captures = [
+        ("\\d", "d"),
+        ("\\dt", "dt"),
+        ("\\di", "di"),
+        ("\\dv", "dv"),
+        ("\\dt t*", "dt_tS"),
+        ("\\di t*", "di_tS"),
+        ("\\d t", "d_t"),
+        ("\\d t_pkey", "d_t_pkey"),
+        ("\\d t_a_seq", "d_t_a_seq"),
+        ("\\d nosuch", "d_nosuch"),
+    ];
+    for (command, file) in captures {
+        let capture = std::fs::read_to_string(format!("{fixtures}/{file}.txt"))
+            .expect("the capture is there");
+        let expected = printed(&capture);
+        assert!(expected.lines().count() >= 1, "{file} printed something");
+        let (out, err) = walden(&dir, &["-c", command]);
+        assert_eq!(out + &err, expected, "{command}");
+    }
+}
+
 #[test]
 fn describe_commands_print_what_psql_prints() {
     let Some(bindir) = find_major(15) else {
