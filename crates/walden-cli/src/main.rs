@@ -14,6 +14,7 @@ macro_rules! outln {
 mod bench;
 mod check;
 mod crashtest;
+mod describe;
 mod keys;
 mod kill_child;
 mod postgres;

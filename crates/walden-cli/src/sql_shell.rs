@@ -9,18 +9,18 @@ use std::time::Duration;
 
 use rustyline::error::ReadlineError;
 use rustyline::{Config, DefaultEditor};
-use walden::{Database, Options, Schema, StatsSnapshot};
-use walden_sql::types::DeclaredType;
+use walden::{Database, Options, StatsSnapshot};
 use walden_sql::{value, Outcome, Session, SqlError, StatementResult};
 
+use crate::describe::{self, Described, Listing};
 use crate::CliError;
 
 /// `walden sql [DIR] [-c SQL]... [-f FILE]...`. Without -c or -f it reads standard input:
 /// a terminal gets the interactive shell, anything else is run as one script (like
 /// `psql < file`). The -c strings run first, in order, then the -f files, in order.
-/// Backslash commands (`\dt`, `\d NAME`, `\timing`, `\wal`, `\undo`, `\q`, `\?`) work
-/// everywhere, as in psql: SQL before one on its line goes first (statements it ends run),
-/// and `\\` ends a command's arguments.
+/// Backslash commands (`\d`, `\dt`, `\di`, `\dv`, `\d NAME`, `\timing`, `\wal`,
+/// `\undo`, `\q`, `\?`) work everywhere, as in psql: SQL before one on its line goes first
+/// (statements it ends run), and `\\` ends a command's arguments.
 ///
 /// Ctrl-C cancels the running statement (57014; a transaction block is aborted) as psql
 /// does: the interactive shell goes back to its prompt, a -c string goes on with the next
@@ -529,10 +529,12 @@ General
   \\?                     show this help
 
 Informational
-  \\d                     list tables (same as \\dt)
-  \\d NAME                describe table NAME: columns, types, primary key, kind
-  \\dt [NAME]             list tables (or only NAME)
-  \\di [NAME]             list indexes (or only NAME)
+  \\d                     list tables, views and sequences
+  \\d PATTERN             describe each table or index PATTERN matches (`*` and `?`
+                         wildcards): columns, types, nullability, defaults, indexes
+  \\dt [PATTERN]          list tables
+  \\di [PATTERN]          list indexes
+  \\dv [PATTERN]          list views
 
 Display
   \\timing [on|off]       show how long each statement took (toggles without argument)
@@ -562,10 +564,11 @@ impl Shell {
                 let text = undo_line(db.undo_bytes(), db.undo_limit());
                 outln!(self.printer.out, "{text}")?
             }
-            ("\\d" | "\\dt", None) => self.list_tables(None)?,
-            ("\\dt", Some(name)) => self.list_tables(Some(&table_name(name)))?,
-            ("\\di", only) => self.list_indexes(only.map(table_name).as_deref())?,
-            ("\\d", Some(name)) => self.describe(&table_name(name))?,
+            ("\\d", None) => self.described(|s| describe::list(s, Listing::All, None))?,
+            ("\\dt", p) => self.described(|s| describe::list(s, Listing::Tables, p))?,
+            ("\\di", p) => self.described(|s| describe::list(s, Listing::Indexes, p))?,
+            ("\\dv", p) => self.described(|s| describe::list(s, Listing::Views, p))?,
+            ("\\d", Some(p)) => self.described(|s| describe::describe(s, p))?,
             _ => {
                 let text = format!("invalid command {command}. Try \\? for help.");
                 self.printer.fail(&text)?;
@@ -596,131 +599,17 @@ impl Shell {
         outln!(printer.out, "{what} {}.", if on { "on" } else { "off" })
     }
 
-    fn list_tables(&mut self, only: Option<&str>) -> Result<(), CliError> {
-        let mut names = self.session.database().table_names();
-        names.retain(|n| only.is_none_or(|o| o == n));
-        if names.is_empty() {
-            return match only {
-                Some(name) => self.not_found(name),
-                None => self
-                    .printer
-                    .error("Did not find any relations.")
-                    .map_err(stdout_error),
-            };
+    /// Runs a describe command (`describe.rs`) through the session and prints what
+    /// it gives; a failed query is reported as psql reports one.
+    fn described(
+        &mut self,
+        f: impl FnOnce(&mut Session) -> Result<Described, SqlError>,
+    ) -> Result<(), CliError> {
+        match f(&mut self.session) {
+            Ok(Described::Text(text)) => write!(self.printer.out, "{text}").map_err(stdout_error),
+            Ok(Described::NotFound(text)) => self.printer.fail(&text),
+            Err(e) => self.printer.fail(&format!("ERROR:  {}", e.message)),
         }
-        let rows: Vec<Vec<String>> = names
-            .into_iter()
-            .map(|n| vec!["public".into(), n, "table".into()])
-            .collect();
-        let columns = [("Schema", false), ("Name", false), ("Type", false)];
-        let out = &mut self.printer.out;
-        write_table(out, Some("List of relations"), &columns, &rows).map_err(stdout_error)?;
-        outln!(out, "{}\n", rows_footer(rows.len()))
-    }
-
-    fn list_indexes(&mut self, only: Option<&str>) -> Result<(), CliError> {
-        let db = self.session.database();
-        let mut rows: Vec<Vec<String>> = Vec::new();
-        for t in db.table_names() {
-            for i in db.indexes(&t).unwrap_or_default() {
-                if only.is_none_or(|o| o == i.name) {
-                    rows.push(vec!["public".into(), i.name, "index".into(), t.clone()]);
-                }
-            }
-        }
-        rows.sort();
-        if rows.is_empty() {
-            return match only {
-                Some(name) => self.not_found(name),
-                None => self
-                    .printer
-                    .error("Did not find any relations.")
-                    .map_err(stdout_error),
-            };
-        }
-        let columns = [
-            ("Schema", false),
-            ("Name", false),
-            ("Type", false),
-            ("Table", false),
-        ];
-        let out = &mut self.printer.out;
-        write_table(out, Some("List of relations"), &columns, &rows).map_err(stdout_error)?;
-        outln!(out, "{}\n", rows_footer(rows.len()))
-    }
-
-    fn describe(&mut self, name: &str) -> Result<(), CliError> {
-        let mut schema = match self.session.database().schema(name) {
-            Ok(schema) => schema,
-            Err(walden::Error::NoSuchTable(_)) => return self.not_found(name),
-            Err(e) => return self.printer.fail(&SqlError::from(e).to_string()),
-        };
-        let indexes = self.session.database().indexes(name).unwrap_or_default();
-        // A primary key's columns hold no NULL (its index refuses them).
-        for i in indexes.iter().filter(|i| i.primary) {
-            for c in schema.columns.iter_mut() {
-                if i.columns.contains(&c.name) {
-                    c.nullable = false;
-                }
-            }
-        }
-        let title = format!("Table \"public.{name}\"");
-        let columns = [("Column", false), ("Type", false), ("Nullable", false)];
-        let out = &mut self.printer.out;
-        write_table(out, Some(&title), &columns, &column_rows(&schema)).map_err(stdout_error)?;
-        if !indexes.is_empty() {
-            // As psql lists them: the primary key first, then by name.
-            let mut sorted = indexes;
-            sorted.sort_by(|a, b| (!a.primary, &a.name).cmp(&(!b.primary, &b.name)));
-            outln!(out, "Indexes:")?;
-            for i in sorted {
-                let what = if i.primary {
-                    "PRIMARY KEY, "
-                } else if i.unique {
-                    "UNIQUE, "
-                } else {
-                    ""
-                };
-                outln!(
-                    out,
-                    "    \"{}\" {what}btree ({})",
-                    i.name,
-                    i.columns.join(", ")
-                )?;
-            }
-        }
-        // psql's `\d+` line; Walden's table kinds are its access methods.
-        if let Ok(kind) = self.session.database().table_kind(name) {
-            outln!(out, "Access method: {kind}")?;
-        }
-        outln!(out)
-    }
-
-    fn not_found(&mut self, name: &str) -> Result<(), CliError> {
-        let text = format!("Did not find any relation named \"{name}\".");
-        self.printer.fail(&text)
-    }
-}
-
-fn column_rows(schema: &Schema) -> Vec<Vec<String>> {
-    schema
-        .columns
-        .iter()
-        .map(|c| {
-            let nullable = if c.nullable { "" } else { "not null" };
-            let ty = DeclaredType::of_column(c).display_name();
-            vec![c.name.clone(), ty, nullable.into()]
-        })
-        .collect()
-}
-
-/// A table name as written after `\d`: folded to lower case unless double-quoted, and
-/// without a `public.` schema.
-fn table_name(written: &str) -> String {
-    let name = written.strip_prefix("public.").unwrap_or(written);
-    match name.strip_prefix('"').and_then(|n| n.strip_suffix('"')) {
-        Some(quoted) => quoted.replace("\"\"", "\""),
-        None => name.to_lowercase(),
     }
 }
 
@@ -738,7 +627,7 @@ fn parse_bool(text: &str) -> Option<bool> {
 /// last column is not padded on the right. A cell holding line breaks takes several
 /// lines, each but its last marked with `+`. Widths count characters (psql counts
 /// screen columns, which differ for wide characters).
-fn write_table(
+pub(crate) fn write_table(
     out: &mut impl Write,
     title: Option<&str>,
     columns: &[(&str, bool)],
@@ -814,7 +703,7 @@ fn width(text: &str) -> usize {
     text.chars().count()
 }
 
-fn rows_footer(rows: usize) -> String {
+pub(crate) fn rows_footer(rows: usize) -> String {
     match rows {
         1 => "(1 row)".into(),
         n => format!("({n} rows)"),

@@ -128,10 +128,13 @@ fn zheap_article_statements_match_postgresql() {
     let expected = format!(
         "SELECT 1\nINSERT 0 1000000\nUPDATE 100000\n\
          \x20 count  |     sum      \n---------+--------------\n 1000001 | {sum}\n(1 row)\n\n\
-         \x20   Table \"public.demoz\"\n Column |  Type   | Nullable \n--------+---------+----------\n\
-         \x20a      | integer | \n b      | integer | \n c      | integer | \n d      | integer | \n\
-         \x20e      | integer | \n f      | integer | \n g      | text    | \n\
-         Access method: undo\n\n"
+         \x20              Table \"public.demoz\"\n\
+         \x20Column |  Type   | Collation | Nullable | Default \n\
+         --------+---------+-----------+----------+---------\n\
+         \x20a      | integer |           |          | \n b      | integer |           |          | \n\
+         \x20c      | integer |           |          | \n d      | integer |           |          | \n\
+         \x20e      | integer |           |          | \n f      | integer |           |          | \n\
+         \x20g      | text    |           |          | \n\n"
     );
     assert_eq!(text(&out.stdout), expected);
     assert_eq!(out.status.code(), Some(0));
@@ -259,29 +262,27 @@ fn backslash_commands_in_a_file() {
 CREATE TABLE
 CREATE TABLE
 CREATE TABLE
-   List of relations
- Schema | Name | Type  
---------+------+-------
- public | a    | table
- public | t    | table
- public | u    | table
+        List of relations
+ Schema | Name | Type  |  Owner   
+--------+------+-------+----------
+ public | a    | table | postgres
+ public | t    | table | postgres
+ public | u    | table | postgres
 (3 rows)
 
-             Table \"public.t\"
- Column |         Type          | Nullable 
---------+-----------------------+----------
- id     | integer (serial)      | not null
- name   | character varying(20) | not null
- score  | double precision      | 
+                                   Table \"public.t\"
+ Column |         Type          | Collation | Nullable |            Default            
+--------+-----------------------+-----------+----------+-------------------------------
+ id     | integer               |           | not null | nextval('t_id_seq'::regclass)
+ name   | character varying(20) |           | not null | 
+ score  | double precision      |           |          | 
 Indexes:
     \"t_pkey\" PRIMARY KEY, btree (id)
-Access method: undo
 
-      Table \"public.u\"
- Column |  Type   | Nullable 
---------+---------+----------
- x      | integer | 
-Access method: undo
+                 Table \"public.u\"
+ Column |  Type   | Collation | Nullable | Default 
+--------+---------+-----------+----------+---------
+ x      | integer |           |          | 
 
 undo held: 0 B (limit 1.0 GiB)
 ";
@@ -529,7 +530,8 @@ select 4 as four; \\q
 select 5 as five;
 ";
     let out = sql_piped(&dir, input);
-    let list = "   List of relations\n Schema | Name | Type  \n--------+------+-------\n public | t    | table\n(1 row)\n\n";
+    let list = "        List of relations\n Schema | Name | Type  |  Owner   \n\
+                --------+------+-------+----------\n public | t    | table | postgres\n(1 row)\n\n";
     let expected = format!(
         "CREATE TABLE\n one \n-----\n   1\n(1 row)\n\n{list}{list}\
          \x20two  \n------\n a\\b;\n(1 row)\n\n\

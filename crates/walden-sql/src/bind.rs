@@ -12,6 +12,7 @@ use crate::depth;
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::{CmpOp, EvalCtx, Expr, Subquery, SubqueryKind};
 use crate::functions::Func;
+use crate::pg_catalog::CatalogFn;
 use crate::types::{declared_type, DeclaredType, SqlType};
 use crate::value::{self, ArithOp};
 use crate::window::{Windows, WINDOW_PLACEHOLDER};
@@ -160,6 +161,16 @@ pub fn object_name(name: &ast::ObjectName) -> SqlResult<String> {
         [id] => Ok(ident_name(id)),
         [schema, id] if ident_name(schema) == "public" => Ok(ident_name(id)),
         _ => Err(SqlError::unsupported(format!("the qualified name {name}")).at(name.span().start)),
+    }
+}
+
+/// A function's name: `pg_catalog.` (where every function lives) and `public.` may
+/// qualify it.
+pub fn function_name(name: &ast::ObjectName) -> SqlResult<String> {
+    let parts: Vec<&ast::Ident> = name.0.iter().filter_map(|p| p.as_ident()).collect();
+    match parts.as_slice() {
+        [schema, id] if ident_name(schema) == "pg_catalog" => Ok(ident_name(id)),
+        _ => object_name(name),
     }
 }
 
@@ -593,6 +604,35 @@ impl Binder<'_> {
             },
             A::Value(v) => self.literal(&v.value)?,
             A::Nested(inner) => self.bind(inner)?,
+            A::CompoundFieldAccess { root, access_chain } => match access_chain.as_slice() {
+                [ast::AccessExpr::Subscript(ast::Subscript::Index { index })] => {
+                    let arr = coerce_literal(self.bind(root)?, SqlType::Text)?;
+                    let i = coerce_literal(self.bind(index)?, SqlType::Int4)?;
+                    let types = [arr.ty(), i.ty()];
+                    let ty = Func::ArrayElement.result_type("array subscript", &types)?;
+                    Expr::Call(Func::ArrayElement, vec![arr, i], ty)
+                }
+                _ => {
+                    return Err(SqlError::unsupported(format!(
+                        "the expression {}",
+                        clip(&e.to_string())
+                    )))
+                }
+            },
+            A::Collate { expr, collation } => {
+                // Walden compares text bytewise, which is what the collations named
+                // here are; psql writes `COLLATE pg_catalog.default` after its patterns.
+                let name = collation
+                    .0
+                    .last()
+                    .and_then(|p| p.as_ident())
+                    .map(ident_name)
+                    .unwrap_or_default();
+                if !matches!(name.as_str(), "default" | "C" | "POSIX") {
+                    return Err(SqlError::unsupported(format!("the collation {collation}")));
+                }
+                self.bind(expr)?
+            }
             A::UnaryOp { op, expr } => self.unary(*op, expr)?,
             A::BinaryOp { left, op, right } => self.binary(left, op, right)?,
             A::IsNull(x) => Expr::IsNull(Box::new(self.bind(x)?), false),
@@ -629,6 +669,9 @@ impl Binder<'_> {
             } => {
                 if matches!(kind, CastKind::TryCast | CastKind::SafeCast) {
                     return Err(SqlError::unsupported("TRY_CAST"));
+                }
+                if let Some(e) = self.catalog_cast(expr, data_type)? {
+                    return fold(e);
                 }
                 let to = declared_type(data_type, false)?;
                 let inner = self.bind(expr)?;
@@ -753,7 +796,12 @@ impl Binder<'_> {
                     inner = x;
                 }
                 let A::Subquery(q) = inner else {
-                    return Err(SqlError::unsupported("ANY or ALL over an array"));
+                    if all || op != CmpOp::Eq {
+                        return Err(SqlError::unsupported(
+                            "ALL, or an operator but =, over an array",
+                        ));
+                    }
+                    return fold(self.eq_any_array(left, inner)?);
                 };
                 self.quantified(left, op, q, all)?
             }
@@ -765,6 +813,26 @@ impl Binder<'_> {
             }
         };
         fold(bound)
+    }
+
+    /// `x = ANY(array)`, the array in text form (`crate::array`): x is compared as text.
+    fn eq_any_array(&mut self, x: &ast::Expr, array: &ast::Expr) -> SqlResult<Expr> {
+        let arr = coerce_literal(self.bind(array)?, SqlType::Text)?;
+        if !matches!(arr.ty(), SqlType::Text | SqlType::Null) {
+            return Err(SqlError::new(
+                code::DATATYPE_MISMATCH,
+                format!(
+                    "op ANY/ALL (array) requires array on right side, not {}",
+                    arr.ty().name()
+                ),
+            ));
+        }
+        let x = self.bind(x)?;
+        let x = match x.ty() {
+            SqlType::Text | SqlType::Null => x,
+            _ => Expr::Cast(Box::new(x), DeclaredType::plain(SqlType::Text)),
+        };
+        Ok(Expr::Call(Func::EqAnyArray, vec![x, arr], SqlType::Bool))
     }
 
     /// `lhs op ANY (subquery)` or `lhs op ALL (subquery)`.
@@ -990,6 +1058,19 @@ impl Binder<'_> {
     /// other side's type (as PostgreSQL's unknown-typed literals do).
     fn operands(&mut self, l: &ast::Expr, r: &ast::Expr) -> SqlResult<(Expr, Expr)> {
         let (a, b) = (self.bind(l)?, self.bind(r)?);
+        // An array element (arrays are held as text) takes the other side's type.
+        let element = |e: &Expr| matches!(e, Expr::Call(Func::ArrayElement, ..));
+        let (a, b) = match (element(&a), element(&b)) {
+            (true, false) if !matches!(b.ty(), SqlType::Text | SqlType::Null) => {
+                let t = b.ty();
+                (Expr::Cast(Box::new(a), DeclaredType::plain(t)), b)
+            }
+            (false, true) if !matches!(a.ty(), SqlType::Text | SqlType::Null) => {
+                let t = a.ty();
+                (a, Expr::Cast(Box::new(b), DeclaredType::plain(t)))
+            }
+            _ => (a, b),
+        };
         Ok(match (is_text_literal(&a), is_text_literal(&b)) {
             (true, false) => (coerce_literal(a, b.ty())?, b),
             (false, true) => {
@@ -1061,8 +1142,132 @@ impl Binder<'_> {
                 }
                 Ok(Expr::Concat(Box::new(a), Box::new(b)))
             }
+            (B::PGRegexMatch, _) => self.regex(l, Func::RegexMatch, false, r),
+            (B::PGRegexNotMatch, _) => self.regex(l, Func::RegexMatch, true, r),
+            (B::PGRegexIMatch, _) => self.regex(l, Func::RegexIMatch, false, r),
+            (B::PGRegexNotIMatch, _) => self.regex(l, Func::RegexIMatch, true, r),
+            (B::PGCustomBinaryOperator(parts), _) => match parts
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .as_slice()
+            {
+                ["pg_catalog", "~"] => self.regex(l, Func::RegexMatch, false, r),
+                ["pg_catalog", "!~"] => self.regex(l, Func::RegexMatch, true, r),
+                ["pg_catalog", "~*"] => self.regex(l, Func::RegexIMatch, false, r),
+                ["pg_catalog", "!~*"] => self.regex(l, Func::RegexIMatch, true, r),
+                ["pg_catalog", op] => {
+                    let op = match *op {
+                        "=" => B::Eq,
+                        "<>" => B::NotEq,
+                        "<" => B::Lt,
+                        "<=" => B::LtEq,
+                        ">" => B::Gt,
+                        ">=" => B::GtEq,
+                        _ => return Err(SqlError::unsupported(format!("the operator {op}"))),
+                    };
+                    self.binary(l, &op, r)
+                }
+                _ => Err(SqlError::unsupported(format!("the operator {op}"))),
+            },
             (other, None) => Err(SqlError::unsupported(format!("the operator {other}"))),
         }
+    }
+
+    /// `text ~ pattern` and its variants.
+    fn regex(&mut self, l: &ast::Expr, f: Func, negated: bool, r: &ast::Expr) -> SqlResult<Expr> {
+        let a = coerce_literal(self.bind(l)?, SqlType::Text)?;
+        let p = coerce_literal(self.bind(r)?, SqlType::Text)?;
+        let name = if f == Func::RegexMatch { "~" } else { "~*" };
+        let types = [a.ty(), p.ty()];
+        let ty = f.result_type(name, &types).map_err(|_| {
+            SqlError::new(
+                code::UNDEFINED_FUNCTION,
+                format!(
+                    "operator does not exist: {} {name} {}",
+                    types[0].name(),
+                    types[1].name()
+                ),
+            )
+        })?;
+        Ok(negate_if(Expr::Call(f, vec![a, p], ty), negated))
+    }
+
+    /// The statement's catalog snapshot (an empty one where there is no catalog).
+    fn snapshot(&self) -> crate::pg_catalog::Snap {
+        crate::pg_catalog::Snap(
+            self.cx
+                .and_then(|c| c.catalog.pg_snapshot())
+                .unwrap_or_default(),
+        )
+    }
+
+    /// Casts to the catalog's types: `regclass` (a name to an OID, an OID to its
+    /// name), `regtype` (an OID to its name), and `oid`, `name`, `"char"` and
+    /// `pg_catalog.text`, which are int8 and text here. None for other types.
+    fn catalog_cast(&mut self, e: &ast::Expr, dt: &ast::DataType) -> SqlResult<Option<Expr>> {
+        if let ast::DataType::Array(_) = dt {
+            // Arrays are held in their text form (`crate::array`).
+            let inner = coerce_literal(self.bind(e)?, SqlType::Text)?;
+            if !matches!(inner.ty(), SqlType::Text | SqlType::Null) {
+                return Err(SqlError::unsupported(format!("the cast to {dt}")));
+            }
+            return Ok(Some(inner));
+        }
+        let ty = match dt {
+            ast::DataType::Regclass => "regclass".to_string(),
+            ast::DataType::Custom(name, mods) if mods.is_empty() => {
+                let parts: Vec<String> = name
+                    .0
+                    .iter()
+                    .filter_map(|p| p.as_ident())
+                    .map(ident_name)
+                    .collect();
+                match parts
+                    .iter()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>()
+                    .as_slice()
+                {
+                    [t] | ["pg_catalog", t] => t.to_string(),
+                    _ => return Ok(None),
+                }
+            }
+            _ => return Ok(None),
+        };
+        let inner = self.bind(e)?;
+        let snap = self.snapshot();
+        let texty = matches!(inner.ty(), SqlType::Text | SqlType::Null);
+        Ok(Some(match ty.as_str() {
+            "regclass" if texty => {
+                Expr::Catalog(CatalogFn::RegclassIn, vec![inner], snap, SqlType::Int8)
+            }
+            "regclass" if inner.ty().is_integer() => {
+                Expr::Catalog(CatalogFn::RegclassOut, vec![inner], snap, SqlType::Text)
+            }
+            "regnamespace" if inner.ty().is_integer() => {
+                Expr::Catalog(CatalogFn::NamespaceName, vec![inner], snap, SqlType::Text)
+            }
+            "regtype" if inner.ty().is_integer() => Expr::Catalog(
+                CatalogFn::FormatType,
+                vec![inner, Expr::Const(Value::Null)],
+                snap,
+                SqlType::Text,
+            ),
+            "oid" | "regproc" => Expr::Cast(Box::new(inner), DeclaredType::plain(SqlType::Int8)),
+            "text" | "name" | "char" | "bpchar" | "varchar" => {
+                Expr::Cast(Box::new(inner), DeclaredType::plain(SqlType::Text))
+            }
+            "int2" | "int4" | "int8" => {
+                let t = match ty.as_str() {
+                    "int2" => SqlType::Int2,
+                    "int4" => SqlType::Int4,
+                    _ => SqlType::Int8,
+                };
+                Expr::Cast(Box::new(inner), DeclaredType::plain(t))
+            }
+            _ => return Ok(None),
+        }))
     }
 
     fn arith(&mut self, l: &ast::Expr, op: ArithOp, r: &ast::Expr) -> SqlResult<Expr> {
@@ -1134,7 +1339,18 @@ impl Binder<'_> {
     }
 
     fn function(&mut self, f: &ast::Function) -> SqlResult<Expr> {
-        let name = object_name(&f.name)?;
+        let name = function_name(&f.name)?;
+        if let (FunctionArguments::Subquery(q), "array") = (&f.args, name.as_str()) {
+            let (plan, params) = self.subquery(q)?;
+            one_column(&plan, q)?;
+            return Ok(Expr::Subquery(Box::new(Subquery {
+                kind: SubqueryKind::Array,
+                plan,
+                params,
+                lhs: None,
+                ty: SqlType::Text,
+            })));
+        }
         if f.over.is_some() {
             return self.window(f, &name);
         }
@@ -1171,6 +1387,21 @@ impl Binder<'_> {
                 .map(|e| to_common(e, ty))
                 .collect::<SqlResult<Vec<_>>>()?;
             return Ok(Expr::Coalesce(args, ty));
+        }
+        if let Some((func, ty, counts)) = CatalogFn::lookup(&name) {
+            if !counts.contains(&bound.len()) {
+                let types: Vec<&str> = bound.iter().map(|e| e.ty().name()).collect();
+                return Err(SqlError::new(
+                    code::UNDEFINED_FUNCTION,
+                    format!("function {name}({}) does not exist", types.join(", ")),
+                ));
+            }
+            let args = bound
+                .into_iter()
+                .enumerate()
+                .map(|(i, e)| coerce_literal(e, func.arg_type(i)))
+                .collect::<SqlResult<Vec<_>>>()?;
+            return Ok(Expr::Catalog(func, args, self.snapshot(), ty));
         }
         let Some(func) = Func::lookup(&name) else {
             let types: Vec<&str> = bound.iter().map(|e| e.ty().name()).collect();

@@ -505,7 +505,7 @@ fn create_table_as(
     kind: TableKind,
     synchronous_commit: bool,
 ) -> SqlResult<Output> {
-    let plan = crate::select::QueryPlan::plan(q, &DbCatalog(cx.db))?;
+    let plan = crate::select::QueryPlan::plan(q, &DbCatalog::new(cx.db))?;
     let mut names: Vec<String> = plan.columns().iter().map(|(n, _)| n.clone()).collect();
     // CREATE TABLE t (x, y) AS SELECT ... renames the columns.
     for (i, def) in ct.columns.iter().enumerate() {

@@ -27,7 +27,7 @@ pub(crate) fn select(cx: &mut Ctx, t: &mut Transaction, q: &ast::Query) -> SqlRe
     let plan = match cx.prepared {
         // A prepared query: its cached plan, or its values written in.
         Some(run) => run.select_plan(cx.db)?,
-        None => QueryPlan::plan(q, &DbCatalog(cx.db))?,
+        None => QueryPlan::plan(q, &DbCatalog::new(cx.db))?,
     };
     let rows = plan.run_top(Some(t.reader()?), cx.rng, cx.guard)?;
     let mut out = Output::tag(format!("SELECT {}", rows.len()));
@@ -450,7 +450,7 @@ fn insert_parsed(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> SqlRes
             query,
             returning,
         } => {
-            let plan = QueryPlan::plan(query, &DbCatalog(cx.db))?;
+            let plan = QueryPlan::plan(query, &DbCatalog::new(cx.db))?;
             let (n, rows) = insert_plan(cx, t, &table, &plan, Some(targets), returning.as_ref())?;
             Ok(changed(format!("INSERT 0 {n}"), returning.as_ref(), rows))
         }
@@ -1119,7 +1119,7 @@ fn bind_update(db: &walden::Database, u: &ast::Update) -> SqlResult<BoundModify>
     if let Some(a) = alias {
         scope.table = Some(a);
     }
-    let catalog = DbCatalog(db);
+    let catalog = DbCatalog::new(db);
     let sets = bind_assignments(&u.assignments, &table, &schema, &mut |e, col| {
         bind_for_column(&mut modify_binder(&scope, &catalog), e, col)
     })?;
@@ -1159,7 +1159,7 @@ fn bind_delete(db: &walden::Database, d: &ast::Delete) -> SqlResult<BoundModify>
     if let Some(a) = alias {
         scope.table = Some(a);
     }
-    let catalog = DbCatalog(db);
+    let catalog = DbCatalog::new(db);
     let filter = match &d.selection {
         Some(w) => Some(bind_condition(
             &mut modify_binder(&scope, &catalog),
@@ -1193,7 +1193,7 @@ pub(crate) fn explain(
             ));
         };
         let t0 = std::time::Instant::now();
-        let plan = QueryPlan::plan(q, &DbCatalog(cx.db))?;
+        let plan = QueryPlan::plan(q, &DbCatalog::new(cx.db))?;
         let planning = t0.elapsed();
         let t1 = std::time::Instant::now();
         let (mut lines, _rows) = plan.run_analyzed(Some(t.reader()?), cx.rng, cx.guard)?;
@@ -1233,7 +1233,7 @@ pub(crate) fn explain(
     };
     match stmt {
         ast::Statement::Query(q) => {
-            let plan = QueryPlan::plan(q, &DbCatalog(cx.db))?;
+            let plan = QueryPlan::plan(q, &DbCatalog::new(cx.db))?;
             lines = plan.explain();
         }
         ast::Statement::Update(u) => {
@@ -1262,7 +1262,7 @@ pub(crate) fn explain(
                         .source
                         .as_deref()
                         .ok_or_else(|| SqlError::syntax("INSERT without rows"))?;
-                    let plan = QueryPlan::plan(q, &DbCatalog(cx.db))?;
+                    let plan = QueryPlan::plan(q, &DbCatalog::new(cx.db))?;
                     for (i, l) in plan.explain().into_iter().enumerate() {
                         lines.push(if i == 0 {
                             format!("  ->  {l}")

@@ -33,6 +33,7 @@ pub mod code {
     pub const INVALID_TEXT: &str = "22P02";
     pub const CHARACTER_NOT_IN_REPERTOIRE: &str = "22021";
     pub const INVALID_PARAMETER: &str = "22023";
+    pub const INVALID_REGULAR_EXPRESSION: &str = "2201B";
     pub const NOT_NULL_VIOLATION: &str = "23502";
     pub const UNIQUE_VIOLATION: &str = "23505";
     pub const ACTIVE_TRANSACTION: &str = "25001";

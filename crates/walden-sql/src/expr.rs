@@ -9,6 +9,7 @@ use walden::Value;
 
 use crate::error::{SqlError, SqlResult};
 use crate::functions::{self, Func};
+use crate::pg_catalog::{CatalogFn, Snap};
 use crate::types::{DeclaredType, SqlType};
 use crate::value::{self, ArithOp};
 
@@ -60,6 +61,9 @@ pub enum Expr {
     },
     Cast(Box<Expr>, DeclaredType),
     Call(Func, Vec<Expr>, SqlType),
+    /// A function of the virtual catalog (`pg_catalog/functions.rs`), with the
+    /// statement's catalog snapshot it reads.
+    Catalog(CatalogFn, Vec<Expr>, Snap, SqlType),
     Coalesce(Vec<Expr>, SqlType),
     InList(Box<Expr>, Vec<Expr>, bool),
     /// Parameter `n` of the subquery this expression is part of: a value of the
@@ -73,6 +77,8 @@ pub enum Expr {
 pub enum SubqueryKind {
     /// `(SELECT x ...)`: its one value, or NULL for no row.
     Scalar,
+    /// `ARRAY(SELECT x ...)`: its values as an array, in text form (`crate::array`).
+    Array,
     /// `EXISTS (SELECT ...)`.
     Exists,
     /// `lhs op ANY (SELECT x ...)` (`IN` is `= ANY`).
@@ -131,6 +137,7 @@ impl Expr {
             Expr::Arith(_, _, _, t)
             | Expr::Case { ty: t, .. }
             | Expr::Call(_, _, t)
+            | Expr::Catalog(_, _, _, t)
             | Expr::Coalesce(_, t) => *t,
             Expr::Not(_)
             | Expr::Cmp(..)
@@ -178,6 +185,7 @@ impl Expr {
                     && otherwise.as_deref().is_none_or(folded)
             }
             Expr::Call(f, args, _) => !f.is_volatile() && args.iter().all(folded),
+            Expr::Catalog(_, args, _, _) => args.iter().all(folded),
             Expr::Coalesce(args, _) => args.iter().all(folded),
             Expr::InList(e, list, _) => folded(e) && list.iter().all(folded),
         }
@@ -232,6 +240,12 @@ impl Expr {
                 args.into_iter().map(&mut *f).collect::<Option<_>>()?,
                 ty,
             ),
+            Expr::Catalog(func, args, snap, ty) => Expr::Catalog(
+                func,
+                args.into_iter().map(&mut *f).collect::<Option<_>>()?,
+                snap,
+                ty,
+            ),
             Expr::Coalesce(args, ty) => {
                 Expr::Coalesce(args.into_iter().map(&mut *f).collect::<Option<_>>()?, ty)
             }
@@ -281,7 +295,7 @@ impl Expr {
                     }
                     otherwise.iter().for_each(|e| e.visit(f));
                 }
-                Expr::Call(_, args, _) | Expr::Coalesce(args, _) => {
+                Expr::Call(_, args, _) | Expr::Catalog(_, args, _, _) | Expr::Coalesce(args, _) => {
                     args.iter().for_each(|e| e.visit(f))
                 }
                 Expr::InList(e, list, _) => {
@@ -465,6 +479,13 @@ impl Expr {
                     vals.push(a.eval(row, cx)?);
                 }
                 functions::call(*f, &vals, cx)?
+            }
+            Expr::Catalog(f, args, snap, _) => {
+                let mut vals = Vec::with_capacity(args.len());
+                for a in args {
+                    vals.push(a.eval(row, cx)?);
+                }
+                f.call(&vals, &snap.0)?
             }
             Expr::Coalesce(args, _) => {
                 for a in args {

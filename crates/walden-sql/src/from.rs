@@ -39,6 +39,18 @@ pub enum Source {
         ty: SqlType,
     },
     Table(TableRead),
+    /// `generate_series` whose bounds are known only when it runs (they read the
+    /// enclosing query's row, in a correlated subquery): its arguments, and its type.
+    SeriesOf {
+        args: Vec<Expr>,
+        ty: SqlType,
+    },
+    /// A relation of the virtual catalog (`pg_catalog`), its rows made when the
+    /// statement was planned.
+    Values {
+        rows: Arc<Vec<Vec<Value>>>,
+        name: String,
+    },
     /// A subquery in FROM or a WITH query, run when read.
     Derived {
         plan: Arc<QueryPlan>,
@@ -400,9 +412,24 @@ impl Builder<'_, '_> {
                 name, alias, args, ..
             } => {
                 crate::bind::check_table_reference(t)?;
-                let table = object_name(name)?;
-                if let Some(args) = args {
-                    let (src, col_ty) = series(&table, name, args)?;
+                let virtual_rel = match args {
+                    None => self.virtual_relation(name)?,
+                    Some(_) => None,
+                };
+                if let Some((vname, rel)) = virtual_rel {
+                    (
+                        Source::Values {
+                            rows: Arc::new(rel.rows),
+                            name: vname.clone(),
+                        },
+                        Some(vname),
+                        rel.columns,
+                        alias.as_ref().map(|a| ident_name(&a.name)),
+                        None,
+                    )
+                } else if let Some(args) = args {
+                    let table = crate::bind::function_name(name)?;
+                    let (src, col_ty) = series(&table, name, args, self.cx)?;
                     let col = alias
                         .as_ref()
                         .and_then(|a| a.columns.first())
@@ -416,7 +443,11 @@ impl Builder<'_, '_> {
                         alias.as_ref().map(|a| ident_name(&a.name)),
                         None,
                     )
-                } else if let Some(cte) = self.cx.ctes.and_then(|c| c.find(&table)) {
+                } else if let Some(cte) = object_name(name)
+                    .ok()
+                    .and_then(|table| self.cx.ctes.and_then(|c| c.find(&table)))
+                {
+                    let table = cte.name.clone();
                     let columns = cte.columns.clone();
                     (
                         Source::Derived {
@@ -429,6 +460,7 @@ impl Builder<'_, '_> {
                         None,
                     )
                 } else {
+                    let table = object_name(name)?;
                     let scope = self
                         .cx
                         .catalog
@@ -557,6 +589,39 @@ impl Builder<'_, '_> {
             rows,
         });
         Ok(Item::Rel(self.rels.len() - 1))
+    }
+
+    /// A relation of `pg_catalog` or `information_schema`: a qualified name, or an
+    /// unqualified one of `pg_catalog` that no WITH query takes (PostgreSQL searches
+    /// `pg_catalog` before `public`).
+    fn virtual_relation(
+        &self,
+        name: &ast::ObjectName,
+    ) -> SqlResult<Option<(String, crate::pg_catalog::VirtualRelation)>> {
+        let parts: Vec<String> = name
+            .0
+            .iter()
+            .filter_map(|p| p.as_ident())
+            .map(ident_name)
+            .collect();
+        let (schema, rel) = match parts.as_slice() {
+            [s, n] if s == "pg_catalog" || s == "information_schema" => (Some(s.as_str()), n),
+            [n] if crate::pg_catalog::is_pg_catalog_name(n)
+                && self.cx.ctes.and_then(|c| c.find(n)).is_none() =>
+            {
+                (None, n)
+            }
+            _ => return Ok(None),
+        };
+        let snap = self.cx.catalog.pg_snapshot().unwrap_or_default();
+        match crate::pg_catalog::lookup(schema, rel, &snap) {
+            Some(r) => Ok(Some((rel.clone(), r))),
+            None => Err(SqlError::new(
+                code::UNDEFINED_TABLE,
+                format!("relation \"{}\" does not exist", parts.join(".")),
+            )
+            .at(name.span().start)),
+        }
     }
 
     fn item_columns(&self, item: &Item) -> Vec<usize> {
@@ -1248,6 +1313,7 @@ fn series(
     table: &str,
     name: &ast::ObjectName,
     args: &ast::TableFunctionArgs,
+    cx: &PlanCx,
 ) -> SqlResult<(Source, SqlType)> {
     if table != "generate_series" {
         return Err(SqlError::new(
@@ -1257,11 +1323,46 @@ fn series(
         .at(name.span().start));
     }
     let mut vals = Vec::new();
+    let mut bound = Vec::new();
+    let empty = Scope::default();
     for a in &args.args {
         let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = a else {
             return Err(SqlError::unsupported("this generate_series argument"));
         };
-        let b = Binder::plain(&Scope::default()).bind(e)?;
+        // A name no enclosing query has may be a column of another FROM item, which
+        // PostgreSQL reads (a function in FROM is implicitly LATERAL) and Walden does not.
+        let b = Binder::in_query(&empty, *cx).bind(e).map_err(|err| {
+            if err.code == code::UNDEFINED_COLUMN || err.code == code::UNDEFINED_TABLE {
+                SqlError::unsupported(
+                    "generate_series over a column of another FROM item (LATERAL)",
+                )
+                .at(e.span().start)
+            } else {
+                err
+            }
+        })?;
+        bound.push((b, e));
+    }
+    // Bounds that read the enclosing query's row are taken when the series runs.
+    let constant = bound.iter().all(|(b, _)| matches!(b, Expr::Const(_)));
+    if !constant && matches!(bound.len(), 2 | 3) {
+        if let Some((_, e)) = bound
+            .iter()
+            .find(|(b, _)| !b.ty().is_integer() && b.ty() != SqlType::Null)
+        {
+            return Err(
+                SqlError::unsupported("generate_series over anything but integers")
+                    .at(e.span().start),
+            );
+        }
+        let ty = bound
+            .iter()
+            .map(|(b, _)| b.ty())
+            .fold(SqlType::Int4, SqlType::wider);
+        let args = bound.into_iter().map(|(b, _)| b).collect();
+        return Ok((Source::SeriesOf { args, ty }, ty));
+    }
+    for (b, e) in bound {
         match b {
             Expr::Const(v) if as_i64(&v).is_some() => {
                 vals.push((as_i64(&v).unwrap_or(0), value::type_of(&v)))
@@ -1450,6 +1551,42 @@ impl Source {
                         read_rows(cx, t.row_id, |g| read_index(&reader, r, g), &mut f)
                     }
                 }
+            }
+            Source::SeriesOf { args, ty } => {
+                let mut bounds = Vec::with_capacity(3);
+                for a in args {
+                    match as_i64(&a.eval(&[], cx)?) {
+                        Some(x) => bounds.push(x),
+                        // A NULL bound gives no rows, as in PostgreSQL.
+                        None => return Ok(true),
+                    }
+                }
+                let step = bounds.get(2).copied().unwrap_or(1);
+                if step == 0 {
+                    return Err(SqlError::new(
+                        code::INVALID_PARAMETER,
+                        "step size cannot equal zero",
+                    ));
+                }
+                let series = Source::Series {
+                    start: bounds[0],
+                    stop: bounds[1],
+                    step,
+                    ty: *ty,
+                };
+                series.produce_node(cx, sink)
+            }
+            Source::Values { rows, .. } => {
+                let guard = cx.run.map(|r| r.guard);
+                for row in rows.iter() {
+                    if let Some(g) = guard {
+                        g.check()?;
+                    }
+                    if !sink(cx, row.clone())? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
             }
             Source::Derived { plan, .. } => {
                 for row in plan.run(cx)? {
@@ -1759,7 +1896,10 @@ impl Source {
         let key = self.key();
         match self {
             Source::Nothing => out.node_at(depth, "Result", key),
-            Source::Series { .. } => out.node_at(depth, "Function Scan on generate_series", key),
+            Source::Series { .. } | Source::SeriesOf { .. } => {
+                out.node_at(depth, "Function Scan on generate_series", key)
+            }
+            Source::Values { name, .. } => out.node_at(depth, &format!("Seq Scan on {name}"), key),
             Source::Table(t) => {
                 crate::select::explain_access(
                     out,

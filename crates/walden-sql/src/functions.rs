@@ -26,6 +26,17 @@ pub enum Func {
     Like,
     /// ILIKE: LIKE ignoring case.
     ILike,
+    /// `text ~ pattern` (`crate::regex`); `!~` is its negation.
+    RegexMatch,
+    /// `text ~* pattern`: `~` ignoring case.
+    RegexIMatch,
+    /// `x = ANY(array)` over an array's text form (`crate::array`): x as text.
+    EqAnyArray,
+    ArrayToString,
+    ArrayUpper,
+    /// `array[i]`: the element (1-based) as text; the binder gives it the type of what
+    /// it is compared with, as an untyped literal gets.
+    ArrayElement,
 }
 
 /// Texts longer than this are refused (PostgreSQL's limit is 1 GB; a row holds far less).
@@ -46,6 +57,8 @@ impl Func {
             "md5" => Func::Md5,
             "random" => Func::Random,
             "gen_random_uuid" => Func::GenRandomUuid,
+            "array_to_string" => Func::ArrayToString,
+            "array_upper" => Func::ArrayUpper,
             _ => return None,
         })
     }
@@ -72,6 +85,11 @@ impl Func {
             (Func::Length | Func::Upper | Func::Lower | Func::Md5, [s]) => text(*s),
             (Func::Random | Func::GenRandomUuid, []) => true,
             (Func::Like | Func::ILike, [a, p, e]) => text(*a) && text(*p) && text(*e),
+            (Func::RegexMatch | Func::RegexIMatch | Func::EqAnyArray, [a, p]) => {
+                text(*a) && text(*p)
+            }
+            (Func::ArrayToString, [a, s]) => text(*a) && text(*s),
+            (Func::ArrayUpper | Func::ArrayElement, [a, d]) => text(*a) && int(*d),
             _ => false,
         };
         if !ok {
@@ -94,7 +112,10 @@ impl Func {
             Func::Length => T::Int4,
             Func::Random => T::Float8,
             Func::GenRandomUuid => T::Uuid,
-            Func::Like | Func::ILike => T::Bool,
+            Func::Like | Func::ILike | Func::RegexMatch | Func::RegexIMatch | Func::EqAnyArray => {
+                T::Bool
+            }
+            Func::ArrayUpper => T::Int4,
             _ => T::Text,
         })
     }
@@ -218,6 +239,48 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
                 }
             };
             Value::Bool(like(&s, &p, esc)?)
+        }
+        Func::RegexMatch => Value::Bool(crate::regex::matches(
+            text_arg(&args[0]),
+            text_arg(&args[1]),
+        )?),
+        Func::RegexIMatch => Value::Bool(crate::regex::matches(
+            &text_arg(&args[0]).to_lowercase(),
+            &text_arg(&args[1]).to_lowercase(),
+        )?),
+        Func::EqAnyArray => {
+            let items = crate::array::elements(text_arg(&args[1]))?;
+            let x = text_arg(&args[0]);
+            if items.iter().any(|i| i.as_deref() == Some(x)) {
+                Value::Bool(true)
+            } else if items.iter().any(Option::is_none) {
+                Value::Null
+            } else {
+                Value::Bool(false)
+            }
+        }
+        Func::ArrayToString => {
+            let items = crate::array::elements(text_arg(&args[0]))?;
+            let kept: Vec<String> = items.into_iter().flatten().collect();
+            Value::Text(kept.join(text_arg(&args[1])))
+        }
+        Func::ArrayElement => {
+            let items = crate::array::elements(text_arg(&args[0]))?;
+            match usize::try_from(int(1))
+                .ok()
+                .and_then(|i| items.get(i.checked_sub(1)?))
+            {
+                Some(Some(item)) => Value::Text(item.clone()),
+                _ => Value::Null,
+            }
+        }
+        Func::ArrayUpper => {
+            let items = crate::array::elements(text_arg(&args[0]))?;
+            if int(1) != 1 || items.is_empty() {
+                Value::Null
+            } else {
+                Value::Int4(items.len() as i32)
+            }
         }
         Func::GenRandomUuid => {
             let mut b = [0u8; 16];

@@ -6,6 +6,7 @@
 //! `functions`, `value` (evaluation) → `select`, `dml`, `ddl` (statements) → `session`.
 
 pub mod access_path;
+pub mod array;
 pub mod bind;
 mod ddl;
 pub mod depth;
@@ -16,7 +17,9 @@ pub mod from;
 pub mod functions;
 pub mod guard;
 mod keytable;
+pub mod pg_catalog;
 pub mod prepared;
+pub mod regex;
 pub mod script;
 pub mod select;
 pub mod session;

@@ -131,7 +131,7 @@ impl PreparedRun {
         }
         let plan = match &*self.template.stmt {
             ast::Statement::Query(q) => {
-                CachedSelect::new(q, &types, &DbCatalog(db)).map(|p| Plan::Select(Arc::new(p)))
+                CachedSelect::new(q, &types, &DbCatalog::new(db)).map(|p| Plan::Select(Arc::new(p)))
             }
             ast::Statement::Insert(ins) => {
                 BoundInsert::cached(ins, &types, db).map(|p| Plan::Insert(Arc::new(p)))
@@ -154,7 +154,7 @@ impl PreparedRun {
             return c.instantiate(&self.values);
         }
         match &*self.written_in() {
-            ast::Statement::Query(q) => QueryPlan::plan(q, &DbCatalog(db)),
+            ast::Statement::Query(q) => QueryPlan::plan(q, &DbCatalog::new(db)),
             _ => Err(SqlError::new(code::INTERNAL, "a prepared query changed")),
         }
     }

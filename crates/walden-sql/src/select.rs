@@ -47,6 +47,10 @@ pub trait Catalog {
     fn rows(&self, _table: &str) -> f64 {
         1000.0
     }
+    /// The virtual catalog as this statement sees it (`pg_catalog`), made on first use.
+    fn pg_snapshot(&self) -> Option<std::sync::Arc<crate::pg_catalog::Snapshot>> {
+        None
+    }
 }
 
 /// A WITH query, by name.
@@ -1535,6 +1539,13 @@ pub(crate) fn eval_subquery(s: &Subquery, row: &[Value], cx: &mut EvalCtx) -> Sq
                     )
                 }
                 SubqueryKind::Exists => SubResult::Exists(!rows.is_empty()),
+                SubqueryKind::Array => {
+                    let values: Vec<Value> = rows
+                        .into_iter()
+                        .map(|r| r.into_iter().next().unwrap_or(Value::Null))
+                        .collect();
+                    SubResult::Scalar(Value::Text(crate::array::array_text(&values)))
+                }
                 SubqueryKind::Any(op) | SubqueryKind::All(op) => {
                     let values: Vec<Value> = rows
                         .into_iter()

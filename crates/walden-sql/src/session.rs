@@ -51,9 +51,26 @@ enum TxnState {
     Failed,
 }
 
-pub(crate) struct DbCatalog<'a>(pub &'a Database);
+pub(crate) struct DbCatalog<'a>(pub &'a Database, pub PgSnapshotCell);
+
+/// The virtual catalog of one statement, made when the statement first names it.
+pub(crate) type PgSnapshotCell = std::cell::OnceCell<std::sync::Arc<crate::pg_catalog::Snapshot>>;
+
+impl<'a> DbCatalog<'a> {
+    pub fn new(db: &'a Database) -> DbCatalog<'a> {
+        DbCatalog(db, PgSnapshotCell::new())
+    }
+}
 
 impl Catalog for DbCatalog<'_> {
+    fn pg_snapshot(&self) -> Option<std::sync::Arc<crate::pg_catalog::Snapshot>> {
+        Some(
+            self.1
+                .get_or_init(|| std::sync::Arc::new(crate::pg_catalog::Snapshot::of(self.0)))
+                .clone(),
+        )
+    }
+
     fn table_scope(&self, name: &str) -> SqlResult<Scope> {
         let schema = self.0.schema(name)?;
         Ok(Scope {

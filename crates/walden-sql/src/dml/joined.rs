@@ -33,7 +33,7 @@ pub(crate) fn update(cx: &mut Ctx, t: &mut Transaction, u: &ast::Update) -> SqlR
         None => return Err(SqlError::new(code::INTERNAL, "UPDATE without FROM here")),
     };
     let target = Target::plan(cx.db, &u.table, from, u.selection.as_ref())?;
-    let catalog = DbCatalog(cx.db);
+    let catalog = DbCatalog::new(cx.db);
     let sets = bind_assignments(
         &u.assignments,
         &target.table,
@@ -76,7 +76,7 @@ impl Target {
         let schema = schema_of(db, &table, tname)?;
         let mut items = vec![target.clone()];
         items.extend(others.iter().cloned());
-        let catalog = DbCatalog(db);
+        let catalog = DbCatalog::new(db);
         let pcx = PlanCx {
             catalog: &catalog,
             ctes: None,

@@ -65,7 +65,7 @@ pub(crate) fn run(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> SqlRe
             query,
             returning,
         } => {
-            let plan = QueryPlan::plan(query, &DbCatalog(cx.db))?;
+            let plan = QueryPlan::plan(query, &DbCatalog::new(cx.db))?;
             let schema = cx.db.schema(&table)?;
             let columns = plan.columns();
             let targets = query_targets(columns, &targets, &schema)?.to_vec();

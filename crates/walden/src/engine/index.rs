@@ -34,6 +34,8 @@ pub struct IndexSpec<'a> {
 /// An index as `Database::indexes` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexInfo {
+    /// The index's id, from the same numbering as tables' ids.
+    pub id: u32,
     pub name: String,
     pub table: String,
     pub columns: Vec<String>,
@@ -431,6 +433,7 @@ impl Database {
 
 fn info(t: &Table, ix: &Index) -> IndexInfo {
     IndexInfo {
+        id: ix.id,
         name: ix.name.clone(),
         table: t.name.clone(),
         columns: ix

@@ -365,6 +365,12 @@ impl Database {
             .generation
     }
 
+    /// A table's id: stable for the table's life, never reused by another table or
+    /// index of this database while it exists (the SQL layer's catalog OIDs derive from it).
+    pub fn table_id(&self, name: &str) -> Result<u32> {
+        Ok(self.handle.inner.table(name)?.id)
+    }
+
     /// A table's kind.
     pub fn table_kind(&self, name: &str) -> Result<TableKind> {
         Ok(self.handle.inner.table(name)?.kind)

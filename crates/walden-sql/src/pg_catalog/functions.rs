@@ -1,0 +1,224 @@
+//! The catalog's functions (`format_type`, `pg_get_indexdef`, `pg_table_is_visible`,
+//! …) and the `regclass` casts. They read the statement's [`Snapshot`], which the
+//! bound call carries (`Expr::Catalog`), so a plan never looks anything up twice.
+
+use std::sync::Arc;
+
+use walden::Value;
+
+use super::{quote_ident, types, RelKind, Snapshot, OWNER_NAME, OWNER_OID};
+use crate::error::{code, SqlError, SqlResult};
+use crate::types::SqlType;
+
+/// A statement's snapshot inside a bound expression: compared by identity.
+#[derive(Clone)]
+pub struct Snap(pub Arc<Snapshot>);
+
+impl PartialEq for Snap {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::fmt::Debug for Snap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Snapshot({} relations)", self.0.relations.len())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CatalogFn {
+    FormatType,
+    GetExpr,
+    GetIndexdef,
+    GetConstraintdef,
+    TableIsVisible,
+    GetUserById,
+    ObjDescription,
+    QuoteIdent,
+    RelationIsPublishable,
+    StatisticsObjdefColumns,
+    CurrentDatabase,
+    CurrentSchema,
+    CurrentUser,
+    /// `oid::regclass` (shown as the relation's name).
+    RegclassOut,
+    /// `'name'::regclass` (the relation's OID).
+    RegclassIn,
+    /// `oid::regnamespace` (the schema's name).
+    NamespaceName,
+}
+
+impl CatalogFn {
+    /// The function of that name (without `pg_catalog.`), its result type and the
+    /// argument counts it takes. The `regclass` casts are bound from casts, not names.
+    pub fn lookup(name: &str) -> Option<(CatalogFn, SqlType, &'static [usize])> {
+        use CatalogFn as F;
+        use SqlType::{Bool, Text};
+        Some(match name {
+            "format_type" => (F::FormatType, Text, &[2]),
+            "pg_get_expr" => (F::GetExpr, Text, &[2, 3]),
+            "pg_get_indexdef" => (F::GetIndexdef, Text, &[1, 3]),
+            "pg_get_constraintdef" => (F::GetConstraintdef, Text, &[1, 2]),
+            "pg_table_is_visible" => (F::TableIsVisible, Bool, &[1]),
+            "pg_get_userbyid" => (F::GetUserById, Text, &[1]),
+            "obj_description" => (F::ObjDescription, Text, &[1, 2]),
+            "quote_ident" => (F::QuoteIdent, Text, &[1]),
+            "pg_relation_is_publishable" => (F::RelationIsPublishable, Bool, &[1]),
+            "pg_get_statisticsobjdef_columns" => (F::StatisticsObjdefColumns, Text, &[1]),
+            "current_database" => (F::CurrentDatabase, Text, &[0]),
+            "current_schema" => (F::CurrentSchema, Text, &[0]),
+            "current_user" | "session_user" => (F::CurrentUser, Text, &[0]),
+            _ => return None,
+        })
+    }
+
+    /// The type each argument is taken as (string literals are coerced to it).
+    pub fn arg_type(self, i: usize) -> SqlType {
+        use CatalogFn as F;
+        match (self, i) {
+            (F::QuoteIdent | F::RegclassIn, _) | (F::GetExpr, 0) => SqlType::Text,
+            (F::GetIndexdef, 1) | (F::FormatType, 1) => SqlType::Int4,
+            (F::GetIndexdef | F::GetConstraintdef, 2) | (F::GetConstraintdef, 1) => SqlType::Bool,
+            (F::GetExpr, 2) => SqlType::Bool,
+            _ => SqlType::Int8,
+        }
+    }
+
+    pub fn call(self, args: &[Value], snap: &Snapshot) -> SqlResult<Value> {
+        use CatalogFn as F;
+        let int = |i: usize| match args.get(i) {
+            Some(Value::Int2(x)) => Some(i64::from(*x)),
+            Some(Value::Int4(x)) => Some(i64::from(*x)),
+            Some(Value::Int8(x)) => Some(*x),
+            _ => None,
+        };
+        let text = |s: String| Value::Text(s);
+        // Functions of an OID give NULL for NULL, as PostgreSQL's strict functions do.
+        let strict = !matches!(
+            self,
+            F::CurrentDatabase | F::CurrentSchema | F::CurrentUser | F::FormatType
+        );
+        if strict && args.first().is_some_and(|v| matches!(v, Value::Null)) {
+            return Ok(Value::Null);
+        }
+        Ok(match self {
+            F::FormatType => match int(0) {
+                None => Value::Null,
+                Some(oid) => text(types::format_type(oid, int(1))),
+            },
+            F::GetExpr => args[0].clone(),
+            F::GetIndexdef => match int(0).and_then(|oid| snap.by_oid(oid)) {
+                Some(r) => text(index_def(snap, r, int(1).unwrap_or(0))),
+                None => Value::Null,
+            },
+            F::GetConstraintdef => {
+                let found = snap.relations.iter().find(|r| {
+                    r.index.as_ref().is_some_and(|i| i.constraint.is_some())
+                        && Some(super::constraint_oid(r.oid)) == int(0)
+                });
+                match found {
+                    Some(r) => text(constraint_def(r)),
+                    None => Value::Null,
+                }
+            }
+            F::TableIsVisible => Value::Bool(true),
+            F::GetUserById => match int(0) {
+                Some(OWNER_OID) => text(OWNER_NAME.into()),
+                Some(oid) => text(format!("unknown (OID={oid})")),
+                None => Value::Null,
+            },
+            F::ObjDescription | F::StatisticsObjdefColumns => Value::Null,
+            F::QuoteIdent => match &args[0] {
+                Value::Text(s) => text(quote_ident(s)),
+                _ => Value::Null,
+            },
+            F::RelationIsPublishable => Value::Bool(false),
+            F::CurrentDatabase => text(super::relations::DATABASE_NAME.into()),
+            F::CurrentSchema => text("public".into()),
+            F::CurrentUser => text(OWNER_NAME.into()),
+            F::RegclassOut => match int(0) {
+                Some(oid) => text(snap.regclass_name(oid)),
+                None => Value::Null,
+            },
+            F::NamespaceName => match int(0) {
+                Some(oid) => text(super::namespace_name(oid)),
+                None => Value::Null,
+            },
+            F::RegclassIn => match &args[0] {
+                Value::Text(s) => Value::Int8(regclass_in(snap, s)?),
+                _ => Value::Null,
+            },
+        })
+    }
+}
+
+/// A relation name (as `regclass` input: unquoted names fold to lower case; a
+/// `public.` or a number is accepted) to its OID.
+fn regclass_in(snap: &Snapshot, s: &str) -> SqlResult<i64> {
+    let s = s.trim();
+    if let Ok(oid) = s.parse::<i64>() {
+        return Ok(oid);
+    }
+    if let Some(&(_, oid)) = super::CATALOG_OIDS
+        .iter()
+        .find(|(n, _)| s.strip_prefix("pg_catalog.").unwrap_or(s) == *n)
+    {
+        return Ok(oid);
+    }
+    let bare = s.strip_prefix("public.").unwrap_or(s);
+    let name = match bare.strip_prefix('"').and_then(|x| x.strip_suffix('"')) {
+        Some(q) => q.replace("\"\"", "\""),
+        None => bare.to_lowercase(),
+    };
+    snap.by_name(&name).map(|r| r.oid).ok_or_else(|| {
+        SqlError::new(
+            code::UNDEFINED_TABLE,
+            format!("relation \"{s}\" does not exist"),
+        )
+    })
+}
+
+/// `pg_get_indexdef(oid, column, pretty)`: the whole CREATE INDEX for column 0, else
+/// that key column's name.
+fn index_def(snap: &Snapshot, r: &super::Relation, column: i64) -> String {
+    let Some(ix) = r.index.as_ref().filter(|_| r.kind == RelKind::Index) else {
+        return String::new();
+    };
+    let Some(table) = snap.by_oid(ix.table_oid) else {
+        return String::new();
+    };
+    let names: Vec<String> = ix
+        .keys
+        .iter()
+        .map(|&k| {
+            table
+                .columns
+                .get(k as usize - 1)
+                .map(|c| quote_ident(&c.name))
+                .unwrap_or_default()
+        })
+        .collect();
+    if column > 0 {
+        return names.get(column as usize - 1).cloned().unwrap_or_default();
+    }
+    format!(
+        "CREATE {}INDEX {} ON public.{} USING btree ({})",
+        if ix.unique { "UNIQUE " } else { "" },
+        quote_ident(&r.name),
+        quote_ident(&table.name),
+        names.join(", ")
+    )
+}
+
+fn constraint_def(r: &super::Relation) -> String {
+    let Some(ix) = &r.index else {
+        return String::new();
+    };
+    let cols: Vec<String> = r.columns.iter().map(|c| quote_ident(&c.name)).collect();
+    format!(
+        "{} ({})",
+        if ix.primary { "PRIMARY KEY" } else { "UNIQUE" },
+        cols.join(", ")
+    )
+}

@@ -1,0 +1,309 @@
+//! The virtual catalog: read-only relations of `pg_catalog` and `information_schema`
+//! (the ones psql 15's `\d` family reads), generated from the engine's catalog when a
+//! statement that names one is planned. Nothing here is stored: each statement sees
+//! a [`Snapshot`] of the tables and indexes as they are, with OIDs derived from the
+//! engine's ids so they stay the same from one statement to the next.
+//!
+//! OIDs: a table or an index is `16384 + id` (ids of tables and indexes are one
+//! numbering). Objects Walden has no id for get OIDs from the table's id and a column
+//! number: a serial column's sequence `SEQUENCE_BASE + id * 2048 + attnum`, a column
+//! default `ATTRDEF_BASE + …` likewise, a primary-key or unique constraint
+//! `CONSTRAINT_BASE + index id`. Types have PostgreSQL's OIDs (`types.rs`).
+
+mod functions;
+mod relations;
+pub mod types;
+
+use walden::{Column, Database};
+
+use crate::types::DeclaredType;
+
+pub use functions::{CatalogFn, Snap};
+pub use relations::{is_pg_catalog_name, lookup, VirtualRelation};
+
+/// The first OID of a user object, as in PostgreSQL.
+pub const FIRST_USER_OID: i64 = 16384;
+const SEQUENCE_BASE: i64 = 0x4000_0000;
+const ATTRDEF_BASE: i64 = 0x5000_0000;
+const CONSTRAINT_BASE: i64 = 0x6000_0000;
+/// Columns per table in the OID arithmetic (PostgreSQL allows 1600).
+const ATTNUMS_PER_TABLE: i64 = 2048;
+
+pub const PG_CATALOG_NAMESPACE: i64 = 11;
+pub const PG_TOAST_NAMESPACE: i64 = 99;
+pub const PUBLIC_NAMESPACE: i64 = 2200;
+pub const INFORMATION_SCHEMA_NAMESPACE: i64 = 13000;
+/// The one role: every relation is owned by "postgres" (psql shows owners by name).
+pub const OWNER_OID: i64 = 10;
+pub const OWNER_NAME: &str = "postgres";
+/// Access methods, as PostgreSQL numbers them.
+pub const HEAP_AM: i64 = 2;
+pub const BTREE_AM: i64 = 403;
+/// Walden's undo tables (`USING undo`), a table access method PostgreSQL does not have:
+/// an OID below the user range, as a built-in one would have.
+pub const UNDO_AM: i64 = 16000;
+
+/// What kind of relation a `pg_class` row is (`relkind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RelKind {
+    Table,
+    Index,
+    Sequence,
+    /// Not made yet: views will be `'v'` rows whose columns come from their query.
+    View,
+}
+
+impl RelKind {
+    pub fn code(self) -> &'static str {
+        match self {
+            RelKind::Table => "r",
+            RelKind::Index => "i",
+            RelKind::Sequence => "S",
+            RelKind::View => "v",
+        }
+    }
+}
+
+/// A column of a relation, as `pg_attribute` shows it.
+#[derive(Debug, Clone)]
+pub struct Attr {
+    pub name: String,
+    pub ty: DeclaredType,
+    pub not_null: bool,
+    /// The default as `pg_get_expr` shows it.
+    pub default: Option<String>,
+}
+
+/// An index's definition.
+#[derive(Debug, Clone)]
+pub struct IndexDef {
+    pub table_oid: i64,
+    /// Column numbers in the table (1-based).
+    pub keys: Vec<i16>,
+    pub unique: bool,
+    pub primary: bool,
+    /// The constraint PRIMARY KEY or UNIQUE made the index for, if one did: a unique
+    /// index named `<table>_..._key` or `_pkey` is taken as a constraint (Walden does
+    /// not record whether CREATE UNIQUE INDEX or a UNIQUE constraint made it).
+    pub constraint: Option<char>,
+}
+
+/// One relation of `pg_class`.
+#[derive(Debug, Clone)]
+pub struct Relation {
+    pub oid: i64,
+    pub name: String,
+    pub kind: RelKind,
+    pub columns: Vec<Attr>,
+    pub index: Option<IndexDef>,
+    /// For a serial column's sequence: the table and column it belongs to.
+    pub owner: Option<SequenceOwner>,
+    /// `relam`: a table's kind (heap or undo), btree for an index, 0 otherwise.
+    pub access_method: i64,
+}
+
+/// The column a sequence belongs to, and its type (the sequence's type).
+#[derive(Debug, Clone)]
+pub struct SequenceOwner {
+    pub table_oid: i64,
+    pub attnum: i16,
+    pub ty: DeclaredType,
+}
+
+/// The catalog as one statement sees it.
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    /// Tables first, each followed by its indexes and sequences, tables by name.
+    pub relations: Vec<Relation>,
+}
+
+impl Snapshot {
+    /// Reads the engine's catalog. A table dropped while this runs is left out.
+    pub fn of(db: &Database) -> Snapshot {
+        let mut relations = Vec::new();
+        for name in db.table_names() {
+            let (Ok(id), Ok(schema), Ok(indexes)) =
+                (db.table_id(&name), db.schema(&name), db.indexes(&name))
+            else {
+                continue;
+            };
+            let table_oid = FIRST_USER_OID + i64::from(id);
+            let columns: Vec<Attr> = schema.columns.iter().map(|c| attr(&name, c)).collect();
+            relations.push(Relation {
+                oid: table_oid,
+                name: name.clone(),
+                kind: RelKind::Table,
+                columns: columns.clone(),
+                index: None,
+                owner: None,
+                access_method: match db.table_kind(&name) {
+                    Ok(walden::TableKind::Undo) => UNDO_AM,
+                    _ => HEAP_AM,
+                },
+            });
+            for (i, c) in schema.columns.iter().enumerate() {
+                if c.serial {
+                    relations.push(Relation {
+                        oid: sequence_oid(id, i),
+                        name: sequence_name(&name, &c.name),
+                        kind: RelKind::Sequence,
+                        columns: Vec::new(),
+                        index: None,
+                        owner: Some(SequenceOwner {
+                            table_oid,
+                            attnum: (i + 1) as i16,
+                            ty: DeclaredType::of_column(c),
+                        }),
+                        access_method: 0,
+                    });
+                }
+            }
+            for ix in indexes {
+                let keys: Vec<i16> = ix
+                    .columns
+                    .iter()
+                    .filter_map(|c| schema.columns.iter().position(|x| x.name == *c))
+                    .map(|p| (p + 1) as i16)
+                    .collect();
+                let constraint = if ix.primary {
+                    Some('p')
+                } else if ix.unique && ix.name.ends_with("_key") {
+                    Some('u')
+                } else {
+                    None
+                };
+                relations.push(Relation {
+                    oid: FIRST_USER_OID + i64::from(ix.id),
+                    name: ix.name.clone(),
+                    kind: RelKind::Index,
+                    columns: keys
+                        .iter()
+                        .map(|&k| Attr {
+                            default: None,
+                            not_null: false,
+                            ..columns[k as usize - 1].clone()
+                        })
+                        .collect(),
+                    index: Some(IndexDef {
+                        table_oid,
+                        keys,
+                        unique: ix.unique,
+                        primary: ix.primary,
+                        constraint,
+                    }),
+                    owner: None,
+                    access_method: BTREE_AM,
+                });
+            }
+        }
+        Snapshot { relations }
+    }
+
+    pub fn by_oid(&self, oid: i64) -> Option<&Relation> {
+        self.relations.iter().find(|r| r.oid == oid)
+    }
+
+    pub fn by_name(&self, name: &str) -> Option<&Relation> {
+        self.relations.iter().find(|r| r.name == name)
+    }
+
+    /// A relation's name as `regclass` shows it: bare, since every relation is in
+    /// `public`, which is on the search path; quoted where it needs it.
+    pub fn regclass_name(&self, oid: i64) -> String {
+        match self.by_oid(oid) {
+            Some(r) => quote_ident(&r.name),
+            None => oid.to_string(),
+        }
+    }
+}
+
+/// A column as `pg_attribute` and `pg_attrdef` show it: a serial column is NOT NULL
+/// with its sequence's `nextval` as default, as PostgreSQL makes it.
+fn attr(table: &str, c: &Column) -> Attr {
+    let ty = DeclaredType::of_column(c);
+    let default = if c.serial {
+        Some(format!(
+            "nextval('{}'::regclass)",
+            quote_ident(&sequence_name(table, &c.name)).replace('\'', "''")
+        ))
+    } else {
+        c.default.as_deref().map(|d| types::deparse_default(d, &ty))
+    };
+    Attr {
+        name: c.name.clone(),
+        ty: DeclaredType {
+            serial: false,
+            ..ty
+        },
+        not_null: !c.nullable || c.serial || c.primary_key,
+        default,
+    }
+}
+
+/// The catalog relations `regclass` knows by name, with PostgreSQL's OIDs.
+pub const CATALOG_OIDS: &[(&str, i64)] = &[
+    ("pg_type", 1247),
+    ("pg_attribute", 1249),
+    ("pg_class", 1259),
+    ("pg_authid", 1260),
+    ("pg_sequence", 2224),
+    ("pg_am", 2601),
+    ("pg_attrdef", 2604),
+    ("pg_constraint", 2606),
+    ("pg_depend", 2608),
+    ("pg_description", 2609),
+    ("pg_index", 2610),
+    ("pg_inherits", 2611),
+    ("pg_namespace", 2615),
+    ("pg_trigger", 2620),
+    ("pg_policy", 3256),
+    ("pg_statistic_ext", 3381),
+    ("pg_collation", 3456),
+    ("pg_publication", 6104),
+    ("pg_publication_rel", 6106),
+    ("pg_publication_namespace", 6237),
+];
+
+/// A schema's name by OID (the number itself for one that does not exist).
+pub fn namespace_name(oid: i64) -> String {
+    match oid {
+        PG_CATALOG_NAMESPACE => "pg_catalog".into(),
+        PG_TOAST_NAMESPACE => "pg_toast".into(),
+        PUBLIC_NAMESPACE => "public".into(),
+        INFORMATION_SCHEMA_NAMESPACE => "information_schema".into(),
+        other => other.to_string(),
+    }
+}
+
+/// PostgreSQL's name for a serial column's sequence (without its truncation of long
+/// names to 63 bytes or its numbering of clashes).
+pub fn sequence_name(table: &str, column: &str) -> String {
+    format!("{table}_{column}_seq")
+}
+
+fn sequence_oid(table_id: u32, column: usize) -> i64 {
+    SEQUENCE_BASE + i64::from(table_id) * ATTNUMS_PER_TABLE + column as i64 + 1
+}
+
+pub(crate) fn attrdef_oid(table_oid: i64, attnum: i64) -> i64 {
+    ATTRDEF_BASE + (table_oid - FIRST_USER_OID) * ATTNUMS_PER_TABLE + attnum
+}
+
+pub(crate) fn constraint_oid(index_oid: i64) -> i64 {
+    CONSTRAINT_BASE + (index_oid - FIRST_USER_OID)
+}
+
+/// PostgreSQL's `quote_ident`: a name that is not all lower-case letters, digits and
+/// underscores (not starting with a digit) is double-quoted. Keywords are not checked.
+pub fn quote_ident(name: &str) -> String {
+    let plain = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && !name.starts_with(|c: char| c.is_ascii_digit());
+    if plain {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
+}

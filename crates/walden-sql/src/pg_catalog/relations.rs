@@ -1,0 +1,668 @@
+//! The rows of each virtual relation. Catalog column types map onto SQL types Walden
+//! has: `oid` and `regclass` are int8, `name`, `"char"`, `text[]`, `int2vector` and
+//! `pg_node_tree` are text (arrays in their `{a,b}` text form), `float4` is float8.
+//! Relations Walden has nothing for (policies, triggers, publications, inheritance,
+//! extended statistics, comments) have their columns and no rows.
+
+use walden::Value;
+
+use super::types::{self, DEFAULT_COLLATION_OID, TYPES};
+use super::*;
+use crate::types::SqlType;
+
+/// A relation's columns and rows.
+#[derive(Debug, Clone)]
+pub struct VirtualRelation {
+    pub columns: Vec<(String, SqlType)>,
+    pub rows: Vec<Vec<Value>>,
+}
+
+const OID: SqlType = SqlType::Int8;
+const NAME: SqlType = SqlType::Text;
+const CHAR: SqlType = SqlType::Text;
+const TEXT: SqlType = SqlType::Text;
+const BOOL: SqlType = SqlType::Bool;
+const I2: SqlType = SqlType::Int2;
+const I4: SqlType = SqlType::Int4;
+const F8: SqlType = SqlType::Float8;
+
+fn o(x: i64) -> Value {
+    Value::Int8(x)
+}
+fn t(s: &str) -> Value {
+    Value::Text(s.to_string())
+}
+fn b(x: bool) -> Value {
+    Value::Bool(x)
+}
+fn i2(x: i64) -> Value {
+    Value::Int2(x as i16)
+}
+fn i4(x: i64) -> Value {
+    Value::Int4(x as i32)
+}
+
+fn relation(columns: &[(&str, SqlType)], rows: Vec<Vec<Value>>) -> VirtualRelation {
+    debug_assert!(rows.iter().all(|r| r.len() == columns.len()));
+    VirtualRelation {
+        columns: columns.iter().map(|(n, t)| (n.to_string(), *t)).collect(),
+        rows,
+    }
+}
+
+/// The relation `schema.name` (`schema` None: unqualified, found in `pg_catalog`
+/// first, as PostgreSQL's search path does implicitly).
+pub fn lookup(schema: Option<&str>, name: &str, snap: &Snapshot) -> Option<VirtualRelation> {
+    match schema {
+        Some("pg_catalog") | None => pg_catalog(name, snap),
+        Some("information_schema") => information_schema(name, snap),
+        _ => None,
+    }
+}
+
+/// Whether `name` is a relation of `pg_catalog` (an unqualified name finds it before
+/// any table of that name).
+pub fn is_pg_catalog_name(name: &str) -> bool {
+    pg_catalog(name, &Snapshot::default()).is_some()
+}
+
+fn pg_catalog(name: &str, snap: &Snapshot) -> Option<VirtualRelation> {
+    Some(match name {
+        "pg_class" => pg_class(snap),
+        "pg_namespace" => relation(
+            &[("oid", OID), ("nspname", NAME), ("nspowner", OID)],
+            [
+                (PG_CATALOG_NAMESPACE, "pg_catalog"),
+                (PG_TOAST_NAMESPACE, "pg_toast"),
+                (PUBLIC_NAMESPACE, "public"),
+                (INFORMATION_SCHEMA_NAMESPACE, "information_schema"),
+            ]
+            .iter()
+            .map(|(oid, n)| vec![o(*oid), t(n), o(OWNER_OID)])
+            .collect(),
+        ),
+        "pg_attribute" => pg_attribute(snap),
+        "pg_attrdef" => pg_attrdef(snap),
+        "pg_type" => pg_type(),
+        "pg_sequence" => pg_sequence(snap),
+        "pg_depend" => pg_depend(snap),
+        "pg_index" => pg_index(snap),
+        "pg_constraint" => pg_constraint(snap),
+        "pg_am" => relation(
+            &[("oid", OID), ("amname", NAME), ("amtype", CHAR)],
+            vec![
+                vec![o(HEAP_AM), t("heap"), t("t")],
+                vec![o(BTREE_AM), t("btree"), t("i")],
+                vec![o(UNDO_AM), t("undo"), t("t")],
+            ],
+        ),
+        "pg_collation" => relation(
+            &[("oid", OID), ("collname", NAME), ("collnamespace", OID)],
+            [
+                (DEFAULT_COLLATION_OID, "default"),
+                (950, "C"),
+                (951, "POSIX"),
+            ]
+            .iter()
+            .map(|(oid, n)| vec![o(*oid), t(n), o(PG_CATALOG_NAMESPACE)])
+            .collect(),
+        ),
+        "pg_roles" | "pg_authid" | "pg_user" => relation(
+            &[("oid", OID), ("rolname", NAME), ("rolsuper", BOOL)],
+            vec![vec![o(OWNER_OID), t(OWNER_NAME), b(true)]],
+        ),
+        "pg_description" => relation(
+            &[
+                ("objoid", OID),
+                ("classoid", OID),
+                ("objsubid", I4),
+                ("description", TEXT),
+            ],
+            Vec::new(),
+        ),
+        "pg_inherits" => relation(
+            &[
+                ("inhrelid", OID),
+                ("inhparent", OID),
+                ("inhseqno", I4),
+                ("inhdetachpending", BOOL),
+            ],
+            Vec::new(),
+        ),
+        "pg_trigger" => relation(
+            &[
+                ("oid", OID),
+                ("tgrelid", OID),
+                ("tgparentid", OID),
+                ("tgname", NAME),
+                ("tgfoid", OID),
+                ("tgenabled", CHAR),
+                ("tgisinternal", BOOL),
+            ],
+            Vec::new(),
+        ),
+        "pg_policy" => relation(
+            &[
+                ("oid", OID),
+                ("polname", NAME),
+                ("polrelid", OID),
+                ("polcmd", CHAR),
+                ("polpermissive", BOOL),
+                ("polroles", TEXT),
+                ("polqual", TEXT),
+                ("polwithcheck", TEXT),
+            ],
+            Vec::new(),
+        ),
+        "pg_statistic_ext" => relation(
+            &[
+                ("oid", OID),
+                ("stxrelid", OID),
+                ("stxname", NAME),
+                ("stxnamespace", OID),
+                ("stxowner", OID),
+                ("stxstattarget", I4),
+                ("stxkeys", TEXT),
+                ("stxkind", TEXT),
+            ],
+            Vec::new(),
+        ),
+        "pg_publication" => relation(
+            &[
+                ("oid", OID),
+                ("pubname", NAME),
+                ("pubowner", OID),
+                ("puballtables", BOOL),
+                ("pubinsert", BOOL),
+                ("pubupdate", BOOL),
+                ("pubdelete", BOOL),
+                ("pubtruncate", BOOL),
+                ("pubviaroot", BOOL),
+            ],
+            Vec::new(),
+        ),
+        "pg_publication_rel" => relation(
+            &[
+                ("oid", OID),
+                ("prpubid", OID),
+                ("prrelid", OID),
+                ("prqual", TEXT),
+                ("prattrs", TEXT),
+            ],
+            Vec::new(),
+        ),
+        "pg_publication_namespace" => relation(
+            &[("oid", OID), ("pnpubid", OID), ("pnnspid", OID)],
+            Vec::new(),
+        ),
+        _ => return None,
+    })
+}
+
+fn pg_class(snap: &Snapshot) -> VirtualRelation {
+    let columns = [
+        ("oid", OID),
+        ("relname", NAME),
+        ("relnamespace", OID),
+        ("reltype", OID),
+        ("reloftype", OID),
+        ("relowner", OID),
+        ("relam", OID),
+        ("relfilenode", OID),
+        ("reltablespace", OID),
+        ("relpages", I4),
+        ("reltuples", F8),
+        ("reltoastrelid", OID),
+        ("relhasindex", BOOL),
+        ("relisshared", BOOL),
+        ("relpersistence", CHAR),
+        ("relkind", CHAR),
+        ("relnatts", I2),
+        ("relchecks", I2),
+        ("relhasrules", BOOL),
+        ("relhastriggers", BOOL),
+        ("relhassubclass", BOOL),
+        ("relrowsecurity", BOOL),
+        ("relforcerowsecurity", BOOL),
+        ("relispopulated", BOOL),
+        ("relreplident", CHAR),
+        ("relispartition", BOOL),
+        ("relacl", TEXT),
+        ("reloptions", TEXT),
+        ("relpartbound", TEXT),
+    ];
+    let rows = snap
+        .relations
+        .iter()
+        .map(|r| {
+            let has_index = r.kind == RelKind::Table
+                && snap
+                    .relations
+                    .iter()
+                    .any(|x| x.index.as_ref().is_some_and(|i| i.table_oid == r.oid));
+            let natts = match r.kind {
+                RelKind::Sequence => 3,
+                _ => r.columns.len() as i64,
+            };
+            vec![
+                o(r.oid),
+                t(&r.name),
+                o(PUBLIC_NAMESPACE),
+                o(0),
+                o(0),
+                o(OWNER_OID),
+                o(r.access_method),
+                o(r.oid),
+                o(0),
+                i4(0),
+                Value::Float8(-1.0),
+                o(0),
+                b(has_index),
+                b(false),
+                t("p"),
+                t(r.kind.code()),
+                i2(natts),
+                i2(0),
+                b(false),
+                b(false),
+                b(false),
+                b(false),
+                b(false),
+                b(true),
+                t(if r.kind == RelKind::Table { "d" } else { "n" }),
+                b(false),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+            ]
+        })
+        .collect();
+    relation(&columns, rows)
+}
+
+fn pg_attribute(snap: &Snapshot) -> VirtualRelation {
+    let columns = [
+        ("attrelid", OID),
+        ("attname", NAME),
+        ("atttypid", OID),
+        ("attlen", I2),
+        ("attnum", I2),
+        ("atttypmod", I4),
+        ("attndims", I2),
+        ("attnotnull", BOOL),
+        ("atthasdef", BOOL),
+        ("attidentity", CHAR),
+        ("attgenerated", CHAR),
+        ("attisdropped", BOOL),
+        ("attislocal", BOOL),
+        ("attinhcount", I4),
+        ("attcollation", OID),
+    ];
+    let mut rows = Vec::new();
+    for r in &snap.relations {
+        for (i, a) in r.columns.iter().enumerate() {
+            let (ty, typmod) = types::type_of(&a.ty);
+            rows.push(vec![
+                o(r.oid),
+                t(&a.name),
+                o(ty.oid),
+                i2(ty.len.into()),
+                i2(i as i64 + 1),
+                i4(typmod.into()),
+                i2(0),
+                b(a.not_null),
+                b(a.default.is_some()),
+                t(""),
+                t(""),
+                b(false),
+                b(true),
+                i4(0),
+                o(if ty.collatable {
+                    DEFAULT_COLLATION_OID
+                } else {
+                    0
+                }),
+            ]);
+        }
+    }
+    relation(&columns, rows)
+}
+
+fn pg_attrdef(snap: &Snapshot) -> VirtualRelation {
+    let mut rows = Vec::new();
+    for r in snap.relations.iter().filter(|r| r.kind == RelKind::Table) {
+        for (i, a) in r.columns.iter().enumerate() {
+            if let Some(d) = &a.default {
+                let attnum = i as i64 + 1;
+                rows.push(vec![
+                    o(attrdef_oid(r.oid, attnum)),
+                    o(r.oid),
+                    i2(attnum),
+                    t(d),
+                ]);
+            }
+        }
+    }
+    relation(
+        &[
+            ("oid", OID),
+            ("adrelid", OID),
+            ("adnum", I2),
+            ("adbin", TEXT),
+        ],
+        rows,
+    )
+}
+
+/// A serial column's sequence as PostgreSQL makes it: from 1 by 1 up to its type's
+/// maximum, no cycle, cache 1.
+fn pg_sequence(snap: &Snapshot) -> VirtualRelation {
+    let rows = snap
+        .relations
+        .iter()
+        .filter_map(|r| {
+            let owner = r.owner.as_ref()?;
+            let (ty, _) = types::type_of(&owner.ty);
+            let max = match ty.oid {
+                21 => i64::from(i16::MAX),
+                23 => i64::from(i32::MAX),
+                _ => i64::MAX,
+            };
+            Some(vec![
+                o(r.oid),
+                o(ty.oid),
+                Value::Int8(1),
+                Value::Int8(1),
+                Value::Int8(max),
+                Value::Int8(1),
+                Value::Int8(1),
+                b(false),
+            ])
+        })
+        .collect();
+    relation(
+        &[
+            ("seqrelid", OID),
+            ("seqtypid", OID),
+            ("seqstart", SqlType::Int8),
+            ("seqincrement", SqlType::Int8),
+            ("seqmax", SqlType::Int8),
+            ("seqmin", SqlType::Int8),
+            ("seqcache", SqlType::Int8),
+            ("seqcycle", BOOL),
+        ],
+        rows,
+    )
+}
+
+/// Dependencies: only a serial column's sequence on its column (deptype 'a', auto), the
+/// one psql reads; PostgreSQL also records indexes, constraints, defaults and types.
+fn pg_depend(snap: &Snapshot) -> VirtualRelation {
+    let pg_class = 1259;
+    let rows = snap
+        .relations
+        .iter()
+        .filter_map(|r| {
+            let owner = r.owner.as_ref()?;
+            Some(vec![
+                o(pg_class),
+                o(r.oid),
+                i4(0),
+                o(pg_class),
+                o(owner.table_oid),
+                i4(owner.attnum.into()),
+                t("a"),
+            ])
+        })
+        .collect();
+    relation(
+        &[
+            ("classid", OID),
+            ("objid", OID),
+            ("objsubid", I4),
+            ("refclassid", OID),
+            ("refobjid", OID),
+            ("refobjsubid", I4),
+            ("deptype", CHAR),
+        ],
+        rows,
+    )
+}
+
+fn pg_type() -> VirtualRelation {
+    relation(
+        &[
+            ("oid", OID),
+            ("typname", NAME),
+            ("typnamespace", OID),
+            ("typowner", OID),
+            ("typlen", I2),
+            ("typtype", CHAR),
+            ("typcollation", OID),
+        ],
+        TYPES
+            .iter()
+            .map(|ty| {
+                vec![
+                    o(ty.oid),
+                    t(ty.name),
+                    o(PG_CATALOG_NAMESPACE),
+                    o(OWNER_OID),
+                    i2(ty.len.into()),
+                    t("b"),
+                    o(if ty.collatable {
+                        DEFAULT_COLLATION_OID
+                    } else {
+                        0
+                    }),
+                ]
+            })
+            .collect(),
+    )
+}
+
+fn int2vector(keys: &[i16]) -> Value {
+    t(&keys
+        .iter()
+        .map(|k| k.to_string())
+        .collect::<Vec<_>>()
+        .join(" "))
+}
+
+fn pg_index(snap: &Snapshot) -> VirtualRelation {
+    let columns = [
+        ("indexrelid", OID),
+        ("indrelid", OID),
+        ("indnatts", I2),
+        ("indnkeyatts", I2),
+        ("indisunique", BOOL),
+        ("indnullsnotdistinct", BOOL),
+        ("indisprimary", BOOL),
+        ("indisexclusion", BOOL),
+        ("indimmediate", BOOL),
+        ("indisclustered", BOOL),
+        ("indisvalid", BOOL),
+        ("indcheckxmin", BOOL),
+        ("indisready", BOOL),
+        ("indislive", BOOL),
+        ("indisreplident", BOOL),
+        ("indkey", TEXT),
+        ("indexprs", TEXT),
+        ("indpred", TEXT),
+    ];
+    let rows = snap
+        .relations
+        .iter()
+        .filter_map(|r| {
+            let ix = r.index.as_ref()?;
+            let n = ix.keys.len() as i64;
+            Some(vec![
+                o(r.oid),
+                o(ix.table_oid),
+                i2(n),
+                i2(n),
+                b(ix.unique),
+                b(false),
+                b(ix.primary),
+                b(false),
+                b(true),
+                b(false),
+                b(true),
+                b(false),
+                b(true),
+                b(true),
+                b(false),
+                int2vector(&ix.keys),
+                Value::Null,
+                Value::Null,
+            ])
+        })
+        .collect();
+    relation(&columns, rows)
+}
+
+fn pg_constraint(snap: &Snapshot) -> VirtualRelation {
+    let columns = [
+        ("oid", OID),
+        ("conname", NAME),
+        ("connamespace", OID),
+        ("contype", CHAR),
+        ("condeferrable", BOOL),
+        ("condeferred", BOOL),
+        ("convalidated", BOOL),
+        ("conrelid", OID),
+        ("contypid", OID),
+        ("conindid", OID),
+        ("conparentid", OID),
+        ("confrelid", OID),
+        ("conislocal", BOOL),
+        ("conkey", TEXT),
+    ];
+    let rows = snap
+        .relations
+        .iter()
+        .filter_map(|r| {
+            let ix = r.index.as_ref()?;
+            let contype = ix.constraint?;
+            let keys: Vec<String> = ix.keys.iter().map(|k| k.to_string()).collect();
+            Some(vec![
+                o(constraint_oid(r.oid)),
+                t(&r.name),
+                o(PUBLIC_NAMESPACE),
+                t(&contype.to_string()),
+                b(false),
+                b(false),
+                b(true),
+                o(ix.table_oid),
+                o(0),
+                o(r.oid),
+                o(0),
+                o(0),
+                b(true),
+                t(&format!("{{{}}}", keys.join(","))),
+            ])
+        })
+        .collect();
+    relation(&columns, rows)
+}
+
+fn information_schema(name: &str, snap: &Snapshot) -> Option<VirtualRelation> {
+    let tables = snap
+        .relations
+        .iter()
+        .filter(|r| matches!(r.kind, RelKind::Table | RelKind::View));
+    Some(match name {
+        "tables" => relation(
+            &[
+                ("table_catalog", NAME),
+                ("table_schema", NAME),
+                ("table_name", NAME),
+                ("table_type", TEXT),
+                ("is_insertable_into", TEXT),
+                ("is_typed", TEXT),
+            ],
+            tables
+                .map(|r| {
+                    let view = r.kind == RelKind::View;
+                    vec![
+                        t(DATABASE_NAME),
+                        t("public"),
+                        t(&r.name),
+                        t(if view { "VIEW" } else { "BASE TABLE" }),
+                        t(if view { "NO" } else { "YES" }),
+                        t("NO"),
+                    ]
+                })
+                .collect(),
+        ),
+        "columns" => {
+            let mut rows = Vec::new();
+            for r in tables {
+                for (i, a) in r.columns.iter().enumerate() {
+                    let (ty, _) = types::type_of(&a.ty);
+                    let precision = match ty.oid {
+                        21 => Some(16),
+                        23 => Some(32),
+                        20 => Some(64),
+                        701 => Some(53),
+                        _ => None,
+                    };
+                    rows.push(vec![
+                        t(DATABASE_NAME),
+                        t("public"),
+                        t(&r.name),
+                        t(&a.name),
+                        i4(i as i64 + 1),
+                        a.default.as_deref().map_or(Value::Null, t),
+                        t(if a.not_null { "NO" } else { "YES" }),
+                        t(ty.format),
+                        match a.ty.max_chars {
+                            Some(n) => i4(n.into()),
+                            None => Value::Null,
+                        },
+                        precision.map_or(Value::Null, i4),
+                        precision.map_or(Value::Null, |_| i4(2)),
+                        if matches!(ty.oid, 20 | 21 | 23) {
+                            i4(0)
+                        } else {
+                            Value::Null
+                        },
+                        t(DATABASE_NAME),
+                        t("pg_catalog"),
+                        t(ty.name),
+                        t("NO"),
+                        t("NEVER"),
+                        t("YES"),
+                    ]);
+                }
+            }
+            relation(
+                &[
+                    ("table_catalog", NAME),
+                    ("table_schema", NAME),
+                    ("table_name", NAME),
+                    ("column_name", NAME),
+                    ("ordinal_position", I4),
+                    ("column_default", TEXT),
+                    ("is_nullable", TEXT),
+                    ("data_type", TEXT),
+                    ("character_maximum_length", I4),
+                    ("numeric_precision", I4),
+                    ("numeric_precision_radix", I4),
+                    ("numeric_scale", I4),
+                    ("udt_catalog", NAME),
+                    ("udt_schema", NAME),
+                    ("udt_name", NAME),
+                    ("is_identity", TEXT),
+                    ("is_generated", TEXT),
+                    ("is_updatable", TEXT),
+                ],
+                rows,
+            )
+        }
+        _ => return None,
+    })
+}
+
+/// What `table_catalog` and `current_database()` say.
+pub const DATABASE_NAME: &str = "walden";

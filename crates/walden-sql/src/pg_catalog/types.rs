@@ -1,0 +1,151 @@
+//! Column types as PostgreSQL's catalog names them: OIDs, `typname`, `format_type`'s
+//! text, and how a stored default is shown. A new SQL type is one row of `TYPES` and
+//! one arm of `type_of`.
+
+use crate::types::{DeclaredType, SqlType};
+
+/// One row of `pg_type`.
+pub struct PgType {
+    pub oid: i64,
+    pub name: &'static str,
+    /// What `format_type` calls it (without a length).
+    pub format: &'static str,
+    /// `typlen`: bytes, or -1 for variable length.
+    pub len: i16,
+    /// Whether values sort by a collation (`typcollation` 100, "default").
+    pub collatable: bool,
+}
+
+const fn ty(
+    oid: i64,
+    name: &'static str,
+    format: &'static str,
+    len: i16,
+    collatable: bool,
+) -> PgType {
+    PgType {
+        oid,
+        name,
+        format,
+        len,
+        collatable,
+    }
+}
+
+/// The types `pg_type` lists: Walden's column types and those its catalog columns use.
+pub const TYPES: &[PgType] = &[
+    ty(16, "bool", "boolean", 1, false),
+    ty(18, "char", "\"char\"", 1, false),
+    ty(19, "name", "name", 64, false),
+    ty(20, "int8", "bigint", 8, false),
+    ty(21, "int2", "smallint", 2, false),
+    ty(23, "int4", "integer", 4, false),
+    ty(25, "text", "text", -1, true),
+    ty(26, "oid", "oid", 4, false),
+    ty(701, "float8", "double precision", 8, false),
+    ty(1042, "bpchar", "character", -1, true),
+    ty(1043, "varchar", "character varying", -1, true),
+    ty(1700, "numeric", "numeric", -1, false),
+    ty(2205, "regclass", "regclass", 4, false),
+    ty(2950, "uuid", "uuid", 16, false),
+];
+
+pub const TEXT_OID: i64 = 25;
+pub const DEFAULT_COLLATION_OID: i64 = 100;
+
+/// A column's type as the catalog shows it: the `pg_type` row and the type modifier
+/// (`atttypmod`: for `varchar(n)` and `char(n)`, n + 4, as PostgreSQL stores it; else -1).
+pub fn type_of(d: &DeclaredType) -> (&'static PgType, i32) {
+    let oid = match (d.ty, d.max_chars, d.blank_padded) {
+        (SqlType::Text, _, true) => 1042,
+        (SqlType::Text, Some(_), false) => 1043,
+        (SqlType::Text | SqlType::Null, _, _) => 25,
+        (SqlType::Int2, _, _) => 21,
+        (SqlType::Int4, _, _) => 23,
+        (SqlType::Int8, _, _) => 20,
+        (SqlType::Float8, _, _) => 701,
+        (SqlType::Numeric, _, _) => 1700,
+        (SqlType::Bool, _, _) => 16,
+        (SqlType::Uuid, _, _) => 2950,
+    };
+    let typmod = match d.max_chars {
+        Some(n) if d.ty == SqlType::Text => n as i32 + 4,
+        _ => -1,
+    };
+    (by_oid(oid).unwrap_or(&TYPES[0]), typmod)
+}
+
+pub fn by_oid(oid: i64) -> Option<&'static PgType> {
+    TYPES.iter().find(|t| t.oid == oid)
+}
+
+/// PostgreSQL's `format_type(oid, typmod)`.
+pub fn format_type(oid: i64, typmod: Option<i64>) -> String {
+    match by_oid(oid) {
+        Some(t) => match typmod {
+            Some(m) if m >= 4 && matches!(oid, 1042 | 1043) => format!("{}({})", t.format, m - 4),
+            _ => t.format.to_string(),
+        },
+        None => "???".to_string(),
+    }
+}
+
+/// A stored default (its SQL text as written) as PostgreSQL's `pg_get_expr` shows the
+/// expression it stored: a string literal carries its cast (`'ab'::text`), a negative
+/// number is a quoted constant of the column's type (`'-1'::integer`); numbers,
+/// `true`, `false` and anything else are shown as written (PostgreSQL would show a
+/// function call or an expression in its own deparsed form).
+pub fn deparse_default(text: &str, d: &DeclaredType) -> String {
+    let (t, _) = type_of(d);
+    let cast = match t.oid {
+        1042 => "bpchar",
+        _ => t.format,
+    };
+    let t = text.trim();
+    if t.starts_with('\'') && t.ends_with('\'') && t.len() >= 2 {
+        return format!("{t}::{cast}");
+    }
+    if let Some(num) = t.strip_prefix('-') {
+        if !num.is_empty() && num.chars().all(|c| c.is_ascii_digit() || c == '.') {
+            return format!("'{t}'::{cast}");
+        }
+    }
+    t.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_type_names_lengths_as_postgres() {
+        assert_eq!(format_type(1043, Some(14)), "character varying(10)");
+        assert_eq!(format_type(1042, Some(7)), "character(3)");
+        assert_eq!(format_type(23, Some(-1)), "integer");
+        assert_eq!(format_type(1043, Some(-1)), "character varying");
+    }
+
+    #[test]
+    fn defaults_deparse_as_postgres_shows_them() {
+        let text = DeclaredType::plain(SqlType::Text);
+        let int = DeclaredType::plain(SqlType::Int4);
+        let vc = DeclaredType {
+            max_chars: Some(5),
+            ..text
+        };
+        let bp = DeclaredType {
+            max_chars: Some(2),
+            blank_padded: true,
+            ..text
+        };
+        assert_eq!(deparse_default("'ab'", &text), "'ab'::text");
+        assert_eq!(deparse_default("'q'", &vc), "'q'::character varying");
+        assert_eq!(deparse_default("'zz'", &bp), "'zz'::bpchar");
+        assert_eq!(deparse_default("-1", &int), "'-1'::integer");
+        assert_eq!(deparse_default("5", &int), "5");
+        assert_eq!(
+            deparse_default("true", &DeclaredType::plain(SqlType::Bool)),
+            "true"
+        );
+    }
+}
