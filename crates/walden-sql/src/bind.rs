@@ -415,6 +415,31 @@ fn text_literal(s: &str) -> SqlResult<Value> {
     Ok(Value::Text(s.to_string()))
 }
 
+/// Gives a string literal operand of arithmetic its type, as PostgreSQL resolves an
+/// operator with an operand of unknown type: the other operand's type where that
+/// operator exists, else the one operator there is (`timestamp + '1 day'` adds an
+/// interval, `interval * '2'` multiplies by a float8).
+fn temporal_operands(op: ArithOp, a: Expr, b: Expr) -> SqlResult<(Expr, Expr)> {
+    let other_type = |known: SqlType| -> SqlType {
+        match (op, known) {
+            (ArithOp::Add, SqlType::Timestamp | SqlType::Timestamptz) => SqlType::Interval,
+            (ArithOp::Mul | ArithOp::Div, SqlType::Interval) => SqlType::Float8,
+            (_, t) => t,
+        }
+    };
+    Ok(match (is_text_literal(&a), is_text_literal(&b)) {
+        (true, false) => {
+            let t = other_type(b.ty());
+            (coerce_literal(a, t)?, b)
+        }
+        (false, true) => {
+            let t = other_type(a.ty());
+            (a, coerce_literal(b, t)?)
+        }
+        _ => (a, b),
+    })
+}
+
 /// The common type of CASE branches or COALESCE arguments.
 pub(crate) fn common_type(exprs: &[&Expr], what: &str) -> SqlResult<SqlType> {
     let mut ty = SqlType::Null;
@@ -623,6 +648,34 @@ impl Binder<'_> {
                 ..
             } => self.case(operand.as_deref(), conditions, else_result.as_deref())?,
             A::Function(f) => self.function(f)?,
+            A::TypedString(ts) => {
+                let to = declared_type(&ts.data_type, false)?;
+                let text = match &ts.value.value {
+                    ast::Value::SingleQuotedString(s) | ast::Value::EscapedStringLiteral(s) => {
+                        s.clone()
+                    }
+                    other => {
+                        return Err(SqlError::unsupported(format!(
+                            "the literal {}",
+                            clip(&other.to_string())
+                        )))
+                    }
+                };
+                Expr::Cast(Box::new(Expr::Const(text_literal(&text)?)), to)
+            }
+            A::Interval(iv) => {
+                if iv.leading_field.is_some() || iv.last_field.is_some() {
+                    return Err(SqlError::unsupported("interval field qualifiers"));
+                }
+                let inner = self.bind(&iv.value)?;
+                Expr::Cast(Box::new(inner), DeclaredType::plain(SqlType::Interval))
+            }
+            A::Extract { field, expr, .. } => {
+                let unit = Expr::Const(Value::Text(field.to_string().to_lowercase()));
+                let x = self.bind(expr)?;
+                let ty = Func::Extract.result_type("extract", &[SqlType::Text, x.ty()])?;
+                Expr::Call(Func::Extract, vec![unit, x], ty)
+            }
             A::Substring {
                 expr,
                 substring_from,
@@ -925,7 +978,8 @@ impl Binder<'_> {
                     }
                 }
                 let x = self.bind(expr)?;
-                if !x.ty().is_numeric() && x.ty() != SqlType::Null {
+                let ok = x.ty().is_numeric() || matches!(x.ty(), SqlType::Null | SqlType::Interval);
+                if !ok {
                     return Err(SqlError::new(
                         code::UNDEFINED_FUNCTION,
                         format!("operator does not exist: - {}", x.ty().name()),
@@ -1029,7 +1083,20 @@ impl Binder<'_> {
                 Box::new(self.boolean(r, "OR")?),
             )),
             (B::StringConcat, _) => {
-                let (a, b) = (self.bind(l)?, self.bind(r)?);
+                let (a, b) = self.operands(l, r)?;
+                if a.ty() == SqlType::Bytea || b.ty() == SqlType::Bytea {
+                    if a.ty() != b.ty() && a.ty() != SqlType::Null && b.ty() != SqlType::Null {
+                        return Err(SqlError::new(
+                            code::UNDEFINED_FUNCTION,
+                            format!(
+                                "operator does not exist: {} || {}",
+                                a.ty().name(),
+                                b.ty().name()
+                            ),
+                        ));
+                    }
+                    return Ok(Expr::Call(Func::ByteaConcat, vec![a, b], SqlType::Bytea));
+                }
                 let texty = |t: SqlType| matches!(t, SqlType::Text | SqlType::Null);
                 if !texty(a.ty()) && !texty(b.ty()) {
                     return Err(SqlError::new(
@@ -1048,8 +1115,12 @@ impl Binder<'_> {
     }
 
     fn arith(&mut self, l: &ast::Expr, op: ArithOp, r: &ast::Expr) -> SqlResult<Expr> {
-        let (a, b) = self.operands(l, r)?;
+        let (a, b) = (self.bind(l)?, self.bind(r)?);
+        let (a, b) = temporal_operands(op, a, b)?;
         let (ta, tb) = (a.ty(), b.ty());
+        if let Some(ty) = value::datetime_arith_type(op, ta, tb) {
+            return Ok(Expr::Arith(op, Box::new(a), Box::new(b), ty));
+        }
         let ok = |t: SqlType| t.is_numeric() || t == SqlType::Null;
         if !ok(ta) || !ok(tb) {
             return Err(SqlError::new(
@@ -1171,10 +1242,17 @@ impl Binder<'_> {
                     | (Func::Lpad | Func::Rpad | Func::Repeat, 1)
                     | (Func::Substr, 1 | 2)
             );
-            args.push(if want_int {
-                coerce_literal(e, SqlType::Int4)?
-            } else {
-                e
+            // A literal to be truncated or taken apart is a timestamptz (PostgreSQL's
+            // preferred type among those the functions take); one to encode a bytea.
+            let want = match (func, i) {
+                _ if want_int => Some(SqlType::Int4),
+                (Func::DatePart | Func::DateTrunc, 1) => Some(SqlType::Timestamptz),
+                (Func::Encode, 0) => Some(SqlType::Bytea),
+                _ => None,
+            };
+            args.push(match want {
+                Some(t) => coerce_literal(e, t)?,
+                None => e,
             });
         }
         let types: Vec<SqlType> = args.iter().map(Expr::ty).collect();
@@ -1361,8 +1439,11 @@ fn cmp_op(op: &BinaryOperator) -> Option<CmpOp> {
 
 fn check_comparable(a: &Expr, b: &Expr, op: &str) -> SqlResult<()> {
     let (x, y) = (a.ty(), b.ty());
-    let ok =
-        x == y || x == SqlType::Null || y == SqlType::Null || (x.is_numeric() && y.is_numeric());
+    let ok = x == y
+        || x == SqlType::Null
+        || y == SqlType::Null
+        || (x.is_numeric() && y.is_numeric())
+        || (x.is_datetime() && y.is_datetime());
     if ok {
         Ok(())
     } else {

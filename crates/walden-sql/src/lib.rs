@@ -7,6 +7,8 @@
 
 pub mod access_path;
 pub mod bind;
+pub mod bytea;
+pub mod datetime;
 mod ddl;
 pub mod depth;
 mod dml;

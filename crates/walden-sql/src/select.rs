@@ -338,6 +338,7 @@ impl QueryPlan {
             rng,
             outer: &[],
             run: Some(&rc),
+            now_micros: guard.now_micros(),
         };
         self.run(&mut cx)
     }
@@ -1449,6 +1450,7 @@ pub(crate) fn eval_subquery(s: &Subquery, row: &[Value], cx: &mut EvalCtx) -> Sq
                     rng: &mut *cx.rng,
                     outer: &params,
                     run: Some(run),
+                    now_micros: cx.now_micros,
                 };
                 s.plan.run(&mut inner)?
             };
@@ -1978,6 +1980,22 @@ pub(crate) fn key_bytes(vals: &[Value], out: &mut Vec<u8>) {
             Value::Uuid(u) => {
                 out.push(5);
                 out.extend_from_slice(u);
+            }
+            // Dates and timestamps that compare equal hash alike (a date as its
+            // midnight), and so do intervals of one span ('1 mon' and '30 days').
+            Value::Date(_) | Value::Timestamp(_) | Value::Timestamptz(_) => {
+                out.push(6);
+                let micros = value::instant_micros(v).unwrap_or(0);
+                out.extend_from_slice(&micros.to_le_bytes());
+            }
+            Value::Interval(iv) => {
+                out.push(7);
+                out.extend_from_slice(&iv.span_micros().to_le_bytes());
+            }
+            Value::Bytea(b) => {
+                out.push(8);
+                out.extend_from_slice(&(b.len() as u64).to_le_bytes());
+                out.extend_from_slice(b);
             }
             other => {
                 out.push(1);
