@@ -420,6 +420,22 @@ fn text_literal(s: &str) -> SqlResult<Value> {
 /// operator exists, else the one operator there is (`timestamp + '1 day'` adds an
 /// interval, `interval * '2'` multiplies by a float8).
 fn temporal_operands(op: ArithOp, a: Expr, b: Expr) -> SqlResult<(Expr, Expr)> {
+    // `date + '...'` could add days, an interval or a time: PostgreSQL refuses to guess.
+    let date_plus_unknown = op == ArithOp::Add
+        && ((a.ty() == SqlType::Date && is_text_literal(&b))
+            || (b.ty() == SqlType::Date && is_text_literal(&a)));
+    if date_plus_unknown {
+        let (l, r) = if is_text_literal(&a) {
+            ("unknown", "date")
+        } else {
+            ("date", "unknown")
+        };
+        return Err(SqlError::new(
+            "42725",
+            format!("operator is not unique: {l} + {r}"),
+        )
+        .with_hint("Could not choose a best candidate operator. You might need to add explicit type casts."));
+    }
     let other_type = |known: SqlType| -> SqlType {
         match (op, known) {
             (ArithOp::Add, SqlType::Timestamp | SqlType::Timestamptz) => SqlType::Interval,
@@ -1083,18 +1099,19 @@ impl Binder<'_> {
                 Box::new(self.boolean(r, "OR")?),
             )),
             (B::StringConcat, _) => {
-                let (a, b) = self.operands(l, r)?;
-                if a.ty() == SqlType::Bytea || b.ty() == SqlType::Bytea {
-                    if a.ty() != b.ty() && a.ty() != SqlType::Null && b.ty() != SqlType::Null {
-                        return Err(SqlError::new(
-                            code::UNDEFINED_FUNCTION,
-                            format!(
-                                "operator does not exist: {} || {}",
-                                a.ty().name(),
-                                b.ty().name()
-                            ),
-                        ));
-                    }
+                let (mut a, mut b) = (self.bind(l)?, self.bind(r)?);
+                // A string literal beside a bytea is a bytea (only there: `1 || '2'`
+                // is text).
+                if a.ty() == SqlType::Bytea {
+                    b = coerce_literal(b, SqlType::Bytea)?;
+                } else if b.ty() == SqlType::Bytea {
+                    a = coerce_literal(a, SqlType::Bytea)?;
+                }
+                let bytes = |t: SqlType| matches!(t, SqlType::Bytea | SqlType::Null);
+                if (a.ty() == SqlType::Bytea || b.ty() == SqlType::Bytea)
+                    && bytes(a.ty())
+                    && bytes(b.ty())
+                {
                     return Ok(Expr::Call(Func::ByteaConcat, vec![a, b], SqlType::Bytea));
                 }
                 let texty = |t: SqlType| matches!(t, SqlType::Text | SqlType::Null);

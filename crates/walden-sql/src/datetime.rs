@@ -531,24 +531,46 @@ pub fn timestamp_diff(a: i64, b: i64) -> SqlResult<Interval> {
     })
 }
 
-/// `interval * factor`, as PostgreSQL's interval_mul: each field multiplied, fractions
-/// of months carried into days (30 to a month) and of days into time.
+/// `interval * factor`.
 pub fn interval_mul(iv: Interval, factor: f64) -> SqlResult<Interval> {
     if factor.is_nan() {
         return Err(interval_out_of_range());
     }
-    let month_f = iv.months as f64 * factor;
-    let day_f = iv.days as f64 * factor;
+    interval_scale(iv, |x| x * factor)
+}
+
+/// `interval / divisor`.
+pub fn interval_div(iv: Interval, divisor: f64) -> SqlResult<Interval> {
+    if divisor == 0.0 {
+        return Err(SqlError::division_by_zero());
+    }
+    if divisor.is_nan() {
+        return Err(interval_out_of_range());
+    }
+    interval_scale(iv, |x| x / divisor)
+}
+
+/// Rounds seconds to microseconds (PostgreSQL's TSROUND).
+fn ts_round(x: f64) -> f64 {
+    (x * 1e6).round_ties_even() / 1e6
+}
+
+/// PostgreSQL's interval_mul and interval_div: each field scaled, the fraction of a
+/// month carried into days (30 to a month) and of a day into time, rounded to
+/// microseconds at each step as PostgreSQL does.
+fn interval_scale(iv: Interval, scale: impl Fn(f64) -> f64) -> SqlResult<Interval> {
+    let month_f = scale(iv.months as f64);
+    let day_f = scale(iv.days as f64);
     let in_i32 = |x: f64| x.is_finite() && (i32::MIN as f64..=i32::MAX as f64).contains(&x);
     if !in_i32(month_f) || !in_i32(day_f) {
         return Err(interval_out_of_range());
     }
     let months = month_f.trunc() as i32;
     let mut days = day_f.trunc() as i32;
-    let month_remainder_days = (month_f - months as f64) * 30.0;
+    let month_remainder_days = ts_round((month_f - months as f64) * 30.0);
     let mut sec_remainder =
         (day_f - days as f64 + month_remainder_days - month_remainder_days.trunc()) * 86_400.0;
-    sec_remainder = (sec_remainder * 1e6).round_ties_even() / 1e6;
+    sec_remainder = ts_round(sec_remainder);
     if sec_remainder.abs() >= 86_400.0 {
         days += (sec_remainder / 86_400.0).trunc() as i32;
         sec_remainder -= (sec_remainder / 86_400.0).trunc() * 86_400.0;
@@ -556,7 +578,7 @@ pub fn interval_mul(iv: Interval, factor: f64) -> SqlResult<Interval> {
     days = days
         .checked_add(month_remainder_days.trunc() as i32)
         .ok_or_else(interval_out_of_range)?;
-    let micros = (iv.micros as f64 * factor + sec_remainder * 1e6).round_ties_even();
+    let micros = (scale(iv.micros as f64) + sec_remainder * 1e6).round_ties_even();
     if !micros.is_finite() || micros.abs() >= 9.2e18 {
         return Err(interval_out_of_range());
     }
@@ -565,14 +587,6 @@ pub fn interval_mul(iv: Interval, factor: f64) -> SqlResult<Interval> {
         days,
         micros: micros as i64,
     })
-}
-
-/// `interval / divisor`.
-pub fn interval_div(iv: Interval, divisor: f64) -> SqlResult<Interval> {
-    if divisor == 0.0 {
-        return Err(SqlError::division_by_zero());
-    }
-    interval_mul(iv, 1.0 / divisor)
 }
 
 /// The fields of a timestamp: year, month, day, and microseconds of the day.

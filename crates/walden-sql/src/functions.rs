@@ -252,7 +252,9 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
         Func::Now => Value::Timestamptz(cx.now_micros),
         Func::LocalTimestamp => Value::Timestamp(cx.now_micros),
         Func::CurrentDate => Value::Date(crate::datetime::timestamp_to_date(cx.now_micros)),
-        Func::DatePart | Func::Extract => date_part(text_arg(&args[0]), &args[1])?,
+        Func::DatePart | Func::Extract => {
+            date_part(text_arg(&args[0]), &args[1], f == Func::Extract)?
+        }
         Func::DateTrunc => date_trunc(text_arg(&args[0]), &args[1])?,
         Func::ByteaConcat => match (&args[0], &args[1]) {
             (Value::Bytea(a), Value::Bytea(b)) => {
@@ -306,16 +308,19 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
 }
 
 /// date_part / extract of a date (as its midnight), timestamp, timestamptz or interval.
-fn date_part(unit: &str, v: &Value) -> SqlResult<Value> {
+fn date_part(unit: &str, v: &Value, extract: bool) -> SqlResult<Value> {
     use crate::datetime as dt;
     let x = match v {
         Value::Date(d) => {
             let u = unit.to_ascii_lowercase();
-            // A date has no time of day: PostgreSQL refuses its time fields.
-            if matches!(
-                u.as_str(),
-                "hour" | "minute" | "second" | "milliseconds" | "microseconds" | "timezone"
-            ) {
+            // A date has no time of day: PostgreSQL's extract refuses its time fields
+            // (date_part takes the date as a timestamp).
+            if extract
+                && matches!(
+                    u.as_str(),
+                    "hour" | "minute" | "second" | "milliseconds" | "microseconds" | "timezone"
+                )
+            {
                 return Err(SqlError::new(
                     code::FEATURE_NOT_SUPPORTED,
                     format!("unit \"{unit}\" not supported for type date"),

@@ -168,6 +168,9 @@ pub fn datetime_arith_type(op: ArithOp, a: SqlType, b: SqlType) -> Option<SqlTyp
         | (Add, T::Interval | T::Null, ts @ (T::Timestamp | T::Timestamptz))
         | (Sub, ts @ (T::Timestamp | T::Timestamptz), T::Interval) => ts,
         (Sub, T::Timestamp, T::Timestamp) | (Sub, T::Timestamptz, T::Timestamptz) => T::Interval,
+        // A date meeting a timestamp is taken as its midnight.
+        (Sub, T::Date, T::Timestamp | T::Timestamptz)
+        | (Sub, T::Timestamp | T::Timestamptz, T::Date) => T::Interval,
         (Add | Sub, T::Interval, T::Interval | T::Null) | (Add | Sub, T::Null, T::Interval) => {
             T::Interval
         }
@@ -216,6 +219,12 @@ fn datetime_arith(op: ArithOp, a: &Value, b: &Value) -> SqlResult<Value> {
         (Sub, V::Timestamp(x), V::Timestamp(y)) | (Sub, V::Timestamptz(x), V::Timestamptz(y)) => {
             V::Interval(datetime::timestamp_diff(*x, *y)?)
         }
+        (Sub, V::Date(d), V::Timestamp(t) | V::Timestamptz(t)) => V::Interval(
+            datetime::timestamp_diff(datetime::date_to_timestamp(*d)?, *t)?,
+        ),
+        (Sub, V::Timestamp(t) | V::Timestamptz(t), V::Date(d)) => V::Interval(
+            datetime::timestamp_diff(*t, datetime::date_to_timestamp(*d)?)?,
+        ),
         (Add, V::Interval(x), V::Interval(y)) => V::Interval(datetime::interval_add(*x, *y)?),
         (Sub, V::Interval(x), V::Interval(y)) => {
             V::Interval(datetime::interval_add(*x, datetime::negate_interval(*y)?)?)
