@@ -1873,11 +1873,14 @@ impl Acc {
                     None => true,
                     Some(c) => {
                         let o = sort_cmp(&v, c);
-                        if *max {
-                            o == Ordering::Greater
-                        } else {
-                            o == Ordering::Less
-                        }
+                        // Of equal intervals ('1 mon', '30 days'), PostgreSQL's
+                        // interval_larger and interval_smaller keep the later one.
+                        (o == Ordering::Equal && matches!(v, Value::Interval(_)))
+                            || if *max {
+                                o == Ordering::Greater
+                            } else {
+                                o == Ordering::Less
+                            }
                     }
                 };
                 if replace {
