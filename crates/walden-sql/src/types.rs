@@ -234,6 +234,15 @@ pub fn declared_type(dt: &DataType, allow_serial: bool) -> SqlResult<DeclaredTyp
         }),
         DataType::Uuid => plain(SqlType::Uuid),
         DataType::Date => plain(SqlType::Date),
+        // A precision below microseconds would round every value stored: not kept yet,
+        // so refused rather than ignored.
+        DataType::Timestamp(Some(p), _)
+        | DataType::Interval {
+            precision: Some(p), ..
+        } if *p != 6 => Err(SqlError::unsupported(format!(
+            "type {} (a fractional seconds precision other than 6)",
+            crate::error::clip(&dt.to_string())
+        ))),
         DataType::Timestamp(_, TimezoneInfo::None | TimezoneInfo::WithoutTimeZone) => {
             plain(SqlType::Timestamp)
         }

@@ -878,3 +878,63 @@ fn now_is_the_transaction_start() {
     micros.fetch_add(60_000_000, Ordering::SeqCst);
     assert_eq!(q(&mut s, "execute p"), "2024-03-01 00:01:01+00");
 }
+
+/// Values of the new types passed as a prepared statement's parameters are stored and
+/// found as they are (the parameter's literal form round-trips every value, infinities
+/// and BC dates included).
+#[test]
+fn prepared_parameters_of_each_type() {
+    use walden::{Interval, Value};
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    q(
+        &mut s,
+        "create table p (d date, ts timestamp, tz timestamptz, iv interval, b bytea)",
+    );
+    let ins = s
+        .prepare("insert into p values ($1, $2, $3, $4, $5)")
+        .unwrap();
+    let rows = [
+        vec![
+            Value::Date(-730_485),
+            Value::Timestamp(i64::MIN),
+            Value::Timestamptz(-1),
+            Value::Interval(Interval {
+                months: -14,
+                days: 3,
+                micros: -1,
+            }),
+            Value::Bytea(vec![0, b'\'', b'\\', 255]),
+        ],
+        vec![
+            Value::Date(i32::MAX),
+            Value::Timestamp(1_500_000),
+            Value::Timestamptz(i64::MAX),
+            Value::Interval(Interval::default()),
+            Value::Bytea(Vec::new()),
+        ],
+    ];
+    for row in &rows {
+        s.execute_prepared(&ins, row).unwrap();
+    }
+    let get = s.prepare("select * from p where d = $1").unwrap();
+    for row in &rows {
+        let r = s.execute_prepared(&get, &row[..1]).unwrap();
+        assert_eq!(r.rows, vec![row.clone()]);
+    }
+    assert_eq!(
+        q(&mut s, "select * from p order by d"),
+        "0001-01-01 BC|-infinity|1999-12-31 23:59:59.999999+00|-1 years -2 mons +3 days -00:00:00.000001|\\x00275cff\n\
+         infinity|2000-01-01 00:00:01.5|infinity|00:00:00|\\x"
+    );
+    // A table made from a query takes the new types for its columns.
+    q(
+        &mut s,
+        "create table c as select d, iv * 2 as iv2, b || '\\x01' as b2 from p",
+    );
+    assert_eq!(
+        q(&mut s, "select * from c order by d"),
+        "0001-01-01 BC|-2 years -4 mons +6 days -00:00:00.000002|\\x00275cff01\n\
+         infinity|00:00:00|\\x01"
+    );
+}
