@@ -465,6 +465,7 @@ pub(crate) fn common_type(exprs: &[&Expr], what: &str) -> SqlResult<SqlType> {
             (SqlType::Null, t) | (t, SqlType::Null) => t,
             (a, b) if a == b => a,
             (a, b) if a.is_numeric() && b.is_numeric() => SqlType::wider(a, b),
+            (a, b) if a.is_datetime() && b.is_datetime() => SqlType::wider(a, b),
             (a, b) => {
                 return Err(SqlError::new(
                     code::DATATYPE_MISMATCH,

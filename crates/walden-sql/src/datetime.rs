@@ -12,7 +12,6 @@ use crate::error::{clip, code, SqlError, SqlResult};
 
 const DATETIME_FORMAT: &str = "22007";
 const DATETIME_OVERFLOW: &str = "22008";
-const INTERVAL_OVERFLOW: &str = "22015";
 
 fn bad_syntax(ty: &str, s: &str) -> SqlError {
     SqlError::new(
@@ -37,7 +36,8 @@ fn date_out_of_range() -> SqlError {
 }
 
 pub fn interval_out_of_range() -> SqlError {
-    SqlError::new(INTERVAL_OVERFLOW, "interval out of range")
+    // PostgreSQL reports it as 22008 (datetime_field_overflow), not 22015.
+    SqlError::new(DATETIME_OVERFLOW, "interval out of range")
 }
 
 fn is_leap(year: i64) -> bool {

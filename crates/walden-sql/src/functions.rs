@@ -102,7 +102,8 @@ impl Func {
             (Func::Substr, [s, from]) => text(*s) && int(*from),
             (Func::Substr, [s, from, len]) => text(*s) && int(*from) && int(*len),
             (Func::Length | Func::OctetLength, [s]) => text(*s) || *s == T::Bytea,
-            (Func::Upper | Func::Lower | Func::Md5, [s]) => text(*s),
+            (Func::Upper | Func::Lower, [s]) => text(*s),
+            (Func::Md5, [s]) => text(*s) || *s == T::Bytea,
             (Func::Random | Func::GenRandomUuid, []) => true,
             (Func::Now | Func::CurrentDate | Func::LocalTimestamp, []) => true,
             (Func::DatePart | Func::Extract | Func::DateTrunc, [u, x]) => {
@@ -273,7 +274,10 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
         )?),
         Func::Upper => Value::Text(text_arg(&args[0]).to_uppercase()),
         Func::Lower => Value::Text(text_arg(&args[0]).to_lowercase()),
-        Func::Md5 => Value::Text(hex(&md5::compute(text_arg(&args[0])).0)),
+        Func::Md5 => match &args[0] {
+            Value::Bytea(b) => Value::Text(hex(&md5::compute(b).0)),
+            v => Value::Text(hex(&md5::compute(text_arg(v)).0)),
+        },
         Func::Random => Value::Float8((cx.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64),
         Func::Like | Func::ILike => {
             let (mut s, mut p) = (

@@ -418,6 +418,7 @@ fn plan_body(e: &SetExpr, cx: &PlanCx) -> SqlResult<Body> {
                     (SqlType::Null, y) => y,
                     (x, SqlType::Null) => x,
                     (x, y) if x.is_numeric() && y.is_numeric() => SqlType::wider(x, y),
+                    (x, y) if x.is_datetime() && y.is_datetime() => SqlType::wider(x, y),
                     (x, y) => {
                         return Err(SqlError::new(
                             code::DATATYPE_MISMATCH,

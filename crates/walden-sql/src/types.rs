@@ -142,10 +142,24 @@ impl SqlType {
         }
     }
 
-    /// The type both sides of a numeric operation are brought to.
+    /// The type both sides of a numeric operation are brought to; of two date/time
+    /// types, the one both convert to (date → timestamp → timestamptz, as PostgreSQL's
+    /// implicit casts go).
     pub fn wider(a: SqlType, b: SqlType) -> SqlType {
+        let datetime_rank = |t: SqlType| match t {
+            SqlType::Date => 1,
+            SqlType::Timestamp => 2,
+            _ => 3,
+        };
         match (a, b) {
             (SqlType::Null, t) | (t, SqlType::Null) => t,
+            _ if a.is_datetime() && b.is_datetime() => {
+                if datetime_rank(a) >= datetime_rank(b) {
+                    a
+                } else {
+                    b
+                }
+            }
             _ if a.numeric_rank() >= b.numeric_rank() => a,
             _ => b,
         }

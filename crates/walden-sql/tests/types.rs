@@ -514,6 +514,133 @@ const CASES: &[(&str, &str)] = &[
     (r#"select decode('a\000b', 'escape')"#, r#"\x610062"#),
     (r#"select '\x01'::bytea || '\x02'"#, r#"\x0102"#),
     (r#"select '\x01'::bytea = '\x01'"#, r#"t"#),
+    (
+        r#"select timestamp '1999-12-31 23:59:59.25' - interval '0.5 seconds'"#,
+        r#"1999-12-31 23:59:58.75"#,
+    ),
+    (
+        r#"select date_trunc('hour', timestamp '1969-07-20 20:17:40.5')"#,
+        r#"1969-07-20 20:00:00"#,
+    ),
+    (
+        r#"select date_trunc('week', timestamp '1999-12-31 23:00')"#,
+        r#"1999-12-27 00:00:00"#,
+    ),
+    (
+        r#"select date_part('epoch', timestamp '1969-07-20 20:17:40.5')"#,
+        r#"-14182939.5"#,
+    ),
+    (
+        r#"select date_part('dow', timestamp '1969-07-20 20:17:40')"#,
+        r#"0"#,
+    ),
+    (r#"select date_part('week', date '2020-12-31')"#, r#"53"#),
+    (r#"select date_part('week', date '2021-01-04')"#, r#"1"#),
+    (
+        r#"select '1969-07-20 20:17:40.5-05'::timestamptz"#,
+        r#"1969-07-21 01:17:40.5+00"#,
+    ),
+    (
+        r#"select '2024-01-31 12:00:00 +05:30'::timestamptz"#,
+        r#"2024-01-31 06:30:00+00"#,
+    ),
+    (
+        r#"select '2024-01-31 12:00:00 UTC'::timestamptz"#,
+        r#"2024-01-31 12:00:00+00"#,
+    ),
+    (
+        r#"select '2024-01-31 12:00:00.999999999'::timestamp"#,
+        r#"2024-01-31 12:00:01"#,
+    ),
+    (r#"select interval '2147483647 days'"#, r#"2147483647 days"#),
+    (
+        r#"select interval '1 day' * 2147483648"#,
+        r#"ERROR 22008: interval out of range"#,
+    ),
+    (r#"select interval '178000000 years'"#, r#"178000000 years"#),
+    (r#"select interval '100000000 hours'"#, r#"100000000:00:00"#),
+    (
+        r#"select interval '-1 mon +1 day -00:00:01'"#,
+        r#"-1 mons +1 day -00:00:01"#,
+    ),
+    (
+        r#"select interval '1 year 1 mon 1 day 1 hour 1 minute 1 second'"#,
+        r#"1 year 1 mon 1 day 01:01:01"#,
+    ),
+    (r#"select interval '61 minutes'"#, r#"01:01:00"#),
+    (
+        r#"select interval '0.000001 seconds'"#,
+        r#"00:00:00.000001"#,
+    ),
+    (
+        r#"select interval '1 day' > interval '23 hours 59 minutes 59.999999 seconds'"#,
+        r#"t"#,
+    ),
+    (r#"select interval '12 mons' = interval '1 year'"#, r#"t"#),
+    (r#"select interval '360 days' = interval '1 year'"#, r#"t"#),
+    (
+        r#"select coalesce(null::date, timestamp '2024-01-01 10:00')"#,
+        r#"2024-01-01 10:00:00"#,
+    ),
+    (
+        r#"select case when true then date '2024-01-01' else timestamp '2024-01-01 10:00' end"#,
+        r#"2024-01-01 00:00:00"#,
+    ),
+    (
+        r#"select date '2024-01-01' union select timestamp '2024-01-01 10:00' order by 1"#,
+        r#"2024-01-01 00:00:00
+2024-01-01 10:00:00"#,
+    ),
+    (
+        r#"select timestamp '2024-02-29' + interval '1 year'"#,
+        r#"2025-02-28 00:00:00"#,
+    ),
+    (
+        r#"select timestamp '2024-01-31' + interval '1 mon 1 day'"#,
+        r#"2024-03-01 00:00:00"#,
+    ),
+    (
+        r#"select timestamp '2024-03-31' + interval '-1 mon'"#,
+        r#"2024-02-29 00:00:00"#,
+    ),
+    (r#"select date '2000-03-01' - date '2000-02-01'"#, r#"29"#),
+    (r#"select date '1900-03-01' - date '1900-02-01'"#, r#"28"#),
+    (r#"select date '2024-01-01' - 1 - 1"#, r#"2023-12-30"#),
+    (
+        r#"select -(date '2024-01-02' - date '2024-01-01')"#,
+        r#"-1"#,
+    ),
+    (
+        r#"select '2024-06-15'::date = '2024-06-15 00:00:00'::timestamptz"#,
+        r#"t"#,
+    ),
+    (
+        r#"select timestamptz '2024-06-15 00:00:00+00' = timestamp '2024-06-15 00:00:00'"#,
+        r#"t"#,
+    ),
+    (r#"select '\xDEADBEEF'::bytea"#, r#"\xdeadbeef"#),
+    (r#"select '\x de ad'::bytea"#, r#"\xdead"#),
+    (r#"select E'\\x41'::bytea"#, r#"\x41"#),
+    (r#"select 'a\000'::bytea"#, r#"\x6100"#),
+    (r#"select length('abc'::bytea || '\x00'::bytea)"#, r#"4"#),
+    (r#"select '\x0102'::bytea = '\x0102'::bytea"#, r#"t"#),
+    (r#"select '\x'::bytea < '\x00'::bytea"#, r#"t"#),
+    (r#"select encode('hello'::bytea, 'hex')"#, r#"68656c6c6f"#),
+    (r#"select decode('68656C6C6F', 'hex')"#, r#"\x68656c6c6f"#),
+    (
+        r#"select md5('abc'::bytea)"#,
+        r#"900150983cd24fb0d6963f7d28e17f72"#,
+    ),
+    (r#"select date 'epoch'"#, r#"1970-01-01"#),
+    (r#"select timestamp 'epoch'"#, r#"1970-01-01 00:00:00"#),
+    (
+        r#"select '2024-01-31'::timestamp"#,
+        r#"2024-01-31 00:00:00"#,
+    ),
+    (
+        r#"select '2024-01-31 12:34'::timestamp"#,
+        r#"2024-01-31 12:34:00"#,
+    ),
 ];
 
 #[test]
