@@ -23,7 +23,7 @@ pub fn from_hex(s: &str) -> SqlResult<Vec<u8>> {
             continue;
         }
         let bad_digit = |at: usize| {
-            let c = s[at..].chars().next().unwrap_or('?');
+            let c = s.get(at..).and_then(|r| r.chars().next()).unwrap_or('?');
             SqlError::new(
                 code::INVALID_PARAMETER,
                 format!("invalid hexadecimal digit: \"{c}\""),

@@ -3,8 +3,8 @@
 //! output live in the engine (`walden::calendar`); the session time zone is UTC.
 
 use walden::calendar::{
-    civil_from_days, days_from_civil, ymd_of_date, Interval, DATE_INFINITY, DATE_NEG_INFINITY,
-    MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_MINUTE, MICROS_PER_SECOND, TIMESTAMP_INFINITY,
+    civil_from_days, days_from_civil, Interval, DATE_INFINITY, DATE_NEG_INFINITY, MICROS_PER_DAY,
+    MICROS_PER_HOUR, MICROS_PER_MINUTE, MICROS_PER_SECOND, TIMESTAMP_INFINITY,
     TIMESTAMP_NEG_INFINITY, UNIX_TO_POSTGRES_DAYS,
 };
 
@@ -140,6 +140,9 @@ fn parse_zone(s: &str) -> Option<i64> {
         b'-' => (-1, &s[1..]),
         _ => return None,
     };
+    if !rest.bytes().all(|b| b.is_ascii_digit() || b == b':') {
+        return None;
+    }
     let (h, m) = if let Some((h, m)) = rest.split_once(':') {
         (h.parse::<i64>().ok()?, m.parse::<i64>().ok()?)
     } else if rest.len() == 4 {
@@ -149,7 +152,7 @@ fn parse_zone(s: &str) -> Option<i64> {
     } else {
         return None;
     };
-    if !rest.bytes().all(|b| b.is_ascii_digit() || b == b':') || h > 15 || m > 59 {
+    if h > 15 || m > 59 {
         return None;
     }
     Some(sign * (h * 3600 + m * 60))
@@ -753,7 +756,7 @@ pub fn timestamp_trunc(unit: &str, t: i64, zone: bool) -> SqlResult<i64> {
     if is_infinite_ts(t) {
         return Ok(t);
     }
-    let (y, m, d, time) = fields(t);
+    let (y, m, _, time) = fields(t);
     let day_start = t - time;
     let at = |y: i64, m: u32| pg_days(y, m, 1) * MICROS_PER_DAY;
     Ok(match u {
@@ -788,10 +791,7 @@ pub fn timestamp_trunc(unit: &str, t: i64, zone: bool) -> SqlResult<i64> {
             };
             at(c, 1)
         }
-        _ => {
-            let _ = d;
-            return Err(unit_error(unit, ty));
-        }
+        _ => return Err(unit_error(unit, ty)),
     })
 }
 
@@ -853,11 +853,6 @@ pub fn system_now_micros() -> i64 {
     unix - UNIX_TO_POSTGRES_DAYS * MICROS_PER_DAY
 }
 
-/// The year, month and day of a date, for callers outside this module.
-pub fn date_fields(d: i32) -> (i64, u32, u32) {
-    ymd_of_date(d)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -901,5 +896,44 @@ mod tests {
         };
         let feb29 = parse_timestamp("2024-02-29", false).unwrap();
         assert_eq!(timestamp_add(jan31, one_month), Ok(feb29));
+    }
+}
+
+#[cfg(test)]
+mod hostile_input {
+    use super::*;
+
+    /// Text from users: any bytes, never a panic.
+    #[test]
+    fn odd_text_is_an_error_not_a_panic() {
+        for s in [
+            "",
+            " ",
+            "-",
+            "2024-01-01 10:00+é1",
+            "2024-01-01 10:00+éé",
+            "2024-01-01T",
+            "9999999999999-01-01",
+            "2024-01-01 10:00:00.",
+            "é",
+            "1 é",
+            "@",
+            "ago",
+            "1 ago ago",
+            "--1 day",
+            "1:2:3:4",
+            "+",
+            "1.2.3 days",
+            "2024-01-01 bc",
+            "0000-01-01",
+            "2024-01-01 10:00:00+99",
+        ] {
+            let _ = parse_date(s);
+            let _ = parse_timestamp(s, true);
+            let _ = parse_timestamp(s, false);
+            let _ = parse_interval(s);
+            let _ = crate::bytea::parse(s);
+            let _ = crate::bytea::parse(&format!("\\x{s}"));
+        }
     }
 }

@@ -508,10 +508,17 @@ pub fn cast_from(v: Value, from: SqlType, to: &DeclaredType, explicit: bool) -> 
         (Value::Int4(x), SqlType::Bool) => Value::Bool(x != 0),
         (Value::Bool(b), SqlType::Int4) => Value::Int4(b as i32),
         (_, t) => {
+            // An explicit cast that does not exist is PostgreSQL's cannot_coerce; an
+            // assignment of the wrong type stays a datatype mismatch.
+            let code = if explicit {
+                code::CANNOT_COERCE
+            } else {
+                code::DATATYPE_MISMATCH
+            };
             return Err(SqlError::new(
-                code::DATATYPE_MISMATCH,
+                code,
                 format!("cannot cast type {} to {}", from.name(), t.name()),
-            ))
+            ));
         }
     };
     fit_chars(out, to, explicit)

@@ -641,6 +641,50 @@ const CASES: &[(&str, &str)] = &[
         r#"select '2024-01-31 12:34'::timestamp"#,
         r#"2024-01-31 12:34:00"#,
     ),
+    (r#"select 'd=' || date '2024-01-01'"#, r#"d=2024-01-01"#),
+    (r#"select date '2024-01-01' || ' x'"#, r#"2024-01-01 x"#),
+    (
+        r#"select date '2024-01-05' in ('2024-01-05', '2024-01-06')"#,
+        r#"t"#,
+    ),
+    (
+        r#"select timestamp '2024-01-05 10:00' between '2024-01-05' and '2024-01-06'"#,
+        r#"t"#,
+    ),
+    (
+        r#"select count(*) from (values (timestamp '2024-01-05 10:00'), (timestamp '2024-01-05 23:00'), (timestamp '2024-01-06 01:00')) v(t) group by date_trunc('day', t) order by 1"#,
+        r#"1
+2"#,
+    ),
+    (
+        r#"select row_number() over (order by d desc) from (values (date '2024-01-01'), (date '2025-01-01')) v(d)"#,
+        r#"1
+2"#,
+    ),
+    (
+        r#"select max(t) - min(t) from (values (timestamp '2024-01-05 10:00'), (timestamp '2024-03-05 23:00')) v(t)"#,
+        r#"60 days 13:00:00"#,
+    ),
+    (r#"select cast(date '2024-01-01' as varchar(4))"#, r#"2024"#),
+    (r#"select '2024-01-01'::date::varchar"#, r#"2024-01-01"#),
+    (
+        r#"select extract(year from '2024-05-06'::date) + 1"#,
+        r#"2025"#,
+    ),
+    (
+        r#"select date '2024-01-01' + extract(day from date '2024-01-31')::int"#,
+        r#"2024-02-01"#,
+    ),
+    (
+        r#"select (timestamp '2024-01-01 10:00' + interval '90 minutes')::date"#,
+        r#"2024-01-01"#,
+    ),
+    (r#"select interval '1 day' * 0"#, r#"00:00:00"#),
+    (r#"select '1 week 2 days'::interval"#, r#"9 days"#),
+    (
+        r#"select 1::date"#,
+        r#"ERROR 42846: cannot cast type integer to date"#,
+    ),
 ];
 
 #[test]
