@@ -1396,7 +1396,7 @@ pub(crate) fn agg_call(
     let ty = match func {
         AggFunc::Count | AggFunc::CountStar => SqlType::Int8,
         AggFunc::Sum if t.is_integer() || t == SqlType::Null => SqlType::Int8,
-        AggFunc::Sum | AggFunc::Avg if t.is_float() => t,
+        AggFunc::Sum | AggFunc::Avg if t.is_float() || t == SqlType::Interval => t,
         AggFunc::Avg if t.is_integer() || t == SqlType::Null => SqlType::Float8,
         AggFunc::Min | AggFunc::Max if t != SqlType::Null => t,
         AggFunc::StringAgg if texty(t) && extra.as_ref().is_some_and(|d| texty(d.ty())) => {

@@ -1821,6 +1821,8 @@ pub(crate) enum Acc {
     SumFloat(Option<f64>),
     MinMax(Option<Value>, bool),
     Avg(f64, i128, bool, i64),
+    /// sum (false) or avg (true) of intervals: the sum so far and the count.
+    Interval(Option<walden::Interval>, bool, i64),
     Text(Option<String>),
     /// bool_and (true) or bool_or (false) so far.
     Bool(Option<bool>, bool),
@@ -1833,6 +1835,9 @@ impl Acc {
         let acc = match (a.func, a.ty) {
             (AggFunc::Count | AggFunc::CountStar, _) => Acc::Count(0),
             (AggFunc::Sum, SqlType::Float8 | SqlType::Numeric) => Acc::SumFloat(None),
+            (AggFunc::Sum | AggFunc::Avg, SqlType::Interval) => {
+                Acc::Interval(None, a.func == AggFunc::Avg, 0)
+            }
             (AggFunc::Sum, _) => Acc::SumInt(None),
             (AggFunc::Min, _) => Acc::MinMax(None, false),
             (AggFunc::Max, _) => Acc::MinMax(None, true),
@@ -1869,6 +1874,15 @@ impl Acc {
             Acc::Count(n) => *n += 1,
             Acc::SumInt(s) => *s = Some(s.unwrap_or(0) + as_i64(&v).unwrap_or(0) as i128),
             Acc::SumFloat(s) => *s = Some(float_sum(s.unwrap_or(0.0), as_f64(&v).unwrap_or(0.0))?),
+            Acc::Interval(sum, _, n) => {
+                if let Value::Interval(iv) = v {
+                    *sum = Some(match sum {
+                        Some(s) => crate::datetime::interval_add(*s, iv)?,
+                        None => iv,
+                    });
+                    *n += 1;
+                }
+            }
             Acc::MinMax(cur, max) => {
                 let replace = match cur {
                     None => true,
@@ -1943,6 +1957,12 @@ impl Acc {
             }
             Acc::SumFloat(Some(s)) => Value::Float8(*s),
             Acc::MinMax(v, _) => v.clone().unwrap_or(Value::Null),
+            Acc::Interval(None, _, _) => Value::Null,
+            Acc::Interval(Some(s), false, _) => Value::Interval(*s),
+            // PostgreSQL's interval_avg: the sum divided by the count.
+            Acc::Interval(Some(s), true, n) => {
+                Value::Interval(crate::datetime::interval_div(*s, *n as f64)?)
+            }
             Acc::Avg(_, _, _, 0) => Value::Null,
             Acc::Avg(f, i, is_float, n) => {
                 let total = if *is_float { *f } else { *i as f64 };

@@ -685,6 +685,31 @@ const CASES: &[(&str, &str)] = &[
         r#"select 1::date"#,
         r#"ERROR 42846: cannot cast type integer to date"#,
     ),
+    (
+        r#"select sum(iv), avg(iv) from (values (interval '1 day'), (interval '2 hours'), (null), (interval '1 mon')) v(iv)"#,
+        r#"1 mon 1 day 02:00:00|10 days 08:40:00"#,
+    ),
+    (
+        r#"select avg(iv) from (values (interval '1 mon'), (interval '1 day')) v(iv)"#,
+        r#"15 days 12:00:00"#,
+    ),
+    (
+        r#"select sum(iv) from (values (null::interval)) v(iv)"#,
+        r#""#,
+    ),
+    (
+        r#"select sum(d) from (values (date '2024-01-01')) v(d)"#,
+        r#"ERROR 42883: function sum(date) does not exist"#,
+    ),
+    (
+        r#"select avg(t2 - t1) from (values (timestamp '2024-01-01 10:00', timestamp '2024-01-01 10:30'), (timestamp '2024-01-01 10:00', timestamp '2024-01-02 11:00')) v(t1, t2)"#,
+        r#"12:45:00"#,
+    ),
+    (
+        r#"select sum(iv) over (order by iv) from (values (interval '1 hour'), (interval '2 hours')) v(iv)"#,
+        r#"01:00:00
+03:00:00"#,
+    ),
 ];
 
 #[test]
