@@ -687,6 +687,37 @@ impl Binder<'_> {
                 let inner = self.bind(&iv.value)?;
                 Expr::Cast(Box::new(inner), DeclaredType::plain(SqlType::Interval))
             }
+            A::AtTimeZone {
+                timestamp,
+                time_zone,
+            } => {
+                // The session's zone is UTC: at UTC a timestamp becomes the timestamptz of
+                // the same microseconds and back. Other zones are not known here.
+                let zone = coerce_literal(self.bind(time_zone)?, SqlType::Text)?;
+                let utc = matches!(&zone, Expr::Const(Value::Text(z))
+                    if ["utc", "gmt", "z", "+00", "+00:00", "-00", "00:00", "etc/utc", "zulu"]
+                        .contains(&z.trim().to_ascii_lowercase().as_str()));
+                if !utc {
+                    return Err(SqlError::unsupported(
+                        "AT TIME ZONE with a zone other than UTC",
+                    ));
+                }
+                let x = self.bind(timestamp)?;
+                let to = match x.ty() {
+                    SqlType::Timestamp => SqlType::Timestamptz,
+                    SqlType::Timestamptz => SqlType::Timestamp,
+                    t => {
+                        return Err(SqlError::new(
+                            code::UNDEFINED_FUNCTION,
+                            format!(
+                                "function pg_catalog.timezone(unknown, {}) does not exist",
+                                t.name()
+                            ),
+                        ))
+                    }
+                };
+                Expr::Cast(Box::new(x), DeclaredType::plain(to))
+            }
             A::Extract { field, expr, .. } => {
                 let unit = Expr::Const(Value::Text(field.to_string().to_lowercase()));
                 let x = self.bind(expr)?;

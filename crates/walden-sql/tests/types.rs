@@ -710,6 +710,22 @@ const CASES: &[(&str, &str)] = &[
         r#"01:00:00
 03:00:00"#,
     ),
+    (
+        r#"select timestamp '2024-01-01 10:00' at time zone 'UTC'"#,
+        r#"2024-01-01 10:00:00+00"#,
+    ),
+    (
+        r#"select timestamptz '2024-01-01 10:00+02' at time zone 'utc'"#,
+        r#"2024-01-01 08:00:00"#,
+    ),
+    (
+        r#"select now() at time zone 'UTC' = localtimestamp"#,
+        r#"t"#,
+    ),
+    (
+        r#"select 1 at time zone 'UTC'"#,
+        r#"ERROR 42883: function pg_catalog.timezone(unknown, integer) does not exist"#,
+    ),
 ];
 
 #[test]
