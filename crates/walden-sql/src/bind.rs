@@ -1287,7 +1287,7 @@ impl Binder<'_> {
         for (i, e) in bound.into_iter().enumerate() {
             let want_int = matches!(
                 (func, i),
-                (Func::Mod, _)
+                (Func::Mod | Func::MakeDate, _)
                     | (Func::Lpad | Func::Rpad | Func::Repeat, 1)
                     | (Func::Substr, 1 | 2)
             );
@@ -1297,6 +1297,11 @@ impl Binder<'_> {
                 _ if want_int => Some(SqlType::Int4),
                 (Func::DatePart | Func::DateTrunc, 1) => Some(SqlType::Timestamptz),
                 (Func::Encode, 0) => Some(SqlType::Bytea),
+                (Func::Age, _) => Some(SqlType::Timestamp),
+                (Func::JustifyHours | Func::JustifyDays | Func::JustifyInterval, _) => {
+                    Some(SqlType::Interval)
+                }
+                (Func::ToTimestamp, _) => Some(SqlType::Float8),
                 _ => None,
             };
             args.push(match want {

@@ -42,6 +42,12 @@ pub enum Func {
     OctetLength,
     Encode,
     Decode,
+    Age,
+    JustifyHours,
+    JustifyDays,
+    JustifyInterval,
+    ToTimestamp,
+    MakeDate,
 }
 
 /// Texts longer than this are refused (PostgreSQL's limit is 1 GB; a row holds far less).
@@ -70,6 +76,12 @@ impl Func {
             "octet_length" => Func::OctetLength,
             "encode" => Func::Encode,
             "decode" => Func::Decode,
+            "age" => Func::Age,
+            "justify_hours" => Func::JustifyHours,
+            "justify_days" => Func::JustifyDays,
+            "justify_interval" => Func::JustifyInterval,
+            "to_timestamp" => Func::ToTimestamp,
+            "make_date" => Func::MakeDate,
             _ => return None,
         })
     }
@@ -114,6 +126,15 @@ impl Func {
             }
             (Func::Encode, [b, f]) => matches!(b, T::Bytea | T::Null) && text(*f),
             (Func::Decode, [s, f]) => text(*s) && text(*f),
+            (Func::Age, [a, b]) => {
+                let ts = |t: T| matches!(t, T::Timestamp | T::Timestamptz | T::Null);
+                ts(*a) && ts(*b) && (a == b || *a == T::Null || *b == T::Null)
+            }
+            (Func::JustifyHours | Func::JustifyDays | Func::JustifyInterval, [x]) => {
+                matches!(x, T::Interval | T::Null)
+            }
+            (Func::ToTimestamp, [x]) => x.is_numeric() || *x == T::Null,
+            (Func::MakeDate, [y, m, d]) => int(*y) && int(*m) && int(*d),
             (Func::Like | Func::ILike, [a, p, e]) => text(*a) && text(*p) && text(*e),
             _ => false,
         };
@@ -145,6 +166,11 @@ impl Func {
                 t => t,
             },
             Func::ByteaConcat | Func::Decode => T::Bytea,
+            Func::Age | Func::JustifyHours | Func::JustifyDays | Func::JustifyInterval => {
+                T::Interval
+            }
+            Func::ToTimestamp => T::Timestamptz,
+            Func::MakeDate => T::Date,
             Func::GenRandomUuid => T::Uuid,
             Func::Like | Func::ILike => T::Bool,
             _ => T::Text,
@@ -268,6 +294,25 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
             Value::Bytea(b) => Value::Text(crate::bytea::encode(b, text_arg(&args[1]))?),
             _ => Value::Null,
         },
+        Func::Age => match (&args[0], &args[1]) {
+            (
+                Value::Timestamp(a) | Value::Timestamptz(a),
+                Value::Timestamp(b) | Value::Timestamptz(b),
+            ) => Value::Interval(crate::datetime::age(*a, *b)?),
+            _ => Value::Null,
+        },
+        Func::JustifyHours | Func::JustifyDays | Func::JustifyInterval => match &args[0] {
+            Value::Interval(iv) => Value::Interval(match f {
+                Func::JustifyHours => crate::datetime::justify_hours(*iv)?,
+                Func::JustifyDays => crate::datetime::justify_days(*iv)?,
+                _ => crate::datetime::justify_interval(*iv)?,
+            }),
+            _ => Value::Null,
+        },
+        Func::ToTimestamp => Value::Timestamptz(crate::datetime::to_timestamp(
+            value::as_f64(&args[0]).unwrap_or(0.0),
+        )?),
+        Func::MakeDate => Value::Date(crate::datetime::make_date(int(0), int(1), int(2))?),
         Func::Decode => Value::Bytea(crate::bytea::decode(
             text_arg(&args[0]),
             text_arg(&args[1]),
