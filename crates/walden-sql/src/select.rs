@@ -1768,6 +1768,8 @@ pub struct SeriesIter {
     stop: i64,
     step: i64,
     ty: SqlType,
+    /// A series of timestamps: the interval added to each to make the next.
+    interval: Option<walden::Interval>,
     done: bool,
 }
 
@@ -1779,11 +1781,13 @@ impl SeriesIter {
                 stop,
                 step,
                 ty,
+                interval,
             } => SeriesIter {
                 next: *start,
                 stop: *stop,
                 step: *step,
                 ty: *ty,
+                interval: *interval,
                 done: false,
             },
             _ => SeriesIter {
@@ -1791,6 +1795,7 @@ impl SeriesIter {
                 stop: 0,
                 step: 1,
                 ty: SqlType::Int4,
+                interval: None,
                 done: true,
             },
         }
@@ -1807,6 +1812,18 @@ impl Iterator for SeriesIter {
             return None;
         }
         let v = self.next;
+        if let Some(iv) = self.interval {
+            // Past the end of the timestamp range the series ends.
+            match crate::datetime::timestamp_add(v, iv) {
+                Ok(n) if n != v => self.next = n,
+                _ => self.done = true,
+            }
+            return Some(if self.ty == SqlType::Timestamp {
+                Value::Timestamp(v)
+            } else {
+                Value::Timestamptz(v)
+            });
+        }
         match v.checked_add(self.step) {
             Some(n) => self.next = n,
             None => self.done = true,

@@ -726,25 +726,109 @@ const CASES: &[(&str, &str)] = &[
         r#"select 1 at time zone 'UTC'"#,
         r#"ERROR 42883: function pg_catalog.timezone(unknown, integer) does not exist"#,
     ),
-    (r#"select age(timestamp '2024-03-31 10:00', timestamp '2024-01-31 12:30:15.5')"#, r#"1 mon 30 days 21:29:44.5"#),
-    (r#"select age(timestamp '2024-01-31', timestamp '2024-03-01')"#, r#"-1 mons -1 days"#),
-    (r#"select age(timestamp '2001-04-10', timestamp '1957-06-13')"#, r#"43 years 9 mons 27 days"#),
-    (r#"select age(timestamptz '2024-01-01 00:00+00', timestamptz '2023-02-28 23:00+00')"#, r#"10 mons 01:00:00"#),
-    (r#"select age(timestamp '2024-03-01', timestamp '2024-02-29 00:00:00.000001')"#, r#"23:59:59.999999"#),
-    (r#"select justify_hours(interval '1 day 30 hours')"#, r#"2 days 06:00:00"#),
-    (r#"select justify_hours(interval '1 day -3 hours')"#, r#"21:00:00"#),
-    (r#"select justify_days(interval '65 days')"#, r#"2 mons 5 days"#),
-    (r#"select justify_days(interval '1 mon -40 days')"#, r#"-10 days"#),
-    (r#"select justify_interval(interval '1 mon -1 hour')"#, r#"29 days 23:00:00"#),
-    (r#"select justify_interval(interval '-1 mon 50 days 30 hours')"#, r#"21 days 06:00:00"#),
-    (r#"select to_timestamp(1700000000.5)"#, r#"2023-11-14 22:13:20.5+00"#),
+    (
+        r#"select age(timestamp '2024-03-31 10:00', timestamp '2024-01-31 12:30:15.5')"#,
+        r#"1 mon 30 days 21:29:44.5"#,
+    ),
+    (
+        r#"select age(timestamp '2024-01-31', timestamp '2024-03-01')"#,
+        r#"-1 mons -1 days"#,
+    ),
+    (
+        r#"select age(timestamp '2001-04-10', timestamp '1957-06-13')"#,
+        r#"43 years 9 mons 27 days"#,
+    ),
+    (
+        r#"select age(timestamptz '2024-01-01 00:00+00', timestamptz '2023-02-28 23:00+00')"#,
+        r#"10 mons 01:00:00"#,
+    ),
+    (
+        r#"select age(timestamp '2024-03-01', timestamp '2024-02-29 00:00:00.000001')"#,
+        r#"23:59:59.999999"#,
+    ),
+    (
+        r#"select justify_hours(interval '1 day 30 hours')"#,
+        r#"2 days 06:00:00"#,
+    ),
+    (
+        r#"select justify_hours(interval '1 day -3 hours')"#,
+        r#"21:00:00"#,
+    ),
+    (
+        r#"select justify_days(interval '65 days')"#,
+        r#"2 mons 5 days"#,
+    ),
+    (
+        r#"select justify_days(interval '1 mon -40 days')"#,
+        r#"-10 days"#,
+    ),
+    (
+        r#"select justify_interval(interval '1 mon -1 hour')"#,
+        r#"29 days 23:00:00"#,
+    ),
+    (
+        r#"select justify_interval(interval '-1 mon 50 days 30 hours')"#,
+        r#"21 days 06:00:00"#,
+    ),
+    (
+        r#"select to_timestamp(1700000000.5)"#,
+        r#"2023-11-14 22:13:20.5+00"#,
+    ),
     (r#"select to_timestamp(0)"#, r#"1970-01-01 00:00:00+00"#),
-    (r#"select to_timestamp(-1.25)"#, r#"1969-12-31 23:59:58.75+00"#),
+    (
+        r#"select to_timestamp(-1.25)"#,
+        r#"1969-12-31 23:59:58.75+00"#,
+    ),
     (r#"select to_timestamp('infinity'::float8)"#, r#"infinity"#),
     (r#"select make_date(2024, 2, 29)"#, r#"2024-02-29"#),
     (r#"select make_date(-44, 3, 15)"#, r#"0044-03-15 BC"#),
-    (r#"select make_date(2024, 2, 30)"#, r#"ERROR 22008: date field value out of range: 2024-02-30"#),
-    (r#"select make_date(0, 1, 1)"#, r#"ERROR 22008: date field value out of range: 0-01-01"#),
+    (
+        r#"select make_date(2024, 2, 30)"#,
+        r#"ERROR 22008: date field value out of range: 2024-02-30"#,
+    ),
+    (
+        r#"select make_date(0, 1, 1)"#,
+        r#"ERROR 22008: date field value out of range: 0-01-01"#,
+    ),
+    (
+        r#"select * from generate_series(timestamp '2024-01-30', timestamp '2024-04-30', interval '1 month')"#,
+        r#"2024-01-30 00:00:00
+2024-02-29 00:00:00
+2024-03-29 00:00:00
+2024-04-29 00:00:00"#,
+    ),
+    (
+        r#"select * from generate_series(timestamptz '2024-01-01 00:00+00', timestamptz '2024-01-01 01:00+00', interval '20 minutes')"#,
+        r#"2024-01-01 00:00:00+00
+2024-01-01 00:20:00+00
+2024-01-01 00:40:00+00
+2024-01-01 01:00:00+00"#,
+    ),
+    (
+        r#"select * from generate_series(date '2024-01-01', date '2024-01-03', interval '1 day')"#,
+        r#"2024-01-01 00:00:00+00
+2024-01-02 00:00:00+00
+2024-01-03 00:00:00+00"#,
+    ),
+    (
+        r#"select * from generate_series(timestamp '2024-01-03', timestamp '2024-01-01', interval '-1 day')"#,
+        r#"2024-01-03 00:00:00
+2024-01-02 00:00:00
+2024-01-01 00:00:00"#,
+    ),
+    (
+        r#"select count(*) from generate_series(timestamp '2024-01-03', timestamp '2024-01-01', interval '1 day')"#,
+        r#"0"#,
+    ),
+    (
+        r#"select * from generate_series(timestamp '2024-01-01', timestamp '2024-01-02', interval '0 days')"#,
+        r#"ERROR 22023: step size cannot equal zero"#,
+    ),
+    (
+        r#"select g::date, count(*) from generate_series(timestamp '2024-01-01', timestamp '2024-01-02 12:00', interval '6 hours') g group by 1 order by 1"#,
+        r#"2024-01-01|4
+2024-01-02|3"#,
+    ),
 ];
 
 #[test]
