@@ -456,6 +456,24 @@ fn temporal_operands(op: ArithOp, a: Expr, b: Expr) -> SqlResult<(Expr, Expr)> {
     })
 }
 
+/// `interval '2' hour`: a bare number counts in the field's unit, and what is below the
+/// field is cut off (`interval '1.5' day` is 1 day), as PostgreSQL does.
+fn qualified_interval(value: Expr, field: &ast::DateTimeField) -> SqlResult<walden::Interval> {
+    let Expr::Const(Value::Text(text)) = value else {
+        return Err(SqlError::unsupported(
+            "an interval field qualifier on a non-literal",
+        ));
+    };
+    let unit = field.to_string().to_lowercase();
+    let bare_number = text.trim().parse::<f64>().is_ok();
+    let iv = if bare_number {
+        crate::datetime::parse_interval(&format!("{} {unit}", text.trim()))?
+    } else {
+        crate::datetime::parse_interval(&text)?
+    };
+    crate::datetime::interval_trunc(&unit, iv)
+}
+
 /// The common type of CASE branches or COALESCE arguments.
 pub(crate) fn common_type(exprs: &[&Expr], what: &str) -> SqlResult<SqlType> {
     let mut ty = SqlType::Null;
@@ -680,13 +698,21 @@ impl Binder<'_> {
                 };
                 Expr::Cast(Box::new(Expr::Const(text_literal(&text)?)), to)
             }
-            A::Interval(iv) => {
-                if iv.leading_field.is_some() || iv.last_field.is_some() {
-                    return Err(SqlError::unsupported("interval field qualifiers"));
+            A::Interval(iv) => match (&iv.leading_field, &iv.last_field) {
+                (None, None) => {
+                    let inner = self.bind(&iv.value)?;
+                    Expr::Cast(Box::new(inner), DeclaredType::plain(SqlType::Interval))
                 }
-                let inner = self.bind(&iv.value)?;
-                Expr::Cast(Box::new(inner), DeclaredType::plain(SqlType::Interval))
-            }
+                (Some(field), None) => Expr::Const(Value::Interval(qualified_interval(
+                    self.bind(&iv.value)?,
+                    field,
+                )?)),
+                _ => {
+                    return Err(SqlError::unsupported(
+                        "interval field ranges (DAY TO SECOND)",
+                    ))
+                }
+            },
             A::AtTimeZone {
                 timestamp,
                 time_zone,

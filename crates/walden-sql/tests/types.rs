@@ -829,6 +829,11 @@ const CASES: &[(&str, &str)] = &[
         r#"2024-01-01|4
 2024-01-02|3"#,
     ),
+    (r#"select interval '2' hour"#, r#"02:00:00"#),
+    (r#"select interval '90' minute"#, r#"01:30:00"#),
+    (r#"select interval '1.5' day"#, r#"1 day"#),
+    (r#"select interval '3' year"#, r#"3 years"#),
+    (r#"select interval '1 day 02:00' day"#, r#"1 day"#),
 ];
 
 #[test]
