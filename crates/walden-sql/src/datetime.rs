@@ -643,7 +643,7 @@ fn canonical_unit(unit: &str) -> Option<&'static str> {
 }
 
 /// ISO 8601 week-numbering year and week of a day count since 1970-01-01.
-fn iso_week(days: i64) -> (i64, i64) {
+pub(crate) fn iso_week(days: i64) -> (i64, i64) {
     let (y, _, _) = civil_from_days(days);
     let week_start = |year: i64| {
         // The Monday of the week holding January 4th.

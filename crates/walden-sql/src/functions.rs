@@ -48,6 +48,8 @@ pub enum Func {
     JustifyInterval,
     ToTimestamp,
     MakeDate,
+    /// to_char(timestamp or timestamptz, format).
+    ToChar,
 }
 
 /// Texts longer than this are refused (PostgreSQL's limit is 1 GB; a row holds far less).
@@ -82,6 +84,7 @@ impl Func {
             "justify_interval" => Func::JustifyInterval,
             "to_timestamp" => Func::ToTimestamp,
             "make_date" => Func::MakeDate,
+            "to_char" => Func::ToChar,
             _ => return None,
         })
     }
@@ -135,6 +138,7 @@ impl Func {
             }
             (Func::ToTimestamp, [x]) => x.is_numeric() || *x == T::Null,
             (Func::MakeDate, [y, m, d]) => int(*y) && int(*m) && int(*d),
+            (Func::ToChar, [x, f]) => x.is_datetime() && text(*f),
             (Func::Like | Func::ILike, [a, p, e]) => text(*a) && text(*p) && text(*e),
             _ => false,
         };
@@ -313,6 +317,15 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
             value::as_f64(&args[0]).unwrap_or(0.0),
         )?),
         Func::MakeDate => Value::Date(crate::datetime::make_date(int(0), int(1), int(2))?),
+        Func::ToChar => {
+            let (t, zone) = match &args[0] {
+                Value::Date(d) => (crate::datetime::date_to_timestamp(*d)?, false),
+                Value::Timestamp(t) => (*t, false),
+                Value::Timestamptz(t) => (*t, true),
+                _ => return Ok(Value::Null),
+            };
+            crate::to_char::to_char(t, text_arg(&args[1]), zone).map_or(Value::Null, Value::Text)
+        }
         Func::Decode => Value::Bytea(crate::bytea::decode(
             text_arg(&args[0]),
             text_arg(&args[1]),

@@ -21,6 +21,7 @@ pub mod prepared;
 pub mod script;
 pub mod select;
 pub mod session;
+mod to_char;
 pub mod types;
 pub mod value;
 pub mod window;

@@ -834,6 +834,39 @@ const CASES: &[(&str, &str)] = &[
     (r#"select interval '1.5' day"#, r#"1 day"#),
     (r#"select interval '3' year"#, r#"3 years"#),
     (r#"select interval '1 day 02:00' day"#, r#"1 day"#),
+    (
+        r#"select to_char(timestamp '2024-02-09 08:05:03.123456', 'YYYY-MM-DD HH24:MI:SS.US')"#,
+        r#"2024-02-09 08:05:03.123456"#,
+    ),
+    (
+        r#"select to_char(timestamp '2024-02-09 20:05:03.5', 'HH12:MI AM, Day DD Month YYYY')"#,
+        r#"08:05 PM, Friday    09 February  2024"#,
+    ),
+    (
+        r#"select to_char(timestamp '2024-02-09 20:05:03.5', 'FMHH12:MI pm, FMDay FMDD FMMonth')"#,
+        r#"8:05 pm, Friday 9 February"#,
+    ),
+    (
+        r#"select to_char(timestamp '2024-02-09 00:05:03', 'HH:MI:SS.MS a.m. Dy Mon mon MON DY dy')"#,
+        r#"12:05:03.000 a.m. Fri Feb feb FEB FRI fri"#,
+    ),
+    (
+        r#"select to_char(timestamptz '2024-02-09 20:05:03+00', 'YYYY-MM-DD"T"HH24:MI:SSOF TZ')"#,
+        r#"2024-02-09T20:05:03+00 UTC"#,
+    ),
+    (
+        r#"select to_char(date '2024-12-30', 'IYYY IW ID DDD D Q WW YY Y YYY')"#,
+        r#"2025 01 1 365 2 4 53 24 4 024"#,
+    ),
+    (
+        r#"select to_char(timestamp '2024-02-09 20:05:03', 'SSSS "quoted YYYY" \\Y')"#,
+        r#"72303 quoted YYYY \\4"#,
+    ),
+    (r#"select to_char(timestamp 'infinity', 'YYYY')"#, r#""#),
+    (
+        r#"select to_char(timestamp '0044-03-15 12:00 BC', 'YYYY-MM-DD')"#,
+        r#"0044-03-15"#,
+    ),
 ];
 
 #[test]
