@@ -145,6 +145,19 @@ pub(crate) fn key_value(v: &Value, ty: ColumnType) -> Option<Value> {
         ColumnType::Bool => matches!(v, Value::Bool(_)).then(|| v.clone()),
         ColumnType::Text => matches!(v, Value::Text(_)).then(|| v.clone()),
         ColumnType::Uuid => matches!(v, Value::Uuid(_)).then(|| v.clone()),
+        ColumnType::Date => matches!(v, Value::Date(_)).then(|| v.clone()),
+        // The session's time zone is UTC: a timestamp and a timestamptz of the same
+        // microseconds are equal.
+        ColumnType::Timestamp => match v {
+            Value::Timestamp(t) | Value::Timestamptz(t) => Some(Value::Timestamp(*t)),
+            _ => None,
+        },
+        ColumnType::Timestamptz => match v {
+            Value::Timestamp(t) | Value::Timestamptz(t) => Some(Value::Timestamptz(*t)),
+            _ => None,
+        },
+        ColumnType::Interval => matches!(v, Value::Interval(_)).then(|| v.clone()),
+        ColumnType::Bytea => matches!(v, Value::Bytea(_)).then(|| v.clone()),
     }
 }
 
@@ -396,7 +409,13 @@ fn op_text(op: CmpOp) -> &'static str {
 /// A value as EXPLAIN writes it in a condition.
 fn literal(v: &Value) -> String {
     match v {
-        Value::Text(_) | Value::Uuid(_) => {
+        Value::Text(_)
+        | Value::Uuid(_)
+        | Value::Date(_)
+        | Value::Timestamp(_)
+        | Value::Timestamptz(_)
+        | Value::Interval(_)
+        | Value::Bytea(_) => {
             format!("'{}'::{}", plain(v).replace('\'', "''"), type_name(v))
         }
         _ => plain(v),

@@ -441,6 +441,65 @@ fn text_literal(s: &str) -> SqlResult<Value> {
     Ok(Value::Text(s.to_string()))
 }
 
+/// Gives a string literal operand of arithmetic its type, as PostgreSQL resolves an
+/// operator with an operand of unknown type: the other operand's type where that
+/// operator exists, else the one operator there is (`timestamp + '1 day'` adds an
+/// interval, `interval * '2'` multiplies by a float8).
+fn temporal_operands(op: ArithOp, a: Expr, b: Expr) -> SqlResult<(Expr, Expr)> {
+    // `date + '...'` could add days, an interval or a time: PostgreSQL refuses to guess.
+    let date_plus_unknown = op == ArithOp::Add
+        && ((a.ty() == SqlType::Date && is_text_literal(&b))
+            || (b.ty() == SqlType::Date && is_text_literal(&a)));
+    if date_plus_unknown {
+        let (l, r) = if is_text_literal(&a) {
+            ("unknown", "date")
+        } else {
+            ("date", "unknown")
+        };
+        return Err(SqlError::new(
+            "42725",
+            format!("operator is not unique: {l} + {r}"),
+        )
+        .with_hint("Could not choose a best candidate operator. You might need to add explicit type casts."));
+    }
+    let other_type = |known: SqlType| -> SqlType {
+        match (op, known) {
+            (ArithOp::Add, SqlType::Timestamp | SqlType::Timestamptz) => SqlType::Interval,
+            (ArithOp::Mul | ArithOp::Div, SqlType::Interval) => SqlType::Float8,
+            (_, t) => t,
+        }
+    };
+    Ok(match (is_text_literal(&a), is_text_literal(&b)) {
+        (true, false) => {
+            let t = other_type(b.ty());
+            (coerce_literal(a, t)?, b)
+        }
+        (false, true) => {
+            let t = other_type(a.ty());
+            (a, coerce_literal(b, t)?)
+        }
+        _ => (a, b),
+    })
+}
+
+/// `interval '2' hour`: a bare number counts in the field's unit, and what is below the
+/// field is cut off (`interval '1.5' day` is 1 day), as PostgreSQL does.
+fn qualified_interval(value: Expr, field: &ast::DateTimeField) -> SqlResult<walden::Interval> {
+    let Expr::Const(Value::Text(text)) = value else {
+        return Err(SqlError::unsupported(
+            "an interval field qualifier on a non-literal",
+        ));
+    };
+    let unit = field.to_string().to_lowercase();
+    let bare_number = text.trim().parse::<f64>().is_ok();
+    let iv = if bare_number {
+        crate::datetime::parse_interval(&format!("{} {unit}", text.trim()))?
+    } else {
+        crate::datetime::parse_interval(&text)?
+    };
+    crate::datetime::interval_trunc(&unit, iv)
+}
+
 /// The common type of CASE branches or COALESCE arguments.
 pub(crate) fn common_type(exprs: &[&Expr], what: &str) -> SqlResult<SqlType> {
     let mut ty = SqlType::Null;
@@ -450,6 +509,7 @@ pub(crate) fn common_type(exprs: &[&Expr], what: &str) -> SqlResult<SqlType> {
             (SqlType::Null, t) | (t, SqlType::Null) => t,
             (a, b) if a == b => a,
             (a, b) if a.is_numeric() && b.is_numeric() => SqlType::wider(a, b),
+            (a, b) if a.is_datetime() && b.is_datetime() => SqlType::wider(a, b),
             (a, b) => {
                 return Err(SqlError::new(
                     code::DATATYPE_MISMATCH,
@@ -684,6 +744,73 @@ impl Binder<'_> {
                 ..
             } => self.case(operand.as_deref(), conditions, else_result.as_deref())?,
             A::Function(f) => self.function(f)?,
+            A::TypedString(ts) => {
+                let to = declared_type(&ts.data_type, false)?;
+                let text = match &ts.value.value {
+                    ast::Value::SingleQuotedString(s) | ast::Value::EscapedStringLiteral(s) => {
+                        s.clone()
+                    }
+                    other => {
+                        return Err(SqlError::unsupported(format!(
+                            "the literal {}",
+                            clip(&other.to_string())
+                        )))
+                    }
+                };
+                Expr::Cast(Box::new(Expr::Const(text_literal(&text)?)), to)
+            }
+            A::Interval(iv) => match (&iv.leading_field, &iv.last_field) {
+                (None, None) => {
+                    let inner = self.bind(&iv.value)?;
+                    Expr::Cast(Box::new(inner), DeclaredType::plain(SqlType::Interval))
+                }
+                (Some(field), None) => Expr::Const(Value::Interval(qualified_interval(
+                    self.bind(&iv.value)?,
+                    field,
+                )?)),
+                _ => {
+                    return Err(SqlError::unsupported(
+                        "interval field ranges (DAY TO SECOND)",
+                    ))
+                }
+            },
+            A::AtTimeZone {
+                timestamp,
+                time_zone,
+            } => {
+                // The session's zone is UTC: at UTC a timestamp becomes the timestamptz of
+                // the same microseconds and back. Other zones are not known here.
+                let zone = coerce_literal(self.bind(time_zone)?, SqlType::Text)?;
+                let utc = matches!(&zone, Expr::Const(Value::Text(z))
+                    if ["utc", "gmt", "z", "+00", "+00:00", "-00", "00:00", "etc/utc", "zulu"]
+                        .contains(&z.trim().to_ascii_lowercase().as_str()));
+                if !utc {
+                    return Err(SqlError::unsupported(
+                        "AT TIME ZONE with a zone other than UTC",
+                    ));
+                }
+                let x = self.bind(timestamp)?;
+                let to = match x.ty() {
+                    SqlType::Timestamp => SqlType::Timestamptz,
+                    SqlType::Timestamptz => SqlType::Timestamp,
+                    t => {
+                        return Err(SqlError::new(
+                            code::UNDEFINED_FUNCTION,
+                            format!(
+                                "function pg_catalog.timezone(unknown, {}) does not exist",
+                                t.name()
+                            ),
+                        ))
+                    }
+                };
+                Expr::Cast(Box::new(x), DeclaredType::plain(to))
+            }
+            A::Extract { field, expr, .. } => {
+                let unit = Expr::Const(Value::Text(field.to_string().to_lowercase()));
+                let x = self.bind(expr)?;
+                let ty = Func::Extract.result_type("extract", &[SqlType::Text, x.ty()])?;
+                Expr::Call(Func::Extract, vec![unit, x], ty)
+            }
             A::Substring {
                 expr,
                 substring_from,
@@ -1011,7 +1138,8 @@ impl Binder<'_> {
                     }
                 }
                 let x = self.bind(expr)?;
-                if !x.ty().is_numeric() && x.ty() != SqlType::Null {
+                let ok = x.ty().is_numeric() || matches!(x.ty(), SqlType::Null | SqlType::Interval);
+                if !ok {
                     return Err(SqlError::new(
                         code::UNDEFINED_FUNCTION,
                         format!("operator does not exist: - {}", x.ty().name()),
@@ -1128,7 +1256,21 @@ impl Binder<'_> {
                 Box::new(self.boolean(r, "OR")?),
             )),
             (B::StringConcat, _) => {
-                let (a, b) = (self.bind(l)?, self.bind(r)?);
+                let (mut a, mut b) = (self.bind(l)?, self.bind(r)?);
+                // A string literal beside a bytea is a bytea (only there: `1 || '2'`
+                // is text).
+                if a.ty() == SqlType::Bytea {
+                    b = coerce_literal(b, SqlType::Bytea)?;
+                } else if b.ty() == SqlType::Bytea {
+                    a = coerce_literal(a, SqlType::Bytea)?;
+                }
+                let bytes = |t: SqlType| matches!(t, SqlType::Bytea | SqlType::Null);
+                if (a.ty() == SqlType::Bytea || b.ty() == SqlType::Bytea)
+                    && bytes(a.ty())
+                    && bytes(b.ty())
+                {
+                    return Ok(Expr::Call(Func::ByteaConcat, vec![a, b], SqlType::Bytea));
+                }
                 let texty = |t: SqlType| matches!(t, SqlType::Text | SqlType::Null);
                 if !texty(a.ty()) && !texty(b.ty()) {
                     return Err(SqlError::new(
@@ -1271,8 +1413,12 @@ impl Binder<'_> {
     }
 
     fn arith(&mut self, l: &ast::Expr, op: ArithOp, r: &ast::Expr) -> SqlResult<Expr> {
-        let (a, b) = self.operands(l, r)?;
+        let (a, b) = (self.bind(l)?, self.bind(r)?);
+        let (a, b) = temporal_operands(op, a, b)?;
         let (ta, tb) = (a.ty(), b.ty());
+        if let Some(ty) = value::datetime_arith_type(op, ta, tb) {
+            return Ok(Expr::Arith(op, Box::new(a), Box::new(b), ty));
+        }
         let ok = |t: SqlType| t.is_numeric() || t == SqlType::Null;
         if !ok(ta) || !ok(tb) {
             return Err(SqlError::new(
@@ -1416,14 +1562,26 @@ impl Binder<'_> {
         for (i, e) in bound.into_iter().enumerate() {
             let want_int = matches!(
                 (func, i),
-                (Func::Mod, _)
+                (Func::Mod | Func::MakeDate, _)
                     | (Func::Lpad | Func::Rpad | Func::Repeat, 1)
                     | (Func::Substr, 1 | 2)
             );
-            args.push(if want_int {
-                coerce_literal(e, SqlType::Int4)?
-            } else {
-                e
+            // A literal to be truncated or taken apart is a timestamptz (PostgreSQL's
+            // preferred type among those the functions take); one to encode a bytea.
+            let want = match (func, i) {
+                _ if want_int => Some(SqlType::Int4),
+                (Func::DatePart | Func::DateTrunc, 1) => Some(SqlType::Timestamptz),
+                (Func::Encode, 0) => Some(SqlType::Bytea),
+                (Func::Age, _) => Some(SqlType::Timestamp),
+                (Func::JustifyHours | Func::JustifyDays | Func::JustifyInterval, _) => {
+                    Some(SqlType::Interval)
+                }
+                (Func::ToTimestamp, _) => Some(SqlType::Float8),
+                _ => None,
+            };
+            args.push(match want {
+                Some(t) => coerce_literal(e, t)?,
+                None => e,
             });
         }
         let types: Vec<SqlType> = args.iter().map(Expr::ty).collect();
@@ -1549,7 +1707,7 @@ pub(crate) fn agg_call(
     let ty = match func {
         AggFunc::Count | AggFunc::CountStar => SqlType::Int8,
         AggFunc::Sum if t.is_integer() || t == SqlType::Null => SqlType::Int8,
-        AggFunc::Sum | AggFunc::Avg if t.is_float() => t,
+        AggFunc::Sum | AggFunc::Avg if t.is_float() || t == SqlType::Interval => t,
         AggFunc::Avg if t.is_integer() || t == SqlType::Null => SqlType::Float8,
         AggFunc::Min | AggFunc::Max if t != SqlType::Null => t,
         AggFunc::StringAgg if texty(t) && extra.as_ref().is_some_and(|d| texty(d.ty())) => {
@@ -1610,8 +1768,11 @@ fn cmp_op(op: &BinaryOperator) -> Option<CmpOp> {
 
 fn check_comparable(a: &Expr, b: &Expr, op: &str) -> SqlResult<()> {
     let (x, y) = (a.ty(), b.ty());
-    let ok =
-        x == y || x == SqlType::Null || y == SqlType::Null || (x.is_numeric() && y.is_numeric());
+    let ok = x == y
+        || x == SqlType::Null
+        || y == SqlType::Null
+        || (x.is_numeric() && y.is_numeric())
+        || (x.is_datetime() && y.is_datetime());
     if ok {
         Ok(())
     } else {

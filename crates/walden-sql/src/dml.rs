@@ -959,6 +959,7 @@ impl BoundModify {
                     rng: &mut *cx.rng,
                     outer: &[],
                     run: Some(&rc),
+                    now_micros: guard.now_micros(),
                 };
                 let mut failed = None;
                 let mut judge = |id: walden::RowId, row: walden::Row| {
@@ -1003,7 +1004,7 @@ impl BoundModify {
         } else {
             let mut failed = None;
             let n = modify(cx.db, guard, t, table, schema, filter, |row| {
-                let mut ecx = crate::expr::EvalCtx::new(&mut *cx.rng);
+                let mut ecx = crate::expr::EvalCtx::at(&mut *cx.rng, guard.now_micros());
                 let r = guard.check().and_then(|()| {
                     let a = row_action(row, sets, filter, table, schema, &mut ecx)?;
                     give_back(row, &a, &mut ecx)?;

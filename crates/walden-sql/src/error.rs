@@ -18,6 +18,7 @@ pub mod code {
     pub const INVALID_COLUMN_REFERENCE: &str = "42P10";
     pub const CARDINALITY_VIOLATION: &str = "21000";
     pub const DATATYPE_MISMATCH: &str = "42804";
+    pub const CANNOT_COERCE: &str = "42846";
     pub const UNDEFINED_FUNCTION: &str = "42883";
     pub const UNDEFINED_OBJECT: &str = "42704";
     pub const GROUPING_ERROR: &str = "42803";

@@ -114,15 +114,25 @@ pub struct EvalCtx<'a> {
     pub outer: &'a [Value],
     /// The running query: what subqueries read with, and what they found.
     pub run: Option<&'a crate::select::RunCx<'a>>,
+    /// What now() gives: the transaction's start, microseconds since 2000-01-01 UTC.
+    pub now_micros: i64,
 }
 
 impl<'a> EvalCtx<'a> {
-    /// A context for expressions that read no tables.
+    /// A context for expressions that read no tables, at 2000-01-01 (constant folding,
+    /// which never folds now(), and unit tests).
     pub fn new(rng: &'a mut SimRng) -> EvalCtx<'a> {
+        EvalCtx::at(rng, 0)
+    }
+
+    /// A context for expressions that read no tables, in a transaction that started at
+    /// `now_micros`.
+    pub fn at(rng: &'a mut SimRng, now_micros: i64) -> EvalCtx<'a> {
         EvalCtx {
             rng,
             outer: &[],
             run: None,
+            now_micros,
         }
     }
 }

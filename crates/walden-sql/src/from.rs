@@ -37,6 +37,9 @@ pub enum Source {
         stop: i64,
         step: i64,
         ty: SqlType,
+        /// A series of timestamps (`ty` timestamp or timestamptz; `start` and `stop` in
+        /// microseconds, `step` the interval's sign): each value the previous plus this.
+        interval: Option<walden::Interval>,
     },
     Table(TableRead),
     /// `generate_series` whose bounds are known only when it runs (they read the
@@ -1343,6 +1346,9 @@ fn series(
         })?;
         bound.push((b, e));
     }
+    if let [_, _, (Expr::Const(Value::Interval(iv)), _)] = bound.as_slice() {
+        return timestamp_series(&bound[0].0, &bound[1].0, *iv);
+    }
     // Bounds that read the enclosing query's row are taken when the series runs.
     let constant = bound.iter().all(|(b, _)| matches!(b, Expr::Const(_)));
     if !constant && matches!(bound.len(), 2 | 3) {
@@ -1398,6 +1404,54 @@ fn series(
             stop,
             step,
             ty,
+            interval: None,
+        },
+        ty,
+    ))
+}
+
+/// `generate_series(start, stop, interval)` over timestamps: of timestamps if both ends
+/// are, else of timestamptz (a date or a string literal converts to one, PostgreSQL's
+/// choice).
+fn timestamp_series(
+    start: &Expr,
+    stop: &Expr,
+    step: walden::Interval,
+) -> SqlResult<(Source, SqlType)> {
+    let both_plain = start.ty() == SqlType::Timestamp && stop.ty() == SqlType::Timestamp;
+    let ty = if both_plain {
+        SqlType::Timestamp
+    } else {
+        SqlType::Timestamptz
+    };
+    let micros = |e: &Expr| -> SqlResult<i64> {
+        let e = crate::bind::coerce_literal(e.clone(), ty)?;
+        let v = match e {
+            Expr::Const(v) => value::cast(v, &crate::types::DeclaredType::plain(ty), true)?,
+            _ => Value::Null,
+        };
+        match v {
+            Value::Timestamp(t) | Value::Timestamptz(t) => Ok(t),
+            _ => Err(SqlError::unsupported(
+                "generate_series over anything but constants",
+            )),
+        }
+    };
+    let (start, stop) = (micros(start)?, micros(stop)?);
+    let sign = step.span_micros().signum() as i64;
+    if sign == 0 {
+        return Err(SqlError::new(
+            code::INVALID_PARAMETER,
+            "step size cannot equal zero",
+        ));
+    }
+    Ok((
+        Source::Series {
+            start,
+            stop,
+            step: sign,
+            ty,
+            interval: Some(step),
         },
         ty,
     ))
@@ -1573,6 +1627,7 @@ impl Source {
                     stop: bounds[1],
                     step,
                     ty: *ty,
+                    interval: None,
                 };
                 series.produce_node(cx, sink)
             }

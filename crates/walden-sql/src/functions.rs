@@ -37,6 +37,30 @@ pub enum Func {
     /// `array[i]`: the element (1-based) as text; the binder gives it the type of what
     /// it is compared with, as an untyped literal gets.
     ArrayElement,
+    /// now(), current_timestamp: the transaction's start as a timestamptz.
+    Now,
+    CurrentDate,
+    /// localtimestamp: the transaction's start as a timestamp (the session is in UTC).
+    LocalTimestamp,
+    /// date_part(unit, x): a float8.
+    DatePart,
+    /// extract(unit from x): as date_part (PostgreSQL's gives a numeric, held here as a
+    /// float8).
+    Extract,
+    DateTrunc,
+    /// `bytea || bytea`.
+    ByteaConcat,
+    OctetLength,
+    Encode,
+    Decode,
+    Age,
+    JustifyHours,
+    JustifyDays,
+    JustifyInterval,
+    ToTimestamp,
+    MakeDate,
+    /// to_char(timestamp or timestamptz, format).
+    ToChar,
 }
 
 /// Texts longer than this are refused (PostgreSQL's limit is 1 GB; a row holds far less).
@@ -59,13 +83,36 @@ impl Func {
             "gen_random_uuid" => Func::GenRandomUuid,
             "array_to_string" => Func::ArrayToString,
             "array_upper" => Func::ArrayUpper,
+            "now" | "current_timestamp" | "transaction_timestamp" => Func::Now,
+            "current_date" => Func::CurrentDate,
+            "localtimestamp" => Func::LocalTimestamp,
+            "date_part" => Func::DatePart,
+            "date_trunc" => Func::DateTrunc,
+            "octet_length" => Func::OctetLength,
+            "encode" => Func::Encode,
+            "decode" => Func::Decode,
+            "age" => Func::Age,
+            "justify_hours" => Func::JustifyHours,
+            "justify_days" => Func::JustifyDays,
+            "justify_interval" => Func::JustifyInterval,
+            "to_timestamp" => Func::ToTimestamp,
+            "make_date" => Func::MakeDate,
+            "to_char" => Func::ToChar,
             _ => return None,
         })
     }
 
-    /// Random functions give a new value per row: never folded into a constant.
+    /// Random functions give a new value per row: never folded into a constant. Nor is
+    /// the time, which is the transaction's (a cached plan outlives it).
     pub fn is_volatile(self) -> bool {
-        matches!(self, Func::Random | Func::GenRandomUuid)
+        matches!(
+            self,
+            Func::Random
+                | Func::GenRandomUuid
+                | Func::Now
+                | Func::CurrentDate
+                | Func::LocalTimestamp
+        )
     }
 
     /// Checks the argument types and gives the result type, or PostgreSQL's "function
@@ -82,8 +129,29 @@ impl Func {
             (Func::Repeat, [s, n]) => text(*s) && int(*n),
             (Func::Substr, [s, from]) => text(*s) && int(*from),
             (Func::Substr, [s, from, len]) => text(*s) && int(*from) && int(*len),
-            (Func::Length | Func::Upper | Func::Lower | Func::Md5, [s]) => text(*s),
+            (Func::Length | Func::OctetLength, [s]) => text(*s) || *s == T::Bytea,
+            (Func::Upper | Func::Lower, [s]) => text(*s),
+            (Func::Md5, [s]) => text(*s) || *s == T::Bytea,
             (Func::Random | Func::GenRandomUuid, []) => true,
+            (Func::Now | Func::CurrentDate | Func::LocalTimestamp, []) => true,
+            (Func::DatePart | Func::Extract | Func::DateTrunc, [u, x]) => {
+                text(*u) && (x.is_datetime() || matches!(x, T::Interval | T::Null))
+            }
+            (Func::ByteaConcat, [a, b]) => {
+                matches!(a, T::Bytea | T::Null) && matches!(b, T::Bytea | T::Null)
+            }
+            (Func::Encode, [b, f]) => matches!(b, T::Bytea | T::Null) && text(*f),
+            (Func::Decode, [s, f]) => text(*s) && text(*f),
+            (Func::Age, [a, b]) => {
+                let ts = |t: T| matches!(t, T::Timestamp | T::Timestamptz | T::Null);
+                ts(*a) && ts(*b) && (a == b || *a == T::Null || *b == T::Null)
+            }
+            (Func::JustifyHours | Func::JustifyDays | Func::JustifyInterval, [x]) => {
+                matches!(x, T::Interval | T::Null)
+            }
+            (Func::ToTimestamp, [x]) => x.is_numeric() || *x == T::Null,
+            (Func::MakeDate, [y, m, d]) => int(*y) && int(*m) && int(*d),
+            (Func::ToChar, [x, f]) => x.is_datetime() && text(*f),
             (Func::Like | Func::ILike, [a, p, e]) => text(*a) && text(*p) && text(*e),
             (Func::RegexMatch | Func::RegexIMatch | Func::EqAnyArray, [a, p]) => {
                 text(*a) && text(*p)
@@ -109,8 +177,22 @@ impl Func {
                     t
                 }
             }
-            Func::Length => T::Int4,
-            Func::Random => T::Float8,
+            Func::Length | Func::OctetLength => T::Int4,
+            Func::Random | Func::DatePart | Func::Extract => T::Float8,
+            Func::Now => T::Timestamptz,
+            Func::CurrentDate => T::Date,
+            Func::LocalTimestamp => T::Timestamp,
+            // A date is truncated as the timestamptz it converts to, as in PostgreSQL.
+            Func::DateTrunc => match args[1] {
+                T::Date | T::Null => T::Timestamptz,
+                t => t,
+            },
+            Func::ByteaConcat | Func::Decode => T::Bytea,
+            Func::Age | Func::JustifyHours | Func::JustifyDays | Func::JustifyInterval => {
+                T::Interval
+            }
+            Func::ToTimestamp => T::Timestamptz,
+            Func::MakeDate => T::Date,
             Func::GenRandomUuid => T::Uuid,
             Func::Like | Func::ILike | Func::RegexMatch | Func::RegexIMatch | Func::EqAnyArray => {
                 T::Bool
@@ -214,10 +296,67 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
             Value::Text(s.repeat(n as usize))
         }
         Func::Substr => substr(text_arg(&args[0]), int(1), args.get(2).and_then(as_i64))?,
-        Func::Length => Value::Int4(text_arg(&args[0]).chars().count() as i32),
+        Func::Length | Func::OctetLength => match &args[0] {
+            Value::Bytea(b) => Value::Int4(b.len() as i32),
+            v if f == Func::OctetLength => Value::Int4(text_arg(v).len() as i32),
+            v => Value::Int4(text_arg(v).chars().count() as i32),
+        },
+        Func::Now => Value::Timestamptz(cx.now_micros),
+        Func::LocalTimestamp => Value::Timestamp(cx.now_micros),
+        Func::CurrentDate => Value::Date(crate::datetime::timestamp_to_date(cx.now_micros)),
+        Func::DatePart | Func::Extract => {
+            date_part(text_arg(&args[0]), &args[1], f == Func::Extract)?
+        }
+        Func::DateTrunc => date_trunc(text_arg(&args[0]), &args[1])?,
+        Func::ByteaConcat => match (&args[0], &args[1]) {
+            (Value::Bytea(a), Value::Bytea(b)) => {
+                checked_len((a.len() + b.len()) as i64)?;
+                Value::Bytea([a.as_slice(), b.as_slice()].concat())
+            }
+            _ => Value::Null,
+        },
+        Func::Encode => match &args[0] {
+            Value::Bytea(b) => Value::Text(crate::bytea::encode(b, text_arg(&args[1]))?),
+            _ => Value::Null,
+        },
+        Func::Age => match (&args[0], &args[1]) {
+            (
+                Value::Timestamp(a) | Value::Timestamptz(a),
+                Value::Timestamp(b) | Value::Timestamptz(b),
+            ) => Value::Interval(crate::datetime::age(*a, *b)?),
+            _ => Value::Null,
+        },
+        Func::JustifyHours | Func::JustifyDays | Func::JustifyInterval => match &args[0] {
+            Value::Interval(iv) => Value::Interval(match f {
+                Func::JustifyHours => crate::datetime::justify_hours(*iv)?,
+                Func::JustifyDays => crate::datetime::justify_days(*iv)?,
+                _ => crate::datetime::justify_interval(*iv)?,
+            }),
+            _ => Value::Null,
+        },
+        Func::ToTimestamp => Value::Timestamptz(crate::datetime::to_timestamp(
+            value::as_f64(&args[0]).unwrap_or(0.0),
+        )?),
+        Func::MakeDate => Value::Date(crate::datetime::make_date(int(0), int(1), int(2))?),
+        Func::ToChar => {
+            let (t, zone) = match &args[0] {
+                Value::Date(d) => (crate::datetime::date_to_timestamp(*d)?, false),
+                Value::Timestamp(t) => (*t, false),
+                Value::Timestamptz(t) => (*t, true),
+                _ => return Ok(Value::Null),
+            };
+            crate::to_char::to_char(t, text_arg(&args[1]), zone).map_or(Value::Null, Value::Text)
+        }
+        Func::Decode => Value::Bytea(crate::bytea::decode(
+            text_arg(&args[0]),
+            text_arg(&args[1]),
+        )?),
         Func::Upper => Value::Text(text_arg(&args[0]).to_uppercase()),
         Func::Lower => Value::Text(text_arg(&args[0]).to_lowercase()),
-        Func::Md5 => Value::Text(hex(&md5::compute(text_arg(&args[0])).0)),
+        Func::Md5 => match &args[0] {
+            Value::Bytea(b) => Value::Text(hex(&md5::compute(b).0)),
+            v => Value::Text(hex(&md5::compute(text_arg(v)).0)),
+        },
         Func::Random => Value::Float8((cx.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64),
         Func::Like | Func::ILike => {
             let (mut s, mut p) = (
@@ -290,6 +429,48 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
             b[8] = (b[8] & 0x3f) | 0x80; // RFC 4122 variant
             Value::Uuid(b)
         }
+    })
+}
+
+/// date_part / extract of a date (as its midnight), timestamp, timestamptz or interval.
+fn date_part(unit: &str, v: &Value, extract: bool) -> SqlResult<Value> {
+    use crate::datetime as dt;
+    let x = match v {
+        Value::Date(d) => {
+            let u = unit.to_ascii_lowercase();
+            // A date has no time of day: PostgreSQL's extract refuses its time fields
+            // (date_part takes the date as a timestamp).
+            if extract
+                && matches!(
+                    u.as_str(),
+                    "hour" | "minute" | "second" | "milliseconds" | "microseconds" | "timezone"
+                )
+            {
+                return Err(SqlError::new(
+                    code::FEATURE_NOT_SUPPORTED,
+                    format!("unit \"{unit}\" not supported for type date"),
+                ));
+            }
+            dt::timestamp_part(unit, dt::date_to_timestamp(*d)?, false)?
+        }
+        Value::Timestamp(t) => dt::timestamp_part(unit, *t, false)?,
+        Value::Timestamptz(t) => dt::timestamp_part(unit, *t, true)?,
+        Value::Interval(iv) => Some(dt::interval_part(unit, *iv)?),
+        _ => None,
+    };
+    Ok(x.map_or(Value::Null, Value::Float8))
+}
+
+fn date_trunc(unit: &str, v: &Value) -> SqlResult<Value> {
+    use crate::datetime as dt;
+    Ok(match v {
+        Value::Date(d) => {
+            Value::Timestamptz(dt::timestamp_trunc(unit, dt::date_to_timestamp(*d)?, true)?)
+        }
+        Value::Timestamp(t) => Value::Timestamp(dt::timestamp_trunc(unit, *t, false)?),
+        Value::Timestamptz(t) => Value::Timestamptz(dt::timestamp_trunc(unit, *t, true)?),
+        Value::Interval(iv) => Value::Interval(dt::interval_trunc(unit, *iv)?),
+        _ => Value::Null,
     })
 }
 

@@ -54,6 +54,9 @@ pub(crate) struct Guard {
     /// Bytes charged so far (a `Cell`: the checks are made from closures that share the
     /// guard).
     used_bytes: Cell<u64>,
+    /// What now() gives in this statement: its transaction's start, in microseconds
+    /// since 2000-01-01 UTC (set by the session after `start`).
+    now_micros: i64,
 }
 
 impl Guard {
@@ -65,7 +68,17 @@ impl Guard {
             cancel: cancel.clone(),
             work_mem_bytes,
             used_bytes: Cell::new(0),
+            now_micros: 0,
         }
+    }
+
+    /// Sets what now() gives in this statement.
+    pub fn set_now_micros(&mut self, micros: i64) {
+        self.now_micros = micros;
+    }
+
+    pub fn now_micros(&self) -> i64 {
+        self.now_micros
     }
 
     /// Fails with 57014 if the statement was asked to stop.

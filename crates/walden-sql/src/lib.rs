@@ -8,6 +8,8 @@
 pub mod access_path;
 pub mod array;
 pub mod bind;
+pub mod bytea;
+pub mod datetime;
 mod ddl;
 pub mod depth;
 mod dml;
@@ -23,6 +25,7 @@ pub mod regex;
 pub mod script;
 pub mod select;
 pub mod session;
+mod to_char;
 pub mod types;
 pub mod value;
 pub mod window;

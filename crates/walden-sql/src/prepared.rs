@@ -356,6 +356,23 @@ fn literal(v: &Value, ty: Option<&DataType>) -> ast::Expr {
         Value::Bool(b) => value_node(ast::Value::Boolean(*b)),
         Value::Text(s) => text(s.clone()),
         Value::Uuid(_) => cast(text(v.to_string()), DataType::Uuid),
+        Value::Date(_) => cast(text(v.to_string()), DataType::Date),
+        Value::Timestamp(_) => cast(
+            text(v.to_string()),
+            DataType::Timestamp(None, ast::TimezoneInfo::None),
+        ),
+        Value::Timestamptz(_) => cast(
+            text(v.to_string()),
+            DataType::Timestamp(None, ast::TimezoneInfo::WithTimeZone),
+        ),
+        Value::Interval(_) => cast(
+            text(v.to_string()),
+            DataType::Interval {
+                fields: None,
+                precision: None,
+            },
+        ),
+        Value::Bytea(_) => cast(text(v.to_string()), DataType::Bytea),
     }
 }
 

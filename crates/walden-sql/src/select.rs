@@ -345,6 +345,7 @@ impl QueryPlan {
             rng,
             outer: &[],
             run: Some(&rc),
+            now_micros: guard.now_micros(),
         };
         let rows = self.run(&mut cx)?.len();
         let stats = rc.stats.take().unwrap_or_default().into_inner();
@@ -368,6 +369,7 @@ impl QueryPlan {
             rng,
             outer: &[],
             run: Some(&rc),
+            now_micros: guard.now_micros(),
         };
         self.run(&mut cx)
     }
@@ -447,6 +449,7 @@ fn plan_body(e: &SetExpr, cx: &PlanCx) -> SqlResult<Body> {
                     (SqlType::Null, y) => y,
                     (x, SqlType::Null) => x,
                     (x, y) if x.is_numeric() && y.is_numeric() => SqlType::wider(x, y),
+                    (x, y) if x.is_datetime() && y.is_datetime() => SqlType::wider(x, y),
                     (x, y) => {
                         return Err(SqlError::new(
                             code::DATATYPE_MISMATCH,
@@ -1520,6 +1523,7 @@ pub(crate) fn eval_subquery(s: &Subquery, row: &[Value], cx: &mut EvalCtx) -> Sq
                     rng: &mut *cx.rng,
                     outer: &params,
                     run: Some(run),
+                    now_micros: cx.now_micros,
                 };
                 s.plan.run(&mut inner)?
             };
@@ -1856,6 +1860,8 @@ pub struct SeriesIter {
     stop: i64,
     step: i64,
     ty: SqlType,
+    /// A series of timestamps: the interval added to each to make the next.
+    interval: Option<walden::Interval>,
     done: bool,
 }
 
@@ -1867,11 +1873,13 @@ impl SeriesIter {
                 stop,
                 step,
                 ty,
+                interval,
             } => SeriesIter {
                 next: *start,
                 stop: *stop,
                 step: *step,
                 ty: *ty,
+                interval: *interval,
                 done: false,
             },
             _ => SeriesIter {
@@ -1879,6 +1887,7 @@ impl SeriesIter {
                 stop: 0,
                 step: 1,
                 ty: SqlType::Int4,
+                interval: None,
                 done: true,
             },
         }
@@ -1895,6 +1904,18 @@ impl Iterator for SeriesIter {
             return None;
         }
         let v = self.next;
+        if let Some(iv) = self.interval {
+            // Past the end of the timestamp range the series ends.
+            match crate::datetime::timestamp_add(v, iv) {
+                Ok(n) if n != v => self.next = n,
+                _ => self.done = true,
+            }
+            return Some(if self.ty == SqlType::Timestamp {
+                Value::Timestamp(v)
+            } else {
+                Value::Timestamptz(v)
+            });
+        }
         match v.checked_add(self.step) {
             Some(n) => self.next = n,
             None => self.done = true,
@@ -1909,6 +1930,8 @@ pub(crate) enum Acc {
     SumFloat(Option<f64>),
     MinMax(Option<Value>, bool),
     Avg(f64, i128, bool, i64),
+    /// sum (false) or avg (true) of intervals: the sum so far and the count.
+    Interval(Option<walden::Interval>, bool, i64),
     Text(Option<String>),
     /// bool_and (true) or bool_or (false) so far.
     Bool(Option<bool>, bool),
@@ -1921,6 +1944,9 @@ impl Acc {
         let acc = match (a.func, a.ty) {
             (AggFunc::Count | AggFunc::CountStar, _) => Acc::Count(0),
             (AggFunc::Sum, SqlType::Float8 | SqlType::Numeric) => Acc::SumFloat(None),
+            (AggFunc::Sum | AggFunc::Avg, SqlType::Interval) => {
+                Acc::Interval(None, a.func == AggFunc::Avg, 0)
+            }
             (AggFunc::Sum, _) => Acc::SumInt(None),
             (AggFunc::Min, _) => Acc::MinMax(None, false),
             (AggFunc::Max, _) => Acc::MinMax(None, true),
@@ -1957,16 +1983,28 @@ impl Acc {
             Acc::Count(n) => *n += 1,
             Acc::SumInt(s) => *s = Some(s.unwrap_or(0) + as_i64(&v).unwrap_or(0) as i128),
             Acc::SumFloat(s) => *s = Some(float_sum(s.unwrap_or(0.0), as_f64(&v).unwrap_or(0.0))?),
+            Acc::Interval(sum, _, n) => {
+                if let Value::Interval(iv) = v {
+                    *sum = Some(match sum {
+                        Some(s) => crate::datetime::interval_add(*s, iv)?,
+                        None => iv,
+                    });
+                    *n += 1;
+                }
+            }
             Acc::MinMax(cur, max) => {
                 let replace = match cur {
                     None => true,
                     Some(c) => {
                         let o = sort_cmp(&v, c);
-                        if *max {
-                            o == Ordering::Greater
-                        } else {
-                            o == Ordering::Less
-                        }
+                        // Of equal intervals ('1 mon', '30 days'), PostgreSQL's
+                        // interval_larger and interval_smaller keep the later one.
+                        (o == Ordering::Equal && matches!(v, Value::Interval(_)))
+                            || if *max {
+                                o == Ordering::Greater
+                            } else {
+                                o == Ordering::Less
+                            }
                     }
                 };
                 if replace {
@@ -2028,6 +2066,12 @@ impl Acc {
             }
             Acc::SumFloat(Some(s)) => Value::Float8(*s),
             Acc::MinMax(v, _) => v.clone().unwrap_or(Value::Null),
+            Acc::Interval(None, _, _) => Value::Null,
+            Acc::Interval(Some(s), false, _) => Value::Interval(*s),
+            // PostgreSQL's interval_avg: the sum divided by the count.
+            Acc::Interval(Some(s), true, n) => {
+                Value::Interval(crate::datetime::interval_div(*s, *n as f64)?)
+            }
             Acc::Avg(_, _, _, 0) => Value::Null,
             Acc::Avg(f, i, is_float, n) => {
                 let total = if *is_float { *f } else { *i as f64 };
@@ -2075,6 +2119,22 @@ pub(crate) fn push_key(v: &Value, out: &mut Vec<u8>) {
         Value::Uuid(u) => {
             out.push(5);
             out.extend_from_slice(u);
+        }
+        // Dates and timestamps that compare equal hash alike (a date as its midnight),
+        // and so do intervals of one span ('1 mon' and '30 days').
+        Value::Date(_) | Value::Timestamp(_) | Value::Timestamptz(_) => {
+            out.push(6);
+            let micros = value::instant_micros(v).unwrap_or(0);
+            out.extend_from_slice(&micros.to_le_bytes());
+        }
+        Value::Interval(iv) => {
+            out.push(7);
+            out.extend_from_slice(&iv.span_micros().to_le_bytes());
+        }
+        Value::Bytea(b) => {
+            out.push(8);
+            out.extend_from_slice(&(b.len() as u64).to_le_bytes());
+            out.extend_from_slice(b);
         }
         other => {
             out.push(1);

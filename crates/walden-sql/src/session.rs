@@ -146,7 +146,7 @@ pub(crate) struct Ctx<'s, 'db> {
 
 impl Ctx<'_, '_> {
     pub fn eval_ctx(&mut self) -> EvalCtx<'_> {
-        EvalCtx::new(self.rng)
+        EvalCtx::at(self.rng, self.guard.now_micros())
     }
 }
 
@@ -205,7 +205,14 @@ pub struct Session {
     executing: bool,
     /// The prepared query running from its cached plan, if one is.
     prepared_run: Option<crate::prepared::PreparedRun>,
+    /// The wall clock now() reads (microseconds since 2000-01-01 UTC); None: the system's.
+    clock: Option<WallClock>,
+    /// What now() gives in the transaction block running: its start.
+    txn_now_micros: Option<i64>,
 }
+
+/// A wall clock for now(): microseconds since 2000-01-01 00:00:00 UTC.
+pub type WallClock = std::sync::Arc<dyn Fn() -> i64 + Send + Sync>;
 
 impl Session {
     /// A session whose random() is seeded from the clock.
@@ -233,7 +240,28 @@ impl Session {
             prepared: HashMap::new(),
             executing: false,
             prepared_run: None,
+            clock: None,
+            txn_now_micros: None,
         }
+    }
+
+    /// Makes now(), current_timestamp and current_date read `clock` instead of the
+    /// system's time (tests replay with a clock of their own).
+    pub fn set_clock(&mut self, clock: WallClock) {
+        self.clock = Some(clock);
+    }
+
+    /// What now() gives in the statement starting: the start of its transaction, as
+    /// PostgreSQL's now() (one value for every statement of a transaction block).
+    fn statement_now(&mut self) -> i64 {
+        if matches!(self.txn, TxnState::Auto) {
+            self.txn_now_micros = None;
+        }
+        let clock = self.clock.clone();
+        *self.txn_now_micros.get_or_insert_with(|| match clock {
+            Some(c) => c(),
+            None => crate::datetime::system_now_micros(),
+        })
     }
 
     /// Prepares one statement with parameters `$1`, `$2`, ... to run many times with
@@ -320,6 +348,8 @@ impl Session {
         parsed: SqlResult<Parsed>,
     ) -> SqlResult<StatementResult> {
         self.guard = Guard::start(&self.cancel, self.work_mem_bytes);
+        let now = self.statement_now();
+        self.guard.set_now_micros(now);
         let started = Instant::now();
         let before = self.db.stats();
         let result = match parsed {
@@ -551,7 +581,8 @@ impl Session {
         let mut values = Vec::with_capacity(args.len());
         for a in args {
             let e = crate::bind::Binder::plain(&crate::bind::Scope::default()).bind(a)?;
-            values.push(e.eval(&[], &mut EvalCtx::new(&mut self.rng))?);
+            let now = self.guard.now_micros();
+            values.push(e.eval(&[], &mut EvalCtx::at(&mut self.rng, now))?);
         }
         let p = match p.cached_run(&values) {
             Some(run) => Parsed::Prepared(run),

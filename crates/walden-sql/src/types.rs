@@ -1,7 +1,7 @@
 //! SQL types: PostgreSQL's names for them, how they map onto the engine's column types,
 //! and the column attributes (`varchar(n)`, `char(n)`, `serial`) that ride along.
 
-use sqlparser::ast::{CharacterLength, DataType, ExactNumberInfo};
+use sqlparser::ast::{CharacterLength, DataType, ExactNumberInfo, TimezoneInfo};
 use walden::{Column, ColumnType};
 
 use crate::error::{code, SqlError, SqlResult};
@@ -21,6 +21,12 @@ pub enum SqlType {
     Bool,
     Text,
     Uuid,
+    Date,
+    Timestamp,
+    /// `timestamp with time zone`: an instant, shown in the session's zone (UTC).
+    Timestamptz,
+    Interval,
+    Bytea,
     /// A bare NULL: takes the type of wherever it goes.
     Null,
 }
@@ -35,6 +41,11 @@ impl SqlType {
             ColumnType::Bool => SqlType::Bool,
             ColumnType::Text => SqlType::Text,
             ColumnType::Uuid => SqlType::Uuid,
+            ColumnType::Date => SqlType::Date,
+            ColumnType::Timestamp => SqlType::Timestamp,
+            ColumnType::Timestamptz => SqlType::Timestamptz,
+            ColumnType::Interval => SqlType::Interval,
+            ColumnType::Bytea => SqlType::Bytea,
         }
     }
 
@@ -49,6 +60,11 @@ impl SqlType {
             SqlType::Bool => ColumnType::Bool,
             SqlType::Text | SqlType::Null => ColumnType::Text,
             SqlType::Uuid => ColumnType::Uuid,
+            SqlType::Date => ColumnType::Date,
+            SqlType::Timestamp => ColumnType::Timestamp,
+            SqlType::Timestamptz => ColumnType::Timestamptz,
+            SqlType::Interval => ColumnType::Interval,
+            SqlType::Bytea => ColumnType::Bytea,
         }
     }
 
@@ -63,6 +79,11 @@ impl SqlType {
             SqlType::Bool => "boolean",
             SqlType::Text => "text",
             SqlType::Uuid => "uuid",
+            SqlType::Date => "date",
+            SqlType::Timestamp => "timestamp without time zone",
+            SqlType::Timestamptz => "timestamp with time zone",
+            SqlType::Interval => "interval",
+            SqlType::Bytea => "bytea",
             SqlType::Null => "unknown",
         }
     }
@@ -78,8 +99,22 @@ impl SqlType {
             SqlType::Bool => "bool",
             SqlType::Text => "text",
             SqlType::Uuid => "uuid",
+            SqlType::Date => "date",
+            SqlType::Timestamp => "timestamp",
+            SqlType::Timestamptz => "timestamptz",
+            SqlType::Interval => "interval",
+            SqlType::Bytea => "bytea",
             SqlType::Null => "unknown",
         }
+    }
+
+    /// Date, timestamp and timestamptz: comparable with each other (a date as its
+    /// midnight), as PostgreSQL's cross-type operators allow.
+    pub fn is_datetime(self) -> bool {
+        matches!(
+            self,
+            SqlType::Date | SqlType::Timestamp | SqlType::Timestamptz
+        )
     }
 
     pub fn is_integer(self) -> bool {
@@ -107,10 +142,24 @@ impl SqlType {
         }
     }
 
-    /// The type both sides of a numeric operation are brought to.
+    /// The type both sides of a numeric operation are brought to; of two date/time
+    /// types, the one both convert to (date → timestamp → timestamptz, as PostgreSQL's
+    /// implicit casts go).
     pub fn wider(a: SqlType, b: SqlType) -> SqlType {
+        let datetime_rank = |t: SqlType| match t {
+            SqlType::Date => 1,
+            SqlType::Timestamp => 2,
+            _ => 3,
+        };
         match (a, b) {
             (SqlType::Null, t) | (t, SqlType::Null) => t,
+            _ if a.is_datetime() && b.is_datetime() => {
+                if datetime_rank(a) >= datetime_rank(b) {
+                    a
+                } else {
+                    b
+                }
+            }
             _ if a.numeric_rank() >= b.numeric_rank() => a,
             _ => b,
         }
@@ -198,6 +247,24 @@ pub fn declared_type(dt: &DataType, allow_serial: bool) -> SqlResult<DeclaredTyp
             ..DeclaredType::plain(SqlType::Text)
         }),
         DataType::Uuid => plain(SqlType::Uuid),
+        DataType::Date => plain(SqlType::Date),
+        // A precision below microseconds would round every value stored: not kept yet,
+        // so refused rather than ignored.
+        DataType::Timestamp(Some(p), _)
+        | DataType::Interval {
+            precision: Some(p), ..
+        } if *p != 6 => Err(SqlError::unsupported(format!(
+            "type {} (a fractional seconds precision other than 6)",
+            crate::error::clip(&dt.to_string())
+        ))),
+        DataType::Timestamp(_, TimezoneInfo::None | TimezoneInfo::WithoutTimeZone) => {
+            plain(SqlType::Timestamp)
+        }
+        DataType::Timestamp(_, TimezoneInfo::WithTimeZone | TimezoneInfo::Tz) => {
+            plain(SqlType::Timestamptz)
+        }
+        DataType::Interval { fields: None, .. } => plain(SqlType::Interval),
+        DataType::Bytea => plain(SqlType::Bytea),
         DataType::Custom(name, mods) if mods.is_empty() => {
             let n = name.to_string().to_lowercase();
             let serial = |t| {
@@ -220,6 +287,8 @@ pub fn declared_type(dt: &DataType, allow_serial: bool) -> SqlResult<DeclaredTyp
                 "float8" => plain(SqlType::Float8),
                 "float4" => plain(SqlType::Float8),
                 "bool" => plain(SqlType::Bool),
+                "timestamptz" => plain(SqlType::Timestamptz),
+                "bytea" => plain(SqlType::Bytea),
                 _ => Err(SqlError::new(
                     code::UNDEFINED_OBJECT,
                     format!("type \"{n}\" does not exist"),

@@ -3,8 +3,10 @@
 
 use std::cmp::Ordering;
 
+use walden::calendar::{DATE_INFINITY, DATE_NEG_INFINITY, MICROS_PER_DAY};
 use walden::Value;
 
+use crate::datetime;
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::types::{DeclaredType, SqlType};
 
@@ -18,7 +20,26 @@ pub fn type_of(v: &Value) -> SqlType {
         Value::Bool(_) => SqlType::Bool,
         Value::Text(_) => SqlType::Text,
         Value::Uuid(_) => SqlType::Uuid,
+        Value::Date(_) => SqlType::Date,
+        Value::Timestamp(_) => SqlType::Timestamp,
+        Value::Timestamptz(_) => SqlType::Timestamptz,
+        Value::Interval(_) => SqlType::Interval,
+        Value::Bytea(_) => SqlType::Bytea,
     }
+}
+
+/// A date, timestamp or timestamptz as microseconds since 2000-01-01 (a date at its
+/// midnight; the infinities beyond every finite value), for comparing across the three.
+pub fn instant_micros(v: &Value) -> Option<i128> {
+    Some(match v {
+        Value::Date(DATE_INFINITY) => i128::MAX,
+        Value::Date(DATE_NEG_INFINITY) => i128::MIN,
+        Value::Date(d) => *d as i128 * MICROS_PER_DAY as i128,
+        Value::Timestamp(i64::MAX) | Value::Timestamptz(i64::MAX) => i128::MAX,
+        Value::Timestamp(i64::MIN) | Value::Timestamptz(i64::MIN) => i128::MIN,
+        Value::Timestamp(t) | Value::Timestamptz(t) => *t as i128,
+        _ => return None,
+    })
 }
 
 pub fn as_i64(v: &Value) -> Option<i64> {
@@ -77,6 +98,15 @@ pub fn arith(op: ArithOp, a: &Value, b: &Value, ty: SqlType) -> SqlResult<Value>
     if matches!(a, Value::Null) || matches!(b, Value::Null) {
         return Ok(Value::Null);
     }
+    let temporal = |v: &Value| {
+        matches!(
+            v,
+            Value::Date(_) | Value::Timestamp(_) | Value::Timestamptz(_) | Value::Interval(_)
+        )
+    };
+    if temporal(a) || temporal(b) {
+        return datetime_arith(op, a, b);
+    }
     if ty.is_float() {
         let (x, y) = (num_f64(a)?, num_f64(b)?);
         let r = match op {
@@ -120,6 +150,105 @@ pub fn arith(op: ArithOp, a: &Value, b: &Value, ty: SqlType) -> SqlResult<Value>
     }
 }
 
+/// The result type of `a op b` when an operand is a date, timestamp or interval (None:
+/// no such operator). A NULL operand takes the type the operator needs.
+pub fn datetime_arith_type(op: ArithOp, a: SqlType, b: SqlType) -> Option<SqlType> {
+    use ArithOp::*;
+    use SqlType as T;
+    let num = |t: T| t.is_numeric() || t == T::Null;
+    let int = |t: T| t.is_integer() || t == T::Null;
+    Some(match (op, a, b) {
+        (Add, T::Date, t) | (Add, t, T::Date) if int(t) => T::Date,
+        (Sub, T::Date, t) if int(t) => T::Date,
+        (Sub, T::Date, T::Date) => T::Int4,
+        (Add, T::Date, T::Interval) | (Add, T::Interval, T::Date) | (Sub, T::Date, T::Interval) => {
+            T::Timestamp
+        }
+        (Add, ts @ (T::Timestamp | T::Timestamptz), T::Interval | T::Null)
+        | (Add, T::Interval | T::Null, ts @ (T::Timestamp | T::Timestamptz))
+        | (Sub, ts @ (T::Timestamp | T::Timestamptz), T::Interval) => ts,
+        (Sub, T::Timestamp, T::Timestamp) | (Sub, T::Timestamptz, T::Timestamptz) => T::Interval,
+        // A date meeting a timestamp is taken as its midnight.
+        (Sub, T::Date, T::Timestamp | T::Timestamptz)
+        | (Sub, T::Timestamp | T::Timestamptz, T::Date) => T::Interval,
+        (Add | Sub, T::Interval, T::Interval | T::Null) | (Add | Sub, T::Null, T::Interval) => {
+            T::Interval
+        }
+        (Mul, T::Interval, t) | (Mul, t, T::Interval) | (Div, T::Interval, t) if num(t) => {
+            T::Interval
+        }
+        _ => return None,
+    })
+}
+
+/// Arithmetic on dates, timestamps and intervals (the operand types were checked when
+/// binding, by [`datetime_arith_type`]).
+fn datetime_arith(op: ArithOp, a: &Value, b: &Value) -> SqlResult<Value> {
+    use ArithOp::*;
+    use Value as V;
+    Ok(match (op, a, b) {
+        (Add, V::Date(d), n) | (Add, n, V::Date(d)) if as_i64(n).is_some() => {
+            V::Date(datetime::date_add_days(*d, as_i64(n).unwrap_or(0))?)
+        }
+        (Sub, V::Date(d), n) if as_i64(n).is_some() => V::Date(datetime::date_add_days(
+            *d,
+            as_i64(n).unwrap_or(0).checked_neg().unwrap_or(i64::MAX),
+        )?),
+        (Sub, V::Date(x), V::Date(y)) => V::Int4(datetime::date_diff(*x, *y)?),
+        (Add, V::Date(d), V::Interval(iv)) | (Add, V::Interval(iv), V::Date(d)) => V::Timestamp(
+            datetime::timestamp_add(datetime::date_to_timestamp(*d)?, *iv)?,
+        ),
+        (Sub, V::Date(d), V::Interval(iv)) => V::Timestamp(datetime::timestamp_add(
+            datetime::date_to_timestamp(*d)?,
+            datetime::negate_interval(*iv)?,
+        )?),
+        (Add, V::Timestamp(t), V::Interval(iv)) | (Add, V::Interval(iv), V::Timestamp(t)) => {
+            V::Timestamp(datetime::timestamp_add(*t, *iv)?)
+        }
+        (Add, V::Timestamptz(t), V::Interval(iv)) | (Add, V::Interval(iv), V::Timestamptz(t)) => {
+            V::Timestamptz(datetime::timestamp_add(*t, *iv)?)
+        }
+        (Sub, V::Timestamp(t), V::Interval(iv)) => V::Timestamp(datetime::timestamp_add(
+            *t,
+            datetime::negate_interval(*iv)?,
+        )?),
+        (Sub, V::Timestamptz(t), V::Interval(iv)) => V::Timestamptz(datetime::timestamp_add(
+            *t,
+            datetime::negate_interval(*iv)?,
+        )?),
+        (Sub, V::Timestamp(x), V::Timestamp(y)) | (Sub, V::Timestamptz(x), V::Timestamptz(y)) => {
+            V::Interval(datetime::timestamp_diff(*x, *y)?)
+        }
+        (Sub, V::Date(d), V::Timestamp(t) | V::Timestamptz(t)) => V::Interval(
+            datetime::timestamp_diff(datetime::date_to_timestamp(*d)?, *t)?,
+        ),
+        (Sub, V::Timestamp(t) | V::Timestamptz(t), V::Date(d)) => V::Interval(
+            datetime::timestamp_diff(*t, datetime::date_to_timestamp(*d)?)?,
+        ),
+        (Add, V::Interval(x), V::Interval(y)) => V::Interval(datetime::interval_add(*x, *y)?),
+        (Sub, V::Interval(x), V::Interval(y)) => {
+            V::Interval(datetime::interval_add(*x, datetime::negate_interval(*y)?)?)
+        }
+        (Mul, V::Interval(iv), n) | (Mul, n, V::Interval(iv)) if as_f64(n).is_some() => {
+            V::Interval(datetime::interval_mul(*iv, as_f64(n).unwrap_or(0.0))?)
+        }
+        (Div, V::Interval(iv), n) if as_f64(n).is_some() => {
+            V::Interval(datetime::interval_div(*iv, as_f64(n).unwrap_or(0.0))?)
+        }
+        _ => {
+            return Err(SqlError::new(
+                code::UNDEFINED_FUNCTION,
+                format!(
+                    "operator does not exist: {} {} {}",
+                    type_of(a).name(),
+                    op.symbol(),
+                    type_of(b).name()
+                ),
+            ))
+        }
+    })
+}
+
 /// PostgreSQL's error for float8 arithmetic that overflowed to an infinity.
 pub fn float_overflow() -> SqlError {
     SqlError::new(code::NUMERIC_OUT_OF_RANGE, "value out of range: overflow")
@@ -140,6 +269,7 @@ pub fn negate(v: &Value) -> SqlResult<Value> {
         Value::Int4(x) => Value::Int4(x.checked_neg().ok_or(SqlError::out_of_range("integer"))?),
         Value::Int8(x) => Value::Int8(x.checked_neg().ok_or(SqlError::out_of_range("bigint"))?),
         Value::Float8(x) => Value::Float8(-x),
+        Value::Interval(iv) => Value::Interval(datetime::negate_interval(*iv)?),
         other => {
             return Err(SqlError::new(
                 code::UNDEFINED_FUNCTION,
@@ -156,6 +286,11 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
         (Value::Text(x), Value::Text(y)) => Some(x.as_bytes().cmp(y.as_bytes())),
         (Value::Bool(x), Value::Bool(y)) => Some(x.cmp(y)),
         (Value::Uuid(x), Value::Uuid(y)) => Some(x.cmp(y)),
+        (Value::Bytea(x), Value::Bytea(y)) => Some(x.cmp(y)),
+        (Value::Interval(x), Value::Interval(y)) => Some(x.span_micros().cmp(&y.span_micros())),
+        (Value::Date(_) | Value::Timestamp(_) | Value::Timestamptz(_), _) => {
+            Some(instant_micros(a)?.cmp(&instant_micros(b)?))
+        }
         (Value::Float8(_), _) | (_, Value::Float8(_)) => {
             let (x, y) = (as_f64(a)?, as_f64(b)?);
             // PostgreSQL orders NaN above every other value and equal to itself.
@@ -303,6 +438,11 @@ pub fn parse_text(s: &str, ty: SqlType) -> SqlResult<Value> {
             _ => Err(invalid(ty, s)),
         },
         SqlType::Uuid => parse_uuid(t).ok_or_else(|| invalid(ty, s)),
+        SqlType::Date => Ok(Value::Date(datetime::parse_date(s)?)),
+        SqlType::Timestamp => Ok(Value::Timestamp(datetime::parse_timestamp(s, false)?)),
+        SqlType::Timestamptz => Ok(Value::Timestamptz(datetime::parse_timestamp(s, true)?)),
+        SqlType::Interval => Ok(Value::Interval(datetime::parse_interval(s)?)),
+        SqlType::Bytea => Ok(Value::Bytea(crate::bytea::parse(s)?)),
         SqlType::Text | SqlType::Null => Ok(Value::Text(s.to_string())),
     }
 }
@@ -355,13 +495,30 @@ pub fn cast_from(v: Value, from: SqlType, to: &DeclaredType, explicit: bool) -> 
             }
             int_value(r as i64, t)?
         }
+        (Value::Date(d), SqlType::Timestamp) => Value::Timestamp(datetime::date_to_timestamp(d)?),
+        (Value::Date(d), SqlType::Timestamptz) => {
+            Value::Timestamptz(datetime::date_to_timestamp(d)?)
+        }
+        (Value::Timestamp(t) | Value::Timestamptz(t), SqlType::Date) => {
+            Value::Date(datetime::timestamp_to_date(t))
+        }
+        // The session's time zone is UTC: the same microseconds either way.
+        (Value::Timestamp(t), SqlType::Timestamptz) => Value::Timestamptz(t),
+        (Value::Timestamptz(t), SqlType::Timestamp) => Value::Timestamp(t),
         (Value::Int4(x), SqlType::Bool) => Value::Bool(x != 0),
         (Value::Bool(b), SqlType::Int4) => Value::Int4(b as i32),
         (_, t) => {
+            // An explicit cast that does not exist is PostgreSQL's cannot_coerce; an
+            // assignment of the wrong type stays a datatype mismatch.
+            let code = if explicit {
+                code::CANNOT_COERCE
+            } else {
+                code::DATATYPE_MISMATCH
+            };
             return Err(SqlError::new(
-                code::DATATYPE_MISMATCH,
+                code,
                 format!("cannot cast type {} to {}", from.name(), t.name()),
-            ))
+            ));
         }
     };
     fit_chars(out, to, explicit)

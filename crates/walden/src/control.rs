@@ -26,8 +26,11 @@ use crate::wal::{WalCompression, WalPosition};
 pub const CONTROL_MAGIC: &[u8; 8] = b"WALDNCTL";
 pub const CHECKPOINT_MAGIC: &[u8; 8] = b"WALDNCKP";
 /// The on-disk format version this build writes (docs/format.md).
-pub const FORMAT_VERSION: u32 = 9;
-/// The oldest format version this build still reads. Format 9 added column defaults
+pub const FORMAT_VERSION: u32 = 10;
+/// The oldest format version this build still reads. Format 10 added the column types
+/// date, timestamp, timestamptz, interval and bytea (type codes 8 to 12 in schemas and
+/// `btree_insert_row` parts); an older build would refuse their schemas as corrupt, and
+/// a format 5 to 9 database has none. Format 9 added column defaults
 /// (schema flag 32 and the default's SQL text). Format 8 added index free lists
 /// (free index pages, the meta page's right-sibling field naming the first, WAL record
 /// `btree_link`). Format 7 added heap-only versions

@@ -8,6 +8,7 @@
 
 pub mod access;
 pub mod buffer;
+pub mod calendar;
 pub mod catalog;
 pub mod clock;
 pub mod clog;
@@ -45,6 +46,7 @@ mod testing {
     }
 }
 
+pub use calendar::Interval;
 pub use catalog::TableKind;
 pub use engine::{
     CheckReport, Database, IndexCheck, IndexInfo, IndexSpec, Options, Reader, RecoveryReport,

@@ -3,10 +3,14 @@
 //!
 //! Row encoding: a null bitmap of ceil(columns / 8) bytes (bit set = NULL), then each
 //! non-null column in order: int2 2 bytes, int4 4, int8 8, float8 8, bool 1, uuid 16,
-//! text u16 length + UTF-8 bytes. Little-endian, no padding.
+//! text u16 length + UTF-8 bytes, date 4 (days since 2000-01-01), timestamp and
+//! timestamptz 8 (microseconds since 2000-01-01), interval 16 (microseconds i64, days
+//! i32, months i32), bytea u16 length + bytes. Little-endian, no padding.
 
 use std::fmt;
 use std::ops::Range;
+
+use crate::calendar::{self, Interval};
 
 /// A column's type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -18,18 +22,26 @@ pub enum ColumnType {
     Bool,
     Text,
     Uuid,
+    Date,
+    Timestamp,
+    Timestamptz,
+    Interval,
+    Bytea,
 }
 
 impl ColumnType {
-    /// Bytes of a value in a stored row (None: text, a u16 length and the bytes).
+    /// Bytes of a value in a stored row (None: text or bytea, a u16 length and the
+    /// bytes).
     pub fn fixed_width(self) -> Option<usize> {
         match self {
             ColumnType::Int2 => Some(2),
             ColumnType::Int4 => Some(4),
             ColumnType::Int8 | ColumnType::Float8 => Some(8),
             ColumnType::Bool => Some(1),
-            ColumnType::Uuid => Some(16),
-            ColumnType::Text => None,
+            ColumnType::Uuid | ColumnType::Interval => Some(16),
+            ColumnType::Date => Some(4),
+            ColumnType::Timestamp | ColumnType::Timestamptz => Some(8),
+            ColumnType::Text | ColumnType::Bytea => None,
         }
     }
 
@@ -42,6 +54,11 @@ impl ColumnType {
             ColumnType::Bool => 5,
             ColumnType::Text => 6,
             ColumnType::Uuid => 7,
+            ColumnType::Date => 8,
+            ColumnType::Timestamp => 9,
+            ColumnType::Timestamptz => 10,
+            ColumnType::Interval => 11,
+            ColumnType::Bytea => 12,
         }
     }
     pub fn from_code(c: u8) -> Option<ColumnType> {
@@ -53,6 +70,11 @@ impl ColumnType {
             5 => ColumnType::Bool,
             6 => ColumnType::Text,
             7 => ColumnType::Uuid,
+            8 => ColumnType::Date,
+            9 => ColumnType::Timestamp,
+            10 => ColumnType::Timestamptz,
+            11 => ColumnType::Interval,
+            12 => ColumnType::Bytea,
             _ => return None,
         })
     }
@@ -65,6 +87,11 @@ impl ColumnType {
             ColumnType::Bool => "bool",
             ColumnType::Text => "text",
             ColumnType::Uuid => "uuid",
+            ColumnType::Date => "date",
+            ColumnType::Timestamp => "timestamp",
+            ColumnType::Timestamptz => "timestamptz",
+            ColumnType::Interval => "interval",
+            ColumnType::Bytea => "bytea",
         }
     }
 }
@@ -152,6 +179,14 @@ pub enum Value {
     Bool(bool),
     Text(String),
     Uuid([u8; 16]),
+    /// Days since 2000-01-01 (`i32::MIN`/`MAX`: -infinity/infinity).
+    Date(i32),
+    /// Microseconds since 2000-01-01 00:00:00 (`i64::MIN`/`MAX`: -infinity/infinity).
+    Timestamp(i64),
+    /// Microseconds since 2000-01-01 00:00:00 UTC.
+    Timestamptz(i64),
+    Interval(Interval),
+    Bytea(Vec<u8>),
 }
 
 impl fmt::Display for Value {
@@ -172,6 +207,14 @@ impl fmt::Display for Value {
                     write!(f, "{byte:02x}")?;
                 }
                 Ok(())
+            }
+            Value::Date(d) => calendar::fmt_date(f, *d),
+            Value::Timestamp(t) => calendar::fmt_timestamp(f, *t, false),
+            Value::Timestamptz(t) => calendar::fmt_timestamp(f, *t, true),
+            Value::Interval(iv) => calendar::fmt_interval(f, *iv),
+            Value::Bytea(b) => {
+                write!(f, "\\x")?;
+                b.iter().try_for_each(|byte| write!(f, "{byte:02x}"))
             }
         }
     }
@@ -206,7 +249,12 @@ impl Schema {
                 | (ColumnType::Int8, Value::Int8(_))
                 | (ColumnType::Float8, Value::Float8(_))
                 | (ColumnType::Bool, Value::Bool(_))
-                | (ColumnType::Uuid, Value::Uuid(_)) => true,
+                | (ColumnType::Uuid, Value::Uuid(_))
+                | (ColumnType::Date, Value::Date(_))
+                | (ColumnType::Timestamp, Value::Timestamp(_))
+                | (ColumnType::Timestamptz, Value::Timestamptz(_))
+                | (ColumnType::Interval, Value::Interval(_)) => true,
+                (ColumnType::Bytea, Value::Bytea(b)) => b.len() <= u16::MAX as usize,
                 (ColumnType::Text, Value::Text(s)) => {
                     if let Some(max) = col.max_chars {
                         if s.chars().count() > max as usize {
@@ -254,6 +302,19 @@ impl Schema {
                     out.extend_from_slice(&(s.len() as u16).to_le_bytes());
                     out.extend_from_slice(s.as_bytes());
                 }
+                Value::Date(x) => out.extend_from_slice(&x.to_le_bytes()),
+                Value::Timestamp(x) | Value::Timestamptz(x) => {
+                    out.extend_from_slice(&x.to_le_bytes())
+                }
+                Value::Interval(iv) => {
+                    out.extend_from_slice(&iv.micros.to_le_bytes());
+                    out.extend_from_slice(&iv.days.to_le_bytes());
+                    out.extend_from_slice(&iv.months.to_le_bytes());
+                }
+                Value::Bytea(b) => {
+                    out.extend_from_slice(&(b.len() as u16).to_le_bytes());
+                    out.extend_from_slice(b);
+                }
             }
         }
     }
@@ -290,6 +351,14 @@ impl Schema {
                         String::from_utf8(s.to_vec())
                             .map_err(|_| format!("column {:?} is not UTF-8", col.name))?,
                     )
+                }
+                ColumnType::Date => Value::Date(i32::from_le_bytes(arr(take(4)?))),
+                ColumnType::Timestamp => Value::Timestamp(i64::from_le_bytes(arr(take(8)?))),
+                ColumnType::Timestamptz => Value::Timestamptz(i64::from_le_bytes(arr(take(8)?))),
+                ColumnType::Interval => Value::Interval(decode_interval(take(16)?)),
+                ColumnType::Bytea => {
+                    let len = u16::from_le_bytes(arr(take(2)?)) as usize;
+                    Value::Bytea(take(len)?.to_vec())
                 }
             };
             row.push(v);
@@ -399,6 +468,15 @@ impl Schema {
     }
 }
 
+/// An interval from its 16 stored bytes (micros, days, months, little-endian).
+pub fn decode_interval(b: &[u8]) -> Interval {
+    Interval {
+        micros: i64::from_le_bytes(arr(&b[0..8])),
+        days: i32::from_le_bytes(arr(&b[8..12])),
+        months: i32::from_le_bytes(arr(&b[12..16])),
+    }
+}
+
 fn arr<const N: usize>(s: &[u8]) -> [u8; N] {
     let mut a = [0u8; N];
     a.copy_from_slice(s);
@@ -419,6 +497,11 @@ mod tests {
             Column::new("f", ColumnType::Int2),
             Column::new("g", ColumnType::Int8),
             Column::new("h", ColumnType::Int8),
+            Column::new("j", ColumnType::Date),
+            Column::new("k", ColumnType::Timestamp),
+            Column::new("l", ColumnType::Timestamptz),
+            Column::new("m", ColumnType::Interval),
+            Column::new("n", ColumnType::Bytea),
             Column {
                 max_chars: Some(3),
                 blank_padded: true,
@@ -442,6 +525,15 @@ mod tests {
             Value::Int2(7),
             Value::Int8(i64::MIN),
             Value::Null,
+            Value::Date(-3),
+            Value::Timestamp(1),
+            Value::Timestamptz(i64::MAX),
+            Value::Interval(Interval {
+                months: -1,
+                days: 2,
+                micros: -3,
+            }),
+            Value::Bytea(vec![0, 1, 255]),
             Value::Text("abc".into()),
         ];
         s.check(&row).expect("valid row");
@@ -454,13 +546,13 @@ mod tests {
     #[test]
     fn check_rejects_null_and_type() {
         let s = schema();
-        let mut row = vec![Value::Null; 9];
+        let mut row = vec![Value::Null; 14];
         assert!(s.check(&row).unwrap_err().contains("not-null"));
         row[0] = Value::Text("x".into());
         assert!(s.check(&row).unwrap_err().contains("does not fit"));
         assert!(s.check(&row[..3]).is_err());
         row[0] = Value::Int4(1);
-        row[8] = Value::Text("abcé".into());
+        row[13] = Value::Text("abcé".into());
         assert!(s.check(&row).unwrap_err().contains("too long"));
     }
 

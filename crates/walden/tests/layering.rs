@@ -20,6 +20,7 @@ const ROOT_ITEMS: &[(&str, &str)] = &[
     ("RecoveryReport", "engine"),
     ("RowAction", "engine"),
     ("Transaction", "engine"),
+    ("Interval", "calendar"),
     ("Column", "schema"),
     ("ColumnType", "schema"),
     ("Row", "schema"),

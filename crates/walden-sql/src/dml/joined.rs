@@ -143,6 +143,7 @@ fn run(
             rng: &mut *cx.rng,
             outer: &[],
             run: Some(&rc),
+            now_micros: guard.now_micros(),
         };
         let mut met: HashSet<RowId> = HashSet::new();
         plan.source.produce(&mut ecx, &mut |ecx, row| {

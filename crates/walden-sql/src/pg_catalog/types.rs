@@ -35,6 +35,7 @@ const fn ty(
 /// The types `pg_type` lists: Walden's column types and those its catalog columns use.
 pub const TYPES: &[PgType] = &[
     ty(16, "bool", "boolean", 1, false),
+    ty(17, "bytea", "bytea", -1, false),
     ty(18, "char", "\"char\"", 1, false),
     ty(19, "name", "name", 64, false),
     ty(20, "int8", "bigint", 8, false),
@@ -45,6 +46,10 @@ pub const TYPES: &[PgType] = &[
     ty(701, "float8", "double precision", 8, false),
     ty(1042, "bpchar", "character", -1, true),
     ty(1043, "varchar", "character varying", -1, true),
+    ty(1082, "date", "date", 4, false),
+    ty(1114, "timestamp", "timestamp without time zone", 8, false),
+    ty(1184, "timestamptz", "timestamp with time zone", 8, false),
+    ty(1186, "interval", "interval", 16, false),
     ty(1700, "numeric", "numeric", -1, false),
     ty(2205, "regclass", "regclass", 4, false),
     ty(2950, "uuid", "uuid", 16, false),
@@ -67,6 +72,11 @@ pub fn type_of(d: &DeclaredType) -> (&'static PgType, i32) {
         (SqlType::Numeric, _, _) => 1700,
         (SqlType::Bool, _, _) => 16,
         (SqlType::Uuid, _, _) => 2950,
+        (SqlType::Bytea, _, _) => 17,
+        (SqlType::Date, _, _) => 1082,
+        (SqlType::Timestamp, _, _) => 1114,
+        (SqlType::Timestamptz, _, _) => 1184,
+        (SqlType::Interval, _, _) => 1186,
     };
     let typmod = match d.max_chars {
         Some(n) if d.ty == SqlType::Text => n as i32 + 4,

@@ -6,11 +6,16 @@
 //! float8 as its bits big-endian, all flipped for a negative number and the sign bit
 //! flipped for a positive one (-0 stored as 0, every NaN as one NaN above +infinity);
 //! bool one byte; uuid its 16 bytes; text its UTF-8 bytes with each `0x00` written
-//! `0x00 0xff`, ended by `0x00 0x00` (bytewise order: PostgreSQL's C collation). No
+//! `0x00 0xff`, ended by `0x00 0x00` (bytewise order: PostgreSQL's C collation); bytea
+//! its bytes the same way; date as an int4, timestamp and timestamptz as an int8;
+//! interval its span (`Interval::span_micros`, months as 30 days) as a 16-byte
+//! big-endian integer with the sign bit flipped, so intervals PostgreSQL calls equal
+//! (`'1 mon'`, `'30 days'`) have one key. No
 //! column's encoding is a prefix of another's, so a key followed by a row id orders by
 //! key, then row id. A leaf item is `key | row id` (page u32 big-endian, slot u16
 //! big-endian).
 
+use crate::calendar::Interval;
 use crate::schema::{ColumnType, Schema, Value};
 use crate::RowId;
 
@@ -29,11 +34,13 @@ pub fn push_value(out: &mut Vec<u8>, ty: ColumnType, v: &Value) -> bool {
             out.push(TAG_VALUE);
             out.extend_from_slice(&((*x as u16) ^ 0x8000).to_be_bytes());
         }
-        (ColumnType::Int4, Value::Int4(x)) => {
+        (ColumnType::Int4, Value::Int4(x)) | (ColumnType::Date, Value::Date(x)) => {
             out.push(TAG_VALUE);
             out.extend_from_slice(&((*x as u32) ^ 0x8000_0000).to_be_bytes());
         }
-        (ColumnType::Int8, Value::Int8(x)) => {
+        (ColumnType::Int8, Value::Int8(x))
+        | (ColumnType::Timestamp, Value::Timestamp(x))
+        | (ColumnType::Timestamptz, Value::Timestamptz(x)) => {
             out.push(TAG_VALUE);
             out.extend_from_slice(&((*x as u64) ^ (1 << 63)).to_be_bytes());
         }
@@ -65,6 +72,12 @@ pub fn push_value(out: &mut Vec<u8>, ty: ColumnType, v: &Value) -> bool {
             out.extend_from_slice(u);
         }
         (ColumnType::Text, Value::Text(s)) => push_text(out, s.as_bytes()),
+        (ColumnType::Bytea, Value::Bytea(b)) => push_text(out, b),
+        (ColumnType::Interval, Value::Interval(iv)) => {
+            out.push(TAG_VALUE);
+            let flipped = (iv.span_micros() as u128) ^ (1 << 127);
+            out.extend_from_slice(&flipped.to_be_bytes());
+        }
         _ => return false,
     }
     true
@@ -138,7 +151,14 @@ pub fn key_from_parts(row: &[u8], parts: &[KeyPart], out: &mut Vec<u8>) -> Resul
                 let b = take(16)?;
                 Value::Uuid(std::array::from_fn(|i| b[i]))
             }
-            ColumnType::Text => {
+            ColumnType::Date => {
+                let b = take(4)?;
+                Value::Date(i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            }
+            ColumnType::Timestamp => Value::Timestamp(i64::from_le_bytes(le8(take(8)?))),
+            ColumnType::Timestamptz => Value::Timestamptz(i64::from_le_bytes(le8(take(8)?))),
+            ColumnType::Interval => Value::Interval(crate::schema::decode_interval(take(16)?)),
+            ColumnType::Text | ColumnType::Bytea => {
                 let len = take(2)?;
                 let len = u16::from_le_bytes([len[0], len[1]]) as usize;
                 let s = row
@@ -227,13 +247,30 @@ pub fn decode_key(types: &[ColumnType], mut key: &[u8]) -> Option<Vec<Value>> {
                 let b = fixed(&mut key, 2)?;
                 Value::Int2((u16::from_be_bytes([b[0], b[1]]) ^ 0x8000) as i16)
             }
-            ColumnType::Int4 => {
+            ColumnType::Int4 | ColumnType::Date => {
                 let b = fixed(&mut key, 4)?;
-                Value::Int4((u32::from_be_bytes(b.try_into().ok()?) ^ 0x8000_0000) as i32)
+                let x = (u32::from_be_bytes(b.try_into().ok()?) ^ 0x8000_0000) as i32;
+                if ty == ColumnType::Date {
+                    Value::Date(x)
+                } else {
+                    Value::Int4(x)
+                }
             }
-            ColumnType::Int8 => {
+            ColumnType::Int8 | ColumnType::Timestamp | ColumnType::Timestamptz => {
                 let b = fixed(&mut key, 8)?;
-                Value::Int8((u64::from_be_bytes(b.try_into().ok()?) ^ (1 << 63)) as i64)
+                let x = (u64::from_be_bytes(b.try_into().ok()?) ^ (1 << 63)) as i64;
+                match ty {
+                    ColumnType::Timestamp => Value::Timestamp(x),
+                    ColumnType::Timestamptz => Value::Timestamptz(x),
+                    _ => Value::Int8(x),
+                }
+            }
+            ColumnType::Interval => {
+                // The key keeps only the span: the interval read back is an equal one,
+                // in months of 30 days, days and microseconds.
+                let b = fixed(&mut key, 16)?;
+                let span = (u128::from_be_bytes(b.try_into().ok()?) ^ (1 << 127)) as i128;
+                Value::Interval(Interval::from_span(span)?)
             }
             ColumnType::Float8 => {
                 let b = fixed(&mut key, 8)?;
@@ -249,7 +286,7 @@ pub fn decode_key(types: &[ColumnType], mut key: &[u8]) -> Option<Vec<Value>> {
             }
             ColumnType::Bool => Value::Bool(fixed(&mut key, 1)?[0] != 0),
             ColumnType::Uuid => Value::Uuid(fixed(&mut key, 16)?.try_into().ok()?),
-            ColumnType::Text => {
+            ColumnType::Text | ColumnType::Bytea => {
                 let mut s = Vec::new();
                 loop {
                     let (&b, rest) = key.split_first()?;
@@ -266,7 +303,11 @@ pub fn decode_key(types: &[ColumnType], mut key: &[u8]) -> Option<Vec<Value>> {
                         _ => return None,
                     }
                 }
-                Value::Text(String::from_utf8(s).ok()?)
+                if ty == ColumnType::Bytea {
+                    Value::Bytea(s)
+                } else {
+                    Value::Text(String::from_utf8(s).ok()?)
+                }
             }
         };
         out.push(v);
@@ -312,6 +353,11 @@ mod tests {
             (Value::Text(x), Value::Text(y)) => x.as_bytes().cmp(y.as_bytes()),
             (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
             (Value::Uuid(x), Value::Uuid(y)) => x.cmp(y),
+            (Value::Date(x), Value::Date(y)) => x.cmp(y),
+            (Value::Timestamp(x), Value::Timestamp(y))
+            | (Value::Timestamptz(x), Value::Timestamptz(y)) => x.cmp(y),
+            (Value::Interval(x), Value::Interval(y)) => x.span_micros().cmp(&y.span_micros()),
+            (Value::Bytea(x), Value::Bytea(y)) => x.cmp(y),
             _ => Equal,
         }
     }
@@ -334,11 +380,28 @@ mod tests {
             ColumnType::Bool => any::<bool>().prop_map(Value::Bool).boxed(),
             ColumnType::Uuid => any::<[u8; 16]>().prop_map(Value::Uuid).boxed(),
             ColumnType::Text => "[a\\x00b\\xff]{0,6}".prop_map(Value::Text).boxed(),
+            ColumnType::Date => any::<i32>().prop_map(Value::Date).boxed(),
+            ColumnType::Timestamp => any::<i64>().prop_map(Value::Timestamp).boxed(),
+            ColumnType::Timestamptz => any::<i64>().prop_map(Value::Timestamptz).boxed(),
+            ColumnType::Interval => (any::<i32>(), any::<i32>(), any::<i64>())
+                .prop_map(|(months, days, micros)| {
+                    Value::Interval(Interval {
+                        months,
+                        days,
+                        micros,
+                    })
+                })
+                .boxed(),
+            ColumnType::Bytea => {
+                proptest::collection::vec(prop_oneof![Just(0u8), Just(1), Just(255)], 0..6)
+                    .prop_map(Value::Bytea)
+                    .boxed()
+            }
         };
         prop_oneof![1 => Just(Value::Null), 8 => v].boxed()
     }
 
-    const TYPES: [ColumnType; 7] = [
+    const TYPES: [ColumnType; 12] = [
         ColumnType::Int2,
         ColumnType::Int4,
         ColumnType::Int8,
@@ -346,6 +409,11 @@ mod tests {
         ColumnType::Bool,
         ColumnType::Uuid,
         ColumnType::Text,
+        ColumnType::Date,
+        ColumnType::Timestamp,
+        ColumnType::Timestamptz,
+        ColumnType::Interval,
+        ColumnType::Bytea,
     ];
 
     proptest! {
@@ -356,7 +424,7 @@ mod tests {
         /// columns of any types, NULLs included, indexed in any column order.
         #[test]
         fn parts_read_the_key_from_the_stored_row(
-            (types, row, order) in (0..7usize, 0..7usize, 0..7usize).prop_flat_map(|(i, j, k)| {
+            (types, row, order) in (0..TYPES.len(), 0..TYPES.len(), 0..TYPES.len()).prop_flat_map(|(i, j, k)| {
                 let types = [TYPES[i], TYPES[j], TYPES[k]];
                 (Just(types), (value(types[0]), value(types[1]), value(types[2])),
                  Just(vec![2u16, 0]).prop_union(Just(vec![1u16])).or(Just(vec![0u16, 1, 2])))
@@ -383,7 +451,7 @@ mod tests {
         /// Byte order is SQL order, and keys decode back, for pairs of composite keys.
         #[test]
         fn order_matches_sql(
-            (t1, t2, a1, a2, b1, b2) in (0..7usize, 0..7usize).prop_flat_map(|(i, j)| {
+            (t1, t2, a1, a2, b1, b2) in (0..TYPES.len(), 0..TYPES.len()).prop_flat_map(|(i, j)| {
                 let (t1, t2) = (TYPES[i], TYPES[j]);
                 (Just(t1), Just(t2), value(t1), value(t2), value(t1), value(t2))
             })
