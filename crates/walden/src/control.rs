@@ -26,8 +26,13 @@ use crate::wal::{WalCompression, WalPosition};
 pub const CONTROL_MAGIC: &[u8; 8] = b"WALDNCTL";
 pub const CHECKPOINT_MAGIC: &[u8; 8] = b"WALDNCKP";
 /// The on-disk format version this build writes (docs/format.md).
-pub const FORMAT_VERSION: u32 = 9;
-/// The oldest format version this build still reads. Format 9 added column defaults
+pub const FORMAT_VERSION: u32 = 10;
+/// The oldest format version this build still reads. Format 10 added counted rows (a
+/// table's rows start with their column count, so ALTER TABLE ADD COLUMN leaves stored
+/// rows as they are; the schema's count has bit 15 set), dropped columns and missing
+/// values (column flags 64 and 128), views (after the indexes in a checkpoint's
+/// catalog) and the records `create_view`, `drop_view` and `alter_table`; a format 5 to
+/// 9 database's tables keep uncounted rows and cannot add columns. Format 9 added column defaults
 /// (schema flag 32 and the default's SQL text). Format 8 added index free lists
 /// (free index pages, the meta page's right-sibling field naming the first, WAL record
 /// `btree_link`). Format 7 added heap-only versions

@@ -45,10 +45,10 @@ mod testing {
     }
 }
 
-pub use catalog::TableKind;
+pub use catalog::{TableKind, ViewDef};
 pub use engine::{
-    CheckReport, Database, IndexCheck, IndexInfo, IndexSpec, Options, Reader, RecoveryReport,
-    RowAction, TableCheck, Transaction,
+    AlterOp, CheckReport, Database, IndexCheck, IndexInfo, IndexSpec, Options, Reader,
+    RecoveryReport, RowAction, TableCheck, Transaction,
 };
 pub use error::{Error, Result};
 pub use schema::{Column, ColumnType, Row, Schema, Value};
