@@ -69,7 +69,7 @@ pub(crate) fn create_table(
     check_plain_create(ct)?;
     let kind = table_kind(kind, default_kind)?;
     let name = object_name(&ct.name)?;
-    if cx.db.table_names().contains(&name) {
+    if cx.db.table_names().contains(&name) || cx.db.view(&name).is_some() {
         if ct.if_not_exists {
             let mut out = Output::tag("CREATE TABLE");
             out.notices.push(format!(
@@ -550,6 +550,7 @@ pub(crate) fn drop(
     object_type: ObjectType,
     if_exists: bool,
     names: &[ast::ObjectName],
+    cascade: bool,
 ) -> SqlResult<Output> {
     if object_type == ObjectType::Index {
         return drop_indexes(cx, if_exists, names);
@@ -564,6 +565,13 @@ pub(crate) fn drop(
         let name = object_name(n)?;
         if existing.contains(&name) {
             to_drop.push(name);
+        } else if cx.db.view(&name).is_some() {
+            return Err(SqlError::new(
+                code::WRONG_OBJECT_TYPE,
+                format!("\"{name}\" is not a table"),
+            )
+            .with_hint("Use DROP VIEW to remove a view.")
+            .at(n.span().start));
         } else if if_exists {
             out.notices.push(format!(
                 "NOTICE:  table \"{name}\" does not exist, skipping"
@@ -575,6 +583,10 @@ pub(crate) fn drop(
             )
             .at(n.span().start));
         }
+    }
+    let views = crate::view::with_dependents(cx.db, &to_drop, "table", cascade, &mut out.notices)?;
+    for v in views {
+        cx.db.drop_view(&v)?;
     }
     for name in to_drop {
         forget_serials(cx, &name);

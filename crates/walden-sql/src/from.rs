@@ -418,6 +418,25 @@ impl Builder<'_, '_> {
                         alias.as_ref().map(|a| ident_name(&a.name)),
                         None,
                     )
+                } else if let Some(view) = self.cx.catalog.view(&table) {
+                    let plan = crate::view::plan_view(&view, self.cx.catalog)
+                        .map_err(|e| e.at(name.span().start))?;
+                    let columns = view
+                        .columns
+                        .iter()
+                        .zip(plan.columns())
+                        .map(|(n, (_, ty))| (n.clone(), *ty))
+                        .collect();
+                    (
+                        Source::Derived {
+                            plan: Arc::new(plan),
+                            name: table.clone(),
+                        },
+                        Some(table),
+                        columns,
+                        alias.as_ref().map(|a| ident_name(&a.name)),
+                        None,
+                    )
                 } else {
                     let scope = self
                         .cx

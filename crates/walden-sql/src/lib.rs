@@ -21,6 +21,7 @@ pub mod select;
 pub mod session;
 pub mod types;
 pub mod value;
+mod view;
 pub mod window;
 
 pub use error::{code, SqlError, SqlResult};

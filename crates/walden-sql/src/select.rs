@@ -46,6 +46,10 @@ pub trait Catalog {
     fn rows(&self, _table: &str) -> f64 {
         1000.0
     }
+    /// The view of that name, if there is one (none by default).
+    fn view(&self, _name: &str) -> Option<walden::ViewDef> {
+        None
+    }
 }
 
 /// A WITH query, by name.
