@@ -170,7 +170,7 @@ fn defaults_for(schema: &Schema, targets: &[usize]) -> SqlResult<Vec<(usize, Exp
     Ok(out)
 }
 
-fn assign(v: Value, col: &Column) -> SqlResult<Value> {
+pub(crate) fn assign(v: Value, col: &Column) -> SqlResult<Value> {
     let from = value::type_of(&v);
     assign_from(v, from, col)
 }

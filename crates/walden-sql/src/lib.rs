@@ -6,6 +6,7 @@
 //! `functions`, `value` (evaluation) → `select`, `dml`, `ddl` (statements) → `session`.
 
 pub mod access_path;
+mod alter;
 pub mod bind;
 mod ddl;
 pub mod depth;

@@ -636,7 +636,7 @@ impl Session {
             Statement::CreateView(cv) => crate::view::create_view(&mut cx, cv),
             Statement::Vacuum(v) => ddl::vacuum(&mut cx, v),
             Statement::CreateIndex(ci) => ddl::create_index(&mut cx, ci),
-            Statement::AlterTable(at) => ddl::alter_table(&mut cx, at),
+            Statement::AlterTable(at) => crate::alter::alter_table(&mut cx, at),
             other => Err(unsupported_statement(other)),
         }
     }

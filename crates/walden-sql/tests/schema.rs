@@ -235,6 +235,284 @@ eve"#,
     (r#"drop table emp"#, r#"DROP TABLE"#),
 ];
 
+/// (statement, what PostgreSQL 15 gave): ALTER TABLE with rows stored before and after
+/// each change.
+const ALTER: &[(&str, &str)] = &[
+    (
+        r#"create table t (id int primary key, a text)"#,
+        r#"CREATE TABLE"#,
+    ),
+    (
+        r#"insert into t values (1, 'one'), (2, 'two')"#,
+        r#"INSERT 0 2"#,
+    ),
+    (r#"alter table t add column b int"#, r#"ALTER TABLE"#),
+    (
+        r#"select * from t order by id"#,
+        r#"1|one|
+2|two|"#,
+    ),
+    (
+        r#"alter table t add column c int not null default 7"#,
+        r#"ALTER TABLE"#,
+    ),
+    (
+        r#"alter table t add column d text default 'dee'"#,
+        r#"ALTER TABLE"#,
+    ),
+    (
+        r#"select * from t order by id"#,
+        r#"1|one||7|dee
+2|two||7|dee"#,
+    ),
+    (
+        r#"insert into t (id, a) values (3, 'three')"#,
+        r#"INSERT 0 1"#,
+    ),
+    (
+        r#"insert into t values (4, 'four', 40, 41, 'x')"#,
+        r#"INSERT 0 1"#,
+    ),
+    (
+        r#"select * from t order by id"#,
+        r#"1|one||7|dee
+2|two||7|dee
+3|three||7|dee
+4|four|40|41|x"#,
+    ),
+    (r#"update t set b = 10 where id = 1"#, r#"UPDATE 1"#),
+    (r#"update t set a = 'TWO' where id = 2"#, r#"UPDATE 1"#),
+    (
+        r#"select * from t order by id"#,
+        r#"1|one|10|7|dee
+2|TWO||7|dee
+3|three||7|dee
+4|four|40|41|x"#,
+    ),
+    (
+        r#"select id, c + 1, d || '!' from t where c = 7 order by id"#,
+        r#"1|8|dee!
+2|8|dee!
+3|8|dee!"#,
+    ),
+    (r#"select count(*) from t where b is null"#, r#"2"#),
+    (r#"alter table t drop column a"#, r#"ALTER TABLE"#),
+    (
+        r#"select * from t order by id"#,
+        r#"1|10|7|dee
+2||7|dee
+3||7|dee
+4|40|41|x"#,
+    ),
+    (r#"insert into t values (5, 50, 51, 'y')"#, r#"INSERT 0 1"#),
+    (
+        r#"select * from t order by id"#,
+        r#"1|10|7|dee
+2||7|dee
+3||7|dee
+4|40|41|x
+5|50|51|y"#,
+    ),
+    (
+        r#"alter table t add column a int default 99"#,
+        r#"ALTER TABLE"#,
+    ),
+    (
+        r#"select * from t order by id"#,
+        r#"1|10|7|dee|99
+2||7|dee|99
+3||7|dee|99
+4|40|41|x|99
+5|50|51|y|99"#,
+    ),
+    (
+        r#"update t set a = a + 1 where id in (1, 5)"#,
+        r#"UPDATE 2"#,
+    ),
+    (
+        r#"select id, a from t order by id"#,
+        r#"1|100
+2|99
+3|99
+4|99
+5|100"#,
+    ),
+    (r#"alter table t rename column d to dd"#, r#"ALTER TABLE"#),
+    (r#"select dd from t where id = 4"#, r#"x"#),
+    (r#"alter table t rename to t2"#, r#"ALTER TABLE"#),
+    (
+        r#"select id, dd from t2 order by id"#,
+        r#"1|dee
+2|dee
+3|dee
+4|x
+5|y"#,
+    ),
+    (r#"insert into t2 (id) values (6)"#, r#"INSERT 0 1"#),
+    (r#"select * from t2 where id = 6"#, r#"6||7|dee|99"#),
+    (
+        r#"alter table t2 alter column dd set default 'zz'"#,
+        r#"ALTER TABLE"#,
+    ),
+    (r#"insert into t2 (id) values (7)"#, r#"INSERT 0 1"#),
+    (r#"select id, dd from t2 where id = 7"#, r#"7|zz"#),
+    (
+        r#"alter table t2 alter column dd drop default"#,
+        r#"ALTER TABLE"#,
+    ),
+    (r#"insert into t2 (id) values (8)"#, r#"INSERT 0 1"#),
+    (r#"select id, dd from t2 where id = 8"#, r#"8|"#),
+    (
+        r#"alter table t2 alter column b set not null"#,
+        r#"ERROR 23502: column "b" of relation "t2" contains null values"#,
+    ),
+    (
+        r#"alter table t2 alter column c set not null"#,
+        r#"ALTER TABLE"#,
+    ),
+    (
+        r#"insert into t2 (id, c) values (9, null)"#,
+        r#"ERROR 23502: null value in column "c" of relation "t2" violates not-null constraint"#,
+    ),
+    (
+        r#"alter table t2 alter column c drop not null"#,
+        r#"ALTER TABLE"#,
+    ),
+    (
+        r#"insert into t2 (id, c) values (9, null)"#,
+        r#"INSERT 0 1"#,
+    ),
+    (
+        r#"alter table t2 alter column id drop not null"#,
+        r#"ERROR 42P16: column "id" is in a primary key"#,
+    ),
+    (
+        r#"select * from t"#,
+        r#"ERROR 42P01: relation "t" does not exist"#,
+    ),
+    (
+        r#"alter table t2 add column b int"#,
+        r#"ERROR 42701: column "b" of relation "t2" already exists"#,
+    ),
+    (
+        r#"alter table t2 add column if not exists b int"#,
+        r#"ALTER TABLE"#,
+    ),
+    (
+        r#"alter table t2 drop column nope"#,
+        r#"ERROR 42703: column "nope" of relation "t2" does not exist"#,
+    ),
+    (
+        r#"alter table t2 drop column if exists nope"#,
+        r#"ALTER TABLE"#,
+    ),
+    (
+        r#"alter table t2 rename column nope to x"#,
+        r#"ERROR 42703: column "nope" does not exist"#,
+    ),
+    (
+        r#"alter table t2 rename column b to c"#,
+        r#"ERROR 42701: column "c" of relation "t2" already exists"#,
+    ),
+    (
+        r#"alter table t2 rename to t2"#,
+        r#"ERROR 42P07: relation "t2" already exists"#,
+    ),
+    (
+        r#"alter table nosuch add column x int"#,
+        r#"ERROR 42P01: relation "nosuch" does not exist"#,
+    ),
+    (
+        r#"alter table if exists nosuch add column x int"#,
+        r#"ALTER TABLE"#,
+    ),
+    (
+        r#"alter table t2 alter column nope set not null"#,
+        r#"ERROR 42703: column "nope" of relation "t2" does not exist"#,
+    ),
+    (
+        r#"alter table t2 add column e int not null"#,
+        r#"ERROR 23502: column "e" of relation "t2" contains null values"#,
+    ),
+    (r#"select * from t2 where id = 1"#, r#"1|10|7|dee|100"#),
+    (r#"create table k (a int, b text)"#, r#"CREATE TABLE"#),
+    (
+        r#"insert into k values (1, 'x'), (2, 'y'), (2, 'z')"#,
+        r#"INSERT 0 3"#,
+    ),
+    (
+        r#"alter table k add primary key (a)"#,
+        r#"ERROR 23505: could not create unique index "k_pkey""#,
+    ),
+    (r#"delete from k where b = 'z'"#, r#"DELETE 1"#),
+    (r#"alter table k add primary key (a)"#, r#"ALTER TABLE"#),
+    (
+        r#"insert into k values (1, 'dup')"#,
+        r#"ERROR 23505: duplicate key value violates unique constraint "k_pkey""#,
+    ),
+    (
+        r#"insert into k values (null, 'n')"#,
+        r#"ERROR 23502: null value in column "a" of relation "k" violates not-null constraint"#,
+    ),
+    (
+        r#"alter table k add constraint k_b_uq unique (b)"#,
+        r#"ALTER TABLE"#,
+    ),
+    (
+        r#"insert into k values (3, 'x')"#,
+        r#"ERROR 23505: duplicate key value violates unique constraint "k_b_uq""#,
+    ),
+    (r#"alter table k drop constraint k_b_uq"#, r#"ALTER TABLE"#),
+    (r#"insert into k values (3, 'x')"#, r#"INSERT 0 1"#),
+    (
+        r#"select * from k order by a"#,
+        r#"1|x
+2|y
+3|x"#,
+    ),
+    (r#"create table n (a int)"#, r#"CREATE TABLE"#),
+    (r#"insert into n values (1), (null)"#, r#"INSERT 0 2"#),
+    (
+        r#"alter table n add primary key (a)"#,
+        r#"ERROR 23502: column "a" of relation "n" contains null values"#,
+    ),
+    (r#"create table e (a int)"#, r#"CREATE TABLE"#),
+    (
+        r#"alter table e add column b int not null"#,
+        r#"ALTER TABLE"#,
+    ),
+    (
+        r#"alter table e add column id int primary key"#,
+        r#"ALTER TABLE"#,
+    ),
+    (r#"insert into e values (1, 2, 3)"#, r#"INSERT 0 1"#),
+    (r#"select * from e"#, r#"1|2|3"#),
+    (r#"create table w (a int, b int, c int)"#, r#"CREATE TABLE"#),
+    (r#"insert into w values (1, 2, 3)"#, r#"INSERT 0 1"#),
+    (r#"create view wv as select a, c from w"#, r#"CREATE VIEW"#),
+    (r#"alter table w drop column b"#, r#"ALTER TABLE"#),
+    (r#"select * from wv"#, r#"1|3"#),
+    (
+        r#"alter table w drop column c"#,
+        r#"ERROR 2BP01: cannot drop column c of table w because other objects depend on it"#,
+    ),
+    (r#"alter table w drop column c cascade"#, r#"ALTER TABLE"#),
+    (
+        r#"select * from wv"#,
+        r#"ERROR 42P01: relation "wv" does not exist"#,
+    ),
+    (r#"select * from w"#, r#"1"#),
+    (r#"create index w_a on w (a)"#, r#"CREATE INDEX"#),
+    (r#"alter table w add column z int"#, r#"ALTER TABLE"#),
+    (r#"alter table w drop column a"#, r#"ALTER TABLE"#),
+    (r#"select * from w"#, r#""#),
+];
+
+#[test]
+fn alter_table_gives_postgres_results() {
+    check_steps(ALTER);
+}
+
 #[test]
 fn views_give_postgres_results() {
     check_steps(VIEWS);
