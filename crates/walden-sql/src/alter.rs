@@ -119,6 +119,13 @@ pub(crate) fn alter_table(cx: &mut Ctx, at: &ast::AlterTable) -> SqlResult<Outpu
     for op in &at.operations {
         let schema = cx.db.schema(&table)?;
         match op {
+            Op::AddConstraint {
+                constraint: ast::TableConstraint::Check(cc),
+                ..
+            } => {
+                let name = cc.name.as_ref().map(ident_name);
+                add_check(cx, &table, &schema, name, &cc.expr)?;
+            }
             Op::AddConstraint { constraint, .. } => {
                 let key = key_constraint(constraint)?;
                 for c in &key.columns {
@@ -222,8 +229,52 @@ fn set_not_null_for_key(
     Ok(changed)
 }
 
-/// DROP CONSTRAINT name: a key (its unique index goes).
+/// The expression of a CHECK constraint this session just made.
+fn checks_expr(c: &walden::Constraint) -> SqlResult<ast::Expr> {
+    let text = c.definition.strip_prefix("CHECK ").unwrap_or(&c.definition);
+    sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| SqlError::new(code::INTERNAL, e.to_string()))
+}
+
+/// ADD [CONSTRAINT name] CHECK (expr): every stored row must pass it first.
+fn add_check(
+    cx: &mut Ctx,
+    table: &str,
+    schema: &Schema,
+    name: Option<String>,
+    e: &ast::Expr,
+) -> SqlResult<()> {
+    if let Some(n) = &name {
+        if schema.constraints.iter().any(|c| c.name == *n) {
+            return Err(SqlError::new(
+                "42710",
+                format!("constraint \"{n}\" for relation \"{table}\" already exists"),
+            ));
+        }
+    }
+    let list = crate::ddl::named_checks(table, schema, &[(name, e.clone())])?;
+    for c in list {
+        crate::checks::verify_rows(cx.db, table, schema, &c.name, e)?;
+        cx.db.alter_table(table, &AlterOp::AddConstraint(c))?;
+    }
+    Ok(())
+}
+
+/// DROP CONSTRAINT name: a CHECK constraint, or a key (its unique index goes).
 fn drop_constraint(cx: &mut Ctx, table: &str, if_exists: bool, name: &str) -> SqlResult<()> {
+    if cx
+        .db
+        .schema(table)?
+        .constraints
+        .iter()
+        .any(|c| c.name == name)
+    {
+        cx.db
+            .alter_table(table, &AlterOp::DropConstraint(name.to_string()))?;
+        return Ok(());
+    }
     let found = cx
         .db
         .indexes(table)?
@@ -271,7 +322,7 @@ fn add_column(
     if_not_exists: bool,
     out: &mut Output,
 ) -> SqlResult<()> {
-    let (mut col, keys) = column_of(def, table)?;
+    let (mut col, keys, checks) = column_of(def, table)?;
     if schema.columns.iter().any(|c| c.name == col.name) {
         if if_not_exists {
             out.notices.push(format!(
@@ -294,6 +345,22 @@ fn add_column(
     }
     let name = col.name.clone();
     cx.db.alter_table(table, &AlterOp::AddColumn(col))?;
+    let added = cx.db.schema(table)?;
+    let checks = crate::ddl::named_checks(table, &added, &checks);
+    let checks = checks.and_then(|list| {
+        for c in &list {
+            let e = &checks_expr(c)?;
+            crate::checks::verify_rows(cx.db, table, &added, &c.name, e)?;
+        }
+        for c in list {
+            cx.db.alter_table(table, &AlterOp::AddConstraint(c))?;
+        }
+        Ok(())
+    });
+    if let Err(e) = checks {
+        let _ = cx.db.alter_table(table, &AlterOp::DropColumn(name.clone()));
+        return Err(e);
+    }
     for key in &keys {
         if let Err(e) = add_key(cx, table, key) {
             // The column goes again: ADD COLUMN is all or nothing.
@@ -338,6 +405,12 @@ fn drop_column(
             cx.db.drop_view(&v)?;
         }
     }
+    // CHECK constraints that name the column go with it, as in PostgreSQL.
+    let mut without = schema.clone();
+    without.columns.retain(|c| c.name != column);
+    for c in crate::checks::broken(table, &without) {
+        cx.db.alter_table(table, &AlterOp::DropConstraint(c))?;
+    }
     cx.serials.retain(|(t, c), _| !(t == table && c == column));
     cx.db
         .alter_table(table, &AlterOp::DropColumn(column.to_string()))?;
@@ -379,6 +452,16 @@ fn rename_column(
         return Err(column_exists(to, table));
     }
     refuse_if_views_break(cx.db, table, Some(from))?;
+    let mut renamed = schema.clone();
+    for c in renamed.columns.iter_mut().filter(|c| c.name == from) {
+        c.name = to.to_string();
+    }
+    if let Some(c) = crate::checks::broken(table, &renamed).first() {
+        return Err(SqlError::unsupported(format!(
+            "renaming column \"{from}\" of relation \"{table}\", which check constraint \"{c}\" uses (Walden keeps a check's expression as text)"
+        ))
+        .with_hint("Drop the constraint, rename, and add it again."));
+    }
     cx.serials.retain(|(t, c), _| !(t == table && c == from));
     cx.db.alter_table(
         table,

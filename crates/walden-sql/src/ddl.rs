@@ -88,6 +88,7 @@ pub(crate) fn create_table(
     }
     let mut columns: Vec<Column> = Vec::new();
     let mut keys: Vec<Key> = Vec::new();
+    let mut checks: Vec<Check> = Vec::new();
     for def in &ct.columns {
         let col_name = ident_name(&def.name);
         if columns.iter().any(|c| c.name == col_name) {
@@ -97,11 +98,16 @@ pub(crate) fn create_table(
             )
             .at(def.name.span.start));
         }
-        let (c, col_keys) = column_of(def, &name)?;
+        let (c, col_keys, col_checks) = column_of(def, &name)?;
         keys.extend(col_keys);
+        checks.extend(col_checks);
         columns.push(c);
     }
     for tc in &ct.constraints {
+        if let TableConstraint::Check(cc) = tc {
+            checks.push((cc.name.as_ref().map(ident_name), (*cc.expr).clone()));
+            continue;
+        }
         let key = key_constraint(tc)?;
         for col_name in &key.columns {
             let Some(c) = columns.iter_mut().find(|c| c.name == *col_name) else {
@@ -126,8 +132,10 @@ pub(crate) fn create_table(
     if columns.is_empty() {
         return Err(SqlError::unsupported("a table with no columns"));
     }
+    let mut schema = Schema::new(columns);
+    schema.constraints = named_checks(&name, &schema, &checks)?;
     forget_serials(cx, &name);
-    cx.db.create_table_with(&name, Schema::new(columns), kind)?;
+    cx.db.create_table_with(&name, schema, kind)?;
     // The primary key first, then the unique constraints in the order written.
     keys.sort_by_key(|k| !k.primary);
     for key in &keys {
@@ -140,12 +148,19 @@ pub(crate) fn create_table(
     Ok(Output::tag("CREATE TABLE"))
 }
 
-/// A column as CREATE TABLE or ALTER TABLE ADD COLUMN defines it, with the keys its
-/// options declare (PRIMARY KEY, UNIQUE).
-pub(crate) fn column_of(def: &ast::ColumnDef, table: &str) -> SqlResult<(Column, Vec<Key>)> {
+/// A CHECK constraint as written: its name if given, its expression.
+pub(crate) type Check = (Option<String>, ast::Expr);
+
+/// A column as CREATE TABLE or ALTER TABLE ADD COLUMN defines it, with the keys
+/// (PRIMARY KEY, UNIQUE) and CHECK constraints its options declare.
+pub(crate) fn column_of(
+    def: &ast::ColumnDef,
+    table: &str,
+) -> SqlResult<(Column, Vec<Key>, Vec<Check>)> {
     let name = table;
     let col_name = ident_name(&def.name);
     let mut keys = Vec::new();
+    let mut checks = Vec::new();
     let d = declared_type(&def.data_type, true).map_err(|e| e.at(def.name.span.start))?;
     let mut c = Column::new(&col_name, d.ty.column_type());
     c.max_chars = d.max_chars;
@@ -190,6 +205,10 @@ pub(crate) fn column_of(def: &ast::ColumnDef, table: &str) -> SqlResult<(Column,
                 columns: vec![col_name.clone()],
                 primary: false,
             }),
+            ColumnOption::Check(cc) => checks.push((
+                opt.name.as_ref().or(cc.name.as_ref()).map(ident_name),
+                (*cc.expr).clone(),
+            )),
             other => {
                 return Err(SqlError::unsupported(format!(
                     "the column option {}",
@@ -199,7 +218,44 @@ pub(crate) fn column_of(def: &ast::ColumnDef, table: &str) -> SqlResult<(Column,
             }
         }
     }
-    Ok((c, keys))
+    Ok((c, keys, checks))
+}
+
+/// CHECK constraints named (as PostgreSQL names them when not named) and bound against
+/// the table's columns, as the schema keeps them.
+pub(crate) fn named_checks(
+    table: &str,
+    schema: &Schema,
+    checks: &[Check],
+) -> SqlResult<Vec<walden::Constraint>> {
+    let mut taken: Vec<String> = schema.constraints.iter().map(|c| c.name.clone()).collect();
+    let mut out = Vec::new();
+    // Named ones first, so that a generated name steps around them.
+    taken.extend(checks.iter().filter_map(|(n, _)| n.clone()));
+    for (name, e) in checks {
+        crate::checks::bind(table, schema, e)?;
+        let name = match name {
+            Some(n) => {
+                if out.iter().any(|c: &walden::Constraint| c.name == *n) {
+                    return Err(SqlError::new(
+                        "42710",
+                        format!("check constraint \"{n}\" already exists"),
+                    ));
+                }
+                n.clone()
+            }
+            None => {
+                let n = crate::checks::name_for(table, e, &taken);
+                taken.push(n.clone());
+                n
+            }
+        };
+        out.push(walden::Constraint {
+            name,
+            definition: crate::checks::definition(e),
+        });
+    }
+    Ok(out)
 }
 
 /// A PRIMARY KEY or UNIQUE constraint.

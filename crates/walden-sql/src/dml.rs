@@ -199,7 +199,7 @@ fn assign_from(v: Value, from: SqlType, col: &Column) -> SqlResult<Value> {
     }
 }
 
-fn row_text(row: &[Value]) -> String {
+pub(crate) fn row_text(row: &[Value]) -> String {
     let parts: Vec<String> = row
         .iter()
         .map(|v| match v {
@@ -221,7 +221,7 @@ fn check_not_null(table: &str, schema: &Schema, row: &[Value]) -> SqlResult<()> 
             .with_detail(format!("Failing row contains ({}).", row_text(row))));
         }
     }
-    Ok(())
+    crate::checks::verify(table, schema, row)
 }
 
 /// Loads the next value of each serial column that this insert fills.

@@ -8,6 +8,7 @@
 pub mod access_path;
 mod alter;
 pub mod bind;
+mod checks;
 mod ddl;
 pub mod depth;
 mod dml;

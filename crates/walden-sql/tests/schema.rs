@@ -513,6 +513,123 @@ fn alter_table_gives_postgres_results() {
     check_steps(ALTER);
 }
 
+/// (statement, what PostgreSQL 15 gave): CHECK constraints, named and unnamed, on
+/// INSERT, UPDATE and ALTER TABLE.
+const CHECKS: &[(&str, &str)] = &[
+    (
+        r#"create table c (a int check (a > 0), b int, c int constraint c_named check (c <> 5), check (a < b), check (b > 0), check (a + b < 100))"#,
+        r#"CREATE TABLE"#,
+    ),
+    (r#"insert into c values (1, 2, 3)"#, r#"INSERT 0 1"#),
+    (
+        r#"insert into c values (0, 2, 3)"#,
+        r#"ERROR 23514: new row for relation "c" violates check constraint "c_a_check""#,
+    ),
+    (
+        r#"insert into c values (5, 2, 3)"#,
+        r#"ERROR 23514: new row for relation "c" violates check constraint "c_check""#,
+    ),
+    (
+        r#"insert into c values (1, 2, 5)"#,
+        r#"ERROR 23514: new row for relation "c" violates check constraint "c_named""#,
+    ),
+    (
+        r#"insert into c values (null, null, null)"#,
+        r#"INSERT 0 1"#,
+    ),
+    (
+        r#"insert into c values (1, 200, 1)"#,
+        r#"ERROR 23514: new row for relation "c" violates check constraint "c_check1""#,
+    ),
+    (
+        r#"update c set b = 0 where a = 1"#,
+        r#"ERROR 23514: new row for relation "c" violates check constraint "c_b_check""#,
+    ),
+    (
+        r#"update c set a = -1"#,
+        r#"ERROR 23514: new row for relation "c" violates check constraint "c_a_check""#,
+    ),
+    (
+        r#"select * from c order by a"#,
+        r#"1|2|3
+||"#,
+    ),
+    (
+        r#"alter table c add constraint pos_c check (c > 0)"#,
+        r#"ALTER TABLE"#,
+    ),
+    (
+        r#"alter table c add constraint big_a check (a > 5)"#,
+        r#"ERROR 23514: check constraint "big_a" of relation "c" is violated by some row"#,
+    ),
+    (r#"alter table c add check (c < 1000)"#, r#"ALTER TABLE"#),
+    (r#"delete from c where c is null"#, r#"DELETE 1"#),
+    (
+        r#"alter table c add constraint pos_c check (c > 0)"#,
+        r#"ERROR 42710: constraint "pos_c" for relation "c" already exists"#,
+    ),
+    (r#"alter table c add check (c < 1000)"#, r#"ALTER TABLE"#),
+    (
+        r#"insert into c values (1, 2, -3)"#,
+        r#"ERROR 23514: new row for relation "c" violates check constraint "pos_c""#,
+    ),
+    (
+        r#"insert into c values (1, 2, 3000)"#,
+        r#"ERROR 23514: new row for relation "c" violates check constraint "c_c_check""#,
+    ),
+    (r#"alter table c drop constraint pos_c"#, r#"ALTER TABLE"#),
+    (r#"insert into c values (1, 2, -3)"#, r#"INSERT 0 1"#),
+    (
+        r#"alter table c drop constraint nope"#,
+        r#"ERROR 42704: constraint "nope" of relation "c" does not exist"#,
+    ),
+    (
+        r#"alter table c drop constraint if exists nope"#,
+        r#"ALTER TABLE"#,
+    ),
+    (r#"alter table c drop column c"#, r#"ALTER TABLE"#),
+    (r#"insert into c values (2, 3)"#, r#"INSERT 0 1"#),
+    (
+        r#"alter table c add constraint c_a_check check (a > 0)"#,
+        r#"ERROR 42710: constraint "c_a_check" for relation "c" already exists"#,
+    ),
+    (
+        r#"alter table c add column d int default 4 check (d > 3)"#,
+        r#"ALTER TABLE"#,
+    ),
+    (
+        r#"alter table c add column e int default 0 check (e > 3)"#,
+        r#"ERROR 23514: check constraint "c_e_check" of relation "c" is violated by some row"#,
+    ),
+    (
+        r#"insert into c values (3, 4, 3)"#,
+        r#"ERROR 23514: new row for relation "c" violates check constraint "c_d_check""#,
+    ),
+    (
+        r#"select * from c order by a"#,
+        r#"1|2|4
+1|2|4
+2|3|4"#,
+    ),
+    (
+        r#"create table c2 (x int, constraint x_pos check (x > 0), constraint x_pos check (x < 9))"#,
+        r#"ERROR 42710: check constraint "x_pos" already exists"#,
+    ),
+    (
+        r#"create table c3 (x int check (x > (select 1)))"#,
+        r#"ERROR 0A000: cannot use subquery in check constraint"#,
+    ),
+    (
+        r#"insert into c values (-1, 2, 4) on conflict do nothing"#,
+        r#"ERROR 23514: new row for relation "c" violates check constraint "c_a_check""#,
+    ),
+];
+
+#[test]
+fn check_constraints_give_postgres_results() {
+    check_steps(CHECKS);
+}
+
 #[test]
 fn views_give_postgres_results() {
     check_steps(VIEWS);
@@ -547,6 +664,8 @@ const DURABLE_DDL: &[&str] = &[
     "alter table u rename to u2",
     "create view both_ as select t.id, u2.y from t join u2 on u2.x = t.id",
     "create or replace view big as select id, b, cc from t where b > 15",
+    "alter table t add constraint b_small check (b < 1000)",
+    "create table k (v int check (v > 0))",
 ];
 
 /// What the recovery test reads back.
@@ -558,6 +677,8 @@ const READS: &[&str] = &[
     "insert into u2 values (1, 'dup')",
     "insert into t (id) values (9)",
     "select * from t where id = 9",
+    "insert into t (id, b) values (8, 5000)",
+    "insert into k values (0)",
 ];
 
 fn reads(db: &walden::Database) -> Vec<String> {
@@ -612,6 +733,13 @@ fn views_and_altered_tables_survive_a_crash_and_a_checkpoint() {
                     "1|p\n2|q",
                 ],
                 "{kind:?}"
+            );
+            assert_eq!(
+                want[7..],
+                [
+                    "ERROR 23514: new row for relation \"t\" violates check constraint \"b_small\"",
+                    "ERROR 23514: new row for relation \"k\" violates check constraint \"k_v_check\"",
+                ]
             );
             let db = crash(db, &vfs);
             assert_eq!(reads(&db), want, "{kind:?} checkpoint {checkpoint_at:?}");

@@ -51,7 +51,7 @@ pub use engine::{
     RecoveryReport, RowAction, TableCheck, Transaction,
 };
 pub use error::{Error, Result};
-pub use schema::{Column, ColumnType, Row, Schema, Value};
+pub use schema::{Column, ColumnType, Constraint, Row, Schema, Value};
 pub use stats::{StatsSnapshot, TxnStats};
 pub use store::Protection;
 pub use wal::WalCompression;

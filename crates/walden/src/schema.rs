@@ -112,6 +112,8 @@ const FLAG_MISSING: u8 = 128;
 /// The bit of the schema's column count that marks a counted schema (rows start with
 /// their column count).
 const SCHEMA_COUNTED: u16 = 0x8000;
+/// The bit of the schema's column count that says constraints follow the columns.
+const SCHEMA_CONSTRAINTS: u16 = 0x4000;
 
 impl Column {
     pub fn new(name: &str, ty: ColumnType) -> Column {
@@ -162,6 +164,16 @@ pub struct Schema {
     /// Rows start with their column count (tables created since format 10); an older
     /// table's rows have exactly the schema's columns, and it cannot add columns.
     pub counted: bool,
+    /// The table's constraints the SQL layer enforces (CHECK), by name, each as SQL
+    /// text; the engine stores them and does not act on them.
+    pub constraints: Vec<Constraint>,
+}
+
+/// A named table constraint kept as SQL text for the layer above ("CHECK (a > 0)").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Constraint {
+    pub name: String,
+    pub definition: String,
 }
 
 /// A value of one column.
@@ -208,6 +220,7 @@ impl Schema {
         Schema {
             columns,
             counted: true,
+            constraints: Vec::new(),
         }
     }
 
@@ -226,6 +239,7 @@ impl Schema {
                 .cloned()
                 .collect(),
             counted: self.counted,
+            constraints: self.constraints.clone(),
         }
     }
 
@@ -441,7 +455,12 @@ impl Schema {
     /// Serializes the schema (for the catalog and CreateTable records).
     pub fn encode(&self, out: &mut Vec<u8>) {
         let counted = if self.counted { SCHEMA_COUNTED } else { 0 };
-        out.extend_from_slice(&(self.columns.len() as u16 | counted).to_le_bytes());
+        let constraints = if self.constraints.is_empty() {
+            0
+        } else {
+            SCHEMA_CONSTRAINTS
+        };
+        out.extend_from_slice(&(self.columns.len() as u16 | counted | constraints).to_le_bytes());
         for c in &self.columns {
             out.push(c.ty.code());
             out.push(c.flags());
@@ -458,6 +477,13 @@ impl Schema {
                 crate::codec::put_bytes_v(out, m);
             }
         }
+        if !self.constraints.is_empty() {
+            crate::codec::put_varint(out, self.constraints.len() as u64);
+            for c in &self.constraints {
+                crate::codec::put_string(out, &c.name);
+                crate::codec::put_bytes_v(out, c.definition.as_bytes());
+            }
+        }
     }
 
     /// Parses a serialized schema, advancing `at`.
@@ -465,7 +491,8 @@ impl Schema {
         let mut r = crate::codec::Reader::new(bytes, *at);
         let n = r.u16()?;
         let counted = n & SCHEMA_COUNTED != 0;
-        let n = (n & !SCHEMA_COUNTED) as usize;
+        let has_constraints = n & SCHEMA_CONSTRAINTS != 0;
+        let n = (n & !(SCHEMA_COUNTED | SCHEMA_CONSTRAINTS)) as usize;
         let mut columns = Vec::with_capacity(n.min(1024));
         for _ in 0..n {
             let code = r.u8()?;
@@ -509,8 +536,25 @@ impl Schema {
             }
             columns.push(column);
         }
+        let mut constraints = Vec::new();
+        if has_constraints {
+            let count = r.varint()?;
+            if count > r.remaining() as u64 {
+                return Err(format!("{count} constraints cannot fit"));
+            }
+            for _ in 0..count {
+                let name = r.string()?;
+                let definition = String::from_utf8(r.bytes_v()?.to_vec())
+                    .map_err(|_| format!("constraint {name:?} is not UTF-8"))?;
+                constraints.push(Constraint { name, definition });
+            }
+        }
         *at = r.pos();
-        Ok(Schema { columns, counted })
+        Ok(Schema {
+            columns,
+            counted,
+            constraints,
+        })
     }
 }
 
@@ -547,6 +591,7 @@ pub fn encode_value(v: &Value) -> Option<Vec<u8>> {
     let s = Schema {
         columns: vec![],
         counted: false,
+        constraints: Vec::new(),
     };
     if matches!(v, Value::Null) {
         return None;
@@ -623,8 +668,58 @@ mod tests {
     }
 
     #[test]
+    fn a_row_stored_before_add_column_reads_the_missing_value() {
+        let old = Schema::new(vec![
+            Column::new("a", ColumnType::Int4),
+            Column::new("b", ColumnType::Text),
+        ]);
+        let mut stored = Vec::new();
+        old.encode_row(&[Value::Int4(1), Value::Text("x".into())], &mut stored);
+        let mut new = old.clone();
+        new.columns.push(Column {
+            missing: encode_value(&Value::Int8(7)),
+            ..Column::new("c", ColumnType::Int8)
+        });
+        new.columns.push(Column::new("d", ColumnType::Bool));
+        assert_eq!(
+            new.decode_row(&stored),
+            Ok(vec![
+                Value::Int4(1),
+                Value::Text("x".into()),
+                Value::Int8(7),
+                Value::Null
+            ])
+        );
+        // Its value is not in the row's bytes: no range to read a key from.
+        assert!(new.value_ranges(&stored).is_err());
+        // Dropped: the bytes are skipped, the API sees the row without the column.
+        new.columns[1].dropped = true;
+        let row = new.decode_row(&stored).unwrap();
+        assert_eq!(row[1], Value::Null);
+        assert_eq!(
+            new.to_visible(row),
+            vec![Value::Int4(1), Value::Int8(7), Value::Null]
+        );
+        let stored_row = new.to_stored(&[Value::Int4(2), Value::Int8(3), Value::Bool(true)]);
+        assert_eq!(stored_row.len(), 4);
+        assert_eq!(stored_row[1], Value::Null);
+        new.check(&stored_row).unwrap();
+        let mut b = Vec::new();
+        new.encode_row(&stored_row, &mut b);
+        assert_eq!(new.decode_row(&b).unwrap()[2], Value::Int8(3));
+        // A row with more columns than its schema is damage.
+        assert!(old.decode_row(&b).is_err());
+    }
+
+    #[test]
     fn schema_round_trip() {
-        let s = schema();
+        let mut s = schema();
+        s.columns[2].dropped = true;
+        s.columns[3].missing = Some(vec![1; 16]);
+        s.constraints.push(Constraint {
+            name: "t_a_check".into(),
+            definition: "CHECK (a > 0)".into(),
+        });
         let mut b = Vec::new();
         s.encode(&mut b);
         let mut at = 0;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::{check_name, Database, MAX_COLUMNS};
 use crate::catalog::{CatalogRecord, Table, ViewDef};
 use crate::error::{Error, Result};
-use crate::schema::{Column, Schema};
+use crate::schema::{Column, Constraint, Schema};
 
 /// One change ALTER TABLE makes to a table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,6 +34,10 @@ pub enum AlterOp {
         column: String,
         nullable: bool,
     },
+    /// Adds a constraint for the layer above (whether the rows meet it is the caller's
+    /// to check first).
+    AddConstraint(Constraint),
+    DropConstraint(String),
 }
 
 /// The position of a visible column of that name.
@@ -219,6 +223,25 @@ fn altered(t: &Table, op: &AlterOp) -> Result<(String, Schema)> {
         AlterOp::SetNullable { column, nullable } => {
             let at = position(&schema, &name, column)?;
             schema.columns[at].nullable = *nullable;
+        }
+        AlterOp::AddConstraint(c) => {
+            check_name("constraint", &c.name)?;
+            if schema.constraints.iter().any(|x| x.name == c.name) {
+                return Err(Error::InvalidOption(format!(
+                    "constraint {:?} of table {name:?} already exists",
+                    c.name
+                )));
+            }
+            schema.constraints.push(c.clone());
+        }
+        AlterOp::DropConstraint(c) => {
+            let before = schema.constraints.len();
+            schema.constraints.retain(|x| x.name != *c);
+            if schema.constraints.len() == before {
+                return Err(Error::InvalidOption(format!(
+                    "constraint {c:?} of table {name:?} does not exist"
+                )));
+            }
         }
     }
     Ok((name, schema))
