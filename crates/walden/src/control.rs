@@ -29,7 +29,8 @@ pub const CHECKPOINT_MAGIC: &[u8; 8] = b"WALDNCKP";
 pub const FORMAT_VERSION: u32 = 10;
 /// The oldest format version this build still reads. Format 10 added counted rows (a
 /// table's rows start with their column count, so ALTER TABLE ADD COLUMN leaves stored
-/// rows as they are; the schema's count has bit 15 set), dropped columns and missing
+/// rows as they are; the schema's count has bit 15 set), table constraints as SQL text
+/// (bit 14), dropped columns and missing
 /// values (column flags 64 and 128), views (after the indexes in a checkpoint's
 /// catalog) and the records `create_view`, `drop_view` and `alter_table`; a format 5 to
 /// 9 database's tables keep uncounted rows and cannot add columns. Format 9 added column defaults
