@@ -711,6 +711,28 @@ mod tests {
         assert!(old.decode_row(&b).is_err());
     }
 
+    /// A table of a format 9 database: its schema's count has no flag bits and its rows
+    /// no column count; both read as they are.
+    #[test]
+    fn an_uncounted_schema_of_an_older_format_reads_as_before() {
+        let mut bytes = Vec::new();
+        bytes.extend_from_slice(&1u16.to_le_bytes());
+        bytes.extend_from_slice(&[ColumnType::Int4.code(), FLAG_NULLABLE]);
+        bytes.extend_from_slice(&1u16.to_le_bytes());
+        bytes.push(b'a');
+        let mut at = 0;
+        let s = Schema::decode(&bytes, &mut at).unwrap();
+        assert_eq!(at, bytes.len());
+        assert!(!s.counted);
+        let mut row = Vec::new();
+        s.encode_row(&[Value::Int4(5)], &mut row);
+        assert_eq!(row, [0, 5, 0, 0, 0]);
+        assert_eq!(s.decode_row(&row), Ok(vec![Value::Int4(5)]));
+        let mut again = Vec::new();
+        s.encode(&mut again);
+        assert_eq!(again, bytes);
+    }
+
     #[test]
     fn schema_round_trip() {
         let mut s = schema();
