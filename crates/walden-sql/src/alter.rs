@@ -136,6 +136,12 @@ pub(crate) fn alter_table(cx: &mut Ctx, at: &ast::AlterTable) -> SqlResult<Outpu
                         ));
                     }
                 }
+                if key.primary && cx.db.indexes(&table)?.iter().any(|i| i.primary) {
+                    return Err(SqlError::new(
+                        code::INVALID_TABLE_DEFINITION,
+                        format!("multiple primary keys for table \"{table}\" are not allowed"),
+                    ));
+                }
                 let made_not_null = if key.primary {
                     set_not_null_for_key(cx, &table, &schema, &key.columns)?
                 } else {
