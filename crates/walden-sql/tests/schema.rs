@@ -812,3 +812,20 @@ fn short_rows_update_roll_back_and_index_on_both_table_kinds() {
         assert_eq!(q(&mut s, "select count(*) from t"), "48");
     }
 }
+
+/// Foreign keys are not done yet: refused plainly rather than ignored.
+#[test]
+fn foreign_keys_are_refused_not_ignored() {
+    let db = db();
+    let mut s = Session::new(&db);
+    s.execute("create table p (id int primary key)").unwrap();
+    for sql in [
+        "create table c (a int references p)",
+        "create table c (a int, foreign key (a) references p (id))",
+        "alter table p add constraint f foreign key (id) references p (id)",
+    ] {
+        let e = s.execute(sql).unwrap_err();
+        assert_eq!(e.code, "0A000", "{sql}: {e}");
+    }
+    assert_eq!(db.table_names(), ["p"]);
+}
