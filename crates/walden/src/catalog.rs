@@ -489,6 +489,26 @@ impl Catalog {
         Ok(())
     }
 
+    /// Whether redo of an `alter_table` record applies: the table is there, the name is
+    /// free, and the catalog's definition is not later than the record's (more columns,
+    /// or a column the record has that the catalog dropped).
+    fn alter_applies(&self, table: u32, name: &str, schema: &Schema) -> bool {
+        let Some(t) = self.by_id.get(&table) else {
+            return false;
+        };
+        let free = self.by_name.get(name).is_none_or(|t| t.id == table)
+            && !self.index_names.contains_key(name)
+            && !self.views.contains_key(name);
+        let have = t.schema();
+        let newer = have.columns.len() > schema.columns.len()
+            || have
+                .columns
+                .iter()
+                .zip(&schema.columns)
+                .any(|(h, s)| h.dropped && !s.dropped);
+        free && !newer
+    }
+
     /// Adds or replaces a view. Errors when a table or an index has its name.
     pub fn put_view(&mut self, view: ViewDef) -> Result<(), String> {
         if self.by_name.contains_key(&view.name) || self.index_names.contains_key(&view.name) {
@@ -992,13 +1012,13 @@ impl RecordOwner for CatalogOwner {
                 schema,
             } => {
                 // The definition is whole, so redo sets it whenever the table is there
-                // and the name free (a newer checkpoint may already have it, or a later
-                // one: the records after it set it again).
+                // and the name free. The checkpoint's catalog is read after its redo
+                // point, so it may hold a later definition than the record's: one with
+                // more columns, or a column the record has but the catalog dropped.
+                // That record is passed over (the records after it lead to the
+                // catalog's state again); any other mismatch is damage.
                 let cat = &mut *ctx.catalog;
-                let free = cat.by_name.get(&name).is_none_or(|t| t.id == table)
-                    && !cat.index_names.contains_key(&name)
-                    && !cat.views.contains_key(&name);
-                if cat.by_id.contains_key(&table) && free {
+                if cat.alter_applies(table, &name, &schema) {
                     cat.redefine(table, &name, schema)
                         .map_err(|r| ctx.corrupt(rec, r))?;
                 }
@@ -1075,6 +1095,46 @@ pub(crate) mod tests {
                 pages: vec![50],
             },
         ]
+    }
+
+    /// A checkpoint's catalog is read after its redo point: an `alter_table` record after
+    /// that point may be older than the catalog, and its redo must pass over it.
+    #[test]
+    fn an_older_alter_table_is_passed_over_at_redo() {
+        let a = || Column::new("a", ColumnType::Int4);
+        let b = || Column::new("b", ColumnType::Int4);
+        let mut cat = Catalog::default();
+        cat.insert(Table::new(
+            4,
+            "t",
+            Schema::new(vec![a()]),
+            TableKind::Heap,
+            vec![],
+        ));
+        let one = Schema::new(vec![a(), b()]);
+        assert!(cat.alter_applies(4, "t", &one));
+        cat.redefine(4, "t2", one.clone()).unwrap();
+        let mut dropped = one.clone();
+        dropped.columns[1].dropped = true;
+        cat.redefine(4, "t2", dropped.clone()).unwrap();
+        // Older than the catalog: fewer columns, or b not yet dropped.
+        assert!(!cat.alter_applies(4, "t", &Schema::new(vec![a()])));
+        assert!(!cat.alter_applies(4, "t2", &one));
+        // The same definition, or a later one, applies; another table's name does not.
+        assert!(cat.alter_applies(4, "t2", &dropped));
+        cat.insert(Table::new(
+            5,
+            "u",
+            Schema::new(vec![a()]),
+            TableKind::Heap,
+            vec![],
+        ));
+        assert!(!cat.alter_applies(4, "u", &dropped));
+        assert!(!cat.alter_applies(9, "t2", &dropped));
+        // A schema that retypes a stored column is refused.
+        let retyped = Schema::new(vec![Column::new("a", ColumnType::Text), b()]);
+        assert!(cat.redefine(4, "t2", retyped).is_err());
+        assert_eq!(cat.by_name["t2"].schema().columns[1].name, "b");
     }
 
     #[test]
