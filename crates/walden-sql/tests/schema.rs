@@ -150,6 +150,42 @@ ops|210|2"#,
 eve"#,
     ),
     (
+        r#"create view star as select * from dept"#,
+        r#"CREATE VIEW"#,
+    ),
+    (
+        r#"alter table dept add column extra int default 3"#,
+        r#"ALTER TABLE"#,
+    ),
+    (
+        r#"select * from star order by id"#,
+        r#"1|eng
+2|ops"#,
+    ),
+    (
+        r#"select * from star s join dept d using (id) order by id"#,
+        r#"1|eng|eng|3
+2|ops|ops|3"#,
+    ),
+    (
+        r#"alter table dept drop column dname"#,
+        r#"ERROR 2BP01: cannot drop column dname of table dept because other objects depend on it"#,
+    ),
+    (
+        r#"alter table dept drop column dname cascade"#,
+        r#"ALTER TABLE"#,
+    ),
+    (
+        r#"select * from dept order by id"#,
+        r#"1|3
+2|3"#,
+    ),
+    (r#"insert into dept values (3, 4)"#, r#"INSERT 0 1"#),
+    (
+        r#"select * from dept_pay order by dname"#,
+        r#"ERROR 42P01: relation "dept_pay" does not exist"#,
+    ),
+    (
         r#"create view rich as select 1"#,
         r#"ERROR 42P07: relation "rich" already exists"#,
     ),
@@ -180,19 +216,19 @@ eve"#,
     ),
     (
         r#"insert into dept_pay values ('x', 1, 1)"#,
-        r#"ERROR 55000: cannot insert into view "dept_pay""#,
+        r#"ERROR 42P01: relation "dept_pay" does not exist"#,
     ),
     (
         r#"update dept_pay set n = 1"#,
-        r#"ERROR 55000: cannot update view "dept_pay""#,
+        r#"ERROR 42P01: relation "dept_pay" does not exist"#,
     ),
     (
         r#"delete from dept_pay"#,
-        r#"ERROR 55000: cannot delete from view "dept_pay""#,
+        r#"ERROR 42P01: relation "dept_pay" does not exist"#,
     ),
     (
         r#"truncate dept_pay"#,
-        r#"ERROR 42809: "dept_pay" is not a table"#,
+        r#"ERROR 42P01: relation "dept_pay" does not exist"#,
     ),
     (
         r#"drop table emp"#,
