@@ -91,8 +91,23 @@ fn any_row(db: &Database, table: &str, at: Option<usize>) -> SqlResult<bool> {
 
 /// ALTER TABLE [IF EXISTS] name operation, ...
 pub(crate) fn alter_table(cx: &mut Ctx, at: &ast::AlterTable) -> SqlResult<Output> {
-    let mut table = object_name(&at.name)?;
     let mut out = Output::tag("ALTER TABLE");
+    let Some(mut table) = target(cx, at, &mut out)? else {
+        return Ok(out);
+    };
+    // Each operation commits on its own (Walden's DDL commits at once): one that fails
+    // leaves the ones before it applied.
+    for op in &at.operations {
+        if let Some(to) = alter_one(cx, &table, op, &mut out)? {
+            table = to;
+        }
+    }
+    Ok(out)
+}
+
+/// The table ALTER TABLE names; None when IF EXISTS finds none (with its notice).
+fn target(cx: &mut Ctx, at: &ast::AlterTable, out: &mut Output) -> SqlResult<Option<String>> {
+    let table = object_name(&at.name)?;
     if !cx.db.table_names().contains(&table) {
         if cx.db.view(&table).is_some() {
             return Err(SqlError::new(
@@ -106,7 +121,7 @@ pub(crate) fn alter_table(cx: &mut Ctx, at: &ast::AlterTable) -> SqlResult<Outpu
             out.notices.push(format!(
                 "NOTICE:  relation \"{table}\" does not exist, skipping"
             ));
-            return Ok(out);
+            return Ok(None);
         }
         return Err(SqlError::new(
             code::UNDEFINED_TABLE,
@@ -114,97 +129,106 @@ pub(crate) fn alter_table(cx: &mut Ctx, at: &ast::AlterTable) -> SqlResult<Outpu
         )
         .at(at.name.span().start));
     }
-    // Each operation commits on its own (Walden's DDL commits at once): one that fails
-    // leaves the ones before it applied.
-    for op in &at.operations {
-        let schema = cx.db.schema(&table)?;
-        match op {
-            Op::AddConstraint {
-                constraint: ast::TableConstraint::Check(cc),
-                ..
-            } => {
-                let name = cc.name.as_ref().map(ident_name);
-                add_check(cx, &table, &schema, name, &cc.expr)?;
-            }
-            Op::AddConstraint { constraint, .. } => {
-                let key = key_constraint(constraint)?;
-                for c in &key.columns {
-                    if !schema.columns.iter().any(|x| x.name == *c) {
-                        return Err(SqlError::new(
-                            code::UNDEFINED_COLUMN,
-                            format!("column \"{c}\" named in key does not exist"),
-                        ));
-                    }
-                }
-                if key.primary && cx.db.indexes(&table)?.iter().any(|i| i.primary) {
-                    return Err(SqlError::new(
-                        code::INVALID_TABLE_DEFINITION,
-                        format!("multiple primary keys for table \"{table}\" are not allowed"),
-                    ));
-                }
-                let made_not_null = if key.primary {
-                    set_not_null_for_key(cx, &table, &schema, &key.columns)?
-                } else {
-                    Vec::new()
-                };
-                if let Err(e) = add_key(cx, &table, &key) {
-                    // All or nothing: the columns take NULLs again.
-                    for column in made_not_null {
-                        let op = AlterOp::SetNullable {
-                            column,
-                            nullable: true,
-                        };
-                        let _ = cx.db.alter_table(&table, &op);
-                    }
-                    return Err(e);
-                }
-            }
-            Op::DropConstraint {
-                if_exists, name, ..
-            } => drop_constraint(cx, &table, *if_exists, &ident_name(name))?,
-            Op::AddColumn {
-                if_not_exists,
-                column_def,
-                column_position: None,
-                ..
-            } => add_column(cx, &table, &schema, column_def, *if_not_exists, &mut out)?,
-            Op::DropColumn {
-                column_names,
-                if_exists,
-                drop_behavior,
-                ..
-            } => {
-                let cascade = matches!(drop_behavior, Some(ast::DropBehavior::Cascade));
-                for c in column_names {
-                    drop_column(cx, &table, &ident_name(c), *if_exists, cascade, &mut out)?;
-                }
-            }
-            Op::RenameColumn {
-                old_column_name,
-                new_column_name,
-            } => {
-                let (from, to) = (ident_name(old_column_name), ident_name(new_column_name));
-                rename_column(cx, &table, &schema, &from, &to)?;
-            }
-            Op::RenameTable { table_name } => {
-                let (ast::RenameTableNameKind::To(n) | ast::RenameTableNameKind::As(n)) =
-                    table_name;
-                let to = object_name(n)?;
-                rename_table(cx, &table, &to)?;
-                table = to;
-            }
-            Op::AlterColumn { column_name, op } => {
-                alter_column(cx, &table, &schema, &ident_name(column_name), op)?
-            }
-            other => {
-                return Err(SqlError::unsupported(format!(
-                    "ALTER TABLE {}",
-                    clip(&other.to_string())
-                )))
+    Ok(Some(table))
+}
+
+/// One operation of ALTER TABLE; the table's new name if it renamed the table.
+fn alter_one(cx: &mut Ctx, table: &str, op: &Op, out: &mut Output) -> SqlResult<Option<String>> {
+    let schema = cx.db.schema(table)?;
+    match op {
+        Op::AddConstraint {
+            constraint: ast::TableConstraint::Check(cc),
+            ..
+        } => {
+            let name = cc.name.as_ref().map(ident_name);
+            add_check(cx, table, &schema, name, &cc.expr)?;
+        }
+        Op::AddConstraint { constraint, .. } => add_key_constraint(cx, table, &schema, constraint)?,
+        Op::DropConstraint {
+            if_exists, name, ..
+        } => drop_constraint(cx, table, *if_exists, &ident_name(name))?,
+        Op::AddColumn {
+            if_not_exists,
+            column_def,
+            column_position: None,
+            ..
+        } => add_column(cx, table, &schema, column_def, *if_not_exists, out)?,
+        Op::DropColumn {
+            column_names,
+            if_exists,
+            drop_behavior,
+            ..
+        } => {
+            let cascade = matches!(drop_behavior, Some(ast::DropBehavior::Cascade));
+            for c in column_names {
+                drop_column(cx, table, &ident_name(c), *if_exists, cascade, out)?;
             }
         }
+        Op::RenameColumn {
+            old_column_name,
+            new_column_name,
+        } => {
+            let (from, to) = (ident_name(old_column_name), ident_name(new_column_name));
+            rename_column(cx, table, &schema, &from, &to)?;
+        }
+        Op::RenameTable { table_name } => {
+            let (ast::RenameTableNameKind::To(n) | ast::RenameTableNameKind::As(n)) = table_name;
+            let to = object_name(n)?;
+            rename_table(cx, table, &to)?;
+            return Ok(Some(to));
+        }
+        Op::AlterColumn { column_name, op } => {
+            alter_column(cx, table, &schema, &ident_name(column_name), op)?
+        }
+        other => {
+            return Err(SqlError::unsupported(format!(
+                "ALTER TABLE {}",
+                clip(&other.to_string())
+            )))
+        }
     }
-    Ok(out)
+    Ok(None)
+}
+
+/// ADD [CONSTRAINT name] PRIMARY KEY (...) | UNIQUE (...): the key's unique index.
+fn add_key_constraint(
+    cx: &mut Ctx,
+    table: &str,
+    schema: &Schema,
+    constraint: &ast::TableConstraint,
+) -> SqlResult<()> {
+    let key = key_constraint(constraint)?;
+    for c in &key.columns {
+        if !schema.columns.iter().any(|x| x.name == *c) {
+            return Err(SqlError::new(
+                code::UNDEFINED_COLUMN,
+                format!("column \"{c}\" named in key does not exist"),
+            ));
+        }
+    }
+    if key.primary && cx.db.indexes(table)?.iter().any(|i| i.primary) {
+        return Err(SqlError::new(
+            code::INVALID_TABLE_DEFINITION,
+            format!("multiple primary keys for table \"{table}\" are not allowed"),
+        ));
+    }
+    let made_not_null = if key.primary {
+        set_not_null_for_key(cx, table, schema, &key.columns)?
+    } else {
+        Vec::new()
+    };
+    if let Err(e) = add_key(cx, table, &key) {
+        // All or nothing: the columns take NULLs again.
+        for column in made_not_null {
+            let op = AlterOp::SetNullable {
+                column,
+                nullable: true,
+            };
+            let _ = cx.db.alter_table(table, &op);
+        }
+        return Err(e);
+    }
+    Ok(())
 }
 
 /// ADD PRIMARY KEY makes its columns NOT NULL first, as PostgreSQL does (refusing when
