@@ -165,29 +165,7 @@ fn altered(t: &Table, op: &AlterOp) -> Result<(String, Schema)> {
     let name = t.name();
     let mut schema = (*t.schema()).clone();
     match op {
-        AlterOp::AddColumn(c) => {
-            check_name("column", &c.name)?;
-            if !schema.counted {
-                return Err(Error::InvalidOption(format!(
-                    "table {name:?} was created before format 10: its rows do not say how many columns they have, so it cannot add columns"
-                )));
-            }
-            if taken(&schema, &c.name) {
-                return Err(Error::InvalidOption(format!(
-                    "column {:?} of table {name:?} already exists",
-                    c.name
-                )));
-            }
-            if schema.columns.len() >= MAX_COLUMNS {
-                return Err(Error::InvalidOption(format!(
-                    "a table has 1 to {MAX_COLUMNS} columns (dropped ones count)"
-                )));
-            }
-            schema.columns.push(Column {
-                dropped: false,
-                ..c.clone()
-            });
-        }
+        AlterOp::AddColumn(c) => add_column(&mut schema, &name, c)?,
         AlterOp::DropColumn(c) => {
             let at = position(&schema, &name, c)?;
             if schema.columns.iter().filter(|c| !c.dropped).count() == 1 {
@@ -245,4 +223,31 @@ fn altered(t: &Table, op: &AlterOp) -> Result<(String, Schema)> {
         }
     }
     Ok((name, schema))
+}
+
+/// ADD COLUMN: the column at the end (a table of an older format cannot: its rows do not
+/// say how many columns they have).
+fn add_column(schema: &mut Schema, name: &str, c: &Column) -> Result<()> {
+    check_name("column", &c.name)?;
+    if !schema.counted {
+        return Err(Error::InvalidOption(format!(
+            "table {name:?} was created before format 10: its rows do not say how many columns they have, so it cannot add columns"
+        )));
+    }
+    if taken(schema, &c.name) {
+        return Err(Error::InvalidOption(format!(
+            "column {:?} of table {name:?} already exists",
+            c.name
+        )));
+    }
+    if schema.columns.len() >= MAX_COLUMNS {
+        return Err(Error::InvalidOption(format!(
+            "a table has 1 to {MAX_COLUMNS} columns (dropped ones count)"
+        )));
+    }
+    schema.columns.push(Column {
+        dropped: false,
+        ..c.clone()
+    });
+    Ok(())
 }
