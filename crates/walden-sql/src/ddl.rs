@@ -1,5 +1,5 @@
 //! CREATE TABLE (with column types and constraints, or AS SELECT), DROP TABLE, indexes
-//! (CREATE/DROP INDEX, ALTER TABLE ADD PRIMARY KEY/UNIQUE, REINDEX), VACUUM.
+//! (CREATE/DROP INDEX, the keys of ALTER TABLE ADD PRIMARY KEY/UNIQUE, REINDEX), VACUUM.
 //! The engine commits these at once, so they run outside transaction blocks.
 
 use sqlparser::ast::{self, ColumnOption, ObjectType, Spanned, TableConstraint};
@@ -69,7 +69,7 @@ pub(crate) fn create_table(
     check_plain_create(ct)?;
     let kind = table_kind(kind, default_kind)?;
     let name = object_name(&ct.name)?;
-    if cx.db.table_names().contains(&name) {
+    if cx.db.table_names().contains(&name) || cx.db.view(&name).is_some() {
         if ct.if_not_exists {
             let mut out = Output::tag("CREATE TABLE");
             out.notices.push(format!(
@@ -88,6 +88,7 @@ pub(crate) fn create_table(
     }
     let mut columns: Vec<Column> = Vec::new();
     let mut keys: Vec<Key> = Vec::new();
+    let mut checks: Vec<Check> = Vec::new();
     for def in &ct.columns {
         let col_name = ident_name(&def.name);
         if columns.iter().any(|c| c.name == col_name) {
@@ -97,62 +98,16 @@ pub(crate) fn create_table(
             )
             .at(def.name.span.start));
         }
-        let d = declared_type(&def.data_type, true).map_err(|e| e.at(def.name.span.start))?;
-        let mut c = Column::new(&col_name, d.ty.column_type());
-        c.max_chars = d.max_chars;
-        c.blank_padded = d.blank_padded;
-        c.serial = d.serial;
-        c.nullable = !d.serial;
-        for opt in &def.options {
-            match &opt.option {
-                ColumnOption::NotNull => c.nullable = false,
-                ColumnOption::Null => {}
-                ColumnOption::PrimaryKey(_) => {
-                    c.primary_key = true;
-                    c.nullable = false;
-                    keys.push(Key {
-                        name: opt.name.as_ref().map(ident_name),
-                        columns: vec![col_name.clone()],
-                        primary: true,
-                    });
-                }
-                ColumnOption::Default(e) => {
-                    if c.serial || c.default.is_some() {
-                        return Err(SqlError::syntax(format!(
-                            "multiple default values specified for column \"{col_name}\" of table \"{name}\""
-                        ))
-                        .at(def.name.span.start));
-                    }
-                    crate::dml::bind_default(e, &c).map_err(|err| match err.location {
-                        None => err.at(e.span().start),
-                        Some(_) => err,
-                    })?;
-                    let text = e.to_string();
-                    if text.len() > u16::MAX as usize {
-                        return Err(SqlError::new(
-                            code::PROGRAM_LIMIT,
-                            "a column default of more than 65,535 bytes is not supported",
-                        ));
-                    }
-                    c.default = Some(text);
-                }
-                ColumnOption::Unique(_) => keys.push(Key {
-                    name: opt.name.as_ref().map(ident_name),
-                    columns: vec![col_name.clone()],
-                    primary: false,
-                }),
-                other => {
-                    return Err(SqlError::unsupported(format!(
-                        "the column option {}",
-                        clip(&other.to_string())
-                    ))
-                    .at(def.name.span.start))
-                }
-            }
-        }
+        let (c, col_keys, col_checks) = column_of(def, &name)?;
+        keys.extend(col_keys);
+        checks.extend(col_checks);
         columns.push(c);
     }
     for tc in &ct.constraints {
+        if let TableConstraint::Check(cc) = tc {
+            checks.push((cc.name.as_ref().map(ident_name), (*cc.expr).clone()));
+            continue;
+        }
         let key = key_constraint(tc)?;
         for col_name in &key.columns {
             let Some(c) = columns.iter_mut().find(|c| c.name == *col_name) else {
@@ -177,8 +132,10 @@ pub(crate) fn create_table(
     if columns.is_empty() {
         return Err(SqlError::unsupported("a table with no columns"));
     }
+    let mut schema = Schema::new(columns);
+    schema.constraints = named_checks(&name, &schema, &checks)?;
     forget_serials(cx, &name);
-    cx.db.create_table_with(&name, Schema::new(columns), kind)?;
+    cx.db.create_table_with(&name, schema, kind)?;
     // The primary key first, then the unique constraints in the order written.
     keys.sort_by_key(|k| !k.primary);
     for key in &keys {
@@ -191,12 +148,122 @@ pub(crate) fn create_table(
     Ok(Output::tag("CREATE TABLE"))
 }
 
+/// A CHECK constraint as written: its name if given, its expression.
+pub(crate) type Check = (Option<String>, ast::Expr);
+
+/// A column as CREATE TABLE or ALTER TABLE ADD COLUMN defines it, with the keys
+/// (PRIMARY KEY, UNIQUE) and CHECK constraints its options declare.
+pub(crate) fn column_of(
+    def: &ast::ColumnDef,
+    table: &str,
+) -> SqlResult<(Column, Vec<Key>, Vec<Check>)> {
+    let name = table;
+    let col_name = ident_name(&def.name);
+    let mut keys = Vec::new();
+    let mut checks = Vec::new();
+    let d = declared_type(&def.data_type, true).map_err(|e| e.at(def.name.span.start))?;
+    let mut c = Column::new(&col_name, d.ty.column_type());
+    c.max_chars = d.max_chars;
+    c.blank_padded = d.blank_padded;
+    c.serial = d.serial;
+    c.nullable = !d.serial;
+    for opt in &def.options {
+        match &opt.option {
+            ColumnOption::NotNull => c.nullable = false,
+            ColumnOption::Null => {}
+            ColumnOption::PrimaryKey(_) => {
+                c.primary_key = true;
+                c.nullable = false;
+                keys.push(Key {
+                    name: opt.name.as_ref().map(ident_name),
+                    columns: vec![col_name.clone()],
+                    primary: true,
+                });
+            }
+            ColumnOption::Default(e) => {
+                if c.serial || c.default.is_some() {
+                    return Err(SqlError::syntax(format!(
+                        "multiple default values specified for column \"{col_name}\" of table \"{name}\""
+                    ))
+                    .at(def.name.span.start));
+                }
+                crate::dml::bind_default(e, &c).map_err(|err| match err.location {
+                    None => err.at(e.span().start),
+                    Some(_) => err,
+                })?;
+                let text = e.to_string();
+                if text.len() > u16::MAX as usize {
+                    return Err(SqlError::new(
+                        code::PROGRAM_LIMIT,
+                        "a column default of more than 65,535 bytes is not supported",
+                    ));
+                }
+                c.default = Some(text);
+            }
+            ColumnOption::Unique(_) => keys.push(Key {
+                name: opt.name.as_ref().map(ident_name),
+                columns: vec![col_name.clone()],
+                primary: false,
+            }),
+            ColumnOption::Check(cc) => checks.push((
+                opt.name.as_ref().or(cc.name.as_ref()).map(ident_name),
+                (*cc.expr).clone(),
+            )),
+            other => {
+                return Err(SqlError::unsupported(format!(
+                    "the column option {}",
+                    clip(&other.to_string())
+                ))
+                .at(def.name.span.start))
+            }
+        }
+    }
+    Ok((c, keys, checks))
+}
+
+/// CHECK constraints named (as PostgreSQL names them when not named) and bound against
+/// the table's columns, as the schema keeps them.
+pub(crate) fn named_checks(
+    table: &str,
+    schema: &Schema,
+    checks: &[Check],
+) -> SqlResult<Vec<walden::Constraint>> {
+    let mut taken: Vec<String> = schema.constraints.iter().map(|c| c.name.clone()).collect();
+    let mut out = Vec::new();
+    // Named ones first, so that a generated name steps around them.
+    taken.extend(checks.iter().filter_map(|(n, _)| n.clone()));
+    for (name, e) in checks {
+        crate::checks::bind(table, schema, e)?;
+        let name = match name {
+            Some(n) => {
+                if out.iter().any(|c: &walden::Constraint| c.name == *n) {
+                    return Err(SqlError::new(
+                        "42710",
+                        format!("check constraint \"{n}\" already exists"),
+                    ));
+                }
+                n.clone()
+            }
+            None => {
+                let n = crate::checks::name_for(table, e, &taken);
+                taken.push(n.clone());
+                n
+            }
+        };
+        out.push(walden::Constraint {
+            name,
+            definition: crate::checks::definition(e),
+        });
+    }
+    Ok(out)
+}
+
 /// A PRIMARY KEY or UNIQUE constraint.
-struct Key {
+pub(crate) struct Key {
     /// The constraint's name, if it was given one (the index takes it).
-    name: Option<String>,
-    columns: Vec<String>,
-    primary: bool,
+    pub name: Option<String>,
+    pub columns: Vec<String>,
+    pub primary: bool,
 }
 
 /// The column names of an index or key: plain columns, ascending.
@@ -240,7 +307,7 @@ fn key_columns(cols: &[ast::IndexColumn], what: &str) -> SqlResult<Vec<String>> 
 }
 
 /// A table constraint Walden keeps: PRIMARY KEY or UNIQUE.
-fn key_constraint(tc: &TableConstraint) -> SqlResult<Key> {
+pub(crate) fn key_constraint(tc: &TableConstraint) -> SqlResult<Key> {
     match tc {
         TableConstraint::PrimaryKey(c) => Ok(Key {
             name: c.name.as_ref().map(ident_name),
@@ -285,7 +352,7 @@ fn index_name_for(cx: &Ctx, table: &str, columns: &[String], suffix: &str) -> St
 }
 
 /// Creates the index behind a PRIMARY KEY or UNIQUE constraint.
-fn add_key(cx: &mut Ctx, table: &str, key: &Key) -> SqlResult<()> {
+pub(crate) fn add_key(cx: &mut Ctx, table: &str, key: &Key) -> SqlResult<()> {
     if key.primary && cx.db.indexes(table)?.iter().any(|i| i.primary) {
         return Err(SqlError::new(
             code::INVALID_TABLE_DEFINITION,
@@ -302,15 +369,37 @@ fn add_key(cx: &mut Ctx, table: &str, key: &Key) -> SqlResult<()> {
         ),
     };
     let cols: Vec<&str> = key.columns.iter().map(|c| c.as_str()).collect();
-    cx.db.create_index(&walden::IndexSpec {
-        name: &name,
-        table,
-        columns: &cols,
-        unique: true,
-        primary: key.primary,
-        if_not_exists: false,
-    })?;
+    cx.db
+        .create_index(&walden::IndexSpec {
+            name: &name,
+            table,
+            columns: &cols,
+            unique: true,
+            primary: key.primary,
+            if_not_exists: false,
+        })
+        .map_err(build_error)?;
     Ok(())
+}
+
+/// An index build's error: repeated keys are named as PostgreSQL names them when it
+/// builds a unique index.
+fn build_error(e: walden::Error) -> SqlError {
+    match e {
+        walden::Error::UniqueViolation {
+            index,
+            columns,
+            values,
+        } => SqlError::new(
+            code::UNIQUE_VIOLATION,
+            format!("could not create unique index \"{index}\""),
+        )
+        .with_detail(format!(
+            "Key ({columns})=({}) is duplicated.",
+            clip(&values)
+        )),
+        other => other.into(),
+    }
 }
 
 /// CREATE [UNIQUE] INDEX [IF NOT EXISTS] [name] ON table (columns).
@@ -361,14 +450,17 @@ pub(crate) fn create_index(cx: &mut Ctx, ci: &ast::CreateIndex) -> SqlResult<Out
     };
     // The engine refuses a name any table or index has (or skips, IF NOT EXISTS).
     let cols: Vec<&str> = columns.iter().map(|c| c.as_str()).collect();
-    let made = cx.db.create_index(&walden::IndexSpec {
-        name: &name,
-        table: &table,
-        columns: &cols,
-        unique: ci.unique,
-        primary: false,
-        if_not_exists: ci.if_not_exists,
-    })?;
+    let made = cx
+        .db
+        .create_index(&walden::IndexSpec {
+            name: &name,
+            table: &table,
+            columns: &cols,
+            unique: ci.unique,
+            primary: false,
+            if_not_exists: ci.if_not_exists,
+        })
+        .map_err(build_error)?;
     let mut out = Output::tag("CREATE INDEX");
     if !made {
         out.notices.push(format!(
@@ -376,72 +468,6 @@ pub(crate) fn create_index(cx: &mut Ctx, ci: &ast::CreateIndex) -> SqlResult<Out
         ));
     }
     Ok(out)
-}
-
-/// ALTER TABLE t ADD [CONSTRAINT name] PRIMARY KEY (...) | UNIQUE (...), and DROP
-/// CONSTRAINT name (of such a key).
-pub(crate) fn alter_table(cx: &mut Ctx, at: &ast::AlterTable) -> SqlResult<Output> {
-    let table = object_name(&at.name)?;
-    if !cx.db.table_names().contains(&table) {
-        if at.if_exists {
-            let mut out = Output::tag("ALTER TABLE");
-            out.notices.push(format!(
-                "NOTICE:  relation \"{table}\" does not exist, skipping"
-            ));
-            return Ok(out);
-        }
-        return Err(SqlError::new(
-            code::UNDEFINED_TABLE,
-            format!("relation \"{table}\" does not exist"),
-        )
-        .at(at.name.span().start));
-    }
-    let schema = cx.db.schema(&table)?;
-    // Each operation commits on its own (Walden's DDL commits at once): one that fails
-    // leaves the ones before it applied.
-    for op in &at.operations {
-        match op {
-            ast::AlterTableOperation::AddConstraint { constraint, .. } => {
-                let key = key_constraint(constraint)?;
-                for c in &key.columns {
-                    if !schema.columns.iter().any(|x| x.name == *c) {
-                        return Err(SqlError::new(
-                            code::UNDEFINED_COLUMN,
-                            format!("column \"{c}\" named in key does not exist"),
-                        ));
-                    }
-                }
-                add_key(cx, &table, &key)?;
-            }
-            ast::AlterTableOperation::DropConstraint {
-                if_exists, name, ..
-            } => {
-                let n = ident_name(name);
-                let found = cx
-                    .db
-                    .indexes(&table)?
-                    .into_iter()
-                    .find(|i| i.name == n && i.unique);
-                match found {
-                    Some(_) => cx.db.drop_index(&n)?,
-                    None if *if_exists => {}
-                    None => {
-                        return Err(SqlError::new(
-                            code::UNDEFINED_OBJECT,
-                            format!("constraint \"{n}\" of relation \"{table}\" does not exist"),
-                        ))
-                    }
-                }
-            }
-            other => {
-                return Err(SqlError::unsupported(format!(
-                    "ALTER TABLE {}",
-                    clip(&other.to_string())
-                )))
-            }
-        }
-    }
-    Ok(Output::tag("ALTER TABLE"))
 }
 
 /// DROP INDEX [IF EXISTS] name, ...
@@ -541,7 +567,7 @@ fn create_table_as(
     }
 }
 
-fn forget_serials(cx: &mut Ctx, table: &str) {
+pub(crate) fn forget_serials(cx: &mut Ctx, table: &str) {
     cx.serials.retain(|(t, _), _| t != table);
 }
 
@@ -550,6 +576,7 @@ pub(crate) fn drop(
     object_type: ObjectType,
     if_exists: bool,
     names: &[ast::ObjectName],
+    cascade: bool,
 ) -> SqlResult<Output> {
     if object_type == ObjectType::Index {
         return drop_indexes(cx, if_exists, names);
@@ -564,6 +591,13 @@ pub(crate) fn drop(
         let name = object_name(n)?;
         if existing.contains(&name) {
             to_drop.push(name);
+        } else if cx.db.view(&name).is_some() {
+            return Err(SqlError::new(
+                code::WRONG_OBJECT_TYPE,
+                format!("\"{name}\" is not a table"),
+            )
+            .with_hint("Use DROP VIEW to remove a view.")
+            .at(n.span().start));
         } else if if_exists {
             out.notices.push(format!(
                 "NOTICE:  table \"{name}\" does not exist, skipping"
@@ -575,6 +609,10 @@ pub(crate) fn drop(
             )
             .at(n.span().start));
         }
+    }
+    let views = crate::view::with_dependents(cx.db, &to_drop, "table", cascade, &mut out.notices)?;
+    for v in views {
+        cx.db.drop_view(&v)?;
     }
     for name in to_drop {
         forget_serials(cx, &name);

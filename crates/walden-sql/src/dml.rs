@@ -36,9 +36,27 @@ pub(crate) fn select(cx: &mut Ctx, t: &mut Transaction, q: &ast::Query) -> SqlRe
     Ok(out)
 }
 
-fn schema_of(db: &walden::Database, name: &str, at: &ast::ObjectName) -> SqlResult<Schema> {
-    db.schema(name)
-        .map_err(|e| SqlError::from(e).at(at.span().start))
+/// The schema of the table a statement writes; `verb` names the write in the error for
+/// a view ("insert into", "update", "delete from", "truncate").
+fn schema_of(
+    db: &walden::Database,
+    name: &str,
+    at: &ast::ObjectName,
+    verb: &str,
+) -> SqlResult<Schema> {
+    db.schema(name).map_err(|e| {
+        if db.view(name).is_none() {
+            return SqlError::from(e).at(at.span().start);
+        }
+        if verb == "truncate" {
+            return SqlError::new(
+                code::WRONG_OBJECT_TYPE,
+                format!("\"{name}\" is not a table"),
+            )
+            .at(at.span().start);
+        }
+        crate::view::not_writable(verb, name).at(at.span().start)
+    })
 }
 
 fn scope_of(table: &str, schema: &Schema) -> Scope {
@@ -152,7 +170,7 @@ fn defaults_for(schema: &Schema, targets: &[usize]) -> SqlResult<Vec<(usize, Exp
     Ok(out)
 }
 
-fn assign(v: Value, col: &Column) -> SqlResult<Value> {
+pub(crate) fn assign(v: Value, col: &Column) -> SqlResult<Value> {
     let from = value::type_of(&v);
     assign_from(v, from, col)
 }
@@ -181,7 +199,7 @@ fn assign_from(v: Value, from: SqlType, col: &Column) -> SqlResult<Value> {
     }
 }
 
-fn row_text(row: &[Value]) -> String {
+pub(crate) fn row_text(row: &[Value]) -> String {
     let parts: Vec<String> = row
         .iter()
         .map(|v| match v {
@@ -203,7 +221,7 @@ fn check_not_null(table: &str, schema: &Schema, row: &[Value]) -> SqlResult<()> 
             .with_detail(format!("Failing row contains ({}).", row_text(row))));
         }
     }
-    Ok(())
+    crate::checks::verify(table, schema, row)
 }
 
 /// Loads the next value of each serial column that this insert fills.
@@ -475,7 +493,7 @@ fn bind_insert<'q>(db: &walden::Database, ins: &'q ast::Insert) -> SqlResult<Ins
         return Err(SqlError::unsupported("INSERT INTO a table function"));
     };
     let table = object_name(tname)?;
-    let schema = schema_of(db, &table, tname)?;
+    let schema = schema_of(db, &table, tname, "insert into")?;
     let targets = target_columns(&table, &schema, &ins.columns)?;
     let alias = ins.table_alias.as_ref().map(|a| ident_name(&a.alias));
     let returning = Returning::bind(ins.returning.as_deref(), &table, &schema, alias)?;
@@ -1113,9 +1131,7 @@ fn bind_update(db: &walden::Database, u: &ast::Update) -> SqlResult<BoundModify>
         return Err(SqlError::unsupported("a cached UPDATE ... FROM"));
     }
     let (table, tname, alias) = single_table(&u.table)?;
-    let schema = db
-        .schema(&table)
-        .map_err(|e| SqlError::from(e).at(tname.span().start))?;
+    let schema = schema_of(db, &table, tname, "update")?;
     let mut scope = scope_of(&table, &schema);
     if let Some(a) = alias {
         scope.table = Some(a);
@@ -1153,9 +1169,7 @@ fn bind_delete(db: &walden::Database, d: &ast::Delete) -> SqlResult<BoundModify>
         return Err(SqlError::unsupported("DELETE from several tables"));
     };
     let (table, tname, alias) = single_table(twj)?;
-    let schema = db
-        .schema(&table)
-        .map_err(|e| SqlError::from(e).at(tname.span().start))?;
+    let schema = schema_of(db, &table, tname, "delete from")?;
     let mut scope = scope_of(&table, &schema);
     if let Some(a) = alias {
         scope.table = Some(a);
@@ -1215,7 +1229,12 @@ pub(crate) fn explain(
                         selection: &Option<ast::Expr>|
      -> SqlResult<Vec<String>> {
         let (table, tname, alias) = single_table(twj)?;
-        let schema = schema_of(cx.db, &table, tname)?;
+        let what = if verb == "Update" {
+            "update"
+        } else {
+            "delete from"
+        };
+        let schema = schema_of(cx.db, &table, tname, what)?;
         let mut scope = scope_of(&table, &schema);
         if let Some(a) = alias {
             scope.table = Some(a);
@@ -1254,7 +1273,7 @@ pub(crate) fn explain(
                 return Err(SqlError::unsupported("INSERT into a table function"));
             };
             let table = object_name(name)?;
-            schema_of(cx.db, &table, name)?;
+            schema_of(cx.db, &table, name, "insert into")?;
             lines.push(format!("Insert on {table}"));
             match ins.source.as_deref().map(|q| q.body.as_ref()) {
                 Some(SetExpr::Values(_)) | None => lines.push("  ->  Values Scan".into()),
@@ -1364,7 +1383,7 @@ pub(crate) fn truncate(cx: &mut Ctx, t: &mut Transaction, tr: &ast::Truncate) ->
     let mut names = Vec::new();
     for target in &tr.table_names {
         let name = object_name(&target.name)?;
-        schema_of(cx.db, &name, &target.name)?;
+        schema_of(cx.db, &name, &target.name, "truncate")?;
         names.push(name);
     }
     for name in names {

@@ -462,6 +462,28 @@ impl Builder<'_, '_> {
                         alias.as_ref().map(|a| ident_name(&a.name)),
                         None,
                     )
+                } else if let Some((table, view)) = object_name(name)
+                    .ok()
+                    .and_then(|t| self.cx.catalog.view(&t).map(|v| (t, v)))
+                {
+                    let plan = crate::view::plan_view(&view, self.cx.catalog)
+                        .map_err(|e| e.at(name.span().start))?;
+                    let columns = view
+                        .columns
+                        .iter()
+                        .zip(plan.columns())
+                        .map(|(n, (_, ty))| (n.clone(), *ty))
+                        .collect();
+                    (
+                        Source::Derived {
+                            plan: Arc::new(plan),
+                            name: table.clone(),
+                        },
+                        Some(table),
+                        columns,
+                        alias.as_ref().map(|a| ident_name(&a.name)),
+                        None,
+                    )
                 } else {
                     let table = object_name(name)?;
                     let scope = self
@@ -1504,15 +1526,30 @@ fn fill(out: &mut [Value], right: &[Value], cols: &[Range<usize>]) {
 }
 
 /// Runs the engine's read with a callback, keeping the first error the callback met.
+/// Reads a table's rows into `sink`. `read` is the table's read as planned: a row of
+/// another width than its columns means ALTER TABLE changed the table since the
+/// statement was planned (readers take no lock), which fails the statement rather than
+/// read columns in the wrong places.
 fn read_rows(
     cx: &mut EvalCtx,
-    row_id: bool,
+    read_of: &TableRead,
     read: impl FnOnce(&mut dyn FnMut(walden::RowId, walden::Row) -> bool) -> SqlResult<()>,
     sink: &mut dyn FnMut(&mut EvalCtx, Vec<Value>) -> SqlResult<bool>,
 ) -> SqlResult<bool> {
     let mut failed = None;
     let mut stopped = false;
+    let row_id = read_of.row_id;
     read(&mut |id, mut row| {
+        if row.len() != read_of.names.len() {
+            failed = Some(SqlError::new(
+                code::OBJECT_IN_USE,
+                format!(
+                    "table \"{}\" was altered while the statement read it",
+                    read_of.name
+                ),
+            ));
+            return false;
+        }
         if row_id {
             row.push(row_id_value(id));
         }
@@ -1598,12 +1635,8 @@ impl Source {
                     sink(cx, row)
                 };
                 match &t.access {
-                    Access::Scan => {
-                        read_rows(cx, t.row_id, |g| Ok(reader.scan_with(&t.name, g)?), &mut f)
-                    }
-                    Access::Index(r) => {
-                        read_rows(cx, t.row_id, |g| read_index(&reader, r, g), &mut f)
-                    }
+                    Access::Scan => read_rows(cx, t, |g| Ok(reader.scan_with(&t.name, g)?), &mut f),
+                    Access::Index(r) => read_rows(cx, t, |g| read_index(&reader, r, g), &mut f),
                 }
             }
             Source::SeriesOf { args, ty } => {
@@ -1860,7 +1893,7 @@ impl Join {
                 let bound = std::ops::Bound::Included(key.as_slice());
                 let more = read_rows(
                     cx,
-                    read.row_id,
+                    read,
                     |g| Ok(reader.index_scan_in(index, bound, bound, false, g)?),
                     &mut |cx, r| {
                         if let Some(f) = &read.filter {

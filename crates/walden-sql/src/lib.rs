@@ -6,9 +6,11 @@
 //! `functions`, `value` (evaluation) → `select`, `dml`, `ddl` (statements) → `session`.
 
 pub mod access_path;
+mod alter;
 pub mod array;
 pub mod bind;
 pub mod bytea;
+mod checks;
 pub mod datetime;
 mod ddl;
 pub mod depth;
@@ -28,6 +30,7 @@ pub mod session;
 mod to_char;
 pub mod types;
 pub mod value;
+mod view;
 pub mod window;
 
 pub use error::{code, SqlError, SqlResult};

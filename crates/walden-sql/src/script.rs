@@ -257,6 +257,8 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
             | "DROP TABLE"
             | "CREATE INDEX"
             | "DROP INDEX"
+            | "CREATE VIEW"
+            | "DROP VIEW"
             | "ALTER TABLE"
             | "REINDEX"
             | "EXPLAIN"

@@ -51,6 +51,10 @@ pub trait Catalog {
     fn pg_snapshot(&self) -> Option<std::sync::Arc<crate::pg_catalog::Snapshot>> {
         None
     }
+    /// The view of that name, if there is one (none by default).
+    fn view(&self, _name: &str) -> Option<walden::ViewDef> {
+        None
+    }
 }
 
 /// A WITH query, by name.

@@ -88,6 +88,10 @@ impl Catalog for DbCatalog<'_> {
         index_metas(self.0, table)
     }
 
+    fn view(&self, name: &str) -> Option<walden::ViewDef> {
+        self.0.view(name)
+    }
+
     /// The table's pages times the rows a page holds at its columns' typical widths.
     fn rows(&self, table: &str) -> f64 {
         let (Ok(bytes), Ok(schema)) = (self.0.table_bytes(table), self.0.schema(table)) else {
@@ -506,7 +510,12 @@ impl Session {
                 object_type: ast::ObjectType::Index,
                 ..
             } => Some("DROP INDEX"),
+            Statement::Drop {
+                object_type: ast::ObjectType::View,
+                ..
+            } => Some("DROP VIEW"),
             Statement::Drop { .. } => Some("DROP TABLE"),
+            Statement::CreateView(_) => Some("CREATE VIEW"),
             Statement::Vacuum(_) => Some("VACUUM"),
             _ => None,
         };
@@ -659,14 +668,23 @@ impl Session {
                 ddl::create_table(&mut cx, ct, table_kind, default_kind, sync)
             }
             Statement::Drop {
+                object_type: ast::ObjectType::View,
+                if_exists,
+                names,
+                cascade,
+                ..
+            } => crate::view::drop_views(&mut cx, *if_exists, names, *cascade),
+            Statement::Drop {
                 object_type,
                 if_exists,
                 names,
+                cascade,
                 ..
-            } => ddl::drop(&mut cx, *object_type, *if_exists, names),
+            } => ddl::drop(&mut cx, *object_type, *if_exists, names, *cascade),
+            Statement::CreateView(cv) => crate::view::create_view(&mut cx, cv),
             Statement::Vacuum(v) => ddl::vacuum(&mut cx, v),
             Statement::CreateIndex(ci) => ddl::create_index(&mut cx, ci),
-            Statement::AlterTable(at) => ddl::alter_table(&mut cx, at),
+            Statement::AlterTable(at) => crate::alter::alter_table(&mut cx, at),
             other => Err(unsupported_statement(other)),
         }
     }

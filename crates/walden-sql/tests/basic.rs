@@ -155,9 +155,9 @@ fn errors_are_postgres_like_and_change_nothing() {
             "CREATE TRIGGER is not supported",
         ),
         (
-            "create view v as select 1",
+            "create materialized view v as select 1",
             "0A000",
-            "CREATE VIEW is not supported",
+            "CREATE MATERIALIZED VIEW is not supported",
         ),
         ("update t set a = a / 0", "22012", "division by zero"),
     ];

@@ -64,8 +64,9 @@ impl std::fmt::Display for TableKind {
 #[derive(Debug)]
 pub struct Table {
     pub id: u32,
-    pub name: String,
-    pub schema: Schema,
+    /// Name and schema change only by ALTER TABLE, which holds the DDL lock
+    /// exclusively and the catalog's write lock.
+    def: RwLock<(String, Arc<Schema>)>,
     pub kind: TableKind,
     /// The table's heap pages, sorted (page numbers are handed out in increasing order).
     pub pages: Mutex<Vec<u64>>,
@@ -268,6 +269,64 @@ impl IndexDef {
     }
 }
 
+/// A view: its column names and the SQL text of its query, parsed and planned by the
+/// SQL layer whenever the view is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViewDef {
+    pub name: String,
+    pub columns: Vec<String>,
+    pub query: String,
+}
+
+impl ViewDef {
+    /// `name | count varint | count × name | query bytes` (names as `u16` length + UTF-8,
+    /// the query as a varint length + UTF-8).
+    fn encode(&self, out: &mut Vec<u8>) {
+        put_string(out, &self.name);
+        put_varint(out, self.columns.len() as u64);
+        for c in &self.columns {
+            put_string(out, c);
+        }
+        crate::codec::put_bytes_v(out, self.query.as_bytes());
+    }
+
+    fn decode(r: &mut Reader) -> Result<ViewDef, String> {
+        let name = r.string()?;
+        let n = crate::wal::payload::count(r, 2)?;
+        let mut columns = Vec::with_capacity(n);
+        for _ in 0..n {
+            columns.push(r.string()?);
+        }
+        let query = String::from_utf8(r.bytes_v()?.to_vec())
+            .map_err(|_| format!("view {name:?}: the query is not UTF-8"))?;
+        Ok(ViewDef {
+            name,
+            columns,
+            query,
+        })
+    }
+}
+
+/// Whether `new` may replace `old` as a table's schema: every stored column keeps its
+/// place and type (added columns go at the end), and a dropped column stays dropped.
+fn compatible(old: &Schema, new: &Schema) -> Result<(), String> {
+    if new.columns.len() < old.columns.len() || new.counted != old.counted {
+        return Err("alter_table: the new schema drops stored columns".into());
+    }
+    if !new.counted && new.columns.len() != old.columns.len() {
+        return Err("alter_table: a table of an older format cannot add columns".into());
+    }
+    for (a, b) in old.columns.iter().zip(&new.columns) {
+        if a.ty != b.ty || (a.dropped && !b.dropped) {
+            return Err(format!(
+                "alter_table: column {:?} changes type or comes back",
+                a.name
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -290,14 +349,28 @@ impl Table {
     pub fn new(id: u32, name: &str, schema: Schema, kind: TableKind, pages: Vec<u64>) -> Table {
         Table {
             id,
-            name: name.to_string(),
-            schema,
+            def: RwLock::new((name.to_string(), Arc::new(schema))),
             kind,
             pages: Mutex::new(pages),
             free: Mutex::new(BTreeMap::new()),
             indexes: Mutex::new(Vec::new()),
             ddl: DdlLock::default(),
         }
+    }
+
+    /// The table's name.
+    pub fn name(&self) -> String {
+        self.def.read().unwrap_or_else(|e| e.into_inner()).0.clone()
+    }
+
+    /// The table's schema (every column, dropped ones included).
+    pub fn schema(&self) -> Arc<Schema> {
+        self.def.read().unwrap_or_else(|e| e.into_inner()).1.clone()
+    }
+
+    /// Gives the table a new name and schema (ALTER TABLE; the catalog renames).
+    fn redefine(&self, name: &str, schema: Schema) {
+        *self.def.write().unwrap_or_else(|e| e.into_inner()) = (name.to_string(), Arc::new(schema));
     }
 
     /// The table's indexes.
@@ -345,6 +418,8 @@ pub struct Catalog {
     pub indexes: BTreeMap<u32, Arc<Index>>,
     /// Index names (one namespace with tables, as in PostgreSQL).
     pub index_names: HashMap<String, Arc<Index>>,
+    /// Views by name (one namespace with tables and indexes).
+    pub views: BTreeMap<String, ViewDef>,
     /// Next id for a table or an index.
     pub next_table_id: u32,
     /// Changes with every table or index added or removed: a number no other state of
@@ -370,14 +445,14 @@ impl Catalog {
         self.changed();
         let t = Arc::new(table);
         self.next_table_id = self.next_table_id.max(t.id.saturating_add(1));
-        self.by_name.insert(t.name.clone(), t.clone());
+        self.by_name.insert(t.name(), t.clone());
         self.by_id.insert(t.id, t);
     }
 
     pub fn remove(&mut self, id: u32) -> Option<Arc<Table>> {
         self.changed();
         let t = self.by_id.remove(&id)?;
-        self.by_name.remove(&t.name);
+        self.by_name.remove(&t.name());
         for ix in t.index_list() {
             self.indexes.remove(&ix.id);
             self.index_names.remove(&ix.name);
@@ -385,9 +460,71 @@ impl Catalog {
         Some(t)
     }
 
-    /// Whether a table or an index has this name.
+    /// Whether a table, an index or a view has this name.
     pub fn name_taken(&self, name: &str) -> bool {
-        self.by_name.contains_key(name) || self.index_names.contains_key(name)
+        self.by_name.contains_key(name)
+            || self.index_names.contains_key(name)
+            || self.views.contains_key(name)
+    }
+
+    /// Gives a table a new name and schema (ALTER TABLE). Errors when the table is
+    /// missing, the new name is another relation's, or the schema does not keep the
+    /// stored columns' places and types (rows already stored must still decode).
+    pub fn redefine(&mut self, id: u32, name: &str, schema: Schema) -> Result<(), String> {
+        let t = self
+            .by_id
+            .get(&id)
+            .cloned()
+            .ok_or_else(|| format!("alter_table: no table {id}"))?;
+        let old = t.schema();
+        let old_name = t.name();
+        if name != old_name && self.name_taken(name) {
+            return Err(format!("alter_table: the name {name:?} is taken"));
+        }
+        compatible(&old, &schema)?;
+        self.changed();
+        self.by_name.remove(&old_name);
+        t.redefine(name, schema);
+        self.by_name.insert(name.to_string(), t);
+        Ok(())
+    }
+
+    /// Whether redo of an `alter_table` record applies: the table is there, the name is
+    /// free, and the catalog's definition is not later than the record's (more columns,
+    /// or a column the record has that the catalog dropped).
+    fn alter_applies(&self, table: u32, name: &str, schema: &Schema) -> bool {
+        let Some(t) = self.by_id.get(&table) else {
+            return false;
+        };
+        let free = self.by_name.get(name).is_none_or(|t| t.id == table)
+            && !self.index_names.contains_key(name)
+            && !self.views.contains_key(name);
+        let have = t.schema();
+        let newer = have.columns.len() > schema.columns.len()
+            || have
+                .columns
+                .iter()
+                .zip(&schema.columns)
+                .any(|(h, s)| h.dropped && !s.dropped);
+        free && !newer
+    }
+
+    /// Adds or replaces a view. Errors when a table or an index has its name.
+    pub fn put_view(&mut self, view: ViewDef) -> Result<(), String> {
+        if self.by_name.contains_key(&view.name) || self.index_names.contains_key(&view.name) {
+            return Err(format!(
+                "view {:?}: a table or index has the name",
+                view.name
+            ));
+        }
+        self.changed();
+        self.views.insert(view.name.clone(), view);
+        Ok(())
+    }
+
+    pub fn remove_view(&mut self, name: &str) -> Option<ViewDef> {
+        self.changed();
+        self.views.remove(name)
     }
 
     /// Adds an index to its table. Errors when the table is missing or an id or name is
@@ -408,7 +545,7 @@ impl Catalog {
         if let Some(&c) = index
             .columns
             .iter()
-            .find(|&&c| c as usize >= t.schema.columns.len())
+            .find(|&&c| c as usize >= t.schema().columns.len())
         {
             return Err(format!("index {:?}: table has no column {c}", index.name));
         }
@@ -437,8 +574,8 @@ impl Catalog {
         out.extend_from_slice(&(self.by_id.len() as u32).to_le_bytes());
         for t in self.by_id.values() {
             out.extend_from_slice(&t.id.to_le_bytes());
-            put_string(out, &t.name);
-            t.schema.encode(out);
+            put_string(out, &t.name());
+            t.schema().encode(out);
             out.push(t.kind.code());
             let pages = t.page_list();
             out.extend_from_slice(&(pages.len() as u64).to_le_bytes());
@@ -454,6 +591,10 @@ impl Catalog {
             for p in pages {
                 out.extend_from_slice(&p.to_le_bytes());
             }
+        }
+        out.extend_from_slice(&(self.views.len() as u32).to_le_bytes());
+        for v in self.views.values() {
+            v.encode(out);
         }
     }
 
@@ -505,6 +646,17 @@ impl Catalog {
             }
             cat.insert_index(Index::new(def, pages))?;
         }
+        // Views follow since format 10; an older checkpoint ends here.
+        if r.remaining() > 0 {
+            let n = r.u32()?;
+            for _ in 0..n {
+                let v = ViewDef::decode(&mut r)?;
+                if cat.name_taken(&v.name) {
+                    return Err(format!("view {:?} appears twice", v.name));
+                }
+                cat.put_view(v)?;
+            }
+        }
         *at = r.pos();
         Ok(cat)
     }
@@ -526,9 +678,29 @@ pub const DROP_INDEX: RecordType = RecordType::new(18, "drop_index", 0);
 /// definition | count varint | count × page varint`.
 pub const REPLACE_INDEX: RecordType = RecordType::new(25, "replace_index", 0);
 
+/// A view was created, or replaced: `replace u8 | view definition`.
+pub const CREATE_VIEW: RecordType = RecordType::new(30, "create_view", 0);
+/// A view was dropped: `name`.
+pub const DROP_VIEW: RecordType = RecordType::new(31, "drop_view", 0);
+/// A table was altered (ALTER TABLE): `table varint | name | schema`, its whole new
+/// definition.
+pub const ALTER_TABLE: RecordType = RecordType::new(32, "alter_table", 0);
+
 /// A catalog record.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CatalogRecord {
+    CreateView {
+        replace: bool,
+        view: ViewDef,
+    },
+    DropView {
+        name: String,
+    },
+    AlterTable {
+        table: u32,
+        name: String,
+        schema: Schema,
+    },
     CreateTable {
         table: u32,
         name: String,
@@ -578,6 +750,9 @@ impl Payload for CatalogRecord {
             CatalogRecord::CreateIndex { .. } => CREATE_INDEX,
             CatalogRecord::DropIndex { .. } => DROP_INDEX,
             CatalogRecord::ReplaceIndex { .. } => REPLACE_INDEX,
+            CatalogRecord::CreateView { .. } => CREATE_VIEW,
+            CatalogRecord::DropView { .. } => DROP_VIEW,
+            CatalogRecord::AlterTable { .. } => ALTER_TABLE,
         }
     }
 
@@ -600,6 +775,20 @@ impl Payload for CatalogRecord {
             CatalogRecord::ReplaceIndex { old, def, pages } => {
                 put_varint(out, *old as u64);
                 put_index(out, def, pages);
+            }
+            CatalogRecord::CreateView { replace, view } => {
+                out.push(*replace as u8);
+                view.encode(out);
+            }
+            CatalogRecord::DropView { name } => put_string(out, name),
+            CatalogRecord::AlterTable {
+                table,
+                name,
+                schema,
+            } => {
+                put_varint(out, *table as u64);
+                put_string(out, name);
+                schema.encode(out);
             }
         }
     }
@@ -638,6 +827,29 @@ impl CatalogRecord {
             CatalogRecord::DropIndex {
                 index: r.varint32()?,
             }
+        } else if t == CREATE_VIEW {
+            let replace = match r.u8()? {
+                0 => false,
+                1 => true,
+                other => return Err(format!("create_view: bad replace flag {other}")),
+            };
+            CatalogRecord::CreateView {
+                replace,
+                view: ViewDef::decode(&mut r)?,
+            }
+        } else if t == DROP_VIEW {
+            CatalogRecord::DropView { name: r.string()? }
+        } else if t == ALTER_TABLE {
+            let table = r.varint32()?;
+            let name = r.string()?;
+            let mut at = r.pos();
+            let schema = Schema::decode(payload, &mut at)?;
+            r = Reader::new(payload, at);
+            CatalogRecord::AlterTable {
+                table,
+                name,
+                schema,
+            }
         } else {
             return Err(format!("record code {} is not the catalog's", t.code));
         };
@@ -675,6 +887,9 @@ impl RecordOwner for CatalogOwner {
             CREATE_INDEX,
             DROP_INDEX,
             REPLACE_INDEX,
+            CREATE_VIEW,
+            DROP_VIEW,
+            ALTER_TABLE,
         ]
     }
 
@@ -700,6 +915,22 @@ impl RecordOwner for CatalogOwner {
             CatalogRecord::ReplaceIndex { old, def, pages } => {
                 format!("old {old} {}", describe_index(&def, &pages))
             }
+            CatalogRecord::CreateView { replace, view } => format!(
+                "view {:?}{} columns {:?} query {:?}",
+                view.name,
+                if replace { " replace" } else { "" },
+                view.columns,
+                view.query
+            ),
+            CatalogRecord::DropView { name } => format!("view {name:?}"),
+            CatalogRecord::AlterTable {
+                table,
+                name,
+                schema,
+            } => format!(
+                "table {table} name {name:?} columns {}",
+                schema.columns.len()
+            ),
         })
     }
 
@@ -761,6 +992,37 @@ impl RecordOwner for CatalogOwner {
                     }
                 }
             }
+            CatalogRecord::CreateView { replace, view } => {
+                // As create_table: the checkpoint's catalog may be newer (the view made,
+                // replaced or dropped since, its name another relation's since): a
+                // view is put only where no table or index has its name.
+                let cat = &mut *ctx.catalog;
+                let free = !cat.by_name.contains_key(&view.name)
+                    && !cat.index_names.contains_key(&view.name);
+                if free && (replace || !cat.views.contains_key(&view.name)) {
+                    cat.put_view(view).map_err(|r| ctx.corrupt(rec, r))?;
+                }
+            }
+            CatalogRecord::DropView { name } => {
+                ctx.catalog.remove_view(&name);
+            }
+            CatalogRecord::AlterTable {
+                table,
+                name,
+                schema,
+            } => {
+                // The definition is whole, so redo sets it whenever the table is there
+                // and the name free. The checkpoint's catalog is read after its redo
+                // point, so it may hold a later definition than the record's: one with
+                // more columns, or a column the record has but the catalog dropped.
+                // That record is passed over (the records after it lead to the
+                // catalog's state again); any other mismatch is damage.
+                let cat = &mut *ctx.catalog;
+                if cat.alter_applies(table, &name, &schema) {
+                    cat.redefine(table, &name, schema)
+                        .map_err(|r| ctx.corrupt(rec, r))?;
+                }
+            }
         }
         Ok(())
     }
@@ -795,6 +1057,30 @@ pub(crate) mod tests {
                 pages: vec![40, 41],
             },
             CatalogRecord::DropIndex { index: 5 },
+            CatalogRecord::CreateView {
+                replace: true,
+                view: ViewDef {
+                    name: "v".into(),
+                    columns: vec!["a".into(), "b".into()],
+                    query: "SELECT a, b FROM t".into(),
+                },
+            },
+            CatalogRecord::DropView { name: "v".into() },
+            CatalogRecord::AlterTable {
+                table: 4,
+                name: "t2".into(),
+                schema: Schema::new(vec![
+                    Column::new("a", ColumnType::Int4),
+                    Column {
+                        dropped: true,
+                        ..Column::new("b", ColumnType::Text)
+                    },
+                    Column {
+                        missing: Some(vec![7, 0, 0, 0]),
+                        ..Column::new("c", ColumnType::Int4)
+                    },
+                ]),
+            },
             CatalogRecord::ReplaceIndex {
                 old: 5,
                 def: IndexDef {
@@ -809,6 +1095,46 @@ pub(crate) mod tests {
                 pages: vec![50],
             },
         ]
+    }
+
+    /// A checkpoint's catalog is read after its redo point: an `alter_table` record after
+    /// that point may be older than the catalog, and its redo must pass over it.
+    #[test]
+    fn an_older_alter_table_is_passed_over_at_redo() {
+        let a = || Column::new("a", ColumnType::Int4);
+        let b = || Column::new("b", ColumnType::Int4);
+        let mut cat = Catalog::default();
+        cat.insert(Table::new(
+            4,
+            "t",
+            Schema::new(vec![a()]),
+            TableKind::Heap,
+            vec![],
+        ));
+        let one = Schema::new(vec![a(), b()]);
+        assert!(cat.alter_applies(4, "t", &one));
+        cat.redefine(4, "t2", one.clone()).unwrap();
+        let mut dropped = one.clone();
+        dropped.columns[1].dropped = true;
+        cat.redefine(4, "t2", dropped.clone()).unwrap();
+        // Older than the catalog: fewer columns, or b not yet dropped.
+        assert!(!cat.alter_applies(4, "t", &Schema::new(vec![a()])));
+        assert!(!cat.alter_applies(4, "t2", &one));
+        // The same definition, or a later one, applies; another table's name does not.
+        assert!(cat.alter_applies(4, "t2", &dropped));
+        cat.insert(Table::new(
+            5,
+            "u",
+            Schema::new(vec![a()]),
+            TableKind::Heap,
+            vec![],
+        ));
+        assert!(!cat.alter_applies(4, "u", &dropped));
+        assert!(!cat.alter_applies(9, "t2", &dropped));
+        // A schema that retypes a stored column is refused.
+        let retyped = Schema::new(vec![Column::new("a", ColumnType::Text), b()]);
+        assert!(cat.redefine(4, "t2", retyped).is_err());
+        assert_eq!(cat.by_name["t2"].schema().columns[1].name, "b");
     }
 
     #[test]

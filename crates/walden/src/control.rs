@@ -29,8 +29,13 @@ pub const CHECKPOINT_MAGIC: &[u8; 8] = b"WALDNCKP";
 pub const FORMAT_VERSION: u32 = 10;
 /// The oldest format version this build still reads. Format 10 added the column types
 /// date, timestamp, timestamptz, interval and bytea (type codes 8 to 12 in schemas and
-/// `btree_insert_row` parts); an older build would refuse their schemas as corrupt, and
-/// a format 5 to 9 database has none. Format 9 added column defaults
+/// `btree_insert_row` parts), counted rows (a table's rows start with their column
+/// count, so ALTER TABLE ADD COLUMN leaves stored rows as they are; the schema's count
+/// has bit 15 set), table constraints as SQL text (bit 14), dropped columns and missing
+/// values (column flags 64 and 128), views (after the indexes in a checkpoint's
+/// catalog) and the records `create_view`, `drop_view` and `alter_table`; an older
+/// build would refuse them as corrupt, and a format 5 to 9 database has none (its
+/// tables keep uncounted rows and cannot add columns). Format 9 added column defaults
 /// (schema flag 32 and the default's SQL text). Format 8 added index free lists
 /// (free index pages, the meta page's right-sibling field naming the first, WAL record
 /// `btree_link`). Format 7 added heap-only versions

@@ -47,13 +47,13 @@ mod testing {
 }
 
 pub use calendar::Interval;
-pub use catalog::TableKind;
+pub use catalog::{TableKind, ViewDef};
 pub use engine::{
-    CheckReport, Database, IndexCheck, IndexInfo, IndexSpec, Options, Reader, RecoveryReport,
-    RowAction, TableCheck, Transaction,
+    AlterOp, CheckReport, Database, IndexCheck, IndexInfo, IndexSpec, Options, Reader,
+    RecoveryReport, RowAction, TableCheck, Transaction,
 };
 pub use error::{Error, Result};
-pub use schema::{Column, ColumnType, Row, Schema, Value};
+pub use schema::{Column, ColumnType, Constraint, Row, Schema, Value};
 pub use stats::{StatsSnapshot, TxnStats};
 pub use store::Protection;
 pub use wal::WalCompression;

@@ -6,11 +6,11 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Record codes are below this (the byte after a record's length; `wal::record`). The
 /// counters are indexed by code, so this module needs no record type.
-pub const RECORD_CODES: usize = 32;
+pub const RECORD_CODES: usize = 40;
 
 /// Counters of WAL records by record code (logical bytes: the records themselves), and
 /// of the page images among them.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct WalCounters {
     records: [AtomicU64; RECORD_CODES],
     bytes: [AtomicU64; RECORD_CODES],
@@ -20,6 +20,21 @@ pub struct WalCounters {
     index_records: AtomicU64,
     index_bytes: AtomicU64,
     index_images: AtomicU64,
+}
+
+// Written out: std derives `Default` for arrays of at most 32.
+impl Default for WalCounters {
+    fn default() -> WalCounters {
+        WalCounters {
+            records: std::array::from_fn(|_| AtomicU64::new(0)),
+            bytes: std::array::from_fn(|_| AtomicU64::new(0)),
+            images: AtomicU64::new(0),
+            image_bytes: AtomicU64::new(0),
+            index_records: AtomicU64::new(0),
+            index_bytes: AtomicU64::new(0),
+            index_images: AtomicU64::new(0),
+        }
+    }
 }
 
 impl WalCounters {
@@ -194,7 +209,7 @@ impl Stats {
 }
 
 /// Per-transaction WAL counters (single-threaded: a transaction belongs to one thread).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TxnStats {
     /// Records and bytes by record code.
     pub records: [u64; RECORD_CODES],
@@ -207,6 +222,21 @@ pub struct TxnStats {
     /// Undo records and bytes this transaction appended to the undo log.
     pub undo_records: u64,
     pub undo_bytes: u64,
+}
+
+impl Default for TxnStats {
+    fn default() -> TxnStats {
+        TxnStats {
+            records: [0; RECORD_CODES],
+            bytes: [0; RECORD_CODES],
+            images: 0,
+            image_bytes: 0,
+            index_records: 0,
+            index_bytes: 0,
+            undo_records: 0,
+            undo_bytes: 0,
+        }
+    }
 }
 
 impl TxnStats {

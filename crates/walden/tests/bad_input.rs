@@ -814,7 +814,7 @@ fn insert_many_with_a_row_too_large_inserts_nothing() {
         vec![Value::Int8(11), Value::Text("x".repeat(9000))],
     ];
     match tx.insert_many(TABLE, &batch) {
-        Err(Error::RowTooLarge { size, .. }) => assert_eq!(size, 9011),
+        Err(Error::RowTooLarge { size, .. }) => assert_eq!(size, 9012),
         other => panic!("expected RowTooLarge, got {other:?}"),
     }
     tx.commit().unwrap();
@@ -888,8 +888,9 @@ fn row_too_large_for_a_page() {
     let rows = commit_batches(&db, 0, 2);
     let some_id = db.begin().scan(TABLE).unwrap()[0].0;
     let big = vec![Value::Int8(99), Value::Text("x".repeat(9000))];
-    // Null bitmap (1 byte), int8 (8), text length (2) and 9000 bytes of text.
-    let size = 1 + 8 + 2 + 9000;
+    // Column count (1 byte), null bitmap (1), int8 (8), text length (2) and 9000 bytes
+    // of text.
+    let size = 1 + 1 + 8 + 2 + 9000;
     let max = max_row_bytes(8192);
     assert_eq!(max, 8192 - 32 - 4 - 22);
     let mut tx = db.begin();
@@ -902,7 +903,7 @@ fn row_too_large_for_a_page() {
         other => panic!("update: expected RowTooLarge, got {other:?}"),
     }
     // The largest row that fits is accepted.
-    let fits = vec![Value::Int8(98), Value::Text("y".repeat(max - 11))];
+    let fits = vec![Value::Int8(98), Value::Text("y".repeat(max - 12))];
     tx.insert(TABLE, &fits).unwrap();
     tx.commit().unwrap();
     let mut expected = rows;

@@ -32,7 +32,7 @@ pub(crate) fn update(cx: &mut Ctx, t: &mut Transaction, u: &ast::Update) -> SqlR
         }
         None => return Err(SqlError::new(code::INTERNAL, "UPDATE without FROM here")),
     };
-    let target = Target::plan(cx.db, &u.table, from, u.selection.as_ref())?;
+    let target = Target::plan(cx.db, &u.table, from, u.selection.as_ref(), "update")?;
     let catalog = DbCatalog::new(cx.db);
     let sets = bind_assignments(
         &u.assignments,
@@ -53,7 +53,7 @@ pub(crate) fn delete(cx: &mut Ctx, t: &mut Transaction, d: &ast::Delete) -> SqlR
     let Some(using) = &d.using else {
         return Err(SqlError::new(code::INTERNAL, "DELETE without USING here"));
     };
-    let target = Target::plan(cx.db, twj, using, d.selection.as_ref())?;
+    let target = Target::plan(cx.db, twj, using, d.selection.as_ref(), "delete from")?;
     target.run(cx, t, None, d.returning.as_deref())
 }
 
@@ -71,9 +71,10 @@ impl Target {
         target: &ast::TableWithJoins,
         others: &[ast::TableWithJoins],
         selection: Option<&ast::Expr>,
+        verb: &str,
     ) -> SqlResult<Target> {
         let (table, tname, _) = single_table(target)?;
-        let schema = schema_of(db, &table, tname)?;
+        let schema = schema_of(db, &table, tname, verb)?;
         let mut items = vec![target.clone()];
         items.extend(others.iter().cloned());
         let catalog = DbCatalog::new(db);

@@ -79,9 +79,9 @@ pub(super) fn item_of(
     id: RowId,
 ) -> Result<(Vec<u8>, usize, bool)> {
     let mut item = Vec::with_capacity(32);
-    let has_null = key::encode_key(&t.schema, &ix.columns, row, &mut item).ok_or_else(|| {
+    let has_null = key::encode_key(&t.schema(), &ix.columns, row, &mut item).ok_or_else(|| {
         Error::SchemaMismatch {
-            table: t.name.clone(),
+            table: t.name(),
             reason: format!("a row does not fit index {:?}", ix.name),
         }
     })?;
@@ -101,7 +101,7 @@ fn row_ref(
     row: &[u8],
     key: &[u8],
 ) -> Option<btree::RowRef> {
-    let parts = key::key_parts(&t.schema, &ix.columns, row)?;
+    let parts = key::key_parts(&t.schema(), &ix.columns, row)?;
     let mut read = Vec::with_capacity(key.len());
     key::key_from_parts(row, &parts, &mut read).ok()?;
     (read == key).then_some(btree::RowRef {
@@ -113,7 +113,7 @@ fn row_ref(
 
 /// A row as stored, decoded; a row that does not decode is a damaged page.
 pub(super) fn decode_row(inner: &Inner, t: &Table, id: RowId, bytes: &[u8]) -> Result<Row> {
-    t.schema
+    t.schema()
         .decode_row(bytes)
         .map_err(|reason| Error::CorruptPage {
             path: inner.store.path().to_path_buf(),
@@ -129,12 +129,12 @@ fn violation(t: &Table, ix: &Index, key: &[u8]) -> Error {
     let types: Vec<_> = ix
         .columns
         .iter()
-        .map(|&c| t.schema.columns[c as usize].ty)
+        .map(|&c| t.schema().columns[c as usize].ty)
         .collect();
     let columns = ix
         .columns
         .iter()
-        .map(|&c| t.schema.columns[c as usize].name.clone())
+        .map(|&c| t.schema().columns[c as usize].name.clone())
         .collect::<Vec<_>>()
         .join(", ");
     let values = key::decode_key(&types, key)
@@ -158,10 +158,10 @@ fn null_in_key(t: &Table, ix: &Index, row: &[Value]) -> Error {
         .columns
         .iter()
         .find(|&&c| matches!(row.get(c as usize), Some(Value::Null)))
-        .map(|&c| t.schema.columns[c as usize].name.clone())
+        .map(|&c| t.schema().columns[c as usize].name.clone())
         .unwrap_or_default();
     Error::NotNullViolation {
-        table: t.name.clone(),
+        table: t.name(),
         column,
     }
 }
@@ -196,14 +196,14 @@ impl Database {
         }
         for name in spec.columns {
             let c = t
-                .schema
+                .schema()
                 .columns
                 .iter()
                 .position(|c| c.name == *name)
                 .ok_or_else(|| {
                     Error::InvalidOption(format!(
                         "column {name:?} of table {:?} does not exist",
-                        t.name
+                        t.name()
                     ))
                 })?;
             if columns.contains(&(c as u16)) {
@@ -258,7 +258,7 @@ impl Database {
             {
                 let cat = lock_read(&inner.catalog);
                 if !cat.by_id.get(&t.id).is_some_and(|x| Arc::ptr_eq(x, t)) {
-                    return Err(Error::NoSuchTable(t.name.clone()));
+                    return Err(Error::NoSuchTable(t.name()));
                 }
                 match replaces {
                     Some(old)
@@ -374,15 +374,16 @@ impl Database {
             rows.clear();
             access.versions_of_page(&ctx, page, None, &mut rows)?;
             for (id, bytes) in rows.drain(..) {
-                let row = table
-                    .schema
-                    .decode_row(&bytes)
-                    .map_err(|reason| Error::CorruptPage {
-                        path: inner.store.path().to_path_buf(),
-                        page: id.page,
-                        location: id.page,
-                        reason: format!("row at slot {}: {reason}", id.slot),
-                    })?;
+                let row =
+                    table
+                        .schema()
+                        .decode_row(&bytes)
+                        .map_err(|reason| Error::CorruptPage {
+                            path: inner.store.path().to_path_buf(),
+                            page: id.page,
+                            location: id.page,
+                            reason: format!("row at slot {}: {reason}", id.slot),
+                        })?;
                 for (n, ix) in indexes.iter().enumerate() {
                     live[n].insert(item_of(table, ix, &row, id)?.0);
                 }
@@ -435,11 +436,11 @@ fn info(t: &Table, ix: &Index) -> IndexInfo {
     IndexInfo {
         id: ix.id,
         name: ix.name.clone(),
-        table: t.name.clone(),
+        table: t.name(),
         columns: ix
             .columns
             .iter()
-            .map(|&c| t.schema.columns[c as usize].name.clone())
+            .map(|&c| t.schema().columns[c as usize].name.clone())
             .collect(),
         unique: ix.unique,
         primary: ix.primary,
@@ -707,12 +708,12 @@ impl Reader<'_> {
             }
             let mut out = Vec::new();
             for (v, &c) in vals.iter().zip(&ix.columns) {
-                if !key::push_value(&mut out, t.schema.columns[c as usize].ty, v) {
+                if !key::push_value(&mut out, t.schema().columns[c as usize].ty, v) {
                     return Err(Error::SchemaMismatch {
-                        table: t.name.clone(),
+                        table: t.name(),
                         reason: format!(
                             "{v} is not a value of column {:?}",
-                            t.schema.columns[c as usize].name
+                            t.schema().columns[c as usize].name
                         ),
                     });
                 }
@@ -754,7 +755,7 @@ impl Reader<'_> {
             if &now[..key_len] != key || !seen.insert(at) {
                 return Ok(true);
             }
-            Ok(f(at, row))
+            Ok(f(at, t.schema().to_visible(row)))
         };
         if backward {
             btree::scan_backward(&ctx, &ix, stop.as_deref(), &mut visit)

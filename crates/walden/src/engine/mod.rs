@@ -5,12 +5,14 @@
 mod background;
 mod check;
 mod checkpoint;
+mod ddl;
 mod index;
 mod transaction;
 
 pub use crate::options::Options;
 pub use crate::recovery::RecoveryReport;
 pub use check::{CheckReport, IndexCheck, TableCheck};
+pub use ddl::AlterOp;
 pub use index::{IndexInfo, IndexSpec};
 pub use transaction::{Reader, RowAction, Transaction};
 
@@ -302,7 +304,7 @@ impl Database {
         }
         let inner = &self.handle.inner;
         let mut cat = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
-        if cat.by_name.contains_key(name) {
+        if cat.by_name.contains_key(name) || cat.views.contains_key(name) {
             return Err(Error::TableExists(name.to_string()));
         }
         let id = cat.next_table_id.max(1);
@@ -350,7 +352,7 @@ impl Database {
 
     /// A table's schema.
     pub fn schema(&self, name: &str) -> Result<Schema> {
-        Ok(self.handle.inner.table(name)?.schema.clone())
+        Ok(self.handle.inner.table(name)?.schema().visible())
     }
 
     /// A number that changes whenever a table or an index is created, dropped or

@@ -144,16 +144,16 @@ impl Transaction {
         Ok(())
     }
 
+    /// Encodes a row as the API gives it (no dropped columns), checked.
     fn encode(table: &Table, row: &[Value], out: &mut Vec<u8>) -> Result<()> {
-        table
-            .schema
-            .check(row)
-            .map_err(|reason| Error::SchemaMismatch {
-                table: table.name.clone(),
-                reason,
-            })?;
+        let schema = table.schema();
+        let row = schema.to_stored(row);
+        schema.check(&row).map_err(|reason| Error::SchemaMismatch {
+            table: table.name(),
+            reason,
+        })?;
         out.clear();
-        table.schema.encode_row(row, out);
+        schema.encode_row(&row, out);
         Ok(())
     }
 
@@ -190,7 +190,7 @@ impl Transaction {
         mut fill: impl FnMut(&mut Row) -> bool,
     ) -> Result<u64> {
         let t = self.db.table(table)?;
-        let mut row: Row = vec![Value::Null; t.schema.columns.len()];
+        let mut row: Row = vec![Value::Null; t.schema().visible().columns.len()];
         let ids = self.insert_inner(&t, &mut |out| {
             if fill(&mut row) {
                 Self::encode(&t, &row, out).map(|()| true)
@@ -229,7 +229,7 @@ impl Transaction {
         f: impl FnOnce(&dyn TableAccess, &Inner, &mut Writer) -> Result<R>,
     ) -> Result<R> {
         let same =
-            |a: &[u8], b: &[u8]| key_columns.is_some_and(|cols| t.schema.same_values(a, b, cols));
+            |a: &[u8], b: &[u8]| key_columns.is_some_and(|cols| t.schema().same_values(a, b, cols));
         let access = access::of(t.kind);
         if access.uses_undo() {
             self.note_undo_writer();
@@ -371,8 +371,10 @@ impl Transaction {
         self.reader()?.get(table, id)
     }
 
+    /// A stored row as the API shows it (no dropped columns).
     pub(super) fn decode(&self, t: &Table, id: RowId, bytes: &[u8]) -> Result<Row> {
-        super::index::decode_row(&self.db, t, id, bytes)
+        let row = super::index::decode_row(&self.db, t, id, bytes)?;
+        Ok(t.schema().to_visible(row))
     }
 
     /// Calls `f` for every visible row, page by page; stop early by returning false.

@@ -1,0 +1,253 @@
+//! Views and ALTER TABLE: catalog changes committed at once, each logged as one catalog
+//! record (with the drop_index records of indexes a dropped column takes along) before
+//! the catalog in memory changes, under the catalog's write lock.
+
+use std::sync::Arc;
+
+use super::{check_name, Database, MAX_COLUMNS};
+use crate::catalog::{CatalogRecord, Table, ViewDef};
+use crate::error::{Error, Result};
+use crate::schema::{Column, Constraint, Schema};
+
+/// One change ALTER TABLE makes to a table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AlterOp {
+    /// Adds a column at the end. Rows stored before read its `missing` value (None:
+    /// NULL): the table is not rewritten.
+    AddColumn(Column),
+    /// Drops a column (and every index on it): it stays in the stored schema, hidden.
+    DropColumn(String),
+    RenameColumn {
+        from: String,
+        to: String,
+    },
+    /// Renames the table.
+    Rename(String),
+    /// Sets or removes a column's default (SQL text, for the layer above).
+    SetDefault {
+        column: String,
+        default: Option<String>,
+    },
+    /// Makes a column NULL-able or NOT NULL. Whether stored rows hold a NULL is the
+    /// caller's to check first.
+    SetNullable {
+        column: String,
+        nullable: bool,
+    },
+    /// Adds a constraint for the layer above (whether the rows meet it is the caller's
+    /// to check first).
+    AddConstraint(Constraint),
+    DropConstraint(String),
+}
+
+/// The position of a visible column of that name.
+fn position(schema: &Schema, table: &str, name: &str) -> Result<usize> {
+    schema
+        .columns
+        .iter()
+        .position(|c| !c.dropped && c.name == name)
+        .ok_or_else(|| {
+            Error::InvalidOption(format!("column {name:?} of table {table:?} does not exist"))
+        })
+}
+
+/// Whether a visible column has that name.
+fn taken(schema: &Schema, name: &str) -> bool {
+    schema.columns.iter().any(|c| !c.dropped && c.name == name)
+}
+
+impl Database {
+    /// Creates a view (committed at once), or replaces the one of that name if
+    /// `replace`. The name must be no table's or index's.
+    pub fn create_view(&self, view: ViewDef, replace: bool) -> Result<()> {
+        check_name("view", &view.name)?;
+        let inner = &self.handle.inner;
+        let mut cat = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
+        if cat.by_name.contains_key(&view.name) || cat.index_names.contains_key(&view.name) {
+            return Err(Error::TableExists(view.name));
+        }
+        if !replace && cat.views.contains_key(&view.name) {
+            return Err(Error::TableExists(view.name));
+        }
+        let mut tx = self.begin();
+        tx.log(&CatalogRecord::CreateView {
+            replace,
+            view: view.clone(),
+        })?;
+        tx.commit_inner()?;
+        cat.put_view(view).map_err(Error::InvalidOption)
+    }
+
+    /// Drops a view (committed at once).
+    pub fn drop_view(&self, name: &str) -> Result<()> {
+        let inner = &self.handle.inner;
+        let mut cat = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
+        if !cat.views.contains_key(name) {
+            return Err(Error::NoSuchTable(name.to_string()));
+        }
+        let mut tx = self.begin();
+        tx.log(&CatalogRecord::DropView {
+            name: name.to_string(),
+        })?;
+        tx.commit_inner()?;
+        cat.remove_view(name);
+        Ok(())
+    }
+
+    /// The view of that name, if there is one.
+    pub fn view(&self, name: &str) -> Option<ViewDef> {
+        let cat = self
+            .handle
+            .inner
+            .catalog
+            .read()
+            .unwrap_or_else(|e| e.into_inner());
+        cat.views.get(name).cloned()
+    }
+
+    /// Every view, by name.
+    pub fn views(&self) -> Vec<ViewDef> {
+        let cat = self
+            .handle
+            .inner
+            .catalog
+            .read()
+            .unwrap_or_else(|e| e.into_inner());
+        cat.views.values().cloned().collect()
+    }
+
+    /// Changes a table (committed at once): statements changing the table wait while it
+    /// is altered (the table's DDL lock), and the new definition is logged whole.
+    pub fn alter_table(&self, name: &str, op: &AlterOp) -> Result<()> {
+        let inner = &self.handle.inner;
+        let t = inner.table(name)?;
+        let _ddl = t.ddl.write();
+        let mut cat = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
+        if !cat.by_id.get(&t.id).is_some_and(|x| Arc::ptr_eq(x, &t)) {
+            return Err(Error::NoSuchTable(name.to_string()));
+        }
+        let (new_name, schema) = altered(&t, op)?;
+        if new_name != name && cat.name_taken(&new_name) {
+            return Err(Error::TableExists(new_name));
+        }
+        // Indexes on a dropped column go with it, as in PostgreSQL.
+        let doomed: Vec<u32> = match op {
+            AlterOp::DropColumn(c) => {
+                let at = position(&t.schema(), name, c)? as u16;
+                t.index_list()
+                    .iter()
+                    .filter(|ix| ix.columns.contains(&at))
+                    .map(|ix| ix.id)
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        let mut tx = self.begin();
+        for &index in &doomed {
+            tx.log(&CatalogRecord::DropIndex { index })?;
+        }
+        tx.log(&CatalogRecord::AlterTable {
+            table: t.id,
+            name: new_name.clone(),
+            schema: schema.clone(),
+        })?;
+        tx.commit_inner()?;
+        for index in doomed {
+            cat.remove_index(index);
+        }
+        cat.redefine(t.id, &new_name, schema)
+            .map_err(Error::InvalidOption)
+    }
+}
+
+/// The table's name and schema after `op`.
+fn altered(t: &Table, op: &AlterOp) -> Result<(String, Schema)> {
+    let name = t.name();
+    let mut schema = (*t.schema()).clone();
+    match op {
+        AlterOp::AddColumn(c) => add_column(&mut schema, &name, c)?,
+        AlterOp::DropColumn(c) => {
+            let at = position(&schema, &name, c)?;
+            if schema.columns.iter().filter(|c| !c.dropped).count() == 1 {
+                return Err(Error::InvalidOption(format!(
+                    "column {c:?} is the last column of table {name:?}"
+                )));
+            }
+            let col = &mut schema.columns[at];
+            col.dropped = true;
+            col.nullable = true;
+            col.primary_key = false;
+            col.default = None;
+            col.missing = None;
+        }
+        AlterOp::RenameColumn { from, to } => {
+            check_name("column", to)?;
+            let at = position(&schema, &name, from)?;
+            if taken(&schema, to) {
+                return Err(Error::InvalidOption(format!(
+                    "column {to:?} of table {name:?} already exists"
+                )));
+            }
+            schema.columns[at].name = to.clone();
+        }
+        AlterOp::Rename(to) => {
+            check_name("table", to)?;
+            return Ok((to.clone(), schema));
+        }
+        AlterOp::SetDefault { column, default } => {
+            let at = position(&schema, &name, column)?;
+            schema.columns[at].default = default.clone();
+        }
+        AlterOp::SetNullable { column, nullable } => {
+            let at = position(&schema, &name, column)?;
+            schema.columns[at].nullable = *nullable;
+        }
+        AlterOp::AddConstraint(c) => {
+            check_name("constraint", &c.name)?;
+            if schema.constraints.iter().any(|x| x.name == c.name) {
+                return Err(Error::InvalidOption(format!(
+                    "constraint {:?} of table {name:?} already exists",
+                    c.name
+                )));
+            }
+            schema.constraints.push(c.clone());
+        }
+        AlterOp::DropConstraint(c) => {
+            let before = schema.constraints.len();
+            schema.constraints.retain(|x| x.name != *c);
+            if schema.constraints.len() == before {
+                return Err(Error::InvalidOption(format!(
+                    "constraint {c:?} of table {name:?} does not exist"
+                )));
+            }
+        }
+    }
+    Ok((name, schema))
+}
+
+/// ADD COLUMN: the column at the end (a table of an older format cannot: its rows do not
+/// say how many columns they have).
+fn add_column(schema: &mut Schema, name: &str, c: &Column) -> Result<()> {
+    check_name("column", &c.name)?;
+    if !schema.counted {
+        return Err(Error::InvalidOption(format!(
+            "table {name:?} was created before format 10: its rows do not say how many columns they have, so it cannot add columns"
+        )));
+    }
+    if taken(schema, &c.name) {
+        return Err(Error::InvalidOption(format!(
+            "column {:?} of table {name:?} already exists",
+            c.name
+        )));
+    }
+    if schema.columns.len() >= MAX_COLUMNS {
+        return Err(Error::InvalidOption(format!(
+            "a table has 1 to {MAX_COLUMNS} columns (dropped ones count)"
+        )));
+    }
+    schema.columns.push(Column {
+        dropped: false,
+        ..c.clone()
+    });
+    Ok(())
+}
