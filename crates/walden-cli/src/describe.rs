@@ -264,6 +264,7 @@ pub fn describe(session: &mut Session, pattern: &str) -> Result<Described, SqlEr
             "r" | "p" => describe_table(session, oid, &title_name, info)?,
             "i" | "I" => describe_index(session, oid, schema, &title_name)?,
             "S" => describe_sequence(session, oid, &title_name)?,
+            "v" => describe_view(session, oid, &title_name)?,
             other => {
                 return Err(SqlError::unsupported(format!(
                     "\\d of a relation of kind '{other}' (\"{name}\")"
@@ -274,14 +275,10 @@ pub fn describe(session: &mut Session, pattern: &str) -> Result<Described, SqlEr
     Ok(Described::Text(out))
 }
 
-fn describe_table(
-    session: &mut Session,
-    oid: &str,
-    title_name: &str,
-    info: &[String],
-) -> Result<String, SqlError> {
+/// The columns part of `\d` of a table or a view: psql's query, its table's rows.
+fn column_rows(session: &mut Session, oid: &str) -> Result<Rows, SqlError> {
     let columns = run(session, &for_oid(queries::TABLE_COLUMNS, oid))?;
-    let rows: Rows = columns
+    Ok(columns
         .iter()
         .map(|c| {
             let default = match (c[5].as_str(), c[6].as_str()) {
@@ -299,7 +296,30 @@ fn describe_table(
                 default,
             ]
         })
-        .collect();
+        .collect())
+}
+
+const COLUMN_HEADINGS: [(&str, bool); 5] = [
+    ("Column", false),
+    ("Type", false),
+    ("Collation", false),
+    ("Nullable", false),
+    ("Default", false),
+];
+
+/// `\d VIEW`: its columns (psql prints the definition only with `\d+`).
+fn describe_view(session: &mut Session, oid: &str, title_name: &str) -> Result<String, SqlError> {
+    let rows = column_rows(session, oid)?;
+    render(&format!("View {title_name}"), &COLUMN_HEADINGS, &rows, &[]).map_err(io)
+}
+
+fn describe_table(
+    session: &mut Session,
+    oid: &str,
+    title_name: &str,
+    info: &[String],
+) -> Result<String, SqlError> {
+    let rows = column_rows(session, oid)?;
     let mut footers = Vec::new();
     if info.get(2).is_some_and(|h| h == "t") {
         let indexes = run(session, &for_oid(queries::TABLE_INDEXES, oid))?;
@@ -327,14 +347,7 @@ fn describe_table(
         Some("u") => format!("Unlogged table {title_name}"),
         _ => format!("Table {title_name}"),
     };
-    let cols = [
-        ("Column", false),
-        ("Type", false),
-        ("Collation", false),
-        ("Nullable", false),
-        ("Default", false),
-    ];
-    render(&title, &cols, &rows, &footers).map_err(io)
+    render(&title, &COLUMN_HEADINGS, &rows, &footers).map_err(io)
 }
 
 /// One line of a table's "Indexes:" footer (psql's describeOneTableDetails).

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 
 use walden_pgcluster::{find_major, Cluster, SERVER_USER};
 
-/// Tables with a column of every type Walden has, NOT NULL, defaults of each kind psql
+/// Views, and tables with a column of every type Walden has, NOT NULL, defaults of each kind psql
 /// shows differently, serial columns (their sequences), primary keys (one of two
 /// columns), a UNIQUE constraint, unique and plain indexes, varchar(n) and char(n).
 const SCHEMA: &str = "
@@ -24,6 +24,8 @@ create table u (x int default -1, y text default 'ab', z varchar(5) default 'q',
 create unique index u_x on u (x);
 create table w (p int, q smallint, r text not null, primary key (p, q));
 create table \"Mixed\" (\"Id\" int);
+create view tv as select a, c, b + 1 as b1 from t;
+create view uv (n) as select count(*) from u;
 ";
 
 /// The commands compared, each run on its own (`-c`), as psql runs them.
@@ -36,6 +38,8 @@ const COMMANDS: &[&str] = &[
     "\\d u",
     "\\d w",
     "\\d \"Mixed\"",
+    "\\d tv",
+    "\\d uv",
     "\\d t_pkey",
     "\\d t_bf",
     "\\d u_x",

@@ -8,7 +8,8 @@
 //! numbering). Objects Walden has no id for get OIDs from the table's id and a column
 //! number: a serial column's sequence `SEQUENCE_BASE + id * 2048 + attnum`, a column
 //! default `ATTRDEF_BASE + …` likewise, a primary-key or unique constraint
-//! `CONSTRAINT_BASE + index id`. Types have PostgreSQL's OIDs (`types.rs`).
+//! `CONSTRAINT_BASE + index id`; a view `VIEW_BASE +` a hash of its name. Types have
+//! PostgreSQL's OIDs (`types.rs`).
 
 mod functions;
 mod relations;
@@ -26,6 +27,10 @@ pub const FIRST_USER_OID: i64 = 16384;
 const SEQUENCE_BASE: i64 = 0x4000_0000;
 const ATTRDEF_BASE: i64 = 0x5000_0000;
 const CONSTRAINT_BASE: i64 = 0x6000_0000;
+/// Views (which have no engine id): `VIEW_BASE +` a hash of the name, the next free
+/// number on a clash (so two views whose names clash may swap OIDs when one is dropped).
+const VIEW_BASE: i64 = 0x7000_0000;
+const VIEW_OIDS: i64 = 0x0800_0000;
 /// Columns per table in the OID arithmetic (PostgreSQL allows 1600).
 const ATTNUMS_PER_TABLE: i64 = 2048;
 
@@ -49,7 +54,7 @@ pub enum RelKind {
     Table,
     Index,
     Sequence,
-    /// Not made yet: views will be `'v'` rows whose columns come from their query.
+    /// A view: its columns are its query's, as planned when the snapshot is made.
     View,
 }
 
@@ -196,6 +201,22 @@ impl Snapshot {
                 });
             }
         }
+        let mut taken = std::collections::HashSet::new();
+        for v in db.views() {
+            let mut oid = VIEW_BASE + view_hash(&v.name);
+            while !taken.insert(oid) {
+                oid = VIEW_BASE + (oid - VIEW_BASE + 1) % VIEW_OIDS;
+            }
+            relations.push(Relation {
+                oid,
+                name: v.name.clone(),
+                kind: RelKind::View,
+                columns: view_columns(db, &v),
+                index: None,
+                owner: None,
+                access_method: 0,
+            });
+        }
         Snapshot { relations }
     }
 
@@ -215,6 +236,36 @@ impl Snapshot {
             None => oid.to_string(),
         }
     }
+}
+
+/// FNV-1a of a view's name, within the view OIDs.
+fn view_hash(name: &str) -> i64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    (h % VIEW_OIDS as u64) as i64
+}
+
+/// A view's columns: its names with its query's types, planned against the tables as
+/// they are (and an empty virtual catalog, so that a view over `pg_catalog` does not
+/// make this snapshot again). A view whose query no longer plans shows no columns.
+fn view_columns(db: &Database, v: &walden::ViewDef) -> Vec<Attr> {
+    let catalog = crate::session::DbCatalog::new(db);
+    let _ = catalog.1.set(std::sync::Arc::new(Snapshot::default()));
+    let Ok(plan) = crate::view::plan_view(v, &catalog) else {
+        return Vec::new();
+    };
+    v.columns
+        .iter()
+        .zip(plan.columns())
+        .map(|(name, (_, ty))| Attr {
+            name: name.clone(),
+            ty: DeclaredType::plain(*ty),
+            not_null: false,
+            default: None,
+        })
+        .collect()
 }
 
 /// A column as `pg_attribute` and `pg_attrdef` show it: a serial column is NOT NULL
