@@ -39,6 +39,19 @@ pub struct Scope {
 }
 
 impl Scope {
+    /// The columns of one table, qualified by its name.
+    pub fn of_table(table: &str, schema: &walden::Schema) -> Scope {
+        Scope {
+            table: Some(table.to_string()),
+            columns: schema
+                .columns
+                .iter()
+                .map(|c| (c.name.clone(), SqlType::from_column(c.ty)))
+                .collect(),
+            ..Scope::default()
+        }
+    }
+
     /// The range of columns of the relation called `name`, if there is one.
     pub fn relation(&self, name: &str) -> Option<std::ops::Range<usize>> {
         if self.relations.is_empty() {

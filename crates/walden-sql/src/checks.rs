@@ -15,7 +15,6 @@ use walden::{Constraint, Schema, Value};
 use crate::bind::{ident_name, Binder, Scope};
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::{EvalCtx, Expr};
-use crate::types::SqlType;
 
 /// The text a CHECK constraint is stored as.
 pub(crate) fn definition(e: &ast::Expr) -> String {
@@ -80,15 +79,7 @@ pub(crate) fn name_for(table: &str, e: &ast::Expr, taken: &[String]) -> String {
 }
 
 fn scope(table: &str, schema: &Schema) -> Scope {
-    Scope {
-        table: Some(table.to_string()),
-        columns: schema
-            .columns
-            .iter()
-            .map(|c| (c.name.clone(), SqlType::from_column(c.ty)))
-            .collect(),
-        ..Scope::default()
-    }
+    Scope::of_table(table, schema)
 }
 
 /// Binds a CHECK expression over the table's columns (no subqueries, no aggregates).

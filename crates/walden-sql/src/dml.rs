@@ -60,15 +60,7 @@ fn schema_of(
 }
 
 fn scope_of(table: &str, schema: &Schema) -> Scope {
-    Scope {
-        table: Some(table.to_string()),
-        columns: schema
-            .columns
-            .iter()
-            .map(|c| (c.name.clone(), SqlType::from_column(c.ty)))
-            .collect(),
-        ..Scope::default()
-    }
+    Scope::of_table(table, schema)
 }
 
 /// Can a value of type `from` be assigned to `col`? (Numbers convert, anything becomes

@@ -72,16 +72,7 @@ impl Catalog for DbCatalog<'_> {
     }
 
     fn table_scope(&self, name: &str) -> SqlResult<Scope> {
-        let schema = self.0.schema(name)?;
-        Ok(Scope {
-            table: Some(name.to_string()),
-            columns: schema
-                .columns
-                .iter()
-                .map(|c| (c.name.clone(), SqlType::from_column(c.ty)))
-                .collect(),
-            ..Scope::default()
-        })
+        Ok(Scope::of_table(name, &self.0.schema(name)?))
     }
 
     fn indexes(&self, table: &str) -> Vec<crate::access_path::IndexMeta> {

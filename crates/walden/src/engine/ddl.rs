@@ -96,24 +96,12 @@ impl Database {
 
     /// The view of that name, if there is one.
     pub fn view(&self, name: &str) -> Option<ViewDef> {
-        let cat = self
-            .handle
-            .inner
-            .catalog
-            .read()
-            .unwrap_or_else(|e| e.into_inner());
-        cat.views.get(name).cloned()
+        self.catalog_read().views.get(name).cloned()
     }
 
     /// Every view, by name.
     pub fn views(&self) -> Vec<ViewDef> {
-        let cat = self
-            .handle
-            .inner
-            .catalog
-            .read()
-            .unwrap_or_else(|e| e.into_inner());
-        cat.views.values().cloned().collect()
+        self.catalog_read().views.values().cloned().collect()
     }
 
     /// Changes a table (committed at once): statements changing the table wait while it

@@ -337,14 +337,19 @@ impl Database {
         Ok(())
     }
 
-    /// Table names, sorted.
-    pub fn table_names(&self) -> Vec<String> {
-        let cat = self
-            .handle
+    /// The catalog, read (a poisoned lock's catalog is still whole: every change to it
+    /// is made under the write lock in one step).
+    pub(super) fn catalog_read(&self) -> std::sync::RwLockReadGuard<'_, crate::catalog::Catalog> {
+        self.handle
             .inner
             .catalog
             .read()
-            .unwrap_or_else(|e| e.into_inner());
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Table names, sorted.
+    pub fn table_names(&self) -> Vec<String> {
+        let cat = self.catalog_read();
         let mut v: Vec<String> = cat.by_name.keys().cloned().collect();
         v.sort();
         v
@@ -359,12 +364,7 @@ impl Database {
     /// replaced, and that no other catalog state in the process has had: a plan made
     /// against the catalog stays valid while this holds.
     pub fn catalog_generation(&self) -> u64 {
-        self.handle
-            .inner
-            .catalog
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .generation
+        self.catalog_read().generation
     }
 
     /// A table's id: stable for the table's life, never reused by another table or
