@@ -108,12 +108,10 @@ thread_local! {
     static BOUND: RefCell<HashMap<String, std::rc::Rc<Expr>>> = RefCell::new(HashMap::new());
 }
 
-fn bound(
-    table: &str,
-    schema: &Schema,
-    c: &Constraint,
-    e: &ast::Expr,
-) -> SqlResult<std::rc::Rc<Expr>> {
+/// A CHECK constraint's expression bound over the table, parsed and bound on its first
+/// use for this schema only; None for a constraint that is not a CHECK.
+fn bound(table: &str, schema: &Schema, c: &Constraint) -> Option<SqlResult<std::rc::Rc<Expr>>> {
+    c.definition.strip_prefix("CHECK ")?;
     let mut key = format!("{table}\0{}", c.definition);
     for col in &schema.columns {
         key.push('\0');
@@ -121,17 +119,20 @@ fn bound(
         key.push_str(col.ty.name());
     }
     if let Some(x) = BOUND.with(|b| b.borrow().get(&key).cloned()) {
-        return Ok(x);
+        return Some(Ok(x));
     }
-    let x = std::rc::Rc::new(bind(table, schema, e)?);
-    BOUND.with(|b| {
-        let mut b = b.borrow_mut();
-        if b.len() > 4096 {
-            b.clear();
-        }
-        b.insert(key, x.clone());
-    });
-    Ok(x)
+    let made = parse(c)?.and_then(|e| bind(table, schema, &e));
+    Some(made.map(|x| {
+        let x = std::rc::Rc::new(x);
+        BOUND.with(|b| {
+            let mut b = b.borrow_mut();
+            if b.len() > 4096 {
+                b.clear();
+            }
+            b.insert(key, x.clone());
+        });
+        x
+    }))
 }
 
 /// Whether `row` passes the check (NULL passes, as in SQL).
@@ -150,8 +151,10 @@ pub(crate) fn verify(table: &str, schema: &Schema, row: &[Value]) -> SqlResult<(
     let mut list: Vec<&Constraint> = schema.constraints.iter().collect();
     list.sort_by(|a, b| a.name.cmp(&b.name));
     for c in list {
-        let Some(e) = parse(c) else { continue };
-        let expr = bound(table, schema, c, &e?)?;
+        let Some(expr) = bound(table, schema, c) else {
+            continue;
+        };
+        let expr = expr?;
         if !passes(&expr, row)? {
             return Err(SqlError::new(
                 "23514",

@@ -10,6 +10,7 @@ use crate::access::{self, Change, InsertCursor, Progress, TableAccess, TxnView, 
 use crate::catalog::{Index, Table};
 use crate::clog::XidStatus;
 use crate::error::{Error, Result};
+use crate::schema::Schema;
 use crate::schema::{Row, Value};
 use crate::stats::TxnStats;
 use crate::txn::Snapshot;
@@ -144,9 +145,10 @@ impl Transaction {
         Ok(())
     }
 
-    /// Encodes a row as the API gives it (no dropped columns), checked.
-    fn encode(table: &Table, row: &[Value], out: &mut Vec<u8>) -> Result<()> {
-        let schema = table.schema();
+    /// Encodes a row as the API gives it (no dropped columns), checked against the
+    /// table's schema as the command read it once (not per row: the schema sits behind a
+    /// lock, and DDL cannot change it while a command writes).
+    fn encode(table: &Table, schema: &Schema, row: &[Value], out: &mut Vec<u8>) -> Result<()> {
         let row = schema.to_stored(row);
         schema.check(&row).map_err(|reason| Error::SchemaMismatch {
             table: table.name(),
@@ -161,8 +163,9 @@ impl Transaction {
     pub fn insert(&mut self, table: &str, row: &[Value]) -> Result<RowId> {
         let mut once = Some(row);
         let t = self.db.table(table)?;
+        let schema = t.schema();
         let ids = self.insert_inner(&t, &mut |out| match once.take() {
-            Some(r) => Self::encode(&t, r, out).map(|()| true),
+            Some(r) => Self::encode(&t, &schema, r, out).map(|()| true),
             None => Ok(false),
         })?;
         ids.into_iter().next().ok_or(Error::TransactionFinished)
@@ -175,9 +178,10 @@ impl Transaction {
         rows: impl IntoIterator<Item = R>,
     ) -> Result<Vec<RowId>> {
         let t = self.db.table(table)?;
+        let schema = t.schema();
         let mut it = rows.into_iter();
         self.insert_inner(&t, &mut |out| match it.next() {
-            Some(r) => Self::encode(&t, r.as_ref(), out).map(|()| true),
+            Some(r) => Self::encode(&t, &schema, r.as_ref(), out).map(|()| true),
             None => Ok(false),
         })
     }
@@ -190,10 +194,11 @@ impl Transaction {
         mut fill: impl FnMut(&mut Row) -> bool,
     ) -> Result<u64> {
         let t = self.db.table(table)?;
-        let mut row: Row = vec![Value::Null; t.schema().visible().columns.len()];
+        let schema = t.schema();
+        let mut row: Row = vec![Value::Null; schema.visible().columns.len()];
         let ids = self.insert_inner(&t, &mut |out| {
             if fill(&mut row) {
-                Self::encode(&t, &row, out).map(|()| true)
+                Self::encode(&t, &schema, &row, out).map(|()| true)
             } else {
                 Ok(false)
             }
@@ -411,7 +416,7 @@ impl Transaction {
         self.next_command()?;
         let t = self.db.table(table)?;
         let mut bytes = Vec::new();
-        Self::encode(&t, row, &mut bytes)?;
+        Self::encode(&t, &t.schema(), row, &mut bytes)?;
         self.change_row(&t, id, Change::Update(bytes))
     }
 
@@ -474,7 +479,7 @@ impl Transaction {
             RowAction::Keep | RowAction::Stop => None,
             RowAction::Update(new) => {
                 let mut bytes = Vec::new();
-                Self::encode(t, &new, &mut bytes)?;
+                Self::encode(t, &t.schema(), &new, &mut bytes)?;
                 Some(Change::Update(bytes))
             }
             RowAction::Delete => Some(Change::Delete),
