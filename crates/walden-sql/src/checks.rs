@@ -78,10 +78,6 @@ pub(crate) fn name_for(table: &str, e: &ast::Expr, taken: &[String]) -> String {
         .unwrap_or(base)
 }
 
-fn scope(table: &str, schema: &Schema) -> Scope {
-    Scope::of_table(table, schema)
-}
-
 /// Binds a CHECK expression over the table's columns (no subqueries, no aggregates).
 pub(crate) fn bind(table: &str, schema: &Schema, e: &ast::Expr) -> SqlResult<Expr> {
     let mut subquery = false;
@@ -98,7 +94,7 @@ pub(crate) fn bind(table: &str, schema: &Schema, e: &ast::Expr) -> SqlResult<Exp
             "cannot use subquery in check constraint",
         ));
     }
-    let scope = scope(table, schema);
+    let scope = Scope::of_table(table, schema);
     crate::select::bind_condition(&mut Binder::plain(&scope), e, "CHECK")
 }
 

@@ -803,6 +803,11 @@ pub fn interval_trunc(unit: &str, iv: Interval) -> SqlResult<Interval> {
         micros: t - t % step,
         ..iv
     };
+    let whole_months = |step: i32| Interval {
+        months: iv.months / step * step,
+        days: 0,
+        micros: 0,
+    };
     Ok(match u {
         "microseconds" => iv,
         "milliseconds" => keep_time(1000),
@@ -810,36 +815,12 @@ pub fn interval_trunc(unit: &str, iv: Interval) -> SqlResult<Interval> {
         "minute" => keep_time(MICROS_PER_MINUTE),
         "hour" => keep_time(MICROS_PER_HOUR),
         "day" => Interval { micros: 0, ..iv },
-        "month" => Interval {
-            months: iv.months,
-            days: 0,
-            micros: 0,
-        },
-        "quarter" => Interval {
-            months: iv.months / 3 * 3,
-            days: 0,
-            micros: 0,
-        },
-        "year" => Interval {
-            months: iv.months / 12 * 12,
-            days: 0,
-            micros: 0,
-        },
-        "decade" => Interval {
-            months: iv.months / 120 * 120,
-            days: 0,
-            micros: 0,
-        },
-        "century" => Interval {
-            months: iv.months / 1200 * 1200,
-            days: 0,
-            micros: 0,
-        },
-        "millennium" => Interval {
-            months: iv.months / 12000 * 12000,
-            days: 0,
-            micros: 0,
-        },
+        "month" => whole_months(1),
+        "quarter" => whole_months(3),
+        "year" => whole_months(12),
+        "decade" => whole_months(120),
+        "century" => whole_months(1200),
+        "millennium" => whole_months(12000),
         _ => return Err(unit_error(unit, "interval")),
     })
 }

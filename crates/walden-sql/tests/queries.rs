@@ -7,7 +7,7 @@
 
 mod support;
 
-use support::{db, q};
+use support::{db, q, session_of};
 use walden::TableKind;
 use walden_sql::Session;
 
@@ -275,14 +275,7 @@ three"#,
 ];
 
 fn session(kind: TableKind) -> Session {
-    let db = db();
-    let mut s = Session::with_seed(&db, 7);
-    let k = match kind {
-        TableKind::Heap => "heap",
-        _ => "undo",
-    };
-    s.execute(&format!("set default_table_access_method = {k}"))
-        .unwrap();
+    let mut s = session_of(&db(), kind, 7);
     s.execute(SETUP).unwrap();
     s
 }

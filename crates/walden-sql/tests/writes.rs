@@ -10,9 +10,8 @@ mod support;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use support::{db, q};
+use support::{db, q, session_of};
 use walden::TableKind;
-use walden_sql::Session;
 
 /// (statement, PostgreSQL's rows), run in order on one session.
 const STEPS: &[(&str, &str)] = &[
@@ -248,22 +247,11 @@ fn sorted(rows: &str) -> Vec<&str> {
     v
 }
 
-fn session(db: &walden::Database, kind: TableKind, seed: u64) -> Session {
-    let mut s = Session::with_seed(db, seed);
-    let k = match kind {
-        TableKind::Heap => "heap",
-        _ => "undo",
-    };
-    s.execute(&format!("set default_table_access_method = {k}"))
-        .unwrap();
-    s
-}
-
 #[test]
 fn writes_give_postgres_rows_on_both_table_kinds() {
     for kind in [TableKind::Heap, TableKind::Undo] {
         let db = db();
-        let mut s = session(&db, kind, 7);
+        let mut s = session_of(&db, kind, 7);
         for (sql, want) in STEPS {
             let got = q(&mut s, sql);
             if sql.starts_with("select") {
@@ -285,7 +273,7 @@ fn writes_give_postgres_rows_on_both_table_kinds() {
         assert_eq!(q(&mut s, "select * from kv order by k"), before);
         // Defaults outlive the session (they are in the catalog).
         drop(s);
-        let mut s = session(&db, kind, 8);
+        let mut s = session_of(&db, kind, 8);
         assert_eq!(
             q(&mut s, "insert into kv (k) values (100) returning *"),
             "100|none|0|3"
@@ -301,7 +289,7 @@ fn writes_give_postgres_rows_on_both_table_kinds() {
 fn concurrent_upserts_neither_duplicate_nor_lose() {
     for kind in [TableKind::Heap, TableKind::Undo] {
         let db = db();
-        let mut s = session(&db, kind, 1);
+        let mut s = session_of(&db, kind, 1);
         s.execute("create table counter (k int primary key, n int not null); create table seen (k int primary key)")
             .unwrap();
         let committed = Arc::new(AtomicU64::new(0));
@@ -310,7 +298,7 @@ fn concurrent_upserts_neither_duplicate_nor_lose() {
                 let db = db.clone();
                 let committed = committed.clone();
                 std::thread::spawn(move || {
-                    let mut s = session(&db, kind, 100 + w);
+                    let mut s = session_of(&db, kind, 100 + w);
                     let mut retries = 0;
                     for i in 0..60u64 {
                         let k = (i * 7 + w * 3) % 10;

@@ -7,7 +7,7 @@ pub mod pg;
 use std::sync::Arc;
 
 use walden::vfs::SimVfs;
-use walden::{Database, Options};
+use walden::{Database, Options, TableKind};
 use walden_sql::{value, Session};
 
 /// A new database in memory (no background thread).
@@ -21,6 +21,18 @@ pub fn db() -> Database {
         },
     )
     .unwrap()
+}
+
+/// A session whose tables are of `kind` unless a statement says otherwise.
+pub fn session_of(db: &Database, kind: TableKind, seed: u64) -> Session {
+    let mut s = Session::with_seed(db, seed);
+    let k = match kind {
+        TableKind::Heap => "heap",
+        _ => "undo",
+    };
+    s.execute(&format!("set default_table_access_method = {k}"))
+        .unwrap();
+    s
 }
 
 /// At most 80 characters of a statement, for failure messages (some are megabytes).
