@@ -14,7 +14,7 @@ use crate::access::LastInsert;
 use crate::access::{self, Ctx, Latest, TableAccess};
 use crate::catalog::{CatalogRecord, Index, IndexDef, Table};
 use crate::error::{Error, Result};
-use crate::schema::{Row, Value};
+use crate::schema::{Row, Schema, Value};
 use crate::RowId;
 
 /// What `Database::create_index` creates.
@@ -90,25 +90,24 @@ pub(super) fn item_of(
     Ok((item, key_len, has_null))
 }
 
-/// Where the key of `ix` lies in a row as stored, for a leaf insert that names the row
-/// of the insert record at `rows_lsn` instead of logging the key; None unless the key
-/// read back that way is `key`.
-fn row_ref(
-    t: &Table,
+/// A row's leaf item for an index built from the row as stored, and where its key lies
+/// in the row (for a leaf insert that names the row of the insert record instead of
+/// logging the key); None when `ranges` (the row's `Schema::value_ranges`) are missing
+/// or do not cover the key, as for a row that lacks a column added later.
+fn item_from_bytes(
+    schema: &Schema,
     ix: &Index,
-    rows_lsn: u64,
+    ranges: Option<&[Option<std::ops::Range<usize>>]>,
     id: RowId,
     row: &[u8],
-    key: &[u8],
-) -> Option<btree::RowRef> {
-    let parts = key::key_parts(&t.schema(), &ix.columns, row)?;
-    let mut read = Vec::with_capacity(key.len());
-    key::key_from_parts(row, &parts, &mut read).ok()?;
-    (read == key).then_some(btree::RowRef {
-        rows_lsn,
-        id,
-        key: parts,
-    })
+) -> Option<(Vec<u8>, usize, bool, Vec<key::KeyPart>)> {
+    let parts = key::key_parts_in(schema, &ix.columns, ranges?)?;
+    let mut item = Vec::with_capacity(32);
+    key::key_from_parts(row, &parts, &mut item).ok()?;
+    let key_len = item.len();
+    key::push_row_id(&mut item, id);
+    let has_null = parts.iter().any(|p| matches!(p, key::KeyPart::Null));
+    Some((item, key_len, has_null, parts))
 }
 
 /// A row as stored, decoded; a row that does not decode is a damaged page.
@@ -560,16 +559,35 @@ impl Transaction {
         let ctx = db.access_ctx();
         let access = access::of(t.kind);
         let me = self.snapshot.xid;
+        // The schema is read once (it sits behind a lock), and each key is built from
+        // the row's bytes without decoding the row; only a row that lacks a column added
+        // later is decoded.
+        let schema = t.schema();
         for (id, bytes) in rows {
-            let row = decode_row(&db, t, *id, bytes)?;
+            let ranges = schema.value_ranges(bytes).ok();
+            let decoded = || decode_row(&db, t, *id, bytes);
             for (n, ix) in indexes.iter().enumerate() {
-                let (item, key_len, has_null) = item_of(t, ix, &row, *id)?;
+                let (item, key_len, has_null, parts) =
+                    match item_from_bytes(&schema, ix, ranges.as_deref(), *id, bytes) {
+                        Some((item, key_len, has_null, parts)) => {
+                            (item, key_len, has_null, Some(parts))
+                        }
+                        None => {
+                            let (item, key_len, has_null) = item_of(t, ix, &decoded()?, *id)?;
+                            (item, key_len, has_null, None)
+                        }
+                    };
                 if has_null && ix.primary {
-                    return Err(null_in_key(t, ix, &row));
+                    return Err(null_in_key(t, ix, &decoded()?));
                 }
                 let row_ref = fresh
                     .filter(|f| f.page == id.page && f.slots.contains(&id.slot))
-                    .and_then(|f| row_ref(t, ix, f.lsn, *id, bytes, &item[..key_len]));
+                    .zip(parts)
+                    .map(|(f, key)| btree::RowRef {
+                        rows_lsn: f.lsn,
+                        id: *id,
+                        key,
+                    });
                 let mut w = Logger {
                     xid: me,
                     stats: &mut self.stats,

@@ -106,7 +106,16 @@ pub enum KeyPart {
 /// The key parts of an index on `columns` for a row as stored; None when the bytes do
 /// not match the schema.
 pub fn key_parts(schema: &Schema, columns: &[u16], row: &[u8]) -> Option<Vec<KeyPart>> {
-    let ranges = schema.value_ranges(row).ok()?;
+    key_parts_in(schema, columns, &schema.value_ranges(row).ok()?)
+}
+
+/// The key parts of an index on `columns`, given where each value of a row lies
+/// (`Schema::value_ranges`); None when the ranges do not match the schema.
+pub fn key_parts_in(
+    schema: &Schema,
+    columns: &[u16],
+    ranges: &[Option<std::ops::Range<usize>>],
+) -> Option<Vec<KeyPart>> {
     columns
         .iter()
         .map(|&c| {
