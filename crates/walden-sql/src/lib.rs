@@ -7,6 +7,7 @@
 
 pub mod access_path;
 mod alter;
+mod analyze;
 pub mod array;
 pub mod bind;
 pub mod bytea;

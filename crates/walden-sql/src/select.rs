@@ -47,6 +47,11 @@ pub trait Catalog {
     fn rows(&self, _table: &str) -> f64 {
         1000.0
     }
+    /// Each column's distinct values as ANALYZE last estimated them (0: unknown); empty
+    /// when the table was never analyzed.
+    fn distinct(&self, _table: &str) -> Vec<f64> {
+        Vec::new()
+    }
     /// The virtual catalog as this statement sees it (`pg_catalog`), made on first use.
     fn pg_snapshot(&self) -> Option<std::sync::Arc<crate::pg_catalog::Snapshot>> {
         None

@@ -83,8 +83,19 @@ impl Catalog for DbCatalog<'_> {
         self.0.view(name)
     }
 
-    /// The table's pages times the rows a page holds at its columns' typical widths.
+    fn distinct(&self, table: &str) -> Vec<f64> {
+        self.0
+            .table_estimate(table)
+            .map(|(_, d)| d)
+            .unwrap_or_default()
+    }
+
+    /// The rows ANALYZE counted, scaled by the table's growth since; for a table never
+    /// analyzed, its pages times the rows a page holds at its columns' typical widths.
     fn rows(&self, table: &str) -> f64 {
+        if let Some((rows, _)) = self.0.table_estimate(table) {
+            return rows.max(1.0);
+        }
         let (Ok(bytes), Ok(schema)) = (self.0.table_bytes(table), self.0.schema(table)) else {
             return 1000.0;
         };
@@ -637,8 +648,16 @@ impl Session {
                 dml::explain(&mut cx, t, statement, analyze)
             }
             Statement::Analyze(a) => {
-                if let Some(name) = &a.table_name {
-                    self.db.schema(&object_name(name)?)?;
+                let tables = match &a.table_name {
+                    Some(name) => {
+                        let name = object_name(name)?;
+                        cx.db.schema(&name)?;
+                        vec![name]
+                    }
+                    None => cx.db.table_names(),
+                };
+                for table in tables {
+                    crate::analyze::analyze_table(&mut cx, t, &table)?;
                 }
                 Ok(Output::tag("ANALYZE"))
             }

@@ -78,6 +78,61 @@ pub struct Table {
     /// Held shared by each statement that changes the table, exclusively by an index
     /// build or drop, so that every statement sees one list of indexes throughout.
     pub ddl: DdlLock,
+    /// What ANALYZE last found (None: never analyzed).
+    stats: Mutex<Option<Arc<TableStats>>>,
+}
+
+/// What ANALYZE found in a table, for the planner's estimates: PostgreSQL's
+/// `reltuples`, `relpages` and per-column `n_distinct`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableStats {
+    /// Live rows counted.
+    pub rows: f64,
+    /// The table's pages then (an estimate now scales `rows` by the pages it has now).
+    pub pages: u64,
+    /// Per column (in schema order, dropped ones included): distinct values, as
+    /// PostgreSQL's `n_distinct` — above 0 a count, below 0 minus a share of the rows
+    /// (the count grows with the table), 0 unknown.
+    pub distinct: Vec<f64>,
+}
+
+impl TableStats {
+    /// Longest column list a record may carry (a table has at most 1,600 columns).
+    const MAX_COLUMNS: usize = 1600;
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.rows.to_le_bytes());
+        put_varint(out, self.pages);
+        put_varint(out, self.distinct.len() as u64);
+        for d in &self.distinct {
+            out.extend_from_slice(&d.to_le_bytes());
+        }
+    }
+
+    fn decode(r: &mut Reader) -> Result<TableStats, String> {
+        let rows = f64::from_le_bytes(r.u64()?.to_le_bytes());
+        let pages = r.varint()?;
+        let n = r.varint()? as usize;
+        if n > Self::MAX_COLUMNS || n > r.remaining() / 8 {
+            return Err(format!("table statistics for {n} columns"));
+        }
+        let mut distinct = Vec::with_capacity(n);
+        for _ in 0..n {
+            distinct.push(f64::from_le_bytes(r.u64()?.to_le_bytes()));
+        }
+        let stats = TableStats {
+            rows,
+            pages,
+            distinct,
+        };
+        if !stats.rows.is_finite()
+            || stats.rows < 0.0
+            || stats.distinct.iter().any(|d| !d.is_finite() || *d < -1.0)
+        {
+            return Err(format!("table statistics out of range: {stats:?}"));
+        }
+        Ok(stats)
+    }
 }
 
 /// A table's statement lock: statements share it, an index build or drop holds it alone.
@@ -355,7 +410,17 @@ impl Table {
             free: Mutex::new(BTreeMap::new()),
             indexes: Mutex::new(Vec::new()),
             ddl: DdlLock::default(),
+            stats: Mutex::new(None),
         }
+    }
+
+    /// What ANALYZE last found, if it ran.
+    pub fn stats(&self) -> Option<Arc<TableStats>> {
+        lock(&self.stats).clone()
+    }
+
+    pub fn set_stats(&self, stats: TableStats) {
+        *lock(&self.stats) = Some(Arc::new(stats));
     }
 
     /// The table's name.
@@ -596,6 +661,16 @@ impl Catalog {
         for v in self.views.values() {
             v.encode(out);
         }
+        let analyzed: Vec<_> = self
+            .by_id
+            .values()
+            .filter_map(|t| Some((t.id, t.stats()?)))
+            .collect();
+        out.extend_from_slice(&(analyzed.len() as u32).to_le_bytes());
+        for (id, stats) in analyzed {
+            out.extend_from_slice(&id.to_le_bytes());
+            stats.encode(out);
+        }
     }
 
     /// Parses a serialized catalog, advancing `at`.
@@ -657,6 +732,19 @@ impl Catalog {
                 cat.put_view(v)?;
             }
         }
+        // Table statistics follow since format 14; an older checkpoint ends here.
+        if r.remaining() > 0 {
+            let n = r.u32()?;
+            for _ in 0..n {
+                let id = r.u32()?;
+                let stats = TableStats::decode(&mut r)?;
+                let t = cat
+                    .by_id
+                    .get(&id)
+                    .ok_or_else(|| format!("statistics for table {id}, which is not there"))?;
+                t.set_stats(stats);
+            }
+        }
         *at = r.pos();
         Ok(cat)
     }
@@ -685,6 +773,9 @@ pub const DROP_VIEW: RecordType = RecordType::new(31, "drop_view", 0);
 /// A table was altered (ALTER TABLE): `table varint | name | schema`, its whole new
 /// definition.
 pub const ALTER_TABLE: RecordType = RecordType::new(32, "alter_table", 0);
+/// ANALYZE found a table's statistics: `table varint | rows f64 | pages varint | count
+/// varint | count × n_distinct f64`.
+pub const TABLE_STATS: RecordType = RecordType::new(39, "table_stats", 0);
 
 /// A catalog record.
 #[derive(Debug, Clone, PartialEq)]
@@ -722,6 +813,10 @@ pub enum CatalogRecord {
         def: IndexDef,
         pages: Vec<u64>,
     },
+    TableStats {
+        table: u32,
+        stats: TableStats,
+    },
 }
 
 fn put_index(out: &mut Vec<u8>, def: &IndexDef, pages: &[u64]) {
@@ -753,6 +848,7 @@ impl Payload for CatalogRecord {
             CatalogRecord::CreateView { .. } => CREATE_VIEW,
             CatalogRecord::DropView { .. } => DROP_VIEW,
             CatalogRecord::AlterTable { .. } => ALTER_TABLE,
+            CatalogRecord::TableStats { .. } => TABLE_STATS,
         }
     }
 
@@ -789,6 +885,10 @@ impl Payload for CatalogRecord {
                 put_varint(out, *table as u64);
                 put_string(out, name);
                 schema.encode(out);
+            }
+            CatalogRecord::TableStats { table, stats } => {
+                put_varint(out, *table as u64);
+                stats.encode(out);
             }
         }
     }
@@ -850,6 +950,11 @@ impl CatalogRecord {
                 name,
                 schema,
             }
+        } else if t == TABLE_STATS {
+            CatalogRecord::TableStats {
+                table: r.varint32()?,
+                stats: TableStats::decode(&mut r)?,
+            }
         } else {
             return Err(format!("record code {} is not the catalog's", t.code));
         };
@@ -890,6 +995,7 @@ impl RecordOwner for CatalogOwner {
             CREATE_VIEW,
             DROP_VIEW,
             ALTER_TABLE,
+            TABLE_STATS,
         ]
     }
 
@@ -930,6 +1036,10 @@ impl RecordOwner for CatalogOwner {
             } => format!(
                 "table {table} name {name:?} columns {}",
                 schema.columns.len()
+            ),
+            CatalogRecord::TableStats { table, stats } => format!(
+                "table {table} rows {} pages {} distinct {:?}",
+                stats.rows, stats.pages, stats.distinct
             ),
         })
     }
@@ -1023,6 +1133,13 @@ impl RecordOwner for CatalogOwner {
                         .map_err(|r| ctx.corrupt(rec, r))?;
                 }
             }
+            CatalogRecord::TableStats { table, stats } => {
+                // Statistics are a hint: set on the table when it is still there (a
+                // later checkpoint's catalog may have dropped it).
+                if let Some(t) = ctx.catalog.by_id.get(&table) {
+                    t.set_stats(stats);
+                }
+            }
         }
         Ok(())
     }
@@ -1057,6 +1174,14 @@ pub(crate) mod tests {
                 pages: vec![40, 41],
             },
             CatalogRecord::DropIndex { index: 5 },
+            CatalogRecord::TableStats {
+                table: 4,
+                stats: TableStats {
+                    rows: 1000.0,
+                    pages: 12,
+                    distinct: vec![-1.0, 20.0, 0.0],
+                },
+            },
             CatalogRecord::CreateView {
                 replace: true,
                 view: ViewDef {

@@ -26,8 +26,10 @@ use crate::wal::{WalCompression, WalPosition};
 pub const CONTROL_MAGIC: &[u8; 8] = b"WALDNCTL";
 pub const CHECKPOINT_MAGIC: &[u8; 8] = b"WALDNCKP";
 /// The on-disk format version this build writes (docs/format.md).
-pub const FORMAT_VERSION: u32 = 10;
-/// The oldest format version this build still reads. Format 10 added the column types
+pub const FORMAT_VERSION: u32 = 14;
+/// The oldest format version this build still reads. Format 14 added table
+/// statistics (ANALYZE; the record `table_stats`, and a list after the views in a
+/// checkpoint's catalog). Formats 11 to 13 are numeric, foreign keys and jsonb. Format 10 added the column types
 /// date, timestamp, timestamptz, interval and bytea (type codes 8 to 12 in schemas and
 /// `btree_insert_row` parts), counted rows (a table's rows start with their column
 /// count, so ALTER TABLE ADD COLUMN leaves stored rows as they are; the schema's count

@@ -427,7 +427,7 @@ fn previous_format_opens() {
     }
     // Rewrite the version in the control file (with its checksum) and in the checkpoint
     // files (outside their checksummed body) to what a format 9 build wrote.
-    assert_eq!(FORMAT_VERSION, 10);
+    assert_eq!(FORMAT_VERSION, 14);
     let control = Path::new(DIR).join("control");
     let old = vfs.file_contents(&control).unwrap();
     let mut new = old.clone();

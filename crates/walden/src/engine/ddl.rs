@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::{check_name, Database, MAX_COLUMNS};
-use crate::catalog::{CatalogRecord, Table, ViewDef};
+use crate::catalog::{CatalogRecord, Table, TableStats, ViewDef};
 use crate::error::{Error, Result};
 use crate::schema::{Column, Constraint, Schema};
 
@@ -92,6 +92,86 @@ impl Database {
         tx.commit_inner()?;
         cat.remove_view(name);
         Ok(())
+    }
+
+    /// Keeps what ANALYZE found in a table (committed at once, logged so that it
+    /// survives a restart): its live rows, and each visible column's distinct values
+    /// (`TableStats::distinct`'s convention). The table's page count is taken now.
+    pub fn set_table_stats(&self, table: &str, rows: f64, distinct: &[f64]) -> Result<()> {
+        let inner = &self.handle.inner;
+        // The catalog's write lock orders the record against a checkpoint's copy of the
+        // catalog, as for views.
+        let cat = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
+        let t = cat
+            .by_name
+            .get(table)
+            .cloned()
+            .ok_or_else(|| Error::NoSuchTable(table.to_string()))?;
+        let schema = t.schema();
+        let visible = schema.columns.iter().filter(|c| !c.dropped).count();
+        if distinct.len() != visible || !rows.is_finite() || rows < 0.0 {
+            return Err(Error::InvalidOption(format!(
+                "statistics of {} columns and {rows} rows for table {table:?} of {visible} columns",
+                distinct.len()
+            )));
+        }
+        let mut given = distinct.iter();
+        let stats = TableStats {
+            rows,
+            pages: t.page_list().len() as u64,
+            distinct: schema
+                .columns
+                .iter()
+                .map(|c| {
+                    if c.dropped {
+                        0.0
+                    } else {
+                        given.next().copied().unwrap_or(0.0).clamp(-1.0, f64::MAX)
+                    }
+                })
+                .collect(),
+        };
+        let mut tx = self.begin();
+        tx.log(&CatalogRecord::TableStats {
+            table: t.id,
+            stats: stats.clone(),
+        })?;
+        tx.commit_inner()?;
+        t.set_stats(stats);
+        Ok(())
+    }
+
+    /// The planner's estimates for a table from what ANALYZE last found (None: never
+    /// analyzed, or no such table): its rows now (the rows counted, scaled by how its
+    /// pages have grown or shrunk since, as PostgreSQL scales `reltuples`), and each
+    /// visible column's distinct values as a count (0: unknown).
+    pub fn table_estimate(&self, table: &str) -> Option<(f64, Vec<f64>)> {
+        let t = self.catalog_read().by_name.get(table)?.clone();
+        let stats = t.stats()?;
+        let pages = t.page_list().len() as f64;
+        let rows = if stats.pages == 0 {
+            // Empty when analyzed: the density of its rows is unknown.
+            if pages > 0.0 {
+                return None;
+            }
+            0.0
+        } else {
+            stats.rows * pages / stats.pages as f64
+        };
+        let schema = t.schema();
+        let distinct = schema
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| !c.dropped)
+            .map(
+                |(i, _)| match stats.distinct.get(i).copied().unwrap_or(0.0) {
+                    d if d < 0.0 => (-d * rows).max(1.0),
+                    d => d,
+                },
+            )
+            .collect();
+        Some((rows, distinct))
     }
 
     /// The view of that name, if there is one.
