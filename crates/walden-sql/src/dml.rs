@@ -1192,6 +1192,7 @@ pub(crate) fn explain(
     t: &mut Transaction,
     stmt: &ast::Statement,
     analyze: bool,
+    costs: bool,
 ) -> SqlResult<Output> {
     if analyze {
         let ast::Statement::Query(q) = stmt else {
@@ -1203,7 +1204,7 @@ pub(crate) fn explain(
         let plan = QueryPlan::plan(q, &DbCatalog::new(cx.db))?;
         let planning = t0.elapsed();
         let t1 = std::time::Instant::now();
-        let (mut lines, _rows) = plan.run_analyzed(Some(t.reader()?), cx.rng, cx.guard)?;
+        let (mut lines, _rows) = plan.run_analyzed(costs, Some(t.reader()?), cx.rng, cx.guard)?;
         let execution = t1.elapsed();
         lines.push(format!(
             "Planning Time: {:.3} ms",
@@ -1239,14 +1240,15 @@ pub(crate) fn explain(
         let lines = vec![format!("{verb} on {table}")];
         let text = selection.as_ref().map(|w| w.to_string());
         let names: Vec<String> = schema.columns.iter().map(|c| c.name.clone()).collect();
-        let mut out = Explain { lines, stats: None };
+        let mut out = Explain::new(costs, None);
+        out.lines = lines;
         crate::select::explain_access(&mut out, &access, &table, 1, text.as_deref(), &names, None);
         Ok(out.lines)
     };
     match stmt {
         ast::Statement::Query(q) => {
             let plan = QueryPlan::plan(q, &DbCatalog::new(cx.db))?;
-            lines = plan.explain();
+            lines = plan.explain(costs);
         }
         ast::Statement::Update(u) => {
             lines = modify_lines("Update", &u.table, &u.selection)?;
@@ -1275,7 +1277,7 @@ pub(crate) fn explain(
                         .as_deref()
                         .ok_or_else(|| SqlError::syntax("INSERT without rows"))?;
                     let plan = QueryPlan::plan(q, &DbCatalog::new(cx.db))?;
-                    for (i, l) in plan.explain().into_iter().enumerate() {
+                    for (i, l) in plan.explain(costs).into_iter().enumerate() {
                         lines.push(if i == 0 {
                             format!("  ->  {l}")
                         } else {

@@ -70,6 +70,8 @@ pub enum Source {
         inner: Box<Source>,
         cond: Expr,
         text: String,
+        /// The planner's estimate of the rows that pass.
+        est: f64,
     },
     Join(Box<Join>),
 }
@@ -88,6 +90,8 @@ pub struct TableRead {
     /// Each row is followed by its row id (`row_id_value`): the target of UPDATE …
     /// FROM and DELETE … USING, whose rows are changed by id.
     pub row_id: bool,
+    /// The planner's estimate of the rows this read gives (its conditions applied).
+    pub est: f64,
 }
 
 /// A row id as a value of the column a `row_id` table read adds.
@@ -168,6 +172,8 @@ pub(crate) struct FromPlan {
     pub filter: Option<Expr>,
     /// The WHERE clause as written, when it is all in `filter` (EXPLAIN shows it).
     pub filter_text: Option<Arc<str>>,
+    /// The planner's estimate of the rows that pass the filter.
+    pub rows: f64,
 }
 
 /// One relation of the FROM clause, as written.
@@ -352,8 +358,8 @@ fn plan_from_in(
     };
     // One relation (or none): its rows as they come, the WHERE clause on top.
     if items.len() <= 1 && matches!(items.first(), None | Some(Item::Rel(_))) {
-        let source = match b.rels.pop() {
-            Some(rel) => rel.source,
+        let source = match b.rels.last() {
+            Some(rel) => rel.source.clone(),
             None => Source::Nothing,
         };
         let filter = match selection {
@@ -364,11 +370,13 @@ fn plan_from_in(
             ),
             None => None,
         };
+        let rows = source.estimate() * filter.as_ref().map_or(1.0, |f| b.selectivity_on(f));
         return Ok(FromPlan {
             source,
             scope,
             filter,
             filter_text: selection.map(|w| w.to_string().into()),
+            rows: rows.max(1.0),
         });
     }
     let mut conjs = match selection {
@@ -380,11 +388,18 @@ fn plan_from_in(
         b.collect_group(item, &scope, width, &mut units, &mut conjs)?;
     }
     let (unit, rest) = b.plan_group(units, conjs)?;
+    let rows = (unit.rows
+        * rest
+            .iter()
+            .map(|c| b.selectivity_on(&c.expr))
+            .product::<f64>())
+    .max(1.0);
     Ok(FromPlan {
         source: unit.source,
         scope,
         filter_text: text_of(&rest).map(Into::into),
         filter: and_all(rest.into_iter().map(|c| c.expr).collect()),
+        rows,
     })
 }
 
@@ -509,6 +524,7 @@ impl Builder<'_, '_> {
                             filter_text: None,
                             names,
                             row_id,
+                            est: 0.0,
                         }),
                         Some(table.clone()),
                         columns,
@@ -609,6 +625,10 @@ impl Builder<'_, '_> {
             ),
             None => (Vec::new(), 1000.0, Vec::new()),
         };
+        let mut source = source;
+        if let Source::Table(t) = &mut source {
+            t.est = rows;
+        }
         let types = columns.iter().map(|(_, t)| t.column_type()).collect();
         self.rels.push(Rel {
             source,
@@ -1107,6 +1127,7 @@ impl Builder<'_, '_> {
         }
         read.filter = filter;
         read.filter_text = text;
+        read.est = u.rows;
     }
 
     fn inner_join(&mut self, left: Unit, right: Unit, conds: Vec<Conj>) -> Unit {
@@ -1290,6 +1311,7 @@ fn add_filter(u: &mut Unit, conds: Vec<Conj>) {
             inner: Box::new(inner),
             cond,
             text,
+            est: u.rows,
         };
     }
     u.table = None;
@@ -2007,10 +2029,43 @@ pub struct Explain<'s> {
     pub lines: Vec<String>,
     /// EXPLAIN ANALYZE: what each node measured.
     pub stats: Option<&'s std::collections::HashMap<NodeKey, NodeStats>>,
+    /// Whether nodes show the planner's row estimates (EXPLAIN without `COSTS OFF`).
+    pub costs: bool,
+    /// The estimate for the next node (`est`).
+    pending: Option<f64>,
 }
 
-impl Explain<'_> {
-    pub fn node(&mut self, depth: usize, text: &str) {
+impl<'s> Explain<'s> {
+    /// An EXPLAIN showing estimates (`costs`), and what each node measured (`stats`).
+    pub fn new(
+        costs: bool,
+        stats: Option<&'s std::collections::HashMap<NodeKey, NodeStats>>,
+    ) -> Explain<'s> {
+        Explain {
+            lines: Vec::new(),
+            stats,
+            costs,
+            pending: None,
+        }
+    }
+
+    /// The planner's estimate of the rows of the next node written.
+    pub fn est(&mut self, rows: f64) {
+        self.pending = Some(rows);
+    }
+
+    /// The next node's label with its estimate (`  (rows=N)`, as PostgreSQL prints the
+    /// rows of its cost estimate; Walden has no cost figures to show).
+    fn label(&mut self, text: &str) -> (String, bool) {
+        match self.pending.take() {
+            Some(rows) if self.costs => {
+                (format!("{text}  (rows={:.0})", rows.max(1.0).round()), true)
+            }
+            _ => (text.to_string(), false),
+        }
+    }
+
+    fn push_node(&mut self, depth: usize, text: &str) {
         if depth == 0 {
             self.lines.push(text.to_string());
         } else {
@@ -2019,22 +2074,29 @@ impl Explain<'_> {
         }
     }
 
+    pub fn node(&mut self, depth: usize, text: &str) {
+        let (label, _) = self.label(text);
+        self.push_node(depth, &label);
+    }
+
     /// A node with what it measured under EXPLAIN ANALYZE: PostgreSQL's figures, time
     /// in milliseconds per loop (the node and those below it), rows per loop.
     pub fn node_at(&mut self, depth: usize, text: &str, key: NodeKey) {
+        let (label, estimated) = self.label(text);
         let Some(stats) = self.stats else {
-            return self.node(depth, text);
+            return self.push_node(depth, &label);
         };
+        let gap = if estimated { " " } else { "  " };
         let actual = match stats.get(&key) {
             Some(s) if s.loops > 0 => format!(
-                "  (actual time={:.3} rows={} loops={})",
+                "{gap}(actual time={:.3} rows={} loops={})",
                 s.nanos as f64 / 1e6 / s.loops as f64,
                 s.rows / s.loops,
                 s.loops
             ),
-            _ => "  (never executed)".to_string(),
+            _ => format!("{gap}(never executed)"),
         };
-        self.node(depth, &format!("{text}{actual}"));
+        self.push_node(depth, &format!("{label}{actual}"));
     }
 
     pub fn detail(&mut self, depth: usize, text: &str) {
@@ -2049,8 +2111,33 @@ impl Explain<'_> {
 }
 
 impl Source {
+    /// The planner's estimate of the rows this source gives (EXPLAIN's `rows=`).
+    pub(crate) fn estimate(&self) -> f64 {
+        match self {
+            Source::Nothing => 1.0,
+            Source::Series {
+                start,
+                stop,
+                step,
+                interval: None,
+                ..
+            } if *step != 0 => {
+                (((*stop as f64 - *start as f64) / *step as f64).floor() + 1.0).max(1.0)
+            }
+            Source::Series { .. } | Source::SeriesOf { .. } => 1000.0,
+            Source::Table(t) => t.est,
+            Source::Values { rows, .. } => rows.len() as f64,
+            Source::Derived { plan, .. } => plan.estimate(),
+            Source::Padded { inner, .. } => inner.estimate(),
+            Source::Filter { est, .. } => *est,
+            Source::Join(j) => j.rows,
+        }
+        .max(1.0)
+    }
+
     pub(crate) fn explain(&self, out: &mut Explain, depth: usize) {
         let key = self.key();
+        out.est(self.estimate());
         match self {
             Source::Nothing => out.node_at(depth, "Result", key),
             Source::Series { .. } | Source::SeriesOf { .. } => {
@@ -2091,6 +2178,7 @@ impl Source {
                             out.detail(depth, &format!("Join Filter: ({t})"));
                         }
                         j.left.explain(out, depth + 1);
+                        out.est(j.right.estimate());
                         out.node_at(depth + 1, "Materialize", j.right.key());
                         j.right.explain(out, depth + 2);
                     }
@@ -2103,6 +2191,7 @@ impl Source {
                             out.detail(depth, &format!("Join Filter: ({t})"));
                         }
                         j.left.explain(out, depth + 1);
+                        out.est(j.right.estimate());
                         out.node_at(depth + 1, "Hash", j.right.key());
                         j.right.explain(out, depth + 2);
                     }
@@ -2111,6 +2200,8 @@ impl Source {
                         j.left.explain(out, depth + 1);
                         let table = j.right.padded_table();
                         let label = table.map(|(t, ..)| t.label()).unwrap_or_default();
+                        // Per lookup, as PostgreSQL shows an inner index scan's rows.
+                        out.est(j.rows / j.left.estimate());
                         out.node_at(
                             depth + 1,
                             &format!("Index Scan using {index} on {label}"),

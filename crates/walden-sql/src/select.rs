@@ -344,6 +344,7 @@ impl QueryPlan {
     /// lines with what each node measured, and the rows' count.
     pub(crate) fn run_analyzed(
         &self,
+        costs: bool,
         reader: Option<Reader>,
         rng: &mut walden::rng::SimRng,
         guard: &Guard,
@@ -358,10 +359,7 @@ impl QueryPlan {
         };
         let rows = self.run(&mut cx)?.len();
         let stats = rc.stats.take().unwrap_or_default().into_inner();
-        let mut out = Explain {
-            lines: Vec::new(),
-            stats: Some(&stats),
-        };
+        let mut out = Explain::new(costs, Some(&stats));
         self.explain_into(&mut out, 0);
         Ok((out.lines, rows))
     }
@@ -383,11 +381,20 @@ impl QueryPlan {
         self.run(&mut cx)
     }
 
-    /// The plan as EXPLAIN shows it, one line per row, PostgreSQL's node names.
-    pub fn explain(&self) -> Vec<String> {
-        let mut out = Explain::default();
+    /// The plan as EXPLAIN shows it, one line per row, PostgreSQL's node names; with
+    /// `costs`, each node's estimated rows.
+    pub fn explain(&self, costs: bool) -> Vec<String> {
+        let mut out = Explain::new(costs, None);
         self.explain_into(&mut out, 0);
         out.lines
+    }
+
+    /// The planner's estimate of the rows the query gives.
+    pub(crate) fn estimate(&self) -> f64 {
+        match self {
+            QueryPlan::Select(s) => s.estimate(),
+            QueryPlan::Combined(c) => c.estimate(),
+        }
     }
 
     pub(crate) fn explain_into(&self, out: &mut Explain, depth: usize) {
@@ -592,14 +599,42 @@ impl Combined {
         Ok(rows)
     }
 
+    /// The planner's estimate of the rows the query gives.
+    pub(crate) fn estimate(&self) -> f64 {
+        limited(self.body_estimate(), self.limit, self.offset)
+    }
+
+    /// As `estimate`, before LIMIT and OFFSET.
+    fn body_estimate(&self) -> f64 {
+        match &self.body {
+            Body::Query(q) => q.estimate(),
+            Body::Values(rows) => rows.len() as f64,
+            Body::SetOp {
+                op, left, right, ..
+            } => {
+                let (l, r) = (left.estimate(), right.estimate());
+                match op {
+                    SetOp::Union => l + r,
+                    SetOp::Intersect => l.min(r),
+                    SetOp::Except => l,
+                }
+            }
+        }
+    }
+
     fn explain_into(&self, out: &mut Explain, mut depth: usize) {
         if self.limit.is_some() || self.offset > 0 {
+            out.est(self.estimate());
             out.node(depth, "Limit");
             depth += 1;
         }
         if !self.order.is_empty() {
+            out.est(self.body_estimate());
             out.node(depth, "Sort");
             depth += 1;
+        }
+        if let Body::SetOp { .. } = &self.body {
+            out.est(self.body_estimate());
         }
         match &self.body {
             Body::Query(q) => q.explain_into(out, depth),
@@ -768,6 +803,14 @@ pub struct SelectPlan {
     /// Window function calls, computed over the rows after grouping and HAVING; the
     /// outputs and sort keys read their values after those rows' columns.
     windows: Vec<WindowCall>,
+    /// The planner's estimate of the rows that pass the WHERE clause.
+    from_rows: f64,
+}
+
+/// The rows LIMIT and OFFSET leave of `rows` (at least 1, as PostgreSQL's estimates).
+fn limited(rows: f64, limit: Option<u64>, offset: u64) -> f64 {
+    let after = (rows - offset as f64).max(1.0);
+    limit.map_or(after, |n| after.min(n as f64)).max(1.0)
 }
 
 /// A query's plan kept by a prepared statement, with its parameters unfilled: made once
@@ -981,6 +1024,7 @@ impl SelectPlan {
             offset: 0,
             reaccess: None,
             windows: Vec::new(),
+            from_rows: from.rows,
         };
         let mut grouping = Grouping::default();
         if needs_grouping {
@@ -1238,19 +1282,52 @@ impl SelectPlan {
                 .iter()
                 .map(|w| w.filled(values, outer))
                 .collect::<SqlResult<_>>()?,
+            from_rows: self.from_rows,
         })
     }
 
-    /// The plan as EXPLAIN shows it.
-    pub fn explain(&self) -> Vec<String> {
-        let mut out = Explain::default();
+    /// The plan as EXPLAIN shows it; with `costs`, each node's estimated rows.
+    pub fn explain(&self, costs: bool) -> Vec<String> {
+        let mut out = Explain::new(costs, None);
         self.explain_into(&mut out, 0);
         out.lines
     }
 
+    /// The planner's estimates of the rows read (past the WHERE clause), after grouping,
+    /// after DISTINCT and after LIMIT. Groups and distinct rows are PostgreSQL's guess
+    /// without statistics (200 per key), at most the rows.
+    fn estimates(&self) -> [f64; 4] {
+        let read = self
+            .input_limit
+            .map_or(self.from_rows, |n| self.from_rows.min(n as f64))
+            .max(1.0);
+        let grouped = match &self.grouping {
+            None => read,
+            Some(g) if g.keys.is_empty() => 1.0,
+            Some(g) => read.min(200f64.powi(g.keys.len().min(8) as i32)),
+        };
+        let distinct = match self.distinct {
+            Distinct::None => grouped,
+            _ => grouped.min(200.0),
+        };
+        [
+            read,
+            grouped,
+            distinct,
+            limited(distinct, self.limit, self.offset),
+        ]
+    }
+
+    /// The planner's estimate of the rows the query gives.
+    pub(crate) fn estimate(&self) -> f64 {
+        self.estimates()[3]
+    }
+
     fn explain_into(&self, out: &mut Explain, mut depth: usize) {
         let me = self as *const SelectPlan as usize;
+        let [read, grouped, distinct, limited] = self.estimates();
         if self.limit.is_some() || self.offset > 0 {
+            out.est(limited);
             out.node_at(depth, "Limit", (me, Upper::Limit as u8));
             depth += 1;
         }
@@ -1260,14 +1337,17 @@ impl SelectPlan {
             } else {
                 "Unique"
             };
+            out.est(distinct);
             out.node_at(depth, name, (me, Upper::Distinct as u8));
             depth += 1;
         }
         if !self.order.is_empty() {
+            out.est(grouped);
             out.node_at(depth, "Sort", (me, Upper::Sort as u8));
             depth += 1;
         }
         if !self.windows.is_empty() {
+            out.est(grouped);
             out.node_at(depth, "WindowAgg", (me, Upper::Window as u8));
             depth += 1;
         }
@@ -1277,9 +1357,11 @@ impl SelectPlan {
             } else {
                 "HashAggregate"
             };
+            out.est(grouped);
             out.node_at(depth, name, (me, Upper::Aggregate as u8));
             depth += 1;
         }
+        out.est(read);
         match &self.source {
             Source::Table(t) => {
                 explain_access(
@@ -1295,6 +1377,7 @@ impl SelectPlan {
             other => {
                 if let (Some(_), Some(text)) = (&self.filter, &self.filter_text) {
                     if !matches!(other, Source::Join(_)) {
+                        out.est(read);
                         out.node(depth, "Result");
                         out.detail(depth, &format!("Filter: ({text})"));
                         other.explain(out, depth + 1);

@@ -645,7 +645,19 @@ impl Session {
                                 })
                         })
                     });
-                dml::explain(&mut cx, t, statement, analyze)
+                // COSTS OFF leaves out the estimated rows, as PostgreSQL's costs.
+                let costs = !options.as_ref().is_some_and(|o| {
+                    o.iter().any(|u| {
+                        ident_name(&u.name) == "costs"
+                            && u.arg.as_ref().is_some_and(|a| {
+                                matches!(
+                                    a.to_string().to_lowercase().as_str(),
+                                    "false" | "off" | "0"
+                                )
+                            })
+                    })
+                });
+                dml::explain(&mut cx, t, statement, analyze, costs)
             }
             Statement::Analyze(a) => {
                 let tables = match &a.table_name {

@@ -679,7 +679,7 @@ fn explain_of_a_view_shows_its_query_plan() {
         .unwrap();
     // The view is planned as a subquery named for it; its own plan is inside.
     assert_eq!(
-        q(&mut s, "explain select * from v where a = 3"),
+        q(&mut s, "explain (costs off) select * from v where a = 3"),
         "Result\n  Filter: (a = 3)\n  ->  Subquery Scan on v\n        ->  Seq Scan on t\n              Filter: (b > 1)"
     );
 }
