@@ -78,8 +78,19 @@ pub(super) fn item_of(
     row: &[Value],
     id: RowId,
 ) -> Result<(Vec<u8>, usize, bool)> {
+    item_of_in(&t.schema(), t, ix, row, id)
+}
+
+/// As `item_of`, with the table's schema at hand.
+pub(super) fn item_of_in(
+    schema: &Schema,
+    t: &Table,
+    ix: &Index,
+    row: &[Value],
+    id: RowId,
+) -> Result<(Vec<u8>, usize, bool)> {
     let mut item = Vec::with_capacity(32);
-    let has_null = key::encode_key(&t.schema(), &ix.columns, row, &mut item).ok_or_else(|| {
+    let has_null = key::encode_key(schema, &ix.columns, row, &mut item).ok_or_else(|| {
         Error::SchemaMismatch {
             table: t.name(),
             reason: format!("a row does not fit index {:?}", ix.name),
@@ -112,7 +123,17 @@ fn item_from_bytes(
 
 /// A row as stored, decoded; a row that does not decode is a damaged page.
 pub(super) fn decode_row(inner: &Inner, t: &Table, id: RowId, bytes: &[u8]) -> Result<Row> {
-    t.schema()
+    decode_row_in(inner, &t.schema(), id, bytes)
+}
+
+/// As `decode_row`, with the table's schema at hand.
+pub(super) fn decode_row_in(
+    inner: &Inner,
+    schema: &Schema,
+    id: RowId,
+    bytes: &[u8],
+) -> Result<Row> {
+    schema
         .decode_row(bytes)
         .map_err(|reason| Error::CorruptPage {
             path: inner.store.path().to_path_buf(),
@@ -753,6 +774,9 @@ impl Reader<'_> {
         let access = access::of(t.kind);
         let mut seen = HashSet::new();
         let view = txn.view();
+        // Read once for the scan, not per row (it sits behind a lock); read again only
+        // when a row does not decode with it (an ALTER TABLE since).
+        let mut schema = t.schema();
         let mut visit = |item: &[u8]| -> Result<bool> {
             let Some((key, id)) = key::split_item(item) else {
                 return Ok(true);
@@ -768,12 +792,12 @@ impl Reader<'_> {
             let Some((at, bytes)) = access.fetch(&ctx, &t, id, &view)? else {
                 return Ok(true);
             };
-            let row = decode_row(&db, &t, at, &bytes)?;
-            let (now, key_len, _) = item_of(&t, &ix, &row, at)?;
+            let row = super::transaction::decode_latest(&db, &t, &mut schema, at, &bytes)?;
+            let (now, key_len, _) = item_of_in(&schema, &t, &ix, &row, at)?;
             if &now[..key_len] != key || !seen.insert(at) {
                 return Ok(true);
             }
-            Ok(f(at, t.schema().to_visible(row)))
+            Ok(f(at, schema.to_visible(row)))
         };
         if backward {
             btree::scan_backward(&ctx, &ix, stop.as_deref(), &mut visit)

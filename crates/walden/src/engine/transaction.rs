@@ -382,6 +382,19 @@ impl Transaction {
         Ok(t.schema().to_visible(row))
     }
 
+    /// As `decode`, with a schema read before (a scan reads it once): read again
+    /// when the row does not decode with it.
+    pub(super) fn decode_with(
+        &self,
+        t: &Table,
+        schema: &mut Arc<Schema>,
+        id: RowId,
+        bytes: &[u8],
+    ) -> Result<Row> {
+        let row = decode_latest(&self.db, t, schema, id, bytes)?;
+        Ok(schema.to_visible(row))
+    }
+
     /// Calls `f` for every visible row, page by page; stop early by returning false.
     pub fn scan_with(&mut self, table: &str, f: impl FnMut(RowId, Row) -> bool) -> Result<()> {
         self.reader()?.scan_with(table, f)
@@ -443,13 +456,15 @@ impl Transaction {
         let mut rows = Vec::new();
         let mut changes = Vec::new();
         let mut changed = 0u64;
+        // The DDL lock held keeps the schema as it is.
+        let mut schema = t.schema();
         for page in t.page_list() {
             rows.clear();
             changes.clear();
             self.scan_page(&t, page, &mut rows)?;
             let mut stop = false;
             for (id, raw) in rows.drain(..) {
-                let row = self.decode(&t, id, &raw)?;
+                let row = self.decode_with(&t, &mut schema, id, &raw)?;
                 match f(id, &row) {
                     RowAction::Keep => continue,
                     RowAction::Stop => {
@@ -689,17 +704,41 @@ impl Reader<'_> {
         let txn = self.txn;
         let t = txn.db.table(table)?;
         let mut rows = Vec::new();
+        let mut schema = t.schema();
         for page in t.page_list() {
             rows.clear();
             txn.scan_page(&t, page, &mut rows)?;
             txn.db.relieve_space();
             for (id, bytes) in rows.drain(..) {
-                let row = txn.decode(&t, id, &bytes)?;
+                let row = txn.decode_with(&t, &mut schema, id, &bytes)?;
                 if !f(id, row) {
                     return Ok(());
                 }
             }
         }
         Ok(())
+    }
+}
+
+/// A stored row decoded (every column) with `schema`, a copy of the table's schema read
+/// before: when the row does not decode with it and the table's schema changed since
+/// (an ALTER TABLE), `schema` is read again and the row decoded with that.
+pub(super) fn decode_latest(
+    inner: &Inner,
+    t: &Table,
+    schema: &mut Arc<Schema>,
+    id: RowId,
+    bytes: &[u8],
+) -> Result<Row> {
+    match super::index::decode_row_in(inner, schema, id, bytes) {
+        Ok(row) => Ok(row),
+        Err(e) => {
+            let now = t.schema();
+            if Arc::ptr_eq(&now, schema) {
+                return Err(e);
+            }
+            *schema = now;
+            super::index::decode_row_in(inner, schema, id, bytes)
+        }
     }
 }
