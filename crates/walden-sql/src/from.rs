@@ -92,6 +92,9 @@ pub struct TableRead {
     pub row_id: bool,
     /// The planner's estimate of the rows this read gives (its conditions applied).
     pub est: f64,
+    /// The columns anyone reads (`Source::prune`): the others are made NULL as rows
+    /// are read, so that no join copies them. None: every column.
+    pub needed: Option<Arc<[bool]>>,
 }
 
 /// A row id as a value of the column a `row_id` table read adds.
@@ -525,6 +528,7 @@ impl Builder<'_, '_> {
                             names,
                             row_id,
                             est: 0.0,
+                            needed: None,
                         }),
                         Some(table.clone()),
                         columns,
@@ -1641,6 +1645,13 @@ fn read_rows(
             ));
             return false;
         }
+        if let Some(needed) = &read_of.needed {
+            for (v, keep) in row.iter_mut().zip(needed.iter()) {
+                if !keep {
+                    *v = Value::Null;
+                }
+            }
+        }
         if row_id {
             row.push(row_id_value(id));
         }
@@ -2111,6 +2122,78 @@ impl<'s> Explain<'s> {
 }
 
 impl Source {
+    /// Columns of the FROM clause's rows that this source's own joins and filters read
+    /// (a table read's own filter is over its own columns, and counted by `prune`).
+    /// False when a part of it cannot say (a subquery in a condition).
+    fn read_columns(&self, out: &mut Vec<usize>) -> bool {
+        let mut add = |e: &Expr| {
+            out.extend(e.columns());
+            !e.has_subquery()
+        };
+        match self {
+            Source::Nothing
+            | Source::Series { .. }
+            | Source::Values { .. }
+            | Source::Derived { .. } => true,
+            Source::SeriesOf { args, .. } => args.iter().all(add),
+            Source::Table(t) => !t.row_id && t.filter.as_ref().is_none_or(|f| !f.has_subquery()),
+            Source::Padded { inner, .. } => inner.read_columns(out),
+            Source::Filter { inner, cond, .. } => add(cond) && inner.read_columns(out),
+            Source::Join(j) => {
+                let mut ok = j.cond.as_ref().is_none_or(&mut add);
+                match &j.method {
+                    JoinMethod::NestedLoop => {}
+                    JoinMethod::Hash {
+                        left_keys,
+                        right_keys,
+                    } => ok &= left_keys.iter().chain(right_keys).all(&mut add),
+                    JoinMethod::Index { keys, .. } => ok &= keys.iter().all(|(e, _)| add(e)),
+                }
+                ok && j.left.read_columns(out) && j.right.read_columns(out)
+            }
+        }
+    }
+
+    /// Column pruning: given the columns of the FROM clause's rows read above this
+    /// source (`used`, by column number), marks in each table read the columns nobody
+    /// reads, which are then made NULL as rows are read instead of being copied through
+    /// the joins. Nothing is pruned when a condition holds a subquery.
+    pub(crate) fn prune(&mut self, used: &[usize]) {
+        let mut all = used.to_vec();
+        if !self.read_columns(&mut all) {
+            return;
+        }
+        self.mark(&all, 0);
+    }
+
+    fn mark(&mut self, used: &[usize], at: usize) {
+        match self {
+            Source::Table(t) => {
+                let mut needed = vec![false; t.names.len()];
+                for &c in used {
+                    if let Some(n) = c.checked_sub(at).and_then(|i| needed.get_mut(i)) {
+                        *n = true;
+                    }
+                }
+                for c in t.filter.iter().flat_map(|f| f.columns()) {
+                    if let Some(n) = needed.get_mut(c) {
+                        *n = true;
+                    }
+                }
+                if needed.iter().any(|n| !n) {
+                    t.needed = Some(needed.into());
+                }
+            }
+            Source::Padded { inner, at, .. } => inner.mark(used, *at),
+            Source::Filter { inner, .. } => inner.mark(used, at),
+            Source::Join(j) => {
+                j.left.mark(used, at);
+                j.right.mark(used, at);
+            }
+            _ => {}
+        }
+    }
+
     /// The planner's estimate of the rows this source gives (EXPLAIN's `rows=`).
     pub(crate) fn estimate(&self) -> f64 {
         match self {

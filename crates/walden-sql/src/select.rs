@@ -1126,6 +1126,7 @@ impl SelectPlan {
         let (limit, offset) = limit_offset(limit)?;
         plan.limit = limit;
         plan.offset = offset;
+        plan.prune();
         Ok((plan, scope))
     }
 
@@ -1291,6 +1292,48 @@ impl SelectPlan {
         let mut out = Explain::new(costs, None);
         self.explain_into(&mut out, 0);
         out.lines
+    }
+
+    /// Column pruning (`Source::prune`): the FROM clause's columns this block reads —
+    /// in WHERE, and in the outputs, ORDER BY and DISTINCT ON, or with GROUP BY in the
+    /// keys and the aggregates' arguments (what comes after grouping reads the grouped
+    /// row). Nothing is pruned with window functions or subqueries (they may read any
+    /// column).
+    fn prune(&mut self) {
+        if !self.windows.is_empty() || self.has_subquery() {
+            return;
+        }
+        let mut exprs: Vec<&Expr> = self.filter.iter().collect();
+        match &self.grouping {
+            Some(g) => {
+                exprs.extend(&g.keys);
+                for a in &g.aggs {
+                    let crate::bind::AggCall {
+                        func: _,
+                        arg,
+                        ty: _,
+                        distinct: _,
+                        extra,
+                    } = a;
+                    exprs.extend(arg.iter().chain(extra));
+                }
+            }
+            None => {
+                exprs.extend(&self.outputs);
+                exprs.extend(self.order.iter().filter_map(|(k, _, _)| match k {
+                    SortKey::Expr(e) => Some(e),
+                    SortKey::Output(_) => None,
+                }));
+                if let Distinct::On(keys) = &self.distinct {
+                    exprs.extend(keys);
+                }
+            }
+        }
+        if exprs.iter().any(|e| e.has_subquery()) {
+            return;
+        }
+        let used: Vec<usize> = exprs.iter().flat_map(|e| e.columns()).collect();
+        self.source.prune(&used);
     }
 
     /// The planner's estimates of the rows read (past the WHERE clause), after grouping,
