@@ -734,7 +734,7 @@ impl Reader<'_> {
         let ctx = db.access_ctx();
         let access = access::of(t.kind);
         let mut seen = HashSet::new();
-        let view = txn.view();
+        let view = self.view();
         let mut visit = |item: &[u8]| -> Result<bool> {
             let Some((key, id)) = key::split_item(item) else {
                 return Ok(true);
