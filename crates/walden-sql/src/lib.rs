@@ -15,6 +15,7 @@ pub mod datetime;
 mod ddl;
 pub mod depth;
 mod dml;
+mod fkeys;
 pub mod error;
 pub mod expr;
 pub mod from;
