@@ -459,9 +459,13 @@ fn drop_column(
                 .with_detail(format!("constraint {} on table {} depends on column {column} of table {table}", k.name, k.table))
                 .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
             }
-            out.notices.push(format!("NOTICE:  drop cascades to constraint {} on table {}", k.name, k.table));
+            out.notices.push(format!(
+                "NOTICE:  drop cascades to constraint {} on table {}",
+                k.name, k.table
+            ));
         }
-        cx.db.alter_table(&k.table, &AlterOp::DropConstraint(k.name.clone()))?;
+        cx.db
+            .alter_table(&k.table, &AlterOp::DropConstraint(k.name.clone()))?;
     }
     // CHECK constraints that name the column go with it, as in PostgreSQL.
     let mut without = schema.clone();
@@ -546,8 +550,7 @@ fn rename_table(cx: &mut Ctx, table: &str, to: &str) -> SqlResult<()> {
         ));
     }
     refuse_if_views_break(cx.db, table, None)?;
-    let all = crate::fkeys::all(cx.db)?;
-    if let Some(k) = all.referencing(table).find(|k| k.table != table).or_else(|| all.referencing(table).next()) {
+    if let Some(k) = crate::fkeys::all(cx.db)?.referencing(table).next() {
         return Err(SqlError::unsupported(format!(
             "renaming relation \"{table}\", which foreign key constraint \"{}\" of relation \"{}\" references (Walden keeps a foreign key as text)",
             k.name, k.table

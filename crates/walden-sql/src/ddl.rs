@@ -111,7 +111,10 @@ pub(crate) fn create_table(
             continue;
         }
         if let TableConstraint::ForeignKey(fk) = tc {
-            fkeys.push(crate::fkeys::ddl::written(fk.name.as_ref().map(ident_name), fk)?);
+            fkeys.push(crate::fkeys::ddl::written(
+                fk.name.as_ref().map(ident_name),
+                fk,
+            )?);
             continue;
         }
         let key = key_constraint(tc)?;

@@ -657,10 +657,7 @@ where
 }
 
 /// Whether an insert into `table` keeps its rows (for its foreign keys).
-pub(crate) fn keeps(
-    cx: &Ctx,
-    table: &str,
-) -> SqlResult<Option<std::cell::RefCell<Vec<Row>>>> {
+pub(crate) fn keeps(cx: &Ctx, table: &str) -> SqlResult<Option<std::cell::RefCell<Vec<Row>>>> {
     Ok(crate::fkeys::enforce::watches(cx.db, table)?.then(Default::default))
 }
 
@@ -969,7 +966,8 @@ impl BoundModify {
         let guard = cx.guard;
         let returning = self.returning.as_ref();
         let mut returned: Vec<Vec<Value>> = Vec::new();
-        let mut written = crate::fkeys::enforce::watches(cx.db, table)?.then(|| Written::new(table));
+        let mut written =
+            crate::fkeys::enforce::watches(cx.db, table)?.then(|| Written::new(table));
         // The RETURNING row of a changed row: the new version, or the deleted one; and
         // the change, kept for the table's foreign keys.
         let mut give_back =

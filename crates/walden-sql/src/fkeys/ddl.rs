@@ -32,7 +32,9 @@ pub(crate) fn written(name: Option<String>, fk: &ast::ForeignKeyConstraint) -> S
         }
     }
     if fk.foreign_table.0.len() > 1 {
-        return Err(SqlError::unsupported("a foreign key to a table of another schema"));
+        return Err(SqlError::unsupported(
+            "a foreign key to a table of another schema",
+        ));
     }
     Ok((name, fk.clone()))
 }
@@ -143,7 +145,10 @@ pub(crate) fn resolve(
         let Some(pk) = indexes.iter().find(|i| i.primary) else {
             return Err(SqlError::new(
                 code::UNDEFINED_OBJECT,
-                format!("there is no primary key for referenced table \"{}\"", key.parent),
+                format!(
+                    "there is no primary key for referenced table \"{}\"",
+                    key.parent
+                ),
             ));
         };
         key.parent_columns = pk.columns.clone();
@@ -181,7 +186,10 @@ pub(crate) fn resolve(
         if !comparable(ct, pt) {
             return Err(SqlError::new(
                 code::DATATYPE_MISMATCH,
-                format!("foreign key constraint \"{}\" cannot be implemented", key.name),
+                format!(
+                    "foreign key constraint \"{}\" cannot be implemented",
+                    key.name
+                ),
             )
             .with_detail(format!(
                 "Key columns \"{}\" and \"{}\" are of incompatible types: {} and {}.",
@@ -281,7 +289,10 @@ pub(crate) fn truncate_list(
                     k.table
                 )));
             }
-            notices.push(format!("NOTICE:  truncate cascades to table \"{}\"", k.table));
+            notices.push(format!(
+                "NOTICE:  truncate cascades to table \"{}\"",
+                k.table
+            ));
             list.push(k.table.clone());
         }
         i += 1;
@@ -290,7 +301,11 @@ pub(crate) fn truncate_list(
 }
 
 /// The foreign keys that name a column of `table`, from either end.
-pub(crate) fn naming_column(db: &Database, table: &str, column: &str) -> SqlResult<Vec<ForeignKey>> {
+pub(crate) fn naming_column(
+    db: &Database,
+    table: &str,
+    column: &str,
+) -> SqlResult<Vec<ForeignKey>> {
     let all = super::all(db)?;
     Ok(all
         .keys

@@ -96,7 +96,10 @@ struct Lookup {
 
 impl Lookup {
     fn new(db: &walden::Database, table: &str, schema: &Schema, at: &[usize]) -> Lookup {
-        let names: Vec<&str> = at.iter().map(|&i| schema.columns[i].name.as_str()).collect();
+        let names: Vec<&str> = at
+            .iter()
+            .map(|&i| schema.columns[i].name.as_str())
+            .collect();
         let index = db.indexes(table).ok().and_then(|list| {
             list.into_iter().find_map(|ix| {
                 if ix.columns.len() < names.len() {
@@ -131,8 +134,11 @@ impl Lookup {
             }
             return Ok(out);
         }
-        let wanted: HashMap<String, usize> =
-            keys.iter().enumerate().map(|(n, k)| (key_id(k), n)).collect();
+        let wanted: HashMap<String, usize> = keys
+            .iter()
+            .enumerate()
+            .map(|(n, k)| (key_id(k), n))
+            .collect();
         r.scan_with(&self.table, |id, row| {
             let key: Vec<Value> = self.at.iter().map(|&i| row[i].clone()).collect();
             if let Some(&n) = wanted.get(&key_id(&key)) {

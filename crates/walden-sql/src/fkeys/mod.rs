@@ -141,8 +141,7 @@ impl ForeignKey {
         Some(match parsed.as_deref() {
             Ok([ast::Statement::CreateTable(ct)]) => match ct.constraints.as_slice() {
                 [ast::TableConstraint::ForeignKey(fk)]
-                    if fk.columns.len() == fk.referred_columns.len()
-                        && !fk.columns.is_empty() =>
+                    if fk.columns.len() == fk.referred_columns.len() && !fk.columns.is_empty() =>
                 {
                     Ok(ForeignKey::from_ast(c.name.clone(), table, fk))
                 }
@@ -167,16 +166,15 @@ impl AllKeys {
     }
 
     /// The foreign keys that reference `table`.
-    pub fn referencing<'a>(
-        &'a self,
-        table: &'a str,
-    ) -> impl Iterator<Item = &'a ForeignKey> + 'a {
+    pub fn referencing<'a>(&'a self, table: &'a str) -> impl Iterator<Item = &'a ForeignKey> + 'a {
         self.keys.iter().filter(move |k| k.parent == table)
     }
 
     /// Whether `table` takes part in a foreign key, either end.
     pub fn involves(&self, table: &str) -> bool {
-        self.keys.iter().any(|k| k.table == table || k.parent == table)
+        self.keys
+            .iter()
+            .any(|k| k.table == table || k.parent == table)
     }
 }
 
@@ -226,7 +224,9 @@ pub(crate) fn positions(schema: &walden::Schema, names: &[String]) -> SqlResult<
                 .ok_or_else(|| {
                     SqlError::new(
                         code::UNDEFINED_COLUMN,
-                        format!("column \"{n}\" referenced in foreign key constraint does not exist"),
+                        format!(
+                            "column \"{n}\" referenced in foreign key constraint does not exist"
+                        ),
                     )
                 })
         })

@@ -271,11 +271,8 @@ fn foreign_keys(db: &Database, relations: &[Relation]) -> Vec<ForeignKeyDef> {
     let Ok(all) = crate::fkeys::all(db) else {
         return Vec::new();
     };
-    let by_name = |name: &str, kind: RelKind| {
-        relations
-            .iter()
-            .find(|r| r.name == name && r.kind == kind)
-    };
+    let by_name =
+        |name: &str, kind: RelKind| relations.iter().find(|r| r.name == name && r.kind == kind);
     let attnums = |rel: &Relation, names: &[String]| -> Vec<i16> {
         names
             .iter()
@@ -287,8 +284,10 @@ fn foreign_keys(db: &Database, relations: &[Relation]) -> Vec<ForeignKeyDef> {
     let mut n = 0;
     let mut last_table = None;
     for k in &all.keys {
-        let (Some(t), Some(p)) = (by_name(&k.table, RelKind::Table), by_name(&k.parent, RelKind::Table))
-        else {
+        let (Some(t), Some(p)) = (
+            by_name(&k.table, RelKind::Table),
+            by_name(&k.parent, RelKind::Table),
+        ) else {
             continue;
         };
         if last_table != Some(t.oid) {
