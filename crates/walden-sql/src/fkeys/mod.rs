@@ -19,7 +19,9 @@ use crate::bind::ident_name;
 use crate::error::{code, SqlError, SqlResult};
 use crate::pg_catalog::quote_ident;
 
-/// What happens to referencing rows when their referenced key is deleted or changed.
+/// What happens to referencing rows when their referenced key is deleted or changed
+/// (the variants are SQL's words, NO ACTION among them).
+#[allow(clippy::enum_variant_names)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Action {
     NoAction,
