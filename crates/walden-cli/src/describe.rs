@@ -158,6 +158,8 @@ pub mod queries {
     pub const PUBLICATIONS: &str = include_str!("describe/publications.sql");
     pub const INHERITED_FROM: &str = include_str!("describe/inherited_from.sql");
     pub const INHERITED_BY: &str = include_str!("describe/inherited_by.sql");
+    pub const FOREIGN_KEYS: &str = include_str!("describe/foreign_keys.sql");
+    pub const REFERENCED_BY: &str = include_str!("describe/referenced_by.sql");
     pub const INDEX_COLUMNS: &str = include_str!("describe/index_columns.sql");
     pub const INDEX_INFO: &str = include_str!("describe/index_info.sql");
     pub const SEQUENCE: &str = include_str!("describe/sequence.sql");
@@ -327,6 +329,23 @@ fn describe_table(
             footers.push("Indexes:".to_string());
             footers.extend(indexes.iter().map(|i| index_line(i)));
         }
+    }
+    let keys = run(session, &for_oid(queries::FOREIGN_KEYS, oid))?;
+    if !keys.is_empty() {
+        footers.push("Foreign-key constraints:".to_string());
+        footers.extend(keys.iter().map(|k| match k[0].as_str() {
+            "t" => format!("    \"{}\" {}", k[1], k[2]),
+            _ => format!("    TABLE \"{}\" CONSTRAINT \"{}\" {}", k[3], k[1], k[2]),
+        }));
+    }
+    let referencing = run(session, &for_oid(queries::REFERENCED_BY, oid))?;
+    if !referencing.is_empty() {
+        footers.push("Referenced by:".to_string());
+        footers.extend(
+            referencing
+                .iter()
+                .map(|k| format!("    TABLE \"{}\" CONSTRAINT \"{}\" {}", k[1], k[0], k[2])),
+        );
     }
     // Walden has no policies, extended statistics, publications or inheritance: psql's
     // queries for them are run, as psql runs them, and find nothing. Should one find

@@ -26,6 +26,11 @@ create table w (p int, q smallint, r text not null, primary key (p, q));
 create table \"Mixed\" (\"Id\" int);
 create view tv as select a, c, b + 1 as b1 from t;
 create view uv (n) as select count(*) from u;
+create table fp (id int primary key, k text unique);
+create table fc (n int, fp_id int references fp on delete cascade,
+  k text references fp (k) on update set null);
+create unique index fc_n on fc (n);
+alter table fc add foreign key (n) references fc (n);
 ";
 
 /// The commands compared, each run on its own (`-c`), as psql runs them.
@@ -40,6 +45,8 @@ const COMMANDS: &[&str] = &[
     "\\d \"Mixed\"",
     "\\d tv",
     "\\d uv",
+    "\\d fp",
+    "\\d fc",
     "\\d t_pkey",
     "\\d t_bf",
     "\\d u_x",

@@ -143,6 +143,13 @@ fn alter_one(cx: &mut Ctx, table: &str, op: &Op, out: &mut Output) -> SqlResult<
             let name = cc.name.as_ref().map(ident_name);
             add_check(cx, table, &schema, name, &cc.expr)?;
         }
+        Op::AddConstraint {
+            constraint: ast::TableConstraint::ForeignKey(fk),
+            ..
+        } => {
+            let w = crate::fkeys::ddl::written(fk.name.as_ref().map(ident_name), fk)?;
+            crate::fkeys::ddl::add(cx.db, table, &[w], true)?;
+        }
         Op::AddConstraint { constraint, .. } => add_key_constraint(cx, table, &schema, constraint)?,
         Op::DropConstraint {
             if_exists, name, ..
@@ -353,6 +360,7 @@ fn add_column(
     out: &mut Output,
 ) -> SqlResult<()> {
     let (mut col, keys, checks) = column_of(def, table)?;
+    let fkeys = crate::ddl::column_fkeys(def)?;
     if schema.columns.iter().any(|c| c.name == col.name) {
         if if_not_exists {
             out.notices.push(format!(
@@ -398,6 +406,10 @@ fn add_column(
             return Err(e);
         }
     }
+    if let Err(e) = crate::fkeys::ddl::add(cx.db, table, &fkeys, true) {
+        let _ = cx.db.alter_table(table, &AlterOp::DropColumn(name.clone()));
+        return Err(e);
+    }
     Ok(())
 }
 
@@ -434,6 +446,26 @@ fn drop_column(
         for v in views {
             cx.db.drop_view(&v)?;
         }
+    }
+    // Foreign keys of the table over the column go with it, as in PostgreSQL; one that
+    // references the column goes only with CASCADE.
+    for k in crate::fkeys::ddl::naming_column(cx.db, table, column)? {
+        if k.parent == table && k.parent_columns.iter().any(|c| c == column) && k.table != table {
+            if !cascade {
+                return Err(SqlError::new(
+                    "2BP01",
+                    format!("cannot drop column {column} of table {table} because other objects depend on it"),
+                )
+                .with_detail(format!("constraint {} on table {} depends on column {column} of table {table}", k.name, k.table))
+                .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+            }
+            out.notices.push(format!(
+                "NOTICE:  drop cascades to constraint {} on table {}",
+                k.name, k.table
+            ));
+        }
+        cx.db
+            .alter_table(&k.table, &AlterOp::DropConstraint(k.name.clone()))?;
     }
     // CHECK constraints that name the column go with it, as in PostgreSQL.
     let mut without = schema.clone();
@@ -482,6 +514,13 @@ fn rename_column(
         return Err(column_exists(to, table));
     }
     refuse_if_views_break(cx.db, table, Some(from))?;
+    if let Some(k) = crate::fkeys::ddl::naming_column(cx.db, table, from)?.first() {
+        return Err(SqlError::unsupported(format!(
+            "renaming column \"{from}\" of relation \"{table}\", which foreign key constraint \"{}\" uses (Walden keeps a foreign key as text)",
+            k.name
+        ))
+        .with_hint("Drop the constraint, rename, and add it again."));
+    }
     let mut renamed = schema.clone();
     for c in renamed.columns.iter_mut().filter(|c| c.name == from) {
         c.name = to.to_string();
@@ -511,6 +550,13 @@ fn rename_table(cx: &mut Ctx, table: &str, to: &str) -> SqlResult<()> {
         ));
     }
     refuse_if_views_break(cx.db, table, None)?;
+    if let Some(k) = crate::fkeys::all(cx.db)?.referencing(table).next() {
+        return Err(SqlError::unsupported(format!(
+            "renaming relation \"{table}\", which foreign key constraint \"{}\" of relation \"{}\" references (Walden keeps a foreign key as text)",
+            k.name, k.table
+        ))
+        .with_hint("Drop the constraint, rename, and add it again."));
+    }
     forget_serials(cx, table);
     cx.db.alter_table(table, &AlterOp::Rename(to.to_string()))?;
     Ok(())

@@ -89,6 +89,7 @@ pub(crate) fn create_table(
     let mut columns: Vec<Column> = Vec::new();
     let mut keys: Vec<Key> = Vec::new();
     let mut checks: Vec<Check> = Vec::new();
+    let mut fkeys = Vec::new();
     for def in &ct.columns {
         let col_name = ident_name(&def.name);
         if columns.iter().any(|c| c.name == col_name) {
@@ -101,11 +102,19 @@ pub(crate) fn create_table(
         let (c, col_keys, col_checks) = column_of(def, &name)?;
         keys.extend(col_keys);
         checks.extend(col_checks);
+        fkeys.extend(column_fkeys(def)?);
         columns.push(c);
     }
     for tc in &ct.constraints {
         if let TableConstraint::Check(cc) = tc {
             checks.push((cc.name.as_ref().map(ident_name), (*cc.expr).clone()));
+            continue;
+        }
+        if let TableConstraint::ForeignKey(fk) = tc {
+            fkeys.push(crate::fkeys::ddl::written(
+                fk.name.as_ref().map(ident_name),
+                fk,
+            )?);
             continue;
         }
         let key = key_constraint(tc)?;
@@ -145,7 +154,28 @@ pub(crate) fn create_table(
             return Err(e);
         }
     }
+    // Foreign keys last: one may reference a key of the table itself.
+    if let Err(e) = crate::fkeys::ddl::add(cx.db, &name, &fkeys, false) {
+        let _ = cx.db.drop_table(&name);
+        return Err(e);
+    }
     Ok(Output::tag("CREATE TABLE"))
+}
+
+/// The foreign keys a column's options declare (REFERENCES).
+pub(crate) fn column_fkeys(def: &ast::ColumnDef) -> SqlResult<Vec<crate::fkeys::ddl::Written>> {
+    let mut out = Vec::new();
+    for opt in &def.options {
+        if let ColumnOption::ForeignKey(fk) = &opt.option {
+            let mut fk = fk.clone();
+            fk.columns = vec![def.name.clone()];
+            out.push(crate::fkeys::ddl::written(
+                opt.name.as_ref().map(ident_name),
+                &fk,
+            )?);
+        }
+    }
+    Ok(out)
 }
 
 /// A CHECK constraint as written: its name if given, its expression.
@@ -205,6 +235,8 @@ pub(crate) fn column_of(
                 columns: vec![col_name.clone()],
                 primary: false,
             }),
+            // Made by `column_fkeys` once the table has its keys.
+            ColumnOption::ForeignKey(_) => {}
             ColumnOption::Check(cc) => checks.push((
                 opt.name.as_ref().or(cc.name.as_ref()).map(ident_name),
                 (*cc.expr).clone(),
@@ -611,6 +643,7 @@ pub(crate) fn drop(
         }
     }
     let views = crate::view::with_dependents(cx.db, &to_drop, "table", cascade, &mut out.notices)?;
+    crate::fkeys::ddl::before_drop(cx.db, &to_drop, cascade, &mut out.notices)?;
     for v in views {
         cx.db.drop_view(&v)?;
     }

@@ -5,7 +5,9 @@
 use sqlparser::ast::{
     self, AssignmentTarget, FromTable, SetExpr, Spanned, TableFactor, TableObject,
 };
-use walden::{Column, RowAction, Schema, Transaction, Value};
+use walden::{Column, Row, RowAction, Schema, Transaction, Value};
+
+use crate::fkeys::enforce::Written;
 
 use crate::bind::{coerce_literal, ident_name, object_name, Binder, Scope};
 use crate::error::{clip, code, SqlError, SqlResult};
@@ -203,7 +205,7 @@ pub(crate) fn row_text(row: &[Value]) -> String {
 }
 
 /// NOT NULL, checked here so the error names the column as PostgreSQL does.
-fn check_not_null(table: &str, schema: &Schema, row: &[Value]) -> SqlResult<()> {
+pub(crate) fn check_not_null(table: &str, schema: &Schema, row: &[Value]) -> SqlResult<()> {
     for (c, v) in schema.columns.iter().zip(row) {
         if !c.nullable && matches!(v, Value::Null) {
             return Err(SqlError::new(
@@ -270,6 +272,8 @@ struct RowBuilder<'a> {
     returning: Option<&'a Returning>,
     /// The RETURNING rows of the rows built so far.
     returned: std::cell::RefCell<Vec<Vec<Value>>>,
+    /// The rows built so far, kept when the table takes part in a foreign key.
+    kept: Option<std::cell::RefCell<Vec<Row>>>,
 }
 
 /// A RETURNING list: expressions over the table's row.
@@ -404,7 +408,21 @@ impl RowBuilder<'_> {
             cx.guard.charge(row_bytes(&out) + 24)?;
             self.returned.borrow_mut().push(out);
         }
+        if let Some(k) = &self.kept {
+            cx.guard.charge(row_bytes(row) + 24)?;
+            k.borrow_mut().push(row.clone());
+        }
         Ok(())
+    }
+
+    /// Checks the foreign keys of the rows built (and inserted), if it kept them.
+    fn after(self, cx: &mut Ctx, t: &mut Transaction) -> SqlResult<Vec<Vec<Value>>> {
+        if let Some(k) = self.kept {
+            let mut w = Written::new(self.table);
+            w.inserted = k.into_inner();
+            crate::fkeys::enforce::after(cx, t, w)?;
+        }
+        Ok(self.returned.into_inner())
     }
 }
 
@@ -606,6 +624,7 @@ where
         defaults: defaults_for(schema, targets)?,
         returning,
         returned: Default::default(),
+        kept: keeps(cx, table)?,
     };
     let mut next = rows;
     let mut failed = None;
@@ -633,8 +652,13 @@ where
     })?;
     match failed {
         Some(e) => Err(e),
-        None => Ok((n, builder.returned.into_inner())),
+        None => Ok((n, builder.after(cx, t)?)),
     }
+}
+
+/// Whether an insert into `table` keeps its rows (for its foreign keys).
+pub(crate) fn keeps(cx: &Ctx, table: &str) -> SqlResult<Option<std::cell::RefCell<Vec<Row>>>> {
+    Ok(crate::fkeys::enforce::watches(cx.db, table)?.then(Default::default))
 }
 
 /// An `INSERT ... VALUES` bound against its table; a prepared one keeps it with its
@@ -730,6 +754,7 @@ pub(crate) fn insert_plan(
         defaults: defaults_for(&schema, targets)?,
         returning,
         returned: Default::default(),
+        kept: keeps(cx, table)?,
     };
     let mut failed = None;
     let streaming = query.as_select().filter(|p| {
@@ -800,7 +825,7 @@ pub(crate) fn insert_plan(
     };
     match failed {
         Some(e) => Err(e),
-        None => Ok((n, builder.returned.into_inner())),
+        None => Ok((n, builder.after(cx, t)?)),
     }
 }
 
@@ -941,9 +966,16 @@ impl BoundModify {
         let guard = cx.guard;
         let returning = self.returning.as_ref();
         let mut returned: Vec<Vec<Value>> = Vec::new();
-        // The RETURNING row of a changed row: the new version, or the deleted one.
+        let mut written =
+            crate::fkeys::enforce::watches(cx.db, table)?.then(|| Written::new(table));
+        // The RETURNING row of a changed row: the new version, or the deleted one; and
+        // the change, kept for the table's foreign keys.
         let mut give_back =
             |row: &[Value], action: &RowAction, ecx: &mut crate::expr::EvalCtx| -> SqlResult<()> {
+                if let Some(w) = written.as_mut() {
+                    guard.charge(row_bytes(row) * 2 + 32)?;
+                    w.note(row, action);
+                }
                 let Some(r) = returning else {
                     return Ok(());
                 };
@@ -1030,6 +1062,9 @@ impl BoundModify {
             }
             n
         };
+        if let Some(w) = written {
+            crate::fkeys::enforce::after(cx, t, w)?;
+        }
         let verb = if sets.is_some() { "UPDATE" } else { "DELETE" };
         Ok(changed(format!("{verb} {n}"), returning, returned))
     }
@@ -1380,6 +1415,9 @@ pub(crate) fn truncate(cx: &mut Ctx, t: &mut Transaction, tr: &ast::Truncate) ->
         schema_of(cx.db, &name, &target.name, "truncate")?;
         names.push(name);
     }
+    let cascade = matches!(tr.cascade, Some(ast::CascadeOption::Cascade));
+    let mut notices = Vec::new();
+    let names = crate::fkeys::ddl::truncate_list(cx.db, names, cascade, &mut notices)?;
     for name in names {
         let mut failed = None;
         t.modify_with(&name, |_, _| match cx.guard.check() {
@@ -1393,7 +1431,9 @@ pub(crate) fn truncate(cx: &mut Ctx, t: &mut Transaction, tr: &ast::Truncate) ->
             return Err(e);
         }
     }
-    Ok(Output::tag("TRUNCATE TABLE"))
+    let mut out = Output::tag("TRUNCATE TABLE");
+    out.notices = notices;
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ pub mod depth;
 mod dml;
 pub mod error;
 pub mod expr;
+mod fkeys;
 pub mod from;
 pub mod functions;
 pub mod guard;

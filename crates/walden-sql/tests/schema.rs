@@ -849,19 +849,35 @@ fn short_rows_update_roll_back_and_index_on_both_table_kinds() {
     }
 }
 
-/// Foreign keys are not done yet: refused plainly rather than ignored.
+/// Foreign keys are enforced, never taken and ignored (tests/foreign_keys.rs has the
+/// rest): each way of declaring one makes a constraint that refuses a missing key.
 #[test]
-fn foreign_keys_are_refused_not_ignored() {
+fn foreign_keys_are_enforced_not_ignored() {
     let db = db();
     let mut s = Session::new(&db);
-    s.execute("create table p (id int primary key)").unwrap();
-    for sql in [
-        "create table c (a int references p)",
-        "create table c (a int, foreign key (a) references p (id))",
-        "alter table p add constraint f foreign key (id) references p (id)",
+    s.execute("create table p (id int primary key); create table e (a int)")
+        .unwrap();
+    for (sql, table, name) in [
+        ("create table c (a int references p)", "c", "c_a_fkey"),
+        (
+            "create table d (a int, foreign key (a) references p (id))",
+            "d",
+            "d_a_fkey",
+        ),
+        (
+            "alter table e add constraint f foreign key (a) references p (id)",
+            "e",
+            "f",
+        ),
     ] {
-        let e = s.execute(sql).unwrap_err();
-        assert_eq!(e.code, "0A000", "{sql}: {e}");
+        s.execute(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        let e = s
+            .execute(&format!("insert into {table} values (7)"))
+            .unwrap_err();
+        assert_eq!(e.code, "23503", "{sql}: {e}");
+        assert!(
+            e.message.ends_with(&format!("constraint \"{name}\"")),
+            "{e}"
+        );
     }
-    assert_eq!(db.table_names(), ["p"]);
 }

@@ -56,6 +56,7 @@ pub use error::{Error, Result};
 pub use schema::{Column, ColumnType, Constraint, Row, Schema, Value};
 pub use stats::{StatsSnapshot, TxnStats};
 pub use store::Protection;
+pub use txn::KeyLockMode;
 pub use wal::WalCompression;
 
 /// Where a row version lives: page and slot.

@@ -41,6 +41,26 @@ struct State {
     active: BTreeMap<u64, u64>,
     /// Who waits for whom (one edge per waiting transaction).
     waits_for: HashMap<u64, u64>,
+    /// Key locks by key, and the keys each transaction holds (released by `end`).
+    key_locks: HashMap<Vec<u8>, KeyHolders>,
+    keys_held: HashMap<u64, Vec<Vec<u8>>>,
+}
+
+/// How a key lock is held: shared by transactions that need the key to stay (a child
+/// row that references it), exclusive by one that removes or changes it (the referenced
+/// row's delete or key update). See docs/ARCHITECTURE.md, "Foreign keys".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyLockMode {
+    Share,
+    Exclusive,
+}
+
+/// The holders of one key lock: any number of sharers, or one exclusive holder (who may
+/// also be among the sharers: a transaction upgrades its own lock).
+#[derive(Debug, Default)]
+struct KeyHolders {
+    shared: Vec<u64>,
+    exclusive: Option<u64>,
 }
 
 /// The transaction manager. All fields guarded by `state`.
@@ -60,6 +80,8 @@ impl TxnManager {
                 next_xid: next_xid.max(1),
                 active: BTreeMap::new(),
                 waits_for: HashMap::new(),
+                key_locks: HashMap::new(),
+                keys_held: HashMap::new(),
             }),
             ended: Condvar::new(),
             checkpointed: AtomicU64::new(0),
@@ -102,6 +124,22 @@ impl TxnManager {
         let mut st = self.lock();
         st.active.remove(&xid);
         st.waits_for.remove(&xid);
+        // Key locks go with the transaction, under the lock that ends it: a waiter woken
+        // by this end finds them gone.
+        if let Some(keys) = st.keys_held.remove(&xid) {
+            for k in keys {
+                let empty = st.key_locks.get_mut(&k).is_some_and(|h| {
+                    h.shared.retain(|&x| x != xid);
+                    if h.exclusive == Some(xid) {
+                        h.exclusive = None;
+                    }
+                    h.shared.is_empty() && h.exclusive.is_none()
+                });
+                if empty {
+                    st.key_locks.remove(&k);
+                }
+            }
+        }
         // A waiter enters `waits_for` before it waits, under this lock: with none there,
         // no one needs waking (and a read-only transaction's end makes no system call).
         let waiters = !st.waits_for.is_empty();
@@ -148,6 +186,59 @@ impl TxnManager {
         }
         st.waits_for.remove(&me);
         Ok(())
+    }
+
+    /// Takes a key lock for `me` until it ends, first waiting for every other holder
+    /// whose hold conflicts (share conflicts with exclusive; exclusive with both).
+    /// Fails with `Deadlock` when the wait would close a cycle. The key is opaque bytes
+    /// the caller makes (the engine's `Transaction::lock_key` names table, columns and
+    /// values in them).
+    pub fn lock_key(&self, me: u64, key: &[u8], mode: KeyLockMode) -> Result<()> {
+        loop {
+            let mut st = self.lock();
+            let h = st.key_locks.entry(key.to_vec()).or_default();
+            let other = match mode {
+                KeyLockMode::Share => h.exclusive.filter(|&x| x != me),
+                KeyLockMode::Exclusive => h
+                    .exclusive
+                    .filter(|&x| x != me)
+                    .or_else(|| h.shared.iter().copied().find(|&x| x != me)),
+            };
+            let Some(other) = other else {
+                let new = match mode {
+                    KeyLockMode::Share if !h.shared.contains(&me) && h.exclusive != Some(me) => {
+                        h.shared.push(me);
+                        true
+                    }
+                    KeyLockMode::Exclusive if h.exclusive != Some(me) => {
+                        h.exclusive = Some(me);
+                        true
+                    }
+                    _ => false,
+                };
+                if new {
+                    st.keys_held.entry(me).or_default().push(key.to_vec());
+                }
+                return Ok(());
+            };
+            drop(st);
+            self.wait_for(me, other)?;
+        }
+    }
+
+    /// A snapshot taken now for the running transaction `me`: it sees every transaction
+    /// committed so far (and `me`'s own work, as any snapshot of `me` does). Foreign-key
+    /// checks read with it, so that they see a concurrent commit the transaction's own
+    /// snapshot misses.
+    pub fn snapshot_now(&self, me: u64) -> Snapshot {
+        let st = self.lock();
+        let active: Vec<u64> = st.active.keys().copied().filter(|&x| x != me).collect();
+        Snapshot {
+            xid: me,
+            xmin: active.first().copied().unwrap_or(st.next_xid).min(me),
+            xmax: st.next_xid,
+            active,
+        }
     }
 
     /// The status of `xid` as a writer must treat it: committed, aborted (including
@@ -244,5 +335,39 @@ mod tests {
         assert!(matches!(tm.wait_for(b, a), Err(Error::Deadlock)));
         tm.end(b);
         assert!(h.join().is_ok_and(|r| r.is_ok()));
+    }
+
+    #[test]
+    fn key_locks_share_exclude_and_go_with_their_transaction() {
+        let tm = std::sync::Arc::new(TxnManager::new(1));
+        let (a, b, c) = (tm.begin().xid, tm.begin().xid, tm.begin().xid);
+        tm.lock_key(a, b"k", KeyLockMode::Share).unwrap();
+        tm.lock_key(b, b"k", KeyLockMode::Share).unwrap();
+        // a upgrades only once b is gone; c's exclusive waits for both.
+        let tm2 = tm.clone();
+        let h = std::thread::spawn(move || tm2.lock_key(c, b"k", KeyLockMode::Exclusive));
+        while !tm.lock().waits_for.contains_key(&c) {
+            std::thread::yield_now();
+        }
+        assert!(!h.is_finished());
+        tm.end(a);
+        tm.end(b);
+        assert!(h.join().is_ok_and(|r| r.is_ok()));
+        assert_eq!(tm.lock().key_locks[&b"k".to_vec()].exclusive, Some(c));
+        tm.end(c);
+        assert!(tm.lock().key_locks.is_empty());
+        assert!(tm.lock().keys_held.is_empty());
+    }
+
+    #[test]
+    fn a_snapshot_taken_now_sees_later_commits() {
+        let tm = TxnManager::new(1);
+        let a = tm.begin();
+        let b = tm.begin().xid;
+        let later = tm.begin().xid;
+        tm.end(later);
+        let now = tm.snapshot_now(a.xid);
+        assert_eq!(now.active, vec![b]);
+        assert!(now.xmax > later && a.xmax <= later);
     }
 }

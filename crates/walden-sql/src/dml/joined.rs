@@ -137,6 +137,8 @@ fn run(
     let guard = cx.guard;
     let mut actions: Vec<(RowId, RowAction)> = Vec::new();
     let mut returned: Vec<Vec<Value>> = Vec::new();
+    let mut written = crate::fkeys::enforce::watches(cx.db, table)?
+        .then(|| crate::fkeys::enforce::Written::new(table));
     {
         let reader = t.reader()?;
         let rc = RunCx::new(Some(reader), guard);
@@ -191,11 +193,18 @@ fn run(
                 _ => 0,
             } + 48;
             guard.charge(bytes)?;
+            if let Some(w) = written.as_mut() {
+                guard.charge(bytes)?;
+                w.note(&row[..width], &action);
+            }
             actions.push((id, action));
             Ok(true)
         })?;
     }
     let n = t.modify_rows(table, actions)?;
+    if let Some(w) = written {
+        crate::fkeys::enforce::after(cx, t, w)?;
+    }
     let verb = if sets.is_some() { "UPDATE" } else { "DELETE" };
     Ok(changed(format!("{verb} {n}"), returning, returned))
 }

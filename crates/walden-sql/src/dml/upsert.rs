@@ -100,6 +100,7 @@ pub(crate) fn run(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> SqlRe
         defaults: defaults_for(&schema, &targets)?,
         returning: None,
         returned: Default::default(),
+        kept: None,
     };
     let mut state = Upsert {
         table: &table,
@@ -109,6 +110,8 @@ pub(crate) fn run(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> SqlRe
         seen: vec![HashSet::new(); arbiters.len()],
         returned: Vec::new(),
         count: 0,
+        written: crate::fkeys::enforce::watches(cx.db, &table)?
+            .then(|| crate::fkeys::enforce::Written::new(&table)),
     };
     let mut row = Vec::new();
     for vals in rows {
@@ -117,6 +120,9 @@ pub(crate) fn run(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> SqlRe
         state.offer(cx, t, &row, update.as_ref(), &schema)?;
     }
     state.flush(cx, t)?;
+    if let Some(w) = state.written.take() {
+        crate::fkeys::enforce::after(cx, t, w)?;
+    }
     let (n, returned) = (state.count, state.returned);
     Ok(changed(
         format!("INSERT 0 {n}"),
@@ -227,6 +233,8 @@ struct Upsert<'a> {
     seen: Vec<HashSet<Vec<u8>>>,
     returned: Vec<Vec<Value>>,
     count: u64,
+    /// The rows inserted and updated, kept when the table takes part in a foreign key.
+    written: Option<crate::fkeys::enforce::Written>,
 }
 
 impl Upsert<'_> {
@@ -310,12 +318,17 @@ impl Upsert<'_> {
                 return Ok(());
             }
         }
+        let old_row = old.clone();
         let mut new = old;
         for (i, e) in &update.sets {
             new[*i] = assign(e.eval(&both, &mut cx.eval_ctx())?, &schema.columns[*i])?;
         }
         check_not_null(self.table, schema, &new)?;
         t.update(self.table, id, &new)?;
+        if let Some(w) = self.written.as_mut() {
+            cx.guard.charge(row_bytes(&new) * 2 + 32)?;
+            w.updated.push((old_row, new.clone()));
+        }
         self.remember(keys);
         self.count += 1;
         if let Some(r) = self.returning {
@@ -334,7 +347,12 @@ impl Upsert<'_> {
         }
         let rows = std::mem::take(&mut self.pending);
         match t.insert_many(self.table, &rows) {
-            Ok(ids) => self.count += ids.len() as u64,
+            Ok(ids) => {
+                self.count += ids.len() as u64;
+                if let Some(w) = self.written.as_mut() {
+                    w.inserted.extend(rows.iter().cloned());
+                }
+            }
             Err(walden::Error::UniqueViolation { index, .. })
                 if self.arbiters.iter().any(|a| a.name == index) =>
             {

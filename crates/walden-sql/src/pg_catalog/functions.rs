@@ -47,6 +47,10 @@ pub enum CatalogFn {
     RegclassIn,
     /// `oid::regnamespace` (the schema's name).
     NamespaceName,
+    /// `pg_partition_ancestors(regclass)`: a set-returning function in PostgreSQL that
+    /// gives the relation and the partitioned tables above it; Walden has no
+    /// partitions, so its one row is the relation itself, a scalar here.
+    PartitionAncestors,
 }
 
 impl CatalogFn {
@@ -66,6 +70,7 @@ impl CatalogFn {
             "quote_ident" => (F::QuoteIdent, Text, &[1]),
             "pg_relation_is_publishable" => (F::RelationIsPublishable, Bool, &[1]),
             "pg_get_statisticsobjdef_columns" => (F::StatisticsObjdefColumns, Text, &[1]),
+            "pg_partition_ancestors" => (F::PartitionAncestors, SqlType::Int8, &[1]),
             "current_database" => (F::CurrentDatabase, Text, &[0]),
             "current_schema" => (F::CurrentSchema, Text, &[0]),
             "current_user" | "session_user" => (F::CurrentUser, Text, &[0]),
@@ -77,7 +82,9 @@ impl CatalogFn {
     pub fn arg_type(self, i: usize) -> SqlType {
         use CatalogFn as F;
         match (self, i) {
-            (F::QuoteIdent | F::RegclassIn, _) | (F::GetExpr, 0) => SqlType::Text,
+            (F::QuoteIdent | F::RegclassIn | F::PartitionAncestors, _) | (F::GetExpr, 0) => {
+                SqlType::Text
+            }
             (F::GetIndexdef, 1) | (F::FormatType, 1) => SqlType::Int4,
             (F::GetIndexdef | F::GetConstraintdef, 2) | (F::GetConstraintdef, 1) => SqlType::Bool,
             (F::GetExpr, 2) => SqlType::Bool,
@@ -117,9 +124,11 @@ impl CatalogFn {
                     r.index.as_ref().is_some_and(|i| i.constraint.is_some())
                         && Some(super::constraint_oid(r.oid)) == int(0)
                 });
-                match found {
-                    Some(r) => text(constraint_def(r)),
-                    None => Value::Null,
+                let foreign = || snap.foreign_keys.iter().find(|k| Some(k.oid) == int(0));
+                match (found, foreign()) {
+                    (Some(r), _) => text(constraint_def(r)),
+                    (None, Some(k)) => text(k.definition.clone()),
+                    (None, None) => Value::Null,
                 }
             }
             F::TableIsVisible => Value::Bool(true),
@@ -145,8 +154,9 @@ impl CatalogFn {
                 Some(oid) => text(super::namespace_name(oid)),
                 None => Value::Null,
             },
-            F::RegclassIn => match &args[0] {
+            F::RegclassIn | F::PartitionAncestors => match &args[0] {
                 Value::Text(s) => Value::Int8(regclass_in(snap, s)?),
+                Value::Int8(oid) => Value::Int8(*oid),
                 _ => Value::Null,
             },
         })

@@ -31,6 +31,7 @@ const CONSTRAINT_BASE: i64 = 0x6000_0000;
 /// number on a clash (so two views whose names clash may swap OIDs when one is dropped).
 const VIEW_BASE: i64 = 0x7000_0000;
 const VIEW_OIDS: i64 = 0x0800_0000;
+const FOREIGN_KEY_BASE: i64 = 0x7800_0000;
 /// Columns per table in the OID arithmetic (PostgreSQL allows 1600).
 const ATTNUMS_PER_TABLE: i64 = 2048;
 
@@ -93,6 +94,25 @@ pub struct IndexDef {
     pub constraint: Option<char>,
 }
 
+/// A foreign key as `pg_constraint` shows it (contype 'f').
+#[derive(Debug, Clone)]
+pub struct ForeignKeyDef {
+    pub oid: i64,
+    pub name: String,
+    /// The referencing table, and its key columns (1-based).
+    pub table_oid: i64,
+    pub keys: Vec<i16>,
+    /// The referenced table, its unique index, and its key columns.
+    pub parent_oid: i64,
+    pub index_oid: i64,
+    pub parent_keys: Vec<i16>,
+    /// `confupdtype`, `confdeltype`: a, r, c, n or d.
+    pub on_update: &'static str,
+    pub on_delete: &'static str,
+    /// What `pg_get_constraintdef` gives.
+    pub definition: String,
+}
+
 /// One relation of `pg_class`.
 #[derive(Debug, Clone)]
 pub struct Relation {
@@ -120,6 +140,8 @@ pub struct SequenceOwner {
 pub struct Snapshot {
     /// Tables first, each followed by its indexes and sequences, tables by name.
     pub relations: Vec<Relation>,
+    /// Foreign keys by table and name.
+    pub foreign_keys: Vec<ForeignKeyDef>,
 }
 
 impl Snapshot {
@@ -217,7 +239,11 @@ impl Snapshot {
                 access_method: 0,
             });
         }
-        Snapshot { relations }
+        let foreign_keys = foreign_keys(db, &relations);
+        Snapshot {
+            relations,
+            foreign_keys,
+        }
     }
 
     pub fn by_oid(&self, oid: i64) -> Option<&Relation> {
@@ -236,6 +262,69 @@ impl Snapshot {
             None => oid.to_string(),
         }
     }
+}
+
+/// The foreign keys of every table: a table's `n`th (by name) has the OID
+/// `FOREIGN_KEY_BASE + table id × 256 + n` (a table's keys past the 256th are not
+/// shown).
+fn foreign_keys(db: &Database, relations: &[Relation]) -> Vec<ForeignKeyDef> {
+    let Ok(all) = crate::fkeys::all(db) else {
+        return Vec::new();
+    };
+    let by_name =
+        |name: &str, kind: RelKind| relations.iter().find(|r| r.name == name && r.kind == kind);
+    let attnums = |rel: &Relation, names: &[String]| -> Vec<i16> {
+        names
+            .iter()
+            .filter_map(|n| rel.columns.iter().position(|c| c.name == *n))
+            .map(|p| (p + 1) as i16)
+            .collect()
+    };
+    let mut out = Vec::new();
+    let mut n = 0;
+    let mut last_table = None;
+    for k in &all.keys {
+        let (Some(t), Some(p)) = (
+            by_name(&k.table, RelKind::Table),
+            by_name(&k.parent, RelKind::Table),
+        ) else {
+            continue;
+        };
+        if last_table != Some(t.oid) {
+            last_table = Some(t.oid);
+            n = 0;
+        }
+        n += 1;
+        if n > 256 {
+            continue;
+        }
+        let parent_keys = attnums(p, &k.parent_columns);
+        let mut sorted = parent_keys.clone();
+        sorted.sort_unstable();
+        let index_oid = relations
+            .iter()
+            .find(|r| {
+                r.index.as_ref().is_some_and(|ix| {
+                    let mut keys = ix.keys.clone();
+                    keys.sort_unstable();
+                    ix.table_oid == p.oid && ix.unique && keys == sorted
+                })
+            })
+            .map_or(0, |r| r.oid);
+        out.push(ForeignKeyDef {
+            oid: FOREIGN_KEY_BASE + (t.oid - FIRST_USER_OID) * 256 + n - 1,
+            name: k.name.clone(),
+            table_oid: t.oid,
+            keys: attnums(t, &k.columns),
+            parent_oid: p.oid,
+            index_oid,
+            parent_keys,
+            on_update: k.on_update.code(),
+            on_delete: k.on_delete.code(),
+            definition: k.definition(),
+        });
+    }
+    out
 }
 
 /// FNV-1a of a view's name, within the view OIDs.

@@ -535,35 +535,64 @@ fn pg_constraint(snap: &Snapshot) -> VirtualRelation {
         ("conindid", OID),
         ("conparentid", OID),
         ("confrelid", OID),
+        ("confupdtype", CHAR),
+        ("confdeltype", CHAR),
+        ("confmatchtype", CHAR),
         ("conislocal", BOOL),
         ("conkey", TEXT),
+        ("confkey", TEXT),
     ];
-    let rows = snap
-        .relations
-        .iter()
-        .filter_map(|r| {
-            let ix = r.index.as_ref()?;
-            let contype = ix.constraint?;
-            let keys: Vec<String> = ix.keys.iter().map(|k| k.to_string()).collect();
-            Some(vec![
-                o(constraint_oid(r.oid)),
-                t(&r.name),
-                o(PUBLIC_NAMESPACE),
-                t(&contype.to_string()),
-                b(false),
-                b(false),
-                b(true),
-                o(ix.table_oid),
-                o(0),
-                o(r.oid),
-                o(0),
-                o(0),
-                b(true),
-                t(&format!("{{{}}}", keys.join(","))),
-            ])
-        })
-        .collect();
-    relation(&columns, rows)
+    let list = |keys: &[i16]| {
+        let keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+        t(&format!("{{{}}}", keys.join(",")))
+    };
+    let keys = snap.relations.iter().filter_map(|r| {
+        let ix = r.index.as_ref()?;
+        let contype = ix.constraint?;
+        Some(vec![
+            o(constraint_oid(r.oid)),
+            t(&r.name),
+            o(PUBLIC_NAMESPACE),
+            t(&contype.to_string()),
+            b(false),
+            b(false),
+            b(true),
+            o(ix.table_oid),
+            o(0),
+            o(r.oid),
+            o(0),
+            o(0),
+            t(" "),
+            t(" "),
+            t(" "),
+            b(true),
+            list(&ix.keys),
+            Value::Null,
+        ])
+    });
+    let foreign = snap.foreign_keys.iter().map(|k| {
+        vec![
+            o(k.oid),
+            t(&k.name),
+            o(PUBLIC_NAMESPACE),
+            t("f"),
+            b(false),
+            b(false),
+            b(true),
+            o(k.table_oid),
+            o(0),
+            o(k.index_oid),
+            o(0),
+            o(k.parent_oid),
+            t(k.on_update),
+            t(k.on_delete),
+            t("s"),
+            b(true),
+            list(&k.keys),
+            list(&k.parent_keys),
+        ]
+    });
+    relation(&columns, keys.chain(foreign).collect())
 }
 
 fn information_schema(name: &str, snap: &Snapshot) -> Option<VirtualRelation> {

@@ -773,7 +773,7 @@ impl Reader<'_> {
         let ctx = db.access_ctx();
         let access = access::of(t.kind);
         let mut seen = HashSet::new();
-        let view = txn.view();
+        let view = self.view();
         // Read once for the scan, not per row (it sits behind a lock); read again only
         // when a row does not decode with it (an ALTER TABLE since).
         let mut schema = t.schema();

@@ -406,11 +406,70 @@ impl Transaction {
     /// nest (a join reading one table inside another's scan, a subquery per row).
     pub fn reader(&mut self) -> Result<Reader<'_>> {
         self.next_command()?;
-        Ok(Reader { txn: self })
+        Ok(Reader {
+            txn: self,
+            snapshot: &self.snapshot,
+        })
+    }
+
+    /// Starts a read-only command whose reads see every transaction committed by now,
+    /// not only those the transaction's snapshot sees (and its own changes, as any read
+    /// does), and runs `f` with it. Foreign-key checks read this way: a parent row
+    /// deleted, or a child row inserted, by a transaction that committed after this one
+    /// began must not go unseen (docs/ARCHITECTURE.md, "Foreign keys").
+    pub fn with_latest_reader<R>(&mut self, f: impl FnOnce(Reader<'_>) -> R) -> Result<R> {
+        self.next_command()?;
+        let snapshot = self.db.txns.snapshot_now(self.snapshot.xid);
+        Ok(f(Reader {
+            txn: self,
+            snapshot: &snapshot,
+        }))
+    }
+
+    /// Takes a key lock on values of columns of a table, held until the transaction
+    /// ends: `Share` to keep a referenced key from going away, `Exclusive` to remove or
+    /// change it. Waits for a conflicting holder to end; fails with `Deadlock` if that
+    /// would close a cycle of waits. Equal keys must be given as equal values (of the
+    /// columns' own types).
+    pub fn lock_key(
+        &mut self,
+        table: &str,
+        columns: &[u16],
+        key: &[Value],
+        mode: crate::txn::KeyLockMode,
+    ) -> Result<()> {
+        self.check_open()?;
+        let t = self.db.table(table)?;
+        let mut bytes = t.id.to_le_bytes().to_vec();
+        bytes.push(columns.len() as u8);
+        for c in columns {
+            bytes.extend_from_slice(&c.to_le_bytes());
+        }
+        for v in key {
+            match crate::schema::encode_value(v) {
+                None => bytes.push(0),
+                Some(b) => {
+                    bytes.push(1);
+                    bytes.extend_from_slice(&(b.len() as u32).to_le_bytes());
+                    bytes.extend_from_slice(&b);
+                }
+            }
+        }
+        self.db.txns.lock_key(self.snapshot.xid, &bytes, mode)
     }
 
     fn scan_page(&self, t: &Table, page: u64, rows: &mut Vec<(RowId, Vec<u8>)>) -> Result<()> {
         access::of(t.kind).scan_page(&self.db.access_ctx(), page, &self.view(), rows)
+    }
+
+    fn scan_page_in(
+        &self,
+        view: &TxnView,
+        t: &Table,
+        page: u64,
+        rows: &mut Vec<(RowId, Vec<u8>)>,
+    ) -> Result<()> {
+        access::of(t.kind).scan_page(&self.db.access_ctx(), page, view, rows)
     }
 
     /// Every visible row.
@@ -685,14 +744,23 @@ fn key_columns(indexes: &[Arc<Index>]) -> Option<Vec<u16>> {
 #[derive(Clone, Copy)]
 pub struct Reader<'t> {
     pub(super) txn: &'t Transaction,
+    /// The transaction's snapshot, or one taken later (`with_latest_reader`).
+    pub(super) snapshot: &'t Snapshot,
 }
 
 impl Reader<'_> {
+    pub(super) fn view(&self) -> TxnView<'_> {
+        TxnView {
+            snapshot: self.snapshot,
+            cid: self.txn.cid,
+        }
+    }
+
     /// The version of a row visible to this command (following updates).
     pub fn get(&self, table: &str, id: RowId) -> Result<Option<Row>> {
         let txn = self.txn;
         let t = txn.db.table(table)?;
-        let found = access::of(t.kind).fetch(&txn.db.access_ctx(), &t, id, &txn.view())?;
+        let found = access::of(t.kind).fetch(&txn.db.access_ctx(), &t, id, &self.view())?;
         match found {
             Some((_, bytes)) => Ok(Some(txn.decode(&t, id, &bytes)?)),
             None => Ok(None),
@@ -707,7 +775,7 @@ impl Reader<'_> {
         let mut schema = t.schema();
         for page in t.page_list() {
             rows.clear();
-            txn.scan_page(&t, page, &mut rows)?;
+            txn.scan_page_in(&self.view(), &t, page, &mut rows)?;
             txn.db.relieve_space();
             for (id, bytes) in rows.drain(..) {
                 let row = txn.decode_with(&t, &mut schema, id, &bytes)?;

@@ -1,0 +1,394 @@
+//! Foreign keys checked and acted on after each statement, as PostgreSQL's RI triggers
+//! do at the end of a statement: a referencing row written must find its key in the
+//! referenced table (23503), and a referenced key deleted or changed must leave no
+//! referencing row, or take them with it (CASCADE, SET NULL, SET DEFAULT). Cascaded
+//! changes are checked and acted on in turn, from a queue (no recursion, however long
+//! the chain).
+//!
+//! Concurrency (docs/ARCHITECTURE.md, "Foreign keys"): a referencing row takes a shared
+//! key lock on its referenced key, a delete or key change of a referenced row an
+//! exclusive one, held to the end of the transaction; then each reads with a snapshot
+//! taken after the lock, so that it sees what a transaction that held the lock before
+//! committed. A row found there that the transaction's own snapshot does not show (or
+//! the other way round) is a serialization failure, as in PostgreSQL's REPEATABLE READ.
+
+use std::collections::{HashMap, VecDeque};
+use std::ops::Bound;
+
+use walden::{KeyLockMode, Reader, Row, RowAction, RowId, Schema, Transaction, Value};
+
+use super::{key_text, positions, Action, ForeignKey};
+use crate::dml::assign;
+use crate::error::{code, SqlError, SqlResult};
+use crate::session::Ctx;
+
+/// Rows one statement, or one cascaded action, wrote to one table.
+#[derive(Debug, Default)]
+pub(crate) struct Written {
+    pub table: String,
+    pub inserted: Vec<Row>,
+    /// Old and new versions.
+    pub updated: Vec<(Row, Row)>,
+    pub deleted: Vec<Row>,
+}
+
+impl Written {
+    pub fn new(table: &str) -> Written {
+        Written {
+            table: table.to_string(),
+            ..Written::default()
+        }
+    }
+
+    /// Notes what an UPDATE or DELETE does to `row`.
+    pub fn note(&mut self, row: &[Value], action: &RowAction) {
+        match action {
+            RowAction::Update(new) => self.updated.push((row.to_vec(), new.clone())),
+            RowAction::Delete => self.deleted.push(row.to_vec()),
+            RowAction::Keep | RowAction::Stop => {}
+        }
+    }
+}
+
+/// Whether a statement that writes `table` must keep its rows for `after` (the table
+/// takes part in a foreign key).
+pub(crate) fn watches(db: &walden::Database, table: &str) -> SqlResult<bool> {
+    Ok(super::all(db)?.involves(table))
+}
+
+/// Checks and acts on the foreign keys a statement's writes touch.
+pub(crate) fn after(cx: &mut Ctx, t: &mut Transaction, written: Written) -> SqlResult<()> {
+    let all = super::all(cx.db)?;
+    let mut queue = VecDeque::from([written]);
+    while let Some(w) = queue.pop_front() {
+        cx.guard.check()?;
+        for fk in all.referencing(&w.table) {
+            act(cx, t, fk, &w, &mut queue)?;
+        }
+        for fk in all.of_table(&w.table) {
+            check_child(cx, t, fk, &w)?;
+        }
+    }
+    Ok(())
+}
+
+/// A key as text that is equal for equal values (for sets of keys).
+fn key_id(key: &[Value]) -> String {
+    format!("{key:?}")
+}
+
+fn serialization_failure() -> SqlError {
+    SqlError::new(
+        code::SERIALIZATION_FAILURE,
+        "could not serialize access due to concurrent update",
+    )
+}
+
+/// Where to find rows of a table by the values of some of its columns: a B-tree index
+/// whose leading columns are those (in any order), else a scan.
+struct Lookup {
+    table: String,
+    /// The index, and for each of its leading columns the position of its value in a key.
+    index: Option<(String, Vec<usize>)>,
+    /// Positions of the key's columns in the table's rows.
+    at: Vec<usize>,
+}
+
+impl Lookup {
+    fn new(db: &walden::Database, table: &str, schema: &Schema, at: &[usize]) -> Lookup {
+        let names: Vec<&str> = at
+            .iter()
+            .map(|&i| schema.columns[i].name.as_str())
+            .collect();
+        let index = db.indexes(table).ok().and_then(|list| {
+            list.into_iter().find_map(|ix| {
+                if ix.columns.len() < names.len() {
+                    return None;
+                }
+                let order: Option<Vec<usize>> = ix.columns[..names.len()]
+                    .iter()
+                    .map(|c| names.iter().position(|n| n == c))
+                    .collect();
+                order.map(|o| (ix.name, o))
+            })
+        });
+        Lookup {
+            table: table.to_string(),
+            index,
+            at: at.to_vec(),
+        }
+    }
+
+    /// Every visible row whose key columns hold one of `keys` (values of the columns'
+    /// own types), with the number of the key it holds.
+    fn find(&self, r: &Reader, keys: &[Vec<Value>]) -> SqlResult<Vec<(RowId, Row, usize)>> {
+        let mut out = Vec::new();
+        if let Some((index, order)) = &self.index {
+            for (n, key) in keys.iter().enumerate() {
+                let vals: Vec<Value> = order.iter().map(|&i| key[i].clone()).collect();
+                let b = Bound::Included(vals.as_slice());
+                r.index_scan_in(index, b, b, false, |id, row| {
+                    out.push((id, row, n));
+                    true
+                })?;
+            }
+            return Ok(out);
+        }
+        let wanted: HashMap<String, usize> = keys
+            .iter()
+            .enumerate()
+            .map(|(n, k)| (key_id(k), n))
+            .collect();
+        r.scan_with(&self.table, |id, row| {
+            let key: Vec<Value> = self.at.iter().map(|&i| row[i].clone()).collect();
+            if let Some(&n) = wanted.get(&key_id(&key)) {
+                out.push((id, row, n));
+            }
+            true
+        })?;
+        Ok(out)
+    }
+}
+
+/// The referenced table's columns as `u16`, the key lock's column list.
+fn lock_columns(at: &[usize]) -> Vec<u16> {
+    at.iter().map(|&i| i as u16).collect()
+}
+
+/// The rows `w` wrote to the referencing table of `fk` must find their keys in the
+/// referenced table (a NULL in any key column passes: MATCH SIMPLE).
+fn check_child(cx: &mut Ctx, t: &mut Transaction, fk: &ForeignKey, w: &Written) -> SqlResult<()> {
+    let schema = cx.db.schema(&w.table)?;
+    let pschema = cx.db.schema(&fk.parent)?;
+    let at = positions(&schema, &fk.columns)?;
+    let pat = positions(&pschema, &fk.parent_columns)?;
+    let changed = |(old, new): &&(Row, Row)| at.iter().any(|&i| old[i] != new[i]);
+    let rows = w
+        .inserted
+        .iter()
+        .chain(w.updated.iter().filter(changed).map(|(_, new)| new));
+    // Keys as the child row holds them, and as the referenced columns' values.
+    let mut keys: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for row in rows {
+        let vals: Vec<Value> = at.iter().map(|&i| row[i].clone()).collect();
+        if vals.iter().any(|v| matches!(v, Value::Null)) {
+            continue;
+        }
+        let typed = vals
+            .iter()
+            .zip(&pat)
+            .map(|(v, &p)| assign(v.clone(), &pschema.columns[p]))
+            .collect::<SqlResult<Vec<Value>>>();
+        let typed = match typed {
+            Ok(k) => k,
+            // Out of the referenced column's range: no referenced row can hold it.
+            Err(_) => return Err(not_present(fk, &vals)),
+        };
+        if seen.insert(key_id(&typed)) {
+            keys.push((vals, typed));
+        }
+    }
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let cols = lock_columns(&pat);
+    for (_, k) in &keys {
+        t.lock_key(&fk.parent, &cols, k, KeyLockMode::Share)?;
+    }
+    let lookup = Lookup::new(cx.db, &fk.parent, &pschema, &pat);
+    let typed: Vec<Vec<Value>> = keys.iter().map(|(_, k)| k.clone()).collect();
+    let found = t.with_latest_reader(|r| lookup.find(&r, &typed))??;
+    let mut present = vec![false; keys.len()];
+    for (_, _, n) in found {
+        present[n] = true;
+    }
+    let Some(first) = present.iter().position(|p| !p) else {
+        return Ok(());
+    };
+    // Gone since this transaction's snapshot: deleted by one that committed since.
+    let before = lookup.find(&t.reader()?, &typed[first..=first])?;
+    if !before.is_empty() {
+        return Err(serialization_failure());
+    }
+    Err(not_present(fk, &keys[first].0))
+}
+
+pub(crate) fn not_present(fk: &ForeignKey, vals: &[Value]) -> SqlError {
+    SqlError::new(
+        "23503",
+        format!(
+            "insert or update on table \"{}\" violates foreign key constraint \"{}\"",
+            fk.table, fk.name
+        ),
+    )
+    .with_detail(format!(
+        "Key {} is not present in table \"{}\".",
+        key_text(&fk.columns, vals),
+        fk.parent
+    ))
+}
+
+fn still_referenced(fk: &ForeignKey, key: &[Value]) -> SqlError {
+    SqlError::new(
+        "23503",
+        format!(
+            "update or delete on table \"{}\" violates foreign key constraint \"{}\" on table \"{}\"",
+            fk.parent, fk.name, fk.table
+        ),
+    )
+    .with_detail(format!(
+        "Key {} is still referenced from table \"{}\".",
+        key_text(&fk.parent_columns, key),
+        fk.table
+    ))
+}
+
+/// A referenced key that `w` deleted, or changed (to the new key).
+struct Gone {
+    key: Vec<Value>,
+    new: Option<Vec<Value>>,
+}
+
+/// The keys of `fk`'s referenced table that `w` deleted or changed.
+fn gone_keys(w: &Written, pat: &[usize]) -> Vec<Gone> {
+    let key_of = |row: &Row| -> Vec<Value> { pat.iter().map(|&i| row[i].clone()).collect() };
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let deleted = w.deleted.iter().map(|r| (key_of(r), None));
+    let updated = w
+        .updated
+        .iter()
+        .map(|(o, n)| (key_of(o), Some(key_of(n))))
+        .filter(|(o, n)| n.as_ref() != Some(o));
+    for (key, new) in deleted.chain(updated) {
+        if key.iter().any(|v| matches!(v, Value::Null)) || !seen.insert(key_id(&key)) {
+            continue;
+        }
+        out.push(Gone { key, new });
+    }
+    out
+}
+
+/// The rows referencing keys `w` deleted or changed in `fk`'s referenced table: an
+/// error (NO ACTION, RESTRICT), or changed or deleted, their changes queued for their
+/// own foreign keys.
+fn act(
+    cx: &mut Ctx,
+    t: &mut Transaction,
+    fk: &ForeignKey,
+    w: &Written,
+    queue: &mut VecDeque<Written>,
+) -> SqlResult<()> {
+    let pschema = cx.db.schema(&fk.parent)?;
+    let schema = cx.db.schema(&fk.table)?;
+    let pat = positions(&pschema, &fk.parent_columns)?;
+    let at = positions(&schema, &fk.columns)?;
+    let mut gone = gone_keys(w, &pat);
+    if gone.is_empty() {
+        return Ok(());
+    }
+    let cols = lock_columns(&pat);
+    for g in &gone {
+        t.lock_key(&fk.parent, &cols, &g.key, KeyLockMode::Exclusive)?;
+    }
+    let action_of = |g: &Gone| match g.new {
+        None => fk.on_delete,
+        Some(_) => fk.on_update,
+    };
+    // NO ACTION passes a key the referenced table still holds (another row took it).
+    if gone.iter().any(|g| action_of(g) == Action::NoAction) {
+        let lookup = Lookup::new(cx.db, &fk.parent, &pschema, &pat);
+        let keys: Vec<Vec<Value>> = gone.iter().map(|g| g.key.clone()).collect();
+        let held = t.with_latest_reader(|r| lookup.find(&r, &keys))??;
+        let mut still = vec![false; gone.len()];
+        for (_, _, n) in held {
+            still[n] = true;
+        }
+        let mut n = 0;
+        gone.retain(|g| {
+            n += 1;
+            !(still[n - 1] && action_of(g) == Action::NoAction)
+        });
+    }
+    // The keys as the referencing columns hold them (a value out of their range is
+    // held by no row).
+    let mut child_keys = Vec::new();
+    let mut which = Vec::new();
+    for (n, g) in gone.iter().enumerate() {
+        let k: SqlResult<Vec<Value>> = g
+            .key
+            .iter()
+            .zip(&at)
+            .map(|(v, &c)| assign(v.clone(), &schema.columns[c]))
+            .collect();
+        if let Ok(k) = k {
+            child_keys.push(k);
+            which.push(n);
+        }
+    }
+    if child_keys.is_empty() {
+        return Ok(());
+    }
+    let lookup = Lookup::new(cx.db, &fk.table, &schema, &at);
+    let now = t.with_latest_reader(|r| lookup.find(&r, &child_keys))??;
+    if now.is_empty() {
+        return Ok(());
+    }
+    let mut rows = lookup.find(&t.reader()?, &child_keys)?;
+    // Referencing rows committed since this transaction's snapshot, or changed since.
+    let ids: std::collections::HashSet<RowId> = rows.iter().map(|(id, _, _)| *id).collect();
+    if now.iter().any(|(id, _, _)| !ids.contains(id)) {
+        return Err(serialization_failure());
+    }
+    let now_ids: std::collections::HashSet<RowId> = now.iter().map(|(id, _, _)| *id).collect();
+    rows.retain(|(id, _, _)| now_ids.contains(id));
+    let mut actions = Vec::with_capacity(rows.len());
+    let mut cascaded = Written::new(&fk.table);
+    for (id, row, n) in rows {
+        let g = &gone[which[n]];
+        let action = match (action_of(g), &g.new) {
+            (Action::NoAction | Action::Restrict, _) => {
+                return Err(still_referenced(fk, &g.key));
+            }
+            (Action::Cascade, None) => RowAction::Delete,
+            (Action::Cascade, Some(new_key)) => {
+                let mut new = row.clone();
+                for (v, &c) in new_key.iter().zip(&at) {
+                    new[c] = assign(v.clone(), &schema.columns[c])?;
+                }
+                RowAction::Update(new)
+            }
+            (Action::SetNull, _) => {
+                let mut new = row.clone();
+                for &c in &at {
+                    new[c] = Value::Null;
+                }
+                RowAction::Update(new)
+            }
+            (Action::SetDefault, _) => {
+                let mut new = row.clone();
+                for &c in &at {
+                    let col = &schema.columns[c];
+                    let v = crate::dml::column_default(col)?.eval(&[], &mut cx.eval_ctx())?;
+                    new[c] = assign(v, col)?;
+                }
+                // The default is the key going away: the row would still reference it
+                // (PostgreSQL's ri_set checks again and fails the same way).
+                if at.iter().all(|&c| new[c] == row[c]) {
+                    return Err(still_referenced(fk, &g.key));
+                }
+                RowAction::Update(new)
+            }
+        };
+        if let RowAction::Update(new) = &action {
+            crate::dml::check_not_null(&fk.table, &schema, new)?;
+        }
+        cx.guard.charge(crate::guard::row_bytes(&row) * 2 + 64)?;
+        cascaded.note(&row, &action);
+        actions.push((id, action));
+    }
+    t.modify_rows(&fk.table, actions)?;
+    queue.push_back(cascaded);
+    Ok(())
+}
