@@ -435,10 +435,9 @@ fn number_literal(s: &str) -> SqlResult<Expr> {
     }
     match walden::Numeric::parse(s) {
         Ok(n) => Ok(Expr::Const(Value::Numeric(n))),
-        Err(walden::numeric::NumericError::Invalid) => Err(SqlError::syntax(format!(
-            "invalid number \"{}\"",
-            clip(s)
-        ))),
+        Err(walden::numeric::NumericError::Invalid) => {
+            Err(SqlError::syntax(format!("invalid number \"{}\"", clip(s))))
+        }
         Err(e) => Err(value::numeric_error(e)),
     }
 }
@@ -1735,12 +1734,8 @@ pub(crate) fn agg_call(
         AggFunc::Count | AggFunc::CountStar => SqlType::Int8,
         // PostgreSQL: sum of int2/int4 is bigint, of bigint numeric; avg of any integer
         // is numeric.
-        AggFunc::Sum if matches!(t, SqlType::Int2 | SqlType::Int4 | SqlType::Null) => {
-            SqlType::Int8
-        }
-        AggFunc::Sum | AggFunc::Avg if t.is_integer() || t == SqlType::Numeric => {
-            SqlType::Numeric
-        }
+        AggFunc::Sum if matches!(t, SqlType::Int2 | SqlType::Int4 | SqlType::Null) => SqlType::Int8,
+        AggFunc::Sum | AggFunc::Avg if t.is_integer() || t == SqlType::Numeric => SqlType::Numeric,
         AggFunc::Sum | AggFunc::Avg if t.is_float() || t == SqlType::Interval => t,
         AggFunc::Avg if t == SqlType::Null => SqlType::Numeric,
         AggFunc::Min | AggFunc::Max if t != SqlType::Null => t,

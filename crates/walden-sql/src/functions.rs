@@ -335,9 +335,7 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
             let ty = SqlType::wider(value::type_of(&args[0]), value::type_of(&args[1]));
             value::arith(ArithOp::Mod, &args[0], &args[1], ty)?
         }
-        Func::Round | Func::Trunc | Func::Ceil | Func::Floor | Func::Sign => {
-            rounding(f, args)?
-        }
+        Func::Round | Func::Trunc | Func::Ceil | Func::Floor | Func::Sign => rounding(f, args)?,
         Func::Abs => match &args[0] {
             Value::Float8(x) => Value::Float8(x.abs()),
             Value::Numeric(n) => Value::Numeric(n.abs()),

@@ -182,7 +182,12 @@ pub fn arith(op: ArithOp, a: &Value, b: &Value, ty: SqlType) -> SqlResult<Value>
 /// `a op b` on numerics (an integer operand taken as one), at PostgreSQL's result
 /// scales: the larger for + − %, the sum for ×, [`Numeric::div_scale`] for ÷.
 fn numeric_arith(op: ArithOp, a: &Value, b: &Value) -> SqlResult<Value> {
-    let not_numeric = || SqlError::new(code::INTERNAL, format!("{a} {} {b} is not numeric", op.symbol()));
+    let not_numeric = || {
+        SqlError::new(
+            code::INTERNAL,
+            format!("{a} {} {b} is not numeric", op.symbol()),
+        )
+    };
     let (x, y) = (
         as_numeric(a).ok_or_else(not_numeric)?,
         as_numeric(b).ok_or_else(not_numeric)?,

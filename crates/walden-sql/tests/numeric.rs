@@ -59,32 +59,68 @@ const CASES: &[(&str, &str)] = &[
     (r#"select 0.1::float8 + 0.2::float8 = 0.3"#, r#"f"#),
     (r#"select 2.5::numeric(10,2)"#, r#"2.50"#),
     (r#"select 123.456::numeric(5,2)"#, r#"123.46"#),
-    (r#"select 999.995::numeric(5,2)"#, r#"ERROR 22003: numeric field overflow"#),
+    (
+        r#"select 999.995::numeric(5,2)"#,
+        r#"ERROR 22003: numeric field overflow"#,
+    ),
     (r#"select 12345::numeric(3,-2)"#, r#"12300"#),
     (r#"select 0.0001::numeric(2,5)"#, r#"0.00010"#),
-    (r#"select 0.001::numeric(2,5)"#, r#"ERROR 22003: numeric field overflow"#),
+    (
+        r#"select 0.001::numeric(2,5)"#,
+        r#"ERROR 22003: numeric field overflow"#,
+    ),
     (r#"select 1.5::numeric(1)"#, r#"2"#),
-    (r#"select 9.5::numeric(1)"#, r#"ERROR 22003: numeric field overflow"#),
+    (
+        r#"select 9.5::numeric(1)"#,
+        r#"ERROR 22003: numeric field overflow"#,
+    ),
     (r#"select '  1.50  '::numeric"#, r#"1.50"#),
-    (r#"select 'abc'::numeric"#, r#"ERROR 22P02: invalid input syntax for type numeric: "abc""#),
-    (r#"select '1.2.3'::numeric"#, r#"ERROR 22P02: invalid input syntax for type numeric: "1.2.3""#),
-    (r#"select ''::numeric"#, r#"ERROR 22P02: invalid input syntax for type numeric: """#),
-    (r#"select '1e'::numeric"#, r#"ERROR 22P02: invalid input syntax for type numeric: "1e""#),
+    (
+        r#"select 'abc'::numeric"#,
+        r#"ERROR 22P02: invalid input syntax for type numeric: "abc""#,
+    ),
+    (
+        r#"select '1.2.3'::numeric"#,
+        r#"ERROR 22P02: invalid input syntax for type numeric: "1.2.3""#,
+    ),
+    (
+        r#"select ''::numeric"#,
+        r#"ERROR 22P02: invalid input syntax for type numeric: """#,
+    ),
+    (
+        r#"select '1e'::numeric"#,
+        r#"ERROR 22P02: invalid input syntax for type numeric: "1e""#,
+    ),
     (r#"select 2.5::int"#, r#"3"#),
     (r#"select -2.5::int"#, r#"-3"#),
     (r#"select (-2.5)::int"#, r#"-3"#),
     (r#"select 3.5::bigint"#, r#"4"#),
     (r#"select 2.5::smallint"#, r#"3"#),
-    (r#"select 99999999999.5::int"#, r#"ERROR 22003: integer out of range"#),
-    (r#"select 1e20::bigint"#, r#"ERROR 22003: bigint out of range"#),
-    (r#"select 70000.4::smallint"#, r#"ERROR 22003: smallint out of range"#),
+    (
+        r#"select 99999999999.5::int"#,
+        r#"ERROR 22003: integer out of range"#,
+    ),
+    (
+        r#"select 1e20::bigint"#,
+        r#"ERROR 22003: bigint out of range"#,
+    ),
+    (
+        r#"select 70000.4::smallint"#,
+        r#"ERROR 22003: smallint out of range"#,
+    ),
     (r#"select 2.5::float8"#, r#"2.5"#),
     (r#"select 0.1::float8::numeric"#, r#"0.1"#),
     (r#"select (1.0/3)::float8"#, r#"0.3333333333333333"#),
-    (r#"select 1e20::float8::numeric"#, r#"100000000000000000000"#),
+    (
+        r#"select 1e20::float8::numeric"#,
+        r#"100000000000000000000"#,
+    ),
     (r#"select 123::numeric"#, r#"123"#),
     (r#"select 123::numeric(5,2)"#, r#"123.00"#),
-    (r#"select 1234::numeric(5,2)"#, r#"ERROR 22003: numeric field overflow"#),
+    (
+        r#"select 1234::numeric(5,2)"#,
+        r#"ERROR 22003: numeric field overflow"#,
+    ),
     (r#"select 2.50::text"#, r#"2.50"#),
     (r#"select '0.000'::numeric"#, r#"0.000"#),
     (r#"select -0.0"#, r#"0.0"#),
@@ -107,21 +143,54 @@ const CASES: &[(&str, &str)] = &[
     (r#"select sign(-2.50)"#, r#"-1"#),
     (r#"select sign(0.0)"#, r#"0"#),
     (r#"select sign(3::float8)"#, r#"1"#),
-    (r#"select sum(x) from (values (1.5), (2.25), (null)) v(x)"#, r#"3.75"#),
-    (r#"select avg(x) from (values (1.5), (2.25), (3)) v(x)"#, r#"2.2500000000000000"#),
-    (r#"select avg(x) from (values (1), (2)) v(x)"#, r#"1.5000000000000000"#),
-    (r#"select avg(x) from (values (1), (2), (2)) v(x)"#, r#"1.6666666666666667"#),
-    (r#"select sum(x) from (values (9223372036854775807::bigint), (1::bigint)) v(x)"#, r#"9223372036854775808"#),
-    (r#"select avg(x) from (values (1::bigint), (2::bigint), (4::bigint)) v(x)"#, r#"2.3333333333333333"#),
-    (r#"select min(x), max(x) from (values (1.50), (1.5), (-2), (10.001)) v(x)"#, r#"-2|10.001"#),
-    (r#"select count(distinct x) from (values (1.0), (1.00), (1), (2)) v(x)"#, r#"2"#),
-    (r#"select x, count(*) from (values (1.0), (1.00), (2.5)) v(x) group by x order by x"#, r#"1.0|2
-2.5|1"#),
-    (r#"select distinct x from (values (1.0), (1.00)) v(x)"#, r#"1.0"#),
+    (
+        r#"select sum(x) from (values (1.5), (2.25), (null)) v(x)"#,
+        r#"3.75"#,
+    ),
+    (
+        r#"select avg(x) from (values (1.5), (2.25), (3)) v(x)"#,
+        r#"2.2500000000000000"#,
+    ),
+    (
+        r#"select avg(x) from (values (1), (2)) v(x)"#,
+        r#"1.5000000000000000"#,
+    ),
+    (
+        r#"select avg(x) from (values (1), (2), (2)) v(x)"#,
+        r#"1.6666666666666667"#,
+    ),
+    (
+        r#"select sum(x) from (values (9223372036854775807::bigint), (1::bigint)) v(x)"#,
+        r#"9223372036854775808"#,
+    ),
+    (
+        r#"select avg(x) from (values (1::bigint), (2::bigint), (4::bigint)) v(x)"#,
+        r#"2.3333333333333333"#,
+    ),
+    (
+        r#"select min(x), max(x) from (values (1.50), (1.5), (-2), (10.001)) v(x)"#,
+        r#"-2|10.001"#,
+    ),
+    (
+        r#"select count(distinct x) from (values (1.0), (1.00), (1), (2)) v(x)"#,
+        r#"2"#,
+    ),
+    (
+        r#"select x, count(*) from (values (1.0), (1.00), (2.5)) v(x) group by x order by x"#,
+        r#"1.0|2
+2.5|1"#,
+    ),
+    (
+        r#"select distinct x from (values (1.0), (1.00)) v(x)"#,
+        r#"1.0"#,
+    ),
     (r#"select 1.00 in (1, 2)"#, r#"t"#),
     (r#"select 1.5 between 1 and 2"#, r#"t"#),
     (r#"select 1.5 < 1.5::float8"#, r#"f"#),
-    (r#"select 100000000000000000000.0 / 3"#, r#"33333333333333333333.3"#),
+    (
+        r#"select 100000000000000000000.0 / 3"#,
+        r#"33333333333333333333.3"#,
+    ),
     (r#"select 5.0 / 0.3"#, r#"16.6666666666666667"#),
     (r#"select 0.5 * 0.5"#, r#"0.25"#),
     (r#"select (0.1 + 0.2)::numeric(3,2)"#, r#"0.30"#),
@@ -132,7 +201,10 @@ const CASES: &[(&str, &str)] = &[
     (r#"select case when true then 1 else 2.5 end"#, r#"1"#),
     (r#"select 10::numeric / 3"#, r#"3.3333333333333333"#),
     (r#"select 1::numeric / 7"#, r#"0.14285714285714285714"#),
-    (r#"select 22.0 / 7.000000000000000000"#, r#"3.142857142857142857"#),
+    (
+        r#"select 22.0 / 7.000000000000000000"#,
+        r#"3.142857142857142857"#,
+    ),
     (r#"select 3 * 1.10"#, r#"3.30"#),
 ];
 
@@ -243,51 +315,93 @@ const SETUP: &str = "create table nv (id int primary key, a numeric(10,2), b num
 
 /// (query over `nv`, PostgreSQL 15's rows).
 const TABLE_CASES: &[(&str, &str)] = &[
-    (r#"select * from nv order by id"#, r#"1|1.01|1.0|12340
+    (
+        r#"select * from nv order by id"#,
+        r#"1|1.01|1.0|12340
 2|-2.50|1.00|20
 3|12345679.00|-0.001|
 4||100|0
 5|0.00|2.50|0
-6|99.99|0.001|100000"#),
-    (r#"select id from nv order by a, id"#, r#"2
+6|99.99|0.001|100000"#,
+    ),
+    (
+        r#"select id from nv order by a, id"#,
+        r#"2
 5
 1
 6
 3
-4"#),
-    (r#"select id from nv order by b desc, id"#, r#"4
+4"#,
+    ),
+    (
+        r#"select id from nv order by b desc, id"#,
+        r#"4
 5
 1
 2
 6
-3"#),
-    (r#"select b, count(*) from nv group by b order by b"#, r#"-0.001|1
+3"#,
+    ),
+    (
+        r#"select b, count(*) from nv group by b order by b"#,
+        r#"-0.001|1
 0.001|1
 1.0|2
 2.50|1
-100|1"#),
+100|1"#,
+    ),
     (r#"select count(distinct b) from nv"#, r#"5"#),
-    (r#"select sum(a), avg(a), min(a), max(a), sum(b), avg(b), sum(c), avg(c) from nv"#, r#"12345777.50|2469155.500000000000|-2.50|12345679.00|104.500|17.4166666666666667|112360|22472.000000000000"#),
-    (r#"select id, a * 2, a / 3, b + a, -b from nv where id in (1, 2, 5) order by id"#, r#"1|2.02|0.33666666666666666667|2.01|-1.0
+    (
+        r#"select sum(a), avg(a), min(a), max(a), sum(b), avg(b), sum(c), avg(c) from nv"#,
+        r#"12345777.50|2469155.500000000000|-2.50|12345679.00|104.500|17.4166666666666667|112360|22472.000000000000"#,
+    ),
+    (
+        r#"select id, a * 2, a / 3, b + a, -b from nv where id in (1, 2, 5) order by id"#,
+        r#"1|2.02|0.33666666666666666667|2.01|-1.0
 2|-5.00|-0.83333333333333333333|-1.50|-1.00
-5|0.00|0.00000000000000000000|2.50|-2.50"#),
-    (r#"select id from nv where b = 1 order by id"#, r#"1
-2"#),
-    (r#"select id from nv where b = 1.000 order by id"#, r#"1
-2"#),
-    (r#"select id from nv where a between -3 and 1.01 order by id"#, r#"1
+5|0.00|0.00000000000000000000|2.50|-2.50"#,
+    ),
+    (
+        r#"select id from nv where b = 1 order by id"#,
+        r#"1
+2"#,
+    ),
+    (
+        r#"select id from nv where b = 1.000 order by id"#,
+        r#"1
+2"#,
+    ),
+    (
+        r#"select id from nv where a between -3 and 1.01 order by id"#,
+        r#"1
 2
-5"#),
+5"#,
+    ),
     (r#"select id from nv where a > 99.99 order by a"#, r#"3"#),
-    (r#"select id from nv where b < 0.01 order by b"#, r#"3
-6"#),
-    (r#"select x.id, y.id from nv x join nv y on x.b = y.b where x.id < y.id order by 1, 2"#, r#"1|2"#),
-    (r#"select x.id, y.id from nv x join nv y on x.b = y.c where x.id <> y.id order by 1, 2"#, r#""#),
-    (r#"select id from nv where b in (1, 2.5) order by id"#, r#"1
+    (
+        r#"select id from nv where b < 0.01 order by b"#,
+        r#"3
+6"#,
+    ),
+    (
+        r#"select x.id, y.id from nv x join nv y on x.b = y.b where x.id < y.id order by 1, 2"#,
+        r#"1|2"#,
+    ),
+    (
+        r#"select x.id, y.id from nv x join nv y on x.b = y.c where x.id <> y.id order by 1, 2"#,
+        r#""#,
+    ),
+    (
+        r#"select id from nv where b in (1, 2.5) order by id"#,
+        r#"1
 2
-5"#),
+5"#,
+    ),
     (r#"select id from nv where a = 1.01"#, r#"1"#),
-    (r#"select round(avg(b), 3), sum(b * a) from nv"#, r#"17.417|-12347.06901"#),
+    (
+        r#"select round(avg(b), 3), sum(b * a) from nv"#,
+        r#"17.417|-12347.06901"#,
+    ),
 ];
 
 fn check_table(s: &mut Session, when: &str) {
@@ -323,11 +437,17 @@ fn stored_grouped_and_indexed_in_both_table_kinds() {
             ("select id from nv where c >= 20 and c < 100000", "nv_c"),
         ] {
             let p = plan(&mut s, sql);
-            assert!(p.contains(index), "{kind:?}: {sql} does not use {index}:\n{p}");
+            assert!(
+                p.contains(index),
+                "{kind:?}: {sql} does not use {index}:\n{p}"
+            );
         }
         check_table(&mut s, &format!("{kind:?}, indexed"));
         assert_eq!(
-            q(&mut s, "select id from nv where c >= 20 and c < 100000 order by c"),
+            q(
+                &mut s,
+                "select id from nv where c >= 20 and c < 100000 order by c"
+            ),
             "2\n1"
         );
         // Writes past a column's precision are refused with PostgreSQL's error.
@@ -337,9 +457,15 @@ fn stored_grouped_and_indexed_in_both_table_kinds() {
             "insert into nv values (8, 1, 1, 1e6)",
         ] {
             let e = s.execute(sql).unwrap_err();
-            assert_eq!((e.code, e.message.as_str()), ("22003", "numeric field overflow"), "{sql}");
+            assert_eq!(
+                (e.code, e.message.as_str()),
+                ("22003", "numeric field overflow"),
+                "{sql}"
+            );
         }
-        let e = s.execute("insert into nv values (9, 'x', 1, 1)").unwrap_err();
+        let e = s
+            .execute("insert into nv values (9, 'x', 1, 1)")
+            .unwrap_err();
         assert_eq!(
             (e.code, e.message.as_str()),
             ("22P02", "invalid input syntax for type numeric: \"x\"")
@@ -347,7 +473,10 @@ fn stored_grouped_and_indexed_in_both_table_kinds() {
         // An update moves the row within the index; a text literal takes the column's
         // type and scale.
         q(&mut s, "update nv set a = '99.999' where id = 6");
-        assert_eq!(q(&mut s, "select id, a from nv where a >= 100 and a < 101"), "6|100.00");
+        assert_eq!(
+            q(&mut s, "select id, a from nv where a >= 100 and a < 101"),
+            "6|100.00"
+        );
         check_unique(&mut s);
     }
 }
@@ -403,9 +532,14 @@ fn prepared_parameters() {
     for row in [[n(12345, 3), n(-5, 1)], [n(-1, 0), n(123_456_789, 9)]] {
         s.execute_prepared(&ins, &row).unwrap();
     }
-    let e = s.execute_prepared(&ins, &[n(10_000, 0), n(0, 0)]).unwrap_err();
+    let e = s
+        .execute_prepared(&ins, &[n(10_000, 0), n(0, 0)])
+        .unwrap_err();
     assert_eq!(e.code, "22003");
-    assert_eq!(q(&mut s, "select * from p order by a"), "-1.00|0.123456789\n12.35|-0.5");
+    assert_eq!(
+        q(&mut s, "select * from p order by a"),
+        "-1.00|0.123456789\n12.35|-0.5"
+    );
     let get = s.prepare("select a from p where b = $1").unwrap();
     let r = s.execute_prepared(&get, &[n(-50, 2)]).unwrap();
     assert_eq!(r.rows, vec![vec![n(1235, 2)]]);
