@@ -2091,7 +2091,7 @@ impl Acc {
             // PostgreSQL's numeric_avg: the sum divided by the count, at the scale of
             // numeric division.
             Acc::AvgNumeric(sum, n) => Value::Numeric(
-                sum.div(Numeric::from_i64(*n))
+                sum.checked_div(Numeric::from_i64(*n))
                     .map_err(value::numeric_error)?,
             ),
             Acc::Text(s) => s.clone().map_or(Value::Null, Value::Text),
@@ -2109,7 +2109,7 @@ fn arg_is_integer(a: &AggCall) -> bool {
 /// A numeric sum with one more integer or numeric value.
 fn numeric_sum(sum: Numeric, v: &Value) -> SqlResult<Numeric> {
     let x = value::as_numeric(v).unwrap_or(Numeric::ZERO);
-    sum.add(x).map_err(value::numeric_error)
+    sum.checked_add(x).map_err(value::numeric_error)
 }
 
 /// A float8 sum as PostgreSQL adds: overflowing to an infinity is an error.

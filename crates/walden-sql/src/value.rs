@@ -193,11 +193,11 @@ fn numeric_arith(op: ArithOp, a: &Value, b: &Value) -> SqlResult<Value> {
         as_numeric(b).ok_or_else(not_numeric)?,
     );
     let r = match op {
-        ArithOp::Add => x.add(y),
-        ArithOp::Sub => x.sub(y),
-        ArithOp::Mul => x.mul(y),
-        ArithOp::Div => x.div(y),
-        ArithOp::Mod => x.rem(y),
+        ArithOp::Add => x.checked_add(y),
+        ArithOp::Sub => x.checked_sub(y),
+        ArithOp::Mul => x.checked_mul(y),
+        ArithOp::Div => x.checked_div(y),
+        ArithOp::Mod => x.checked_rem(y),
     };
     r.map(Value::Numeric).map_err(numeric_error)
 }
@@ -321,7 +321,7 @@ pub fn negate(v: &Value) -> SqlResult<Value> {
         Value::Int4(x) => Value::Int4(x.checked_neg().ok_or(SqlError::out_of_range("integer"))?),
         Value::Int8(x) => Value::Int8(x.checked_neg().ok_or(SqlError::out_of_range("bigint"))?),
         Value::Float8(x) => Value::Float8(-x),
-        Value::Numeric(n) => Value::Numeric(n.neg()),
+        Value::Numeric(n) => Value::Numeric(n.negated()),
         Value::Interval(iv) => Value::Interval(datetime::negate_interval(*iv)?),
         other => {
             return Err(SqlError::new(

@@ -178,16 +178,16 @@ impl Numeric {
         Some((up(self)?, up(other)?, scale))
     }
 
-    pub fn add(self, other: Numeric) -> Result<Numeric, NumericError> {
+    pub fn checked_add(self, other: Numeric) -> Result<Numeric, NumericError> {
         let (a, b, scale) = self.align(other).ok_or(NumericError::Overflow)?;
         Numeric::new(a.checked_add(b).ok_or(NumericError::Overflow)?, scale)
     }
 
-    pub fn sub(self, other: Numeric) -> Result<Numeric, NumericError> {
-        self.add(other.neg())
+    pub fn checked_sub(self, other: Numeric) -> Result<Numeric, NumericError> {
+        self.checked_add(other.negated())
     }
 
-    pub fn neg(self) -> Numeric {
+    pub fn negated(self) -> Numeric {
         Numeric {
             mantissa: -self.mantissa,
             scale: self.scale,
@@ -202,7 +202,7 @@ impl Numeric {
     }
 
     /// The product, at the sum of the scales (PostgreSQL's numeric_mul).
-    pub fn mul(self, other: Numeric) -> Result<Numeric, NumericError> {
+    pub fn checked_mul(self, other: Numeric) -> Result<Numeric, NumericError> {
         let scale = self.scale as u32 + other.scale as u32;
         let m = self
             .mantissa
@@ -257,7 +257,7 @@ impl Numeric {
     }
 
     /// The quotient at PostgreSQL's scale (`div_scale`), rounded half away from zero.
-    pub fn div(self, other: Numeric) -> Result<Numeric, NumericError> {
+    pub fn checked_div(self, other: Numeric) -> Result<Numeric, NumericError> {
         self.div_at(other, self.div_scale(other))
     }
 
@@ -309,7 +309,7 @@ impl Numeric {
 
     /// The remainder of truncating division, with the dividend's sign, at the larger
     /// scale (PostgreSQL's numeric_mod).
-    pub fn rem(self, other: Numeric) -> Result<Numeric, NumericError> {
+    pub fn checked_rem(self, other: Numeric) -> Result<Numeric, NumericError> {
         if other.mantissa == 0 {
             return Err(NumericError::DivisionByZero);
         }
@@ -702,31 +702,37 @@ mod tests {
 
     #[test]
     fn arithmetic_scales_follow_postgres() {
-        assert_eq!(n("1.5").add(n("2.25")).unwrap().to_string(), "3.75");
-        assert_eq!(n("1.50").mul(n("2.0")).unwrap().to_string(), "3.000");
+        assert_eq!(n("1.5").checked_add(n("2.25")).unwrap().to_string(), "3.75");
+        assert_eq!(
+            n("1.50").checked_mul(n("2.0")).unwrap().to_string(),
+            "3.000"
+        );
         // select_div_scale: at least 16 significant digits.
         assert_eq!(
-            n("1").div(n("3")).unwrap().to_string(),
+            n("1").checked_div(n("3")).unwrap().to_string(),
             "0.33333333333333333333"
         );
         assert_eq!(
-            n("10").div(n("4")).unwrap().to_string(),
+            n("10").checked_div(n("4")).unwrap().to_string(),
             "2.5000000000000000"
         );
         assert_eq!(
-            n("2").div(n("3")).unwrap().to_string(),
+            n("2").checked_div(n("3")).unwrap().to_string(),
             "0.66666666666666666667"
         );
         assert_eq!(
-            n("1234567").div(n("0.003")).unwrap().to_string(),
+            n("1234567").checked_div(n("0.003")).unwrap().to_string(),
             "411522333.33333333"
         );
         assert_eq!(
-            n("0.0001").div(n("3")).unwrap().to_string(),
+            n("0.0001").checked_div(n("3")).unwrap().to_string(),
             "0.000033333333333333333333"
         );
-        assert_eq!(n("-7.5").rem(n("2")).unwrap().to_string(), "-1.5");
-        assert_eq!(n("1").div(n("0")), Err(NumericError::DivisionByZero));
+        assert_eq!(n("-7.5").checked_rem(n("2")).unwrap().to_string(), "-1.5");
+        assert_eq!(
+            n("1").checked_div(n("0")),
+            Err(NumericError::DivisionByZero)
+        );
         assert_eq!(n("2.5").round(0).unwrap().to_string(), "3");
         assert_eq!(n("-2.5").round(0).unwrap().to_string(), "-3");
         assert_eq!(n("1234.5").round(-2).unwrap().to_string(), "1200");
@@ -796,12 +802,12 @@ mod tests {
         /// quotient times the divisor is within half a unit of the dividend.
         #[test]
         fn arithmetic_is_exact(a in numeric(), b in numeric()) {
-            if let (Ok(s), Some((x, y, _))) = (a.add(b), a.align(b)) {
+            if let (Ok(s), Some((x, y, _))) = (a.checked_add(b), a.align(b)) {
                 prop_assert_eq!(s.mantissa, x + y);
             }
             if let Ok(q) = a.div_at(b, 10) {
-                if let (Ok(back), Ok(unit)) = (q.mul(b), Numeric::new(1, 10).and_then(|u| u.mul(b.abs()))) {
-                    if let Ok(diff) = back.sub(a) {
+                if let (Ok(back), Ok(unit)) = (q.checked_mul(b), Numeric::new(1, 10).and_then(|u| u.checked_mul(b.abs()))) {
+                    if let Ok(diff) = back.checked_sub(a) {
                         prop_assert!(diff.abs() <= unit, "{} / {} = {}", a, b, q);
                     }
                 }

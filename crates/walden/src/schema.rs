@@ -6,11 +6,11 @@
 //! NULL), then each non-null column in order: int2 2 bytes, int4 4, int8 8, float8 8,
 //! bool 1, uuid 16, text u16 length + UTF-8 bytes, date 4 (days since 2000-01-01),
 //! timestamp and timestamptz 8 (microseconds since 2000-01-01), interval 16
-//! (microseconds i64, days i32, months i32), bytea u16 length + bytes, numeric u16 length
-//! + its stored form (`Numeric::encode`: sign, scale, base-10000 digits). Little-endian,
-//! no padding. A row written before `ALTER TABLE … ADD COLUMN` has fewer columns than the
-//! schema: the columns it lacks read as their *missing value* (PostgreSQL's
-//! attmissingval). A dropped column keeps its place in the schema (PostgreSQL's
+//! (microseconds i64, days i32, months i32), bytea u16 length + bytes, numeric u16
+//! length and its stored form (`Numeric::encode`: sign, scale, base-10000 digits).
+//! Little-endian, no padding. A row written before `ALTER TABLE … ADD COLUMN` has fewer
+//! columns than the schema: the columns it lacks read as their *missing value*
+//! (PostgreSQL's attmissingval). A dropped column keeps its place in the schema (PostgreSQL's
 //! attisdropped): its stored bytes are skipped, it is NULL in rows written since, and
 //! the API hides it.
 
