@@ -426,6 +426,8 @@ pub fn coerce_literal(e: Expr, to: SqlType) -> SqlResult<Expr> {
 
 /// A number as written: an integer literal is int4 or int8, as it fits; any other (a
 /// fraction, an exponent, an integer beyond int8) is an exact numeric, as in PostgreSQL.
+/// One of more significant digits than a numeric holds here (38: `1e308`) is taken as a
+/// float8, within a float8's range, rather than refused (PostgreSQL keeps it numeric).
 fn number_literal(s: &str) -> SqlResult<Expr> {
     if let Ok(x) = s.parse::<i64>() {
         return Ok(Expr::Const(match i32::try_from(x) {
@@ -437,6 +439,13 @@ fn number_literal(s: &str) -> SqlResult<Expr> {
         Ok(n) => Ok(Expr::Const(Value::Numeric(n))),
         Err(walden::numeric::NumericError::Invalid) => {
             Err(SqlError::syntax(format!("invalid number \"{}\"", clip(s))))
+        }
+        Err(walden::numeric::NumericError::Overflow) => {
+            let x = s
+                .parse::<f64>()
+                .map_err(|_| SqlError::syntax(format!("invalid number \"{}\"", clip(s))))?;
+            value::check_float_range(x, s)?;
+            Ok(Expr::Const(Value::Float8(x)))
         }
         Err(e) => Err(value::numeric_error(e)),
     }

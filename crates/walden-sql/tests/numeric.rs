@@ -293,6 +293,11 @@ fn overflow_details_and_limits() {
             "22003",
             "value overflows numeric format",
         ),
+        (
+            "select 1234567890123456789012345678901234567.8 * 100",
+            "22003",
+            "value overflows numeric format",
+        ),
     ] {
         let e = s.execute(sql).unwrap_err();
         assert_eq!((e.code, e.message.as_str()), (code, message), "{sql}");
@@ -301,6 +306,8 @@ fn overflow_details_and_limits() {
     assert_eq!(e.code, "0A000");
     let e = s.execute("select 'infinity'::float8::numeric").unwrap_err();
     assert_eq!(e.code, "0A000");
+    // A literal of more digits is taken as a float8 (PostgreSQL: an exact numeric).
+    assert_eq!(q(&mut s, "select 1e300 * 2"), "2e+300");
     // 38 digits are held exactly.
     assert_eq!(
         q(&mut s, "select 99999999999999999999999999999999999998 + 1"),
