@@ -11,7 +11,8 @@ use walden_pgcluster::{find_major, Cluster, SERVER_USER};
 
 /// Views, and tables with a column of every type Walden has, NOT NULL, defaults of each kind psql
 /// shows differently, serial columns (their sequences), primary keys (one of two
-/// columns), a UNIQUE constraint, unique and plain indexes, varchar(n) and char(n).
+/// columns), a UNIQUE constraint, unique and plain indexes, varchar(n), char(n) and
+/// numeric(p,s).
 const SCHEMA: &str = "
 create table t (a serial primary key, b int not null default 5, c text,
   d varchar(10) unique, e char(3), f bigint, g smallint, h double precision,
@@ -24,6 +25,8 @@ create table u (x int default -1, y text default 'ab', z varchar(5) default 'q',
 create unique index u_x on u (x);
 create table w (p int, q smallint, r text not null, primary key (p, q));
 create table \"Mixed\" (\"Id\" int);
+create table n (a numeric(10,2) not null default 1.5, b numeric, c decimal(5), d numeric(3,-1));
+create index n_a on n (a);
 create view tv as select a, c, b + 1 as b1 from t;
 create view uv (n) as select count(*) from u;
 create table fp (id int primary key, k text unique);
@@ -47,6 +50,8 @@ const COMMANDS: &[&str] = &[
     "\\d uv",
     "\\d fp",
     "\\d fc",
+    "\\d n",
+    "\\d n_a",
     "\\d t_pkey",
     "\\d t_bf",
     "\\d u_x",

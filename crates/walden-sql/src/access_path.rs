@@ -108,13 +108,11 @@ enum Cond {
 fn constant(e: &Expr) -> Option<&Value> {
     match e {
         Expr::Const(v) if !matches!(v, Value::Null) => Some(v),
-        // A numeric literal is a float8 value kept under a cast to numeric.
-        Expr::Cast(inner, d) if matches!(d.ty, SqlType::Numeric | SqlType::Float8) => {
-            match &**inner {
-                Expr::Const(v @ Value::Float8(_)) => Some(v),
-                _ => None,
-            }
-        }
+        // A float8 literal is a numeric value kept under a cast to float8.
+        Expr::Cast(inner, d) if d.ty == SqlType::Float8 => match &**inner {
+            Expr::Const(v @ (Value::Float8(_) | Value::Numeric(_))) => Some(v),
+            _ => None,
+        },
         _ => None,
     }
 }
@@ -128,6 +126,7 @@ pub(crate) fn key_value(v: &Value, ty: ColumnType) -> Option<Value> {
             Value::Int4(x) => Some(*x as i64),
             Value::Int8(x) => Some(*x),
             Value::Float8(x) if x.fract() == 0.0 && x.abs() < 9.0e15 => Some(*x as i64),
+            Value::Numeric(n) if n.trunc(0).ok() == Some(*n) => n.to_i64(),
             _ => None,
         }
     };
@@ -137,6 +136,8 @@ pub(crate) fn key_value(v: &Value, ty: ColumnType) -> Option<Value> {
         ColumnType::Int8 => int(v).map(Value::Int8),
         ColumnType::Float8 => match v {
             Value::Float8(x) if !x.is_nan() => Some(Value::Float8(*x)),
+            // A numeric meets a float8 as a float8, as PostgreSQL casts it.
+            Value::Numeric(n) => Some(Value::Float8(n.to_f64())),
             // Exact up to 2^53.
             _ => int(v)
                 .filter(|x| x.unsigned_abs() <= 1 << 53)
@@ -158,6 +159,8 @@ pub(crate) fn key_value(v: &Value, ty: ColumnType) -> Option<Value> {
         },
         ColumnType::Interval => matches!(v, Value::Interval(_)).then(|| v.clone()),
         ColumnType::Bytea => matches!(v, Value::Bytea(_)).then(|| v.clone()),
+        // Integers are exact numerics; a float8 makes PostgreSQL compare as float8.
+        ColumnType::Numeric => value::as_numeric(v).map(Value::Numeric),
     }
 }
 

@@ -41,6 +41,7 @@ fn hash_value(v: &Value) -> u64 {
         Value::Timestamp(x) | Value::Timestamptz(x) => x.hash(&mut h),
         Value::Bytea(x) => x.hash(&mut h),
         Value::Interval(_) => v.to_string().hash(&mut h),
+        Value::Numeric(n) => n.normalized().hash(&mut h),
     }
     h.finish()
 }

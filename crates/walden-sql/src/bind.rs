@@ -398,8 +398,7 @@ pub(crate) fn fold(e: Expr) -> SqlResult<Expr> {
     let v = e
         .eval(&[], &mut EvalCtx::new(&mut rng))
         .map_err(|err| err.at(NO_POSITION))?;
-    // A folded NULL keeps its type for the column it may create, a numeric its type
-    // (its value is a float8).
+    // A folded NULL keeps its type for the column it may create.
     if matches!(v, Value::Null) || value::type_of(&v) != e.ty() {
         let ty = e.ty();
         return Ok(Expr::Cast(
@@ -426,8 +425,9 @@ pub fn coerce_literal(e: Expr, to: SqlType) -> SqlResult<Expr> {
 }
 
 /// A number as written: an integer literal is int4 or int8, as it fits; any other (a
-/// fraction, an exponent, an integer beyond int8) is a numeric, held as a float8, which
-/// must be within a float8's range.
+/// fraction, an exponent, an integer beyond int8) is an exact numeric, as in PostgreSQL.
+/// One of more significant digits than a numeric holds here (38: `1e308`) is taken as a
+/// float8, within a float8's range, rather than refused (PostgreSQL keeps it numeric).
 fn number_literal(s: &str) -> SqlResult<Expr> {
     if let Ok(x) = s.parse::<i64>() {
         return Ok(Expr::Const(match i32::try_from(x) {
@@ -435,14 +435,20 @@ fn number_literal(s: &str) -> SqlResult<Expr> {
             Err(_) => Value::Int8(x),
         }));
     }
-    let x = s
-        .parse::<f64>()
-        .map_err(|_| SqlError::syntax(format!("invalid number \"{}\"", clip(s))))?;
-    value::check_float_range(x, s)?;
-    Ok(Expr::Cast(
-        Box::new(Expr::Const(Value::Float8(x))),
-        DeclaredType::plain(SqlType::Numeric),
-    ))
+    match walden::Numeric::parse(s) {
+        Ok(n) => Ok(Expr::Const(Value::Numeric(n))),
+        Err(walden::numeric::NumericError::Invalid) => {
+            Err(SqlError::syntax(format!("invalid number \"{}\"", clip(s))))
+        }
+        Err(walden::numeric::NumericError::Overflow) => {
+            let x = s
+                .parse::<f64>()
+                .map_err(|_| SqlError::syntax(format!("invalid number \"{}\"", clip(s))))?;
+            value::check_float_range(x, s)?;
+            Ok(Expr::Const(Value::Float8(x)))
+        }
+        Err(e) => Err(value::numeric_error(e)),
+    }
 }
 
 /// A string literal's value. An escape (`E'\\000'`, `U&'\\0000'`) can spell a NUL,
@@ -708,6 +714,15 @@ impl Binder<'_> {
             }
             A::UnaryOp { op, expr } => self.unary(*op, expr)?,
             A::BinaryOp { left, op, right } => self.binary(left, op, right)?,
+            // The parser reads ceil(x) and floor(x) as their own expressions.
+            A::Ceil {
+                expr,
+                field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime),
+            } => self.ceil_floor(Func::Ceil, "ceil", expr)?,
+            A::Floor {
+                expr,
+                field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime),
+            } => self.ceil_floor(Func::Floor, "floor", expr)?,
             A::IsNull(x) => Expr::IsNull(Box::new(self.bind(x)?), false),
             A::IsNotNull(x) => Expr::IsNull(Box::new(self.bind(x)?), true),
             A::Between {
@@ -1139,6 +1154,13 @@ impl Binder<'_> {
                 )))
             }
         }))
+    }
+
+    /// ceil(x) or floor(x), which the parser gives as their own expressions.
+    fn ceil_floor(&mut self, func: Func, name: &str, x: &ast::Expr) -> SqlResult<Expr> {
+        let arg = coerce_literal(self.bind(x)?, SqlType::Float8)?;
+        let ty = func.result_type(name, &[arg.ty()])?;
+        Ok(Expr::Call(func, vec![arg], ty))
     }
 
     fn unary(&mut self, op: UnaryOperator, expr: &ast::Expr) -> SqlResult<Expr> {
@@ -1719,9 +1741,12 @@ pub(crate) fn agg_call(
     let texty = |t: SqlType| matches!(t, SqlType::Text | SqlType::Null);
     let ty = match func {
         AggFunc::Count | AggFunc::CountStar => SqlType::Int8,
-        AggFunc::Sum if t.is_integer() || t == SqlType::Null => SqlType::Int8,
+        // PostgreSQL: sum of int2/int4 is bigint, of bigint numeric; avg of any integer
+        // is numeric.
+        AggFunc::Sum if matches!(t, SqlType::Int2 | SqlType::Int4 | SqlType::Null) => SqlType::Int8,
+        AggFunc::Sum | AggFunc::Avg if t.is_integer() || t == SqlType::Numeric => SqlType::Numeric,
         AggFunc::Sum | AggFunc::Avg if t.is_float() || t == SqlType::Interval => t,
-        AggFunc::Avg if t.is_integer() || t == SqlType::Null => SqlType::Float8,
+        AggFunc::Avg if t == SqlType::Null => SqlType::Numeric,
         AggFunc::Min | AggFunc::Max if t != SqlType::Null => t,
         AggFunc::StringAgg if texty(t) && extra.as_ref().is_some_and(|d| texty(d.ty())) => {
             SqlType::Text

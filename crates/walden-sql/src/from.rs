@@ -1401,12 +1401,13 @@ fn equi_sides(c: &Conj, l: &Unit, r: &Unit) -> Option<(Expr, Expr)> {
     }
 }
 
-/// Hash keys of one type on both sides: an integer against a float or numeric
-/// compares as a float8.
+/// Hash keys of one type on both sides: numbers of two types compare as the wider (an
+/// integer against a numeric as a numeric, anything against a float8 as a float8).
 fn hash_pair(l: Expr, r: Expr) -> (Expr, Expr) {
     let (lt, rt) = (l.ty(), r.ty());
     if lt != rt && lt.is_numeric() && rt.is_numeric() && (!lt.is_integer() || !rt.is_integer()) {
-        let f = |e: Expr| Expr::Cast(Box::new(e), DeclaredType::plain(SqlType::Float8));
+        let to = SqlType::wider(lt, rt);
+        let f = |e: Expr| Expr::Cast(Box::new(e), DeclaredType::plain(to));
         return (f(l), f(r));
     }
     (l, r)

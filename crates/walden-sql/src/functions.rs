@@ -1,7 +1,7 @@
 //! Scalar functions: their names, argument checks, result types, and PostgreSQL's
 //! behaviour for each.
 
-use walden::Value;
+use walden::{Numeric, Value};
 
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::EvalCtx;
@@ -12,6 +12,14 @@ use crate::value::{self, as_i64, ArithOp};
 pub enum Func {
     Mod,
     Abs,
+    /// round(x) and round(numeric, digits): a numeric's halves away from zero, a
+    /// float8's to even (PostgreSQL's rint).
+    Round,
+    /// trunc(x) and trunc(numeric, digits).
+    Trunc,
+    Ceil,
+    Floor,
+    Sign,
     Lpad,
     Rpad,
     Repeat,
@@ -71,6 +79,11 @@ impl Func {
         Some(match name {
             "mod" => Func::Mod,
             "abs" => Func::Abs,
+            "round" => Func::Round,
+            "trunc" => Func::Trunc,
+            "ceil" | "ceiling" => Func::Ceil,
+            "floor" => Func::Floor,
+            "sign" => Func::Sign,
             "lpad" => Func::Lpad,
             "rpad" => Func::Rpad,
             "repeat" => Func::Repeat,
@@ -121,8 +134,15 @@ impl Func {
         use SqlType as T;
         let text = |t: T| matches!(t, T::Text | T::Null);
         let int = |t: T| t.is_integer() || t == T::Null;
+        let exact = |t: T| int(t) || t == T::Numeric;
         let ok = match (self, args) {
-            (Func::Mod, [a, b]) => int(*a) && int(*b),
+            (Func::Mod, [a, b]) => exact(*a) && exact(*b),
+            (Func::Round | Func::Trunc | Func::Ceil | Func::Floor | Func::Sign, [a]) => {
+                a.is_numeric() || *a == T::Null
+            }
+            // Only the numeric forms take a number of digits (round(float8, int) does
+            // not exist in PostgreSQL).
+            (Func::Round | Func::Trunc, [a, d]) => exact(*a) && int(*d),
             (Func::Abs, [a]) => a.is_numeric() || *a == T::Null,
             (Func::Lpad | Func::Rpad, [s, n]) => text(*s) && int(*n),
             (Func::Lpad | Func::Rpad, [s, n, f]) => text(*s) && int(*n) && text(*f),
@@ -175,6 +195,16 @@ impl Func {
                     T::Int4
                 } else {
                     t
+                }
+            }
+            // With one argument, an integer goes to float8 (PostgreSQL's preferred
+            // numeric type), as round(5) does there.
+            Func::Round | Func::Trunc if args.len() == 2 => T::Numeric,
+            Func::Round | Func::Trunc | Func::Ceil | Func::Floor | Func::Sign => {
+                if args[0] == T::Numeric {
+                    T::Numeric
+                } else {
+                    T::Float8
                 }
             }
             Func::Length | Func::OctetLength => T::Int4,
@@ -263,6 +293,37 @@ fn substr(s: &str, from: i64, len: Option<i64>) -> SqlResult<Value> {
     ))
 }
 
+/// round, trunc, ceil, floor and sign: exact on a numeric (or an integer given a number
+/// of digits), on a float8 otherwise.
+fn rounding(f: Func, args: &[Value]) -> SqlResult<Value> {
+    if let (Value::Numeric(_), _) | (_, 2) = (&args[0], args.len()) {
+        let n = value::as_numeric(&args[0]).unwrap_or(Numeric::ZERO);
+        let digits = args
+            .get(1)
+            .and_then(as_i64)
+            .unwrap_or(0)
+            .clamp(i32::MIN as i64, i32::MAX as i64) as i32;
+        let r = match f {
+            Func::Round => n.round(digits),
+            Func::Trunc => n.trunc(digits),
+            Func::Ceil => n.ceil(),
+            Func::Floor => n.floor(),
+            _ => Ok(Numeric::from_i64(n.signum() as i64)),
+        };
+        return r.map(Value::Numeric).map_err(value::numeric_error);
+    }
+    let x = value::as_f64(&args[0]).unwrap_or(0.0);
+    Ok(Value::Float8(match f {
+        Func::Round => x.round_ties_even(),
+        Func::Trunc => x.trunc(),
+        Func::Ceil => x.ceil(),
+        Func::Floor => x.floor(),
+        _ if x > 0.0 => 1.0,
+        _ if x < 0.0 => -1.0,
+        _ => x,
+    }))
+}
+
 pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
     // Every function here is strict: a NULL argument gives NULL.
     if args.iter().any(|a| matches!(a, Value::Null)) {
@@ -274,8 +335,10 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
             let ty = SqlType::wider(value::type_of(&args[0]), value::type_of(&args[1]));
             value::arith(ArithOp::Mod, &args[0], &args[1], ty)?
         }
+        Func::Round | Func::Trunc | Func::Ceil | Func::Floor | Func::Sign => rounding(f, args)?,
         Func::Abs => match &args[0] {
             Value::Float8(x) => Value::Float8(x.abs()),
+            Value::Numeric(n) => Value::Numeric(n.abs()),
             v => {
                 let x = as_i64(v).unwrap_or(0);
                 let ty = value::type_of(v);

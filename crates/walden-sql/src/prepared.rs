@@ -373,6 +373,10 @@ fn literal(v: &Value, ty: Option<&DataType>) -> ast::Expr {
             },
         ),
         Value::Bytea(_) => cast(text(v.to_string()), DataType::Bytea),
+        Value::Numeric(_) => cast(
+            text(v.to_string()),
+            DataType::Numeric(ast::ExactNumberInfo::None),
+        ),
     }
 }
 

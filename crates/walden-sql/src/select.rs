@@ -14,7 +14,7 @@ use sqlparser::ast::{
     self, GroupByExpr, LimitClause, OrderByKind, OrderBySort, SelectItem, SetExpr, SetOperator,
     SetQuantifier, Spanned,
 };
-use walden::{Reader, Value};
+use walden::{Numeric, Reader, Value};
 
 use crate::access_path::{self, Access, IndexMeta, Wanted};
 use crate::bind::{
@@ -2061,10 +2061,14 @@ impl Iterator for SeriesIter {
 
 pub(crate) enum Acc {
     Count(i64),
-    SumInt(Option<i128>),
+    /// A sum of integers so far; true: the result is a numeric (sum of bigint).
+    SumInt(Option<i128>, bool),
     SumFloat(Option<f64>),
+    SumNumeric(Option<Numeric>),
     MinMax(Option<Value>, bool),
-    Avg(f64, i128, bool, i64),
+    /// avg: the sum so far (float8 for a float8 argument, else exact) and the count.
+    AvgFloat(f64, i64),
+    AvgNumeric(Numeric, i64),
     /// sum (false) or avg (true) of intervals: the sum so far and the count.
     Interval(Option<walden::Interval>, bool, i64),
     Text(Option<String>),
@@ -2078,14 +2082,17 @@ impl Acc {
     pub(crate) fn new(a: &AggCall) -> Acc {
         let acc = match (a.func, a.ty) {
             (AggFunc::Count | AggFunc::CountStar, _) => Acc::Count(0),
-            (AggFunc::Sum, SqlType::Float8 | SqlType::Numeric) => Acc::SumFloat(None),
+            (AggFunc::Sum, SqlType::Float8) => Acc::SumFloat(None),
+            (AggFunc::Sum, SqlType::Numeric) if arg_is_integer(a) => Acc::SumInt(None, true),
+            (AggFunc::Sum, SqlType::Numeric) => Acc::SumNumeric(None),
             (AggFunc::Sum | AggFunc::Avg, SqlType::Interval) => {
                 Acc::Interval(None, a.func == AggFunc::Avg, 0)
             }
-            (AggFunc::Sum, _) => Acc::SumInt(None),
+            (AggFunc::Sum, _) => Acc::SumInt(None, false),
             (AggFunc::Min, _) => Acc::MinMax(None, false),
             (AggFunc::Max, _) => Acc::MinMax(None, true),
-            (AggFunc::Avg, _) => Acc::Avg(0.0, 0, false, 0),
+            (AggFunc::Avg, SqlType::Float8) => Acc::AvgFloat(0.0, 0),
+            (AggFunc::Avg, _) => Acc::AvgNumeric(Numeric::ZERO, 0),
             (AggFunc::StringAgg, _) => Acc::Text(None),
             (AggFunc::BoolAnd, _) => Acc::Bool(None, true),
             (AggFunc::BoolOr, _) => Acc::Bool(None, false),
@@ -2116,8 +2123,9 @@ impl Acc {
     fn take(&mut self, v: Value, sep: Option<Value>) -> SqlResult<u64> {
         match self {
             Acc::Count(n) => *n += 1,
-            Acc::SumInt(s) => *s = Some(s.unwrap_or(0) + as_i64(&v).unwrap_or(0) as i128),
+            Acc::SumInt(s, _) => *s = Some(s.unwrap_or(0) + as_i64(&v).unwrap_or(0) as i128),
             Acc::SumFloat(s) => *s = Some(float_sum(s.unwrap_or(0.0), as_f64(&v).unwrap_or(0.0))?),
+            Acc::SumNumeric(s) => *s = Some(numeric_sum(s.unwrap_or(Numeric::ZERO), &v)?),
             Acc::Interval(sum, _, n) => {
                 if let Value::Interval(iv) = v {
                     *sum = Some(match sum {
@@ -2146,15 +2154,13 @@ impl Acc {
                     *cur = Some(v);
                 }
             }
-            Acc::Avg(fsum, isum, is_float, n) => {
+            Acc::AvgFloat(sum, n) => {
                 *n += 1;
-                match v {
-                    Value::Float8(x) => {
-                        *is_float = true;
-                        *fsum = float_sum(*fsum, x)?;
-                    }
-                    other => *isum += as_i64(&other).unwrap_or(0) as i128,
-                }
+                *sum = float_sum(*sum, as_f64(&v).unwrap_or(0.0))?;
+            }
+            Acc::AvgNumeric(sum, n) => {
+                *n += 1;
+                *sum = numeric_sum(*sum, &v)?;
             }
             Acc::Text(cur) => {
                 let Value::Text(t) = v else { return Ok(0) };
@@ -2195,11 +2201,15 @@ impl Acc {
     pub(crate) fn result(&self) -> SqlResult<Value> {
         Ok(match self {
             Acc::Count(n) => Value::Int8(*n),
-            Acc::SumInt(None) | Acc::SumFloat(None) => Value::Null,
-            Acc::SumInt(Some(s)) => {
+            Acc::SumInt(None, _) | Acc::SumFloat(None) | Acc::SumNumeric(None) => Value::Null,
+            Acc::SumInt(Some(s), false) => {
                 Value::Int8(i64::try_from(*s).map_err(|_| SqlError::out_of_range("bigint"))?)
             }
+            Acc::SumInt(Some(s), true) => {
+                Value::Numeric(Numeric::new(*s, 0).map_err(value::numeric_error)?)
+            }
             Acc::SumFloat(Some(s)) => Value::Float8(*s),
+            Acc::SumNumeric(Some(s)) => Value::Numeric(*s),
             Acc::MinMax(v, _) => v.clone().unwrap_or(Value::Null),
             Acc::Interval(None, _, _) => Value::Null,
             Acc::Interval(Some(s), false, _) => Value::Interval(*s),
@@ -2207,16 +2217,30 @@ impl Acc {
             Acc::Interval(Some(s), true, n) => {
                 Value::Interval(crate::datetime::interval_div(*s, *n as f64)?)
             }
-            Acc::Avg(_, _, _, 0) => Value::Null,
-            Acc::Avg(f, i, is_float, n) => {
-                let total = if *is_float { *f } else { *i as f64 };
-                Value::Float8(total / *n as f64)
-            }
+            Acc::AvgFloat(_, 0) | Acc::AvgNumeric(_, 0) => Value::Null,
+            Acc::AvgFloat(sum, n) => Value::Float8(sum / *n as f64),
+            // PostgreSQL's numeric_avg: the sum divided by the count, at the scale of
+            // numeric division.
+            Acc::AvgNumeric(sum, n) => Value::Numeric(
+                sum.checked_div(Numeric::from_i64(*n))
+                    .map_err(value::numeric_error)?,
+            ),
             Acc::Text(s) => s.clone().map_or(Value::Null, Value::Text),
             Acc::Bool(b, _) => b.map_or(Value::Null, Value::Bool),
             Acc::Distinct(_, inner) => inner.result()?,
         })
     }
+}
+
+/// Whether an aggregate's argument is an integer (sum(bigint) adds in an i128).
+fn arg_is_integer(a: &AggCall) -> bool {
+    a.arg.as_ref().is_some_and(|e| e.ty().is_integer())
+}
+
+/// A numeric sum with one more integer or numeric value.
+fn numeric_sum(sum: Numeric, v: &Value) -> SqlResult<Numeric> {
+    let x = value::as_numeric(v).unwrap_or(Numeric::ZERO);
+    sum.checked_add(x).map_err(value::numeric_error)
 }
 
 /// A float8 sum as PostgreSQL adds: overflowing to an infinity is an error.
@@ -2271,6 +2295,20 @@ pub(crate) fn push_key(v: &Value, out: &mut Vec<u8>) {
             out.extend_from_slice(&(b.len() as u64).to_le_bytes());
             out.extend_from_slice(b);
         }
+        // Numerics equal across scales (1.0, 1.00) hash alike, and an integral one as
+        // the integer it equals.
+        Value::Numeric(n) => match n.trunc(0).ok().filter(|t| t == n).and_then(|t| t.to_i64()) {
+            Some(x) => {
+                out.push(1);
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+            None => {
+                let (m, exp) = n.normalized();
+                out.push(9);
+                out.extend_from_slice(&m.to_le_bytes());
+                out.extend_from_slice(&exp.to_le_bytes());
+            }
+        },
         other => {
             out.push(1);
             out.extend_from_slice(&as_i64(other).unwrap_or(0).to_le_bytes());

@@ -13,10 +13,8 @@ pub enum SqlType {
     Int4,
     Int8,
     Float8,
-    /// PostgreSQL's numeric: the type of a literal such as `2.5` and of arithmetic on
-    /// it. Its values are held as float8 here (so exact decimal digits are not kept);
-    /// what it changes is how it converts: to an integer, halves round away from zero
-    /// (float8 rounds them to even).
+    /// PostgreSQL's exact decimal (`walden::Numeric`): the type of a literal such as
+    /// `2.5`, of arithmetic mixing it with integers, of sum(bigint) and avg(integer).
     Numeric,
     Bool,
     Text,
@@ -46,6 +44,7 @@ impl SqlType {
             ColumnType::Timestamptz => SqlType::Timestamptz,
             ColumnType::Interval => SqlType::Interval,
             ColumnType::Bytea => SqlType::Bytea,
+            ColumnType::Numeric => SqlType::Numeric,
         }
     }
 
@@ -56,7 +55,8 @@ impl SqlType {
             SqlType::Int2 => ColumnType::Int2,
             SqlType::Int4 => ColumnType::Int4,
             SqlType::Int8 => ColumnType::Int8,
-            SqlType::Float8 | SqlType::Numeric => ColumnType::Float8,
+            SqlType::Float8 => ColumnType::Float8,
+            SqlType::Numeric => ColumnType::Numeric,
             SqlType::Bool => ColumnType::Bool,
             SqlType::Text | SqlType::Null => ColumnType::Text,
             SqlType::Uuid => ColumnType::Uuid,
@@ -125,9 +125,9 @@ impl SqlType {
         self.is_integer() || matches!(self, SqlType::Numeric | SqlType::Float8)
     }
 
-    /// True for the types whose values are held as float8.
+    /// True for float8 (an integer or numeric meeting it becomes a float8).
     pub fn is_float(self) -> bool {
-        matches!(self, SqlType::Numeric | SqlType::Float8)
+        self == SqlType::Float8
     }
 
     /// Rank among numeric types, for the wider of two.
@@ -170,6 +170,8 @@ impl SqlType {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DeclaredType {
     pub ty: SqlType,
+    /// `varchar(n)`/`char(n)`: the length; `numeric(p,s)`: PostgreSQL's typmod
+    /// ([`numeric_typmod`]), as the engine's column keeps it.
     pub max_chars: Option<u32>,
     pub blank_padded: bool,
     pub serial: bool,
@@ -194,8 +196,19 @@ impl DeclaredType {
         }
     }
 
+    /// `numeric(p,s)`: its precision and scale.
+    pub fn numeric_precision_scale(&self) -> Option<(i32, i32)> {
+        match (self.ty, self.max_chars) {
+            (SqlType::Numeric, Some(typmod)) => Some(precision_scale(typmod)),
+            _ => None,
+        }
+    }
+
     /// The name `\d` shows, as psql does.
     pub fn display_name(&self) -> String {
+        if let Some((p, s)) = self.numeric_precision_scale() {
+            return format!("numeric({p},{s})");
+        }
         match (self.ty, self.max_chars, self.blank_padded) {
             (SqlType::Text, Some(n), true) => format!("character({n})"),
             (SqlType::Text, Some(n), false) => format!("character varying({n})"),
@@ -222,6 +235,46 @@ fn char_length(len: &Option<CharacterLength>, default: Option<u32>) -> SqlResult
     }
 }
 
+/// PostgreSQL's typmod of `numeric(precision, scale)`: `((p << 16) | (s & 0x7ff)) + 4`
+/// (the scale may be negative, kept in 11 bits).
+pub fn numeric_typmod(precision: i32, scale: i32) -> u32 {
+    (((precision << 16) | (scale & 0x7ff)) + 4) as u32
+}
+
+/// The precision and scale of a numeric typmod (the scale sign-extended from 11 bits).
+pub fn precision_scale(typmod: u32) -> (i32, i32) {
+    let t = typmod.wrapping_sub(4);
+    let precision = (t >> 16) as i32 & 0xffff;
+    let scale = (((t & 0x7ff) ^ 0x400) as i32) - 0x400;
+    (precision, scale)
+}
+
+/// `numeric`, `numeric(p)`, `numeric(p,s)`: the declared type, with PostgreSQL's range
+/// checks (precision 1 to 1000, scale -1000 to 1000).
+fn numeric_type(info: &ExactNumberInfo) -> SqlResult<DeclaredType> {
+    let (precision, scale) = match info {
+        ExactNumberInfo::None => return Ok(DeclaredType::plain(SqlType::Numeric)),
+        ExactNumberInfo::Precision(p) => (*p, 0),
+        ExactNumberInfo::PrecisionAndScale(p, s) => (*p, *s),
+    };
+    if !(1..=1000).contains(&precision) {
+        return Err(SqlError::new(
+            code::INVALID_PARAMETER,
+            format!("NUMERIC precision {precision} must be between 1 and 1000"),
+        ));
+    }
+    if !(-1000..=1000).contains(&scale) {
+        return Err(SqlError::new(
+            code::INVALID_PARAMETER,
+            format!("NUMERIC scale {scale} must be between -1000 and 1000"),
+        ));
+    }
+    Ok(DeclaredType {
+        max_chars: Some(numeric_typmod(precision as i32, scale as i32)),
+        ..DeclaredType::plain(SqlType::Numeric)
+    })
+}
+
 /// Maps a SQL type name to a declared type. `serial` is allowed only in CREATE TABLE.
 pub fn declared_type(dt: &DataType, allow_serial: bool) -> SqlResult<DeclaredType> {
     let plain = |t| Ok(DeclaredType::plain(t));
@@ -235,6 +288,9 @@ pub fn declared_type(dt: &DataType, allow_serial: bool) -> SqlResult<DeclaredTyp
         | DataType::Double(ExactNumberInfo::None)
         | DataType::DoublePrecision => plain(SqlType::Float8),
         DataType::Float(_) => plain(SqlType::Float8),
+        DataType::Numeric(info) | DataType::Decimal(info) | DataType::Dec(info) => {
+            numeric_type(info)
+        }
         DataType::Bool | DataType::Boolean => plain(SqlType::Bool),
         DataType::Text | DataType::String(None) => plain(SqlType::Text),
         DataType::Varchar(len) | DataType::CharacterVarying(len) => Ok(DeclaredType {
@@ -289,6 +345,7 @@ pub fn declared_type(dt: &DataType, allow_serial: bool) -> SqlResult<DeclaredTyp
                 "bool" => plain(SqlType::Bool),
                 "timestamptz" => plain(SqlType::Timestamptz),
                 "bytea" => plain(SqlType::Bytea),
+                "numeric" | "decimal" => plain(SqlType::Numeric),
                 _ => Err(SqlError::new(
                     code::UNDEFINED_OBJECT,
                     format!("type \"{n}\" does not exist"),

@@ -4,7 +4,8 @@
 use std::cmp::Ordering;
 
 use walden::calendar::{DATE_INFINITY, DATE_NEG_INFINITY, MICROS_PER_DAY};
-use walden::Value;
+use walden::numeric::NumericError;
+use walden::{Numeric, Value};
 
 use crate::datetime;
 use crate::error::{clip, code, SqlError, SqlResult};
@@ -25,6 +26,7 @@ pub fn type_of(v: &Value) -> SqlType {
         Value::Timestamptz(_) => SqlType::Timestamptz,
         Value::Interval(_) => SqlType::Interval,
         Value::Bytea(_) => SqlType::Bytea,
+        Value::Numeric(_) => SqlType::Numeric,
     }
 }
 
@@ -54,7 +56,30 @@ pub fn as_i64(v: &Value) -> Option<i64> {
 pub fn as_f64(v: &Value) -> Option<f64> {
     match v {
         Value::Float8(x) => Some(*x),
+        Value::Numeric(n) => Some(n.to_f64()),
         _ => as_i64(v).map(|x| x as f64),
+    }
+}
+
+/// An integer or numeric as a numeric.
+pub fn as_numeric(v: &Value) -> Option<Numeric> {
+    match v {
+        Value::Numeric(n) => Some(*n),
+        _ => as_i64(v).map(Numeric::from_i64),
+    }
+}
+
+/// PostgreSQL's error for a numeric operation that gave no value.
+pub fn numeric_error(e: NumericError) -> SqlError {
+    match e {
+        NumericError::DivisionByZero => SqlError::division_by_zero(),
+        NumericError::Overflow => {
+            SqlError::new(code::NUMERIC_OUT_OF_RANGE, "value overflows numeric format")
+        }
+        NumericError::Invalid => SqlError::new(code::INVALID_TEXT, "invalid numeric value"),
+        NumericError::NotFinite => {
+            SqlError::unsupported("numeric NaN and infinity (only finite numerics are held)")
+        }
     }
 }
 
@@ -67,7 +92,8 @@ pub fn int_value(x: i64, ty: SqlType) -> SqlResult<Value> {
         SqlType::Int4 => i32::try_from(x)
             .map(Value::Int4)
             .map_err(|_| SqlError::out_of_range("integer")),
-        SqlType::Float8 | SqlType::Numeric => Ok(Value::Float8(x as f64)),
+        SqlType::Float8 => Ok(Value::Float8(x as f64)),
+        SqlType::Numeric => Ok(Value::Numeric(Numeric::from_i64(x))),
         _ => Ok(Value::Int8(x)),
     }
 }
@@ -106,6 +132,9 @@ pub fn arith(op: ArithOp, a: &Value, b: &Value, ty: SqlType) -> SqlResult<Value>
     };
     if temporal(a) || temporal(b) {
         return datetime_arith(op, a, b);
+    }
+    if ty == SqlType::Numeric {
+        return numeric_arith(op, a, b);
     }
     if ty.is_float() {
         let (x, y) = (num_f64(a)?, num_f64(b)?);
@@ -148,6 +177,29 @@ pub fn arith(op: ArithOp, a: &Value, b: &Value, ty: SqlType) -> SqlResult<Value>
         Some(r) => int_value(r, ty),
         None => Err(SqlError::out_of_range(ty.name())),
     }
+}
+
+/// `a op b` on numerics (an integer operand taken as one), at PostgreSQL's result
+/// scales: the larger for + − %, the sum for ×, [`Numeric::div_scale`] for ÷.
+fn numeric_arith(op: ArithOp, a: &Value, b: &Value) -> SqlResult<Value> {
+    let not_numeric = || {
+        SqlError::new(
+            code::INTERNAL,
+            format!("{a} {} {b} is not numeric", op.symbol()),
+        )
+    };
+    let (x, y) = (
+        as_numeric(a).ok_or_else(not_numeric)?,
+        as_numeric(b).ok_or_else(not_numeric)?,
+    );
+    let r = match op {
+        ArithOp::Add => x.checked_add(y),
+        ArithOp::Sub => x.checked_sub(y),
+        ArithOp::Mul => x.checked_mul(y),
+        ArithOp::Div => x.checked_div(y),
+        ArithOp::Mod => x.checked_rem(y),
+    };
+    r.map(Value::Numeric).map_err(numeric_error)
 }
 
 /// The result type of `a op b` when an operand is a date, timestamp or interval (None:
@@ -269,6 +321,7 @@ pub fn negate(v: &Value) -> SqlResult<Value> {
         Value::Int4(x) => Value::Int4(x.checked_neg().ok_or(SqlError::out_of_range("integer"))?),
         Value::Int8(x) => Value::Int8(x.checked_neg().ok_or(SqlError::out_of_range("bigint"))?),
         Value::Float8(x) => Value::Float8(-x),
+        Value::Numeric(n) => Value::Numeric(n.negated()),
         Value::Interval(iv) => Value::Interval(datetime::negate_interval(*iv)?),
         other => {
             return Err(SqlError::new(
@@ -300,6 +353,9 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
                 (false, true) => Ordering::Less,
                 _ => x.partial_cmp(&y).unwrap_or(Ordering::Equal),
             })
+        }
+        (Value::Numeric(_), _) | (_, Value::Numeric(_)) => {
+            Some(as_numeric(a)?.cmp(&as_numeric(b)?))
         }
         _ => Some(as_i64(a)?.cmp(&as_i64(b)?)),
     }
@@ -383,8 +439,7 @@ fn int_out_of_range(ty: SqlType, s: &str) -> SqlError {
 }
 
 /// Refuses, as PostgreSQL's float8 input does, a number `text` that a float8 cannot
-/// hold: beyond its range (parsed as an infinity), or so small that it became 0. (A
-/// numeric is held as a float8 here, so the same bounds apply to it.)
+/// hold: beyond its range (parsed as an infinity), or so small that it became 0.
 pub fn check_float_range(x: f64, text: &str) -> SqlResult<()> {
     let mantissa = text.split(['e', 'E']).next().unwrap_or("");
     let underflow = x == 0.0 && mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b));
@@ -417,7 +472,11 @@ pub fn parse_text(s: &str, ty: SqlType) -> SqlResult<Value> {
             })?;
             int_value(x, ty).map_err(|_| int_out_of_range(ty, s))
         }
-        SqlType::Float8 | SqlType::Numeric => {
+        SqlType::Numeric => Numeric::parse(t).map(Value::Numeric).map_err(|e| match e {
+            NumericError::Invalid => invalid(ty, s),
+            other => numeric_error(other),
+        }),
+        SqlType::Float8 => {
             let lower = t.to_ascii_lowercase();
             let x = match lower.as_str() {
                 "nan" => f64::NAN,
@@ -471,8 +530,8 @@ pub fn cast(v: Value, to: &DeclaredType, explicit: bool) -> SqlResult<Value> {
     cast_from(v, from, to, explicit)
 }
 
-/// [`cast`] of a value of SQL type `from`, which its representation may not show (a
-/// numeric is held as a float8).
+/// [`cast`] of a value of SQL type `from` (the type of its representation, or NULL's
+/// type).
 pub fn cast_from(v: Value, from: SqlType, to: &DeclaredType, explicit: bool) -> SqlResult<Value> {
     let out = match (v, to.ty) {
         (Value::Null, _) => return Ok(Value::Null),
@@ -482,14 +541,18 @@ pub fn cast_from(v: Value, from: SqlType, to: &DeclaredType, explicit: bool) -> 
         (v, t) if type_of(&v).is_integer() && t.is_numeric() => {
             int_value(as_i64(&v).unwrap_or(0), t)?
         }
-        (Value::Float8(x), SqlType::Numeric) => Value::Float8(x),
+        (Value::Float8(x), SqlType::Numeric) => {
+            Value::Numeric(Numeric::from_f64(x).map_err(numeric_error)?)
+        }
+        // PostgreSQL rounds a numeric's halves away from zero.
+        (Value::Numeric(n), t) if t.is_integer() => {
+            let x = n.to_i64().ok_or_else(|| SqlError::out_of_range(t.name()))?;
+            int_value(x, t)?
+        }
+        (Value::Numeric(n), SqlType::Float8) => Value::Float8(n.to_f64()),
         (Value::Float8(x), t) if t.is_integer() => {
-            // PostgreSQL rounds a numeric's halves away from zero, a float8's to even.
-            let r = if from == SqlType::Numeric {
-                x.round()
-            } else {
-                x.round_ties_even()
-            };
+            // A float8's halves round to even.
+            let r = x.round_ties_even();
             if !r.is_finite() || r < i64::MIN as f64 || r >= i64::MAX as f64 {
                 return Err(SqlError::out_of_range(t.name()));
             }
@@ -521,7 +584,32 @@ pub fn cast_from(v: Value, from: SqlType, to: &DeclaredType, explicit: bool) -> 
             ));
         }
     };
-    fit_chars(out, to, explicit)
+    fit_numeric(fit_chars(out, to, explicit)?, to)
+}
+
+/// Applies `numeric(p,s)`: the value rounded to the scale, which must leave it below
+/// 10^(p-s) (22003 with PostgreSQL's message and detail otherwise).
+pub fn fit_numeric(v: Value, to: &DeclaredType) -> SqlResult<Value> {
+    let (Value::Numeric(n), Some((precision, scale))) = (&v, to.numeric_precision_scale()) else {
+        return Ok(v);
+    };
+    match n.fit(precision, scale) {
+        Ok(fitted) => Ok(Value::Numeric(fitted)),
+        Err(NumericError::Overflow) if n.round(scale).is_ok() => {
+            let max = precision - scale;
+            let bound = if max == 0 {
+                "1".to_string()
+            } else {
+                format!("10^{max}")
+            };
+            Err(SqlError::new(code::NUMERIC_OUT_OF_RANGE, "numeric field overflow").with_detail(
+                format!(
+                    "A field with precision {precision}, scale {scale} must round to an absolute value less than {bound}."
+                ),
+            ))
+        }
+        Err(e) => Err(numeric_error(e)),
+    }
 }
 
 /// Applies `varchar(n)` / `char(n)`: too long is an error on assignment (unless the excess

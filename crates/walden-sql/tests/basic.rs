@@ -66,7 +66,7 @@ fn expressions_and_grouping() {
             &mut s,
             "select 1+2*3, 7/2, -7%3, 1.5*2, 'a'||1||null, 'ab'||'cd'"
         ),
-        "7|3|-1|3||abcd"
+        "7|3|-1|3.0||abcd"
     );
     assert_eq!(q(&mut s, "select case when 1>2 then 'x' when 2>1 then 'y' end, coalesce(null, 3), abs(-4), upper('aé'), length('héllo')"), "y|3|4|AÉ|5");
     assert_eq!(q(&mut s, "select '12'::int + 1, cast(3.7 as int), 5::text || 'x', substr('hello', 2, 3), md5('a')"), "13|4|5x|ell|0cc175b9c0f1b6a831c399e269772661");

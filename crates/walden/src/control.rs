@@ -29,7 +29,10 @@ pub const CHECKPOINT_MAGIC: &[u8; 8] = b"WALDNCKP";
 pub const FORMAT_VERSION: u32 = 14;
 /// The oldest format version this build still reads. Format 14 added table
 /// statistics (ANALYZE; the record `table_stats`, and a list after the views in a
-/// checkpoint's catalog). Formats 11 to 13 are numeric, foreign keys and jsonb. Format 10 added the column types
+/// checkpoint's catalog). Format 11 added the column type
+/// numeric (type code 13 in schemas and `btree_insert_row` parts, its stored form and
+/// index key in docs/format.md); an older build would refuse it as corrupt, and a format
+/// 5 to 10 database has none. Format 10 added the column types
 /// date, timestamp, timestamptz, interval and bytea (type codes 8 to 12 in schemas and
 /// `btree_insert_row` parts), counted rows (a table's rows start with their column
 /// count, so ALTER TABLE ADD COLUMN leaves stored rows as they are; the schema's count

@@ -20,6 +20,7 @@ pub mod engine;
 pub mod error;
 pub mod index_page;
 pub mod lock_order;
+pub mod numeric;
 pub mod options;
 pub mod owners;
 pub mod page;
@@ -53,6 +54,7 @@ pub use engine::{
     RecoveryReport, RowAction, TableCheck, Transaction,
 };
 pub use error::{Error, Result};
+pub use numeric::Numeric;
 pub use schema::{Column, ColumnType, Constraint, Row, Schema, Value};
 pub use stats::{StatsSnapshot, TxnStats};
 pub use store::Protection;

@@ -6,10 +6,11 @@
 //! NULL), then each non-null column in order: int2 2 bytes, int4 4, int8 8, float8 8,
 //! bool 1, uuid 16, text u16 length + UTF-8 bytes, date 4 (days since 2000-01-01),
 //! timestamp and timestamptz 8 (microseconds since 2000-01-01), interval 16
-//! (microseconds i64, days i32, months i32), bytea u16 length + bytes. Little-endian, no
-//! padding. A row written before `ALTER TABLE … ADD COLUMN` has fewer columns than the
-//! schema: the columns it lacks read as their *missing value* (PostgreSQL's
-//! attmissingval). A dropped column keeps its place in the schema (PostgreSQL's
+//! (microseconds i64, days i32, months i32), bytea u16 length + bytes, numeric u16
+//! length and its stored form (`Numeric::encode`: sign, scale, base-10000 digits).
+//! Little-endian, no padding. A row written before `ALTER TABLE … ADD COLUMN` has fewer
+//! columns than the schema: the columns it lacks read as their *missing value*
+//! (PostgreSQL's attmissingval). A dropped column keeps its place in the schema (PostgreSQL's
 //! attisdropped): its stored bytes are skipped, it is NULL in rows written since, and
 //! the API hides it.
 
@@ -18,6 +19,7 @@ use std::fmt;
 use std::ops::Range;
 
 use crate::calendar::{self, Interval};
+use crate::numeric::Numeric;
 
 /// A column's type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -34,11 +36,14 @@ pub enum ColumnType {
     Timestamptz,
     Interval,
     Bytea,
+    /// PostgreSQL's exact decimal; a column's `numeric(p,s)` rides in
+    /// [`Column::max_chars`] as PostgreSQL's typmod.
+    Numeric,
 }
 
 impl ColumnType {
-    /// Bytes of a value in a stored row (None: text or bytea, a u16 length and the
-    /// bytes).
+    /// Bytes of a value in a stored row (None: text, bytea or numeric, a u16 length and
+    /// the bytes).
     pub fn fixed_width(self) -> Option<usize> {
         match self {
             ColumnType::Int2 => Some(2),
@@ -48,7 +53,7 @@ impl ColumnType {
             ColumnType::Uuid | ColumnType::Interval => Some(16),
             ColumnType::Date => Some(4),
             ColumnType::Timestamp | ColumnType::Timestamptz => Some(8),
-            ColumnType::Text | ColumnType::Bytea => None,
+            ColumnType::Text | ColumnType::Bytea | ColumnType::Numeric => None,
         }
     }
 
@@ -66,6 +71,7 @@ impl ColumnType {
             ColumnType::Timestamptz => 10,
             ColumnType::Interval => 11,
             ColumnType::Bytea => 12,
+            ColumnType::Numeric => 13,
         }
     }
     pub fn from_code(c: u8) -> Option<ColumnType> {
@@ -82,6 +88,7 @@ impl ColumnType {
             10 => ColumnType::Timestamptz,
             11 => ColumnType::Interval,
             12 => ColumnType::Bytea,
+            13 => ColumnType::Numeric,
             _ => return None,
         })
     }
@@ -99,6 +106,7 @@ impl ColumnType {
             ColumnType::Timestamptz => "timestamptz",
             ColumnType::Interval => "interval",
             ColumnType::Bytea => "bytea",
+            ColumnType::Numeric => "numeric",
         }
     }
 }
@@ -109,7 +117,9 @@ pub struct Column {
     pub name: String,
     pub ty: ColumnType,
     pub nullable: bool,
-    /// Text columns: at most this many characters (checked on every write).
+    /// Text columns: at most this many characters (checked on every write). Numeric
+    /// columns: PostgreSQL's typmod of `numeric(p,s)`, `((p << 16) | (s & 0x7ff)) + 4`,
+    /// which the SQL layer applies (the engine stores it and does not act on it).
     pub max_chars: Option<u32>,
     /// Attributes the engine stores for the layer above and does not act on: the SQL
     /// layer enforces primary keys and fills serial columns.
@@ -223,6 +233,7 @@ pub enum Value {
     Timestamptz(i64),
     Interval(Interval),
     Bytea(Vec<u8>),
+    Numeric(Numeric),
 }
 
 impl fmt::Display for Value {
@@ -252,6 +263,7 @@ impl fmt::Display for Value {
                 write!(f, "\\x")?;
                 b.iter().try_for_each(|byte| write!(f, "{byte:02x}"))
             }
+            Value::Numeric(n) => write!(f, "{n}"),
         }
     }
 }
@@ -361,7 +373,8 @@ impl Schema {
                 | (ColumnType::Date, Value::Date(_))
                 | (ColumnType::Timestamp, Value::Timestamp(_))
                 | (ColumnType::Timestamptz, Value::Timestamptz(_))
-                | (ColumnType::Interval, Value::Interval(_)) => true,
+                | (ColumnType::Interval, Value::Interval(_))
+                | (ColumnType::Numeric, Value::Numeric(_)) => true,
                 (ColumnType::Bytea, Value::Bytea(b)) => b.len() <= u16::MAX as usize,
                 (ColumnType::Text, Value::Text(s)) => {
                     if let Some(max) = col.max_chars {
@@ -425,6 +438,11 @@ impl Schema {
                 Value::Bytea(b) => {
                     out.extend_from_slice(&(b.len() as u16).to_le_bytes());
                     out.extend_from_slice(b);
+                }
+                Value::Numeric(n) => {
+                    // At most 3 + 2·10 bytes: the u16 length always holds it.
+                    out.extend_from_slice(&(n.encoded_len() as u16).to_le_bytes());
+                    n.encode(out);
                 }
             }
         }
@@ -661,6 +679,12 @@ fn decode_value(col: &Column, bytes: &[u8], at: &mut usize) -> Result<Value, Str
             let len = u16::from_le_bytes(arr(take(2)?)) as usize;
             Value::Bytea(take(len)?.to_vec())
         }
+        ColumnType::Numeric => {
+            let len = u16::from_le_bytes(arr(take(2)?)) as usize;
+            Value::Numeric(
+                Numeric::decode(take(len)?).map_err(|e| format!("column {:?}: {e}", col.name))?,
+            )
+        }
     })
 }
 
@@ -706,6 +730,7 @@ mod tests {
             Column::new("l", ColumnType::Timestamptz),
             Column::new("m", ColumnType::Interval),
             Column::new("n", ColumnType::Bytea),
+            Column::new("o", ColumnType::Numeric),
             Column {
                 max_chars: Some(3),
                 blank_padded: true,
@@ -738,25 +763,42 @@ mod tests {
                 micros: -3,
             }),
             Value::Bytea(vec![0, 1, 255]),
+            Value::Numeric(Numeric::new(-12_345_678, 4).unwrap()),
             Value::Text("abc".into()),
         ];
         s.check(&row).expect("valid row");
         let mut b = Vec::new();
         s.encode_row(&row, &mut b);
-        assert_eq!(s.decode_row(&b), Ok(row));
+        assert_eq!(s.decode_row(&b), Ok(row.clone()));
         assert!(s.decode_row(&b[..b.len() - 1]).is_err());
+        // A numeric's sign byte that is neither 0 nor 1 is damage, named by column.
+        let mut numeric = Vec::new();
+        Numeric::new(5, 0).unwrap().encode(&mut numeric);
+        let mut bad = Vec::new();
+        let mut damaged = row.clone();
+        damaged[13] = Value::Numeric(Numeric::new(5, 0).unwrap());
+        s.encode_row(&damaged, &mut bad);
+        let sign_at = bad
+            .windows(numeric.len())
+            .rposition(|w| w == &numeric[..])
+            .unwrap();
+        bad[sign_at] = 7;
+        assert_eq!(
+            s.decode_row(&bad),
+            Err("column \"o\": numeric sign byte 7".to_string())
+        );
     }
 
     #[test]
     fn check_rejects_null_and_type() {
         let s = schema();
-        let mut row = vec![Value::Null; 14];
+        let mut row = vec![Value::Null; 15];
         assert!(s.check(&row).unwrap_err().contains("not-null"));
         row[0] = Value::Text("x".into());
         assert!(s.check(&row).unwrap_err().contains("does not fit"));
         assert!(s.check(&row[..3]).is_err());
         row[0] = Value::Int4(1);
-        row[13] = Value::Text("abcé".into());
+        row[14] = Value::Text("abcé".into());
         assert!(s.check(&row).unwrap_err().contains("too long"));
     }
 

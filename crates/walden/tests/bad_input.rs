@@ -411,10 +411,18 @@ fn control_file_with_unknown_format_version() {
     }
 }
 
-/// A database of the previous format (9, before the date/time and bytea column types)
-/// opens and its rows read back: this build reads every format from 5 on.
+/// A database of the previous formats (11, before table statistics; 10, before the
+/// numeric column type; 9, before the date/time and bytea types) opens and its rows
+/// read back: this build reads every format from 5 on.
 #[test]
 fn previous_format_opens() {
+    assert_eq!(FORMAT_VERSION, 14);
+    for old in [9u32, 10, 11] {
+        opens_as_format(old);
+    }
+}
+
+fn opens_as_format(old: u32) {
     let vfs = SimVfs::new(19);
     {
         let db = Database::create(DIR, table_opts(&vfs, Protection::Cow, TableKind::Heap)).unwrap();
@@ -426,16 +434,15 @@ fn previous_format_opens() {
         db.close().unwrap();
     }
     // Rewrite the version in the control file (with its checksum) and in the checkpoint
-    // files (outside their checksummed body) to what a format 9 build wrote.
-    assert_eq!(FORMAT_VERSION, 14);
+    // files (outside their checksummed body) to what an older build wrote.
     let control = Path::new(DIR).join("control");
-    let old = vfs.file_contents(&control).unwrap();
-    let mut new = old.clone();
-    new[8..12].copy_from_slice(&9u32.to_le_bytes());
+    let old_bytes = vfs.file_contents(&control).unwrap();
+    let mut new = old_bytes.clone();
+    new[8..12].copy_from_slice(&old.to_le_bytes());
     new[12..16].fill(0);
     let crc = crc32c::crc32c(&new);
     new[12..16].copy_from_slice(&crc.to_le_bytes());
-    for (i, (a, b)) in old.iter().zip(&new).enumerate() {
+    for (i, (a, b)) in old_bytes.iter().zip(&new).enumerate() {
         if a != b {
             assert!(vfs.corrupt_byte(&control, i as u64, a ^ b));
         }
@@ -448,7 +455,11 @@ fn previous_format_opens() {
         .collect();
     assert!(!checkpoints.is_empty());
     for name in checkpoints {
-        assert!(vfs.corrupt_byte(&Path::new(DIR).join(name), 8, FORMAT_VERSION as u8 ^ 9));
+        assert!(vfs.corrupt_byte(
+            &Path::new(DIR).join(name),
+            8,
+            FORMAT_VERSION as u8 ^ old as u8
+        ));
     }
     let db = Database::open(DIR, table_opts(&vfs, Protection::Cow, TableKind::Heap)).unwrap();
     let rows: Vec<Vec<Value>> = db
@@ -458,7 +469,7 @@ fn previous_format_opens() {
         .into_iter()
         .map(|(_, r)| r)
         .collect();
-    assert_eq!(rows, vec![vec![Value::Int4(7)]]);
+    assert_eq!(rows, vec![vec![Value::Int4(7)]], "format {old}");
 }
 
 /// A database written by a build of format 2 (before compact WAL records) is refused

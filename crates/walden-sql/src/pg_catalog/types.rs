@@ -59,7 +59,8 @@ pub const TEXT_OID: i64 = 25;
 pub const DEFAULT_COLLATION_OID: i64 = 100;
 
 /// A column's type as the catalog shows it: the `pg_type` row and the type modifier
-/// (`atttypmod`: for `varchar(n)` and `char(n)`, n + 4, as PostgreSQL stores it; else -1).
+/// (`atttypmod`: for `varchar(n)` and `char(n)`, n + 4, as PostgreSQL stores it; for
+/// `numeric(p,s)` PostgreSQL's `((p << 16) | (s & 0x7ff)) + 4`; else -1).
 pub fn type_of(d: &DeclaredType) -> (&'static PgType, i32) {
     let oid = match (d.ty, d.max_chars, d.blank_padded) {
         (SqlType::Text, _, true) => 1042,
@@ -80,6 +81,7 @@ pub fn type_of(d: &DeclaredType) -> (&'static PgType, i32) {
     };
     let typmod = match d.max_chars {
         Some(n) if d.ty == SqlType::Text => n as i32 + 4,
+        Some(typmod) if d.ty == SqlType::Numeric => typmod as i32,
         _ => -1,
     };
     (by_oid(oid).unwrap_or(&TYPES[0]), typmod)
@@ -94,6 +96,10 @@ pub fn format_type(oid: i64, typmod: Option<i64>) -> String {
     match by_oid(oid) {
         Some(t) => match typmod {
             Some(m) if m >= 4 && matches!(oid, 1042 | 1043) => format!("{}({})", t.format, m - 4),
+            Some(m) if m >= 4 && oid == 1700 => {
+                let (p, s) = crate::types::precision_scale(m as u32);
+                format!("numeric({p},{s})")
+            }
             _ => t.format.to_string(),
         },
         None => "???".to_string(),
@@ -133,6 +139,13 @@ mod tests {
         assert_eq!(format_type(1042, Some(7)), "character(3)");
         assert_eq!(format_type(23, Some(-1)), "integer");
         assert_eq!(format_type(1043, Some(-1)), "character varying");
+        assert_eq!(format_type(1700, Some(655366)), "numeric(10,2)");
+        assert_eq!(format_type(1700, Some(-1)), "numeric");
+        // numeric(3,-2): the scale's 11 bits sign-extend.
+        assert_eq!(
+            format_type(1700, Some(crate::types::numeric_typmod(3, -2) as i64)),
+            "numeric(3,-2)"
+        );
     }
 
     #[test]

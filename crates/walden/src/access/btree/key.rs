@@ -10,12 +10,15 @@
 //! its bytes the same way; date as an int4, timestamp and timestamptz as an int8;
 //! interval its span (`Interval::span_micros`, months as 30 days) as a 16-byte
 //! big-endian integer with the sign bit flipped, so intervals PostgreSQL calls equal
-//! (`'1 mon'`, `'30 days'`) have one key. No
+//! (`'1 mon'`, `'30 days'`) have one key; numeric its sign class, decimal exponent and
+//! digit pairs (`Numeric::push_key`), so values equal across scales (`1.0`, `1.00`)
+//! have one key. No
 //! column's encoding is a prefix of another's, so a key followed by a row id orders by
 //! key, then row id. A leaf item is `key | row id` (page u32 big-endian, slot u16
 //! big-endian).
 
 use crate::calendar::Interval;
+use crate::numeric::Numeric;
 use crate::schema::{ColumnType, Schema, Value};
 use crate::RowId;
 
@@ -77,6 +80,10 @@ pub fn push_value(out: &mut Vec<u8>, ty: ColumnType, v: &Value) -> bool {
             out.push(TAG_VALUE);
             let flipped = (iv.span_micros() as u128) ^ (1 << 127);
             out.extend_from_slice(&flipped.to_be_bytes());
+        }
+        (ColumnType::Numeric, Value::Numeric(n)) => {
+            out.push(TAG_VALUE);
+            n.push_key(out);
         }
         _ => return false,
     }
@@ -175,6 +182,14 @@ pub fn key_from_parts(row: &[u8], parts: &[KeyPart], out: &mut Vec<u8>) -> Resul
                     .ok_or_else(|| format!("a key text at byte {at} runs past the row"))?;
                 push_text(out, s);
                 continue;
+            }
+            ColumnType::Numeric => {
+                let len = take(2)?;
+                let len = u16::from_le_bytes([len[0], len[1]]) as usize;
+                let s = row
+                    .get(at + 2..at + 2 + len)
+                    .ok_or_else(|| format!("a key numeric at byte {at} runs past the row"))?;
+                Value::Numeric(Numeric::decode(s).map_err(|e| format!("a key {e}"))?)
             }
         };
         push_value(out, ty, &v);
@@ -294,6 +309,8 @@ pub fn decode_key(types: &[ColumnType], mut key: &[u8]) -> Option<Vec<Value>> {
                 Value::Float8(f64::from_bits(bits))
             }
             ColumnType::Bool => Value::Bool(fixed(&mut key, 1)?[0] != 0),
+            // The key keeps the value, not its scale: `1.50` reads back `1.5`.
+            ColumnType::Numeric => Value::Numeric(Numeric::read_key(&mut key)?),
             ColumnType::Uuid => Value::Uuid(fixed(&mut key, 16)?.try_into().ok()?),
             ColumnType::Text | ColumnType::Bytea => {
                 let mut s = Vec::new();
@@ -367,6 +384,7 @@ mod tests {
             | (Value::Timestamptz(x), Value::Timestamptz(y)) => x.cmp(y),
             (Value::Interval(x), Value::Interval(y)) => x.span_micros().cmp(&y.span_micros()),
             (Value::Bytea(x), Value::Bytea(y)) => x.cmp(y),
+            (Value::Numeric(x), Value::Numeric(y)) => x.cmp(y),
             _ => Equal,
         }
     }
@@ -406,11 +424,16 @@ mod tests {
                     .prop_map(Value::Bytea)
                     .boxed()
             }
+            ColumnType::Numeric => (any::<i64>(), 0u16..12)
+                .prop_map(|(m, s)| {
+                    Value::Numeric(Numeric::new(m as i128, s).unwrap_or(Numeric::ZERO))
+                })
+                .boxed(),
         };
         prop_oneof![1 => Just(Value::Null), 8 => v].boxed()
     }
 
-    const TYPES: [ColumnType; 12] = [
+    const TYPES: [ColumnType; 13] = [
         ColumnType::Int2,
         ColumnType::Int4,
         ColumnType::Int8,
@@ -423,6 +446,7 @@ mod tests {
         ColumnType::Timestamptz,
         ColumnType::Interval,
         ColumnType::Bytea,
+        ColumnType::Numeric,
     ];
 
     proptest! {
