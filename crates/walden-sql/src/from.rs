@@ -22,7 +22,8 @@ use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::{CmpOp, EvalCtx, Expr};
 use crate::guard::row_bytes;
 use crate::keytable::KeyTable;
-use crate::select::{push_key, read_index, QueryPlan, SeriesIter};
+use crate::recursive::RecursivePlan;
+use crate::select::{push_key, read_index, CteBody, QueryPlan, SeriesIter};
 use crate::types::{DeclaredType, SqlType};
 use crate::value::{self, as_i64};
 use crate::window;
@@ -72,6 +73,25 @@ pub enum Source {
         text: String,
     },
     Join(Box<Join>),
+    /// A WITH RECURSIVE query, run where it is read; `label` names it for EXPLAIN.
+    Recursive {
+        plan: Arc<RecursivePlan>,
+        label: String,
+    },
+    /// A WITH RECURSIVE query read inside its recursive term: the rows its previous
+    /// round added.
+    WorkTable {
+        id: usize,
+        name: String,
+    },
+}
+
+/// A WITH query as EXPLAIN names it: `t`, or `t a` when read under an alias.
+fn label(name: &str, alias: Option<&ast::TableAlias>) -> String {
+    match alias.map(|a| ident_name(&a.name)) {
+        Some(a) if a != name => format!("{name} {a}"),
+        _ => name.to_string(),
+    }
 }
 
 /// A table read: a scan or an index read, with the conditions on this table alone
@@ -452,11 +472,25 @@ impl Builder<'_, '_> {
                 {
                     let table = cte.name.clone();
                     let columns = cte.columns.clone();
-                    (
-                        Source::Derived {
-                            plan: cte.plan.clone(),
+                    let source = match &cte.body {
+                        CteBody::Plan(plan) => Source::Derived {
+                            plan: plan.clone(),
                             name: table.clone(),
                         },
+                        CteBody::Recursive(plan) => Source::Recursive {
+                            plan: plan.clone(),
+                            label: label(&table, alias.as_ref()),
+                        },
+                        CteBody::SelfRef(s) => {
+                            let mut source = s.reference(&table, self.cx, name.span().start)?;
+                            if let Source::WorkTable { name, .. } = &mut source {
+                                *name = label(&table, alias.as_ref());
+                            }
+                            source
+                        }
+                    };
+                    (
+                        source,
                         Some(table),
                         columns,
                         alias.as_ref().map(|a| ident_name(&a.name)),
@@ -1707,6 +1741,8 @@ impl Source {
                 }
             }),
             Source::Join(j) => j.produce(cx, sink),
+            Source::Recursive { plan, .. } => plan.produce(cx, sink),
+            Source::WorkTable { id, .. } => crate::recursive::produce_work_table(*id, cx, sink),
         }
     }
 
@@ -2002,6 +2038,13 @@ impl Source {
             Source::Derived { plan, name } => {
                 out.node_at(depth, &format!("Subquery Scan on {name}"), key);
                 plan.explain_into(out, depth + 1);
+            }
+            Source::Recursive { plan, label } => {
+                out.node_at(depth, &format!("CTE Scan on {label}"), key);
+                plan.explain_into(out, depth);
+            }
+            Source::WorkTable { name, .. } => {
+                out.node_at(depth, &format!("WorkTable Scan on {name}"), key);
             }
             Source::Padded { inner, .. } => inner.explain(out, depth),
             Source::Filter { inner, text, .. } => {

@@ -60,8 +60,18 @@ pub trait Catalog {
 /// A WITH query, by name.
 pub struct Cte {
     pub name: String,
-    pub plan: Arc<QueryPlan>,
+    pub body: CteBody,
     pub columns: Vec<(String, SqlType)>,
+}
+
+/// What a WITH query's name reads.
+pub enum CteBody {
+    /// Its query, run where it is read.
+    Plan(Arc<QueryPlan>),
+    /// A WITH RECURSIVE query that reads itself.
+    Recursive(Arc<crate::recursive::RecursivePlan>),
+    /// A WITH RECURSIVE query seen from inside its own definition.
+    SelfRef(crate::recursive::SelfRef),
 }
 
 /// The WITH queries in reach of a query: its own, then its enclosing queries'.
@@ -220,9 +230,6 @@ impl QueryPlan {
         let holder;
         let mut cx = *cx;
         if let Some(with) = &query.with {
-            if with.recursive {
-                return Err(SqlError::unsupported("WITH RECURSIVE").at(with.span().start));
-            }
             let mut ctes = Ctes {
                 list: Vec::new(),
                 parent: cx.ctes,
@@ -236,32 +243,25 @@ impl QueryPlan {
                     )
                     .at(cte.alias.name.span.start));
                 }
-                let plan = {
-                    let inner = PlanCx {
-                        ctes: Some(&ctes),
-                        ..cx
-                    };
-                    QueryPlan::plan_in(&cte.query, &inner)?
+                let planned = if with.recursive {
+                    crate::recursive::plan_cte(cte, &ctes, &cx)?
+                } else {
+                    let plan = QueryPlan::plan_in(
+                        &cte.query,
+                        &PlanCx {
+                            ctes: Some(&ctes),
+                            ..cx
+                        },
+                    )?;
+                    let columns =
+                        crate::recursive::named_columns(&name, &cte.alias.columns, plan.columns())?;
+                    Cte {
+                        name,
+                        body: CteBody::Plan(Arc::new(plan)),
+                        columns,
+                    }
                 };
-                let mut columns = plan.columns().to_vec();
-                if cte.alias.columns.len() > columns.len() {
-                    return Err(SqlError::new(
-                        code::INVALID_COLUMN_REFERENCE,
-                        format!(
-                            "WITH query \"{name}\" has {} columns available but {} columns specified",
-                            columns.len(),
-                            cte.alias.columns.len()
-                        ),
-                    ));
-                }
-                for (c, a) in columns.iter_mut().zip(&cte.alias.columns) {
-                    c.0 = ident_name(&a.name);
-                }
-                ctes.list.push(Cte {
-                    name,
-                    plan: Arc::new(plan),
-                    columns,
-                });
+                ctes.list.push(planned);
             }
             holder = ctes;
             cx.ctes = Some(&holder);
@@ -393,7 +393,7 @@ impl QueryPlan {
     }
 }
 
-fn plan_set_expr(e: &SetExpr, cx: &PlanCx) -> SqlResult<QueryPlan> {
+pub(crate) fn plan_set_expr(e: &SetExpr, cx: &PlanCx) -> SqlResult<QueryPlan> {
     match e {
         SetExpr::Select(s) => Ok(QueryPlan::Select(Box::new(
             SelectPlan::bound(s, None, None, cx)?.0,
@@ -448,23 +448,7 @@ fn plan_body(e: &SetExpr, cx: &PlanCx) -> SqlResult<Body> {
             let mut left_casts = Vec::with_capacity(lc.len());
             let mut right_casts = Vec::with_capacity(lc.len());
             for ((_, a), (_, b)) in lc.iter().zip(rc) {
-                let ty = match (*a, *b) {
-                    (x, y) if x == y => x,
-                    (SqlType::Null, y) => y,
-                    (x, SqlType::Null) => x,
-                    (x, y) if x.is_numeric() && y.is_numeric() => SqlType::wider(x, y),
-                    (x, y) if x.is_datetime() && y.is_datetime() => SqlType::wider(x, y),
-                    (x, y) => {
-                        return Err(SqlError::new(
-                            code::DATATYPE_MISMATCH,
-                            format!(
-                                "{name} types {} and {} cannot be matched",
-                                x.name(),
-                                y.name()
-                            ),
-                        ))
-                    }
-                };
+                let ty = union_type(*a, *b, name)?;
                 left_casts.push((*a != ty && *a != SqlType::Null).then_some(ty));
                 right_casts.push((*b != ty && *b != SqlType::Null).then_some(ty));
             }
@@ -496,6 +480,27 @@ fn plan_body(e: &SetExpr, cx: &PlanCx) -> SqlResult<Body> {
             Ok(Body::Values(rows))
         }
         _ => Err(SqlError::unsupported("this kind of query")),
+    })
+}
+
+/// The type of a column of a set operation whose sides have types `a` and `b`.
+pub(crate) fn union_type(a: SqlType, b: SqlType, name: &str) -> SqlResult<SqlType> {
+    Ok(match (a, b) {
+        (x, y) if x == y => x,
+        (SqlType::Null, y) => y,
+        (x, SqlType::Null) => x,
+        (x, y) if x.is_numeric() && y.is_numeric() => SqlType::wider(x, y),
+        (x, y) if x.is_datetime() && y.is_datetime() => SqlType::wider(x, y),
+        (x, y) => {
+            return Err(SqlError::new(
+                code::DATATYPE_MISMATCH,
+                format!(
+                    "{name} types {} and {} cannot be matched",
+                    x.name(),
+                    y.name()
+                ),
+            ))
+        }
     })
 }
 
@@ -632,7 +637,7 @@ fn convert(v: Value, from: SqlType, to: SqlType) -> SqlResult<Value> {
     value::cast_from(v, from, &DeclaredType::plain(to), false)
 }
 
-fn cast_rows(
+pub(crate) fn cast_rows(
     mut rows: Vec<Vec<Value>>,
     columns: &[(String, SqlType)],
     casts: &[Option<SqlType>],
@@ -1398,6 +1403,11 @@ impl SelectPlan {
         exprs.iter().any(|e| e.has_subquery())
     }
 
+    /// True if the query computes aggregates.
+    pub(crate) fn has_aggregates(&self) -> bool {
+        self.grouping.as_ref().is_some_and(|g| !g.aggs.is_empty())
+    }
+
     /// Runs the query and returns its rows; the guard is checked per row.
     pub(crate) fn run(&self, cx: &mut EvalCtx) -> SqlResult<Vec<Vec<Value>>> {
         if self.limit == Some(0) {
@@ -1449,6 +1459,9 @@ pub struct RunCx<'a> {
     pub(crate) reader: Option<Reader<'a>>,
     pub(crate) guard: &'a Guard,
     cache: RefCell<SubqueryCache>,
+    /// The working table of each WITH RECURSIVE query being run, by its id: the rows its
+    /// previous round added.
+    pub(crate) work_tables: RefCell<HashMap<usize, Rc<Vec<Vec<Value>>>>>,
     /// EXPLAIN ANALYZE: what each plan node measured.
     pub(crate) stats: Option<PlanStats>,
 }
@@ -1459,6 +1472,7 @@ impl<'a> RunCx<'a> {
             reader,
             guard,
             cache: RefCell::new(HashMap::new()),
+            work_tables: RefCell::new(HashMap::new()),
             stats: None,
         }
     }
