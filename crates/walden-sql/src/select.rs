@@ -1942,6 +1942,7 @@ impl Iterator for SeriesIter {
     }
 }
 
+#[derive(Clone)]
 pub(crate) enum Acc {
     Count(i64),
     SumInt(Option<i128>),
@@ -1955,7 +1956,13 @@ pub(crate) enum Acc {
     Bool(Option<bool>, bool),
     /// DISTINCT: the values seen, and the aggregate of the first of each.
     Distinct(HashSet<Vec<u8>>, Box<Acc>),
+    /// ORDER BY inside the call: each value with its sort keys and delimiter, taken
+    /// into the (empty) aggregate in order when the result is asked for.
+    Ordered(Vec<OrderedValue>, Box<Acc>, Vec<((), bool, bool)>),
 }
+
+/// A value kept for an aggregate with ORDER BY: its sort keys, the value, the delimiter.
+type OrderedValue = (Vec<Value>, Value, Option<Value>);
 
 impl Acc {
     pub(crate) fn new(a: &AggCall) -> Acc {
@@ -1973,15 +1980,26 @@ impl Acc {
             (AggFunc::BoolAnd, _) => Acc::Bool(None, true),
             (AggFunc::BoolOr, _) => Acc::Bool(None, false),
         };
-        if a.distinct {
+        let acc = if a.distinct {
             Acc::Distinct(HashSet::new(), Box::new(acc))
         } else {
             acc
+        };
+        if a.order.is_empty() {
+            acc
+        } else {
+            let dirs = a.order.iter().map(|(_, d, n)| ((), *d, *n)).collect();
+            Acc::Ordered(Vec::new(), Box::new(acc), dirs)
         }
     }
 
     /// Adds a row's value; returns the bytes the accumulator grew by.
     pub(crate) fn add(&mut self, a: &AggCall, row: &[Value], cx: &mut EvalCtx) -> SqlResult<u64> {
+        if let Some(f) = &a.filter {
+            if !f.test(row, cx)? {
+                return Ok(0);
+            }
+        }
         let v = match &a.arg {
             Some(e) => e.eval(row, cx)?,
             None => Value::Bool(true),
@@ -1993,6 +2011,16 @@ impl Acc {
             Some(e) => Some(e.eval(row, cx)?),
             None => None,
         };
+        if let Acc::Ordered(kept, ..) = self {
+            let mut keys = Vec::with_capacity(a.order.len());
+            for (k, _, _) in &a.order {
+                keys.push(k.eval(row, cx)?);
+            }
+            let grew = row_bytes(&keys) + row_bytes(std::slice::from_ref(&v)) + 16;
+            kept.push((keys, v, sep));
+            // The order is kept with the values: sorted when the result is asked for.
+            return Ok(grew);
+        }
         self.take(v, sep)
     }
 
@@ -2061,6 +2089,7 @@ impl Acc {
                     Some(c) => *c || b,
                 });
             }
+            Acc::Ordered(kept, ..) => kept.push((Vec::new(), v, sep)),
             Acc::Distinct(seen, inner) => {
                 let mut key = Vec::new();
                 norm_key(&v, &mut key);
@@ -2098,6 +2127,15 @@ impl Acc {
             Acc::Text(s) => s.clone().map_or(Value::Null, Value::Text),
             Acc::Bool(b, _) => b.map_or(Value::Null, Value::Bool),
             Acc::Distinct(_, inner) => inner.result()?,
+            Acc::Ordered(kept, inner, dirs) => {
+                let mut sorted: Vec<&OrderedValue> = kept.iter().collect();
+                sorted.sort_by(|x, y| compare_keys(dirs, &x.0, &y.0));
+                let mut acc = (**inner).clone();
+                for (_, v, sep) in sorted {
+                    acc.take(v.clone(), sep.clone())?;
+                }
+                acc.result()?
+            }
         })
     }
 }

@@ -375,10 +375,16 @@ impl Binder<'_> {
         let (Some(over), Some(windows)) = (&f.over, self.windows.as_deref()) else {
             return Err(windowing(NOT_HERE));
         };
-        if f.filter.is_some() || f.null_treatment.is_some() || !f.within_group.is_empty() {
+        if f.null_treatment.is_some() || !f.within_group.is_empty() {
             return Err(SqlError::unsupported(format!(
-                "FILTER, IGNORE NULLS or WITHIN GROUP on the window function {name}"
+                "IGNORE NULLS or WITHIN GROUP on the window function {name}"
             )));
+        }
+        if f.filter.is_some() && agg_func(name).is_none() {
+            return Err(SqlError::new(
+                code::FEATURE_NOT_SUPPORTED,
+                "FILTER is not implemented for non-aggregate window functions",
+            ));
         }
         let spec = windows.resolve(over)?;
         let mut partition = Vec::with_capacity(spec.partition_by.len());
@@ -428,6 +434,12 @@ impl Binder<'_> {
         name: &str,
     ) -> SqlResult<(WindowFunc, Vec<Expr>, SqlType)> {
         if let Some(agg) = agg_func(name) {
+            if !crate::bind::order_clause(f).is_empty() {
+                return Err(SqlError::new(
+                    code::FEATURE_NOT_SUPPORTED,
+                    "aggregate ORDER BY is not implemented for window functions",
+                ));
+            }
             let call = agg_call(agg, name, f, &mut |e| self.window_part(e))?;
             if call.distinct {
                 return Err(SqlError::unsupported(
