@@ -254,6 +254,26 @@ pub struct AggCall {
     pub order: Vec<(Expr, bool, bool)>,
 }
 
+impl AggCall {
+    /// The call with its parameters (or, `outer`, its outer values) filled in.
+    pub(crate) fn filled(&self, values: &[Value], outer: bool) -> SqlResult<AggCall> {
+        let fill = |e: &Option<Expr>| e.clone().map(|e| e.filled(values, outer)).transpose();
+        let mut order = Vec::with_capacity(self.order.len());
+        for (k, desc, nulls_first) in &self.order {
+            order.push((k.clone().filled(values, outer)?, *desc, *nulls_first));
+        }
+        Ok(AggCall {
+            func: self.func,
+            arg: fill(&self.arg)?,
+            ty: self.ty,
+            distinct: self.distinct,
+            extra: fill(&self.extra)?,
+            filter: fill(&self.filter)?,
+            order,
+        })
+    }
+}
+
 /// GROUP BY keys and the aggregates found so far. After grouping, a row holds the key
 /// values followed by the aggregate results.
 #[derive(Debug, Default, Clone)]

@@ -1198,7 +1198,7 @@ impl SelectPlan {
                     *k = std::mem::replace(k, Expr::Const(Value::Null)).filled(values, outer)?;
                 }
                 for a in &mut g.aggs {
-                    a.arg = a.arg.take().map(|e| e.filled(values, outer)).transpose()?;
+                    *a = a.filled(values, outer)?;
                 }
                 Some(g)
             }

@@ -84,16 +84,7 @@ impl WindowCall {
     pub(crate) fn filled(&self, values: &[Value], outer: bool) -> SqlResult<WindowCall> {
         let fill = |e: &Expr| e.clone().filled(values, outer);
         let func = match &self.func {
-            WindowFunc::Agg(a) => {
-                let mut a = a.clone();
-                a.arg = a.arg.take().map(|e| e.filled(values, outer)).transpose()?;
-                a.extra = a
-                    .extra
-                    .take()
-                    .map(|e| e.filled(values, outer))
-                    .transpose()?;
-                WindowFunc::Agg(a)
-            }
+            WindowFunc::Agg(a) => WindowFunc::Agg(a.filled(values, outer)?),
             f => f.clone(),
         };
         Ok(WindowCall {

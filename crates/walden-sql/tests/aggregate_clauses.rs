@@ -61,6 +61,21 @@ fn filter_and_order_by_inside_aggregates() {
     }
 }
 
+/// A prepared statement's cached plan fills its parameters into FILTER and the
+/// delimiter too.
+#[test]
+fn parameters_in_filter_and_delimiter_of_a_prepared_statement() {
+    let (_db, mut s) = with_table(TableKind::Undo);
+    s.execute(
+        "prepare p(int, text) as
+             select count(*) filter (where x > $1), string_agg(t, $2 order by x desc)
+             from s where g = 1",
+    )
+    .unwrap();
+    assert_eq!(q(&mut s, "execute p(1, '-')"), "2|c-b-a");
+    assert_eq!(q(&mut s, "execute p(2, '+')"), "1|c+b+a");
+}
+
 #[test]
 fn forms_postgresql_refuses() {
     let (_db, mut s) = with_table(TableKind::Heap);
