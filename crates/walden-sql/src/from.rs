@@ -1791,24 +1791,25 @@ impl Source {
                 for p in params {
                     values.push(p.eval(left, cx)?);
                 }
-                let mut inner = EvalCtx {
-                    rng: &mut *cx.rng,
-                    outer: &values,
-                    run: cx.run,
-                    now_micros: cx.now_micros,
-                };
-                let rows = match body {
-                    LateralBody::Query(plan) => plan.run(&mut inner)?,
-                    LateralBody::Series(series) => {
-                        let mut rows = Vec::new();
-                        series.produce(&mut inner, &mut |_, row| {
-                            rows.push(row);
-                            Ok(true)
-                        })?;
-                        rows
+                let rows = {
+                    let mut inner = EvalCtx {
+                        rng: &mut *cx.rng,
+                        outer: &values,
+                        run: cx.run,
+                        now_micros: cx.now_micros,
+                    };
+                    match body {
+                        LateralBody::Query(plan) => plan.run(&mut inner)?,
+                        LateralBody::Series(series) => {
+                            let mut rows = Vec::new();
+                            series.produce(&mut inner, &mut |_, row| {
+                                rows.push(row);
+                                Ok(true)
+                            })?;
+                            rows
+                        }
                     }
                 };
-                drop(inner);
                 for row in rows {
                     if !sink(cx, row)? {
                         return Ok(false);
