@@ -3,9 +3,9 @@
 //! (`compute`): the rows are sorted by each window's PARTITION BY and ORDER BY, peers
 //! (rows equal in ORDER BY) are found, and each row's frame is cut from its partition.
 //!
-//! What PostgreSQL 15 offers is here except: RANGE frames with an offset, GROUPS frames,
-//! EXCLUDE, FILTER, IGNORE NULLS, and DISTINCT in a window aggregate (PostgreSQL refuses
-//! that one too).
+//! What PostgreSQL 15 offers is here except: RANGE frames with an offset, EXCLUDE,
+//! IGNORE NULLS; and DISTINCT and ORDER BY in a window aggregate, FILTER on a window
+//! function that is not an aggregate (PostgreSQL refuses those too).
 
 use std::cmp::Ordering;
 
@@ -58,6 +58,8 @@ pub enum Bound {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Frame {
     pub rows: bool,
+    /// GROUPS: offsets count peer groups (CURRENT ROW is the row's peers, as in RANGE).
+    pub groups: bool,
     pub start: Bound,
     pub end: Bound,
 }
@@ -264,14 +266,15 @@ fn frame_of(f: Option<&ast::WindowFrame>) -> SqlResult<Frame> {
     let Some(f) = f else {
         return Ok(Frame {
             rows: false,
+            groups: false,
             start: Bound::UnboundedPreceding,
             end: Bound::CurrentRow,
         });
     };
-    let rows = match f.units {
-        ast::WindowFrameUnits::Rows => true,
-        ast::WindowFrameUnits::Range => false,
-        ast::WindowFrameUnits::Groups => return Err(SqlError::unsupported("GROUPS frames")),
+    let (rows, groups) = match f.units {
+        ast::WindowFrameUnits::Rows => (true, false),
+        ast::WindowFrameUnits::Range => (false, false),
+        ast::WindowFrameUnits::Groups => (false, true),
     };
     let start = bound(&f.start_bound, "starting")?;
     let end = match &f.end_bound {
@@ -279,7 +282,7 @@ fn frame_of(f: Option<&ast::WindowFrame>) -> SqlResult<Frame> {
         None => Bound::CurrentRow,
     };
     let offset = |b: Bound| matches!(b, Bound::Preceding(_) | Bound::Following(_));
-    if !rows && (offset(start) || offset(end)) {
+    if !rows && !groups && (offset(start) || offset(end)) {
         return Err(SqlError::unsupported(
             "RANGE frames with an offset PRECEDING or FOLLOWING",
         ));
@@ -295,7 +298,12 @@ fn frame_of(f: Option<&ast::WindowFrame>) -> SqlResult<Frame> {
         (Bound::Following(_), Bound::Preceding(_) | Bound::CurrentRow) => Err(windowing(
             "frame starting from following row cannot have preceding rows",
         )),
-        _ => Ok(Frame { rows, start, end }),
+        _ => Ok(Frame {
+            rows,
+            groups,
+            start,
+            end,
+        }),
     }
 }
 
@@ -396,6 +404,9 @@ impl Binder<'_> {
             ));
         }
         let frame = frame_of(spec.window_frame.as_ref())?;
+        if frame.groups && order.is_empty() {
+            return Err(windowing("GROUPS mode requires an ORDER BY clause"));
+        }
         let (func, args, ty) = self.window_function(f, name)?;
         let call = WindowCall {
             func,
@@ -610,6 +621,8 @@ struct Partition<'a> {
     peer_first: Vec<usize>,
     peer_last: Vec<usize>,
     group: Vec<usize>,
+    /// Each peer group's first position (for GROUPS frames).
+    group_first: Vec<usize>,
 }
 
 impl<'a> Partition<'a> {
@@ -618,6 +631,7 @@ impl<'a> Partition<'a> {
         let mut peer_first = vec![0; m];
         let mut peer_last = vec![0; m];
         let mut group = vec![0; m];
+        let mut group_first = Vec::new();
         let mut j = 0;
         let mut g = 0;
         while j < m {
@@ -632,6 +646,7 @@ impl<'a> Partition<'a> {
                 peer_last[x] = k - 1;
                 group[x] = g;
             }
+            group_first.push(j);
             g += 1;
             j = k;
         }
@@ -640,6 +655,7 @@ impl<'a> Partition<'a> {
             peer_first,
             peer_last,
             group,
+            group_first,
         }
     }
 
@@ -647,6 +663,9 @@ impl<'a> Partition<'a> {
     fn frame(&self, f: &Frame, j: usize) -> Option<(usize, usize)> {
         let m = self.rows.len() as i128;
         let here = j as i128;
+        if f.groups {
+            return self.groups_frame(f, j);
+        }
         let lo = match f.start {
             Bound::UnboundedPreceding => 0,
             Bound::Preceding(k) => here - k as i128,
@@ -661,6 +680,41 @@ impl<'a> Partition<'a> {
             Bound::CurrentRow if f.rows => here,
             Bound::CurrentRow => self.peer_last[j] as i128,
             Bound::Preceding(k) => here - k as i128,
+            Bound::UnboundedPreceding => -1,
+        };
+        let (lo, hi) = (lo.max(0), hi.min(m - 1));
+        (lo <= hi).then_some((lo as usize, hi as usize))
+    }
+
+    /// A GROUPS frame: its offsets count peer groups from position `j`'s.
+    fn groups_frame(&self, f: &Frame, j: usize) -> Option<(usize, usize)> {
+        let m = self.rows.len() as i128;
+        let groups = self.group_first.len() as i128;
+        let here = self.group[j] as i128;
+        // The first and the last position of group `g` (past either end: the
+        // partition's edge beyond it).
+        let first = |g: i128| match g {
+            g if g < 0 => 0,
+            g if g >= groups => m,
+            g => self.group_first[g as usize] as i128,
+        };
+        let last = |g: i128| match g {
+            g if g < 0 => -1,
+            g if g >= groups => m - 1,
+            g => self.peer_last[self.group_first[g as usize]] as i128,
+        };
+        let lo = match f.start {
+            Bound::UnboundedPreceding => 0,
+            Bound::Preceding(k) => first(here - k as i128),
+            Bound::CurrentRow => self.peer_first[j] as i128,
+            Bound::Following(k) => first(here + k as i128),
+            Bound::UnboundedFollowing => m,
+        };
+        let hi = match f.end {
+            Bound::UnboundedFollowing => m - 1,
+            Bound::Following(k) => last(here + k as i128),
+            Bound::CurrentRow => self.peer_last[j] as i128,
+            Bound::Preceding(k) => last(here - k as i128),
             Bound::UnboundedPreceding => -1,
         };
         let (lo, hi) = (lo.max(0), hi.min(m - 1));
