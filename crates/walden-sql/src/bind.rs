@@ -247,6 +247,31 @@ pub struct AggCall {
     pub distinct: bool,
     /// string_agg's delimiter.
     pub extra: Option<Expr>,
+    /// `FILTER (WHERE …)`: only rows it holds for are aggregated.
+    pub filter: Option<Expr>,
+    /// `ORDER BY` inside the call: the order the values are taken in (each key,
+    /// descending, NULLs first).
+    pub order: Vec<(Expr, bool, bool)>,
+}
+
+impl AggCall {
+    /// The call with its parameters (or, `outer`, its outer values) filled in.
+    pub(crate) fn filled(&self, values: &[Value], outer: bool) -> SqlResult<AggCall> {
+        let fill = |e: &Option<Expr>| e.clone().map(|e| e.filled(values, outer)).transpose();
+        let mut order = Vec::with_capacity(self.order.len());
+        for (k, desc, nulls_first) in &self.order {
+            order.push((k.clone().filled(values, outer)?, *desc, *nulls_first));
+        }
+        Ok(AggCall {
+            func: self.func,
+            arg: fill(&self.arg)?,
+            ty: self.ty,
+            distinct: self.distinct,
+            extra: fill(&self.extra)?,
+            filter: fill(&self.filter)?,
+            order,
+        })
+    }
 }
 
 /// GROUP BY keys and the aggregates found so far. After grouping, a row holds the key
@@ -1627,6 +1652,12 @@ impl Binder<'_> {
 
 pub(crate) fn plain_args<'f>(f: &'f ast::Function, name: &str) -> SqlResult<Vec<&'f ast::Expr>> {
     let (args, distinct) = call_args(f, name)?;
+    if !order_clause(f).is_empty() {
+        return Err(SqlError::new(
+            code::WRONG_OBJECT_TYPE,
+            format!("ORDER BY specified, but {name} is not an aggregate function"),
+        ));
+    }
     if distinct {
         return Err(SqlError::syntax(format!(
             "DISTINCT specified, but {name} is not an aggregate function"
@@ -1641,8 +1672,14 @@ fn call_args<'f>(f: &'f ast::Function, name: &str) -> SqlResult<(Vec<&'f ast::Ex
         FunctionArguments::None => Ok((Vec::new(), false)),
         FunctionArguments::Subquery(_) => Err(SqlError::unsupported("a subquery")),
         FunctionArguments::List(list) => {
-            if !list.clauses.is_empty() {
-                return Err(SqlError::unsupported(format!("ORDER BY inside {name}()")));
+            if list
+                .clauses
+                .iter()
+                .any(|c| !matches!(c, ast::FunctionArgumentClause::OrderBy(_)))
+            {
+                return Err(SqlError::unsupported(format!(
+                    "this clause inside {name}()"
+                )));
             }
             let distinct = match list.duplicate_treatment {
                 None | Some(ast::DuplicateTreatment::All) => false,
@@ -1664,11 +1701,24 @@ fn call_args<'f>(f: &'f ast::Function, name: &str) -> SqlResult<(Vec<&'f ast::Ex
     }
 }
 
+/// The ORDER BY written inside a call's parentheses.
+pub(crate) fn order_clause(f: &ast::Function) -> &[ast::OrderByExpr] {
+    match &f.args {
+        FunctionArguments::List(list) => list
+            .clauses
+            .iter()
+            .find_map(|c| match c {
+                ast::FunctionArgumentClause::OrderBy(o) => Some(o.as_slice()),
+                _ => None,
+            })
+            .unwrap_or(&[]),
+        _ => &[],
+    }
+}
+
 fn bind_agg(b: &Binder, func: AggFunc, name: &str, f: &ast::Function) -> SqlResult<AggCall> {
-    if f.over.is_some() || f.filter.is_some() {
-        return Err(SqlError::unsupported(format!(
-            "{name}() with OVER or FILTER"
-        )));
+    if f.over.is_some() {
+        return Err(SqlError::unsupported(format!("{name}() with OVER")));
     }
     // Aggregates may not nest: the argument is bound without grouping.
     let nested = |e: SqlError| {
@@ -1687,10 +1737,64 @@ fn bind_agg(b: &Binder, func: AggFunc, name: &str, f: &ast::Function) -> SqlResu
     })
 }
 
-/// The aggregate `func` called as `f`, its arguments bound by `bind_arg` (over the
-/// input rows for a grouped query's aggregates; over the grouped rows for a window
-/// aggregate).
+/// The aggregate `func` called as `f`, its arguments, FILTER and ORDER BY bound by
+/// `bind_arg` (over the input rows for a grouped query's aggregates; over the grouped
+/// rows for a window aggregate).
 pub(crate) fn agg_call(
+    func: AggFunc,
+    name: &str,
+    f: &ast::Function,
+    bind_arg: &mut dyn FnMut(&ast::Expr) -> SqlResult<Expr>,
+) -> SqlResult<AggCall> {
+    let mut call = agg_args(func, name, f, bind_arg)?;
+    if let Some(w) = &f.filter {
+        let cond = bind_arg(w).map_err(|e| {
+            if e.message == "aggregate function calls cannot be nested" {
+                SqlError::new(
+                    code::GROUPING_ERROR,
+                    "aggregate functions are not allowed in FILTER",
+                )
+            } else {
+                e
+            }
+        })?;
+        let cond = coerce_literal(cond, SqlType::Bool)?;
+        if !matches!(cond.ty(), SqlType::Bool | SqlType::Null) {
+            return Err(SqlError::new(
+                code::DATATYPE_MISMATCH,
+                format!(
+                    "argument of FILTER must be type boolean, not type {}",
+                    cond.ty().name()
+                ),
+            )
+            .at(w.span().start));
+        }
+        call.filter = Some(cond);
+    }
+    for o in order_clause(f) {
+        let desc = match &o.options.sort {
+            None | Some(ast::OrderBySort::Asc) => false,
+            Some(ast::OrderBySort::Desc) => true,
+            Some(ast::OrderBySort::Using(_)) => {
+                return Err(SqlError::unsupported("ORDER BY USING"))
+            }
+        };
+        let key = bind_arg(&o.expr)?;
+        if call.distinct && call.arg.as_ref() != Some(&key) && call.extra.as_ref() != Some(&key) {
+            return Err(SqlError::new(
+                code::INVALID_COLUMN_REFERENCE,
+                "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list",
+            )
+            .at(o.expr.span().start));
+        }
+        call.order
+            .push((key, desc, o.options.nulls_first.unwrap_or(desc)));
+    }
+    Ok(call)
+}
+
+/// An aggregate call's arguments bound.
+fn agg_args(
     func: AggFunc,
     name: &str,
     f: &ast::Function,
@@ -1705,6 +1809,8 @@ pub(crate) fn agg_call(
                     ty: SqlType::Int8,
                     distinct: false,
                     extra: None,
+                    filter: None,
+                    order: Vec::new(),
                 });
             }
         }
@@ -1771,6 +1877,8 @@ pub(crate) fn agg_call(
         ty,
         distinct,
         extra,
+        filter: None,
+        order: Vec::new(),
     })
 }
 

@@ -22,6 +22,7 @@ pub mod code {
     pub const UNDEFINED_FUNCTION: &str = "42883";
     pub const UNDEFINED_OBJECT: &str = "42704";
     pub const GROUPING_ERROR: &str = "42803";
+    pub const INVALID_RECURSION: &str = "42P19";
     pub const WINDOWING_ERROR: &str = "42P20";
     pub const WRONG_OBJECT_TYPE: &str = "42809";
     pub const INVALID_FRAME_OFFSET: &str = "22013";

@@ -22,7 +22,8 @@ use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::{CmpOp, EvalCtx, Expr};
 use crate::guard::row_bytes;
 use crate::keytable::KeyTable;
-use crate::select::{push_key, read_index, QueryPlan, SeriesIter};
+use crate::recursive::RecursivePlan;
+use crate::select::{push_key, read_index, CteBody, QueryPlan, SeriesIter};
 use crate::types::{DeclaredType, SqlType};
 use crate::value::{self, as_i64};
 use crate::window;
@@ -74,6 +75,40 @@ pub enum Source {
         est: f64,
     },
     Join(Box<Join>),
+    /// A LATERAL subquery in FROM: run for each row of the FROM items before it, its
+    /// parameters (`Expr::Outer` inside it) the values of `params` over that row.
+    Lateral {
+        body: LateralBody,
+        params: Vec<Expr>,
+        name: String,
+    },
+    /// A WITH RECURSIVE query, run where it is read; `label` names it for EXPLAIN.
+    Recursive {
+        plan: Arc<RecursivePlan>,
+        label: String,
+    },
+    /// A WITH RECURSIVE query read inside its recursive term: the rows its previous
+    /// round added.
+    WorkTable {
+        id: usize,
+        name: String,
+    },
+}
+
+/// What a LATERAL item runs for each row before it.
+#[derive(Debug, Clone)]
+pub enum LateralBody {
+    Query(Arc<QueryPlan>),
+    /// A function in FROM (implicitly LATERAL) over columns of the items before it.
+    Series(Box<Source>),
+}
+
+/// A WITH query as EXPLAIN names it: `t`, or `t a` when read under an alias.
+fn label(name: &str, alias: Option<&ast::TableAlias>) -> String {
+    match alias.map(|a| ident_name(&a.name)) {
+        Some(a) if a != name => format!("{name} {a}"),
+        _ => name.to_string(),
+    }
 }
 
 /// A table read: a scan or an index read, with the conditions on this table alone
@@ -136,6 +171,8 @@ pub enum JoinKind {
 pub enum JoinMethod {
     /// The right side read once, each left row against each of its rows.
     NestedLoop,
+    /// The right side (a LATERAL item) run again for each left row.
+    Lateral,
     /// The right side read once into a hash table on its keys; each left row looks its
     /// keys up.
     Hash {
@@ -213,6 +250,9 @@ enum Kind {
     Left,
     Right,
     Full,
+    /// A LATERAL item joined to the items before it (a comma or INNER JOIN; LEFT JOIN).
+    LateralInner,
+    LateralLeft,
 }
 
 /// One AND-ed condition of WHERE or ON.
@@ -335,6 +375,25 @@ fn plan_from_in(
     let mut items = Vec::new();
     for twj in from {
         let mut item = b.relation(&twj.relation)?;
+        if b.is_lateral(&item) {
+            // A LATERAL item in a comma list is joined to all the items before it.
+            let before = items.drain(..).reduce(|left, right| Item::Join {
+                kind: Kind::Inner,
+                left: Box::new(left),
+                right: Box::new(right),
+                on: None,
+                using: Vec::new(),
+            });
+            if let Some(left) = before {
+                item = Item::Join {
+                    kind: Kind::LateralInner,
+                    left: Box::new(left),
+                    right: Box::new(item),
+                    on: None,
+                    using: Vec::new(),
+                };
+            }
+        }
         for j in &twj.joins {
             let right = b.relation(&j.relation)?;
             item = b.join(item, right, &j.join_operator)?;
@@ -452,7 +511,28 @@ impl Builder<'_, '_> {
                     )
                 } else if let Some(args) = args {
                     let table = crate::bind::function_name(name)?;
-                    let (src, col_ty) = series(&table, name, args, self.cx)?;
+                    // A function in FROM may read the items before it (as LATERAL).
+                    let scope = self.scope_so_far();
+                    let outer = crate::bind::Outer {
+                        scope: &scope,
+                        params: std::cell::RefCell::new(Vec::new()),
+                        parent: self.cx.outer,
+                    };
+                    let inner = PlanCx {
+                        outer: Some(&outer),
+                        ..*self.cx
+                    };
+                    let (src, col_ty) = series(&table, name, args, &inner)?;
+                    let params = outer.params.into_inner();
+                    let src = if params.is_empty() {
+                        src
+                    } else {
+                        Source::Lateral {
+                            body: LateralBody::Series(Box::new(src)),
+                            params,
+                            name: "generate_series".into(),
+                        }
+                    };
                     let col = alias
                         .as_ref()
                         .and_then(|a| a.columns.first())
@@ -472,11 +552,25 @@ impl Builder<'_, '_> {
                 {
                     let table = cte.name.clone();
                     let columns = cte.columns.clone();
-                    (
-                        Source::Derived {
-                            plan: cte.plan.clone(),
+                    let source = match &cte.body {
+                        CteBody::Plan(plan) => Source::Derived {
+                            plan: plan.clone(),
                             name: table.clone(),
                         },
+                        CteBody::Recursive(plan) => Source::Recursive {
+                            plan: plan.clone(),
+                            label: label(&table, alias.as_ref()),
+                        },
+                        CteBody::SelfRef(s) => {
+                            let mut source = s.reference(&table, self.cx, name.span().start)?;
+                            if let Source::WorkTable { name, .. } = &mut source {
+                                *name = label(&table, alias.as_ref());
+                            }
+                            source
+                        }
+                    };
+                    (
+                        source,
                         Some(table),
                         columns,
                         alias.as_ref().map(|a| ident_name(&a.name)),
@@ -543,22 +637,27 @@ impl Builder<'_, '_> {
                 alias,
                 ..
             } => {
-                if *lateral {
-                    return Err(SqlError::unsupported("LATERAL").at(t.span().start));
-                }
-                let plan = QueryPlan::plan_in(subquery, self.cx)?;
-                let columns = plan.columns().to_vec();
                 let name = alias.as_ref().map(|a| ident_name(&a.name));
-                (
-                    Source::Derived {
+                let label = name.clone().unwrap_or_else(|| "unnamed_subquery".into());
+                let (source, columns) = if *lateral {
+                    let (plan, params) = self.lateral_subquery(subquery)?;
+                    let columns = plan.columns().to_vec();
+                    let source = Source::Lateral {
+                        body: LateralBody::Query(Arc::new(plan)),
+                        params,
+                        name: label,
+                    };
+                    (source, columns)
+                } else {
+                    let plan = QueryPlan::plan_in(subquery, self.cx)?;
+                    let columns = plan.columns().to_vec();
+                    let source = Source::Derived {
                         plan: Arc::new(plan),
-                        name: name.clone().unwrap_or_else(|| "unnamed_subquery".into()),
-                    },
-                    None,
-                    columns,
-                    name,
-                    None,
-                )
+                        name: label,
+                    };
+                    (source, columns)
+                };
+                (source, None, columns, name, None)
             }
             TableFactor::NestedJoin {
                 table_with_joins,
@@ -680,6 +779,47 @@ impl Builder<'_, '_> {
         }
     }
 
+    /// Plans a LATERAL subquery: the columns of the FROM items before it are its outer
+    /// scope, their values its parameters.
+    fn lateral_subquery(&self, q: &ast::Query) -> SqlResult<(QueryPlan, Vec<Expr>)> {
+        let scope = self.scope_so_far();
+        let outer = crate::bind::Outer {
+            scope: &scope,
+            params: std::cell::RefCell::new(Vec::new()),
+            parent: self.cx.outer,
+        };
+        let inner = PlanCx {
+            outer: Some(&outer),
+            ..*self.cx
+        };
+        let plan = QueryPlan::plan_in(q, &inner)?;
+        Ok((plan, outer.params.into_inner()))
+    }
+
+    /// The scope of the FROM items planned so far, which a LATERAL item reads.
+    fn scope_so_far(&self) -> Scope {
+        Scope {
+            table: match self.rels.as_slice() {
+                [one] => one.name.clone(),
+                _ => None,
+            },
+            columns: self.columns.clone(),
+            relations: if self.rels.len() > 1 {
+                self.relations.clone()
+            } else {
+                Vec::new()
+            },
+            hidden: self.hidden.clone(),
+            merged: self.merged.clone(),
+            star: None,
+        }
+    }
+
+    /// True if the item is a LATERAL subquery.
+    fn is_lateral(&self, item: &Item) -> bool {
+        matches!(item, Item::Rel(r) if matches!(self.rels[*r].source, Source::Lateral { .. }))
+    }
+
     fn item_columns(&self, item: &Item) -> Vec<usize> {
         match item {
             Item::Rel(r) => {
@@ -762,6 +902,12 @@ impl Builder<'_, '_> {
                     clip(&format!("{other:?}"))
                 )))
             }
+        };
+        let kind = match (kind, self.is_lateral(&right)) {
+            (k, false) => k,
+            (Kind::Inner, true) => Kind::LateralInner,
+            (Kind::Left, true) => Kind::LateralLeft,
+            (_, true) => return Err(SqlError::unsupported("LATERAL in a RIGHT or FULL join")),
         };
         let mut on = None;
         let mut using = Vec::new();
@@ -884,6 +1030,35 @@ impl Builder<'_, '_> {
         match item {
             Item::Rel(r) => {
                 units.push(self.rel_unit(r, width));
+                Ok(())
+            }
+            Item::Join {
+                kind: kind @ (Kind::LateralInner | Kind::LateralLeft),
+                left,
+                right,
+                on,
+                using,
+            } => {
+                let mut cols = self.item_columns(&left);
+                cols.extend(self.item_columns(&right));
+                let conds = self.join_conds(on.as_deref(), &using, scope, &cols)?;
+                let kind = match kind {
+                    Kind::LateralLeft => JoinKind::Left,
+                    _ => JoinKind::Inner,
+                };
+                let l = self.item_unit(*left, scope, width)?;
+                let r = self.item_unit(*right, scope, width)?;
+                // The right side runs once per left row: its estimate is per run.
+                let rows = l.rows * r.source.estimate();
+                units.push(join_unit(
+                    kind,
+                    l,
+                    r,
+                    JoinMethod::Lateral,
+                    None,
+                    conds,
+                    rows,
+                ));
                 Ok(())
             }
             Item::Join {
@@ -1450,18 +1625,7 @@ fn series(
         let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = a else {
             return Err(SqlError::unsupported("this generate_series argument"));
         };
-        // A name no enclosing query has may be a column of another FROM item, which
-        // PostgreSQL reads (a function in FROM is implicitly LATERAL) and Walden does not.
-        let b = Binder::in_query(&empty, *cx).bind(e).map_err(|err| {
-            if err.code == code::UNDEFINED_COLUMN || err.code == code::UNDEFINED_TABLE {
-                SqlError::unsupported(
-                    "generate_series over a column of another FROM item (LATERAL)",
-                )
-                .at(e.span().start)
-            } else {
-                err
-            }
-        })?;
+        let b = Binder::in_query(&empty, *cx).bind(e)?;
         bound.push((b, e));
     }
     if let [_, _, (Expr::Const(Value::Interval(iv)), _)] = bound.as_slice() {
@@ -1700,6 +1864,67 @@ impl Source {
         r
     }
 
+    /// Produces the rows of a LATERAL item (placed among other relations' columns,
+    /// perhaps filtered) for the row `left` of the items before it.
+    pub(crate) fn produce_for(
+        &self,
+        cx: &mut EvalCtx,
+        left: &[Value],
+        sink: &mut Sink,
+    ) -> SqlResult<bool> {
+        match self {
+            Source::Padded { inner, at, width } => {
+                let (at, width) = (*at, *width);
+                inner.produce_for(cx, left, &mut |cx, row| {
+                    let mut out = Vec::with_capacity(width);
+                    out.resize(at, Value::Null);
+                    out.extend(row);
+                    out.resize(width, Value::Null);
+                    sink(cx, out)
+                })
+            }
+            Source::Filter { inner, cond, .. } => inner.produce_for(cx, left, &mut |cx, row| {
+                if cond.test(&row, cx)? {
+                    sink(cx, row)
+                } else {
+                    Ok(true)
+                }
+            }),
+            Source::Lateral { body, params, .. } => {
+                let mut values = Vec::with_capacity(params.len());
+                for p in params {
+                    values.push(p.eval(left, cx)?);
+                }
+                let rows = {
+                    let mut inner = EvalCtx {
+                        rng: &mut *cx.rng,
+                        outer: &values,
+                        run: cx.run,
+                        now_micros: cx.now_micros,
+                    };
+                    match body {
+                        LateralBody::Query(plan) => plan.run(&mut inner)?,
+                        LateralBody::Series(series) => {
+                            let mut rows = Vec::new();
+                            series.produce(&mut inner, &mut |_, row| {
+                                rows.push(row);
+                                Ok(true)
+                            })?;
+                            rows
+                        }
+                    }
+                };
+                for row in rows {
+                    if !sink(cx, row)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+            other => other.produce(cx, sink),
+        }
+    }
+
     /// This node's key in EXPLAIN ANALYZE's measurements (a table placed among other
     /// relations' columns is its table read).
     pub(crate) fn key(&self) -> NodeKey {
@@ -1810,6 +2035,10 @@ impl Source {
                 }
             }),
             Source::Join(j) => j.produce(cx, sink),
+            Source::Recursive { plan, .. } => plan.produce(cx, sink),
+            // First in FROM, a LATERAL subquery has nothing before it to read.
+            Source::Lateral { .. } => self.produce_for(cx, &[], sink),
+            Source::WorkTable { id, .. } => crate::recursive::produce_work_table(*id, cx, sink),
         }
     }
 
@@ -1881,6 +2110,7 @@ impl Join {
     fn produce(&self, cx: &mut EvalCtx, sink: &mut Sink) -> SqlResult<bool> {
         let (left_keys, right_keys) = match &self.method {
             JoinMethod::Index { index, keys } => return self.index_loop(index, keys, cx, sink),
+            JoinMethod::Lateral => return self.lateral_loop(cx, sink),
             JoinMethod::NestedLoop => (None, None),
             JoinMethod::Hash {
                 left_keys,
@@ -1967,6 +2197,28 @@ impl Join {
     }
 
     /// An index nested-loop join: each left row's key looked up in the right table.
+    /// A LATERAL join: the right side run for each left row, over that row.
+    fn lateral_loop(&self, cx: &mut EvalCtx, sink: &mut Sink) -> SqlResult<bool> {
+        self.left.produce(cx, &mut |cx, l| {
+            let mut any = false;
+            let more = self.right.produce_for(cx, &l, &mut |cx, r| {
+                let row = merge(&l, &r, &self.right_cols);
+                if !passes(&self.cond, &row, cx)? {
+                    return Ok(true);
+                }
+                any = true;
+                sink(cx, row)
+            })?;
+            if !more {
+                return Ok(false);
+            }
+            if !any && self.kind == JoinKind::Left {
+                return sink(cx, l);
+            }
+            Ok(true)
+        })
+    }
+
     fn index_loop(
         &self,
         index: &str,
@@ -2137,13 +2389,15 @@ impl Source {
             | Source::Values { .. }
             | Source::Derived { .. } => true,
             Source::SeriesOf { args, .. } => args.iter().all(add),
+            Source::Lateral { params, .. } => params.iter().all(add),
+            Source::Recursive { .. } | Source::WorkTable { .. } => true,
             Source::Table(t) => !t.row_id && t.filter.as_ref().is_none_or(|f| !f.has_subquery()),
             Source::Padded { inner, .. } => inner.read_columns(out),
             Source::Filter { inner, cond, .. } => add(cond) && inner.read_columns(out),
             Source::Join(j) => {
                 let mut ok = j.cond.as_ref().is_none_or(&mut add);
                 match &j.method {
-                    JoinMethod::NestedLoop => {}
+                    JoinMethod::NestedLoop | JoinMethod::Lateral => {}
                     JoinMethod::Hash {
                         left_keys,
                         right_keys,
@@ -2215,6 +2469,13 @@ impl Source {
             Source::Padded { inner, .. } => inner.estimate(),
             Source::Filter { est, .. } => *est,
             Source::Join(j) => j.rows,
+            Source::Lateral { body, .. } => match body {
+                LateralBody::Query(plan) => plan.estimate(),
+                LateralBody::Series(s) => s.estimate(),
+            },
+            // Fixed guesses: a recursive query's rounds are not known before it runs.
+            Source::Recursive { .. } => 1000.0,
+            Source::WorkTable { .. } => 100.0,
         }
         .max(1.0)
     }
@@ -2243,6 +2504,20 @@ impl Source {
                 out.node_at(depth, &format!("Subquery Scan on {name}"), key);
                 plan.explain_into(out, depth + 1);
             }
+            Source::Lateral { body, name, .. } => match body {
+                LateralBody::Query(plan) => {
+                    out.node_at(depth, &format!("Subquery Scan on {name}"), key);
+                    plan.explain_into(out, depth + 1);
+                }
+                LateralBody::Series(series) => series.explain(out, depth),
+            },
+            Source::Recursive { plan, label } => {
+                out.node_at(depth, &format!("CTE Scan on {label}"), key);
+                plan.explain_into(out, depth);
+            }
+            Source::WorkTable { name, .. } => {
+                out.node_at(depth, &format!("WorkTable Scan on {name}"), key);
+            }
             Source::Padded { inner, .. } => inner.explain(out, depth),
             Source::Filter { inner, text, .. } => {
                 out.node_at(depth, "Result", key);
@@ -2256,6 +2531,14 @@ impl Source {
                     JoinKind::Full => " Full",
                 };
                 match &j.method {
+                    JoinMethod::Lateral => {
+                        out.node_at(depth, &nested_loop(kind), key);
+                        if let Some(t) = &j.cond_text {
+                            out.detail(depth, &format!("Join Filter: ({t})"));
+                        }
+                        j.left.explain(out, depth + 1);
+                        j.right.explain(out, depth + 1);
+                    }
                     JoinMethod::NestedLoop => {
                         out.node_at(depth, &nested_loop(kind), key);
                         if let Some(t) = &j.cond_text {

@@ -25,6 +25,7 @@ pub mod guard;
 mod keytable;
 pub mod pg_catalog;
 pub mod prepared;
+mod recursive;
 pub mod regex;
 pub mod script;
 pub mod select;

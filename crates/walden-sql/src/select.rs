@@ -65,8 +65,18 @@ pub trait Catalog {
 /// A WITH query, by name.
 pub struct Cte {
     pub name: String,
-    pub plan: Arc<QueryPlan>,
+    pub body: CteBody,
     pub columns: Vec<(String, SqlType)>,
+}
+
+/// What a WITH query's name reads.
+pub enum CteBody {
+    /// Its query, run where it is read.
+    Plan(Arc<QueryPlan>),
+    /// A WITH RECURSIVE query that reads itself.
+    Recursive(Arc<crate::recursive::RecursivePlan>),
+    /// A WITH RECURSIVE query seen from inside its own definition.
+    SelfRef(crate::recursive::SelfRef),
 }
 
 /// The WITH queries in reach of a query: its own, then its enclosing queries'.
@@ -225,9 +235,6 @@ impl QueryPlan {
         let holder;
         let mut cx = *cx;
         if let Some(with) = &query.with {
-            if with.recursive {
-                return Err(SqlError::unsupported("WITH RECURSIVE").at(with.span().start));
-            }
             let mut ctes = Ctes {
                 list: Vec::new(),
                 parent: cx.ctes,
@@ -241,32 +248,25 @@ impl QueryPlan {
                     )
                     .at(cte.alias.name.span.start));
                 }
-                let plan = {
-                    let inner = PlanCx {
-                        ctes: Some(&ctes),
-                        ..cx
-                    };
-                    QueryPlan::plan_in(&cte.query, &inner)?
+                let planned = if with.recursive {
+                    crate::recursive::plan_cte(cte, &ctes, &cx)?
+                } else {
+                    let plan = QueryPlan::plan_in(
+                        &cte.query,
+                        &PlanCx {
+                            ctes: Some(&ctes),
+                            ..cx
+                        },
+                    )?;
+                    let columns =
+                        crate::recursive::named_columns(&name, &cte.alias.columns, plan.columns())?;
+                    Cte {
+                        name,
+                        body: CteBody::Plan(Arc::new(plan)),
+                        columns,
+                    }
                 };
-                let mut columns = plan.columns().to_vec();
-                if cte.alias.columns.len() > columns.len() {
-                    return Err(SqlError::new(
-                        code::INVALID_COLUMN_REFERENCE,
-                        format!(
-                            "WITH query \"{name}\" has {} columns available but {} columns specified",
-                            columns.len(),
-                            cte.alias.columns.len()
-                        ),
-                    ));
-                }
-                for (c, a) in columns.iter_mut().zip(&cte.alias.columns) {
-                    c.0 = ident_name(&a.name);
-                }
-                ctes.list.push(Cte {
-                    name,
-                    plan: Arc::new(plan),
-                    columns,
-                });
+                ctes.list.push(planned);
             }
             holder = ctes;
             cx.ctes = Some(&holder);
@@ -405,7 +405,7 @@ impl QueryPlan {
     }
 }
 
-fn plan_set_expr(e: &SetExpr, cx: &PlanCx) -> SqlResult<QueryPlan> {
+pub(crate) fn plan_set_expr(e: &SetExpr, cx: &PlanCx) -> SqlResult<QueryPlan> {
     match e {
         SetExpr::Select(s) => Ok(QueryPlan::Select(Box::new(
             SelectPlan::bound(s, None, None, cx)?.0,
@@ -460,23 +460,7 @@ fn plan_body(e: &SetExpr, cx: &PlanCx) -> SqlResult<Body> {
             let mut left_casts = Vec::with_capacity(lc.len());
             let mut right_casts = Vec::with_capacity(lc.len());
             for ((_, a), (_, b)) in lc.iter().zip(rc) {
-                let ty = match (*a, *b) {
-                    (x, y) if x == y => x,
-                    (SqlType::Null, y) => y,
-                    (x, SqlType::Null) => x,
-                    (x, y) if x.is_numeric() && y.is_numeric() => SqlType::wider(x, y),
-                    (x, y) if x.is_datetime() && y.is_datetime() => SqlType::wider(x, y),
-                    (x, y) => {
-                        return Err(SqlError::new(
-                            code::DATATYPE_MISMATCH,
-                            format!(
-                                "{name} types {} and {} cannot be matched",
-                                x.name(),
-                                y.name()
-                            ),
-                        ))
-                    }
-                };
+                let ty = union_type(*a, *b, name)?;
                 left_casts.push((*a != ty && *a != SqlType::Null).then_some(ty));
                 right_casts.push((*b != ty && *b != SqlType::Null).then_some(ty));
             }
@@ -508,6 +492,27 @@ fn plan_body(e: &SetExpr, cx: &PlanCx) -> SqlResult<Body> {
             Ok(Body::Values(rows))
         }
         _ => Err(SqlError::unsupported("this kind of query")),
+    })
+}
+
+/// The type of a column of a set operation whose sides have types `a` and `b`.
+pub(crate) fn union_type(a: SqlType, b: SqlType, name: &str) -> SqlResult<SqlType> {
+    Ok(match (a, b) {
+        (x, y) if x == y => x,
+        (SqlType::Null, y) => y,
+        (x, SqlType::Null) => x,
+        (x, y) if x.is_numeric() && y.is_numeric() => SqlType::wider(x, y),
+        (x, y) if x.is_datetime() && y.is_datetime() => SqlType::wider(x, y),
+        (x, y) => {
+            return Err(SqlError::new(
+                code::DATATYPE_MISMATCH,
+                format!(
+                    "{name} types {} and {} cannot be matched",
+                    x.name(),
+                    y.name()
+                ),
+            ))
+        }
     })
 }
 
@@ -672,7 +677,7 @@ fn convert(v: Value, from: SqlType, to: SqlType) -> SqlResult<Value> {
     value::cast_from(v, from, &DeclaredType::plain(to), false)
 }
 
-fn cast_rows(
+pub(crate) fn cast_rows(
     mut rows: Vec<Vec<Value>>,
     columns: &[(String, SqlType)],
     casts: &[Option<SqlType>],
@@ -1243,7 +1248,7 @@ impl SelectPlan {
                     *k = std::mem::replace(k, Expr::Const(Value::Null)).filled(values, outer)?;
                 }
                 for a in &mut g.aggs {
-                    a.arg = a.arg.take().map(|e| e.filled(values, outer)).transpose()?;
+                    *a = a.filled(values, outer)?;
                 }
                 Some(g)
             }
@@ -1314,8 +1319,11 @@ impl SelectPlan {
                         ty: _,
                         distinct: _,
                         extra,
+                        filter,
+                        order,
                     } = a;
-                    exprs.extend(arg.iter().chain(extra));
+                    exprs.extend(arg.iter().chain(extra).chain(filter));
+                    exprs.extend(order.iter().map(|(e, _, _)| e));
                 }
             }
             None => {
@@ -1529,6 +1537,11 @@ impl SelectPlan {
         exprs.iter().any(|e| e.has_subquery())
     }
 
+    /// True if the query computes aggregates.
+    pub(crate) fn has_aggregates(&self) -> bool {
+        self.grouping.as_ref().is_some_and(|g| !g.aggs.is_empty())
+    }
+
     /// Runs the query and returns its rows; the guard is checked per row.
     pub(crate) fn run(&self, cx: &mut EvalCtx) -> SqlResult<Vec<Vec<Value>>> {
         if self.limit == Some(0) {
@@ -1580,6 +1593,9 @@ pub struct RunCx<'a> {
     pub(crate) reader: Option<Reader<'a>>,
     pub(crate) guard: &'a Guard,
     cache: RefCell<SubqueryCache>,
+    /// The working table of each WITH RECURSIVE query being run, by its id: the rows its
+    /// previous round added.
+    pub(crate) work_tables: RefCell<HashMap<usize, Rc<Vec<Vec<Value>>>>>,
     /// EXPLAIN ANALYZE: what each plan node measured.
     pub(crate) stats: Option<PlanStats>,
 }
@@ -1590,6 +1606,7 @@ impl<'a> RunCx<'a> {
             reader,
             guard,
             cache: RefCell::new(HashMap::new()),
+            work_tables: RefCell::new(HashMap::new()),
             stats: None,
         }
     }
@@ -2059,6 +2076,7 @@ impl Iterator for SeriesIter {
     }
 }
 
+#[derive(Clone)]
 pub(crate) enum Acc {
     Count(i64),
     /// A sum of integers so far; true: the result is a numeric (sum of bigint).
@@ -2076,7 +2094,13 @@ pub(crate) enum Acc {
     Bool(Option<bool>, bool),
     /// DISTINCT: the values seen, and the aggregate of the first of each.
     Distinct(HashSet<Vec<u8>>, Box<Acc>),
+    /// ORDER BY inside the call: each value with its sort keys and delimiter, taken
+    /// into the (empty) aggregate in order when the result is asked for.
+    Ordered(Vec<OrderedValue>, Box<Acc>, Vec<((), bool, bool)>),
 }
+
+/// A value kept for an aggregate with ORDER BY: its sort keys, the value, the delimiter.
+type OrderedValue = (Vec<Value>, Value, Option<Value>);
 
 impl Acc {
     pub(crate) fn new(a: &AggCall) -> Acc {
@@ -2097,15 +2121,26 @@ impl Acc {
             (AggFunc::BoolAnd, _) => Acc::Bool(None, true),
             (AggFunc::BoolOr, _) => Acc::Bool(None, false),
         };
-        if a.distinct {
+        let acc = if a.distinct {
             Acc::Distinct(HashSet::new(), Box::new(acc))
         } else {
             acc
+        };
+        if a.order.is_empty() {
+            acc
+        } else {
+            let dirs = a.order.iter().map(|(_, d, n)| ((), *d, *n)).collect();
+            Acc::Ordered(Vec::new(), Box::new(acc), dirs)
         }
     }
 
     /// Adds a row's value; returns the bytes the accumulator grew by.
     pub(crate) fn add(&mut self, a: &AggCall, row: &[Value], cx: &mut EvalCtx) -> SqlResult<u64> {
+        if let Some(f) = &a.filter {
+            if !f.test(row, cx)? {
+                return Ok(0);
+            }
+        }
         let v = match &a.arg {
             Some(e) => e.eval(row, cx)?,
             None => Value::Bool(true),
@@ -2117,6 +2152,16 @@ impl Acc {
             Some(e) => Some(e.eval(row, cx)?),
             None => None,
         };
+        if let Acc::Ordered(kept, ..) = self {
+            let mut keys = Vec::with_capacity(a.order.len());
+            for (k, _, _) in &a.order {
+                keys.push(k.eval(row, cx)?);
+            }
+            let grew = row_bytes(&keys) + row_bytes(std::slice::from_ref(&v)) + 16;
+            kept.push((keys, v, sep));
+            // The order is kept with the values: sorted when the result is asked for.
+            return Ok(grew);
+        }
         self.take(v, sep)
     }
 
@@ -2184,6 +2229,7 @@ impl Acc {
                     Some(c) => *c || b,
                 });
             }
+            Acc::Ordered(kept, ..) => kept.push((Vec::new(), v, sep)),
             Acc::Distinct(seen, inner) => {
                 let mut key = Vec::new();
                 norm_key(&v, &mut key);
@@ -2228,6 +2274,15 @@ impl Acc {
             Acc::Text(s) => s.clone().map_or(Value::Null, Value::Text),
             Acc::Bool(b, _) => b.map_or(Value::Null, Value::Bool),
             Acc::Distinct(_, inner) => inner.result()?,
+            Acc::Ordered(kept, inner, dirs) => {
+                let mut sorted: Vec<&OrderedValue> = kept.iter().collect();
+                sorted.sort_by(|x, y| compare_keys(dirs, &x.0, &y.0));
+                let mut acc = (**inner).clone();
+                for (_, v, sep) in sorted {
+                    acc.take(v.clone(), sep.clone())?;
+                }
+                acc.result()?
+            }
         })
     }
 }

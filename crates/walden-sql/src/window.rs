@@ -3,9 +3,10 @@
 //! (`compute`): the rows are sorted by each window's PARTITION BY and ORDER BY, peers
 //! (rows equal in ORDER BY) are found, and each row's frame is cut from its partition.
 //!
-//! What PostgreSQL 15 offers is here except: RANGE frames with an offset, GROUPS frames,
-//! EXCLUDE, FILTER, IGNORE NULLS, and DISTINCT in a window aggregate (PostgreSQL refuses
-//! that one too).
+//! What PostgreSQL 15 offers is here except: RANGE frames with an interval offset over
+//! a date or time, EXCLUDE,
+//! IGNORE NULLS; and DISTINCT and ORDER BY in a window aggregate, FILTER on a window
+//! function that is not an aggregate (PostgreSQL refuses those too).
 
 use std::cmp::Ordering;
 
@@ -19,7 +20,7 @@ use crate::functions::Func;
 use crate::guard::{row_bytes, Guard};
 use crate::select::{compare_keys, key_bytes, Acc};
 use crate::types::SqlType;
-use crate::value::as_i64;
+use crate::value::{as_f64, as_i64};
 
 /// Column numbers from here on stand for window call `n - WINDOW_PLACEHOLDER` while a
 /// SELECT block is bound; the block renumbers them to follow the row they are computed
@@ -58,8 +59,21 @@ pub enum Bound {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Frame {
     pub rows: bool,
+    /// GROUPS: offsets count peer groups (CURRENT ROW is the row's peers, as in RANGE).
+    pub groups: bool,
+    /// RANGE with an offset: the start's and end's offsets from the row's ORDER BY
+    /// value (the bounds say PRECEDING or FOLLOWING).
+    pub range_offsets: (f64, f64),
     pub start: Bound,
     pub end: Bound,
+}
+
+impl Frame {
+    /// True for a RANGE frame with an offset PRECEDING or FOLLOWING.
+    pub fn range_offset(&self) -> bool {
+        let offset = |b: Bound| matches!(b, Bound::Preceding(_) | Bound::Following(_));
+        !self.rows && !self.groups && (offset(self.start) || offset(self.end))
+    }
 }
 
 /// PARTITION BY and ORDER BY (each key descending, NULLs first) of a window.
@@ -84,16 +98,7 @@ impl WindowCall {
     pub(crate) fn filled(&self, values: &[Value], outer: bool) -> SqlResult<WindowCall> {
         let fill = |e: &Expr| e.clone().filled(values, outer);
         let func = match &self.func {
-            WindowFunc::Agg(a) => {
-                let mut a = a.clone();
-                a.arg = a.arg.take().map(|e| e.filled(values, outer)).transpose()?;
-                a.extra = a
-                    .extra
-                    .take()
-                    .map(|e| e.filled(values, outer))
-                    .transpose()?;
-                WindowFunc::Agg(a)
-            }
+            WindowFunc::Agg(a) => WindowFunc::Agg(a.filled(values, outer)?),
             f => f.clone(),
         };
         Ok(WindowCall {
@@ -273,26 +278,25 @@ fn frame_of(f: Option<&ast::WindowFrame>) -> SqlResult<Frame> {
     let Some(f) = f else {
         return Ok(Frame {
             rows: false,
+            groups: false,
+            range_offsets: (0.0, 0.0),
             start: Bound::UnboundedPreceding,
             end: Bound::CurrentRow,
         });
     };
-    let rows = match f.units {
-        ast::WindowFrameUnits::Rows => true,
-        ast::WindowFrameUnits::Range => false,
-        ast::WindowFrameUnits::Groups => return Err(SqlError::unsupported("GROUPS frames")),
+    let (rows, groups) = match f.units {
+        ast::WindowFrameUnits::Rows => (true, false),
+        ast::WindowFrameUnits::Range => (false, false),
+        ast::WindowFrameUnits::Groups => (false, true),
     };
-    let start = bound(&f.start_bound, "starting")?;
+    let range = !rows && !groups;
+    let start = bound(&f.start_bound, "starting", range)?;
     let end = match &f.end_bound {
-        Some(b) => bound(b, "ending")?,
-        None => Bound::CurrentRow,
+        Some(b) => bound(b, "ending", range)?,
+        None => (Bound::CurrentRow, 0.0),
     };
-    let offset = |b: Bound| matches!(b, Bound::Preceding(_) | Bound::Following(_));
-    if !rows && (offset(start) || offset(end)) {
-        return Err(SqlError::unsupported(
-            "RANGE frames with an offset PRECEDING or FOLLOWING",
-        ));
-    }
+    let range_offsets = (start.1, end.1);
+    let (start, end) = (start.0, end.0);
     match (start, end) {
         (Bound::UnboundedFollowing, _) => {
             Err(windowing("frame start cannot be UNBOUNDED FOLLOWING"))
@@ -304,11 +308,57 @@ fn frame_of(f: Option<&ast::WindowFrame>) -> SqlResult<Frame> {
         (Bound::Following(_), Bound::Preceding(_) | Bound::CurrentRow) => Err(windowing(
             "frame starting from following row cannot have preceding rows",
         )),
-        _ => Ok(Frame { rows, start, end }),
+        _ => Ok(Frame {
+            rows,
+            groups,
+            range_offsets,
+            start,
+            end,
+        }),
     }
 }
 
-fn bound(b: &WindowFrameBound, which: &str) -> SqlResult<Bound> {
+/// A frame bound; a RANGE frame's offset is returned beside it (its bound holds 0).
+fn bound(b: &WindowFrameBound, which: &str, range: bool) -> SqlResult<(Bound, f64)> {
+    let range_offset = |e: &ast::Expr| -> SqlResult<f64> {
+        let v = match crate::bind::fold(Binder::plain(&Default::default()).bind(e)?)? {
+            Expr::Const(v) => v,
+            // A numeric literal (1.5) is a float8 constant under a cast to numeric.
+            Expr::Cast(inner, _) if matches!(*inner, Expr::Const(_)) => match *inner {
+                Expr::Const(v) => v,
+                _ => Value::Null,
+            },
+            _ => {
+                return Err(SqlError::new(
+                    code::FEATURE_NOT_SUPPORTED,
+                    "a frame offset that is not a constant is not supported",
+                ))
+            }
+        };
+        match as_f64(&v) {
+            Some(x) if x >= 0.0 && !matches!(v, Value::Bool(_)) => Ok(x),
+            Some(_) => Err(SqlError::new(
+                code::INVALID_FRAME_OFFSET,
+                "invalid preceding or following size in window function",
+            )),
+            None if v == Value::Null => Err(SqlError::new(
+                code::NOT_NULL_VIOLATION,
+                format!("frame {which} offset must not be null"),
+            )),
+            None => Err(SqlError::unsupported(
+                "RANGE frames with an offset that is not a number",
+            )),
+        }
+    };
+    if range {
+        return Ok(match b {
+            WindowFrameBound::CurrentRow => (Bound::CurrentRow, 0.0),
+            WindowFrameBound::Preceding(None) => (Bound::UnboundedPreceding, 0.0),
+            WindowFrameBound::Following(None) => (Bound::UnboundedFollowing, 0.0),
+            WindowFrameBound::Preceding(Some(e)) => (Bound::Preceding(0), range_offset(e)?),
+            WindowFrameBound::Following(Some(e)) => (Bound::Following(0), range_offset(e)?),
+        });
+    }
     let offset = |e: &ast::Expr| -> SqlResult<u64> {
         let v = match crate::bind::fold(Binder::plain(&Default::default()).bind(e)?)? {
             Expr::Const(v) => v,
@@ -335,13 +385,16 @@ fn bound(b: &WindowFrameBound, which: &str) -> SqlResult<Bound> {
             )),
         }
     };
-    Ok(match b {
-        WindowFrameBound::CurrentRow => Bound::CurrentRow,
-        WindowFrameBound::Preceding(None) => Bound::UnboundedPreceding,
-        WindowFrameBound::Following(None) => Bound::UnboundedFollowing,
-        WindowFrameBound::Preceding(Some(e)) => Bound::Preceding(offset(e)?),
-        WindowFrameBound::Following(Some(e)) => Bound::Following(offset(e)?),
-    })
+    Ok((
+        match b {
+            WindowFrameBound::CurrentRow => Bound::CurrentRow,
+            WindowFrameBound::Preceding(None) => Bound::UnboundedPreceding,
+            WindowFrameBound::Following(None) => Bound::UnboundedFollowing,
+            WindowFrameBound::Preceding(Some(e)) => Bound::Preceding(offset(e)?),
+            WindowFrameBound::Following(Some(e)) => Bound::Following(offset(e)?),
+        },
+        0.0,
+    ))
 }
 
 impl Binder<'_> {
@@ -375,10 +428,16 @@ impl Binder<'_> {
         let (Some(over), Some(windows)) = (&f.over, self.windows.as_deref()) else {
             return Err(windowing(NOT_HERE));
         };
-        if f.filter.is_some() || f.null_treatment.is_some() || !f.within_group.is_empty() {
+        if f.null_treatment.is_some() || !f.within_group.is_empty() {
             return Err(SqlError::unsupported(format!(
-                "FILTER, IGNORE NULLS or WITHIN GROUP on the window function {name}"
+                "IGNORE NULLS or WITHIN GROUP on the window function {name}"
             )));
+        }
+        if f.filter.is_some() && agg_func(name).is_none() {
+            return Err(SqlError::new(
+                code::FEATURE_NOT_SUPPORTED,
+                "FILTER is not implemented for non-aggregate window functions",
+            ));
         }
         let spec = windows.resolve(over)?;
         let mut partition = Vec::with_capacity(spec.partition_by.len());
@@ -399,6 +458,31 @@ impl Binder<'_> {
             ));
         }
         let frame = frame_of(spec.window_frame.as_ref())?;
+        if frame.groups && order.is_empty() {
+            return Err(windowing("GROUPS mode requires an ORDER BY clause"));
+        }
+        if frame.range_offset() {
+            if order.len() != 1 {
+                return Err(windowing(
+                    "RANGE with offset PRECEDING/FOLLOWING requires exactly one ORDER BY column",
+                ));
+            }
+            let ty = order[0].0.ty();
+            if ty.is_datetime() {
+                return Err(SqlError::unsupported(
+                    "RANGE frames with an offset over a date or time",
+                ));
+            }
+            if !ty.is_numeric() && ty != SqlType::Null {
+                return Err(SqlError::new(
+                    code::UNDEFINED_FUNCTION,
+                    format!(
+                        "RANGE with offset PRECEDING/FOLLOWING is not supported for column type {}",
+                        ty.name()
+                    ),
+                ));
+            }
+        }
         let (func, args, ty) = self.window_function(f, name)?;
         let call = WindowCall {
             func,
@@ -428,6 +512,12 @@ impl Binder<'_> {
         name: &str,
     ) -> SqlResult<(WindowFunc, Vec<Expr>, SqlType)> {
         if let Some(agg) = agg_func(name) {
+            if !crate::bind::order_clause(f).is_empty() {
+                return Err(SqlError::new(
+                    code::FEATURE_NOT_SUPPORTED,
+                    "aggregate ORDER BY is not implemented for window functions",
+                ));
+            }
             let call = agg_call(agg, name, f, &mut |e| self.window_part(e))?;
             if call.distinct {
                 return Err(SqlError::unsupported(
@@ -607,6 +697,12 @@ struct Partition<'a> {
     peer_first: Vec<usize>,
     peer_last: Vec<usize>,
     group: Vec<usize>,
+    /// Each peer group's first position (for GROUPS frames).
+    group_first: Vec<usize>,
+    /// Each position's first ORDER BY value as a number (None for NULL), and whether it
+    /// sorts descending (for RANGE frames with an offset).
+    values: Vec<Option<f64>>,
+    desc: bool,
 }
 
 impl<'a> Partition<'a> {
@@ -615,6 +711,7 @@ impl<'a> Partition<'a> {
         let mut peer_first = vec![0; m];
         let mut peer_last = vec![0; m];
         let mut group = vec![0; m];
+        let mut group_first = Vec::new();
         let mut j = 0;
         let mut g = 0;
         while j < m {
@@ -629,14 +726,23 @@ impl<'a> Partition<'a> {
                 peer_last[x] = k - 1;
                 group[x] = g;
             }
+            group_first.push(j);
             g += 1;
             j = k;
         }
+        let values = if spec.order.len() == 1 {
+            rows.iter().map(|&r| as_f64(&keys[r][0])).collect()
+        } else {
+            Vec::new()
+        };
         Partition {
             rows,
             peer_first,
             peer_last,
             group,
+            group_first,
+            values,
+            desc: spec.order.first().is_some_and(|o| o.1),
         }
     }
 
@@ -644,6 +750,12 @@ impl<'a> Partition<'a> {
     fn frame(&self, f: &Frame, j: usize) -> Option<(usize, usize)> {
         let m = self.rows.len() as i128;
         let here = j as i128;
+        if f.groups {
+            return self.groups_frame(f, j);
+        }
+        if f.range_offset() {
+            return self.range_frame(f, j);
+        }
         let lo = match f.start {
             Bound::UnboundedPreceding => 0,
             Bound::Preceding(k) => here - k as i128,
@@ -658,6 +770,96 @@ impl<'a> Partition<'a> {
             Bound::CurrentRow if f.rows => here,
             Bound::CurrentRow => self.peer_last[j] as i128,
             Bound::Preceding(k) => here - k as i128,
+            Bound::UnboundedPreceding => -1,
+        };
+        let (lo, hi) = (lo.max(0), hi.min(m - 1));
+        (lo <= hi).then_some((lo as usize, hi as usize))
+    }
+
+    /// A RANGE frame with an offset: the rows whose ORDER BY value is within the offsets
+    /// of position `j`'s (NULLs are within no offset of a value; a NULL row's offset
+    /// bounds are its peers').
+    fn range_frame(&self, f: &Frame, j: usize) -> Option<(usize, usize)> {
+        let m = self.rows.len();
+        let Some(x) = self.values.get(j).copied().flatten() else {
+            let start = match f.start {
+                Bound::UnboundedPreceding => 0,
+                Bound::UnboundedFollowing => m,
+                _ => self.peer_first[j],
+            };
+            let end = match f.end {
+                Bound::UnboundedFollowing => m as i128 - 1,
+                Bound::UnboundedPreceding => -1,
+                _ => self.peer_last[j] as i128,
+            };
+            return (start as i128 <= end).then_some((start, end as usize));
+        };
+        // The value a bound stands at: PRECEDING is towards the start of the order.
+        let dir = if self.desc { -1.0 } else { 1.0 };
+        let at = |b: Bound, k: f64| match b {
+            Bound::Preceding(_) => x - dir * k,
+            _ => x + dir * k,
+        };
+        // Positions whose value sorts before `t` (lo) or at or before it (hi), among the
+        // non-NULL values, which are contiguous and sorted in the window's direction.
+        let before = |v: f64, t: f64| if self.desc { v > t } else { v < t };
+        let nulls_before = self.values.iter().take_while(|v| v.is_none()).count();
+        let nulls_after = self.values.iter().rev().take_while(|v| v.is_none()).count();
+        let known = self
+            .values
+            .get(nulls_before..m.saturating_sub(nulls_after))
+            .unwrap_or(&[]);
+        let count = |pred: &dyn Fn(f64) -> bool| known.partition_point(|v| v.is_some_and(pred));
+        let lo = match f.start {
+            Bound::UnboundedPreceding => 0,
+            Bound::CurrentRow => self.peer_first[j],
+            Bound::UnboundedFollowing => m,
+            b => {
+                let t = at(b, f.range_offsets.0);
+                nulls_before + count(&|v| before(v, t))
+            }
+        };
+        let hi = match f.end {
+            Bound::UnboundedFollowing => m as i128 - 1,
+            Bound::CurrentRow => self.peer_last[j] as i128,
+            Bound::UnboundedPreceding => -1,
+            b => {
+                let t = at(b, f.range_offsets.1);
+                (nulls_before + count(&|v| before(v, t) || v == t)) as i128 - 1
+            }
+        };
+        (lo as i128 <= hi).then_some((lo, hi as usize))
+    }
+
+    /// A GROUPS frame: its offsets count peer groups from position `j`'s.
+    fn groups_frame(&self, f: &Frame, j: usize) -> Option<(usize, usize)> {
+        let m = self.rows.len() as i128;
+        let groups = self.group_first.len() as i128;
+        let here = self.group[j] as i128;
+        // The first and the last position of group `g` (past either end: the
+        // partition's edge beyond it).
+        let first = |g: i128| match g {
+            g if g < 0 => 0,
+            g if g >= groups => m,
+            g => self.group_first[g as usize] as i128,
+        };
+        let last = |g: i128| match g {
+            g if g < 0 => -1,
+            g if g >= groups => m - 1,
+            g => self.peer_last[self.group_first[g as usize]] as i128,
+        };
+        let lo = match f.start {
+            Bound::UnboundedPreceding => 0,
+            Bound::Preceding(k) => first(here - k as i128),
+            Bound::CurrentRow => self.peer_first[j] as i128,
+            Bound::Following(k) => first(here + k as i128),
+            Bound::UnboundedFollowing => m,
+        };
+        let hi = match f.end {
+            Bound::UnboundedFollowing => m - 1,
+            Bound::Following(k) => last(here + k as i128),
+            Bound::CurrentRow => self.peer_last[j] as i128,
+            Bound::Preceding(k) => last(here - k as i128),
             Bound::UnboundedPreceding => -1,
         };
         let (lo, hi) = (lo.max(0), hi.min(m - 1));

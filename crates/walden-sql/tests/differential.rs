@@ -7,7 +7,7 @@
 //!
 //! Statements: INSERT (VALUES, SELECT, generate_series), UPDATE and DELETE (of either
 //! table; with subqueries over the other), BEGIN/COMMIT/ROLLBACK, and queries: ordered,
-//! limited, projections (DISTINCT too), aggregates (count(DISTINCT) too), GROUP BY with
+//! limited, projections (DISTINCT too), aggregates (count(DISTINCT) and FILTER too), GROUP BY with
 //! HAVING, joins of `t` and `u` (inner, LEFT, RIGHT, FULL, CROSS, a comma; ON with
 //! equalities and other comparisons, USING; the left side now and then a subquery in
 //! FROM), GROUP BY over joins, subqueries (IN, correlated EXISTS, ANY/ALL, scalar ones
@@ -588,6 +588,9 @@ impl Op {
 
 struct Gen {
     rng: SimRng,
+    /// The choices of constructs added to the generator later (FILTER): drawn from their
+    /// own stream, so that the statements a seed gave before stay as they were.
+    later: SimRng,
     /// The columns expressions may name now.
     scope: Scope,
 }
@@ -625,8 +628,17 @@ impl Gen {
     fn new(seed: u64) -> Gen {
         Gen {
             rng: SimRng::new(seed),
+            later: SimRng::new(seed ^ 0x9e37_79b9_7f4a_7c15),
             scope: ONE_TABLE,
         }
+    }
+
+    /// Runs `f` drawing from the `later` stream.
+    fn with_later<R>(&mut self, f: impl FnOnce(&mut Gen) -> R) -> R {
+        std::mem::swap(&mut self.rng, &mut self.later);
+        let r = f(self);
+        std::mem::swap(&mut self.rng, &mut self.later);
+        r
     }
 
     fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
@@ -1437,9 +1449,22 @@ impl Gen {
         Stmt::build(&parts, Kind::Query(Check::Ordered))
     }
 
+    /// An aggregate, now and then with `FILTER (WHERE …)`.
+    fn aggregate(&mut self, guarded: bool) -> Vec<Part> {
+        let mut parts = self.bare_aggregate(guarded);
+        self.with_later(|g| {
+            if g.rng.chance(25) {
+                parts.push(sql(" FILTER (WHERE "));
+                parts.push(Part::Expr(g.expr(Ty::Bool, 2, false, false)));
+                parts.push(sql(")"));
+            }
+        });
+        parts
+    }
+
     /// An aggregate over an expression that reads a column (an aggregate of a bare
     /// literal has no type in PostgreSQL).
-    fn aggregate(&mut self, guarded: bool) -> Vec<Part> {
+    fn bare_aggregate(&mut self, guarded: bool) -> Vec<Part> {
         let fixed = [
             "count(*)",
             "count(c)",
@@ -2914,5 +2939,25 @@ fn select_star_of_right_join_using_merges_both_sides() {
             "SELECT * FROM t RIGHT JOIN u USING (b) ORDER BY 1"
         ),
         Ok("2|2|y|1|y\n3|||3|z".to_string())
+    );
+}
+
+/// The generator writes aggregates with FILTER (for SQLite and PostgreSQL alike), so the
+/// runs above compare them.
+#[test]
+fn the_generator_writes_filter_clauses() {
+    let filtered = (0..100)
+        .flat_map(sequence)
+        .filter(|st| {
+            st.walden.contains(" FILTER (WHERE ")
+                && st
+                    .sqlite
+                    .as_deref()
+                    .is_some_and(|s| s.contains(" FILTER (WHERE "))
+        })
+        .count();
+    assert!(
+        filtered >= 10,
+        "{filtered} statements with FILTER in 100 seeds"
     );
 }
