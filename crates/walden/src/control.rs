@@ -26,8 +26,12 @@ use crate::wal::{WalCompression, WalPosition};
 pub const CONTROL_MAGIC: &[u8; 8] = b"WALDNCTL";
 pub const CHECKPOINT_MAGIC: &[u8; 8] = b"WALDNCKP";
 /// The on-disk format version this build writes (docs/format.md).
-pub const FORMAT_VERSION: u32 = 10;
-/// The oldest format version this build still reads. Format 10 added the column types
+pub const FORMAT_VERSION: u32 = 13;
+/// The oldest format version this build still reads. Format 13 added the column type
+/// jsonb (type code 14 in schemas and `btree_insert_row` parts; the stored document of
+/// docs/format.md, "jsonb"); an older build would refuse such a schema as corrupt, and a
+/// format 5 to 10 database has none. (Formats 11 and 12 are other branches'.) Format 10
+/// added the column types
 /// date, timestamp, timestamptz, interval and bytea (type codes 8 to 12 in schemas and
 /// `btree_insert_row` parts), counted rows (a table's rows start with their column
 /// count, so ALTER TABLE ADD COLUMN leaves stored rows as they are; the schema's count

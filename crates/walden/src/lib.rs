@@ -19,6 +19,7 @@ pub mod directory;
 pub mod engine;
 pub mod error;
 pub mod index_page;
+pub mod jsonb;
 pub mod lock_order;
 pub mod options;
 pub mod owners;
@@ -53,6 +54,7 @@ pub use engine::{
     RecoveryReport, RowAction, TableCheck, Transaction,
 };
 pub use error::{Error, Result};
+pub use jsonb::Json;
 pub use schema::{Column, ColumnType, Constraint, Row, Schema, Value};
 pub use stats::{StatsSnapshot, TxnStats};
 pub use store::Protection;

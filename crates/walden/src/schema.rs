@@ -6,8 +6,8 @@
 //! NULL), then each non-null column in order: int2 2 bytes, int4 4, int8 8, float8 8,
 //! bool 1, uuid 16, text u16 length + UTF-8 bytes, date 4 (days since 2000-01-01),
 //! timestamp and timestamptz 8 (microseconds since 2000-01-01), interval 16
-//! (microseconds i64, days i32, months i32), bytea u16 length + bytes. Little-endian, no
-//! padding. A row written before `ALTER TABLE … ADD COLUMN` has fewer columns than the
+//! (microseconds i64, days i32, months i32), bytea u16 length + bytes, jsonb u16 length +
+//! the document's bytes (`jsonb.rs`). Little-endian, no padding. A row written before `ALTER TABLE … ADD COLUMN` has fewer columns than the
 //! schema: the columns it lacks read as their *missing value* (PostgreSQL's
 //! attmissingval). A dropped column keeps its place in the schema (PostgreSQL's
 //! attisdropped): its stored bytes are skipped, it is NULL in rows written since, and
@@ -18,6 +18,7 @@ use std::fmt;
 use std::ops::Range;
 
 use crate::calendar::{self, Interval};
+use crate::jsonb::Json;
 
 /// A column's type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -34,11 +35,12 @@ pub enum ColumnType {
     Timestamptz,
     Interval,
     Bytea,
+    Jsonb,
 }
 
 impl ColumnType {
-    /// Bytes of a value in a stored row (None: text or bytea, a u16 length and the
-    /// bytes).
+    /// Bytes of a value in a stored row (None: text, bytea or jsonb, a u16 length and
+    /// the bytes).
     pub fn fixed_width(self) -> Option<usize> {
         match self {
             ColumnType::Int2 => Some(2),
@@ -48,7 +50,7 @@ impl ColumnType {
             ColumnType::Uuid | ColumnType::Interval => Some(16),
             ColumnType::Date => Some(4),
             ColumnType::Timestamp | ColumnType::Timestamptz => Some(8),
-            ColumnType::Text | ColumnType::Bytea => None,
+            ColumnType::Text | ColumnType::Bytea | ColumnType::Jsonb => None,
         }
     }
 
@@ -66,6 +68,8 @@ impl ColumnType {
             ColumnType::Timestamptz => 10,
             ColumnType::Interval => 11,
             ColumnType::Bytea => 12,
+            // 13 is reserved for numeric (docs/format.md).
+            ColumnType::Jsonb => 14,
         }
     }
     pub fn from_code(c: u8) -> Option<ColumnType> {
@@ -82,6 +86,7 @@ impl ColumnType {
             10 => ColumnType::Timestamptz,
             11 => ColumnType::Interval,
             12 => ColumnType::Bytea,
+            14 => ColumnType::Jsonb,
             _ => return None,
         })
     }
@@ -99,6 +104,7 @@ impl ColumnType {
             ColumnType::Timestamptz => "timestamptz",
             ColumnType::Interval => "interval",
             ColumnType::Bytea => "bytea",
+            ColumnType::Jsonb => "jsonb",
         }
     }
 }
@@ -223,6 +229,8 @@ pub enum Value {
     Timestamptz(i64),
     Interval(Interval),
     Bytea(Vec<u8>),
+    /// A normalized jsonb document (shared: a document is never changed in place).
+    Jsonb(std::sync::Arc<Json>),
 }
 
 impl fmt::Display for Value {
@@ -252,6 +260,7 @@ impl fmt::Display for Value {
                 write!(f, "\\x")?;
                 b.iter().try_for_each(|byte| write!(f, "{byte:02x}"))
             }
+            Value::Jsonb(j) => write!(f, "{j}"),
         }
     }
 }
@@ -363,6 +372,7 @@ impl Schema {
                 | (ColumnType::Timestamptz, Value::Timestamptz(_))
                 | (ColumnType::Interval, Value::Interval(_)) => true,
                 (ColumnType::Bytea, Value::Bytea(b)) => b.len() <= u16::MAX as usize,
+                (ColumnType::Jsonb, Value::Jsonb(j)) => j.to_bytes().len() <= u16::MAX as usize,
                 (ColumnType::Text, Value::Text(s)) => {
                     if let Some(max) = col.max_chars {
                         if s.chars().count() > max as usize {
@@ -425,6 +435,11 @@ impl Schema {
                 Value::Bytea(b) => {
                     out.extend_from_slice(&(b.len() as u16).to_le_bytes());
                     out.extend_from_slice(b);
+                }
+                Value::Jsonb(j) => {
+                    let b = j.to_bytes();
+                    out.extend_from_slice(&(b.len() as u16).to_le_bytes());
+                    out.extend_from_slice(&b);
                 }
             }
         }
@@ -661,6 +676,12 @@ fn decode_value(col: &Column, bytes: &[u8], at: &mut usize) -> Result<Value, Str
             let len = u16::from_le_bytes(arr(take(2)?)) as usize;
             Value::Bytea(take(len)?.to_vec())
         }
+        ColumnType::Jsonb => {
+            let len = u16::from_le_bytes(arr(take(2)?)) as usize;
+            let doc = Json::decode(take(len)?)
+                .map_err(|e| format!("column {:?}: {e}", col.name))?;
+            Value::Jsonb(std::sync::Arc::new(doc))
+        }
     })
 }
 
@@ -706,6 +727,7 @@ mod tests {
             Column::new("l", ColumnType::Timestamptz),
             Column::new("m", ColumnType::Interval),
             Column::new("n", ColumnType::Bytea),
+            Column::new("o", ColumnType::Jsonb),
             Column {
                 max_chars: Some(3),
                 blank_padded: true,
@@ -738,6 +760,10 @@ mod tests {
                 micros: -3,
             }),
             Value::Bytea(vec![0, 1, 255]),
+            Value::Jsonb(std::sync::Arc::new(crate::jsonb::Json::object(vec![(
+                "a".into(),
+                crate::jsonb::Json::Array(vec![crate::jsonb::Json::Number("1.5".into())]),
+            )]))),
             Value::Text("abc".into()),
         ];
         s.check(&row).expect("valid row");
@@ -750,13 +776,13 @@ mod tests {
     #[test]
     fn check_rejects_null_and_type() {
         let s = schema();
-        let mut row = vec![Value::Null; 14];
+        let mut row = vec![Value::Null; 15];
         assert!(s.check(&row).unwrap_err().contains("not-null"));
         row[0] = Value::Text("x".into());
         assert!(s.check(&row).unwrap_err().contains("does not fit"));
         assert!(s.check(&row[..3]).is_err());
         row[0] = Value::Int4(1);
-        row[13] = Value::Text("abcé".into());
+        row[14] = Value::Text("abcé".into());
         assert!(s.check(&row).unwrap_err().contains("too long"));
     }
 

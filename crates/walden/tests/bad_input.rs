@@ -411,7 +411,7 @@ fn control_file_with_unknown_format_version() {
     }
 }
 
-/// A database of the previous format (9, before the date/time and bytea column types)
+/// A database of the previous format (10, before the jsonb column type)
 /// opens and its rows read back: this build reads every format from 5 on.
 #[test]
 fn previous_format_opens() {
@@ -426,12 +426,12 @@ fn previous_format_opens() {
         db.close().unwrap();
     }
     // Rewrite the version in the control file (with its checksum) and in the checkpoint
-    // files (outside their checksummed body) to what a format 9 build wrote.
-    assert_eq!(FORMAT_VERSION, 10);
+    // files (outside their checksummed body) to what a format 10 build wrote.
+    assert_eq!(FORMAT_VERSION, 13);
     let control = Path::new(DIR).join("control");
     let old = vfs.file_contents(&control).unwrap();
     let mut new = old.clone();
-    new[8..12].copy_from_slice(&9u32.to_le_bytes());
+    new[8..12].copy_from_slice(&10u32.to_le_bytes());
     new[12..16].fill(0);
     let crc = crc32c::crc32c(&new);
     new[12..16].copy_from_slice(&crc.to_le_bytes());
@@ -448,7 +448,7 @@ fn previous_format_opens() {
         .collect();
     assert!(!checkpoints.is_empty());
     for name in checkpoints {
-        assert!(vfs.corrupt_byte(&Path::new(DIR).join(name), 8, FORMAT_VERSION as u8 ^ 9));
+        assert!(vfs.corrupt_byte(&Path::new(DIR).join(name), 8, FORMAT_VERSION as u8 ^ 10));
     }
     let db = Database::open(DIR, table_opts(&vfs, Protection::Cow, TableKind::Heap)).unwrap();
     let rows: Vec<Vec<Value>> = db

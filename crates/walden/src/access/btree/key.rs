@@ -10,7 +10,8 @@
 //! its bytes the same way; date as an int4, timestamp and timestamptz as an int8;
 //! interval its span (`Interval::span_micros`, months as 30 days) as a 16-byte
 //! big-endian integer with the sign bit flipped, so intervals PostgreSQL calls equal
-//! (`'1 mon'`, `'30 days'`) have one key. No
+//! (`'1 mon'`, `'30 days'`) have one key; jsonb its document's key (`Json::push_key`:
+//! PostgreSQL's jsonb ordering, `1.0` and `1` one key). No
 //! column's encoding is a prefix of another's, so a key followed by a row id orders by
 //! key, then row id. A leaf item is `key | row id` (page u32 big-endian, slot u16
 //! big-endian).
@@ -73,6 +74,10 @@ pub fn push_value(out: &mut Vec<u8>, ty: ColumnType, v: &Value) -> bool {
         }
         (ColumnType::Text, Value::Text(s)) => push_text(out, s.as_bytes()),
         (ColumnType::Bytea, Value::Bytea(b)) => push_text(out, b),
+        (ColumnType::Jsonb, Value::Jsonb(j)) => {
+            out.push(TAG_VALUE);
+            j.push_key(out);
+        }
         (ColumnType::Interval, Value::Interval(iv)) => {
             out.push(TAG_VALUE);
             let flipped = (iv.span_micros() as u128) ^ (1 << 127);
@@ -158,6 +163,20 @@ pub fn key_from_parts(row: &[u8], parts: &[KeyPart], out: &mut Vec<u8>) -> Resul
             ColumnType::Timestamp => Value::Timestamp(i64::from_le_bytes(le8(take(8)?))),
             ColumnType::Timestamptz => Value::Timestamptz(i64::from_le_bytes(le8(take(8)?))),
             ColumnType::Interval => Value::Interval(crate::schema::decode_interval(take(16)?)),
+            ColumnType::Jsonb => {
+                let len = take(2)?;
+                let len = u16::from_le_bytes([len[0], len[1]]) as usize;
+                let doc = row
+                    .get(at + 2..at + 2 + len)
+                    .ok_or_else(|| format!("a key jsonb at byte {at} runs past the row"))
+                    .and_then(|b| {
+                        crate::jsonb::Json::decode(b)
+                            .map_err(|e| format!("a key jsonb at byte {at}: {e}"))
+                    })?;
+                out.push(TAG_VALUE);
+                doc.push_key(out);
+                continue;
+            }
             ColumnType::Text | ColumnType::Bytea => {
                 let len = take(2)?;
                 let len = u16::from_le_bytes([len[0], len[1]]) as usize;
@@ -285,6 +304,9 @@ pub fn decode_key(types: &[ColumnType], mut key: &[u8]) -> Option<Vec<Value>> {
                 Value::Float8(f64::from_bits(bits))
             }
             ColumnType::Bool => Value::Bool(fixed(&mut key, 1)?[0] != 0),
+            ColumnType::Jsonb => {
+                Value::Jsonb(std::sync::Arc::new(crate::jsonb::Json::from_key(&mut key)?))
+            }
             ColumnType::Uuid => Value::Uuid(fixed(&mut key, 16)?.try_into().ok()?),
             ColumnType::Text | ColumnType::Bytea => {
                 let mut s = Vec::new();
@@ -358,6 +380,7 @@ mod tests {
             | (Value::Timestamptz(x), Value::Timestamptz(y)) => x.cmp(y),
             (Value::Interval(x), Value::Interval(y)) => x.span_micros().cmp(&y.span_micros()),
             (Value::Bytea(x), Value::Bytea(y)) => x.cmp(y),
+            (Value::Jsonb(x), Value::Jsonb(y)) => crate::jsonb::compare(x, y),
             _ => Equal,
         }
     }
@@ -397,11 +420,30 @@ mod tests {
                     .prop_map(Value::Bytea)
                     .boxed()
             }
+            ColumnType::Jsonb => {
+                use crate::jsonb::Json;
+                let leaf = prop_oneof![
+                    Just(Json::Null),
+                    any::<bool>().prop_map(Json::Bool),
+                    prop_oneof![Just("0"), Just("-1.5"), Just("1.50"), Just("12")]
+                        .prop_map(|n| Json::Number(n.into())),
+                    "[a\\x00]{0,2}".prop_map(Json::String),
+                ];
+                leaf.prop_recursive(2, 8, 3, |inner| {
+                    prop_oneof![
+                        proptest::collection::vec(inner.clone(), 0..3).prop_map(Json::Array),
+                        proptest::collection::vec(("[ab]{0,1}", inner), 0..3)
+                            .prop_map(Json::object),
+                    ]
+                })
+                .prop_map(|j| Value::Jsonb(std::sync::Arc::new(j)))
+                .boxed()
+            }
         };
         prop_oneof![1 => Just(Value::Null), 8 => v].boxed()
     }
 
-    const TYPES: [ColumnType; 12] = [
+    const TYPES: [ColumnType; 13] = [
         ColumnType::Int2,
         ColumnType::Int4,
         ColumnType::Int8,
@@ -414,6 +456,7 @@ mod tests {
         ColumnType::Timestamptz,
         ColumnType::Interval,
         ColumnType::Bytea,
+        ColumnType::Jsonb,
     ];
 
     proptest! {
