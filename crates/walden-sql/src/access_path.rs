@@ -158,6 +158,7 @@ pub(crate) fn key_value(v: &Value, ty: ColumnType) -> Option<Value> {
         },
         ColumnType::Interval => matches!(v, Value::Interval(_)).then(|| v.clone()),
         ColumnType::Bytea => matches!(v, Value::Bytea(_)).then(|| v.clone()),
+        ColumnType::Jsonb => matches!(v, Value::Jsonb(_)).then(|| v.clone()),
     }
 }
 
@@ -415,7 +416,8 @@ fn literal(v: &Value) -> String {
         | Value::Timestamp(_)
         | Value::Timestamptz(_)
         | Value::Interval(_)
-        | Value::Bytea(_) => {
+        | Value::Bytea(_)
+        | Value::Jsonb(_) => {
             format!("'{}'::{}", plain(v).replace('\'', "''"), type_name(v))
         }
         _ => plain(v),

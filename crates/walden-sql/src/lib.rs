@@ -20,6 +20,7 @@ pub mod expr;
 pub mod from;
 pub mod functions;
 pub mod guard;
+pub mod jsonb;
 mod keytable;
 pub mod pg_catalog;
 pub mod prepared;

@@ -373,6 +373,7 @@ fn literal(v: &Value, ty: Option<&DataType>) -> ast::Expr {
             },
         ),
         Value::Bytea(_) => cast(text(v.to_string()), DataType::Bytea),
+        Value::Jsonb(_) => cast(text(v.to_string()), DataType::JSONB),
     }
 }
 

@@ -2140,6 +2140,13 @@ pub(crate) fn push_key(v: &Value, out: &mut Vec<u8>) {
             out.extend_from_slice(&(b.len() as u64).to_le_bytes());
             out.extend_from_slice(b);
         }
+        // Documents that compare equal (`1.0` and `1`) have one key.
+        Value::Jsonb(j) => {
+            out.push(9);
+            let key = j.sort_key();
+            out.extend_from_slice(&(key.len() as u64).to_le_bytes());
+            out.extend_from_slice(&key);
+        }
         other => {
             out.push(1);
             out.extend_from_slice(&as_i64(other).unwrap_or(0).to_le_bytes());
