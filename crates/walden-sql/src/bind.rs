@@ -237,6 +237,10 @@ pub enum AggFunc {
     StringAgg,
     BoolAnd,
     BoolOr,
+    /// jsonb_agg(x): the values as a jsonb array, NULLs as JSON nulls.
+    JsonbAgg,
+    /// jsonb_object_agg(k, v): an object of the pairs (a later key wins).
+    JsonbObjectAgg,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -312,6 +316,8 @@ pub(crate) fn agg_func(name: &str) -> Option<AggFunc> {
         "string_agg" => AggFunc::StringAgg,
         "bool_and" | "every" => AggFunc::BoolAnd,
         "bool_or" => AggFunc::BoolOr,
+        "jsonb_agg" | "json_agg" => AggFunc::JsonbAgg,
+        "jsonb_object_agg" | "json_object_agg" => AggFunc::JsonbObjectAgg,
         _ => return None,
     })
 }
@@ -1713,8 +1719,8 @@ pub(crate) fn agg_call(
     }
     let (args, distinct) = call_args(f, name)?;
     let (arg, extra) = match (func, args.as_slice()) {
-        (AggFunc::StringAgg, [a, d]) => (*a, Some(*d)),
-        (AggFunc::StringAgg, _) => {
+        (AggFunc::StringAgg | AggFunc::JsonbObjectAgg, [a, d]) => (*a, Some(*d)),
+        (AggFunc::StringAgg | AggFunc::JsonbObjectAgg, _) => {
             return Err(SqlError::new(
                 code::UNDEFINED_FUNCTION,
                 format!("function {name} takes exactly two arguments"),
@@ -1746,7 +1752,9 @@ pub(crate) fn agg_call(
         AggFunc::Sum if t.is_integer() || t == SqlType::Null => SqlType::Int8,
         AggFunc::Sum | AggFunc::Avg if t.is_float() || t == SqlType::Interval => t,
         AggFunc::Avg if t.is_integer() || t == SqlType::Null => SqlType::Float8,
-        AggFunc::Min | AggFunc::Max if t != SqlType::Null => t,
+        // PostgreSQL has no min or max of jsonb.
+        AggFunc::Min | AggFunc::Max if t != SqlType::Null && t != SqlType::Jsonb => t,
+        AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg => SqlType::Jsonb,
         AggFunc::StringAgg if texty(t) && extra.as_ref().is_some_and(|d| texty(d.ty())) => {
             SqlType::Text
         }

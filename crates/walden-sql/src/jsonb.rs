@@ -767,6 +767,102 @@ pub fn cast_to(j: &Json, to: crate::types::SqlType) -> SqlResult<Value> {
     }
 }
 
+/// The set-returning jsonb functions Walden has in FROM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsonRows {
+    ArrayElements,
+    ArrayElementsText,
+    Each,
+    EachText,
+    ObjectKeys,
+}
+
+impl JsonRows {
+    pub fn lookup(name: &str) -> Option<JsonRows> {
+        Some(match name {
+            "jsonb_array_elements" | "json_array_elements" => JsonRows::ArrayElements,
+            "jsonb_array_elements_text" | "json_array_elements_text" => {
+                JsonRows::ArrayElementsText
+            }
+            "jsonb_each" | "json_each" => JsonRows::Each,
+            "jsonb_each_text" | "json_each_text" => JsonRows::EachText,
+            "jsonb_object_keys" | "json_object_keys" => JsonRows::ObjectKeys,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            JsonRows::ArrayElements => "jsonb_array_elements",
+            JsonRows::ArrayElementsText => "jsonb_array_elements_text",
+            JsonRows::Each => "jsonb_each",
+            JsonRows::EachText => "jsonb_each_text",
+            JsonRows::ObjectKeys => "jsonb_object_keys",
+        }
+    }
+
+    /// The result columns, as PostgreSQL names them (a lone column without an OUT
+    /// parameter's name, jsonb_object_keys's, takes a table alias's name).
+    pub fn columns(self) -> Vec<(&'static str, crate::types::SqlType)> {
+        use crate::types::SqlType as T;
+        match self {
+            JsonRows::ArrayElements => vec![("value", T::Jsonb)],
+            JsonRows::ArrayElementsText => vec![("value", T::Text)],
+            JsonRows::Each => vec![("key", T::Text), ("value", T::Jsonb)],
+            JsonRows::EachText => vec![("key", T::Text), ("value", T::Text)],
+            JsonRows::ObjectKeys => vec![("jsonb_object_keys", T::Text)],
+        }
+    }
+
+    /// The rows for a document, or PostgreSQL's error for one of the wrong kind.
+    pub fn rows(self, j: &Json) -> SqlResult<Vec<Vec<Value>>> {
+        let refuse = |m: String| Err(SqlError::new(code::INVALID_PARAMETER, m));
+        let text = |v: &Json| match v {
+            Json::Null => Value::Null,
+            Json::String(s) => Value::Text(s.clone()),
+            other => Value::Text(other.to_string()),
+        };
+        match (self, j) {
+            (JsonRows::ArrayElements | JsonRows::ArrayElementsText, Json::Array(items)) => {
+                Ok(items
+                    .iter()
+                    .map(|v| match self {
+                        JsonRows::ArrayElements => vec![value(v.clone())],
+                        _ => vec![text(v)],
+                    })
+                    .collect())
+            }
+            (JsonRows::ArrayElements | JsonRows::ArrayElementsText, Json::Object(_)) => {
+                refuse("cannot extract elements from an object".into())
+            }
+            (JsonRows::ArrayElements | JsonRows::ArrayElementsText, _) => {
+                refuse("cannot extract elements from a scalar".into())
+            }
+            (JsonRows::Each | JsonRows::EachText, Json::Object(pairs)) => Ok(pairs
+                .iter()
+                .map(|(k, v)| {
+                    let v = match self {
+                        JsonRows::Each => value(v.clone()),
+                        _ => text(v),
+                    };
+                    vec![Value::Text(k.clone()), v]
+                })
+                .collect()),
+            (JsonRows::Each | JsonRows::EachText, _) => {
+                refuse(format!("cannot call {} on a non-object", self.name()))
+            }
+            (JsonRows::ObjectKeys, Json::Object(pairs)) => Ok(pairs
+                .iter()
+                .map(|(k, _)| vec![Value::Text(k.clone())])
+                .collect()),
+            (JsonRows::ObjectKeys, Json::Array(_)) => {
+                refuse("cannot call jsonb_object_keys on an array".into())
+            }
+            (JsonRows::ObjectKeys, _) => refuse("cannot call jsonb_object_keys on a scalar".into()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1939,6 +1939,10 @@ pub(crate) enum Acc {
     Text(Option<String>),
     /// bool_and (true) or bool_or (false) so far.
     Bool(Option<bool>, bool),
+    /// jsonb_agg: the elements so far.
+    JsonArray(Vec<walden::Json>),
+    /// jsonb_object_agg: the pairs so far, in input order.
+    JsonObject(Vec<(String, walden::Json)>),
     /// DISTINCT: the values seen, and the aggregate of the first of each.
     Distinct(HashSet<Vec<u8>>, Box<Acc>),
 }
@@ -1958,6 +1962,8 @@ impl Acc {
             (AggFunc::StringAgg, _) => Acc::Text(None),
             (AggFunc::BoolAnd, _) => Acc::Bool(None, true),
             (AggFunc::BoolOr, _) => Acc::Bool(None, false),
+            (AggFunc::JsonbAgg, _) => Acc::JsonArray(Vec::new()),
+            (AggFunc::JsonbObjectAgg, _) => Acc::JsonObject(Vec::new()),
         };
         if a.distinct {
             Acc::Distinct(HashSet::new(), Box::new(acc))
@@ -1972,7 +1978,9 @@ impl Acc {
             Some(e) => e.eval(row, cx)?,
             None => Value::Bool(true),
         };
-        if matches!(v, Value::Null) {
+        // jsonb_agg and jsonb_object_agg keep NULLs (as JSON nulls); the rest skip them.
+        let keeps_null = matches!(a.func, AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg);
+        if matches!(v, Value::Null) && !keeps_null {
             return Ok(0);
         }
         let sep = match &a.extra {
@@ -2047,6 +2055,28 @@ impl Acc {
                     Some(c) => *c || b,
                 });
             }
+            Acc::JsonArray(items) => {
+                let j = crate::jsonb::from_value(&v)?;
+                let grew = j.to_bytes().len() as u64 + 32;
+                items.push(j);
+                return Ok(grew);
+            }
+            Acc::JsonObject(pairs) => {
+                let key = match v {
+                    Value::Null => {
+                        return Err(SqlError::new(
+                            code::INVALID_PARAMETER,
+                            "field name must not be null",
+                        ))
+                    }
+                    Value::Text(s) => s,
+                    other => value::to_text(&other).unwrap_or_default(),
+                };
+                let j = crate::jsonb::from_value(&sep.unwrap_or(Value::Null))?;
+                let grew = (key.len() + j.to_bytes().len()) as u64 + 32;
+                pairs.push((key, j));
+                return Ok(grew);
+            }
             Acc::Distinct(seen, inner) => {
                 let mut key = Vec::new();
                 norm_key(&v, &mut key);
@@ -2070,6 +2100,10 @@ impl Acc {
             }
             Acc::SumFloat(Some(s)) => Value::Float8(*s),
             Acc::MinMax(v, _) => v.clone().unwrap_or(Value::Null),
+            Acc::JsonArray(items) if items.is_empty() => Value::Null,
+            Acc::JsonArray(items) => crate::jsonb::value(walden::Json::Array(items.clone())),
+            Acc::JsonObject(pairs) if pairs.is_empty() => Value::Null,
+            Acc::JsonObject(pairs) => crate::jsonb::value(walden::Json::object(pairs.clone())),
             Acc::Interval(None, _, _) => Value::Null,
             Acc::Interval(Some(s), false, _) => Value::Interval(*s),
             // PostgreSQL's interval_avg: the sum divided by the count.
