@@ -1839,7 +1839,13 @@ fn json_operator(op: JsonOp, a: Expr, b: Expr) -> SqlResult<Expr> {
     };
     if !matches!(ta, T::Jsonb | T::Null) || !right_ok {
         // A string literal is of type unknown until it meets an operator.
-        let name = |e: &Expr| if is_text_literal(e) { "unknown" } else { e.ty().name() };
+        let name = |e: &Expr| {
+            if is_text_literal(e) {
+                "unknown"
+            } else {
+                e.ty().name()
+            }
+        };
         return Err(SqlError::new(
             code::UNDEFINED_FUNCTION,
             format!(

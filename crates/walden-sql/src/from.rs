@@ -1376,7 +1376,10 @@ fn json_rows(
     let mut bound = Vec::new();
     for a in &args.args {
         let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = a else {
-            return Err(SqlError::unsupported(format!("this {} argument", func.name())));
+            return Err(SqlError::unsupported(format!(
+                "this {} argument",
+                func.name()
+            )));
         };
         // As for generate_series: a column of another FROM item would need LATERAL.
         let b = Binder::in_query(&empty, *cx).bind(e).map_err(|err| {
@@ -1401,7 +1404,11 @@ fn json_rows(
             types.extend(other.iter().map(|b| b.ty().name()));
             Err(SqlError::new(
                 code::UNDEFINED_FUNCTION,
-                format!("function {}({}) does not exist", func.name(), types.join(", ")),
+                format!(
+                    "function {}({}) does not exist",
+                    func.name(),
+                    types.join(", ")
+                ),
             ))
         }
     }

@@ -216,9 +216,9 @@ impl<'a> Lexer<'a> {
                         return Err(invalid_token(&text[start..]));
                     };
                     if e == b'u' {
-                        let hex = text.get(p + 2..p + 6).filter(|h| {
-                            h.len() == 4 && h.bytes().all(|c| c.is_ascii_hexdigit())
-                        });
+                        let hex = text
+                            .get(p + 2..p + 6)
+                            .filter(|h| h.len() == 4 && h.bytes().all(|c| c.is_ascii_hexdigit()));
                         let Some(hex) = hex else {
                             return Err(invalid_json(
                                 "\"\\u\" must be followed by four hexadecimal digits.".into(),
@@ -315,7 +315,10 @@ fn unexpected_end() -> SqlError {
 
 /// PostgreSQL's parse error for `found` where `expected` was wanted.
 fn expected(expected: &str, found: &str) -> SqlError {
-    invalid_json(format!("Expected {expected}, but found \"{}\".", clip(found)))
+    invalid_json(format!(
+        "Expected {expected}, but found \"{}\".",
+        clip(found)
+    ))
 }
 
 /// A JSON number (already lexed) as numeric prints it: exponent applied, the fraction
@@ -332,7 +335,12 @@ pub fn normalize_number(lexeme: &str) -> SqlResult<String> {
     let overflow = || SqlError::new(code::NUMERIC_OUT_OF_RANGE, "value overflows numeric format");
     let exp: i64 = match exp.parse() {
         Ok(e) => e,
-        Err(_) if exp.trim_start_matches(['+', '-']).bytes().all(|b| b.is_ascii_digit()) => {
+        Err(_)
+            if exp
+                .trim_start_matches(['+', '-'])
+                .bytes()
+                .all(|b| b.is_ascii_digit()) =>
+        {
             return Err(overflow())
         }
         Err(_) => return Err(invalid_token(lexeme)),
@@ -395,7 +403,10 @@ fn parse_value(lexer: &mut Lexer<'_>, token: Token, found: &str, depth: usize) -
             let mut what = "array element or \"]\"";
             if t != Token::ArrayEnd {
                 loop {
-                    if matches!(t, Token::ArrayEnd | Token::ObjectEnd | Token::Comma | Token::Colon) {
+                    if matches!(
+                        t,
+                        Token::ArrayEnd | Token::ObjectEnd | Token::Comma | Token::Colon
+                    ) {
                         return Err(expected(what, f));
                     }
                     what = "JSON value";
@@ -430,7 +441,10 @@ fn parse_value(lexer: &mut Lexer<'_>, token: Token, found: &str, depth: usize) -
                         (_, f) => return Err(expected("\":\"", f)),
                     }
                     let (vt, vf) = lexer.next()?;
-                    if matches!(vt, Token::ArrayEnd | Token::ObjectEnd | Token::Comma | Token::Colon) {
+                    if matches!(
+                        vt,
+                        Token::ArrayEnd | Token::ObjectEnd | Token::Comma | Token::Colon
+                    ) {
                         return Err(expected("JSON value", vf));
                     }
                     pairs.push((key, parse_value(lexer, vt, vf, depth + 1)?));
@@ -521,8 +535,7 @@ pub fn contains(a: &Json, b: &Json, top: bool) -> bool {
         }
         (Json::Array(x), Json::Array(y)) => y.iter().all(|bv| match bv {
             Json::Array(_) | Json::Object(_) => x.iter().any(|av| {
-                std::mem::discriminant(av) == std::mem::discriminant(bv)
-                    && contains(av, bv, false)
+                std::mem::discriminant(av) == std::mem::discriminant(bv) && contains(av, bv, false)
             }),
             scalar => x.iter().any(|av| scalar_eq(av, scalar)),
         }),
@@ -571,7 +584,10 @@ pub fn concat(a: &Json, b: &Json) -> Json {
 }
 
 fn cannot_delete(what: &str) -> SqlError {
-    SqlError::new(code::INVALID_PARAMETER, format!("cannot delete from {what}"))
+    SqlError::new(
+        code::INVALID_PARAMETER,
+        format!("cannot delete from {what}"),
+    )
 }
 
 /// `j - key`: the object without the key, or the array without its string elements
@@ -646,7 +662,11 @@ pub fn apply(op: JsonOp, a: &Value, b: &Value) -> SqlResult<Value> {
             let Some(other) = doc(b) else {
                 return Ok(Value::Null);
             };
-            let (x, y) = if op == JsonOp::Contains { (j, other) } else { (other, j) };
+            let (x, y) = if op == JsonOp::Contains {
+                (j, other)
+            } else {
+                (other, j)
+            };
             Value::Bool(contains(x, y, true))
         }
         JsonOp::Exists => match b {
@@ -715,12 +735,14 @@ pub fn from_value(v: &Value) -> SqlResult<Json> {
 
 /// `jsonb_build_object(k1, v1, …)`.
 pub fn build_object(args: &[Value]) -> SqlResult<Value> {
-    if args.len() % 2 != 0 {
+    if !args.len().is_multiple_of(2) {
         return Err(SqlError::new(
             code::INVALID_PARAMETER,
             "argument list must have even number of elements",
         )
-        .with_hint("The arguments of jsonb_build_object() must consist of alternating keys and values."));
+        .with_hint(
+            "The arguments of jsonb_build_object() must consist of alternating keys and values.",
+        ));
     }
     let mut pairs = Vec::with_capacity(args.len() / 2);
     for (i, kv) in args.chunks(2).enumerate() {
@@ -781,9 +803,7 @@ impl JsonRows {
     pub fn lookup(name: &str) -> Option<JsonRows> {
         Some(match name {
             "jsonb_array_elements" | "json_array_elements" => JsonRows::ArrayElements,
-            "jsonb_array_elements_text" | "json_array_elements_text" => {
-                JsonRows::ArrayElementsText
-            }
+            "jsonb_array_elements_text" | "json_array_elements_text" => JsonRows::ArrayElementsText,
             "jsonb_each" | "json_each" => JsonRows::Each,
             "jsonb_each_text" | "json_each_text" => JsonRows::EachText,
             "jsonb_object_keys" | "json_object_keys" => JsonRows::ObjectKeys,
@@ -876,7 +896,10 @@ mod tests {
 
     #[test]
     fn parses_and_normalizes_as_postgres() {
-        assert_eq!(text(r#"{"b":1,"aa":2,"b":3, "a": 1.50e1}"#), r#"{"a": 15.0, "b": 3, "aa": 2}"#);
+        assert_eq!(
+            text(r#"{"b":1,"aa":2,"b":3, "a": 1.50e1}"#),
+            r#"{"a": 15.0, "b": 3, "aa": 2}"#
+        );
         assert_eq!(text("-0.0"), "0.0");
         assert_eq!(text("0.000e5"), "0");
         assert_eq!(text("1E+2"), "100");
@@ -899,7 +922,10 @@ mod tests {
         assert_eq!(d(r#""\x""#), "Escape sequence \"\\x\" is invalid.");
         assert_eq!(d("[1] x"), "Token \"x\" is invalid.");
         assert_eq!(d("1."), "Token \"1.\" is invalid.");
-        assert_eq!(d(r#""\ud83d""#), "Unicode low surrogate must follow a high surrogate.");
+        assert_eq!(
+            d(r#""\ud83d""#),
+            "Unicode low surrogate must follow a high surrogate."
+        );
         assert_eq!(parse(r#""\u0000""#).unwrap_err().code, "22P05");
         let deep = "[".repeat(100_000);
         assert_eq!(parse(&deep).unwrap_err().code, "54001");

@@ -46,7 +46,9 @@ const TAG_OBJECT: u8 = 6;
 
 /// PostgreSQL's order of object keys in a jsonb: shorter first, then bytewise.
 pub fn key_order(a: &str, b: &str) -> Ordering {
-    a.len().cmp(&b.len()).then_with(|| a.as_bytes().cmp(b.as_bytes()))
+    a.len()
+        .cmp(&b.len())
+        .then_with(|| a.as_bytes().cmp(b.as_bytes()))
 }
 
 impl Json {
@@ -274,8 +276,7 @@ pub fn is_number_text(s: &str) -> bool {
     let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
     let int_ok = digits(int) && (int == "0" || !int.starts_with('0'));
     let frac_ok = frac.is_none_or(digits);
-    let negative_zero =
-        s.starts_with('-') && body.bytes().all(|b| b == b'0' || b == b'.');
+    let negative_zero = s.starts_with('-') && body.bytes().all(|b| b == b'0' || b == b'.');
     int_ok && frac_ok && !negative_zero
 }
 
@@ -531,7 +532,11 @@ mod tests {
                     return x.cmp(&y);
                 }
                 if scalar(a) != scalar(b) {
-                    return if scalar(a) { Ordering::Less } else { Ordering::Greater };
+                    return if scalar(a) {
+                        Ordering::Less
+                    } else {
+                        Ordering::Greater
+                    };
                 }
             }
         }
@@ -657,7 +662,10 @@ mod tests {
     fn prints_and_normalizes_as_postgres() {
         let v = Json::object(vec![
             ("b".into(), num("1")),
-            ("aa".into(), Json::Array(vec![Json::String("x\"\n\u{1}".into()), Json::Null])),
+            (
+                "aa".into(),
+                Json::Array(vec![Json::String("x\"\n\u{1}".into()), Json::Null]),
+            ),
             ("b".into(), num("3")),
         ]);
         assert_eq!(v.to_string(), r#"{"b": 3, "aa": ["x\"\n\u0001", null]}"#);
@@ -677,7 +685,7 @@ mod tests {
         assert!(Json::decode(&[TAG_NUMBER, 2, b'0', b'1']).is_err());
         assert!(Json::decode(&[TAG_ARRAY, 200]).is_err());
         assert!(Json::decode(&[TAG_NULL, TAG_NULL]).is_err());
-        let mut deep = vec![TAG_ARRAY, 1].repeat(MAX_DEPTH + 1);
+        let mut deep = [TAG_ARRAY, 1].repeat(MAX_DEPTH + 1);
         deep.push(TAG_NULL);
         assert!(Json::decode(&deep).unwrap_err().contains("deeper"));
     }

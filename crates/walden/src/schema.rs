@@ -678,8 +678,8 @@ fn decode_value(col: &Column, bytes: &[u8], at: &mut usize) -> Result<Value, Str
         }
         ColumnType::Jsonb => {
             let len = u16::from_le_bytes(arr(take(2)?)) as usize;
-            let doc = Json::decode(take(len)?)
-                .map_err(|e| format!("column {:?}: {e}", col.name))?;
+            let doc =
+                Json::decode(take(len)?).map_err(|e| format!("column {:?}: {e}", col.name))?;
             Value::Jsonb(std::sync::Arc::new(doc))
         }
     })

@@ -160,8 +160,18 @@ fn row_violation(t: &Table, ix: &Index, row: &[Value]) -> Error {
     let value = |c: u16| row.get(c as usize).map_or("?".into(), |v| v.to_string());
     Error::UniqueViolation {
         index: ix.name.clone(),
-        columns: ix.columns.iter().map(|&c| name(c)).collect::<Vec<_>>().join(", "),
-        values: ix.columns.iter().map(|&c| value(c)).collect::<Vec<_>>().join(", "),
+        columns: ix
+            .columns
+            .iter()
+            .map(|&c| name(c))
+            .collect::<Vec<_>>()
+            .join(", "),
+        values: ix
+            .columns
+            .iter()
+            .map(|&c| value(c))
+            .collect::<Vec<_>>()
+            .join(", "),
     }
 }
 
