@@ -161,6 +161,7 @@ pub(crate) fn key_value(v: &Value, ty: ColumnType) -> Option<Value> {
         ColumnType::Bytea => matches!(v, Value::Bytea(_)).then(|| v.clone()),
         // Integers are exact numerics; a float8 makes PostgreSQL compare as float8.
         ColumnType::Numeric => value::as_numeric(v).map(Value::Numeric),
+        ColumnType::Jsonb => matches!(v, Value::Jsonb(_)).then(|| v.clone()),
     }
 }
 
@@ -418,7 +419,8 @@ fn literal(v: &Value) -> String {
         | Value::Timestamp(_)
         | Value::Timestamptz(_)
         | Value::Interval(_)
-        | Value::Bytea(_) => {
+        | Value::Bytea(_)
+        | Value::Jsonb(_) => {
             format!("'{}'::{}", plain(v).replace('\'', "''"), type_name(v))
         }
         _ => plain(v),

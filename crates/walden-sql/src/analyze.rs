@@ -42,6 +42,8 @@ fn hash_value(v: &Value) -> u64 {
         Value::Bytea(x) => x.hash(&mut h),
         Value::Interval(_) => v.to_string().hash(&mut h),
         Value::Numeric(n) => n.normalized().hash(&mut h),
+        // Documents equal as jsonb (`1`, `1.0`) share their sort key.
+        Value::Jsonb(j) => j.sort_key().hash(&mut h),
     }
     h.finish()
 }

@@ -12,6 +12,7 @@ use crate::depth;
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::{CmpOp, EvalCtx, Expr, Subquery, SubqueryKind};
 use crate::functions::Func;
+use crate::jsonb::JsonOp;
 use crate::pg_catalog::CatalogFn;
 use crate::types::{declared_type, DeclaredType, SqlType};
 use crate::value::{self, ArithOp};
@@ -236,6 +237,10 @@ pub enum AggFunc {
     StringAgg,
     BoolAnd,
     BoolOr,
+    /// jsonb_agg(x): the values as a jsonb array, NULLs as JSON nulls.
+    JsonbAgg,
+    /// jsonb_object_agg(k, v): an object of the pairs (a later key wins).
+    JsonbObjectAgg,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -336,6 +341,8 @@ pub(crate) fn agg_func(name: &str) -> Option<AggFunc> {
         "string_agg" => AggFunc::StringAgg,
         "bool_and" | "every" => AggFunc::BoolAnd,
         "bool_or" => AggFunc::BoolOr,
+        "jsonb_agg" | "json_agg" => AggFunc::JsonbAgg,
+        "jsonb_object_agg" | "json_object_agg" => AggFunc::JsonbObjectAgg,
         _ => return None,
     })
 }
@@ -1297,6 +1304,22 @@ impl Binder<'_> {
         if let Some(c) = cmp {
             return self.comparison(l, c, r);
         }
+        let json = match op {
+            B::Arrow => Some(JsonOp::Get),
+            B::LongArrow => Some(JsonOp::GetText),
+            B::HashArrow => Some(JsonOp::Path),
+            B::HashLongArrow => Some(JsonOp::PathText),
+            B::AtArrow => Some(JsonOp::Contains),
+            B::ArrowAt => Some(JsonOp::ContainedIn),
+            B::Question => Some(JsonOp::Exists),
+            B::QuestionPipe => Some(JsonOp::ExistsAny),
+            B::QuestionAnd => Some(JsonOp::ExistsAll),
+            _ => None,
+        };
+        if let Some(j) = json {
+            let (a, b) = (self.bind(l)?, self.bind(r)?);
+            return json_operator(j, a, b);
+        }
         let arith = match op {
             B::Plus => Some(ArithOp::Add),
             B::Minus => Some(ArithOp::Sub),
@@ -1317,6 +1340,9 @@ impl Binder<'_> {
             )),
             (B::StringConcat, _) => {
                 let (mut a, mut b) = (self.bind(l)?, self.bind(r)?);
+                if a.ty() == SqlType::Jsonb || b.ty() == SqlType::Jsonb {
+                    return json_operator(JsonOp::Concat, a, b);
+                }
                 // A string literal beside a bytea is a bytea (only there: `1 || '2'`
                 // is text).
                 if a.ty() == SqlType::Bytea {
@@ -1474,6 +1500,9 @@ impl Binder<'_> {
 
     fn arith(&mut self, l: &ast::Expr, op: ArithOp, r: &ast::Expr) -> SqlResult<Expr> {
         let (a, b) = (self.bind(l)?, self.bind(r)?);
+        if op == ArithOp::Sub && a.ty() == SqlType::Jsonb {
+            return json_operator(JsonOp::Delete, a, b);
+        }
         let (a, b) = temporal_operands(op, a, b)?;
         let (ta, tb) = (a.ty(), b.ty());
         if let Some(ty) = value::datetime_arith_type(op, ta, tb) {
@@ -1637,6 +1666,7 @@ impl Binder<'_> {
                     Some(SqlType::Interval)
                 }
                 (Func::ToTimestamp, _) => Some(SqlType::Float8),
+                (Func::JsonbTypeof | Func::JsonbArrayLength, _) => Some(SqlType::Jsonb),
                 _ => None,
             };
             args.push(match want {
@@ -1817,8 +1847,8 @@ fn agg_args(
     }
     let (args, distinct) = call_args(f, name)?;
     let (arg, extra) = match (func, args.as_slice()) {
-        (AggFunc::StringAgg, [a, d]) => (*a, Some(*d)),
-        (AggFunc::StringAgg, _) => {
+        (AggFunc::StringAgg | AggFunc::JsonbObjectAgg, [a, d]) => (*a, Some(*d)),
+        (AggFunc::StringAgg | AggFunc::JsonbObjectAgg, _) => {
             return Err(SqlError::new(
                 code::UNDEFINED_FUNCTION,
                 format!("function {name} takes exactly two arguments"),
@@ -1853,7 +1883,9 @@ fn agg_args(
         AggFunc::Sum | AggFunc::Avg if t.is_integer() || t == SqlType::Numeric => SqlType::Numeric,
         AggFunc::Sum | AggFunc::Avg if t.is_float() || t == SqlType::Interval => t,
         AggFunc::Avg if t == SqlType::Null => SqlType::Numeric,
-        AggFunc::Min | AggFunc::Max if t != SqlType::Null => t,
+        // PostgreSQL has no min or max of jsonb.
+        AggFunc::Min | AggFunc::Max if t != SqlType::Null && t != SqlType::Jsonb => t,
+        AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg => SqlType::Jsonb,
         AggFunc::StringAgg if texty(t) && extra.as_ref().is_some_and(|d| texty(d.ty())) => {
             SqlType::Text
         }
@@ -1910,6 +1942,60 @@ fn cmp_op(op: &BinaryOperator) -> Option<CmpOp> {
         B::GtEq => CmpOp::GtEq,
         _ => return None,
     })
+}
+
+/// A jsonb operator's expression: a string literal on the left, or on the right where
+/// the operator takes a jsonb there, is read as a jsonb; the right operand's type picks
+/// between a key and an index. Anything else is PostgreSQL's "operator does not exist".
+fn json_operator(op: JsonOp, a: Expr, b: Expr) -> SqlResult<Expr> {
+    use SqlType as T;
+    let jsonb_right = matches!(op, JsonOp::Contains | JsonOp::ContainedIn | JsonOp::Concat);
+    let (a, b) = match (is_text_literal(&a), is_text_literal(&b)) {
+        (true, false) if b.ty() == T::Jsonb => (coerce_literal(a, T::Jsonb)?, b),
+        (true, _) if !jsonb_right => (coerce_literal(a, T::Jsonb)?, b),
+        (false, true) if jsonb_right => (a, coerce_literal(b, T::Jsonb)?),
+        _ => (a, b),
+    };
+    let (ta, tb) = (a.ty(), b.ty());
+    let text = |t: T| matches!(t, T::Text | T::Null);
+    let int = |t: T| t.is_integer() || t == T::Null;
+    let right_ok = match op {
+        JsonOp::Get | JsonOp::GetText | JsonOp::Delete => text(tb) || int(tb),
+        JsonOp::Path
+        | JsonOp::PathText
+        | JsonOp::Exists
+        | JsonOp::ExistsAny
+        | JsonOp::ExistsAll => text(tb),
+        JsonOp::Contains | JsonOp::ContainedIn | JsonOp::Concat => {
+            matches!(tb, T::Jsonb | T::Null)
+        }
+    };
+    if !matches!(ta, T::Jsonb | T::Null) || !right_ok {
+        // A string literal is of type unknown until it meets an operator.
+        let name = |e: &Expr| {
+            if is_text_literal(e) {
+                "unknown"
+            } else {
+                e.ty().name()
+            }
+        };
+        return Err(SqlError::new(
+            code::UNDEFINED_FUNCTION,
+            format!(
+                "operator does not exist: {} {} {}",
+                name(&a),
+                op.symbol(),
+                name(&b)
+            ),
+        )
+        .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts."));
+    }
+    let ty = match op {
+        JsonOp::Get | JsonOp::Path | JsonOp::Concat | JsonOp::Delete => T::Jsonb,
+        JsonOp::GetText | JsonOp::PathText => T::Text,
+        _ => T::Bool,
+    };
+    Ok(Expr::Call(Func::Json(op), vec![a, b], ty))
 }
 
 fn check_comparable(a: &Expr, b: &Expr, op: &str) -> SqlResult<()> {

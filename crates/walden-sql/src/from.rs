@@ -49,6 +49,12 @@ pub enum Source {
         args: Vec<Expr>,
         ty: SqlType,
     },
+    /// A set-returning jsonb function (`jsonb_each`, …) of one argument, evaluated when
+    /// it runs (it may read the enclosing query's row or a parameter).
+    JsonRows {
+        func: crate::jsonb::JsonRows,
+        arg: Expr,
+    },
     /// A relation of the virtual catalog (`pg_catalog`), its rows made when the
     /// statement was planned.
     Values {
@@ -506,6 +512,31 @@ impl Builder<'_, '_> {
                         },
                         Some(vname),
                         rel.columns,
+                        alias.as_ref().map(|a| ident_name(&a.name)),
+                        None,
+                    )
+                } else if let Some((func, args)) = args.as_ref().and_then(|a| {
+                    let table = crate::bind::function_name(name).ok()?;
+                    Some((crate::jsonb::JsonRows::lookup(&table)?, a))
+                }) {
+                    let src = json_rows(func, args, self.cx)?;
+                    let names = alias.as_ref().map(|a| &a.columns);
+                    let columns = func
+                        .columns()
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, (col, ty))| {
+                            let named = names.and_then(|n| n.get(i)).map(|c| ident_name(&c.name));
+                            let lone = (func == crate::jsonb::JsonRows::ObjectKeys)
+                                .then(|| alias.as_ref().map(|a| ident_name(&a.name)))
+                                .flatten();
+                            (named.or(lone).unwrap_or_else(|| col.to_string()), ty)
+                        })
+                        .collect();
+                    (
+                        src,
+                        Some(func.name().to_string()),
+                        columns,
                         alias.as_ref().map(|a| ident_name(&a.name)),
                         None,
                     )
@@ -1605,6 +1636,55 @@ fn selectivity(e: &Expr) -> f64 {
     }
 }
 
+/// A set-returning jsonb function's source: its one argument bound (a string literal
+/// read as a jsonb) and checked to be a jsonb.
+fn json_rows(
+    func: crate::jsonb::JsonRows,
+    args: &ast::TableFunctionArgs,
+    cx: &PlanCx,
+) -> SqlResult<Source> {
+    let empty = Scope::default();
+    let mut bound = Vec::new();
+    for a in &args.args {
+        let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = a else {
+            return Err(SqlError::unsupported(format!(
+                "this {} argument",
+                func.name()
+            )));
+        };
+        // As for generate_series: a column of another FROM item would need LATERAL.
+        let b = Binder::in_query(&empty, *cx).bind(e).map_err(|err| {
+            if err.code == code::UNDEFINED_COLUMN || err.code == code::UNDEFINED_TABLE {
+                SqlError::unsupported(format!(
+                    "{} over a column of another FROM item (LATERAL)",
+                    func.name()
+                ))
+                .at(e.span().start)
+            } else {
+                err
+            }
+        })?;
+        bound.push(crate::bind::coerce_literal(b, SqlType::Jsonb)?);
+    }
+    match bound.pop() {
+        Some(arg) if bound.is_empty() && matches!(arg.ty(), SqlType::Jsonb | SqlType::Null) => {
+            Ok(Source::JsonRows { func, arg })
+        }
+        other => {
+            let mut types: Vec<&str> = bound.iter().map(|b| b.ty().name()).collect();
+            types.extend(other.iter().map(|b| b.ty().name()));
+            Err(SqlError::new(
+                code::UNDEFINED_FUNCTION,
+                format!(
+                    "function {}({}) does not exist",
+                    func.name(),
+                    types.join(", ")
+                ),
+            ))
+        }
+    }
+}
+
 fn series(
     table: &str,
     name: &ast::ObjectName,
@@ -1966,6 +2046,22 @@ impl Source {
                     Access::Scan => read_rows(cx, t, |g| Ok(reader.scan_with(&t.name, g)?), &mut f),
                     Access::Index(r) => read_rows(cx, t, |g| read_index(&reader, r, g), &mut f),
                 }
+            }
+            Source::JsonRows { func, arg } => {
+                let Value::Jsonb(doc) = arg.eval(&[], cx)? else {
+                    // A NULL document gives no rows.
+                    return Ok(true);
+                };
+                let guard = cx.run.map(|r| r.guard);
+                for row in func.rows(&doc)? {
+                    if let Some(g) = guard {
+                        g.check()?;
+                    }
+                    if !sink(cx, row)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
             }
             Source::SeriesOf { args, ty } => {
                 let mut bounds = Vec::with_capacity(3);
@@ -2389,6 +2485,7 @@ impl Source {
             | Source::Values { .. }
             | Source::Derived { .. } => true,
             Source::SeriesOf { args, .. } => args.iter().all(add),
+            Source::JsonRows { arg, .. } => add(arg),
             Source::Lateral { params, .. } => params.iter().all(add),
             Source::Recursive { .. } | Source::WorkTable { .. } => true,
             Source::Table(t) => !t.row_id && t.filter.as_ref().is_none_or(|f| !f.has_subquery()),
@@ -2463,6 +2560,8 @@ impl Source {
                 (((*stop as f64 - *start as f64) / *step as f64).floor() + 1.0).max(1.0)
             }
             Source::Series { .. } | Source::SeriesOf { .. } => 1000.0,
+            // PostgreSQL's guess for a set-returning function.
+            Source::JsonRows { .. } => 100.0,
             Source::Table(t) => t.est,
             Source::Values { rows, .. } => rows.len() as f64,
             Source::Derived { plan, .. } => plan.estimate(),
@@ -2487,6 +2586,9 @@ impl Source {
             Source::Nothing => out.node_at(depth, "Result", key),
             Source::Series { .. } | Source::SeriesOf { .. } => {
                 out.node_at(depth, "Function Scan on generate_series", key)
+            }
+            Source::JsonRows { func, .. } => {
+                out.node_at(depth, &format!("Function Scan on {}", func.name()), key)
             }
             Source::Values { name, .. } => out.node_at(depth, &format!("Seq Scan on {name}"), key),
             Source::Table(t) => {

@@ -69,6 +69,15 @@ pub enum Func {
     MakeDate,
     /// to_char(timestamp or timestamptz, format).
     ToChar,
+    /// A jsonb operator (`->`, `@>`, `?`, …): a jsonb and its right operand.
+    Json(crate::jsonb::JsonOp),
+    JsonbTypeof,
+    JsonbArrayLength,
+    /// jsonb_build_object(k, v, …): not strict (a NULL value is a JSON null).
+    JsonbBuildObject,
+    /// jsonb_build_array(v, …): not strict.
+    JsonbBuildArray,
+    ToJsonb,
 }
 
 /// Texts longer than this are refused (PostgreSQL's limit is 1 GB; a row holds far less).
@@ -111,6 +120,11 @@ impl Func {
             "to_timestamp" => Func::ToTimestamp,
             "make_date" => Func::MakeDate,
             "to_char" => Func::ToChar,
+            "jsonb_typeof" | "json_typeof" => Func::JsonbTypeof,
+            "jsonb_array_length" | "json_array_length" => Func::JsonbArrayLength,
+            "jsonb_build_object" | "json_build_object" => Func::JsonbBuildObject,
+            "jsonb_build_array" | "json_build_array" => Func::JsonbBuildArray,
+            "to_jsonb" | "to_json" => Func::ToJsonb,
             _ => return None,
         })
     }
@@ -178,6 +192,11 @@ impl Func {
             }
             (Func::ArrayToString, [a, s]) => text(*a) && text(*s),
             (Func::ArrayUpper | Func::ArrayElement, [a, d]) => text(*a) && int(*d),
+            (Func::JsonbTypeof | Func::JsonbArrayLength, [j]) => {
+                matches!(j, T::Jsonb | T::Null)
+            }
+            (Func::JsonbBuildObject | Func::JsonbBuildArray, _) => true,
+            (Func::ToJsonb, [_]) => true,
             _ => false,
         };
         if !ok {
@@ -227,7 +246,8 @@ impl Func {
             Func::Like | Func::ILike | Func::RegexMatch | Func::RegexIMatch | Func::EqAnyArray => {
                 T::Bool
             }
-            Func::ArrayUpper => T::Int4,
+            Func::ArrayUpper | Func::JsonbArrayLength => T::Int4,
+            Func::JsonbBuildObject | Func::JsonbBuildArray | Func::ToJsonb => T::Jsonb,
             _ => T::Text,
         })
     }
@@ -325,7 +345,18 @@ fn rounding(f: Func, args: &[Value]) -> SqlResult<Value> {
 }
 
 pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
-    // Every function here is strict: a NULL argument gives NULL.
+    // Every function here but the jsonb builders is strict: a NULL argument gives NULL.
+    match f {
+        Func::JsonbBuildObject => return crate::jsonb::build_object(args),
+        Func::JsonbBuildArray => {
+            let items = args
+                .iter()
+                .map(crate::jsonb::from_value)
+                .collect::<SqlResult<Vec<_>>>()?;
+            return Ok(crate::jsonb::value(walden::Json::Array(items)));
+        }
+        _ => {}
+    }
     if args.iter().any(|a| matches!(a, Value::Null)) {
         return Ok(Value::Null);
     }
@@ -414,6 +445,18 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
             text_arg(&args[0]),
             text_arg(&args[1]),
         )?),
+        Func::Json(op) => crate::jsonb::apply(op, &args[0], &args[1])?,
+        Func::JsonbTypeof => match crate::jsonb::doc(&args[0]) {
+            Some(j) => Value::Text(j.type_name().into()),
+            None => Value::Null,
+        },
+        Func::JsonbArrayLength => match crate::jsonb::doc(&args[0]) {
+            Some(j) => crate::jsonb::array_length(j)?,
+            None => Value::Null,
+        },
+        Func::ToJsonb => crate::jsonb::value(crate::jsonb::from_value(&args[0])?),
+        // Not strict: answered before the NULL check above.
+        Func::JsonbBuildObject | Func::JsonbBuildArray => Value::Null,
         Func::Upper => Value::Text(text_arg(&args[0]).to_uppercase()),
         Func::Lower => Value::Text(text_arg(&args[0]).to_lowercase()),
         Func::Md5 => match &args[0] {

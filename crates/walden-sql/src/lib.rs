@@ -22,6 +22,7 @@ mod fkeys;
 pub mod from;
 pub mod functions;
 pub mod guard;
+pub mod jsonb;
 mod keytable;
 pub mod pg_catalog;
 pub mod prepared;

@@ -377,6 +377,7 @@ fn literal(v: &Value, ty: Option<&DataType>) -> ast::Expr {
             text(v.to_string()),
             DataType::Numeric(ast::ExactNumberInfo::None),
         ),
+        Value::Jsonb(_) => cast(text(v.to_string()), DataType::JSONB),
     }
 }
 

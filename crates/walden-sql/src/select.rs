@@ -2092,6 +2092,10 @@ pub(crate) enum Acc {
     Text(Option<String>),
     /// bool_and (true) or bool_or (false) so far.
     Bool(Option<bool>, bool),
+    /// jsonb_agg: the elements so far.
+    JsonArray(Vec<walden::Json>),
+    /// jsonb_object_agg: the pairs so far, in input order.
+    JsonObject(Vec<(String, walden::Json)>),
     /// DISTINCT: the values seen, and the aggregate of the first of each.
     Distinct(HashSet<Vec<u8>>, Box<Acc>),
     /// ORDER BY inside the call: each value with its sort keys and delimiter, taken
@@ -2120,6 +2124,8 @@ impl Acc {
             (AggFunc::StringAgg, _) => Acc::Text(None),
             (AggFunc::BoolAnd, _) => Acc::Bool(None, true),
             (AggFunc::BoolOr, _) => Acc::Bool(None, false),
+            (AggFunc::JsonbAgg, _) => Acc::JsonArray(Vec::new()),
+            (AggFunc::JsonbObjectAgg, _) => Acc::JsonObject(Vec::new()),
         };
         let acc = if a.distinct {
             Acc::Distinct(HashSet::new(), Box::new(acc))
@@ -2145,7 +2151,9 @@ impl Acc {
             Some(e) => e.eval(row, cx)?,
             None => Value::Bool(true),
         };
-        if matches!(v, Value::Null) {
+        // jsonb_agg and jsonb_object_agg keep NULLs (as JSON nulls); the rest skip them.
+        let keeps_null = matches!(a.func, AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg);
+        if matches!(v, Value::Null) && !keeps_null {
             return Ok(0);
         }
         let sep = match &a.extra {
@@ -2230,6 +2238,28 @@ impl Acc {
                 });
             }
             Acc::Ordered(kept, ..) => kept.push((Vec::new(), v, sep)),
+            Acc::JsonArray(items) => {
+                let j = crate::jsonb::from_value(&v)?;
+                let grew = j.to_bytes().len() as u64 + 32;
+                items.push(j);
+                return Ok(grew);
+            }
+            Acc::JsonObject(pairs) => {
+                let key = match v {
+                    Value::Null => {
+                        return Err(SqlError::new(
+                            code::INVALID_PARAMETER,
+                            "field name must not be null",
+                        ))
+                    }
+                    Value::Text(s) => s,
+                    other => value::to_text(&other).unwrap_or_default(),
+                };
+                let j = crate::jsonb::from_value(&sep.unwrap_or(Value::Null))?;
+                let grew = (key.len() + j.to_bytes().len()) as u64 + 32;
+                pairs.push((key, j));
+                return Ok(grew);
+            }
             Acc::Distinct(seen, inner) => {
                 let mut key = Vec::new();
                 norm_key(&v, &mut key);
@@ -2257,6 +2287,10 @@ impl Acc {
             Acc::SumFloat(Some(s)) => Value::Float8(*s),
             Acc::SumNumeric(Some(s)) => Value::Numeric(*s),
             Acc::MinMax(v, _) => v.clone().unwrap_or(Value::Null),
+            Acc::JsonArray(items) if items.is_empty() => Value::Null,
+            Acc::JsonArray(items) => crate::jsonb::value(walden::Json::Array(items.clone())),
+            Acc::JsonObject(pairs) if pairs.is_empty() => Value::Null,
+            Acc::JsonObject(pairs) => crate::jsonb::value(walden::Json::object(pairs.clone())),
             Acc::Interval(None, _, _) => Value::Null,
             Acc::Interval(Some(s), false, _) => Value::Interval(*s),
             // PostgreSQL's interval_avg: the sum divided by the count.
@@ -2364,6 +2398,13 @@ pub(crate) fn push_key(v: &Value, out: &mut Vec<u8>) {
                 out.extend_from_slice(&exp.to_le_bytes());
             }
         },
+        // Documents that compare equal (`1.0` and `1`) have one key.
+        Value::Jsonb(j) => {
+            out.push(10);
+            let key = j.sort_key();
+            out.extend_from_slice(&(key.len() as u64).to_le_bytes());
+            out.extend_from_slice(&key);
+        }
         other => {
             out.push(1);
             out.extend_from_slice(&as_i64(other).unwrap_or(0).to_le_bytes());

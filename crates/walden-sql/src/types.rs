@@ -25,6 +25,8 @@ pub enum SqlType {
     Timestamptz,
     Interval,
     Bytea,
+    /// A normalized JSON document (PostgreSQL's jsonb; `json` is taken as it too).
+    Jsonb,
     /// A bare NULL: takes the type of wherever it goes.
     Null,
 }
@@ -45,6 +47,7 @@ impl SqlType {
             ColumnType::Interval => SqlType::Interval,
             ColumnType::Bytea => SqlType::Bytea,
             ColumnType::Numeric => SqlType::Numeric,
+            ColumnType::Jsonb => SqlType::Jsonb,
         }
     }
 
@@ -65,6 +68,7 @@ impl SqlType {
             SqlType::Timestamptz => ColumnType::Timestamptz,
             SqlType::Interval => ColumnType::Interval,
             SqlType::Bytea => ColumnType::Bytea,
+            SqlType::Jsonb => ColumnType::Jsonb,
         }
     }
 
@@ -84,6 +88,7 @@ impl SqlType {
             SqlType::Timestamptz => "timestamp with time zone",
             SqlType::Interval => "interval",
             SqlType::Bytea => "bytea",
+            SqlType::Jsonb => "jsonb",
             SqlType::Null => "unknown",
         }
     }
@@ -104,6 +109,7 @@ impl SqlType {
             SqlType::Timestamptz => "timestamptz",
             SqlType::Interval => "interval",
             SqlType::Bytea => "bytea",
+            SqlType::Jsonb => "jsonb",
             SqlType::Null => "unknown",
         }
     }
@@ -321,6 +327,9 @@ pub fn declared_type(dt: &DataType, allow_serial: bool) -> SqlResult<DeclaredTyp
         }
         DataType::Interval { fields: None, .. } => plain(SqlType::Interval),
         DataType::Bytea => plain(SqlType::Bytea),
+        // json is taken as jsonb: stored normalized, printed as jsonb prints
+        // (NOTES-types.md).
+        DataType::JSONB | DataType::JSON => plain(SqlType::Jsonb),
         DataType::Custom(name, mods) if mods.is_empty() => {
             let n = name.to_string().to_lowercase();
             let serial = |t| {
@@ -346,6 +355,7 @@ pub fn declared_type(dt: &DataType, allow_serial: bool) -> SqlResult<DeclaredTyp
                 "timestamptz" => plain(SqlType::Timestamptz),
                 "bytea" => plain(SqlType::Bytea),
                 "numeric" | "decimal" => plain(SqlType::Numeric),
+                "jsonb" | "json" => plain(SqlType::Jsonb),
                 _ => Err(SqlError::new(
                     code::UNDEFINED_OBJECT,
                     format!("type \"{n}\" does not exist"),

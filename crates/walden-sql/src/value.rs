@@ -27,6 +27,7 @@ pub fn type_of(v: &Value) -> SqlType {
         Value::Interval(_) => SqlType::Interval,
         Value::Bytea(_) => SqlType::Bytea,
         Value::Numeric(_) => SqlType::Numeric,
+        Value::Jsonb(_) => SqlType::Jsonb,
     }
 }
 
@@ -340,6 +341,7 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
         (Value::Bool(x), Value::Bool(y)) => Some(x.cmp(y)),
         (Value::Uuid(x), Value::Uuid(y)) => Some(x.cmp(y)),
         (Value::Bytea(x), Value::Bytea(y)) => Some(x.cmp(y)),
+        (Value::Jsonb(x), Value::Jsonb(y)) => Some(walden::jsonb::compare(x, y)),
         (Value::Interval(x), Value::Interval(y)) => Some(x.span_micros().cmp(&y.span_micros())),
         (Value::Date(_) | Value::Timestamp(_) | Value::Timestamptz(_), _) => {
             Some(instant_micros(a)?.cmp(&instant_micros(b)?))
@@ -502,6 +504,7 @@ pub fn parse_text(s: &str, ty: SqlType) -> SqlResult<Value> {
         SqlType::Timestamptz => Ok(Value::Timestamptz(datetime::parse_timestamp(s, true)?)),
         SqlType::Interval => Ok(Value::Interval(datetime::parse_interval(s)?)),
         SqlType::Bytea => Ok(Value::Bytea(crate::bytea::parse(s)?)),
+        SqlType::Jsonb => Ok(crate::jsonb::value(crate::jsonb::parse(s)?)),
         SqlType::Text | SqlType::Null => Ok(Value::Text(s.to_string())),
     }
 }
@@ -538,6 +541,7 @@ pub fn cast_from(v: Value, from: SqlType, to: &DeclaredType, explicit: bool) -> 
         (v, t) if type_of(&v) == t => v,
         (v, SqlType::Text) => Value::Text(to_text(&v).unwrap_or_default()),
         (Value::Text(s), t) => parse_text(&s, t)?,
+        (Value::Jsonb(j), t) => crate::jsonb::cast_to(&j, t)?,
         (v, t) if type_of(&v).is_integer() && t.is_numeric() => {
             int_value(as_i64(&v).unwrap_or(0), t)?
         }

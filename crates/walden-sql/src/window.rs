@@ -41,7 +41,7 @@ pub enum WindowFunc {
     LastValue,
     NthValue,
     /// An aggregate over the frame.
-    Agg(AggCall),
+    Agg(Box<AggCall>),
 }
 
 /// One end of a frame.
@@ -98,7 +98,7 @@ impl WindowCall {
     pub(crate) fn filled(&self, values: &[Value], outer: bool) -> SqlResult<WindowCall> {
         let fill = |e: &Expr| e.clone().filled(values, outer);
         let func = match &self.func {
-            WindowFunc::Agg(a) => WindowFunc::Agg(a.filled(values, outer)?),
+            WindowFunc::Agg(a) => WindowFunc::Agg(Box::new(a.filled(values, outer)?)),
             f => f.clone(),
         };
         Ok(WindowCall {
@@ -525,7 +525,7 @@ impl Binder<'_> {
                 ));
             }
             let ty = call.ty;
-            return Ok((WindowFunc::Agg(call), Vec::new(), ty));
+            return Ok((WindowFunc::Agg(Box::new(call)), Vec::new(), ty));
         }
         let raw = crate::bind::plain_args(f, name)?;
         let mut args = Vec::with_capacity(raw.len());

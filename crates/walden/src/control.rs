@@ -29,7 +29,9 @@ pub const CHECKPOINT_MAGIC: &[u8; 8] = b"WALDNCKP";
 pub const FORMAT_VERSION: u32 = 14;
 /// The oldest format version this build still reads. Format 14 added table
 /// statistics (ANALYZE; the record `table_stats`, and a list after the views in a
-/// checkpoint's catalog). Format 11 added the column type
+/// checkpoint's catalog). Format 13 added the column type jsonb (type code 14 in
+/// schemas and `btree_insert_row` parts; the stored document of docs/format.md,
+/// "jsonb"). Format 12 was not used. Format 11 added the column type
 /// numeric (type code 13 in schemas and `btree_insert_row` parts, its stored form and
 /// index key in docs/format.md); an older build would refuse it as corrupt, and a format
 /// 5 to 10 database has none. Format 10 added the column types

@@ -19,6 +19,7 @@ pub mod directory;
 pub mod engine;
 pub mod error;
 pub mod index_page;
+pub mod jsonb;
 pub mod lock_order;
 pub mod numeric;
 pub mod options;
@@ -54,6 +55,7 @@ pub use engine::{
     RecoveryReport, RowAction, TableCheck, Transaction,
 };
 pub use error::{Error, Result};
+pub use jsonb::Json;
 pub use numeric::Numeric;
 pub use schema::{Column, ColumnType, Constraint, Row, Schema, Value};
 pub use stats::{StatsSnapshot, TxnStats};

@@ -7,7 +7,8 @@
 //! bool 1, uuid 16, text u16 length + UTF-8 bytes, date 4 (days since 2000-01-01),
 //! timestamp and timestamptz 8 (microseconds since 2000-01-01), interval 16
 //! (microseconds i64, days i32, months i32), bytea u16 length + bytes, numeric u16
-//! length and its stored form (`Numeric::encode`: sign, scale, base-10000 digits).
+//! length and its stored form (`Numeric::encode`: sign, scale, base-10000 digits),
+//! jsonb u16 length + the document's bytes (`jsonb.rs`).
 //! Little-endian, no padding. A row written before `ALTER TABLE … ADD COLUMN` has fewer
 //! columns than the schema: the columns it lacks read as their *missing value*
 //! (PostgreSQL's attmissingval). A dropped column keeps its place in the schema (PostgreSQL's
@@ -19,6 +20,7 @@ use std::fmt;
 use std::ops::Range;
 
 use crate::calendar::{self, Interval};
+use crate::jsonb::Json;
 use crate::numeric::Numeric;
 
 /// A column's type.
@@ -39,10 +41,11 @@ pub enum ColumnType {
     /// PostgreSQL's exact decimal; a column's `numeric(p,s)` rides in
     /// [`Column::max_chars`] as PostgreSQL's typmod.
     Numeric,
+    Jsonb,
 }
 
 impl ColumnType {
-    /// Bytes of a value in a stored row (None: text, bytea or numeric, a u16 length and
+    /// Bytes of a value in a stored row (None: text, bytea, numeric or jsonb, a u16 length and
     /// the bytes).
     pub fn fixed_width(self) -> Option<usize> {
         match self {
@@ -53,7 +56,7 @@ impl ColumnType {
             ColumnType::Uuid | ColumnType::Interval => Some(16),
             ColumnType::Date => Some(4),
             ColumnType::Timestamp | ColumnType::Timestamptz => Some(8),
-            ColumnType::Text | ColumnType::Bytea | ColumnType::Numeric => None,
+            ColumnType::Text | ColumnType::Bytea | ColumnType::Numeric | ColumnType::Jsonb => None,
         }
     }
 
@@ -72,6 +75,7 @@ impl ColumnType {
             ColumnType::Interval => 11,
             ColumnType::Bytea => 12,
             ColumnType::Numeric => 13,
+            ColumnType::Jsonb => 14,
         }
     }
     pub fn from_code(c: u8) -> Option<ColumnType> {
@@ -89,6 +93,7 @@ impl ColumnType {
             11 => ColumnType::Interval,
             12 => ColumnType::Bytea,
             13 => ColumnType::Numeric,
+            14 => ColumnType::Jsonb,
             _ => return None,
         })
     }
@@ -107,6 +112,7 @@ impl ColumnType {
             ColumnType::Interval => "interval",
             ColumnType::Bytea => "bytea",
             ColumnType::Numeric => "numeric",
+            ColumnType::Jsonb => "jsonb",
         }
     }
 }
@@ -234,6 +240,8 @@ pub enum Value {
     Interval(Interval),
     Bytea(Vec<u8>),
     Numeric(Numeric),
+    /// A normalized jsonb document (shared: a document is never changed in place).
+    Jsonb(std::sync::Arc<Json>),
 }
 
 impl fmt::Display for Value {
@@ -264,6 +272,7 @@ impl fmt::Display for Value {
                 b.iter().try_for_each(|byte| write!(f, "{byte:02x}"))
             }
             Value::Numeric(n) => write!(f, "{n}"),
+            Value::Jsonb(j) => write!(f, "{j}"),
         }
     }
 }
@@ -376,6 +385,7 @@ impl Schema {
                 | (ColumnType::Interval, Value::Interval(_))
                 | (ColumnType::Numeric, Value::Numeric(_)) => true,
                 (ColumnType::Bytea, Value::Bytea(b)) => b.len() <= u16::MAX as usize,
+                (ColumnType::Jsonb, Value::Jsonb(j)) => j.to_bytes().len() <= u16::MAX as usize,
                 (ColumnType::Text, Value::Text(s)) => {
                     if let Some(max) = col.max_chars {
                         if s.chars().count() > max as usize {
@@ -443,6 +453,11 @@ impl Schema {
                     // At most 3 + 2·10 bytes: the u16 length always holds it.
                     out.extend_from_slice(&(n.encoded_len() as u16).to_le_bytes());
                     n.encode(out);
+                }
+                Value::Jsonb(j) => {
+                    let b = j.to_bytes();
+                    out.extend_from_slice(&(b.len() as u16).to_le_bytes());
+                    out.extend_from_slice(&b);
                 }
             }
         }
@@ -685,6 +700,12 @@ fn decode_value(col: &Column, bytes: &[u8], at: &mut usize) -> Result<Value, Str
                 Numeric::decode(take(len)?).map_err(|e| format!("column {:?}: {e}", col.name))?,
             )
         }
+        ColumnType::Jsonb => {
+            let len = u16::from_le_bytes(arr(take(2)?)) as usize;
+            let doc =
+                Json::decode(take(len)?).map_err(|e| format!("column {:?}: {e}", col.name))?;
+            Value::Jsonb(std::sync::Arc::new(doc))
+        }
     })
 }
 
@@ -731,6 +752,7 @@ mod tests {
             Column::new("m", ColumnType::Interval),
             Column::new("n", ColumnType::Bytea),
             Column::new("o", ColumnType::Numeric),
+            Column::new("o", ColumnType::Jsonb),
             Column {
                 max_chars: Some(3),
                 blank_padded: true,
@@ -764,6 +786,10 @@ mod tests {
             }),
             Value::Bytea(vec![0, 1, 255]),
             Value::Numeric(Numeric::new(-12_345_678, 4).unwrap()),
+            Value::Jsonb(std::sync::Arc::new(crate::jsonb::Json::object(vec![(
+                "a".into(),
+                crate::jsonb::Json::Array(vec![crate::jsonb::Json::Number("1.5".into())]),
+            )]))),
             Value::Text("abc".into()),
         ];
         s.check(&row).expect("valid row");

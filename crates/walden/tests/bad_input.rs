@@ -411,13 +411,13 @@ fn control_file_with_unknown_format_version() {
     }
 }
 
-/// A database of the previous formats (11, before table statistics; 10, before the
-/// numeric column type; 9, before the date/time and bytea types) opens and its rows
-/// read back: this build reads every format from 5 on.
+/// A database of the previous formats (13, before table statistics; 11, before the
+/// jsonb column type; 10, before the numeric column type; 9, before the date/time and
+/// bytea types) opens and its rows read back: this build reads every format from 5 on.
 #[test]
 fn previous_format_opens() {
     assert_eq!(FORMAT_VERSION, 14);
-    for old in [9u32, 10, 11] {
+    for old in [9u32, 10, 11, 13] {
         opens_as_format(old);
     }
 }

@@ -21,6 +21,7 @@ const ROOT_ITEMS: &[(&str, &str)] = &[
     ("RowAction", "engine"),
     ("Transaction", "engine"),
     ("Interval", "calendar"),
+    ("Json", "jsonb"),
     ("Column", "schema"),
     ("ColumnType", "schema"),
     ("Row", "schema"),

@@ -53,6 +53,7 @@ pub const TYPES: &[PgType] = &[
     ty(1700, "numeric", "numeric", -1, false),
     ty(2205, "regclass", "regclass", 4, false),
     ty(2950, "uuid", "uuid", 16, false),
+    ty(3802, "jsonb", "jsonb", -1, false),
 ];
 
 pub const TEXT_OID: i64 = 25;
@@ -78,6 +79,7 @@ pub fn type_of(d: &DeclaredType) -> (&'static PgType, i32) {
         (SqlType::Timestamp, _, _) => 1114,
         (SqlType::Timestamptz, _, _) => 1184,
         (SqlType::Interval, _, _) => 1186,
+        (SqlType::Jsonb, _, _) => 3802,
     };
     let typmod = match d.max_chars {
         Some(n) if d.ty == SqlType::Text => n as i32 + 4,

@@ -172,6 +172,29 @@ fn violation(t: &Table, ix: &Index, key: &[u8]) -> Error {
     }
 }
 
+/// The unique-violation error for a new `row`, naming its own values (as PostgreSQL
+/// does: a key read back from its index bytes could show an equal value written
+/// differently, jsonb's `1` for `1.0`).
+fn row_violation(t: &Table, ix: &Index, row: &[Value]) -> Error {
+    let name = |c: u16| t.schema().columns[c as usize].name.clone();
+    let value = |c: u16| row.get(c as usize).map_or("?".into(), |v| v.to_string());
+    Error::UniqueViolation {
+        index: ix.name.clone(),
+        columns: ix
+            .columns
+            .iter()
+            .map(|&c| name(c))
+            .collect::<Vec<_>>()
+            .join(", "),
+        values: ix
+            .columns
+            .iter()
+            .map(|&c| value(c))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
 /// The error for a primary key with a NULL in `row`.
 fn null_in_key(t: &Table, ix: &Index, row: &[Value]) -> Error {
     let column = ix
@@ -646,7 +669,7 @@ impl Transaction {
                     )?;
                     match r {
                         Unique::Inserted => break,
-                        Unique::Conflict(_) => return Err(violation(t, ix, key)),
+                        Unique::Conflict(_) => return Err(row_violation(t, ix, &decoded()?)),
                         Unique::Wait(other) => db.txns.wait_for(me, other)?,
                     }
                 }

@@ -12,7 +12,8 @@
 //! big-endian integer with the sign bit flipped, so intervals PostgreSQL calls equal
 //! (`'1 mon'`, `'30 days'`) have one key; numeric its sign class, decimal exponent and
 //! digit pairs (`Numeric::push_key`), so values equal across scales (`1.0`, `1.00`)
-//! have one key. No
+//! have one key; jsonb its document's key (`Json::push_key`: PostgreSQL's jsonb
+//! ordering, `1.0` and `1` one key). No
 //! column's encoding is a prefix of another's, so a key followed by a row id orders by
 //! key, then row id. A leaf item is `key | row id` (page u32 big-endian, slot u16
 //! big-endian).
@@ -76,6 +77,10 @@ pub fn push_value(out: &mut Vec<u8>, ty: ColumnType, v: &Value) -> bool {
         }
         (ColumnType::Text, Value::Text(s)) => push_text(out, s.as_bytes()),
         (ColumnType::Bytea, Value::Bytea(b)) => push_text(out, b),
+        (ColumnType::Jsonb, Value::Jsonb(j)) => {
+            out.push(TAG_VALUE);
+            j.push_key(out);
+        }
         (ColumnType::Interval, Value::Interval(iv)) => {
             out.push(TAG_VALUE);
             let flipped = (iv.span_micros() as u128) ^ (1 << 127);
@@ -174,6 +179,20 @@ pub fn key_from_parts(row: &[u8], parts: &[KeyPart], out: &mut Vec<u8>) -> Resul
             ColumnType::Timestamp => Value::Timestamp(i64::from_le_bytes(le8(take(8)?))),
             ColumnType::Timestamptz => Value::Timestamptz(i64::from_le_bytes(le8(take(8)?))),
             ColumnType::Interval => Value::Interval(crate::schema::decode_interval(take(16)?)),
+            ColumnType::Jsonb => {
+                let len = take(2)?;
+                let len = u16::from_le_bytes([len[0], len[1]]) as usize;
+                let doc = row
+                    .get(at + 2..at + 2 + len)
+                    .ok_or_else(|| format!("a key jsonb at byte {at} runs past the row"))
+                    .and_then(|b| {
+                        crate::jsonb::Json::decode(b)
+                            .map_err(|e| format!("a key jsonb at byte {at}: {e}"))
+                    })?;
+                out.push(TAG_VALUE);
+                doc.push_key(out);
+                continue;
+            }
             ColumnType::Text | ColumnType::Bytea => {
                 let len = take(2)?;
                 let len = u16::from_le_bytes([len[0], len[1]]) as usize;
@@ -311,6 +330,9 @@ pub fn decode_key(types: &[ColumnType], mut key: &[u8]) -> Option<Vec<Value>> {
             ColumnType::Bool => Value::Bool(fixed(&mut key, 1)?[0] != 0),
             // The key keeps the value, not its scale: `1.50` reads back `1.5`.
             ColumnType::Numeric => Value::Numeric(Numeric::read_key(&mut key)?),
+            ColumnType::Jsonb => {
+                Value::Jsonb(std::sync::Arc::new(crate::jsonb::Json::from_key(&mut key)?))
+            }
             ColumnType::Uuid => Value::Uuid(fixed(&mut key, 16)?.try_into().ok()?),
             ColumnType::Text | ColumnType::Bytea => {
                 let mut s = Vec::new();
@@ -385,6 +407,7 @@ mod tests {
             (Value::Interval(x), Value::Interval(y)) => x.span_micros().cmp(&y.span_micros()),
             (Value::Bytea(x), Value::Bytea(y)) => x.cmp(y),
             (Value::Numeric(x), Value::Numeric(y)) => x.cmp(y),
+            (Value::Jsonb(x), Value::Jsonb(y)) => crate::jsonb::compare(x, y),
             _ => Equal,
         }
     }
@@ -429,11 +452,30 @@ mod tests {
                     Value::Numeric(Numeric::new(m as i128, s).unwrap_or(Numeric::ZERO))
                 })
                 .boxed(),
+            ColumnType::Jsonb => {
+                use crate::jsonb::Json;
+                let leaf = prop_oneof![
+                    Just(Json::Null),
+                    any::<bool>().prop_map(Json::Bool),
+                    prop_oneof![Just("0"), Just("-1.5"), Just("1.50"), Just("12")]
+                        .prop_map(|n| Json::Number(n.into())),
+                    "[a\\x00]{0,2}".prop_map(Json::String),
+                ];
+                leaf.prop_recursive(2, 8, 3, |inner| {
+                    prop_oneof![
+                        proptest::collection::vec(inner.clone(), 0..3).prop_map(Json::Array),
+                        proptest::collection::vec(("[ab]{0,1}", inner), 0..3)
+                            .prop_map(Json::object),
+                    ]
+                })
+                .prop_map(|j| Value::Jsonb(std::sync::Arc::new(j)))
+                .boxed()
+            }
         };
         prop_oneof![1 => Just(Value::Null), 8 => v].boxed()
     }
 
-    const TYPES: [ColumnType; 13] = [
+    const TYPES: [ColumnType; 14] = [
         ColumnType::Int2,
         ColumnType::Int4,
         ColumnType::Int8,
@@ -447,6 +489,7 @@ mod tests {
         ColumnType::Interval,
         ColumnType::Bytea,
         ColumnType::Numeric,
+        ColumnType::Jsonb,
     ];
 
     proptest! {
