@@ -11,6 +11,10 @@ use crate::vfs::{FileLock, LockMode, Vfs};
 /// The lock file's name. It holds the process id of the exclusive holder (for the error
 /// a second opener gets); its contents are never trusted for anything else.
 pub const LOCK_FILE: &str = "lock";
+/// Present while a database is being created: written (durably) before any other
+/// file, removed once `control` is. Found without `control`, it says the creation was
+/// interrupted, so nothing in the directory was ever acknowledged to anyone.
+pub const CREATING_FILE: &str = "creating";
 
 /// Names of the files a database keeps at its top level (besides `control` and the lock),
 /// and the `wal` directory: their presence without `control` means a damaged database,
@@ -69,8 +73,44 @@ pub fn database_files(vfs: &Arc<dyn Vfs>, dir: &Path) -> Result<Vec<String>> {
     Ok(found)
 }
 
+/// Whether a creation of a database in `dir` was interrupted: its marker is there and
+/// `control` is not.
+pub fn creation_interrupted(vfs: &Arc<dyn Vfs>, dir: &Path) -> Result<bool> {
+    let marker = dir.join(CREATING_FILE);
+    let control = crate::control::control_path(dir);
+    Ok(vfs.exists(&marker).map_err(|e| Error::io(&marker, e))?
+        && !vfs.exists(&control).map_err(|e| Error::io(&control, e))?)
+}
+
+/// Removes what an interrupted creation left (every file of `dir` and of `dir/wal`,
+/// the lock file aside, the marker last), so that the creation can start again. Only
+/// when `creation_interrupted`: those files never held an acknowledged commit.
+pub fn clear_interrupted_creation(vfs: &Arc<dyn Vfs>, dir: &Path) -> Result<()> {
+    let wal = dir.join("wal");
+    if vfs.exists(&wal).map_err(|e| Error::io(&wal, e))? {
+        for name in vfs.list_dir(&wal).map_err(|e| Error::io(&wal, e))? {
+            let p = wal.join(name);
+            vfs.remove(&p).map_err(|e| Error::io(&p, e))?;
+        }
+        vfs.sync_dir(&wal).map_err(|e| Error::io(&wal, e))?;
+    }
+    for name in vfs.list_dir(dir).map_err(|e| Error::io(dir, e))? {
+        if name != LOCK_FILE && name != CREATING_FILE {
+            let p = dir.join(name);
+            vfs.remove(&p).map_err(|e| Error::io(&p, e))?;
+        }
+    }
+    vfs.sync_dir(dir).map_err(|e| Error::io(dir, e))
+}
+
 /// Why `dir` holds no readable database: the error for a missing `control`.
 pub fn missing_control_error(vfs: &Arc<dyn Vfs>, dir: &Path) -> Error {
+    // A creation that never finished left no database (and acknowledged nothing).
+    if creation_interrupted(vfs, dir).unwrap_or(false) {
+        return Error::NotADatabase {
+            path: dir.to_path_buf(),
+        };
+    }
     match database_files(vfs, dir) {
         Ok(found) if found.is_empty() => Error::NotADatabase {
             path: dir.to_path_buf(),
@@ -95,7 +135,7 @@ pub fn check_can_create(vfs: &Arc<dyn Vfs>, dir: &Path) -> Result<()> {
     if vfs.exists(&wal).map_err(|e| Error::io(&wal, e))? {
         entries.push("wal/".to_string());
     }
-    if entries.is_empty() {
+    if entries.is_empty() || creation_interrupted(vfs, dir)? {
         return Ok(());
     }
     let control = crate::control::control_path(dir);

@@ -153,6 +153,40 @@ fn a_missing_control_file_is_an_error_and_nothing_is_written() {
     assert_eq!(before, after, "the damaged database was changed");
 }
 
+/// A creation interrupted before its control file was durable (its `creating` marker
+/// still there) left no database and acknowledged nothing: opening says there is no
+/// database, and creating there again clears what it left and makes a new one.
+#[test]
+fn an_interrupted_creation_is_no_database_and_can_be_created_again() {
+    let vfs = SimVfs::new(4);
+    let db = Database::create(DIR, opts(&vfs)).unwrap();
+    assert!(
+        !vfs.exists(&Path::new(DIR).join("creating")).unwrap(),
+        "the marker outlived the creation"
+    );
+    db.create_table(TABLE, id_text_schema("pad")).unwrap();
+    db.close().unwrap();
+    // The state a kill between the marker and the control file leaves.
+    vfs.remove(&Path::new(DIR).join("control")).unwrap();
+    drop(
+        vfs.open(
+            &Path::new(DIR).join("creating"),
+            walden::vfs::OpenMode::CreateNew,
+        )
+        .unwrap(),
+    );
+    match Database::open(DIR, opts(&vfs)) {
+        Err(Error::NotADatabase { path }) => assert_eq!(path, Path::new(DIR)),
+        other => panic!("expected NotADatabase, got {:?}", other.err()),
+    }
+    let db = Database::open_or_create(DIR, opts(&vfs)).unwrap();
+    assert!(db.table_names().is_empty(), "{:?}", db.table_names());
+    assert!(db.check().unwrap().is_clean());
+    db.close().unwrap();
+    assert!(!vfs.exists(&Path::new(DIR).join("creating")).unwrap());
+    drop(Database::open(DIR, opts(&vfs)).unwrap());
+}
+
 #[test]
 fn no_database_is_made_in_a_directory_with_other_files() {
     let vfs = SimVfs::new(3);

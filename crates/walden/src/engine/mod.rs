@@ -123,6 +123,17 @@ impl Database {
         let dir_lock = crate::directory::lock_database_dir(&vfs, dir, LockMode::Exclusive)?;
         // Checked again under the lock: another creator may have won the race.
         crate::directory::check_can_create(&vfs, dir)?;
+        // An earlier creation interrupted (its marker, no control file) left files no
+        // commit ever reached: they are cleared. Then the marker goes first, durably.
+        let marker = dir.join(crate::directory::CREATING_FILE);
+        if crate::directory::creation_interrupted(&vfs, dir)? {
+            crate::directory::clear_interrupted_creation(&vfs, dir)?;
+        } else {
+            // Empty: its name is all it holds, durable with the directory.
+            vfs.open(&marker, crate::vfs::OpenMode::CreateOrOpen)
+                .map_err(|e| Error::io(&marker, e))?;
+            vfs.sync_dir(dir).map_err(|e| Error::io(dir, e))?;
+        }
         let wal_dir = dir.join("wal");
         vfs.create_dir_all(&wal_dir)
             .map_err(|e| Error::io(&wal_dir, e))?;
@@ -156,6 +167,9 @@ impl Database {
         );
         let inner = Arc::new(inner);
         inner.checkpoint()?;
+        // The control file is durable: the database exists, and the marker goes.
+        vfs.remove(&marker).map_err(|e| Error::io(&marker, e))?;
+        vfs.sync_dir(dir).map_err(|e| Error::io(dir, e))?;
         Ok(Database::start(inner, &opts, RecoveryReport::default()))
     }
 
@@ -221,10 +235,12 @@ impl Database {
             .vfs
             .exists(&control_path)
             .map_err(|e| Error::io(&control_path, e))?
-            || !crate::directory::database_files(&opts.vfs, dir)?.is_empty()
+            || (!crate::directory::database_files(&opts.vfs, dir)?.is_empty()
+                && !crate::directory::creation_interrupted(&opts.vfs, dir)?)
         {
             // Database files without `control` are a damaged database: `open` says so
-            // rather than a new database being made over them.
+            // rather than a new database being made over them — unless they are what
+            // an interrupted creation left, which `create` clears.
             Database::open(dir, opts)
         } else {
             Database::create(dir, opts)
