@@ -752,7 +752,7 @@ mod tests {
             Column::new("m", ColumnType::Interval),
             Column::new("n", ColumnType::Bytea),
             Column::new("o", ColumnType::Numeric),
-            Column::new("o", ColumnType::Jsonb),
+            Column::new("p", ColumnType::Jsonb),
             Column {
                 max_chars: Some(3),
                 blank_padded: true,
@@ -818,13 +818,13 @@ mod tests {
     #[test]
     fn check_rejects_null_and_type() {
         let s = schema();
-        let mut row = vec![Value::Null; 15];
+        let mut row = vec![Value::Null; 16];
         assert!(s.check(&row).unwrap_err().contains("not-null"));
         row[0] = Value::Text("x".into());
         assert!(s.check(&row).unwrap_err().contains("does not fit"));
         assert!(s.check(&row[..3]).is_err());
         row[0] = Value::Int4(1);
-        row[14] = Value::Text("abcé".into());
+        row[15] = Value::Text("abcé".into());
         assert!(s.check(&row).unwrap_err().contains("too long"));
     }
 
