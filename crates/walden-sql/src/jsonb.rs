@@ -719,6 +719,8 @@ pub fn from_value(v: &Value) -> SqlResult<Json> {
         }
         Value::Float8(x) if !x.is_finite() => Json::String(crate::value::float_text(*x)),
         Value::Float8(x) => Json::Number(normalize_number(&crate::value::float_text(*x))?),
+        // An exact numeric keeps its digits and scale (`2.50` stays `2.50`).
+        Value::Numeric(n) => Json::Number(normalize_number(&n.to_string())?),
         Value::Text(s) => Json::String(s.clone()),
         // PostgreSQL writes dates and times in ISO 8601 with a `T`.
         Value::Timestamp(_) => Json::String(v.to_string().replacen(' ', "T", 1)),

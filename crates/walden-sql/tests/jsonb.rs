@@ -279,6 +279,11 @@ y|t|[1, "x"]|a|2"#,
         r#"select to_jsonb(1.5::float8), to_jsonb('x'::text), to_jsonb(true), to_jsonb(3), to_jsonb(1e20::float8), to_jsonb('NaN'::float8), to_jsonb('{"a":1}'::jsonb)"#,
         r#"1.5|"x"|true|3|100000000000000000000|"NaN"|{"a": 1}"#,
     ),
+    // Exact numerics keep their scale (PostgreSQL 15: `1.0|2.50|[1.0, -0.001]`).
+    (
+        r#"select to_jsonb(1.0), to_jsonb(2.50), jsonb_build_array(1.0, -0.001)"#,
+        r#"1.0|2.50|[1.0, -0.001]"#,
+    ),
     (
         r#"select to_jsonb(date '2024-01-31'), to_jsonb(timestamp '2024-01-31 12:00:00.5'), to_jsonb('2024-01-31 12:00:00+02'::timestamptz), to_jsonb(null::int) is null"#,
         r#""2024-01-31"|"2024-01-31T12:00:00.5"|"2024-01-31T10:00:00+00:00"|t"#,
