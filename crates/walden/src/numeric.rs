@@ -36,11 +36,17 @@ pub enum NumericError {
 
 /// An exact decimal: `mantissa × 10^-scale`. Equality and order are by value
 /// (`1.0 == 1.00`); the scale only changes how the value prints.
+///
+/// Aligned to 8 bytes, not an i128's 16, so that it is 24 bytes and a row value
+/// holding one (`Value::Numeric`) stays as small as one holding a string.
 #[derive(Debug, Clone, Copy)]
+#[repr(C, packed(8))]
 pub struct Numeric {
     mantissa: i128,
     scale: u16,
 }
+
+const _: () = assert!(std::mem::size_of::<Numeric>() == 24);
 
 /// 10^n for n ≤ 38, else None.
 fn pow10(n: u32) -> Option<i128> {
