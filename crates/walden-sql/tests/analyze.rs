@@ -6,24 +6,9 @@ mod support;
 
 use std::sync::Arc;
 
-use support::{q, session_of};
-use walden::vfs::{CrashMode, SimVfs};
-use walden::{Database, Options, TableKind};
-
-fn options(vfs: &Arc<SimVfs>) -> Options {
-    Options {
-        vfs: vfs.clone(),
-        background: false,
-        ..Options::default()
-    }
-}
-
-fn crash(db: Database, vfs: &Arc<SimVfs>) -> Database {
-    vfs.crash_now();
-    drop(db);
-    vfs.restart(CrashMode::DropUnsynced);
-    Database::open("db", options(vfs)).unwrap()
-}
+use support::{crash, options, q, session_of};
+use walden::vfs::SimVfs;
+use walden::{Database, TableKind};
 
 /// `big` has 20,000 rows and an index on `k` (10 values); `small` has 2,000 rows whose
 /// `v` is always 1. Without statistics `v = 1` is guessed to keep 5% of `small` (100

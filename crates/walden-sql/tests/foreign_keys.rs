@@ -11,9 +11,9 @@ mod support;
 
 use std::sync::Arc;
 
-use support::{db, q, session_of};
+use support::{crash, db, options, q, session_of};
 use walden::vfs::SimVfs;
-use walden::{Database, Options, TableKind};
+use walden::{Database, TableKind};
 use walden_sql::{value, Session};
 
 /// One statement's result: the rows of a query, else the command tag; an error as
@@ -335,22 +335,6 @@ fn statements_give_what_postgresql_gives() {
             assert_eq!(run(&mut s, sql), *want, "{kind}: {sql}");
         }
     }
-}
-
-fn options(vfs: &Arc<SimVfs>) -> Options {
-    Options {
-        vfs: vfs.clone(),
-        background: false,
-        ..Options::default()
-    }
-}
-
-/// Crashes (every unsynced write lost) and opens the database again.
-fn crash(db: Database, vfs: &Arc<SimVfs>) -> Database {
-    vfs.crash_now();
-    drop(db);
-    vfs.restart(walden::vfs::CrashMode::DropUnsynced);
-    Database::open("db", options(vfs)).unwrap()
 }
 
 /// What the constraints do after recovery: both ends still checked, the cascade still

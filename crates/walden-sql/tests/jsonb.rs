@@ -12,29 +12,11 @@
 use std::sync::Arc;
 
 use walden::vfs::{CrashMode, SimVfs};
-use walden::{Database, Options, TableKind};
-use walden_sql::{value, Session};
+use walden::{Database, TableKind};
+use walden_sql::Session;
 
 mod support;
-use support::{db, q, session_of};
-
-/// A statement's one value as text, or `ERROR code: message (detail)`.
-fn one(s: &mut Session, sql: &str) -> String {
-    match s.execute(sql) {
-        Ok(r) => r
-            .last()
-            .unwrap()
-            .rows
-            .iter()
-            .map(|row| row.iter().map(value::display).collect::<Vec<_>>().join("|"))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        Err(e) => match e.detail {
-            Some(d) => format!("ERROR {}: {} ({d})", e.code, e.message),
-            None => format!("ERROR {}: {}", e.code, e.message),
-        },
-    }
-}
+use support::{check_cases_by, db, options, outcome_with_detail, q, session_of};
 
 /// (statement, what PostgreSQL 15 answered: its output, or its SQLSTATE, message and
 /// detail).
@@ -389,20 +371,7 @@ aa"#,
 fn values_operators_and_errors_match_postgres() {
     let db = db();
     let mut s = Session::with_seed(&db, 1);
-    let mut wrong = Vec::new();
-    for (sql, want) in CASES {
-        let got = one(&mut s, sql);
-        if got != *want {
-            wrong.push(format!("{sql}\n  want {want}\n  got  {got}"));
-        }
-    }
-    assert!(
-        wrong.is_empty(),
-        "{} of {} differ:\n{}",
-        wrong.len(),
-        CASES.len(),
-        wrong.join("\n")
-    );
+    check_cases_by(&mut s, CASES, outcome_with_detail);
 }
 
 /// `json` is taken as jsonb here: the text is normalized (PostgreSQL's json keeps it
@@ -412,7 +381,7 @@ fn json_is_taken_as_jsonb() {
     let db = db();
     let mut s = Session::with_seed(&db, 1);
     assert_eq!(
-        one(&mut s, r#"select '{"b":1, "a":2}'::json"#),
+        outcome_with_detail(&mut s, r#"select '{"b":1, "a":2}'::json"#),
         r#"{"a": 2, "b": 1}"#
     );
     q(&mut s, "create table js (j json)");
@@ -642,7 +611,7 @@ string|[5]"#,
 
 fn check_table(s: &mut Session, when: &str) {
     for (sql, want) in TABLE_CASES {
-        assert_eq!(one(s, sql), *want, "{when}: {sql}");
+        assert_eq!(outcome_with_detail(s, sql), *want, "{when}: {sql}");
     }
 }
 
@@ -681,14 +650,6 @@ fn stored_ordered_and_indexed_in_both_table_kinds() {
             e.detail.as_deref(),
             Some(r#"Key (j)=({"a": [1.0, "x"]}) already exists."#)
         );
-    }
-}
-
-fn options(vfs: &Arc<SimVfs>) -> Options {
-    Options {
-        vfs: vfs.clone(),
-        background: false,
-        ..Options::default()
     }
 }
 
@@ -762,11 +723,11 @@ fn refusals_are_clear() {
         r#"create table r (j jsonb); insert into r values ('[1]')"#,
     );
     assert_eq!(
-        one(&mut s, "select * from r, jsonb_array_elements(r.j)"),
+        outcome_with_detail(&mut s, "select * from r, jsonb_array_elements(r.j)"),
         "ERROR 0A000: jsonb_array_elements over a column of another FROM item (LATERAL) is not supported"
     );
     assert_eq!(
-        one(&mut s, r#"select j @? '$[0]' from r"#),
+        outcome_with_detail(&mut s, r#"select j @? '$[0]' from r"#),
         "ERROR 0A000: the operator @? is not supported"
     );
 }

@@ -10,26 +10,11 @@
 use std::sync::Arc;
 
 use walden::vfs::{CrashMode, SimVfs};
-use walden::{Database, Numeric, Options, TableKind, Value};
-use walden_sql::{value, Session};
+use walden::{Database, Numeric, TableKind, Value};
+use walden_sql::Session;
 
 mod support;
-use support::{db, q, session_of};
-
-/// A statement's rows as text, or `ERROR code: message`.
-fn one(s: &mut Session, sql: &str) -> String {
-    match s.execute(sql) {
-        Ok(r) => r
-            .last()
-            .unwrap()
-            .rows
-            .iter()
-            .map(|row| row.iter().map(value::display).collect::<Vec<_>>().join("|"))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        Err(e) => format!("ERROR {}: {}", e.code, e.message),
-    }
-}
+use support::{check_cases, db, options, outcome, q, session_of};
 
 /// (statement, what PostgreSQL 15 answered: its output, or its SQLSTATE and message).
 const CASES: &[(&str, &str)] = &[
@@ -212,20 +197,7 @@ const CASES: &[(&str, &str)] = &[
 fn values_operators_and_errors_match_postgres() {
     let db = db();
     let mut s = Session::with_seed(&db, 1);
-    let mut wrong = Vec::new();
-    for (sql, want) in CASES {
-        let got = one(&mut s, sql);
-        if got != *want {
-            wrong.push(format!("{sql}\n  want {want}\n  got  {got}"));
-        }
-    }
-    assert!(
-        wrong.is_empty(),
-        "{} of {} differ:\n{}",
-        wrong.len(),
-        CASES.len(),
-        wrong.join("\n")
-    );
+    check_cases(&mut s, CASES);
 }
 
 /// The types PostgreSQL gives expressions, seen through a table made from them:
@@ -413,7 +385,7 @@ const TABLE_CASES: &[(&str, &str)] = &[
 
 fn check_table(s: &mut Session, when: &str) {
     for (sql, want) in TABLE_CASES {
-        assert_eq!(one(s, sql), *want, "{when}: {sql}");
+        assert_eq!(outcome(s, sql), *want, "{when}: {sql}");
     }
 }
 
@@ -496,14 +468,6 @@ fn check_unique(s: &mut Session) {
     assert_eq!(e.code, "23505");
     q(s, "insert into u values (1.001), (-1)");
     assert_eq!(q(s, "select n from u order by n"), "-1\n1.0\n1.001");
-}
-
-fn options(vfs: &Arc<SimVfs>) -> Options {
-    Options {
-        vfs: vfs.clone(),
-        background: false,
-        ..Options::default()
-    }
 }
 
 /// Committed numeric rows survive a power loss (unsynced writes torn or dropped at

@@ -10,7 +10,7 @@
 
 mod support;
 
-use support::{db, q};
+use support::{crash, db, options, q};
 use walden::TableKind;
 use walden_sql::{value, Session};
 
@@ -726,22 +726,6 @@ fn reads(db: &walden::Database) -> Vec<String> {
     // The insert of id 9 is taken back so that every read finds the same rows.
     s.execute("delete from t where id = 9").unwrap();
     out
-}
-
-fn options(vfs: &std::sync::Arc<walden::vfs::SimVfs>) -> walden::Options {
-    walden::Options {
-        vfs: vfs.clone(),
-        background: false,
-        ..walden::Options::default()
-    }
-}
-
-/// Crashes (every unsynced write lost) and opens the database again.
-fn crash(db: walden::Database, vfs: &std::sync::Arc<walden::vfs::SimVfs>) -> walden::Database {
-    vfs.crash_now();
-    drop(db);
-    vfs.restart(walden::vfs::CrashMode::DropUnsynced);
-    walden::Database::open("db", options(vfs)).unwrap()
 }
 
 #[test]

@@ -9,26 +9,11 @@
 use std::sync::Arc;
 
 use walden::vfs::{CrashMode, SimVfs};
-use walden::{Database, Options};
-use walden_sql::{value, Session};
+use walden::Database;
+use walden_sql::Session;
 
 mod support;
-use support::{db, q};
-
-/// A statement's one value as text, or `ERROR code: message`.
-fn one(s: &mut Session, sql: &str) -> String {
-    match s.execute(sql) {
-        Ok(r) => r
-            .last()
-            .unwrap()
-            .rows
-            .iter()
-            .map(|row| row.iter().map(value::display).collect::<Vec<_>>().join("|"))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        Err(e) => format!("ERROR {}: {}", e.code, e.message),
-    }
-}
+use support::{check_cases, db, options, q};
 
 /// (statement, what PostgreSQL 15 answered: its output, or its SQLSTATE and message).
 const CASES: &[(&str, &str)] = &[
@@ -873,20 +858,7 @@ const CASES: &[(&str, &str)] = &[
 fn values_operators_and_errors_match_postgres() {
     let db = db();
     let mut s = Session::with_seed(&db, 1);
-    let mut wrong = Vec::new();
-    for (sql, want) in CASES {
-        let got = one(&mut s, sql);
-        if got != *want {
-            wrong.push(format!("{sql}\n  want {want}\n  got  {got}"));
-        }
-    }
-    assert!(
-        wrong.is_empty(),
-        "{} of {} differ:\n{}",
-        wrong.len(),
-        CASES.len(),
-        wrong.join("\n")
-    );
+    check_cases(&mut s, CASES);
 }
 
 /// A table of every new type, rows at the edges: leap days, infinities, a BC date,
@@ -1161,14 +1133,6 @@ fn unique_keys_and_violations() {
         .execute("insert into u values (1, null, null)")
         .unwrap_err();
     assert_eq!(e.code, "42804");
-}
-
-fn options(vfs: &Arc<SimVfs>) -> Options {
-    Options {
-        vfs: vfs.clone(),
-        background: false,
-        ..Options::default()
-    }
 }
 
 /// Committed rows of the new types survive a power loss (the unsynced writes torn or

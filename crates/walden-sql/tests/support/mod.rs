@@ -6,7 +6,7 @@ pub mod pg;
 
 use std::sync::Arc;
 
-use walden::vfs::SimVfs;
+use walden::vfs::{CrashMode, SimVfs};
 use walden::{Database, Options, TableKind};
 use walden_sql::{value, Session};
 
@@ -56,4 +56,78 @@ pub fn q(s: &mut Session, sql: &str) -> String {
         .map(|row| row.iter().map(value::display).collect::<Vec<_>>().join("|"))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// Options for a database named "db" on `vfs`, with no background thread (tests that
+/// crash and reopen it).
+pub fn options(vfs: &Arc<SimVfs>) -> Options {
+    Options {
+        vfs: vfs.clone(),
+        background: false,
+        ..Options::default()
+    }
+}
+
+/// Crashes (every unsynced write lost) and opens the database "db" again.
+pub fn crash(db: Database, vfs: &Arc<SimVfs>) -> Database {
+    vfs.crash_now();
+    drop(db);
+    vfs.restart(CrashMode::DropUnsynced);
+    Database::open("db", options(vfs)).unwrap()
+}
+
+/// A statement's last result's rows as text (values `|`-separated, rows on lines), or
+/// `ERROR code: message`.
+pub fn outcome(s: &mut Session, sql: &str) -> String {
+    shown(s, sql, false)
+}
+
+/// As `outcome`, an error with its DETAIL: `ERROR code: message (detail)`.
+pub fn outcome_with_detail(s: &mut Session, sql: &str) -> String {
+    shown(s, sql, true)
+}
+
+fn shown(s: &mut Session, sql: &str, detail: bool) -> String {
+    match s.execute(sql) {
+        Ok(r) => r
+            .last()
+            .unwrap()
+            .rows
+            .iter()
+            .map(|row| row.iter().map(value::display).collect::<Vec<_>>().join("|"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Err(e) => match e.detail.filter(|_| detail) {
+            Some(d) => format!("ERROR {}: {} ({d})", e.code, e.message),
+            None => format!("ERROR {}: {}", e.code, e.message),
+        },
+    }
+}
+
+/// Runs each (statement, what PostgreSQL 15 answered) and fails listing every one whose
+/// outcome differs.
+pub fn check_cases(s: &mut Session, cases: &[(&str, &str)]) {
+    check_cases_by(s, cases, outcome)
+}
+
+/// As `check_cases`, each outcome written by `show`.
+pub fn check_cases_by(
+    s: &mut Session,
+    cases: &[(&str, &str)],
+    show: fn(&mut Session, &str) -> String,
+) {
+    let mut wrong = Vec::new();
+    for (sql, want) in cases {
+        let got = show(s, sql);
+        if got != *want {
+            wrong.push(format!("{sql}\n  want {want}\n  got  {got}"));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of {} differ:\n{}",
+        wrong.len(),
+        cases.len(),
+        wrong.join("\n")
+    );
 }
