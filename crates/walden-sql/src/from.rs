@@ -409,20 +409,9 @@ fn plan_from_in(
     let star: Vec<usize> = items.iter().flat_map(|i| b.star(i)).collect();
     let width = b.columns.len();
     let scope = Scope {
-        table: match b.rels.as_slice() {
-            [one] => one.name.clone(),
-            _ => None,
-        },
-        columns: b.columns.clone(),
-        relations: if b.rels.len() > 1 {
-            b.relations.clone()
-        } else {
-            Vec::new()
-        },
-        hidden: b.hidden.clone(),
-        merged: b.merged.clone(),
         star: (star.len() != width || star.iter().enumerate().any(|(i, c)| i != *c))
             .then_some(star),
+        ..b.scope_so_far()
     };
     // One relation (or none): its rows as they come, the WHERE clause on top.
     if items.len() <= 1 && matches!(items.first(), None | Some(Item::Rel(_))) {
