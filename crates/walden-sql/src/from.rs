@@ -220,6 +220,9 @@ pub(crate) struct FromPlan {
     pub filter_text: Option<Arc<str>>,
     /// The planner's estimate of the rows that pass the filter.
     pub rows: f64,
+    /// Each column's distinct values as ANALYZE estimated them (0: unknown), by the
+    /// clause's column number.
+    pub distinct: Vec<f64>,
 }
 
 /// One relation of the FROM clause, as written.
@@ -434,6 +437,7 @@ fn plan_from_in(
             filter,
             filter_text: selection.map(|w| w.to_string().into()),
             rows: rows.max(1.0),
+            distinct: b.distinct_by_column(width),
         });
     }
     let mut conjs = match selection {
@@ -457,6 +461,7 @@ fn plan_from_in(
         filter_text: text_of(&rest).map(Into::into),
         filter: and_all(rest.into_iter().map(|c| c.expr).collect()),
         rows,
+        distinct: b.distinct_by_column(width),
     })
 }
 
@@ -814,6 +819,19 @@ impl Builder<'_, '_> {
         };
         let plan = QueryPlan::plan_in(q, &inner)?;
         Ok((plan, outer.params.into_inner()))
+    }
+
+    /// ANALYZE's distinct values of each of the clause's `width` columns (0: unknown).
+    fn distinct_by_column(&self, width: usize) -> Vec<f64> {
+        let mut out = vec![0.0; width];
+        for rel in &self.rels {
+            for (i, d) in rel.distinct.iter().enumerate() {
+                if let Some(o) = out.get_mut(rel.at + i) {
+                    *o = *d;
+                }
+            }
+        }
+        out
     }
 
     /// The scope of the FROM items planned so far, which a LATERAL item reads.

@@ -810,6 +810,9 @@ pub struct SelectPlan {
     windows: Vec<WindowCall>,
     /// The planner's estimate of the rows that pass the WHERE clause.
     from_rows: f64,
+    /// The groups GROUP BY makes, when ANALYZE's distinct values of every key (each a
+    /// column) are known: their product.
+    groups: Option<f64>,
 }
 
 /// The rows LIMIT and OFFSET leave of `rows` (at least 1, as PostgreSQL's estimates).
@@ -1030,6 +1033,7 @@ impl SelectPlan {
             reaccess: None,
             windows: Vec::new(),
             from_rows: from.rows,
+            groups: None,
         };
         let mut grouping = Grouping::default();
         if needs_grouping {
@@ -1126,6 +1130,14 @@ impl SelectPlan {
             plan.windows = windows.calls;
         }
         if needs_grouping {
+            plan.groups = grouping
+                .keys
+                .iter()
+                .map(|k| match k {
+                    Expr::Column(i, _) => from.distinct.get(*i).copied().filter(|d| *d > 0.0),
+                    _ => None,
+                })
+                .product::<Option<f64>>();
             plan.grouping = Some(grouping);
         }
         let (limit, offset) = limit_offset(limit)?;
@@ -1289,6 +1301,7 @@ impl SelectPlan {
                 .map(|w| w.filled(values, outer))
                 .collect::<SqlResult<_>>()?,
             from_rows: self.from_rows,
+            groups: self.groups,
         })
     }
 
@@ -1345,8 +1358,9 @@ impl SelectPlan {
     }
 
     /// The planner's estimates of the rows read (past the WHERE clause), after grouping,
-    /// after DISTINCT and after LIMIT. Groups and distinct rows are PostgreSQL's guess
-    /// without statistics (200 per key), at most the rows.
+    /// after DISTINCT and after LIMIT. Groups are the product of the keys' distinct
+    /// values when ANALYZE knows them all (`groups`); otherwise groups and distinct
+    /// rows are PostgreSQL's guess without statistics (200 per key); at most the rows.
     fn estimates(&self) -> [f64; 4] {
         let read = self
             .input_limit
@@ -1355,7 +1369,10 @@ impl SelectPlan {
         let grouped = match &self.grouping {
             None => read,
             Some(g) if g.keys.is_empty() => 1.0,
-            Some(g) => read.min(200f64.powi(g.keys.len().min(8) as i32)),
+            Some(g) => read.min(
+                self.groups
+                    .unwrap_or_else(|| 200f64.powi(g.keys.len().min(8) as i32)),
+            ),
         };
         let distinct = match self.distinct {
             Distinct::None => grouped,
