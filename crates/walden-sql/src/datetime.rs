@@ -659,15 +659,19 @@ pub(crate) fn iso_week(days: i64) -> (i64, i64) {
     (year, (days - week_start(year)) / 7 + 1)
 }
 
-/// `date_part(unit, timestamp)` (also `extract`): the field as a float8. `zone` says
-/// the value is a timestamptz (its zone fields are 0: the session is in UTC).
-pub fn timestamp_part(unit: &str, t: i64, zone: bool) -> SqlResult<Option<f64>> {
-    let ty = if zone {
+/// A timestamp type's name in messages: with the zone (timestamptz) or without.
+fn timestamp_type(zone: bool) -> &'static str {
+    if zone {
         "timestamp with time zone"
     } else {
         "timestamp without time zone"
-    };
-    let u = canonical_unit(unit).ok_or_else(|| unknown_unit(unit, ty))?;
+    }
+}
+
+/// `date_part(unit, timestamp)` (also `extract`): the field as a float8. `zone` says
+/// the value is a timestamptz (its zone fields are 0: the session is in UTC).
+pub fn timestamp_part(unit: &str, t: i64, zone: bool) -> SqlResult<Option<f64>> {
+    let u = canonical_unit(unit).ok_or_else(|| unknown_unit(unit, timestamp_type(zone)))?;
     if is_infinite_ts(t) {
         let sign = if t > 0 { 1.0 } else { -1.0 };
         return Ok(match u {
@@ -713,7 +717,7 @@ pub fn timestamp_part(unit: &str, t: i64, zone: bool) -> SqlResult<Option<f64>> 
         "julian" => (days + 2_440_588) as f64 + time as f64 / MICROS_PER_DAY as f64,
         "epoch" => (t as f64) / 1e6 + (UNIX_TO_POSTGRES_DAYS * 86_400) as f64,
         "timezone" | "timezone_hour" | "timezone_minute" if zone => 0.0,
-        _ => return Err(unit_error(unit, ty)),
+        _ => return Err(unit_error(unit, timestamp_type(zone))),
     }))
 }
 
@@ -747,12 +751,7 @@ pub fn interval_part(unit: &str, iv: Interval) -> SqlResult<f64> {
 
 /// `date_trunc(unit, timestamp)`.
 pub fn timestamp_trunc(unit: &str, t: i64, zone: bool) -> SqlResult<i64> {
-    let ty = if zone {
-        "timestamp with time zone"
-    } else {
-        "timestamp without time zone"
-    };
-    let u = canonical_unit(unit).ok_or_else(|| unknown_unit(unit, ty))?;
+    let u = canonical_unit(unit).ok_or_else(|| unknown_unit(unit, timestamp_type(zone)))?;
     if is_infinite_ts(t) {
         return Ok(t);
     }
@@ -791,7 +790,7 @@ pub fn timestamp_trunc(unit: &str, t: i64, zone: bool) -> SqlResult<i64> {
             };
             at(c, 1)
         }
-        _ => return Err(unit_error(unit, ty)),
+        _ => return Err(unit_error(unit, timestamp_type(zone))),
     })
 }
 

@@ -537,18 +537,8 @@ impl Builder<'_, '_> {
                 } else if let Some(args) = args {
                     let table = crate::bind::function_name(name)?;
                     // A function in FROM may read the items before it (as LATERAL).
-                    let scope = self.scope_so_far();
-                    let outer = crate::bind::Outer {
-                        scope: &scope,
-                        params: std::cell::RefCell::new(Vec::new()),
-                        parent: self.cx.outer,
-                    };
-                    let inner = PlanCx {
-                        outer: Some(&outer),
-                        ..*self.cx
-                    };
-                    let (src, col_ty) = series(&table, name, args, &inner)?;
-                    let params = outer.params.into_inner();
+                    let ((src, col_ty), params) =
+                        self.lateral(|inner| series(&table, name, args, inner))?;
                     let src = if params.is_empty() {
                         src
                     } else {
@@ -807,6 +797,12 @@ impl Builder<'_, '_> {
     /// Plans a LATERAL subquery: the columns of the FROM items before it are its outer
     /// scope, their values its parameters.
     fn lateral_subquery(&self, q: &ast::Query) -> SqlResult<(QueryPlan, Vec<Expr>)> {
+        self.lateral(|inner| QueryPlan::plan_in(q, inner))
+    }
+
+    /// Plans with the columns of the FROM items before this one as the outer scope:
+    /// what `plan` made, and the outer values it reads (its parameters).
+    fn lateral<R>(&self, plan: impl FnOnce(&PlanCx) -> SqlResult<R>) -> SqlResult<(R, Vec<Expr>)> {
         let scope = self.scope_so_far();
         let outer = crate::bind::Outer {
             scope: &scope,
@@ -817,8 +813,8 @@ impl Builder<'_, '_> {
             outer: Some(&outer),
             ..*self.cx
         };
-        let plan = QueryPlan::plan_in(q, &inner)?;
-        Ok((plan, outer.params.into_inner()))
+        let made = plan(&inner)?;
+        Ok((made, outer.params.into_inner()))
     }
 
     /// ANALYZE's distinct values of each of the clause's `width` columns (0: unknown).

@@ -103,6 +103,16 @@ pub fn clear_interrupted_creation(vfs: &Arc<dyn Vfs>, dir: &Path) -> Result<()> 
     vfs.sync_dir(dir).map_err(|e| Error::io(dir, e))
 }
 
+/// Removes the creation marker, if there is one, durably.
+pub fn remove_creation_marker(vfs: &Arc<dyn Vfs>, dir: &Path) -> Result<()> {
+    let marker = dir.join(CREATING_FILE);
+    if vfs.exists(&marker).map_err(|e| Error::io(&marker, e))? {
+        vfs.remove(&marker).map_err(|e| Error::io(&marker, e))?;
+        vfs.sync_dir(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    Ok(())
+}
+
 /// Why `dir` holds no readable database: the error for a missing `control`.
 pub fn missing_control_error(vfs: &Arc<dyn Vfs>, dir: &Path) -> Error {
     // A creation that never finished left no database (and acknowledged nothing).

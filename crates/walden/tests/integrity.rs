@@ -187,6 +187,34 @@ fn an_interrupted_creation_is_no_database_and_can_be_created_again() {
     drop(Database::open(DIR, opts(&vfs)).unwrap());
 }
 
+/// A creation that crashed after its control file was durable (the marker left beside
+/// it) made a database: it opens, the marker goes, and a control file lost afterwards
+/// is damage again, never an interrupted creation whose files could be cleared.
+#[test]
+fn a_marker_left_beside_a_control_file_is_removed_on_open() {
+    let vfs = SimVfs::new(5);
+    let db = Database::create(DIR, opts(&vfs)).unwrap();
+    db.create_table(TABLE, id_text_schema("pad")).unwrap();
+    let mut tx = db.begin();
+    tx.insert(TABLE, &padded_row(1, 30)).unwrap();
+    tx.commit().unwrap();
+    db.close().unwrap();
+    let marker = Path::new(DIR).join("creating");
+    drop(vfs.open(&marker, walden::vfs::OpenMode::CreateNew).unwrap());
+    let db = Database::open(DIR, opts(&vfs)).unwrap();
+    assert!(
+        !vfs.exists(&marker).unwrap(),
+        "the marker outlived the open"
+    );
+    assert_eq!(db.begin().scan(TABLE).unwrap().len(), 1);
+    db.close().unwrap();
+    vfs.remove(&Path::new(DIR).join("control")).unwrap();
+    match Database::open_or_create(DIR, opts(&vfs)) {
+        Err(Error::MissingControlFile { .. }) => {}
+        other => panic!("expected MissingControlFile, got {:?}", other.err()),
+    }
+}
+
 #[test]
 fn no_database_is_made_in_a_directory_with_other_files() {
     let vfs = SimVfs::new(3);

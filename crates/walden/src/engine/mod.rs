@@ -168,8 +168,7 @@ impl Database {
         let inner = Arc::new(inner);
         inner.checkpoint()?;
         // The control file is durable: the database exists, and the marker goes.
-        vfs.remove(&marker).map_err(|e| Error::io(&marker, e))?;
-        vfs.sync_dir(dir).map_err(|e| Error::io(dir, e))?;
+        crate::directory::remove_creation_marker(&vfs, dir)?;
         Ok(Database::start(inner, &opts, RecoveryReport::default()))
     }
 
@@ -188,6 +187,10 @@ impl Database {
         }
         let dir_lock = crate::directory::lock_database_dir(&vfs, dir, LockMode::Exclusive)?;
         let mut control = Control::read(&vfs, dir)?;
+        // A creation that crashed after its control file was durable left its marker:
+        // the database exists, and the marker goes, so that a control file lost later
+        // is never taken for an interrupted creation (whose files `create` clears).
+        crate::directory::remove_creation_marker(&vfs, dir)?;
         let ckpt = CheckpointData::read(&vfs, dir, control.checkpoint_seq)?;
         let max_offset = control.segment_size - crate::wal::format::FRAME_HEADER_BYTES;
         if ckpt.database_id != control.database_id {

@@ -233,8 +233,10 @@ impl Transaction {
         key_columns: Option<&[u16]>,
         f: impl FnOnce(&dyn TableAccess, &Inner, &mut Writer) -> Result<R>,
     ) -> Result<R> {
+        // Read once for the command, not per changed row (it sits behind a lock).
+        let schema = t.schema();
         let same =
-            |a: &[u8], b: &[u8]| key_columns.is_some_and(|cols| t.schema().same_values(a, b, cols));
+            |a: &[u8], b: &[u8]| key_columns.is_some_and(|cols| schema.same_values(a, b, cols));
         let access = access::of(t.kind);
         if access.uses_undo() {
             self.note_undo_writer();
@@ -459,7 +461,7 @@ impl Transaction {
     }
 
     fn scan_page(&self, t: &Table, page: u64, rows: &mut Vec<(RowId, Vec<u8>)>) -> Result<()> {
-        access::of(t.kind).scan_page(&self.db.access_ctx(), page, &self.view(), rows)
+        self.scan_page_in(&self.view(), t, page, rows)
     }
 
     fn scan_page_in(
@@ -531,7 +533,7 @@ impl Transaction {
                         break;
                     }
                     action => {
-                        if let Some(c) = Self::change_of(&t, action)? {
+                        if let Some(c) = Self::change_of(&t, &schema, action)? {
                             changes.push((id.slot, c));
                         }
                     }
@@ -548,12 +550,12 @@ impl Transaction {
     }
 
     /// The change an action makes to its row (None: it keeps the row).
-    fn change_of(t: &Table, action: RowAction) -> Result<Option<Change>> {
+    fn change_of(t: &Table, schema: &Schema, action: RowAction) -> Result<Option<Change>> {
         Ok(match action {
             RowAction::Keep | RowAction::Stop => None,
             RowAction::Update(new) => {
                 let mut bytes = Vec::new();
-                Self::encode(t, &t.schema(), &new, &mut bytes)?;
+                Self::encode(t, schema, &new, &mut bytes)?;
                 Some(Change::Update(bytes))
             }
             RowAction::Delete => Some(Change::Delete),
@@ -578,6 +580,7 @@ impl Transaction {
         actions.dedup_by_key(|(id, _)| *id);
         let mut changes = Vec::new();
         let mut changed = 0u64;
+        let schema = t.schema();
         let mut i = 0;
         while i < actions.len() {
             let page = actions[i].0.page;
@@ -586,7 +589,7 @@ impl Transaction {
                 let id = actions[i].0;
                 let action = std::mem::replace(&mut actions[i].1, RowAction::Keep);
                 i += 1;
-                if let Some(c) = Self::change_of(&t, action)? {
+                if let Some(c) = Self::change_of(&t, &schema, action)? {
                     changes.push((id.slot, c));
                 }
             }
