@@ -136,6 +136,41 @@ pub struct TableRead {
     /// The columns anyone reads (`Source::prune`): the others are made NULL as rows
     /// are read, so that no join copies them. None: every column.
     pub needed: Option<Arc<[bool]>>,
+    /// ORDER BY … LIMIT whose sort keys are all columns of this table: rows that sort
+    /// after the last row the top-N keeps are dropped as they are read, before any
+    /// join looks them up or copies them (`SelectPlan::push_top`).
+    pub top: Option<TopFilter>,
+}
+
+/// The sort keys of a top-N pushed down to a table read: each a column of the table,
+/// descending, NULLs first. The top-N publishes the keys of the last row it keeps in
+/// `RunCx::top_bounds` under `id` once it holds its LIMIT of rows; until then every
+/// row passes.
+#[derive(Debug, Clone)]
+pub struct TopFilter {
+    pub id: u64,
+    pub keys: Vec<(usize, bool, bool)>,
+}
+
+impl TopFilter {
+    /// Whether a row of the table could still enter the top-N: it sorts strictly
+    /// before the last row kept (an equal row arrives later and would sort after it).
+    fn admits(&self, row: &[Value], cx: &EvalCtx) -> bool {
+        let Some(run) = cx.run else { return true };
+        let bounds = run.top_bounds.borrow();
+        let Some((_, bound)) = bounds.iter().find(|(id, _)| *id == self.id) else {
+            return true;
+        };
+        for ((col, desc, nulls_first), b) in self.keys.iter().zip(bound) {
+            let Some(v) = row.get(*col) else { return true };
+            match crate::select::compare_key(v, b, *desc, *nulls_first) {
+                std::cmp::Ordering::Less => return true,
+                std::cmp::Ordering::Greater => return false,
+                std::cmp::Ordering::Equal => {}
+            }
+        }
+        false
+    }
 }
 
 /// A row id as a value of the column a `row_id` table read adds.
@@ -638,6 +673,7 @@ impl Builder<'_, '_> {
                             row_id,
                             est: 0.0,
                             needed: None,
+                            top: None,
                         }),
                         Some(table.clone()),
                         columns,
@@ -2043,6 +2079,11 @@ impl Source {
                             return Ok(true);
                         }
                     }
+                    if let Some(top) = &t.top {
+                        if !top.admits(&row, cx) {
+                            return Ok(true);
+                        }
+                    }
                     sink(cx, row)
                 };
                 match &t.access {
@@ -2521,6 +2562,37 @@ impl Source {
         self.mark(&all, 0);
     }
 
+    /// The table read whose columns hold every one of `cols` (numbered in this source's
+    /// rows, which start at `at`), if dropping one of its rows can only drop the rows
+    /// made from it: reached through inner joins, filters and the kept side of outer
+    /// joins (a row dropped from the NULL-filled side could make another row appear).
+    pub(crate) fn top_target(
+        &mut self,
+        cols: &[usize],
+        at: usize,
+    ) -> Option<(&mut TableRead, usize)> {
+        match self {
+            Source::Table(t) => {
+                let inside = cols.iter().all(|&c| c >= at && c - at < t.names.len());
+                inside.then_some((t, at))
+            }
+            Source::Padded { inner, at, .. } => inner.top_target(cols, *at),
+            Source::Filter { inner, .. } => inner.top_target(cols, at),
+            Source::Join(j) => match j.kind {
+                JoinKind::Inner => {
+                    if j.left.top_target(cols, at).is_some() {
+                        j.left.top_target(cols, at)
+                    } else {
+                        j.right.top_target(cols, at)
+                    }
+                }
+                JoinKind::Left => j.left.top_target(cols, at),
+                JoinKind::Full => None,
+            },
+            _ => None,
+        }
+    }
+
     fn mark(&mut self, used: &[usize], at: usize) {
         match self {
             Source::Table(t) => {
@@ -2604,6 +2676,26 @@ impl Source {
                     &t.names,
                     Some(key),
                 );
+                if let Some(top) = &t.top {
+                    let qualifier = t.alias.as_deref().unwrap_or(&t.name);
+                    let keys: Vec<String> = top
+                        .keys
+                        .iter()
+                        .map(|&(c, desc, nulls_first)| {
+                            let name = t.names.get(c).map_or("?", String::as_str);
+                            let dir = match (desc, nulls_first) {
+                                (false, false) => "",
+                                (false, true) => " NULLS FIRST",
+                                (true, true) => " DESC",
+                                (true, false) => " DESC NULLS LAST",
+                            };
+                            format!("{qualifier}.{name}{dir}")
+                        })
+                        .collect();
+                    // Rows that sort after the last row the top-N above keeps are
+                    // dropped as they are read.
+                    out.detail(depth, &format!("Top-N Filter: {}", keys.join(", ")));
+                }
             }
             Source::Derived { plan, name } => {
                 out.node_at(depth, &format!("Subquery Scan on {name}"), key);

@@ -813,6 +813,9 @@ pub struct SelectPlan {
     /// The groups GROUP BY makes, when ANALYZE's distinct values of every key (each a
     /// column) are known: their product.
     groups: Option<f64>,
+    /// ORDER BY … LIMIT pushed down to a table read (`push_top`): the id under which
+    /// the top-N publishes the keys of the last row it keeps.
+    top_id: Option<u64>,
 }
 
 /// The rows LIMIT and OFFSET leave of `rows` (at least 1, as PostgreSQL's estimates).
@@ -1034,6 +1037,7 @@ impl SelectPlan {
             windows: Vec::new(),
             from_rows: from.rows,
             groups: None,
+            top_id: None,
         };
         let mut grouping = Grouping::default();
         if needs_grouping {
@@ -1144,6 +1148,7 @@ impl SelectPlan {
         plan.limit = limit;
         plan.offset = offset;
         plan.prune();
+        plan.push_top();
         Ok((plan, scope))
     }
 
@@ -1302,6 +1307,7 @@ impl SelectPlan {
                 .collect::<SqlResult<_>>()?,
             from_rows: self.from_rows,
             groups: self.groups,
+            top_id: self.top_id,
         })
     }
 
@@ -1317,6 +1323,45 @@ impl SelectPlan {
     /// keys and the aggregates' arguments (what comes after grouping reads the grouped
     /// row). Nothing is pruned with window functions or subqueries (they may read any
     /// column).
+    /// ORDER BY … LIMIT over a join whose sort keys are all columns of one table read
+    /// (as `ORDER BY o.amount DESC, o.id LIMIT 10` over orders joined to customers):
+    /// the read drops the rows that sort after the last row the top-N keeps, before
+    /// the join probes or copies them (`TopFilter`). Only where a row's sort keys are
+    /// known as it is read and a dropped row can only drop rows made from it: no
+    /// grouping, DISTINCT or window functions, and the table reached through inner
+    /// joins or the kept side of outer joins (`Source::top_target`).
+    fn push_top(&mut self) {
+        if self.limit.is_none()
+            || self.order.is_empty()
+            || self.grouping.is_some()
+            || self.distinct != Distinct::None
+            || !self.windows.is_empty()
+            || !matches!(self.source, Source::Join(_))
+        {
+            return;
+        }
+        let mut cols = Vec::with_capacity(self.order.len());
+        for (key, desc, nulls_first) in &self.order {
+            let e = match key {
+                SortKey::Output(i) => &self.outputs[*i],
+                SortKey::Expr(e) => e,
+            };
+            let Expr::Column(c, _) = e else { return };
+            cols.push((*c, *desc, *nulls_first));
+        }
+        let only: Vec<usize> = cols.iter().map(|c| c.0).collect();
+        let Some((read, at)) = self.source.top_target(&only, 0) else {
+            return;
+        };
+        static NEXT_TOP: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = NEXT_TOP.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        read.top = Some(crate::from::TopFilter {
+            id,
+            keys: cols.iter().map(|&(c, d, n)| (c - at, d, n)).collect(),
+        });
+        self.top_id = Some(id);
+    }
+
     fn prune(&mut self) {
         if !self.windows.is_empty() || self.has_subquery() {
             return;
@@ -1576,7 +1621,17 @@ impl SelectPlan {
         let stats = cx.run.and_then(|r| r.stats.as_ref());
         let started = stats.map(|_| std::time::Instant::now());
         let mut run = Run::new(self, guard);
-        self.source.produce(cx, &mut |cx, row| run.feed(&row, cx))?;
+        // A bound left by an earlier run of this plan (a correlated subquery's) is not
+        // this run's; it is gone once the run ends.
+        let top = self.top_id.zip(cx.run);
+        if let Some((id, r)) = top {
+            r.top_bounds.borrow_mut().retain(|(i, _)| *i != id);
+        }
+        let produced = self.source.produce(cx, &mut |cx, row| run.feed(&row, cx));
+        if let Some((id, r)) = top {
+            r.top_bounds.borrow_mut().retain(|(i, _)| *i != id);
+        }
+        produced?;
         let groups = run.groups.len() as u64;
         let emitted = run.emitted;
         let rows = run.finish(cx)?;
@@ -1615,6 +1670,10 @@ pub struct RunCx<'a> {
     pub(crate) work_tables: RefCell<HashMap<usize, Rc<Vec<Vec<Value>>>>>,
     /// EXPLAIN ANALYZE: what each plan node measured.
     pub(crate) stats: Option<PlanStats>,
+    /// The sort keys of the last row each running top-N keeps once it is full, by its
+    /// plan's `top_id`: the table read the top-N was pushed down to drops rows that
+    /// sort after them (`TopFilter`).
+    pub(crate) top_bounds: RefCell<Vec<(u64, Vec<Value>)>>,
 }
 
 impl<'a> RunCx<'a> {
@@ -1625,6 +1684,7 @@ impl<'a> RunCx<'a> {
             cache: RefCell::new(HashMap::new()),
             work_tables: RefCell::new(HashMap::new()),
             stats: None,
+            top_bounds: RefCell::new(Vec::new()),
         }
     }
 }
@@ -1924,21 +1984,26 @@ fn order_key(
 /// descending with its NULLs first or last.
 pub(crate) fn compare_keys<K>(order: &[(K, bool, bool)], a: &[Value], b: &[Value]) -> Ordering {
     for (i, (_, desc, nulls_first)) in order.iter().enumerate() {
-        let (x, y) = (&a[i], &b[i]);
-        let o = match (matches!(x, Value::Null), matches!(y, Value::Null)) {
-            (true, true) => Ordering::Equal,
-            (true, false) if *nulls_first => Ordering::Less,
-            (true, false) => Ordering::Greater,
-            (false, true) if *nulls_first => Ordering::Greater,
-            (false, true) => Ordering::Less,
-            (false, false) if *desc => sort_cmp(x, y).reverse(),
-            (false, false) => sort_cmp(x, y),
-        };
+        let o = compare_key(&a[i], &b[i], *desc, *nulls_first);
         if o != Ordering::Equal {
             return o;
         }
     }
     Ordering::Equal
+}
+
+/// How two values of one sort key order, the key descending or not, NULLs first or
+/// last.
+pub(crate) fn compare_key(x: &Value, y: &Value, desc: bool, nulls_first: bool) -> Ordering {
+    match (matches!(x, Value::Null), matches!(y, Value::Null)) {
+        (true, true) => Ordering::Equal,
+        (true, false) if nulls_first => Ordering::Less,
+        (true, false) => Ordering::Greater,
+        (false, true) if nulls_first => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        (false, false) if desc => sort_cmp(x, y).reverse(),
+        (false, false) => sort_cmp(x, y),
+    }
 }
 
 /// A row kept by a top-N sort. Entries order by their sort keys and then by arrival, so
@@ -1997,7 +2062,19 @@ impl<'p> TopN<'p> {
             .is_none_or(|last| compare_keys(self.order, keys, &last.keys) == Ordering::Less)
     }
 
-    fn offer(&mut self, row: Vec<Value>, keys: Vec<Value>, guard: &Guard) -> SqlResult<()> {
+    /// Publishes the sort keys of the last row kept for the table read the top-N was
+    /// pushed down to (`SelectPlan::push_top`).
+    fn publish(&self, id: u64, run: &RunCx) {
+        let Some(last) = self.heap.peek() else { return };
+        let mut bounds = run.top_bounds.borrow_mut();
+        match bounds.iter_mut().find(|(i, _)| *i == id) {
+            Some((_, b)) => b.clone_from(&last.keys),
+            None => bounds.push((id, last.keys.clone())),
+        }
+    }
+
+    /// Offers a row; true when it was kept.
+    fn offer(&mut self, row: Vec<Value>, keys: Vec<Value>, guard: &Guard) -> SqlResult<bool> {
         let entry = TopEntry {
             bytes: row_bytes(&row) + row_bytes(&keys) + std::mem::size_of::<TopEntry>() as u64,
             keys,
@@ -2009,7 +2086,7 @@ impl<'p> TopN<'p> {
         if self.heap.len() < self.keep {
             guard.charge(entry.bytes)?;
             self.heap.push(entry);
-            return Ok(());
+            return Ok(true);
         }
         // Later arrivals are larger, so a row equal to the last kept one stays out.
         if let Some(mut last) = self.heap.peek_mut() {
@@ -2017,9 +2094,10 @@ impl<'p> TopN<'p> {
                 guard.release(last.bytes);
                 guard.charge(entry.bytes)?;
                 *last = entry;
+                return Ok(true);
             }
         }
-        Ok(())
+        Ok(false)
     }
 }
 
@@ -2624,7 +2702,13 @@ impl<'p, 'g> Run<'p, 'g> {
             }
         }
         match &mut self.kept {
-            Kept::Top(top) => top.offer(out, keys, self.guard)?,
+            Kept::Top(top) => {
+                if top.offer(out, keys, self.guard)? && top.full() {
+                    if let (Some(id), Some(run)) = (plan.top_id, cx.run) {
+                        top.publish(id, run);
+                    }
+                }
+            }
             Kept::All(rows) => {
                 let slot = std::mem::size_of::<(Vec<Value>, Vec<Value>)>() as u64;
                 self.guard
