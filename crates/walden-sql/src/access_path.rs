@@ -437,3 +437,38 @@ fn plain(v: &Value) -> String {
         other => other.to_string(),
     }
 }
+
+/// Whether `filter` fixes every column of one of the unique `indexes` to one value — a
+/// constant, or a prepared statement's parameter whose value comes with each run — so
+/// that at most one row passes (a cached plan's estimate for `id = $1`).
+pub(crate) fn fixes_unique(indexes: &[IndexMeta], filter: &Expr) -> bool {
+    fn fixed(e: &Expr, out: &mut Vec<usize>) {
+        match e {
+            Expr::And(a, b) => {
+                fixed(a, out);
+                fixed(b, out);
+            }
+            Expr::Cmp(CmpOp::Eq, a, b) => {
+                let one_value = |e: &Expr| match e {
+                    Expr::Param(..) => true,
+                    Expr::Cast(inner, _) => matches!(**inner, Expr::Param(..)),
+                    other => constant(other).is_some(),
+                };
+                match (&**a, &**b) {
+                    (Expr::Column(c, _), other) | (other, Expr::Column(c, _))
+                        if one_value(other) =>
+                    {
+                        out.push(*c)
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut cols = Vec::new();
+    fixed(filter, &mut cols);
+    indexes
+        .iter()
+        .any(|ix| ix.unique && ix.columns.iter().all(|c| cols.contains(c)))
+}

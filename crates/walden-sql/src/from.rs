@@ -1373,6 +1373,15 @@ impl Builder<'_, '_> {
                     u.rows = ix.ranges.len().max(1) as f64;
                 }
             }
+            // A plan cached with its parameters unknown: `id = $1` on a unique key is
+            // still one row, whatever the run's value (the read is chosen per run).
+            if crate::bind::binding_params()
+                && filter
+                    .as_ref()
+                    .is_some_and(|f| access_path::fixes_unique(&rel.indexes, f))
+            {
+                u.rows = 1.0;
+            }
         }
         read.filter = filter;
         read.filter_text = text;
@@ -2560,6 +2569,132 @@ impl Source {
             return;
         }
         self.mark(&all, 0);
+    }
+
+    /// Whether a prepared statement may keep this FROM clause's plan and fill in its
+    /// parameters at each run (`filled_params`): tables, joins by any method, and
+    /// filters over them (subqueries, set-returning functions and views are bound with
+    /// the values written in instead).
+    pub(crate) fn cacheable(&self) -> bool {
+        match self {
+            Source::Table(_) => true,
+            Source::Padded { inner, .. } | Source::Filter { inner, .. } => inner.cacheable(),
+            Source::Join(j) => {
+                !matches!(j.method, JoinMethod::Lateral)
+                    && j.left.cacheable()
+                    && j.right.cacheable()
+            }
+            _ => false,
+        }
+    }
+
+    /// The tables this FROM clause reads, into `out`.
+    pub(crate) fn table_names(&self, out: &mut Vec<String>) {
+        match self {
+            Source::Table(t) => out.push(t.name.clone()),
+            Source::Padded { inner, .. } | Source::Filter { inner, .. } => inner.table_names(out),
+            Source::Join(j) => {
+                j.left.table_names(out);
+                j.right.table_names(out);
+            }
+            _ => {}
+        }
+    }
+
+    /// The FROM clause of a cached plan with a run's parameter values in place of its
+    /// parameters (in tables' conditions, join conditions and keys).
+    pub(crate) fn filled_params(&self, values: &[Value]) -> SqlResult<Source> {
+        let fill = |e: &Expr| e.clone().filled(values, false);
+        Ok(match self {
+            Source::Table(t) => Source::Table(TableRead {
+                filter: t.filter.as_ref().map(fill).transpose()?,
+                ..t.clone()
+            }),
+            Source::Padded { inner, at, width } => Source::Padded {
+                inner: Box::new(inner.filled_params(values)?),
+                at: *at,
+                width: *width,
+            },
+            Source::Filter {
+                inner,
+                cond,
+                text,
+                est,
+            } => Source::Filter {
+                inner: Box::new(inner.filled_params(values)?),
+                cond: fill(cond)?,
+                text: text.clone(),
+                est: *est,
+            },
+            Source::Join(j) => {
+                let method = match &j.method {
+                    JoinMethod::Hash {
+                        left_keys,
+                        right_keys,
+                    } => JoinMethod::Hash {
+                        left_keys: left_keys.iter().map(fill).collect::<SqlResult<_>>()?,
+                        right_keys: right_keys.iter().map(fill).collect::<SqlResult<_>>()?,
+                    },
+                    JoinMethod::Index { index, keys } => JoinMethod::Index {
+                        index: index.clone(),
+                        keys: keys
+                            .iter()
+                            .map(|(e, ty)| Ok((fill(e)?, *ty)))
+                            .collect::<SqlResult<_>>()?,
+                    },
+                    m => m.clone(),
+                };
+                Source::Join(Box::new(Join {
+                    kind: j.kind,
+                    left: j.left.filled_params(values)?,
+                    right: j.right.filled_params(values)?,
+                    method,
+                    cond: j.cond.as_ref().map(fill).transpose()?,
+                    cond_text: j.cond_text.clone(),
+                    key_text: j.key_text.clone(),
+                    right_cols: j.right_cols.clone(),
+                    rows: j.rows,
+                }))
+            }
+            other => other.clone(),
+        })
+    }
+
+    /// Chooses again how each table of a cached plan's FROM clause is read, now that
+    /// its conditions hold the run's values (`o.id = $1` became `o.id = 5`, which an
+    /// index serves); `indexes` gives each table's indexes and column types. A table
+    /// an index join looks rows up in keeps its lookups.
+    pub(crate) fn choose_access(
+        &mut self,
+        indexes: &dyn Fn(&str) -> Option<(Vec<IndexMeta>, Vec<ColumnType>)>,
+    ) {
+        match self {
+            Source::Table(read) => {
+                let Some(filter) = &read.filter else { return };
+                let Some((ixs, types)) = indexes(&read.name) else {
+                    return;
+                };
+                read.access = access_path::choose(
+                    &ixs,
+                    &types,
+                    &Wanted {
+                        filter: Some(filter),
+                        order: None,
+                        few: false,
+                    },
+                );
+            }
+            Source::Padded { inner, .. } | Source::Filter { inner, .. } => {
+                inner.choose_access(indexes)
+            }
+            Source::Join(j) => {
+                j.left.choose_access(indexes);
+                if !matches!(j.method, JoinMethod::Index { .. }) {
+                    j.right.choose_access(indexes);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// The table read whose columns hold every one of `cols` (numbered in this source's

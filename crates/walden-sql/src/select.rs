@@ -833,6 +833,9 @@ pub(crate) struct CachedSelect {
     plan: SelectPlan,
     scope: Scope,
     indexes: Vec<IndexMeta>,
+    /// For a FROM clause of several tables: each table's indexes and column types, to
+    /// choose again how each is read once the run's values are in its conditions.
+    tables: Vec<(String, Vec<IndexMeta>, Vec<walden::ColumnType>)>,
 }
 
 impl CachedSelect {
@@ -860,15 +863,38 @@ impl CachedSelect {
             SelectPlan::bound(s, query.order_by.as_ref(), query.limit_clause.as_ref(), &cx)
         })
         .ok()?;
+        let mut tables = Vec::new();
         let indexes = match &plan.source {
             Source::Table(t) => catalog.indexes(&t.name),
             Source::Nothing | Source::Series { .. } => Vec::new(),
+            // Joins: planned once with the parameters unknown (`o.id = $1` estimated
+            // as a key lookup when a unique index covers it), each table's reads chosen
+            // again per run.
+            source if source.cacheable() => {
+                let mut names = Vec::new();
+                source.table_names(&mut names);
+                for name in names {
+                    if tables.iter().any(|(n, _, _)| *n == name) {
+                        continue;
+                    }
+                    let types = catalog
+                        .table_scope(&name)
+                        .ok()?
+                        .columns
+                        .iter()
+                        .map(|(_, t)| t.column_type())
+                        .collect();
+                    tables.push((name.clone(), catalog.indexes(&name), types));
+                }
+                Vec::new()
+            }
             _ => return None,
         };
         Some(CachedSelect {
             plan,
             scope,
             indexes,
+            tables,
         })
     }
 
@@ -877,6 +903,15 @@ impl CachedSelect {
         let mut plan = self.plan.with_params(values)?;
         if !self.indexes.is_empty() {
             plan.choose_access(&self.scope, &self.indexes);
+        }
+        if !self.tables.is_empty() {
+            plan.source.choose_access(&|name| {
+                self.tables
+                    .iter()
+                    .find(|(n, _, _)| n == name)
+                    .filter(|(_, ixs, _)| !ixs.is_empty())
+                    .map(|(_, ixs, types)| (ixs.clone(), types.clone()))
+            });
         }
         Ok(QueryPlan::Select(Box::new(plan)))
     }
@@ -1286,7 +1321,13 @@ impl SelectPlan {
             d => d.clone(),
         };
         Ok(SelectPlan {
-            source: self.source.clone(),
+            // A cached plan's parameters may sit in its FROM clause's conditions (a
+            // correlated subquery's outer values are read as it runs).
+            source: if outer {
+                self.source.clone()
+            } else {
+                self.source.filled_params(values)?
+            },
             filter_text: self.filter_text.clone(),
             source_names: self.source_names.clone(),
             input_limit: self.input_limit,
