@@ -173,6 +173,9 @@ impl TopFilter {
     }
 }
 
+/// A table's name, indexes and column types (a cached plan's, to choose its reads with).
+pub(crate) type TableIndexes = (String, Vec<IndexMeta>, Vec<ColumnType>);
+
 /// A row id as a value of the column a `row_id` table read adds.
 pub(crate) fn row_id_value(id: walden::RowId) -> Value {
     Value::Int8(((id.page as i64) << 16) | i64::from(id.slot))
@@ -2662,21 +2665,21 @@ impl Source {
 
     /// Chooses again how each table of a cached plan's FROM clause is read, now that
     /// its conditions hold the run's values (`o.id = $1` became `o.id = 5`, which an
-    /// index serves); `indexes` gives each table's indexes and column types. A table
+    /// index serves); `tables` gives each table's indexes and column types. A table
     /// an index join looks rows up in keeps its lookups.
-    pub(crate) fn choose_access(
-        &mut self,
-        indexes: &dyn Fn(&str) -> Option<(Vec<IndexMeta>, Vec<ColumnType>)>,
-    ) {
+    pub(crate) fn choose_access(&mut self, tables: &[TableIndexes]) {
         match self {
             Source::Table(read) => {
                 let Some(filter) = &read.filter else { return };
-                let Some((ixs, types)) = indexes(&read.name) else {
+                let Some((_, ixs, types)) = tables
+                    .iter()
+                    .find(|(n, ixs, _)| *n == read.name && !ixs.is_empty())
+                else {
                     return;
                 };
                 read.access = access_path::choose(
-                    &ixs,
-                    &types,
+                    ixs,
+                    types,
                     &Wanted {
                         filter: Some(filter),
                         order: None,
@@ -2685,12 +2688,12 @@ impl Source {
                 );
             }
             Source::Padded { inner, .. } | Source::Filter { inner, .. } => {
-                inner.choose_access(indexes)
+                inner.choose_access(tables)
             }
             Source::Join(j) => {
-                j.left.choose_access(indexes);
+                j.left.choose_access(tables);
                 if !matches!(j.method, JoinMethod::Index { .. }) {
-                    j.right.choose_access(indexes);
+                    j.right.choose_access(tables);
                 }
             }
             _ => {}

@@ -835,7 +835,7 @@ pub(crate) struct CachedSelect {
     indexes: Vec<IndexMeta>,
     /// For a FROM clause of several tables: each table's indexes and column types, to
     /// choose again how each is read once the run's values are in its conditions.
-    tables: Vec<(String, Vec<IndexMeta>, Vec<walden::ColumnType>)>,
+    tables: Vec<crate::from::TableIndexes>,
 }
 
 impl CachedSelect {
@@ -905,13 +905,7 @@ impl CachedSelect {
             plan.choose_access(&self.scope, &self.indexes);
         }
         if !self.tables.is_empty() {
-            plan.source.choose_access(&|name| {
-                self.tables
-                    .iter()
-                    .find(|(n, _, _)| n == name)
-                    .filter(|(_, ixs, _)| !ixs.is_empty())
-                    .map(|(_, ixs, types)| (ixs.clone(), types.clone()))
-            });
+            plan.source.choose_access(&self.tables);
         }
         Ok(QueryPlan::Select(Box::new(plan)))
     }
