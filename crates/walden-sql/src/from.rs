@@ -1916,6 +1916,70 @@ fn fill(out: &mut [Value], right: &[Value], cols: &[Range<usize>]) {
     }
 }
 
+/// A join's right side in memory: of each row only the columns the right side fills
+/// (`Join::right_cols`), the rows one after another in one vector. A hash join's probe
+/// reads a row it found in one place (a vector per row, each padded to the joined
+/// width, cost a second cache miss per probe and four times the memory).
+struct RightRows {
+    values: Vec<Value>,
+    /// Values per row.
+    stride: usize,
+    /// The joined row's width, for a full join's right rows that matched nothing.
+    width: usize,
+    rows: usize,
+}
+
+impl RightRows {
+    fn new(rows: Vec<Vec<Value>>, cols: &[Range<usize>]) -> RightRows {
+        let stride: usize = cols.iter().map(|r| r.len()).sum();
+        let width = rows.first().map_or(0, Vec::len);
+        let mut values = Vec::with_capacity(rows.len() * stride);
+        let n = rows.len();
+        for mut row in rows {
+            for r in cols {
+                match row.get_mut(r.clone()) {
+                    Some(vals) => {
+                        values.extend(vals.iter_mut().map(|v| std::mem::replace(v, Value::Null)))
+                    }
+                    None => values.extend((0..r.len()).map(|_| Value::Null)),
+                }
+            }
+        }
+        RightRows {
+            values,
+            stride,
+            width,
+            rows: n,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.rows
+    }
+
+    /// Copies right row `i`'s columns into a joined row.
+    fn fill(&self, i: usize, out: &mut [Value], cols: &[Range<usize>]) {
+        let Some(mut vals) = self.values.get(i * self.stride..(i + 1) * self.stride) else {
+            return;
+        };
+        for r in cols {
+            let (these, rest) = vals.split_at(r.len().min(vals.len()));
+            vals = rest;
+            if let Some(slots) = out.get_mut(r.clone()) {
+                slots.clone_from_slice(these);
+            }
+        }
+    }
+
+    /// Right row `i` alone, NULL elsewhere (a full join's row that matched nothing).
+    fn padded(&self, i: usize, cols: &[Range<usize>]) -> Vec<Value> {
+        let mut row = Vec::with_capacity(self.width);
+        row.resize_with(self.width, || Value::Null);
+        self.fill(i, &mut row, cols);
+        row
+    }
+}
+
 /// Runs the engine's read with a callback, keeping the first error the callback met.
 /// Reads a table's rows into `sink`. `read` is the table's read as planned: a row of
 /// another width than its columns means ALTER TABLE changed the table since the
@@ -2270,16 +2334,16 @@ impl Join {
             } => (Some(left_keys), Some(right_keys)),
         };
         // The right side in memory; for a hash join, its rows by key.
-        let rights = self.right.collect(cx)?;
+        let rows = self.right.collect(cx)?;
         let every: Vec<usize> = match right_keys {
-            None => (0..rights.len()).collect(),
+            None => (0..rows.len()).collect(),
             Some(_) => Vec::new(),
         };
         let mut buf = Vec::new();
         let table = match right_keys {
             Some(keys) => {
-                let mut table = KeyTable::with_capacity(rights.len());
-                for (i, r) in rights.iter().enumerate() {
+                let mut table = KeyTable::with_capacity(rows.len());
+                for (i, r) in rows.iter().enumerate() {
                     if hash_key(keys, r, cx, &mut buf)? {
                         table.insert(&buf, i);
                     }
@@ -2291,6 +2355,7 @@ impl Join {
             }
             None => None,
         };
+        let rights = RightRows::new(rows, &self.right_cols);
         let full = self.kind == JoinKind::Full;
         let mut matched = vec![false; if full { rights.len() } else { 0 }];
         let mut found = Vec::new();
@@ -2313,10 +2378,12 @@ impl Join {
                 // The last candidate takes the left row itself rather than a copy.
                 let row = if n + 1 == candidates.len() && self.kind == JoinKind::Inner {
                     let mut row = left.take().unwrap_or_default();
-                    fill(&mut row, &rights[i], &self.right_cols);
+                    rights.fill(i, &mut row, &self.right_cols);
                     row
                 } else {
-                    merge(l, &rights[i], &self.right_cols)
+                    let mut row = l.clone();
+                    rights.fill(i, &mut row, &self.right_cols);
+                    row
                 };
                 if !passes(&self.cond, &row, cx)? {
                     continue;
@@ -2340,8 +2407,8 @@ impl Join {
             return Ok(more);
         }
         // A full join's right rows that matched nothing.
-        for (r, m) in rights.into_iter().zip(matched) {
-            if !m && !sink(cx, r)? {
+        for (i, m) in matched.into_iter().enumerate() {
+            if !m && !sink(cx, rights.padded(i, &self.right_cols))? {
                 return Ok(false);
             }
         }

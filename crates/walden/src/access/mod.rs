@@ -139,6 +139,42 @@ pub struct Vacuumed {
     pub waiting: u64,
 }
 
+/// Rows read from one page: each one's id and bytes, the bytes of all of them in one
+/// buffer reused page after page (a scan allocated, and freed, a vector per row).
+#[derive(Debug, Default)]
+pub struct PageRows {
+    rows: Vec<(RowId, usize, usize)>,
+    bytes: Vec<u8>,
+}
+
+impl PageRows {
+    pub fn clear(&mut self) {
+        self.rows.clear();
+        self.bytes.clear();
+    }
+
+    pub fn push(&mut self, id: RowId, row: &[u8]) {
+        let at = self.bytes.len();
+        self.bytes.extend_from_slice(row);
+        self.rows.push((id, at, row.len()));
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The rows in the order pushed.
+    pub fn iter(&self) -> impl Iterator<Item = (RowId, &[u8])> + '_ {
+        self.rows
+            .iter()
+            .map(|&(id, at, len)| (id, &self.bytes[at..at + len]))
+    }
+}
+
 /// The operations every table kind provides. Row bytes are the row encoding of
 /// `schema.rs`; the kind adds its own tuple header and visibility rules.
 pub trait TableAccess: Sync {
@@ -167,13 +203,7 @@ pub trait TableAccess: Sync {
     ) -> Result<Option<(RowId, Vec<u8>)>>;
 
     /// The rows of one page visible to `view`.
-    fn scan_page(
-        &self,
-        ctx: &Ctx,
-        page: u64,
-        view: &TxnView,
-        out: &mut Vec<(RowId, Vec<u8>)>,
-    ) -> Result<()>;
+    fn scan_page(&self, ctx: &Ctx, page: u64, view: &TxnView, out: &mut PageRows) -> Result<()>;
 
     /// Applies changes to rows of one page (each visible to the writer's view). Pushes
     /// an `Updated` for each updated row, in order. Stops at the first error; what was
@@ -225,7 +255,7 @@ pub trait TableAccess: Sync {
         ctx: &Ctx,
         page: u64,
         view: Option<&TxnView>,
-        out: &mut Vec<(RowId, Vec<u8>)>,
+        out: &mut PageRows,
     ) -> Result<()>;
 
     /// Takes back rows this transaction inserted in the command that is running (a

@@ -78,7 +78,7 @@ impl Database {
             let mut failed = None;
             let ctx = inner.access_ctx();
             let access = crate::access::of(t.kind);
-            let mut versions = Vec::new();
+            let mut versions = crate::access::PageRows::default();
             // Each visible row with the id its entries name (a heap-only version's
             // chain root).
             'pages: for &page in &pages {
@@ -88,8 +88,8 @@ impl Database {
                     failed = Some(e);
                     break;
                 }
-                for (id, bytes) in versions.drain(..) {
-                    let row = match super::index::decode_row(inner, &t, id, &bytes) {
+                for (id, bytes) in versions.iter() {
+                    let row = match super::index::decode_row(inner, &t, id, bytes) {
                         Ok(row) => row,
                         Err(e) => {
                             failed = Some(e);

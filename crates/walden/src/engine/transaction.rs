@@ -460,7 +460,7 @@ impl Transaction {
         self.db.txns.lock_key(self.snapshot.xid, &bytes, mode)
     }
 
-    fn scan_page(&self, t: &Table, page: u64, rows: &mut Vec<(RowId, Vec<u8>)>) -> Result<()> {
+    fn scan_page(&self, t: &Table, page: u64, rows: &mut crate::access::PageRows) -> Result<()> {
         self.scan_page_in(&self.view(), t, page, rows)
     }
 
@@ -469,7 +469,7 @@ impl Transaction {
         view: &TxnView,
         t: &Table,
         page: u64,
-        rows: &mut Vec<(RowId, Vec<u8>)>,
+        rows: &mut crate::access::PageRows,
     ) -> Result<()> {
         access::of(t.kind).scan_page(&self.db.access_ctx(), page, view, rows)
     }
@@ -514,7 +514,7 @@ impl Transaction {
         // Each page's changes are applied together, so that they share WAL records: one
         // per page for an undo table's in-place changes and a heap table's deletes, one
         // per page for the new versions a heap update puts there.
-        let mut rows = Vec::new();
+        let mut rows = crate::access::PageRows::default();
         let mut changes = Vec::new();
         let mut changed = 0u64;
         // The DDL lock held keeps the schema as it is.
@@ -524,8 +524,8 @@ impl Transaction {
             changes.clear();
             self.scan_page(&t, page, &mut rows)?;
             let mut stop = false;
-            for (id, raw) in rows.drain(..) {
-                let row = self.decode_with(&t, &mut schema, id, &raw)?;
+            for (id, raw) in rows.iter() {
+                let row = self.decode_with(&t, &mut schema, id, raw)?;
                 match f(id, &row) {
                     RowAction::Keep => continue,
                     RowAction::Stop => {
@@ -774,14 +774,14 @@ impl Reader<'_> {
     pub fn scan_with(&self, table: &str, mut f: impl FnMut(RowId, Row) -> bool) -> Result<()> {
         let txn = self.txn;
         let t = txn.db.table(table)?;
-        let mut rows = Vec::new();
+        let mut rows = crate::access::PageRows::default();
         let mut schema = t.schema();
         for page in t.page_list() {
             rows.clear();
             txn.scan_page_in(&self.view(), &t, page, &mut rows)?;
             txn.db.relieve_space();
-            for (id, bytes) in rows.drain(..) {
-                let row = txn.decode_with(&t, &mut schema, id, &bytes)?;
+            for (id, bytes) in rows.iter() {
+                let row = txn.decode_with(&t, &mut schema, id, bytes)?;
                 if !f(id, row) {
                     return Ok(());
                 }

@@ -24,7 +24,8 @@ use crate::access::slotted::{
     TupleFormat,
 };
 use crate::access::{
-    Change, Ctx, InsertCursor, Latest, Progress, TableAccess, TxnView, Updated, Vacuumed, Writer,
+    Change, Ctx, InsertCursor, Latest, PageRows, Progress, TableAccess, TxnView, Updated, Vacuumed,
+    Writer,
 };
 use crate::buffer::Fetch;
 use crate::catalog::Table;
@@ -138,7 +139,7 @@ fn insert_many(
 fn page_rows(
     ctx: &Ctx,
     page_no: u64,
-    out: &mut Vec<(RowId, Vec<u8>)>,
+    out: &mut PageRows,
     roots: bool,
     keep: impl Fn(&TupleHeader) -> bool,
 ) -> Result<()> {
@@ -161,13 +162,13 @@ fn page_rows(
                 .as_ref()
                 .and_then(|r| r.get(slot as usize).copied())
                 .unwrap_or(slot);
-            out.push((
+            out.push(
                 RowId {
                     page: page_no,
                     slot,
                 },
-                t[TUPLE_HEADER_BYTES..].to_vec(),
-            ));
+                &t[TUPLE_HEADER_BYTES..],
+            );
         }
     }
     Ok(())
@@ -212,12 +213,7 @@ pub(crate) fn chain_roots(page: &[u8]) -> Vec<u16> {
 }
 
 /// Visible rows of one page: (row id, row bytes).
-pub fn scan_page(
-    ctx: &Ctx,
-    page_no: u64,
-    view: &TxnView,
-    out: &mut Vec<(RowId, Vec<u8>)>,
-) -> Result<()> {
+pub fn scan_page(ctx: &Ctx, page_no: u64, view: &TxnView, out: &mut PageRows) -> Result<()> {
     page_rows(ctx, page_no, out, false, |h| sees(view, h, ctx.clog))
 }
 
@@ -227,7 +223,7 @@ fn versions_of_page(
     ctx: &Ctx,
     page_no: u64,
     view: Option<&TxnView>,
-    out: &mut Vec<(RowId, Vec<u8>)>,
+    out: &mut PageRows,
 ) -> Result<()> {
     page_rows(ctx, page_no, out, true, |h| match view {
         Some(view) => sees(view, h, ctx.clog),
@@ -698,7 +694,7 @@ impl TableAccess for HeapTable {
         ctx: &Ctx,
         page: u64,
         view: Option<&TxnView>,
-        out: &mut Vec<(RowId, Vec<u8>)>,
+        out: &mut PageRows,
     ) -> Result<()> {
         versions_of_page(ctx, page, view, out)
     }
@@ -707,13 +703,7 @@ impl TableAccess for HeapTable {
         withdraw(ctx, ids, w.view.snapshot.xid, w.stats)
     }
 
-    fn scan_page(
-        &self,
-        ctx: &Ctx,
-        page: u64,
-        view: &TxnView,
-        out: &mut Vec<(RowId, Vec<u8>)>,
-    ) -> Result<()> {
+    fn scan_page(&self, ctx: &Ctx, page: u64, view: &TxnView, out: &mut PageRows) -> Result<()> {
         scan_page(ctx, page, view, out)
     }
 

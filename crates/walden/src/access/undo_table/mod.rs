@@ -30,7 +30,8 @@ use std::borrow::Cow;
 
 use crate::access::slotted::{self, get_u48, put_u48, TupleFormat};
 use crate::access::{
-    Change, Ctx, InsertCursor, Latest, Progress, TableAccess, TxnView, Updated, Vacuumed, Writer,
+    Change, Ctx, InsertCursor, Latest, PageRows, Progress, TableAccess, TxnView, Updated, Vacuumed,
+    Writer,
 };
 use crate::buffer::Fetch;
 use crate::catalog::Table;
@@ -270,12 +271,7 @@ fn step_back(
 }
 
 /// Visible rows of one page: (row id, row bytes).
-pub fn scan_page(
-    ctx: &Ctx,
-    page_no: u64,
-    view: &TxnView,
-    out: &mut Vec<(RowId, Vec<u8>)>,
-) -> Result<()> {
+pub fn scan_page(ctx: &Ctx, page_no: u64, view: &TxnView, out: &mut PageRows) -> Result<()> {
     let pinned = ctx.pool.fetch(page_no, Fetch::Read)?;
     let g = pinned.read();
     let p = PageRef(&g);
@@ -287,13 +283,13 @@ pub fn scan_page(
             if v.flags & (FLAG_DELETED | FLAG_MOVED) == 0 {
                 let row = row_of(&v.area, v.flags)
                     .map_err(|r| corrupt(ctx, page_no, format!("slot {slot}: {r}")))?;
-                out.push((
+                out.push(
                     RowId {
                         page: page_no,
                         slot,
                     },
-                    row.to_vec(),
-                ));
+                    row,
+                );
             }
         }
     }
@@ -389,7 +385,7 @@ pub fn latest(ctx: &Ctx, table: &Table, id: RowId, me: u64) -> Result<Latest> {
 /// Every version of the rows of a page some snapshot may read: the current row and the
 /// older ones its undo chain rebuilds (a chain whose records were discarded ends there:
 /// no snapshot needs what lies beyond).
-fn versions_of_page(ctx: &Ctx, page_no: u64, out: &mut Vec<(RowId, Vec<u8>)>) -> Result<()> {
+fn versions_of_page(ctx: &Ctx, page_no: u64, out: &mut PageRows) -> Result<()> {
     let pinned = ctx.pool.fetch(page_no, Fetch::Read)?;
     let g = pinned.read();
     let p = PageRef(&g);
@@ -407,7 +403,7 @@ fn versions_of_page(ctx: &Ctx, page_no: u64, out: &mut Vec<(RowId, Vec<u8>)>) ->
         let mut area: Cow<[u8]> = Cow::Borrowed(&t[HDR..]);
         for _ in 0..1_000_000 {
             if h.flags & (FLAG_DELETED | FLAG_MOVED) == 0 {
-                out.push((id, row_of(&area, h.flags).map_err(bad)?.to_vec()));
+                out.push(id, row_of(&area, h.flags).map_err(bad)?);
             }
             if h.ptr == 0 {
                 break;
@@ -514,7 +510,7 @@ impl TableAccess for UndoTable {
         ctx: &Ctx,
         page: u64,
         view: Option<&TxnView>,
-        out: &mut Vec<(RowId, Vec<u8>)>,
+        out: &mut PageRows,
     ) -> Result<()> {
         match view {
             Some(view) => scan_page(ctx, page, view, out),
@@ -536,13 +532,7 @@ impl TableAccess for UndoTable {
         fetch(ctx, table, id, view)
     }
 
-    fn scan_page(
-        &self,
-        ctx: &Ctx,
-        page: u64,
-        view: &TxnView,
-        out: &mut Vec<(RowId, Vec<u8>)>,
-    ) -> Result<()> {
+    fn scan_page(&self, ctx: &Ctx, page: u64, view: &TxnView, out: &mut PageRows) -> Result<()> {
         scan_page(ctx, page, view, out)
     }
 
