@@ -1930,27 +1930,51 @@ struct RightRows {
 }
 
 impl RightRows {
-    fn new(rows: Vec<Vec<Value>>, cols: &[Range<usize>]) -> RightRows {
+    /// Reads a join's right side: each row's key into the hash table (for a hash
+    /// join, `keys`), its columns `cols` into the rows kept; the memory they take is
+    /// charged to the guard.
+    fn collect(
+        right: &Source,
+        keys: Option<&Vec<Expr>>,
+        cols: &[Range<usize>],
+        cx: &mut EvalCtx,
+    ) -> SqlResult<(RightRows, Option<KeyTable>)> {
+        let guard = cx.run.map(|r| r.guard);
         let stride: usize = cols.iter().map(|r| r.len()).sum();
-        let width = rows.first().map_or(0, Vec::len);
-        let mut values = Vec::with_capacity(rows.len() * stride);
-        let n = rows.len();
-        for mut row in rows {
-            for r in cols {
-                match row.get_mut(r.clone()) {
-                    Some(vals) => {
-                        values.extend(vals.iter_mut().map(|v| std::mem::replace(v, Value::Null)))
-                    }
-                    None => values.extend((0..r.len()).map(|_| Value::Null)),
+        let mut rows = RightRows {
+            values: Vec::new(),
+            stride,
+            width: 0,
+            rows: 0,
+        };
+        let mut table = keys.map(|_| KeyTable::with_capacity(1024));
+        let mut buf = Vec::new();
+        right.produce(cx, &mut |cx, mut row| {
+            if let (Some(keys), Some(table)) = (keys, table.as_mut()) {
+                if hash_key(keys, &row, cx, &mut buf)? {
+                    table.insert(&buf, rows.rows);
                 }
             }
+            rows.width = row.len();
+            let start = rows.values.len();
+            for r in cols {
+                match row.get_mut(r.clone()) {
+                    Some(vals) => rows
+                        .values
+                        .extend(vals.iter_mut().map(|v| std::mem::replace(v, Value::Null))),
+                    None => rows.values.extend((0..r.len()).map(|_| Value::Null)),
+                }
+            }
+            rows.rows += 1;
+            if let Some(g) = guard {
+                g.charge(row_bytes(&rows.values[start..]))?;
+            }
+            Ok(true)
+        })?;
+        if let (Some(g), Some(t)) = (guard, &table) {
+            g.charge(t.bytes())?;
         }
-        RightRows {
-            values,
-            stride,
-            width,
-            rows: n,
-        }
+        Ok((rows, table))
     }
 
     fn len(&self) -> usize {
@@ -2269,20 +2293,6 @@ impl Source {
             _ => None,
         }
     }
-
-    /// The rows, in memory (charged to the guard).
-    fn collect(&self, cx: &mut EvalCtx) -> SqlResult<Vec<Vec<Value>>> {
-        let guard = cx.run.map(|r| r.guard);
-        let mut rows = Vec::new();
-        self.produce(cx, &mut |_, row| {
-            if let Some(g) = guard {
-                g.charge(row_bytes(&row) + 24)?;
-            }
-            rows.push(row);
-            Ok(true)
-        })?;
-        Ok(rows)
-    }
 }
 
 fn no_reader() -> SqlError {
@@ -2333,29 +2343,14 @@ impl Join {
                 right_keys,
             } => (Some(left_keys), Some(right_keys)),
         };
-        // The right side in memory; for a hash join, its rows by key.
-        let rows = self.right.collect(cx)?;
+        // The right side in memory (the columns it fills); for a hash join, its rows
+        // by key.
+        let (rights, table) = RightRows::collect(&self.right, right_keys, &self.right_cols, cx)?;
         let every: Vec<usize> = match right_keys {
-            None => (0..rows.len()).collect(),
+            None => (0..rights.len()).collect(),
             Some(_) => Vec::new(),
         };
         let mut buf = Vec::new();
-        let table = match right_keys {
-            Some(keys) => {
-                let mut table = KeyTable::with_capacity(rows.len());
-                for (i, r) in rows.iter().enumerate() {
-                    if hash_key(keys, r, cx, &mut buf)? {
-                        table.insert(&buf, i);
-                    }
-                }
-                if let Some(g) = cx.run.map(|r| r.guard) {
-                    g.charge(table.bytes())?;
-                }
-                Some(table)
-            }
-            None => None,
-        };
-        let rights = RightRows::new(rows, &self.right_cols);
         let full = self.kind == JoinKind::Full;
         let mut matched = vec![false; if full { rights.len() } else { 0 }];
         let mut found = Vec::new();
