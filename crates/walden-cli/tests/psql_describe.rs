@@ -11,8 +11,8 @@ use walden_pgcluster::{find_major, Cluster, SERVER_USER};
 
 /// Views, and tables with a column of every type Walden has, NOT NULL, defaults of each kind psql
 /// shows differently, serial columns (their sequences), primary keys (one of two
-/// columns), a UNIQUE constraint, unique and plain indexes, varchar(n), char(n) and
-/// numeric(p,s).
+/// columns), a UNIQUE constraint, unique and plain indexes (some with DESC and NULLS
+/// FIRST/LAST columns), varchar(n), char(n) and numeric(p,s).
 const SCHEMA: &str = "
 create table t (a serial primary key, b int not null default 5, c text,
   d varchar(10) unique, e char(3), f bigint, g smallint, h double precision,
@@ -34,6 +34,9 @@ create table fc (n int, fp_id int references fp on delete cascade,
   k text references fp (k) on update set null);
 create unique index fc_n on fc (n);
 alter table fc add foreign key (n) references fc (n);
+create table t8 (a8 int, b8 int, c8 text, d8 double precision, e8 int);
+create index t8all on t8 (e8 desc, d8 asc, c8 desc nulls last, b8 asc nulls first, a8 desc);
+create unique index t8u on t8 (a8 desc nulls last);
 ";
 
 /// The commands compared, each run on its own (`-c`), as psql runs them.
@@ -59,6 +62,9 @@ const COMMANDS: &[&str] = &[
     "\\d t_d_key",
     "\\d t_a_seq",
     "\\d u_s_seq",
+    "\\d t8",
+    "\\d t8all",
+    "\\d t8u",
     "\\d t*",
     "\\dt t*",
     "\\di u*",

@@ -1,15 +1,17 @@
 //! Choosing how a statement reads its table: a sequential scan, or a B-tree index read
 //! over key ranges taken from the WHERE clause (`=`, `IN`, `<`, `<=`, `>`, `>=`,
 //! `BETWEEN`, on a prefix of the index's columns), in either direction when that gives
-//! the ORDER BY order. The ranges only narrow what is read: the whole WHERE clause is
-//! still checked on every row, so a range may safely cover more than the clause keeps
-//! (NULL keys, for one).
+//! the ORDER BY order. Keys are in each column's declared order (ascending or
+//! descending, NULLs first or last), and so are the ranges: on a descending column a
+//! larger value is a lower key. The ranges only narrow what is read: the whole WHERE
+//! clause is still checked on every row, so a range may safely cover more than the
+//! clause keeps (NULL keys, for one).
 
 use std::cmp::Ordering;
 use std::fmt::Write as _;
 use std::ops::Bound;
 
-use walden::{ColumnType, Value};
+use walden::{ColumnType, KeyOrder, Value};
 
 use crate::expr::{CmpOp, Expr};
 use crate::types::SqlType;
@@ -21,7 +23,16 @@ pub struct IndexMeta {
     pub name: String,
     /// Column positions in the table, in key order.
     pub columns: Vec<usize>,
+    /// Each column's order (one per column).
+    pub order: Vec<KeyOrder>,
     pub unique: bool,
+}
+
+impl IndexMeta {
+    /// The order of the index's column `n`.
+    fn order_of(&self, n: usize) -> KeyOrder {
+        KeyOrder::of(&self.order, n)
+    }
 }
 
 /// A range of keys: bounds on the first columns of the index.
@@ -227,6 +238,9 @@ pub struct Wanted<'a> {
     /// ORDER BY as columns of the table, each (column, descending, nulls first); None
     /// when some key is not a plain column.
     pub order: Option<Vec<(usize, bool, bool)>>,
+    /// Rows with a NULL in the ORDER BY columns are filtered out (min and max read the
+    /// first row with a value), so where an index puts NULLs does not matter.
+    pub nulls_dropped: bool,
     /// A LIMIT (or a min/max that needs one row) makes an ordered read worth it alone.
     pub few: bool,
 }
@@ -295,9 +309,16 @@ fn plan_index(
                 test: CondTest::Any(vals.clone()),
             });
         }
+        // `vals` ascend; a descending column's keys take them the other way round, so
+        // that the ranges stay in key order.
+        let in_key_order: Vec<&Value> = if ix.order_of(eq_cols).desc {
+            vals.iter().rev().collect()
+        } else {
+            vals.iter().collect()
+        };
         let mut next = Vec::with_capacity(prefixes.len() * vals.len());
         for p in &prefixes {
-            for v in &vals {
+            for &v in &in_key_order {
                 let mut q = p.clone();
                 q.push(v.clone());
                 next.push(q);
@@ -306,18 +327,20 @@ fn plan_index(
         prefixes = next;
         eq_cols += 1;
     }
-    // ...then a range on the next column.
+    // ...then a range on the next column: in key order, so on a descending column
+    // `col > v` bounds the keys from above.
     let mut lower: Option<(Value, bool)> = None;
     let mut upper: Option<(Value, bool)> = None;
     if let Some(&col) = ix.columns.get(eq_cols) {
+        let desc = ix.order_of(eq_cols).desc;
         for (c, cond) in conds {
             let Cond::Cmp(op, v) = cond else { continue };
             if *c != col {
                 continue;
             }
-            let side = match op {
-                CmpOp::Gt | CmpOp::GtEq => &mut lower,
-                CmpOp::Lt | CmpOp::LtEq => &mut upper,
+            let side = match (op, desc) {
+                (CmpOp::Gt | CmpOp::GtEq, false) | (CmpOp::Lt | CmpOp::LtEq, true) => &mut lower,
+                (CmpOp::Lt | CmpOp::LtEq, false) | (CmpOp::Gt | CmpOp::GtEq, true) => &mut upper,
                 _ => continue,
             };
             if side.is_none() {
@@ -343,10 +366,18 @@ fn plan_index(
                     .iter()
                     .zip(&ix.columns[eq_cols..])
                     .all(|((c, _, _), ic)| c == ic);
-            let desc = rest.first().is_some_and(|(_, d, _)| *d);
-            // Ascending keys put NULLs last, descending first: as ORDER BY's defaults.
-            let same = rest.iter().all(|(_, d, nf)| *d == desc && *nf == desc);
-            (fits && same, fits && same && desc)
+            // Each ORDER BY item against its key column's order: the same direction
+            // and NULLs placement (read forward), or both reversed (read backward).
+            let matches = |backward: bool| {
+                rest.iter().enumerate().all(|(n, (_, desc, nulls_first))| {
+                    let o = ix.order_of(eq_cols + n);
+                    (o.desc != *desc) == backward
+                        && (wanted.nulls_dropped || (o.nulls_first != *nulls_first) == backward)
+                })
+            };
+            let forward = fits && matches(false);
+            let backward = fits && !forward && matches(true);
+            (forward || backward, backward)
         }
         _ => (false, false),
     };

@@ -298,9 +298,29 @@ pub(crate) struct Key {
     pub primary: bool,
 }
 
-/// The column names of an index or key: plain columns, ascending.
+/// The column names of a PRIMARY KEY or UNIQUE constraint: plain columns, ascending
+/// (PostgreSQL's grammar has no DESC or NULLS there).
 fn key_columns(cols: &[ast::IndexColumn], what: &str) -> SqlResult<Vec<String>> {
+    if cols.iter().any(|c| {
+        matches!(c.column.options.sort, Some(ast::OrderBySort::Desc))
+            || c.column.options.nulls_first.is_some()
+    }) {
+        return Err(SqlError::unsupported(format!(
+            "DESC or NULLS FIRST/LAST in a {what}"
+        )));
+    }
+    Ok(index_columns(cols, what)?.0)
+}
+
+/// The columns of an index, each with its order: plain columns, each `ASC` or `DESC`
+/// and `NULLS FIRST` or `NULLS LAST` (as PostgreSQL: DESC puts NULLs first unless told
+/// otherwise, ASC last). Operator classes and `USING` orderings are refused.
+fn index_columns(
+    cols: &[ast::IndexColumn],
+    what: &str,
+) -> SqlResult<(Vec<String>, Vec<walden::KeyOrder>)> {
     let mut out: Vec<String> = Vec::new();
+    let mut order = Vec::new();
     for col in cols {
         let name = match &col.column.expr {
             ast::Expr::Identifier(id) => ident_name(id),
@@ -312,16 +332,21 @@ fn key_columns(cols: &[ast::IndexColumn], what: &str) -> SqlResult<Vec<String>> 
                 .at(other.span().start))
             }
         };
-        if matches!(
-            col.column.options.sort,
-            Some(ast::OrderBySort::Desc | ast::OrderBySort::Using(_))
-        ) || col.column.options.nulls_first.is_some()
-            || col.operator_class.is_some()
-        {
+        if col.operator_class.is_some() {
             return Err(SqlError::unsupported(format!(
-                "{what} column options (DESC, NULLS FIRST/LAST, operator classes); an index is read in both directions"
+                "operator classes on {what} columns"
             )));
         }
+        let options = &col.column.options;
+        let desc = match &options.sort {
+            None | Some(ast::OrderBySort::Asc) => false,
+            Some(ast::OrderBySort::Desc) => true,
+            Some(ast::OrderBySort::Using(_)) => {
+                return Err(SqlError::unsupported(format!(
+                    "USING an operator on {what} columns"
+                )))
+            }
+        };
         if out.contains(&name) {
             return Err(SqlError::new(
                 code::DUPLICATE_COLUMN,
@@ -329,13 +354,17 @@ fn key_columns(cols: &[ast::IndexColumn], what: &str) -> SqlResult<Vec<String>> 
             ));
         }
         out.push(name);
+        order.push(walden::KeyOrder {
+            desc,
+            nulls_first: options.nulls_first.unwrap_or(desc),
+        });
     }
     if out.is_empty() {
         return Err(SqlError::syntax(format!(
             "{what} needs at least one column"
         )));
     }
-    Ok(out)
+    Ok((out, order))
 }
 
 /// A table constraint Walden keeps: PRIMARY KEY or UNIQUE.
@@ -406,6 +435,7 @@ pub(crate) fn add_key(cx: &mut Ctx, table: &str, key: &Key) -> SqlResult<()> {
             name: &name,
             table,
             columns: &cols,
+            order: &[],
             unique: true,
             primary: key.primary,
             if_not_exists: false,
@@ -467,7 +497,7 @@ pub(crate) fn create_index(cx: &mut Ctx, ci: &ast::CreateIndex) -> SqlResult<Out
         .db
         .schema(&table)
         .map_err(|e| SqlError::from(e).at(ci.table_name.span().start))?;
-    let columns = key_columns(&ci.columns, "index")?;
+    let (columns, order) = index_columns(&ci.columns, "index")?;
     for c in &columns {
         if !schema.columns.iter().any(|x| x.name == *c) {
             return Err(SqlError::new(
@@ -488,6 +518,7 @@ pub(crate) fn create_index(cx: &mut Ctx, ci: &ast::CreateIndex) -> SqlResult<Out
             name: &name,
             table: &table,
             columns: &cols,
+            order: &order,
             unique: ci.unique,
             primary: false,
             if_not_exists: ci.if_not_exists,

@@ -1360,6 +1360,7 @@ pub(crate) fn access_for(
         &Wanted {
             filter,
             order: None,
+            nulls_dropped: false,
             few: false,
         },
     )

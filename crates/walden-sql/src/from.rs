@@ -1363,6 +1363,7 @@ impl Builder<'_, '_> {
                 &Wanted {
                     filter: filter.as_ref(),
                     order: None,
+                    nulls_dropped: false,
                     few: false,
                 },
             );

@@ -1228,6 +1228,7 @@ impl SelectPlan {
         let wanted = Wanted {
             filter: self.filter.as_ref(),
             order,
+            nulls_dropped: extreme.is_some(),
             few: extreme.is_some()
                 || (self.limit.is_some() && self.grouping.is_none() && self.windows.is_empty()),
         };

@@ -131,6 +131,7 @@ pub(crate) fn index_metas(db: &Database, table: &str) -> Vec<crate::access_path:
             Some(crate::access_path::IndexMeta {
                 name: i.name,
                 columns,
+                order: i.order,
                 unique: i.unique,
             })
         })

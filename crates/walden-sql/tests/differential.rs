@@ -2377,8 +2377,8 @@ fn agree_on_rows(
 }
 
 /// The table kinds every sequence runs on.
-/// A table kind, with or without indexes (on `a`, on `(b, a)` and on `c`): a query read
-/// through an index must return what a scan returns.
+/// A table kind, with or without indexes (`CREATE_INDEXES`): a query read through an
+/// index must return what a scan returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Config {
     kind: TableKind,
@@ -2428,8 +2428,12 @@ const TABLE_KINDS: [Config; 4] = [
     },
 ];
 
+/// The indexes of the `+indexes` configurations: some with descending and NULLS FIRST or
+/// LAST columns, which ranges and ORDER BY read in their declared order.
 const CREATE_INDEXES: &str = "CREATE INDEX t_a ON t (a); CREATE INDEX t_ba ON t (b, a); \
-     CREATE INDEX t_c ON t (c); CREATE INDEX u_a ON u (a); CREATE INDEX u_c ON u (c)";
+     CREATE INDEX t_c ON t (c); CREATE INDEX t_cd ON t (c DESC NULLS LAST); \
+     CREATE INDEX u_a ON u (a); CREATE INDEX u_c ON u (c); \
+     CREATE INDEX u_bda ON u (b DESC, a NULLS FIRST)";
 
 /// Runs a statement list on fresh engines, the tables being of the given kind; the error
 /// names the statement and the difference. With `pg`, PostgreSQL runs it too.

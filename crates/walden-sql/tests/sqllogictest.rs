@@ -40,7 +40,7 @@ const FLOORS: &[(&str, usize, usize)] = &[
     ("select1.test", 1031, 1031),
     ("select2.test", 1031, 1031),
     ("select3.test", 3351, 3351),
-    ("select4.test", 3856, 3856),
+    ("select4.test", 3857, 3857),
     ("select5.test", 1436, 1436),
 ];
 
@@ -52,12 +52,7 @@ type Listed = (&'static str, u32, &'static str);
 const SHARED_FAILURES: &[Listed] = &[];
 
 /// Records only Walden fails, each to be fixed in Walden (then removed from this list).
-const WALDEN_ONLY_FAILURES: &[Listed] = &[
-    // `CREATE INDEX t8all ON t8(e8 DESC, d8 ASC, c8 DESC, b8 ASC, a8 DESC)`: Walden does
-    // not support DESC index columns (0A000); PostgreSQL builds the index. The queries
-    // after it pass without the index.
-    ("select4.test", 3181, "(0A000)"),
-];
+const WALDEN_ONLY_FAILURES: &[Listed] = &[];
 
 /// Records PostgreSQL 15 fails (with this harness: the `postgres` client, text results
 /// formatted as below).

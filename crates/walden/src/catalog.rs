@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 
 use crate::codec::{put_string, put_varint, Reader};
-use crate::schema::Schema;
+use crate::schema::{KeyOrder, Schema};
 use crate::wal::payload::{finish, Payload};
 use crate::wal::{LogRecord, RecordOwner, RecordType, RedoCtx};
 
@@ -218,6 +218,8 @@ pub struct Index {
     pub table: u32,
     /// The indexed columns (positions in the table's schema), in key order.
     pub columns: Vec<u16>,
+    /// Each column's order (one per column: ascending, NULLs last, unless declared).
+    pub order: Vec<KeyOrder>,
     pub unique: bool,
     /// The table's primary key (unique, and its columns NOT NULL).
     pub primary: bool,
@@ -237,6 +239,7 @@ impl Index {
             name: def.name,
             table: def.table,
             columns: def.columns,
+            order: def.order,
             unique: def.unique,
             primary: def.primary,
             meta: def.meta,
@@ -252,6 +255,7 @@ impl Index {
             name: self.name.clone(),
             table: self.table,
             columns: self.columns.clone(),
+            order: self.order.clone(),
             unique: self.unique,
             primary: self.primary,
             meta: self.meta,
@@ -275,12 +279,25 @@ pub struct IndexDef {
     pub name: String,
     pub table: u32,
     pub columns: Vec<u16>,
+    /// One per column.
+    pub order: Vec<KeyOrder>,
     pub unique: bool,
     pub primary: bool,
     pub meta: u64,
 }
 
+/// Flag bits of an index definition: unique, primary key, column orders follow.
+const INDEX_UNIQUE: u8 = 1;
+const INDEX_PRIMARY: u8 = 2;
+const INDEX_ORDERS: u8 = 4;
+/// Bits of a column's order byte.
+const ORDER_DESC: u8 = 1;
+const ORDER_NULLS_FIRST: u8 = 2;
+
 impl IndexDef {
+    /// `id varint | name | table varint | count varint | count × column varint | flags u8
+    /// | (flag 4) count × order u8 | meta varint`: an index whose columns are all in the
+    /// default order (ascending, NULLs last) writes no order bytes, as before format 15.
     fn encode(&self, out: &mut Vec<u8>) {
         put_varint(out, self.id as u64);
         put_string(out, &self.name);
@@ -289,7 +306,19 @@ impl IndexDef {
         for c in &self.columns {
             put_varint(out, *c as u64);
         }
-        out.push(self.unique as u8 | (self.primary as u8) << 1);
+        let ordered = self.order.iter().any(|o| *o != KeyOrder::default());
+        let bit = |set: bool, bit: u8| if set { bit } else { 0 };
+        out.push(
+            bit(self.unique, INDEX_UNIQUE)
+                | bit(self.primary, INDEX_PRIMARY)
+                | bit(ordered, INDEX_ORDERS),
+        );
+        if ordered {
+            for n in 0..self.columns.len() {
+                let o = KeyOrder::of(&self.order, n);
+                out.push(bit(o.desc, ORDER_DESC) | bit(o.nulls_first, ORDER_NULLS_FIRST));
+            }
+        }
         put_varint(out, self.meta);
     }
 
@@ -308,8 +337,23 @@ impl IndexDef {
             columns.push(c);
         }
         let flags = r.u8()?;
-        if flags > 3 {
+        if flags & !(INDEX_UNIQUE | INDEX_PRIMARY | INDEX_ORDERS) != 0 {
             return Err(format!("index {name:?}: unknown flags {flags}"));
+        }
+        let mut order = vec![KeyOrder::default(); columns.len()];
+        if flags & INDEX_ORDERS != 0 {
+            for (n, o) in order.iter_mut().enumerate() {
+                let b = r.u8()?;
+                if b & !(ORDER_DESC | ORDER_NULLS_FIRST) != 0 {
+                    return Err(format!(
+                        "index {name:?}: column {n} has unknown order bits {b}"
+                    ));
+                }
+                *o = KeyOrder {
+                    desc: b & ORDER_DESC != 0,
+                    nulls_first: b & ORDER_NULLS_FIRST != 0,
+                };
+            }
         }
         let meta = r.varint()?;
         Ok(IndexDef {
@@ -317,8 +361,9 @@ impl IndexDef {
             name,
             table,
             columns,
-            unique: flags & 1 != 0,
-            primary: flags & 2 != 0,
+            order,
+            unique: flags & INDEX_UNIQUE != 0,
+            primary: flags & INDEX_PRIMARY != 0,
             meta,
         })
     }
@@ -964,8 +1009,24 @@ impl CatalogRecord {
 }
 
 fn describe_index(def: &IndexDef, pages: &[u64]) -> String {
+    // Column orders only when one is declared (as the definition's bytes do).
+    let orders = if def.order.iter().any(|o| *o != KeyOrder::default()) {
+        let each: Vec<&str> = def
+            .order
+            .iter()
+            .map(|o| match (o.desc, o.nulls_first) {
+                (false, false) => "asc",
+                (false, true) => "asc nulls first",
+                (true, false) => "desc nulls last",
+                (true, true) => "desc",
+            })
+            .collect();
+        format!(" orders [{}]", each.join(", "))
+    } else {
+        String::new()
+    };
     format!(
-        "index {} name {:?} table {} columns {:?}{}{} meta {} pages {}",
+        "index {} name {:?} table {} columns {:?}{orders}{}{} meta {} pages {}",
         def.id,
         def.name,
         def.table,
@@ -1167,6 +1228,7 @@ pub(crate) mod tests {
                     name: "t_pkey".into(),
                     table: 4,
                     columns: vec![0, 2],
+                    order: vec![KeyOrder::default(); 2],
                     unique: true,
                     primary: true,
                     meta: 40,
@@ -1213,6 +1275,13 @@ pub(crate) mod tests {
                     name: "t_pkey".into(),
                     table: 4,
                     columns: vec![0, 2],
+                    order: vec![
+                        KeyOrder::DESC,
+                        KeyOrder {
+                            desc: false,
+                            nulls_first: true,
+                        },
+                    ],
                     unique: true,
                     primary: true,
                     meta: 50,
@@ -1265,5 +1334,53 @@ pub(crate) mod tests {
     #[test]
     fn catalog_records_round_trip() {
         check_codec(&samples(), CatalogRecord::decode);
+    }
+
+    /// An index whose columns are all in the default order is written as before format
+    /// 15 (no order bytes); declared orders follow the flags byte, one per column, and
+    /// bits that mean nothing are refused.
+    #[test]
+    fn index_orders_follow_the_flags() {
+        let def = |order: Vec<KeyOrder>| IndexDef {
+            id: 5,
+            name: "ix".into(),
+            table: 4,
+            columns: vec![0, 2],
+            order,
+            unique: true,
+            primary: false,
+            meta: 40,
+        };
+        let encoded = |d: &IndexDef| {
+            let mut out = Vec::new();
+            d.encode(&mut out);
+            out
+        };
+        let decoded = |b: &[u8]| IndexDef::decode(&mut Reader::new(b, 0));
+        // id, name (u16 length + "ix"), table, 2 columns (0 and 2), flags, meta.
+        let plain = encoded(&def(vec![KeyOrder::default(); 2]));
+        assert_eq!(plain, [5, 2, 0, b'i', b'x', 4, 2, 0, 2, 1, 40]);
+        assert_eq!(decoded(&plain), Ok(def(vec![KeyOrder::default(); 2])));
+        let mixed = vec![
+            KeyOrder::default(),
+            KeyOrder {
+                desc: true,
+                nulls_first: false,
+            },
+        ];
+        let ordered = encoded(&def(mixed.clone()));
+        assert_eq!(ordered, [5, 2, 0, b'i', b'x', 4, 2, 0, 2, 1 | 4, 0, 1, 40]);
+        assert_eq!(decoded(&ordered), Ok(def(mixed)));
+        let mut bad = ordered.clone();
+        bad[10] = 4;
+        assert_eq!(
+            decoded(&bad),
+            Err("index \"ix\": column 0 has unknown order bits 4".to_string())
+        );
+        bad[9] = 8;
+        assert_eq!(
+            decoded(&bad),
+            Err("index \"ix\": unknown flags 8".to_string())
+        );
     }
 }

@@ -26,8 +26,12 @@ use crate::wal::{WalCompression, WalPosition};
 pub const CONTROL_MAGIC: &[u8; 8] = b"WALDNCTL";
 pub const CHECKPOINT_MAGIC: &[u8; 8] = b"WALDNCKP";
 /// The on-disk format version this build writes (docs/format.md).
-pub const FORMAT_VERSION: u32 = 14;
-/// The oldest format version this build still reads. Format 14 added table
+pub const FORMAT_VERSION: u32 = 15;
+/// The oldest format version this build still reads. Format 15 added index column
+/// orders (DESC, NULLS FIRST): flag 4 and an order byte per column in an index
+/// definition, the order bits 0x40 and 0x80 of `btree_insert_row` parts, and keys
+/// whose descending values are inverted and whose NULLs may sort first; an older build
+/// would refuse them as corrupt, and a format 5 to 14 database has none. Format 14 added table
 /// statistics (ANALYZE; the record `table_stats`, and a list after the views in a
 /// checkpoint's catalog). Format 13 added the column type jsonb (type code 14 in
 /// schemas and `btree_insert_row` parts; the stored document of docs/format.md,

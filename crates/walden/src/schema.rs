@@ -44,6 +44,37 @@ pub enum ColumnType {
     Jsonb,
 }
 
+/// The order an index declares for one of its columns (its keys: `access::btree::key`).
+/// The default, ascending with NULLs last, is the order of every index before format 15;
+/// PostgreSQL's default for a descending column (NULLs first) is the SQL layer's to fill
+/// in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct KeyOrder {
+    /// Larger values have lower keys.
+    pub desc: bool,
+    /// NULLs have the lowest keys (else the highest).
+    pub nulls_first: bool,
+}
+
+impl KeyOrder {
+    /// Ascending, NULLs last: the default.
+    pub const ASC: KeyOrder = KeyOrder {
+        desc: false,
+        nulls_first: false,
+    };
+    /// Descending, NULLs first: PostgreSQL's `DESC`.
+    pub const DESC: KeyOrder = KeyOrder {
+        desc: true,
+        nulls_first: true,
+    };
+
+    /// The order of column `n` of an index whose orders are `order` (an empty or short
+    /// list means the default for the columns it lacks).
+    pub fn of(order: &[KeyOrder], n: usize) -> KeyOrder {
+        order.get(n).copied().unwrap_or_default()
+    }
+}
+
 impl ColumnType {
     /// Bytes of a value in a stored row (None: text, bytea, numeric or jsonb, a u16 length and
     /// the bytes).
@@ -60,7 +91,7 @@ impl ColumnType {
         }
     }
 
-    pub fn code(self) -> u8 {
+    pub const fn code(self) -> u8 {
         match self {
             ColumnType::Int2 => 1,
             ColumnType::Int4 => 2,

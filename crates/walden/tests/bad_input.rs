@@ -411,13 +411,14 @@ fn control_file_with_unknown_format_version() {
     }
 }
 
-/// A database of the previous formats (13, before table statistics; 11, before the
-/// jsonb column type; 10, before the numeric column type; 9, before the date/time and
-/// bytea types) opens and its rows read back: this build reads every format from 5 on.
+/// A database of the previous formats (14, before index column orders; 13, before
+/// table statistics; 11, before the jsonb column type; 10, before the numeric column
+/// type; 9, before the date/time and bytea types) opens and its rows read back: this
+/// build reads every format from 5 on.
 #[test]
 fn previous_format_opens() {
-    assert_eq!(FORMAT_VERSION, 14);
-    for old in [9u32, 10, 11, 13] {
+    assert_eq!(FORMAT_VERSION, 15);
+    for old in [9u32, 10, 11, 13, 14] {
         opens_as_format(old);
     }
 }
@@ -428,6 +429,14 @@ fn opens_as_format(old: u32) {
         let db = Database::create(DIR, table_opts(&vfs, Protection::Cow, TableKind::Heap)).unwrap();
         let schema = Schema::new(vec![Column::new("a", ColumnType::Int4)]);
         db.create_table("t", schema).unwrap();
+        // An index of the default order is written as an older build wrote it.
+        db.create_index(&walden::IndexSpec {
+            name: "t_a",
+            table: "t",
+            columns: &["a"],
+            ..Default::default()
+        })
+        .unwrap();
         let mut t = db.begin();
         t.insert("t", &[Value::Int4(7)]).unwrap();
         t.commit().unwrap();
@@ -470,6 +479,14 @@ fn opens_as_format(old: u32) {
         .map(|(_, r)| r)
         .collect();
     assert_eq!(rows, vec![vec![Value::Int4(7)]], "format {old}");
+    let found = db.begin().index_get("t_a", &[Value::Int4(7)]).unwrap();
+    assert_eq!(found.len(), 1, "format {old}");
+    let info = db.index("t_a").unwrap();
+    assert_eq!(
+        info.order,
+        vec![walden::KeyOrder::default()],
+        "format {old}"
+    );
 }
 
 /// A database written by a build of format 2 (before compact WAL records) is refused

@@ -223,6 +223,7 @@ fn btree_insert_row_without_its_row_is_corrupt_wal() {
         key: vec![KeyPart::At {
             ty: ColumnType::Int8,
             offset,
+            desc: true,
         }],
     };
     let cases = [

@@ -24,6 +24,7 @@ const ROOT_ITEMS: &[(&str, &str)] = &[
     ("Json", "jsonb"),
     ("Column", "schema"),
     ("ColumnType", "schema"),
+    ("KeyOrder", "schema"),
     ("Row", "schema"),
     ("Schema", "schema"),
     ("Value", "schema"),

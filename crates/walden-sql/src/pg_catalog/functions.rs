@@ -210,14 +210,31 @@ fn index_def(snap: &Snapshot, r: &super::Relation, column: i64) -> String {
         })
         .collect();
     if column > 0 {
+        // One column: its name alone, without its order (as PostgreSQL).
         return names.get(column as usize - 1).cloned().unwrap_or_default();
     }
+    // Each column's order as PostgreSQL prints it: DESC, and the NULLs placement only
+    // where it is not the direction's default.
+    let columns: Vec<String> = names
+        .iter()
+        .enumerate()
+        .map(|(n, name)| {
+            let o = walden::KeyOrder::of(&ix.order, n);
+            let option = match (o.desc, o.nulls_first) {
+                (false, false) => "",
+                (false, true) => " NULLS FIRST",
+                (true, true) => " DESC",
+                (true, false) => " DESC NULLS LAST",
+            };
+            format!("{name}{option}")
+        })
+        .collect();
     format!(
         "CREATE {}INDEX {} ON public.{} USING btree ({})",
         if ix.unique { "UNIQUE " } else { "" },
         quote_ident(&r.name),
         quote_ident(&table.name),
-        names.join(", ")
+        columns.join(", ")
     )
 }
 

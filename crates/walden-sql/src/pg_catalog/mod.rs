@@ -86,6 +86,8 @@ pub struct IndexDef {
     pub table_oid: i64,
     /// Column numbers in the table (1-based).
     pub keys: Vec<i16>,
+    /// Each key column's order.
+    pub order: Vec<walden::KeyOrder>,
     pub unique: bool,
     pub primary: bool,
     /// The constraint PRIMARY KEY or UNIQUE made the index for, if one did: a unique
@@ -214,6 +216,7 @@ impl Snapshot {
                     index: Some(IndexDef {
                         table_oid,
                         keys,
+                        order: ix.order.clone(),
                         unique: ix.unique,
                         primary: ix.primary,
                         constraint,

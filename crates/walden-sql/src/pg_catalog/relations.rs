@@ -469,6 +469,17 @@ fn int2vector(keys: &[i16]) -> Value {
         .join(" "))
 }
 
+/// `pg_index.indoption`: per key column, bit 0 DESC and bit 1 NULLS FIRST (PostgreSQL's
+/// INDOPTION_DESC and INDOPTION_NULLS_FIRST).
+fn indoption(ix: &super::IndexDef) -> Vec<i16> {
+    (0..ix.keys.len())
+        .map(|n| {
+            let o = walden::KeyOrder::of(&ix.order, n);
+            i16::from(o.desc) | i16::from(o.nulls_first) << 1
+        })
+        .collect()
+}
+
 fn pg_index(snap: &Snapshot) -> VirtualRelation {
     let columns = [
         ("indexrelid", OID),
@@ -487,6 +498,7 @@ fn pg_index(snap: &Snapshot) -> VirtualRelation {
         ("indislive", BOOL),
         ("indisreplident", BOOL),
         ("indkey", TEXT),
+        ("indoption", TEXT),
         ("indexprs", TEXT),
         ("indpred", TEXT),
     ];
@@ -513,6 +525,7 @@ fn pg_index(snap: &Snapshot) -> VirtualRelation {
                 b(true),
                 b(false),
                 int2vector(&ix.keys),
+                int2vector(&indoption(ix)),
                 Value::Null,
                 Value::Null,
             ])

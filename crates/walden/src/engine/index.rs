@@ -14,7 +14,7 @@ use crate::access::LastInsert;
 use crate::access::{self, Ctx, Latest, TableAccess};
 use crate::catalog::{CatalogRecord, Index, IndexDef, Table};
 use crate::error::{Error, Result};
-use crate::schema::{Row, Schema, Value};
+use crate::schema::{KeyOrder, Row, Schema, Value};
 use crate::RowId;
 
 /// A hasher for the row ids an index read has given (SipHash, the default, cost more
@@ -56,6 +56,10 @@ pub struct IndexSpec<'a> {
     pub table: &'a str,
     /// Column names, in key order.
     pub columns: &'a [&'a str],
+    /// Each column's order, one per column; empty: every column ascending with NULLs
+    /// last. The keys are stored in this order, so a scan forward gives it and a scan
+    /// backward its reverse.
+    pub order: &'a [KeyOrder],
     pub unique: bool,
     /// The table's primary key (unique; the SQL layer makes its columns NOT NULL).
     pub primary: bool,
@@ -71,6 +75,8 @@ pub struct IndexInfo {
     pub name: String,
     pub table: String,
     pub columns: Vec<String>,
+    /// Each column's order, one per column.
+    pub order: Vec<KeyOrder>,
     pub unique: bool,
     pub primary: bool,
     /// Pages the index holds, its meta page included.
@@ -122,12 +128,13 @@ pub(super) fn item_of_in(
     id: RowId,
 ) -> Result<(Vec<u8>, usize, bool)> {
     let mut item = Vec::with_capacity(32);
-    let has_null = key::encode_key(schema, &ix.columns, row, &mut item).ok_or_else(|| {
-        Error::SchemaMismatch {
-            table: t.name(),
-            reason: format!("a row does not fit index {:?}", ix.name),
-        }
-    })?;
+    let has_null =
+        key::encode_key(schema, &ix.columns, &ix.order, row, &mut item).ok_or_else(|| {
+            Error::SchemaMismatch {
+                table: t.name(),
+                reason: format!("a row does not fit index {:?}", ix.name),
+            }
+        })?;
     let key_len = item.len();
     key::push_row_id(&mut item, id);
     Ok((item, key_len, has_null))
@@ -144,12 +151,12 @@ fn item_from_bytes(
     id: RowId,
     row: &[u8],
 ) -> Option<(Vec<u8>, usize, bool, Vec<key::KeyPart>)> {
-    let parts = key::key_parts_in(schema, &ix.columns, ranges?)?;
+    let parts = key::key_parts_in(schema, &ix.columns, &ix.order, ranges?)?;
     let mut item = Vec::with_capacity(32);
     key::key_from_parts(row, &parts, &mut item).ok()?;
     let key_len = item.len();
     key::push_row_id(&mut item, id);
-    let has_null = parts.iter().any(|p| matches!(p, key::KeyPart::Null));
+    let has_null = parts.iter().any(|p| matches!(p, key::KeyPart::Null { .. }));
     Some((item, key_len, has_null, parts))
 }
 
@@ -189,7 +196,7 @@ fn violation(t: &Table, ix: &Index, key: &[u8]) -> Error {
         .map(|&c| t.schema().columns[c as usize].name.clone())
         .collect::<Vec<_>>()
         .join(", ");
-    let values = key::decode_key(&types, key)
+    let values = key::decode_key(&types, &ix.order, key)
         .map(|vs| {
             vs.iter()
                 .map(|v| v.to_string())
@@ -289,11 +296,23 @@ impl Database {
             }
             columns.push(c as u16);
         }
+        let order = match spec.order.len() {
+            0 => vec![KeyOrder::default(); columns.len()],
+            n if n == columns.len() => spec.order.to_vec(),
+            n => {
+                return Err(Error::InvalidOption(format!(
+                    "index {:?} has {} columns but {n} column orders",
+                    spec.name,
+                    columns.len()
+                )))
+            }
+        };
         let def = IndexDef {
             id: 0,
             name: spec.name.to_string(),
             table: t.id,
             columns,
+            order,
             unique: spec.unique || spec.primary,
             primary: spec.primary,
             meta: 0,
@@ -311,6 +330,7 @@ impl Database {
             name: ix.name.clone(),
             table: t.id,
             columns: ix.columns.clone(),
+            order: ix.order.clone(),
             unique: ix.unique,
             primary: ix.primary,
             meta: 0,
@@ -516,6 +536,9 @@ fn info(t: &Table, ix: &Index) -> IndexInfo {
             .columns
             .iter()
             .map(|&c| t.schema().columns[c as usize].name.clone())
+            .collect(),
+        order: (0..ix.columns.len())
+            .map(|n| KeyOrder::of(&ix.order, n))
             .collect(),
         unique: ix.unique,
         primary: ix.primary,
@@ -733,7 +756,8 @@ impl Transaction {
     /// Calls `f` with each row visible to this transaction whose key in `index` lies
     /// between `lower` and `upper` (values for the first columns of the key: a prefix
     /// bound covers every key that starts with it), in key order, until `f` returns
-    /// false.
+    /// false. The bounds are in the index's key order: for a descending column a larger
+    /// value is a lower key.
     pub fn index_scan(
         &mut self,
         index: &str,
@@ -744,8 +768,8 @@ impl Transaction {
         self.index_scan_in(index, lower, upper, false, f)
     }
 
-    /// As `index_scan`, in descending key order when `backward` (NULLs, which sort
-    /// last, come first).
+    /// As `index_scan`, in reverse key order when `backward` (each column's order
+    /// reversed: NULLs a column puts last come first).
     pub fn index_scan_in(
         &mut self,
         index: &str,
@@ -778,8 +802,11 @@ impl Transaction {
 impl Reader<'_> {
     /// Calls `f` with each row visible to this command whose key in `index` lies
     /// between `lower` and `upper` (values for the first columns of the key), in key
-    /// order, or descending when `backward` (NULLs, which sort last, come first),
-    /// until `f` returns false.
+    /// order, or reversed when `backward`, until `f` returns false. Key order is each
+    /// column's declared order (`IndexSpec::order`), and so are the bounds: for a
+    /// descending column a larger value is a lower key (so `lower` holds the larger
+    /// value); NULLs are below every value in a column that puts them first, above
+    /// every value in one that puts them last.
     pub fn index_scan_in(
         &self,
         index: &str,
@@ -801,8 +828,12 @@ impl Reader<'_> {
                 )));
             }
             let mut out = Vec::new();
-            for (v, &c) in vals.iter().zip(&ix.columns) {
-                if !key::push_value(&mut out, t.schema().columns[c as usize].ty, v) {
+            for (n, (v, &c)) in vals.iter().zip(&ix.columns).enumerate() {
+                let (ty, order) = (
+                    t.schema().columns[c as usize].ty,
+                    KeyOrder::of(&ix.order, n),
+                );
+                if !key::push_value_in(&mut out, ty, v, order) {
                     return Err(Error::SchemaMismatch {
                         table: t.name(),
                         reason: format!(

@@ -43,8 +43,11 @@ pub const BTREE_META: RecordType = RecordType::new(24, "btree_meta", CHANGES_PAG
 /// logged, so that the key is not logged twice: `page varint | position varint | slot
 /// varint | parts u8 | parts × (type u8 | offset varint)`. The row is the one at `slot`
 /// in that record, on the record's page; each part is a key column's type code and the
-/// offset of its value in the row (type 0: NULL, no offset). Redo builds the item from
-/// the row's bytes, without the catalog (docs/recovery.md rule 31).
+/// offset of its value in the row (type 0: NULL, no offset). The type byte's high bits
+/// carry the column's order (format 15): 0x40 a descending value, 0x80 a NULL that
+/// sorts first (a NULL part is 0 or 0x80); a key of default-order columns has neither.
+/// Redo builds the item from the row's bytes, without the catalog (docs/recovery.md
+/// rule 31).
 pub const BTREE_INSERT_ROW: RecordType = RecordType::new(26, "btree_insert_row", CHANGES_PAGE);
 /// A page's new right sibling and high key: `page varint | right varint (0: none, else
 /// page + 1) | high key bytes (the rest; none: plus infinity)`. A page takes over the key
@@ -235,13 +238,45 @@ pub(crate) fn put_insert_row(out: &mut Vec<u8>, page: u64, pos: u16, slot: u16, 
     out.push(key.len() as u8);
     for part in key {
         match part {
-            KeyPart::Null => out.push(0),
-            KeyPart::At { ty, offset } => {
-                out.push(ty.code());
+            KeyPart::Null { nulls_first } => {
+                out.push(if *nulls_first { PART_NULLS_FIRST } else { 0 })
+            }
+            KeyPart::At { ty, offset, desc } => {
+                out.push(ty.code() | if *desc { PART_DESC } else { 0 });
                 put_varint(out, *offset as u64);
             }
         }
     }
+}
+
+/// The bit of a `btree_insert_row` part's type byte for a descending column's value.
+const PART_DESC: u8 = 0x40;
+/// The bit of a NULL part (type 0) that sorts first.
+const PART_NULLS_FIRST: u8 = 0x80;
+const _: () = assert!(ColumnType::Jsonb.code() < PART_DESC);
+
+/// One key part of a `btree_insert_row`.
+fn read_part(r: &mut Reader) -> std::result::Result<KeyPart, String> {
+    let b = r.u8()?;
+    let code = b & !(PART_DESC | PART_NULLS_FIRST);
+    if code == 0 {
+        if b & PART_DESC != 0 {
+            return Err(format!("a NULL key part with a descending bit ({b:#04x})"));
+        }
+        return Ok(KeyPart::Null {
+            nulls_first: b & PART_NULLS_FIRST != 0,
+        });
+    }
+    if b & PART_NULLS_FIRST != 0 {
+        return Err(format!(
+            "a key value part with a NULLs-first bit ({b:#04x})"
+        ));
+    }
+    Ok(KeyPart::At {
+        ty: ColumnType::from_code(code).ok_or_else(|| format!("unknown column type {code}"))?,
+        offset: r.varint32()?,
+        desc: b & PART_DESC != 0,
+    })
 }
 
 /// The rest of the payload as bytes that must not be empty.
@@ -330,14 +365,7 @@ impl BTreeRecord {
             }
             let mut key = Vec::with_capacity(n);
             for _ in 0..n {
-                key.push(match r.u8()? {
-                    0 => KeyPart::Null,
-                    c => KeyPart::At {
-                        ty: ColumnType::from_code(c)
-                            .ok_or_else(|| format!("unknown column type {c}"))?,
-                        offset: r.varint32()?,
-                    },
-                });
+                key.push(read_part(&mut r)?);
             }
             BTreeRecord::InsertRow {
                 page,
@@ -725,11 +753,31 @@ pub(crate) mod tests {
                     KeyPart::At {
                         ty: ColumnType::Uuid,
                         offset: 1,
+                        desc: false,
                     },
-                    KeyPart::Null,
+                    KeyPart::Null { nulls_first: false },
                     KeyPart::At {
                         ty: ColumnType::Text,
                         offset: 70_000,
+                        desc: false,
+                    },
+                ],
+            },
+            BTreeRecord::InsertRow {
+                page: 7,
+                pos: 5,
+                slot: 2,
+                key: vec![
+                    KeyPart::At {
+                        ty: ColumnType::Jsonb,
+                        offset: 3,
+                        desc: true,
+                    },
+                    KeyPart::Null { nulls_first: true },
+                    KeyPart::At {
+                        ty: ColumnType::Int4,
+                        offset: 9,
+                        desc: false,
                     },
                 ],
             },
@@ -758,5 +806,42 @@ pub(crate) mod tests {
     #[test]
     fn btree_records_round_trip() {
         check_codec(&samples(), BTreeRecord::decode);
+    }
+
+    /// A key of default-order columns is logged as before format 15 (type codes
+    /// alone); a descending value and a NULL that sorts first set the high bits, and a
+    /// bit that means nothing for its part is refused.
+    #[test]
+    fn insert_row_parts_carry_their_order() {
+        let payload = |key: &[KeyPart]| {
+            let mut out = Vec::new();
+            put_insert_row(&mut out, 7, 4, 2, key);
+            out
+        };
+        let int4 = |desc| KeyPart::At {
+            ty: ColumnType::Int4,
+            offset: 9,
+            desc,
+        };
+        let plain = payload(&[int4(false), KeyPart::Null { nulls_first: false }]);
+        assert_eq!(plain, [7, 4, 2, 2, 2, 9, 0]);
+        let ordered = payload(&[int4(true), KeyPart::Null { nulls_first: true }]);
+        assert_eq!(ordered, [7, 4, 2, 2, 0x42, 9, 0x80]);
+        for (bad, reason) in [
+            (
+                vec![7, 4, 2, 1, 0x40],
+                "a NULL key part with a descending bit (0x40)",
+            ),
+            (
+                vec![7, 4, 2, 1, 0x82, 9],
+                "a key value part with a NULLs-first bit (0x82)",
+            ),
+            (vec![7, 4, 2, 1, 0x3f, 9], "unknown column type 63"),
+        ] {
+            assert_eq!(
+                BTreeRecord::decode(BTREE_INSERT_ROW, &bad),
+                Err(reason.to_string())
+            );
+        }
     }
 }
