@@ -2747,6 +2747,7 @@ impl Source {
                         filter: Some(filter),
                         order: None,
                         few: false,
+                        nulls_dropped: false,
                     },
                 );
             }
