@@ -2625,11 +2625,22 @@ impl<'p, 'g> Run<'p, 'g> {
     /// Groups or emits a row that passed the filter.
     fn take(&mut self, input: &[Value], cx: &mut EvalCtx) -> SqlResult<bool> {
         if let Some(g) = &self.plan.grouping {
-            let mut keys = Vec::with_capacity(g.keys.len());
+            // The key's bytes, from the row's columns where they lie; other keys are
+            // evaluated once, and kept only if they make a new group.
+            self.key_buf.clear();
+            let mut evaluated = Vec::new();
             for k in &g.keys {
-                keys.push(k.eval(input, cx)?);
+                match k {
+                    Expr::Column(i, _) if *i < input.len() => {
+                        push_key(&input[*i], &mut self.key_buf)
+                    }
+                    _ => {
+                        let v = k.eval(input, cx)?;
+                        push_key(&v, &mut self.key_buf);
+                        evaluated.push(v);
+                    }
+                }
             }
-            key_bytes(&keys, &mut self.key_buf);
             // Without GROUP BY there is one group.
             let found = if g.keys.is_empty() {
                 (!self.groups.is_empty()).then_some(0)
@@ -2639,6 +2650,15 @@ impl<'p, 'g> Run<'p, 'g> {
             let i = match found {
                 Some(i) => i,
                 None => {
+                    let mut evaluated = evaluated.into_iter();
+                    let keys: Vec<Value> = g
+                        .keys
+                        .iter()
+                        .map(|k| match k {
+                            Expr::Column(i, _) if *i < input.len() => input[*i].clone(),
+                            _ => evaluated.next().unwrap_or(Value::Null),
+                        })
+                        .collect();
                     // The group, its accumulators, and its key bytes in the index (with
                     // the index's own slot).
                     let bytes = row_bytes(&keys)
