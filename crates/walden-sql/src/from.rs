@@ -2188,7 +2188,12 @@ impl Source {
                     sink(cx, row)
                 };
                 match &t.access {
-                    Access::Scan => read_rows(cx, t, |g| Ok(reader.scan_with(&t.name, g)?), &mut f),
+                    Access::Scan => read_rows(
+                        cx,
+                        t,
+                        |g| Ok(reader.scan_columns(&t.name, t.needed.as_deref(), g)?),
+                        &mut f,
+                    ),
                     Access::Index(r) => read_rows(cx, t, |g| read_index(&reader, r, g), &mut f),
                 }
             }

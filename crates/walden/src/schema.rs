@@ -527,6 +527,14 @@ impl Schema {
     /// Decodes a row (every column, dropped ones NULL); `Err` with a reason when the
     /// bytes do not match the schema.
     pub fn decode_row(&self, bytes: &[u8]) -> Result<Row, String> {
+        self.decode_columns(bytes, None)
+    }
+
+    /// As `decode_row`, decoding only the columns `needed` marks (by their number among
+    /// the visible columns, as `to_visible` numbers them; past its end, every column):
+    /// the others are left NULL, their bytes stepped over unread (a text a query does
+    /// not read is neither copied nor checked).
+    pub fn decode_columns(&self, bytes: &[u8], needed: Option<&[bool]>) -> Result<Row, String> {
         let (count, start) = self.row_header(bytes)?;
         let nb = count.div_ceil(8);
         let bitmap = bytes
@@ -538,7 +546,13 @@ impl Schema {
         // separately, read back as one), where scans spent a third of their time.
         let mut row = Vec::with_capacity(self.columns.len());
         row.resize_with(self.columns.len(), || Value::Null);
+        let mut visible = 0usize;
         for ((i, col), slot) in self.columns.iter().enumerate().zip(row.iter_mut()) {
+            let wanted =
+                col.dropped || needed.is_none_or(|n| n.get(visible).copied().unwrap_or(true));
+            if !col.dropped {
+                visible += 1;
+            }
             if i >= count {
                 if let (Some(m), false) = (&col.missing, col.dropped) {
                     *slot = decode_value(col, m, &mut 0)?;
@@ -546,6 +560,22 @@ impl Schema {
                 continue;
             }
             if bitmap[i / 8] & (1 << (i % 8)) != 0 {
+                continue;
+            }
+            if !wanted {
+                let len = match col.ty.fixed_width() {
+                    Some(n) => n,
+                    None => {
+                        let b = bytes
+                            .get(at..at + 2)
+                            .ok_or_else(|| format!("row truncated in column {:?}", col.name))?;
+                        2 + u16::from_le_bytes([b[0], b[1]]) as usize
+                    }
+                };
+                if at + len > bytes.len() {
+                    return Err(format!("row truncated in column {:?}", col.name));
+                }
+                at += len;
                 continue;
             }
             let fixed = |n: usize| bytes.get(at..at + n);
@@ -960,6 +990,57 @@ mod tests {
         assert_eq!(new.decode_row(&b).unwrap()[2], Value::Int8(3));
         // A row with more columns than its schema is damage.
         assert!(old.decode_row(&b).is_err());
+    }
+
+    /// Decoding only some columns: those wanted come as `decode_row` gives them, the
+    /// others NULL whatever their type, their bytes stepped over (with a dropped column
+    /// between, wanted columns are numbered as the API numbers them); a row cut short
+    /// in a column nobody reads is still damage.
+    #[test]
+    fn decoding_some_columns_reads_those_and_steps_over_the_rest() {
+        let s = schema();
+        let mut row: Vec<Value> = (0..16).map(|_| Value::Null).collect();
+        row[0] = Value::Int4(3);
+        row[1] = Value::Text("skip me".into());
+        row[2] = Value::Float8(-0.5);
+        row[3] = Value::Uuid([4; 16]);
+        row[6] = Value::Int8(9);
+        row[12] = Value::Bytea(vec![1, 2]);
+        row[13] = Value::Numeric(Numeric::new(125, 2).unwrap());
+        row[15] = Value::Text("abc".into());
+        let mut b = Vec::new();
+        s.encode_row(&row, &mut b);
+        for mask_bits in [
+            0u32,
+            0xffff,
+            0b1000_0000_0100_0101,
+            0b0110_0000_0000_1010,
+            1 << 15,
+        ] {
+            let needed: Vec<bool> = (0..16).map(|i| mask_bits & (1 << i) != 0).collect();
+            let got = s.decode_columns(&b, Some(&needed)).unwrap();
+            for i in 0..16 {
+                let want = if needed[i] {
+                    row[i].clone()
+                } else {
+                    Value::Null
+                };
+                assert_eq!(got[i], want, "column {i}, mask {mask_bits:#x}");
+            }
+            assert!(s.decode_columns(&b[..b.len() - 1], Some(&needed)).is_err());
+        }
+        // A mask shorter than the row: the columns past it are decoded.
+        assert_eq!(s.decode_columns(&b, Some(&[false])).unwrap()[1..], row[1..]);
+        // A dropped column is not counted: mask position 1 is column "c".
+        let mut dropped = s.clone();
+        dropped.columns[1].dropped = true;
+        let mut needed = vec![false; 15];
+        needed[1] = true;
+        let got = dropped.decode_columns(&b, Some(&needed)).unwrap();
+        assert_eq!(
+            dropped.to_visible(got)[..3],
+            [Value::Null, Value::Float8(-0.5), Value::Null]
+        );
     }
 
     /// A table of a format 9 database: its schema's count has no flag bits and its rows

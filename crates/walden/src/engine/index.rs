@@ -172,8 +172,19 @@ pub(super) fn decode_row_in(
     id: RowId,
     bytes: &[u8],
 ) -> Result<Row> {
+    decode_columns_in(inner, schema, id, bytes, None)
+}
+
+/// As `decode_row_in`, decoding only the `needed` columns (`Schema::decode_columns`).
+pub(super) fn decode_columns_in(
+    inner: &Inner,
+    schema: &Schema,
+    id: RowId,
+    bytes: &[u8],
+    needed: Option<&[bool]>,
+) -> Result<Row> {
     schema
-        .decode_row(bytes)
+        .decode_columns(bytes, needed)
         .map_err(|reason| Error::CorruptPage {
             path: inner.store.path().to_path_buf(),
             page: id.page,

@@ -771,7 +771,18 @@ impl Reader<'_> {
     }
 
     /// Calls `f` for every visible row, page by page; stop early by returning false.
-    pub fn scan_with(&self, table: &str, mut f: impl FnMut(RowId, Row) -> bool) -> Result<()> {
+    pub fn scan_with(&self, table: &str, f: impl FnMut(RowId, Row) -> bool) -> Result<()> {
+        self.scan_columns(table, None, f)
+    }
+
+    /// As `scan_with`, decoding only the columns `needed` marks (by column number;
+    /// None: all): the others come as NULL, their bytes not read.
+    pub fn scan_columns(
+        &self,
+        table: &str,
+        needed: Option<&[bool]>,
+        mut f: impl FnMut(RowId, Row) -> bool,
+    ) -> Result<()> {
         let txn = self.txn;
         let t = txn.db.table(table)?;
         let mut rows = crate::access::PageRows::default();
@@ -781,7 +792,8 @@ impl Reader<'_> {
             txn.scan_page_in(&self.view(), &t, page, &mut rows)?;
             txn.db.relieve_space();
             for (id, bytes) in rows.iter() {
-                let row = txn.decode_with(&t, &mut schema, id, bytes)?;
+                let row = decode_latest_columns(&txn.db, &t, &mut schema, id, bytes, needed)?;
+                let row = schema.to_visible(row);
                 if !f(id, row) {
                     return Ok(());
                 }
@@ -801,7 +813,19 @@ pub(super) fn decode_latest(
     id: RowId,
     bytes: &[u8],
 ) -> Result<Row> {
-    match super::index::decode_row_in(inner, schema, id, bytes) {
+    decode_latest_columns(inner, t, schema, id, bytes, None)
+}
+
+/// As `decode_latest`, decoding only the `needed` columns (`Schema::decode_columns`).
+pub(super) fn decode_latest_columns(
+    inner: &Inner,
+    t: &Table,
+    schema: &mut Arc<Schema>,
+    id: RowId,
+    bytes: &[u8],
+    needed: Option<&[bool]>,
+) -> Result<Row> {
+    match super::index::decode_columns_in(inner, schema, id, bytes, needed) {
         Ok(row) => Ok(row),
         Err(e) => {
             let now = t.schema();
@@ -809,7 +833,7 @@ pub(super) fn decode_latest(
                 return Err(e);
             }
             *schema = now;
-            super::index::decode_row_in(inner, schema, id, bytes)
+            super::index::decode_columns_in(inner, schema, id, bytes, needed)
         }
     }
 }
