@@ -1942,13 +1942,16 @@ impl RightRows {
     ) -> SqlResult<(RightRows, Option<KeyTable>)> {
         let guard = cx.run.map(|r| r.guard);
         let stride: usize = cols.iter().map(|r| r.len()).sum();
+        // Room for the rows the planner expects (capped: an estimate is no promise),
+        // so that the table and the rows are not grown and copied again and again.
+        let expected = right.estimate().clamp(16.0, 1_000_000.0) as usize;
         let mut rows = RightRows {
-            values: Vec::new(),
+            values: Vec::with_capacity(expected * stride),
             stride,
             width: 0,
             rows: 0,
         };
-        let mut table = keys.map(|_| KeyTable::with_capacity(1024));
+        let mut table = keys.map(|_| KeyTable::with_capacity(expected));
         let mut buf = Vec::new();
         right.produce(cx, &mut |cx, mut row| {
             if let (Some(keys), Some(table)) = (keys, table.as_mut()) {
