@@ -202,6 +202,23 @@ pub trait TableAccess: Sync {
         view: &TxnView,
     ) -> Result<Option<(RowId, Vec<u8>)>>;
 
+    /// As `fetch`, keeping the page it read pinned in `held` for the next call, which
+    /// reads that page without pinning it again when its row lies there (the rows an
+    /// index range gives lie in runs on few pages). Between calls a pin is held, no
+    /// latch: a pinned page is only kept from eviction. Kinds that do not reuse it
+    /// fetch as `fetch` does.
+    fn fetch_held<'p>(
+        &self,
+        ctx: &Ctx<'p>,
+        table: &Table,
+        id: RowId,
+        view: &TxnView,
+        held: &mut Option<crate::buffer::PinnedPage<'p>>,
+    ) -> Result<Option<(RowId, Vec<u8>)>> {
+        let _ = held;
+        self.fetch(ctx, table, id, view)
+    }
+
     /// The rows of one page visible to `view`.
     fn scan_page(&self, ctx: &Ctx, page: u64, view: &TxnView, out: &mut PageRows) -> Result<()>;
 

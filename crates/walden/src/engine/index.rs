@@ -874,6 +874,8 @@ impl Reader<'_> {
         // Read once for the scan, not per row (it sits behind a lock); read again only
         // when a row does not decode with it (an ALTER TABLE since).
         let mut schema = t.schema();
+        // The heap page the last row was read from, kept pinned for the next.
+        let mut held = None;
         let mut visit = |item: &[u8]| -> Result<bool> {
             let Some((key, id)) = key::split_item(item) else {
                 return Ok(true);
@@ -886,7 +888,7 @@ impl Reader<'_> {
             if !inside {
                 return Ok(false);
             }
-            let Some((at, bytes)) = access.fetch(&ctx, &t, id, &view)? else {
+            let Some((at, bytes)) = access.fetch_held(&ctx, &t, id, &view, &mut held)? else {
                 return Ok(true);
             };
             let row = super::transaction::decode_latest(&db, &t, &mut schema, at, &bytes)?;

@@ -334,6 +334,56 @@ pub fn fetch(
     Ok(None)
 }
 
+/// As `fetch`, reading the page pinned in `held` when the row lies there, and leaving
+/// the page read pinned there (`TableAccess::fetch_held`). The page's owner is checked
+/// under the latch each time: the pin outlives the check that made it. A moved row is
+/// followed by `fetch`.
+pub fn fetch_held<'p>(
+    ctx: &Ctx<'p>,
+    table: &Table,
+    id: RowId,
+    view: &TxnView,
+    held: &mut Option<crate::buffer::PinnedPage<'p>>,
+) -> Result<Option<(RowId, Vec<u8>)>> {
+    if held.as_ref().is_none_or(|p| p.page_no() != id.page) {
+        *held = None;
+        match slotted::pin_table_page(ctx, table, id) {
+            Ok(p) => *held = Some(p),
+            Err(Error::NoSuchRow(_)) => return Ok(None),
+            Err(e) => return Err(e),
+        }
+    }
+    let Some(pinned) = held.as_ref() else {
+        return Ok(None);
+    };
+    let g = pinned.read();
+    let p = PageRef(&g);
+    if p.kind_byte() != crate::page::PageKind::Heap as u8 || p.owner() != table.id {
+        return Ok(None);
+    }
+    let Some(t) = p.tuple_ref(id.slot) else {
+        return Ok(None);
+    };
+    let bad = |r: String| corrupt(ctx, id.page, format!("slot {}: {r}", id.slot));
+    let Some(v) = visible(ctx, view, t).map_err(bad)? else {
+        return Ok(None);
+    };
+    if v.flags & FLAG_DELETED != 0 {
+        return Ok(None);
+    }
+    if v.flags & FLAG_MOVED != 0 {
+        if v.area.len() < MIN_AREA {
+            return Err(bad("moved row without a link".into()));
+        }
+        let link = link_of(&v.area);
+        drop(v);
+        drop(g);
+        return fetch(ctx, table, link, view);
+    }
+    let row = row_of(&v.area, v.flags).map_err(bad)?;
+    Ok(Some((id, row.to_vec())))
+}
+
 /// The newest state of the row at `id` for a uniqueness check by `me` (following a
 /// move).
 pub fn latest(ctx: &Ctx, table: &Table, id: RowId, me: u64) -> Result<Latest> {
@@ -530,6 +580,17 @@ impl TableAccess for UndoTable {
         view: &TxnView,
     ) -> Result<Option<(RowId, Vec<u8>)>> {
         fetch(ctx, table, id, view)
+    }
+
+    fn fetch_held<'p>(
+        &self,
+        ctx: &Ctx<'p>,
+        table: &Table,
+        id: RowId,
+        view: &TxnView,
+        held: &mut Option<crate::buffer::PinnedPage<'p>>,
+    ) -> Result<Option<(RowId, Vec<u8>)>> {
+        fetch_held(ctx, table, id, view, held)
     }
 
     fn scan_page(&self, ctx: &Ctx, page: u64, view: &TxnView, out: &mut PageRows) -> Result<()> {
