@@ -163,6 +163,13 @@ impl KeyTable {
         out.clear();
         let h = hash_bytes(key);
         let tag = h >> 32;
+        // A short key compares with an entry's as one 16-byte word (both zero-padded),
+        // not through a call to memcmp.
+        let short = (key.len() <= INLINE).then(|| {
+            let mut padded = [0u8; INLINE];
+            padded[..key.len()].copy_from_slice(key);
+            u128::from_le_bytes(padded)
+        });
         let mut i = (h & self.mask) as usize;
         loop {
             let slot = self.slots[i];
@@ -171,7 +178,13 @@ impl KeyTable {
             }
             if slot >> 32 == tag {
                 if let Some(e) = self.entries.get((slot & 0xffff_ffff) as usize) {
-                    if e.hash == h && self.key_of(e) == key {
+                    let same = e.hash == h
+                        && e.len as usize == key.len()
+                        && match short {
+                            Some(k) => u128::from_le_bytes(e.key) == k,
+                            None => self.key_of(e) == key,
+                        };
+                    if same {
                         out.push(e.row);
                     }
                 }
@@ -199,6 +212,20 @@ mod tests {
             assert_eq!(out, want, "key {k}");
         }
         t.find(&300u64.to_le_bytes(), &mut out);
+        assert!(out.is_empty());
+        // Keys longer than an entry holds (kept in the arena), through growth too, and
+        // two long keys that differ only past the sixteenth byte.
+        let long = |k: u64| format!("{:040}", k % 50).into_bytes();
+        let mut l = KeyTable::with_capacity(2);
+        for i in 0..500usize {
+            l.insert(&long(i as u64), i);
+        }
+        for k in 0..50u64 {
+            l.find(&long(k), &mut out);
+            let want: Vec<usize> = (0..500).filter(|i| (*i as u64) % 50 == k).collect();
+            assert_eq!(out, want, "long key {k}");
+        }
+        l.find(&long(50)[..39], &mut out);
         assert!(out.is_empty());
         // A key that is a prefix of another is a different key.
         t.insert(b"ab", 7);
