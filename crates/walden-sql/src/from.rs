@@ -1942,16 +1942,23 @@ impl RightRows {
     ) -> SqlResult<(RightRows, Option<KeyTable>)> {
         let guard = cx.run.map(|r| r.guard);
         let stride: usize = cols.iter().map(|r| r.len()).sum();
-        // Room for the rows the planner expects (capped: an estimate is no promise),
-        // so that the table and the rows are not grown and copied again and again.
-        let expected = right.estimate().clamp(16.0, 1_000_000.0) as usize;
+        // Room for the rows the planner expects, so that the table and the rows are
+        // not grown and copied again and again; but an estimate is no promise: at most
+        // a million rows, and at most half of what work_mem has left (reserved, not
+        // charged: rows and table are charged as they are used).
+        let row_room = (stride * std::mem::size_of::<Value>() + 64) as u64;
+        let affordable = guard.map_or(u64::MAX, |g| g.remaining() / 2 / row_room);
+        let expected = (right.estimate().clamp(16.0, 1_000_000.0) as u64).min(affordable) as usize;
+        let mut values = Vec::new();
+        // Without the room (no memory for it) the vector grows as rows come.
+        let _ = values.try_reserve(expected.saturating_mul(stride));
         let mut rows = RightRows {
-            values: Vec::with_capacity(expected * stride),
+            values,
             stride,
             width: 0,
             rows: 0,
         };
-        let mut table = keys.map(|_| KeyTable::with_capacity(expected));
+        let mut table = keys.map(|_| KeyTable::with_capacity(expected.max(16)));
         let mut buf = Vec::new();
         right.produce(cx, &mut |cx, mut row| {
             if let (Some(keys), Some(table)) = (keys, table.as_mut()) {

@@ -107,6 +107,11 @@ impl Guard {
         Ok(())
     }
 
+    /// The bytes the statement may still charge before `work_mem` is passed.
+    pub fn remaining(&self) -> u64 {
+        self.work_mem_bytes.saturating_sub(self.used_bytes.get())
+    }
+
     /// Gives back bytes charged for something the statement no longer keeps.
     pub fn release(&self, bytes: u64) {
         self.used_bytes

@@ -94,11 +94,12 @@ impl KeyTable {
         }
     }
 
-    /// Bytes held, for the memory guard.
+    /// Bytes its entries need, for the memory guard: those of a table sized for them
+    /// (one made larger for an estimate that did not come true is not charged for
+    /// the room it left unused).
     pub(crate) fn bytes(&self) -> u64 {
-        (self.slots.len() * 8
-            + self.entries.capacity() * std::mem::size_of::<Entry>()
-            + self.arena.len()) as u64
+        let slots = (self.entries.len() * 2).max(16).next_power_of_two();
+        (slots * 8 + self.entries.len() * std::mem::size_of::<Entry>() + self.arena.len()) as u64
     }
 
     /// Adds row `row` under `key`. A key's rows are found in the order they were added.

@@ -117,6 +117,52 @@ fn every_kind_of_materialization_is_held_to_the_budget() {
     assert_eq!(count(&mut s, "k"), "20001");
 }
 
+/// A join's side kept in memory is sized by the planner's estimate, which is no
+/// promise: an estimate far above the rows that come must not be charged (a join of
+/// nothing failing with 53200), and a side far wider than work_mem must fail with 53200,
+/// not take the process down reserving room for the rows it expected.
+#[test]
+fn a_joined_side_is_charged_for_its_rows_not_its_estimate() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    for t in ["b", "b2"] {
+        s.execute(&format!("create table {t} (pad int, v text)"))
+            .unwrap();
+        s.execute(&format!(
+            "insert into {t} select g % 1000, 'v' || g from generate_series(1, 20000) g"
+        ))
+        .unwrap();
+    }
+    s.execute("analyze").unwrap();
+    s.execute("set work_mem = '64kB'").unwrap();
+    // Both sides estimated at thousands of rows; none pass.
+    let r = s
+        .execute_one(
+            "select count(*) from b2 join b on b.pad = b2.pad where b.v > 'zzz' and b2.v > 'zzz'",
+        )
+        .unwrap();
+    assert_eq!(value::display(&r.rows[0][0]), "0");
+    // 400 columns a side: a cross join of two of them is a million rows 800 columns
+    // wide to keep (25 GB); the statement fails, the session goes on.
+    s.execute("set work_mem = '4MB'").unwrap();
+    let columns: Vec<String> = (0..400).map(|i| format!("c{i} int")).collect();
+    for t in ["w1", "w2", "w3"] {
+        s.execute(&format!("create table {t} ({})", columns.join(", ")))
+            .unwrap();
+        s.execute(&format!(
+            "insert into {t} (c0) select g from generate_series(1, 1000) g"
+        ))
+        .unwrap();
+    }
+    s.execute("analyze").unwrap();
+    out_of_memory(
+        &mut s,
+        "select count(*) from w1 left join (w2 cross join w3) on true",
+        "4MB",
+    );
+    assert_eq!(count(&mut s, "w1"), "1000");
+}
+
 #[test]
 fn out_of_memory_in_a_block_aborts_it() {
     let db = db();

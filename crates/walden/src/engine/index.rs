@@ -874,7 +874,10 @@ impl Reader<'_> {
         // Read once for the scan, not per row (it sits behind a lock); read again only
         // when a row does not decode with it (an ALTER TABLE since).
         let mut schema = t.schema();
-        // The heap page the last row was read from, kept pinned for the next.
+        // The heap page the last row was read from, kept pinned for the next: through
+        // `f` too, so a nested read keeps one more frame from eviction while it runs
+        // (a pin holds no latch, and nothing waits for pins to drop; eviction only
+        // passes over a frame pinned or one whose writes must follow it).
         let mut held = None;
         let mut visit = |item: &[u8]| -> Result<bool> {
             let Some((key, id)) = key::split_item(item) else {
