@@ -1036,7 +1036,7 @@ impl BoundModify {
                 };
                 match access_for(cx.db, table, schema, filter) {
                     Access::Scan => reader.scan_with(table, &mut judge)?,
-                    Access::Index(r) => read_index(&reader, &r, &mut judge)?,
+                    Access::Index(r) => read_index(&reader, &r, 0, &mut judge)?,
                 }
                 if let Some(e) = failed {
                     return Err(e);
@@ -1383,7 +1383,7 @@ fn modify(
             // Found first, then changed: a changed key never meets the read again.
             let mut actions = Vec::new();
             let mut failed = None;
-            read_index(&t.reader()?, &r, &mut |id, row| match f(&row) {
+            read_index(&t.reader()?, &r, 0, &mut |id, row| match f(&row) {
                 RowAction::Keep => true,
                 RowAction::Stop => false,
                 action => {

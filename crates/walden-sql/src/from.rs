@@ -140,6 +140,9 @@ pub struct TableRead {
     /// after the last row the top-N keeps are dropped as they are read, before any
     /// join looks them up or copies them (`SelectPlan::push_top`).
     pub top: Option<TopFilter>,
+    /// The width of the joined rows this table's rows are placed in (0: its own): each
+    /// row is read into a vector with that much room.
+    pub width: usize,
 }
 
 /// The sort keys of a top-N pushed down to a table read: each a column of the table,
@@ -677,6 +680,7 @@ impl Builder<'_, '_> {
                             est: 0.0,
                             needed: None,
                             top: None,
+                            width: 0,
                         }),
                         Some(table.clone()),
                         columns,
@@ -1184,7 +1188,10 @@ impl Builder<'_, '_> {
 
     fn rel_unit(&mut self, r: usize, width: usize) -> Unit {
         let rel = &mut self.rels[r];
-        let source = std::mem::replace(&mut rel.source, Source::Nothing);
+        let mut source = std::mem::replace(&mut rel.source, Source::Nothing);
+        if let Source::Table(t) = &mut source {
+            t.width = width;
+        }
         let n = rel.columns.len();
         let is_table = matches!(source, Source::Table(_));
         Unit {
@@ -2201,10 +2208,18 @@ impl Source {
                     Access::Scan => read_rows(
                         cx,
                         t,
-                        |g| Ok(reader.scan_columns(&t.name, t.needed.as_deref(), g)?),
+                        |g| {
+                            let shape = walden::RowShape {
+                                needed: t.needed.as_deref(),
+                                capacity: t.width,
+                            };
+                            Ok(reader.scan_shaped(&t.name, shape, g)?)
+                        },
                         &mut f,
                     ),
-                    Access::Index(r) => read_rows(cx, t, |g| read_index(&reader, r, g), &mut f),
+                    Access::Index(r) => {
+                        read_rows(cx, t, |g| read_index(&reader, r, t.width, g), &mut f)
+                    }
                 }
             }
             Source::JsonRows { func, arg } => {

@@ -1911,9 +1911,12 @@ pub(crate) fn eval_subquery(s: &Subquery, row: &[Value], cx: &mut EvalCtx) -> Sq
 
 /// Reads rows through an index: each key range in turn (in key order, or reversed),
 /// until `f` returns false.
+/// Reads a table through an index as `r` plans, each row in a vector with room for
+/// `capacity` values (the joined width, when a join widens it; 0: its own).
 pub(crate) fn read_index(
     reader: &Reader,
     r: &access_path::IndexRead,
+    capacity: usize,
     f: &mut dyn FnMut(walden::RowId, walden::Row) -> bool,
 ) -> SqlResult<()> {
     let whole = [(std::ops::Bound::Unbounded, std::ops::Bound::Unbounded)];
@@ -1929,11 +1932,12 @@ pub(crate) fn read_index(
     };
     for (lo, hi) in order {
         let mut more = true;
-        reader.index_scan_in(
+        reader.index_scan_shaped(
             &r.index,
             lo.as_ref().map(|v| v.as_slice()),
             hi.as_ref().map(|v| v.as_slice()),
             r.backward,
+            capacity,
             |id, row| {
                 more = f(id, row);
                 more

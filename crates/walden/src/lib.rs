@@ -57,7 +57,7 @@ pub use engine::{
 pub use error::{Error, Result};
 pub use jsonb::Json;
 pub use numeric::Numeric;
-pub use schema::{Column, ColumnType, Constraint, KeyOrder, Row, Schema, Value};
+pub use schema::{Column, ColumnType, Constraint, KeyOrder, Row, RowShape, Schema, Value};
 pub use stats::{StatsSnapshot, TxnStats};
 pub use store::Protection;
 pub use txn::KeyLockMode;

@@ -251,6 +251,15 @@ pub struct Constraint {
     pub definition: String,
 }
 
+/// What a read decodes of each row, and the room its vector has: the columns
+/// `needed` marks (by column number among the visible ones; None: all; the others come
+/// as NULL, their bytes not read), in a vector with room for `capacity` values.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RowShape<'a> {
+    pub needed: Option<&'a [bool]>,
+    pub capacity: usize,
+}
+
 /// A value of one column.
 #[derive(Debug, PartialEq)]
 pub enum Value {
@@ -535,6 +544,19 @@ impl Schema {
     /// the others are left NULL, their bytes stepped over unread (a text a query does
     /// not read is neither copied nor checked).
     pub fn decode_columns(&self, bytes: &[u8], needed: Option<&[bool]>) -> Result<Row, String> {
+        self.decode_shaped(
+            bytes,
+            RowShape {
+                needed,
+                capacity: 0,
+            },
+        )
+    }
+
+    /// As `decode_columns`, the row's vector with room for `shape.capacity` values (a
+    /// reader that widens rows, as a join does, is spared a reallocation per row).
+    pub fn decode_shaped(&self, bytes: &[u8], shape: RowShape) -> Result<Row, String> {
+        let needed = shape.needed;
         let (count, start) = self.row_header(bytes)?;
         let nb = count.div_ceil(8);
         let bitmap = bytes
@@ -544,7 +566,7 @@ impl Schema {
         // Every value starts NULL and is written in its place: a value made apart and
         // pushed costs a copy the processor stalls on (its tag and its payload stored
         // separately, read back as one), where scans spent a third of their time.
-        let mut row = Vec::with_capacity(self.columns.len());
+        let mut row = Vec::with_capacity(self.columns.len().max(shape.capacity));
         row.resize_with(self.columns.len(), || Value::Null);
         let mut visible = 0usize;
         for ((i, col), slot) in self.columns.iter().enumerate().zip(row.iter_mut()) {
@@ -1029,6 +1051,19 @@ mod tests {
             }
             assert!(s.decode_columns(&b[..b.len() - 1], Some(&needed)).is_err());
         }
+        // Room asked for: the same values, in a vector that will not reallocate when a
+        // join widens it to that many.
+        let roomy = s
+            .decode_shaped(
+                &b,
+                RowShape {
+                    needed: None,
+                    capacity: 40,
+                },
+            )
+            .unwrap();
+        assert!(roomy.capacity() >= 40);
+        assert_eq!(roomy, row);
         // A mask shorter than the row: the columns past it are decoded.
         assert_eq!(s.decode_columns(&b, Some(&[false])).unwrap()[1..], row[1..]);
         // A dropped column is not counted: mask position 1 is column "c".

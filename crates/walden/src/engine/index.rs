@@ -14,7 +14,7 @@ use crate::access::LastInsert;
 use crate::access::{self, Ctx, Latest, TableAccess};
 use crate::catalog::{CatalogRecord, Index, IndexDef, Table};
 use crate::error::{Error, Result};
-use crate::schema::{KeyOrder, Row, Schema, Value};
+use crate::schema::{KeyOrder, Row, RowShape, Schema, Value};
 use crate::RowId;
 
 /// A hasher for the row ids an index read has given (SipHash, the default, cost more
@@ -172,19 +172,19 @@ pub(super) fn decode_row_in(
     id: RowId,
     bytes: &[u8],
 ) -> Result<Row> {
-    decode_columns_in(inner, schema, id, bytes, None)
+    decode_columns_in(inner, schema, id, bytes, RowShape::default())
 }
 
-/// As `decode_row_in`, decoding only the `needed` columns (`Schema::decode_columns`).
+/// As `decode_row_in`, decoding what `shape` asks for (`Schema::decode_shaped`).
 pub(super) fn decode_columns_in(
     inner: &Inner,
     schema: &Schema,
     id: RowId,
     bytes: &[u8],
-    needed: Option<&[bool]>,
+    shape: RowShape,
 ) -> Result<Row> {
     schema
-        .decode_columns(bytes, needed)
+        .decode_shaped(bytes, shape)
         .map_err(|reason| Error::CorruptPage {
             path: inner.store.path().to_path_buf(),
             page: id.page,
@@ -824,6 +824,20 @@ impl Reader<'_> {
         lower: Bound<&[Value]>,
         upper: Bound<&[Value]>,
         backward: bool,
+        f: impl FnMut(RowId, Row) -> bool,
+    ) -> Result<()> {
+        self.index_scan_shaped(index, lower, upper, backward, 0, f)
+    }
+
+    /// As `index_scan_in`, each row's vector with room for `capacity` values (a reader
+    /// that widens rows, as a join does, is spared a reallocation per row).
+    pub fn index_scan_shaped(
+        &self,
+        index: &str,
+        lower: Bound<&[Value]>,
+        upper: Bound<&[Value]>,
+        backward: bool,
+        capacity: usize,
         mut f: impl FnMut(RowId, Row) -> bool,
     ) -> Result<()> {
         let txn = self.txn;
@@ -894,7 +908,12 @@ impl Reader<'_> {
             let Some((at, bytes)) = access.fetch_held(&ctx, &t, id, &view, &mut held)? else {
                 return Ok(true);
             };
-            let row = super::transaction::decode_latest(&db, &t, &mut schema, at, &bytes)?;
+            let shape = RowShape {
+                needed: None,
+                capacity,
+            };
+            let row =
+                super::transaction::decode_latest_columns(&db, &t, &mut schema, at, &bytes, shape)?;
             let (now, key_len, _) = item_of_in(&schema, &t, &ix, &row, at)?;
             if &now[..key_len] != key || !seen.insert(at) {
                 return Ok(true);

@@ -11,7 +11,7 @@ use crate::catalog::{Index, Table};
 use crate::clog::XidStatus;
 use crate::error::{Error, Result};
 use crate::schema::Schema;
-use crate::schema::{Row, Value};
+use crate::schema::{Row, RowShape, Value};
 use crate::stats::TxnStats;
 use crate::txn::Snapshot;
 use crate::txn::{ABORT, COMMIT};
@@ -772,15 +772,15 @@ impl Reader<'_> {
 
     /// Calls `f` for every visible row, page by page; stop early by returning false.
     pub fn scan_with(&self, table: &str, f: impl FnMut(RowId, Row) -> bool) -> Result<()> {
-        self.scan_columns(table, None, f)
+        self.scan_shaped(table, RowShape::default(), f)
     }
 
-    /// As `scan_with`, decoding only the columns `needed` marks (by column number;
-    /// None: all): the others come as NULL, their bytes not read.
-    pub fn scan_columns(
+    /// As `scan_with`, each row decoded as `shape` asks: only the columns it marks
+    /// (the others NULL, their bytes not read), in a vector with the room it asks for.
+    pub fn scan_shaped(
         &self,
         table: &str,
-        needed: Option<&[bool]>,
+        shape: RowShape,
         mut f: impl FnMut(RowId, Row) -> bool,
     ) -> Result<()> {
         let txn = self.txn;
@@ -792,7 +792,7 @@ impl Reader<'_> {
             txn.scan_page_in(&self.view(), &t, page, &mut rows)?;
             txn.db.relieve_space();
             for (id, bytes) in rows.iter() {
-                let row = decode_latest_columns(&txn.db, &t, &mut schema, id, bytes, needed)?;
+                let row = decode_latest_columns(&txn.db, &t, &mut schema, id, bytes, shape)?;
                 let row = schema.to_visible(row);
                 if !f(id, row) {
                     return Ok(());
@@ -813,19 +813,19 @@ pub(super) fn decode_latest(
     id: RowId,
     bytes: &[u8],
 ) -> Result<Row> {
-    decode_latest_columns(inner, t, schema, id, bytes, None)
+    decode_latest_columns(inner, t, schema, id, bytes, RowShape::default())
 }
 
-/// As `decode_latest`, decoding only the `needed` columns (`Schema::decode_columns`).
+/// As `decode_latest`, decoding what `shape` asks for (`Schema::decode_shaped`).
 pub(super) fn decode_latest_columns(
     inner: &Inner,
     t: &Table,
     schema: &mut Arc<Schema>,
     id: RowId,
     bytes: &[u8],
-    needed: Option<&[bool]>,
+    shape: RowShape,
 ) -> Result<Row> {
-    match super::index::decode_columns_in(inner, schema, id, bytes, needed) {
+    match super::index::decode_columns_in(inner, schema, id, bytes, shape) {
         Ok(row) => Ok(row),
         Err(e) => {
             let now = t.schema();
@@ -833,7 +833,7 @@ pub(super) fn decode_latest_columns(
                 return Err(e);
             }
             *schema = now;
-            super::index::decode_columns_in(inner, schema, id, bytes, needed)
+            super::index::decode_columns_in(inner, schema, id, bytes, shape)
         }
     }
 }
