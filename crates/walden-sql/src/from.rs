@@ -2114,9 +2114,9 @@ impl Source {
                 let (at, width) = (*at, *width);
                 inner.produce_for(cx, left, &mut |cx, row| {
                     let mut out = Vec::with_capacity(width);
-                    out.resize(at, Value::Null);
+                    out.resize_with(at, || Value::Null);
                     out.extend(row);
-                    out.resize(width, Value::Null);
+                    out.resize_with(width, || Value::Null);
                     sink(cx, out)
                 })
             }
@@ -2288,13 +2288,13 @@ impl Source {
                 inner.produce(cx, &mut |cx, mut row| {
                     if at == 0 {
                         // In place: the row's own vector, grown.
-                        row.resize(width, Value::Null);
+                        row.resize_with(width, || Value::Null);
                         return sink(cx, row);
                     }
                     let mut out = Vec::with_capacity(width);
-                    out.resize(at, Value::Null);
+                    out.resize_with(at, || Value::Null);
                     out.extend(row);
-                    out.resize(width, Value::Null);
+                    out.resize_with(width, || Value::Null);
                     sink(cx, out)
                 })
             }
@@ -2503,7 +2503,7 @@ impl Join {
                         }
                         found += 1;
                         let mut row = l.clone();
-                        row.resize(width, Value::Null);
+                        row.resize_with(width, || Value::Null);
                         for (slot, v) in row[at..].iter_mut().zip(r) {
                             *slot = v;
                         }
