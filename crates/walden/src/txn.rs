@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::wal::{LogRecord, RecordOwner, RecordType, RedoCtx};
 
 /// What a transaction sees.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Snapshot {
     /// The transaction's own id.
     pub xid: u64,
@@ -24,14 +24,62 @@ pub struct Snapshot {
     pub xmax: u64,
     /// Transactions running when the snapshot was taken (sorted).
     pub active: Vec<u64>,
+    /// The last xid this snapshot found committed in the clog (NO_XID: none). A
+    /// commit is final, so the answer holds for good; a scan meets the same inserter
+    /// row after row, and asks the clog (a lock) once.
+    committed: AtomicU64,
 }
 
+/// No xid: `Snapshot::committed` before any answer.
+const NO_XID: u64 = u64::MAX;
+
+impl Clone for Snapshot {
+    fn clone(&self) -> Snapshot {
+        Snapshot {
+            xid: self.xid,
+            xmin: self.xmin,
+            xmax: self.xmax,
+            active: self.active.clone(),
+            committed: AtomicU64::new(self.committed.load(Ordering::Relaxed)),
+        }
+    }
+}
+
+/// Snapshots are equal when they see the same transactions (the clog answer each
+/// keeps is not part of what it sees).
+impl PartialEq for Snapshot {
+    fn eq(&self, other: &Snapshot) -> bool {
+        (self.xid, self.xmin, self.xmax, &self.active)
+            == (other.xid, other.xmin, other.xmax, &other.active)
+    }
+}
+
+impl Eq for Snapshot {}
+
 impl Snapshot {
+    pub fn new(xid: u64, xmin: u64, xmax: u64, active: Vec<u64>) -> Snapshot {
+        Snapshot {
+            xid,
+            xmin,
+            xmax,
+            active,
+            committed: AtomicU64::new(NO_XID),
+        }
+    }
+
     /// True if `xid`'s work is visible to this snapshot (ignoring the own transaction).
     pub fn sees_committed(&self, xid: u64, clog: &Clog) -> bool {
-        xid < self.xmax
-            && (xid < self.xmin || self.active.binary_search(&xid).is_err())
-            && clog.get(xid) == XidStatus::Committed
+        if !(xid < self.xmax && (xid < self.xmin || self.active.binary_search(&xid).is_err())) {
+            return false;
+        }
+        if self.committed.load(Ordering::Relaxed) == xid {
+            return true;
+        }
+        let committed = clog.get(xid) == XidStatus::Committed;
+        if committed {
+            self.committed.store(xid, Ordering::Relaxed);
+        }
+        committed
     }
 }
 
@@ -111,12 +159,7 @@ impl TxnManager {
         let active: Vec<u64> = st.active.keys().copied().collect();
         let xmin = active.first().copied().unwrap_or(xid);
         st.active.insert(xid, xmin);
-        Snapshot {
-            xid,
-            xmin,
-            xmax: xid,
-            active,
-        }
+        Snapshot::new(xid, xmin, xid, active)
     }
 
     /// Ends a transaction (after its status is in the clog).
@@ -233,12 +276,12 @@ impl TxnManager {
     pub fn snapshot_now(&self, me: u64) -> Snapshot {
         let st = self.lock();
         let active: Vec<u64> = st.active.keys().copied().filter(|&x| x != me).collect();
-        Snapshot {
-            xid: me,
-            xmin: active.first().copied().unwrap_or(st.next_xid).min(me),
-            xmax: st.next_xid,
+        Snapshot::new(
+            me,
+            active.first().copied().unwrap_or(st.next_xid).min(me),
+            st.next_xid,
             active,
-        }
+        )
     }
 
     /// The status of `xid` as a writer must treat it: committed, aborted (including
@@ -319,6 +362,33 @@ mod tests {
         let c = tm.begin();
         assert_eq!(c.active, vec![2]);
         assert_eq!(tm.horizon(), 1.max(b.xmin).min(c.xmin));
+    }
+
+    /// A snapshot keeps the last commit it found in the clog: what could go wrong is
+    /// that answer given for another xid, or for one the snapshot must not see.
+    #[test]
+    fn a_kept_commit_answers_only_for_its_own_xid() {
+        let clog = Clog::create(std::path::Path::new("unused"));
+        clog.set(3, XidStatus::Committed);
+        clog.set(4, XidStatus::Aborted);
+        clog.set(7, XidStatus::Committed);
+        let snap = Snapshot::new(9, 5, 9, vec![5, 7]);
+        for _ in 0..2 {
+            assert!(snap.sees_committed(3, &clog));
+            assert!(!snap.sees_committed(4, &clog));
+            // Committed, but running when the snapshot was taken.
+            assert!(!snap.sees_committed(7, &clog));
+            // Not started when it was taken.
+            assert!(!snap.sees_committed(10, &clog));
+            // Finished before, its status not known: not seen, and not kept.
+            assert!(!snap.sees_committed(6, &clog));
+        }
+        clog.set(6, XidStatus::Committed);
+        assert!(snap.sees_committed(6, &clog));
+        assert!(snap.sees_committed(3, &clog));
+        let copy = snap.clone();
+        assert_eq!(copy, snap);
+        assert!(copy.sees_committed(6, &clog) && !copy.sees_committed(4, &clog));
     }
 
     #[test]
