@@ -883,7 +883,12 @@ impl Reader<'_> {
         };
         let ctx = db.access_ctx();
         let access = access::of(t.kind);
+        // The rows given for the current key. Every entry that gives a row holds the
+        // key the row has now, so a row found twice (an entry of an older version, or
+        // of the place it moved from, beside its own) is found within one run of equal
+        // keys: the set is emptied when the key changes, and stays small.
         let mut seen: HashSet<RowId, IdHash> = HashSet::default();
+        let mut seen_key: Vec<u8> = Vec::new();
         let view = self.view();
         // Read once for the scan, not per row (it sits behind a lock); read again only
         // when a row does not decode with it (an ALTER TABLE since).
@@ -915,7 +920,19 @@ impl Reader<'_> {
             let row =
                 super::transaction::decode_latest_columns(&db, &t, &mut schema, at, &bytes, shape)?;
             let (now, key_len, _) = item_of_in(&schema, &t, &ix, &row, at)?;
-            if &now[..key_len] != key || !seen.insert(at) {
+            if &now[..key_len] != key {
+                return Ok(true);
+            }
+            if key != seen_key.as_slice() {
+                seen_key.clear();
+                seen_key.extend_from_slice(key);
+                if seen.capacity() > 64 {
+                    seen = HashSet::default();
+                } else {
+                    seen.clear();
+                }
+            }
+            if !seen.insert(at) {
                 return Ok(true);
             }
             Ok(f(at, schema.to_visible(row)))
