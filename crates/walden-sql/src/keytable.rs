@@ -56,32 +56,6 @@ pub(crate) fn hash_bytes(bytes: &[u8]) -> u64 {
     h ^ (h >> 33)
 }
 
-/// `hash_bytes` as a `BuildHasher`, for maps keyed by key bytes (SipHash, the standard
-/// library's default, costs more than the rest of a lookup on short keys).
-#[derive(Clone, Copy, Default)]
-pub(crate) struct KeyHash;
-
-pub(crate) struct KeyHasher(u64);
-
-impl std::hash::BuildHasher for KeyHash {
-    type Hasher = KeyHasher;
-    fn build_hasher(&self) -> KeyHasher {
-        KeyHasher(0)
-    }
-}
-
-impl std::hash::Hasher for KeyHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        self.0 = hash_bytes(bytes) ^ self.0.rotate_left(29);
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.0 = (self.0.rotate_left(29) ^ n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
 impl KeyTable {
     /// A table for `rows` entries (more may be added: it grows).
     pub(crate) fn with_capacity(rows: usize) -> KeyTable {
@@ -159,9 +133,28 @@ impl KeyTable {
         &self.arena[at..at + len]
     }
 
+    /// The first row added under `key`, if any (a table of one row per key: groups).
+    pub(crate) fn first(&self, key: &[u8]) -> Option<usize> {
+        let mut found = None;
+        self.each(key, |row| {
+            found = Some(row);
+            false
+        });
+        found
+    }
+
     /// The rows added under `key` into `out` (cleared first), in the order added.
     pub(crate) fn find(&self, key: &[u8], out: &mut Vec<usize>) {
         out.clear();
+        self.each(key, |row| {
+            out.push(row);
+            true
+        });
+    }
+
+    /// Calls `f` with each row added under `key`, in the order added, until it
+    /// returns false.
+    fn each(&self, key: &[u8], mut f: impl FnMut(usize) -> bool) {
         let h = hash_bytes(key);
         let tag = h >> 32;
         // A short key compares with an entry's as one 16-byte word (both zero-padded),
@@ -185,8 +178,8 @@ impl KeyTable {
                             Some(k) => u128::from_le_bytes(e.key) == k,
                             None => self.key_of(e) == key,
                         };
-                    if same {
-                        out.push(e.row);
+                    if same && !f(e.row) {
+                        return;
                     }
                 }
             }

@@ -25,7 +25,6 @@ use crate::expr::{EvalCtx, Expr, Subquery, SubqueryKind};
 pub use crate::from::Source;
 use crate::from::{plan_from, record, Explain, NodeKey, PlanStats};
 use crate::guard::{row_bytes, Guard};
-use crate::keytable::KeyHash;
 use crate::types::{DeclaredType, SqlType};
 use crate::value::{self, as_f64, as_i64, sort_cmp};
 use crate::window::{self as windowing, WindowCall, Windows, WINDOW_PLACEHOLDER};
@@ -2596,7 +2595,8 @@ struct Run<'p, 'g> {
     /// Input rows that passed the filter.
     fed: u64,
     groups: Vec<Group>,
-    index: HashMap<Vec<u8>, usize, KeyHash>,
+    /// Each group's number by its key's bytes.
+    index: crate::keytable::KeyTable,
     key_buf: Vec<u8>,
     /// Output rows seen, for DISTINCT.
     seen: HashSet<Vec<u8>>,
@@ -2627,7 +2627,7 @@ impl<'p, 'g> Run<'p, 'g> {
             skipped: 0,
             fed: 0,
             groups: Vec::new(),
-            index: HashMap::default(),
+            index: crate::keytable::KeyTable::with_capacity(16),
             key_buf: Vec::new(),
             seen: HashSet::new(),
             pending: Vec::new(),
@@ -2673,7 +2673,7 @@ impl<'p, 'g> Run<'p, 'g> {
             let found = if g.keys.is_empty() {
                 (!self.groups.is_empty()).then_some(0)
             } else {
-                self.index.get(&self.key_buf).copied()
+                self.index.first(&self.key_buf)
             };
             let i = match found {
                 Some(i) => i,
@@ -2701,8 +2701,7 @@ impl<'p, 'g> Run<'p, 'g> {
                         accs: g.aggs.iter().map(Acc::new).collect(),
                         bytes,
                     });
-                    self.index
-                        .insert(self.key_buf.clone(), self.groups.len() - 1);
+                    self.index.insert(&self.key_buf, self.groups.len() - 1);
                     self.groups.len() - 1
                 }
             };
@@ -2816,7 +2815,7 @@ impl<'p, 'g> Run<'p, 'g> {
                     bytes: 0,
                 });
             }
-            self.index = HashMap::default();
+            self.index = crate::keytable::KeyTable::with_capacity(0);
             for group in std::mem::take(&mut self.groups) {
                 self.guard.check()?;
                 // The group becomes an output row, charged in its turn.
