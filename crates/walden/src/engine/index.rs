@@ -128,16 +128,24 @@ pub(super) fn item_of_in(
     id: RowId,
 ) -> Result<(Vec<u8>, usize, bool)> {
     let mut item = Vec::with_capacity(32);
-    let has_null =
-        key::encode_key(schema, &ix.columns, &ix.order, row, &mut item).ok_or_else(|| {
-            Error::SchemaMismatch {
-                table: t.name(),
-                reason: format!("a row does not fit index {:?}", ix.name),
-            }
-        })?;
+    let has_null = key_into(schema, t, ix, row, &mut item)?;
     let key_len = item.len();
     key::push_row_id(&mut item, id);
     Ok((item, key_len, has_null))
+}
+
+/// Appends a row's key for an index to `out`; whether a key column is NULL.
+fn key_into(
+    schema: &Schema,
+    t: &Table,
+    ix: &Index,
+    row: &[Value],
+    out: &mut Vec<u8>,
+) -> Result<bool> {
+    key::encode_key(schema, &ix.columns, &ix.order, row, out).ok_or_else(|| Error::SchemaMismatch {
+        table: t.name(),
+        reason: format!("a row does not fit index {:?}", ix.name),
+    })
 }
 
 /// A row's leaf item for an index built from the row as stored, and where its key lies
@@ -889,6 +897,8 @@ impl Reader<'_> {
         // keys: the set is emptied when the key changes, and stays small.
         let mut seen: HashSet<RowId, IdHash> = HashSet::default();
         let mut seen_key: Vec<u8> = Vec::new();
+        // The key of each row found, rebuilt here (one buffer for the scan).
+        let mut now: Vec<u8> = Vec::with_capacity(32);
         let view = self.view();
         // Read once for the scan, not per row (it sits behind a lock); read again only
         // when a row does not decode with it (an ALTER TABLE since).
@@ -919,8 +929,9 @@ impl Reader<'_> {
             };
             let row =
                 super::transaction::decode_latest_columns(&db, &t, &mut schema, at, &bytes, shape)?;
-            let (now, key_len, _) = item_of_in(&schema, &t, &ix, &row, at)?;
-            if &now[..key_len] != key {
+            now.clear();
+            key_into(&schema, &t, &ix, &row, &mut now)?;
+            if now.as_slice() != key {
                 return Ok(true);
             }
             if key != seen_key.as_slice() {
