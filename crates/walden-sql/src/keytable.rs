@@ -1,5 +1,6 @@
-//! The build side of a hash join, and GROUP BY's groups: row numbers by key. An open-addressing array of
-//! 8-byte slots (linear probing, at most half full), each the high half of a key's hash
+//! The build side of a hash join, and GROUP BY's groups: row numbers by key. An
+//! open-addressing array of 8-byte slots (linear probing, at most half full), each the
+//! high half of a key's hash
 //! and the number of its entry; the entries (full hash, row, and the key bytes when
 //! short: select::key_bytes of one integer is 9 bytes; longer keys go to an arena) lie
 //! in insertion order apart. The slots are small enough to stay in cache for a build
