@@ -1,7 +1,7 @@
 //! The build side of a hash join, and GROUP BY's groups: row numbers by key. An
 //! open-addressing array of 8-byte slots (linear probing, at most half full), each the
 //! high half of a key's hash
-//! and the number of its entry; the entries (full hash, row, and the key bytes when
+//! and the number of its entry; the entries (row, and the key bytes when
 //! short: select::key_bytes of one integer is 9 bytes; longer keys go to an arena) lie
 //! in insertion order apart. The slots are small enough to stay in cache for a build
 //! side of a few hundred thousand rows, and a probe reads an entry only when the hash
@@ -17,9 +17,11 @@ const EMPTY: u64 = u64::MAX;
 /// Keys up to this long are kept in their entry; longer ones in the arena.
 const INLINE: usize = 16;
 
+/// 24 bytes: the hash is not kept (growing computes it again from the key), so that
+/// more entries share a cache line.
 struct Entry {
-    hash: u64,
-    row: usize,
+    /// The row (a build side of 2^32 rows would not fit in memory first).
+    row: u32,
     len: u32,
     /// The key's bytes (short), or its start in the arena (little-endian, long).
     key: [u8; INLINE],
@@ -94,8 +96,7 @@ impl KeyTable {
             self.arena.extend_from_slice(key);
         }
         self.entries.push(Entry {
-            hash,
-            row,
+            row: u32::try_from(row).unwrap_or(u32::MAX),
             len: u32::try_from(key.len()).unwrap_or(u32::MAX),
             key: inline,
         });
@@ -118,7 +119,7 @@ impl KeyTable {
         self.slots = vec![EMPTY; n];
         self.mask = n as u64 - 1;
         for k in 0..self.entries.len() {
-            let hash = self.entries[k].hash;
+            let hash = hash_bytes(self.key_of(&self.entries[k]));
             self.place(hash, k as u64);
         }
     }
@@ -173,13 +174,12 @@ impl KeyTable {
             }
             if slot >> 32 == tag {
                 if let Some(e) = self.entries.get((slot & 0xffff_ffff) as usize) {
-                    let same = e.hash == h
-                        && e.len as usize == key.len()
+                    let same = e.len as usize == key.len()
                         && match short {
                             Some(k) => u128::from_le_bytes(e.key) == k,
                             None => self.key_of(e) == key,
                         };
-                    if same && !f(e.row) {
+                    if same && !f(e.row as usize) {
                         return;
                     }
                 }
