@@ -897,6 +897,13 @@ impl Builder<'_, '_> {
         matches!(item, Item::Rel(r) if matches!(self.rels[*r].source, Source::Lateral { .. }))
     }
 
+    /// The columns of a join's two sides, left then right.
+    fn pair_columns(&self, left: &Item, right: &Item) -> Vec<usize> {
+        let mut cols = self.item_columns(left);
+        cols.extend(self.item_columns(right));
+        cols
+    }
+
     fn item_columns(&self, item: &Item) -> Vec<usize> {
         match item {
             Item::Rel(r) => {
@@ -1116,8 +1123,7 @@ impl Builder<'_, '_> {
                 on,
                 using,
             } => {
-                let mut cols = self.item_columns(&left);
-                cols.extend(self.item_columns(&right));
+                let cols = self.pair_columns(&left, &right);
                 let conds = self.join_conds(on.as_deref(), &using, scope, &cols)?;
                 let kind = match kind {
                     Kind::LateralLeft => JoinKind::Left,
@@ -1145,8 +1151,7 @@ impl Builder<'_, '_> {
                 on,
                 using,
             } => {
-                let mut cols = self.item_columns(&left);
-                cols.extend(self.item_columns(&right));
+                let cols = self.pair_columns(&left, &right);
                 conjs.extend(self.join_conds(on.as_deref(), &using, scope, &cols)?);
                 self.collect_group(*left, scope, width, units, conjs)?;
                 self.collect_group(*right, scope, width, units, conjs)
@@ -1158,8 +1163,7 @@ impl Builder<'_, '_> {
                 on,
                 using,
             } => {
-                let mut cols = self.item_columns(&left);
-                cols.extend(self.item_columns(&right));
+                let cols = self.pair_columns(&left, &right);
                 let conds = self.join_conds(on.as_deref(), &using, scope, &cols)?;
                 // A right join is a left join the other way round (rows are as wide as
                 // FROM whichever side they start on).

@@ -126,6 +126,40 @@ pub fn put_string(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(bytes);
 }
 
+/// Appends bytes in the order-keeping escaped form index keys use: each `0x00` written
+/// `0x00 0xff`, ended by `0x00 0x00`, so that no value's form is a prefix of another's
+/// and bytewise order is the bytes' order.
+pub fn put_escaped(out: &mut Vec<u8>, bytes: &[u8]) {
+    for &b in bytes {
+        out.push(b);
+        if b == 0 {
+            out.push(0xff);
+        }
+    }
+    out.extend_from_slice(&[0, 0]);
+}
+
+/// Reads bytes written by `put_escaped` from the front of `key`, moving past them;
+/// None when they are not such a form.
+pub fn read_escaped(key: &mut &[u8]) -> Option<Vec<u8>> {
+    let mut s = Vec::new();
+    loop {
+        let (&b, rest) = key.split_first()?;
+        *key = rest;
+        if b != 0 {
+            s.push(b);
+            continue;
+        }
+        let (&next, rest) = key.split_first()?;
+        *key = rest;
+        match next {
+            0 => return Some(s),
+            0xff => s.push(0),
+            _ => return None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

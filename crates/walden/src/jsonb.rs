@@ -280,36 +280,14 @@ pub fn is_number_text(s: &str) -> bool {
     int_ok && frac_ok && !negative_zero
 }
 
-/// A string's key bytes: each `0x00` written `0x00 0xff`, ended by `0x00 0x00` (so no
-/// string's key is a prefix of another's, and the order is bytewise).
+/// A string's key bytes (`codec::put_escaped`: no string's key is a prefix of
+/// another's, and the order is bytewise).
 fn push_key_string(out: &mut Vec<u8>, s: &str) {
-    for &b in s.as_bytes() {
-        out.push(b);
-        if b == 0 {
-            out.push(0xff);
-        }
-    }
-    out.extend_from_slice(&[0, 0]);
+    crate::codec::put_escaped(out, s.as_bytes());
 }
 
 fn key_string(key: &mut &[u8]) -> Option<String> {
-    let mut s = Vec::new();
-    loop {
-        let (&b, rest) = key.split_first()?;
-        *key = rest;
-        if b != 0 {
-            s.push(b);
-            continue;
-        }
-        let (&next, rest) = key.split_first()?;
-        *key = rest;
-        match next {
-            0 => break,
-            0xff => s.push(0),
-            _ => return None,
-        }
-    }
-    String::from_utf8(s).ok()
+    String::from_utf8(crate::codec::read_escaped(key)?).ok()
 }
 
 /// The significant digits of a number text (no leading or trailing zeros) and its

@@ -52,16 +52,17 @@ pub(crate) fn pin_table_page<'p>(
         return Err(Error::NoSuchRow(id));
     }
     let pinned = ctx.pool.fetch(id.page, Fetch::Read)?;
-    let owner_ok = {
-        let g = pinned.read();
-        let p = PageRef(&g);
-        p.kind_byte() == PageKind::Heap as u8 && p.owner() == table.id
-    };
+    let owner_ok = owned_by(PageRef(&pinned.read()), table);
     if owner_ok {
         Ok(pinned)
     } else {
         Err(Error::NoSuchRow(id))
     }
+}
+
+/// Whether a page is one of `table`'s pages of rows.
+pub(crate) fn owned_by(p: PageRef, table: &Table) -> bool {
+    p.kind_byte() == PageKind::Heap as u8 && p.owner() == table.id
 }
 
 /// Adds a fresh page to a table and logs it.

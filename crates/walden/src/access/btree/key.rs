@@ -150,13 +150,7 @@ pub fn push_value(out: &mut Vec<u8>, ty: ColumnType, v: &Value) -> bool {
 
 fn push_text(out: &mut Vec<u8>, s: &[u8]) {
     out.push(TAG_VALUE);
-    for &b in s {
-        out.push(b);
-        if b == 0 {
-            out.push(0xff);
-        }
-    }
-    out.extend_from_slice(&[0, 0]);
+    crate::codec::put_escaped(out, s);
 }
 
 /// Where one key column's value lies in a row as stored (`Schema::encode_row`): NULL
@@ -427,22 +421,7 @@ fn decode_value(ty: ColumnType, key: &mut &[u8]) -> Option<Value> {
         ColumnType::Jsonb => Value::Jsonb(std::sync::Arc::new(crate::jsonb::Json::from_key(key)?)),
         ColumnType::Uuid => Value::Uuid(fixed(key, 16)?.try_into().ok()?),
         ColumnType::Text | ColumnType::Bytea => {
-            let mut s = Vec::new();
-            loop {
-                let (&b, rest) = key.split_first()?;
-                *key = rest;
-                if b != 0 {
-                    s.push(b);
-                    continue;
-                }
-                let (&next, rest) = key.split_first()?;
-                *key = rest;
-                match next {
-                    0 => break,
-                    0xff => s.push(0),
-                    _ => return None,
-                }
-            }
+            let s = crate::codec::read_escaped(key)?;
             if ty == ColumnType::Bytea {
                 Value::Bytea(s)
             } else {

@@ -311,27 +311,42 @@ pub fn fetch(
             Err(e) => return Err(e),
         };
         let g = pinned.read();
-        let Some(t) = PageRef(&g).tuple_ref(cur.slot) else {
-            return Ok(None);
-        };
-        let bad = |r: String| corrupt(ctx, cur.page, format!("slot {}: {r}", cur.slot));
-        let Some(v) = visible(ctx, view, t).map_err(bad)? else {
-            return Ok(None);
-        };
-        if v.flags & FLAG_DELETED != 0 {
-            return Ok(None);
+        match version_at(ctx, view, PageRef(&g), cur)? {
+            Seen::Gone => return Ok(None),
+            Seen::Moved(link) => cur = link,
+            Seen::Row(row) => return Ok(Some((cur, row))),
         }
-        if v.flags & FLAG_MOVED != 0 {
-            if v.area.len() < MIN_AREA {
-                return Err(bad("moved row without a link".into()));
-            }
-            cur = link_of(&v.area);
-            continue;
-        }
-        let row = row_of(&v.area, v.flags).map_err(bad)?;
-        return Ok(Some((cur, row.to_vec())));
     }
     Ok(None)
+}
+
+/// What `view` sees of the row at `id` on its page.
+enum Seen {
+    Gone,
+    /// The row moved there.
+    Moved(RowId),
+    Row(Vec<u8>),
+}
+
+/// The version of the row at `id` (on page `p`) visible to `view`.
+fn version_at(ctx: &Ctx, view: &TxnView, p: PageRef, id: RowId) -> Result<Seen> {
+    let Some(t) = p.tuple_ref(id.slot) else {
+        return Ok(Seen::Gone);
+    };
+    let bad = |r: String| corrupt(ctx, id.page, format!("slot {}: {r}", id.slot));
+    let Some(v) = visible(ctx, view, t).map_err(bad)? else {
+        return Ok(Seen::Gone);
+    };
+    if v.flags & FLAG_DELETED != 0 {
+        return Ok(Seen::Gone);
+    }
+    if v.flags & FLAG_MOVED != 0 {
+        if v.area.len() < MIN_AREA {
+            return Err(bad("moved row without a link".into()));
+        }
+        return Ok(Seen::Moved(link_of(&v.area)));
+    }
+    Ok(Seen::Row(row_of(&v.area, v.flags).map_err(bad)?.to_vec()))
 }
 
 /// As `fetch`, reading the page pinned in `held` when the row lies there, and leaving
@@ -356,32 +371,19 @@ pub fn fetch_held<'p>(
     let Some(pinned) = held.as_ref() else {
         return Ok(None);
     };
-    let g = pinned.read();
-    let p = PageRef(&g);
-    if p.kind_byte() != crate::page::PageKind::Heap as u8 || p.owner() != table.id {
-        return Ok(None);
-    }
-    let Some(t) = p.tuple_ref(id.slot) else {
-        return Ok(None);
-    };
-    let bad = |r: String| corrupt(ctx, id.page, format!("slot {}: {r}", id.slot));
-    let Some(v) = visible(ctx, view, t).map_err(bad)? else {
-        return Ok(None);
-    };
-    if v.flags & FLAG_DELETED != 0 {
-        return Ok(None);
-    }
-    if v.flags & FLAG_MOVED != 0 {
-        if v.area.len() < MIN_AREA {
-            return Err(bad("moved row without a link".into()));
+    let found = {
+        let g = pinned.read();
+        let p = PageRef(&g);
+        if !slotted::owned_by(p, table) {
+            return Ok(None);
         }
-        let link = link_of(&v.area);
-        drop(v);
-        drop(g);
-        return fetch(ctx, table, link, view);
+        version_at(ctx, view, p, id)?
+    };
+    match found {
+        Seen::Gone => Ok(None),
+        Seen::Moved(link) => fetch(ctx, table, link, view),
+        Seen::Row(row) => Ok(Some((id, row))),
     }
-    let row = row_of(&v.area, v.flags).map_err(bad)?;
-    Ok(Some((id, row.to_vec())))
 }
 
 /// The newest state of the row at `id` for a uniqueness check by `me` (following a
