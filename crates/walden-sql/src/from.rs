@@ -1969,7 +1969,7 @@ impl RightRows {
             width: 0,
             rows: 0,
         };
-        let mut table = keys.map(|_| KeyTable::with_capacity(expected.max(16)));
+        let mut table = keys.map(|_| KeyTable::for_build(expected.max(16)));
         let mut buf = Vec::new();
         right.produce(cx, &mut |cx, mut row| {
             if let (Some(keys), Some(table)) = (keys, table.as_mut()) {
@@ -1993,6 +1993,9 @@ impl RightRows {
             }
             Ok(true)
         })?;
+        if let Some(t) = table.as_mut() {
+            t.seal();
+        }
         if let (Some(g), Some(t)) = (guard, &table) {
             g.charge(t.bytes())?;
         }

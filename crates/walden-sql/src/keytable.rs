@@ -33,6 +33,45 @@ pub(crate) struct KeyTable {
     mask: u64,
     entries: Vec<Entry>,
     arena: Vec<u8>,
+    /// Whether every key so far is one integer (select::push_key's tag 1 and eight
+    /// bytes), and the least and greatest of them.
+    ints: bool,
+    min: i64,
+    max: i64,
+    /// Whether entries are in the slots as they are added (`with_capacity`), or only
+    /// at `seal` (`for_build`: a hash join's build side, whose table may end as an
+    /// array and needs no slots).
+    placed: bool,
+    /// Set by `seal` when the keys are integers over a range not much wider than
+    /// their number: the table is then an array indexed by the key.
+    direct: Option<Direct>,
+}
+
+/// A sealed table of integer keys (a "perfect hash", as DuckDB's hash joins use for
+/// dense keys): no hash is computed and a probe reads one slot of an array that is a
+/// few bytes per key, not a slot and then an entry of a table twice the keys' number.
+struct Direct {
+    min: i64,
+    /// Per key from `min`: its first entry's number + 1, or 0 for none.
+    head: Vec<u32>,
+    /// Per entry: the number + 1 of the next entry of its key, or 0; empty when every
+    /// key has one entry.
+    next: Vec<u32>,
+    /// Per entry: its row; empty when each entry's row is its own number.
+    rows: Vec<u32>,
+}
+
+/// Keys of a sealed table are kept in an array when its length is at most this many
+/// times the number of entries (and this is at most `DIRECT_MAX` slots).
+const DIRECT_SPREAD: u64 = 4;
+const DIRECT_MAX: u64 = 1 << 28;
+
+/// The integer a key of one integer holds.
+fn int_key(key: &[u8]) -> Option<i64> {
+    match key {
+        [1, rest @ ..] => Some(i64::from_le_bytes(rest.try_into().ok()?)),
+        _ => None,
+    }
 }
 
 /// A 64-bit hash of bytes: 8 at a time, multiplied and rotated, then mixed (the final
@@ -68,26 +107,122 @@ impl KeyTable {
             mask: slots as u64 - 1,
             entries: Vec::with_capacity(rows),
             arena: Vec::new(),
+            ints: true,
+            min: i64::MAX,
+            max: i64::MIN,
+            placed: true,
+            direct: None,
         }
+    }
+
+    /// A table for a build side of about `rows` entries, found only after `seal`.
+    pub(crate) fn for_build(rows: usize) -> KeyTable {
+        let mut t = KeyTable::with_capacity(0);
+        t.entries = Vec::with_capacity(rows);
+        t.slots = Vec::new();
+        t.mask = 0;
+        t.placed = false;
+        t
+    }
+
+    /// Ends the adding of rows (a hash join's build side, complete): a table whose keys
+    /// are integers in a range at most a few times their number becomes an array
+    /// indexed by the key, and the hash slots and entries are dropped.
+    pub(crate) fn seal(&mut self) {
+        if !self.make_direct() && !self.placed {
+            let slots = (self.entries.len() * 2).max(16).next_power_of_two();
+            self.slots = vec![EMPTY; slots];
+            self.mask = slots as u64 - 1;
+            for k in 0..self.entries.len() {
+                let hash = hash_bytes(self.key_of(&self.entries[k]));
+                self.place(hash, k as u64);
+            }
+        }
+        self.placed = true;
+    }
+
+    /// Makes the table an array indexed by the key, if its keys allow.
+    fn make_direct(&mut self) -> bool {
+        let n = self.entries.len();
+        if !self.ints || n == 0 || n >= u32::MAX as usize {
+            return false;
+        }
+        let span = (self.max as i128 - self.min as i128 + 1) as u128;
+        let limit = (n as u64).saturating_mul(DIRECT_SPREAD).min(DIRECT_MAX);
+        if span > limit as u128 {
+            return false;
+        }
+        let mut head = vec![0u32; span as usize];
+        let mut next = vec![0u32; n];
+        let mut repeated = false;
+        // From the last entry back, so that each key's chain runs in the order added.
+        for e in (0..n).rev() {
+            let Some(k) = int_key(self.key_of(&self.entries[e])) else {
+                return false;
+            };
+            let at = (k as i128 - self.min as i128) as usize;
+            repeated |= head[at] != 0;
+            next[e] = head[at];
+            head[at] = e as u32 + 1;
+        }
+        if !repeated {
+            next = Vec::new();
+        }
+        let rows = if self
+            .entries
+            .iter()
+            .enumerate()
+            .all(|(e, x)| x.row as usize == e)
+        {
+            Vec::new()
+        } else {
+            self.entries.iter().map(|x| x.row).collect()
+        };
+        self.direct = Some(Direct {
+            min: self.min,
+            head,
+            next,
+            rows,
+        });
+        self.slots = Vec::new();
+        self.mask = 0;
+        self.entries = Vec::new();
+        self.arena = Vec::new();
+        true
     }
 
     /// Bytes its entries need, for the memory guard: those of a table sized for them
     /// (one made larger for an estimate that did not come true is not charged for
     /// the room it left unused).
     pub(crate) fn bytes(&self) -> u64 {
+        if let Some(d) = &self.direct {
+            return ((d.head.len() + d.next.len() + d.rows.len()) * 4) as u64;
+        }
         let slots = (self.entries.len() * 2).max(16).next_power_of_two();
         (slots * 8 + self.entries.len() * std::mem::size_of::<Entry>() + self.arena.len()) as u64
     }
 
     /// Adds row `row` under `key`. A key's rows are found in the order they were added.
     pub(crate) fn insert(&mut self, key: &[u8], row: usize) {
+        debug_assert!(
+            self.direct.is_none(),
+            "a sealed KeyTable takes no more rows"
+        );
+        if self.ints {
+            match int_key(key) {
+                Some(k) => {
+                    self.min = self.min.min(k);
+                    self.max = self.max.max(k);
+                }
+                None => self.ints = false,
+            }
+        }
         // Entry numbers fill the low half of a slot; u32::MAX of them would not fit in
         // memory as rows first, and the guard stops a statement long before.
         let n = self.entries.len() as u64 & 0xffff_ffff;
-        if (self.entries.len() + 1) * 2 > self.slots.len() {
+        if self.placed && (self.entries.len() + 1) * 2 > self.slots.len() {
             self.grow();
         }
-        let hash = hash_bytes(key);
         let mut inline = [0u8; INLINE];
         if key.len() <= INLINE {
             inline[..key.len()].copy_from_slice(key);
@@ -100,7 +235,9 @@ impl KeyTable {
             len: u32::try_from(key.len()).unwrap_or(u32::MAX),
             key: inline,
         });
-        self.place(hash, n);
+        if self.placed {
+            self.place(hash_bytes(key), n);
+        }
     }
 
     /// Puts entry `n` in the first empty slot from its hash's.
@@ -157,6 +294,33 @@ impl KeyTable {
     /// Calls `f` with each row added under `key`, in the order added, until it
     /// returns false.
     fn each(&self, key: &[u8], mut f: impl FnMut(usize) -> bool) {
+        if let Some(d) = &self.direct {
+            // Only an integer key can equal one of the table's.
+            let Some(k) = int_key(key) else { return };
+            let at = (k as i128 - d.min as i128) as u128;
+            let Some(&first) = usize::try_from(at).ok().and_then(|at| d.head.get(at)) else {
+                return;
+            };
+            let mut e = first as usize;
+            while e != 0 {
+                let row = d.rows.get(e - 1).map_or(e - 1, |&r| r as usize);
+                if !f(row) {
+                    return;
+                }
+                e = d.next.get(e - 1).map_or(0, |&x| x as usize);
+            }
+            return;
+        }
+        if !self.placed {
+            // Not sealed (no caller finds before then): every entry, in order.
+            debug_assert!(false, "a KeyTable for_build is read before seal");
+            for e in &self.entries {
+                if self.key_of(e) == key && !f(e.row as usize) {
+                    return;
+                }
+            }
+            return;
+        }
         let h = hash_bytes(key);
         let tag = h >> 32;
         // A short key compares with an entry's as one 16-byte word (both zero-padded),
@@ -227,6 +391,69 @@ mod tests {
         t.insert(b"abc", 8);
         t.find(b"ab", &mut out);
         assert_eq!(out, vec![7]);
+    }
+
+    fn int(k: i64) -> Vec<u8> {
+        let mut b = vec![1u8];
+        b.extend_from_slice(&k.to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn a_sealed_table_finds_what_the_hashed_one_does() {
+        // Integer keys: dense (sealed into an array), dense with repeats and rows that
+        // are not their entry's number, negative, and sparse (left hashed).
+        let cases: Vec<Vec<(i64, usize)>> = vec![
+            (0..1000).map(|i| (i + 5, i as usize)).collect(),
+            (0..1000)
+                .map(|i| (i % 97 - 40, 3 * i as usize + 1))
+                .collect(),
+            (0..300).map(|i| (i64::MIN + i, i as usize)).collect(),
+            (0..300).map(|i| (i * 1_000_003, i as usize)).collect(),
+            vec![(i64::MIN, 0), (i64::MAX, 1)],
+        ];
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        for (n, case) in cases.iter().enumerate() {
+            let mut hashed = KeyTable::with_capacity(16);
+            let mut sealed = KeyTable::for_build(16);
+            for &(k, row) in case {
+                hashed.insert(&int(k), row);
+                sealed.insert(&int(k), row);
+            }
+            sealed.seal();
+            assert_eq!(sealed.direct.is_some(), n < 3, "case {n}");
+            let mut probes: Vec<Vec<u8>> = case.iter().map(|&(k, _)| int(k)).collect();
+            probes.extend([
+                int(-41),
+                int(57),
+                int(1005),
+                int(i64::MAX),
+                vec![0],
+                vec![1, 2],
+            ]);
+            probes.push(vec![2, 5, 0, 0, 0, 0, 0, 0, 0]);
+            for p in &probes {
+                hashed.find(p, &mut a);
+                sealed.find(p, &mut b);
+                assert_eq!(a, b, "case {n}, key {p:?}");
+                assert_eq!(hashed.first(p), sealed.first(p));
+            }
+            assert!(sealed.bytes() <= hashed.bytes(), "case {n}");
+        }
+        // A table with one key that is not an integer is not sealed.
+        let mut t = KeyTable::for_build(4);
+        t.insert(&int(1), 0);
+        t.insert(&[0], 1);
+        t.seal();
+        assert!(t.direct.is_none());
+        t.find(&[0], &mut a);
+        assert_eq!(a, vec![1]);
+        // Nor is an empty one, which finds nothing.
+        let mut e = KeyTable::for_build(4);
+        e.seal();
+        e.find(&int(0), &mut a);
+        assert!(a.is_empty());
     }
 
     #[test]

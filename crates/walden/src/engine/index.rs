@@ -897,6 +897,7 @@ impl Reader<'_> {
         // keys: the set is emptied when the key changes, and stays small.
         let mut seen: HashSet<RowId, IdHash> = HashSet::default();
         let mut seen_key: Vec<u8> = Vec::new();
+        let mut first_of_key: Option<RowId> = None;
         // The key of each row found, rebuilt here (one buffer for the scan).
         let mut now: Vec<u8> = Vec::with_capacity(32);
         let view = self.view();
@@ -942,9 +943,16 @@ impl Reader<'_> {
                 } else {
                     seen.clear();
                 }
-            }
-            if !seen.insert(at) {
-                return Ok(true);
+                // The first row of a key needs no set (a unique index's only row):
+                // it goes in when a second row comes under the same key.
+                first_of_key = Some(at);
+            } else {
+                if seen.is_empty() {
+                    seen.extend(first_of_key);
+                }
+                if !seen.insert(at) {
+                    return Ok(true);
+                }
             }
             Ok(f(at, schema.to_visible(row)))
         };
