@@ -22,6 +22,7 @@ mod queries;
 mod recover;
 mod seed;
 mod seed_report;
+mod serve;
 mod space;
 mod sql_shell;
 mod waldump;
@@ -61,6 +62,8 @@ enum Command {
     Recover(recover::Args),
     /// An interactive SQL shell (PostgreSQL dialect) on a database, or run SQL from -c / -f.
     Sql(sql_shell::Args),
+    /// Serves a database over PostgreSQL's wire protocol (psql, pgbench, drivers).
+    Serve(serve::Args),
     /// Appends rows forever, printing each key once its commit is durable (for the
     /// process-kill test).
     #[command(hide = true)]
@@ -205,6 +208,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check::run(&args),
         Command::Recover(args) => recover::run(&args),
         Command::Sql(args) => sql_shell::run(&args),
+        Command::Serve(args) => serve::run(&args),
         Command::KillChild { dir, kind } => Ok(kill_child::run(&dir, kind.table_kind())),
     };
     match result {
