@@ -1,0 +1,186 @@
+//! The server through a real driver (the `postgres` crate, over tokio-postgres) and raw
+//! bytes: the simple query protocol, errors, transactions, limits and shutdown.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use walden::{Database, Options};
+use walden_server::{Server, ServerConfig};
+
+fn start(config: ServerConfig) -> (tempfile::TempDir, Database, Server) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = Database::open_or_create(dir.path(), Options::default()).expect("database");
+    let server = Server::start(
+        db.clone(),
+        ServerConfig {
+            listen: Some("127.0.0.1:0".parse().expect("address")),
+            trust_tcp: true,
+            ..config
+        },
+    )
+    .expect("server starts");
+    (dir, db, server)
+}
+
+fn connect(server: &Server) -> postgres::Client {
+    let port = server.local_addr().expect("tcp").port();
+    postgres::Client::connect(
+        &format!("host=127.0.0.1 port={port} user=tester dbname=walden"),
+        postgres::NoTls,
+    )
+    .expect("connects")
+}
+
+fn cells(msgs: &[postgres::SimpleQueryMessage]) -> Vec<Vec<Option<String>>> {
+    msgs.iter()
+        .filter_map(|m| match m {
+            postgres::SimpleQueryMessage::Row(r) => Some(
+                (0..r.len())
+                    .map(|i| r.get(i).map(str::to_string))
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn simple_queries_errors_and_transactions() {
+    let (_dir, db, server) = start(ServerConfig::default());
+    let mut c = connect(&server);
+    c.batch_execute("create table t (a int primary key, b text); insert into t values (1, 'x'), (2, null)")
+        .expect("batch");
+    let rows = cells(&c.simple_query("select a, b, a > 1 from t order by a").expect("select"));
+    assert_eq!(
+        rows,
+        vec![
+            vec![Some("1".into()), Some("x".into()), Some("f".into())],
+            vec![Some("2".into()), None, Some("t".into())],
+        ]
+    );
+    // An error carries its SQLSTATE and position (counted from the query's start, past
+    // the statement before it).
+    let e = c.simple_query("select 1; select nosuch from t").expect_err("fails");
+    let db_error = e.as_db_error().expect("a server error");
+    assert_eq!(db_error.code().code(), "42703");
+    assert_eq!(
+        db_error.position(),
+        Some(&postgres::error::ErrorPosition::Original(18))
+    );
+    // A failed block refuses statements until ROLLBACK; the rows written in it are gone.
+    c.batch_execute("begin; insert into t values (3, 'y')").expect("begin");
+    assert!(c.batch_execute("select 1/0").is_err());
+    let e = c.batch_execute("select 1").expect_err("aborted block");
+    assert_eq!(e.code().map(|c| c.code()), Some("25P02"));
+    c.batch_execute("rollback").expect("rollback");
+    let rows = cells(&c.simple_query("select count(*) from t").expect("count"));
+    assert_eq!(rows, vec![vec![Some("2".into())]]);
+    // A second connection sees committed rows, and a unique violation is 23505.
+    let mut d = connect(&server);
+    let e = d.batch_execute("insert into t values (1, 'dup')").expect_err("duplicate");
+    assert_eq!(e.code().map(|c| c.code()), Some("23505"));
+    drop((c, d));
+    server.shutdown();
+    db.close().expect("close");
+}
+
+#[test]
+fn too_many_connections_are_refused_with_53300() {
+    let (_dir, _db, server) = start(ServerConfig {
+        max_connections: 2,
+        ..ServerConfig::default()
+    });
+    let a = connect(&server);
+    let _b = connect(&server);
+    let port = server.local_addr().expect("tcp").port();
+    let e = postgres::Client::connect(
+        &format!("host=127.0.0.1 port={port} user=tester"),
+        postgres::NoTls,
+    )
+    .err()
+    .expect("refused");
+    assert_eq!(e.code().map(|c| c.code()), Some("53300"));
+    // A place frees when a client leaves.
+    drop(a);
+    let mut ok = None;
+    for _ in 0..50 {
+        if let Ok(c) = postgres::Client::connect(
+            &format!("host=127.0.0.1 port={port} user=tester"),
+            postgres::NoTls,
+        ) {
+            ok = Some(c);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(ok.is_some(), "a connection after one left");
+    drop(ok);
+    server.shutdown();
+}
+
+/// A startup packet, then `tail` raw.
+fn raw_session(port: u16, tail: &[u8]) -> Vec<u8> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(5))).expect("timeout");
+    let mut body = Vec::new();
+    body.extend_from_slice(&196608i32.to_be_bytes());
+    body.extend_from_slice(b"user\0raw\0\0");
+    let mut startup = ((body.len() + 4) as i32).to_be_bytes().to_vec();
+    startup.extend_from_slice(&body);
+    s.write_all(&startup).expect("startup");
+    s.write_all(tail).expect("tail");
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    out
+}
+
+#[test]
+fn malformed_and_oversized_messages_close_only_their_connection() {
+    let (_dir, _db, server) = start(ServerConfig {
+        max_message_bytes: 1 << 20,
+        ..ServerConfig::default()
+    });
+    let port = server.local_addr().expect("tcp").port();
+    let mut c = connect(&server);
+    // An unknown message type, a length below 4, and a length past the limit.
+    for tail in [
+        b"Z\0\0\0\x04".to_vec(),
+        b"Q\0\0\0\x02".to_vec(),
+        b"Q\x7f\0\0\0".to_vec(),
+    ] {
+        let out = raw_session(port, &tail);
+        // The server answered the startup (R ... Z) and then a FATAL 08P01.
+        let text = String::from_utf8_lossy(&out);
+        assert!(text.contains("FATAL") && text.contains("08P01"), "{tail:?}: {text}");
+    }
+    // A query with no terminator inside its length.
+    let mut q = b"Q".to_vec();
+    q.extend_from_slice(&6i32.to_be_bytes());
+    q.extend_from_slice(b"se");
+    let text = String::from_utf8_lossy(&raw_session(port, &q)).into_owned();
+    assert!(text.contains("08P01"), "{text}");
+    // Garbage instead of a startup packet.
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    let _ = s.write_all(&[0xff; 64]);
+    drop(s);
+    // The first connection was not harmed.
+    let rows = cells(&c.simple_query("select 41 + 1").expect("still served"));
+    assert_eq!(rows, vec![vec![Some("42".into())]]);
+    server.shutdown();
+}
+
+#[test]
+fn shutdown_ends_sessions_and_rolls_back() {
+    let (dir, db, server) = start(ServerConfig::default());
+    let mut c = connect(&server);
+    c.batch_execute("create table t (a int); begin; insert into t values (1)")
+        .expect("open block");
+    server.shutdown();
+    assert!(c.batch_execute("select 1").is_err(), "the session ended");
+    db.close().expect("close");
+    let db = Database::open(dir.path(), Options::default()).expect("reopen");
+    let mut s = walden_sql::Session::new(&db);
+    let r = s.execute_one("select count(*) from t").expect("count");
+    assert_eq!(r.rows, vec![vec![walden::Value::Int8(0)]]);
+}
