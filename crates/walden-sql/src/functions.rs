@@ -78,6 +78,8 @@ pub enum Func {
     /// jsonb_build_array(v, …): not strict.
     JsonbBuildArray,
     ToJsonb,
+    /// version(): the PostgreSQL version spoken, and Walden's.
+    Version,
 }
 
 /// Texts longer than this are refused (PostgreSQL's limit is 1 GB; a row holds far less).
@@ -125,6 +127,7 @@ impl Func {
             "jsonb_build_object" | "json_build_object" => Func::JsonbBuildObject,
             "jsonb_build_array" | "json_build_array" => Func::JsonbBuildArray,
             "to_jsonb" | "to_json" => Func::ToJsonb,
+            "version" => Func::Version,
             _ => return None,
         })
     }
@@ -167,7 +170,7 @@ impl Func {
             (Func::Upper | Func::Lower, [s]) => text(*s),
             (Func::Md5, [s]) => text(*s) || *s == T::Bytea,
             (Func::Random | Func::GenRandomUuid, []) => true,
-            (Func::Now | Func::CurrentDate | Func::LocalTimestamp, []) => true,
+            (Func::Now | Func::CurrentDate | Func::LocalTimestamp | Func::Version, []) => true,
             (Func::DatePart | Func::Extract | Func::DateTrunc, [u, x]) => {
                 text(*u) && (x.is_datetime() || matches!(x, T::Interval | T::Null))
             }
@@ -229,6 +232,7 @@ impl Func {
             Func::Length | Func::OctetLength => T::Int4,
             Func::Random | Func::DatePart | Func::Extract => T::Float8,
             Func::Now => T::Timestamptz,
+            Func::Version => T::Text,
             Func::CurrentDate => T::Date,
             Func::LocalTimestamp => T::Timestamp,
             // A date is truncated as the timestamptz it converts to, as in PostgreSQL.
@@ -396,6 +400,7 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
             v => Value::Int4(text_arg(v).chars().count() as i32),
         },
         Func::Now => Value::Timestamptz(cx.now_micros),
+        Func::Version => Value::Text(crate::settings::version()),
         Func::LocalTimestamp => Value::Timestamp(cx.now_micros),
         Func::CurrentDate => Value::Date(crate::datetime::timestamp_to_date(cx.now_micros)),
         Func::DatePart | Func::Extract => {

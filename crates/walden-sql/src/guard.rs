@@ -57,7 +57,15 @@ pub(crate) struct Guard {
     /// What now() gives in this statement: its transaction's start, in microseconds
     /// since 2000-01-01 UTC (set by the session after `start`).
     now_micros: i64,
+    /// When the statement must stop (the `statement_timeout` setting), if ever.
+    deadline: Option<std::time::Instant>,
+    /// Checks since the clock was last read: it is read once per `CLOCK_EVERY` checks.
+    checks: Cell<u32>,
 }
+
+/// The clock is read once per this many checks (a check per row: a few microseconds
+/// of rows between two readings).
+const CLOCK_EVERY: u32 = 256;
 
 impl Guard {
     /// A guard for a statement that starts now: a cancel request pending from before is
@@ -69,6 +77,8 @@ impl Guard {
             work_mem_bytes,
             used_bytes: Cell::new(0),
             now_micros: 0,
+            deadline: None,
+            checks: Cell::new(0),
         }
     }
 
@@ -81,6 +91,11 @@ impl Guard {
         self.now_micros
     }
 
+    /// Makes the statement fail with 57014 once `timeout` has passed from now.
+    pub fn set_timeout(&mut self, timeout: Option<std::time::Duration>) {
+        self.deadline = timeout.map(|t| std::time::Instant::now() + t);
+    }
+
     /// Fails with 57014 if the statement was asked to stop.
     pub fn check(&self) -> SqlResult<()> {
         if self.cancelled() {
@@ -88,13 +103,32 @@ impl Guard {
             self.cancel.requested.store(false, Ordering::Relaxed);
             return Err(canceled());
         }
+        if self.past_deadline() {
+            return Err(timed_out());
+        }
         Ok(())
     }
 
     /// True if the statement was asked to stop (for loops that cannot return an error,
     /// such as a sort's comparisons, which then finish quickly and `check` after).
     pub fn cancelled(&self) -> bool {
-        self.cancel.is_requested()
+        self.cancel.is_requested() || self.past_deadline()
+    }
+
+    /// True once the statement's timeout has passed (looked at on one call in
+    /// `CLOCK_EVERY`).
+    fn past_deadline(&self) -> bool {
+        let Some(deadline) = self.deadline else {
+            return false;
+        };
+        let n = self.checks.get().wrapping_add(1);
+        self.checks.set(n);
+        if n % CLOCK_EVERY == 0 && std::time::Instant::now() >= deadline {
+            // The next look reads the clock again (and finds the same).
+            self.checks.set(CLOCK_EVERY - 1);
+            return true;
+        }
+        false
     }
 
     /// Counts `bytes` more kept by the statement; fails with 53200 past `work_mem`.
@@ -135,6 +169,13 @@ pub(crate) fn canceled() -> SqlError {
     SqlError::new(
         code::QUERY_CANCELED,
         "canceling statement due to user request",
+    )
+}
+
+fn timed_out() -> SqlError {
+    SqlError::new(
+        code::QUERY_CANCELED,
+        "canceling statement due to statement timeout",
     )
 }
 

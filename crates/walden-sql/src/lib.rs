@@ -31,6 +31,7 @@ pub mod regex;
 pub mod script;
 pub mod select;
 pub mod session;
+pub mod settings;
 mod to_char;
 pub mod types;
 pub mod value;

@@ -216,6 +216,8 @@ pub struct Session {
     clock: Option<WallClock>,
     /// What now() gives in the transaction block running: its start.
     txn_now_micros: Option<i64>,
+    /// The settings clients set and read (client_encoding, statement_timeout, …).
+    client: crate::settings::ClientSettings,
 }
 
 /// A wall clock for now(): microseconds since 2000-01-01 00:00:00 UTC.
@@ -249,7 +251,24 @@ impl Session {
             prepared_run: None,
             clock: None,
             txn_now_micros: None,
+            client: crate::settings::ClientSettings::default(),
         }
+    }
+
+    /// The settings clients set and read.
+    pub fn client_settings(&self) -> &crate::settings::ClientSettings {
+        &self.client
+    }
+
+    /// Sets one of the session's settings as `SET name = value` would (a server
+    /// applies a client's startup parameters through it).
+    pub fn set_setting(&mut self, name: &str, value: &str) -> SqlResult<()> {
+        let sql = format!(
+            "set {} = '{}'",
+            crate::pg_catalog::quote_ident(name),
+            value.replace('\'', "''")
+        );
+        self.execute_one(&sql).map(|_| ())
     }
 
     /// Makes now(), current_timestamp and current_date read `clock` instead of the
@@ -355,6 +374,7 @@ impl Session {
         parsed: SqlResult<Parsed>,
     ) -> SqlResult<StatementResult> {
         self.guard = Guard::start(&self.cancel, self.work_mem_bytes);
+        self.guard.set_timeout(self.client.statement_timeout);
         let now = self.statement_now();
         self.guard.set_now_micros(now);
         let started = Instant::now();
@@ -820,26 +840,59 @@ impl Session {
     }
 
     fn set(&mut self, set: &ast::Set) -> SqlResult<Output> {
-        let ast::Set::SingleAssignment {
-            variable, values, ..
-        } = set
-        else {
-            return Err(SqlError::unsupported(format!(
-                "{}",
-                crate::error::clip(&set.to_string())
-            )));
+        let (name, values) = match set {
+            ast::Set::SingleAssignment {
+                variable, values, ..
+            } => (object_name(variable)?, values.as_slice()),
+            ast::Set::SetTimeZone { value, .. } => {
+                ("timezone".to_string(), std::slice::from_ref(value))
+            }
+            _ => {
+                return Err(SqlError::unsupported(format!(
+                    "{}",
+                    crate::error::clip(&set.to_string())
+                )))
+            }
         };
-        let name = object_name(variable)?;
-        // As written (sizes' units are case-sensitive), and in lower case for the rest.
-        let raw = match values.as_slice() {
-            [ast::Expr::Identifier(id)] => ident_name(id),
-            [ast::Expr::Value(v)] => match &v.value {
+        let one = |e: &ast::Expr| match e {
+            ast::Expr::Identifier(id) => Some(ident_name(id)),
+            ast::Expr::Value(v) => Some(match &v.value {
                 ast::Value::SingleQuotedString(s) => s.clone(),
                 ast::Value::Boolean(b) => b.to_string(),
                 ast::Value::Number(n, _) => n.clone(),
                 other => other.to_string(),
+            }),
+            // `SET extra_float_digits = -3`
+            ast::Expr::UnaryOp {
+                op: ast::UnaryOperator::Minus,
+                expr,
+            } => match expr.as_ref() {
+                ast::Expr::Value(v) => match &v.value {
+                    ast::Value::Number(n, _) => Some(format!("-{n}")),
+                    _ => None,
+                },
+                _ => None,
             },
-            _ => return Err(SqlError::syntax(format!("SET {name} takes one value"))),
+            _ => None,
+        };
+        // As written (sizes' units are case-sensitive), and in lower case for the rest.
+        let raw = match values {
+            [v] => one(v),
+            // A list (`SET search_path = "$user", public`): its items as written.
+            many if many.len() > 1 && name == "search_path" => many
+                .iter()
+                .map(|v| match v {
+                    ast::Expr::Identifier(id) if id.quote_style.is_some() => {
+                        Some(format!("\"{}\"", id.value))
+                    }
+                    v => one(v),
+                })
+                .collect::<Option<Vec<_>>>()
+                .map(|v| v.join(", ")),
+            _ => None,
+        };
+        let Some(raw) = raw else {
+            return Err(SqlError::syntax(format!("SET {name} takes one value")));
         };
         let value = raw.to_lowercase();
         match name.as_str() {
@@ -891,7 +944,10 @@ impl Session {
                 format!("parameter \"{name}\" cannot be changed now"),
             )
             .with_hint("It is chosen when the database is created.")),
-            _ => Err(unknown_setting(&name)),
+            _ => match self.client.set(&name, &raw) {
+                Some(result) => result.map(|()| Output::tag("SET")),
+                None => Err(unknown_setting(&name)),
+            },
         }
     }
 
@@ -901,7 +957,8 @@ impl Session {
             .map(ident_name)
             .collect::<Vec<_>>()
             .join(" ");
-        let settings = self.settings();
+        let mut settings = self.settings();
+        settings.extend(self.client.all());
         if name == "all" {
             let mut out = Output::tag("SHOW");
             out.columns = vec![
@@ -918,7 +975,10 @@ impl Session {
             }
             return Ok(out);
         }
-        let Some((n, v, _)) = settings.into_iter().find(|(n, _, _)| *n == name) else {
+        let Some((n, v, _)) = settings
+            .into_iter()
+            .find(|(n, _, _)| n.eq_ignore_ascii_case(&name))
+        else {
             return Err(unknown_setting(&name));
         };
         let mut out = Output::tag("SHOW");

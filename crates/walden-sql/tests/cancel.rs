@@ -138,3 +138,73 @@ fn a_session_moves_between_threads_with_its_block_open() {
     let r = s.execute_one("select count(*) from m").unwrap();
     assert_eq!(walden_sql::value::display(&r.rows[0][0]), "2");
 }
+
+#[test]
+fn statement_timeout_stops_long_statements_and_only_them() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    s.execute("create table t (a int)").unwrap();
+    s.execute("set statement_timeout = '200ms'").unwrap();
+    assert_eq!(
+        value::display(&s.execute_one("show statement_timeout").unwrap().rows[0][0]),
+        "200ms"
+    );
+    for sql in [
+        "select count(*) from generate_series(1, 300000000)",
+        "select g from generate_series(1, 300000000) g order by g desc limit 1",
+        "insert into t select g from generate_series(1, 300000000) g",
+    ] {
+        let started = std::time::Instant::now();
+        let e = s.execute(sql).expect_err("timed out");
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("57014", "canceling statement due to statement timeout"),
+            "{sql}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(30), "{sql}");
+    }
+    // The timed-out insert left nothing, and short statements run.
+    assert_eq!(count(&mut s, "t"), "0");
+    s.execute("set statement_timeout = 0").unwrap();
+    s.execute("insert into t select g from generate_series(1, 1000) g")
+        .unwrap();
+    assert_eq!(count(&mut s, "t"), "1000");
+}
+
+#[test]
+fn client_settings_are_set_shown_or_refused() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    let show = |s: &mut Session, name: &str| {
+        let r = s.execute_one(&format!("show {name}")).unwrap();
+        (r.columns[0].0.clone(), value::display(&r.rows[0][0]))
+    };
+    s.execute(
+        "set application_name = 'psql'; set extra_float_digits = 3; set datestyle = 'ISO, DMY'",
+    )
+    .unwrap();
+    s.execute(
+        "set search_path = \"$user\", public; set time zone 'UTC'; set client_encoding to 'UTF8'",
+    )
+    .unwrap();
+    assert_eq!(show(&mut s, "application_name").1, "psql");
+    assert_eq!(
+        show(&mut s, "datestyle"),
+        ("DateStyle".into(), "ISO, DMY".into())
+    );
+    assert_eq!(show(&mut s, "search_path").1, "\"$user\", public");
+    assert_eq!(show(&mut s, "server_version").1, "15.0");
+    assert_eq!(show(&mut s, "TimeZone").1, "UTC");
+    for (sql, code) in [
+        ("set datestyle = 'German'", "0A000"),
+        ("set time zone 'Europe/Paris'", "0A000"),
+        ("set client_encoding = 'LATIN1'", "0A000"),
+        ("set extra_float_digits = 9", "22023"),
+        ("set server_version = '16'", "55P02"),
+        ("set no_such_setting = 1", "42704"),
+    ] {
+        assert_eq!(s.execute(sql).unwrap_err().code, code, "{sql}");
+    }
+    let v = s.execute_one("select version()").unwrap();
+    assert!(value::display(&v.rows[0][0]).starts_with("PostgreSQL 15.0 (Walden "));
+}
