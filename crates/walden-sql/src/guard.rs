@@ -123,7 +123,7 @@ impl Guard {
         };
         let n = self.checks.get().wrapping_add(1);
         self.checks.set(n);
-        if n % CLOCK_EVERY == 0 && std::time::Instant::now() >= deadline {
+        if n.is_multiple_of(CLOCK_EVERY) && std::time::Instant::now() >= deadline {
             // The next look reads the clock again (and finds the same).
             self.checks.set(CLOCK_EVERY - 1);
             return true;

@@ -299,7 +299,7 @@ fn duration_text(d: Duration) -> String {
         ("min", 60_000),
         ("s", 1000),
     ] {
-        if ms >= size && ms % size == 0 {
+        if ms >= size && ms.is_multiple_of(size) {
             return format!("{}{unit}", ms / size);
         }
     }
