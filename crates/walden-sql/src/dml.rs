@@ -712,20 +712,29 @@ impl BoundInsert {
 }
 
 /// The target columns a query's columns go into (the first of `targets`), each checked
-/// to take its column's type.
+/// to take its column's type. A column of unknown type (a string literal, or a
+/// parameter being inferred) takes its target's type, as PostgreSQL's INSERT ... SELECT
+/// leaves such columns for the target to type: its text is read as that type.
 fn query_targets<'t>(
-    columns: &[(String, SqlType)],
+    query: &QueryPlan,
     targets: &'t [usize],
     schema: &Schema,
 ) -> SqlResult<&'t [usize]> {
+    let columns = query.columns();
     if columns.len() > targets.len() {
         return Err(SqlError::syntax(
             "INSERT has more expressions than target columns",
         ));
     }
     let targets = &targets[..columns.len()];
-    for ((_, ty), &i) in columns.iter().zip(targets) {
-        check_assignable(*ty, &schema.columns[i], None)?;
+    for (k, ((_, ty), &i)) in columns.iter().zip(targets).enumerate() {
+        let col = &schema.columns[i];
+        match query.unknown_output(k) {
+            Some(e) => {
+                coerce_literal(e.clone(), SqlType::from_column(col.ty))?;
+            }
+            None => check_assignable(*ty, col, None)?,
+        }
     }
     Ok(targets)
 }
@@ -743,7 +752,7 @@ pub(crate) fn insert_plan(
     let schema = cx.db.schema(table)?;
     let columns = query.columns();
     let targets = targets.unwrap_or_else(|| (0..schema.columns.len()).collect());
-    let targets = query_targets(columns, &targets, &schema)?;
+    let targets = query_targets(query, &targets, &schema)?;
     let serial_cols = prepare_serials(cx, t, table, &schema, targets)?;
     let builder = RowBuilder {
         table,

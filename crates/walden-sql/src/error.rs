@@ -20,6 +20,8 @@ pub mod code {
     pub const DATATYPE_MISMATCH: &str = "42804";
     pub const CANNOT_COERCE: &str = "42846";
     pub const UNDEFINED_FUNCTION: &str = "42883";
+    /// An operator or function whose arguments' types (unknown ones) fit several.
+    pub const AMBIGUOUS_FUNCTION: &str = "42725";
     pub const UNDEFINED_OBJECT: &str = "42704";
     pub const GROUPING_ERROR: &str = "42803";
     pub const INVALID_RECURSION: &str = "42P19";

@@ -68,7 +68,7 @@ pub(crate) fn run(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> SqlRe
             let plan = QueryPlan::plan(query, &DbCatalog::new(cx.db))?;
             let schema = cx.db.schema(&table)?;
             let columns = plan.columns();
-            let targets = query_targets(columns, &targets, &schema)?.to_vec();
+            let targets = query_targets(&plan, &targets, &schema)?.to_vec();
             let rows = plan.run_top(Some(t.reader()?), cx.rng, cx.guard)?;
             let types = columns.iter().map(|(_, ty)| *ty).collect();
             (table, schema, targets, returning, (rows, types))
