@@ -12,6 +12,7 @@ use crate::depth;
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::{CmpOp, EvalCtx, Expr, Subquery, SubqueryKind};
 use crate::functions::Func;
+use crate::infer;
 use crate::jsonb::JsonOp;
 use crate::pg_catalog::CatalogFn;
 use crate::types::{declared_type, DeclaredType, SqlType};
@@ -441,14 +442,22 @@ pub(crate) fn fold(e: Expr) -> SqlResult<Expr> {
     Ok(Expr::Const(v))
 }
 
-/// True for a value of PostgreSQL's unknown type: a string literal.
+/// True for a value of PostgreSQL's unknown type: a string literal, or a parameter
+/// whose type is being inferred and no context has given yet (`infer.rs`).
 pub(crate) fn is_unknown(e: &Expr) -> bool {
-    matches!(e, Expr::Const(Value::Text(_)))
+    matches!(e, Expr::Const(Value::Text(_))) || infer::unknown(e).is_some()
 }
 
 /// Gives a string literal the type it is compared or combined with, as PostgreSQL does
-/// with literals of unknown type.
+/// with literals of unknown type; a parameter of unknown type takes that type
+/// (`infer::resolve`), text included.
 pub fn coerce_literal(e: Expr, to: SqlType) -> SqlResult<Expr> {
+    if let Some(n) = infer::unknown(&e) {
+        if to == SqlType::Null {
+            return Ok(e);
+        }
+        return infer::resolve(n, to);
+    }
     match e {
         Expr::Const(Value::Text(s)) if to != SqlType::Text && to != SqlType::Null => {
             Ok(Expr::Const(value::parse_text(&s, to)?))
@@ -771,8 +780,12 @@ impl Binder<'_> {
                 expr,
                 field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime),
             } => self.ceil_floor(Func::Floor, "floor", expr)?,
-            A::IsNull(x) => Expr::IsNull(Box::new(self.bind(x)?), false),
-            A::IsNotNull(x) => Expr::IsNull(Box::new(self.bind(x)?), true),
+            A::IsNull(x) | A::IsNotNull(x) => {
+                let x = self.bind(x)?;
+                // PostgreSQL gives `$1 IS NULL` no type to infer.
+                infer::note_bare(&x);
+                Expr::IsNull(Box::new(x), matches!(e, A::IsNotNull(_)))
+            }
             A::Between {
                 expr,
                 negated,
@@ -810,7 +823,16 @@ impl Binder<'_> {
                     return fold(e);
                 }
                 let to = declared_type(data_type, false)?;
-                let inner = self.bind(expr)?;
+                let mut inner = self.bind(expr)?;
+                // `$1::int`: the parameter is an int.
+                if infer::unknown(&inner).is_some() {
+                    inner = coerce_literal(inner, to.ty)?;
+                }
+                if to.ty == SqlType::Text && crate::prepared::is_written_in(expr) {
+                    // A prepared statement's text value, or one cast to text: a text
+                    // constant, not folded into a literal of unknown type.
+                    return Ok(Expr::Cast(Box::new(inner), to));
+                }
                 Expr::Cast(Box::new(inner), to)
             }
             A::Case {
@@ -1187,6 +1209,10 @@ impl Binder<'_> {
         if let V::Placeholder(p) = v {
             if let Some(param) = param_of(p) {
                 return Ok(param);
+            }
+            let n = p.strip_prefix('$').and_then(|d| d.parse().ok());
+            if let Some(param) = n.and_then(infer::reference) {
+                return param;
             }
         }
         Ok(Expr::Const(match v {
@@ -1667,6 +1693,18 @@ impl Binder<'_> {
         // String literals passed to text parameters stay text; to integer parameters
         // they parse.
         let bound_len = bound.len();
+        if matches!(func, Func::JsonbBuildObject | Func::JsonbBuildArray) {
+            // Their arguments are of type "any": PostgreSQL types no parameter there.
+            bound.iter().for_each(infer::note_bare);
+        }
+        if matches!(func, Func::ToJsonb | Func::ArrayToString)
+            && bound.first().is_some_and(|e| infer::unknown(e).is_some())
+        {
+            return Err(SqlError::new(
+                code::DATATYPE_MISMATCH,
+                "could not determine polymorphic type because input has type unknown",
+            ));
+        }
         let mut args = Vec::with_capacity(bound.len());
         for (i, e) in bound.into_iter().enumerate() {
             let want_int = matches!(
@@ -1887,6 +1925,10 @@ fn agg_args(
         }
     };
     let mut arg = bind_arg(arg)?;
+    if func == AggFunc::Count {
+        // count takes "any": PostgreSQL gives `count($1)` no type to infer.
+        infer::note_bare(&arg);
+    }
     let extra = match extra {
         Some(d) => Some(coerce_literal(bind_arg(d)?, SqlType::Text)?),
         None => None,
@@ -2067,6 +2109,10 @@ fn figure_name(e: &ast::Expr) -> (String, u8) {
     let mut inner = e;
     let mut outer_cast = None;
     let (name, strength) = loop {
+        // A value a prepared statement's run wrote in for `$n`, which has no name.
+        if crate::prepared::is_written_in(inner) {
+            break ("?column?".to_string(), 0);
+        }
         match inner {
             A::Nested(x) => inner = x,
             A::Cast {

@@ -38,6 +38,37 @@ pub(crate) fn select(cx: &mut Ctx, t: &mut Transaction, q: &ast::Query) -> SqlRe
     Ok(out)
 }
 
+/// The RETURNING columns of an INSERT, UPDATE or DELETE (none without RETURNING), the
+/// statement bound as running it binds it, without reading or writing anything
+/// (`Session::describe`).
+pub(crate) fn returned_columns(
+    db: &walden::Database,
+    stmt: &ast::Statement,
+) -> SqlResult<Vec<(String, SqlType)>> {
+    let returning = match stmt {
+        ast::Statement::Insert(ins) if ins.on.is_some() => upsert::bind(db, ins)?.returning,
+        ast::Statement::Insert(ins) => match bind_insert(db, ins)? {
+            Insertion::Values(b) => b.returning,
+            Insertion::Query {
+                table,
+                targets,
+                query,
+                returning,
+            } => {
+                let plan = QueryPlan::plan(query, &DbCatalog::new(db))?;
+                query_targets(&plan, &targets, &db.schema(&table)?)?;
+                returning
+            }
+        },
+        ast::Statement::Update(u) if u.from.is_some() => joined::bind_update(db, u)?.2,
+        ast::Statement::Update(u) => bind_update(db, u)?.returning,
+        ast::Statement::Delete(d) if d.using.is_some() => joined::bind_delete(db, d)?.1,
+        ast::Statement::Delete(d) => bind_delete(db, d)?.returning,
+        _ => None,
+    };
+    Ok(returning.map(|r| r.columns).unwrap_or_default())
+}
+
 /// The schema of the table a statement writes; `verb` names the write in the error for
 /// a view ("insert into", "update", "delete from", "truncate").
 fn schema_of(

@@ -177,6 +177,29 @@ impl SqlType {
         }
     }
 
+    /// The type as a syntax tree's type name, for a cast written into a statement.
+    pub(crate) fn data_type(self) -> DataType {
+        match self {
+            SqlType::Int2 => DataType::Int2(None),
+            SqlType::Int4 => DataType::Int4(None),
+            SqlType::Int8 => DataType::Int8(None),
+            SqlType::Float8 => DataType::Float8,
+            SqlType::Numeric => DataType::Numeric(ExactNumberInfo::None),
+            SqlType::Bool => DataType::Bool,
+            SqlType::Text | SqlType::Null => DataType::Text,
+            SqlType::Uuid => DataType::Uuid,
+            SqlType::Date => DataType::Date,
+            SqlType::Timestamp => DataType::Timestamp(None, TimezoneInfo::None),
+            SqlType::Timestamptz => DataType::Timestamp(None, TimezoneInfo::WithTimeZone),
+            SqlType::Interval => DataType::Interval {
+                fields: None,
+                precision: None,
+            },
+            SqlType::Bytea => DataType::Bytea,
+            SqlType::Jsonb => DataType::JSONB,
+        }
+    }
+
     /// Date, timestamp and timestamptz: comparable with each other (a date as its
     /// midnight), as PostgreSQL's cross-type operators allow.
     pub fn is_datetime(self) -> bool {
