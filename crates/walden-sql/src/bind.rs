@@ -12,6 +12,7 @@ use crate::depth;
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::{CmpOp, EvalCtx, Expr, Subquery, SubqueryKind};
 use crate::functions::Func;
+use crate::infer;
 use crate::jsonb::JsonOp;
 use crate::pg_catalog::CatalogFn;
 use crate::types::{declared_type, DeclaredType, SqlType};
@@ -441,13 +442,22 @@ pub(crate) fn fold(e: Expr) -> SqlResult<Expr> {
     Ok(Expr::Const(v))
 }
 
-fn is_text_literal(e: &Expr) -> bool {
-    matches!(e, Expr::Const(Value::Text(_)))
+/// True for a value of PostgreSQL's unknown type: a string literal, or a parameter
+/// whose type is being inferred and no context has given yet (`infer.rs`).
+pub(crate) fn is_unknown(e: &Expr) -> bool {
+    matches!(e, Expr::Const(Value::Text(_))) || infer::unknown(e).is_some()
 }
 
 /// Gives a string literal the type it is compared or combined with, as PostgreSQL does
-/// with literals of unknown type.
+/// with literals of unknown type; a parameter of unknown type takes that type
+/// (`infer::resolve`), text included.
 pub fn coerce_literal(e: Expr, to: SqlType) -> SqlResult<Expr> {
+    if let Some(n) = infer::unknown(&e) {
+        if to == SqlType::Null {
+            return Ok(e);
+        }
+        return infer::resolve(n, to);
+    }
     match e {
         Expr::Const(Value::Text(s)) if to != SqlType::Text && to != SqlType::Null => {
             Ok(Expr::Const(value::parse_text(&s, to)?))
@@ -492,6 +502,19 @@ fn text_literal(s: &str) -> SqlResult<Value> {
     Ok(Value::Text(s.to_string()))
 }
 
+/// PostgreSQL's error for an operator or function all of whose operands are of
+/// unknown type (`'1' + '2'`, `-$1`, `sum($1)`), which several would take.
+fn not_unique(message: &str) -> SqlError {
+    let what = if message.starts_with("function") {
+        "function"
+    } else {
+        "operator"
+    };
+    SqlError::new(code::AMBIGUOUS_FUNCTION, message).with_hint(format!(
+        "Could not choose a best candidate {what}. You might need to add explicit type casts."
+    ))
+}
+
 /// Gives a string literal operand of arithmetic its type, as PostgreSQL resolves an
 /// operator with an operand of unknown type: the other operand's type where that
 /// operator exists, else the one operator there is (`timestamp + '1 day'` adds an
@@ -499,19 +522,21 @@ fn text_literal(s: &str) -> SqlResult<Value> {
 fn temporal_operands(op: ArithOp, a: Expr, b: Expr) -> SqlResult<(Expr, Expr)> {
     // `date + '...'` could add days, an interval or a time: PostgreSQL refuses to guess.
     let date_plus_unknown = op == ArithOp::Add
-        && ((a.ty() == SqlType::Date && is_text_literal(&b))
-            || (b.ty() == SqlType::Date && is_text_literal(&a)));
+        && ((a.ty() == SqlType::Date && is_unknown(&b))
+            || (b.ty() == SqlType::Date && is_unknown(&a)));
     if date_plus_unknown {
-        let (l, r) = if is_text_literal(&a) {
+        let (l, r) = if is_unknown(&a) {
             ("unknown", "date")
         } else {
             ("date", "unknown")
         };
-        return Err(SqlError::new(
-            "42725",
-            format!("operator is not unique: {l} + {r}"),
-        )
-        .with_hint("Could not choose a best candidate operator. You might need to add explicit type casts."));
+        return Err(not_unique(&format!("operator is not unique: {l} + {r}")));
+    }
+    if is_unknown(&a) && is_unknown(&b) {
+        return Err(not_unique(&format!(
+            "operator is not unique: unknown {} unknown",
+            op.symbol()
+        )));
     }
     let other_type = |known: SqlType| -> SqlType {
         match (op, known) {
@@ -520,7 +545,7 @@ fn temporal_operands(op: ArithOp, a: Expr, b: Expr) -> SqlResult<(Expr, Expr)> {
             (_, t) => t,
         }
     };
-    Ok(match (is_text_literal(&a), is_text_literal(&b)) {
+    Ok(match (is_unknown(&a), is_unknown(&b)) {
         (true, false) => {
             let t = other_type(b.ty());
             (coerce_literal(a, t)?, b)
@@ -554,7 +579,7 @@ fn qualified_interval(value: Expr, field: &ast::DateTimeField) -> SqlResult<wald
 /// The common type of CASE branches or COALESCE arguments.
 pub(crate) fn common_type(exprs: &[&Expr], what: &str) -> SqlResult<SqlType> {
     let mut ty = SqlType::Null;
-    for e in exprs.iter().filter(|e| !is_text_literal(e)) {
+    for e in exprs.iter().filter(|e| !is_unknown(e)) {
         let t = e.ty();
         ty = match (ty, t) {
             (SqlType::Null, t) | (t, SqlType::Null) => t,
@@ -573,7 +598,7 @@ pub(crate) fn common_type(exprs: &[&Expr], what: &str) -> SqlResult<SqlType> {
             }
         };
     }
-    if ty == SqlType::Null && exprs.iter().any(|e| is_text_literal(e)) {
+    if ty == SqlType::Null && exprs.iter().any(|e| is_unknown(e)) {
         ty = SqlType::Text;
     }
     Ok(ty)
@@ -755,8 +780,12 @@ impl Binder<'_> {
                 expr,
                 field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime),
             } => self.ceil_floor(Func::Floor, "floor", expr)?,
-            A::IsNull(x) => Expr::IsNull(Box::new(self.bind(x)?), false),
-            A::IsNotNull(x) => Expr::IsNull(Box::new(self.bind(x)?), true),
+            A::IsNull(x) | A::IsNotNull(x) => {
+                let x = self.bind(x)?;
+                // PostgreSQL gives `$1 IS NULL` no type to infer.
+                infer::note_bare(&x);
+                Expr::IsNull(Box::new(x), matches!(e, A::IsNotNull(_)))
+            }
             A::Between {
                 expr,
                 negated,
@@ -794,7 +823,16 @@ impl Binder<'_> {
                     return fold(e);
                 }
                 let to = declared_type(data_type, false)?;
-                let inner = self.bind(expr)?;
+                let mut inner = self.bind(expr)?;
+                // `$1::int`: the parameter is an int.
+                if infer::unknown(&inner).is_some() {
+                    inner = coerce_literal(inner, to.ty)?;
+                }
+                if to.ty == SqlType::Text && crate::prepared::is_written_in(expr) {
+                    // A prepared statement's text value, or one cast to text: a text
+                    // constant, not folded into a literal of unknown type.
+                    return Ok(Expr::Cast(Box::new(inner), to));
+                }
                 Expr::Cast(Box::new(inner), to)
             }
             A::Case {
@@ -1172,6 +1210,10 @@ impl Binder<'_> {
             if let Some(param) = param_of(p) {
                 return Ok(param);
             }
+            let n = p.strip_prefix('$').and_then(|d| d.parse().ok());
+            if let Some(param) = n.and_then(infer::reference) {
+                return param;
+            }
         }
         Ok(Expr::Const(match v {
             V::Number(s, _) => return number_literal(s),
@@ -1205,6 +1247,9 @@ impl Binder<'_> {
                     }
                 }
                 let x = self.bind(expr)?;
+                if is_unknown(&x) {
+                    return Err(not_unique("operator is not unique: - unknown"));
+                }
                 let ok = x.ty().is_numeric() || matches!(x.ty(), SqlType::Null | SqlType::Interval);
                 if !ok {
                     return Err(SqlError::new(
@@ -1266,7 +1311,7 @@ impl Binder<'_> {
             }
             _ => (a, b),
         };
-        Ok(match (is_text_literal(&a), is_text_literal(&b)) {
+        Ok(match (is_unknown(&a), is_unknown(&b)) {
             (true, false) => (coerce_literal(a, b.ty())?, b),
             (false, true) => {
                 let t = a.ty();
@@ -1647,6 +1692,19 @@ impl Binder<'_> {
         };
         // String literals passed to text parameters stay text; to integer parameters
         // they parse.
+        let bound_len = bound.len();
+        if matches!(func, Func::JsonbBuildObject | Func::JsonbBuildArray) {
+            // Their arguments are of type "any": PostgreSQL types no parameter there.
+            bound.iter().for_each(infer::note_bare);
+        }
+        if matches!(func, Func::ToJsonb | Func::ArrayToString)
+            && bound.first().is_some_and(|e| infer::unknown(e).is_some())
+        {
+            return Err(SqlError::new(
+                code::DATATYPE_MISMATCH,
+                "could not determine polymorphic type because input has type unknown",
+            ));
+        }
         let mut args = Vec::with_capacity(bound.len());
         for (i, e) in bound.into_iter().enumerate() {
             let want_int = matches!(
@@ -1665,7 +1723,11 @@ impl Binder<'_> {
                 (Func::JustifyHours | Func::JustifyDays | Func::JustifyInterval, _) => {
                     Some(SqlType::Interval)
                 }
-                (Func::ToTimestamp, _) => Some(SqlType::Float8),
+                (Func::ToTimestamp | Func::Abs | Func::Sign, _) => Some(SqlType::Float8),
+                // round(x) is float8's, round(x, n) numeric's; trunc(x, n) too.
+                (Func::Round, 0) if bound_len == 1 => Some(SqlType::Float8),
+                (Func::Round | Func::Trunc, 0) if bound_len == 2 => Some(SqlType::Numeric),
+                (Func::Round | Func::Trunc, 1) => Some(SqlType::Int4),
                 (Func::JsonbTypeof | Func::JsonbArrayLength, _) => Some(SqlType::Jsonb),
                 _ => None,
             };
@@ -1863,6 +1925,10 @@ fn agg_args(
         }
     };
     let mut arg = bind_arg(arg)?;
+    if func == AggFunc::Count {
+        // count takes "any": PostgreSQL gives `count($1)` no type to infer.
+        infer::note_bare(&arg);
+    }
     let extra = match extra {
         Some(d) => Some(coerce_literal(bind_arg(d)?, SqlType::Text)?),
         None => None,
@@ -1872,6 +1938,11 @@ fn agg_args(
     }
     if matches!(func, AggFunc::BoolAnd | AggFunc::BoolOr) {
         arg = coerce_literal(arg, SqlType::Bool)?;
+    }
+    if matches!(func, AggFunc::Sum | AggFunc::Avg) && is_unknown(&arg) {
+        return Err(not_unique(&format!(
+            "function {name}(unknown) is not unique"
+        )));
     }
     let t = arg.ty();
     let texty = |t: SqlType| matches!(t, SqlType::Text | SqlType::Null);
@@ -1950,7 +2021,7 @@ fn cmp_op(op: &BinaryOperator) -> Option<CmpOp> {
 fn json_operator(op: JsonOp, a: Expr, b: Expr) -> SqlResult<Expr> {
     use SqlType as T;
     let jsonb_right = matches!(op, JsonOp::Contains | JsonOp::ContainedIn | JsonOp::Concat);
-    let (a, b) = match (is_text_literal(&a), is_text_literal(&b)) {
+    let (a, b) = match (is_unknown(&a), is_unknown(&b)) {
         (true, false) if b.ty() == T::Jsonb => (coerce_literal(a, T::Jsonb)?, b),
         (true, _) if !jsonb_right => (coerce_literal(a, T::Jsonb)?, b),
         (false, true) if jsonb_right => (a, coerce_literal(b, T::Jsonb)?),
@@ -1973,7 +2044,7 @@ fn json_operator(op: JsonOp, a: Expr, b: Expr) -> SqlResult<Expr> {
     if !matches!(ta, T::Jsonb | T::Null) || !right_ok {
         // A string literal is of type unknown until it meets an operator.
         let name = |e: &Expr| {
-            if is_text_literal(e) {
+            if is_unknown(e) {
                 "unknown"
             } else {
                 e.ty().name()
@@ -2018,12 +2089,30 @@ fn check_comparable(a: &Expr, b: &Expr, op: &str) -> SqlResult<()> {
 
 /// The name PostgreSQL gives a result column for an unaliased expression.
 pub fn output_name(e: &ast::Expr) -> String {
+    figure_name(e).0
+}
+
+/// A column name as PostgreSQL's FigureColname finds it, with how strongly the
+/// expression gives it: 2 names it (a column, a function, EXISTS), 1 only types it (a
+/// cast, a typed literal, CASE), 0 gives none (`?column?`). A cast of what names a
+/// column weakly or not at all is named for the outermost cast's type, and CASE for its
+/// ELSE where that names it.
+fn figure_name(e: &ast::Expr) -> (String, u8) {
     use ast::Expr as A;
+    let type_name = |dt: &ast::DataType| {
+        declared_type(dt, false)
+            .map(|d| d.ty.short_name().to_string())
+            .unwrap_or_else(|_| "?column?".into())
+    };
     // Parentheses and casts are looked through (in a loop: they may nest thousands of
-    // levels deep); a cast of something nameless is named for the outermost cast's type.
+    // levels deep).
     let mut inner = e;
     let mut outer_cast = None;
-    loop {
+    let (name, strength) = loop {
+        // A value a prepared statement's run wrote in for `$n`, which has no name.
+        if crate::prepared::is_written_in(inner) {
+            break ("?column?".to_string(), 0);
+        }
         match inner {
             A::Nested(x) => inner = x,
             A::Cast {
@@ -2032,27 +2121,58 @@ pub fn output_name(e: &ast::Expr) -> String {
                 outer_cast.get_or_insert(data_type);
                 inner = expr;
             }
-            _ => break,
+            _ => break name_of(inner, &type_name),
         }
-    }
-    let name = match inner {
-        A::Identifier(id) => ident_name(id),
-        A::CompoundIdentifier(parts) => parts.last().map(ident_name).unwrap_or_default(),
-        A::Function(f) => f
-            .name
-            .0
-            .last()
-            .and_then(|p| p.as_ident())
-            .map(ident_name)
-            .unwrap_or_default(),
-        A::Case { .. } => "case".into(),
-        A::Substring { .. } => "substr".into(),
-        _ => "?column?".into(),
     };
     match outer_cast {
-        Some(data_type) if name == "?column?" => declared_type(data_type, false)
-            .map(|d| d.ty.short_name().to_string())
-            .unwrap_or(name),
-        _ => name,
+        Some(data_type) if strength <= 1 => (type_name(data_type), 1),
+        _ => (name, strength),
+    }
+}
+
+/// [`figure_name`] of an expression other than parentheses and casts.
+fn name_of(e: &ast::Expr, type_name: &dyn Fn(&ast::DataType) -> String) -> (String, u8) {
+    use ast::Expr as A;
+    let strong = |name: String| (name, 2);
+    match e {
+        A::Identifier(id) => strong(ident_name(id)),
+        A::CompoundIdentifier(parts) => strong(parts.last().map(ident_name).unwrap_or_default()),
+        A::Function(f) => strong(
+            f.name
+                .0
+                .last()
+                .and_then(|p| p.as_ident())
+                .map(ident_name)
+                .unwrap_or_default(),
+        ),
+        A::Case { else_result, .. } => {
+            let otherwise = else_result
+                .as_deref()
+                .map(|x| depth::recurse(|| figure_name(x)));
+            match otherwise {
+                Some((name, 2)) => strong(name),
+                _ => ("case".into(), 1),
+            }
+        }
+        A::Substring { .. } => strong("substr".into()),
+        A::Extract { .. } => strong("extract".into()),
+        A::Ceil { .. } => strong("ceil".into()),
+        A::Floor { .. } => strong("floor".into()),
+        A::AtTimeZone { .. } => strong("timezone".into()),
+        A::Exists { .. } => strong("exists".into()),
+        // A scalar subquery is named for its one column.
+        A::Subquery(q) => match q.body.as_ref() {
+            ast::SetExpr::Select(s) => match s.projection.first() {
+                Some(ast::SelectItem::UnnamedExpr(x)) => {
+                    strong(depth::recurse(|| figure_name(x)).0)
+                }
+                Some(ast::SelectItem::ExprWithAlias { alias, .. }) => strong(ident_name(alias)),
+                _ => ("?column?".into(), 0),
+            },
+            _ => ("?column?".into(), 0),
+        },
+        A::TypedString(ts) => (type_name(&ts.data_type), 1),
+        A::Interval(_) => ("interval".into(), 1),
+        _ => ("?column?".into(), 0),
     }
 }

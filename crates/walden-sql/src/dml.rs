@@ -38,6 +38,37 @@ pub(crate) fn select(cx: &mut Ctx, t: &mut Transaction, q: &ast::Query) -> SqlRe
     Ok(out)
 }
 
+/// The RETURNING columns of an INSERT, UPDATE or DELETE (none without RETURNING), the
+/// statement bound as running it binds it, without reading or writing anything
+/// (`Session::describe`).
+pub(crate) fn returned_columns(
+    db: &walden::Database,
+    stmt: &ast::Statement,
+) -> SqlResult<Vec<(String, SqlType)>> {
+    let returning = match stmt {
+        ast::Statement::Insert(ins) if ins.on.is_some() => upsert::bind(db, ins)?.returning,
+        ast::Statement::Insert(ins) => match bind_insert(db, ins)? {
+            Insertion::Values(b) => b.returning,
+            Insertion::Query {
+                table,
+                targets,
+                query,
+                returning,
+            } => {
+                let plan = QueryPlan::plan(query, &DbCatalog::new(db))?;
+                query_targets(&plan, &targets, &db.schema(&table)?)?;
+                returning
+            }
+        },
+        ast::Statement::Update(u) if u.from.is_some() => joined::bind_update(db, u)?.2,
+        ast::Statement::Update(u) => bind_update(db, u)?.returning,
+        ast::Statement::Delete(d) if d.using.is_some() => joined::bind_delete(db, d)?.1,
+        ast::Statement::Delete(d) => bind_delete(db, d)?.returning,
+        _ => None,
+    };
+    Ok(returning.map(|r| r.columns).unwrap_or_default())
+}
+
 /// The schema of the table a statement writes; `verb` names the write in the error for
 /// a view ("insert into", "update", "delete from", "truncate").
 fn schema_of(
@@ -712,20 +743,29 @@ impl BoundInsert {
 }
 
 /// The target columns a query's columns go into (the first of `targets`), each checked
-/// to take its column's type.
+/// to take its column's type. A column of unknown type (a string literal, or a
+/// parameter being inferred) takes its target's type, as PostgreSQL's INSERT ... SELECT
+/// leaves such columns for the target to type: its text is read as that type.
 fn query_targets<'t>(
-    columns: &[(String, SqlType)],
+    query: &QueryPlan,
     targets: &'t [usize],
     schema: &Schema,
 ) -> SqlResult<&'t [usize]> {
+    let columns = query.columns();
     if columns.len() > targets.len() {
         return Err(SqlError::syntax(
             "INSERT has more expressions than target columns",
         ));
     }
     let targets = &targets[..columns.len()];
-    for ((_, ty), &i) in columns.iter().zip(targets) {
-        check_assignable(*ty, &schema.columns[i], None)?;
+    for (k, ((_, ty), &i)) in columns.iter().zip(targets).enumerate() {
+        let col = &schema.columns[i];
+        match query.unknown_output(k) {
+            Some(e) => {
+                coerce_literal(e.clone(), SqlType::from_column(col.ty))?;
+            }
+            None => check_assignable(*ty, col, None)?,
+        }
     }
     Ok(targets)
 }
@@ -743,7 +783,7 @@ pub(crate) fn insert_plan(
     let schema = cx.db.schema(table)?;
     let columns = query.columns();
     let targets = targets.unwrap_or_else(|| (0..schema.columns.len()).collect());
-    let targets = query_targets(columns, &targets, &schema)?;
+    let targets = query_targets(query, &targets, &schema)?;
     let serial_cols = prepare_serials(cx, t, table, &schema, targets)?;
     let builder = RowBuilder {
         table,

@@ -20,6 +20,13 @@ pub mod code {
     pub const DATATYPE_MISMATCH: &str = "42804";
     pub const CANNOT_COERCE: &str = "42846";
     pub const UNDEFINED_FUNCTION: &str = "42883";
+    /// An operator or function whose arguments' types (unknown ones) fit several.
+    pub const AMBIGUOUS_FUNCTION: &str = "42725";
+    /// A parameter whose type nothing in the statement determines.
+    pub const INDETERMINATE_DATATYPE: &str = "42P18";
+    /// A parameter given two types, or left untyped where another use typed it.
+    pub const AMBIGUOUS_PARAMETER: &str = "42P08";
+    pub const UNDEFINED_PARAMETER: &str = "42P02";
     pub const UNDEFINED_OBJECT: &str = "42704";
     pub const GROUPING_ERROR: &str = "42803";
     pub const INVALID_RECURSION: &str = "42P19";

@@ -40,7 +40,9 @@ impl CmpOp {
 pub enum Expr {
     Const(Value),
     /// Parameter `n` (0-based) of a prepared statement's cached plan, of the type its
-    /// values have; replaced by the value before the plan runs (`with_params`).
+    /// values have; replaced by the value before the plan runs (`with_params`). While a
+    /// statement is described, a parameter of a type not yet inferred, typed text
+    /// (`infer.rs`); never run.
     Param(usize, SqlType),
     /// A value of the input row.
     Column(usize, SqlType),

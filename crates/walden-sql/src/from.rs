@@ -1771,6 +1771,21 @@ fn series(
         let b = Binder::in_query(&empty, *cx).bind(e)?;
         bound.push((b, e));
     }
+    // Bounds of unknown type (string literals, parameters) take the integer type of the
+    // others, as PostgreSQL picks generate_series(int4, int4) beside an int4.
+    let known = bound
+        .iter()
+        .map(|(b, _)| b.ty())
+        .filter(|t| t.is_integer())
+        .reduce(SqlType::wider);
+    if let Some(ty) = known {
+        for (b, _) in &mut bound {
+            if crate::bind::is_unknown(b) {
+                let e = std::mem::replace(b, Expr::Const(Value::Null));
+                *b = crate::bind::coerce_literal(e, ty)?;
+            }
+        }
+    }
     if let [_, _, (Expr::Const(Value::Interval(iv)), _)] = bound.as_slice() {
         return timestamp_series(&bound[0].0, &bound[1].0, *iv);
     }

@@ -134,10 +134,14 @@ enum Body {
     },
 }
 
-fn const_int(e: &ast::Expr, what: &str) -> SqlResult<i64> {
-    let b = Binder::plain(&Scope::default()).bind(e)?;
+/// LIMIT's or OFFSET's count, None for a NULL (no limit, no offset), as PostgreSQL
+/// takes them; a parameter there is a bigint.
+fn const_int(e: &ast::Expr, what: &str) -> SqlResult<Option<i64>> {
+    let b = crate::bind::coerce_literal(Binder::plain(&Scope::default()).bind(e)?, SqlType::Int8)?;
     match b {
-        Expr::Const(v) if as_i64(&v).is_some() => Ok(as_i64(&v).unwrap_or(0)),
+        Expr::Const(v) if as_i64(&v).is_some() => Ok(as_i64(&v)),
+        Expr::Const(Value::Null) => Ok(None),
+        Expr::Cast(inner, _) if matches!(*inner, Expr::Const(Value::Null)) => Ok(None),
         _ => Err(SqlError::new(
             code::DATATYPE_MISMATCH,
             format!("argument of {what} must be an integer constant"),
@@ -160,20 +164,22 @@ fn limit_offset(limit: Option<&LimitClause>) -> SqlResult<(Option<u64>, u64)> {
             offset,
             limit_by,
         }) if limit_by.is_empty() => {
-            if let Some(l) = limit {
-                if !matches!(l, ast::Expr::Value(v) if v.value == ast::Value::Null) {
-                    let n = const_int(l, "LIMIT")?;
-                    if n < 0 {
-                        return Err(SqlError::new(
-                            code::INVALID_PARAMETER,
-                            "LIMIT must not be negative",
-                        ));
-                    }
-                    out.0 = Some(n as u64);
+            if let Some(n) = limit
+                .as_ref()
+                .map(|l| const_int(l, "LIMIT"))
+                .transpose()?
+                .flatten()
+            {
+                if n < 0 {
+                    return Err(SqlError::new(
+                        code::INVALID_PARAMETER,
+                        "LIMIT must not be negative",
+                    ));
                 }
+                out.0 = Some(n as u64);
             }
-            if let Some(o) = offset {
-                let n = const_int(&o.value, "OFFSET")?;
+            let offset = offset.as_ref().map(|o| const_int(&o.value, "OFFSET"));
+            if let Some(n) = offset.transpose()?.flatten() {
                 if n < 0 {
                     return Err(SqlError::new(
                         code::INVALID_PARAMETER,
@@ -314,6 +320,17 @@ impl QueryPlan {
             limit,
             offset,
         })))
+    }
+
+    /// Output `i` of a SELECT block when it is a value of unknown type (a string
+    /// literal, or a parameter whose type is being inferred).
+    pub(crate) fn unknown_output(&self, i: usize) -> Option<&Expr> {
+        let QueryPlan::Select(s) = self else {
+            return None;
+        };
+        s.outputs
+            .get(i)
+            .filter(|e| i < s.columns.len() && crate::bind::is_unknown(e))
     }
 
     /// Names and types of the result columns.
@@ -458,8 +475,18 @@ fn plan_body(e: &SetExpr, cx: &PlanCx) -> SqlResult<Body> {
             }
             let mut left_casts = Vec::with_capacity(lc.len());
             let mut right_casts = Vec::with_capacity(lc.len());
-            for ((_, a), (_, b)) in lc.iter().zip(rc) {
-                let ty = union_type(*a, *b, name)?;
+            for (i, ((_, a), (_, b))) in lc.iter().zip(rc).enumerate() {
+                // A column of unknown type (a string literal or a parameter) takes the
+                // other side's type, as in PostgreSQL: its text is read as that type.
+                let (ua, ub) = (left.unknown_output(i), right.unknown_output(i));
+                let ty = match (ua, ub) {
+                    (Some(_), None) if *b != SqlType::Null => *b,
+                    (None, Some(_)) if *a != SqlType::Null => *a,
+                    _ => union_type(*a, *b, name)?,
+                };
+                for e in [ua, ub].into_iter().flatten() {
+                    crate::bind::coerce_literal(e.clone(), ty)?;
+                }
                 left_casts.push((*a != ty && *a != SqlType::Null).then_some(ty));
                 right_casts.push((*b != ty && *b != SqlType::Null).then_some(ty));
             }
@@ -487,6 +514,17 @@ fn plan_body(e: &SetExpr, cx: &PlanCx) -> SqlResult<Body> {
                     }
                 }
                 rows.push(out);
+            }
+            // Each column takes its rows' common type, which literals and parameters of
+            // unknown type take (text if all are), as in PostgreSQL.
+            let width = rows.first().map_or(0, Vec::len);
+            for i in 0..width {
+                let column: Vec<&Expr> = rows.iter().map(|r| &r[i]).collect();
+                let ty = crate::bind::common_type(&column, "VALUES")?;
+                for row in &mut rows {
+                    let e = std::mem::replace(&mut row[i], Expr::Const(Value::Null));
+                    row[i] = crate::bind::to_common(e, ty)?;
+                }
             }
             Ok(Body::Values(rows))
         }
@@ -1004,7 +1042,7 @@ impl SelectPlan {
                 .iter()
                 .map(|e| match e {
                     ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
-                        let i = const_int(e, "GROUP BY")?;
+                        let i = const_int(e, "GROUP BY")?.unwrap_or(0);
                         items
                             .get((i as usize).wrapping_sub(1))
                             .map(|(x, _)| x.clone())
@@ -1976,7 +2014,7 @@ fn order_position(e: &ast::Expr, count: usize) -> SqlResult<Option<usize>> {
     if !matches!(v.value, ast::Value::Number(..)) {
         return Ok(None);
     }
-    let i = const_int(e, "ORDER BY")?;
+    let i = const_int(e, "ORDER BY")?.unwrap_or(0);
     if i < 1 || i as usize > count {
         return Err(SqlError::new(
             code::INVALID_PARAMETER,

@@ -10,6 +10,7 @@ use walden::rng::SimRng;
 use walden::{Database, StatsSnapshot, TableKind, Transaction, Value};
 
 use crate::bind::{ident_name, object_name, Scope};
+use crate::describe::Description;
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::EvalCtx;
 use crate::guard::{size_text, CancelHandle, Guard};
@@ -296,17 +297,79 @@ impl Session {
         Prepared::new(sql, Vec::new())
     }
 
-    /// Runs a prepared statement with these parameter values.
+    /// Runs a prepared statement with these parameter values. A value is converted to
+    /// its parameter's declared type, if it has one. Values of the types
+    /// [`Session::describe`] gives (NULLs included) give the result it describes; a
+    /// value of another type, for a parameter of no declared type, is taken as a
+    /// literal of its own type would be in the statement's text. The empty statement
+    /// ([`Prepared::is_empty`]) gives a result with an empty tag.
     pub fn execute_prepared(
         &mut self,
         p: &Prepared,
         params: &[Value],
     ) -> SqlResult<StatementResult> {
-        let parsed = match p.cached_run(params) {
-            Some(run) => Ok(Parsed::Prepared(run)),
-            None => p.bind(params),
-        };
+        if p.is_empty() {
+            let now = self.db.stats();
+            return Ok(StatementResult {
+                tag: String::new(),
+                columns: Vec::new(),
+                rows: Vec::new(),
+                notices: Vec::new(),
+                stats: now.since(&now),
+                elapsed: Duration::ZERO,
+            });
+        }
+        let parsed = p.with_values(params, &self.db);
         self.run_parsed(p.text(), 0, None, parsed)
+    }
+
+    /// Describes a prepared statement without running it, as PostgreSQL answers the
+    /// wire protocol's Describe: the type of each parameter (the declared one, or the
+    /// one inferred from where the statement uses it) and the names and types of the
+    /// columns [`Session::execute_prepared`] will return with values of those types
+    /// (none for a statement that returns no rows: RETURNING lists, SHOW's column and
+    /// EXPLAIN's `QUERY PLAN` are columns). Nothing is read or written; the catalog is
+    /// read as it stands.
+    ///
+    /// It reports the errors PostgreSQL reports when a statement is parsed (an unknown
+    /// table, a type mismatch, 42P18 for a parameter whose type cannot be determined,
+    /// 42P08 for one given two types), so a server calls it on Parse. As in
+    /// PostgreSQL, an error aborts the transaction block, and in an aborted block only
+    /// COMMIT, ROLLBACK and the empty statement are described (25P02 otherwise).
+    pub fn describe(&mut self, p: &Prepared) -> SqlResult<Description> {
+        if matches!(self.txn, TxnState::Failed) && !p.ends_transaction() {
+            return Err(aborted());
+        }
+        let described = (|| {
+            let params = p.param_types(&self.db)?;
+            let columns = match p.statement() {
+                Some(Statement::ShowVariable { variable }) => self.show_columns(variable)?,
+                Some(Statement::Execute {
+                    name: Some(name), ..
+                }) => self.described_execute(name)?,
+                _ => p.columns(&self.db, &params)?,
+            };
+            Ok(Description { params, columns })
+        })();
+        described.map_err(|mut e: SqlError| {
+            if let Some(loc) = e.location.filter(|l| l.line > 0) {
+                e.position = Some(LineIndex::new(p.text()).offset(loc) + 1);
+            }
+            self.fail(e)
+        })
+    }
+
+    /// The columns of `EXECUTE name (...)`: those its prepared statement describes.
+    fn described_execute(&self, name: &ast::ObjectName) -> SqlResult<Vec<(String, SqlType)>> {
+        let n = object_name(name)?;
+        let p = self.prepared.get(&n).ok_or_else(|| {
+            SqlError::new(
+                code::UNDEFINED_PSTATEMENT,
+                format!("prepared statement \"{n}\" does not exist"),
+            )
+        })?;
+        let params = p.param_types(&self.db)?;
+        p.columns(&self.db, &params)
     }
 
     pub fn database(&self) -> &Database {
@@ -616,10 +679,7 @@ impl Session {
             let now = self.guard.now_micros();
             values.push(e.eval(&[], &mut EvalCtx::at(&mut self.rng, now))?);
         }
-        let p = match p.cached_run(&values) {
-            Some(run) => Parsed::Prepared(run),
-            None => p.bind(&values)?,
-        };
+        let p = p.with_values(&values, &self.db)?;
         self.executing = true;
         let r = crate::depth::with_stack(p.stack_bytes(), || self.execute_parsed(p));
         self.executing = false;
@@ -952,40 +1012,58 @@ impl Session {
     }
 
     fn show(&mut self, variable: &[ast::Ident]) -> SqlResult<Output> {
-        let name = variable
-            .iter()
-            .map(ident_name)
-            .collect::<Vec<_>>()
-            .join(" ");
-        let mut settings = self.settings();
-        settings.extend(self.client.all());
-        if name == "all" {
-            let mut out = Output::tag("SHOW");
-            out.columns = vec![
-                ("name".into(), SqlType::Text),
-                ("setting".into(), SqlType::Text),
-                ("description".into(), SqlType::Text),
-            ];
-            for (n, v, d) in settings {
+        let mut out = Output::tag("SHOW");
+        out.columns = self.show_columns(variable)?;
+        let name = show_name(variable);
+        for (n, v, d) in self.all_settings() {
+            if name == "all" {
                 out.rows.push(vec![
                     Value::Text(n.into()),
                     Value::Text(v),
                     Value::Text(d.into()),
                 ]);
+            } else if n.eq_ignore_ascii_case(&name) {
+                out.rows.push(vec![Value::Text(v)]);
             }
-            return Ok(out);
         }
-        let Some((n, v, _)) = settings
-            .into_iter()
-            .find(|(n, _, _)| n.eq_ignore_ascii_case(&name))
-        else {
-            return Err(unknown_setting(&name));
-        };
-        let mut out = Output::tag("SHOW");
-        out.columns = vec![(n.into(), SqlType::Text)];
-        out.rows.push(vec![Value::Text(v)]);
         Ok(out)
     }
+
+    /// Walden's settings and the clients' (what SHOW reads).
+    fn all_settings(&self) -> Vec<(&'static str, String, &'static str)> {
+        let mut all = self.settings();
+        all.extend(self.client.all());
+        all
+    }
+
+    /// SHOW's columns: the setting's one, named for it, or SHOW ALL's three.
+    fn show_columns(&self, variable: &[ast::Ident]) -> SqlResult<Vec<(String, SqlType)>> {
+        let name = show_name(variable);
+        if name == "all" {
+            return Ok(vec![
+                ("name".into(), SqlType::Text),
+                ("setting".into(), SqlType::Text),
+                ("description".into(), SqlType::Text),
+            ]);
+        }
+        match self
+            .all_settings()
+            .into_iter()
+            .find(|(n, _, _)| n.eq_ignore_ascii_case(&name))
+        {
+            Some((n, _, _)) => Ok(vec![(n.into(), SqlType::Text)]),
+            None => Err(unknown_setting(&name)),
+        }
+    }
+}
+
+/// The setting SHOW names.
+fn show_name(variable: &[ast::Ident]) -> String {
+    variable
+        .iter()
+        .map(ident_name)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn invalid_value(name: &str, value: &str) -> SqlError {

@@ -114,6 +114,92 @@ impl SqlType {
         }
     }
 
+    /// PostgreSQL's OID of the type, as the wire protocol's RowDescription and
+    /// ParameterDescription name it. A bare NULL is text (25), as PostgreSQL (since 10)
+    /// reports a column of an unknown-typed NULL.
+    pub fn oid(&self) -> u32 {
+        match self {
+            SqlType::Int2 => 21,
+            SqlType::Int4 => 23,
+            SqlType::Int8 => 20,
+            SqlType::Float8 => 701,
+            SqlType::Numeric => 1700,
+            SqlType::Bool => 16,
+            SqlType::Text | SqlType::Null => 25,
+            SqlType::Uuid => 2950,
+            SqlType::Date => 1082,
+            SqlType::Timestamp => 1114,
+            SqlType::Timestamptz => 1184,
+            SqlType::Interval => 1186,
+            SqlType::Bytea => 17,
+            SqlType::Jsonb => 3802,
+        }
+    }
+
+    /// The type Walden holds values of a PostgreSQL type OID in, for the parameter types
+    /// a client declares: each type's own OID, and the types Walden stores as another,
+    /// as its type names do (`real` is a float8, `varchar(n)`, `char(n)` and `name` are
+    /// text, `json` is a jsonb, `oid` an int8, `"char"` text). None for an OID Walden has
+    /// no type for, and for 0 and 705 (`unknown`), which declare no type: a caller takes
+    /// those as "infer it" (`Prepared::with_types` with None).
+    pub fn from_oid(oid: u32) -> Option<SqlType> {
+        Some(match oid {
+            21 => SqlType::Int2,
+            23 => SqlType::Int4,
+            20 | 26 => SqlType::Int8,
+            700 | 701 => SqlType::Float8,
+            1700 => SqlType::Numeric,
+            16 => SqlType::Bool,
+            25 | 1043 | 1042 | 19 | 18 => SqlType::Text,
+            2950 => SqlType::Uuid,
+            1082 => SqlType::Date,
+            1114 => SqlType::Timestamp,
+            1184 => SqlType::Timestamptz,
+            1186 => SqlType::Interval,
+            17 => SqlType::Bytea,
+            3802 | 114 => SqlType::Jsonb,
+            _ => return None,
+        })
+    }
+
+    /// The length PostgreSQL's `pg_type.typlen` gives the type, as RowDescription
+    /// carries it: the bytes of a fixed-width value, -1 for a variable-width one.
+    pub fn typlen(&self) -> i16 {
+        match self {
+            SqlType::Int2 => 2,
+            SqlType::Int4 | SqlType::Date => 4,
+            SqlType::Int8 | SqlType::Float8 | SqlType::Timestamp | SqlType::Timestamptz => 8,
+            SqlType::Bool => 1,
+            SqlType::Uuid | SqlType::Interval => 16,
+            SqlType::Numeric | SqlType::Text | SqlType::Bytea | SqlType::Jsonb | SqlType::Null => {
+                -1
+            }
+        }
+    }
+
+    /// The type as a syntax tree's type name, for a cast written into a statement.
+    pub(crate) fn data_type(self) -> DataType {
+        match self {
+            SqlType::Int2 => DataType::Int2(None),
+            SqlType::Int4 => DataType::Int4(None),
+            SqlType::Int8 => DataType::Int8(None),
+            SqlType::Float8 => DataType::Float8,
+            SqlType::Numeric => DataType::Numeric(ExactNumberInfo::None),
+            SqlType::Bool => DataType::Bool,
+            SqlType::Text | SqlType::Null => DataType::Text,
+            SqlType::Uuid => DataType::Uuid,
+            SqlType::Date => DataType::Date,
+            SqlType::Timestamp => DataType::Timestamp(None, TimezoneInfo::None),
+            SqlType::Timestamptz => DataType::Timestamp(None, TimezoneInfo::WithTimeZone),
+            SqlType::Interval => DataType::Interval {
+                fields: None,
+                precision: None,
+            },
+            SqlType::Bytea => DataType::Bytea,
+            SqlType::Jsonb => DataType::JSONB,
+        }
+    }
+
     /// Date, timestamp and timestamptz: comparable with each other (a date as its
     /// midnight), as PostgreSQL's cross-type operators allow.
     pub fn is_datetime(self) -> bool {
@@ -366,5 +452,40 @@ pub fn declared_type(dt: &DataType, allow_serial: bool) -> SqlResult<DeclaredTyp
             "type {}",
             crate::error::clip(&other.to_string())
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every type's OID maps back to it; the OIDs of types held as another map to that.
+    #[test]
+    fn oids_map_back() {
+        let all = [
+            SqlType::Int2,
+            SqlType::Int4,
+            SqlType::Int8,
+            SqlType::Float8,
+            SqlType::Numeric,
+            SqlType::Bool,
+            SqlType::Text,
+            SqlType::Uuid,
+            SqlType::Date,
+            SqlType::Timestamp,
+            SqlType::Timestamptz,
+            SqlType::Interval,
+            SqlType::Bytea,
+            SqlType::Jsonb,
+        ];
+        for t in all {
+            assert_eq!(SqlType::from_oid(t.oid()), Some(t), "{t:?}");
+        }
+        assert_eq!(SqlType::from_oid(SqlType::Null.oid()), Some(SqlType::Text));
+        assert_eq!(SqlType::from_oid(700), Some(SqlType::Float8));
+        assert_eq!(SqlType::from_oid(1043), Some(SqlType::Text));
+        assert_eq!(SqlType::from_oid(114), Some(SqlType::Jsonb));
+        assert_eq!(SqlType::from_oid(0), None);
+        assert_eq!(SqlType::from_oid(705), None);
     }
 }

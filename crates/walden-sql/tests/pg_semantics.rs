@@ -232,3 +232,119 @@ fn tablesample_is_refused_not_ignored() {
     }
     assert_eq!(q(&mut s, "select count(*) from t"), "100");
 }
+
+/// String literals are of PostgreSQL's unknown type until their context types them:
+/// VALUES rows, the sides of a set operation and INSERT ... SELECT give them their
+/// column's type, generate_series its other bound's, the numeric functions their
+/// argument's; where nothing can (both operands unknown), PostgreSQL's 42725. LIMIT and
+/// OFFSET take one as a bigint, and NULL as no limit.
+#[test]
+fn unknown_literals_take_their_context_s_type() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    q(&mut s, "create table c (id int4 primary key, name text)");
+    q(
+        &mut s,
+        "insert into c select g, 'c' || g from generate_series(1, 5) g",
+    );
+    let r = s
+        .execute("values ('1', 1), (2, '2')")
+        .unwrap()
+        .pop()
+        .unwrap();
+    assert_eq!(
+        r.columns,
+        vec![
+            ("column1".to_string(), SqlType::Int4),
+            ("column2".to_string(), SqlType::Int4)
+        ]
+    );
+    assert_eq!(q(&mut s, "values ('1', 1), (2, '2')"), "1|1\n2|2");
+    assert_eq!(q(&mut s, "select '5' union select 1 order by 1"), "1\n5");
+    assert_eq!(
+        q(&mut s, "select * from generate_series(1, '3')"),
+        "1\n2\n3"
+    );
+    assert_eq!(
+        q(
+            &mut s,
+            "select abs('-1.5'), round('2.5'), round('2.345', 2), sign('-3'), trunc('2.345', 1)"
+        ),
+        "1.5|2|2.35|-1|2.3"
+    );
+    assert_eq!(
+        q(&mut s, "select id from c order by id limit '2' offset '1'"),
+        "2\n3"
+    );
+    assert_eq!(
+        q(
+            &mut s,
+            "select count(*) from (select id from c limit null offset null) x"
+        ),
+        "5"
+    );
+    assert_eq!(
+        q(
+            &mut s,
+            "insert into c (id, name) select '7', 'x' returning *"
+        ),
+        "7|x"
+    );
+    fails(
+        &mut s,
+        "select '1' + '2'",
+        "42725",
+        "operator is not unique: unknown + unknown",
+    );
+    fails(
+        &mut s,
+        "select -'1'",
+        "42725",
+        "operator is not unique: - unknown",
+    );
+    fails(
+        &mut s,
+        "select sum('1')",
+        "42725",
+        "function sum(unknown) is not unique",
+    );
+    fails(
+        &mut s,
+        "values (1), (true)",
+        "42804",
+        "VALUES types integer and boolean cannot be matched",
+    );
+    fails(
+        &mut s,
+        "select 'x' union select 1",
+        "22P02",
+        "invalid input syntax for type integer: \"x\"",
+    );
+}
+
+/// Result columns are named as PostgreSQL's FigureColname names them.
+#[test]
+fn columns_are_named_as_postgresql_names_them() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    q(&mut s, "create table c (id int4 primary key, name text)");
+    let r = s
+        .execute(
+            "select exists(select 1), (select 1 as one), (select id from c limit 1), \
+             case when true then 1 else 2 end, case when true then 1 else (select 2) end, \
+             case when true then 1 else id end, extract(year from date '2024-01-01'), \
+             date '2024-01-01', interval '1 day', '1'::int::text, (case when true then 1 end)::text \
+             from c",
+        )
+        .unwrap()
+        .pop()
+        .unwrap();
+    let names: Vec<&str> = r.columns.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "exists", "one", "id", "case", "?column?", "id", "extract", "date", "interval", "text",
+            "text"
+        ]
+    );
+}

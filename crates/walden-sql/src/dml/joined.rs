@@ -23,6 +23,21 @@ use crate::select::RunCx;
 use crate::session::{Ctx, DbCatalog, Output};
 
 pub(crate) fn update(cx: &mut Ctx, t: &mut Transaction, u: &ast::Update) -> SqlResult<Output> {
+    let (target, sets, returning) = bind_update(cx.db, u)?;
+    run(cx, t, &target, Some(&sets), returning.as_ref())
+}
+
+pub(crate) fn delete(cx: &mut Ctx, t: &mut Transaction, d: &ast::Delete) -> SqlResult<Output> {
+    let (target, returning) = bind_delete(cx.db, d)?;
+    run(cx, t, &target, None, returning.as_ref())
+}
+
+/// An UPDATE … FROM bound: the target and its join, SET's assignments, RETURNING.
+#[allow(clippy::type_complexity)]
+pub(crate) fn bind_update(
+    db: &walden::Database,
+    u: &ast::Update,
+) -> SqlResult<(Target, Vec<(usize, Expr)>, Option<Returning>)> {
     let from = match &u.from {
         Some(UpdateTableFromKind::AfterSet(v)) => v,
         Some(UpdateTableFromKind::BeforeSet(_)) => {
@@ -32,18 +47,23 @@ pub(crate) fn update(cx: &mut Ctx, t: &mut Transaction, u: &ast::Update) -> SqlR
         }
         None => return Err(SqlError::new(code::INTERNAL, "UPDATE without FROM here")),
     };
-    let target = Target::plan(cx.db, &u.table, from, u.selection.as_ref(), "update")?;
-    let catalog = DbCatalog::new(cx.db);
+    let target = Target::plan(db, &u.table, from, u.selection.as_ref(), "update")?;
+    let catalog = DbCatalog::new(db);
     let sets = bind_assignments(
         &u.assignments,
         &target.table,
         &target.schema,
         &mut |e, col| bind_for_column(&mut modify_binder(&target.plan.scope, &catalog), e, col),
     )?;
-    target.run(cx, t, Some(&sets), u.returning.as_deref())
+    let returning = returning(u.returning.as_deref(), &target.plan, &target.schema)?;
+    Ok((target, sets, returning))
 }
 
-pub(crate) fn delete(cx: &mut Ctx, t: &mut Transaction, d: &ast::Delete) -> SqlResult<Output> {
+/// A DELETE … USING bound: the target and its join, RETURNING.
+pub(crate) fn bind_delete(
+    db: &walden::Database,
+    d: &ast::Delete,
+) -> SqlResult<(Target, Option<Returning>)> {
     let target = match &d.from {
         FromTable::WithFromKeyword(v) | FromTable::WithoutKeyword(v) => v,
     };
@@ -53,13 +73,14 @@ pub(crate) fn delete(cx: &mut Ctx, t: &mut Transaction, d: &ast::Delete) -> SqlR
     let Some(using) = &d.using else {
         return Err(SqlError::new(code::INTERNAL, "DELETE without USING here"));
     };
-    let target = Target::plan(cx.db, twj, using, d.selection.as_ref(), "delete from")?;
-    target.run(cx, t, None, d.returning.as_deref())
+    let target = Target::plan(db, twj, using, d.selection.as_ref(), "delete from")?;
+    let returning = returning(d.returning.as_deref(), &target.plan, &target.schema)?;
+    Ok((target, returning))
 }
 
 /// The table an UPDATE … FROM or DELETE … USING changes, and the plan of its join
 /// with the other relations.
-struct Target {
+pub(crate) struct Target {
     table: String,
     schema: Schema,
     plan: FromPlan,
@@ -90,25 +111,6 @@ impl Target {
             plan,
         })
     }
-
-    fn run(
-        &self,
-        cx: &mut Ctx,
-        t: &mut Transaction,
-        sets: Option<&[(usize, Expr)]>,
-        returning_items: Option<&[ast::SelectItem]>,
-    ) -> SqlResult<Output> {
-        let returning = returning(returning_items, &self.plan, &self.schema)?;
-        run(
-            cx,
-            t,
-            &self.table,
-            &self.schema,
-            &self.plan,
-            sets,
-            returning.as_ref(),
-        )
-    }
 }
 
 /// RETURNING over the joined row (the target's row id left out of `*`).
@@ -126,12 +128,11 @@ fn returning(
 fn run(
     cx: &mut Ctx,
     t: &mut Transaction,
-    table: &str,
-    schema: &Schema,
-    plan: &FromPlan,
+    target: &Target,
     sets: Option<&[(usize, Expr)]>,
     returning: Option<&Returning>,
 ) -> SqlResult<Output> {
+    let (table, schema, plan) = (target.table.as_str(), &target.schema, &target.plan);
     // The target's columns come first, then its row id.
     let width = schema.columns.len();
     let guard = cx.guard;

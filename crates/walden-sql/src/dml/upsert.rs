@@ -36,46 +36,51 @@ struct DoUpdate {
     filter: Option<Expr>,
 }
 
-pub(crate) fn run(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> SqlResult<Output> {
+/// An upsert bound against its table, its rows not yet made.
+pub(crate) struct Bound {
+    table: String,
+    schema: walden::Schema,
+    targets: Vec<usize>,
+    pub(crate) returning: Option<Returning>,
+    rows: Proposed,
+    arbiters: Vec<IndexMeta>,
+    update: Option<DoUpdate>,
+}
+
+/// Where the proposed rows come from.
+enum Proposed {
+    Values(Vec<Vec<Expr>>),
+    Query(QueryPlan),
+}
+
+/// Binds an upsert: its rows (VALUES, or a query planned), the arbiter indexes, DO
+/// UPDATE's SET and WHERE, RETURNING. Nothing is read or written.
+pub(crate) fn bind(db: &walden::Database, ins: &ast::Insert) -> SqlResult<Bound> {
     let Some(OnInsert::OnConflict(on)) = &ins.on else {
         return Err(SqlError::unsupported("ON DUPLICATE KEY UPDATE"));
     };
-    let (table, schema, targets, returning, proposed) = match bind_insert(cx.db, ins)? {
-        Insertion::Values(b) => {
-            let mut rows = Vec::with_capacity(b.rows.len());
-            for r in &b.rows {
-                cx.guard.check()?;
-                let mut vals = Vec::with_capacity(r.len());
-                for e in r {
-                    vals.push(e.eval(&[], &mut cx.eval_ctx())?);
-                }
-                rows.push(vals);
-            }
-            (
-                b.table,
-                b.schema,
-                b.targets,
-                b.returning,
-                (rows, Vec::new()),
-            )
-        }
+    let (table, schema, targets, returning, rows) = match bind_insert(db, ins)? {
+        Insertion::Values(b) => (
+            b.table,
+            b.schema,
+            b.targets,
+            b.returning,
+            Proposed::Values(b.rows),
+        ),
         Insertion::Query {
             table,
             targets,
             query,
             returning,
         } => {
-            let plan = QueryPlan::plan(query, &DbCatalog::new(cx.db))?;
-            let schema = cx.db.schema(&table)?;
-            let columns = plan.columns();
-            let targets = query_targets(columns, &targets, &schema)?.to_vec();
-            let rows = plan.run_top(Some(t.reader()?), cx.rng, cx.guard)?;
-            let types = columns.iter().map(|(_, ty)| *ty).collect();
-            (table, schema, targets, returning, (rows, types))
+            let plan = QueryPlan::plan(query, &DbCatalog::new(db))?;
+            let schema = db.schema(&table)?;
+            let targets = query_targets(&plan, &targets, &schema)?.to_vec();
+            let rows = Proposed::Query(plan);
+            (table, schema, targets, returning, rows)
         }
     };
-    let (rows, source_types) = proposed;
-    let indexes = index_metas(cx.db, &table);
+    let indexes = index_metas(db, &table);
     let arbiters = arbiters(&table, &schema, &indexes, on.conflict_target.as_ref())?;
     let update = match &on.action {
         OnConflictAction::DoNothing => None,
@@ -88,6 +93,46 @@ pub(crate) fn run(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> SqlRe
             }
             let alias = ins.table_alias.as_ref().map(|a| ident_name(&a.alias));
             Some(bind_do_update(u, &table, alias, &schema)?)
+        }
+    };
+    Ok(Bound {
+        table,
+        schema,
+        targets,
+        returning,
+        rows,
+        arbiters,
+        update,
+    })
+}
+
+pub(crate) fn run(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> SqlResult<Output> {
+    let Bound {
+        table,
+        schema,
+        targets,
+        returning,
+        rows,
+        arbiters,
+        update,
+    } = bind(cx.db, ins)?;
+    let (rows, source_types) = match rows {
+        Proposed::Values(exprs) => {
+            let mut rows = Vec::with_capacity(exprs.len());
+            for r in &exprs {
+                cx.guard.check()?;
+                let mut vals = Vec::with_capacity(r.len());
+                for e in r {
+                    vals.push(e.eval(&[], &mut cx.eval_ctx())?);
+                }
+                rows.push(vals);
+            }
+            (rows, Vec::new())
+        }
+        Proposed::Query(plan) => {
+            let rows = plan.run_top(Some(t.reader()?), cx.rng, cx.guard)?;
+            let types = plan.columns().iter().map(|(_, ty)| *ty).collect();
+            (rows, types)
         }
     };
     let serial_cols = prepare_serials(cx, t, &table, &schema, &targets)?;

@@ -1,0 +1,163 @@
+//! Parameter types inferred from context, as PostgreSQL infers the types of the
+//! parameters a client sends without one (`Session::describe`).
+//!
+//! While a prepared statement is bound for inference ([`infer`]), a `$n` whose type is
+//! not yet known binds as an *unknown parameter*, `Expr::Param(n, text)`: the binder
+//! treats it as it treats a string literal, PostgreSQL's other value of unknown type, so
+//! the contexts that give a literal a type give the parameter that type
+//! (`bind::coerce_literal` calls [`resolve`]): the other side of a comparison, the
+//! column of an INSERT or UPDATE, a function's argument, LIMIT, a cast. From then on the
+//! parameter binds as a NULL of its type, a constant such as a value written in would be
+//! (a later `$n` too, as in PostgreSQL, where a parameter keeps the first type given).
+//! A parameter no context types is text, as PostgreSQL resolves unknown to text; one
+//! met, untyped, where PostgreSQL leaves it unknown (`$1 IS NULL`, `count($1)`) is an
+//! error, 42P18, or 42P08 when another use typed it after.
+
+use std::cell::RefCell;
+
+use walden::Value;
+
+use crate::error::{code, SqlError, SqlResult};
+use crate::expr::Expr;
+use crate::types::{DeclaredType, SqlType};
+
+/// What is known of the parameters of the statement being bound.
+struct State {
+    /// Each parameter's type: declared, or given by the first context that typed it.
+    types: Vec<Option<SqlType>>,
+    /// Parameters met untyped where PostgreSQL leaves the type unknown.
+    bare: Vec<bool>,
+    /// Parameters the statement's binding met at all.
+    referenced: Vec<bool>,
+}
+
+thread_local! {
+    /// The parameters of the statement bound for inference on this thread, if one is.
+    static STATE: RefCell<Option<State>> = const { RefCell::new(None) };
+}
+
+/// Runs `f`, which binds a statement with parameters `$1`..`$declared.len()`, inferring
+/// the types of those `declared` leaves None; returns what `f` returns and every
+/// parameter's type.
+pub(crate) fn infer<R>(
+    declared: &[Option<SqlType>],
+    f: impl FnOnce() -> SqlResult<R>,
+) -> SqlResult<(R, Vec<SqlType>)> {
+    struct Reset(Option<State>);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            let old = self.0.take();
+            STATE.with(|s| *s.borrow_mut() = old);
+        }
+    }
+    let state = State {
+        types: declared.to_vec(),
+        bare: vec![false; declared.len()],
+        referenced: vec![false; declared.len()],
+    };
+    let old = STATE.with(|s| s.borrow_mut().replace(state));
+    let reset = Reset(old);
+    let out = f();
+    let state = STATE.with(|s| s.borrow_mut().take());
+    drop(reset);
+    let out = out?;
+    let state = state.ok_or_else(|| SqlError::new(code::INTERNAL, "parameter inference lost"))?;
+    let mut types = Vec::with_capacity(state.types.len());
+    for (n, ty) in state.types.iter().enumerate() {
+        // A parameter the statement does not use, or uses only where it stays unknown.
+        let unused = !state.referenced[n] || state.bare[n];
+        match (ty, unused) {
+            (None, true) => return Err(undetermined(code::INDETERMINATE_DATATYPE, n)),
+            (Some(_), true) if state.bare[n] => {
+                return Err(undetermined(code::AMBIGUOUS_PARAMETER, n))
+            }
+            (ty, _) => types.push(ty.unwrap_or(SqlType::Text)),
+        }
+    }
+    Ok((out, types))
+}
+
+fn undetermined(code: &'static str, n: usize) -> SqlError {
+    SqlError::new(
+        code,
+        format!("could not determine data type of parameter ${}", n + 1),
+    )
+}
+
+/// True while a statement is bound for inference.
+pub(crate) fn active() -> bool {
+    STATE.with(|s| s.borrow().is_some())
+}
+
+/// `$n` (1-based) as binding for inference meets it: a NULL of its type when that is
+/// known, else the unknown parameter. None when no statement is bound for inference.
+pub(crate) fn reference(n: usize) -> Option<SqlResult<Expr>> {
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        let s = s.as_mut()?;
+        let i = n.checked_sub(1)?;
+        if let Some(r) = s.referenced.get_mut(i) {
+            *r = true;
+        }
+        Some(match s.types.get(i) {
+            Some(Some(ty)) => Ok(typed_null(*ty)),
+            Some(None) => Ok(Expr::Param(i, SqlType::Text)),
+            None => Err(SqlError::new(
+                code::UNDEFINED_PARAMETER,
+                format!("there is no parameter ${n}"),
+            )),
+        })
+    })
+}
+
+/// A NULL of type `ty`, as binding leaves `CAST(NULL AS ty)`.
+fn typed_null(ty: SqlType) -> Expr {
+    Expr::Cast(Box::new(Expr::Const(Value::Null)), DeclaredType::plain(ty))
+}
+
+/// The unknown parameter `e` is, if it is one (0-based).
+pub(crate) fn unknown(e: &Expr) -> Option<usize> {
+    match e {
+        Expr::Param(n, _) if active() => Some(*n),
+        _ => None,
+    }
+}
+
+/// Gives unknown parameter `n` (0-based) the type `to` a context gives it, as
+/// PostgreSQL's coercion of an unknown-typed parameter does; returns what it binds as
+/// from now on. A type other than one given before is an error.
+pub(crate) fn resolve(n: usize, to: SqlType) -> SqlResult<Expr> {
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        let Some(slot) = s.as_mut().and_then(|s| s.types.get_mut(n)) else {
+            return Err(SqlError::new(
+                code::INTERNAL,
+                format!("parameter ${} is not being inferred", n + 1),
+            ));
+        };
+        match slot {
+            None => *slot = Some(to),
+            Some(t) if *t == to => {}
+            Some(t) => {
+                return Err(SqlError::new(
+                    code::AMBIGUOUS_PARAMETER,
+                    format!("inconsistent types deduced for parameter ${}", n + 1),
+                )
+                .with_detail(format!("{} versus {}", t.name(), to.name())))
+            }
+        }
+        Ok(typed_null(to))
+    })
+}
+
+/// Notes that `e`, if an unknown parameter, stands where PostgreSQL leaves a
+/// parameter's type undetermined (`$1 IS NULL`, an argument of type "any").
+pub(crate) fn note_bare(e: &Expr) {
+    if let Some(n) = unknown(e) {
+        STATE.with(|s| {
+            if let Some(b) = s.borrow_mut().as_mut().and_then(|s| s.bare.get_mut(n)) {
+                *b = true;
+            }
+        });
+    }
+}
