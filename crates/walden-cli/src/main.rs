@@ -17,6 +17,7 @@ mod crashtest;
 mod describe;
 mod keys;
 mod kill_child;
+mod pgbench;
 mod postgres;
 mod queries;
 mod recover;
@@ -90,6 +91,9 @@ enum BenchCommand {
     /// A join workload (point joins, a join with GROUP BY, a top 10) on Walden,
     /// PostgreSQL and SQLite, results checked against each other.
     Queries(queries::QueriesArgs),
+    /// PostgreSQL's pgbench against `walden serve` and PostgreSQL in one run: TPS,
+    /// latency, WAL, page images and fsyncs per transaction.
+    Pgbench(pgbench::PgbenchArgs),
 }
 
 /// A torn-page protection mode as named on the command line.
@@ -203,6 +207,7 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Seed(args)) => seed::run(&args),
         Command::Bench(BenchCommand::Keys(args)) => keys::run(&args),
         Command::Bench(BenchCommand::Queries(args)) => queries::run(&args),
+        Command::Bench(BenchCommand::Pgbench(args)) => pgbench::run(&args),
         Command::Crashtest(args) => crashtest::run(&args),
         Command::Waldump(args) => waldump::run(&args),
         Command::Check(args) => check::run(&args),

@@ -550,7 +550,7 @@ pub(crate) const POSTGRES_COLORS: [RGBColor; 5] = [
 /// benchmark's parts), on a log scale. `bench seed` and `bench keys` draw one.
 pub(crate) struct ChartData {
     pub title: String,
-    pub groups: Vec<&'static str>,
+    pub groups: Vec<String>,
     pub series: Vec<Series>,
     /// Width of the legend right of the plot, in pixels.
     pub legend_width: u32,
@@ -613,7 +613,7 @@ impl ChartData {
         }
         Ok(ChartData {
             title: chart_title(&runs),
-            groups: statements,
+            groups: statements.iter().map(|s| s.to_string()).collect(),
             series,
             legend_width: LEGEND_WIDTH,
         })

@@ -38,6 +38,15 @@ pub struct Args {
     /// Let TCP clients in without a password (only on a machine whose users you trust).
     #[arg(long)]
     pub trust: bool,
+    /// TLS certificate chain (PEM) for TCP clients; with --tls-key.
+    #[arg(long, requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM); with --tls-cert.
+    #[arg(long, requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Refuse TCP clients that do not use TLS.
+    #[arg(long, requires = "tls_cert")]
+    pub require_tls: bool,
 }
 
 pub fn run(args: &Args) -> Result<ExitCode, CliError> {
@@ -50,6 +59,13 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
             )
         })?),
     };
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(
+            walden_server::tls_config(cert, key)
+                .map_err(|e| CliError::io("reading the TLS certificate and key", e))?,
+        ),
+        _ => None,
+    };
     let config = ServerConfig {
         listen,
         socket_dir: args.socket_dir.clone(),
@@ -58,6 +74,8 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
         startup_timeout: Duration::from_secs(args.startup_timeout.max(1)),
         trust_local: args.trust_local,
         trust_tcp: args.trust,
+        tls,
+        require_tls: args.require_tls,
     };
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {

@@ -1,30 +1,37 @@
 //! One connection: startup and authentication, then the simple and extended query
 //! protocols over one SQL session, until the client terminates or the server stops.
 
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Instant;
 
-use pgwire::messages::data::{DataRow, FieldDescription, RowDescription};
+use pgwire::messages::data::{
+    DataRow, FieldDescription, NoData, ParameterDescription, RowDescription,
+};
+use pgwire::messages::extendedquery::{
+    Bind, BindComplete, Close, CloseComplete, Describe, Execute, Parse, ParseComplete,
+    PortalSuspended,
+};
 use pgwire::messages::response::{
     CommandComplete, EmptyQueryResponse, ErrorResponse, NoticeResponse, ReadyForQuery, SslResponse,
     TransactionStatus,
 };
 use pgwire::messages::startup::{
-    Authentication, BackendKeyData, ParameterStatus, SecretKey, Startup,
+    Authentication, BackendKeyData, NegotiateProtocolVersion, ParameterStatus, SecretKey, Startup,
 };
 use pgwire::messages::{
     PgWireBackendMessage as B, PgWireFrontendMessage as F, SslNegotiationMetaMessage,
 };
+use walden::Value;
 use walden_sql::error::code;
-use walden_sql::{Session, SqlError, SqlType, StatementResult};
+use walden_sql::{Prepared, Session, SqlError, SqlType, StatementResult};
 
-use crate::values::{encode_text, type_len, type_oid};
+use crate::values::{decode_param, encode_binary, encode_text, type_len, type_of_oid, type_oid};
 use crate::wire::{Stream, Wire, WireError};
 use crate::Shared;
 
-/// The version clients are told (`server_version`): PostgreSQL 15's protocol and
-/// catalog, as psql and drivers decide what to send by it.
-pub(crate) const SERVER_VERSION: &str = "15.0";
+use walden_sql::settings::SERVER_VERSION;
 
 /// Serves one client until it leaves.
 pub(crate) fn serve(stream: Stream, local: bool, shared: &Shared) {
@@ -48,6 +55,9 @@ pub(crate) fn serve(stream: Stream, local: bool, shared: &Shared) {
         pid,
         session: &mut session,
         skip_to_sync: false,
+        statements: HashMap::new(),
+        portals: HashMap::new(),
+        reported: Vec::new(),
     };
     if conn.begin(&startup, local, secret).is_ok() {
         conn.run();
@@ -73,9 +83,18 @@ fn startup(wire: &mut Wire, shared: &Shared) -> Option<Startup> {
         };
         match m {
             F::SslNegotiation(SslNegotiationMetaMessage::PostgresSsl(_)) => {
-                wire.send(B::SslResponse(SslResponse::Refuse)).ok()?;
-                wire.flush().ok()?;
                 wire.ctx.awaiting_frontend_ssl = false;
+                match (&shared.config.tls, &wire.stream) {
+                    (Some(tls), Stream::Tcp(_)) => {
+                        wire.send(B::SslResponse(SslResponse::Accept)).ok()?;
+                        wire.flush().ok()?;
+                        wire.start_tls(tls.clone()).ok()?;
+                    }
+                    _ => {
+                        wire.send(B::SslResponse(SslResponse::Refuse)).ok()?;
+                        wire.flush().ok()?;
+                    }
+                }
             }
             F::SslNegotiation(SslNegotiationMetaMessage::PostgresGss(_)) => {
                 wire.send(B::GssEncResponse(
@@ -87,7 +106,7 @@ fn startup(wire: &mut Wire, shared: &Shared) -> Option<Startup> {
             }
             F::SslNegotiation(_) => wire.ctx.awaiting_frontend_ssl = false,
             F::CancelRequest(c) => {
-                if let SecretKey::I32(secret) = c.secret_key {
+                if let Some(secret) = c.secret_key.as_i32() {
                     shared.cancel(c.pid, secret);
                 }
                 return None;
@@ -138,6 +157,71 @@ struct Conn<'a> {
     /// After an error in the extended protocol, messages up to the next Sync are read
     /// and dropped.
     skip_to_sync: bool,
+    /// Prepared statements by name ("" is the unnamed one).
+    statements: HashMap<String, Arc<Statement>>,
+    /// Portals by name ("" is the unnamed one).
+    portals: HashMap<String, Portal>,
+    /// The settings whose changes the client is told of (ParameterStatus), as last
+    /// told.
+    reported: Vec<(&'static str, String)>,
+}
+
+/// The settings PostgreSQL reports to the client when they change (GUC_REPORT).
+const REPORTED: &[&str] = &[
+    "application_name",
+    "client_encoding",
+    "DateStyle",
+    "IntervalStyle",
+    "TimeZone",
+    "standard_conforming_strings",
+];
+
+fn reported(session: &Session) -> Vec<(&'static str, String)> {
+    let settings = session.client_settings();
+    REPORTED
+        .iter()
+        .map(|n| (*n, settings.get(n).unwrap_or_default()))
+        .collect()
+}
+
+/// The settings in a startup packet's `options`: `-c name=value` and `--name=value`.
+fn startup_options(options: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut words = options.split_whitespace();
+    while let Some(w) = words.next() {
+        let pair = if w == "-c" {
+            words.next()
+        } else if let Some(rest) = w.strip_prefix("-c") {
+            Some(rest)
+        } else {
+            w.strip_prefix("--")
+        };
+        if let Some((name, value)) = pair.and_then(|p| p.split_once('=')) {
+            out.push((name.replace('-', "_"), value.to_string()));
+        }
+    }
+    out
+}
+
+/// A statement of the extended protocol: prepared, with what Describe tells of it.
+struct Statement {
+    /// None for an empty query (Execute answers EmptyQueryResponse).
+    prepared: Option<Prepared>,
+    /// The types the client gave its parameters (0: none), as Parse sent them.
+    client_oids: Vec<u32>,
+    params: Vec<SqlType>,
+    columns: Vec<(String, SqlType)>,
+}
+
+/// A statement bound to values, run by Execute (at once in full; its rows are handed
+/// out as Execute's row limits ask).
+struct Portal {
+    statement: Arc<Statement>,
+    values: Vec<Value>,
+    /// Result column formats as Bind gave them.
+    formats: Vec<i16>,
+    /// After the first Execute: the rows not yet sent, and the tag to send after them.
+    pending: Option<(std::collections::VecDeque<Vec<Value>>, String, Vec<String>)>,
 }
 
 impl Conn<'_> {
@@ -156,6 +240,20 @@ impl Conn<'_> {
             )?;
             return Err(std::io::ErrorKind::InvalidData.into());
         }
+        // A newer minor version, or protocol options (`_pq_.*`), are answered with
+        // what this server speaks: 3.0 and no options.
+        let options: Vec<String> = startup
+            .parameters
+            .keys()
+            .filter(|k| k.starts_with("_pq_."))
+            .cloned()
+            .collect();
+        if startup.protocol_number_minor > 0 || !options.is_empty() {
+            self.wire
+                .send(B::NegotiateProtocolVersion(NegotiateProtocolVersion::new(
+                    0, options,
+                )))?;
+        }
         let Some(user) = startup.parameters.get("user").filter(|u| !u.is_empty()) else {
             fatal(
                 &mut self.wire,
@@ -166,6 +264,16 @@ impl Conn<'_> {
             )?;
             return Err(std::io::ErrorKind::InvalidData.into());
         };
+        if !local && self.shared.config.require_tls && !self.wire.stream.is_tls() {
+            fatal(
+                &mut self.wire,
+                SqlError::new(
+                    "28000",
+                    format!("connection for user \"{user}\" refused: this server requires TLS (sslmode=require)"),
+                ),
+            )?;
+            return Err(std::io::ErrorKind::PermissionDenied.into());
+        }
         let trusted = if local {
             self.shared.config.trust_local
         } else {
@@ -186,26 +294,54 @@ impl Conn<'_> {
             return Err(std::io::ErrorKind::PermissionDenied.into());
         }
         self.wire.send(B::Authentication(Authentication::Ok))?;
-        let application_name = startup
-            .parameters
-            .get("application_name")
-            .cloned()
-            .unwrap_or_default();
+        // The client's settings: its startup parameters, and `options` ("-c name=value"
+        // or "--name=value", space-separated).
+        let mut settings: Vec<(String, String)> = Vec::new();
+        for (name, value) in &startup.parameters {
+            match name.as_str() {
+                "user" | "database" => {}
+                n if n.starts_with("_pq_.") => {}
+                "replication" if !matches!(value.as_str(), "false" | "off" | "0" | "no") => {
+                    fatal(
+                        &mut self.wire,
+                        SqlError::new(
+                            code::FEATURE_NOT_SUPPORTED,
+                            "replication connections are not supported yet",
+                        ),
+                    )?;
+                    return Err(std::io::ErrorKind::Unsupported.into());
+                }
+                "replication" => {}
+                "options" => settings.extend(startup_options(value)),
+                _ => settings.push((name.clone(), value.clone())),
+            }
+        }
+        for (name, value) in settings {
+            if let Err(e) = self.session.set_setting(&name, &value) {
+                // A time zone other than UTC is not refused at startup (JDBC sends the
+                // JVM's): timestamps with time zone go out with their offset, and
+                // ParameterStatus tells the client the zone is UTC.
+                if name.eq_ignore_ascii_case("timezone") {
+                    continue;
+                }
+                fatal(&mut self.wire, e)?;
+                return Err(std::io::ErrorKind::InvalidInput.into());
+            }
+        }
         for (name, value) in [
             ("server_version", SERVER_VERSION.to_string()),
             ("server_encoding", "UTF8".into()),
-            ("client_encoding", "UTF8".into()),
-            ("DateStyle", "ISO, MDY".into()),
-            ("IntervalStyle", "postgres".into()),
-            ("TimeZone", "UTC".into()),
             ("integer_datetimes", "on".into()),
-            ("standard_conforming_strings", "on".into()),
             ("is_superuser", "on".into()),
             ("session_authorization", user.clone()),
-            ("application_name", application_name),
             ("default_transaction_read_only", "off".into()),
             ("in_hot_standby", "off".into()),
         ] {
+            self.wire
+                .send(B::ParameterStatus(ParameterStatus::new(name.into(), value)))?;
+        }
+        self.reported = reported(self.session);
+        for (name, value) in self.reported.clone() {
             self.wire
                 .send(B::ParameterStatus(ParameterStatus::new(name.into(), value)))?;
         }
@@ -218,6 +354,18 @@ impl Conn<'_> {
 
     /// ReadyForQuery with the session's transaction state.
     fn ready(&mut self) -> std::io::Result<()> {
+        if !self.reported.is_empty() {
+            let now = reported(self.session);
+            for (i, (name, value)) in now.iter().enumerate() {
+                if self.reported.get(i).is_none_or(|(_, v)| v != value) {
+                    self.wire.send(B::ParameterStatus(ParameterStatus::new(
+                        (*name).into(),
+                        value.clone(),
+                    )))?;
+                }
+            }
+            self.reported = now;
+        }
         let status = if self.session.in_failed_block() {
             TransactionStatus::Error
         } else if self.session.in_transaction_block() {
@@ -342,15 +490,28 @@ impl Conn<'_> {
         match m {
             F::Sync(_) => {
                 self.skip_to_sync = false;
-                self.ready()
+                // Portals end with their transaction.
+                if !self.session.in_transaction_block() {
+                    self.portals.clear();
+                }
+                return self.ready();
             }
-            F::Flush(_) => self.wire.flush(),
-            _ if self.skip_to_sync => Ok(()),
-            _ => {
-                let e = SqlError::new(
-                    code::FEATURE_NOT_SUPPORTED,
-                    "the extended query protocol is not supported yet",
-                );
+            F::Flush(_) => return self.wire.flush(),
+            _ if self.skip_to_sync => return Ok(()),
+            _ => {}
+        }
+        let result = match m {
+            F::Parse(p) => self.parse(p),
+            F::Bind(b) => self.bind(b),
+            F::Describe(d) => self.describe(d),
+            F::Execute(e) => self.execute(e),
+            F::Close(c) => self.close(c),
+            _ => Err(SqlError::new(code::PROTOCOL_VIOLATION, "unexpected message").into()),
+        };
+        match result {
+            Ok(()) => Ok(()),
+            Err(Failure::Io(e)) => Err(e),
+            Err(Failure::Sql(e)) => {
                 self.skip_to_sync = true;
                 self.wire
                     .send(B::ErrorResponse(ErrorResponse::new(error_fields(
@@ -359,6 +520,303 @@ impl Conn<'_> {
             }
         }
     }
+
+    fn parse(&mut self, p: Parse) -> Result<(), Failure> {
+        let name = p.name.unwrap_or_default();
+        if !name.is_empty() && self.statements.contains_key(&name) {
+            return Err(SqlError::new(
+                code::DUPLICATE_PSTATEMENT,
+                format!("prepared statement \"{name}\" already exists"),
+            )
+            .into());
+        }
+        let mut declared = Vec::with_capacity(p.type_oids.len());
+        for &o in &p.type_oids {
+            declared.push(match o {
+                0 => None,
+                o => Some(type_of_oid(o).ok_or_else(|| {
+                    SqlError::new(
+                        code::FEATURE_NOT_SUPPORTED,
+                        format!("parameters of the type with OID {o} are not supported"),
+                    )
+                })?),
+            });
+        }
+        let statement = if p.query.trim().trim_matches(';').trim().is_empty() {
+            Statement {
+                prepared: None,
+                client_oids: p.type_oids,
+                params: Vec::new(),
+                columns: Vec::new(),
+            }
+        } else {
+            let prepared = Prepared::with_types(&p.query, declared)?;
+            let described = self.session.describe(&prepared)?;
+            Statement {
+                prepared: Some(prepared),
+                client_oids: p.type_oids,
+                params: described.params,
+                columns: described.columns,
+            }
+        };
+        self.statements.insert(name, Arc::new(statement));
+        self.wire.send(B::ParseComplete(ParseComplete::new()))?;
+        Ok(())
+    }
+
+    fn bind(&mut self, b: Bind) -> Result<(), Failure> {
+        let name = b.statement_name.unwrap_or_default();
+        let statement = self.statements.get(&name).cloned().ok_or_else(|| {
+            SqlError::new(
+                code::UNDEFINED_PSTATEMENT,
+                format!("prepared statement \"{name}\" does not exist"),
+            )
+        })?;
+        let portal = b.portal_name.unwrap_or_default();
+        if !portal.is_empty() && self.portals.contains_key(&portal) {
+            return Err(
+                SqlError::new("42P03", format!("cursor \"{portal}\" already exists")).into(),
+            );
+        }
+        if b.parameters.len() != statement.params.len() {
+            return Err(SqlError::new(
+                code::PROTOCOL_VIOLATION,
+                format!(
+                    "bind message supplies {} parameters, but prepared statement \"{name}\" requires {}",
+                    b.parameters.len(),
+                    statement.params.len()
+                ),
+            )
+            .into());
+        }
+        let formats = &b.parameter_format_codes;
+        if formats.len() > 1 && formats.len() != b.parameters.len() {
+            return Err(SqlError::new(
+                code::PROTOCOL_VIOLATION,
+                format!(
+                    "bind message has {} parameter formats but {} parameters",
+                    formats.len(),
+                    b.parameters.len()
+                ),
+            )
+            .into());
+        }
+        let mut values = Vec::with_capacity(b.parameters.len());
+        for (i, bytes) in b.parameters.iter().enumerate() {
+            let binary = match format_of(formats, i) {
+                0 => false,
+                1 => true,
+                f => {
+                    return Err(SqlError::new(
+                        code::PROTOCOL_VIOLATION,
+                        format!("unsupported format code: {f}"),
+                    )
+                    .into())
+                }
+            };
+            let client_oid = statement.client_oids.get(i).copied().unwrap_or(0);
+            values.push(match bytes {
+                None => Value::Null,
+                Some(bytes) => decode_param(bytes, binary, client_oid, statement.params[i])
+                    .map_err(|e| {
+                        let mut e = e;
+                        e.message = format!("{} (parameter ${})", e.message, i + 1);
+                        e
+                    })?,
+            });
+        }
+        let columns = statement.columns.len();
+        let result_formats = b.result_column_format_codes;
+        if result_formats.len() > 1 && result_formats.len() != columns {
+            return Err(SqlError::new(
+                code::PROTOCOL_VIOLATION,
+                format!(
+                    "bind message has {} result formats but query has {columns} columns",
+                    result_formats.len()
+                ),
+            )
+            .into());
+        }
+        if let Some(f) = result_formats.iter().find(|f| !matches!(f, 0 | 1)) {
+            return Err(SqlError::new(
+                code::PROTOCOL_VIOLATION,
+                format!("unsupported format code: {f}"),
+            )
+            .into());
+        }
+        self.portals.insert(
+            portal,
+            Portal {
+                statement,
+                values,
+                formats: result_formats,
+                pending: None,
+            },
+        );
+        self.wire.send(B::BindComplete(BindComplete::new()))?;
+        Ok(())
+    }
+
+    fn describe(&mut self, d: Describe) -> Result<(), Failure> {
+        let name = d.name.unwrap_or_default();
+        match d.target_type {
+            b'S' => {
+                let s = self.statements.get(&name).ok_or_else(|| {
+                    SqlError::new(
+                        code::UNDEFINED_PSTATEMENT,
+                        format!("prepared statement \"{name}\" does not exist"),
+                    )
+                })?;
+                let types = s
+                    .params
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| match s.client_oids.get(i) {
+                        Some(&o) if o != 0 => o,
+                        _ => type_oid(*t),
+                    })
+                    .collect();
+                let columns = s.columns.clone();
+                self.wire
+                    .send(B::ParameterDescription(ParameterDescription::new(types)))?;
+                self.send_description(&columns, &[])?;
+            }
+            b'P' => {
+                let p = self.portals.get(&name).ok_or_else(|| no_portal(&name))?;
+                let (columns, formats) = (p.statement.columns.clone(), p.formats.clone());
+                self.send_description(&columns, &formats)?;
+            }
+            other => {
+                return Err(SqlError::new(
+                    code::PROTOCOL_VIOLATION,
+                    format!("invalid DESCRIBE message subtype {other}"),
+                )
+                .into())
+            }
+        }
+        Ok(())
+    }
+
+    fn send_description(
+        &mut self,
+        columns: &[(String, SqlType)],
+        formats: &[i16],
+    ) -> std::io::Result<()> {
+        if columns.is_empty() {
+            self.wire.send(B::NoData(NoData::new()))
+        } else {
+            self.wire
+                .send(B::RowDescription(row_description(columns, formats)))
+        }
+    }
+
+    fn execute(&mut self, e: Execute) -> Result<(), Failure> {
+        let name = e.name.unwrap_or_default();
+        let portal = self
+            .portals
+            .get_mut(&name)
+            .ok_or_else(|| no_portal(&name))?;
+        if portal.pending.is_none() {
+            let Some(prepared) = &portal.statement.prepared else {
+                self.wire
+                    .send(B::EmptyQueryResponse(EmptyQueryResponse::new()))?;
+                return Ok(());
+            };
+            let r = self.session.execute_prepared(prepared, &portal.values)?;
+            let notices = r.notices;
+            portal.pending = Some((r.rows.into(), r.tag, notices));
+        }
+        let Some((rows, tag, notices)) = portal.pending.as_mut() else {
+            return Ok(());
+        };
+        for n in std::mem::take(notices) {
+            send_notice(&mut self.wire, &n)?;
+        }
+        let limit = if e.max_rows > 0 {
+            e.max_rows as usize
+        } else {
+            usize::MAX
+        };
+        let columns = &portal.statement.columns;
+        let mut sent = 0usize;
+        while sent < limit {
+            let Some(row) = rows.pop_front() else { break };
+            self.wire
+                .send(B::DataRow(encode_row(&row, columns, &portal.formats)?))?;
+            sent += 1;
+        }
+        if rows.is_empty() {
+            let tag = tag.clone();
+            // The portal is used up: another Execute gives its tag again and no rows.
+            self.wire
+                .send(B::CommandComplete(CommandComplete::new(tag)))?;
+        } else {
+            self.wire.send(B::PortalSuspended(PortalSuspended::new()))?;
+        }
+        Ok(())
+    }
+
+    fn close(&mut self, c: Close) -> Result<(), Failure> {
+        let name = c.name.unwrap_or_default();
+        match c.target_type {
+            b'S' => {
+                self.statements.remove(&name);
+            }
+            b'P' => {
+                self.portals.remove(&name);
+            }
+            other => {
+                return Err(SqlError::new(
+                    code::PROTOCOL_VIOLATION,
+                    format!("invalid CLOSE message subtype {other}"),
+                )
+                .into())
+            }
+        }
+        self.wire.send(B::CloseComplete(CloseComplete::new()))?;
+        Ok(())
+    }
+}
+
+/// Why an extended-protocol message failed: the statement (an ErrorResponse, then
+/// messages skipped to Sync), or the connection.
+enum Failure {
+    Sql(SqlError),
+    Io(std::io::Error),
+}
+
+impl From<SqlError> for Failure {
+    fn from(e: SqlError) -> Self {
+        Failure::Sql(e)
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Self {
+        Failure::Io(e)
+    }
+}
+
+fn no_portal(name: &str) -> SqlError {
+    SqlError::new("34000", format!("portal \"{name}\" does not exist"))
+}
+
+/// A row in the formats Bind asked for.
+fn encode_row(
+    row: &[Value],
+    columns: &[(String, SqlType)],
+    formats: &[i16],
+) -> Result<DataRow, SqlError> {
+    let mut data = bytes::BytesMut::new();
+    for (i, v) in row.iter().enumerate() {
+        if format_of(formats, i) == 1 {
+            let ty = columns.get(i).map_or(SqlType::Text, |c| c.1);
+            put_cell(&mut data, encode_binary(v, ty)?.as_deref());
+        } else {
+            put_cell(&mut data, encode_text(v).as_deref().map(str::as_bytes));
+        }
+    }
+    Ok(DataRow::new(data, row.len() as i16))
 }
 
 /// Sends a statement's rows (if it returns rows: RowDescription unless `formats` says

@@ -51,6 +51,10 @@ pub struct ServerConfig {
     /// Let TCP clients in without a password too (for tests and benchmarks on a
     /// private machine; `walden serve --trust`).
     pub trust_tcp: bool,
+    /// TLS for TCP clients that ask for it (`sslmode=require`), from [`tls_config`].
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// Refuse TCP clients that do not use TLS (pg_hba's `hostssl`).
+    pub require_tls: bool,
 }
 
 impl Default for ServerConfig {
@@ -63,8 +67,48 @@ impl Default for ServerConfig {
             startup_timeout: Duration::from_secs(60),
             trust_local: false,
             trust_tcp: false,
+            tls: None,
+            require_tls: false,
         }
     }
+}
+
+/// A TLS configuration from a certificate chain and its private key, both PEM files
+/// (as PostgreSQL's ssl_cert_file and ssl_key_file).
+pub fn tls_config(
+    cert: &std::path::Path,
+    key: &std::path::Path,
+) -> io::Result<Arc<rustls::ServerConfig>> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let read = |p: &std::path::Path| {
+        std::fs::read(p).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", p.display())))
+    };
+    let invalid = |p: &std::path::Path, why: String| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}: {why}", p.display()),
+        )
+    };
+    let cert_pem = read(cert)?;
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&cert_pem)
+        .collect::<Result<_, _>>()
+        .map_err(|e| invalid(cert, format!("not a PEM certificate chain: {e:?}")))?;
+    if chain.is_empty() {
+        return Err(invalid(cert, "no certificate in the file".into()));
+    }
+    let key_pem = read(key)?;
+    let key_der = PrivateKeyDer::from_pem_slice(&key_pem)
+        .map_err(|e| invalid(key, format!("not a PEM private key: {e:?}")))?;
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| io::Error::other(e.to_string()))?
+    .with_no_client_auth()
+    .with_single_cert(chain, key_der)
+    .map_err(|e| invalid(key, format!("does not go with the certificate: {e}")))?;
+    Ok(Arc::new(config))
 }
 
 /// What every connection shares.

@@ -8,12 +8,17 @@ use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use bytes::BytesMut;
-use pgwire::messages::{DecodeContext, PgWireBackendMessage, PgWireFrontendMessage};
+use pgwire::messages::{
+    DecodeContext, PgWireBackendMessage, PgWireFrontendMessage, ProtocolVersion,
+};
 
 /// A client's stream.
 pub(crate) enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    Tls(Box<rustls::StreamOwned<rustls::ServerConnection, TcpStream>>),
+    /// In the middle of becoming another (never read or written).
+    Gone,
 }
 
 impl Stream {
@@ -21,8 +26,18 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.set_read_timeout(t),
             Stream::Unix(s) => s.set_read_timeout(t),
+            Stream::Tls(s) => s.sock.set_read_timeout(t),
+            Stream::Gone => Ok(()),
         }
     }
+
+    pub fn is_tls(&self) -> bool {
+        matches!(self, Stream::Tls(_))
+    }
+}
+
+fn gone() -> io::Error {
+    io::Error::new(io::ErrorKind::NotConnected, "stream closed")
 }
 
 impl Read for Stream {
@@ -30,6 +45,8 @@ impl Read for Stream {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
+            Stream::Gone => Err(gone()),
         }
     }
 }
@@ -39,12 +56,16 @@ impl Write for Stream {
         match self {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
+            Stream::Gone => Err(gone()),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.flush(),
             Stream::Unix(s) => s.flush(),
+            Stream::Tls(s) => s.flush(),
+            Stream::Gone => Err(gone()),
         }
     }
 }
@@ -87,7 +108,9 @@ impl Wire {
             stream,
             inbuf: BytesMut::with_capacity(8192),
             outbuf: BytesMut::with_capacity(8192),
-            ctx: DecodeContext::default(),
+            // Protocol 3.0 (cancel keys of four bytes); a client asking for a newer
+            // minor version is told 3.0 at startup.
+            ctx: DecodeContext::new(ProtocolVersion::PROTOCOL3_0),
             max_message,
         })
     }
@@ -99,11 +122,8 @@ impl Wire {
         check: &mut dyn FnMut() -> bool,
     ) -> Result<PgWireFrontendMessage, WireError> {
         loop {
-            self.check_length()?;
-            match PgWireFrontendMessage::decode(&mut self.inbuf, &self.ctx) {
-                Ok(Some(m)) => return Ok(m),
-                Ok(None) => {}
-                Err(e) => return Err(WireError::Malformed(e.to_string())),
+            if let Some(m) = self.next_message()? {
+                return Ok(m);
             }
             // Send what is written before waiting for the client.
             self.flush()?;
@@ -128,13 +148,16 @@ impl Wire {
         }
     }
 
-    /// Refuses a message whose length word is past the limit before its bytes are
-    /// read (or negative: lengths are signed 32-bit words that count themselves).
-    fn check_length(&self) -> Result<(), WireError> {
+    /// The first whole message received, if there is one. Its length word is checked
+    /// against the limit before its bytes are awaited; then the message's own bytes
+    /// alone, checked against its layout, are decoded (pgwire's decoders read past a
+    /// message whose counts or lengths lie, into the next one, or panic at the end of
+    /// the buffer).
+    fn next_message(&mut self) -> Result<Option<PgWireFrontendMessage>, WireError> {
         let startup = self.ctx.awaiting_frontend_startup || self.ctx.awaiting_frontend_ssl;
         let at = if startup { 0 } else { 1 };
         let Some(word) = self.inbuf.get(at..at + 4) else {
-            return Ok(());
+            return Ok(None);
         };
         let len = i32::from_be_bytes([word[0], word[1], word[2], word[3]]);
         if len < 4 {
@@ -147,6 +170,58 @@ impl Wire {
         if len as usize > max {
             return Err(WireError::TooLarge(len as usize));
         }
+        let total = at + len as usize;
+        if self.inbuf.len() < total {
+            return Ok(None);
+        }
+        let mut frame = if startup && self.ctx.awaiting_frontend_ssl {
+            // The SSL check looks at the first bytes only and leaves them in place.
+            self.inbuf.clone().split_to(total)
+        } else {
+            self.inbuf.split_to(total)
+        };
+        if !startup {
+            check_layout(frame[0], &frame[5..]).map_err(WireError::Malformed)?;
+        }
+        match PgWireFrontendMessage::decode(&mut frame, &self.ctx) {
+            Ok(Some(m)) => {
+                if startup && self.ctx.awaiting_frontend_ssl {
+                    // Consumed only if it was an SSL or GSS request (the same length).
+                    if !matches!(
+                        m,
+                        PgWireFrontendMessage::SslNegotiation(
+                            pgwire::messages::SslNegotiationMetaMessage::None
+                        )
+                    ) {
+                        let _ = self.inbuf.split_to(total);
+                    }
+                }
+                Ok(Some(m))
+            }
+            Ok(None) => Err(WireError::Malformed("incomplete message".into())),
+            Err(e) => Err(WireError::Malformed(e.to_string())),
+        }
+    }
+
+    /// Turns a TCP stream into TLS (after the client's SSLRequest was accepted). Bytes
+    /// the client sent after its SSLRequest and before the handshake are refused: they
+    /// would be taken as if encrypted (CVE-2021-23214).
+    pub fn start_tls(&mut self, config: std::sync::Arc<rustls::ServerConfig>) -> io::Result<()> {
+        if !self.inbuf.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "unencrypted data after SSL request",
+            ));
+        }
+        let Stream::Tcp(tcp) = std::mem::replace(&mut self.stream, Stream::Gone) else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "TLS is offered on TCP connections only",
+            ));
+        };
+        let conn =
+            rustls::ServerConnection::new(config).map_err(|e| io::Error::other(e.to_string()))?;
+        self.stream = Stream::Tls(Box::new(rustls::StreamOwned::new(conn, tcp)));
         Ok(())
     }
 
@@ -179,4 +254,103 @@ fn is_disconnect(e: &io::Error) -> bool {
             | io::ErrorKind::BrokenPipe
             | io::ErrorKind::UnexpectedEof
     )
+}
+
+/// Checks that a message's body has the layout its type says, every count and length
+/// inside it (so that decoding reads exactly the body, and nothing past it).
+fn check_layout(kind: u8, body: &[u8]) -> Result<(), String> {
+    let mut r = Layout { body, at: 0 };
+    match kind {
+        // Query, CopyFail: a string.
+        b'Q' | b'f' => r.cstring()?,
+        // Parse: name, query, parameter types.
+        b'P' => {
+            r.cstring()?;
+            r.cstring()?;
+            let n = r.u16()?;
+            r.skip(4 * n as usize)?;
+        }
+        // Bind: portal, statement, formats, parameters, result formats.
+        b'B' => {
+            r.cstring()?;
+            r.cstring()?;
+            let n = r.u16()?;
+            r.skip(2 * n as usize)?;
+            let params = r.u16()?;
+            for _ in 0..params {
+                let len = r.i32()?;
+                if len < -1 {
+                    return Err(format!("invalid parameter length {len}"));
+                }
+                if len > 0 {
+                    r.skip(len as usize)?;
+                }
+            }
+            let n = r.u16()?;
+            r.skip(2 * n as usize)?;
+        }
+        // Describe, Close: a kind byte and a name.
+        b'D' | b'C' => {
+            r.skip(1)?;
+            r.cstring()?;
+        }
+        // Execute: a portal and a row count.
+        b'E' => {
+            r.cstring()?;
+            r.skip(4)?;
+        }
+        // Sync, Flush, Terminate, CopyDone: nothing.
+        b'S' | b'H' | b'X' | b'c' => {}
+        // CopyData, and the password family (read by its own rules later): any bytes.
+        b'd' | b'p' => r.at = body.len(),
+        other => return Err(format!("invalid frontend message type {other}")),
+    }
+    if r.at != body.len() {
+        return Err(format!(
+            "message of type '{}' has {} bytes more than its contents",
+            kind as char,
+            body.len() - r.at
+        ));
+    }
+    Ok(())
+}
+
+struct Layout<'a> {
+    body: &'a [u8],
+    at: usize,
+}
+
+impl Layout<'_> {
+    fn skip(&mut self, n: usize) -> Result<(), String> {
+        if self.body.len() - self.at < n {
+            return Err("message contents end early".into());
+        }
+        self.at += n;
+        Ok(())
+    }
+    fn cstring(&mut self) -> Result<(), String> {
+        match self.body[self.at..].iter().position(|&b| b == 0) {
+            Some(i) => {
+                self.at += i + 1;
+                Ok(())
+            }
+            None => Err("string without its terminator".into()),
+        }
+    }
+    fn u16(&mut self) -> Result<u16, String> {
+        let b = self
+            .body
+            .get(self.at..self.at + 2)
+            .ok_or("message contents end early")?;
+        self.at += 2;
+        Ok(u16::from_be_bytes([b[0], b[1]]))
+    }
+    fn i32(&mut self) -> Result<i32, String> {
+        let b = self
+            .body
+            .get(self.at..self.at + 4)
+            .ok_or("message contents end early")?;
+        self.at += 4;
+        Ok(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
 }

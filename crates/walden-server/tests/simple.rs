@@ -35,11 +35,9 @@ fn connect(server: &Server) -> postgres::Client {
 fn cells(msgs: &[postgres::SimpleQueryMessage]) -> Vec<Vec<Option<String>>> {
     msgs.iter()
         .filter_map(|m| match m {
-            postgres::SimpleQueryMessage::Row(r) => Some(
-                (0..r.len())
-                    .map(|i| r.get(i).map(str::to_string))
-                    .collect(),
-            ),
+            postgres::SimpleQueryMessage::Row(r) => {
+                Some((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect())
+            }
             _ => None,
         })
         .collect()
@@ -49,9 +47,14 @@ fn cells(msgs: &[postgres::SimpleQueryMessage]) -> Vec<Vec<Option<String>>> {
 fn simple_queries_errors_and_transactions() {
     let (_dir, db, server) = start(ServerConfig::default());
     let mut c = connect(&server);
-    c.batch_execute("create table t (a int primary key, b text); insert into t values (1, 'x'), (2, null)")
-        .expect("batch");
-    let rows = cells(&c.simple_query("select a, b, a > 1 from t order by a").expect("select"));
+    c.batch_execute(
+        "create table t (a int primary key, b text); insert into t values (1, 'x'), (2, null)",
+    )
+    .expect("batch");
+    let rows = cells(
+        &c.simple_query("select a, b, a > 1 from t order by a")
+            .expect("select"),
+    );
     assert_eq!(
         rows,
         vec![
@@ -61,7 +64,9 @@ fn simple_queries_errors_and_transactions() {
     );
     // An error carries its SQLSTATE and position (counted from the query's start, past
     // the statement before it).
-    let e = c.simple_query("select 1; select nosuch from t").expect_err("fails");
+    let e = c
+        .simple_query("select 1; select nosuch from t")
+        .expect_err("fails");
     let db_error = e.as_db_error().expect("a server error");
     assert_eq!(db_error.code().code(), "42703");
     assert_eq!(
@@ -69,7 +74,8 @@ fn simple_queries_errors_and_transactions() {
         Some(&postgres::error::ErrorPosition::Original(18))
     );
     // A failed block refuses statements until ROLLBACK; the rows written in it are gone.
-    c.batch_execute("begin; insert into t values (3, 'y')").expect("begin");
+    c.batch_execute("begin; insert into t values (3, 'y')")
+        .expect("begin");
     assert!(c.batch_execute("select 1/0").is_err());
     let e = c.batch_execute("select 1").expect_err("aborted block");
     assert_eq!(e.code().map(|c| c.code()), Some("25P02"));
@@ -78,7 +84,9 @@ fn simple_queries_errors_and_transactions() {
     assert_eq!(rows, vec![vec![Some("2".into())]]);
     // A second connection sees committed rows, and a unique violation is 23505.
     let mut d = connect(&server);
-    let e = d.batch_execute("insert into t values (1, 'dup')").expect_err("duplicate");
+    let e = d
+        .batch_execute("insert into t values (1, 'dup')")
+        .expect_err("duplicate");
     assert_eq!(e.code().map(|c| c.code()), Some("23505"));
     drop((c, d));
     server.shutdown();
@@ -122,7 +130,8 @@ fn too_many_connections_are_refused_with_53300() {
 /// A startup packet, then `tail` raw.
 fn raw_session(port: u16, tail: &[u8]) -> Vec<u8> {
     let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(5))).expect("timeout");
+    s.set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
     let mut body = Vec::new();
     body.extend_from_slice(&196608i32.to_be_bytes());
     body.extend_from_slice(b"user\0raw\0\0");
@@ -152,7 +161,10 @@ fn malformed_and_oversized_messages_close_only_their_connection() {
         let out = raw_session(port, &tail);
         // The server answered the startup (R ... Z) and then a FATAL 08P01.
         let text = String::from_utf8_lossy(&out);
-        assert!(text.contains("FATAL") && text.contains("08P01"), "{tail:?}: {text}");
+        assert!(
+            text.contains("FATAL") && text.contains("08P01"),
+            "{tail:?}: {text}"
+        );
     }
     // A query with no terminator inside its length.
     let mut q = b"Q".to_vec();
@@ -183,4 +195,71 @@ fn shutdown_ends_sessions_and_rolls_back() {
     let mut s = walden_sql::Session::new(&db);
     let r = s.execute_one("select count(*) from t").expect("count");
     assert_eq!(r.rows, vec![vec![walden::Value::Int8(0)]]);
+}
+
+#[test]
+fn a_cancel_request_stops_the_running_statement() {
+    let (_dir, _db, server) = start(ServerConfig::default());
+    let mut c = connect(&server);
+    let token = c.cancel_token();
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        token
+            .cancel_query(postgres::NoTls)
+            .expect("cancel request sent");
+    });
+    let e = c
+        .simple_query("select count(*) from generate_series(1, 2000000000)")
+        .expect_err("canceled");
+    assert_eq!(e.code().map(|c| c.code()), Some("57014"));
+    canceller.join().expect("thread");
+    // The connection goes on; a wrong key cancels nothing.
+    let rows = cells(&c.simple_query("select 1").expect("after cancel"));
+    assert_eq!(rows, vec![vec![Some("1".into())]]);
+    // statement_timeout, set by SET, ends a statement with its own message.
+    c.batch_execute("set statement_timeout = '100ms'")
+        .expect("set");
+    let e = c
+        .simple_query("select count(*) from generate_series(1, 2000000000)")
+        .expect_err("timed out");
+    let db_error = e.as_db_error().expect("server error");
+    assert_eq!(
+        (db_error.code().code(), db_error.message()),
+        ("57014", "canceling statement due to statement timeout")
+    );
+    server.shutdown();
+}
+
+#[test]
+fn startup_parameters_and_parameter_status() {
+    let (_dir, _db, server) = start(ServerConfig::default());
+    let port = server.local_addr().expect("tcp").port();
+    let mut c = postgres::Client::connect(
+        &format!(
+            "host=127.0.0.1 port={port} user=tester application_name=walden-test options='-c statement_timeout=5s'"
+        ),
+        postgres::NoTls,
+    )
+    .expect("connects");
+    let rows = cells(
+        &c.simple_query("show application_name; show statement_timeout; show server_version")
+            .expect("show"),
+    );
+    assert_eq!(
+        rows,
+        vec![
+            vec![Some("walden-test".into())],
+            vec![Some("5s".into())],
+            vec![Some("15.0".into())]
+        ]
+    );
+    // A startup value Walden cannot honour ends the connection with its error.
+    let e = postgres::Client::connect(
+        &format!("host=127.0.0.1 port={port} user=tester options='-c DateStyle=German'"),
+        postgres::NoTls,
+    )
+    .err()
+    .expect("refused");
+    assert_eq!(e.code().map(|c| c.code()), Some("0A000"));
+    server.shutdown();
 }

@@ -337,7 +337,7 @@ fn chart_data(rows: &[KeysRow]) -> Result<ChartData, ChartError> {
             "WAL per part, by key type (rows = {})",
             format_count(loaded)
         ),
-        groups: parts,
+        groups: parts.iter().map(|p| p.to_string()).collect(),
         series,
         legend_width: 270,
     })

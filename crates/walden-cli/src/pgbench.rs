@@ -1,0 +1,522 @@
+//! `walden bench pgbench`: PostgreSQL's own pgbench, unmodified, against `walden serve`
+//! (in this process, on a Unix socket) and against throwaway PostgreSQL 15 clusters in
+//! the same run: `pgbench -i` (timed), then the chosen script at each client count, a
+//! CHECKPOINT before each run. Reported per run: transactions per second, average and
+//! 99th-percentile latency (from pgbench's per-transaction log), and per transaction
+//! the WAL bytes (Walden: its accounting of bytes written to the WAL files; PostgreSQL:
+//! the insert position's advance), page images and WAL fsyncs (PostgreSQL:
+//! `pg_stat_wal`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+use serde_json::json;
+use walden::{Database, Options, StatsSnapshot};
+use walden_server::{Server, ServerConfig};
+
+use crate::postgres::{find_bindir, Cluster};
+use crate::CliError;
+use std::io::Write;
+
+#[derive(clap::Args)]
+pub struct PgbenchArgs {
+    /// pgbench's scale factor (100,000 accounts each).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    scale: u32,
+    /// Client counts, one run each.
+    #[arg(long, value_delimiter = ',', default_value = "1,8,32")]
+    clients: Vec<u32>,
+    /// Seconds per run.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..=86400))]
+    duration: u32,
+    /// pgbench's built-in script: tpcb-like, simple-update or select-only.
+    #[arg(long, default_value = "tpcb-like")]
+    script: String,
+    /// pgbench's query protocol: simple, extended or prepared.
+    #[arg(long, default_value = "simple")]
+    protocol: String,
+    /// PostgreSQL: auto (use it if installed), off, or the server's bin directory.
+    #[arg(long, default_value = "auto")]
+    postgres: String,
+    /// PostgreSQL configurations beside Walden: fpw-on (full_page_writes on, the
+    /// default) and fpw-off.
+    #[arg(long, value_delimiter = ',', default_value = "fpw-on,fpw-off")]
+    postgres_configs: Vec<String>,
+    /// Write pgbench.json and pgbench.svg/png (WAL per transaction) here.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+/// One target's figures.
+#[derive(Debug, Clone)]
+struct Target {
+    name: String,
+    init_secs: f64,
+    runs: Vec<Run>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    clients: u32,
+    transactions: u64,
+    failed: u64,
+    tps: f64,
+    latency_avg_ms: f64,
+    latency_p99_ms: f64,
+    wal_bytes: u64,
+    page_images: u64,
+    wal_fsyncs: u64,
+}
+
+impl Run {
+    fn per_txn(&self, n: u64) -> f64 {
+        n as f64 / self.transactions.max(1) as f64
+    }
+}
+
+fn fail(what: impl std::fmt::Display) -> CliError {
+    CliError::io("bench pgbench", std::io::Error::other(what.to_string()))
+}
+
+/// Where a server listens, for pgbench's -h/-p/-U.
+struct Endpoint {
+    host: PathBuf,
+    port: u16,
+    user: String,
+    dbname: String,
+}
+
+/// Runs pgbench with `args` against `at`; its standard output (an error with its
+/// output when it fails).
+fn pgbench(bin: &Path, at: &Endpoint, args: &[String], cwd: &Path) -> Result<String, CliError> {
+    let out = Command::new(bin)
+        .arg("-h")
+        .arg(&at.host)
+        .args(["-p", &at.port.to_string(), "-U", &at.user])
+        .args(args)
+        .arg(&at.dbname)
+        .current_dir(cwd)
+        .env_remove("PGOPTIONS")
+        .env_remove("PGSERVICE")
+        .output()
+        .map_err(|e| CliError::io(format!("running {}", bin.display()), e))?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    if !out.status.success() {
+        return Err(fail(format!(
+            "pgbench {} failed:\n{stdout}{}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    Ok(stdout)
+}
+
+/// A number after `key` on a line of pgbench's report ("tps = 123.4 (without …)").
+fn reported(out: &str, key: &str) -> Option<f64> {
+    out.lines().find_map(|l| {
+        let rest = l.trim().strip_prefix(key)?;
+        let rest = rest.trim_start_matches([' ', '=', ':']);
+        rest.split_whitespace().next()?.parse().ok()
+    })
+}
+
+/// The 99th percentile of the latencies (µs, the third field) in pgbench's
+/// per-transaction logs `prefix.*` under `dir`, in milliseconds; the logs are removed.
+fn p99_from_logs(dir: &Path, prefix: &str) -> Result<f64, CliError> {
+    let mut latencies: Vec<u64> = Vec::new();
+    let entries = std::fs::read_dir(dir).map_err(|e| CliError::io("reading pgbench logs", e))?;
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.starts_with(prefix) {
+            continue;
+        }
+        let text = std::fs::read_to_string(e.path())
+            .map_err(|err| CliError::io(format!("reading {name}"), err))?;
+        latencies.extend(
+            text.lines()
+                .filter_map(|l| l.split_whitespace().nth(2)?.parse::<u64>().ok()),
+        );
+        let _ = std::fs::remove_file(e.path());
+    }
+    if latencies.is_empty() {
+        return Err(fail("pgbench wrote no transaction log"));
+    }
+    latencies.sort_unstable();
+    let at = ((latencies.len() as f64) * 0.99).ceil() as usize;
+    Ok(latencies[at.saturating_sub(1).min(latencies.len() - 1)] as f64 / 1000.0)
+}
+
+/// What a target measures around a run.
+trait Counters {
+    fn checkpoint(&self) -> Result<(), CliError>;
+    /// WAL bytes, page images, WAL fsyncs so far.
+    fn counters(&self) -> Result<(u64, u64, u64), CliError>;
+}
+
+struct WaldenCounters(Database);
+
+fn walden_counts(s: &StatsSnapshot) -> (u64, u64, u64) {
+    (s.wal_bytes_written, s.page_images, s.wal_fsyncs)
+}
+
+impl Counters for WaldenCounters {
+    fn checkpoint(&self) -> Result<(), CliError> {
+        Ok(self.0.checkpoint()?)
+    }
+    fn counters(&self) -> Result<(u64, u64, u64), CliError> {
+        Ok(walden_counts(&self.0.stats()))
+    }
+}
+
+impl Counters for Cluster {
+    fn checkpoint(&self) -> Result<(), CliError> {
+        self.query("checkpoint")?;
+        Ok(())
+    }
+    fn counters(&self) -> Result<(u64, u64, u64), CliError> {
+        let out = self.query(
+            "select pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint, wal_fpi, wal_sync from pg_stat_wal",
+        )?;
+        let fields: Vec<u64> = out
+            .trim()
+            .split('|')
+            .filter_map(|f| f.trim().parse().ok())
+            .collect();
+        match fields.as_slice() {
+            [w, p, s] => Ok((*w, *p, *s)),
+            _ => Err(fail(format!("unexpected pg_stat_wal output {out:?}"))),
+        }
+    }
+}
+
+/// Initializes and runs every client count against one target.
+fn bench_target(
+    args: &PgbenchArgs,
+    name: &str,
+    bin: &Path,
+    at: &Endpoint,
+    counters: &dyn Counters,
+    scratch: &Path,
+) -> Result<Target, CliError> {
+    let started = Instant::now();
+    pgbench(
+        bin,
+        at,
+        &[
+            "-i".into(),
+            "-q".into(),
+            "-s".into(),
+            args.scale.to_string(),
+        ],
+        scratch,
+    )?;
+    let init_secs = started.elapsed().as_secs_f64();
+    eprintln!("{name}: pgbench -i -s {} in {init_secs:.1} s", args.scale);
+    let mut runs = Vec::new();
+    for &clients in &args.clients {
+        counters.checkpoint()?;
+        let before = counters.counters()?;
+        let prefix = format!("pgbench_log_{}", name.replace('/', "_"));
+        let out = pgbench(
+            bin,
+            at,
+            &[
+                "-n".into(),
+                "-b".into(),
+                args.script.clone(),
+                "-M".into(),
+                args.protocol.clone(),
+                "-c".into(),
+                clients.to_string(),
+                "-j".into(),
+                clients.min(available_threads()).to_string(),
+                "-T".into(),
+                args.duration.to_string(),
+                "-l".into(),
+                "--log-prefix".into(),
+                prefix.clone(),
+            ],
+            scratch,
+        )?;
+        let after = counters.counters()?;
+        let transactions = reported(&out, "number of transactions actually processed")
+            .ok_or_else(|| fail(format!("no transaction count in pgbench's report:\n{out}")))?
+            as u64;
+        let run = Run {
+            clients,
+            transactions,
+            failed: reported(&out, "number of failed transactions").unwrap_or(0.0) as u64,
+            tps: reported(&out, "tps").ok_or_else(|| fail(format!("no tps in:\n{out}")))?,
+            latency_avg_ms: reported(&out, "latency average").unwrap_or(f64::NAN),
+            latency_p99_ms: p99_from_logs(scratch, &prefix)?,
+            wal_bytes: after.0.saturating_sub(before.0),
+            page_images: after.1.saturating_sub(before.1),
+            wal_fsyncs: after.2.saturating_sub(before.2),
+        };
+        eprintln!(
+            "{name}: {clients} clients: {:.0} tps, {:.0} WAL bytes per transaction",
+            run.tps,
+            run.per_txn(run.wal_bytes)
+        );
+        runs.push(run);
+    }
+    Ok(Target {
+        name: name.to_string(),
+        init_secs,
+        runs,
+    })
+}
+
+fn available_threads() -> u32 {
+    std::thread::available_parallelism().map_or(2, |n| n.get() as u32)
+}
+
+pub fn run(args: &PgbenchArgs) -> Result<ExitCode, CliError> {
+    if !matches!(
+        args.script.as_str(),
+        "tpcb-like" | "simple-update" | "select-only"
+    ) {
+        return Err(fail(format!(
+            "unknown script {:?}: tpcb-like, simple-update or select-only",
+            args.script
+        )));
+    }
+    if !matches!(args.protocol.as_str(), "simple" | "extended" | "prepared") {
+        return Err(fail(format!(
+            "unknown protocol {:?}: simple, extended or prepared",
+            args.protocol
+        )));
+    }
+    if args.clients.is_empty() || args.clients.iter().any(|&c| c == 0 || c > 1000) {
+        return Err(fail("--clients takes counts from 1 to 1000"));
+    }
+    let bindir = match args.postgres.as_str() {
+        "off" | "auto" => find_bindir(None),
+        dir => Some(
+            find_bindir(Some(Path::new(dir)))
+                .ok_or_else(|| fail(format!("no PostgreSQL server in {dir}")))?,
+        ),
+    };
+    // pgbench itself comes with PostgreSQL's client tools.
+    let bin = bindir
+        .as_ref()
+        .map(|b| b.join("pgbench"))
+        .filter(|p| p.exists())
+        .ok_or_else(|| fail("pgbench not found: run scripts/install-postgres.sh"))?;
+    let scratch = std::env::temp_dir().join(format!("walden-bench-pgbench-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch)
+        .map_err(|e| CliError::io("creating a scratch directory", e))?;
+    let result = (|| {
+        let mut targets = Vec::new();
+        // Walden: a fresh database served on a Unix socket in the scratch directory.
+        let db = Database::open_or_create(scratch.join("walden"), Options::default())?;
+        let server = Server::start(
+            db.clone(),
+            ServerConfig {
+                listen: None,
+                socket_dir: Some(scratch.clone()),
+                trust_local: true,
+                max_connections: 1100,
+                ..ServerConfig::default()
+            },
+        )
+        .map_err(|e| CliError::io("starting walden serve", e))?;
+        let at = Endpoint {
+            host: scratch.clone(),
+            port: 5433,
+            user: "walden".into(),
+            dbname: "walden".into(),
+        };
+        let walden = bench_target(
+            args,
+            "walden",
+            &bin,
+            &at,
+            &WaldenCounters(db.clone()),
+            &scratch,
+        );
+        server.shutdown();
+        db.close()?;
+        targets.push(walden?);
+        if args.postgres != "off" {
+            let bindir = bindir.clone().ok_or_else(|| fail("PostgreSQL not found"))?;
+            for config in &args.postgres_configs {
+                let fpw = match config.as_str() {
+                    "fpw-on" => "on",
+                    "fpw-off" => "off",
+                    other => {
+                        return Err(fail(format!(
+                            "unknown PostgreSQL configuration {other:?}: fpw-on or fpw-off"
+                        )))
+                    }
+                };
+                let cluster = Cluster::start(
+                    &bindir,
+                    &[("full_page_writes", fpw), ("wal_compression", "off")],
+                )?;
+                let at = Endpoint {
+                    host: cluster.socket_dir().to_path_buf(),
+                    port: cluster.port(),
+                    user: "postgres".into(),
+                    dbname: "postgres".into(),
+                };
+                let t = bench_target(
+                    args,
+                    &format!("postgres/{config}"),
+                    &bin,
+                    &at,
+                    &cluster,
+                    &scratch,
+                );
+                let _ = cluster.stop();
+                targets.push(t?);
+            }
+        }
+        Ok::<_, CliError>(targets)
+    })();
+    let _ = std::fs::remove_dir_all(&scratch);
+    let targets = result?;
+    report(args, &targets)?;
+    if let Some(dir) = &args.out {
+        write_outputs(args, dir, &targets)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn report(args: &PgbenchArgs, targets: &[Target]) -> Result<(), CliError> {
+    let mut stdout = std::io::stdout();
+    outln!(
+        stdout,
+        "bench pgbench: scale {}, {} script, -M {}, {} s per run, CHECKPOINT before each",
+        args.scale,
+        args.script,
+        args.protocol,
+        args.duration
+    )?;
+    let mut table = comfy_table::Table::new();
+    table.set_header(vec![
+        "target",
+        "clients",
+        "tps",
+        "failed",
+        "latency avg (ms)",
+        "p99 (ms)",
+        "WAL B/txn",
+        "page images/txn",
+        "WAL fsyncs/txn",
+    ]);
+    for t in targets {
+        for r in &t.runs {
+            table.add_row(vec![
+                t.name.clone(),
+                r.clients.to_string(),
+                format!("{:.0}", r.tps),
+                r.failed.to_string(),
+                format!("{:.3}", r.latency_avg_ms),
+                format!("{:.3}", r.latency_p99_ms),
+                format!("{:.0}", r.per_txn(r.wal_bytes)),
+                format!("{:.3}", r.per_txn(r.page_images)),
+                format!("{:.3}", r.per_txn(r.wal_fsyncs)),
+            ]);
+        }
+    }
+    outln!(stdout, "{table}")?;
+    for t in targets {
+        outln!(
+            stdout,
+            "{}: pgbench -i -s {}: {:.2} s",
+            t.name,
+            args.scale,
+            t.init_secs
+        )?;
+    }
+    // Walden against each PostgreSQL configuration.
+    if let Some(w) = targets.first() {
+        for p in &targets[1..] {
+            for (wr, pr) in w.runs.iter().zip(&p.runs) {
+                outln!(
+                    stdout,
+                    "walden vs {} at {} clients: tps {:.2}x, WAL per transaction 1/{:.1}",
+                    p.name,
+                    wr.clients,
+                    wr.tps / pr.tps.max(f64::MIN_POSITIVE),
+                    pr.per_txn(pr.wal_bytes) / wr.per_txn(wr.wal_bytes).max(f64::MIN_POSITIVE)
+                )?;
+            }
+            outln!(
+                stdout,
+                "walden vs {}: pgbench -i {:.2}x the time",
+                p.name,
+                w.init_secs / p.init_secs.max(f64::MIN_POSITIVE)
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn write_outputs(args: &PgbenchArgs, dir: &Path, targets: &[Target]) -> Result<(), CliError> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| CliError::io(format!("creating {}", dir.display()), e))?;
+    let doc = json!({
+        "scale": args.scale,
+        "script": args.script,
+        "protocol": args.protocol,
+        "duration_secs": args.duration,
+        "targets": targets.iter().map(|t| json!({
+            "name": t.name,
+            "init_secs": t.init_secs,
+            "runs": t.runs.iter().map(|r| json!({
+                "clients": r.clients,
+                "transactions": r.transactions,
+                "failed": r.failed,
+                "tps": r.tps,
+                "latency_avg_ms": r.latency_avg_ms,
+                "latency_p99_ms": r.latency_p99_ms,
+                "wal_bytes_per_txn": r.per_txn(r.wal_bytes),
+                "page_images_per_txn": r.per_txn(r.page_images),
+                "wal_fsyncs_per_txn": r.per_txn(r.wal_fsyncs),
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    });
+    let text = serde_json::to_string_pretty(&doc).map_err(fail)?;
+    std::fs::write(dir.join("pgbench.json"), text)
+        .map_err(|e| CliError::io("writing pgbench.json", e))?;
+    let chart = crate::seed_report::ChartData {
+        title: format!(
+            "WAL bytes per transaction, pgbench {} scale {} (log scale)",
+            args.script, args.scale
+        ),
+        groups: args
+            .clients
+            .iter()
+            .map(|c| format!("{c} clients"))
+            .collect(),
+        series: targets
+            .iter()
+            .enumerate()
+            .map(|(i, t)| crate::seed_report::Series {
+                label: t.name.clone(),
+                color: if i == 0 {
+                    crate::seed_report::WALDEN_COLORS[0]
+                } else {
+                    let colors = crate::seed_report::POSTGRES_COLORS;
+                    colors[(i - 1) % colors.len()]
+                },
+                wal_bytes: t
+                    .runs
+                    .iter()
+                    .map(|r| Some(r.per_txn(r.wal_bytes).round() as u64))
+                    .collect(),
+            })
+            .collect(),
+        legend_width: 220,
+    };
+    crate::seed_report::draw_wal_chart(&chart, &dir.join("pgbench.svg"), &dir.join("pgbench.png"))
+        .map_err(|e| fail(e.to_string()))?;
+    eprintln!(
+        "wrote pgbench.json, pgbench.svg and pgbench.png in {}",
+        dir.display()
+    );
+    Ok(())
+}
