@@ -960,6 +960,7 @@ fn described_columns_are_the_columns_a_run_returns() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    eprintln!("described and ran {described}");
     assert!(described > 170, "{described}");
 }
 
