@@ -684,23 +684,3 @@ pub(crate) fn drop(
     }
     Ok(out)
 }
-
-pub(crate) fn vacuum(cx: &mut Ctx, v: &ast::VacuumStatement) -> SqlResult<Output> {
-    if v.full {
-        return Err(SqlError::unsupported("VACUUM FULL"));
-    }
-    let tables = match &v.table_name {
-        Some(n) => {
-            let name = object_name(n)?;
-            cx.db
-                .schema(&name)
-                .map_err(|e| SqlError::from(e).at(n.span().start))?;
-            vec![name]
-        }
-        None => cx.db.table_names(),
-    };
-    for t in tables {
-        cx.db.vacuum(&t)?;
-    }
-    Ok(Output::tag("VACUUM"))
-}

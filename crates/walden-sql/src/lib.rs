@@ -33,9 +33,11 @@ pub mod select;
 pub mod session;
 mod to_char;
 pub mod types;
+pub mod vacuum;
 pub mod value;
 mod view;
 pub mod window;
+mod words;
 
 pub use error::{code, SqlError, SqlResult};
 pub use guard::CancelHandle;

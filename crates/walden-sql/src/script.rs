@@ -26,6 +26,8 @@ pub enum Parsed {
         /// `USING kind` of a CREATE TABLE, with where it was written.
         table_kind: Option<(String, Location)>,
     },
+    /// VACUUM or ANALYZE, which sqlparser parses only in other dialects' forms.
+    Maintenance(crate::vacuum::Maintenance),
     /// A prepared query with its values, run from its cached plan
     /// (`crate::prepared::PreparedRun`).
     Prepared(crate::prepared::PreparedRun),
@@ -35,7 +37,9 @@ impl Parsed {
     /// The stack that binding and running the statement needs.
     pub fn stack_bytes(&self) -> usize {
         match self {
-            Parsed::Checkpoint | Parsed::Reindex { .. } => depth::stack_bytes(0),
+            Parsed::Checkpoint | Parsed::Reindex { .. } | Parsed::Maintenance(_) => {
+                depth::stack_bytes(0)
+            }
             Parsed::Statement { stmt, .. } => stmt.stack_bytes(),
             Parsed::Prepared(run) => run.stack_bytes(),
         }
@@ -274,6 +278,7 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
             | "ABORT"
             | "VACUUM"
             | "ANALYZE"
+            | "ANALYSE"
             | "CHECKPOINT"
             | "SET"
             | "SHOW"
@@ -307,6 +312,9 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
     }
     if name == "REINDEX" {
         return parse_reindex(&words);
+    }
+    if matches!(name.as_str(), "VACUUM" | "ANALYZE" | "ANALYSE") {
+        return crate::vacuum::parse(&toks).map(Parsed::Maintenance);
     }
     let table_kind = if name == "CREATE TABLE" {
         take_using(&mut toks)?

@@ -441,6 +441,7 @@ impl Session {
                 }
                 ddl::reindex(&mut self.ctx(), table, &name)
             }
+            Parsed::Maintenance(m) => self.maintenance(&m),
             Parsed::Statement { stmt, table_kind } => self.execute_statement(&stmt, table_kind),
             Parsed::Prepared(run) => {
                 let template = run.statement();
@@ -519,7 +520,6 @@ impl Session {
             } => Some("DROP VIEW"),
             Statement::Drop { .. } => Some("DROP TABLE"),
             Statement::CreateView(_) => Some("CREATE VIEW"),
-            Statement::Vacuum(_) => Some("VACUUM"),
             _ => None,
         };
         if let Some(what) = needs_no_block {
@@ -529,17 +529,25 @@ impl Session {
             }
             return self.without_transaction(stmt, table_kind);
         }
+        self.transactional(|s, t| s.in_transaction(t, stmt))
+    }
+
+    /// Runs `f` in the session's transaction: the block's (an error aborts the block),
+    /// or one of its own that commits when `f` succeeds and rolls back when it fails.
+    pub(crate) fn transactional<R>(
+        &mut self,
+        f: impl FnOnce(&mut Session, &mut Transaction) -> SqlResult<R>,
+    ) -> SqlResult<R> {
         match std::mem::replace(&mut self.txn, TxnState::Auto) {
             TxnState::Block(mut t) => {
-                let r = self.in_transaction(&mut t, stmt);
+                let r = f(self, &mut t);
                 self.txn = TxnState::Block(t);
                 r.map_err(|e| self.fail(e))
             }
             TxnState::Auto => {
                 let mut t = self.db.begin();
                 t.set_synchronous_commit(self.synchronous_commit);
-                let out = self.in_transaction(&mut t, stmt);
-                match out {
+                match f(self, &mut t) {
                     Ok(o) => {
                         t.commit()?;
                         Ok(o)
@@ -555,6 +563,32 @@ impl Session {
                 Err(aborted())
             }
         }
+    }
+
+    /// VACUUM (outside a transaction block), then the ANALYZE it asks for in a
+    /// transaction of its own; ANALYZE alone in the session's transaction.
+    fn maintenance(&mut self, m: &crate::vacuum::Maintenance) -> SqlResult<Output> {
+        if matches!(self.txn, TxnState::Failed) {
+            return Err(aborted());
+        }
+        if !m.vacuum {
+            return self.transactional(|s, t| crate::vacuum::analyze(&mut s.ctx(), t, m));
+        }
+        if matches!(self.txn, TxnState::Block(_)) {
+            let e = no_block("VACUUM");
+            return Err(self.fail(e));
+        }
+        let analyze = crate::vacuum::vacuum(&mut self.ctx(), m)?;
+        if !analyze.is_empty() {
+            self.transactional(|s, t| {
+                let mut cx = s.ctx();
+                for table in &analyze {
+                    crate::analyze::analyze_table(&mut cx, t, table)?;
+                }
+                Ok(())
+            })?;
+        }
+        Ok(Output::tag("VACUUM"))
     }
 
     fn sql_prepare(
@@ -660,20 +694,6 @@ impl Session {
                 });
                 dml::explain(&mut cx, t, statement, analyze, costs)
             }
-            Statement::Analyze(a) => {
-                let tables = match &a.table_name {
-                    Some(name) => {
-                        let name = object_name(name)?;
-                        cx.db.schema(&name)?;
-                        vec![name]
-                    }
-                    None => cx.db.table_names(),
-                };
-                for table in tables {
-                    crate::analyze::analyze_table(&mut cx, t, &table)?;
-                }
-                Ok(Output::tag("ANALYZE"))
-            }
             other => Err(unsupported_statement(other)),
         }
     }
@@ -705,7 +725,6 @@ impl Session {
                 ..
             } => ddl::drop(&mut cx, *object_type, *if_exists, names, *cascade),
             Statement::CreateView(cv) => crate::view::create_view(&mut cx, cv),
-            Statement::Vacuum(v) => ddl::vacuum(&mut cx, v),
             Statement::CreateIndex(ci) => ddl::create_index(&mut cx, ci),
             Statement::AlterTable(at) => crate::alter::alter_table(&mut cx, at),
             other => Err(unsupported_statement(other)),
