@@ -66,7 +66,9 @@ fn scope_of(table: &str, schema: &Schema) -> Scope {
 }
 
 /// Can a value of type `from` be assigned to `col`? (Numbers convert, anything becomes
-/// text; text does not silently become a number.)
+/// text; text does not silently become a number; date, timestamp and timestamptz
+/// convert to each other, as PostgreSQL's assignment casts do: `CURRENT_TIMESTAMP`
+/// goes into a timestamp column.)
 fn check_assignable(
     from: SqlType,
     col: &Column,
@@ -76,7 +78,8 @@ fn check_assignable(
     let ok = from == to
         || from == SqlType::Null
         || to == SqlType::Text
-        || (from.is_numeric() && to.is_numeric());
+        || (from.is_numeric() && to.is_numeric())
+        || (from.is_datetime() && to.is_datetime());
     if ok {
         return Ok(());
     }
@@ -1419,6 +1422,12 @@ pub(crate) fn truncate(cx: &mut Ctx, t: &mut Transaction, tr: &ast::Truncate) ->
     let cascade = matches!(tr.cascade, Some(ast::CascadeOption::Cascade));
     let mut notices = Vec::new();
     let names = crate::fkeys::ddl::truncate_list(cx.db, names, cascade, &mut notices)?;
+    // RESTART IDENTITY: this session's serial counters start again from the column's
+    // maximum, which is nothing once the rows are gone (Walden's serial columns have no
+    // shared sequence to reset).
+    if matches!(tr.identity, Some(ast::TruncateIdentityOption::Restart)) {
+        cx.serials.retain(|(table, _), _| !names.contains(table));
+    }
     for name in names {
         let mut failed = None;
         t.modify_with(&name, |_, _| match cx.guard.check() {
