@@ -167,6 +167,19 @@ fn defaults_for(schema: &Schema, targets: &[usize]) -> SqlResult<Vec<(usize, Exp
     Ok(out)
 }
 
+/// Checks the foreign keys of rows a statement inserted into `table` (COPY FROM's,
+/// gathered over its batches).
+pub(crate) fn check_inserted_keys(
+    cx: &mut Ctx,
+    t: &mut Transaction,
+    table: &str,
+    rows: Vec<Row>,
+) -> SqlResult<()> {
+    let mut w = Written::new(table);
+    w.inserted = rows;
+    crate::fkeys::enforce::after(cx, t, w)
+}
+
 pub(crate) fn assign(v: Value, col: &Column) -> SqlResult<Value> {
     let from = value::type_of(&v);
     assign_from(v, from, col)
@@ -178,7 +191,7 @@ pub(crate) fn assign(v: Value, col: &Column) -> SqlResult<Value> {
 const MAX_STORED_TEXT_BYTES: usize = u16::MAX as usize;
 
 /// Converts a value of SQL type `from` for storing in `col`.
-fn assign_from(v: Value, from: SqlType, col: &Column) -> SqlResult<Value> {
+pub(crate) fn assign_from(v: Value, from: SqlType, col: &Column) -> SqlResult<Value> {
     let v = value::cast_from(v, from, &DeclaredType::of_column(col), false)?;
     match &v {
         Value::Text(s) if s.len() > MAX_STORED_TEXT_BYTES => Err(SqlError::new(
@@ -261,7 +274,7 @@ fn prepare_serials(
 
 /// Builds a full row from the target columns' values: defaults (NULL, or the next serial
 /// value), assignment conversions, NOT NULL.
-struct RowBuilder<'a> {
+pub(crate) struct RowBuilder<'a> {
     table: &'a str,
     schema: &'a Schema,
     targets: &'a [usize],
@@ -374,7 +387,37 @@ fn changed(tag: String, returning: Option<&Returning>, rows: Vec<Vec<Value>>) ->
     out
 }
 
-impl RowBuilder<'_> {
+impl<'a> RowBuilder<'a> {
+    /// A builder for rows whose `targets` the caller fills itself, already converted
+    /// (COPY FROM): `complete` adds the rest. No RETURNING; the rows are kept for the
+    /// table's foreign keys as an INSERT keeps them (`take_kept`).
+    pub(crate) fn filled_by_caller(
+        cx: &mut Ctx,
+        t: &mut Transaction,
+        table: &'a str,
+        schema: &'a Schema,
+        targets: &'a [usize],
+    ) -> SqlResult<RowBuilder<'a>> {
+        let serial_cols = prepare_serials(cx, t, table, schema, targets)?;
+        Ok(RowBuilder {
+            table,
+            schema,
+            targets,
+            source_types: Vec::new(),
+            serial_cols,
+            defaults: defaults_for(schema, targets)?,
+            returning: None,
+            returned: Default::default(),
+            kept: keeps(cx, table)?,
+        })
+    }
+
+    /// The rows built so far that the table's foreign keys need checked (none when it
+    /// has none).
+    pub(crate) fn take_kept(&mut self) -> Option<Vec<Row>> {
+        self.kept.as_mut().map(|k| std::mem::take(k.get_mut()))
+    }
+
     fn build(&self, cx: &mut Ctx, values: Vec<Value>, row: &mut Vec<Value>) -> SqlResult<()> {
         row.clear();
         row.resize(self.schema.columns.len(), Value::Null);
@@ -383,6 +426,12 @@ impl RowBuilder<'_> {
             let from = from.unwrap_or_else(|| value::type_of(&v));
             row[i] = assign_from(v, from, &self.schema.columns[i])?;
         }
+        self.complete(cx, row)
+    }
+
+    /// Completes a row whose target columns are set: the other columns' defaults and
+    /// serial values, then NOT NULL and CHECK; keeps it for RETURNING and foreign keys.
+    pub(crate) fn complete(&self, cx: &mut Ctx, row: &mut [Value]) -> SqlResult<()> {
         for (i, e) in &self.defaults {
             let v = e.eval(&[], &mut cx.eval_ctx())?;
             row[*i] = assign(v, &self.schema.columns[*i])?;
@@ -413,7 +462,7 @@ impl RowBuilder<'_> {
         }
         if let Some(k) = &self.kept {
             cx.guard.charge(row_bytes(row) + 24)?;
-            k.borrow_mut().push(row.clone());
+            k.borrow_mut().push(row.to_vec());
         }
         Ok(())
     }

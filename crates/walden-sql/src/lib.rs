@@ -12,6 +12,7 @@ pub mod array;
 pub mod bind;
 pub mod bytea;
 mod checks;
+pub mod copy;
 pub mod datetime;
 mod ddl;
 pub mod depth;
@@ -39,6 +40,7 @@ mod view;
 pub mod window;
 mod words;
 
+pub use copy::{CopyFormat, CopyIn, CopyOut, CopyStart};
 pub use error::{code, SqlError, SqlResult};
 pub use guard::CancelHandle;
 pub use prepared::Prepared;

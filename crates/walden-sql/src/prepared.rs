@@ -234,6 +234,7 @@ impl Prepared {
             Parsed::Checkpoint
             | Parsed::Reindex { .. }
             | Parsed::Maintenance(_)
+            | Parsed::Copy(_)
             | Parsed::Prepared(_) => None,
         };
         Ok(Prepared {

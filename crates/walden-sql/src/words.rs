@@ -44,6 +44,19 @@ impl<'a> Words<'a> {
         self.tokens.get(self.at).map_or(self.end, |t| t.span.start)
     }
 
+    /// The position of the next token, for slicing out a part of the statement.
+    pub fn position(&self) -> usize {
+        self.at
+    }
+
+    /// The tokens from `from` (a `position`) up to the next one.
+    pub fn since(&self, from: usize) -> Vec<TokenWithSpan> {
+        self.tokens[from..self.at]
+            .iter()
+            .map(|t| (*t).clone())
+            .collect()
+    }
+
     pub fn at_end(&self) -> bool {
         self.at >= self.tokens.len()
     }
@@ -124,6 +137,17 @@ impl<'a> Words<'a> {
         }
         self.expect(&Token::RParen)?;
         Ok(names)
+    }
+
+    /// A string literal: `'...'` or `E'...'` (escapes already applied by the tokenizer).
+    pub fn string(&mut self) -> SqlResult<String> {
+        match self.peek() {
+            Some(Token::SingleQuotedString(s) | Token::EscapedStringLiteral(s)) => {
+                self.at += 1;
+                Ok(s.clone())
+            }
+            _ => Err(self.error()),
+        }
     }
 
     /// The syntax error at the next token, as PostgreSQL words it.
