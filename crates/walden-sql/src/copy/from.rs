@@ -185,6 +185,8 @@ impl CopyIn {
     }
 
     fn finish_inner(&mut self, session: &mut Session) -> SqlResult<()> {
+        // A cancel request made since the last batch (Ctrl-C at the shell's prompt).
+        session.check_cancel()?;
         if let Err(e) = self.splitter.finish() {
             let line = self.splitter.line();
             return Err(e.with_context(format!("COPY {}, line {line}", self.table)));
