@@ -1,6 +1,6 @@
 //! `walden sql`: a psql-like SQL shell — interactive, or running -c, -f or piped input.
 
-use std::io::{BufWriter, IsTerminal, Read, Stdout, Write};
+use std::io::{BufRead, BufWriter, IsTerminal, Read, Stdout, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,7 +10,7 @@ use std::time::Duration;
 use rustyline::error::ReadlineError;
 use rustyline::{Config, DefaultEditor};
 use walden::{Database, Options, StatsSnapshot};
-use walden_sql::{value, Outcome, Session, SqlError, StatementResult};
+use walden_sql::{value, CopyStart, Outcome, Session, SqlError, StatementResult};
 
 use crate::describe::{self, Described, Listing};
 use crate::CliError;
@@ -25,6 +25,10 @@ use crate::CliError;
 /// Ctrl-C cancels the running statement (57014; a transaction block is aborted) as psql
 /// does: the interactive shell goes back to its prompt, a -c string goes on with the next
 /// statement, and a script (-f or piped input) stops.
+///
+/// `COPY ... FROM STDIN` reads its data as psql does: in a script, the lines after the
+/// statement up to a line `\.`; for a -c string, standard input; at the terminal, lines
+/// typed at a `>>` prompt. `COPY ... TO STDOUT` writes its rows to standard output.
 ///
 /// The exit code is 3 if Ctrl-C stopped a script, else 1 if any statement or backslash
 /// command failed (0 in the interactive shell), else 0.
@@ -125,6 +129,69 @@ fn read_scripts(args: &Args) -> Result<Vec<(Origin, String)>, CliError> {
         scripts.push((Origin::File, text));
     }
     Ok(scripts)
+}
+
+/// A line of standard input without its newline; None at its end (or on a read error).
+fn read_stdin_line(stdin: &mut std::io::StdinLock) -> Option<Vec<u8>> {
+    let mut line = Vec::new();
+    match stdin.read_until(b'\n', &mut line) {
+        Ok(0) | Err(_) => None,
+        Ok(_) => {
+            if line.last() == Some(&b'\n') {
+                line.pop();
+            }
+            Some(line)
+        }
+    }
+}
+
+/// Runs a COPY to or from the shell's client side, as psql does: FROM STDIN takes the
+/// lines `more` gives up to a line `\.` or their end (after an error it reads on to
+/// there, sending nothing); TO STDOUT writes each row to standard output.
+fn copy_through_shell(
+    session: &mut Session,
+    start: CopyStart,
+    more: &mut dyn FnMut() -> Option<Vec<u8>>,
+    terminal: bool,
+) -> Result<StatementResult, SqlError> {
+    match start {
+        CopyStart::In(mut c) => {
+            if terminal {
+                println!(
+                    "Enter data to be copied followed by a newline.\n\
+                     End with a backslash and a period on a line by itself, or an EOF signal."
+                );
+            }
+            let mut failed = None;
+            while let Some(mut line) = more() {
+                if line == b"\\." || line == b"\\.\r" {
+                    break;
+                }
+                if failed.is_none() {
+                    line.push(b'\n');
+                    failed = c.data(session, &line).err();
+                }
+            }
+            match failed {
+                Some(e) => Err(e),
+                None => c.finish(session),
+            }
+        }
+        CopyStart::Out(c) => {
+            let io_error = |e: std::io::Error| {
+                SqlError::new(
+                    walden_sql::code::IO_ERROR,
+                    format!("could not write COPY data to standard output: {e}"),
+                )
+            };
+            let mut out = BufWriter::new(std::io::stdout().lock());
+            let mut r = c.run(session, &mut |line| out.write_all(line).map_err(io_error))?;
+            out.flush().map_err(io_error)?;
+            // Written: the printer adds no tag (as psql) and nothing more.
+            r.copy_data = Some(String::new());
+            Ok(r)
+        }
+    }
 }
 
 /// Where a scan of SQL text stands at its end.
@@ -253,7 +320,11 @@ impl Printer {
         for notice in &r.notices {
             self.error(notice)?;
         }
-        if r.columns.is_empty() {
+        if let Some(data) = &r.copy_data {
+            // COPY TO STDOUT: its rows (already written when the shell ran it), and no
+            // tag, as psql.
+            self.out.write_all(data.as_bytes())?;
+        } else if r.columns.is_empty() {
             writeln!(self.out, "{}", r.tag)?;
         } else {
             let columns: Vec<(&str, bool)> = r
@@ -370,15 +441,28 @@ impl Shell {
                 self.interrupted.store(false, Ordering::Relaxed);
             }
             let mut buffer = QueryBuffer::default();
-            for line in script.lines() {
+            // COPY FROM STDIN takes its data from a script's next lines, or for a -c
+            // string from standard input.
+            let mut lines = script.lines();
+            let mut stdin = std::io::stdin().lock();
+            let command = *origin == Origin::Command;
+            while let Some(line) = lines.next() {
                 if self.stopped() {
                     return Ok(());
                 }
-                self.feed_line(&mut buffer, line)?;
+                let mut more = || match command {
+                    true => read_stdin_line(&mut stdin),
+                    false => lines.next().map(|l| l.as_bytes().to_vec()),
+                };
+                self.feed_line(&mut buffer, line, &mut more)?;
             }
             // As psql does, what is left at the end runs even without a semicolon.
             if !self.stopped() && !buffer.is_blank() {
-                self.run_sql(&buffer.take())?;
+                let mut more = || match command {
+                    true => read_stdin_line(&mut stdin),
+                    false => None,
+                };
+                self.run_sql(&buffer.take(), &mut more)?;
             }
         }
         Ok(())
@@ -397,12 +481,19 @@ impl Shell {
     /// SQL before it on the line goes first (running the statements it completes), then
     /// the command runs with the arguments up to the next backslash; `\\` ends them and
     /// SQL goes on.
-    fn feed_line(&mut self, buffer: &mut QueryBuffer, line: &str) -> Result<(), CliError> {
+    ///
+    /// `more` gives the lines after this one, for a COPY FROM STDIN's data.
+    fn feed_line(
+        &mut self,
+        buffer: &mut QueryBuffer,
+        line: &str,
+        more: &mut dyn FnMut() -> Option<Vec<u8>>,
+    ) -> Result<(), CliError> {
         let mut rest = line;
         while let Some(at) = buffer.command_start(rest) {
             let (sql, command) = rest.split_at(at);
             if let Some(sql) = buffer.push(sql) {
-                self.run_sql(&sql)?;
+                self.run_sql(&sql, more)?;
             }
             if self.stopped() {
                 return Ok(());
@@ -422,20 +513,30 @@ impl Shell {
             buffer.push("\n");
         }
         match sql {
-            Some(sql) => self.run_sql(&sql),
+            Some(sql) => self.run_sql(&sql, more),
             None => Ok(()),
         }
     }
 
     /// Runs complete statements, stopping after one that Ctrl-C interrupted unless they
-    /// are a -c string.
-    fn run_sql(&mut self, sql: &str) -> Result<(), CliError> {
+    /// are a -c string. A COPY FROM STDIN reads its data from `more`.
+    fn run_sql(
+        &mut self,
+        sql: &str,
+        more: &mut dyn FnMut() -> Option<Vec<u8>>,
+    ) -> Result<(), CliError> {
         let printer = &mut self.printer;
         let interrupted = &self.interrupted;
         let go_on_after_interrupt = self.origin == Origin::Command;
-        self.session.run_script(sql, &mut |o| {
-            printer.outcome(o) && (go_on_after_interrupt || !interrupted.load(Ordering::Relaxed))
-        });
+        let terminal = self.origin == Origin::Terminal;
+        self.session.run_script_with_copy(
+            sql,
+            &mut |session, start| copy_through_shell(session, start, more, terminal),
+            &mut |o| {
+                printer.outcome(o)
+                    && (go_on_after_interrupt || !interrupted.load(Ordering::Relaxed))
+            },
+        );
         if let Some(e) = self.printer.io_error.take() {
             return Err(stdout_error(e));
         }
@@ -474,9 +575,24 @@ impl Shell {
                     if buffer.is_blank() && matches!(input.trim(), "quit" | "exit") {
                         break;
                     }
-                    // A paste (bracketed) comes as one input of several lines.
-                    for line in input.split('\n') {
-                        self.feed_line(&mut buffer, line)?;
+                    // A paste (bracketed) comes as one input of several lines; a COPY
+                    // FROM STDIN reads the rest of them, then lines typed at `>>`.
+                    let mut pasted = input.split('\n');
+                    let cancel = self.session.cancel_handle();
+                    while let Some(line) = pasted.next() {
+                        let mut more = || match pasted.next() {
+                            Some(l) => Some(l.as_bytes().to_vec()),
+                            None => match editor.readline(">> ") {
+                                Ok(l) => Some(l.into_bytes()),
+                                Err(ReadlineError::Interrupted) => {
+                                    // Ctrl-C at `>>` cancels the COPY, as in psql.
+                                    cancel.cancel();
+                                    None
+                                }
+                                Err(_) => None,
+                            },
+                        };
+                        self.feed_line(&mut buffer, line, &mut more)?;
                         if self.quit {
                             break;
                         }
@@ -723,6 +839,9 @@ fn error_text(statement: &str, e: &SqlError) -> String {
     }
     if let Some(hint) = &e.hint {
         text.push_str(&format!("\nHINT:  {hint}"));
+    }
+    if let Some(context) = &e.context {
+        text.push_str(&format!("\nCONTEXT:  {context}"));
     }
     text
 }

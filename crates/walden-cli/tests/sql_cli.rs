@@ -337,6 +337,72 @@ ROLLBACK
     assert_eq!(out.status.code(), Some(1));
 }
 
+/// COPY as psql runs it: FROM STDIN takes a script's next lines up to `\.` (or, for a -c
+/// string, standard input); TO STDOUT prints the rows and no tag; an error in the data
+/// reads on to `\.`, and the statements after it run.
+#[test]
+fn copy_reads_and_writes_as_psql_does() {
+    let (_temp, dir) = db_dir();
+    let input = "\
+create table t (a int, b text);
+copy t from stdin;
+1\tone
+2\t\\N
+\\.
+copy t from stdin (format csv); select 'after';
+3,\"multi
+line\"
+\\.
+copy t from stdin;
+4\tfour
+x\tbad
+5\tfive
+\\.
+copy t to stdout (format csv, header);
+select count(*) from t;
+";
+    let out = sql_piped(&dir, input);
+    let expected = "\
+CREATE TABLE
+COPY 2
+COPY 1
+ ?column? 
+----------
+ after
+(1 row)
+
+a,b
+1,one
+2,
+3,\"multi
+line\"
+ count 
+-------
+     3
+(1 row)
+
+";
+    assert_eq!(text(&out.stdout), expected);
+    assert_eq!(
+        text(&out.stderr),
+        "ERROR:  invalid input syntax for type integer: \"x\"\nCONTEXT:  COPY t, line 2, column a: \"x\"\n"
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_walden"))
+        .arg("sql")
+        .arg(&dir)
+        .args(["-c", "copy t (a) from stdin", "-c", "select sum(a) from t"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the walden binary starts");
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    stdin.write_all(b"10\n20\n").expect("writing");
+    drop(stdin);
+    let out = child.wait_with_output().expect("walden finishes");
+    assert_eq!(text(&out.stdout), "COPY 2\n sum \n-----\n  36\n(1 row)\n\n");
+}
+
 #[test]
 fn a_missing_file_is_one_line_and_creates_nothing() {
     let (temp, dir) = db_dir();

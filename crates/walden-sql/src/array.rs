@@ -1,8 +1,8 @@
 //! One-dimensional arrays, held as their text form (`{a,b,"c d",NULL}`, PostgreSQL's
 //! `array_out`): what `ARRAY(subquery)` makes and what the catalog's array columns
 //! (`pg_policy.polroles`, `pg_statistic_ext.stxkind`) hold. Walden has no array type:
-//! these values are of type text, and only `x = ANY(array)`, `array_to_string` and
-//! `array_upper` read them.
+//! these values are of type text, and only `x = ANY(array)`, `array_to_string`,
+//! `array_upper` and `array_position` read them.
 
 use walden::Value;
 

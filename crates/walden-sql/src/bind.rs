@@ -1130,7 +1130,7 @@ impl Binder<'_> {
         if f.over.is_some() || self.grouping.is_none() {
             return Ok(None);
         }
-        let name = object_name(&f.name)?;
+        let name = function_name(&f.name)?;
         let Some(func) = agg_func(&name) else {
             return Ok(None);
         };
@@ -1152,7 +1152,7 @@ impl Binder<'_> {
             return Ok(None);
         }
         if let ast::Expr::Function(f) = e {
-            let name = object_name(&f.name)?;
+            let name = function_name(&f.name)?;
             if let Some(func) = agg_func(&name).filter(|_| f.over.is_none()) {
                 let call = bind_agg(&self.ungrouped(), func, &name, f)?;
                 let ty = call.ty;

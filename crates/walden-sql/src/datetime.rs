@@ -192,7 +192,17 @@ fn parse_parts(s: &str, ty: &str) -> SqlResult<Parsed> {
         year = 1 - year;
         rest = &trimmed[..trimmed.len() - 3];
     }
-    if !(1..=12).contains(&m) || d == 0 || d > days_in_month(year, m as u32) as u64 || y == 0 {
+    if y == 0 {
+        return Err(field_overflow(s));
+    }
+    // A month or day no calendar has may be the other written first: PostgreSQL's
+    // hint (its DTERR_MD_FIELD_OVERFLOW); a day past its month's end gets none.
+    if !(1..=12).contains(&m) || d == 0 || d > 31 {
+        return Err(
+            field_overflow(s).with_hint("Perhaps you need a different \"datestyle\" setting.")
+        );
+    }
+    if d > days_in_month(year, m as u32) as u64 {
         return Err(field_overflow(s));
     }
     p.date = Some((year, m as u32, d as u32));

@@ -59,6 +59,82 @@ fn check_plain_create(ct: &ast::CreateTable) -> SqlResult<()> {
     Ok(())
 }
 
+/// `WITH (fillfactor = 100, …)`: PostgreSQL's storage parameters are checked as it
+/// checks them and then ignored (Walden fills every page and vacuums on its own
+/// schedule; nothing of them is stored). An unknown one is an error, as in PostgreSQL.
+fn check_storage_parameters(options: &ast::CreateTableOptions) -> SqlResult<()> {
+    let ast::CreateTableOptions::With(options) = options else {
+        return Ok(());
+    };
+    let invalid = |message: String| SqlError::new(code::INVALID_PARAMETER, message);
+    let mut seen: Vec<String> = Vec::new();
+    for option in options {
+        let (name, value) = match option {
+            ast::SqlOption::KeyValue { key, value } => (ident_name(key), Some(value)),
+            ast::SqlOption::Ident(key) => (ident_name(key), None),
+            other => {
+                return Err(invalid(format!(
+                    "unrecognized parameter \"{}\"",
+                    clip(&other.to_string())
+                )))
+            }
+        };
+        if seen.contains(&name) {
+            return Err(invalid(format!(
+                "parameter \"{name}\" specified more than once"
+            )));
+        }
+        // A bare name means true, as PostgreSQL reads it.
+        let text = match value {
+            None => "true".to_string(),
+            Some(ast::Expr::Value(v)) => match &v.value {
+                ast::Value::SingleQuotedString(s) => s.clone(),
+                other => other.to_string(),
+            },
+            Some(other) => other.to_string(),
+        };
+        match name.as_str() {
+            "fillfactor" => {
+                let Some(n) = text.trim().parse::<f64>().ok().filter(|n| n.is_finite()) else {
+                    return Err(invalid(format!(
+                        "invalid value for integer option \"fillfactor\": {}",
+                        clip(&text)
+                    )));
+                };
+                let n = n.round();
+                if !(10.0..=100.0).contains(&n) {
+                    return Err(invalid(format!(
+                        "value {} out of bounds for option \"fillfactor\"",
+                        clip(&text)
+                    ))
+                    .with_detail("Valid values are between \"10\" and \"100\"."));
+                }
+            }
+            "oids" if matches!(text.to_lowercase().as_str(), "false" | "off" | "0") => {}
+            "oids" => {
+                return Err(SqlError::unsupported("tables declared WITH OIDS")
+                    .with_hint("PostgreSQL removed them in version 12."))
+            }
+            "autovacuum_enabled"
+            | "toast_tuple_target"
+            | "parallel_workers"
+            | "user_catalog_table"
+            | "vacuum_index_cleanup"
+            | "vacuum_truncate"
+            | "log_autovacuum_min_duration" => {}
+            n if n.starts_with("autovacuum_") => {}
+            _ => {
+                return Err(invalid(format!(
+                    "unrecognized parameter \"{}\"",
+                    clip(&name)
+                )))
+            }
+        }
+        seen.push(name);
+    }
+    Ok(())
+}
+
 pub(crate) fn create_table(
     cx: &mut Ctx,
     ct: &ast::CreateTable,
@@ -67,6 +143,7 @@ pub(crate) fn create_table(
     synchronous_commit: bool,
 ) -> SqlResult<Output> {
     check_plain_create(ct)?;
+    check_storage_parameters(&ct.table_options)?;
     let kind = table_kind(kind, default_kind)?;
     let name = object_name(&ct.name)?;
     if cx.db.table_names().contains(&name) || cx.db.view(&name).is_some() {
@@ -683,24 +760,4 @@ pub(crate) fn drop(
         cx.db.drop_table(&name)?;
     }
     Ok(out)
-}
-
-pub(crate) fn vacuum(cx: &mut Ctx, v: &ast::VacuumStatement) -> SqlResult<Output> {
-    if v.full {
-        return Err(SqlError::unsupported("VACUUM FULL"));
-    }
-    let tables = match &v.table_name {
-        Some(n) => {
-            let name = object_name(n)?;
-            cx.db
-                .schema(&name)
-                .map_err(|e| SqlError::from(e).at(n.span().start))?;
-            vec![name]
-        }
-        None => cx.db.table_names(),
-    };
-    for t in tables {
-        cx.db.vacuum(&t)?;
-    }
-    Ok(Output::tag("VACUUM"))
 }

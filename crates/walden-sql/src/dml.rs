@@ -97,7 +97,9 @@ fn scope_of(table: &str, schema: &Schema) -> Scope {
 }
 
 /// Can a value of type `from` be assigned to `col`? (Numbers convert, anything becomes
-/// text; text does not silently become a number.)
+/// text; text does not silently become a number; date, timestamp and timestamptz
+/// convert to each other, as PostgreSQL's assignment casts do: `CURRENT_TIMESTAMP`
+/// goes into a timestamp column.)
 fn check_assignable(
     from: SqlType,
     col: &Column,
@@ -107,7 +109,8 @@ fn check_assignable(
     let ok = from == to
         || from == SqlType::Null
         || to == SqlType::Text
-        || (from.is_numeric() && to.is_numeric());
+        || (from.is_numeric() && to.is_numeric())
+        || (from.is_datetime() && to.is_datetime());
     if ok {
         return Ok(());
     }
@@ -195,6 +198,19 @@ fn defaults_for(schema: &Schema, targets: &[usize]) -> SqlResult<Vec<(usize, Exp
     Ok(out)
 }
 
+/// Checks the foreign keys of rows a statement inserted into `table` (COPY FROM's,
+/// gathered over its batches).
+pub(crate) fn check_inserted_keys(
+    cx: &mut Ctx,
+    t: &mut Transaction,
+    table: &str,
+    rows: Vec<Row>,
+) -> SqlResult<()> {
+    let mut w = Written::new(table);
+    w.inserted = rows;
+    crate::fkeys::enforce::after(cx, t, w)
+}
+
 pub(crate) fn assign(v: Value, col: &Column) -> SqlResult<Value> {
     let from = value::type_of(&v);
     assign_from(v, from, col)
@@ -206,7 +222,7 @@ pub(crate) fn assign(v: Value, col: &Column) -> SqlResult<Value> {
 const MAX_STORED_TEXT_BYTES: usize = u16::MAX as usize;
 
 /// Converts a value of SQL type `from` for storing in `col`.
-fn assign_from(v: Value, from: SqlType, col: &Column) -> SqlResult<Value> {
+pub(crate) fn assign_from(v: Value, from: SqlType, col: &Column) -> SqlResult<Value> {
     let v = value::cast_from(v, from, &DeclaredType::of_column(col), false)?;
     match &v {
         Value::Text(s) if s.len() > MAX_STORED_TEXT_BYTES => Err(SqlError::new(
@@ -289,7 +305,7 @@ fn prepare_serials(
 
 /// Builds a full row from the target columns' values: defaults (NULL, or the next serial
 /// value), assignment conversions, NOT NULL.
-struct RowBuilder<'a> {
+pub(crate) struct RowBuilder<'a> {
     table: &'a str,
     schema: &'a Schema,
     targets: &'a [usize],
@@ -402,7 +418,37 @@ fn changed(tag: String, returning: Option<&Returning>, rows: Vec<Vec<Value>>) ->
     out
 }
 
-impl RowBuilder<'_> {
+impl<'a> RowBuilder<'a> {
+    /// A builder for rows whose `targets` the caller fills itself, already converted
+    /// (COPY FROM): `complete` adds the rest. No RETURNING; the rows are kept for the
+    /// table's foreign keys as an INSERT keeps them (`take_kept`).
+    pub(crate) fn filled_by_caller(
+        cx: &mut Ctx,
+        t: &mut Transaction,
+        table: &'a str,
+        schema: &'a Schema,
+        targets: &'a [usize],
+    ) -> SqlResult<RowBuilder<'a>> {
+        let serial_cols = prepare_serials(cx, t, table, schema, targets)?;
+        Ok(RowBuilder {
+            table,
+            schema,
+            targets,
+            source_types: Vec::new(),
+            serial_cols,
+            defaults: defaults_for(schema, targets)?,
+            returning: None,
+            returned: Default::default(),
+            kept: keeps(cx, table)?,
+        })
+    }
+
+    /// The rows built so far that the table's foreign keys need checked (none when it
+    /// has none).
+    pub(crate) fn take_kept(&mut self) -> Option<Vec<Row>> {
+        self.kept.as_mut().map(|k| std::mem::take(k.get_mut()))
+    }
+
     fn build(&self, cx: &mut Ctx, values: Vec<Value>, row: &mut Vec<Value>) -> SqlResult<()> {
         row.clear();
         row.resize(self.schema.columns.len(), Value::Null);
@@ -411,6 +457,12 @@ impl RowBuilder<'_> {
             let from = from.unwrap_or_else(|| value::type_of(&v));
             row[i] = assign_from(v, from, &self.schema.columns[i])?;
         }
+        self.complete(cx, row)
+    }
+
+    /// Completes a row whose target columns are set: the other columns' defaults and
+    /// serial values, then NOT NULL and CHECK; keeps it for RETURNING and foreign keys.
+    pub(crate) fn complete(&self, cx: &mut Ctx, row: &mut [Value]) -> SqlResult<()> {
         for (i, e) in &self.defaults {
             let v = e.eval(&[], &mut cx.eval_ctx())?;
             row[*i] = assign(v, &self.schema.columns[*i])?;
@@ -441,7 +493,7 @@ impl RowBuilder<'_> {
         }
         if let Some(k) = &self.kept {
             cx.guard.charge(row_bytes(row) + 24)?;
-            k.borrow_mut().push(row.clone());
+            k.borrow_mut().push(row.to_vec());
         }
         Ok(())
     }
@@ -1459,6 +1511,12 @@ pub(crate) fn truncate(cx: &mut Ctx, t: &mut Transaction, tr: &ast::Truncate) ->
     let cascade = matches!(tr.cascade, Some(ast::CascadeOption::Cascade));
     let mut notices = Vec::new();
     let names = crate::fkeys::ddl::truncate_list(cx.db, names, cascade, &mut notices)?;
+    // RESTART IDENTITY: this session's serial counters start again from the column's
+    // maximum, which is nothing once the rows are gone (Walden's serial columns have no
+    // shared sequence to reset).
+    if matches!(tr.identity, Some(ast::TruncateIdentityOption::Restart)) {
+        cx.serials.retain(|(table, _), _| !names.contains(table));
+    }
     for name in names {
         let mut failed = None;
         t.modify_with(&name, |_, _| match cx.guard.check() {

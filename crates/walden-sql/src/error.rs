@@ -40,6 +40,7 @@ pub mod code {
     pub const NUMERIC_OUT_OF_RANGE: &str = "22003";
     pub const STRING_TOO_LONG: &str = "22001";
     pub const INVALID_TEXT: &str = "22P02";
+    pub const BAD_COPY_FILE_FORMAT: &str = "22P04";
     pub const CHARACTER_NOT_IN_REPERTOIRE: &str = "22021";
     pub const INVALID_PARAMETER: &str = "22023";
     pub const INVALID_REGULAR_EXPRESSION: &str = "2201B";
@@ -96,9 +97,12 @@ pub struct SqlError {
     pub position: Option<usize>,
     pub detail: Option<Box<str>>,
     pub hint: Option<Box<str>>,
+    /// Where the error happened beyond the statement, PostgreSQL's CONTEXT field: for
+    /// COPY FROM the line and column of the data (`COPY t, line 3, column b: "x"`).
+    pub context: Option<Box<str>>,
     /// Where in the script the error is; turned into `position` by the session, which
-    /// knows where the statement starts.
-    pub(crate) location: Option<Location>,
+    /// knows where the statement starts. (Boxed: a `SqlResult` stays small.)
+    pub(crate) location: Option<Box<Location>>,
 }
 
 pub type SqlResult<T> = Result<T, SqlError>;
@@ -111,6 +115,7 @@ impl SqlError {
             position: None,
             detail: None,
             hint: None,
+            context: None,
             location: None,
         }
     }
@@ -119,7 +124,7 @@ impl SqlError {
     pub fn at(mut self, location: Location) -> SqlError {
         if self.location.is_none() {
             // Line 0 means "no position" and also stops later calls from adding one.
-            self.location = Some(location);
+            self.location = Some(Box::new(location));
         }
         self
     }
@@ -131,6 +136,17 @@ impl SqlError {
 
     pub fn with_hint(mut self, hint: impl Into<String>) -> SqlError {
         self.hint = Some(hint.into().into_boxed_str());
+        self
+    }
+
+    /// Adds a line to the CONTEXT field: contexts stack as PostgreSQL's do, the
+    /// innermost (given first) on the first line.
+    pub fn with_context(mut self, context: impl Into<String>) -> SqlError {
+        let context = context.into();
+        self.context = Some(match self.context.take() {
+            Some(inner) => format!("{inner}\n{context}").into_boxed_str(),
+            None => context.into_boxed_str(),
+        });
         self
     }
 
@@ -165,6 +181,9 @@ impl fmt::Display for SqlError {
         }
         if let Some(h) = &self.hint {
             write!(f, "\nHINT:  {h}")?;
+        }
+        if let Some(c) = &self.context {
+            write!(f, "\nCONTEXT:  {c}")?;
         }
         Ok(())
     }

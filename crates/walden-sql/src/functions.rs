@@ -42,6 +42,9 @@ pub enum Func {
     EqAnyArray,
     ArrayToString,
     ArrayUpper,
+    /// array_position(array, element): the first element's 1-based place, compared as
+    /// text (arrays are held as text), NULL when absent.
+    ArrayPosition,
     /// `array[i]`: the element (1-based) as text; the binder gives it the type of what
     /// it is compared with, as an untyped literal gets.
     ArrayElement,
@@ -107,6 +110,7 @@ impl Func {
             "gen_random_uuid" => Func::GenRandomUuid,
             "array_to_string" => Func::ArrayToString,
             "array_upper" => Func::ArrayUpper,
+            "array_position" => Func::ArrayPosition,
             "now" | "current_timestamp" | "transaction_timestamp" => Func::Now,
             "current_date" => Func::CurrentDate,
             "localtimestamp" => Func::LocalTimestamp,
@@ -194,6 +198,7 @@ impl Func {
                 text(*a) && text(*p)
             }
             (Func::ArrayToString, [a, s]) => text(*a) && text(*s),
+            (Func::ArrayPosition, [a, x]) => text(*a) && text(*x),
             (Func::ArrayUpper | Func::ArrayElement, [a, d]) => text(*a) && int(*d),
             (Func::JsonbTypeof | Func::JsonbArrayLength, [j]) => {
                 matches!(j, T::Jsonb | T::Null)
@@ -250,7 +255,7 @@ impl Func {
             Func::Like | Func::ILike | Func::RegexMatch | Func::RegexIMatch | Func::EqAnyArray => {
                 T::Bool
             }
-            Func::ArrayUpper | Func::JsonbArrayLength => T::Int4,
+            Func::ArrayUpper | Func::ArrayPosition | Func::JsonbArrayLength => T::Int4,
             Func::JsonbBuildObject | Func::JsonbBuildArray | Func::ToJsonb => T::Jsonb,
             _ => T::Text,
         })
@@ -522,6 +527,14 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
             {
                 Some(Some(item)) => Value::Text(item.clone()),
                 _ => Value::Null,
+            }
+        }
+        Func::ArrayPosition => {
+            let items = crate::array::elements(text_arg(&args[0]))?;
+            let wanted = text_arg(&args[1]);
+            match items.iter().position(|i| i.as_deref() == Some(wanted)) {
+                Some(i) => Value::Int4(i as i32 + 1),
+                None => Value::Null,
             }
         }
         Func::ArrayUpper => {

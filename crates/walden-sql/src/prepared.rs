@@ -280,7 +280,11 @@ impl Prepared {
                 }))
             }
             // (The parser makes no prepared runs.)
-            Parsed::Checkpoint | Parsed::Reindex { .. } | Parsed::Prepared(_) => None,
+            Parsed::Checkpoint
+            | Parsed::Reindex { .. }
+            | Parsed::Maintenance(_)
+            | Parsed::Copy(_)
+            | Parsed::Prepared(_) => None,
         };
         Ok(Prepared {
             text: sql.to_string(),

@@ -26,6 +26,10 @@ pub enum Parsed {
         /// `USING kind` of a CREATE TABLE, with where it was written.
         table_kind: Option<(String, Location)>,
     },
+    /// VACUUM or ANALYZE, which sqlparser parses only in other dialects' forms.
+    Maintenance(crate::vacuum::Maintenance),
+    /// COPY, with PostgreSQL's options (`crate::copy`).
+    Copy(Box<crate::copy::statement::CopyStatement>),
     /// A prepared query with its values, run from its cached plan
     /// (`crate::prepared::PreparedRun`).
     Prepared(crate::prepared::PreparedRun),
@@ -35,8 +39,14 @@ impl Parsed {
     /// The stack that binding and running the statement needs.
     pub fn stack_bytes(&self) -> usize {
         match self {
-            Parsed::Checkpoint | Parsed::Reindex { .. } => depth::stack_bytes(0),
+            Parsed::Checkpoint | Parsed::Reindex { .. } | Parsed::Maintenance(_) => {
+                depth::stack_bytes(0)
+            }
             Parsed::Statement { stmt, .. } => stmt.stack_bytes(),
+            Parsed::Copy(c) => match &c.source {
+                crate::copy::statement::CopySource::Query(q) => q.stack_bytes(),
+                crate::copy::statement::CopySource::Table { .. } => depth::stack_bytes(0),
+            },
             Parsed::Prepared(run) => run.stack_bytes(),
         }
     }
@@ -49,28 +59,55 @@ pub struct ScriptStatement {
     /// Character offset of the statement's first character in the script.
     pub start_char: usize,
     pub parsed: SqlResult<Parsed>,
+    /// For a `COPY ... FROM STDIN` of a script split by [`parse_psql_script`]: the bytes
+    /// of the script that are its data (through the `\.` line, if there is one).
+    pub copy_data: Option<std::ops::Range<usize>>,
 }
 
-/// Maps (line, column) locations to character offsets in a script.
+/// Maps (line, column) locations to character and byte offsets in a script.
 pub struct LineIndex {
+    /// Each line's first character's offset, in characters and in bytes.
     line_starts: Vec<usize>,
+    line_byte_starts: Vec<usize>,
 }
 
 impl LineIndex {
     pub fn new(script: &str) -> LineIndex {
         let mut line_starts = vec![0];
-        for (i, c) in script.chars().enumerate() {
+        let mut line_byte_starts = vec![0];
+        for (i, (at, c)) in script.char_indices().enumerate() {
             if c == '\n' {
                 line_starts.push(i + 1);
+                line_byte_starts.push(at + 1);
             }
         }
-        LineIndex { line_starts }
+        LineIndex {
+            line_starts,
+            line_byte_starts,
+        }
     }
 
     /// 0-based character offset of a 1-based location.
     pub fn offset(&self, loc: Location) -> usize {
         let line = (loc.line as usize).clamp(1, self.line_starts.len());
         self.line_starts[line - 1] + (loc.column as usize).saturating_sub(1)
+    }
+
+    /// Byte offset in `script` (the text the index was made of) of a 1-based location,
+    /// at most the script's length.
+    pub fn byte_offset(&self, script: &str, loc: Location) -> usize {
+        let line = (loc.line as usize).clamp(1, self.line_byte_starts.len());
+        let start = self.line_byte_starts[line - 1].min(script.len());
+        let skip = (loc.column as usize).saturating_sub(1);
+        match script[start..].char_indices().nth(skip) {
+            Some((at, _)) => start + at,
+            None => script.len(),
+        }
+    }
+
+    /// The 1-based line holding byte `at`.
+    fn line_of_byte(&self, at: usize) -> u64 {
+        self.line_byte_starts.partition_point(|&s| s <= at) as u64
     }
 }
 
@@ -95,67 +132,207 @@ fn word_upper(t: &Token) -> String {
 /// Splits and parses a script. A tokenizer error (say, an unterminated string) fails the
 /// whole script, as no statement boundary after it can be trusted.
 pub fn parse_script(script: &str) -> SqlResult<Vec<ScriptStatement>> {
+    split_script(script, false)
+}
+
+/// As [`parse_script`], with COPY data in the script as psql reads a script file: a
+/// `COPY ... FROM STDIN` statement's data is the lines after the one it ends on, up to
+/// a line `\.` (kept with the data) or the script's end, and the script goes on after
+/// them (`ScriptStatement::copy_data`).
+pub fn parse_psql_script(script: &str) -> SqlResult<Vec<ScriptStatement>> {
+    split_script(script, true)
+}
+
+fn split_script(script: &str, inline_copy: bool) -> SqlResult<Vec<ScriptStatement>> {
     // PostgreSQL's text cannot hold a NUL, nor can a statement sent to it.
     if script.contains('\0') {
         return Err(crate::error::nul_in_text());
     }
-    let dialect = PostgreSqlDialect {};
     let index = LineIndex::new(script);
-    let tokens = Tokenizer::new(&dialect, script)
-        .tokenize_with_location()
-        .map_err(|e| {
-            // sqlparser refuses an escape spelling a NUL as if the string were
-            // unterminated; PostgreSQL names the NUL.
-            if escapes_nul(script.chars().skip(index.offset(e.location))) {
-                return crate::error::nul_in_text();
-            }
-            SqlError::syntax(e.message.clone()).at(e.location)
-        })?;
-    let chars: Vec<char> = script.chars().collect();
     let mut out = Vec::new();
-    let mut current: Vec<TokenWithSpan> = Vec::new();
-    let mut flush = |current: &mut Vec<TokenWithSpan>, end: Option<Location>| {
-        let toks: Vec<TokenWithSpan> = std::mem::take(current);
-        let Some(first) = toks.iter().find(|t| !is_trivia(&t.token)) else {
-            return;
-        };
-        let start_char = index.offset(first.span.start);
-        let last = toks
-            .iter()
-            .rev()
-            .find(|t| !is_trivia(&t.token))
-            .map(|t| t.span.end);
-        let end_char = match (end, last) {
-            (_, Some(l)) => index.offset(l),
-            (Some(e), None) => index.offset(e),
-            _ => chars.len(),
-        }
-        .clamp(start_char, chars.len());
-        let text: String = chars[start_char..end_char].iter().collect();
-        let nesting = depth::nesting_bound(toks.iter().map(|t| &t.token));
-        let parsed = if nesting > depth::MAX_NESTING {
-            Err(depth::too_complex())
+    // The part of the script still to split starts at a line's start.
+    let mut from = 0;
+    loop {
+        // With COPY data about, a part ends at a line `\.`: any data after the statements
+        // before it ends there (and is then not tokenized again), and no data before it
+        // (the tokens of a large COPY block are many).
+        let mut end = if inline_copy {
+            marker_line_end(script, from)
         } else {
-            // The parser recurses on its own grown stack, but the trees it drops on an
-            // error may be as deep as the statement nests.
-            depth::with_stack(depth::stack_bytes(nesting), || parse_one(toks, nesting))
+            script.len()
         };
-        out.push(ScriptStatement {
-            text,
-            start_char,
-            parsed,
-        });
-    };
-    for t in tokens {
-        if t.token == Token::SemiColon {
-            let end = t.span.start;
-            flush(&mut current, Some(end));
-        } else {
-            current.push(t);
+        loop {
+            match split_part(script, &index, from, end, inline_copy, &mut out)? {
+                Part::Done => return Ok(out),
+                Part::Resume(at) => {
+                    from = at;
+                    break;
+                }
+                // A tokenizer error in a part cut short at a `\.` line may be that cut
+                // (a string holding such a line): the part goes on to the next one.
+                Part::Longer => end = marker_line_end(script, end),
+            }
         }
     }
-    flush(&mut current, None);
-    Ok(out)
+}
+
+/// Where the script after byte `from` ends up to (and with) its first line that is
+/// `\.` alone; the script's end without one.
+fn marker_line_end(script: &str, from: usize) -> usize {
+    let mut at = from;
+    while at < script.len() {
+        let line_end = script[at..].find('\n').map_or(script.len(), |i| at + i + 1);
+        let line = script[at..line_end].trim_end_matches(['\n', '\r']);
+        if line == "\\." {
+            return line_end;
+        }
+        at = line_end;
+    }
+    script.len()
+}
+
+/// What splitting a part of the script found.
+enum Part {
+    /// The script is split.
+    Done,
+    /// A COPY's data ended at this byte: splitting goes on there.
+    Resume(usize),
+    /// A tokenizer error before the part's end, which a longer part may not have.
+    Longer,
+}
+
+/// Splits the statements of `script[from..end]` into `out`, stopping after a COPY FROM
+/// STDIN (with `inline_copy`) to take its data.
+fn split_part(
+    script: &str,
+    index: &LineIndex,
+    from: usize,
+    end: usize,
+    inline_copy: bool,
+    out: &mut Vec<ScriptStatement>,
+) -> SqlResult<Part> {
+    let dialect = PostgreSqlDialect {};
+    let first_line = index.line_of_byte(from);
+    let mut tokens = Vec::new();
+    let tokenized =
+        Tokenizer::new(&dialect, &script[from..end]).tokenize_with_location_into_buf(&mut tokens);
+    // Locations in the whole script (the part starts at a line's start).
+    for t in &mut tokens {
+        t.span.start.line += first_line - 1;
+        t.span.end.line += first_line - 1;
+    }
+    let mut current: Vec<TokenWithSpan> = Vec::new();
+    let mut data_from: Option<usize> = None;
+    for t in tokens {
+        if let Some(data) = data_from {
+            if index.byte_offset(script, t.span.start) >= data {
+                break;
+            }
+        }
+        if t.token != Token::SemiColon {
+            current.push(t);
+            continue;
+        }
+        let Some(s) = statement_of(
+            script,
+            index,
+            std::mem::take(&mut current),
+            Some(t.span.start),
+        ) else {
+            continue;
+        };
+        let copies_in = inline_copy && data_from.is_none() && copies_from_client(&s);
+        out.push(s);
+        if copies_in {
+            // The data starts on the next line.
+            let semicolon_end = index.byte_offset(script, t.span.end);
+            data_from = Some(
+                script[semicolon_end..]
+                    .find('\n')
+                    .map_or(script.len(), |i| semicolon_end + i + 1),
+            );
+        }
+    }
+    if let Some(data) = data_from {
+        if let Some(s) = statement_of(script, index, current, None) {
+            out.push(s);
+        }
+        let copy_end = marker_line_end(script, data);
+        // The COPY is the last statement with data, before any rest of its line.
+        if let Some(s) = out.iter_mut().rev().find(|s| copies_from_client(s)) {
+            s.copy_data = Some(data..copy_end);
+        }
+        return Ok(if copy_end >= script.len() {
+            Part::Done
+        } else {
+            Part::Resume(copy_end)
+        });
+    }
+    if let Err(e) = tokenized {
+        if end < script.len() {
+            return Ok(Part::Longer);
+        }
+        let mut location = e.location;
+        location.line += first_line - 1;
+        // sqlparser refuses an escape spelling a NUL as if the string were
+        // unterminated; PostgreSQL names the NUL.
+        if escapes_nul(script.chars().skip(index.offset(location))) {
+            return Err(crate::error::nul_in_text());
+        }
+        return Err(SqlError::syntax(e.message.clone()).at(location));
+    }
+    if let Some(s) = statement_of(script, index, current, None) {
+        out.push(s);
+    }
+    Ok(if end >= script.len() {
+        Part::Done
+    } else {
+        Part::Resume(end)
+    })
+}
+
+/// True for a parsed `COPY ... FROM STDIN`.
+fn copies_from_client(s: &ScriptStatement) -> bool {
+    matches!(&s.parsed, Ok(Parsed::Copy(c))
+        if c.from && c.endpoint == crate::copy::statement::Endpoint::Client)
+}
+
+/// The statement made of `toks` (None if they are only white space and comments),
+/// ending at `end` (its semicolon) or after its last token.
+fn statement_of(
+    script: &str,
+    index: &LineIndex,
+    toks: Vec<TokenWithSpan>,
+    end: Option<Location>,
+) -> Option<ScriptStatement> {
+    let first = toks.iter().find(|t| !is_trivia(&t.token))?;
+    let start_char = index.offset(first.span.start);
+    let start_byte = index.byte_offset(script, first.span.start);
+    let last = toks
+        .iter()
+        .rev()
+        .find(|t| !is_trivia(&t.token))
+        .map(|t| t.span.end);
+    let end_byte = match (last, end) {
+        (Some(l), _) | (None, Some(l)) => index.byte_offset(script, l),
+        (None, None) => script.len(),
+    }
+    .max(start_byte);
+    let text = script[start_byte..end_byte].to_string();
+    let nesting = depth::nesting_bound(toks.iter().map(|t| &t.token));
+    let parsed = if nesting > depth::MAX_NESTING {
+        Err(depth::too_complex())
+    } else {
+        // The parser recurses on its own grown stack, but the trees it drops on an
+        // error may be as deep as the statement nests.
+        depth::with_stack(depth::stack_bytes(nesting), || parse_one(toks, nesting))
+    };
+    Some(ScriptStatement {
+        text,
+        start_char,
+        parsed,
+        copy_data: None,
+    })
 }
 
 /// True if `literal`, the text from an `E'...'` string on, spells a NUL with an escape
@@ -274,9 +451,11 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
             | "ABORT"
             | "VACUUM"
             | "ANALYZE"
+            | "ANALYSE"
             | "CHECKPOINT"
             | "SET"
             | "SHOW"
+            | "COPY"
             | "("
             | "WITH"
             | "VALUES"
@@ -307,6 +486,12 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
     }
     if name == "REINDEX" {
         return parse_reindex(&words);
+    }
+    if name == "COPY" {
+        return crate::copy::statement::parse(&toks, nesting).map(|c| Parsed::Copy(Box::new(c)));
+    }
+    if matches!(name.as_str(), "VACUUM" | "ANALYZE" | "ANALYSE") {
+        return crate::vacuum::parse(&toks).map(Parsed::Maintenance);
     }
     let table_kind = if name == "CREATE TABLE" {
         take_using(&mut toks)?
@@ -423,7 +608,7 @@ fn take_using(toks: &mut Vec<TokenWithSpan>) -> SqlResult<Option<(String, Locati
 
 /// sqlparser's messages end in "at Line: l, Column: c"; PostgreSQL says "syntax error at
 /// or near ..." with a position.
-fn parse_error(e: ParserError) -> SqlError {
+pub(crate) fn parse_error(e: ParserError) -> SqlError {
     let msg = match &e {
         ParserError::ParserError(m) | ParserError::TokenizerError(m) => m.clone(),
         ParserError::RecursionLimitExceeded => return depth::too_complex(),

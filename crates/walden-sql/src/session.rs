@@ -10,12 +10,13 @@ use walden::rng::SimRng;
 use walden::{Database, StatsSnapshot, TableKind, Transaction, Value};
 
 use crate::bind::{ident_name, object_name, Scope};
+use crate::copy::CopyStart;
 use crate::describe::Description;
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::EvalCtx;
 use crate::guard::{size_text, CancelHandle, Guard};
 use crate::prepared::Prepared;
-use crate::script::{parse_script, LineIndex, Parsed};
+use crate::script::{parse_psql_script, parse_script, LineIndex, Parsed};
 use crate::select::Catalog;
 use crate::types::SqlType;
 use crate::{ddl, dml};
@@ -30,6 +31,11 @@ pub struct StatementResult {
     pub rows: Vec<Vec<Value>>,
     /// Warnings and notices ("there is no transaction in progress").
     pub notices: Vec<String>,
+    /// What a `COPY ... TO STDOUT` run by [`Session::run_script`] or
+    /// [`Session::execute`] wrote, every row's line (held whole, up to `work_mem`; a
+    /// server streams it through [`Session::copy_start`] instead). None for any other
+    /// statement.
+    pub copy_data: Option<String>,
     /// What the database wrote while the statement ran (all sessions and background
     /// work included).
     pub stats: StatsSnapshot,
@@ -221,6 +227,10 @@ pub struct Session {
     client: crate::settings::ClientSettings,
 }
 
+/// What runs a COPY to or from the client for [`Session::run_script_with_copy`]: given
+/// the COPY started, it exchanges the data and returns the COPY's result.
+pub type CopyClient<'a> = dyn FnMut(&mut Session, CopyStart) -> SqlResult<StatementResult> + 'a;
+
 /// A wall clock for now(): microseconds since 2000-01-01 00:00:00 UTC.
 pub type WallClock = std::sync::Arc<dyn Fn() -> i64 + Send + Sync>;
 
@@ -317,6 +327,7 @@ impl Session {
                 notices: Vec::new(),
                 stats: now.since(&now),
                 elapsed: Duration::ZERO,
+                copy_data: None,
             });
         }
         let parsed = p.with_values(params, &self.db);
@@ -352,8 +363,8 @@ impl Session {
             Ok(Description { params, columns })
         })();
         described.map_err(|mut e: SqlError| {
-            if let Some(loc) = e.location.filter(|l| l.line > 0) {
-                e.position = Some(LineIndex::new(p.text()).offset(loc) + 1);
+            if let Some(loc) = e.location.as_deref().filter(|l| l.line > 0) {
+                e.position = Some(LineIndex::new(p.text()).offset(*loc) + 1);
             }
             self.fail(e)
         })
@@ -398,15 +409,48 @@ impl Session {
 
     /// Runs every statement of a script, calling `on` after each; stops when `on`
     /// returns false. A script that cannot be split (an unterminated quote) is one error.
+    ///
+    /// A `COPY ... FROM STDIN` takes its data from the script, as psql does with a
+    /// script file: the lines after the one the statement ends on, up to a line `\.`
+    /// (none at the script's end: no rows). A `COPY ... TO STDOUT` gives its output in
+    /// [`StatementResult::copy_data`].
     pub fn run_script(&mut self, script: &str, on: &mut dyn FnMut(Outcome) -> bool) {
-        let statements = match parse_script(script) {
+        self.run_statements(script, None, on)
+    }
+
+    /// Runs every statement of a script as [`Session::run_script`] does, but a COPY
+    /// to or from the client (`FROM STDIN`, `TO STDOUT`) is handed, started, to `copy`,
+    /// which exchanges its data with the client and returns its result (a server's
+    /// CopyIn/CopyOut); the script holds no COPY data.
+    pub fn run_script_with_copy(
+        &mut self,
+        script: &str,
+        copy: &mut CopyClient<'_>,
+        on: &mut dyn FnMut(Outcome) -> bool,
+    ) {
+        self.run_statements(script, Some(copy), on)
+    }
+
+    fn run_statements(
+        &mut self,
+        script: &str,
+        mut copy: Option<&mut CopyClient<'_>>,
+        on: &mut dyn FnMut(Outcome) -> bool,
+    ) {
+        let split = if copy.is_some() {
+            parse_script(script)
+        } else {
+            parse_psql_script(script)
+        };
+        let statements = match split {
             Ok(s) => s,
             Err(mut e) => {
                 let index = LineIndex::new(script);
                 e.position = e
                     .location
+                    .as_deref()
                     .filter(|l| l.line > 0)
-                    .map(|l| index.offset(l) + 1);
+                    .map(|l| index.offset(*l) + 1);
                 on(Outcome {
                     text: script.to_string(),
                     result: Err(e),
@@ -416,12 +460,96 @@ impl Session {
         };
         let index = LineIndex::new(script);
         for s in statements {
-            let result = self.run_parsed(&s.text, s.start_char, Some(&index), s.parsed);
+            let result = match s.parsed {
+                Ok(Parsed::Copy(c)) => {
+                    let r = match copy.as_deref_mut() {
+                        Some(client) => {
+                            crate::copy::start(self, *c).and_then(|started| client(self, started))
+                        }
+                        None => {
+                            let data = s
+                                .copy_data
+                                .clone()
+                                .map_or(&[][..], |r| &script.as_bytes()[r]);
+                            self.copy_with_data(*c, data)
+                        }
+                    };
+                    r.map_err(|e| locate(e, &s.text, s.start_char, Some(&index)))
+                }
+                parsed => self.run_parsed(&s.text, s.start_char, Some(&index), parsed),
+            };
             if !on(Outcome {
                 text: s.text,
                 result,
             }) {
                 return;
+            }
+        }
+    }
+
+    /// Starts a COPY to or from the client, `sql` being that one statement: for a
+    /// server, which then exchanges the data with the client through the [`CopyIn`] or
+    /// [`CopyOut`] it returns (see [`crate::copy`]). The statement is checked now (its
+    /// table, columns and options): an error here comes before any data and, inside a
+    /// transaction block, aborts it, as any statement's error does. Other statements
+    /// are refused (run them with [`Session::run_script`]).
+    ///
+    /// [`CopyIn`]: crate::copy::CopyIn
+    /// [`CopyOut`]: crate::copy::CopyOut
+    pub fn copy_start(&mut self, sql: &str) -> SqlResult<CopyStart> {
+        let mut statements = match parse_script(sql) {
+            Ok(s) => s,
+            Err(e) => return Err(locate(self.fail(e), sql, 0, None)),
+        };
+        let one = statements
+            .pop()
+            .filter(|_| statements.is_empty())
+            .ok_or_else(|| SqlError::syntax("copy_start takes exactly one COPY statement"))?;
+        match one.parsed {
+            Ok(Parsed::Copy(c)) => {
+                crate::copy::start(self, *c).map_err(|e| locate(e, &one.text, one.start_char, None))
+            }
+            Ok(_) => Err(SqlError::new(
+                code::FEATURE_NOT_SUPPORTED,
+                "copy_start takes a COPY statement; run other statements with run_script",
+            )),
+            Err(e) => Err(locate(self.fail(e), &one.text, one.start_char, None)),
+        }
+    }
+
+    /// A COPY whose data is `data` (FROM STDIN) or whose output is kept in the result
+    /// (TO STDOUT), up to `work_mem`.
+    fn copy_with_data(
+        &mut self,
+        stmt: crate::copy::statement::CopyStatement,
+        data: &[u8],
+    ) -> SqlResult<StatementResult> {
+        match crate::copy::start(self, stmt)? {
+            CopyStart::In(mut c) => {
+                c.data(self, data)?;
+                c.finish(self)
+            }
+            CopyStart::Out(c) => {
+                let limit = self.work_mem_bytes;
+                let mut out = Vec::new();
+                let mut r = c.run(self, &mut |line| {
+                    if (out.len() + line.len()) as u64 > limit {
+                        return Err(SqlError::new(
+                            code::OUT_OF_MEMORY,
+                            format!(
+                                "out of memory: COPY TO STDOUT's output is more than work_mem ({})",
+                                size_text(limit)
+                            ),
+                        ));
+                    }
+                    out.extend_from_slice(line);
+                    Ok(())
+                })?;
+                r.copy_data = Some(
+                    String::from_utf8(out)
+                        .map_err(|_| SqlError::new(code::INTERNAL, "COPY output is not UTF-8"))?,
+                );
+                Ok(r)
             }
         }
     }
@@ -436,6 +564,12 @@ impl Session {
         index: Option<&LineIndex>,
         parsed: SqlResult<Parsed>,
     ) -> SqlResult<StatementResult> {
+        if let Ok(Parsed::Copy(c)) = parsed {
+            // Outside a script (a prepared COPY): no data to take.
+            return self
+                .copy_with_data(*c, &[])
+                .map_err(|e| locate(e, text, start_char, index));
+        }
         self.guard = Guard::start(&self.cancel, self.work_mem_bytes);
         self.guard.set_timeout(self.client.statement_timeout);
         let now = self.statement_now();
@@ -453,20 +587,74 @@ impl Session {
                 columns: out.columns,
                 rows: out.rows,
                 notices: out.notices,
+                copy_data: None,
                 stats: self.db.stats().since(&before),
                 elapsed: started.elapsed(),
             }),
-            Err(mut e) => {
-                if let Some(loc) = e.location.filter(|l| l.line > 0) {
-                    let at = match index {
-                        Some(index) => index.offset(loc),
-                        None => LineIndex::new(text).offset(loc),
-                    };
-                    e.position = Some(at.saturating_sub(start_char) + 1);
-                }
-                Err(e)
+            Err(e) => Err(locate(e, text, start_char, index)),
+        }
+    }
+
+    /// Starts a statement that runs over several calls (a COPY): its checks and its
+    /// now(); refused in an aborted transaction block.
+    pub(crate) fn start_statement(&mut self) -> SqlResult<crate::copy::Started> {
+        self.guard = Guard::start(&self.cancel, self.work_mem_bytes);
+        let now = self.statement_now();
+        self.guard.set_now_micros(now);
+        if matches!(self.txn, TxnState::Failed) {
+            return Err(aborted());
+        }
+        Ok(crate::copy::Started {
+            at: Instant::now(),
+            stats: Box::new(self.db.stats()),
+        })
+    }
+
+    /// The error of a statement: inside a transaction block it aborts the block.
+    pub(crate) fn fail_statement(&mut self, e: SqlError) -> SqlError {
+        self.fail(e)
+    }
+
+    /// Fails with 57014 if the running statement was asked to stop.
+    pub(crate) fn check_cancel(&self) -> SqlResult<()> {
+        self.guard.check()
+    }
+
+    /// The transaction a COPY FROM holds over its calls, and whether it is the block's.
+    /// A block's is taken out of the session, which is left with an aborted block until
+    /// `release_transaction` gives it back: a COPY abandoned midway (its handle dropped)
+    /// thus aborts the block, as an error would.
+    pub(crate) fn hold_transaction(&mut self) -> (Box<Transaction>, bool) {
+        match std::mem::replace(&mut self.txn, TxnState::Failed) {
+            TxnState::Block(t) => (t, true),
+            other => {
+                self.txn = other;
+                let mut t = self.db.begin();
+                t.set_synchronous_commit(self.synchronous_commit);
+                (Box::new(t), false)
             }
         }
+    }
+
+    /// Ends a COPY that succeeded: commits its own transaction, or gives the block's
+    /// back.
+    pub(crate) fn release_transaction(
+        &mut self,
+        t: Box<Transaction>,
+        in_block: bool,
+    ) -> SqlResult<()> {
+        if !in_block {
+            return Ok(t.commit()?);
+        }
+        if matches!(self.txn, TxnState::Failed) {
+            self.txn = TxnState::Block(t);
+            return Ok(());
+        }
+        let _ = t.rollback();
+        Err(SqlError::new(
+            code::FAILED_TRANSACTION,
+            "the transaction block ended while COPY ran",
+        ))
     }
 
     /// Runs a script and returns each statement's result; stops at the first error.
@@ -524,6 +712,9 @@ impl Session {
                 }
                 ddl::reindex(&mut self.ctx(), table, &name)
             }
+            Parsed::Maintenance(m) => self.maintenance(&m),
+            // (Copies are run by `run_parsed`, with their data.)
+            Parsed::Copy(_) => Err(SqlError::new(code::INTERNAL, "a COPY run as a query")),
             Parsed::Statement { stmt, table_kind } => self.execute_statement(&stmt, table_kind),
             Parsed::Prepared(run) => {
                 let template = run.statement();
@@ -602,7 +793,6 @@ impl Session {
             } => Some("DROP VIEW"),
             Statement::Drop { .. } => Some("DROP TABLE"),
             Statement::CreateView(_) => Some("CREATE VIEW"),
-            Statement::Vacuum(_) => Some("VACUUM"),
             _ => None,
         };
         if let Some(what) = needs_no_block {
@@ -612,17 +802,25 @@ impl Session {
             }
             return self.without_transaction(stmt, table_kind);
         }
+        self.transactional(|s, t| s.in_transaction(t, stmt))
+    }
+
+    /// Runs `f` in the session's transaction: the block's (an error aborts the block),
+    /// or one of its own that commits when `f` succeeds and rolls back when it fails.
+    pub(crate) fn transactional<R>(
+        &mut self,
+        f: impl FnOnce(&mut Session, &mut Transaction) -> SqlResult<R>,
+    ) -> SqlResult<R> {
         match std::mem::replace(&mut self.txn, TxnState::Auto) {
             TxnState::Block(mut t) => {
-                let r = self.in_transaction(&mut t, stmt);
+                let r = f(self, &mut t);
                 self.txn = TxnState::Block(t);
                 r.map_err(|e| self.fail(e))
             }
             TxnState::Auto => {
                 let mut t = self.db.begin();
                 t.set_synchronous_commit(self.synchronous_commit);
-                let out = self.in_transaction(&mut t, stmt);
-                match out {
+                match f(self, &mut t) {
                     Ok(o) => {
                         t.commit()?;
                         Ok(o)
@@ -638,6 +836,32 @@ impl Session {
                 Err(aborted())
             }
         }
+    }
+
+    /// VACUUM (outside a transaction block), then the ANALYZE it asks for in a
+    /// transaction of its own; ANALYZE alone in the session's transaction.
+    fn maintenance(&mut self, m: &crate::vacuum::Maintenance) -> SqlResult<Output> {
+        if matches!(self.txn, TxnState::Failed) {
+            return Err(aborted());
+        }
+        if !m.vacuum {
+            return self.transactional(|s, t| crate::vacuum::analyze(&mut s.ctx(), t, m));
+        }
+        if matches!(self.txn, TxnState::Block(_)) {
+            let e = no_block("VACUUM");
+            return Err(self.fail(e));
+        }
+        let analyze = crate::vacuum::vacuum(&mut self.ctx(), m)?;
+        if !analyze.is_empty() {
+            self.transactional(|s, t| {
+                let mut cx = s.ctx();
+                for table in &analyze {
+                    crate::analyze::analyze_table(&mut cx, t, table)?;
+                }
+                Ok(())
+            })?;
+        }
+        Ok(Output::tag("VACUUM"))
     }
 
     fn sql_prepare(
@@ -690,7 +914,7 @@ impl Session {
         })
     }
 
-    fn ctx(&mut self) -> Ctx<'_, '_> {
+    pub(crate) fn ctx(&mut self) -> Ctx<'_, '_> {
         Ctx {
             db: &self.db,
             rng: &mut self.rng,
@@ -740,20 +964,6 @@ impl Session {
                 });
                 dml::explain(&mut cx, t, statement, analyze, costs)
             }
-            Statement::Analyze(a) => {
-                let tables = match &a.table_name {
-                    Some(name) => {
-                        let name = object_name(name)?;
-                        cx.db.schema(&name)?;
-                        vec![name]
-                    }
-                    None => cx.db.table_names(),
-                };
-                for table in tables {
-                    crate::analyze::analyze_table(&mut cx, t, &table)?;
-                }
-                Ok(Output::tag("ANALYZE"))
-            }
             other => Err(unsupported_statement(other)),
         }
     }
@@ -785,7 +995,6 @@ impl Session {
                 ..
             } => ddl::drop(&mut cx, *object_type, *if_exists, names, *cascade),
             Statement::CreateView(cv) => crate::view::create_view(&mut cx, cv),
-            Statement::Vacuum(v) => ddl::vacuum(&mut cx, v),
             Statement::CreateIndex(ci) => ddl::create_index(&mut cx, ci),
             Statement::AlterTable(at) => crate::alter::alter_table(&mut cx, at),
             other => Err(unsupported_statement(other)),
@@ -1064,6 +1273,20 @@ fn show_name(variable: &[ast::Ident]) -> String {
         .map(ident_name)
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Gives an error pointing into the script its position in the statement: `text`, which
+/// starts at character `start_char` of the script `index` maps (the statement's own
+/// text when there is no index).
+fn locate(mut e: SqlError, text: &str, start_char: usize, index: Option<&LineIndex>) -> SqlError {
+    if let Some(&loc) = e.location.as_deref().filter(|l| l.line > 0) {
+        let at = match index {
+            Some(index) => index.offset(loc),
+            None => LineIndex::new(text).offset(loc),
+        };
+        e.position = Some(at.saturating_sub(start_char) + 1);
+    }
+    e
 }
 
 fn invalid_value(name: &str, value: &str) -> SqlError {

@@ -40,6 +40,9 @@ pub enum CatalogFn {
     StatisticsObjdefColumns,
     CurrentDatabase,
     CurrentSchema,
+    /// `current_schemas(include_implicit)`: the search path as an array (text form):
+    /// `{pg_catalog,public}`, or `{public}` without the implicit schemas.
+    CurrentSchemas,
     CurrentUser,
     /// `oid::regclass` (shown as the relation's name).
     RegclassOut,
@@ -73,6 +76,7 @@ impl CatalogFn {
             "pg_partition_ancestors" => (F::PartitionAncestors, SqlType::Int8, &[1]),
             "current_database" => (F::CurrentDatabase, Text, &[0]),
             "current_schema" => (F::CurrentSchema, Text, &[0]),
+            "current_schemas" => (F::CurrentSchemas, Text, &[1]),
             "current_user" | "session_user" => (F::CurrentUser, Text, &[0]),
             _ => return None,
         })
@@ -87,7 +91,7 @@ impl CatalogFn {
             }
             (F::GetIndexdef, 1) | (F::FormatType, 1) => SqlType::Int4,
             (F::GetIndexdef | F::GetConstraintdef, 2) | (F::GetConstraintdef, 1) => SqlType::Bool,
-            (F::GetExpr, 2) => SqlType::Bool,
+            (F::GetExpr, 2) | (F::CurrentSchemas, 0) => SqlType::Bool,
             _ => SqlType::Int8,
         }
     }
@@ -145,6 +149,10 @@ impl CatalogFn {
             F::RelationIsPublishable => Value::Bool(false),
             F::CurrentDatabase => text(super::relations::DATABASE_NAME.into()),
             F::CurrentSchema => text("public".into()),
+            F::CurrentSchemas => match &args[0] {
+                Value::Bool(true) => text("{pg_catalog,public}".into()),
+                _ => text("{public}".into()),
+            },
             F::CurrentUser => text(OWNER_NAME.into()),
             F::RegclassOut => match int(0) {
                 Some(oid) => text(snap.regclass_name(oid)),

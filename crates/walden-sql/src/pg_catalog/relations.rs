@@ -2,7 +2,7 @@
 //! has: `oid` and `regclass` are int8, `name`, `"char"`, `text[]`, `int2vector` and
 //! `pg_node_tree` are text (arrays in their `{a,b}` text form), `float4` is float8.
 //! Relations Walden has nothing for (policies, triggers, publications, inheritance,
-//! extended statistics, comments) have their columns and no rows.
+//! partitioning, extended statistics, comments) have their columns and no rows.
 
 use walden::Value;
 
@@ -126,6 +126,20 @@ fn pg_catalog(name: &str, snap: &Snapshot) -> Option<VirtualRelation> {
                 ("inhparent", OID),
                 ("inhseqno", I4),
                 ("inhdetachpending", BOOL),
+            ],
+            Vec::new(),
+        ),
+        // No partitioned tables: pgbench reads it to learn pgbench_accounts is not one.
+        "pg_partitioned_table" => relation(
+            &[
+                ("partrelid", OID),
+                ("partstrat", CHAR),
+                ("partnatts", I2),
+                ("partdefid", OID),
+                ("partattrs", TEXT),
+                ("partclass", TEXT),
+                ("partcollation", TEXT),
+                ("partexprs", TEXT),
             ],
             Vec::new(),
         ),
