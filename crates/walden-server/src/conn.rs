@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
+use pgwire::messages::copy::{CopyData, CopyDone, CopyInResponse, CopyOutResponse};
 use pgwire::messages::data::{
     DataRow, FieldDescription, NoData, ParameterDescription, RowDescription,
 };
@@ -24,6 +25,7 @@ use pgwire::messages::{
     PgWireBackendMessage as B, PgWireFrontendMessage as F, SslNegotiationMetaMessage,
 };
 use walden::Value;
+use walden_sql::copy::CopyStart;
 use walden_sql::error::code;
 use walden_sql::{Prepared, Session, SqlError, SqlType, StatementResult};
 
@@ -146,6 +148,9 @@ fn error_fields(e: &SqlError, severity: &str) -> Vec<(u8, String)> {
     if let Some(p) = e.position {
         fields.push((b'P', p.to_string()));
     }
+    if let Some(c) = &e.context {
+        fields.push((b'W', c.to_string()));
+    }
     fields
 }
 
@@ -205,6 +210,8 @@ fn startup_options(options: &str) -> Vec<(String, String)> {
 
 /// A statement of the extended protocol: prepared, with what Describe tells of it.
 struct Statement {
+    /// The query as the client sent it.
+    text: String,
     /// None for an empty query (Execute answers EmptyQueryResponse).
     prepared: Option<Prepared>,
     /// The types the client gave its parameters (0: none), as Parse sent them.
@@ -446,7 +453,57 @@ impl Conn<'_> {
                 .send(B::EmptyQueryResponse(EmptyQueryResponse::new()))?;
             return self.ready();
         }
+        // A COPY exchanges data with the client between its start and its end, so a
+        // query holding one runs statement by statement (the others through the
+        // session as usual).
+        if query.to_ascii_lowercase().contains("copy") {
+            if let Ok(statements) = walden_sql::script::parse_script(query) {
+                if statements
+                    .iter()
+                    .any(|s| walden_sql::copy::is_copy(&s.text))
+                {
+                    for s in statements {
+                        let go_on = if walden_sql::copy::is_copy(&s.text) {
+                            match self.copy(&s.text) {
+                                Ok(tag) => {
+                                    self.wire
+                                        .send(B::CommandComplete(CommandComplete::new(tag)))?;
+                                    true
+                                }
+                                Err(Failure::Sql(mut e)) => {
+                                    e.position = e.position.map(|p| p + s.start_char);
+                                    self.send_error(&e)?;
+                                    false
+                                }
+                                Err(Failure::Io(e)) => return Err(e),
+                            }
+                        } else {
+                            self.run_text(&s.text, s.start_char)?
+                        };
+                        if !go_on {
+                            break;
+                        }
+                    }
+                    return self.ready();
+                }
+            }
+        }
+        self.run_text(query, 0)?;
+        self.ready()
+    }
+
+    fn send_error(&mut self, e: &SqlError) -> std::io::Result<()> {
+        self.wire
+            .send(B::ErrorResponse(ErrorResponse::new(error_fields(
+                e, "ERROR",
+            ))))
+    }
+
+    /// Runs a text's statements, sending each one's result, until one fails (false).
+    /// `base_chars`: where the text starts in the client's query, for error positions.
+    fn run_text(&mut self, query: &str, base_chars: usize) -> std::io::Result<bool> {
         let mut io_error = None;
+        let mut all_ok = true;
         // Where each statement's text lies in the query, so an error's position
         // (counted from its statement's start) is given from the query's start.
         let mut from_byte = 0usize;
@@ -462,8 +519,9 @@ impl Conn<'_> {
             let sent = match outcome.result {
                 Ok(r) => send_result(wire, &r, None),
                 Err(mut e) => {
+                    all_ok = false;
                     if let (Some(p), Some(s)) = (e.position, start) {
-                        e.position = Some(p + query[..s].chars().count());
+                        e.position = Some(p + base_chars + query[..s].chars().count());
                     }
                     wire.send(B::ErrorResponse(ErrorResponse::new(error_fields(
                         &e, "ERROR",
@@ -482,7 +540,84 @@ impl Conn<'_> {
         if let Some(e) = io_error {
             return Err(e);
         }
-        self.ready()
+        Ok(all_ok)
+    }
+
+    /// A COPY with the client: its data in (CopyInResponse, CopyData until CopyDone or
+    /// CopyFail) or out (CopyOutResponse, a CopyData per row, CopyDone). Gives the
+    /// tag, or the statement's error (not yet sent). After an error in the middle of
+    /// data coming in, the client's remaining CopyData messages are read and dropped by
+    /// the main loop, as PostgreSQL does.
+    fn copy(&mut self, sql: &str) -> Result<String, Failure> {
+        let n_columns = |n: usize| i16::try_from(n).unwrap_or(i16::MAX);
+        match self.session.copy_start(sql)? {
+            CopyStart::In(mut copy) => {
+                let n = n_columns(copy.columns());
+                self.wire.send(B::CopyInResponse(CopyInResponse::new(
+                    0,
+                    n,
+                    vec![0; n as usize],
+                )))?;
+                self.wire.flush()?;
+                loop {
+                    let stopping = &self.shared.stopping;
+                    let m = match self.wire.recv(&mut || !stopping.load(Ordering::Relaxed)) {
+                        Ok(m) => m,
+                        Err(e) => {
+                            // The COPY is rolled back as it drops; the connection ends.
+                            drop(copy);
+                            return Err(Failure::Io(std::io::Error::other(format!(
+                                "connection ended during COPY: {e:?}"
+                            ))));
+                        }
+                    };
+                    match m {
+                        F::CopyData(d) => copy.data(self.session, &d.data)?,
+                        F::CopyDone(_) => return Ok(copy.finish(self.session)?.tag),
+                        F::CopyFail(f) => return Err(copy.fail(self.session, &f.message).into()),
+                        // PostgreSQL lets these pass during COPY FROM STDIN.
+                        F::Flush(_) | F::Sync(_) => {}
+                        other => {
+                            let what = frontend_name(&other);
+                            let e = copy.fail(self.session, "unexpected message");
+                            drop(e);
+                            return Err(SqlError::new(
+                                code::PROTOCOL_VIOLATION,
+                                format!("unexpected message {what} during COPY from stdin"),
+                            )
+                            .into());
+                        }
+                    }
+                }
+            }
+            CopyStart::Out(copy) => {
+                let n = n_columns(copy.columns());
+                self.wire.send(B::CopyOutResponse(CopyOutResponse::new(
+                    0,
+                    n,
+                    vec![0; n as usize],
+                )))?;
+                let wire = &mut self.wire;
+                let mut io_error = None;
+                let result = copy.run(self.session, &mut |bytes| {
+                    wire.send(B::CopyData(CopyData::new(bytes::Bytes::copy_from_slice(
+                        bytes,
+                    ))))
+                    .map_err(|e| {
+                        let sql =
+                            SqlError::new("08006", format!("could not send data to client: {e}"));
+                        io_error = Some(e);
+                        sql
+                    })
+                });
+                if let Some(e) = io_error {
+                    return Err(Failure::Io(e));
+                }
+                let r = result?;
+                self.wire.send(B::CopyDone(CopyDone::new()))?;
+                Ok(r.tag)
+            }
+        }
     }
 
     /// Parse, Bind, Describe, Execute, Close, Flush, Sync.
@@ -533,7 +668,8 @@ impl Conn<'_> {
         let mut declared = Vec::with_capacity(p.type_oids.len());
         for &o in &p.type_oids {
             declared.push(match o {
-                0 => None,
+                // Unspecified, or "unknown": inferred from the statement.
+                0 | 705 => None,
                 o => Some(type_of_oid(o).ok_or_else(|| {
                     SqlError::new(
                         code::FEATURE_NOT_SUPPORTED,
@@ -544,6 +680,7 @@ impl Conn<'_> {
         }
         let statement = if p.query.trim().trim_matches(';').trim().is_empty() {
             Statement {
+                text: p.query.clone(),
                 prepared: None,
                 client_oids: p.type_oids,
                 params: Vec::new(),
@@ -553,6 +690,7 @@ impl Conn<'_> {
             let prepared = Prepared::with_types(&p.query, declared)?;
             let described = self.session.describe(&prepared)?;
             Statement {
+                text: p.query.clone(),
                 prepared: Some(prepared),
                 client_oids: p.type_oids,
                 params: described.params,
@@ -716,6 +854,20 @@ impl Conn<'_> {
             .portals
             .get_mut(&name)
             .ok_or_else(|| no_portal(&name))?;
+        if portal.pending.is_none() && walden_sql::copy::is_copy(&portal.statement.text) {
+            let text = portal.statement.text.clone();
+            let tag = self.copy(&text)?;
+            if let Some(p) = self.portals.get_mut(&name) {
+                p.pending = Some((Default::default(), tag.clone(), Vec::new()));
+            }
+            self.wire
+                .send(B::CommandComplete(CommandComplete::new(tag)))?;
+            return Ok(());
+        }
+        let portal = self
+            .portals
+            .get_mut(&name)
+            .ok_or_else(|| no_portal(&name))?;
         if portal.pending.is_none() {
             let Some(prepared) = &portal.statement.prepared else {
                 self.wire
@@ -794,6 +946,20 @@ impl From<SqlError> for Failure {
 impl From<std::io::Error> for Failure {
     fn from(e: std::io::Error) -> Self {
         Failure::Io(e)
+    }
+}
+
+/// A frontend message's name, for errors.
+fn frontend_name(m: &F) -> &'static str {
+    match m {
+        F::Query(_) => "Query",
+        F::Parse(_) => "Parse",
+        F::Bind(_) => "Bind",
+        F::Describe(_) => "Describe",
+        F::Execute(_) => "Execute",
+        F::Close(_) => "Close",
+        F::Terminate(_) => "Terminate",
+        _ => "of another kind",
     }
 }
 

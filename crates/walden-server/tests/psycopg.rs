@@ -1,0 +1,54 @@
+//! `walden serve` driven by Python's psycopg 3 (tests/clients/psycopg_client.py): a
+//! driver nobody here wrote, speaking the extended protocol, binary values, COPY and
+//! cancel. The virtual environment comes from scripts/install-python-clients.sh (CI
+//! runs it); without it the test says so and passes.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use walden::{Database, Options};
+use walden_server::{Server, ServerConfig};
+
+fn python() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("WALDEN_PYTHON") {
+        return Some(PathBuf::from(p));
+    }
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/pyclients/bin/python");
+    p.exists().then_some(p)
+}
+
+#[test]
+fn psycopg_runs_its_checks() {
+    let Some(python) = python() else {
+        eprintln!(
+            "SKIPPED: no Python environment with psycopg (run scripts/install-python-clients.sh)"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = Database::open_or_create(dir.path(), Options::default()).expect("database");
+    let server = Server::start(
+        db.clone(),
+        ServerConfig {
+            listen: Some("127.0.0.1:0".parse().expect("address")),
+            trust_tcp: true,
+            ..ServerConfig::default()
+        },
+    )
+    .expect("server");
+    let port = server.local_addr().expect("tcp").port();
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clients/psycopg_client.py");
+    let out = Command::new(&python)
+        .arg(&script)
+        .arg(port.to_string())
+        .output()
+        .expect("python runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    server.shutdown();
+    db.close().expect("close");
+    assert!(
+        out.status.success() && stdout.contains("all checks passed"),
+        "psycopg checks failed\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+    );
+}
