@@ -231,7 +231,10 @@ impl Prepared {
                 }))
             }
             // (The parser makes no prepared runs.)
-            Parsed::Checkpoint | Parsed::Reindex { .. } | Parsed::Prepared(_) => None,
+            Parsed::Checkpoint
+            | Parsed::Reindex { .. }
+            | Parsed::Prepared(_)
+            | Parsed::Role(..) => None,
         };
         Ok(Prepared {
             text: sql.to_string(),

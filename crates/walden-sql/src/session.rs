@@ -461,6 +461,16 @@ impl Session {
                 }
                 ddl::reindex(&mut self.ctx(), table, &name)
             }
+            Parsed::Role(stmt, notices) => {
+                if matches!(self.txn, TxnState::Failed) {
+                    return Err(aborted());
+                }
+                if matches!(self.txn, TxnState::Block(_)) {
+                    let e = no_block(crate::roles::command(&stmt));
+                    return Err(self.fail(e));
+                }
+                crate::roles::run(&self.db, stmt, notices)
+            }
             Parsed::Statement { stmt, table_kind } => self.execute_statement(&stmt, table_kind),
             Parsed::Prepared(run) => {
                 let template = run.statement();
