@@ -1666,6 +1666,37 @@ pub(crate) mod tests {
         );
     }
 
+    /// waldump describes a role's attributes, never its verifier.
+    #[test]
+    fn role_records_are_described_without_the_verifier() {
+        let describe = |rec: &CatalogRecord| {
+            let mut payload = Vec::new();
+            rec.encode_payload(&mut payload);
+            let log = LogRecord {
+                lsn: 0,
+                len: 0,
+                rtype: rec.record_type(),
+                xid: 1,
+                payload,
+            };
+            CatalogOwner.describe(&log).unwrap()
+        };
+        let create = CatalogRecord::CreateRole {
+            role: sample_role("alice"),
+        };
+        assert_eq!(
+            describe(&create),
+            "role \"alice\" login superuser createdb createrole replication bypassrls password connection_limit 3 valid_until 946684800000000"
+        );
+        let alter = CatalogRecord::AlterRole {
+            old: "alice".into(),
+            role: RoleDef::new("bob"),
+        };
+        assert_eq!(describe(&alter), "old \"alice\" role \"bob\"");
+        let drop = CatalogRecord::DropRole { name: "bob".into() };
+        assert_eq!(describe(&drop), "role \"bob\"");
+    }
+
     /// Redo holds a role change until its transaction's commit: what could go wrong is
     /// a role (or a password) that a crash before the commit leaves in place.
     #[test]
