@@ -37,6 +37,9 @@ pub enum AuthError {
     /// as PostgreSQL does, `password authentication failed for user "…"`
     /// ([`AuthError::message_for`]), whichever it was.
     Failed,
+    /// The user may not log in, whatever the password (28000): the role does not exist
+    /// (after trust authentication) or lacks LOGIN.
+    NotPermitted(String),
 }
 
 impl AuthError {
@@ -45,6 +48,7 @@ impl AuthError {
             AuthError::Protocol { .. } => "08P01",
             AuthError::Unsupported(_) => "0A000",
             AuthError::Failed => "28P01",
+            AuthError::NotPermitted(_) => "28000",
         }
     }
 
@@ -54,6 +58,7 @@ impl AuthError {
             AuthError::Protocol { message, .. } => message.to_string(),
             AuthError::Unsupported(message) => message.to_string(),
             AuthError::Failed => format!("password authentication failed for user \"{user}\""),
+            AuthError::NotPermitted(message) => message.clone(),
         }
     }
 
@@ -70,6 +75,39 @@ fn malformed(detail: String) -> AuthError {
         message: "malformed SCRAM message",
         detail: Some(detail),
     }
+}
+
+/// Whether `user`, authenticated (by password or trust), may start a session, as
+/// PostgreSQL checks after authentication: its role must exist and have LOGIN. (The
+/// role's connection limit is the server's to count: 53300 `too many connections for
+/// role "…"`.)
+pub fn check_login(role: Option<&RoleDef>, user: &str) -> Result<(), AuthError> {
+    match role {
+        None => Err(AuthError::NotPermitted(format!(
+            "role \"{user}\" does not exist"
+        ))),
+        Some(r) if !r.login => Err(AuthError::NotPermitted(format!(
+            "role \"{user}\" is not permitted to log in"
+        ))),
+        Some(_) => Ok(()),
+    }
+}
+
+/// Now as a timestamptz (microseconds since 2000-01-01 00:00 UTC), what
+/// [`ScramServer::for_role`] compares `valid_until` with.
+pub fn now_micros() -> i64 {
+    /// 2000-01-01 00:00 UTC in microseconds since the Unix epoch.
+    const PG_EPOCH_MICROS: i64 = 946_684_800_000_000;
+    let since_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX));
+    since_unix - PG_EPOCH_MICROS
+}
+
+/// A fresh server nonce from the operating system's random source (an error only when
+/// the system has none to give).
+pub fn server_nonce() -> Result<[u8; SERVER_NONCE_BYTES], String> {
+    scram::random_bytes()
 }
 
 /// Checks the mechanism a client chose in SASLInitialResponse.

@@ -321,3 +321,26 @@ fn only_scram_sha_256_is_offered() {
         "client selected an invalid SASL authentication mechanism"
     );
 }
+
+#[test]
+fn logins_need_a_role_with_login() {
+    let role = RoleDef {
+        login: true,
+        ..RoleDef::new("a")
+    };
+    assert_eq!(check_login(Some(&role), "a"), Ok(()));
+    let e = check_login(None, "ghost").unwrap_err();
+    assert_eq!(
+        (e.code(), e.message_for("ghost")),
+        ("28000", "role \"ghost\" does not exist".to_string())
+    );
+    let group = RoleDef::new("g");
+    let e = check_login(Some(&group), "g").unwrap_err();
+    assert_eq!(
+        (e.code(), e.message_for("g")),
+        ("28000", "role \"g\" is not permitted to log in".to_string())
+    );
+    // 2020-01-01 is 20 years of days after 2000-01-01: now is later.
+    assert!(now_micros() > 7305 * 86_400_000_000);
+    assert_ne!(server_nonce().unwrap(), server_nonce().unwrap());
+}
