@@ -223,3 +223,66 @@ fn the_secret_seed_is_random_and_stays() {
     let db = Database::open(DIR, opts(&vfs, Protection::Cow)).unwrap();
     assert_eq!(db.secret_seed(), seed);
 }
+
+/// `change_role` changes a role from its current definition under the catalog's
+/// lock (two threads each setting one attribute keep both), starts from the given
+/// definition when the role is not stored (and stores it), and passes the caller's
+/// error through.
+#[test]
+fn change_role_reads_and_writes_in_one_step() {
+    let vfs = SimVfs::new(6);
+    let db = Database::create(DIR, opts(&vfs, Protection::Cow)).unwrap();
+    db.create_role(RoleDef::new("r")).unwrap();
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let db = db.clone();
+            s.spawn(move || {
+                for _ in 0..25 {
+                    db.change_role("r", None, |mut r| {
+                        r.connection_limit += 1;
+                        if t == 0 {
+                            r.login = true;
+                        }
+                        Ok::<_, Error>(r)
+                    })
+                    .unwrap();
+                }
+            });
+        }
+    });
+    let r = db.role("r").unwrap();
+    assert_eq!((r.connection_limit, r.login), (99, true));
+    // Not stored: the given definition is the start, and is stored.
+    let boot = RoleDef {
+        superuser: true,
+        ..RoleDef::new("boot")
+    };
+    db.change_role("boot", Some(boot.clone()), |mut r| {
+        r.password = Some(verifier("b"));
+        Ok::<_, Error>(r)
+    })
+    .unwrap();
+    let stored = db.role("boot").unwrap();
+    assert!(stored.superuser && stored.password == Some(verifier("b")));
+    let e = db.change_role("nobody", None, Ok::<_, Error>).unwrap_err();
+    assert!(matches!(&e, Error::NoSuchRole(n) if n == "nobody"), "{e:?}");
+    let e = db
+        .change_role("boot", None, |mut r| {
+            r.name = "r".into();
+            Ok::<_, Error>(r)
+        })
+        .unwrap_err();
+    assert!(matches!(&e, Error::RoleExists(n) if n == "r"), "{e:?}");
+    #[derive(Debug)]
+    struct Mine(Option<Error>);
+    impl From<Error> for Mine {
+        fn from(e: Error) -> Mine {
+            Mine(Some(e))
+        }
+    }
+    let e = db.change_role("r", None, |_| Err(Mine(None))).unwrap_err();
+    assert!(e.0.is_none());
+    let db = crash(db, &vfs, Protection::Cow);
+    assert_eq!(db.role("r").unwrap().connection_limit, 99);
+    assert_eq!(db.role("boot"), Some(stored));
+}

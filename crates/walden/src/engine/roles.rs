@@ -51,6 +51,45 @@ impl Database {
         Ok(())
     }
 
+    /// Changes the role `name` in one step under the catalog's lock, so that two
+    /// changes at once cannot lose one another: `change` gets the role as it is (or
+    /// `missing`, when there is no such role: a role the caller always has, stored
+    /// from its first change) and returns its whole new definition, which is logged
+    /// and committed at once (`role.name` renames it). `change` runs under the
+    /// catalog's write lock: it must be quick and must not call into the database.
+    pub fn change_role<E: From<Error>>(
+        &self,
+        name: &str,
+        missing: Option<RoleDef>,
+        change: impl FnOnce(RoleDef) -> std::result::Result<RoleDef, E>,
+    ) -> std::result::Result<(), E> {
+        let inner = &self.handle.inner;
+        let mut cat = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
+        let stored = cat.roles.get(name).cloned();
+        let was_stored = stored.is_some();
+        let Some(old) = stored.or(missing) else {
+            return Err(Error::NoSuchRole(name.to_string()).into());
+        };
+        let role = change(old)?;
+        checked(&role)?;
+        if role.name != name && cat.roles.contains_key(&role.name) {
+            return Err(Error::RoleExists(role.name).into());
+        }
+        let rec = if was_stored {
+            CatalogRecord::AlterRole {
+                old: name.to_string(),
+                role: role.clone(),
+            }
+        } else {
+            CatalogRecord::CreateRole { role: role.clone() }
+        };
+        let mut tx = self.begin();
+        tx.log(&rec)?;
+        tx.commit_inner()?;
+        cat.put_role(was_stored.then_some(name), role);
+        Ok(())
+    }
+
     /// Drops a role (committed at once).
     pub fn drop_role(&self, name: &str) -> Result<()> {
         let inner = &self.handle.inner;
