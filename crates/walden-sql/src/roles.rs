@@ -660,26 +660,29 @@ pub(crate) fn run(db: &Database, stmt: RoleStatement, notices: Vec<String>) -> S
                 login: user,
                 ..RoleDef::new(&name.name)
             };
-            apply(&mut role, &options, &mut out.notices)?;
+            prepare(&options, &mut out.notices)?.apply(&mut role);
             db.create_role(role)?;
             out.tag = "CREATE ROLE".into();
         }
         RoleStatement::Alter { role, options } => {
             check_limits(&options)?;
             let name = resolve(&role);
-            let Some(old) = find(db, name) else {
+            if find(db, name).is_none() {
                 return Err(no_such_role(name));
-            };
-            let mut new = old.clone();
-            apply(&mut new, &options, &mut out.notices)?;
-            store(db, &old, new)?;
+            }
+            // The verifier is made before the catalog's lock is taken.
+            let patch = prepare(&options, &mut out.notices)?;
+            db.change_role(name, unstored(name), |mut r| {
+                patch.apply(&mut r);
+                Ok::<_, SqlError>(r)
+            })?;
             out.tag = "ALTER ROLE".into();
         }
         RoleStatement::Rename { role, to } => {
             let name = resolve(&role);
-            let Some(old) = find(db, name) else {
+            if find(db, name).is_none() {
                 return Err(no_such_role(name));
-            };
+            }
             if name == BOOTSTRAP {
                 return Err(SqlError::new(
                     code::FEATURE_NOT_SUPPORTED,
@@ -695,11 +698,9 @@ pub(crate) fn run(db: &Database, stmt: RoleStatement, notices: Vec<String>) -> S
             }
             // A SCRAM verifier does not depend on the name, so it stays (PostgreSQL
             // clears only MD5 hashes, which are salted with it).
-            let new = RoleDef {
-                name: to.name,
-                ..old.clone()
-            };
-            store(db, &old, new)?;
+            db.change_role(name, None, |r| {
+                Ok::<_, SqlError>(RoleDef { name: to.name, ..r })
+            })?;
             out.tag = "ALTER ROLE".into();
         }
         RoleStatement::Drop { if_exists, names } => {
@@ -728,27 +729,68 @@ fn check_limits(options: &[RoleOption]) -> SqlResult<()> {
     Ok(())
 }
 
-/// Sets the options on a role: attributes as given, a password as a verifier.
-fn apply(role: &mut RoleDef, options: &[RoleOption], notices: &mut Vec<String>) -> SqlResult<()> {
+/// What a statement's options set on a role, with its values made ready (the
+/// password's verifier, the VALID UNTIL timestamp): applying it is quick, so it can be
+/// applied under the catalog's lock.
+struct Patch(Vec<Set>);
+
+enum Set {
+    Superuser(bool),
+    Createdb(bool),
+    Createrole(bool),
+    Inherit(bool),
+    Login(bool),
+    Replication(bool),
+    Bypassrls(bool),
+    ConnectionLimit(i32),
+    ValidUntil(i64),
+    Password(Option<String>),
+}
+
+fn prepare(options: &[RoleOption], notices: &mut Vec<String>) -> SqlResult<Patch> {
+    let mut sets = Vec::with_capacity(options.len());
     for o in options {
-        match &o.kind {
-            OptionKind::Superuser(v) => role.superuser = *v,
-            OptionKind::Createdb(v) => role.createdb = *v,
-            OptionKind::Createrole(v) => role.createrole = *v,
-            OptionKind::Inherit(v) => role.inherit = *v,
-            OptionKind::Login(v) => role.login = *v,
-            OptionKind::Replication(v) => role.replication = *v,
-            OptionKind::Bypassrls(v) => role.bypassrls = *v,
-            OptionKind::ConnectionLimit(n) => role.connection_limit = *n as i32,
+        sets.push(match &o.kind {
+            OptionKind::Superuser(v) => Set::Superuser(*v),
+            OptionKind::Createdb(v) => Set::Createdb(*v),
+            OptionKind::Createrole(v) => Set::Createrole(*v),
+            OptionKind::Inherit(v) => Set::Inherit(*v),
+            OptionKind::Login(v) => Set::Login(*v),
+            OptionKind::Replication(v) => Set::Replication(*v),
+            OptionKind::Bypassrls(v) => Set::Bypassrls(*v),
+            // Checked by `check_limits`: -1 or more, and the parser took 32 bits.
+            OptionKind::ConnectionLimit(n) => Set::ConnectionLimit(*n as i32),
             OptionKind::ValidUntil(text) => {
-                role.valid_until = Some(crate::datetime::parse_timestamp(text, true)?);
+                Set::ValidUntil(crate::datetime::parse_timestamp(text, true)?)
             }
-            OptionKind::Sysid => notices.push("SYSID can no longer be specified".into()),
-            OptionKind::Password(None) => role.password = None,
-            OptionKind::Password(Some(text)) => role.password = verifier(text, notices)?,
+            OptionKind::Sysid => {
+                notices.push("SYSID can no longer be specified".into());
+                continue;
+            }
+            OptionKind::Password(None) => Set::Password(None),
+            OptionKind::Password(Some(text)) => Set::Password(verifier(text, notices)?),
+        });
+    }
+    Ok(Patch(sets))
+}
+
+impl Patch {
+    fn apply(&self, role: &mut RoleDef) {
+        for set in &self.0 {
+            match set {
+                Set::Superuser(v) => role.superuser = *v,
+                Set::Createdb(v) => role.createdb = *v,
+                Set::Createrole(v) => role.createrole = *v,
+                Set::Inherit(v) => role.inherit = *v,
+                Set::Login(v) => role.login = *v,
+                Set::Replication(v) => role.replication = *v,
+                Set::Bypassrls(v) => role.bypassrls = *v,
+                Set::ConnectionLimit(n) => role.connection_limit = *n,
+                Set::ValidUntil(t) => role.valid_until = Some(*t),
+                Set::Password(p) => role.password = p.clone(),
+            }
         }
     }
-    Ok(())
 }
 
 /// What a role's password becomes: a verifier made from a password in clear, or the
@@ -773,14 +815,10 @@ pub fn verifier(text: &str, notices: &mut Vec<String>) -> SqlResult<Option<Strin
     }
 }
 
-/// Writes a changed role: the bootstrap superuser is stored the first time it changes.
-fn store(db: &Database, old: &RoleDef, new: RoleDef) -> SqlResult<()> {
-    if db.role(&old.name).is_some() {
-        db.alter_role(&old.name, new)?;
-    } else {
-        db.create_role(new)?;
-    }
-    Ok(())
+/// What a change starts from when the role is not stored: the bootstrap superuser's
+/// definition (it is stored the first time it changes).
+fn unstored(name: &str) -> Option<RoleDef> {
+    (name == BOOTSTRAP).then(bootstrap_role)
 }
 
 /// The stored roles a DROP ROLE removes, all checked before any goes (PostgreSQL drops
