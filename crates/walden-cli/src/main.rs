@@ -26,6 +26,7 @@ mod seed_report;
 mod serve;
 mod space;
 mod sql_shell;
+mod user;
 mod waldump;
 
 use std::io::Write;
@@ -65,6 +66,10 @@ enum Command {
     Sql(sql_shell::Args),
     /// Serves a database over PostgreSQL's wire protocol (psql, pgbench, drivers).
     Serve(serve::Args),
+    /// Manages the roles `walden serve` authenticates against (on a database not being
+    /// served; through a server, use CREATE ROLE ... PASSWORD).
+    #[command(subcommand)]
+    User(user::Command),
     /// Appends rows forever, printing each key once its commit is durable (for the
     /// process-kill test).
     #[command(hide = true)]
@@ -214,6 +219,7 @@ fn main() -> ExitCode {
         Command::Recover(args) => recover::run(&args),
         Command::Sql(args) => sql_shell::run(&args),
         Command::Serve(args) => serve::run(&args),
+        Command::User(command) => user::run(&command),
         Command::KillChild { dir, kind } => Ok(kill_child::run(&dir, kind.table_kind())),
     };
     match result {

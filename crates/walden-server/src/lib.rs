@@ -12,6 +12,7 @@
 //! connections' registry, cancel and shutdown).
 
 mod conn;
+pub mod scram;
 mod values;
 mod wire;
 

@@ -28,6 +28,8 @@ pub mod code {
     pub const AMBIGUOUS_PARAMETER: &str = "42P08";
     pub const UNDEFINED_PARAMETER: &str = "42P02";
     pub const UNDEFINED_OBJECT: &str = "42704";
+    pub const DUPLICATE_OBJECT: &str = "42710";
+    pub const RESERVED_NAME: &str = "42939";
     pub const GROUPING_ERROR: &str = "42803";
     pub const INVALID_RECURSION: &str = "42P19";
     pub const WINDOWING_ERROR: &str = "42P20";
@@ -258,6 +260,18 @@ impl From<walden::Error> for SqlError {
                 return SqlError::new(
                     code::DUPLICATE_TABLE,
                     format!("relation \"{t}\" already exists"),
+                )
+            }
+            E::RoleExists(r) => {
+                return SqlError::new(
+                    code::DUPLICATE_OBJECT,
+                    format!("role \"{r}\" already exists"),
+                )
+            }
+            E::NoSuchRole(r) => {
+                return SqlError::new(
+                    code::UNDEFINED_OBJECT,
+                    format!("role \"{r}\" does not exist"),
                 )
             }
             // The SQL layer checks rows before the engine does; should one still not

@@ -31,6 +31,8 @@ pub mod pg_catalog;
 pub mod prepared;
 mod recursive;
 pub mod regex;
+pub mod roles;
+pub mod scram;
 pub mod script;
 pub mod select;
 pub mod session;

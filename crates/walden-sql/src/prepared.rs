@@ -284,7 +284,8 @@ impl Prepared {
             | Parsed::Reindex { .. }
             | Parsed::Maintenance(_)
             | Parsed::Copy(_)
-            | Parsed::Prepared(_) => None,
+            | Parsed::Prepared(_)
+            | Parsed::Role(..) => None,
         };
         Ok(Prepared {
             text: sql.to_string(),

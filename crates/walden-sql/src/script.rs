@@ -1,5 +1,6 @@
 //! Splitting a script into statements and parsing each: the PostgreSQL syntax sqlparser
-//! lacks (`CHECKPOINT`, `CREATE TABLE ... USING kind`) is handled here, unsupported
+//! lacks (`CHECKPOINT`, `CREATE TABLE ... USING kind`; role statements go to `roles.rs`)
+//! is handled here, unsupported
 //! statements are named, and parser errors become PostgreSQL-style syntax errors.
 
 use sqlparser::ast::Statement;
@@ -33,15 +34,18 @@ pub enum Parsed {
     /// A prepared query with its values, run from its cached plan
     /// (`crate::prepared::PreparedRun`).
     Prepared(crate::prepared::PreparedRun),
+    /// CREATE, ALTER or DROP ROLE (USER, GROUP), and the notices parsing it gave.
+    Role(crate::roles::RoleStatement, Vec<String>),
 }
 
 impl Parsed {
     /// The stack that binding and running the statement needs.
     pub fn stack_bytes(&self) -> usize {
         match self {
-            Parsed::Checkpoint | Parsed::Reindex { .. } | Parsed::Maintenance(_) => {
-                depth::stack_bytes(0)
-            }
+            Parsed::Checkpoint
+            | Parsed::Reindex { .. }
+            | Parsed::Maintenance(_)
+            | Parsed::Role(..) => depth::stack_bytes(0),
             Parsed::Statement { stmt, .. } => stmt.stack_bytes(),
             Parsed::Copy(c) => match &c.source {
                 crate::copy::statement::CopySource::Query(q) => q.stack_bytes(),
@@ -459,7 +463,7 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
             | "("
             | "WITH"
             | "VALUES"
-    );
+    ) || crate::roles::is_role_command(&name);
     if !supported {
         // An unknown first word is a syntax error, as in PostgreSQL; a known command
         // Walden lacks is named.
@@ -492,6 +496,11 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
     }
     if matches!(name.as_str(), "VACUUM" | "ANALYZE" | "ANALYSE") {
         return crate::vacuum::parse(&toks).map(Parsed::Maintenance);
+    }
+    if crate::roles::is_role_command(&name) {
+        let mut notices = Vec::new();
+        let stmt = crate::roles::parse(&toks, &mut notices)?;
+        return Ok(Parsed::Role(stmt, notices));
     }
     let table_kind = if name == "CREATE TABLE" {
         take_using(&mut toks)?

@@ -715,6 +715,16 @@ impl Session {
             Parsed::Maintenance(m) => self.maintenance(&m),
             // (Copies are run by `run_parsed`, with their data.)
             Parsed::Copy(_) => Err(SqlError::new(code::INTERNAL, "a COPY run as a query")),
+            Parsed::Role(stmt, notices) => {
+                if matches!(self.txn, TxnState::Failed) {
+                    return Err(aborted());
+                }
+                if matches!(self.txn, TxnState::Block(_)) {
+                    let e = no_block(crate::roles::command(&stmt));
+                    return Err(self.fail(e));
+                }
+                crate::roles::run(&self.db, stmt, notices)
+            }
             Parsed::Statement { stmt, table_kind } => self.execute_statement(&stmt, table_kind),
             Parsed::Prepared(run) => {
                 let template = run.statement();

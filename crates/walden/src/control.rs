@@ -26,8 +26,11 @@ use crate::wal::{WalCompression, WalPosition};
 pub const CONTROL_MAGIC: &[u8; 8] = b"WALDNCTL";
 pub const CHECKPOINT_MAGIC: &[u8; 8] = b"WALDNCKP";
 /// The on-disk format version this build writes (docs/format.md).
-pub const FORMAT_VERSION: u32 = 15;
-/// The oldest format version this build still reads. Format 15 added index column
+pub const FORMAT_VERSION: u32 = 16;
+/// The oldest format version this build still reads. Format 16 added roles (the
+/// records `create_role`, `alter_role` and `drop_role`, and a list after the table
+/// statistics in a checkpoint's catalog); an older build would refuse them, and a
+/// format 5 to 15 database has none. Format 15 added index column
 /// orders (DESC, NULLS FIRST): flag 4 and an order byte per column in an index
 /// definition, the order bits 0x40 and 0x80 of `btree_insert_row` parts, and keys
 /// whose descending values are inverted and whose NULLs may sort first; an older build

@@ -127,6 +127,10 @@ pub enum Error {
     MustRollBack { cause: String },
     #[error("relation {0:?} already exists")]
     IndexExists(String),
+    #[error("role {0:?} already exists")]
+    RoleExists(String),
+    #[error("role {0:?} does not exist")]
+    NoSuchRole(String),
     #[error("null value in column {column:?} of relation {table:?} violates not-null constraint: it is part of the primary key (SQLSTATE 23502)")]
     NotNullViolation { table: String, column: String },
     #[error("pages that must reach disk in order wait for each other ({pages:?}); they stay in memory unwritten. This is a bug: docs/recovery.md rules 28 and 33 make every such wait point at a higher page number")]

@@ -49,7 +49,7 @@ mod testing {
 }
 
 pub use calendar::Interval;
-pub use catalog::{TableKind, TableStats, ViewDef};
+pub use catalog::{RoleDef, TableKind, TableStats, ViewDef};
 pub use engine::{
     AlterOp, CheckReport, Database, IndexCheck, IndexInfo, IndexSpec, Options, Reader,
     RecoveryReport, RowAction, TableCheck, Transaction,

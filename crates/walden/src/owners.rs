@@ -81,6 +81,9 @@ mod tests {
             (30, "create_view", 0),
             (31, "drop_view", 0),
             (32, "alter_table", 0),
+            (33, "create_role", 0),
+            (34, "alter_role", 0),
+            (35, "drop_role", 0),
             (39, "table_stats", 0),
         ];
         assert_eq!(got, want);
@@ -92,7 +95,7 @@ mod tests {
 
     #[test]
     fn an_unknown_code_is_an_error() {
-        for code in [0u8, 33, 38, 200] {
+        for code in [0u8, 36, 38, 40, 200] {
             let mut b = Vec::new();
             put_record(&mut b, code, 1, &[&[1, 2]]);
             let e = owners().decode(&b, 0).unwrap_err();

@@ -18,7 +18,7 @@ use crate::owners::owners;
 use crate::poison::Poison;
 use crate::stats::Stats;
 use crate::store::{PageStore, Protection};
-use crate::txn::{ends_transaction, ABORT};
+use crate::txn::{ends_transaction, ABORT, COMMIT};
 use crate::vfs::{FileLock, Vfs};
 use crate::wal::format::segment_name;
 use crate::wal::payload::{get_insert, LoggedRows};
@@ -237,7 +237,12 @@ pub(crate) fn recover(
             rows: &rows,
         };
         owners().redo(&rec, &mut ctx)?;
+        // Role changes take effect at their transaction's commit (rule 36).
+        if ends_transaction(rec.rtype) {
+            catalog.settle_roles(rec.xid, rec.rtype == COMMIT);
+        }
     }
+    catalog.drop_unsettled_roles();
     let mut end = reader.end_position();
     if let Some(why) = reader.dropped() {
         loss.push(format!(

@@ -411,14 +411,14 @@ fn control_file_with_unknown_format_version() {
     }
 }
 
-/// A database of the previous formats (14, before index column orders; 13, before
-/// table statistics; 11, before the jsonb column type; 10, before the numeric column
-/// type; 9, before the date/time and bytea types) opens and its rows read back: this
-/// build reads every format from 5 on.
+/// A database of the previous formats (15, before roles; 14, before index column
+/// orders; 13, before table statistics; 11, before the jsonb column type; 10, before
+/// the numeric column type; 9, before the date/time and bytea types) opens and its rows
+/// read back: this build reads every format from 5 on.
 #[test]
 fn previous_format_opens() {
-    assert_eq!(FORMAT_VERSION, 15);
-    for old in [9u32, 10, 11, 13, 14] {
+    assert_eq!(FORMAT_VERSION, 16);
+    for old in [9u32, 10, 11, 13, 14, 15] {
         opens_as_format(old);
     }
 }
@@ -481,6 +481,7 @@ fn opens_as_format(old: u32) {
     assert_eq!(rows, vec![vec![Value::Int4(7)]], "format {old}");
     let found = db.begin().index_get("t_a", &[Value::Int4(7)]).unwrap();
     assert_eq!(found.len(), 1, "format {old}");
+    assert!(db.roles().is_empty(), "format {old}");
     let info = db.index("t_a").unwrap();
     assert_eq!(
         info.order,

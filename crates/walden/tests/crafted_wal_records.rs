@@ -8,13 +8,12 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use walden::access::heap::wal_records::HeapRecord;
 use walden::access::slotted::SlottedRecord;
 use walden::catalog::CatalogRecord;
-use walden::vfs::{CrashMode, OpenMode, SimVfs, Vfs};
-use walden::wal::format::{build_frame, FrameHeader, FRAME_HEADER_BYTES, SEGMENT_HEADER_BYTES};
-use walden::wal::payload::{encode_record, Payload};
+use walden::vfs::{CrashMode, SimVfs};
+use walden::wal::payload::Payload;
 use walden::*;
 
 mod support;
-use support::{int8_schema, opts, wal_segment, DIR};
+use support::{append_frame, int8_schema, opts, DIR};
 
 /// A database with table `t` (id 1) holding one committed row, stopped without a
 /// checkpoint after it. Returns the next unused page number.
@@ -27,38 +26,6 @@ fn base(vfs: &SimVfs) -> u64 {
     drop(db);
     vfs.restart(CrashMode::DropUnsynced);
     id.page + 1
-}
-
-/// Appends one frame holding `records` (each with its xid) after the last frame of
-/// segment 1, continuing its LSNs and generation, as the writer would have.
-fn append_frame(vfs: &SimVfs, records: &[(&dyn Payload, u64)]) {
-    let path = wal_segment(1);
-    let bytes = vfs.file_contents(&path).unwrap();
-    let mut at = SEGMENT_HEADER_BYTES as usize;
-    let mut last = None;
-    while let Some(h) = FrameHeader::decode(&bytes[at..at + FRAME_HEADER_BYTES as usize]) {
-        last = Some(h);
-        at += FRAME_HEADER_BYTES as usize + h.payload_len as usize;
-    }
-    let last = last.unwrap();
-    let start_lsn = last.lsn_start + last.payload_len as u64;
-    let mut payload = Vec::new();
-    for (rec, xid) in records {
-        encode_record(&mut payload, *rec, *xid);
-    }
-    let header = FrameHeader {
-        crc: 0,
-        payload_len: 0,
-        flags: 0,
-        lsn_start: start_lsn,
-        durable_lsn: start_lsn,
-        generation: last.generation,
-    };
-    let mut frame = Vec::new();
-    build_frame(&mut frame, 1, at as u64, header, &payload);
-    let f = vfs.open(&path, OpenMode::Existing).unwrap();
-    f.write_all_at(&frame, at as u64).unwrap();
-    f.sync_data().unwrap();
 }
 
 /// Opens the database; Err(panic message) if opening panicked.

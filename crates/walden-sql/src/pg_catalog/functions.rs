@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use walden::Value;
 
-use super::{quote_ident, types, RelKind, Snapshot, OWNER_NAME, OWNER_OID};
+use super::{quote_ident, types, RelKind, Snapshot, OWNER_NAME};
 use crate::error::{code, SqlError, SqlResult};
 use crate::types::SqlType;
 
@@ -137,8 +137,10 @@ impl CatalogFn {
             }
             F::TableIsVisible => Value::Bool(true),
             F::GetUserById => match int(0) {
-                Some(OWNER_OID) => text(OWNER_NAME.into()),
-                Some(oid) => text(format!("unknown (OID={oid})")),
+                Some(oid) => match snap.role_name(oid) {
+                    Some(name) => text(name.into()),
+                    None => text(format!("unknown (OID={oid})")),
+                },
                 None => Value::Null,
             },
             F::ObjDescription | F::StatisticsObjdefColumns => Value::Null,

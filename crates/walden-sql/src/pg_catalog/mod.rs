@@ -32,6 +32,10 @@ const CONSTRAINT_BASE: i64 = 0x6000_0000;
 const VIEW_BASE: i64 = 0x7000_0000;
 const VIEW_OIDS: i64 = 0x0800_0000;
 const FOREIGN_KEY_BASE: i64 = 0x7800_0000;
+/// Roles (which have no engine id either): `ROLE_BASE +` a hash of the name, as views;
+/// the bootstrap superuser is 10, as in PostgreSQL.
+const ROLE_BASE: i64 = 0x3000_0000;
+const ROLE_OIDS: i64 = 0x0800_0000;
 /// Columns per table in the OID arithmetic (PostgreSQL allows 1600).
 const ATTNUMS_PER_TABLE: i64 = 2048;
 
@@ -39,9 +43,9 @@ pub const PG_CATALOG_NAMESPACE: i64 = 11;
 pub const PG_TOAST_NAMESPACE: i64 = 99;
 pub const PUBLIC_NAMESPACE: i64 = 2200;
 pub const INFORMATION_SCHEMA_NAMESPACE: i64 = 13000;
-/// The one role: every relation is owned by "postgres" (psql shows owners by name).
-pub const OWNER_OID: i64 = 10;
-pub const OWNER_NAME: &str = "postgres";
+/// The owner of every relation: the bootstrap superuser (psql shows owners by name).
+pub const OWNER_OID: i64 = crate::roles::BOOTSTRAP_OID;
+pub const OWNER_NAME: &str = crate::roles::BOOTSTRAP;
 /// Access methods, as PostgreSQL numbers them.
 pub const HEAP_AM: i64 = 2;
 pub const BTREE_AM: i64 = 403;
@@ -144,6 +148,8 @@ pub struct Snapshot {
     pub relations: Vec<Relation>,
     /// Foreign keys by table and name.
     pub foreign_keys: Vec<ForeignKeyDef>,
+    /// Every role with its OID, by name (the bootstrap superuser included).
+    pub roles: Vec<(i64, walden::RoleDef)>,
 }
 
 impl Snapshot {
@@ -246,7 +252,16 @@ impl Snapshot {
         Snapshot {
             relations,
             foreign_keys,
+            roles: roles(db),
         }
+    }
+
+    /// A role's name by OID.
+    pub fn role_name(&self, oid: i64) -> Option<&str> {
+        self.roles
+            .iter()
+            .find(|(o, _)| *o == oid)
+            .map(|(_, r)| r.name.as_str())
     }
 
     pub fn by_oid(&self, oid: i64) -> Option<&Relation> {
@@ -332,11 +347,34 @@ fn foreign_keys(db: &Database, relations: &[Relation]) -> Vec<ForeignKeyDef> {
 
 /// FNV-1a of a view's name, within the view OIDs.
 fn view_hash(name: &str) -> i64 {
+    (fnv(name) % VIEW_OIDS as u64) as i64
+}
+
+fn fnv(name: &str) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in name.bytes() {
         h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
     }
-    (h % VIEW_OIDS as u64) as i64
+    h
+}
+
+/// Every role with its OID: 10 for the bootstrap superuser, else `ROLE_BASE +` a hash
+/// of the name (the next free number on a clash, in name order).
+fn roles(db: &Database) -> Vec<(i64, walden::RoleDef)> {
+    let mut taken = std::collections::HashSet::new();
+    crate::roles::all(db)
+        .into_iter()
+        .map(|r| {
+            if r.name == crate::roles::BOOTSTRAP {
+                return (OWNER_OID, r);
+            }
+            let mut oid = ROLE_BASE + (fnv(&r.name) % ROLE_OIDS as u64) as i64;
+            while !taken.insert(oid) {
+                oid = ROLE_BASE + (oid - ROLE_BASE + 1) % ROLE_OIDS;
+            }
+            (oid, r)
+        })
+        .collect()
 }
 
 /// A view's columns: its names with its query's types, planned against the tables as
@@ -389,6 +427,7 @@ pub const CATALOG_OIDS: &[(&str, i64)] = &[
     ("pg_attribute", 1249),
     ("pg_class", 1259),
     ("pg_authid", 1260),
+    ("pg_auth_members", 1261),
     ("pg_sequence", 2224),
     ("pg_am", 2601),
     ("pg_attrdef", 2604),

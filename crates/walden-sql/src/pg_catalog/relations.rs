@@ -107,10 +107,9 @@ fn pg_catalog(name: &str, snap: &Snapshot) -> Option<VirtualRelation> {
             .map(|(oid, n)| vec![o(*oid), t(n), o(PG_CATALOG_NAMESPACE)])
             .collect(),
         ),
-        "pg_roles" | "pg_authid" | "pg_user" => relation(
-            &[("oid", OID), ("rolname", NAME), ("rolsuper", BOOL)],
-            vec![vec![o(OWNER_OID), t(OWNER_NAME), b(true)]],
-        ),
+        "pg_roles" | "pg_authid" | "pg_user" | "pg_shadow" | "pg_group" | "pg_auth_members" => {
+            roles(name, snap)
+        }
         "pg_description" => relation(
             &[
                 ("objoid", OID),
@@ -211,6 +210,145 @@ fn pg_catalog(name: &str, snap: &Snapshot) -> Option<VirtualRelation> {
         ),
         _ => return None,
     })
+}
+
+const TIMESTAMPTZ: SqlType = SqlType::Timestamptz;
+
+/// The role relations, PostgreSQL's columns in its order. Walden has no privileges, so
+/// `pg_authid` and `pg_shadow` (whose password columns only a superuser may read in
+/// PostgreSQL) show the verifiers to every session, as every session is `postgres`;
+/// `pg_roles` and `pg_user` show `********`, as PostgreSQL's do. No role is a member of
+/// another: `pg_auth_members` is empty, `pg_group` lists each role that cannot log in
+/// with no members.
+fn roles(name: &str, snap: &Snapshot) -> VirtualRelation {
+    let until = |r: &walden::RoleDef| r.valid_until.map_or(Value::Null, Value::Timestamptz);
+    let stars = || t("********");
+    let verifier = |r: &walden::RoleDef| r.password.as_deref().map_or(Value::Null, t);
+    let logins = || snap.roles.iter().filter(|(_, r)| r.login);
+    match name {
+        "pg_roles" => relation(
+            &[
+                ("rolname", NAME),
+                ("rolsuper", BOOL),
+                ("rolinherit", BOOL),
+                ("rolcreaterole", BOOL),
+                ("rolcreatedb", BOOL),
+                ("rolcanlogin", BOOL),
+                ("rolreplication", BOOL),
+                ("rolconnlimit", I4),
+                ("rolpassword", TEXT),
+                ("rolvaliduntil", TIMESTAMPTZ),
+                ("rolbypassrls", BOOL),
+                ("rolconfig", TEXT),
+                ("oid", OID),
+            ],
+            snap.roles
+                .iter()
+                .map(|(oid, r)| {
+                    vec![
+                        t(&r.name),
+                        b(r.superuser),
+                        b(r.inherit),
+                        b(r.createrole),
+                        b(r.createdb),
+                        b(r.login),
+                        b(r.replication),
+                        i4(i64::from(r.connection_limit)),
+                        stars(),
+                        until(r),
+                        b(r.bypassrls),
+                        Value::Null,
+                        o(*oid),
+                    ]
+                })
+                .collect(),
+        ),
+        "pg_authid" => relation(
+            &[
+                ("oid", OID),
+                ("rolname", NAME),
+                ("rolsuper", BOOL),
+                ("rolinherit", BOOL),
+                ("rolcreaterole", BOOL),
+                ("rolcreatedb", BOOL),
+                ("rolcanlogin", BOOL),
+                ("rolreplication", BOOL),
+                ("rolbypassrls", BOOL),
+                ("rolconnlimit", I4),
+                ("rolpassword", TEXT),
+                ("rolvaliduntil", TIMESTAMPTZ),
+            ],
+            snap.roles
+                .iter()
+                .map(|(oid, r)| {
+                    vec![
+                        o(*oid),
+                        t(&r.name),
+                        b(r.superuser),
+                        b(r.inherit),
+                        b(r.createrole),
+                        b(r.createdb),
+                        b(r.login),
+                        b(r.replication),
+                        b(r.bypassrls),
+                        i4(i64::from(r.connection_limit)),
+                        verifier(r),
+                        until(r),
+                    ]
+                })
+                .collect(),
+        ),
+        "pg_user" | "pg_shadow" => relation(
+            &[
+                ("usename", NAME),
+                ("usesysid", OID),
+                ("usecreatedb", BOOL),
+                ("usesuper", BOOL),
+                ("userepl", BOOL),
+                ("usebypassrls", BOOL),
+                ("passwd", TEXT),
+                ("valuntil", TIMESTAMPTZ),
+                ("useconfig", TEXT),
+            ],
+            logins()
+                .map(|(oid, r)| {
+                    vec![
+                        t(&r.name),
+                        o(*oid),
+                        b(r.createdb),
+                        b(r.superuser),
+                        b(r.replication),
+                        b(r.bypassrls),
+                        if name == "pg_user" {
+                            stars()
+                        } else {
+                            verifier(r)
+                        },
+                        until(r),
+                        Value::Null,
+                    ]
+                })
+                .collect(),
+        ),
+        "pg_group" => relation(
+            &[("groname", NAME), ("grosysid", OID), ("grolist", TEXT)],
+            snap.roles
+                .iter()
+                .filter(|(_, r)| !r.login)
+                .map(|(oid, r)| vec![t(&r.name), o(*oid), t("{}")])
+                .collect(),
+        ),
+        _ => relation(
+            &[
+                ("oid", OID),
+                ("roleid", OID),
+                ("member", OID),
+                ("grantor", OID),
+                ("admin_option", BOOL),
+            ],
+            Vec::new(),
+        ),
+    }
 }
 
 fn pg_class(snap: &Snapshot) -> VirtualRelation {

@@ -7,6 +7,7 @@ mod check;
 mod checkpoint;
 mod ddl;
 mod index;
+mod roles;
 mod transaction;
 
 pub use crate::options::Options;
@@ -154,17 +155,9 @@ impl Database {
         };
         let parts = Parts::open(dir, &opts, &control, dir_lock, None, &mut Vec::new())?;
         let wal = parts.open_wal(dir, &control, control.wal_compression, start, start.lsn)?;
-        let inner = Inner::new(
-            dir,
-            &opts,
-            control,
-            parts,
-            wal,
-            Catalog::default(),
-            1,
-            0,
-            start,
-        );
+        let mut catalog = Catalog::default();
+        catalog.secret = draw_secret(dir)?;
+        let inner = Inner::new(dir, &opts, control, parts, wal, catalog, 1, 0, start);
         let inner = Arc::new(inner);
         inner.checkpoint()?;
         // The control file is durable: the database exists, and the marker goes.
@@ -214,13 +207,19 @@ impl Database {
         control.write(&vfs, dir)?;
         let r = crate::recovery::recover(dir, &opts, control, ckpt, dir_lock)?;
         let report = r.report;
+        let mut catalog = r.catalog;
+        // A database made before format 16 has no secret: one is drawn now, and the
+        // checkpoint below keeps it before the database is handed out.
+        if catalog.secret == [0; 32] {
+            catalog.secret = draw_secret(dir)?;
+        }
         let inner = Inner::new(
             dir,
             &opts,
             r.control,
             r.parts,
             r.wal,
-            r.catalog,
+            catalog,
             r.next_xid,
             r.checkpoint_seq,
             r.redo,
@@ -649,6 +648,27 @@ fn check_name(what: &str, name: &str) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// 32 bytes from the operating system's random source (getrandom(2)), for the
+/// catalog's secret: unlike the injected `SimRng`, it must not be guessable.
+fn draw_secret(dir: &Path) -> Result<[u8; 32]> {
+    let mut out = [0u8; 32];
+    let mut filled = 0;
+    while filled < out.len() {
+        let rest = &mut out[filled..];
+        // SAFETY: the pointer and length name `rest`, which lives across the call.
+        let n = unsafe { libc::getrandom(rest.as_mut_ptr().cast(), rest.len(), 0) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(Error::io(dir, e));
+        }
+        filled += n as usize;
+    }
+    Ok(out)
 }
 
 /// A database id for a new database: from the injected clock, the directory and a

@@ -4,12 +4,14 @@
 // re-exports below that it does not use.
 #![allow(dead_code, unused_imports, clippy::unwrap_used)]
 
+mod crafted;
 mod data;
 mod env;
 mod files;
 mod gate;
 mod options;
 
+pub use crafted::*;
 pub use data::*;
 pub use env::*;
 pub use files::*;
