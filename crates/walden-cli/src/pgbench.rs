@@ -325,7 +325,7 @@ pub fn run(args: &PgbenchArgs) -> Result<ExitCode, CliError> {
         let at = Endpoint {
             host: scratch.clone(),
             port: 5433,
-            user: "walden".into(),
+            user: "postgres".into(),
             dbname: "walden".into(),
         };
         let walden = bench_target(

@@ -40,7 +40,9 @@ pub(crate) fn serve(stream: Stream, local: bool, shared: &Shared) {
     let Ok(mut wire) = Wire::new(stream, shared.config.max_message_bytes) else {
         return;
     };
-    let Some(startup) = startup(&mut wire, shared) else {
+    // Startup and authentication together take at most startup_timeout.
+    let deadline = Instant::now() + shared.config.startup_timeout;
+    let Some(startup) = startup(&mut wire, shared, deadline) else {
         return;
     };
     let mut session = Session::new(&shared.db);
@@ -61,7 +63,7 @@ pub(crate) fn serve(stream: Stream, local: bool, shared: &Shared) {
         portals: HashMap::new(),
         reported: Vec::new(),
     };
-    if conn.begin(&startup, local, secret).is_ok() {
+    if conn.begin(&startup, local, secret, deadline).is_ok() {
         conn.run();
     }
     shared.unregister(pid);
@@ -70,8 +72,7 @@ pub(crate) fn serve(stream: Stream, local: bool, shared: &Shared) {
 
 /// Reads the startup packet: answers SSL and GSS requests (no encryption is offered
 /// yet), serves a cancel request, and gives the Startup message.
-fn startup(wire: &mut Wire, shared: &Shared) -> Option<Startup> {
-    let deadline = Instant::now() + shared.config.startup_timeout;
+fn startup(wire: &mut Wire, shared: &Shared, deadline: Instant) -> Option<Startup> {
     let mut check = || Instant::now() < deadline && !shared.stopping.load(Ordering::Relaxed);
     loop {
         let m = match wire.recv(&mut check) {
@@ -233,7 +234,13 @@ struct Portal {
 
 impl Conn<'_> {
     /// Authenticates the client and tells it the session's parameters.
-    fn begin(&mut self, startup: &Startup, local: bool, secret: i32) -> std::io::Result<()> {
+    fn begin(
+        &mut self,
+        startup: &Startup,
+        local: bool,
+        secret: i32,
+        deadline: Instant,
+    ) -> std::io::Result<()> {
         if startup.protocol_number_major != 3 {
             fatal(
                 &mut self.wire,
@@ -286,18 +293,19 @@ impl Conn<'_> {
         } else {
             self.shared.config.trust_tcp
         };
-        if !trusted {
-            fatal(
-                &mut self.wire,
-                SqlError::new(
-                    "28000",
-                    format!(
-                        "no authentication method for user \"{user}\": this server trusts no {} connections",
-                        if local { "Unix-socket" } else { "TCP" }
-                    ),
-                )
-                .with_hint("Start walden serve with --trust-local (Unix socket) or --trust (TCP)."),
-            )?;
+        let role = walden_sql::roles::find(&self.shared.db, user);
+        let authenticated = if trusted {
+            Ok(())
+        } else {
+            self.scram(user, role.as_ref(), deadline)?
+        };
+        if let Err(e) = authenticated.and_then(|()| crate::scram::check_login(role.as_ref(), user))
+        {
+            let mut err = SqlError::new(e.code(), e.message_for(user));
+            if let Some(d) = e.detail() {
+                err = err.with_detail(d);
+            }
+            fatal(&mut self.wire, err)?;
             return Err(std::io::ErrorKind::PermissionDenied.into());
         }
         self.wire.send(B::Authentication(Authentication::Ok))?;
@@ -357,6 +365,79 @@ impl Conn<'_> {
             SecretKey::I32(secret),
         )))?;
         self.ready()
+    }
+
+    /// A SCRAM-SHA-256 exchange with the client (AuthenticationSASL, its
+    /// SASLInitialResponse, AuthenticationSASLContinue, its SASLResponse,
+    /// AuthenticationSASLFinal). The outer error is the connection's (it ended, or took
+    /// past `deadline`); the inner, why authentication failed.
+    fn scram(
+        &mut self,
+        user: &str,
+        role: Option<&walden::RoleDef>,
+        deadline: Instant,
+    ) -> std::io::Result<Result<(), crate::scram::AuthError>> {
+        use crate::scram::{AuthError, ScramServer};
+        self.wire.send(B::Authentication(Authentication::SASL(
+            crate::scram::MECHANISMS
+                .iter()
+                .map(|m| m.to_string())
+                .collect(),
+        )))?;
+        let stopping = &self.shared.stopping;
+        let mut check = || Instant::now() < deadline && !stopping.load(Ordering::Relaxed);
+        let expected = |what: &'static str| AuthError::Protocol {
+            message: what,
+            detail: None,
+        };
+        let first = match self.wire.recv(&mut check) {
+            Ok(F::PasswordMessageFamily(p)) => p.into_sasl_initial_response(),
+            Ok(_) => return Ok(Err(expected("expected SASL response, got another message"))),
+            Err(_) => return Err(std::io::ErrorKind::TimedOut.into()),
+        };
+        let Ok(first) = first else {
+            return Ok(Err(expected("malformed SASLInitialResponse message")));
+        };
+        if let Err(e) = crate::scram::check_mechanism(&first.auth_method) {
+            return Ok(Err(e));
+        }
+        let nonce = match crate::scram::server_nonce() {
+            Ok(n) => n,
+            Err(why) => return Err(std::io::Error::other(why)),
+        };
+        let mut exchange = ScramServer::for_role(
+            role,
+            user,
+            crate::scram::now_micros(),
+            &self.shared.db.secret_seed(),
+            nonce,
+        );
+        let data = first.data.as_deref().unwrap_or_default();
+        let server_first = match exchange.client_first(data) {
+            Ok(m) => m,
+            Err(e) => return Ok(Err(e)),
+        };
+        self.wire
+            .send(B::Authentication(Authentication::SASLContinue(
+                bytes::Bytes::from(server_first),
+            )))?;
+        let last = match self.wire.recv(&mut check) {
+            Ok(F::PasswordMessageFamily(p)) => p.into_sasl_response(),
+            Ok(_) => return Ok(Err(expected("expected SASL response, got another message"))),
+            Err(_) => return Err(std::io::ErrorKind::TimedOut.into()),
+        };
+        let Ok(last) = last else {
+            return Ok(Err(expected("malformed SASLResponse message")));
+        };
+        match exchange.client_final(&last.data) {
+            Ok(server_final) => {
+                self.wire.send(B::Authentication(Authentication::SASLFinal(
+                    bytes::Bytes::from(server_final),
+                )))?;
+                Ok(Ok(()))
+            }
+            Err(e) => Ok(Err(e)),
+        }
     }
 
     /// ReadyForQuery with the session's transaction state.

@@ -4,7 +4,7 @@
 //! SASLResponse) and sends what it returns (AuthenticationSASLContinue, then
 //! AuthenticationSASLFinal and AuthenticationOk), or the error.
 //!
-//! Only `SCRAM-SHA-256` is advertised (Walden has no TLS, so no `-PLUS` and no channel
+//! Only `SCRAM-SHA-256` is advertised (no `-PLUS`: Walden's TLS offers no channel
 //! binding): a client-first-message asking for channel binding (`p=…`) is refused; `n,,`
 //! (the client has none) and `y,,` (the client has it but thinks the server has not)
 //! are accepted. For a user that does not exist, has no password or whose password has

@@ -30,7 +30,7 @@ fn panics() -> &'static AtomicUsize {
 fn startup() -> Vec<u8> {
     let mut body = Vec::new();
     body.extend_from_slice(&196608i32.to_be_bytes());
-    body.extend_from_slice(b"user\0fuzz\0database\0walden\0\0");
+    body.extend_from_slice(b"user\0postgres\0database\0walden\0\0");
     let mut out = ((body.len() + 4) as i32).to_be_bytes().to_vec();
     out.extend_from_slice(&body);
     out
@@ -86,7 +86,7 @@ fn server() -> &'static (u16, Database) {
 
 fn well_behaved(port: u16) {
     let mut c = postgres::Client::connect(
-        &format!("host=127.0.0.1 port={port} user=ok"),
+        &format!("host=127.0.0.1 port={port} user=postgres"),
         postgres::NoTls,
     )
     .expect("a good client connects");

@@ -15,7 +15,6 @@ fn start(config: ServerConfig) -> (tempfile::TempDir, Database, Server) {
         db.clone(),
         ServerConfig {
             listen: Some("127.0.0.1:0".parse().expect("address")),
-            trust_tcp: true,
             ..config
         },
     )
@@ -23,10 +22,18 @@ fn start(config: ServerConfig) -> (tempfile::TempDir, Database, Server) {
     (dir, db, server)
 }
 
+/// A configuration that lets TCP clients in without a password.
+fn trusted() -> ServerConfig {
+    ServerConfig {
+        trust_tcp: true,
+        ..ServerConfig::default()
+    }
+}
+
 fn connect(server: &Server) -> postgres::Client {
     let port = server.local_addr().expect("tcp").port();
     postgres::Client::connect(
-        &format!("host=127.0.0.1 port={port} user=tester dbname=walden"),
+        &format!("host=127.0.0.1 port={port} user=postgres dbname=walden"),
         postgres::NoTls,
     )
     .expect("connects")
@@ -45,7 +52,7 @@ fn cells(msgs: &[postgres::SimpleQueryMessage]) -> Vec<Vec<Option<String>>> {
 
 #[test]
 fn simple_queries_errors_and_transactions() {
-    let (_dir, db, server) = start(ServerConfig::default());
+    let (_dir, db, server) = start(trusted());
     let mut c = connect(&server);
     c.batch_execute(
         "create table t (a int primary key, b text); insert into t values (1, 'x'), (2, null)",
@@ -97,13 +104,13 @@ fn simple_queries_errors_and_transactions() {
 fn too_many_connections_are_refused_with_53300() {
     let (_dir, _db, server) = start(ServerConfig {
         max_connections: 2,
-        ..ServerConfig::default()
+        ..trusted()
     });
     let a = connect(&server);
     let _b = connect(&server);
     let port = server.local_addr().expect("tcp").port();
     let e = postgres::Client::connect(
-        &format!("host=127.0.0.1 port={port} user=tester"),
+        &format!("host=127.0.0.1 port={port} user=postgres"),
         postgres::NoTls,
     )
     .err()
@@ -114,7 +121,7 @@ fn too_many_connections_are_refused_with_53300() {
     let mut ok = None;
     for _ in 0..50 {
         if let Ok(c) = postgres::Client::connect(
-            &format!("host=127.0.0.1 port={port} user=tester"),
+            &format!("host=127.0.0.1 port={port} user=postgres"),
             postgres::NoTls,
         ) {
             ok = Some(c);
@@ -134,7 +141,7 @@ fn raw_session(port: u16, tail: &[u8]) -> Vec<u8> {
         .expect("timeout");
     let mut body = Vec::new();
     body.extend_from_slice(&196608i32.to_be_bytes());
-    body.extend_from_slice(b"user\0raw\0\0");
+    body.extend_from_slice(b"user\0postgres\0\0");
     let mut startup = ((body.len() + 4) as i32).to_be_bytes().to_vec();
     startup.extend_from_slice(&body);
     s.write_all(&startup).expect("startup");
@@ -148,7 +155,7 @@ fn raw_session(port: u16, tail: &[u8]) -> Vec<u8> {
 fn malformed_and_oversized_messages_close_only_their_connection() {
     let (_dir, _db, server) = start(ServerConfig {
         max_message_bytes: 1 << 20,
-        ..ServerConfig::default()
+        ..trusted()
     });
     let port = server.local_addr().expect("tcp").port();
     let mut c = connect(&server);
@@ -184,7 +191,7 @@ fn malformed_and_oversized_messages_close_only_their_connection() {
 
 #[test]
 fn shutdown_ends_sessions_and_rolls_back() {
-    let (dir, db, server) = start(ServerConfig::default());
+    let (dir, db, server) = start(trusted());
     let mut c = connect(&server);
     c.batch_execute("create table t (a int); begin; insert into t values (1)")
         .expect("open block");
@@ -199,7 +206,7 @@ fn shutdown_ends_sessions_and_rolls_back() {
 
 #[test]
 fn a_cancel_request_stops_the_running_statement() {
-    let (_dir, _db, server) = start(ServerConfig::default());
+    let (_dir, _db, server) = start(trusted());
     let mut c = connect(&server);
     let token = c.cancel_token();
     let canceller = std::thread::spawn(move || {
@@ -232,11 +239,11 @@ fn a_cancel_request_stops_the_running_statement() {
 
 #[test]
 fn startup_parameters_and_parameter_status() {
-    let (_dir, _db, server) = start(ServerConfig::default());
+    let (_dir, _db, server) = start(trusted());
     let port = server.local_addr().expect("tcp").port();
     let mut c = postgres::Client::connect(
         &format!(
-            "host=127.0.0.1 port={port} user=tester application_name=walden-test options='-c statement_timeout=5s'"
+            "host=127.0.0.1 port={port} user=postgres application_name=walden-test options='-c statement_timeout=5s'"
         ),
         postgres::NoTls,
     )
@@ -255,11 +262,54 @@ fn startup_parameters_and_parameter_status() {
     );
     // A startup value Walden cannot honour ends the connection with its error.
     let e = postgres::Client::connect(
-        &format!("host=127.0.0.1 port={port} user=tester options='-c DateStyle=German'"),
+        &format!("host=127.0.0.1 port={port} user=postgres options='-c DateStyle=German'"),
         postgres::NoTls,
     )
     .err()
     .expect("refused");
     assert_eq!(e.code().map(|c| c.code()), Some("0A000"));
+    server.shutdown();
+}
+
+#[test]
+fn scram_authentication_against_roles_in_the_database() {
+    let (_dir, db, server) = start(ServerConfig::default());
+    let mut s = walden_sql::Session::new(&db);
+    s.execute("create role alice login password 'wonder land'; create role bob password 'x'")
+        .expect("roles");
+    let port = server.local_addr().expect("tcp").port();
+    let login = |user: &str, password: &str| {
+        postgres::Client::connect(
+            &format!("host=127.0.0.1 port={port} user={user} password='{password}' dbname=walden"),
+            postgres::NoTls,
+        )
+    };
+    let mut c = login("alice", "wonder land").expect("the right password");
+    let rows = cells(&c.simple_query("select 1").expect("served"));
+    assert_eq!(rows, vec![vec![Some("1".into())]]);
+    // A wrong password and a user who does not exist fail alike; a role without
+    // LOGIN may not log in whatever its password.
+    for (user, password, code) in [
+        ("alice", "wrong", "28P01"),
+        ("mallory", "anything", "28P01"),
+        ("bob", "x", "28000"),
+    ] {
+        let e = login(user, password)
+            .err()
+            .unwrap_or_else(|| panic!("{user} got in"));
+        assert_eq!(e.code().map(|c| c.code()), Some(code), "{user}");
+    }
+    // Without a password the client cannot answer the exchange.
+    let e = postgres::Client::connect(
+        &format!("host=127.0.0.1 port={port} user=alice"),
+        postgres::NoTls,
+    )
+    .err()
+    .expect("no password");
+    assert!(format!("{e:?}").contains("password"), "{e:?}");
+    // ALTER ROLE's new password is the one asked for from then on.
+    s.execute("alter role alice password 'new'").expect("alter");
+    assert!(login("alice", "wonder land").is_err());
+    drop(login("alice", "new").expect("new password"));
     server.shutdown();
 }

@@ -90,19 +90,19 @@ fn tls_sessions_and_required_tls() {
     let port = server.local_addr().expect("tcp").port();
     let (ok, out) = run_psql(
         &psql,
-        &format!("host=127.0.0.1 port={port} user=t dbname=walden sslmode=require"),
+        &format!("host=127.0.0.1 port={port} user=postgres dbname=walden sslmode=require"),
         "select 6 * 7",
     );
     assert!(ok && out.trim() == "42", "{out}");
     let (ok, out) = run_psql(
         &psql,
-        &format!("host=127.0.0.1 port={port} user=t dbname=walden sslmode=require"),
+        &format!("host=127.0.0.1 port={port} user=postgres dbname=walden sslmode=require"),
         "\\conninfo",
     );
     assert!(ok && out.contains("SSL connection"), "{out}");
     let (ok, out) = run_psql(
         &psql,
-        &format!("host=127.0.0.1 port={port} user=t dbname=walden sslmode=disable"),
+        &format!("host=127.0.0.1 port={port} user=postgres dbname=walden sslmode=disable"),
         "select 1",
     );
     assert!(!ok && out.contains("requires TLS"), "{out}");

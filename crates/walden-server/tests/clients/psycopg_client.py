@@ -13,7 +13,7 @@ import psycopg
 from psycopg import errors
 
 PORT = int(sys.argv[1])
-DSN = f"host=127.0.0.1 port={PORT} user=py dbname=walden"
+DSN = f"host=127.0.0.1 port={PORT} user=postgres dbname=walden"
 
 
 def check(name):
