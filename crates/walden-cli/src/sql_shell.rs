@@ -339,6 +339,13 @@ impl Printer {
                 .collect();
             write_table(&mut self.out, None, &columns, &rows)?;
             writeln!(self.out, "{}\n", rows_footer(rows.len()))?;
+            // INSERT, UPDATE and DELETE … RETURNING: the tag after the rows, as psql.
+            if ["INSERT", "UPDATE", "DELETE", "MERGE"]
+                .iter()
+                .any(|t| r.tag.starts_with(t))
+            {
+                writeln!(self.out, "{}", r.tag)?;
+            }
         }
         if self.wal {
             writeln!(self.out, "{}", wal_line(&r.stats, r.elapsed))?;
