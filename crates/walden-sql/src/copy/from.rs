@@ -508,7 +508,7 @@ impl Reading<'_> {
 /// the type's input function, then `char(n)`'s padding, `varchar(n)`'s and
 /// `numeric(p,s)`'s limits.
 fn input(text: &str, col: &Column, declared: &DeclaredType) -> SqlResult<Value> {
-    if declared.ty == SqlType::Text {
+    if declared.ty.is_text() {
         return crate::dml::assign_from(Value::Text(text.to_owned()), SqlType::Text, col);
     }
     let v = crate::value::parse_text(text, declared.ty)?;
