@@ -648,7 +648,9 @@ pub fn fit_chars(v: Value, to: &DeclaredType, explicit: bool) -> SqlResult<Value
         return Ok(Value::Text(cut));
     }
     if to.blank_padded && count < max {
-        let mut padded = s.clone();
+        let Value::Text(mut padded) = v else {
+            return Ok(v);
+        };
         padded.extend(std::iter::repeat_n(' ', max - count));
         return Ok(Value::Text(padded));
     }
