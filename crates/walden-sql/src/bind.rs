@@ -48,7 +48,7 @@ impl Scope {
             columns: schema
                 .columns
                 .iter()
-                .map(|c| (c.name.clone(), SqlType::from_column(c.ty)))
+                .map(|c| (c.name.clone(), SqlType::of_column(c)))
                 .collect(),
             ..Scope::default()
         }
@@ -466,6 +466,37 @@ pub fn coerce_literal(e: Expr, to: SqlType) -> SqlResult<Expr> {
     }
 }
 
+/// A bpchar taken where text is expected becomes text without its trailing blanks, as
+/// PostgreSQL casts it (`||`, text functions, string_agg); anything else stays.
+pub(crate) fn text_of(e: Expr) -> Expr {
+    if e.ty() == SqlType::Bpchar {
+        Expr::Cast(Box::new(e), DeclaredType::plain(SqlType::Text))
+    } else {
+        e
+    }
+}
+
+/// Operands compared where one is bpchar: PostgreSQL compares bpchar with bpchar (or a
+/// string literal) ignoring trailing blanks on both sides, and a bpchar with text as
+/// text without the bpchar's trailing blanks. Both come to this: the bpchar side, and a
+/// literal beside it, lose their trailing blanks. (An index on a `character(n)` column
+/// then serves no comparison: the column is compared through the cast.)
+fn bpchar_compared(a: Expr, b: Expr) -> (Expr, Expr) {
+    if a.ty() != SqlType::Bpchar && b.ty() != SqlType::Bpchar {
+        return (a, b);
+    }
+    (bpchar_side(a), bpchar_side(b))
+}
+
+fn bpchar_side(e: Expr) -> Expr {
+    match e {
+        Expr::Const(Value::Text(s)) => {
+            Expr::Const(Value::Text(s.trim_end_matches(' ').to_string()))
+        }
+        e => text_of(e),
+    }
+}
+
 /// A number as written: an integer literal is int4 or int8, as it fits; any other (a
 /// fraction, an exponent, an integer beyond int8) is an exact numeric, as in PostgreSQL.
 /// One of more significant digits than a numeric holds here (38: `1e308`) is taken as a
@@ -586,6 +617,9 @@ pub(crate) fn common_type(exprs: &[&Expr], what: &str) -> SqlResult<SqlType> {
             (a, b) if a == b => a,
             (a, b) if a.is_numeric() && b.is_numeric() => SqlType::wider(a, b),
             (a, b) if a.is_datetime() && b.is_datetime() => SqlType::wider(a, b),
+            // bpchar and text convert to each other implicitly: PostgreSQL keeps the
+            // first one's type.
+            (a, b) if a.is_text() && b.is_text() => a,
             (a, b) => {
                 return Err(SqlError::new(
                     code::DATATYPE_MISMATCH,
@@ -804,10 +838,18 @@ impl Binder<'_> {
                 let x = self.bind(expr)?;
                 let mut items = Vec::with_capacity(list.len());
                 for item in list {
-                    let b = coerce_literal(self.bind(item)?, x.ty())?;
-                    check_comparable(&x, &b, "IN")?;
-                    items.push(b);
+                    items.push(coerce_literal(self.bind(item)?, x.ty())?);
                 }
+                let bpchar =
+                    x.ty() == SqlType::Bpchar || items.iter().any(|i| i.ty() == SqlType::Bpchar);
+                let x = if bpchar { bpchar_side(x) } else { x };
+                let items = items
+                    .into_iter()
+                    .map(|b| {
+                        let b = if bpchar { bpchar_side(b) } else { b };
+                        check_comparable(&x, &b, "IN").map(|()| b)
+                    })
+                    .collect::<SqlResult<Vec<_>>>()?;
                 Expr::InList(Box::new(x), items, *negated)
             }
             A::Cast {
@@ -915,7 +957,7 @@ impl Binder<'_> {
                 substring_for,
                 ..
             } => {
-                let mut args = vec![self.bind(expr)?];
+                let mut args = vec![text_of(self.bind(expr)?)];
                 let from = match substring_from {
                     Some(f) => self.bind(f)?,
                     None => Expr::Const(Value::Int4(1)),
@@ -1076,6 +1118,7 @@ impl Binder<'_> {
             _ => return Err(SqlError::syntax("subquery has too many columns").at(q.span().start)),
         };
         let x = coerce_literal(x, ty)?;
+        let x = if ty == SqlType::Bpchar { x } else { text_of(x) };
         check_comparable(&x, &Expr::Column(0, ty), "=")?;
         Ok(Expr::Subquery(Box::new(Subquery {
             kind: if all {
@@ -1323,6 +1366,7 @@ impl Binder<'_> {
 
     fn comparison(&mut self, l: &ast::Expr, op: CmpOp, r: &ast::Expr) -> SqlResult<Expr> {
         let (a, b) = self.operands(l, r)?;
+        let (a, b) = bpchar_compared(a, b);
         let sym = match op {
             CmpOp::Eq => "=",
             CmpOp::NotEq => "<>",
@@ -1384,7 +1428,8 @@ impl Binder<'_> {
                 Box::new(self.boolean(r, "OR")?),
             )),
             (B::StringConcat, _) => {
-                let (mut a, mut b) = (self.bind(l)?, self.bind(r)?);
+                let (a, b) = (self.bind(l)?, self.bind(r)?);
+                let (mut a, mut b) = (text_of(a), text_of(b));
                 if a.ty() == SqlType::Jsonb || b.ty() == SqlType::Jsonb {
                     return json_operator(JsonOp::Concat, a, b);
                 }
@@ -1510,11 +1555,14 @@ impl Binder<'_> {
         };
         let inner = self.bind(e)?;
         let snap = self.snapshot();
-        let texty = matches!(inner.ty(), SqlType::Text | SqlType::Null);
+        let texty = inner.ty().is_text() || inner.ty() == SqlType::Null;
         Ok(Some(match ty.as_str() {
-            "regclass" if texty => {
-                Expr::Catalog(CatalogFn::RegclassIn, vec![inner], snap, SqlType::Int8)
-            }
+            "regclass" if texty => Expr::Catalog(
+                CatalogFn::RegclassIn,
+                vec![text_of(inner)],
+                snap,
+                SqlType::Int8,
+            ),
             "regclass" if inner.ty().is_integer() => {
                 Expr::Catalog(CatalogFn::RegclassOut, vec![inner], snap, SqlType::Text)
             }
@@ -1528,9 +1576,10 @@ impl Binder<'_> {
                 SqlType::Text,
             ),
             "oid" | "regproc" => Expr::Cast(Box::new(inner), DeclaredType::plain(SqlType::Int8)),
-            "text" | "name" | "char" | "bpchar" | "varchar" => {
+            "text" | "name" | "char" | "varchar" => {
                 Expr::Cast(Box::new(inner), DeclaredType::plain(SqlType::Text))
             }
+            "bpchar" => Expr::Cast(Box::new(inner), DeclaredType::plain(SqlType::Bpchar)),
             "int2" | "int4" | "int8" => {
                 let t = match ty.as_str() {
                     "int2" => SqlType::Int2,
@@ -1583,11 +1632,16 @@ impl Binder<'_> {
             Some(o) => Some(self.bind(o)?),
             None => None,
         };
+        // A bpchar operand is compared without trailing blanks (`bpchar_compared`).
+        let bpchar = operand.as_ref().is_some_and(|o| o.ty() == SqlType::Bpchar);
+        let operand = operand.map(|o| if bpchar { bpchar_side(o) } else { o });
         let mut whens = Vec::new();
         for cw in conditions {
             let w = match &operand {
                 Some(o) => {
-                    let w = coerce_literal(self.bind(&cw.condition)?, o.ty())?;
+                    let ty = if bpchar { SqlType::Bpchar } else { o.ty() };
+                    let w = coerce_literal(self.bind(&cw.condition)?, ty)?;
+                    let w = if bpchar { bpchar_side(w) } else { w };
                     check_comparable(o, &w, "=")?;
                     w
                 }
@@ -1679,7 +1733,7 @@ impl Binder<'_> {
             let args = bound
                 .into_iter()
                 .enumerate()
-                .map(|(i, e)| coerce_literal(e, func.arg_type(i)))
+                .map(|(i, e)| coerce_literal(text_of(e), func.arg_type(i)))
                 .collect::<SqlResult<Vec<_>>>()?;
             return Ok(Expr::Catalog(func, args, self.snapshot(), ty));
         }
@@ -1735,6 +1789,11 @@ impl Binder<'_> {
                 Some(t) => coerce_literal(e, t)?,
                 None => e,
             });
+        }
+        // Text functions take a bpchar as text, without its trailing blanks;
+        // octet_length counts them, as PostgreSQL's octet_length(character) does.
+        if func != Func::OctetLength {
+            args = args.into_iter().map(text_of).collect();
         }
         let types: Vec<SqlType> = args.iter().map(Expr::ty).collect();
         let ty = func.result_type(&name, &types)?;
@@ -1930,11 +1989,11 @@ fn agg_args(
         infer::note_bare(&arg);
     }
     let extra = match extra {
-        Some(d) => Some(coerce_literal(bind_arg(d)?, SqlType::Text)?),
+        Some(d) => Some(coerce_literal(text_of(bind_arg(d)?), SqlType::Text)?),
         None => None,
     };
     if matches!(func, AggFunc::StringAgg) {
-        arg = coerce_literal(arg, SqlType::Text)?;
+        arg = coerce_literal(text_of(arg), SqlType::Text)?;
     }
     if matches!(func, AggFunc::BoolAnd | AggFunc::BoolOr) {
         arg = coerce_literal(arg, SqlType::Bool)?;

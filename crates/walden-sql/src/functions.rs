@@ -153,7 +153,8 @@ impl Func {
     /// does not exist" error.
     pub fn result_type(self, name: &str, args: &[SqlType]) -> SqlResult<SqlType> {
         use SqlType as T;
-        let text = |t: T| matches!(t, T::Text | T::Null);
+        // A bpchar reaches only LIKE and `~` (other functions take it as text).
+        let text = |t: T| matches!(t, T::Text | T::Bpchar | T::Null);
         let int = |t: T| t.is_integer() || t == T::Null;
         let exact = |t: T| int(t) || t == T::Numeric;
         let ok = match (self, args) {

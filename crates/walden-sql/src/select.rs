@@ -540,6 +540,9 @@ pub(crate) fn union_type(a: SqlType, b: SqlType, name: &str) -> SqlResult<SqlTyp
         (x, SqlType::Null) => x,
         (x, y) if x.is_numeric() && y.is_numeric() => SqlType::wider(x, y),
         (x, y) if x.is_datetime() && y.is_datetime() => SqlType::wider(x, y),
+        // bpchar and text convert to each other implicitly, and PostgreSQL then keeps
+        // the first one's type.
+        (x, y) if x.is_text() && y.is_text() => x,
         (x, y) => {
             return Err(SqlError::new(
                 code::DATATYPE_MISMATCH,

@@ -18,6 +18,11 @@ pub enum SqlType {
     Numeric,
     Bool,
     Text,
+    /// PostgreSQL's `character(n)` (`bpchar`): text kept blank-padded to its length.
+    /// Its trailing blanks do not count when it is compared, and it loses them where it
+    /// becomes text (`||`, text functions, a cast or an assignment to text), as in
+    /// PostgreSQL; LIKE, `~`, octet_length and the value shown keep them.
+    Bpchar,
     Uuid,
     Date,
     Timestamp,
@@ -51,6 +56,19 @@ impl SqlType {
         }
     }
 
+    /// The type of a column's values: `character(n)` columns are bpchar.
+    pub fn of_column(c: &Column) -> SqlType {
+        match SqlType::from_column(c.ty) {
+            SqlType::Text if c.blank_padded => SqlType::Bpchar,
+            t => t,
+        }
+    }
+
+    /// True for text and bpchar: the types a string is.
+    pub fn is_text(self) -> bool {
+        matches!(self, SqlType::Text | SqlType::Bpchar)
+    }
+
     /// The engine type a column of this type is stored as (a bare NULL becomes text,
     /// as PostgreSQL's `CREATE TABLE AS SELECT NULL` does).
     pub fn column_type(self) -> ColumnType {
@@ -61,7 +79,7 @@ impl SqlType {
             SqlType::Float8 => ColumnType::Float8,
             SqlType::Numeric => ColumnType::Numeric,
             SqlType::Bool => ColumnType::Bool,
-            SqlType::Text | SqlType::Null => ColumnType::Text,
+            SqlType::Text | SqlType::Bpchar | SqlType::Null => ColumnType::Text,
             SqlType::Uuid => ColumnType::Uuid,
             SqlType::Date => ColumnType::Date,
             SqlType::Timestamp => ColumnType::Timestamp,
@@ -82,6 +100,7 @@ impl SqlType {
             SqlType::Numeric => "numeric",
             SqlType::Bool => "boolean",
             SqlType::Text => "text",
+            SqlType::Bpchar => "character",
             SqlType::Uuid => "uuid",
             SqlType::Date => "date",
             SqlType::Timestamp => "timestamp without time zone",
@@ -103,6 +122,7 @@ impl SqlType {
             SqlType::Numeric => "numeric",
             SqlType::Bool => "bool",
             SqlType::Text => "text",
+            SqlType::Bpchar => "bpchar",
             SqlType::Uuid => "uuid",
             SqlType::Date => "date",
             SqlType::Timestamp => "timestamp",
@@ -281,7 +301,7 @@ impl DeclaredType {
 
     pub fn of_column(c: &Column) -> DeclaredType {
         DeclaredType {
-            ty: SqlType::from_column(c.ty),
+            ty: SqlType::of_column(c),
             max_chars: c.max_chars,
             blank_padded: c.blank_padded,
             serial: c.serial,
@@ -302,7 +322,7 @@ impl DeclaredType {
             return format!("numeric({p},{s})");
         }
         match (self.ty, self.max_chars, self.blank_padded) {
-            (SqlType::Text, Some(n), true) => format!("character({n})"),
+            (SqlType::Text | SqlType::Bpchar, Some(n), true) => format!("character({n})"),
             (SqlType::Text, Some(n), false) => format!("character varying({n})"),
             (SqlType::Int4, _, _) if self.serial => "integer (serial)".into(),
             (SqlType::Int8, _, _) if self.serial => "bigint (serial)".into(),
@@ -392,7 +412,7 @@ pub fn declared_type(dt: &DataType, allow_serial: bool) -> SqlResult<DeclaredTyp
         DataType::Char(len) | DataType::Character(len) => Ok(DeclaredType {
             max_chars: char_length(len, Some(1))?,
             blank_padded: true,
-            ..DeclaredType::plain(SqlType::Text)
+            ..DeclaredType::plain(SqlType::Bpchar)
         }),
         DataType::Uuid => plain(SqlType::Uuid),
         DataType::Date => plain(SqlType::Date),

@@ -505,7 +505,7 @@ pub fn parse_text(s: &str, ty: SqlType) -> SqlResult<Value> {
         SqlType::Interval => Ok(Value::Interval(datetime::parse_interval(s)?)),
         SqlType::Bytea => Ok(Value::Bytea(crate::bytea::parse(s)?)),
         SqlType::Jsonb => Ok(crate::jsonb::value(crate::jsonb::parse(s)?)),
-        SqlType::Text | SqlType::Null => Ok(Value::Text(s.to_string())),
+        SqlType::Text | SqlType::Bpchar | SqlType::Null => Ok(Value::Text(s.to_string())),
     }
 }
 
@@ -538,6 +538,13 @@ pub fn cast(v: Value, to: &DeclaredType, explicit: bool) -> SqlResult<Value> {
 pub fn cast_from(v: Value, from: SqlType, to: &DeclaredType, explicit: bool) -> SqlResult<Value> {
     let out = match (v, to.ty) {
         (Value::Null, _) => return Ok(Value::Null),
+        // A bpchar loses its trailing blanks where it becomes text, as PostgreSQL's
+        // rtrim cast does; text (and a bpchar) becomes bpchar as it is, padded below.
+        (Value::Text(s), SqlType::Text) if from == SqlType::Bpchar => {
+            Value::Text(s.trim_end_matches(' ').to_string())
+        }
+        (v @ Value::Text(_), SqlType::Bpchar) => v,
+        (v, SqlType::Bpchar) => Value::Text(to_text(&v).unwrap_or_default()),
         (v, t) if type_of(&v) == t => v,
         (v, SqlType::Text) => Value::Text(to_text(&v).unwrap_or_default()),
         (Value::Text(s), t) => parse_text(&s, t)?,
@@ -641,7 +648,9 @@ pub fn fit_chars(v: Value, to: &DeclaredType, explicit: bool) -> SqlResult<Value
         return Ok(Value::Text(cut));
     }
     if to.blank_padded && count < max {
-        let mut padded = s.clone();
+        let Value::Text(mut padded) = v else {
+            return Ok(v);
+        };
         padded.extend(std::iter::repeat_n(' ', max - count));
         return Ok(Value::Text(padded));
     }

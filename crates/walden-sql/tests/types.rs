@@ -1255,3 +1255,66 @@ fn prepared_parameters_of_each_type() {
          infinity|00:00:00|\\x01"
     );
 }
+
+/// `character(n)` as PostgreSQL 15 has it (answers from it): stored and shown padded,
+/// its trailing blanks not counted in comparisons, dropped where it becomes text
+/// (`||`, text functions, casts, assignment to text), kept by LIKE, `~` and
+/// octet_length.
+#[test]
+fn char_n_compares_and_converts_as_postgres() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    q(
+        &mut s,
+        "create table ch(c char(4), t text); insert into ch values ('ab', 'ab'), ('ab ', 'ab '), ('x', 'x  ');
+         create table ch2(c char(6)); insert into ch2 values ('ab'), ('q')",
+    );
+    check_cases(
+        &mut s,
+        &[
+            ("select 'a'::char(3) like 'a', 'a'::char(3) like 'a  ', 'a'::char(3) ~ 'a$', upper('a'::char(3)) || '|', lower('A'::char(3))||'|', substr('ab'::char(4), 1, 4) || '|'", "f|t|f|A||a||ab|"),
+            ("select 'ab'::char(4) = 'ab'::char(2), 'ab '::char(4) < 'ab!'::char(4), 'ab'::char(4)::varchar(4) || '|', 'ab'::char(4)::varchar(1), 'ab'::char(4)::text || '|'", "t|t|ab||a|ab|"),
+            ("select c = t, t = c, c || '|', t || '|', c::text = t from ch order by t", "t|t|ab||ab||t\nf|f|ab||ab ||f\nf|f|x||x  ||f"),
+            ("select c, count(*) from ch group by c order by c", "ab  |2\nx   |1"),
+            ("select distinct c from ch order by 1", "ab  \nx   "),
+            ("select length(c), octet_length(c), char_length(c) from ch where t = 'x  '", "1|4|1"),
+            ("select count(*) from ch where c = 'ab'", "2"),
+            ("select count(*) from ch where c = 'ab   '", "2"),
+            ("select count(*) from ch where c in ('ab', 'x')", "3"),
+            ("select max(c) || '|', min(c) || '|' from ch", "x||ab|"),
+            ("select case c when 'x' then 'yes' else 'no' end from ch order by t", "no\nno\nyes"),
+            ("select coalesce(c, 'z') || '|' from ch order by t limit 1", "ab|"),
+            ("select count(*) from ch where c like 'ab%'", "2"),
+            ("select count(*) from ch where c like 'ab'", "0"),
+            ("select 'ab'::char(4) || 1", "ab1"),
+            ("select string_agg(c, ',' order by t) from ch", "ab,ab,x"),
+            ("select count(*) from ch join ch2 on ch.c = ch2.c", "2"),
+            ("select c < 'ab!' from ch order by t", "t\nt\nf"),
+            ("select lpad(c, 6, '*'), rpad(c, 6, '*') from ch order by t limit 1", "****ab|ab****"),
+            ("select md5('ab'::char(4)) = md5('ab')", "t"),
+            ("insert into ch(t) select c from ch where c = 'x'; select t || '|' from ch where c is null", "x|"),
+        ],
+    );
+}
+
+/// bpchar meets text: COALESCE, CASE and UNION of the two take the first one's type, as
+/// PostgreSQL's (both convert implicitly); a bpchar becoming text loses its trailing
+/// blanks (answers from PostgreSQL 15).
+#[test]
+fn char_n_and_text_combine_as_text() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    q(
+        &mut s,
+        "create table ch(c char(4), t text); insert into ch values ('ab', 'x '), (null, 'y')",
+    );
+    check_cases(
+        &mut s,
+        &[
+            ("select coalesce(c, t) || '|' from ch order by t", "ab|\ny|"),
+            ("select case when c is null then t else c end || '|' from ch order by t", "ab|\ny|"),
+            ("select x || '|' from (select c as x from ch union all select t from ch) u order by 1", "ab|\nx|\ny|\n"),
+            ("select c || '|' from ch union select 'z' order by 1", "ab|\nz\n"),
+        ],
+    );
+}

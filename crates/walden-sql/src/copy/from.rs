@@ -353,12 +353,11 @@ impl Reading<'_> {
         )
     }
 
-    /// Splits a record into `fields`: its text as the record's fields, checked.
-    fn split<'b>(&self, bytes: &'b [u8], rec: Record, fields: &mut Fields) -> SqlResult<&'b str> {
+    /// Splits a record into `fields`. Its bytes are checked as each field is read
+    /// (`field`), and whole only when something is wrong, for PostgreSQL's order of
+    /// errors: bytes that are not UTF-8 first (`raw_error`).
+    fn split(&self, bytes: &[u8], rec: Record, fields: &mut Fields) -> SqlResult<()> {
         let raw = &bytes[rec.start..rec.end];
-        super::check_utf8(raw)
-            .map_err(|e| e.with_context(format!("COPY {}, line {}", self.table, rec.line)))?;
-        let text = std::str::from_utf8(raw).map_err(|_| SqlError::new(code::INTERNAL, "UTF-8"))?;
         let o = self.options;
         let r = match o.format {
             CopyFormat::Text => super::text::split(
@@ -380,8 +379,19 @@ impl Reading<'_> {
                 &mut fields.csv,
             ),
         };
-        r.map_err(|e| e.with_context(self.line_context(bytes, rec)))?;
-        Ok(text)
+        r.map_err(|e| {
+            self.raw_error(bytes, rec)
+                .unwrap_or_else(|| e.with_context(self.line_context(bytes, rec)))
+        })
+    }
+
+    /// The error for a record whose bytes are not UTF-8 (or hold a NUL), if they are
+    /// not: PostgreSQL finds it in the input before any field (its CONTEXT has no line
+    /// text).
+    fn raw_error(&self, bytes: &[u8], rec: Record) -> Option<SqlError> {
+        super::check_utf8(&bytes[rec.start..rec.end])
+            .err()
+            .map(|e| e.with_context(format!("COPY {}, line {}", self.table, rec.line)))
     }
 
     /// The number of fields the record split into.
@@ -394,7 +404,13 @@ impl Reading<'_> {
 
     /// Field `k`: its text, or None for NULL (CSV's FORCE_NOT_NULL and FORCE_NULL
     /// applied for target `k`).
-    fn field<'f>(&self, fields: &'f Fields, k: usize) -> SqlResult<Option<&'f str>> {
+    fn field<'f>(
+        &self,
+        bytes: &[u8],
+        rec: Record,
+        fields: &'f Fields,
+        k: usize,
+    ) -> SqlResult<Option<&'f str>> {
         let range = match self.options.format {
             CopyFormat::Text => fields.text[k].clone(),
             CopyFormat::Csv => {
@@ -412,11 +428,16 @@ impl Reading<'_> {
                 (!null).then(|| f.bytes.clone())
             }
         };
-        match range {
-            None => Ok(None),
-            Some(r) => std::str::from_utf8(&fields.decoded[r])
-                .map(Some)
-                .map_err(|_| SqlError::new(code::INTERNAL, "a COPY field is not UTF-8")),
+        let Some(r) = range else {
+            return Ok(None);
+        };
+        let field = &fields.decoded[r];
+        match std::str::from_utf8(field) {
+            Ok(text) if !field.contains(&0) => Ok(Some(text)),
+            // Only the record's own bytes can be bad here (an escape's were checked).
+            _ => Err(self
+                .raw_error(bytes, rec)
+                .unwrap_or_else(|| SqlError::new(code::INTERNAL, "a COPY field is not UTF-8"))),
         }
     }
 
@@ -427,24 +448,28 @@ impl Reading<'_> {
         self.split(bytes, rec, fields)?;
         let count = self.count(fields);
         if count > self.targets.len() {
-            return Err(SqlError::new(
-                code::BAD_COPY_FILE_FORMAT,
-                "extra data after last expected column",
-            )
-            .with_context(self.line_context(bytes, rec)));
+            return Err(self.raw_error(bytes, rec).unwrap_or_else(|| {
+                SqlError::new(
+                    code::BAD_COPY_FILE_FORMAT,
+                    "extra data after last expected column",
+                )
+                .with_context(self.line_context(bytes, rec))
+            }));
         }
         row.clear();
         row.resize(self.schema.columns.len(), Value::Null);
         for (k, &i) in self.targets.iter().enumerate() {
             let col = &self.schema.columns[i];
             if k >= count {
-                return Err(SqlError::new(
-                    code::BAD_COPY_FILE_FORMAT,
-                    format!("missing data for column \"{}\"", col.name),
-                )
-                .with_context(self.line_context(bytes, rec)));
+                return Err(self.raw_error(bytes, rec).unwrap_or_else(|| {
+                    SqlError::new(
+                        code::BAD_COPY_FILE_FORMAT,
+                        format!("missing data for column \"{}\"", col.name),
+                    )
+                    .with_context(self.line_context(bytes, rec))
+                }));
             }
-            if let Some(text) = self.field(fields, k)? {
+            if let Some(text) = self.field(bytes, rec, fields, k)? {
                 row[i] = input(text, col, &self.declared[k]).map_err(|e| {
                     e.with_context(format!(
                         "COPY {}, line {}, column {}: \"{}\"",
@@ -473,6 +498,9 @@ impl Reading<'_> {
         }
         self.split(bytes, rec, fields)?;
         let count = self.count(fields);
+        if let Some(e) = self.raw_error(bytes, rec) {
+            return Err(e);
+        }
         let context = self.line_context(bytes, rec);
         if count != self.targets.len() {
             return Err(SqlError::new(
@@ -486,7 +514,7 @@ impl Reading<'_> {
         }
         for (k, &i) in self.targets.iter().enumerate() {
             let expected = &self.schema.columns[i].name;
-            let message = match self.field(fields, k)? {
+            let message = match self.field(bytes, rec, fields, k)? {
                 None => format!(
                     "column name mismatch in header line field {}: got null value (\"{}\"), expected \"{expected}\"",
                     k + 1,
@@ -508,7 +536,7 @@ impl Reading<'_> {
 /// the type's input function, then `char(n)`'s padding, `varchar(n)`'s and
 /// `numeric(p,s)`'s limits.
 fn input(text: &str, col: &Column, declared: &DeclaredType) -> SqlResult<Value> {
-    if declared.ty == SqlType::Text {
+    if declared.ty.is_text() {
         return crate::dml::assign_from(Value::Text(text.to_owned()), SqlType::Text, col);
     }
     let v = crate::value::parse_text(text, declared.ty)?;

@@ -102,7 +102,16 @@ fn hex(d: u8) -> Option<u8> {
 /// Writes `value` escaped for the text format: the control characters PostgreSQL
 /// writes as `\b \f \n \r \t \v`, and the backslash and the delimiter after a backslash.
 pub(crate) fn write(out: &mut Vec<u8>, value: &str, delimiter: u8) {
-    for &c in value.as_bytes() {
+    let bytes = value.as_bytes();
+    // Most values need no escape: copied whole.
+    if !bytes
+        .iter()
+        .any(|&c| c < 0x20 || c == b'\\' || c == delimiter)
+    {
+        out.extend_from_slice(bytes);
+        return;
+    }
+    for &c in bytes {
         let escaped = match c {
             0x08 => Some(b'b'),
             0x0c => Some(b'f'),

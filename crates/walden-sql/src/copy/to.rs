@@ -2,6 +2,8 @@
 //! size goes through bounded memory) or a query's, each written as one line of text
 //! or CSV with the type's output text, as PostgreSQL writes them.
 
+use std::io::Write;
+
 use sqlparser::ast;
 use walden::{Transaction, Value};
 
@@ -222,16 +224,32 @@ impl CopyOut {
             if k > 0 {
                 out.push(o.delimiter);
             }
-            if matches!(v, Value::Null) {
-                out.extend_from_slice(o.null.as_bytes());
-                continue;
-            }
-            let text = crate::value::display(v);
+            // Text is written from where it lies; other values through their text.
+            let shown;
+            let text = match v {
+                Value::Null => {
+                    out.extend_from_slice(o.null.as_bytes());
+                    continue;
+                }
+                Value::Text(s) => s.as_str(),
+                Value::Int4(x) if o.format == CopyFormat::Text => {
+                    let _ = write!(out, "{x}");
+                    continue;
+                }
+                Value::Int8(x) if o.format == CopyFormat::Text => {
+                    let _ = write!(out, "{x}");
+                    continue;
+                }
+                other => {
+                    shown = crate::value::display(other);
+                    shown.as_str()
+                }
+            };
             match o.format {
-                CopyFormat::Text => super::text::write(out, &text, o.delimiter),
+                CopyFormat::Text => super::text::write(out, text, o.delimiter),
                 CopyFormat::Csv => {
                     let force = quoting && self.force_quote.get(k).copied().unwrap_or(false);
-                    csv::write(out, &text, form, force, one_column)
+                    csv::write(out, text, form, force, one_column)
                 }
             }
         }

@@ -240,7 +240,7 @@ fn bind_do_update(
     let mut columns: Vec<(String, SqlType)> = schema
         .columns
         .iter()
-        .map(|c| (c.name.clone(), SqlType::from_column(c.ty)))
+        .map(|c| (c.name.clone(), SqlType::of_column(c)))
         .collect();
     columns.extend(columns.clone());
     let scope = Scope {

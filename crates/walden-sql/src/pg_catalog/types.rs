@@ -64,7 +64,7 @@ pub const DEFAULT_COLLATION_OID: i64 = 100;
 /// `numeric(p,s)` PostgreSQL's `((p << 16) | (s & 0x7ff)) + 4`; else -1).
 pub fn type_of(d: &DeclaredType) -> (&'static PgType, i32) {
     let oid = match (d.ty, d.max_chars, d.blank_padded) {
-        (SqlType::Text, _, true) => 1042,
+        (SqlType::Bpchar, _, _) | (SqlType::Text, _, true) => 1042,
         (SqlType::Text, Some(_), false) => 1043,
         (SqlType::Text | SqlType::Null, _, _) => 25,
         (SqlType::Int2, _, _) => 21,
@@ -82,7 +82,7 @@ pub fn type_of(d: &DeclaredType) -> (&'static PgType, i32) {
         (SqlType::Jsonb, _, _) => 3802,
     };
     let typmod = match d.max_chars {
-        Some(n) if d.ty == SqlType::Text => n as i32 + 4,
+        Some(n) if d.ty.is_text() => n as i32 + 4,
         Some(typmod) if d.ty == SqlType::Numeric => typmod as i32,
         _ => -1,
     };
