@@ -41,6 +41,7 @@ pub fn type_oid(ty: SqlType) -> u32 {
         SqlType::Numeric => oid::NUMERIC,
         SqlType::Bool => oid::BOOL,
         SqlType::Text | SqlType::Null => oid::TEXT,
+        SqlType::Bpchar => oid::BPCHAR,
         SqlType::Uuid => oid::UUID,
         SqlType::Date => oid::DATE,
         SqlType::Timestamp => oid::TIMESTAMP,
@@ -147,7 +148,9 @@ pub fn encode_binary(v: &Value, ty: SqlType) -> SqlResult<Option<Vec<u8>>> {
             out.extend_from_slice(encode_text(v).unwrap_or_default().as_bytes());
             out
         }
-        SqlType::Text | SqlType::Null => encode_text(v).unwrap_or_default().into_bytes(),
+        SqlType::Text | SqlType::Bpchar | SqlType::Null => {
+            encode_text(v).unwrap_or_default().into_bytes()
+        }
     }))
 }
 
@@ -169,7 +172,7 @@ pub fn decode_param(bytes: &[u8], binary: bool, client_oid: u32, ty: SqlType) ->
             return Err(walden_sql::error::nul_in_text());
         }
         return match ty {
-            SqlType::Null | SqlType::Text => Ok(Value::Text(text.to_string())),
+            SqlType::Null | SqlType::Text | SqlType::Bpchar => Ok(Value::Text(text.to_string())),
             _ => walden_sql::value::parse_text(text, ty),
         };
     }
@@ -244,7 +247,7 @@ pub fn decode_param(bytes: &[u8], binary: bool, client_oid: u32, ty: SqlType) ->
             let text = std::str::from_utf8(text).map_err(|_| bad_encoding())?;
             walden_sql::value::parse_text(text, SqlType::Jsonb)?
         }
-        (SqlType::Text | SqlType::Null, _) => {
+        (SqlType::Text | SqlType::Bpchar | SqlType::Null, _) => {
             let text = std::str::from_utf8(bytes).map_err(|_| bad_encoding())?;
             if text.contains('\0') {
                 return Err(walden_sql::error::nul_in_text());

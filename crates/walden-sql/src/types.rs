@@ -146,6 +146,7 @@ impl SqlType {
             SqlType::Numeric => 1700,
             SqlType::Bool => 16,
             SqlType::Text | SqlType::Null => 25,
+            SqlType::Bpchar => 1042,
             SqlType::Uuid => 2950,
             SqlType::Date => 1082,
             SqlType::Timestamp => 1114,
@@ -191,9 +192,12 @@ impl SqlType {
             SqlType::Int8 | SqlType::Float8 | SqlType::Timestamp | SqlType::Timestamptz => 8,
             SqlType::Bool => 1,
             SqlType::Uuid | SqlType::Interval => 16,
-            SqlType::Numeric | SqlType::Text | SqlType::Bytea | SqlType::Jsonb | SqlType::Null => {
-                -1
-            }
+            SqlType::Numeric
+            | SqlType::Text
+            | SqlType::Bpchar
+            | SqlType::Bytea
+            | SqlType::Jsonb
+            | SqlType::Null => -1,
         }
     }
 
@@ -206,7 +210,9 @@ impl SqlType {
             SqlType::Float8 => DataType::Float8,
             SqlType::Numeric => DataType::Numeric(ExactNumberInfo::None),
             SqlType::Bool => DataType::Bool,
-            SqlType::Text | SqlType::Null => DataType::Text,
+            // A blank-padded value written in as text: assigned to a char(n) column it is
+            // padded again, and compared with one, trailing blanks do not count.
+            SqlType::Text | SqlType::Bpchar | SqlType::Null => DataType::Text,
             SqlType::Uuid => DataType::Uuid,
             SqlType::Date => DataType::Date,
             SqlType::Timestamp => DataType::Timestamp(None, TimezoneInfo::None),
