@@ -243,6 +243,12 @@ enum Step<R> {
 /// each version's id, header and row bytes. A link is only followed to the version its
 /// updater created (the slot may have been vacuumed and reused). None when the walk ends
 /// without a result.
+///
+/// The links within one page are followed under one read latch: pruning (which takes
+/// the write latch) removes the dead versions at the head of a chain, and a walk that let
+/// go of the page between two of them could find the next one gone, and with it the
+/// live version the chain leads to. A link to another page leads to a chain root, which
+/// pruning keeps (as a redirect) while any version after it lives.
 fn walk<R>(
     ctx: &Ctx,
     table: &Table,
@@ -251,47 +257,46 @@ fn walk<R>(
 ) -> Result<Option<R>> {
     let mut cur = id;
     let mut prev_xmax: Option<u64> = None;
-    for _ in 0..10_000 {
+    let mut steps = 0;
+    while steps < 10_000 {
         let pinned = match pin_table_page(ctx, table, cur) {
             Ok(p) => p,
             Err(Error::NoSuchRow(_)) => return Ok(None),
             Err(e) => return Err(e),
         };
         let g = pinned.read();
-        let Some(t) = PageRef(&g).tuple_ref(cur.slot) else {
-            return Ok(None);
-        };
-        if t.len() < TUPLE_HEADER_BYTES {
-            return Err(corrupt(
-                ctx,
-                cur.page,
-                format!("slot {} shorter than a tuple header", cur.slot),
-            ));
-        }
-        let h = TupleHeader::read(t);
-        if prev_xmax.is_some_and(|x| x != h.xmin) {
-            return Ok(None);
-        }
-        if h.redirect() {
-            match h.next {
-                Some((page, slot)) => {
-                    prev_xmax = Some(h.xmax);
-                    cur = RowId { page, slot };
-                    continue;
-                }
-                None => return Ok(None),
+        let page = cur.page;
+        while cur.page == page {
+            steps += 1;
+            if steps > 10_000 {
+                return Ok(None);
             }
-        }
-        match at(cur, &h, &t[TUPLE_HEADER_BYTES..]) {
-            Step::Found(r) => return Ok(Some(r)),
-            Step::Stop => return Ok(None),
-            Step::Follow => match h.next {
-                Some((page, slot)) => {
-                    prev_xmax = Some(h.xmax);
-                    cur = RowId { page, slot };
+            let Some(t) = PageRef(&g).tuple_ref(cur.slot) else {
+                return Ok(None);
+            };
+            if t.len() < TUPLE_HEADER_BYTES {
+                return Err(corrupt(
+                    ctx,
+                    cur.page,
+                    format!("slot {} shorter than a tuple header", cur.slot),
+                ));
+            }
+            let h = TupleHeader::read(t);
+            if prev_xmax.is_some_and(|x| x != h.xmin) {
+                return Ok(None);
+            }
+            if !h.redirect() {
+                match at(cur, &h, &t[TUPLE_HEADER_BYTES..]) {
+                    Step::Found(r) => return Ok(Some(r)),
+                    Step::Stop => return Ok(None),
+                    Step::Follow => {}
                 }
-                None => return Ok(None),
-            },
+            }
+            let Some((page, slot)) = h.next else {
+                return Ok(None);
+            };
+            prev_xmax = Some(h.xmax);
+            cur = RowId { page, slot };
         }
     }
     Ok(None)
