@@ -476,6 +476,34 @@ pub(crate) fn resolve(ctx: &Ctx, xid: u64, stop: Option<Stop>) -> Result<()> {
     }
 }
 
+/// What pruning finds of one version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fate {
+    /// Some snapshot may still read it, or redo still needs it (waiting).
+    Kept,
+    /// Replaced by a transaction that committed before the horizon (or a redirect).
+    Replaced,
+    /// Its inserter aborted.
+    Aborted,
+}
+
+/// What pruning does to one heap-only chain, from its versions' fates (the root first):
+/// None when the whole chain goes; else the first version that stays, which the root
+/// leads to when it is not the root itself, and the versions after the root that go:
+/// those before it (every one before the last `Replaced`, whatever its own fate: see
+/// `prune_plan`) and a last one an update that rolled back left.
+fn chain_plan(fates: &[Fate]) -> Option<(usize, Vec<usize>)> {
+    let start = fates
+        .iter()
+        .rposition(|f| *f == Fate::Replaced)
+        .map_or(0, |last| last + 1);
+    let first = start + fates.get(start..)?.iter().position(|f| *f == Fate::Kept)?;
+    let remove = (1..fates.len())
+        .filter(|&i| i < first || fates[i] != Fate::Kept)
+        .collect();
+    Some((first, remove))
+}
+
 /// What vacuum does to one page: dead chain roots that become redirects (slot, target),
 /// the slots removed, and how many dead versions must wait.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -503,7 +531,16 @@ impl PrunePlan {
 ///
 /// Heap-only chains (module documentation): index entries name a chain's root, so a
 /// dead root whose chain still has a version that stays becomes a redirect to the first
-/// such version instead of going (docs/recovery.md rule 32).
+/// such version instead of going (docs/recovery.md rule 32). Every version of a chain
+/// before one replaced before `horizon` is dead too, whatever its own updater's xid:
+/// along a chain each updater committed before the next one did (it waited for it, or
+/// saw its commit), so every snapshot that sees the later replacement sees the earlier
+/// ones. Xids need not grow along a chain — under READ COMMITTED an old transaction
+/// replaces the newest version — so the test of each version alone can keep a version
+/// (its updater's xid at or past the horizon) before one it finds dead; removing only
+/// the later one would cut the chain, and the live versions after it would be lost to
+/// readers that come through the root. PostgreSQL's `heap_prune_chain` goes past such
+/// "recently dead" versions to the last dead one in the same way.
 pub(crate) fn prune_plan(ctx: &Ctx, page: &[u8], horizon: u64) -> PrunePlan {
     let p = PageRef(page);
     let n = p.slot_count() as usize;
@@ -511,19 +548,19 @@ pub(crate) fn prune_plan(ctx: &Ctx, page: &[u8], horizon: u64) -> PrunePlan {
     let page_no = p.page_no();
     let mut plan = PrunePlan::default();
     // Each slot's header and whether it may go.
-    let mut state: Vec<Option<(TupleHeader, bool)>> = Vec::with_capacity(n);
+    let mut state: Vec<Option<(TupleHeader, Fate)>> = Vec::with_capacity(n);
     for slot in 0..n as u16 {
         let Some(t) = p.tuple(slot).filter(|t| t.len() >= TUPLE_HEADER_BYTES) else {
             state.push(None);
             continue;
         };
         let h = TupleHeader::read(t);
-        let dead = if h.redirect() {
-            true
+        let fate = if h.redirect() {
+            Fate::Replaced
         } else {
             match ctx.txns.status(h.xmin, ctx.clog) {
-                XidStatus::Aborted => true,
-                XidStatus::InProgress => false,
+                XidStatus::Aborted => Fate::Aborted,
+                XidStatus::InProgress => Fate::Kept,
                 XidStatus::Committed => {
                     let replaced = h.xmax != 0
                         && h.xmax < horizon
@@ -531,16 +568,19 @@ pub(crate) fn prune_plan(ctx: &Ctx, page: &[u8], horizon: u64) -> PrunePlan {
                     let elsewhere = h.next.is_some_and(|(np, _)| np != page_no);
                     if replaced && elsewhere && h.xmax >= checkpointed {
                         plan.waiting += 1;
-                        false
+                        Fate::Kept
+                    } else if replaced {
+                        Fate::Replaced
                     } else {
-                        replaced
+                        Fate::Kept
                     }
                 }
             }
         };
-        state.push(Some((h, dead)));
+        state.push(Some((h, fate)));
     }
-    let dead = |s: u16| state[s as usize].is_some_and(|(_, d)| d);
+    let fate = |s: u16| state[s as usize].map(|(_, f)| f);
+    let dead = |s: u16| fate(s).is_some_and(|f| f != Fate::Kept);
     let mut chained = vec![false; n];
     for slot in 0..n as u16 {
         let Some((h, _)) = state[slot as usize] else {
@@ -560,21 +600,22 @@ pub(crate) fn prune_plan(ctx: &Ctx, page: &[u8], horizon: u64) -> PrunePlan {
             chain.push(s);
             cur = next;
         }
-        match chain.iter().position(|&s| !dead(s)) {
+        let fates: Vec<Fate> = chain
+            .iter()
+            .map(|&s| fate(s).unwrap_or(Fate::Kept))
+            .collect();
+        match chain_plan(&fates) {
             // The whole chain is dead (or goes on to another page, where the versions
             // have entries of their own).
             None => plan.remove.extend(&chain),
-            Some(first) => {
+            Some((first, remove)) => {
                 if first > 0 {
                     let target = chain[first];
                     if !(h.redirect() && h.next == Some((page_no, target))) {
                         plan.redirects.push((slot, target));
                     }
                 }
-                // Dead versions past the root: those before `first`, and a last one an
-                // update that rolled back left.
-                plan.remove
-                    .extend(chain[1..].iter().copied().filter(|&s| dead(s)));
+                plan.remove.extend(remove.iter().map(|&i| chain[i]));
             }
         }
     }
@@ -805,5 +846,38 @@ impl TableAccess for HeapTable {
             |g, plan| apply_prune(ctx, g, page, plan, xid, stats),
         )?;
         Ok(Vacuumed { removed, waiting })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{chain_plan, Fate};
+    use Fate::{Aborted, Kept, Replaced};
+
+    /// The chain a READ COMMITTED run left (found by
+    /// `tests/read_committed.rs`'s counter): the root's updater has a newer xid than the
+    /// horizon, the next version's an older one. Keeping the root and removing only the
+    /// second cut the chain and lost the live version after it.
+    #[test]
+    fn versions_before_the_last_replaced_one_go_with_it() {
+        assert_eq!(chain_plan(&[Kept, Replaced, Kept]), Some((2, vec![1])));
+        assert_eq!(
+            chain_plan(&[Replaced, Kept, Replaced, Kept, Kept]),
+            Some((3, vec![1, 2]))
+        );
+    }
+
+    #[test]
+    fn chains_without_such_a_version_keep_from_the_first_kept_one() {
+        assert_eq!(chain_plan(&[Kept, Kept]), Some((0, vec![])));
+        assert_eq!(chain_plan(&[Replaced, Kept]), Some((1, vec![])));
+        // A last version an update that rolled back left goes; the root stays.
+        assert_eq!(chain_plan(&[Kept, Aborted]), Some((0, vec![1])));
+        assert_eq!(chain_plan(&[Replaced, Kept, Aborted]), Some((1, vec![2])));
+        // Nothing stays: the whole chain goes.
+        assert_eq!(chain_plan(&[Replaced, Replaced]), None);
+        assert_eq!(chain_plan(&[Kept, Replaced]), None);
+        assert_eq!(chain_plan(&[Aborted]), None);
+        assert_eq!(chain_plan(&[Replaced, Aborted]), None);
     }
 }
