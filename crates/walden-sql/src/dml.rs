@@ -1134,7 +1134,7 @@ impl BoundModify {
                     return Err(e);
                 }
             }
-            t.modify_rows(table, actions)?
+            t.modify_rows(table, actions)?.count
         } else {
             let mut failed = None;
             let n = modify(cx.db, guard, t, table, schema, filter, |row| {
@@ -1494,7 +1494,7 @@ fn modify(
             if let Some(e) = failed {
                 return Err(e);
             }
-            Ok(t.modify_rows(table, actions)?)
+            Ok(t.modify_rows(table, actions)?.count)
         }
     }
 }

@@ -202,7 +202,7 @@ fn run(
             Ok(true)
         })?;
     }
-    let n = t.modify_rows(table, actions)?;
+    let n = t.modify_rows(table, actions)?.count;
     if let Some(w) = written {
         crate::fkeys::enforce::after(cx, t, w)?;
     }

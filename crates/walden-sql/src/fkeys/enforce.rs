@@ -388,7 +388,8 @@ fn act(
         cascaded.note(&row, &action);
         actions.push((id, action));
     }
-    t.modify_rows(&fk.table, actions)?;
+    let done = t.modify_rows(&fk.table, actions)?;
+    debug_assert!(done.changed.is_empty(), "REPEATABLE READ leaves no row");
     queue.push_back(cascaded);
     Ok(())
 }

@@ -356,6 +356,8 @@ pub fn latest(ctx: &Ctx, table: &Table, id: RowId, me: u64) -> Result<Latest> {
 pub(crate) enum WriteCheck {
     Free,
     Wait(u64),
+    /// A transaction that committed after the view's snapshot changed or deleted it.
+    Changed,
 }
 
 pub(crate) fn check_writable(ctx: &Ctx, t: &[u8], view: &TxnView, id: RowId) -> Result<WriteCheck> {
@@ -369,7 +371,7 @@ pub(crate) fn check_writable(ctx: &Ctx, t: &[u8], view: &TxnView, id: RowId) -> 
     match ctx.txns.status(h.xmax, ctx.clog) {
         XidStatus::Aborted => Ok(WriteCheck::Free),
         XidStatus::InProgress => Ok(WriteCheck::Wait(h.xmax)),
-        XidStatus::Committed => Err(Error::SerializationFailure),
+        XidStatus::Committed => Ok(WriteCheck::Changed),
     }
 }
 
@@ -386,15 +388,9 @@ pub(crate) fn tuple_of<'g>(ctx: &Ctx, g: &'g mut [u8], id: RowId) -> Result<&'g 
     }
 }
 
-/// Deletes the version at `id` (visible to `view`).
-pub fn delete(
-    ctx: &Ctx,
-    table: &Table,
-    id: RowId,
-    view: &TxnView,
-    stats: &mut TxnStats,
-) -> Result<()> {
-    delete_rows(ctx, table, id.page, &[id.slot], view, stats)
+/// Deletes the version at `id` (visible to the writer's view).
+pub fn delete(ctx: &Ctx, table: &Table, id: RowId, w: &mut Writer) -> Result<()> {
+    delete_rows(ctx, table, id.page, &[id.slot], w)
 }
 
 /// What stopped a page's batch before its end.
@@ -403,17 +399,19 @@ pub(crate) enum Stop {
     Fail(Error),
 }
 
-/// Deletes versions of one page (each visible to `view`), logging one record for the
-/// rows deleted together. Waits for other writers in between. Stops at the first error;
-/// what was deleted before it stays deleted (and logged).
+/// Deletes versions of one page (each visible to the writer's view), logging one record
+/// for the rows deleted together. Waits for other writers in between; a row a
+/// transaction that committed after the view's snapshot changed is left for
+/// `Writer::changed`. Stops at the first error; what was deleted before it stays
+/// deleted (and logged).
 pub fn delete_rows(
     ctx: &Ctx,
     table: &Table,
     page: u64,
     slots: &[u16],
-    view: &TxnView,
-    stats: &mut TxnStats,
+    w: &mut Writer,
 ) -> Result<()> {
+    let view = w.view;
     let xid = view.snapshot.xid;
     let mut at = 0;
     while at < slots.len() {
@@ -433,9 +431,16 @@ pub fn delete_rows(
                 page,
                 slot: slots[at],
             };
-            stop = blocker(ctx, &mut g, view, id);
-            if stop.is_some() {
-                break;
+            match blocker(ctx, &mut g, w, id) {
+                Next::Write => {}
+                Next::Skip => {
+                    at += 1;
+                    continue;
+                }
+                Next::Stop(s) => {
+                    stop = Some(s);
+                    break;
+                }
             }
             if let Ok(t) = tuple_of(ctx, &mut g, id) {
                 set_xmax(t, xid, None);
@@ -447,7 +452,7 @@ pub fn delete_rows(
             let mut payload = Vec::with_capacity(16);
             HeapRecord::Delete { page, slots: done }.encode_payload(&mut payload);
             ctx.wal
-                .append_page_change(HEAP_DELETE, xid, &payload, &mut g, Some(stats))?;
+                .append_page_change(HEAP_DELETE, xid, &payload, &mut g, Some(w.stats))?;
         }
         drop(g);
         drop(pinned);
@@ -456,13 +461,24 @@ pub fn delete_rows(
     Ok(())
 }
 
-/// What stops a batch at the row `id` of a latched page: None when the row may be
-/// written now.
-pub(crate) fn blocker(ctx: &Ctx, g: &mut [u8], view: &TxnView, id: RowId) -> Option<Stop> {
-    match tuple_of(ctx, g, id).and_then(|t| check_writable(ctx, t, view, id)) {
-        Ok(WriteCheck::Free) => None,
-        Ok(WriteCheck::Wait(other)) => Some(Stop::Wait(other)),
-        Err(e) => Some(Stop::Fail(e)),
+/// What a batch does at one row of a latched page.
+pub(crate) enum Next {
+    /// Change it now.
+    Write,
+    /// Go on without it: a transaction that committed after the view's snapshot changed
+    /// it, and the writer takes such rows (`Writer::changed`, which now holds it).
+    Skip,
+    Stop(Stop),
+}
+
+/// What a batch does at the row `id` of a latched page.
+pub(crate) fn blocker(ctx: &Ctx, g: &mut [u8], w: &mut Writer, id: RowId) -> Next {
+    match tuple_of(ctx, g, id).and_then(|t| check_writable(ctx, t, w.view, id)) {
+        Ok(WriteCheck::Free) => Next::Write,
+        Ok(WriteCheck::Wait(other)) => Next::Stop(Stop::Wait(other)),
+        Ok(WriteCheck::Changed) if w.note_changed(id) => Next::Skip,
+        Ok(WriteCheck::Changed) => Next::Stop(Stop::Fail(Error::SerializationFailure)),
+        Err(e) => Next::Stop(Stop::Fail(e)),
     }
 }
 
@@ -776,27 +792,10 @@ impl TableAccess for HeapTable {
             })
             .collect();
         if !deletes.is_empty() {
-            delete_rows(ctx, table, page, &deletes, w.view, w.stats)?;
+            delete_rows(ctx, table, page, &deletes, w)?;
         }
         if !updates.is_empty() {
-            let mut new_ids = Vec::with_capacity(updates.len());
-            let r = update_rows(
-                ctx,
-                table,
-                page,
-                &updates,
-                w.view,
-                w.stats,
-                w.same_keys,
-                &mut new_ids,
-            );
-            let old = updates.iter().map(|(slot, _)| RowId { page, slot: *slot });
-            updated.extend(old.zip(new_ids).map(|(old, (new, reindex))| Updated {
-                old,
-                new,
-                reindex,
-            }));
-            r?;
+            update_rows(ctx, table, page, &updates, w, updated)?;
         }
         Ok(())
     }
@@ -810,15 +809,8 @@ impl TableAccess for HeapTable {
         change: Change,
     ) -> Result<Option<Updated>> {
         match change {
-            Change::Update(bytes) => {
-                let (new, reindex) = update(ctx, table, id, &bytes, w.view, w.stats, w.same_keys)?;
-                Ok(Some(Updated {
-                    old: id,
-                    new,
-                    reindex,
-                }))
-            }
-            Change::Delete => delete(ctx, table, id, w.view, w.stats).map(|()| None),
+            Change::Update(bytes) => update(ctx, table, id, &bytes, w),
+            Change::Delete => delete(ctx, table, id, w).map(|()| None),
         }
     }
 
