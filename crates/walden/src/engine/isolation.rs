@@ -23,7 +23,7 @@ use crate::access::{self, TxnView};
 use crate::error::Result;
 use crate::schema::Row;
 use crate::txn::Snapshot;
-use crate::{RowAction, RowId, Transaction};
+use crate::{Reader, RowAction, RowId, Transaction};
 
 /// How a transaction sees other transactions' work (PostgreSQL's isolation levels; READ
 /// UNCOMMITTED is READ COMMITTED there too, and SERIALIZABLE has no counterpart here).
@@ -107,6 +107,18 @@ impl Transaction {
             row: schema.to_visible(row),
             snapshot,
         }))
+    }
+
+    /// A reader of the command running (started by the last `reader` or write call):
+    /// it sees what that command's reads see, not the versions the command wrote. A
+    /// READ COMMITTED caller judging newest versions again reads the other tables a
+    /// judgement needs (subqueries) with it, as the command's first judgements did.
+    pub fn command_reader(&self) -> Result<Reader<'_>> {
+        self.check_open()?;
+        Ok(Reader {
+            txn: self,
+            snapshot: &self.snapshot,
+        })
     }
 
     /// Applies verdicts on newest versions (`newest`) in the command that read them:
