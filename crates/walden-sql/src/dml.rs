@@ -23,7 +23,10 @@ use crate::types::{DeclaredType, SqlType};
 use crate::value;
 
 mod joined;
+pub(crate) mod recheck;
 mod upsert;
+
+use recheck::Noted;
 
 pub(crate) fn select(cx: &mut Ctx, t: &mut Transaction, q: &ast::Query) -> SqlResult<Output> {
     let plan = match cx.prepared {
@@ -1057,32 +1060,15 @@ impl BoundModify {
         let (table, schema) = (&self.table, &self.schema);
         let guard = cx.guard;
         let returning = self.returning.as_ref();
-        let mut returned: Vec<Vec<Value>> = Vec::new();
-        let mut written =
-            crate::fkeys::enforce::watches(cx.db, table)?.then(|| Written::new(table));
-        // The RETURNING row of a changed row: the new version, or the deleted one; and
-        // the change, kept for the table's foreign keys.
-        let mut give_back =
-            |row: &[Value], action: &RowAction, ecx: &mut crate::expr::EvalCtx| -> SqlResult<()> {
-                if let Some(w) = written.as_mut() {
-                    guard.charge(row_bytes(row) * 2 + 32)?;
-                    w.note(row, action);
-                }
-                let Some(r) = returning else {
-                    return Ok(());
-                };
-                let out = match action {
-                    RowAction::Update(new) => r.project(new, ecx)?,
-                    RowAction::Delete => r.project(row, ecx)?,
-                    _ => return Ok(()),
-                };
-                guard.charge(row_bytes(&out) + 24)?;
-                returned.push(out);
-                Ok(())
-            };
+        let mut notes = ModifyNotes {
+            returning,
+            guard,
+            returned: Noted::default(),
+            fk: crate::fkeys::enforce::watches(cx.db, table)?.then(Noted::default),
+        };
         let reads = filter.is_some_and(Expr::has_subquery)
             || sets.is_some_and(|s| s.iter().any(|(_, e)| e.has_subquery()));
-        let n = if reads {
+        let first = if reads {
             // Subqueries read tables as the rows are judged: every row is judged first,
             // in one command's snapshot, then the changes are made.
             let mut actions = Vec::new();
@@ -1099,7 +1085,7 @@ impl BoundModify {
                 let mut judge = |id: walden::RowId, row: walden::Row| {
                     let r = guard.check().and_then(|()| {
                         let a = row_action(&row, sets, filter, table, schema, &mut ecx)?;
-                        give_back(&row, &a, &mut ecx)?;
+                        notes.give_back(id, &row, &a, &mut ecx)?;
                         Ok(a)
                     });
                     match r {
@@ -1137,11 +1123,11 @@ impl BoundModify {
             t.modify_rows(table, actions)?
         } else {
             let mut failed = None;
-            let n = modify(cx.db, guard, t, table, schema, filter, |row| {
+            let first = modify(cx.db, guard, t, table, schema, filter, |id, row| {
                 let mut ecx = crate::expr::EvalCtx::at(&mut *cx.rng, guard.now_micros());
                 let r = guard.check().and_then(|()| {
                     let a = row_action(row, sets, filter, table, schema, &mut ecx)?;
-                    give_back(row, &a, &mut ecx)?;
+                    notes.give_back(id, row, &a, &mut ecx)?;
                     Ok(a)
                 });
                 r.unwrap_or_else(|e| {
@@ -1152,13 +1138,97 @@ impl BoundModify {
             if let Some(e) = failed {
                 return Err(e);
             }
-            n
+            first
         };
-        if let Some(w) = written {
+        let mut n = first.count;
+        if !first.changed.is_empty() {
+            notes.forget(&first.changed);
+            let rng = &mut *cx.rng;
+            let (more, applied) =
+                recheck::judge_again(t, table, first.changed, &mut |t, _, newest| {
+                    guard.check()?;
+                    let reader = reads.then(|| t.command_reader()).transpose()?;
+                    let rc = crate::select::RunCx::new(reader, guard);
+                    let mut ecx = crate::expr::EvalCtx {
+                        rng: &mut *rng,
+                        outer: &[],
+                        run: reads.then_some(&rc),
+                        now_micros: guard.now_micros(),
+                    };
+                    row_action(&newest.row, sets, filter, table, schema, &mut ecx)
+                })?;
+            n += more;
+            let rc =
+                crate::select::RunCx::new(reads.then(|| t.command_reader()).transpose()?, guard);
+            let mut ecx = crate::expr::EvalCtx {
+                rng: &mut *cx.rng,
+                outer: &[],
+                run: reads.then_some(&rc),
+                now_micros: guard.now_micros(),
+            };
+            for (id, row, action) in applied {
+                notes.give_back(id, &row, &action, &mut ecx)?;
+            }
+        }
+        let ModifyNotes { returned, fk, .. } = notes;
+        if let Some(fk) = fk {
+            let mut w = Written::new(table);
+            for (row, action) in fk.into_items() {
+                w.take(row, action);
+            }
             crate::fkeys::enforce::after(cx, t, w)?;
         }
         let verb = if sets.is_some() { "UPDATE" } else { "DELETE" };
-        Ok(changed(format!("{verb} {n}"), returning, returned))
+        Ok(changed(
+            format!("{verb} {n}"),
+            returning,
+            returned.into_items().collect(),
+        ))
+    }
+}
+
+/// What an UPDATE or DELETE notes of each row it changes — its RETURNING row, and the
+/// change for the table's foreign keys — under the id of the row judged: READ
+/// COMMITTED may leave a row and judge its newest version again (`dml/recheck.rs`).
+struct ModifyNotes<'r> {
+    returning: Option<&'r Returning>,
+    guard: &'r Guard,
+    returned: Noted<Vec<Value>>,
+    /// None: no foreign key involves the table.
+    fk: Option<Noted<(Row, RowAction)>>,
+}
+
+impl ModifyNotes<'_> {
+    fn give_back(
+        &mut self,
+        id: walden::RowId,
+        row: &[Value],
+        action: &RowAction,
+        ecx: &mut crate::expr::EvalCtx,
+    ) -> SqlResult<()> {
+        if let Some(fk) = self.fk.as_mut() {
+            self.guard.charge(row_bytes(row) * 2 + 32)?;
+            fk.push(id, (row.to_vec(), action.clone()));
+        }
+        let Some(r) = self.returning else {
+            return Ok(());
+        };
+        let out = match action {
+            RowAction::Update(new) => r.project(new, ecx)?,
+            RowAction::Delete => r.project(row, ecx)?,
+            _ => return Ok(()),
+        };
+        self.guard.charge(row_bytes(&out) + 24)?;
+        self.returned.push(id, out);
+        Ok(())
+    }
+
+    /// Takes back the notes of rows the engine left.
+    fn forget(&mut self, left: &[walden::RowId]) {
+        self.returned.forget(left);
+        if let Some(fk) = self.fk.as_mut() {
+            fk.forget(left);
+        }
     }
 }
 
@@ -1459,7 +1529,9 @@ pub(crate) fn access_for(
 }
 
 /// Runs `f` on the rows an UPDATE or DELETE reads (through an index when its WHERE
-/// clause bounds one) and applies what it says, in one command.
+/// clause bounds one) and applies what it says, in one command. Under READ COMMITTED
+/// the rows transactions that committed since the snapshot changed are left and listed
+/// (`Modified::changed`).
 fn modify(
     db: &walden::Database,
     guard: &Guard,
@@ -1467,15 +1539,15 @@ fn modify(
     table: &str,
     schema: &Schema,
     filter: Option<&Expr>,
-    mut f: impl FnMut(&walden::Row) -> RowAction,
-) -> SqlResult<u64> {
+    mut f: impl FnMut(walden::RowId, &walden::Row) -> RowAction,
+) -> SqlResult<walden::Modified> {
     match access_for(db, table, schema, filter) {
-        Access::Scan => Ok(t.modify_with(table, |_, row| f(row))?),
+        Access::Scan => Ok(t.modify_with_changed(table, f)?),
         Access::Index(r) => {
             // Found first, then changed: a changed key never meets the read again.
             let mut actions = Vec::new();
             let mut failed = None;
-            read_index(&t.reader()?, &r, 0, &mut |id, row| match f(&row) {
+            read_index(&t.reader()?, &r, 0, &mut |id, row| match f(id, &row) {
                 RowAction::Keep => true,
                 RowAction::Stop => false,
                 action => {

@@ -25,6 +25,7 @@ pub mod from;
 pub mod functions;
 pub mod guard;
 mod infer;
+pub mod isolation;
 pub mod jsonb;
 mod keytable;
 pub mod pg_catalog;

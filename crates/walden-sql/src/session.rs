@@ -15,6 +15,7 @@ use crate::describe::Description;
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::EvalCtx;
 use crate::guard::{size_text, CancelHandle, Guard};
+use crate::isolation::{self, IsolationLevel};
 use crate::prepared::Prepared;
 use crate::script::{parse_psql_script, parse_script, LineIndex, Parsed};
 use crate::select::Catalog;
@@ -225,6 +226,14 @@ pub struct Session {
     txn_now_micros: Option<i64>,
     /// The settings clients set and read (client_encoding, statement_timeout, …).
     client: crate::settings::ClientSettings,
+    /// The level of transactions begun without one (`default_transaction_isolation`).
+    default_isolation: IsolationLevel,
+    /// The level of the transaction block running (or aborted).
+    block_isolation: IsolationLevel,
+    /// The block has run a statement that takes a snapshot (anything but SET, SHOW and
+    /// the transaction statements, as in PostgreSQL): its level can no longer change,
+    /// and a REPEATABLE READ block reads with the snapshot that statement took.
+    block_snapshot_taken: bool,
 }
 
 /// What runs a COPY to or from the client for [`Session::run_script_with_copy`]: given
@@ -263,7 +272,32 @@ impl Session {
             clock: None,
             txn_now_micros: None,
             client: crate::settings::ClientSettings::default(),
+            default_isolation: IsolationLevel::ReadCommitted,
+            block_isolation: IsolationLevel::ReadCommitted,
+            block_snapshot_taken: false,
         }
+    }
+
+    /// A transaction of the session's default level, outside a block.
+    fn begin_auto(&self) -> Transaction {
+        let mut t = self.db.begin_with(self.default_isolation.engine());
+        t.set_synchronous_commit(self.synchronous_commit);
+        t
+    }
+
+    /// A statement that takes a snapshot starts (PostgreSQL's rule): in a block, a READ
+    /// COMMITTED transaction reads it with a snapshot of its own, a REPEATABLE READ one
+    /// with the one its first statement takes; outside a block the statement's own
+    /// transaction has just taken one.
+    fn statement_starts(&mut self) -> SqlResult<()> {
+        let TxnState::Block(t) = &mut self.txn else {
+            return Ok(());
+        };
+        if t.isolation() == walden::Isolation::ReadCommitted || !self.block_snapshot_taken {
+            t.new_statement_snapshot()?;
+        }
+        self.block_snapshot_taken = true;
+        Ok(())
     }
 
     /// The settings clients set and read.
@@ -604,6 +638,7 @@ impl Session {
         if matches!(self.txn, TxnState::Failed) {
             return Err(aborted());
         }
+        self.statement_starts().map_err(|e| self.fail(e))?;
         Ok(crate::copy::Started {
             at: Instant::now(),
             stats: Box::new(self.db.stats()),
@@ -629,9 +664,7 @@ impl Session {
             TxnState::Block(t) => (t, true),
             other => {
                 self.txn = other;
-                let mut t = self.db.begin();
-                t.set_synchronous_commit(self.synchronous_commit);
-                (Box::new(t), false)
+                (Box::new(self.begin_auto()), false)
             }
         }
     }
@@ -750,6 +783,9 @@ impl Session {
         if matches!(self.txn, TxnState::Failed) {
             return Err(aborted());
         }
+        if !matches!(stmt, Statement::Set(_) | Statement::ShowVariable { .. }) {
+            self.statement_starts().map_err(|e| self.fail(e))?;
+        }
         match stmt {
             Statement::Prepare {
                 name,
@@ -828,8 +864,7 @@ impl Session {
                 r.map_err(|e| self.fail(e))
             }
             TxnState::Auto => {
-                let mut t = self.db.begin();
-                t.set_synchronous_commit(self.synchronous_commit);
+                let mut t = self.begin_auto();
                 match f(self, &mut t) {
                     Ok(o) => {
                         t.commit()?;
@@ -854,6 +889,7 @@ impl Session {
         if matches!(self.txn, TxnState::Failed) {
             return Err(aborted());
         }
+        self.statement_starts().map_err(|e| self.fail(e))?;
         if !m.vacuum {
             return self.transactional(|s, t| crate::vacuum::analyze(&mut s.ctx(), t, m));
         }
@@ -1012,23 +1048,15 @@ impl Session {
     }
 
     fn begin(&mut self, modes: &[ast::TransactionMode]) -> SqlResult<Output> {
-        for m in modes {
-            let text = m.to_string().to_uppercase();
-            if !matches!(
-                text.as_str(),
-                "ISOLATION LEVEL REPEATABLE READ" | "ISOLATION LEVEL SERIALIZABLE" | "READ WRITE"
-            ) {
-                return Err(SqlError::unsupported(format!(
-                    "{text} (Walden gives every transaction snapshot isolation)"
-                )));
-            }
-        }
+        let level = isolation::level_of_modes(modes)?.unwrap_or(self.default_isolation);
         let mut out = Output::tag("BEGIN");
         match self.txn {
             TxnState::Auto => {
-                let mut t = self.db.begin();
+                let mut t = self.db.begin_with(level.engine());
                 t.set_synchronous_commit(self.synchronous_commit);
                 self.txn = TxnState::Block(Box::new(t));
+                self.block_isolation = level;
+                self.block_snapshot_taken = false;
             }
             _ => out
                 .notices
@@ -1106,6 +1134,18 @@ impl Session {
                 "Codec of the WAL frames written: off, lz4 or zstd (database; settable)",
             ),
             (
+                "transaction_isolation",
+                self.isolation_now().name().into(),
+                "Isolation level of the current transaction: read committed or repeatable read \
+                 (snapshot isolation); read uncommitted runs as read committed; serializable \
+                 is not supported (settable before the block's first query)",
+            ),
+            (
+                "default_transaction_isolation",
+                self.default_isolation.name().into(),
+                "Isolation level of each new transaction (session; settable)",
+            ),
+            (
                 "protection",
                 self.db.protection().name().to_string(),
                 "Torn-page protection: cow, full-page or none (chosen at creation)",
@@ -1125,6 +1165,33 @@ impl Session {
             } => (object_name(variable)?, values.as_slice()),
             ast::Set::SetTimeZone { value, .. } => {
                 ("timezone".to_string(), std::slice::from_ref(value))
+            }
+            ast::Set::SetTransaction {
+                modes,
+                snapshot,
+                session,
+            } => {
+                if snapshot.is_some() {
+                    return Err(SqlError::unsupported("SET TRANSACTION SNAPSHOT"));
+                }
+                let level = isolation::level_of_modes(modes)?;
+                if *session {
+                    // SET SESSION CHARACTERISTICS AS TRANSACTION …
+                    if let Some(level) = level {
+                        self.default_isolation = level;
+                    }
+                    return Ok(Output::tag("SET"));
+                }
+                let mut out = Output::tag("SET");
+                if !self.in_transaction_block() {
+                    out.notices.push(
+                        "WARNING:  SET TRANSACTION can only be used in transaction blocks".into(),
+                    );
+                }
+                if let Some(level) = level {
+                    self.set_block_isolation(level)?;
+                }
+                return Ok(out);
             }
             _ => {
                 return Err(SqlError::unsupported(format!(
@@ -1218,6 +1285,16 @@ impl Session {
                 self.db.set_wal_compression(codec).map_err(SqlError::from)?;
                 Ok(Output::tag("SET"))
             }
+            "transaction_isolation" => {
+                // Outside a block it would set the level of the SET's own transaction.
+                let level = IsolationLevel::parse_setting(&name, &raw)?;
+                self.set_block_isolation(level)?;
+                Ok(Output::tag("SET"))
+            }
+            "default_transaction_isolation" => {
+                self.default_isolation = IsolationLevel::parse_setting(&name, &raw)?;
+                Ok(Output::tag("SET"))
+            }
             "protection" | "page_size" => Err(SqlError::new(
                 "55P02",
                 format!("parameter \"{name}\" cannot be changed now"),
@@ -1227,6 +1304,32 @@ impl Session {
                 Some(result) => result.map(|()| Output::tag("SET")),
                 None => Err(unknown_setting(&name)),
             },
+        }
+    }
+
+    /// Sets the isolation level of the transaction block running, which PostgreSQL
+    /// allows until its first statement that takes a snapshot (25001 after, unless the
+    /// level stays). Outside a block there is nothing to set.
+    fn set_block_isolation(&mut self, level: IsolationLevel) -> SqlResult<()> {
+        let TxnState::Block(t) = &mut self.txn else {
+            return Ok(());
+        };
+        if level == self.block_isolation {
+            return Ok(());
+        }
+        if self.block_snapshot_taken {
+            return Err(isolation::too_late());
+        }
+        t.set_isolation(level.engine());
+        self.block_isolation = level;
+        Ok(())
+    }
+
+    /// The isolation level of the transaction running or about to run.
+    fn isolation_now(&self) -> IsolationLevel {
+        match self.txn {
+            TxnState::Auto => self.default_isolation,
+            _ => self.block_isolation,
         }
     }
 

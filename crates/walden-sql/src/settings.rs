@@ -68,8 +68,6 @@ const NAMES: &[(&str, &str)] = &[
     ("server_encoding", "The database's character set (read only)"),
     ("integer_datetimes", "Timestamps are 64-bit integers (read only)"),
     ("max_identifier_length", "Longest identifier (read only)"),
-    ("transaction_isolation", "Isolation of transactions: snapshot isolation, PostgreSQL's repeatable read (read only)"),
-    ("default_transaction_isolation", "Isolation of transactions: snapshot isolation (read only)"),
     ("is_superuser", "Whether the user is a superuser (read only)"),
 ];
 
@@ -133,7 +131,6 @@ impl ClientSettings {
             "server_encoding" => "UTF8".into(),
             "integer_datetimes" => "on".into(),
             "max_identifier_length" => "63".into(),
-            "transaction_isolation" | "default_transaction_isolation" => "repeatable read".into(),
             "is_superuser" => "on".into(),
             _ => return None,
         })

@@ -397,12 +397,13 @@ fn constraints_survive_a_crash_and_a_checkpoint() {
 fn on_thread(
     db: &Database,
     kind: TableKind,
-    sql: &'static str,
+    sql: impl Into<String>,
 ) -> std::thread::JoinHandle<Result<(), String>> {
     let db = db.clone();
+    let sql = sql.into();
     std::thread::spawn(move || {
         let mut s = session_of(&db, kind, 9);
-        s.execute(sql).map(|_| ()).map_err(|e| e.code.to_string())
+        s.execute(&sql).map(|_| ()).map_err(|e| e.code.to_string())
     })
 }
 
@@ -422,48 +423,60 @@ fn family(db: &Database, kind: TableKind) -> Session {
     s
 }
 
+/// Sets a session's transactions to REPEATABLE READ (snapshot isolation) before `sql`.
+const RR: &str = "set default_transaction_isolation = 'repeatable read';";
+
 /// A child inserted and not yet committed holds its parent's key: a delete of the
-/// parent waits for it, and once it commits, fails (the child is there, committed after
-/// the delete's snapshot: a serialization failure, as in PostgreSQL's REPEATABLE READ).
+/// parent waits for it, and once it commits, fails: under READ COMMITTED with 23503 (it
+/// reads the child committed meanwhile), under REPEATABLE READ with a serialization
+/// failure (the child committed after the delete's snapshot), as in PostgreSQL.
 #[test]
 fn a_delete_waits_for_an_uncommitted_child_and_then_fails() {
-    for kind in kinds() {
+    for (kind, (prefix, code)) in kinds()
+        .into_iter()
+        .flat_map(|k| [(k, ("", "23503")), (k, (RR, "40001"))])
+    {
         let db = db();
         let mut s1 = family(&db, kind);
         s1.execute("begin; insert into c values (1, 1)").unwrap();
-        let h = on_thread(&db, kind, "delete from p where id = 1");
+        let sql = format!("{prefix} delete from p where id = 1");
+        let h = on_thread(&db, kind, sql);
         assert!(
             blocked(&h),
             "{kind}: the delete waits for the child's transaction"
         );
         s1.execute("commit").unwrap();
-        assert_eq!(h.join().unwrap(), Err("40001".to_string()), "{kind}");
+        assert_eq!(h.join().unwrap(), Err(code.to_string()), "{kind} {prefix}");
         assert_eq!(q(&mut s1, "select count(*) from p where id = 1"), "1");
         // Afresh, the delete sees the child in its snapshot: the plain 23503.
-        let h = on_thread(&db, kind, "delete from p where id = 1");
+        let h = on_thread(&db, kind, format!("{prefix} delete from p where id = 1"));
         assert_eq!(h.join().unwrap(), Err("23503".to_string()), "{kind}");
     }
 }
 
 /// A parent deleted and not yet committed: an insert of a child waits, and once the
-/// delete commits, fails; when the delete rolls back, the insert goes in.
+/// delete commits, fails (READ COMMITTED: 23503, REPEATABLE READ: 40001, as in
+/// PostgreSQL); when the delete rolls back, the insert goes in.
 #[test]
 fn a_child_insert_waits_for_an_uncommitted_delete_of_its_parent() {
-    for kind in kinds() {
+    for (kind, (prefix, code)) in kinds()
+        .into_iter()
+        .flat_map(|k| [(k, ("", "23503")), (k, (RR, "40001"))])
+    {
         let db = db();
         let mut s1 = family(&db, kind);
         s1.execute("begin; delete from p where id = 1").unwrap();
-        let h = on_thread(&db, kind, "insert into c values (1, 1)");
+        let h = on_thread(&db, kind, format!("{prefix} insert into c values (1, 1)"));
         assert!(
             blocked(&h),
             "{kind}: the insert waits for the delete's transaction"
         );
         s1.execute("commit").unwrap();
-        assert_eq!(h.join().unwrap(), Err("40001".to_string()), "{kind}");
+        assert_eq!(h.join().unwrap(), Err(code.to_string()), "{kind} {prefix}");
         assert_eq!(q(&mut s1, "select count(*) from c"), "0");
 
         s1.execute("begin; delete from p where id = 2").unwrap();
-        let h = on_thread(&db, kind, "insert into c values (2, 2)");
+        let h = on_thread(&db, kind, format!("{prefix} insert into c values (2, 2)"));
         assert!(blocked(&h), "{kind}");
         s1.execute("rollback").unwrap();
         assert_eq!(h.join().unwrap(), Ok(()), "{kind}");
@@ -471,14 +484,15 @@ fn a_child_insert_waits_for_an_uncommitted_delete_of_its_parent() {
     }
 }
 
-/// A transaction that began before the parent's delete committed must not insert a
-/// child for it: its snapshot still shows the parent, the check does not.
+/// A REPEATABLE READ transaction whose snapshot predates the parent's delete must not
+/// insert a child for it: its snapshot still shows the parent, the check does not.
 #[test]
 fn a_child_insert_in_an_older_snapshot_sees_the_committed_delete() {
     for kind in kinds() {
         let db = db();
         let mut s1 = family(&db, kind);
         let mut s2 = session_of(&db, kind, 2);
+        s1.execute(RR).unwrap();
         s1.execute("begin; select count(*) from p").unwrap();
         s2.execute("delete from p where id = 1").unwrap();
         assert_eq!(q(&mut s1, "select count(*) from p where id = 1"), "1");
@@ -490,6 +504,29 @@ fn a_child_insert_in_an_older_snapshot_sees_the_committed_delete() {
         s2.execute("insert into c values (2, 2)").unwrap();
         let e = s1.execute("delete from p where id = 2").unwrap_err();
         assert_eq!(e.code, "40001", "{kind}: {e}");
+        s1.execute("rollback").unwrap();
+        assert_eq!(q(&mut s2, "select * from c"), "2|2");
+    }
+}
+
+/// The same under READ COMMITTED: each statement sees the commits before it, so the
+/// child insert and the parent delete fail as the rows then committed say (23503).
+#[test]
+fn read_committed_statements_check_keys_against_what_committed_before_them() {
+    for kind in kinds() {
+        let db = db();
+        let mut s1 = family(&db, kind);
+        let mut s2 = session_of(&db, kind, 2);
+        s1.execute("begin; select count(*) from p").unwrap();
+        s2.execute("delete from p where id = 1").unwrap();
+        assert_eq!(q(&mut s1, "select count(*) from p where id = 1"), "0");
+        let e = s1.execute("insert into c values (1, 1)").unwrap_err();
+        assert_eq!(e.code, "23503", "{kind}: {e}");
+        s1.execute("rollback").unwrap();
+        s1.execute("begin; select count(*) from c").unwrap();
+        s2.execute("insert into c values (2, 2)").unwrap();
+        let e = s1.execute("delete from p where id = 2").unwrap_err();
+        assert_eq!(e.code, "23503", "{kind}: {e}");
         s1.execute("rollback").unwrap();
         assert_eq!(q(&mut s2, "select * from c"), "2|2");
     }

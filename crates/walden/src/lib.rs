@@ -51,8 +51,8 @@ mod testing {
 pub use calendar::Interval;
 pub use catalog::{RoleDef, TableKind, TableStats, ViewDef};
 pub use engine::{
-    AlterOp, CheckReport, Database, IndexCheck, IndexInfo, IndexSpec, Options, Reader,
-    RecoveryReport, RowAction, TableCheck, Transaction,
+    AlterOp, CheckReport, Database, IndexCheck, IndexInfo, IndexSpec, Isolation, Modified, Newest,
+    Options, Reader, RecoveryReport, RowAction, TableCheck, Transaction,
 };
 pub use error::{Error, Result};
 pub use jsonb::Json;

@@ -1,9 +1,12 @@
 //! Transactions: ids, the set of active transactions, snapshots, and waiting for another
 //! transaction (with deadlock detection).
 //!
-//! Snapshot isolation: a snapshot sees the transactions that committed before it was
-//! taken. A writer that finds a row changed by a transaction still running waits for it;
-//! if that one commits, the writer fails with a serialization error (first updater wins).
+//! A snapshot sees the transactions that committed before it was taken: one for a whole
+//! REPEATABLE READ transaction (snapshot isolation), one per statement under READ
+//! COMMITTED (`statement_snapshot`). A writer that finds a row changed by a transaction
+//! still running waits for it; if that one commits, a REPEATABLE READ writer fails with a
+//! serialization error (first updater wins) and a READ COMMITTED one goes on with the
+//! row's newest version (`engine/transaction.rs`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -284,6 +287,24 @@ impl TxnManager {
         )
     }
 
+    /// A snapshot taken now for the running transaction `me` to read its next statement
+    /// with (READ COMMITTED), which replaces the one it read with until now: as
+    /// `snapshot_now`, and `me`'s xmin in the active set moves up to the new snapshot's,
+    /// so that vacuum and the undo log's discard are no longer held back by what the
+    /// replaced snapshot could see. The caller must no longer read with an older
+    /// snapshot of `me`.
+    pub fn statement_snapshot(&self, me: u64) -> Snapshot {
+        let mut st = self.lock();
+        let active: Vec<u64> = st.active.keys().copied().filter(|&x| x != me).collect();
+        let xmin = active.first().copied().unwrap_or(st.next_xid).min(me);
+        let xmax = st.next_xid;
+        if let Some(held) = st.active.get_mut(&me) {
+            // Never down: an xmin only rises, and a horizon read before stays valid.
+            *held = (*held).max(xmin);
+        }
+        Snapshot::new(me, xmin, xmax, active)
+    }
+
     /// The status of `xid` as a writer must treat it: committed, aborted (including
     /// crashed: not committed and no longer running), or in progress.
     pub fn status(&self, xid: u64, clog: &Clog) -> XidStatus {
@@ -427,6 +448,26 @@ mod tests {
         tm.end(c);
         assert!(tm.lock().key_locks.is_empty());
         assert!(tm.lock().keys_held.is_empty());
+    }
+
+    /// A statement's snapshot replaces the transaction's: its xmin in the active set
+    /// moves up (not past the transaction's own xid, which the horizon must stay at or
+    /// below while it runs), and the horizon with it.
+    #[test]
+    fn a_statement_snapshot_moves_the_horizon_up() {
+        let tm = TxnManager::new(1);
+        let old = tm.begin().xid;
+        let me = tm.begin();
+        let later = tm.begin().xid;
+        assert_eq!(me.xmin, old);
+        assert_eq!(tm.horizon(), old);
+        tm.end(old);
+        tm.end(later);
+        assert_eq!(tm.horizon(), old, "the first snapshot still counts");
+        let now = tm.statement_snapshot(me.xid);
+        assert_eq!((now.xmin, now.active.clone()), (me.xid, vec![]));
+        assert!(now.xmax > later);
+        assert_eq!(tm.horizon(), me.xid);
     }
 
     #[test]

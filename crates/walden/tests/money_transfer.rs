@@ -1,6 +1,10 @@
 //! Money transfer: what could go wrong is a lost update, a write skew, a deadlock that
 //! hangs, a reader that sees a transfer half done, or a crash that keeps half a transfer
 //! or loses an acknowledged one — any of which changes the total of the accounts.
+//! Transfers run at both isolation levels: under REPEATABLE READ each reads the balances
+//! and writes them back, retrying serialization failures; under READ COMMITTED each is
+//! one relative update of both rows, which goes on with the newest version of a row a
+//! concurrent transfer changed, and must never fail with a serialization failure.
 //! Each run is made on a heap table and on an undo table; on undo tables (rows updated in
 //! place, old values in the undo log) a reader also keeps one snapshot open for the whole
 //! run and must see the initial balances in every scan.
@@ -106,8 +110,13 @@ enum Failure {
     Commit(Error),
 }
 
-/// One attempt: read every account in the snapshot, move money between two of them.
-fn attempt(db: &Database, t: Transfer) -> Result<(), Failure> {
+/// One attempt: read every account in the snapshot, move money between two of them
+/// (REPEATABLE READ), or move it with one update of the two rows, each balance computed
+/// from the row's newest version (READ COMMITTED).
+fn attempt(db: &Database, t: Transfer, isolation: Isolation) -> Result<(), Failure> {
+    if isolation == Isolation::ReadCommitted {
+        return attempt_read_committed(db, t);
+    }
     let mut tx = db.begin();
     let all = accounts(&mut tx).map_err(Failure::Before)?;
     let (from_id, from_balance) = all[&t.from];
@@ -121,9 +130,48 @@ fn attempt(db: &Database, t: Transfer) -> Result<(), Failure> {
     tx.commit().map_err(Failure::Commit)
 }
 
+/// `UPDATE accounts SET balance = balance + (the transfer's part) WHERE id IN (from, to)`
+/// at READ COMMITTED, as the SQL layer runs it: the rows found in the statement's
+/// snapshot and changed (`modify_rows`), then those a concurrent transfer changed
+/// meanwhile judged again in their newest versions (`newest`, `modify_newest`).
+fn attempt_read_committed(db: &Database, t: Transfer) -> Result<(), Failure> {
+    let mut tx = db.begin_with(Isolation::ReadCommitted);
+    tx.new_statement_snapshot().map_err(Failure::Before)?;
+    let part = |row: &Row| {
+        let (Value::Int8(id), Value::Int8(balance)) = (&row[0], &row[1]) else {
+            panic!("row of unexpected shape {row:?}");
+        };
+        let part = if *id == t.from { -t.amount } else { t.amount };
+        RowAction::Update(vec![Value::Int8(*id), Value::Int8(balance + part)])
+    };
+    let all = accounts(&mut tx).map_err(Failure::Before)?;
+    let actions = [t.from, t.to]
+        .iter()
+        .map(|id| {
+            let (rid, balance) = all[id];
+            (rid, part(&vec![Value::Int8(*id), Value::Int8(balance)]))
+        })
+        .collect();
+    let mut done = tx.modify_rows(TABLE, actions).map_err(Failure::Before)?;
+    let mut moved = done.count;
+    while !done.changed.is_empty() {
+        let mut verdicts = Vec::new();
+        for rid in &done.changed {
+            let newest = tx.newest(TABLE, *rid).map_err(Failure::Before)?;
+            let newest = newest.expect("accounts are never deleted");
+            let action = part(&newest.row);
+            verdicts.push((newest, action));
+        }
+        done = tx.modify_newest(TABLE, verdicts).map_err(Failure::Before)?;
+        moved += done.count;
+    }
+    assert_eq!(moved, 2, "{t:?}");
+    tx.commit().map_err(Failure::Commit)
+}
+
 /// Runs `n` transfers, retrying serialization failures and deadlocks, until done or a
 /// non-retryable error (a crash) stops it.
-fn worker(db: &Database, seed: u64, n: u64) -> Worker {
+fn worker(db: &Database, seed: u64, n: u64, isolation: Isolation) -> Worker {
     let mut rng = Rng::new(seed);
     let mut w = Worker::default();
     'transfers: for _ in 0..n {
@@ -140,7 +188,7 @@ fn worker(db: &Database, seed: u64, n: u64) -> Worker {
                 retry < MAX_RETRIES,
                 "transfer {t:?} failed {MAX_RETRIES} times in a row with retryable errors"
             );
-            match attempt(db, t) {
+            match attempt(db, t, isolation) {
                 Ok(()) => {
                     w.acked.push(t);
                     continue 'transfers;
@@ -248,16 +296,26 @@ fn long_reader(db: &Database, stop: &AtomicBool) -> u64 {
 
 #[test]
 fn eight_threads_keep_the_total_on_the_real_file_system() {
-    real_file_system_run(TableKind::Heap);
+    real_file_system_run(TableKind::Heap, Isolation::RepeatableRead);
 }
 
 #[test]
 fn eight_threads_keep_the_total_on_the_real_file_system_undo() {
-    real_file_system_run(TableKind::Undo);
+    real_file_system_run(TableKind::Undo, Isolation::RepeatableRead);
 }
 
-fn real_file_system_run(kind: TableKind) {
-    let dir = TempDir::new(&format!("money-transfer-{kind}"));
+#[test]
+fn eight_threads_keep_the_total_at_read_committed() {
+    real_file_system_run(TableKind::Heap, Isolation::ReadCommitted);
+}
+
+#[test]
+fn eight_threads_keep_the_total_at_read_committed_undo() {
+    real_file_system_run(TableKind::Undo, Isolation::ReadCommitted);
+}
+
+fn real_file_system_run(kind: TableKind, isolation: Isolation) {
+    let dir = TempDir::new(&format!("money-transfer-{kind}-{isolation:?}"));
     let opts = || Options {
         vfs: Arc::new(RealVfs),
         buffer_pool_bytes: 8 << 20,
@@ -278,7 +336,7 @@ fn real_file_system_run(kind: TableKind) {
         let handles: Vec<_> = (0..THREADS)
             .map(|i| {
                 let db = &db;
-                s.spawn(move || worker(db, i + 1, per_thread))
+                s.spawn(move || worker(db, i + 1, per_thread, isolation))
             })
             .collect();
         let reader = s.spawn(|| long_reader(&db, &stop));
@@ -301,7 +359,7 @@ fn real_file_system_run(kind: TableKind) {
         assert_eq!(w.stopped_by, None);
         assert_eq!(w.acked.len() as u64, per_thread);
     }
-    let context = format!("real file system, {kind} table");
+    let context = format!("real file system, {kind} table, {isolation:?}");
     check_final(&db, &workers, &context);
 
     let d = db.stats().since(&before);
@@ -309,8 +367,11 @@ fn real_file_system_run(kind: TableKind) {
     let serialization: u64 = workers.iter().map(|w| w.serialization_failures).sum();
     let deadlocks: u64 = workers.iter().map(|w| w.deadlocks).sum();
     let vacuums = vacuums.load(Ordering::SeqCst);
+    if isolation == Isolation::ReadCommitted {
+        assert_eq!(serialization, 0, "{context}: READ COMMITTED never fails so");
+    }
     eprintln!(
-        "real VFS, {kind} table: {acked} transfers in {elapsed:?} ({:.0}/s); {serialization} serialization \
+        "{context}: {acked} transfers in {elapsed:?} ({:.0}/s); {serialization} serialization \
          failures, {deadlocks} deadlocks retried; {scans} consistent long-reader scans; \
          {whole_run_scans:?} whole-run reader scans; {vacuums} vacuums; {} commits, {} aborts, {} WAL fsyncs ({:.2} commits per fsync)",
         acked as f64 / elapsed.as_secs_f64(),
@@ -352,6 +413,7 @@ struct SimRun {
     crash_after_commits: Option<u64>,
     /// Let the main thread run checkpoints while the transfers go on.
     concurrent_checkpoints: bool,
+    isolation: Isolation,
 }
 
 impl SimRun {
@@ -403,7 +465,7 @@ fn sim_run(run: SimRun) {
                 let (db, finished) = (&db, &finished);
                 s.spawn(move || {
                     let _finished = Finished(finished);
-                    worker(db, seed * 100 + i, per_thread)
+                    worker(db, seed * 100 + i, per_thread, run.isolation)
                 })
             })
             .collect();
@@ -482,6 +544,10 @@ fn sim_run(run: SimRun) {
                 assert_eq!(w.acked.len() as u64, per_thread, "{run:?}");
             }
             check_final(&db, &workers, &format!("{run:?}"));
+            if run.isolation == Isolation::ReadCommitted {
+                let failures: u64 = workers.iter().map(|w| w.serialization_failures).sum();
+                assert_eq!(failures, 0, "{run:?}");
+            }
             drop(db);
             vfs.restart(CrashMode::DropUnsynced);
             let db = Database::open("db", run.opts(&vfs)).unwrap();
@@ -499,7 +565,7 @@ fn sim_run(run: SimRun) {
             let db = Database::open("db", run.opts(&vfs)).unwrap();
             check_final(&db, &workers, &format!("{run:?} after the crash"));
             // The recovered database keeps working.
-            let more = worker(&db, seed + 7, 50);
+            let more = worker(&db, seed + 7, 50, run.isolation);
             assert_eq!(more.acked.len(), 50);
             let all: Vec<Worker> = workers.into_iter().chain([more]).collect();
             check_final(
@@ -511,7 +577,7 @@ fn sim_run(run: SimRun) {
     }
 }
 
-fn crash_runs(concurrent_checkpoints: bool, kind: TableKind) {
+fn crash_runs(concurrent_checkpoints: bool, kind: TableKind, isolation: Isolation) {
     // WALDEN_MONEY_SEED runs one seed only (to reproduce a failure).
     let only: Option<u64> = std::env::var("WALDEN_MONEY_SEED")
         .ok()
@@ -531,30 +597,43 @@ fn crash_runs(concurrent_checkpoints: bool, kind: TableKind) {
             buffer_pool_bytes: 64 << 20,
             crash_after_commits: Some(100 + rng.below(transfers().max(200))),
             concurrent_checkpoints,
+            isolation,
         });
     }
 }
 
 #[test]
 fn crash_during_transfers_keeps_the_total() {
-    crash_runs(false, TableKind::Heap);
+    crash_runs(false, TableKind::Heap, Isolation::RepeatableRead);
 }
 
 #[test]
 fn crash_during_transfers_keeps_the_total_undo() {
-    crash_runs(false, TableKind::Undo);
+    crash_runs(false, TableKind::Undo, Isolation::RepeatableRead);
 }
 
 /// The same with checkpoints running alongside the transfers (as the background
 /// checkpointer does). See tests/concurrent_checkpoint.rs for the focused reproductions.
 #[test]
 fn crash_during_transfers_with_concurrent_checkpoints_keeps_the_total() {
-    crash_runs(true, TableKind::Heap);
+    crash_runs(true, TableKind::Heap, Isolation::RepeatableRead);
 }
 
 #[test]
 fn crash_during_transfers_with_concurrent_checkpoints_keeps_the_total_undo() {
-    crash_runs(true, TableKind::Undo);
+    crash_runs(true, TableKind::Undo, Isolation::RepeatableRead);
+}
+
+/// The same at READ COMMITTED: rows changed concurrently are judged again and written in
+/// their newest versions while checkpoints run, and recovery keeps the total.
+#[test]
+fn crash_during_read_committed_transfers_keeps_the_total() {
+    crash_runs(true, TableKind::Heap, Isolation::ReadCommitted);
+}
+
+#[test]
+fn crash_during_read_committed_transfers_keeps_the_total_undo() {
+    crash_runs(true, TableKind::Undo, Isolation::ReadCommitted);
 }
 
 /// Transfers while a pool far smaller than the table evicts pages (no checkpoints).
@@ -577,5 +656,6 @@ fn small_pool_run(kind: TableKind) {
         buffer_pool_bytes: 16 * 4096,
         crash_after_commits: None,
         concurrent_checkpoints: false,
+        isolation: Isolation::RepeatableRead,
     });
 }

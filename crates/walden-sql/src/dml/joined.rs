@@ -4,17 +4,21 @@
 //! carrying their row ids. Every target row that meets a joined row is changed once —
 //! by the first joined row it meets, as PostgreSQL leaves unspecified which one — and
 //! all changes are made in one command after every row is judged, in one snapshot.
+//! Under READ COMMITTED a target row a concurrent transaction changed is judged again
+//! in its newest version with the other relations' columns of the joined row that met
+//! it, against the whole WHERE clause, as PostgreSQL's EvalPlanQual does.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use sqlparser::ast::{self, FromTable, UpdateTableFromKind};
-use walden::{RowAction, RowId, Schema, Transaction, Value};
+use walden::{Isolation, Row, RowAction, RowId, Schema, Transaction, Value};
 
+use super::recheck::{self, Noted};
 use super::{
     assign, bind_assignments, bind_for_column, changed, check_not_null, modify_binder, schema_of,
     single_table, Returning,
 };
-use crate::bind::PlanCx;
+use crate::bind::{Binder, PlanCx};
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::{EvalCtx, Expr};
 use crate::from::{plan_from_with_row_id, row_id_of, FromPlan};
@@ -84,6 +88,9 @@ pub(crate) struct Target {
     table: String,
     schema: Schema,
     plan: FromPlan,
+    /// The whole WHERE clause over the joined row, to judge a row again (the plan
+    /// spreads it over the join's reads).
+    recheck: Option<Expr>,
 }
 
 impl Target {
@@ -105,10 +112,14 @@ impl Target {
             outer: None,
         };
         let plan = plan_from_with_row_id(&items, selection, &pcx)?;
+        let recheck = selection
+            .map(|w| Binder::in_query(&plan.scope, pcx).boolean(w, "WHERE"))
+            .transpose()?;
         Ok(Target {
             table,
             schema,
             plan,
+            recheck,
         })
     }
 }
@@ -137,9 +148,16 @@ fn run(
     let width = schema.columns.len();
     let guard = cx.guard;
     let mut actions: Vec<(RowId, RowAction)> = Vec::new();
-    let mut returned: Vec<Vec<Value>> = Vec::new();
-    let mut written = crate::fkeys::enforce::watches(cx.db, table)?
-        .then(|| crate::fkeys::enforce::Written::new(table));
+    let mut notes = JoinNotes {
+        returning,
+        guard,
+        returned: Noted::default(),
+        fk: crate::fkeys::enforce::watches(cx.db, table)?.then(Noted::default),
+    };
+    // READ COMMITTED: the rest of each joined row (the row id on), to judge the
+    // target row again with if it was changed concurrently.
+    let mut rests: Option<HashMap<RowId, Vec<Value>>> =
+        (t.isolation() == Isolation::ReadCommitted).then(HashMap::new);
     {
         let reader = t.reader()?;
         let rc = RunCx::new(Some(reader), guard);
@@ -165,47 +183,145 @@ fn run(
             if !met.insert(id) {
                 return Ok(true);
             }
-            let action = match sets {
-                None => RowAction::Delete,
-                Some(sets) => {
-                    let mut new = row[..width].to_vec();
-                    for (i, e) in sets {
-                        new[*i] = assign(e.eval(&row, ecx)?, &schema.columns[*i])?;
-                    }
-                    check_not_null(table, schema, &new)?;
-                    RowAction::Update(new)
-                }
-            };
-            if let Some(r) = returning {
-                // The target's new version, with the other relations' columns.
-                let out = match &action {
-                    RowAction::Update(new) => {
-                        let mut both = new.clone();
-                        both.extend_from_slice(&row[width..]);
-                        r.project(&both, ecx)?
-                    }
-                    _ => r.project(&row, ecx)?,
-                };
-                guard.charge(row_bytes(&out) + 24)?;
-                returned.push(out);
-            }
+            let action = action_of(&row, width, sets, table, schema, ecx)?;
+            notes.give_back(id, &row, width, &action, ecx)?;
             let bytes = match &action {
                 RowAction::Update(new) => row_bytes(new),
                 _ => 0,
             } + 48;
             guard.charge(bytes)?;
-            if let Some(w) = written.as_mut() {
-                guard.charge(bytes)?;
-                w.note(&row[..width], &action);
+            if let Some(rests) = rests.as_mut() {
+                guard.charge(row_bytes(&row[width..]) + 32)?;
+                rests.insert(id, row[width..].to_vec());
             }
             actions.push((id, action));
             Ok(true)
         })?;
     }
-    let n = t.modify_rows(table, actions)?;
-    if let Some(w) = written {
+    let first = t.modify_rows(table, actions)?;
+    let mut n = first.count;
+    if let (Some(mut rests), false) = (rests, first.changed.is_empty()) {
+        notes.forget(&first.changed);
+        let rng = &mut *cx.rng;
+        let (more, applied) =
+            recheck::judge_again(t, table, first.changed, &mut |t, left, newest| {
+                guard.check()?;
+                let Some(rest) = rests.get(&left).cloned() else {
+                    return Ok(RowAction::Keep);
+                };
+                let mut row = newest.row.clone();
+                row.extend_from_slice(&rest);
+                rests.insert(newest.id, rest);
+                let rc = RunCx::new(Some(t.command_reader()?), guard);
+                let mut ecx = EvalCtx {
+                    rng: &mut *rng,
+                    outer: &[],
+                    run: Some(&rc),
+                    now_micros: guard.now_micros(),
+                };
+                if let Some(f) = &target.recheck {
+                    if !f.test(&row, &mut ecx)? {
+                        return Ok(RowAction::Keep);
+                    }
+                }
+                action_of(&row, width, sets, table, schema, &mut ecx)
+            })?;
+        n += more;
+        let rc = RunCx::new(Some(t.command_reader()?), guard);
+        let mut ecx = EvalCtx {
+            rng: &mut *cx.rng,
+            outer: &[],
+            run: Some(&rc),
+            now_micros: guard.now_micros(),
+        };
+        for (id, mut row, action) in applied {
+            if let Some(rest) = rests.get(&id) {
+                row.extend_from_slice(rest);
+                notes.give_back(id, &row, width, &action, &mut ecx)?;
+            }
+        }
+    }
+    let JoinNotes { returned, fk, .. } = notes;
+    if let Some(fk) = fk {
+        let mut w = crate::fkeys::enforce::Written::new(table);
+        for (row, action) in fk.into_items() {
+            w.take(row, action);
+        }
         crate::fkeys::enforce::after(cx, t, w)?;
     }
     let verb = if sets.is_some() { "UPDATE" } else { "DELETE" };
-    Ok(changed(format!("{verb} {n}"), returning, returned))
+    Ok(changed(
+        format!("{verb} {n}"),
+        returning,
+        returned.into_items().collect(),
+    ))
+}
+
+/// What a joined row (the target's columns, then the rest) does to its target row.
+fn action_of(
+    row: &[Value],
+    width: usize,
+    sets: Option<&[(usize, Expr)]>,
+    table: &str,
+    schema: &Schema,
+    ecx: &mut EvalCtx,
+) -> SqlResult<RowAction> {
+    Ok(match sets {
+        None => RowAction::Delete,
+        Some(sets) => {
+            let mut new = row[..width].to_vec();
+            for (i, e) in sets {
+                new[*i] = assign(e.eval(row, ecx)?, &schema.columns[*i])?;
+            }
+            check_not_null(table, schema, &new)?;
+            RowAction::Update(new)
+        }
+    })
+}
+
+/// What UPDATE … FROM and DELETE … USING note of each target row they change (its
+/// RETURNING row over the joined row, its change for the foreign keys), under the id of
+/// the row judged (`dml/recheck.rs`).
+struct JoinNotes<'r> {
+    returning: Option<&'r Returning>,
+    guard: &'r crate::guard::Guard,
+    returned: Noted<Vec<Value>>,
+    fk: Option<Noted<(Row, RowAction)>>,
+}
+
+impl JoinNotes<'_> {
+    fn give_back(
+        &mut self,
+        id: RowId,
+        row: &[Value],
+        width: usize,
+        action: &RowAction,
+        ecx: &mut EvalCtx,
+    ) -> SqlResult<()> {
+        if let Some(r) = self.returning {
+            // The target's new version, with the other relations' columns.
+            let out = match action {
+                RowAction::Update(new) => {
+                    let mut both = new.clone();
+                    both.extend_from_slice(&row[width..]);
+                    r.project(&both, ecx)?
+                }
+                _ => r.project(row, ecx)?,
+            };
+            self.guard.charge(row_bytes(&out) + 24)?;
+            self.returned.push(id, out);
+        }
+        if let Some(fk) = self.fk.as_mut() {
+            self.guard.charge(row_bytes(row) + 48)?;
+            fk.push(id, (row[..width].to_vec(), action.clone()));
+        }
+        Ok(())
+    }
+
+    fn forget(&mut self, left: &[RowId]) {
+        self.returned.forget(left);
+        if let Some(fk) = self.fk.as_mut() {
+            fk.forget(left);
+        }
+    }
 }

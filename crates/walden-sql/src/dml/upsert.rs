@@ -4,17 +4,24 @@
 //! inserted in batches (one command each, so rows sharing a page share a WAL record).
 //!
 //! Race-free without locks of its own: the engine's insert checks every unique index
-//! again under the index's lock, waiting for a transaction that holds the key. A key
-//! the check could not see — inserted by a transaction that committed after this one's
-//! snapshot, or still running and then committed — fails the batch, and the statement
-//! fails with a serialization failure (40001), as PostgreSQL's REPEATABLE READ does:
-//! Walden's transactions see one snapshot, and a row they cannot see is not theirs to
-//! update or to skip silently. Nothing is ever inserted twice, and nothing is lost.
+//! again under the index's lock, waiting for a transaction that holds the key. Under
+//! REPEATABLE READ a key the check could not see — inserted by a transaction that
+//! committed after this one's snapshot, or still running and then committed — fails the
+//! batch, and the statement fails with a serialization failure (40001), as PostgreSQL's
+//! REPEATABLE READ does: a row the transaction cannot see is not its to update or to
+//! skip silently; a visible row changed concurrently fails the update the same way.
+//! Under READ COMMITTED the check reads what committed by now, and a conflict found
+//! later goes round again, as PostgreSQL's speculative insertion does: a batch that
+//! meets a key committed meanwhile is taken back and its rows placed one at a time,
+//! each looked up again (skipped, or the row found updated) or inserted; DO UPDATE
+//! changes the newest version of the row found (`Transaction::newest`,
+//! `modify_newest`), and looks again if it changed or went meanwhile. Nothing is ever
+//! inserted twice, and nothing is lost.
 
 use std::collections::HashSet;
 
 use sqlparser::ast::{self, ConflictTarget, OnConflictAction, OnInsert};
-use walden::{RowId, Transaction, Value};
+use walden::{Isolation, RowAction, RowId, Transaction, Value};
 
 use super::{
     assign, bind_assignments, bind_for_column, bind_insert, changed, check_not_null, defaults_for,
@@ -149,6 +156,8 @@ pub(crate) fn run(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> SqlRe
     };
     let mut state = Upsert {
         table: &table,
+        schema: &schema,
+        update: update.as_ref(),
         arbiters: &arbiters,
         returning: returning.as_ref(),
         pending: Vec::new(),
@@ -268,6 +277,9 @@ fn bind_do_update(
 /// An upsert under way.
 struct Upsert<'a> {
     table: &'a str,
+    schema: &'a walden::Schema,
+    /// DO UPDATE's; None for DO NOTHING.
+    update: Option<&'a DoUpdate>,
     arbiters: &'a [IndexMeta],
     returning: Option<&'a Returning>,
     /// Rows to insert, not yet inserted (a batch).
@@ -335,17 +347,11 @@ impl Upsert<'_> {
                 )),
             };
         }
-        // A visible row holding one of the keys.
-        let mut existing: Option<(RowId, Vec<Value>)> = None;
-        for (ix, k) in self.arbiters.iter().zip(&keys) {
-            if let Some((key, _)) = k {
-                existing = t.index_get(&ix.name, key)?.into_iter().next();
-                if existing.is_some() {
-                    break;
-                }
-            }
+        if t.isolation() == Isolation::ReadCommitted {
+            return self.offer_read_committed(cx, t, row, update, schema, keys);
         }
-        let Some((id, old)) = existing else {
+        // A visible row holding one of the keys.
+        let Some((id, old)) = self.existing(t, &keys)? else {
             self.remember(keys);
             cx.guard.charge(row_bytes(row) + 32)?;
             self.pending.push(row.to_vec());
@@ -356,36 +362,199 @@ impl Upsert<'_> {
         };
         // The batch goes in first, so the changes happen in the rows' order.
         self.flush(cx, t)?;
-        let mut both = old.clone();
+        let Some(new) = self.updated_row(cx, row, &old, update, schema)? else {
+            return Ok(());
+        };
+        t.update(self.table, id, &new)?;
+        self.note_update(cx, keys, old, new)
+    }
+
+    /// A row holding one of `keys` that the transaction's current command sees (under
+    /// READ COMMITTED, with a snapshot taken now).
+    fn existing(
+        &self,
+        t: &mut Transaction,
+        keys: &[Option<(Vec<Value>, Vec<u8>)>],
+    ) -> SqlResult<Option<(RowId, Vec<Value>)>> {
+        let latest = t.isolation() == Isolation::ReadCommitted;
+        for (ix, k) in self.arbiters.iter().zip(keys) {
+            let Some((key, _)) = k else { continue };
+            let found = if latest {
+                let b = std::ops::Bound::Included(key.as_slice());
+                t.with_latest_reader(|r| {
+                    let mut first = None;
+                    r.index_scan_in(&ix.name, b, b, false, |id, row| {
+                        first = Some((id, row));
+                        false
+                    })
+                    .map(|()| first)
+                })??
+            } else {
+                t.index_get(&ix.name, key)?.into_iter().next()
+            };
+            if found.is_some() {
+                return Ok(found);
+            }
+        }
+        Ok(None)
+    }
+
+    /// DO UPDATE's new version of `old` for the proposed `row`; None when its WHERE
+    /// leaves it.
+    fn updated_row(
+        &self,
+        cx: &mut Ctx,
+        row: &[Value],
+        old: &[Value],
+        update: &DoUpdate,
+        schema: &walden::Schema,
+    ) -> SqlResult<Option<Vec<Value>>> {
+        let mut both = old.to_vec();
         both.extend_from_slice(row);
         if let Some(f) = &update.filter {
             if !f.test(&both, &mut cx.eval_ctx())? {
-                return Ok(());
+                return Ok(None);
             }
         }
-        let old_row = old.clone();
-        let mut new = old;
+        let mut new = old.to_vec();
         for (i, e) in &update.sets {
             new[*i] = assign(e.eval(&both, &mut cx.eval_ctx())?, &schema.columns[*i])?;
         }
         check_not_null(self.table, schema, &new)?;
-        t.update(self.table, id, &new)?;
-        if let Some(w) = self.written.as_mut() {
-            cx.guard.charge(row_bytes(&new) * 2 + 32)?;
-            w.updated.push((old_row, new.clone()));
-        }
-        self.remember(keys);
-        self.count += 1;
+        Ok(Some(new))
+    }
+
+    /// Counts and keeps a row DO UPDATE changed.
+    fn note_update(
+        &mut self,
+        cx: &mut Ctx,
+        keys: Vec<Option<(Vec<Value>, Vec<u8>)>>,
+        old: Vec<Value>,
+        new: Vec<Value>,
+    ) -> SqlResult<()> {
         if let Some(r) = self.returning {
             let out = r.project(&new, &mut cx.eval_ctx())?;
             cx.guard.charge(row_bytes(&out) + 24)?;
             self.returned.push(out);
         }
+        if let Some(w) = self.written.as_mut() {
+            cx.guard.charge(row_bytes(&new) * 2 + 32)?;
+            w.updated.push((old, new));
+        }
+        self.remember(keys);
+        self.count += 1;
         Ok(())
     }
 
+    /// READ COMMITTED: looks the row's keys up in what committed by now, and inserts
+    /// the row (in the batch), skips it, or updates the row found in its newest version.
+    fn offer_read_committed(
+        &mut self,
+        cx: &mut Ctx,
+        t: &mut Transaction,
+        row: &[Value],
+        update: Option<&DoUpdate>,
+        schema: &walden::Schema,
+        keys: Vec<Option<(Vec<Value>, Vec<u8>)>>,
+    ) -> SqlResult<()> {
+        let Some((id, _)) = self.existing(t, &keys)? else {
+            self.remember(keys);
+            cx.guard.charge(row_bytes(row) + 32)?;
+            self.pending.push(row.to_vec());
+            return Ok(());
+        };
+        let Some(update) = update else {
+            return Ok(());
+        };
+        self.flush(cx, t)?;
+        self.place(cx, t, row, Some(update), schema, keys, Some(id))
+    }
+
+    /// READ COMMITTED: places one proposed row for good, going round until it is done:
+    /// the row found holding a key (`found`, or looked up again) is skipped or updated
+    /// in its newest version — unless it changed or went meanwhile, when the keys are
+    /// looked up again — and a row with no conflict is inserted, unless a key was
+    /// committed meanwhile.
+    #[allow(clippy::too_many_arguments)]
+    fn place(
+        &mut self,
+        cx: &mut Ctx,
+        t: &mut Transaction,
+        row: &[Value],
+        update: Option<&DoUpdate>,
+        schema: &walden::Schema,
+        keys: Vec<Option<(Vec<Value>, Vec<u8>)>>,
+        mut found: Option<RowId>,
+    ) -> SqlResult<()> {
+        loop {
+            cx.guard.check()?;
+            let id = match found.take() {
+                Some(id) => id,
+                None => match self.existing(t, &keys)? {
+                    Some((id, _)) => id,
+                    None => {
+                        if self.insert_one(cx, t, row)? {
+                            self.remember(keys);
+                            return Ok(());
+                        }
+                        continue;
+                    }
+                },
+            };
+            let Some(update) = update else {
+                return Ok(());
+            };
+            let Some(newest) = t.newest(self.table, id)? else {
+                continue;
+            };
+            let holds = self
+                .keys(&newest.row)
+                .iter()
+                .zip(&keys)
+                .any(|(a, b)| matches!((a, b), (Some((_, a)), Some((_, b))) if a == b));
+            if !holds {
+                continue;
+            }
+            let old = newest.row.clone();
+            let Some(new) = self.updated_row(cx, row, &old, update, schema)? else {
+                return Ok(());
+            };
+            let done =
+                t.modify_newest(self.table, vec![(newest, RowAction::Update(new.clone()))])?;
+            if done.changed.is_empty() {
+                return self.note_update(cx, keys, old, new);
+            }
+        }
+    }
+
+    /// READ COMMITTED: inserts one row; false when an arbiter's key was committed by
+    /// another transaction meanwhile (nothing inserted).
+    fn insert_one(&mut self, cx: &mut Ctx, t: &mut Transaction, row: &[Value]) -> SqlResult<bool> {
+        match t.insert(self.table, row) {
+            Ok(_) => {}
+            Err(walden::Error::UniqueViolation { index, .. })
+                if self.arbiters.iter().any(|a| a.name == index) =>
+            {
+                return Ok(false)
+            }
+            Err(e) => return Err(e.into()),
+        }
+        self.count += 1;
+        if let Some(w) = self.written.as_mut() {
+            cx.guard.charge(row_bytes(row) + 32)?;
+            w.inserted.push(row.to_vec());
+        }
+        if let Some(r) = self.returning {
+            let out = r.project(row, &mut cx.eval_ctx())?;
+            cx.guard.charge(row_bytes(&out) + 24)?;
+            self.returned.push(out);
+        }
+        Ok(true)
+    }
+
     /// Inserts the batch. A unique violation on an arbiter index is a key this
-    /// transaction could not see: a serialization failure.
+    /// transaction could not see: a serialization failure under REPEATABLE READ; under
+    /// READ COMMITTED the batch's rows are placed one at a time instead (`place`).
     fn flush(&mut self, cx: &mut Ctx, t: &mut Transaction) -> SqlResult<()> {
         if self.pending.is_empty() {
             return Ok(());
@@ -397,6 +566,17 @@ impl Upsert<'_> {
                 if let Some(w) = self.written.as_mut() {
                     w.inserted.extend(rows.iter().cloned());
                 }
+            }
+            Err(walden::Error::UniqueViolation { index, .. })
+                if self.arbiters.iter().any(|a| a.name == index)
+                    && t.isolation() == Isolation::ReadCommitted =>
+            {
+                let (update, schema) = (self.update, self.schema);
+                for row in &rows {
+                    let keys = self.keys(row);
+                    self.place(cx, t, row, update, schema, keys, None)?;
+                }
+                return Ok(());
             }
             Err(walden::Error::UniqueViolation { index, .. })
                 if self.arbiters.iter().any(|a| a.name == index) =>

@@ -9,16 +9,21 @@
 //! key lock on its referenced key, a delete or key change of a referenced row an
 //! exclusive one, held to the end of the transaction; then each reads with a snapshot
 //! taken after the lock, so that it sees what a transaction that held the lock before
-//! committed. A row found there that the transaction's own snapshot does not show (or
-//! the other way round) is a serialization failure, as in PostgreSQL's REPEATABLE READ.
+//! committed. Under REPEATABLE READ a row found there that the transaction's own
+//! snapshot does not show (or the other way round) is a serialization failure, as in
+//! PostgreSQL. Under READ COMMITTED the checks and actions read with a snapshot taken
+//! after the locks, as PostgreSQL's RI queries read with a new one, and fail only as
+//! the rows read say (23503); a cascaded change that meets a referencing row changed
+//! concurrently judges its newest version again (`dml/recheck.rs`).
 
 use std::collections::{HashMap, VecDeque};
 use std::ops::Bound;
 
-use walden::{KeyLockMode, Reader, Row, RowAction, RowId, Schema, Transaction, Value};
+use walden::{Isolation, KeyLockMode, Reader, Row, RowAction, RowId, Schema, Transaction, Value};
 
 use super::{key_text, positions, Action, ForeignKey};
 use crate::dml::assign;
+use crate::dml::recheck::{self, Noted};
 use crate::error::{code, SqlError, SqlResult};
 use crate::session::Ctx;
 
@@ -40,11 +45,11 @@ impl Written {
         }
     }
 
-    /// Notes what an UPDATE or DELETE does to `row`.
-    pub fn note(&mut self, row: &[Value], action: &RowAction) {
+    /// Keeps what an UPDATE or DELETE did to `row`.
+    pub fn take(&mut self, row: Row, action: RowAction) {
         match action {
-            RowAction::Update(new) => self.updated.push((row.to_vec(), new.clone())),
-            RowAction::Delete => self.deleted.push(row.to_vec()),
+            RowAction::Update(new) => self.updated.push((row, new)),
+            RowAction::Delete => self.deleted.push(row),
             RowAction::Keep | RowAction::Stop => {}
         }
     }
@@ -207,9 +212,11 @@ fn check_child(cx: &mut Ctx, t: &mut Transaction, fk: &ForeignKey, w: &Written) 
         return Ok(());
     };
     // Gone since this transaction's snapshot: deleted by one that committed since.
-    let before = lookup.find(&t.reader()?, &typed[first..=first])?;
-    if !before.is_empty() {
-        return Err(serialization_failure());
+    if t.isolation() == Isolation::RepeatableRead {
+        let before = lookup.find(&t.reader()?, &typed[first..=first])?;
+        if !before.is_empty() {
+            return Err(serialization_failure());
+        }
     }
     Err(not_present(fk, &keys[first].0))
 }
@@ -331,21 +338,31 @@ fn act(
         return Ok(());
     }
     let lookup = Lookup::new(cx.db, &fk.table, &schema, &at);
-    let now = t.with_latest_reader(|r| lookup.find(&r, &child_keys))??;
-    if now.is_empty() {
+    let rows = if t.isolation() == Isolation::ReadCommitted {
+        // The locks are held: what committed by now is what the action goes by.
+        t.new_statement_snapshot()?;
+        lookup.find(&t.reader()?, &child_keys)?
+    } else {
+        let now = t.with_latest_reader(|r| lookup.find(&r, &child_keys))??;
+        if now.is_empty() {
+            return Ok(());
+        }
+        let mut rows = lookup.find(&t.reader()?, &child_keys)?;
+        // Referencing rows committed since this transaction's snapshot, or changed since.
+        let ids: std::collections::HashSet<RowId> = rows.iter().map(|(id, _, _)| *id).collect();
+        if now.iter().any(|(id, _, _)| !ids.contains(id)) {
+            return Err(serialization_failure());
+        }
+        let now_ids: std::collections::HashSet<RowId> = now.iter().map(|(id, _, _)| *id).collect();
+        rows.retain(|(id, _, _)| now_ids.contains(id));
+        rows
+    };
+    if rows.is_empty() {
         return Ok(());
     }
-    let mut rows = lookup.find(&t.reader()?, &child_keys)?;
-    // Referencing rows committed since this transaction's snapshot, or changed since.
-    let ids: std::collections::HashSet<RowId> = rows.iter().map(|(id, _, _)| *id).collect();
-    if now.iter().any(|(id, _, _)| !ids.contains(id)) {
-        return Err(serialization_failure());
-    }
-    let now_ids: std::collections::HashSet<RowId> = now.iter().map(|(id, _, _)| *id).collect();
-    rows.retain(|(id, _, _)| now_ids.contains(id));
     let mut actions = Vec::with_capacity(rows.len());
-    let mut cascaded = Written::new(&fk.table);
-    for (id, row, n) in rows {
+    let mut cascaded = Noted::default();
+    let mut verdict = |row: &Row, n: usize| -> SqlResult<RowAction> {
         let g = &gone[which[n]];
         let action = match (action_of(g), &g.new) {
             (Action::NoAction | Action::Restrict, _) => {
@@ -384,11 +401,35 @@ fn act(
         if let RowAction::Update(new) = &action {
             crate::dml::check_not_null(&fk.table, &schema, new)?;
         }
-        cx.guard.charge(crate::guard::row_bytes(&row) * 2 + 64)?;
-        cascaded.note(&row, &action);
+        cx.guard.charge(crate::guard::row_bytes(row) * 2 + 64)?;
+        Ok(action)
+    };
+    for (id, row, n) in rows {
+        let action = verdict(&row, n)?;
+        cascaded.push(id, (row, action.clone()));
         actions.push((id, action));
     }
-    t.modify_rows(&fk.table, actions)?;
-    queue.push_back(cascaded);
+    let first = t.modify_rows(&fk.table, actions)?;
+    if !first.changed.is_empty() {
+        // READ COMMITTED: a referencing row changed since the snapshot is judged again
+        // in its newest version, if it still holds a key that went.
+        cascaded.forget(&first.changed);
+        let (_, applied) =
+            recheck::judge_again(t, &fk.table, first.changed, &mut |_, _, newest| {
+                let key: Vec<Value> = at.iter().map(|&i| newest.row[i].clone()).collect();
+                match child_keys.iter().position(|k| *k == key) {
+                    Some(n) => verdict(&newest.row, n),
+                    None => Ok(RowAction::Keep),
+                }
+            })?;
+        for (id, row, action) in applied {
+            cascaded.push(id, (row, action));
+        }
+    }
+    let mut w = Written::new(&fk.table);
+    for (row, action) in cascaded.into_items() {
+        w.take(row, action);
+    }
+    queue.push_back(w);
     Ok(())
 }

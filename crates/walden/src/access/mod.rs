@@ -102,6 +102,26 @@ pub struct Writer<'a, 'v> {
     /// values in every indexed column. An update for which it holds, and whose new
     /// version stays where index entries already lead, needs no new entry.
     pub same_keys: SameKeys<'a>,
+    /// READ COMMITTED: a row a transaction that committed after the view's snapshot
+    /// changed or deleted (once any running writer of it has ended) is left as it is and
+    /// its id pushed here, for the engine's caller to judge its newest version again.
+    /// None (REPEATABLE READ): such a row fails the call with `SerializationFailure`.
+    pub changed: Option<&'a mut Vec<RowId>>,
+}
+
+impl Writer<'_, '_> {
+    /// What a call does at a row that a transaction committed after the view's snapshot
+    /// changed: pushes its id to `changed` (true: skip the row and go on), or says the
+    /// call must fail (false).
+    pub(crate) fn note_changed(&mut self, id: RowId) -> bool {
+        match self.changed.as_mut() {
+            Some(ids) => {
+                ids.push(id);
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 /// `Writer::same_keys`: whether two row encodings (old, new) hold the same values in
@@ -223,8 +243,8 @@ pub trait TableAccess: Sync {
     fn scan_page(&self, ctx: &Ctx, page: u64, view: &TxnView, out: &mut PageRows) -> Result<()>;
 
     /// Applies changes to rows of one page (each visible to the writer's view). Pushes
-    /// an `Updated` for each updated row, in order. Stops at the first error; what was
-    /// changed before it stays changed.
+    /// an `Updated` for each updated row, in order (a row left for `Writer::changed` has
+    /// none). Stops at the first error; what was changed before it stays changed.
     fn change_rows(
         &self,
         ctx: &Ctx,

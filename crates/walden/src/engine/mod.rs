@@ -7,6 +7,7 @@ mod check;
 mod checkpoint;
 mod ddl;
 mod index;
+mod isolation;
 mod roles;
 mod transaction;
 
@@ -15,6 +16,7 @@ pub use crate::recovery::RecoveryReport;
 pub use check::{CheckReport, IndexCheck, TableCheck};
 pub use ddl::AlterOp;
 pub use index::{IndexInfo, IndexSpec};
+pub use isolation::{Isolation, Modified, Newest};
 pub use transaction::{Reader, RowAction, Transaction};
 
 use std::collections::{BTreeMap, HashSet};
@@ -285,9 +287,17 @@ impl Database {
         self.handle.inner.control.page_size as usize
     }
 
-    /// Starts a transaction.
+    /// Starts a REPEATABLE READ transaction (snapshot isolation: one snapshot, taken
+    /// now; a write that meets a row changed since fails with `SerializationFailure`).
     pub fn begin(&self) -> Transaction {
-        Transaction::new(self.handle.inner.clone())
+        self.begin_with(Isolation::RepeatableRead)
+    }
+
+    /// Starts a transaction at an isolation level (`engine/isolation.rs`). Its
+    /// snapshot is taken now; a READ COMMITTED one takes a new one per statement
+    /// (`Transaction::new_statement_snapshot`).
+    pub fn begin_with(&self, isolation: Isolation) -> Transaction {
+        Transaction::new(self.handle.inner.clone(), isolation)
     }
 
     /// Whether commits wait for their WAL to be durable unless a transaction says

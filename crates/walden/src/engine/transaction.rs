@@ -4,6 +4,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::isolation::{Isolation, Modified};
 use super::Inner;
 use crate::access::undo_table::TxnUndo;
 use crate::access::{self, Change, InsertCursor, Progress, TableAccess, TxnView, Writer};
@@ -37,7 +38,7 @@ pub struct Transaction {
     /// outlive the handle that began it.
     pub(super) db: Arc<Inner>,
     pub(super) snapshot: Snapshot,
-    cid: u32,
+    pub(super) cid: u32,
     pub(super) stats: TxnStats,
     pub(super) wrote: bool,
     finished: bool,
@@ -50,11 +51,24 @@ pub struct Transaction {
     /// A row change whose index entries failed stays applied: the transaction may then
     /// only roll back (what failed).
     doomed: Option<String>,
+    /// What a row changed by a transaction that committed after the snapshot does to a
+    /// write (`engine/isolation.rs`).
+    pub(super) isolation: Isolation,
+}
+
+/// How a change is applied: the snapshot whose rows it may change (None: the
+/// transaction's), and where rows changed since that snapshot go (READ COMMITTED; None:
+/// they fail the change with `SerializationFailure`).
+#[derive(Default)]
+pub(super) struct Apply<'a> {
+    pub snapshot: Option<&'a Snapshot>,
+    pub changed: Option<&'a mut Vec<RowId>>,
 }
 
 impl Transaction {
-    pub(super) fn new(db: Arc<Inner>) -> Transaction {
+    pub(super) fn new(db: Arc<Inner>, isolation: Isolation) -> Transaction {
         Transaction {
+            isolation,
             snapshot: db.txns.begin(),
             cid: 0,
             stats: TxnStats::default(),
@@ -83,7 +97,7 @@ impl Transaction {
         &self.stats
     }
 
-    fn check_open(&self) -> Result<()> {
+    pub(super) fn check_open(&self) -> Result<()> {
         if self.finished {
             return Err(Error::TransactionFinished);
         }
@@ -222,15 +236,16 @@ impl Transaction {
         t: &Table,
         f: impl FnOnce(&dyn TableAccess, &Inner, &mut Writer) -> Result<R>,
     ) -> Result<R> {
-        self.write_keyed(t, None, f)
+        self.write_keyed(t, None, Apply::default(), f)
     }
 
     /// As `write`, for changes to rows of a table with these indexed columns (see
-    /// `Writer::same_keys`).
+    /// `Writer::same_keys`), applied as `apply` says.
     fn write_keyed<R>(
         &mut self,
         t: &Table,
         key_columns: Option<&[u16]>,
+        apply: Apply<'_>,
         f: impl FnOnce(&dyn TableAccess, &Inner, &mut Writer) -> Result<R>,
     ) -> Result<R> {
         // Read once for the command, not per changed row (it sits behind a lock).
@@ -243,7 +258,7 @@ impl Transaction {
         }
         self.wrote = true;
         let view = TxnView {
-            snapshot: &self.snapshot,
+            snapshot: apply.snapshot.unwrap_or(&self.snapshot),
             cid: self.cid,
         };
         let mut w = Writer {
@@ -251,6 +266,7 @@ impl Transaction {
             stats: &mut self.stats,
             undo: &mut self.undo,
             same_keys: key_columns.map(|_| &same as &dyn Fn(&[u8], &[u8]) -> bool),
+            changed: apply.changed,
         };
         f(access, &self.db, &mut w)
     }
@@ -311,37 +327,40 @@ impl Transaction {
         Ok(ids)
     }
 
-    /// Changes rows of one page of a table (the caller relieves copy-on-write space
-    /// pressure between pages, and holds the table's `ddl` lock shared), then gives the
-    /// updated rows their index entries.
-    fn change_page_rows(
+    /// Changes rows of one page of a table as `apply` says (the caller relieves
+    /// copy-on-write space pressure between pages, and holds the table's `ddl` lock
+    /// shared), then gives the updated rows their index entries.
+    pub(super) fn change_page_rows(
         &mut self,
         t: &Table,
         page: u64,
         changes: &[(u16, Change)],
         indexes: &[Arc<Index>],
         key_cols: Option<&[u16]>,
+        apply: Apply<'_>,
     ) -> Result<()> {
         if changes.is_empty() {
             return Ok(());
         }
         let mut updated = Vec::new();
-        self.write_keyed(t, key_cols, |access, db, w| {
+        self.write_keyed(t, key_cols, apply, |access, db, w| {
             access.change_rows(&db.access_ctx(), t, w, page, changes, &mut updated)
         })?;
         if indexes.is_empty() || updated.is_empty() {
             return Ok(());
         }
-        // `updated` follows the updates' order (the `change_rows` contract).
-        let rows: Vec<(RowId, Vec<u8>)> = changes
+        // `updated` follows the updates' order, less the rows left aside (the
+        // `change_rows` contract): each finds its bytes further on in `changes`.
+        let mut updates = changes.iter().filter_map(|(slot, c)| match c {
+            Change::Update(b) => Some((*slot, b)),
+            Change::Delete => None,
+        });
+        let rows: Vec<(RowId, Vec<u8>)> = updated
             .iter()
-            .filter_map(|(_, c)| match c {
-                Change::Update(b) => Some(b),
-                Change::Delete => None,
+            .filter_map(|u| {
+                let (_, b) = updates.find(|(slot, _)| *slot == u.old.slot)?;
+                u.reindex.then(|| (u.new, b.clone()))
             })
-            .zip(&updated)
-            .filter(|(_, u)| u.reindex)
-            .map(|(b, u)| (u.new, b.clone()))
             .collect();
         if rows.is_empty() {
             return Ok(());
@@ -360,7 +379,7 @@ impl Transaction {
             _ => None,
         };
         let cols = key_columns(&indexes);
-        let r = self.write_keyed(t, cols.as_deref(), |access, db, w| {
+        let r = self.write_keyed(t, cols.as_deref(), Apply::default(), |access, db, w| {
             access.change_row(&db.access_ctx(), t, w, id, change)
         });
         self.db.relieve_space();
@@ -485,7 +504,9 @@ impl Transaction {
     }
 
     /// Replaces a row; returns the id of the new version. If another transaction changed
-    /// the row, waits for it; if it committed, fails with `SerializationFailure`.
+    /// the row, waits for it; if it committed after this transaction's snapshot, fails
+    /// with `SerializationFailure` — under READ COMMITTED too, since a row given whole
+    /// cannot be judged again against the newest version (`modify_with` can).
     pub fn update(&mut self, table: &str, id: RowId, row: &[Value]) -> Result<RowId> {
         self.next_command()?;
         let t = self.db.table(table)?;
@@ -499,6 +520,12 @@ impl Transaction {
     /// writes are invisible to its own scan, so an update that moves rows forward never
     /// meets them again. Returns the number of rows updated or deleted.
     ///
+    /// A row another transaction changed waits for it. If that one committed after the
+    /// snapshot, a REPEATABLE READ transaction fails with `SerializationFailure`; under
+    /// READ COMMITTED `f` is called again with the row's newest version (none: it was
+    /// deleted) and what it says is done to that version, as PostgreSQL does — so `f`
+    /// may see a row twice, the first verdict left undone.
+    ///
     /// Unlike the single-row calls, a failure part-way (or `RowAction::Stop`) leaves the
     /// rows changed before it changed: a caller that wants all or nothing rolls back.
     pub fn modify_with(
@@ -506,6 +533,20 @@ impl Transaction {
         table: &str,
         mut f: impl FnMut(RowId, &Row) -> RowAction,
     ) -> Result<u64> {
+        let first = self.modify_with_changed(table, &mut f)?;
+        self.judge_again(table, first, f)
+    }
+
+    /// As `modify_with`, but under READ COMMITTED the rows changed by transactions that
+    /// committed after the snapshot are left as they are and listed in
+    /// `Modified::changed`, for the caller to judge again (`newest`, `modify_newest`):
+    /// one whose verdicts have effects of their own (rows returned, foreign keys
+    /// noted) takes back those of the rows listed.
+    pub fn modify_with_changed(
+        &mut self,
+        table: &str,
+        mut f: impl FnMut(RowId, &Row) -> RowAction,
+    ) -> Result<Modified> {
         self.next_command()?;
         let t = self.db.table(table)?;
         let _ddl = t.ddl.read();
@@ -516,7 +557,7 @@ impl Transaction {
         // per page for the new versions a heap update puts there.
         let mut rows = crate::access::PageRows::default();
         let mut changes = Vec::new();
-        let mut changed = 0u64;
+        let mut done = Modified::default();
         // The DDL lock held keeps the schema as it is.
         let mut schema = t.schema();
         for page in t.page_list() {
@@ -539,18 +580,46 @@ impl Transaction {
                     }
                 }
             }
-            self.change_page_rows(&t, page, &changes, &indexes, cols.as_deref())?;
-            changed += changes.len() as u64;
+            self.apply_page(&t, page, &changes, &indexes, cols.as_deref(), &mut done)?;
             self.db.relieve_space();
             if stop {
                 break;
             }
         }
-        Ok(changed)
+        Ok(done)
+    }
+
+    /// Applies one page's changes with the transaction's snapshot, counting them in
+    /// `done`; under READ COMMITTED rows changed since go to `done.changed`.
+    fn apply_page(
+        &mut self,
+        t: &Table,
+        page: u64,
+        changes: &[(u16, Change)],
+        indexes: &[Arc<Index>],
+        key_cols: Option<&[u16]>,
+        done: &mut Modified,
+    ) -> Result<()> {
+        let before = done.changed.len();
+        let changed = match self.isolation {
+            Isolation::ReadCommitted => Some(&mut done.changed),
+            Isolation::RepeatableRead => None,
+        };
+        let apply = Apply {
+            snapshot: None,
+            changed,
+        };
+        self.change_page_rows(t, page, changes, indexes, key_cols, apply)?;
+        done.count += (changes.len() - (done.changed.len() - before)) as u64;
+        Ok(())
     }
 
     /// The change an action makes to its row (None: it keeps the row).
-    fn change_of(t: &Table, schema: &Schema, action: RowAction) -> Result<Option<Change>> {
+    pub(super) fn change_of(
+        t: &Table,
+        schema: &Schema,
+        action: RowAction,
+    ) -> Result<Option<Change>> {
         Ok(match action {
             RowAction::Keep | RowAction::Stop => None,
             RowAction::Update(new) => {
@@ -565,12 +634,14 @@ impl Transaction {
     /// Applies actions to rows this command found (through an index, say: ids and rows
     /// as `index_scan` gave them, read since the last other call) as `modify_with`
     /// would: in one command, each page's changes together. Returns the number of rows
-    /// updated or deleted.
+    /// updated or deleted and, under READ COMMITTED, the rows left because transactions
+    /// that committed after the snapshot changed them (`Modified::changed`: the caller
+    /// judges their newest versions again, `newest` and `modify_newest`).
     pub fn modify_rows(
         &mut self,
         table: &str,
         mut actions: Vec<(RowId, RowAction)>,
-    ) -> Result<u64> {
+    ) -> Result<Modified> {
         self.check_open()?;
         let t = self.db.table(table)?;
         let _ddl = t.ddl.read();
@@ -579,7 +650,7 @@ impl Transaction {
         actions.sort_by_key(|(id, _)| (id.page, id.slot));
         actions.dedup_by_key(|(id, _)| *id);
         let mut changes = Vec::new();
-        let mut changed = 0u64;
+        let mut done = Modified::default();
         let schema = t.schema();
         let mut i = 0;
         while i < actions.len() {
@@ -593,11 +664,10 @@ impl Transaction {
                     changes.push((id.slot, c));
                 }
             }
-            self.change_page_rows(&t, page, &changes, &indexes, cols.as_deref())?;
-            changed += changes.len() as u64;
+            self.apply_page(&t, page, &changes, &indexes, cols.as_deref(), &mut done)?;
             self.db.relieve_space();
         }
-        Ok(changed)
+        Ok(done)
     }
 
     /// Deletes a row (same waiting rules as `update`).
@@ -729,7 +799,7 @@ impl Drop for Transaction {
 }
 
 /// The columns some index of the table keys on, each once; None without indexes.
-fn key_columns(indexes: &[Arc<Index>]) -> Option<Vec<u16>> {
+pub(super) fn key_columns(indexes: &[Arc<Index>]) -> Option<Vec<u16>> {
     if indexes.is_empty() {
         return None;
     }

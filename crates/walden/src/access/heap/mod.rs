@@ -243,6 +243,12 @@ enum Step<R> {
 /// each version's id, header and row bytes. A link is only followed to the version its
 /// updater created (the slot may have been vacuumed and reused). None when the walk ends
 /// without a result.
+///
+/// The links within one page are followed under one read latch: pruning (which takes
+/// the write latch) removes the dead versions at the head of a chain, and a walk that let
+/// go of the page between two of them could find the next one gone, and with it the
+/// live version the chain leads to. A link to another page leads to a chain root, which
+/// pruning keeps (as a redirect) while any version after it lives.
 fn walk<R>(
     ctx: &Ctx,
     table: &Table,
@@ -251,47 +257,46 @@ fn walk<R>(
 ) -> Result<Option<R>> {
     let mut cur = id;
     let mut prev_xmax: Option<u64> = None;
-    for _ in 0..10_000 {
+    let mut steps = 0;
+    while steps < 10_000 {
         let pinned = match pin_table_page(ctx, table, cur) {
             Ok(p) => p,
             Err(Error::NoSuchRow(_)) => return Ok(None),
             Err(e) => return Err(e),
         };
         let g = pinned.read();
-        let Some(t) = PageRef(&g).tuple_ref(cur.slot) else {
-            return Ok(None);
-        };
-        if t.len() < TUPLE_HEADER_BYTES {
-            return Err(corrupt(
-                ctx,
-                cur.page,
-                format!("slot {} shorter than a tuple header", cur.slot),
-            ));
-        }
-        let h = TupleHeader::read(t);
-        if prev_xmax.is_some_and(|x| x != h.xmin) {
-            return Ok(None);
-        }
-        if h.redirect() {
-            match h.next {
-                Some((page, slot)) => {
-                    prev_xmax = Some(h.xmax);
-                    cur = RowId { page, slot };
-                    continue;
-                }
-                None => return Ok(None),
+        let page = cur.page;
+        while cur.page == page {
+            steps += 1;
+            if steps > 10_000 {
+                return Ok(None);
             }
-        }
-        match at(cur, &h, &t[TUPLE_HEADER_BYTES..]) {
-            Step::Found(r) => return Ok(Some(r)),
-            Step::Stop => return Ok(None),
-            Step::Follow => match h.next {
-                Some((page, slot)) => {
-                    prev_xmax = Some(h.xmax);
-                    cur = RowId { page, slot };
+            let Some(t) = PageRef(&g).tuple_ref(cur.slot) else {
+                return Ok(None);
+            };
+            if t.len() < TUPLE_HEADER_BYTES {
+                return Err(corrupt(
+                    ctx,
+                    cur.page,
+                    format!("slot {} shorter than a tuple header", cur.slot),
+                ));
+            }
+            let h = TupleHeader::read(t);
+            if prev_xmax.is_some_and(|x| x != h.xmin) {
+                return Ok(None);
+            }
+            if !h.redirect() {
+                match at(cur, &h, &t[TUPLE_HEADER_BYTES..]) {
+                    Step::Found(r) => return Ok(Some(r)),
+                    Step::Stop => return Ok(None),
+                    Step::Follow => {}
                 }
-                None => return Ok(None),
-            },
+            }
+            let Some((page, slot)) = h.next else {
+                return Ok(None);
+            };
+            prev_xmax = Some(h.xmax);
+            cur = RowId { page, slot };
         }
     }
     Ok(None)
@@ -351,6 +356,8 @@ pub fn latest(ctx: &Ctx, table: &Table, id: RowId, me: u64) -> Result<Latest> {
 pub(crate) enum WriteCheck {
     Free,
     Wait(u64),
+    /// A transaction that committed after the view's snapshot changed or deleted it.
+    Changed,
 }
 
 pub(crate) fn check_writable(ctx: &Ctx, t: &[u8], view: &TxnView, id: RowId) -> Result<WriteCheck> {
@@ -364,7 +371,7 @@ pub(crate) fn check_writable(ctx: &Ctx, t: &[u8], view: &TxnView, id: RowId) -> 
     match ctx.txns.status(h.xmax, ctx.clog) {
         XidStatus::Aborted => Ok(WriteCheck::Free),
         XidStatus::InProgress => Ok(WriteCheck::Wait(h.xmax)),
-        XidStatus::Committed => Err(Error::SerializationFailure),
+        XidStatus::Committed => Ok(WriteCheck::Changed),
     }
 }
 
@@ -381,15 +388,9 @@ pub(crate) fn tuple_of<'g>(ctx: &Ctx, g: &'g mut [u8], id: RowId) -> Result<&'g 
     }
 }
 
-/// Deletes the version at `id` (visible to `view`).
-pub fn delete(
-    ctx: &Ctx,
-    table: &Table,
-    id: RowId,
-    view: &TxnView,
-    stats: &mut TxnStats,
-) -> Result<()> {
-    delete_rows(ctx, table, id.page, &[id.slot], view, stats)
+/// Deletes the version at `id` (visible to the writer's view).
+pub fn delete(ctx: &Ctx, table: &Table, id: RowId, w: &mut Writer) -> Result<()> {
+    delete_rows(ctx, table, id.page, &[id.slot], w)
 }
 
 /// What stopped a page's batch before its end.
@@ -398,17 +399,19 @@ pub(crate) enum Stop {
     Fail(Error),
 }
 
-/// Deletes versions of one page (each visible to `view`), logging one record for the
-/// rows deleted together. Waits for other writers in between. Stops at the first error;
-/// what was deleted before it stays deleted (and logged).
+/// Deletes versions of one page (each visible to the writer's view), logging one record
+/// for the rows deleted together. Waits for other writers in between; a row a
+/// transaction that committed after the view's snapshot changed is left for
+/// `Writer::changed`. Stops at the first error; what was deleted before it stays
+/// deleted (and logged).
 pub fn delete_rows(
     ctx: &Ctx,
     table: &Table,
     page: u64,
     slots: &[u16],
-    view: &TxnView,
-    stats: &mut TxnStats,
+    w: &mut Writer,
 ) -> Result<()> {
+    let view = w.view;
     let xid = view.snapshot.xid;
     let mut at = 0;
     while at < slots.len() {
@@ -428,9 +431,16 @@ pub fn delete_rows(
                 page,
                 slot: slots[at],
             };
-            stop = blocker(ctx, &mut g, view, id);
-            if stop.is_some() {
-                break;
+            match blocker(ctx, &mut g, w, id) {
+                Next::Write => {}
+                Next::Skip => {
+                    at += 1;
+                    continue;
+                }
+                Next::Stop(s) => {
+                    stop = Some(s);
+                    break;
+                }
             }
             if let Ok(t) = tuple_of(ctx, &mut g, id) {
                 set_xmax(t, xid, None);
@@ -442,7 +452,7 @@ pub fn delete_rows(
             let mut payload = Vec::with_capacity(16);
             HeapRecord::Delete { page, slots: done }.encode_payload(&mut payload);
             ctx.wal
-                .append_page_change(HEAP_DELETE, xid, &payload, &mut g, Some(stats))?;
+                .append_page_change(HEAP_DELETE, xid, &payload, &mut g, Some(w.stats))?;
         }
         drop(g);
         drop(pinned);
@@ -451,13 +461,24 @@ pub fn delete_rows(
     Ok(())
 }
 
-/// What stops a batch at the row `id` of a latched page: None when the row may be
-/// written now.
-pub(crate) fn blocker(ctx: &Ctx, g: &mut [u8], view: &TxnView, id: RowId) -> Option<Stop> {
-    match tuple_of(ctx, g, id).and_then(|t| check_writable(ctx, t, view, id)) {
-        Ok(WriteCheck::Free) => None,
-        Ok(WriteCheck::Wait(other)) => Some(Stop::Wait(other)),
-        Err(e) => Some(Stop::Fail(e)),
+/// What a batch does at one row of a latched page.
+pub(crate) enum Next {
+    /// Change it now.
+    Write,
+    /// Go on without it: a transaction that committed after the view's snapshot changed
+    /// it, and the writer takes such rows (`Writer::changed`, which now holds it).
+    Skip,
+    Stop(Stop),
+}
+
+/// What a batch does at the row `id` of a latched page.
+pub(crate) fn blocker(ctx: &Ctx, g: &mut [u8], w: &mut Writer, id: RowId) -> Next {
+    match tuple_of(ctx, g, id).and_then(|t| check_writable(ctx, t, w.view, id)) {
+        Ok(WriteCheck::Free) => Next::Write,
+        Ok(WriteCheck::Wait(other)) => Next::Stop(Stop::Wait(other)),
+        Ok(WriteCheck::Changed) if w.note_changed(id) => Next::Skip,
+        Ok(WriteCheck::Changed) => Next::Stop(Stop::Fail(Error::SerializationFailure)),
+        Err(e) => Next::Stop(Stop::Fail(e)),
     }
 }
 
@@ -469,6 +490,34 @@ pub(crate) fn resolve(ctx: &Ctx, xid: u64, stop: Option<Stop>) -> Result<()> {
         Some(Stop::Fail(e)) => Err(e),
         Some(Stop::Wait(other)) => ctx.txns.wait_for(xid, other),
     }
+}
+
+/// What pruning finds of one version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fate {
+    /// Some snapshot may still read it, or redo still needs it (waiting).
+    Kept,
+    /// Replaced by a transaction that committed before the horizon (or a redirect).
+    Replaced,
+    /// Its inserter aborted.
+    Aborted,
+}
+
+/// What pruning does to one heap-only chain, from its versions' fates (the root first):
+/// None when the whole chain goes; else the first version that stays, which the root
+/// leads to when it is not the root itself, and the versions after the root that go:
+/// those before it (every one before the last `Replaced`, whatever its own fate: see
+/// `prune_plan`) and a last one an update that rolled back left.
+fn chain_plan(fates: &[Fate]) -> Option<(usize, Vec<usize>)> {
+    let start = fates
+        .iter()
+        .rposition(|f| *f == Fate::Replaced)
+        .map_or(0, |last| last + 1);
+    let first = start + fates.get(start..)?.iter().position(|f| *f == Fate::Kept)?;
+    let remove = (1..fates.len())
+        .filter(|&i| i < first || fates[i] != Fate::Kept)
+        .collect();
+    Some((first, remove))
 }
 
 /// What vacuum does to one page: dead chain roots that become redirects (slot, target),
@@ -498,7 +547,16 @@ impl PrunePlan {
 ///
 /// Heap-only chains (module documentation): index entries name a chain's root, so a
 /// dead root whose chain still has a version that stays becomes a redirect to the first
-/// such version instead of going (docs/recovery.md rule 32).
+/// such version instead of going (docs/recovery.md rule 32). Every version of a chain
+/// before one replaced before `horizon` is dead too, whatever its own updater's xid:
+/// along a chain each updater committed before the next one did (it waited for it, or
+/// saw its commit), so every snapshot that sees the later replacement sees the earlier
+/// ones. Xids need not grow along a chain — under READ COMMITTED an old transaction
+/// replaces the newest version — so the test of each version alone can keep a version
+/// (its updater's xid at or past the horizon) before one it finds dead; removing only
+/// the later one would cut the chain, and the live versions after it would be lost to
+/// readers that come through the root. PostgreSQL's `heap_prune_chain` goes past such
+/// "recently dead" versions to the last dead one in the same way.
 pub(crate) fn prune_plan(ctx: &Ctx, page: &[u8], horizon: u64) -> PrunePlan {
     let p = PageRef(page);
     let n = p.slot_count() as usize;
@@ -506,19 +564,19 @@ pub(crate) fn prune_plan(ctx: &Ctx, page: &[u8], horizon: u64) -> PrunePlan {
     let page_no = p.page_no();
     let mut plan = PrunePlan::default();
     // Each slot's header and whether it may go.
-    let mut state: Vec<Option<(TupleHeader, bool)>> = Vec::with_capacity(n);
+    let mut state: Vec<Option<(TupleHeader, Fate)>> = Vec::with_capacity(n);
     for slot in 0..n as u16 {
         let Some(t) = p.tuple(slot).filter(|t| t.len() >= TUPLE_HEADER_BYTES) else {
             state.push(None);
             continue;
         };
         let h = TupleHeader::read(t);
-        let dead = if h.redirect() {
-            true
+        let fate = if h.redirect() {
+            Fate::Replaced
         } else {
             match ctx.txns.status(h.xmin, ctx.clog) {
-                XidStatus::Aborted => true,
-                XidStatus::InProgress => false,
+                XidStatus::Aborted => Fate::Aborted,
+                XidStatus::InProgress => Fate::Kept,
                 XidStatus::Committed => {
                     let replaced = h.xmax != 0
                         && h.xmax < horizon
@@ -526,16 +584,19 @@ pub(crate) fn prune_plan(ctx: &Ctx, page: &[u8], horizon: u64) -> PrunePlan {
                     let elsewhere = h.next.is_some_and(|(np, _)| np != page_no);
                     if replaced && elsewhere && h.xmax >= checkpointed {
                         plan.waiting += 1;
-                        false
+                        Fate::Kept
+                    } else if replaced {
+                        Fate::Replaced
                     } else {
-                        replaced
+                        Fate::Kept
                     }
                 }
             }
         };
-        state.push(Some((h, dead)));
+        state.push(Some((h, fate)));
     }
-    let dead = |s: u16| state[s as usize].is_some_and(|(_, d)| d);
+    let fate = |s: u16| state[s as usize].map(|(_, f)| f);
+    let dead = |s: u16| fate(s).is_some_and(|f| f != Fate::Kept);
     let mut chained = vec![false; n];
     for slot in 0..n as u16 {
         let Some((h, _)) = state[slot as usize] else {
@@ -555,21 +616,22 @@ pub(crate) fn prune_plan(ctx: &Ctx, page: &[u8], horizon: u64) -> PrunePlan {
             chain.push(s);
             cur = next;
         }
-        match chain.iter().position(|&s| !dead(s)) {
+        let fates: Vec<Fate> = chain
+            .iter()
+            .map(|&s| fate(s).unwrap_or(Fate::Kept))
+            .collect();
+        match chain_plan(&fates) {
             // The whole chain is dead (or goes on to another page, where the versions
             // have entries of their own).
             None => plan.remove.extend(&chain),
-            Some(first) => {
+            Some((first, remove)) => {
                 if first > 0 {
                     let target = chain[first];
                     if !(h.redirect() && h.next == Some((page_no, target))) {
                         plan.redirects.push((slot, target));
                     }
                 }
-                // Dead versions past the root: those before `first`, and a last one an
-                // update that rolled back left.
-                plan.remove
-                    .extend(chain[1..].iter().copied().filter(|&s| dead(s)));
+                plan.remove.extend(remove.iter().map(|&i| chain[i]));
             }
         }
     }
@@ -730,27 +792,10 @@ impl TableAccess for HeapTable {
             })
             .collect();
         if !deletes.is_empty() {
-            delete_rows(ctx, table, page, &deletes, w.view, w.stats)?;
+            delete_rows(ctx, table, page, &deletes, w)?;
         }
         if !updates.is_empty() {
-            let mut new_ids = Vec::with_capacity(updates.len());
-            let r = update_rows(
-                ctx,
-                table,
-                page,
-                &updates,
-                w.view,
-                w.stats,
-                w.same_keys,
-                &mut new_ids,
-            );
-            let old = updates.iter().map(|(slot, _)| RowId { page, slot: *slot });
-            updated.extend(old.zip(new_ids).map(|(old, (new, reindex))| Updated {
-                old,
-                new,
-                reindex,
-            }));
-            r?;
+            update_rows(ctx, table, page, &updates, w, updated)?;
         }
         Ok(())
     }
@@ -764,15 +809,8 @@ impl TableAccess for HeapTable {
         change: Change,
     ) -> Result<Option<Updated>> {
         match change {
-            Change::Update(bytes) => {
-                let (new, reindex) = update(ctx, table, id, &bytes, w.view, w.stats, w.same_keys)?;
-                Ok(Some(Updated {
-                    old: id,
-                    new,
-                    reindex,
-                }))
-            }
-            Change::Delete => delete(ctx, table, id, w.view, w.stats).map(|()| None),
+            Change::Update(bytes) => update(ctx, table, id, &bytes, w),
+            Change::Delete => delete(ctx, table, id, w).map(|()| None),
         }
     }
 
@@ -800,5 +838,38 @@ impl TableAccess for HeapTable {
             |g, plan| apply_prune(ctx, g, page, plan, xid, stats),
         )?;
         Ok(Vacuumed { removed, waiting })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{chain_plan, Fate};
+    use Fate::{Aborted, Kept, Replaced};
+
+    /// The chain a READ COMMITTED run left (found by
+    /// `tests/read_committed.rs`'s counter): the root's updater has a newer xid than the
+    /// horizon, the next version's an older one. Keeping the root and removing only the
+    /// second cut the chain and lost the live version after it.
+    #[test]
+    fn versions_before_the_last_replaced_one_go_with_it() {
+        assert_eq!(chain_plan(&[Kept, Replaced, Kept]), Some((2, vec![1])));
+        assert_eq!(
+            chain_plan(&[Replaced, Kept, Replaced, Kept, Kept]),
+            Some((3, vec![1, 2]))
+        );
+    }
+
+    #[test]
+    fn chains_without_such_a_version_keep_from_the_first_kept_one() {
+        assert_eq!(chain_plan(&[Kept, Kept]), Some((0, vec![])));
+        assert_eq!(chain_plan(&[Replaced, Kept]), Some((1, vec![])));
+        // A last version an update that rolled back left goes; the root stays.
+        assert_eq!(chain_plan(&[Kept, Aborted]), Some((0, vec![1])));
+        assert_eq!(chain_plan(&[Replaced, Kept, Aborted]), Some((1, vec![2])));
+        // Nothing stays: the whole chain goes.
+        assert_eq!(chain_plan(&[Replaced, Replaced]), None);
+        assert_eq!(chain_plan(&[Kept, Replaced]), None);
+        assert_eq!(chain_plan(&[Aborted]), None);
+        assert_eq!(chain_plan(&[Replaced, Aborted]), None);
     }
 }

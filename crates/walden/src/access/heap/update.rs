@@ -3,7 +3,7 @@
 use super::wal_records::{DeltaRow, HeapRecord, UpdateLink, HEAP_UPDATE_OLD};
 use super::*;
 use crate::access::slotted::{pin_table_page, target_page};
-use crate::access::{Ctx, SameKeys, TxnView};
+use crate::access::{Ctx, SameKeys, TxnView, Updated, Writer};
 use crate::buffer::Fetch;
 use crate::catalog::Table;
 use crate::error::{Error, Result};
@@ -187,49 +187,40 @@ impl UpdateBatch {
     }
 }
 
-/// Replaces the version at `id` with a new one holding `row`. Returns the new row id,
-/// and whether it needs index entries of its own (it is not heap-only).
+/// Replaces the version at `id` with a new one holding `row`. Returns where the new
+/// version is, and whether it needs index entries of its own (it is not heap-only);
+/// None when the row was left for `Writer::changed`.
 pub fn update(
     ctx: &Ctx,
     table: &Table,
     id: RowId,
     row: &[u8],
-    view: &TxnView,
-    stats: &mut TxnStats,
-    same_keys: SameKeys<'_>,
-) -> Result<(RowId, bool)> {
-    let mut ids = Vec::with_capacity(1);
-    update_rows(
-        ctx,
-        table,
-        id.page,
-        &[(id.slot, row)],
-        view,
-        stats,
-        same_keys,
-        &mut ids,
-    )?;
-    ids.first().copied().ok_or(Error::NoSuchRow(id))
+    w: &mut Writer,
+) -> Result<Option<Updated>> {
+    let mut updated = Vec::with_capacity(1);
+    update_rows(ctx, table, id.page, &[(id.slot, row)], w, &mut updated)?;
+    Ok(updated.first().copied())
 }
 
 /// Replaces versions of one page (each visible to `view`) with new ones: on the same
 /// page while it has room, else on other pages, a few rows per latch. The new versions
 /// put on one page are logged as one `HeapUpdateNew` of deltas against the old ones,
 /// the old versions' links as one `HeapUpdateOld` (heap-only ones, same page with
-/// `same_keys` holding, as a `HeapUpdateHot`). Pushes each new version's id to
-/// `new_ids`, with whether it needs index entries (it is not heap-only). Stops at the
-/// first error; what was updated before it stays updated.
-#[allow(clippy::too_many_arguments)]
+/// `same_keys` holding, as a `HeapUpdateHot`). Pushes an `Updated` for each row
+/// updated: where its new version is, and whether it needs index entries (it is not
+/// heap-only). A row a transaction that committed after the view's snapshot changed is
+/// left for `Writer::changed`. Stops at the first error; what was updated before it
+/// stays updated.
 pub fn update_rows<R: AsRef<[u8]>>(
     ctx: &Ctx,
     table: &Table,
     page: u64,
     rows: &[(u16, R)],
-    view: &TxnView,
-    stats: &mut TxnStats,
-    same_keys: SameKeys<'_>,
-    new_ids: &mut Vec<(RowId, bool)>,
+    w: &mut Writer,
+    updated: &mut Vec<Updated>,
 ) -> Result<()> {
+    let view = w.view;
+    let same_keys = w.same_keys;
     let max = max_row_bytes(ctx.pool.page_size());
     if let Some((_, row)) = rows.iter().find(|(_, r)| r.as_ref().len() > max) {
         return Err(Error::RowTooLarge {
@@ -258,9 +249,16 @@ pub fn update_rows<R: AsRef<[u8]>>(
                     page,
                     slot: rows[at].0,
                 };
-                stop = blocker(ctx, &mut g, view, id);
-                if stop.is_some() {
-                    break;
+                match blocker(ctx, &mut g, w, id) {
+                    Next::Write => {}
+                    Next::Skip => {
+                        at += 1;
+                        continue;
+                    }
+                    Next::Stop(s) => {
+                        stop = Some(s);
+                        break;
+                    }
                 }
                 let row = rows[at].1.as_ref();
                 let Some((slot, hot)) =
@@ -270,10 +268,10 @@ pub fn update_rows<R: AsRef<[u8]>>(
                     // that new versions, heap-only ones above all, stay on it.
                     if !pruned {
                         pruned = true;
-                        batch.log(ctx, &mut g, None, page, page, view, stats)?;
+                        batch.log(ctx, &mut g, None, page, page, view, w.stats)?;
                         let plan = prune_plan(ctx, &g, ctx.txns.horizon());
                         if !plan.is_empty() {
-                            let n = apply_prune(ctx, &mut g, page, plan, xid, stats)?;
+                            let n = apply_prune(ctx, &mut g, page, plan, xid, w.stats)?;
                             ctx.wal
                                 .stats()
                                 .versions_pruned
@@ -284,10 +282,14 @@ pub fn update_rows<R: AsRef<[u8]>>(
                     full = true;
                     break;
                 };
-                new_ids.push((RowId { page, slot }, !hot));
+                updated.push(Updated {
+                    old: id,
+                    new: RowId { page, slot },
+                    reindex: !hot,
+                });
                 at += 1;
             }
-            batch.log(ctx, &mut g, None, page, page, view, stats)?;
+            batch.log(ctx, &mut g, None, page, page, view, w.stats)?;
             if full {
                 table.set_free(page, PageRef(&g).free_space());
             }
@@ -301,7 +303,7 @@ pub fn update_rows<R: AsRef<[u8]>>(
         }
         // Another page: latch both in page order so that two updaters cannot deadlock.
         let need = TUPLE_HEADER_BYTES + rows[at].1.as_ref().len() + SLOT_BYTES;
-        let target = target_page(ctx, table, need, page, xid, stats)?;
+        let target = target_page(ctx, table, need, page, xid, w.stats)?;
         let old_pin = ctx.pool.fetch(page, Fetch::Read)?;
         let new_pin = ctx.pool.fetch(target, Fetch::Read)?;
         let (mut go, mut gn) = if page < target {
@@ -317,9 +319,16 @@ pub fn update_rows<R: AsRef<[u8]>>(
                 page,
                 slot: rows[at].0,
             };
-            stop = blocker(ctx, &mut go, view, id);
-            if stop.is_some() {
-                break;
+            match blocker(ctx, &mut go, w, id) {
+                Next::Write => {}
+                Next::Skip => {
+                    at += 1;
+                    continue;
+                }
+                Next::Stop(s) => {
+                    stop = Some(s);
+                    break;
+                }
             }
             let row = rows[at].1.as_ref();
             let Some((slot, _)) = batch.add(
@@ -334,12 +343,17 @@ pub fn update_rows<R: AsRef<[u8]>>(
             ) else {
                 break;
             };
-            new_ids.push((RowId { page: target, slot }, true));
+            updated.push(Updated {
+                old: id,
+                new: RowId { page: target, slot },
+                reindex: true,
+            });
             placed += 1;
             at += 1;
         }
-        batch.log(ctx, &mut go, Some(&mut gn), page, target, view, stats)?;
-        if placed == 0 && stop.is_none() {
+        batch.log(ctx, &mut go, Some(&mut gn), page, target, view, w.stats)?;
+        // Nothing fitted the page chosen (not: every row left was skipped).
+        if placed == 0 && stop.is_none() && at < rows.len() {
             table.set_free(target, 0);
         }
         drop((go, gn));

@@ -5,7 +5,7 @@ use super::wal_records::UNDO_TUPLE_HEADER_BYTES as HDR;
 use super::wal_records::{ChangeOp, UndoTableRecord, UNDO_CHANGE, UNDO_INSERT};
 use super::*;
 use crate::access::slotted::{self};
-use crate::access::{Change, Ctx, SameKeys, TxnView};
+use crate::access::{Change, Ctx, TxnView, Updated, Writer};
 use crate::buffer::Fetch;
 use crate::catalog::Table;
 use crate::clog::XidStatus;
@@ -18,6 +18,9 @@ use crate::RowId;
 pub(crate) enum WriteCheck {
     Free(UndoHeader),
     Wait(u64),
+    /// A transaction that committed after the view's snapshot changed, moved or
+    /// deleted the row.
+    Changed,
 }
 
 pub(crate) fn check_writable(ctx: &Ctx, view: &TxnView, t: &[u8], id: RowId) -> Result<WriteCheck> {
@@ -44,7 +47,7 @@ pub(crate) fn check_writable(ctx: &Ctx, view: &TxnView, t: &[u8], id: RowId) -> 
                     if h.ptr == 0 && h.flags & FLAG_DELETED == 0 {
                         return Err(Error::NoSuchRow(id));
                     }
-                    return Err(Error::SerializationFailure);
+                    return Ok(WriteCheck::Changed);
                 }
             }
         }
@@ -217,24 +220,22 @@ pub(crate) enum Pending {
     Move(usize),
 }
 
-/// Changes rows of one page (`changes`: slot and change, each row visible to `view`),
-/// logging one record for all the rows changed in place. Rows that must move, and
-/// waits for other writers, are handled in between. Pushes the id of each updated row's
-/// new place to `moved_to` (the same id unless it moved), with whether it needs new
-/// index entries (it moved, or `same_keys` does not hold). Stops at the first error;
-/// what was changed before it stays changed (and logged).
-#[allow(clippy::too_many_arguments)]
+/// Changes rows of one page (`changes`: slot and change, each row visible to the
+/// writer's view), logging one record for all the rows changed in place. Rows that must
+/// move, and waits for other writers, are handled in between; a row a transaction that
+/// committed after the view's snapshot changed is left for `Writer::changed`. Pushes an
+/// `Updated` for each updated row: its new place (the same id unless it moved), and
+/// whether it needs new index entries (it moved, or `same_keys` does not hold). Stops at
+/// the first error; what was changed before it stays changed (and logged).
 pub fn change_rows(
     ctx: &Ctx,
     table: &Table,
-    view: &TxnView,
-    stats: &mut TxnStats,
-    undo: &mut TxnUndo,
-    same_keys: SameKeys<'_>,
+    w: &mut Writer,
     page_no: u64,
     changes: &[(u16, Change)],
-    moved_to: &mut Vec<(RowId, bool)>,
+    updated: &mut Vec<Updated>,
 ) -> Result<()> {
+    let (view, same_keys) = (w.view, w.same_keys);
     let xid = view.snapshot.xid;
     let max = max_row_bytes(ctx.pool.page_size());
     for (_, c) in changes {
@@ -279,6 +280,14 @@ pub fn change_rows(
                     pending = Some(Pending::Wait(other));
                     break;
                 }
+                Ok(WriteCheck::Changed) if w.note_changed(id) => {
+                    i += 1;
+                    continue;
+                }
+                Ok(WriteCheck::Changed) => {
+                    failed = Some(Error::SerializationFailure);
+                    break;
+                }
                 Err(e) => {
                     failed = Some(e);
                     break;
@@ -302,7 +311,7 @@ pub fn change_rows(
                     }
                 },
             };
-            let ptr = match ctx.undo.append(xid, &rec, stats) {
+            let ptr = match ctx.undo.append(xid, &rec, w.stats) {
                 Ok(p) => p,
                 Err(e) => {
                     failed = Some(e);
@@ -311,7 +320,11 @@ pub fn change_rows(
             };
             apply_change(&mut g, &op, xid, view.cid, ptr).map_err(|r| corrupt(ctx, page_no, r))?;
             if matches!(change, Change::Update(_)) {
-                moved_to.push((id, reindex));
+                updated.push(Updated {
+                    old: id,
+                    new: id,
+                    reindex,
+                });
             }
             bytes += rec.len() + 12;
             ops.push(op);
@@ -322,7 +335,7 @@ pub fn change_rows(
             }
         }
         log_changes(
-            ctx, &mut g, page_no, view, &mut ops, &mut entry, undo, stats,
+            ctx, &mut g, page_no, view, &mut ops, &mut entry, w.undo, w.stats,
         )?;
         drop(g);
         drop(pinned);
@@ -337,7 +350,13 @@ pub fn change_rows(
                         page: page_no,
                         slot: *slot,
                     };
-                    moved_to.push((move_row(ctx, table, view, stats, undo, id, new)?, true));
+                    if let Some(to) = move_row(ctx, table, w, id, new)? {
+                        updated.push(Updated {
+                            old: id,
+                            new: to,
+                            reindex: true,
+                        });
+                    }
                 }
                 i = at + 1;
             }
@@ -348,16 +367,17 @@ pub fn change_rows(
 }
 
 /// Moves a row that no longer fits its page: the new version goes to another page (as a
-/// row inserted by this transaction) and the old place links to it.
+/// row inserted by this transaction) and the old place links to it. Returns the new
+/// place, or None when the row was left for `Writer::changed`.
 pub(crate) fn move_row(
     ctx: &Ctx,
     table: &Table,
-    view: &TxnView,
-    stats: &mut TxnStats,
-    undo: &mut TxnUndo,
+    w: &mut Writer,
     id: RowId,
     new: &[u8],
-) -> Result<RowId> {
+) -> Result<Option<RowId>> {
+    let view = w.view;
+    let (stats, undo) = (&mut *w.stats, &mut *w.undo);
     let xid = view.snapshot.xid;
     let mut tuple = Vec::with_capacity(HDR + new.len());
     build_tuple(&mut tuple, xid, view.cid, new);
@@ -384,6 +404,14 @@ pub(crate) fn move_row(
                 drop((home_pin, new_pin));
                 ctx.txns.wait_for(xid, other)?;
                 continue;
+            }
+            WriteCheck::Changed => {
+                drop((gh, gn));
+                drop((home_pin, new_pin));
+                return match w.note_changed(id) {
+                    true => Ok(None),
+                    false => Err(Error::SerializationFailure),
+                };
             }
         };
         let mut old6 = [0u8; 6];
@@ -424,7 +452,7 @@ pub(crate) fn move_row(
         log_changes(
             ctx, &mut gh, id.page, view, &mut ops, &mut entry, undo, stats,
         )?;
-        return Ok(to);
+        return Ok(Some(to));
     }
 }
 

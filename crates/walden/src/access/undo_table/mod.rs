@@ -611,27 +611,7 @@ impl TableAccess for UndoTable {
         if changes.is_empty() {
             return Ok(());
         }
-        let mut new_ids = Vec::new();
-        let r = change_rows(
-            ctx,
-            table,
-            w.view,
-            w.stats,
-            w.undo,
-            w.same_keys,
-            page,
-            changes,
-            &mut new_ids,
-        );
-        let old = changes
-            .iter()
-            .filter(|(_, c)| matches!(c, Change::Update(_)))
-            .map(|(slot, _)| RowId { page, slot: *slot });
-        updated.extend(
-            old.zip(new_ids)
-                .map(|(old, (new, reindex))| Updated { old, new, reindex }),
-        );
-        r
+        change_rows(ctx, table, w, page, changes, updated)
     }
 
     /// A row that moved is found through the link its old place keeps (looked up only
