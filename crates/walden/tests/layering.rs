@@ -17,6 +17,7 @@ const ROOT_ITEMS: &[(&str, &str)] = &[
     ("TableKind", "catalog"),
     ("Database", "engine"),
     ("Options", "engine"),
+    ("Reader", "engine"),
     ("RecoveryReport", "engine"),
     ("RowAction", "engine"),
     ("Transaction", "engine"),
