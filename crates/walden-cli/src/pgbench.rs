@@ -3,9 +3,10 @@
 //! the same run: `pgbench -i` (timed), then the chosen script at each client count, a
 //! CHECKPOINT before each run. Reported per run: transactions per second, average and
 //! 99th-percentile latency (from pgbench's per-transaction log), and per transaction
-//! the WAL bytes (Walden: its accounting of bytes written to the WAL files; PostgreSQL:
-//! the insert position's advance), page images and WAL fsyncs (PostgreSQL:
-//! `pg_stat_wal`).
+//! the WAL: how far the log advanced (Walden: its record bytes, which its LSNs count;
+//! PostgreSQL: the insert position's advance) and what was written to the WAL files
+//! (Walden: frames as written; PostgreSQL: a lower bound, `pg_stat_wal.wal_write` × its
+//! 8 KiB WAL page), page images and WAL fsyncs (PostgreSQL: `pg_stat_wal`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -64,7 +65,13 @@ struct Run {
     tps: f64,
     latency_avg_ms: f64,
     latency_p99_ms: f64,
+    /// How far the log advanced: Walden's record bytes (its LSNs count them), PostgreSQL's
+    /// insert-LSN difference (records with their headers, and page headers).
     wal_bytes: u64,
+    /// Bytes written to the WAL files: Walden's frames (compressed records, frame
+    /// headers, end markers); PostgreSQL: at least its write calls × 8 KiB, since each
+    /// writes whole WAL pages (a partial page again at every flush).
+    wal_written: u64,
     page_images: u64,
     wal_fsyncs: u64,
 }
@@ -147,24 +154,40 @@ fn p99_from_logs(dir: &Path, prefix: &str) -> Result<f64, CliError> {
     Ok(latencies[at.saturating_sub(1).min(latencies.len() - 1)] as f64 / 1000.0)
 }
 
+/// What a target has counted so far.
+#[derive(Debug, Clone, Copy, Default)]
+struct Counts {
+    wal_bytes: u64,
+    wal_written: u64,
+    page_images: u64,
+    wal_fsyncs: u64,
+}
+
 /// What a target measures around a run.
 trait Counters {
     fn checkpoint(&self) -> Result<(), CliError>;
-    /// WAL bytes, page images, WAL fsyncs so far.
-    fn counters(&self) -> Result<(u64, u64, u64), CliError>;
+    fn counters(&self) -> Result<Counts, CliError>;
 }
 
 struct WaldenCounters(Database);
 
-fn walden_counts(s: &StatsSnapshot) -> (u64, u64, u64) {
-    (s.wal_bytes_written, s.page_images, s.wal_fsyncs)
+fn walden_counts(s: &StatsSnapshot) -> Counts {
+    Counts {
+        wal_bytes: s.wal_record_bytes,
+        wal_written: s.wal_bytes_written,
+        page_images: s.page_images,
+        wal_fsyncs: s.wal_fsyncs,
+    }
 }
+
+/// PostgreSQL's WAL page (XLOG_BLCKSZ): the least one write of its WAL puts on disk.
+const PG_WAL_PAGE: u64 = 8192;
 
 impl Counters for WaldenCounters {
     fn checkpoint(&self) -> Result<(), CliError> {
         Ok(self.0.checkpoint()?)
     }
-    fn counters(&self) -> Result<(u64, u64, u64), CliError> {
+    fn counters(&self) -> Result<Counts, CliError> {
         Ok(walden_counts(&self.0.stats()))
     }
 }
@@ -174,9 +197,9 @@ impl Counters for Cluster {
         self.query("checkpoint")?;
         Ok(())
     }
-    fn counters(&self) -> Result<(u64, u64, u64), CliError> {
+    fn counters(&self) -> Result<Counts, CliError> {
         let out = self.query(
-            "select pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint, wal_fpi, wal_sync from pg_stat_wal",
+            "select pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint, wal_write, wal_fpi, wal_sync from pg_stat_wal",
         )?;
         let fields: Vec<u64> = out
             .trim()
@@ -184,7 +207,12 @@ impl Counters for Cluster {
             .filter_map(|f| f.trim().parse().ok())
             .collect();
         match fields.as_slice() {
-            [w, p, s] => Ok((*w, *p, *s)),
+            [w, writes, p, s] => Ok(Counts {
+                wal_bytes: *w,
+                wal_written: writes * PG_WAL_PAGE,
+                page_images: *p,
+                wal_fsyncs: *s,
+            }),
             _ => Err(fail(format!("unexpected pg_stat_wal output {out:?}"))),
         }
     }
@@ -250,14 +278,16 @@ fn bench_target(
             tps: reported(&out, "tps").ok_or_else(|| fail(format!("no tps in:\n{out}")))?,
             latency_avg_ms: reported(&out, "latency average").unwrap_or(f64::NAN),
             latency_p99_ms: p99_from_logs(scratch, &prefix)?,
-            wal_bytes: after.0.saturating_sub(before.0),
-            page_images: after.1.saturating_sub(before.1),
-            wal_fsyncs: after.2.saturating_sub(before.2),
+            wal_bytes: after.wal_bytes.saturating_sub(before.wal_bytes),
+            wal_written: after.wal_written.saturating_sub(before.wal_written),
+            page_images: after.page_images.saturating_sub(before.page_images),
+            wal_fsyncs: after.wal_fsyncs.saturating_sub(before.wal_fsyncs),
         };
         eprintln!(
-            "{name}: {clients} clients: {:.0} tps, {:.0} WAL bytes per transaction",
+            "{name}: {clients} clients: {:.0} tps, {:.0} WAL bytes per transaction ({:.0} written)",
             run.tps,
-            run.per_txn(run.wal_bytes)
+            run.per_txn(run.wal_bytes),
+            run.per_txn(run.wal_written)
         );
         runs.push(run);
     }
@@ -403,6 +433,7 @@ fn report(args: &PgbenchArgs, targets: &[Target]) -> Result<(), CliError> {
         "latency avg (ms)",
         "p99 (ms)",
         "WAL B/txn",
+        "WAL written B/txn",
         "page images/txn",
         "WAL fsyncs/txn",
     ]);
@@ -416,12 +447,24 @@ fn report(args: &PgbenchArgs, targets: &[Target]) -> Result<(), CliError> {
                 format!("{:.3}", r.latency_avg_ms),
                 format!("{:.3}", r.latency_p99_ms),
                 format!("{:.0}", r.per_txn(r.wal_bytes)),
+                if t.name == "walden" {
+                    format!("{:.0}", r.per_txn(r.wal_written))
+                } else {
+                    format!("≥ {:.0}", r.per_txn(r.wal_written))
+                },
                 format!("{:.3}", r.per_txn(r.page_images)),
                 format!("{:.3}", r.per_txn(r.wal_fsyncs)),
             ]);
         }
     }
     outln!(stdout, "{table}")?;
+    outln!(
+        stdout,
+        "WAL B/txn: how far the log advanced (Walden: record bytes; PostgreSQL: insert-LSN \
+         difference). Written: bytes written to the WAL files (Walden: compressed records, \
+         frame headers and end markers; PostgreSQL: its WAL write calls × 8 KiB, a lower \
+         bound, since each writes whole WAL pages)."
+    )?;
     for t in targets {
         outln!(
             stdout,
@@ -437,11 +480,13 @@ fn report(args: &PgbenchArgs, targets: &[Target]) -> Result<(), CliError> {
             for (wr, pr) in w.runs.iter().zip(&p.runs) {
                 outln!(
                     stdout,
-                    "walden vs {} at {} clients: tps {:.2}x, WAL per transaction 1/{:.1}",
+                    "walden vs {} at {} clients: tps {:.2}x, WAL per transaction 1/{:.1}, \
+                     WAL written per transaction 1/{:.1} or less",
                     p.name,
                     wr.clients,
                     wr.tps / pr.tps.max(f64::MIN_POSITIVE),
-                    pr.per_txn(pr.wal_bytes) / wr.per_txn(wr.wal_bytes).max(f64::MIN_POSITIVE)
+                    pr.per_txn(pr.wal_bytes) / wr.per_txn(wr.wal_bytes).max(f64::MIN_POSITIVE),
+                    pr.per_txn(pr.wal_written) / wr.per_txn(wr.wal_written).max(f64::MIN_POSITIVE)
                 )?;
             }
             outln!(
@@ -474,6 +519,8 @@ fn write_outputs(args: &PgbenchArgs, dir: &Path, targets: &[Target]) -> Result<(
                 "latency_avg_ms": r.latency_avg_ms,
                 "latency_p99_ms": r.latency_p99_ms,
                 "wal_bytes_per_txn": r.per_txn(r.wal_bytes),
+                "wal_written_bytes_per_txn": r.per_txn(r.wal_written),
+                "wal_written_is_lower_bound": t.name != "walden",
                 "page_images_per_txn": r.per_txn(r.page_images),
                 "wal_fsyncs_per_txn": r.per_txn(r.wal_fsyncs),
             })).collect::<Vec<_>>(),
