@@ -33,11 +33,9 @@ pub struct Args {
     #[arg(long, default_value_t = 60)]
     pub startup_timeout: u64,
     /// Let Unix-socket clients in without a password (pg_hba's `local all all trust`).
+    /// TCP clients always authenticate with a password (SCRAM-SHA-256).
     #[arg(long)]
     pub trust_local: bool,
-    /// Let TCP clients in without a password (only on a machine whose users you trust).
-    #[arg(long)]
-    pub trust: bool,
     /// TLS certificate chain (PEM) for TCP clients; with --tls-key.
     #[arg(long, requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,
@@ -73,7 +71,6 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
         max_message_bytes: args.max_message_bytes.max(1024),
         startup_timeout: Duration::from_secs(args.startup_timeout.max(1)),
         trust_local: args.trust_local,
-        trust_tcp: args.trust,
         tls,
         require_tls: args.require_tls,
     };

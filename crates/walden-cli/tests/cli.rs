@@ -359,3 +359,22 @@ fn bench_seed_json_reports_undo_for_undo_tables() {
         }
     }
 }
+
+/// There is no trust over TCP: the old `--trust` flag is refused (pointing at
+/// `--trust-local`), and the help says TCP clients always authenticate.
+#[test]
+fn serve_has_no_trust_over_tcp() {
+    let out = run(&["serve", "--trust", "unused-dir"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("unexpected argument '--trust'") && stderr.contains("--trust-local"),
+        "{stderr}"
+    );
+    let help = stdout(&run(&["serve", "--help"]));
+    assert!(
+        help.contains("--trust-local") && help.contains("TCP clients always authenticate"),
+        "{help}"
+    );
+    assert!(!Path::new("unused-dir").exists());
+}

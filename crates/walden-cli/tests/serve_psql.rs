@@ -1,4 +1,5 @@
-//! `walden serve` as a user runs it: the binary started on a free port, psql running
+//! `walden serve` as a user runs it: the binary started on a free port and a Unix socket
+//! (psql comes in by the socket, with `--trust-local`), psql running
 //! the seed workload (rows cut to 2,000) and a script of queries with
 //! `psql -X -v ON_ERROR_STOP=1 -f`, whose output must be what `walden sql -f` prints for
 //! the same files on another database; then SIGTERM stops the server with exit 0.
@@ -47,14 +48,17 @@ fn psql_through_the_server_prints_what_walden_sql_prints() {
     let mut server = Command::new(walden)
         .arg("serve")
         .arg(dir.path().join("served"))
-        .args(["--listen", &format!("127.0.0.1:{port}"), "--trust"])
+        .args(["--listen", &format!("127.0.0.1:{port}"), "--trust-local"])
+        .arg("--socket-dir")
+        .arg(dir.path())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .expect("walden serve starts");
     // Wait for it to listen.
+    let socket = dir.path().join(format!(".s.PGSQL.{port}"));
     let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
         assert!(
             started.elapsed() < Duration::from_secs(30),
             "walden serve did not listen"
@@ -67,7 +71,7 @@ fn psql_through_the_server_prints_what_walden_sql_prints() {
             "-v",
             "ON_ERROR_STOP=1",
             "-h",
-            "127.0.0.1",
+            &dir.path().to_string_lossy(),
             "-p",
             &port.to_string(),
             "-U",

@@ -288,11 +288,9 @@ impl Conn<'_> {
             )?;
             return Err(std::io::ErrorKind::PermissionDenied.into());
         }
-        let trusted = if local {
-            self.shared.config.trust_local
-        } else {
-            self.shared.config.trust_tcp
-        };
+        // Trust is for the Unix socket only (its file's permissions say who may
+        // connect); a TCP client is always asked for a password.
+        let trusted = local && self.shared.config.trust_local;
         let role = walden_sql::roles::find(&self.shared.db, user);
         let authenticated = if trusted {
             Ok(())

@@ -47,11 +47,10 @@ pub struct ServerConfig {
     /// How long a connection may take to start up and authenticate.
     pub startup_timeout: Duration,
     /// Let clients of the Unix socket in without a password (`trust`, as
-    /// pg_hba.conf's `local all all trust`). TCP clients always authenticate.
+    /// pg_hba.conf's `local all all trust`). TCP clients always authenticate with
+    /// SCRAM: there is no trust over TCP, where anyone who can reach the port would be
+    /// let in.
     pub trust_local: bool,
-    /// Let TCP clients in without a password too (for tests and benchmarks on a
-    /// private machine; `walden serve --trust`).
-    pub trust_tcp: bool,
     /// TLS for TCP clients that ask for it (`sslmode=require`), from [`tls_config`].
     pub tls: Option<Arc<rustls::ServerConfig>>,
     /// Refuse TCP clients that do not use TLS (pg_hba's `hostssl`).
@@ -67,7 +66,6 @@ impl Default for ServerConfig {
             max_message_bytes: 64 << 20,
             startup_timeout: Duration::from_secs(60),
             trust_local: false,
-            trust_tcp: false,
             tls: None,
             require_tls: false,
         }

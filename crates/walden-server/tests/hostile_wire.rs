@@ -3,7 +3,8 @@
 //! that speaks properly beside them.
 
 use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -62,31 +63,36 @@ fn message() -> impl Strategy<Value = Vec<u8>> {
     })
 }
 
-fn server() -> &'static (u16, Database) {
-    static SERVER: OnceLock<(u16, Database)> = OnceLock::new();
+/// The server, on a Unix socket with trust (so the messages reach the protocol past
+/// authentication): the socket's path and the database.
+fn server() -> &'static (PathBuf, Database) {
+    static SERVER: OnceLock<(PathBuf, Database)> = OnceLock::new();
     SERVER.get_or_init(|| {
         let dir = tempfile::tempdir().expect("temp dir").keep();
-        let db = Database::open_or_create(&dir, Options::default()).expect("db");
+        let db = Database::open_or_create(dir.join("db"), Options::default()).expect("db");
         let server = Server::start(
             db.clone(),
             ServerConfig {
-                listen: Some("127.0.0.1:0".parse().expect("address")),
-                trust_tcp: true,
+                listen: None,
+                socket_dir: Some(dir.clone()),
+                trust_local: true,
                 max_message_bytes: 1 << 20,
                 ..ServerConfig::default()
             },
         )
         .expect("server");
-        let port = server.local_addr().expect("tcp").port();
+        let socket = server.socket_path().expect("socket").to_path_buf();
         // The server lives as long as the test process.
         std::mem::forget(server);
-        (port, db)
+        (socket, db)
     })
 }
 
-fn well_behaved(port: u16) {
+fn well_behaved(socket: &std::path::Path) {
+    let dir = socket.parent().expect("the socket's directory");
+    // Without a TCP listener the socket is named for port 5433.
     let mut c = postgres::Client::connect(
-        &format!("host=127.0.0.1 port={port} user=postgres"),
+        &format!("host={} port=5433 user=postgres", dir.display()),
         postgres::NoTls,
     )
     .expect("a good client connects");
@@ -100,8 +106,8 @@ proptest! {
     #[test]
     fn hostile_messages_harm_no_one(messages in prop::collection::vec(message(), 1..8), cut in any::<prop::sample::Index>()) {
         let before = panics().load(Ordering::SeqCst);
-        let (port, _) = server();
-        let mut s = TcpStream::connect(("127.0.0.1", *port)).expect("connect");
+        let (socket, _) = server();
+        let mut s = UnixStream::connect(socket).expect("connect");
         s.set_read_timeout(Some(Duration::from_millis(300))).expect("timeout");
         let mut bytes = startup();
         for m in &messages {
@@ -113,7 +119,7 @@ proptest! {
         let mut sink = Vec::new();
         let _ = s.read_to_end(&mut sink);
         drop(s);
-        well_behaved(*port);
+        well_behaved(socket);
         prop_assert_eq!(panics().load(Ordering::SeqCst), before, "a panic in the server");
     }
 }

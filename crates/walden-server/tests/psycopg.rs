@@ -1,7 +1,7 @@
 //! `walden serve` driven by Python's psycopg 3 (tests/clients/psycopg_client.py): a
 //! driver nobody here wrote, speaking the extended protocol, binary values, COPY and
-//! cancel. The virtual environment comes from scripts/install-python-clients.sh (CI
-//! runs it); without it the test says so and passes.
+//! cancel, over the server's Unix socket with trust. The virtual environment comes from
+//! scripts/install-python-clients.sh (CI runs it); without it the test says so and passes.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -26,12 +26,13 @@ fn psycopg_runs_its_checks() {
         return;
     };
     let dir = tempfile::tempdir().expect("temp dir");
-    let db = Database::open_or_create(dir.path(), Options::default()).expect("database");
+    let db = Database::open_or_create(dir.path().join("db"), Options::default()).expect("database");
     let server = Server::start(
         db.clone(),
         ServerConfig {
             listen: Some("127.0.0.1:0".parse().expect("address")),
-            trust_tcp: true,
+            socket_dir: Some(dir.path().to_path_buf()),
+            trust_local: true,
             ..ServerConfig::default()
         },
     )
@@ -40,6 +41,7 @@ fn psycopg_runs_its_checks() {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clients/psycopg_client.py");
     let out = Command::new(&python)
         .arg(&script)
+        .arg(dir.path())
         .arg(port.to_string())
         .output()
         .expect("python runs");

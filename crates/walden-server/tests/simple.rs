@@ -1,20 +1,25 @@
 //! The server through a real driver (the `postgres` crate, over tokio-postgres) and raw
-//! bytes: the simple query protocol, errors, transactions, limits and shutdown.
+//! bytes: the simple query protocol, errors, transactions, limits, shutdown and who is let
+//! in (trust on the Unix socket only, SCRAM over TCP).
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use walden::{Database, Options};
 use walden_server::{Server, ServerConfig};
 
+/// A server on a free loopback port and on a Unix socket in the temporary directory
+/// (the database is in its `db` subdirectory).
 fn start(config: ServerConfig) -> (tempfile::TempDir, Database, Server) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let db = Database::open_or_create(dir.path(), Options::default()).expect("database");
+    let db = Database::open_or_create(dir.path().join("db"), Options::default()).expect("database");
     let server = Server::start(
         db.clone(),
         ServerConfig {
             listen: Some("127.0.0.1:0".parse().expect("address")),
+            socket_dir: Some(dir.path().to_path_buf()),
             ..config
         },
     )
@@ -22,21 +27,29 @@ fn start(config: ServerConfig) -> (tempfile::TempDir, Database, Server) {
     (dir, db, server)
 }
 
-/// A configuration that lets TCP clients in without a password.
+/// A configuration that lets Unix-socket clients in without a password.
 fn trusted() -> ServerConfig {
     ServerConfig {
-        trust_tcp: true,
+        trust_local: true,
         ..ServerConfig::default()
     }
 }
 
-fn connect(server: &Server) -> postgres::Client {
+/// The connection string of the server's Unix socket, for `user`.
+fn local_conninfo(server: &Server, user: &str) -> String {
+    let socket = server.socket_path().expect("a socket");
+    let dir = socket.parent().expect("its directory");
     let port = server.local_addr().expect("tcp").port();
-    postgres::Client::connect(
-        &format!("host=127.0.0.1 port={port} user=postgres dbname=walden"),
-        postgres::NoTls,
+    format!(
+        "host={} port={port} user={user} dbname=walden",
+        dir.display()
     )
-    .expect("connects")
+}
+
+/// A client of the Unix socket, as `postgres`.
+fn connect(server: &Server) -> postgres::Client {
+    postgres::Client::connect(&local_conninfo(server, "postgres"), postgres::NoTls)
+        .expect("connects")
 }
 
 fn cells(msgs: &[postgres::SimpleQueryMessage]) -> Vec<Vec<Option<String>>> {
@@ -108,22 +121,17 @@ fn too_many_connections_are_refused_with_53300() {
     });
     let a = connect(&server);
     let _b = connect(&server);
-    let port = server.local_addr().expect("tcp").port();
-    let e = postgres::Client::connect(
-        &format!("host=127.0.0.1 port={port} user=postgres"),
-        postgres::NoTls,
-    )
-    .err()
-    .expect("refused");
+    let e = postgres::Client::connect(&local_conninfo(&server, "postgres"), postgres::NoTls)
+        .err()
+        .expect("refused");
     assert_eq!(e.code().map(|c| c.code()), Some("53300"));
     // A place frees when a client leaves.
     drop(a);
     let mut ok = None;
     for _ in 0..50 {
-        if let Ok(c) = postgres::Client::connect(
-            &format!("host=127.0.0.1 port={port} user=postgres"),
-            postgres::NoTls,
-        ) {
+        if let Ok(c) =
+            postgres::Client::connect(&local_conninfo(&server, "postgres"), postgres::NoTls)
+        {
             ok = Some(c);
             break;
         }
@@ -134,9 +142,9 @@ fn too_many_connections_are_refused_with_53300() {
     server.shutdown();
 }
 
-/// A startup packet, then `tail` raw.
-fn raw_session(port: u16, tail: &[u8]) -> Vec<u8> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+/// A startup packet on the (trusted) Unix socket, then `tail` raw.
+fn raw_session(server: &Server, tail: &[u8]) -> Vec<u8> {
+    let mut s = UnixStream::connect(server.socket_path().expect("socket")).expect("connect");
     s.set_read_timeout(Some(Duration::from_secs(5)))
         .expect("timeout");
     let mut body = Vec::new();
@@ -165,7 +173,7 @@ fn malformed_and_oversized_messages_close_only_their_connection() {
         b"Q\0\0\0\x02".to_vec(),
         b"Q\x7f\0\0\0".to_vec(),
     ] {
-        let out = raw_session(port, &tail);
+        let out = raw_session(&server, &tail);
         // The server answered the startup (R ... Z) and then a FATAL 08P01.
         let text = String::from_utf8_lossy(&out);
         assert!(
@@ -177,7 +185,7 @@ fn malformed_and_oversized_messages_close_only_their_connection() {
     let mut q = b"Q".to_vec();
     q.extend_from_slice(&6i32.to_be_bytes());
     q.extend_from_slice(b"se");
-    let text = String::from_utf8_lossy(&raw_session(port, &q)).into_owned();
+    let text = String::from_utf8_lossy(&raw_session(&server, &q)).into_owned();
     assert!(text.contains("08P01"), "{text}");
     // Garbage instead of a startup packet.
     let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
@@ -198,7 +206,7 @@ fn shutdown_ends_sessions_and_rolls_back() {
     server.shutdown();
     assert!(c.batch_execute("select 1").is_err(), "the session ended");
     db.close().expect("close");
-    let db = Database::open(dir.path(), Options::default()).expect("reopen");
+    let db = Database::open(dir.path().join("db"), Options::default()).expect("reopen");
     let mut s = walden_sql::Session::new(&db);
     let r = s.execute_one("select count(*) from t").expect("count");
     assert_eq!(r.rows, vec![vec![walden::Value::Int8(0)]]);
@@ -240,11 +248,9 @@ fn a_cancel_request_stops_the_running_statement() {
 #[test]
 fn startup_parameters_and_parameter_status() {
     let (_dir, _db, server) = start(trusted());
-    let port = server.local_addr().expect("tcp").port();
+    let conninfo = local_conninfo(&server, "postgres");
     let mut c = postgres::Client::connect(
-        &format!(
-            "host=127.0.0.1 port={port} user=postgres application_name=walden-test options='-c statement_timeout=5s'"
-        ),
+        &format!("{conninfo} application_name=walden-test options='-c statement_timeout=5s'"),
         postgres::NoTls,
     )
     .expect("connects");
@@ -262,7 +268,7 @@ fn startup_parameters_and_parameter_status() {
     );
     // A startup value Walden cannot honour ends the connection with its error.
     let e = postgres::Client::connect(
-        &format!("host=127.0.0.1 port={port} user=postgres options='-c DateStyle=German'"),
+        &format!("{conninfo} options='-c DateStyle=German'"),
         postgres::NoTls,
     )
     .err()
@@ -311,5 +317,71 @@ fn scram_authentication_against_roles_in_the_database() {
     s.execute("alter role alice password 'new'").expect("alter");
     assert!(login("alice", "wonder land").is_err());
     drop(login("alice", "new").expect("new password"));
+    server.shutdown();
+}
+
+/// The first message a server sends a TCP client whose startup packet names `user`:
+/// its type byte and, for an Authentication message, its code (0 Ok, 10 SASL).
+fn first_answer_over_tcp(port: u16, user: &str) -> (u8, i32) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    let mut body = Vec::new();
+    body.extend_from_slice(&196608i32.to_be_bytes());
+    body.extend_from_slice(format!("user\0{user}\0\0").as_bytes());
+    let mut startup = ((body.len() + 4) as i32).to_be_bytes().to_vec();
+    startup.extend_from_slice(&body);
+    s.write_all(&startup).expect("startup");
+    let mut head = [0u8; 9];
+    s.read_exact(&mut head).expect("an answer");
+    let code = i32::from_be_bytes([head[5], head[6], head[7], head[8]]);
+    (head[0], code)
+}
+
+#[test]
+fn trust_is_for_the_unix_socket_only() {
+    let (_dir, _db, server) = start(trusted());
+    let port = server.local_addr().expect("tcp").port();
+    // Over the socket, `postgres` gets in without a password; a user with no role
+    // still does not (28000), trust or not.
+    let mut c = connect(&server);
+    let rows = cells(&c.simple_query("select current_user").expect("served"));
+    assert_eq!(rows, vec![vec![Some("postgres".into())]]);
+    let e = postgres::Client::connect(&local_conninfo(&server, "mallory"), postgres::NoTls)
+        .err()
+        .expect("no such role");
+    let db_error = e.as_db_error().expect("a server error");
+    assert_eq!(
+        (db_error.code().code(), db_error.message()),
+        ("28000", "role \"mallory\" does not exist")
+    );
+    // Over TCP the same user is asked for a password (AuthenticationSASL), never let
+    // straight in (AuthenticationOk).
+    assert_eq!(first_answer_over_tcp(port, "postgres"), (b'R', 10));
+    // A driver without a password cannot answer, and says so.
+    let e = postgres::Client::connect(
+        &format!("host=127.0.0.1 port={port} user=postgres dbname=walden"),
+        postgres::NoTls,
+    )
+    .err()
+    .expect("no password, no session");
+    assert!(format!("{e:?}").contains("password missing"), "{e:?}");
+    // An empty password (the role has none) fails as a wrong one does, 28P01.
+    let e = postgres::Config::new()
+        .host("127.0.0.1")
+        .port(port)
+        .user("postgres")
+        .password("")
+        .connect(postgres::NoTls)
+        .err()
+        .expect("an empty password, no session");
+    let db_error = e.as_db_error().expect("a server error");
+    assert_eq!(
+        (db_error.code().code(), db_error.message()),
+        (
+            "28P01",
+            "password authentication failed for user \"postgres\""
+        )
+    );
     server.shutdown();
 }

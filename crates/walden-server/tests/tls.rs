@@ -76,11 +76,14 @@ fn tls_sessions_and_required_tls() {
     assert!(tls_config(&cert, &cert).is_err());
     assert!(tls_config(&key, &key).is_err());
     let db = Database::open_or_create(dir.path().join("db"), Options::default()).expect("db");
+    // TCP clients authenticate (SCRAM, inside the TLS session): a role with a password.
+    walden_sql::Session::new(&db)
+        .execute("create role tls_user login password 'over tls'")
+        .expect("role");
     let server = Server::start(
         db.clone(),
         ServerConfig {
             listen: Some("127.0.0.1:0".parse().expect("address")),
-            trust_tcp: true,
             tls: Some(tls_config(&cert, &key).expect("tls config")),
             require_tls: true,
             ..ServerConfig::default()
@@ -90,19 +93,19 @@ fn tls_sessions_and_required_tls() {
     let port = server.local_addr().expect("tcp").port();
     let (ok, out) = run_psql(
         &psql,
-        &format!("host=127.0.0.1 port={port} user=postgres dbname=walden sslmode=require"),
+        &format!("host=127.0.0.1 port={port} user=tls_user password='over tls' dbname=walden sslmode=require"),
         "select 6 * 7",
     );
     assert!(ok && out.trim() == "42", "{out}");
     let (ok, out) = run_psql(
         &psql,
-        &format!("host=127.0.0.1 port={port} user=postgres dbname=walden sslmode=require"),
+        &format!("host=127.0.0.1 port={port} user=tls_user password='over tls' dbname=walden sslmode=require"),
         "\\conninfo",
     );
     assert!(ok && out.contains("SSL connection"), "{out}");
     let (ok, out) = run_psql(
         &psql,
-        &format!("host=127.0.0.1 port={port} user=postgres dbname=walden sslmode=disable"),
+        &format!("host=127.0.0.1 port={port} user=tls_user password='over tls' dbname=walden sslmode=disable"),
         "select 1",
     );
     assert!(!ok && out.contains("requires TLS"), "{out}");

@@ -1,6 +1,6 @@
 """Drives `walden serve` with psycopg 3: run by crates/walden-server/tests/psycopg.rs.
 
-Usage: psycopg_client.py PORT. Prints one line per check and exits non-zero at the
+Usage: psycopg_client.py SOCKET_DIR PORT (the server's Unix socket, with trust). Prints one line per check and exits non-zero at the
 first one that fails (an AssertionError or a driver error).
 """
 
@@ -12,8 +12,9 @@ import uuid
 import psycopg
 from psycopg import errors
 
-PORT = int(sys.argv[1])
-DSN = f"host=127.0.0.1 port={PORT} user=postgres dbname=walden"
+SOCKET_DIR = sys.argv[1]
+PORT = int(sys.argv[2])
+DSN = psycopg.conninfo.make_conninfo(host=SOCKET_DIR, port=PORT, user="postgres", dbname="walden")
 
 
 def check(name):
