@@ -640,13 +640,25 @@ impl Schema {
     /// the row; `Err` with a reason when the bytes do not match the schema, or when the
     /// row lacks a column whose missing value is not NULL (the value is not in the row).
     pub fn value_ranges(&self, bytes: &[u8]) -> Result<Vec<Option<Range<usize>>>, String> {
+        let mut out = Vec::with_capacity(self.columns.len());
+        self.value_ranges_into(bytes, &mut out)?;
+        Ok(out)
+    }
+
+    /// As `value_ranges`, into `out` (cleared first), so that a loop over many rows
+    /// reuses one vector.
+    pub fn value_ranges_into(
+        &self,
+        bytes: &[u8],
+        out: &mut Vec<Option<Range<usize>>>,
+    ) -> Result<(), String> {
+        out.clear();
         let (count, start) = self.row_header(bytes)?;
         let nb = count.div_ceil(8);
         let bitmap = bytes
             .get(start..start + nb)
             .ok_or("row shorter than its null bitmap")?;
         let mut at = start + nb;
-        let mut out = Vec::with_capacity(self.columns.len());
         for (i, col) in self.columns.iter().enumerate() {
             if i >= count {
                 if col.missing.is_some() && !col.dropped {
@@ -672,7 +684,7 @@ impl Schema {
             out.push(Some(at..at + len));
             at += len;
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Whether two stored rows hold the same bytes in each of `columns` (NULL in

@@ -571,6 +571,26 @@ enum Collected {
     Wait(u64),
 }
 
+/// Leaf items kept end to end in one buffer (a build makes one per row version: a
+/// vector each would cost an allocation each).
+#[derive(Default)]
+struct ItemArena {
+    bytes: Vec<u8>,
+    /// Per item: where it starts in `bytes`, its length, its key's length, and whether
+    /// a key column is NULL.
+    entries: Vec<(usize, u32, u32, bool)>,
+}
+
+impl ItemArena {
+    fn item(&self, e: &(usize, u32, u32, bool)) -> &[u8] {
+        &self.bytes[e.0..e.0 + e.1 as usize]
+    }
+
+    fn key(&self, e: &(usize, u32, u32, bool)) -> &[u8] {
+        &self.bytes[e.0..e.0 + e.2 as usize]
+    }
+}
+
 /// The leaf items of every row version of the table, sorted, without repeats; for a
 /// unique index, checked for keys two live rows share.
 fn collect_items(
@@ -582,31 +602,60 @@ fn collect_items(
     me: u64,
 ) -> Result<Collected> {
     let max = btree::max_key_bytes(ctx.pool.page_size());
-    let mut items: Vec<(Vec<u8>, usize, bool)> = Vec::new();
+    let mut arena = ItemArena::default();
     let mut rows = crate::access::PageRows::default();
+    // The key is cut from the row's bytes; a row that lacks a column added later is
+    // decoded instead.
+    let mut schema = t.schema();
+    let mut ranges = Vec::new();
+    let mut parts = Vec::new();
     for page in t.page_list() {
         rows.clear();
         access.versions_of_page(ctx, page, None, &mut rows)?;
         for (id, bytes) in rows.iter() {
-            let row = decode_row(inner, t, id, bytes)?;
-            let it = item_of(t, ix, &row, id)?;
-            if it.1 > max {
+            let start = arena.bytes.len();
+            let cut = schema.value_ranges_into(bytes, &mut ranges).is_ok()
+                && key::key_parts_into(&schema, &ix.columns, &ix.order, &ranges, &mut parts)
+                    .is_some()
+                && key::key_from_parts(bytes, &parts, &mut arena.bytes).is_ok();
+            let (key_len, has_null) = if cut {
+                let has_null = parts.iter().any(|p| matches!(p, key::KeyPart::Null { .. }));
+                let key_len = arena.bytes.len() - start;
+                key::push_row_id(&mut arena.bytes, id);
+                (key_len, has_null)
+            } else {
+                arena.bytes.truncate(start);
+                let row = decode_row(inner, t, id, bytes)?;
+                schema = t.schema();
+                let (item, key_len, has_null) = item_of_in(&schema, t, ix, &row, id)?;
+                arena.bytes.extend_from_slice(&item);
+                (key_len, has_null)
+            };
+            if key_len > max {
                 return Err(Error::KeyTooLarge {
                     index: ix.name.clone(),
-                    size: it.1,
+                    size: key_len,
                     max,
                 });
             }
-            items.push(it);
+            let len = arena.bytes.len() - start;
+            let too_long = || Error::InvalidOption("index build: an item too long".into());
+            arena.entries.push((
+                start,
+                u32::try_from(len).map_err(|_| too_long())?,
+                u32::try_from(key_len).map_err(|_| too_long())?,
+                has_null,
+            ));
         }
         inner.relieve_space();
     }
-    items.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    items.dedup_by(|a, b| a.0 == b.0);
+    let mut entries = std::mem::take(&mut arena.entries);
+    entries.sort_unstable_by(|a, b| arena.item(a).cmp(arena.item(b)));
+    entries.dedup_by(|a, b| arena.item(a) == arena.item(b));
     if ix.primary {
         // A primary key holds no NULL: a live row that has one refuses the build.
-        for (item, _, has_null) in &items {
-            let Some((_, id)) = key::split_item(item).filter(|_| *has_null) else {
+        for e in entries.iter().filter(|e| e.3) {
+            let Some((_, id)) = key::split_item(arena.item(e)) else {
                 continue;
             };
             match access.latest(ctx, t, id, me)? {
@@ -627,37 +676,39 @@ fn collect_items(
     }
     if ix.unique {
         let mut i = 0;
-        while i < items.len() {
-            let (key_len, has_null) = (items[i].1, items[i].2);
-            let key = items[i].0[..key_len].to_vec();
+        while i < entries.len() {
+            let key = arena.key(&entries[i]);
+            let has_null = entries[i].3;
             let mut j = i + 1;
-            while j < items.len() && items[j].0.starts_with(&key) && items[j].1 == key_len {
+            while j < entries.len() && arena.key(&entries[j]) == key {
                 j += 1;
             }
             if j - i > 1 && !has_null {
                 let mut live = HashSet::new();
-                for (item, _, _) in &items[i..j] {
-                    let Some((_, id)) = key::split_item(item) else {
+                for e in &entries[i..j] {
+                    let Some((_, id)) = key::split_item(arena.item(e)) else {
                         continue;
                     };
                     match access.latest(ctx, t, id, me)? {
                         Latest::Gone => {}
                         Latest::Pending { xid } => return Ok(Collected::Wait(xid)),
                         Latest::Live { id: at, row } => {
-                            if holds_key(inner, t, ix, at, &row, &key)? {
+                            if holds_key(inner, t, ix, at, &row, key)? {
                                 live.insert(at);
                             }
                         }
                     }
                 }
                 if live.len() > 1 {
-                    return Err(violation(t, ix, &key));
+                    return Err(violation(t, ix, key));
                 }
             }
             i = j;
         }
     }
-    Ok(Collected::Items(items.into_iter().map(|i| i.0).collect()))
+    Ok(Collected::Items(
+        entries.iter().map(|e| arena.item(e).to_vec()).collect(),
+    ))
 }
 
 impl Transaction {

@@ -421,6 +421,15 @@ impl Transaction {
         self.reader()?.scan_with(table, f)
     }
 
+    /// As `Reader::scan_decoding_some`, in a command of its own.
+    pub fn scan_decoding_some(
+        &mut self,
+        table: &str,
+        f: impl FnMut(RowId, &mut dyn FnMut() -> Result<Row>) -> Result<bool>,
+    ) -> Result<()> {
+        self.reader()?.scan_decoding_some(table, f)
+    }
+
     /// Starts a read-only command and returns what reads it: every read through the
     /// reader sees the database as the command started (the transaction's snapshot and
     /// its own changes made before), however many reads there are and however they
@@ -843,6 +852,42 @@ impl Reader<'_> {
     /// Calls `f` for every visible row, page by page; stop early by returning false.
     pub fn scan_with(&self, table: &str, f: impl FnMut(RowId, Row) -> bool) -> Result<()> {
         self.scan_shaped(table, RowShape::default(), f)
+    }
+
+    /// Calls `f` for every visible row, page by page, with the row's id and what decodes
+    /// the row: a row `f` does not ask for is never decoded (ANALYZE's sample decodes a
+    /// few of a large table's rows). Stop early by returning false.
+    pub fn scan_decoding_some(
+        &self,
+        table: &str,
+        mut f: impl FnMut(RowId, &mut dyn FnMut() -> Result<Row>) -> Result<bool>,
+    ) -> Result<()> {
+        let txn = self.txn;
+        let t = txn.db.table(table)?;
+        let mut rows = crate::access::PageRows::default();
+        let mut schema = t.schema();
+        for page in t.page_list() {
+            rows.clear();
+            txn.scan_page_in(&self.view(), &t, page, &mut rows)?;
+            txn.db.relieve_space();
+            for (id, bytes) in rows.iter() {
+                let mut decode = || -> Result<Row> {
+                    let row = decode_latest_columns(
+                        &txn.db,
+                        &t,
+                        &mut schema,
+                        id,
+                        bytes,
+                        RowShape::default(),
+                    )?;
+                    Ok(schema.to_visible(row))
+                };
+                if !f(id, &mut decode)? {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
     }
 
     /// As `scan_with`, each row decoded as `shape` asks: only the columns it marks

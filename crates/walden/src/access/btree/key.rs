@@ -189,24 +189,35 @@ pub fn key_parts_in(
     order: &[KeyOrder],
     ranges: &[Option<std::ops::Range<usize>>],
 ) -> Option<Vec<KeyPart>> {
-    columns
-        .iter()
-        .enumerate()
-        .map(|(n, &c)| {
-            let ty = schema.columns.get(c as usize)?.ty;
-            let o = KeyOrder::of(order, n);
-            Some(match ranges.get(c as usize)? {
-                Some(r) => KeyPart::At {
-                    ty,
-                    offset: u32::try_from(r.start).ok()?,
-                    desc: o.desc,
-                },
-                None => KeyPart::Null {
-                    nulls_first: o.nulls_first,
-                },
-            })
-        })
-        .collect()
+    let mut out = Vec::with_capacity(columns.len());
+    key_parts_into(schema, columns, order, ranges, &mut out)?;
+    Some(out)
+}
+
+/// As `key_parts_in`, into `out` (cleared first).
+pub fn key_parts_into(
+    schema: &Schema,
+    columns: &[u16],
+    order: &[KeyOrder],
+    ranges: &[Option<std::ops::Range<usize>>],
+    out: &mut Vec<KeyPart>,
+) -> Option<()> {
+    out.clear();
+    for (n, &c) in columns.iter().enumerate() {
+        let ty = schema.columns.get(c as usize)?.ty;
+        let o = KeyOrder::of(order, n);
+        out.push(match ranges.get(c as usize)? {
+            Some(r) => KeyPart::At {
+                ty,
+                offset: u32::try_from(r.start).ok()?,
+                desc: o.desc,
+            },
+            None => KeyPart::Null {
+                nulls_first: o.nulls_first,
+            },
+        });
+    }
+    Some(())
 }
 
 /// Appends the key the parts read from `row`; a reason when a part lies outside it.

@@ -103,6 +103,15 @@ fn log(ctx: &Ctx, rec: &BTreeRecord, g: &mut [u8], w: &mut Logger) -> Result<()>
     Ok(())
 }
 
+/// Logs a page whole as it stands (`btree_page`), encoded from the page itself.
+fn log_page(ctx: &Ctx, g: &mut [u8], w: &mut Logger) -> Result<()> {
+    let mut payload = Vec::with_capacity(g.len() + 64);
+    wal_records::put_page(&mut payload, g);
+    ctx.wal
+        .append_page_change(wal_records::BTREE_PAGE, w.xid, &payload, g, Some(w.stats))?;
+    Ok(())
+}
+
 /// Logs an item put at `pos` on `page` (`btree_insert`), encoded from the borrowed item.
 fn log_insert(
     ctx: &Ctx,
@@ -486,7 +495,7 @@ fn new_root(
     if !p.fill(items.iter().map(|i| i.as_slice()), None, None) {
         return Err(corrupt(ix, root, "a new root does not fit"));
     }
-    log(ctx, &BTreeRecord::of_page(&g), &mut g, w)?;
+    log_page(ctx, &mut g, w)?;
     ix.add_page(root);
     drop(g);
     let mp = pin(ctx, ix, ix.meta)?;
@@ -551,7 +560,7 @@ fn free_page(ctx: &Ctx, ix: &Index, page: u64, w: &mut Logger) -> Result<()> {
         let fp = pin(ctx, ix, page)?;
         let mut fg = fp.write_any_order();
         IndexPageMut(&mut fg).init_free(page, ix.id, head);
-        log(ctx, &BTreeRecord::of_page(&fg), &mut fg, w)?;
+        log_page(ctx, &mut fg, w)?;
     }
     set_free_head(ctx, ix, Some(page), w)
 }
@@ -1280,12 +1289,12 @@ pub fn create(ctx: &Ctx, index: u32, w: &mut Logger) -> Result<(u64, u64)> {
     let rp = ctx.pool.fetch(root, Fetch::Overwrite)?;
     let mut g = rp.write_any_order();
     IndexPageMut(&mut g).init(root, index, 0);
-    log(ctx, &BTreeRecord::of_page(&g), &mut g, w)?;
+    log_page(ctx, &mut g, w)?;
     drop(g);
     let mp = ctx.pool.fetch(meta, Fetch::Overwrite)?;
     let mut g = mp.write_any_order();
     IndexPageMut(&mut g).init_meta(meta, index, root, 0);
-    log(ctx, &BTreeRecord::of_page(&g), &mut g, w)?;
+    log_page(ctx, &mut g, w)?;
     Ok((meta, root))
 }
 
@@ -1306,18 +1315,22 @@ pub fn build(
     let mut level: u16 = 0;
     let mut below: Vec<(Vec<u8>, u64)> = Vec::new();
     let mut builder = LevelBuilder::new(index, level, usable);
-    let mut last: Option<Vec<u8>> = None;
+    // The item before (one buffer, reused: a build adds millions of items).
+    let mut last: Vec<u8> = Vec::new();
+    let mut first = true;
     for item in items {
-        let sep = match &last {
-            Some(l) if *l >= item => {
-                return Err(Error::InvalidOption(
-                    "index build: items out of order or repeated".into(),
-                ))
-            }
-            Some(l) => key::separator(l, &item),
-            None => Vec::new(),
+        let sep = if first {
+            first = false;
+            Vec::new()
+        } else if last >= item {
+            return Err(Error::InvalidOption(
+                "index build: items out of order or repeated".into(),
+            ));
+        } else {
+            key::separator(&last, &item)
         };
-        last = Some(item.clone());
+        last.clear();
+        last.extend_from_slice(&item);
         builder.add(ctx, item, sep, &mut below, &mut pages, w)?;
     }
     builder.finish(ctx, &mut below, &mut pages, w)?;
@@ -1336,7 +1349,7 @@ pub fn build(
     let mp = ctx.pool.fetch(meta, Fetch::Overwrite)?;
     let mut g = mp.write_any_order();
     IndexPageMut(&mut g).init_meta(meta, index, root, level);
-    log(ctx, &BTreeRecord::of_page(&g), &mut g, w)?;
+    log_page(ctx, &mut g, w)?;
     pages.sort_unstable();
     Ok((meta, pages))
 }
@@ -1454,7 +1467,7 @@ impl LevelBuilder {
                 "index build: a page's items do not fit".into(),
             ));
         }
-        log(ctx, &BTreeRecord::of_page(&g), &mut g, w)?;
+        log_page(ctx, &mut g, w)?;
         pages.push(page);
         up.push((std::mem::take(&mut self.low), page));
         self.items.clear();
