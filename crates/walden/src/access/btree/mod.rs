@@ -1319,19 +1319,18 @@ pub fn build(
     let mut last: Vec<u8> = Vec::new();
     let mut first = true;
     for item in items {
-        let sep = if first {
+        if first {
             first = false;
-            Vec::new()
         } else if last >= item {
             return Err(Error::InvalidOption(
                 "index build: items out of order or repeated".into(),
             ));
-        } else {
-            key::separator(&last, &item)
-        };
+        }
         last.clear();
         last.extend_from_slice(&item);
-        builder.add(ctx, item, sep, &mut below, &mut pages, w)?;
+        // A leaf item's separator is worked out from the item before it only if the
+        // item starts a page (a vector per item otherwise).
+        builder.add(ctx, item, None, &mut below, &mut pages, w)?;
     }
     builder.finish(ctx, &mut below, &mut pages, w)?;
     while below.len() > 1 {
@@ -1340,7 +1339,7 @@ pub fn build(
         let mut above = Vec::new();
         for (sep, child) in std::mem::take(&mut below) {
             let item = internal_item(&sep, child);
-            b.add(ctx, item, sep, &mut above, &mut pages, w)?;
+            b.add(ctx, item, Some(sep), &mut above, &mut pages, w)?;
         }
         b.finish(ctx, &mut above, &mut pages, w)?;
         below = above;
@@ -1374,8 +1373,9 @@ struct LevelBuilder {
     /// Bytes a page can hold.
     usable: usize,
     page_no: Option<u64>,
-    /// The current page's items, each with the separator it gives when it starts a page.
-    items: Vec<(Vec<u8>, Vec<u8>)>,
+    /// The current page's items, each with the separator it gives when it starts a page
+    /// (None: the shortest prefix of the item above the item before it).
+    items: Vec<(Vec<u8>, Option<Vec<u8>>)>,
     bytes: usize,
     /// The separator below which the current page's items start (its downlink's).
     low: Vec<u8>,
@@ -1395,13 +1395,14 @@ impl LevelBuilder {
         }
     }
 
-    /// Adds an item; `sep` is the separator it gives if it starts a page. A full page is
-    /// written first, keeping back its last items if the high key would not fit.
+    /// Adds an item; `sep` is the separator it gives if it starts a page (None: derived
+    /// from the item before it, `key::separator`). A full page is written first, keeping
+    /// back its last items if the high key would not fit.
     fn add(
         &mut self,
         ctx: &Ctx,
         item: Vec<u8>,
-        sep: Vec<u8>,
+        sep: Option<Vec<u8>>,
         up: &mut Vec<(Vec<u8>, u64)>,
         pages: &mut Vec<u64>,
         w: &mut Logger,
@@ -1411,11 +1412,20 @@ impl LevelBuilder {
         }
         let size = |i: &Vec<u8>| i.len() + ITEM_SLOT_BYTES;
         if !self.items.is_empty() && self.bytes + size(&item) > self.room {
+            // The separator of an item that follows the page's last one.
+            let after_last = |items: &[(Vec<u8>, Option<Vec<u8>>)], it: &[u8], sep| match sep {
+                Some(sep) => sep,
+                None => items
+                    .last()
+                    .map_or_else(Vec::new, |(prev, _)| key::separator(prev, it)),
+            };
+            let sep = after_last(&self.items, &item, sep);
             let mut carry = vec![(item, sep)];
             while self.bytes + carry[0].1.len() > self.usable && self.items.len() > 1 {
                 if let Some(x) = self.items.pop() {
                     self.bytes -= size(&x.0);
-                    carry.insert(0, x);
+                    let sep = after_last(&self.items, &x.0, x.1);
+                    carry.insert(0, (x.0, sep));
                 }
             }
             let next = alloc(ctx)?;
@@ -1423,9 +1433,9 @@ impl LevelBuilder {
             self.write(ctx, Some((&high, next)), up, pages, w)?;
             self.page_no = Some(next);
             self.low = high;
-            for x in carry {
-                self.bytes += size(&x.0);
-                self.items.push(x);
+            for (item, sep) in carry {
+                self.bytes += size(&item);
+                self.items.push((item, Some(sep)));
             }
             return Ok(());
         }
