@@ -638,7 +638,24 @@ impl Conn<'_> {
                     vec![0; n as usize],
                 )))?;
                 self.wire.flush()?;
+                let mut batch = Vec::new();
                 loop {
+                    // The CopyData messages already received, in one piece (pgbench -i
+                    // sends a message per row: a million for scale 10).
+                    batch.clear();
+                    match self.wire.take_copy_data(&mut batch) {
+                        Ok(0) => {}
+                        Ok(_) => {
+                            copy.data(self.session, &batch)?;
+                            continue;
+                        }
+                        Err(e) => {
+                            drop(copy);
+                            return Err(Failure::Io(std::io::Error::other(format!(
+                                "connection ended during COPY: {e:?}"
+                            ))));
+                        }
+                    }
                     let stopping = &self.shared.stopping;
                     let m = match self.wire.recv(&mut || !stopping.load(Ordering::Relaxed)) {
                         Ok(m) => m,

@@ -148,6 +148,41 @@ impl Wire {
         }
     }
 
+    /// Appends to `out` the payloads of the whole CopyData messages at the front of what
+    /// was received, and consumes them, without decoding each as a message; stops at
+    /// any other message or a partial one. Returns how many it took. Each length word is
+    /// checked as `next_message` checks it.
+    pub fn take_copy_data(&mut self, out: &mut Vec<u8>) -> Result<usize, WireError> {
+        if self.ctx.awaiting_frontend_startup || self.ctx.awaiting_frontend_ssl {
+            return Ok(0);
+        }
+        let mut taken = 0;
+        let mut at = 0;
+        while let Some(head) = self.inbuf.get(at..at + 5) {
+            if head[0] != b'd' {
+                break;
+            }
+            let len = i32::from_be_bytes([head[1], head[2], head[3], head[4]]);
+            if len < 4 {
+                return Err(WireError::Malformed(format!(
+                    "invalid message length {len}"
+                )));
+            }
+            if len as usize > self.max_message {
+                return Err(WireError::TooLarge(len as usize));
+            }
+            let end = at + 1 + len as usize;
+            let Some(payload) = self.inbuf.get(at + 5..end) else {
+                break;
+            };
+            out.extend_from_slice(payload);
+            at = end;
+            taken += 1;
+        }
+        let _ = self.inbuf.split_to(at);
+        Ok(taken)
+    }
+
     /// The first whole message received, if there is one. Its length word is checked
     /// against the limit before its bytes are awaited; then the message's own bytes
     /// alone, checked against its layout, are decoded (pgwire's decoders read past a
