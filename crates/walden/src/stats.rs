@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Record codes are below this (the byte after a record's length; `wal::record`). The
 /// counters are indexed by code, so this module needs no record type.
-pub const RECORD_CODES: usize = 40;
+pub const RECORD_CODES: usize = 48;
 
 /// Counters of WAL records by record code (logical bytes: the records themselves), and
 /// of the page images among them.

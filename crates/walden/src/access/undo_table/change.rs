@@ -2,7 +2,7 @@
 
 use super::record::*;
 use super::wal_records::UNDO_TUPLE_HEADER_BYTES as HDR;
-use super::wal_records::{ChangeOp, UndoTableRecord, UNDO_CHANGE, UNDO_INSERT};
+use super::wal_records::{ChangeOp, UndoTableRecord, UNDO_INSERT};
 use super::*;
 use crate::access::slotted::{self};
 use crate::access::{Change, Ctx, TxnView, Updated, Writer};
@@ -197,15 +197,20 @@ pub(crate) fn log_changes(
         return Ok(());
     }
     let mut payload = Vec::with_capacity(64 + ops.len() * 12);
-    UndoTableRecord::Change {
+    let rec = UndoTableRecord::Change {
         page,
         cid: view.cid,
         ops: std::mem::take(ops),
-    }
-    .encode_payload(&mut payload);
-    let a = ctx
-        .wal
-        .append_page_change(UNDO_CHANGE, view.snapshot.xid, &payload, g, Some(stats))?;
+    };
+    rec.encode_payload(&mut payload);
+    // `undo_change`, or `undo_update` for one plain update.
+    let a = ctx.wal.append_page_change(
+        rec.record_type(),
+        view.snapshot.xid,
+        &payload,
+        g,
+        Some(stats),
+    )?;
     undo.entries.push(UndoEntry {
         lsn: a.lsn,
         page,
