@@ -2,7 +2,9 @@
 //! (psql comes in by the socket, with `--trust-local`), psql running
 //! the seed workload (rows cut to 2,000) and a script of queries with
 //! `psql -X -v ON_ERROR_STOP=1 -f`, whose output must be what `walden sql -f` prints for
-//! the same files on another database; then SIGTERM stops the server with exit 0.
+//! the same files on another database — psql's `\d t`, `\dt` and `\di` included (psql
+//! sends its catalog queries over the wire; `walden sql` runs the same queries in
+//! process); then SIGTERM stops the server with exit 0.
 //! Skipped (with a message) without psql (scripts/install-postgres.sh).
 
 use std::io::Write;
@@ -18,6 +20,9 @@ update t set amount = amount * 2 where id % 2 = 0 returning id, amount;
 select count(*), sum(amount), min(at) from t;
 delete from t where id > 3;
 select id, name from t order by id desc;
+\\d t
+\\dt
+\\di
 ";
 
 fn free_port() -> u16 {
@@ -115,6 +120,10 @@ fn psql_through_the_server_prints_what_walden_sql_prints() {
     assert!(direct.status.success(), "walden sql failed: {b}");
     assert_eq!(a, b, "psql through walden serve and walden sql differ");
     assert!(a.contains("INSERT 0 2000") && a.contains("(3 rows)"), "{a}");
+    assert!(
+        a.contains("Table \"public.t\"") && a.contains("\"t_pkey\" PRIMARY KEY, btree (id)"),
+        "{a}"
+    );
     assert!(status.success(), "walden serve exited with {status}: {log}");
     assert!(log.contains("stopped"), "{log}");
     let _ = std::io::stderr().flush();
