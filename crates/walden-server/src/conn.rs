@@ -389,7 +389,14 @@ impl Conn<'_> {
             detail: None,
         };
         let first = match self.wire.recv(&mut check) {
-            Ok(F::PasswordMessageFamily(p)) => p.into_sasl_initial_response(),
+            Ok(F::PasswordMessageFamily(p)) => match &p {
+                pgwire::messages::startup::PasswordMessageFamily::Raw(body)
+                    if crate::wire::check_sasl_initial(body).is_err() =>
+                {
+                    return Ok(Err(expected("malformed SASLInitialResponse message")));
+                }
+                _ => p.into_sasl_initial_response(),
+            },
             Ok(_) => return Ok(Err(expected("expected SASL response, got another message"))),
             Err(_) => return Err(std::io::ErrorKind::TimedOut.into()),
         };
@@ -639,6 +646,11 @@ impl Conn<'_> {
                 )))?;
                 self.wire.flush()?;
                 let mut batch = Vec::new();
+                let ended = |e: WireError| {
+                    Failure::Io(std::io::Error::other(format!(
+                        "connection ended during COPY: {e:?}"
+                    )))
+                };
                 loop {
                     // The CopyData messages already received, in one piece (pgbench -i
                     // sends a message per row: a million for scale 10).
@@ -649,24 +661,14 @@ impl Conn<'_> {
                             copy.data(self.session, &batch)?;
                             continue;
                         }
-                        Err(e) => {
-                            drop(copy);
-                            return Err(Failure::Io(std::io::Error::other(format!(
-                                "connection ended during COPY: {e:?}"
-                            ))));
-                        }
+                        // The COPY is rolled back as it drops; the connection ends.
+                        Err(e) => return Err(ended(e)),
                     }
                     let stopping = &self.shared.stopping;
-                    let m = match self.wire.recv(&mut || !stopping.load(Ordering::Relaxed)) {
-                        Ok(m) => m,
-                        Err(e) => {
-                            // The COPY is rolled back as it drops; the connection ends.
-                            drop(copy);
-                            return Err(Failure::Io(std::io::Error::other(format!(
-                                "connection ended during COPY: {e:?}"
-                            ))));
-                        }
-                    };
+                    let m = self
+                        .wire
+                        .recv(&mut || !stopping.load(Ordering::Relaxed))
+                        .map_err(ended)?;
                     match m {
                         F::CopyData(d) => copy.data(self.session, &d.data)?,
                         F::CopyDone(_) => return Ok(copy.finish(self.session)?.tag),

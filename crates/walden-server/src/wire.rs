@@ -162,16 +162,8 @@ impl Wire {
             if head[0] != b'd' {
                 break;
             }
-            let len = i32::from_be_bytes([head[1], head[2], head[3], head[4]]);
-            if len < 4 {
-                return Err(WireError::Malformed(format!(
-                    "invalid message length {len}"
-                )));
-            }
-            if len as usize > self.max_message {
-                return Err(WireError::TooLarge(len as usize));
-            }
-            let end = at + 1 + len as usize;
+            let len = checked_length([head[1], head[2], head[3], head[4]], self.max_message)?;
+            let end = at + 1 + len;
             let Some(payload) = self.inbuf.get(at + 5..end) else {
                 break;
             };
@@ -194,18 +186,10 @@ impl Wire {
         let Some(word) = self.inbuf.get(at..at + 4) else {
             return Ok(None);
         };
-        let len = i32::from_be_bytes([word[0], word[1], word[2], word[3]]);
-        if len < 4 {
-            return Err(WireError::Malformed(format!(
-                "invalid message length {len}"
-            )));
-        }
         // A startup packet is small (PostgreSQL allows 10,000 bytes).
         let max = if startup { 10_000 } else { self.max_message };
-        if len as usize > max {
-            return Err(WireError::TooLarge(len as usize));
-        }
-        let total = at + len as usize;
+        let len = checked_length([word[0], word[1], word[2], word[3]], max)?;
+        let total = at + len;
         if self.inbuf.len() < total {
             return Ok(None);
         }
@@ -388,4 +372,34 @@ impl Layout<'_> {
         self.at += 4;
         Ok(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
     }
+}
+
+/// Checks a SASLInitialResponse body (mechanism, then a length that is -1 or exactly
+/// what follows): pgwire's decoder trusts the length and panics past the end.
+pub fn check_sasl_initial(body: &[u8]) -> Result<(), String> {
+    let mut r = Layout { body, at: 0 };
+    r.cstring()?;
+    let n = r.i32()?;
+    let rest = body.len() - r.at;
+    if (n == -1 && rest == 0) || usize::try_from(n).is_ok_and(|n| n == rest) {
+        Ok(())
+    } else {
+        Err(format!(
+            "SASL response length {n} with {rest} bytes after it"
+        ))
+    }
+}
+
+/// A message's length word (it counts itself), checked: at least 4, at most `max`.
+fn checked_length(word: [u8; 4], max: usize) -> Result<usize, WireError> {
+    let len = i32::from_be_bytes(word);
+    if len < 4 {
+        return Err(WireError::Malformed(format!(
+            "invalid message length {len}"
+        )));
+    }
+    if len as usize > max {
+        return Err(WireError::TooLarge(len as usize));
+    }
+    Ok(len as usize)
 }

@@ -385,3 +385,41 @@ fn trust_is_for_the_unix_socket_only() {
     );
     server.shutdown();
 }
+
+/// A SASLInitialResponse whose length says more than it carries (pgwire's decoder reads
+/// past its end and panics) is refused before authentication, and costs no connection
+/// slot: more such attempts than `max_connections`, then a client still gets in.
+#[test]
+fn a_lying_sasl_initial_response_is_refused_and_frees_its_slot() {
+    let (_dir, _db, server) = start(ServerConfig {
+        max_connections: 2,
+        ..trusted()
+    });
+    let port = server.local_addr().expect("tcp").port();
+    for _ in 0..4 {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("timeout");
+        let mut body = Vec::new();
+        body.extend_from_slice(&196608i32.to_be_bytes());
+        body.extend_from_slice(b"user\0postgres\0\0");
+        let mut startup = ((body.len() + 4) as i32).to_be_bytes().to_vec();
+        startup.extend_from_slice(&body);
+        s.write_all(&startup).expect("startup");
+        let mut sasl = b"SCRAM-SHA-256\0".to_vec();
+        sasl.extend_from_slice(&1000i32.to_be_bytes());
+        sasl.extend_from_slice(b"n,,");
+        let mut msg = b"p".to_vec();
+        msg.extend_from_slice(&((sasl.len() + 4) as i32).to_be_bytes());
+        msg.extend_from_slice(&sasl);
+        s.write_all(&msg).expect("sasl");
+        let mut out = Vec::new();
+        let _ = s.read_to_end(&mut out);
+        let text = String::from_utf8_lossy(&out);
+        assert!(text.contains("malformed SASLInitialResponse"), "{text}");
+    }
+    let mut c = connect(&server);
+    let rows = cells(&c.simple_query("select 1").expect("served"));
+    assert_eq!(rows, vec![vec![Some("1".into())]]);
+    server.shutdown();
+}
