@@ -15,6 +15,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
+use walden::rng::SimRng;
 use walden::{Transaction, Value};
 
 use crate::error::{SqlError, SqlResult};
@@ -23,8 +24,8 @@ use crate::session::Ctx;
 /// Rows sampled (PostgreSQL: 300 × default_statistics_target, 100).
 const SAMPLE: usize = 30_000;
 
-/// A value's 64-bit hash, built as its `Hash` writes it: each write's word (8 bytes at
-/// a time) rotated in and multiplied, then MurmurHash3's finalizer. Far cheaper than
+/// A value's 64-bit hash, built as its `Hash` writes it: each write's words (8 bytes at
+/// a time) folded in and the result mixed, as `keytable::hash_bytes` does. Far cheaper than
 /// SipHash, which ANALYZE had spent a third of its time in; a statistic needs no
 /// defence against chosen collisions.
 #[derive(Default)]
@@ -32,7 +33,7 @@ struct ValueHasher(u64);
 
 impl ValueHasher {
     fn word(&mut self, w: u64) {
-        self.0 = (self.0.rotate_left(23) ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.0 = crate::keytable::fold(self.0, w);
     }
 }
 
@@ -67,12 +68,7 @@ impl Hasher for ValueHasher {
         self.word(x as u64);
     }
     fn finish(&self) -> u64 {
-        let mut h = self.0;
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        h ^ (h >> 33)
+        crate::keytable::finalize(self.0)
     }
 }
 
@@ -117,15 +113,6 @@ fn hash_value(v: &Value) -> u64 {
         Value::Jsonb(j) => j.sort_key().hash(&mut h),
     }
     h.finish()
-}
-
-/// The next number of a splitmix64 sequence.
-fn next_random(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// A column's distinct values estimated from `sample` (its values in the sampled rows)
@@ -174,7 +161,7 @@ pub(crate) fn analyze_table(cx: &mut Ctx, t: &mut Transaction, table: &str) -> S
     let columns = cx.db.schema(table)?.columns.len();
     let mut sample: Vec<Vec<Value>> = Vec::new();
     let mut rows = 0u64;
-    let mut random = 0x5eed_a11a_u64;
+    let mut random = SimRng::new(0x5eed_a11a);
     let mut cancelled: Option<SqlError> = None;
     t.scan_decoding_some(table, |_, decode| {
         rows += 1;
@@ -189,7 +176,7 @@ pub(crate) fn analyze_table(cx: &mut Ctx, t: &mut Transaction, table: &str) -> S
         if sample.len() < SAMPLE {
             sample.push(decode()?);
         } else {
-            let at = (next_random(&mut random) % rows) as usize;
+            let at = random.below(rows) as usize;
             if at < SAMPLE {
                 sample[at] = decode()?;
             }

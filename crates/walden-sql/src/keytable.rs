@@ -78,19 +78,31 @@ fn int_key(key: &[u8]) -> Option<i64> {
 /// steps of MurmurHash3's 64-bit finalizer) so the low bits that pick a bucket depend on
 /// every input bit.
 pub(crate) fn hash_bytes(bytes: &[u8]) -> u64 {
-    const K: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut h = bytes.len() as u64;
     let mut chunks = bytes.chunks_exact(8);
     for c in &mut chunks {
-        let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
-        h = (h.rotate_left(23) ^ w).wrapping_mul(K);
+        h = fold(
+            h,
+            u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]),
+        );
     }
     let rest = chunks.remainder();
     if !rest.is_empty() {
         let mut w = [0u8; 8];
         w[..rest.len()].copy_from_slice(rest);
-        h = (h.rotate_left(23) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        h = fold(h, u64::from_le_bytes(w));
     }
+    finalize(h)
+}
+
+/// One word folded into a running hash: rotated in and multiplied.
+pub(crate) fn fold(h: u64, w: u64) -> u64 {
+    (h.rotate_left(23) ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+/// A running hash mixed (MurmurHash3's 64-bit finalizer) so that every bit of the
+/// result depends on every input bit.
+pub(crate) fn finalize(mut h: u64) -> u64 {
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
     h ^= h >> 33;

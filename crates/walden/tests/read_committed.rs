@@ -10,58 +10,12 @@ use std::ops::Bound;
 use std::thread;
 use std::time::Duration;
 
-use walden::vfs::SimVfs;
 use walden::*;
 
 mod support;
-use support::sim_opts;
+use support::{counters_db, int8_of};
 
 const KINDS: [TableKind; 2] = [TableKind::Heap, TableKind::Undo];
-
-/// A database with table `t (id, x, y, pad)` of `kind` holding `rows` rows (id i, x 1,
-/// y 0, pad of `pad` bytes), and a unique index `t_pkey` on id.
-fn db(seed: u64, kind: TableKind, rows: i64, pad: usize) -> Database {
-    let db = Database::create("db", sim_opts(&SimVfs::new(seed))).unwrap();
-    let schema = Schema::new(vec![
-        Column::not_null("id", ColumnType::Int8),
-        Column::not_null("x", ColumnType::Int8),
-        Column::not_null("y", ColumnType::Int8),
-        Column::not_null("pad", ColumnType::Text),
-    ]);
-    db.create_table_with("t", schema, kind).unwrap();
-    db.create_index(&IndexSpec {
-        name: "t_pkey",
-        table: "t",
-        columns: &["id"],
-        order: &[],
-        unique: true,
-        primary: true,
-        if_not_exists: false,
-    })
-    .unwrap();
-    let mut tx = db.begin();
-    tx.insert_many(
-        "t",
-        (0..rows).map(|i| {
-            vec![
-                Value::Int8(i),
-                Value::Int8(1),
-                Value::Int8(0),
-                Value::Text("p".repeat(pad)),
-            ]
-        }),
-    )
-    .unwrap();
-    tx.commit().unwrap();
-    db
-}
-
-fn int(v: &Value) -> i64 {
-    match v {
-        Value::Int8(n) => *n,
-        other => panic!("not an int8: {other:?}"),
-    }
-}
 
 /// (id, x, y) of every row, by id, as a new transaction sees them.
 fn rows(db: &Database) -> Vec<(i64, i64, i64)> {
@@ -70,7 +24,7 @@ fn rows(db: &Database) -> Vec<(i64, i64, i64)> {
         .scan("t")
         .unwrap()
         .iter()
-        .map(|(_, r)| (int(&r[0]), int(&r[1]), int(&r[2])))
+        .map(|(_, r)| (int8_of(&r[0]), int8_of(&r[1]), int8_of(&r[2])))
         .collect();
     out.sort_unstable();
     out
@@ -88,7 +42,7 @@ fn with(row: &Row, col: usize, v: i64) -> Row {
 /// `newest`, `modify_newest`). Returns the rows changed.
 fn increment(db: &Database, id: i64, through_index: bool) -> Result<u64> {
     let mut tx = db.begin_with(Isolation::ReadCommitted);
-    let add = |row: &Row| RowAction::Update(with(row, 2, int(&row[2]) + 1));
+    let add = |row: &Row| RowAction::Update(with(row, 2, int8_of(&row[2]) + 1));
     let n = if through_index {
         let found = tx.index_get("t_pkey", &[Value::Int8(id)])?;
         let actions = found.iter().map(|(rid, row)| (*rid, add(row))).collect();
@@ -107,7 +61,7 @@ fn increment(db: &Database, id: i64, through_index: bool) -> Result<u64> {
         }
         n
     } else {
-        tx.modify_with("t", |_, row| match int(&row[0]) == id {
+        tx.modify_with("t", |_, row| match int8_of(&row[0]) == id {
             true => add(row),
             false => RowAction::Keep,
         })?
@@ -123,7 +77,7 @@ fn concurrent_increments_of_one_row_lose_nothing_and_never_fail() {
     const THREADS: u64 = 8;
     const EACH: u64 = 150;
     for kind in KINDS {
-        let db = db(1, kind, 20, 40);
+        let db = counters_db(1, kind, 20, 40);
         let handles: Vec<_> = (0..THREADS)
             .map(|n| {
                 let db = db.clone();
@@ -172,7 +126,7 @@ fn race(
 
 fn set_x(t: &mut Transaction, id: i64, x: i64) {
     let n = t
-        .modify_with("t", |_, row| match int(&row[0]) == id {
+        .modify_with("t", |_, row| match int8_of(&row[0]) == id {
             true => RowAction::Update(with(row, 1, x)),
             false => RowAction::Keep,
         })
@@ -185,13 +139,13 @@ fn set_x(t: &mut Transaction, id: i64, x: i64) {
 #[test]
 fn a_row_that_stops_matching_is_skipped() {
     for kind in KINDS {
-        let db = db(2, kind, 3, 10);
+        let db = counters_db(2, kind, 3, 10);
         let n = race(
             &db,
             |t1| set_x(t1, 1, 2),
             |t2| {
-                t2.modify_with("t", |_, row| match int(&row[1]) == 1 {
-                    true => RowAction::Update(with(row, 2, int(&row[2]) + 1)),
+                t2.modify_with("t", |_, row| match int8_of(&row[1]) == 1 {
+                    true => RowAction::Update(with(row, 2, int8_of(&row[2]) + 1)),
                     false => RowAction::Keep,
                 })
             },
@@ -207,12 +161,12 @@ fn a_row_that_stops_matching_is_skipped() {
 #[test]
 fn delete_and_update_race_as_in_postgresql() {
     for kind in KINDS {
-        let db = db(3, kind, 3, 10);
+        let db = counters_db(3, kind, 3, 10);
         let deleted = race(
             &db,
             |t1| {
                 let n = t1
-                    .modify_with("t", |_, row| match int(&row[0]) == 1 {
+                    .modify_with("t", |_, row| match int8_of(&row[0]) == 1 {
                         true => RowAction::Delete,
                         false => RowAction::Keep,
                     })
@@ -221,7 +175,7 @@ fn delete_and_update_race_as_in_postgresql() {
             },
             |t2| {
                 t2.modify_with("t", |_, row| {
-                    RowAction::Update(with(row, 2, int(&row[2]) + 10))
+                    RowAction::Update(with(row, 2, int8_of(&row[2]) + 10))
                 })
             },
         )
@@ -233,7 +187,7 @@ fn delete_and_update_race_as_in_postgresql() {
             &db,
             |t1| set_x(t1, 2, 5),
             |t2| {
-                t2.modify_with("t", |_, row| match int(&row[0]) == 2 {
+                t2.modify_with("t", |_, row| match int8_of(&row[0]) == 2 {
                     true => RowAction::Delete,
                     false => RowAction::Keep,
                 })
@@ -252,12 +206,12 @@ fn delete_and_update_race_as_in_postgresql() {
 fn a_moved_row_is_followed_to_its_new_place() {
     for kind in KINDS {
         // Rows of 1000 bytes fill the first page; the one that grows must leave it.
-        let db = db(4, kind, 12, 1000);
+        let db = counters_db(4, kind, 12, 1000);
         let n = race(
             &db,
             |t1| {
                 let n = t1
-                    .modify_with("t", |_, row| match int(&row[0]) == 0 {
+                    .modify_with("t", |_, row| match int8_of(&row[0]) == 0 {
                         true => {
                             let mut new = with(row, 1, 3);
                             new[3] = Value::Text("q".repeat(3000));
@@ -269,8 +223,8 @@ fn a_moved_row_is_followed_to_its_new_place() {
                 assert_eq!(n, 1);
             },
             |t2| {
-                t2.modify_with("t", |_, row| match int(&row[0]) == 0 {
-                    true => RowAction::Update(with(row, 2, int(&row[2]) + 1)),
+                t2.modify_with("t", |_, row| match int8_of(&row[0]) == 0 {
+                    true => RowAction::Update(with(row, 2, int8_of(&row[2]) + 1)),
                     false => RowAction::Keep,
                 })
             },
@@ -281,7 +235,7 @@ fn a_moved_row_is_followed_to_its_new_place() {
         let found = tx.index_get("t_pkey", &[Value::Int8(0)]).unwrap();
         assert_eq!(found.len(), 1, "{kind:?}");
         let row = &found[0].1;
-        assert_eq!((int(&row[1]), int(&row[2])), (3, 1), "{kind:?}");
+        assert_eq!((int8_of(&row[1]), int8_of(&row[2])), (3, 1), "{kind:?}");
         assert_eq!(row[3], Value::Text("q".repeat(3000)), "{kind:?}");
         assert_eq!(db.check().unwrap().problems, Vec::<String>::new());
     }
@@ -291,7 +245,7 @@ fn a_moved_row_is_followed_to_its_new_place() {
 #[test]
 fn repeatable_read_still_fails_with_a_serialization_failure() {
     for kind in KINDS {
-        let db = db(5, kind, 3, 10);
+        let db = counters_db(5, kind, 3, 10);
         let mut t2 = db.begin_with(Isolation::RepeatableRead);
         let mut t1 = db.begin_with(Isolation::ReadCommitted);
         set_x(&mut t1, 1, 2);
@@ -324,7 +278,7 @@ fn repeatable_read_still_fails_with_a_serialization_failure() {
 #[test]
 fn statements_see_what_committed_before_them() {
     for kind in KINDS {
-        let db = db(6, kind, 2, 10);
+        let db = counters_db(6, kind, 2, 10);
         let mut rc = db.begin_with(Isolation::ReadCommitted);
         let mut rr = db.begin_with(Isolation::RepeatableRead);
         rc.new_statement_snapshot().unwrap();
@@ -361,7 +315,7 @@ fn statements_see_what_committed_before_them() {
             .scan("t")
             .unwrap()
             .iter()
-            .map(|(_, r)| int(&r[0]))
+            .map(|(_, r)| int8_of(&r[0]))
             .collect();
         assert_eq!(sorted(ids), vec![0, 1, 10, 20], "{kind:?}");
         assert_eq!(rr.scan("t").unwrap().len(), 2, "{kind:?}");
@@ -387,7 +341,7 @@ fn sorted(mut v: Vec<i64>) -> Vec<i64> {
 #[test]
 fn a_concurrent_insert_of_one_key_waits_then_violates() {
     for kind in KINDS {
-        let db = db(7, kind, 1, 10);
+        let db = counters_db(7, kind, 1, 10);
         let row = vec![
             Value::Int8(5),
             Value::Int8(1),
@@ -417,7 +371,7 @@ fn a_concurrent_insert_of_one_key_waits_then_violates() {
 /// newest statement began.
 #[test]
 fn a_new_statement_snapshot_lets_vacuum_go_on() {
-    let db = db(8, TableKind::Heap, 50, 10);
+    let db = counters_db(8, TableKind::Heap, 50, 10);
     let mut older = db.begin();
     let mut long = db.begin_with(Isolation::ReadCommitted);
     assert_eq!(long.scan("t").unwrap().len(), 50);
@@ -436,7 +390,7 @@ fn a_new_statement_snapshot_lets_vacuum_go_on() {
         .scan("t")
         .unwrap()
         .iter()
-        .map(|(_, r)| int(&r[2]))
+        .map(|(_, r)| int8_of(&r[2]))
         .collect();
     assert_eq!(ys, vec![1; 50]);
     long.commit().unwrap();

@@ -405,7 +405,7 @@ impl Database {
             let access = access::of(t.kind);
             let probe = Index::new(def.clone(), Vec::new());
             let items = match collect_items(inner, &ctx, t, &probe, access, tx.xid())? {
-                Collected::Items(items) => items,
+                Collected::Items(arena, entries) => (arena, entries),
                 Collected::Wait(other) => {
                     drop(ddl);
                     let r = inner.txns.wait_for(tx.xid(), other);
@@ -420,7 +420,10 @@ impl Database {
                 stats: &mut tx.stats,
                 row_ref: None,
             };
-            let (meta, pages) = btree::build(&ctx, id, &mut items.into_iter(), &mut w)?;
+            // Each item copied out only as the build reaches it.
+            let (arena, entries) = items;
+            let mut items = entries.iter().map(|e| arena.item(e).to_vec());
+            let (meta, pages) = btree::build(&ctx, id, &mut items, &mut w)?;
             def.meta = meta;
             // Logged, committed and put in the catalog under the catalog lock, so that a
             // checkpoint whose catalog lacks the index has its redo point before the
@@ -566,7 +569,8 @@ fn info(t: &Table, ix: &Index) -> IndexInfo {
 }
 
 enum Collected {
-    Items(Vec<Vec<u8>>),
+    /// The items, and their order (sorted, without repeats).
+    Items(ItemArena, Vec<ItemEntry>),
     /// A running transaction holds a repeated key of a unique index.
     Wait(u64),
 }
@@ -576,17 +580,18 @@ enum Collected {
 #[derive(Default)]
 struct ItemArena {
     bytes: Vec<u8>,
-    /// Per item: where it starts in `bytes`, its length, its key's length, and whether
-    /// a key column is NULL.
-    entries: Vec<(usize, u32, u32, bool)>,
 }
 
+/// Where an item starts in the arena, its length, its key's length, and whether a key
+/// column is NULL.
+type ItemEntry = (usize, u32, u32, bool);
+
 impl ItemArena {
-    fn item(&self, e: &(usize, u32, u32, bool)) -> &[u8] {
+    fn item(&self, e: &ItemEntry) -> &[u8] {
         &self.bytes[e.0..e.0 + e.1 as usize]
     }
 
-    fn key(&self, e: &(usize, u32, u32, bool)) -> &[u8] {
+    fn key(&self, e: &ItemEntry) -> &[u8] {
         &self.bytes[e.0..e.0 + e.2 as usize]
     }
 }
@@ -603,6 +608,7 @@ fn collect_items(
 ) -> Result<Collected> {
     let max = btree::max_key_bytes(ctx.pool.page_size());
     let mut arena = ItemArena::default();
+    let mut entries: Vec<ItemEntry> = Vec::new();
     let mut rows = crate::access::PageRows::default();
     // The key is cut from the row's bytes; a row that lacks a column added later is
     // decoded instead.
@@ -640,7 +646,7 @@ fn collect_items(
             }
             let len = arena.bytes.len() - start;
             let too_long = || Error::InvalidOption("index build: an item too long".into());
-            arena.entries.push((
+            entries.push((
                 start,
                 u32::try_from(len).map_err(|_| too_long())?,
                 u32::try_from(key_len).map_err(|_| too_long())?,
@@ -649,7 +655,6 @@ fn collect_items(
         }
         inner.relieve_space();
     }
-    let mut entries = std::mem::take(&mut arena.entries);
     entries.sort_unstable_by(|a, b| arena.item(a).cmp(arena.item(b)));
     entries.dedup_by(|a, b| arena.item(a) == arena.item(b));
     if ix.primary {
@@ -706,9 +711,7 @@ fn collect_items(
             i = j;
         }
     }
-    Ok(Collected::Items(
-        entries.iter().map(|e| arena.item(e).to_vec()).collect(),
-    ))
+    Ok(Collected::Items(arena, entries))
 }
 
 impl Transaction {

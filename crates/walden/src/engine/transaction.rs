@@ -860,6 +860,29 @@ impl Reader<'_> {
     pub fn scan_decoding_some(
         &self,
         table: &str,
+        f: impl FnMut(RowId, &mut dyn FnMut() -> Result<Row>) -> Result<bool>,
+    ) -> Result<()> {
+        self.scan_rows(table, RowShape::default(), f)
+    }
+
+    /// As `scan_with`, each row decoded as `shape` asks: only the columns it marks
+    /// (the others NULL, their bytes not read), in a vector with the room it asks for.
+    pub fn scan_shaped(
+        &self,
+        table: &str,
+        shape: RowShape,
+        mut f: impl FnMut(RowId, Row) -> bool,
+    ) -> Result<()> {
+        self.scan_rows(table, shape, |id, decode| Ok(f(id, decode()?)))
+    }
+
+    /// The scan under `scan_shaped` and `scan_decoding_some`: each visible row's id, and
+    /// what decodes it as `shape` asks (with the table's schema of now when the row is
+    /// newer than the schema read at the start).
+    fn scan_rows(
+        &self,
+        table: &str,
+        shape: RowShape,
         mut f: impl FnMut(RowId, &mut dyn FnMut() -> Result<Row>) -> Result<bool>,
     ) -> Result<()> {
         let txn = self.txn;
@@ -872,44 +895,10 @@ impl Reader<'_> {
             txn.db.relieve_space();
             for (id, bytes) in rows.iter() {
                 let mut decode = || -> Result<Row> {
-                    let row = decode_latest_columns(
-                        &txn.db,
-                        &t,
-                        &mut schema,
-                        id,
-                        bytes,
-                        RowShape::default(),
-                    )?;
+                    let row = decode_latest_columns(&txn.db, &t, &mut schema, id, bytes, shape)?;
                     Ok(schema.to_visible(row))
                 };
                 if !f(id, &mut decode)? {
-                    return Ok(());
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// As `scan_with`, each row decoded as `shape` asks: only the columns it marks
-    /// (the others NULL, their bytes not read), in a vector with the room it asks for.
-    pub fn scan_shaped(
-        &self,
-        table: &str,
-        shape: RowShape,
-        mut f: impl FnMut(RowId, Row) -> bool,
-    ) -> Result<()> {
-        let txn = self.txn;
-        let t = txn.db.table(table)?;
-        let mut rows = crate::access::PageRows::default();
-        let mut schema = t.schema();
-        for page in t.page_list() {
-            rows.clear();
-            txn.scan_page_in(&self.view(), &t, page, &mut rows)?;
-            txn.db.relieve_space();
-            for (id, bytes) in rows.iter() {
-                let row = decode_latest_columns(&txn.db, &t, &mut schema, id, bytes, shape)?;
-                let row = schema.to_visible(row);
-                if !f(id, row) {
                     return Ok(());
                 }
             }

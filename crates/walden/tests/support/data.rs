@@ -1,7 +1,7 @@
 //! Tables and rows of test databases: the usual schemas, rows built from an id, and the
 //! ids a table shows.
 
-use walden::{Column, ColumnType, Database, Row, Schema, Value};
+use walden::{Column, ColumnType, Database, IndexSpec, Row, Schema, TableKind, Value};
 
 /// The table most tests use.
 pub const TABLE: &str = "t";
@@ -64,4 +64,49 @@ pub fn sorted_int8_pairs(db: &Database, table: &str) -> Vec<(i64, i64)> {
         .collect();
     pairs.sort_unstable();
     pairs
+}
+
+/// A database with table `t (id, x, y, pad)` of `kind` holding `rows` rows (id i, x 1,
+/// y 0, pad of `pad` bytes), and a unique index `t_pkey` on id.
+pub fn counters_db(seed: u64, kind: TableKind, rows: i64, pad: usize) -> Database {
+    let db = Database::create("db", super::sim_opts(&walden::vfs::SimVfs::new(seed))).unwrap();
+    let schema = Schema::new(vec![
+        Column::not_null("id", ColumnType::Int8),
+        Column::not_null("x", ColumnType::Int8),
+        Column::not_null("y", ColumnType::Int8),
+        Column::not_null("pad", ColumnType::Text),
+    ]);
+    db.create_table_with("t", schema, kind).unwrap();
+    db.create_index(&IndexSpec {
+        name: "t_pkey",
+        table: "t",
+        columns: &["id"],
+        order: &[],
+        unique: true,
+        primary: true,
+        if_not_exists: false,
+    })
+    .unwrap();
+    let mut tx = db.begin();
+    tx.insert_many(
+        "t",
+        (0..rows).map(|i| {
+            vec![
+                Value::Int8(i),
+                Value::Int8(1),
+                Value::Int8(0),
+                Value::Text("p".repeat(pad)),
+            ]
+        }),
+    )
+    .unwrap();
+    tx.commit().unwrap();
+    db
+}
+
+pub fn int8_of(v: &Value) -> i64 {
+    match v {
+        Value::Int8(n) => *n,
+        other => panic!("not an int8: {other:?}"),
+    }
 }

@@ -112,21 +112,37 @@ pub enum BTreeRecord {
 /// vector per item (an index build logs every page it writes).
 pub fn put_page(out: &mut Vec<u8>, page: &[u8]) {
     let p = IndexPage(page);
-    put_varint(out, p.page_no());
-    put_varint(out, p.owner() as u64);
-    put_varint(out, p.level() as u64);
-    out.push(p.flags() as u8);
-    put_varint(out, p.right().map_or(0, |r| r + 1));
-    match p.high_key() {
+    put_page_parts(
+        out,
+        (p.page_no(), p.owner(), p.level(), p.flags(), p.right()),
+        p.high_key(),
+        (0..p.count()).map(|i| p.item(i)),
+    );
+}
+
+/// The `btree_page` payload: `(page, index, level, flags, right)`, the high key, the
+/// items.
+fn put_page_parts<'i>(
+    out: &mut Vec<u8>,
+    (page, index, level, flags, right): (u64, u32, u16, u16, Option<u64>),
+    high_key: Option<&[u8]>,
+    items: impl ExactSizeIterator<Item = &'i [u8]>,
+) {
+    put_varint(out, page);
+    put_varint(out, index as u64);
+    put_varint(out, level as u64);
+    out.push(flags as u8);
+    put_varint(out, right.map_or(0, |r| r + 1));
+    match high_key {
         None => put_varint(out, 0),
         Some(h) => {
             put_varint(out, h.len() as u64 + 1);
             out.extend_from_slice(h);
         }
     }
-    put_varint(out, p.count() as u64);
-    for i in 0..p.count() {
-        put_bytes_v(out, p.item(i));
+    put_varint(out, items.len() as u64);
+    for it in items {
+        put_bytes_v(out, it);
     }
 }
 
@@ -170,24 +186,12 @@ impl Payload for BTreeRecord {
                 right,
                 high_key,
                 items,
-            } => {
-                put_varint(out, *page);
-                put_varint(out, *index as u64);
-                put_varint(out, *level as u64);
-                out.push(*flags as u8);
-                put_varint(out, right.map_or(0, |r| r + 1));
-                match high_key {
-                    None => put_varint(out, 0),
-                    Some(h) => {
-                        put_varint(out, h.len() as u64 + 1);
-                        out.extend_from_slice(h);
-                    }
-                }
-                put_varint(out, items.len() as u64);
-                for it in items {
-                    put_bytes_v(out, it);
-                }
-            }
+            } => put_page_parts(
+                out,
+                (*page, *index, *level, *flags, *right),
+                high_key.as_deref(),
+                items.iter().map(|i| i.as_slice()),
+            ),
             BTreeRecord::Insert { page, pos, item } => put_insert(out, *page, *pos, item),
             BTreeRecord::Delete { page, positions } => {
                 put_varint(out, *page);

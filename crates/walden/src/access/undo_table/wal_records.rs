@@ -333,19 +333,17 @@ impl Payload for UndoTableRecord {
     fn encode_payload(&self, out: &mut Vec<u8>) {
         match self {
             UndoTableRecord::Insert { page, cid, rows } => put_insert(out, *page, *cid, rows),
-            UndoTableRecord::Change { page, cid, ops } if one_plain_update(ops).is_some() => {
-                if let Some((slot, off, xor)) = one_plain_update(ops) {
-                    put_varint(out, *page);
-                    put_varint(out, *cid as u64);
-                    put_varint(out, slot as u64);
-                    put_varint(out, off as u64);
-                    out.extend_from_slice(xor);
-                }
-            }
             UndoTableRecord::Change { page, cid, ops } => {
                 put_varint(out, *page);
                 put_varint(out, *cid as u64);
-                put_change_ops(out, ops);
+                match one_plain_update(ops) {
+                    Some((slot, off, xor)) => {
+                        put_varint(out, slot as u64);
+                        put_varint(out, off as u64);
+                        out.extend_from_slice(xor);
+                    }
+                    None => put_change_ops(out, ops),
+                }
             }
             UndoTableRecord::Revert {
                 page,
