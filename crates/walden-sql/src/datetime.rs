@@ -210,6 +210,12 @@ fn parse_parts(s: &str, ty: &str) -> SqlResult<Parsed> {
     if rest.is_empty() {
         return Ok(p);
     }
+    // A zone straight after the date is midnight there, as PostgreSQL reads it
+    // (pgjdbc's setDate sends `2000-02-29 +00`).
+    if !rest.starts_with(|c: char| c.is_ascii_digit()) {
+        p.zone_secs = Some(parse_zone(rest).ok_or_else(bad)?);
+        return Ok(p);
+    }
     let (micros, rest) =
         parse_time(rest).map_err(|range| if range { field_overflow(s) } else { bad() })?;
     p.time_micros = Some(micros);
@@ -852,6 +858,17 @@ mod tests {
         assert_eq!(parse_date("2000-01-02"), Ok(1));
         assert_eq!(parse_date("2024-02-30").unwrap_err().code, "22008");
         assert_eq!(parse_date("2024-x").unwrap_err().code, "22007");
+        // A zone after a date without a time: ignored by date, midnight there for
+        // timestamptz (pgjdbc's setDate sends its text so).
+        assert_eq!(parse_date("2000-01-02 +00"), Ok(1));
+        assert_eq!(parse_date("2000-01-02 -05:30"), Ok(1));
+        assert_eq!(parse_date("2000-01-02 UTC"), Ok(1));
+        assert_eq!(parse_date("2000-01-02 +x").unwrap_err().code, "22007");
+        assert_eq!(parse_timestamp("2000-01-01 +02", false), Ok(0));
+        assert_eq!(
+            parse_timestamp("2000-01-01 +02", true),
+            Ok(-2 * MICROS_PER_HOUR)
+        );
         assert_eq!(
             parse_timestamp("2000-01-01T00:00:01.5", false),
             Ok(1_500_000)

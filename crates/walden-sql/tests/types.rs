@@ -77,6 +77,21 @@ const CASES: &[(&str, &str)] = &[
         r#"select '2024-01-31 12:00:00+02'::timestamp"#,
         r#"2024-01-31 12:00:00"#,
     ),
+    // A zone right after the date (pgjdbc's setDate and setTimestamp text): midnight
+    // there, ignored by date and timestamp.
+    (r#"select '2000-02-29 +05:30'::date"#, r#"2000-02-29"#),
+    (
+        r#"select '2000-02-29 -05'::timestamptz"#,
+        r#"2000-02-29 05:00:00+00"#,
+    ),
+    (
+        r#"select '2000-02-29 +05:30'::timestamp"#,
+        r#"2000-02-29 00:00:00"#,
+    ),
+    (
+        r#"select '2000-02-29 +x'::date"#,
+        r#"ERROR 22007: invalid input syntax for type date: "2000-02-29 +x""#,
+    ),
     (
         r#"select timestamptz '2024-01-31 23:00:00-02' + interval '1 hour'"#,
         r#"2024-02-01 02:00:00+00"#,
