@@ -115,26 +115,41 @@ fn hash_value(v: &Value) -> u64 {
     h.finish()
 }
 
-/// A column's distinct values estimated from `sample` (its values in the sampled rows)
-/// for a table of `total` rows, as PostgreSQL's `n_distinct`.
-fn estimate_distinct(sample: &[Vec<Value>], column: usize, total: f64) -> f64 {
+/// A sampled value as the sample keeps it: its hash, or `NULL_HASH` for NULL (a value
+/// hashing to it is moved to 1).
+fn sampled(v: &Value) -> u64 {
+    match v {
+        Value::Null => NULL_HASH,
+        v => match hash_value(v) {
+            NULL_HASH => 1,
+            h => h,
+        },
+    }
+}
+
+const NULL_HASH: u64 = 0;
+
+/// A column's distinct values estimated from `sample` (its values' hashes in the sampled
+/// rows, `sampled`) for a table of `total` rows, as PostgreSQL's `n_distinct`.
+fn estimate_distinct(sample: impl ExactSizeIterator<Item = u64>, total: f64) -> f64 {
     let mut counts: HashMap64<u32> = HashMap64::default();
     let mut nulls = 0usize;
-    for row in sample {
-        match row.get(column) {
-            None | Some(Value::Null) => nulls += 1,
-            Some(v) => *counts.entry(hash_value(v)).or_insert(0) += 1,
+    let len = sample.len();
+    for h in sample {
+        match h {
+            NULL_HASH => nulls += 1,
+            h => *counts.entry(h).or_insert(0) += 1,
         }
     }
-    let n = (sample.len() - nulls) as f64;
-    if sample.is_empty() || n == 0.0 {
+    let n = (len - nulls) as f64;
+    if len == 0 || n == 0.0 {
         return 0.0;
     }
-    let null_share = nulls as f64 / sample.len() as f64;
+    let null_share = nulls as f64 / len as f64;
     let d = counts.len() as f64;
     let f1 = counts.values().filter(|&&c| c == 1).count() as f64;
     // Every sampled value once: a unique column (as many values as non-NULL rows).
-    if f1 == d && sample.len() < total as usize {
+    if f1 == d && len < total as usize {
         return -(1.0 - null_share);
     }
     let nonnull_total = total * (1.0 - null_share);
@@ -159,7 +174,17 @@ fn estimate_distinct(sample: &[Vec<Value>], column: usize, total: f64) -> f64 {
 /// Analyzes one table in `t`'s snapshot and keeps what it found.
 pub(crate) fn analyze_table(cx: &mut Ctx, t: &mut Transaction, table: &str) -> SqlResult<()> {
     let columns = cx.db.schema(table)?.columns.len();
-    let mut sample: Vec<Vec<Value>> = Vec::new();
+    // The sampled rows' values as hashes (`sampled`), `columns` per row: a row is hashed
+    // as it is decoded and dropped at once, so the sample holds no values.
+    let mut sample: Vec<u64> = Vec::new();
+    let hash_row = |row: Vec<Value>, into: &mut [u64]| {
+        for (slot, v) in into
+            .iter_mut()
+            .zip(row.iter().chain(std::iter::repeat(&Value::Null)))
+        {
+            *slot = sampled(v);
+        }
+    };
     let mut rows = 0u64;
     let mut random = SimRng::new(0x5eed_a11a);
     let mut cancelled: Option<SqlError> = None;
@@ -173,12 +198,14 @@ pub(crate) fn analyze_table(cx: &mut Ctx, t: &mut Transaction, table: &str) -> S
         }
         // Reservoir sampling: the row takes a random place among the first `rows`, and
         // stays when that place is in the sample.
-        if sample.len() < SAMPLE {
-            sample.push(decode()?);
+        if sample.len() < SAMPLE * columns {
+            let at = sample.len();
+            sample.resize(at + columns, NULL_HASH);
+            hash_row(decode()?, &mut sample[at..]);
         } else {
             let at = random.below(rows) as usize;
             if at < SAMPLE {
-                sample[at] = decode()?;
+                hash_row(decode()?, &mut sample[at * columns..(at + 1) * columns]);
             }
         }
         Ok(true)
@@ -188,7 +215,7 @@ pub(crate) fn analyze_table(cx: &mut Ctx, t: &mut Transaction, table: &str) -> S
     }
     let n = rows as f64;
     let found: Vec<f64> = (0..columns)
-        .map(|c| estimate_distinct(&sample, c, n))
+        .map(|c| estimate_distinct(sample.iter().skip(c).step_by(columns).copied(), n))
         .collect();
     cx.db.set_table_stats(table, n, &found)?;
     Ok(())
@@ -198,10 +225,14 @@ pub(crate) fn analyze_table(cx: &mut Ctx, t: &mut Transaction, table: &str) -> S
 mod tests {
     use super::*;
 
-    fn column(values: impl Iterator<Item = Option<i32>>) -> Vec<Vec<Value>> {
+    fn column(values: impl Iterator<Item = Option<i32>>) -> Vec<u64> {
         values
-            .map(|v| vec![v.map_or(Value::Null, Value::Int4)])
+            .map(|v| sampled(&v.map_or(Value::Null, Value::Int4)))
             .collect()
+    }
+
+    fn estimate_distinct(sample: &[u64], total: f64) -> f64 {
+        super::estimate_distinct(sample.iter().copied(), total)
     }
 
     /// A table read whole is counted exactly, as before sampling: a count, or a share
@@ -209,14 +240,14 @@ mod tests {
     #[test]
     fn a_whole_table_is_counted_exactly() {
         let s = column((0..1000).map(|i| Some(i % 7)));
-        assert_eq!(estimate_distinct(&s, 0, 1000.0), 7.0);
+        assert_eq!(estimate_distinct(&s, 1000.0), 7.0);
         let s = column((0..1000).map(|i| Some(i % 400)));
-        assert_eq!(estimate_distinct(&s, 0, 1000.0), -0.4);
+        assert_eq!(estimate_distinct(&s, 1000.0), -0.4);
         let s = column((0..1000).map(|i| if i % 2 == 0 { None } else { Some(i) }));
-        assert_eq!(estimate_distinct(&s, 0, 1000.0), -0.5);
-        assert_eq!(estimate_distinct(&column(std::iter::empty()), 0, 0.0), 0.0);
+        assert_eq!(estimate_distinct(&s, 1000.0), -0.5);
+        assert_eq!(estimate_distinct(&column(std::iter::empty()), 0.0), 0.0);
         assert_eq!(
-            estimate_distinct(&column([None, None].into_iter()), 0, 2.0),
+            estimate_distinct(&column([None, None].into_iter()), 2.0),
             0.0
         );
     }
@@ -227,9 +258,9 @@ mod tests {
     fn a_sample_is_scaled_as_postgresql_does() {
         let total = 1_000_000.0;
         let unique = column((0..30_000).map(Some));
-        assert_eq!(estimate_distinct(&unique, 0, total), -1.0);
+        assert_eq!(estimate_distinct(&unique, total), -1.0);
         let ten = column((0..30_000).map(|i| Some(i % 10)));
-        assert_eq!(estimate_distinct(&ten, 0, total), 10.0);
+        assert_eq!(estimate_distinct(&ten, total), 10.0);
         // n = 30,000: values 0..10,000 twice and 10,000..20,000 once.
         let mixed = column((0..30_000).map(|i| Some(if i < 20_000 { i } else { i - 20_000 })));
         let d = 20_000.0;
@@ -237,6 +268,6 @@ mod tests {
         let n = 30_000.0;
         let want = ((n * d) / ((n - f1) + f1 * n / total) + 0.5_f64).floor();
         assert_eq!(want, 29_557.0);
-        assert_eq!(estimate_distinct(&mixed, 0, total), want);
+        assert_eq!(estimate_distinct(&mixed, total), want);
     }
 }

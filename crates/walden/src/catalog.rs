@@ -266,6 +266,11 @@ impl Index {
         lock(&self.pages).clone()
     }
 
+    /// How many pages `page_list` would list (without copying the list).
+    pub fn page_count(&self) -> usize {
+        lock(&self.pages).len()
+    }
+
     /// Adds a page (idempotent: redo may add a page the checkpoint already listed).
     pub fn add_page(&self, page: u64) {
         add_sorted(&mut lock(&self.pages), page);
@@ -668,6 +673,11 @@ impl Table {
 
     pub fn page_list(&self) -> Vec<u64> {
         lock(&self.pages).clone()
+    }
+
+    /// How many pages `page_list` would list (without copying the list).
+    pub fn page_count(&self) -> usize {
+        lock(&self.pages).len()
     }
 
     pub fn last_page(&self) -> Option<u64> {

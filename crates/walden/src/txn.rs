@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use crate::clog::{Clog, XidStatus};
 use crate::error::{Error, Result};
@@ -92,6 +92,10 @@ struct State {
     active: BTreeMap<u64, u64>,
     /// Who waits for whom (one edge per waiting transaction).
     waits_for: HashMap<u64, u64>,
+    /// A condition per transaction someone waits for, signalled when it ends: only its
+    /// waiters wake (one condition for all woke every waiter at every end, which with
+    /// many sessions queued on a few hot rows cost more than the work).
+    wakers: HashMap<u64, Arc<Condvar>>,
     /// Key locks by key, and the keys each transaction holds (released by `end`).
     key_locks: HashMap<Vec<u8>, KeyHolders>,
     keys_held: HashMap<u64, Vec<Vec<u8>>>,
@@ -117,7 +121,6 @@ struct KeyHolders {
 /// The transaction manager. All fields guarded by `state`.
 pub struct TxnManager {
     state: Mutex<State>,
-    ended: Condvar,
     /// Every transaction below this xid ended before the redo point of a completed
     /// checkpoint (0 until one completes in this process): none of its records is ever
     /// replayed again. See `heap::prune_plan` for why pruning needs it.
@@ -131,10 +134,10 @@ impl TxnManager {
                 next_xid: next_xid.max(1),
                 active: BTreeMap::new(),
                 waits_for: HashMap::new(),
+                wakers: HashMap::new(),
                 key_locks: HashMap::new(),
                 keys_held: HashMap::new(),
             }),
-            ended: Condvar::new(),
             checkpointed: AtomicU64::new(0),
         }
     }
@@ -186,12 +189,12 @@ impl TxnManager {
                 }
             }
         }
-        // A waiter enters `waits_for` before it waits, under this lock: with none there,
-        // no one needs waking (and a read-only transaction's end makes no system call).
-        let waiters = !st.waits_for.is_empty();
+        // A waiter puts its condition in `wakers` before it waits, under this lock: with
+        // none there, no one needs waking (and most ends make no system call).
+        let waiters = st.wakers.remove(&xid);
         drop(st);
-        if waiters {
-            self.ended.notify_all();
+        if let Some(w) = waiters {
+            w.notify_all();
         }
     }
 
@@ -228,7 +231,9 @@ impl TxnManager {
         }
         st.waits_for.insert(me, other);
         while st.active.contains_key(&other) {
-            st = self.ended.wait(st).unwrap_or_else(|e| e.into_inner());
+            // Taken again after each wake-up: `end` removes it as it signals.
+            let w = Arc::clone(st.wakers.entry(other).or_default());
+            st = w.wait(st).unwrap_or_else(|e| e.into_inner());
         }
         st.waits_for.remove(&me);
         Ok(())

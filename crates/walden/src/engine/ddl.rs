@@ -118,7 +118,7 @@ impl Database {
         let mut given = distinct.iter();
         let stats = TableStats {
             rows,
-            pages: t.page_list().len() as u64,
+            pages: t.page_count() as u64,
             distinct: schema
                 .columns
                 .iter()
@@ -148,7 +148,7 @@ impl Database {
     pub fn table_estimate(&self, table: &str) -> Option<(f64, Vec<f64>)> {
         let t = self.catalog_read().by_name.get(table)?.clone();
         let stats = t.stats()?;
-        let pages = t.page_list().len() as f64;
+        let pages = t.page_count() as f64;
         let rows = if stats.pages == 0 {
             // Empty when analyzed: the density of its rows is unknown.
             if pages > 0.0 {

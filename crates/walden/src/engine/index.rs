@@ -564,7 +564,7 @@ fn info(t: &Table, ix: &Index) -> IndexInfo {
             .collect(),
         unique: ix.unique,
         primary: ix.primary,
-        pages: ix.page_list().len() as u64,
+        pages: ix.page_count() as u64,
     }
 }
 

@@ -497,7 +497,7 @@ impl Database {
     /// copy-on-write placed them in the data file).
     pub fn table_bytes(&self, name: &str) -> Result<u64> {
         let t = self.handle.inner.table(name)?;
-        Ok(t.page_list().len() as u64 * self.handle.inner.control.page_size as u64)
+        Ok(t.page_count() as u64 * self.handle.inner.control.page_size as u64)
     }
 
     /// Data file locations: (in the file, free for reuse, waiting for a checkpoint).
