@@ -25,9 +25,16 @@ pub struct PgbenchArgs {
     /// pgbench's scale factor (100,000 accounts each).
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10000))]
     scale: u32,
-    /// Client counts, one run each.
+    /// Client counts, `--runs` runs each.
     #[arg(long, value_delimiter = ',', default_value = "1,8,32")]
     clients: Vec<u32>,
+    /// Runs per client count: the run with the median TPS is reported (the others'
+    /// TPS beside it).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=99))]
+    runs: u32,
+    /// Times `pgbench -i` is run: the median time is reported, with its steps.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=99))]
+    init_runs: u32,
     /// Seconds per run.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..=86400))]
     duration: u32,
@@ -53,13 +60,20 @@ pub struct PgbenchArgs {
 #[derive(Debug, Clone)]
 struct Target {
     name: String,
+    /// The median `pgbench -i` (seconds), and every run's.
     init_secs: f64,
+    init_all: Vec<f64>,
+    /// The median run's steps as pgbench reported them ("drop tables 0.00 s, …").
+    init_steps: String,
+    /// Per client count, the median run.
     runs: Vec<Run>,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Run {
     clients: u32,
+    /// Every run's TPS at this client count, in the order run (this one's among them).
+    tps_all: Vec<f64>,
     transactions: u64,
     failed: u64,
     tps: f64,
@@ -94,8 +108,8 @@ struct Endpoint {
     dbname: String,
 }
 
-/// Runs pgbench with `args` against `at`; its standard output (an error with its
-/// output when it fails).
+/// Runs pgbench with `args` against `at`; its standard output, then its standard
+/// error (an error with both when it fails).
 fn pgbench(bin: &Path, at: &Endpoint, args: &[String], cwd: &Path) -> Result<String, CliError> {
     let out = Command::new(bin)
         .arg("-h")
@@ -108,15 +122,33 @@ fn pgbench(bin: &Path, at: &Endpoint, args: &[String], cwd: &Path) -> Result<Str
         .env_remove("PGSERVICE")
         .output()
         .map_err(|e| CliError::io(format!("running {}", bin.display()), e))?;
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     if !out.status.success() {
-        return Err(fail(format!(
-            "pgbench {} failed:\n{stdout}{}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr)
-        )));
+        return Err(fail(format!("pgbench {} failed:\n{text}", args.join(" "))));
     }
-    Ok(stdout)
+    Ok(text)
+}
+
+/// The steps in `pgbench -i`'s closing line: "done in 0.72 s (drop tables 0.00 s, …)."
+/// gives "drop tables 0.00 s, …" (empty when there is no such line).
+fn init_steps(out: &str) -> String {
+    out.lines()
+        .filter_map(|l| l.trim().strip_prefix("done in "))
+        .filter_map(|rest| Some(rest.split_once('(')?.1.trim_end_matches(['.', ')'])))
+        .next_back()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The index of the median of `values` (the lower of the two middle ones).
+fn median_index(values: &[f64]) -> usize {
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
+    order[(values.len() - 1) / 2]
 }
 
 /// A number after `key` on a line of pgbench's report ("tps = 123.4 (without …)").
@@ -227,75 +259,108 @@ fn bench_target(
     counters: &dyn Counters,
     scratch: &Path,
 ) -> Result<Target, CliError> {
-    let started = Instant::now();
-    pgbench(
-        bin,
-        at,
-        &[
-            "-i".into(),
-            "-q".into(),
-            "-s".into(),
-            args.scale.to_string(),
-        ],
-        scratch,
-    )?;
-    let init_secs = started.elapsed().as_secs_f64();
-    eprintln!("{name}: pgbench -i -s {} in {init_secs:.1} s", args.scale);
-    let mut runs = Vec::new();
-    for &clients in &args.clients {
-        counters.checkpoint()?;
-        let before = counters.counters()?;
-        let prefix = format!("pgbench_log_{}", name.replace('/', "_"));
+    let mut inits = Vec::new();
+    for _ in 0..args.init_runs {
+        let started = Instant::now();
         let out = pgbench(
             bin,
             at,
             &[
-                "-n".into(),
-                "-b".into(),
-                args.script.clone(),
-                "-M".into(),
-                args.protocol.clone(),
-                "-c".into(),
-                clients.to_string(),
-                "-j".into(),
-                clients.min(available_threads()).to_string(),
-                "-T".into(),
-                args.duration.to_string(),
-                "-l".into(),
-                "--log-prefix".into(),
-                prefix.clone(),
+                "-i".into(),
+                "-q".into(),
+                "-s".into(),
+                args.scale.to_string(),
             ],
             scratch,
         )?;
-        let after = counters.counters()?;
-        let transactions = reported(&out, "number of transactions actually processed")
-            .ok_or_else(|| fail(format!("no transaction count in pgbench's report:\n{out}")))?
-            as u64;
-        let run = Run {
-            clients,
-            transactions,
-            failed: reported(&out, "number of failed transactions").unwrap_or(0.0) as u64,
-            tps: reported(&out, "tps").ok_or_else(|| fail(format!("no tps in:\n{out}")))?,
-            latency_avg_ms: reported(&out, "latency average").unwrap_or(f64::NAN),
-            latency_p99_ms: p99_from_logs(scratch, &prefix)?,
-            wal_bytes: after.wal_bytes.saturating_sub(before.wal_bytes),
-            wal_written: after.wal_written.saturating_sub(before.wal_written),
-            page_images: after.page_images.saturating_sub(before.page_images),
-            wal_fsyncs: after.wal_fsyncs.saturating_sub(before.wal_fsyncs),
-        };
+        let secs = started.elapsed().as_secs_f64();
         eprintln!(
-            "{name}: {clients} clients: {:.0} tps, {:.0} WAL bytes per transaction ({:.0} written)",
-            run.tps,
-            run.per_txn(run.wal_bytes),
-            run.per_txn(run.wal_written)
+            "{name}: pgbench -i -s {} in {secs:.2} s ({})",
+            args.scale,
+            init_steps(&out)
         );
-        runs.push(run);
+        inits.push((secs, init_steps(&out)));
+    }
+    let init_all: Vec<f64> = inits.iter().map(|i| i.0).collect();
+    let (init_secs, init_steps) = inits.swap_remove(median_index(&init_all));
+    let mut runs = Vec::new();
+    for &clients in &args.clients {
+        let mut tries: Vec<Run> = Vec::new();
+        for _ in 0..args.runs {
+            tries.push(one_run(args, name, bin, at, counters, scratch, clients)?);
+        }
+        let tps_all: Vec<f64> = tries.iter().map(|r| r.tps).collect();
+        let mut median = tries.swap_remove(median_index(&tps_all));
+        median.tps_all = tps_all;
+        runs.push(median);
     }
     Ok(Target {
         name: name.to_string(),
         init_secs,
+        init_all,
+        init_steps,
         runs,
     })
+}
+
+/// One pgbench run at `clients` clients, after a CHECKPOINT.
+fn one_run(
+    args: &PgbenchArgs,
+    name: &str,
+    bin: &Path,
+    at: &Endpoint,
+    counters: &dyn Counters,
+    scratch: &Path,
+    clients: u32,
+) -> Result<Run, CliError> {
+    counters.checkpoint()?;
+    let before = counters.counters()?;
+    let prefix = format!("pgbench_log_{}", name.replace('/', "_"));
+    let out = pgbench(
+        bin,
+        at,
+        &[
+            "-n".into(),
+            "-b".into(),
+            args.script.clone(),
+            "-M".into(),
+            args.protocol.clone(),
+            "-c".into(),
+            clients.to_string(),
+            "-j".into(),
+            clients.min(available_threads()).to_string(),
+            "-T".into(),
+            args.duration.to_string(),
+            "-l".into(),
+            "--log-prefix".into(),
+            prefix.clone(),
+        ],
+        scratch,
+    )?;
+    let after = counters.counters()?;
+    let transactions = reported(&out, "number of transactions actually processed")
+        .ok_or_else(|| fail(format!("no transaction count in pgbench's report:\n{out}")))?
+        as u64;
+    let run = Run {
+        clients,
+        tps_all: Vec::new(),
+        transactions,
+        failed: reported(&out, "number of failed transactions").unwrap_or(0.0) as u64,
+        tps: reported(&out, "tps").ok_or_else(|| fail(format!("no tps in:\n{out}")))?,
+        latency_avg_ms: reported(&out, "latency average").unwrap_or(f64::NAN),
+        latency_p99_ms: p99_from_logs(scratch, &prefix)?,
+        wal_bytes: after.wal_bytes.saturating_sub(before.wal_bytes),
+        wal_written: after.wal_written.saturating_sub(before.wal_written),
+        page_images: after.page_images.saturating_sub(before.page_images),
+        wal_fsyncs: after.wal_fsyncs.saturating_sub(before.wal_fsyncs),
+    };
+    eprintln!(
+        "{name}: {clients} clients: {:.0} tps, {:.0} WAL bytes per transaction ({:.0} written)",
+        run.tps,
+        run.per_txn(run.wal_bytes),
+        run.per_txn(run.wal_written)
+    );
+    Ok(run)
 }
 
 fn available_threads() -> u32 {
@@ -465,13 +530,32 @@ fn report(args: &PgbenchArgs, targets: &[Target]) -> Result<(), CliError> {
          frame headers and end markers; PostgreSQL: its WAL write calls × 8 KiB, a lower \
          bound, since each writes whole WAL pages)."
     )?;
+    if args.runs > 1 {
+        for t in targets {
+            for r in &t.runs {
+                let all: Vec<String> = r.tps_all.iter().map(|x| format!("{x:.0}")).collect();
+                outln!(
+                    stdout,
+                    "{} at {} clients: tps of the {} runs {} (median reported)",
+                    t.name,
+                    r.clients,
+                    args.runs,
+                    all.join(", ")
+                )?;
+            }
+        }
+    }
     for t in targets {
+        let all: Vec<String> = t.init_all.iter().map(|x| format!("{x:.2}")).collect();
         outln!(
             stdout,
-            "{}: pgbench -i -s {}: {:.2} s",
+            "{}: pgbench -i -s {}: {:.2} s, the median of {} ({}); its steps: {}",
             t.name,
             args.scale,
-            t.init_secs
+            t.init_secs,
+            t.init_all.len(),
+            all.join(", "),
+            t.init_steps
         )?;
     }
     // Walden against each PostgreSQL configuration.
@@ -508,11 +592,15 @@ fn write_outputs(args: &PgbenchArgs, dir: &Path, targets: &[Target]) -> Result<(
         "script": args.script,
         "protocol": args.protocol,
         "duration_secs": args.duration,
+        "runs_per_client_count": args.runs,
         "targets": targets.iter().map(|t| json!({
             "name": t.name,
             "init_secs": t.init_secs,
+            "init_secs_all": t.init_all,
+            "init_steps": t.init_steps,
             "runs": t.runs.iter().map(|r| json!({
                 "clients": r.clients,
+                "tps_all_runs": r.tps_all,
                 "transactions": r.transactions,
                 "failed": r.failed,
                 "tps": r.tps,
@@ -566,4 +654,31 @@ fn write_outputs(args: &PgbenchArgs, dir: &Path, targets: &[Target]) -> Result<(
         dir.display()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The steps come from `pgbench -i`'s closing line, wherever it is in the output.
+    #[test]
+    fn init_steps_are_read_from_pgbench_output() {
+        let out = "dropping old tables...\ncreating tables...\n\
+                   done in 0.72 s (drop tables 0.00 s, create tables 0.01 s, client-side \
+                   generate 0.39 s, vacuum 0.09 s, primary keys 0.18 s).\n";
+        assert_eq!(
+            init_steps(out),
+            "drop tables 0.00 s, create tables 0.01 s, client-side generate 0.39 s, \
+             vacuum 0.09 s, primary keys 0.18 s"
+        );
+        assert_eq!(init_steps("no such line\n"), "");
+    }
+
+    /// The median run: the middle one, or the lower middle of an even count.
+    #[test]
+    fn the_median_run_is_chosen() {
+        assert_eq!(median_index(&[5.0]), 0);
+        assert_eq!(median_index(&[3.0, 1.0, 2.0]), 2);
+        assert_eq!(median_index(&[4.0, 1.0, 3.0, 2.0]), 3);
+    }
 }
