@@ -35,9 +35,19 @@ use crate::Shared;
 
 use walden_sql::settings::SERVER_VERSION;
 
+/// The largest message taken before authentication (PostgreSQL's
+/// PG_MAX_AUTH_TOKEN_LENGTH).
+const PRE_AUTH_MAX_MESSAGE: usize = 65_535;
+
 /// Serves one client until it leaves.
 pub(crate) fn serve(stream: Stream, local: bool, shared: &Shared) {
-    let Ok(mut wire) = Wire::new(stream, shared.config.max_message_bytes) else {
+    // Until it is authenticated, a client's messages are small (PostgreSQL takes at most
+    // 65,535 bytes of a password or SASL message): an unknown client cannot make the
+    // server hold max_message_bytes for it.
+    let Ok(mut wire) = Wire::new(
+        stream,
+        PRE_AUTH_MAX_MESSAGE.min(shared.config.max_message_bytes),
+    ) else {
         return;
     };
     // Startup and authentication together take at most startup_timeout.
@@ -307,6 +317,8 @@ impl Conn<'_> {
             return Err(std::io::ErrorKind::PermissionDenied.into());
         }
         self.wire.send(B::Authentication(Authentication::Ok))?;
+        self.wire
+            .set_max_message(self.shared.config.max_message_bytes);
         // The client's settings: its startup parameters, and `options` ("-c name=value"
         // or "--name=value", space-separated).
         let mut settings: Vec<(String, String)> = Vec::new();
@@ -398,6 +410,7 @@ impl Conn<'_> {
                 _ => p.into_sasl_initial_response(),
             },
             Ok(_) => return Ok(Err(expected("expected SASL response, got another message"))),
+            Err(WireError::TooLarge(_)) => return Ok(Err(expected("invalid message length"))),
             Err(_) => return Err(std::io::ErrorKind::TimedOut.into()),
         };
         let Ok(first) = first else {
@@ -429,6 +442,7 @@ impl Conn<'_> {
         let last = match self.wire.recv(&mut check) {
             Ok(F::PasswordMessageFamily(p)) => p.into_sasl_response(),
             Ok(_) => return Ok(Err(expected("expected SASL response, got another message"))),
+            Err(WireError::TooLarge(_)) => return Ok(Err(expected("invalid message length"))),
             Err(_) => return Err(std::io::ErrorKind::TimedOut.into()),
         };
         let Ok(last) = last else {

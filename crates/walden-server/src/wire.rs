@@ -98,10 +98,17 @@ pub(crate) struct Wire {
     inbuf: BytesMut,
     outbuf: BytesMut,
     pub ctx: DecodeContext,
+    /// The largest message taken (`set_max_message`).
     max_message: usize,
 }
 
 impl Wire {
+    /// Changes the largest message taken from now on (a connection takes small ones
+    /// until it is authenticated).
+    pub fn set_max_message(&mut self, bytes: usize) {
+        self.max_message = bytes;
+    }
+
     pub fn new(stream: Stream, max_message: usize) -> io::Result<Wire> {
         stream.set_read_timeout(Some(POLL))?;
         Ok(Wire {
@@ -130,7 +137,14 @@ impl Wire {
             let mut chunk = [0u8; 16 * 1024];
             match self.stream.read(&mut chunk) {
                 Ok(0) => return Err(WireError::Closed),
-                Ok(n) => self.inbuf.extend_from_slice(&chunk[..n]),
+                Ok(n) => {
+                    self.inbuf.extend_from_slice(&chunk[..n]);
+                    // Checked on data too, not only when the client is silent: a client
+                    // that sends a byte now and then must not outlast a deadline.
+                    if !check() {
+                        return Err(WireError::Stopped);
+                    }
+                }
                 Err(e)
                     if matches!(
                         e.kind(),

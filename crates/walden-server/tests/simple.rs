@@ -423,3 +423,72 @@ fn a_lying_sasl_initial_response_is_refused_and_frees_its_slot() {
     assert_eq!(rows, vec![vec![Some("1".into())]]);
     server.shutdown();
 }
+
+/// A TCP client's startup packet, then what the server says first (AuthenticationSASL).
+fn started_over_tcp(port: u16) -> TcpStream {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(20)))
+        .expect("timeout");
+    let mut body = Vec::new();
+    body.extend_from_slice(&196608i32.to_be_bytes());
+    body.extend_from_slice(b"user\0postgres\0\0");
+    let mut startup = ((body.len() + 4) as i32).to_be_bytes().to_vec();
+    startup.extend_from_slice(&body);
+    s.write_all(&startup).expect("startup");
+    let mut head = [0u8; 5];
+    s.read_exact(&mut head).expect("an answer");
+    let mut rest = vec![0u8; i32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize - 4];
+    s.read_exact(&mut rest).expect("its body");
+    assert_eq!(head[0], b'R', "asked to authenticate");
+    s
+}
+
+/// Before authentication a client gets little: its time (startup_timeout) runs out even
+/// while it trickles bytes, and a message past 65,535 bytes is refused on its length
+/// word alone, though max_message_bytes is far larger.
+#[test]
+fn an_unauthenticated_client_is_limited_in_time_and_message_size() {
+    let (_dir, _db, server) = start(ServerConfig {
+        startup_timeout: Duration::from_secs(1),
+        max_connections: 1,
+        ..trusted()
+    });
+    let port = server.local_addr().expect("tcp").port();
+    // One byte of a SASLInitialResponse every 100 ms: at most 200 of them (20 s) before
+    // the message would be whole; the server hangs up long before.
+    let mut s = started_over_tcp(port);
+    let mut sasl = b"SCRAM-SHA-256\0".to_vec();
+    sasl.extend_from_slice(&200i32.to_be_bytes());
+    sasl.extend_from_slice(&[b'x'; 200]);
+    let mut msg = b"p".to_vec();
+    msg.extend_from_slice(&((sasl.len() + 4) as i32).to_be_bytes());
+    msg.extend_from_slice(&sasl);
+    let started = std::time::Instant::now();
+    let mut sent = 0;
+    for b in &msg {
+        if s.write_all(&[*b]).is_err() {
+            break;
+        }
+        sent += 1;
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        sent < msg.len(),
+        "the whole trickled message was taken ({:?})",
+        started.elapsed()
+    );
+    // A length word past the pre-authentication limit: closed with a protocol error.
+    let mut s = started_over_tcp(port);
+    let mut head = b"p".to_vec();
+    head.extend_from_slice(&100_000i32.to_be_bytes());
+    s.write_all(&head).expect("length word");
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.contains("08P01"), "{text}");
+    // Neither kept the one connection slot: a client gets in.
+    let mut c = connect(&server);
+    let rows = cells(&c.simple_query("select 1").expect("served"));
+    assert_eq!(rows, vec![vec![Some("1".into())]]);
+    server.shutdown();
+}
