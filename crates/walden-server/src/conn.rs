@@ -521,6 +521,12 @@ impl Conn<'_> {
                     );
                     return;
                 }
+                Err(WireError::BadEncoding { kind, message }) => {
+                    if self.bad_encoding(kind, message).is_err() {
+                        return;
+                    }
+                    continue;
+                }
                 Err(WireError::Closed) | Err(WireError::Io) => return,
             };
             let result = match m {
@@ -590,6 +596,25 @@ impl Conn<'_> {
         }
         self.run_text(query, 0)?;
         self.ready()
+    }
+
+    /// A message whose strings are not UTF-8 (consumed whole): an error, as its statement
+    /// would have failed — in an extended-query exchange the rest up to Sync is skipped,
+    /// a Query is answered ReadyForQuery — and a transaction block is aborted.
+    fn bad_encoding(&mut self, kind: u8, message: String) -> std::io::Result<()> {
+        let e = self
+            .session
+            .statement_failed(SqlError::new(code::CHARACTER_NOT_IN_REPERTOIRE, message));
+        if self.skip_to_sync && kind != b'Q' {
+            return Ok(());
+        }
+        self.send_error(&e)?;
+        if kind == b'Q' {
+            self.ready()
+        } else {
+            self.skip_to_sync = true;
+            Ok(())
+        }
     }
 
     fn send_error(&mut self, e: &SqlError) -> std::io::Result<()> {

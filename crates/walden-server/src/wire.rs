@@ -82,6 +82,13 @@ pub(crate) enum WireError {
     TooLarge(usize),
     /// The waiting was stopped by the caller's check (shutdown, startup timeout).
     Stopped,
+    /// A whole message (consumed) whose strings are not UTF-8: the statement fails with
+    /// 22021 and the session goes on, as in PostgreSQL.
+    BadEncoding {
+        /// The message's type byte.
+        kind: u8,
+        message: String,
+    },
 }
 
 impl From<io::Error> for WireError {
@@ -215,6 +222,10 @@ impl Wire {
         };
         if !startup {
             check_layout(frame[0], &frame[5..]).map_err(WireError::Malformed)?;
+            check_encoding(frame[0], &frame[5..]).map_err(|message| WireError::BadEncoding {
+                kind: frame[0],
+                message,
+            })?;
         }
         match PgWireFrontendMessage::decode(&mut frame, &self.ctx) {
             Ok(Some(m)) => {
@@ -386,6 +397,38 @@ impl Layout<'_> {
         self.at += 4;
         Ok(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
     }
+}
+
+/// Checks that the strings of a message whose layout holds (`check_layout`) are UTF-8:
+/// the query of Query and Parse, and the names of statements and portals. pgwire would
+/// decode them lossily, turning bytes into U+FFFD that a statement then stores. The
+/// error is PostgreSQL's (22021). CopyFail's message is only shown, and stays lossy.
+fn check_encoding(kind: u8, body: &[u8]) -> Result<(), String> {
+    let strings = match kind {
+        b'Q' | b'E' => 1,
+        b'P' | b'B' => 2,
+        b'D' | b'C' => {
+            return check_strings(&body[1..], 1);
+        }
+        _ => 0,
+    };
+    check_strings(body, strings)
+}
+
+/// The first `n` NUL-terminated strings of `body` (which are there) are UTF-8.
+fn check_strings(body: &[u8], n: usize) -> Result<(), String> {
+    for s in body.split(|&b| b == 0).take(n) {
+        if let Err(e) = std::str::from_utf8(s) {
+            let at = e.valid_up_to();
+            let bad = &s[at..at + e.error_len().unwrap_or(s.len() - at)];
+            let shown: Vec<String> = bad.iter().map(|b| format!("0x{b:02x}")).collect();
+            return Err(format!(
+                "invalid byte sequence for encoding \"UTF8\": {}",
+                shown.join(" ")
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Checks a SASLInitialResponse body (mechanism, then a length that is -1 or exactly

@@ -492,3 +492,53 @@ fn an_unauthenticated_client_is_limited_in_time_and_message_size() {
     assert_eq!(rows, vec![vec![Some("1".into())]]);
     server.shutdown();
 }
+
+/// A raw message of type `kind` carrying `body`.
+fn raw_message(kind: u8, body: &[u8]) -> Vec<u8> {
+    let mut m = vec![kind];
+    m.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
+    m.extend_from_slice(body);
+    m
+}
+
+/// A query or statement that is not UTF-8 fails with 22021 (as in PostgreSQL), instead of
+/// running with U+FFFD in place of its bytes; the session goes on, and a transaction
+/// block it was in is aborted.
+#[test]
+fn a_query_that_is_not_utf8_fails_with_22021() {
+    let (_dir, _db, server) = start(trusted());
+    let mut c = connect(&server);
+    c.batch_execute("create table t (v text)").expect("table");
+    let mut tail = Vec::new();
+    // Simple query: BEGIN, a bad INSERT, COMMIT (which rolls back), then a good one.
+    tail.extend(raw_message(b'Q', b"begin\0"));
+    tail.extend(raw_message(b'Q', b"insert into t values ('a\xffb')\0"));
+    tail.extend(raw_message(b'Q', b"commit\0"));
+    // Extended query: a Parse whose text is not UTF-8, then what follows up to Sync is
+    // skipped.
+    tail.extend(raw_message(
+        b'P',
+        b"\0insert into t values ('\xc3\x28')\0\0\0",
+    ));
+    tail.extend(raw_message(b'B', b"\0\0\0\0\0\0\0\0"));
+    tail.extend(raw_message(b'E', b"\0\0\0\0\0"));
+    tail.extend(raw_message(b'S', b""));
+    tail.extend(raw_message(b'Q', b"insert into t values ('ok')\0"));
+    tail.extend(raw_message(b'X', b""));
+    let out = raw_session(&server, &tail);
+    let text = String::from_utf8_lossy(&out);
+    assert_eq!(text.matches("22021").count(), 2, "{text}");
+    assert!(
+        text.contains("invalid byte sequence for encoding \"UTF8\": 0xff"),
+        "{text}"
+    );
+    assert!(text.contains("0xc3"), "{text}");
+    assert!(
+        text.contains("ROLLBACK"),
+        "COMMIT of the aborted block: {text}"
+    );
+    assert!(text.contains("INSERT 0 1"), "{text}");
+    let rows = cells(&c.simple_query("select v from t").expect("served"));
+    assert_eq!(rows, vec![vec![Some("ok".into())]]);
+    server.shutdown();
+}

@@ -717,6 +717,13 @@ impl Session {
             .ok_or_else(|| SqlError::syntax("empty statement"))
     }
 
+    /// An error the session's caller found in a statement before handing it over (the
+    /// server: a query that is not UTF-8) aborts a transaction block as the statement's
+    /// own error would.
+    pub fn statement_failed(&mut self, e: SqlError) -> SqlError {
+        self.fail(e)
+    }
+
     /// An error inside a transaction block aborts the block.
     fn fail(&mut self, e: SqlError) -> SqlError {
         if let TxnState::Block(t) = std::mem::replace(&mut self.txn, TxnState::Auto) {
