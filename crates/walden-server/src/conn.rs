@@ -562,7 +562,11 @@ impl Conn<'_> {
         // A COPY exchanges data with the client between its start and its end, so a
         // query holding one runs statement by statement (the others through the
         // session as usual).
-        if query.to_ascii_lowercase().contains("copy") {
+        if query
+            .as_bytes()
+            .windows(4)
+            .any(|w| w.eq_ignore_ascii_case(b"copy"))
+        {
             if let Ok(statements) = walden_sql::script::parse_script(query) {
                 if statements
                     .iter()
@@ -604,7 +608,7 @@ impl Conn<'_> {
     fn bad_encoding(&mut self, kind: u8, message: String) -> std::io::Result<()> {
         let e = self
             .session
-            .statement_failed(SqlError::new(code::CHARACTER_NOT_IN_REPERTOIRE, message));
+            .fail_statement(SqlError::new(code::CHARACTER_NOT_IN_REPERTOIRE, message));
         if self.skip_to_sync && kind != b'Q' {
             return Ok(());
         }

@@ -645,8 +645,10 @@ impl Session {
         })
     }
 
-    /// The error of a statement: inside a transaction block it aborts the block.
-    pub(crate) fn fail_statement(&mut self, e: SqlError) -> SqlError {
+    /// The error of a statement: inside a transaction block it aborts the block. Also
+    /// for an error the session's caller found before handing a statement over (the
+    /// server: a query that is not UTF-8).
+    pub fn fail_statement(&mut self, e: SqlError) -> SqlError {
         self.fail(e)
     }
 
@@ -715,13 +717,6 @@ impl Session {
         self.execute(sql)?
             .pop()
             .ok_or_else(|| SqlError::syntax("empty statement"))
-    }
-
-    /// An error the session's caller found in a statement before handing it over (the
-    /// server: a query that is not UTF-8) aborts a transaction block as the statement's
-    /// own error would.
-    pub fn statement_failed(&mut self, e: SqlError) -> SqlError {
-        self.fail(e)
     }
 
     /// An error inside a transaction block aborts the block.
