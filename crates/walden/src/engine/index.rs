@@ -596,16 +596,18 @@ impl ItemArena {
     }
 }
 
-/// The leaf items of every row version of the table, sorted, without repeats; for a
-/// unique index, checked for keys two live rows share.
-fn collect_items(
+/// Tables of at least this many pages have their index items collected by two threads.
+const PARALLEL_BUILD_PAGES: usize = 256;
+
+/// The leaf items of every row version on `pages` (unsorted).
+fn items_of_pages(
     inner: &Inner,
     ctx: &Ctx,
     t: &Table,
     ix: &Index,
     access: &dyn TableAccess,
-    me: u64,
-) -> Result<Collected> {
+    pages: &[u64],
+) -> Result<(ItemArena, Vec<ItemEntry>)> {
     let max = btree::max_key_bytes(ctx.pool.page_size());
     let mut arena = ItemArena::default();
     let mut entries: Vec<ItemEntry> = Vec::new();
@@ -615,7 +617,7 @@ fn collect_items(
     let mut schema = t.schema();
     let mut ranges = Vec::new();
     let mut parts = Vec::new();
-    for page in t.page_list() {
+    for &page in pages {
         rows.clear();
         access.versions_of_page(ctx, page, None, &mut rows)?;
         for (id, bytes) in rows.iter() {
@@ -655,6 +657,46 @@ fn collect_items(
         }
         inner.relieve_space();
     }
+    Ok((arena, entries))
+}
+
+/// The leaf items of every row version of the table, sorted, without repeats; for a
+/// unique index, checked for keys two live rows share.
+fn collect_items(
+    inner: &Inner,
+    ctx: &Ctx,
+    t: &Table,
+    ix: &Index,
+    access: &dyn TableAccess,
+    me: u64,
+) -> Result<Collected> {
+    let pages = t.page_list();
+    // A large table's pages are read in two halves at once (a build is otherwise one
+    // thread reading, decoding and cutting keys while the machine's other cores idle).
+    let (arena, mut entries) = if pages.len() >= PARALLEL_BUILD_PAGES
+        && inner.threads
+        && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
+    {
+        let (first, second) = pages.split_at(pages.len() / 2);
+        let (a, b) = std::thread::scope(|s| {
+            let other = s.spawn(|| items_of_pages(inner, ctx, t, ix, access, second));
+            let mine = items_of_pages(inner, ctx, t, ix, access, first);
+            (mine, other.join())
+        });
+        let (mut arena, mut entries) = a?;
+        let (more, more_entries) =
+            b.map_err(|_| Error::InvalidOption("index build: a reader thread failed".into()))??;
+        let base = arena.bytes.len();
+        arena.bytes.extend_from_slice(&more.bytes);
+        entries.extend(
+            more_entries
+                .into_iter()
+                .map(|(at, len, key_len, null)| (at + base, len, key_len, null)),
+        );
+        (arena, entries)
+    } else {
+        items_of_pages(inner, ctx, t, ix, access, &pages)?
+    };
     entries.sort_unstable_by(|a, b| arena.item(a).cmp(arena.item(b)));
     entries.dedup_by(|a, b| arena.item(a) == arena.item(b));
     if ix.primary {

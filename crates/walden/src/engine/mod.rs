@@ -70,6 +70,10 @@ struct Inner {
     checkpoint: Mutex<CheckpointState>,
     shutdown: AtomicBool,
     default_table_kind: TableKind,
+    /// Whether work may run on threads besides the caller's (an index build's second
+    /// reader): as `Options::background`, so that a simulation without background
+    /// work runs on one thread and replays exactly.
+    threads: bool,
     /// The undo log of undo tables.
     undo: Box<dyn UndoLog>,
     undo_writers: Mutex<UndoWriters>,
@@ -591,6 +595,7 @@ impl Inner {
             }),
             shutdown: AtomicBool::new(false),
             default_table_kind: opts.default_table_kind,
+            threads: opts.background,
             undo: Box::new(MemoryUndoLog::new(opts.undo_limit_bytes, parts_stats)),
             undo_writers: Mutex::new(UndoWriters {
                 last_redo: redo,
