@@ -1783,6 +1783,7 @@ impl Binder<'_> {
                 (Func::Round | Func::Trunc, 0) if bound_len == 2 => Some(SqlType::Numeric),
                 (Func::Round | Func::Trunc, 1) => Some(SqlType::Int4),
                 (Func::JsonbTypeof | Func::JsonbArrayLength, _) => Some(SqlType::Jsonb),
+                (Func::CurrentSetting, 1) | (Func::SetConfig, 2) => Some(SqlType::Bool),
                 _ => None,
             };
             args.push(match want {

@@ -83,6 +83,11 @@ pub enum Func {
     ToJsonb,
     /// version(): the PostgreSQL version spoken, and Walden's.
     Version,
+    /// current_setting(name [, missing_ok]): a setting's value as SHOW gives it.
+    CurrentSetting,
+    /// set_config(name, value, is_local): SET (SET LOCAL when is_local) from a
+    /// query; the new value. Not strict: a NULL value is RESET, a NULL is_local false.
+    SetConfig,
 }
 
 /// Texts longer than this are refused (PostgreSQL's limit is 1 GB; a row holds far less).
@@ -132,12 +137,15 @@ impl Func {
             "jsonb_build_array" | "json_build_array" => Func::JsonbBuildArray,
             "to_jsonb" | "to_json" => Func::ToJsonb,
             "version" => Func::Version,
+            "current_setting" => Func::CurrentSetting,
+            "set_config" => Func::SetConfig,
             _ => return None,
         })
     }
 
     /// Random functions give a new value per row: never folded into a constant. Nor is
-    /// the time, which is the transaction's (a cached plan outlives it).
+    /// the time, which is the transaction's (a cached plan outlives it), nor a
+    /// setting, which is the session's when the statement runs.
     pub fn is_volatile(self) -> bool {
         matches!(
             self,
@@ -146,6 +154,8 @@ impl Func {
                 | Func::Now
                 | Func::CurrentDate
                 | Func::LocalTimestamp
+                | Func::CurrentSetting
+                | Func::SetConfig
         )
     }
 
@@ -206,6 +216,9 @@ impl Func {
             }
             (Func::JsonbBuildObject | Func::JsonbBuildArray, _) => true,
             (Func::ToJsonb, [_]) => true,
+            (Func::CurrentSetting, [n]) => text(*n),
+            (Func::CurrentSetting, [n, m]) => text(*n) && matches!(m, T::Bool | T::Null),
+            (Func::SetConfig, [n, v, l]) => text(*n) && text(*v) && matches!(l, T::Bool | T::Null),
             _ => false,
         };
         if !ok {
@@ -261,6 +274,35 @@ impl Func {
             _ => T::Text,
         })
     }
+}
+
+/// The session's settings, which a statement of a session always has.
+fn settings<'a>(
+    cx: &EvalCtx<'a>,
+    function: &str,
+) -> SqlResult<&'a crate::settings::StatementSettings> {
+    cx.settings.ok_or_else(|| {
+        SqlError::new(
+            code::FEATURE_NOT_SUPPORTED,
+            format!("{function} is not supported here (it reads the session's settings)"),
+        )
+    })
+}
+
+fn set_config(args: &[Value], cx: &EvalCtx) -> SqlResult<Value> {
+    let Value::Text(name) = &args[0] else {
+        return Err(SqlError::new(
+            code::NULL_VALUE_NOT_ALLOWED,
+            "SET requires parameter name",
+        ));
+    };
+    let value = match &args[1] {
+        Value::Text(v) => Some(v.as_str()),
+        _ => None,
+    };
+    let local = matches!(args[2], Value::Bool(true));
+    let set = settings(cx, "set_config")?.set_config(name, value, local)?;
+    Ok(Value::Text(set))
 }
 
 fn text_arg(v: &Value) -> &str {
@@ -355,8 +397,10 @@ fn rounding(f: Func, args: &[Value]) -> SqlResult<Value> {
 }
 
 pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
-    // Every function here but the jsonb builders is strict: a NULL argument gives NULL.
+    // Every function here but the jsonb builders and set_config is strict: a NULL
+    // argument gives NULL.
     match f {
+        Func::SetConfig => return set_config(args, cx),
         Func::JsonbBuildObject => return crate::jsonb::build_object(args),
         Func::JsonbBuildArray => {
             let items = args
@@ -407,6 +451,13 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
         },
         Func::Now => Value::Timestamptz(cx.now_micros),
         Func::Version => Value::Text(crate::settings::version()),
+        Func::CurrentSetting => {
+            let missing_ok = matches!(args.get(1), Some(Value::Bool(true)));
+            match settings(cx, "current_setting")?.current(text_arg(&args[0]), missing_ok)? {
+                Some(v) => Value::Text(v),
+                None => Value::Null,
+            }
+        }
         Func::LocalTimestamp => Value::Timestamp(cx.now_micros),
         Func::CurrentDate => Value::Date(crate::datetime::timestamp_to_date(cx.now_micros)),
         Func::DatePart | Func::Extract => {
@@ -467,7 +518,7 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
         },
         Func::ToJsonb => crate::jsonb::value(crate::jsonb::from_value(&args[0])?),
         // Not strict: answered before the NULL check above.
-        Func::JsonbBuildObject | Func::JsonbBuildArray => Value::Null,
+        Func::JsonbBuildObject | Func::JsonbBuildArray | Func::SetConfig => Value::Null,
         Func::Upper => Value::Text(text_arg(&args[0]).to_uppercase()),
         Func::Lower => Value::Text(text_arg(&args[0]).to_lowercase()),
         Func::Md5 => match &args[0] {

@@ -458,6 +458,7 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
             | "ANALYSE"
             | "CHECKPOINT"
             | "SET"
+            | "RESET"
             | "SHOW"
             | "COPY"
             | "("

@@ -372,6 +372,7 @@ impl QueryPlan {
             outer: &[],
             run: Some(&rc),
             now_micros: guard.now_micros(),
+            settings: guard.settings(),
         };
         let rows = self.run(&mut cx)?.len();
         let stats = rc.stats.take().unwrap_or_default().into_inner();
@@ -393,6 +394,7 @@ impl QueryPlan {
             outer: &[],
             run: Some(&rc),
             now_micros: guard.now_micros(),
+            settings: guard.settings(),
         };
         self.run(&mut cx)
     }
@@ -1829,6 +1831,7 @@ pub(crate) fn eval_subquery(s: &Subquery, row: &[Value], cx: &mut EvalCtx) -> Sq
                     outer: &params,
                     run: Some(run),
                     now_micros: cx.now_micros,
+                    settings: cx.settings,
                 };
                 s.plan.run(&mut inner)?
             };

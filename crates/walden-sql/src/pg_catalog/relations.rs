@@ -14,7 +14,17 @@ use crate::types::SqlType;
 #[derive(Debug, Clone)]
 pub struct VirtualRelation {
     pub columns: Vec<(String, SqlType)>,
-    pub rows: Vec<Vec<Value>>,
+    pub rows: Rows,
+}
+
+/// Where a virtual relation's rows come from.
+#[derive(Debug, Clone)]
+pub enum Rows {
+    /// Made with the statement's snapshot.
+    Made(Vec<Vec<Value>>),
+    /// The session's settings as the statement sees them when it runs (`pg_settings`,
+    /// which PostgreSQL reads from `pg_show_all_settings()`): [`settings_rows`].
+    Settings,
 }
 
 const OID: SqlType = SqlType::Int8;
@@ -46,8 +56,43 @@ fn relation(columns: &[(&str, SqlType)], rows: Vec<Vec<Value>>) -> VirtualRelati
     debug_assert!(rows.iter().all(|r| r.len() == columns.len()));
     VirtualRelation {
         columns: columns.iter().map(|(n, t)| (n.to_string(), *t)).collect(),
-        rows,
+        rows: Rows::Made(rows),
     }
+}
+
+/// `pg_settings`' columns (some of PostgreSQL's).
+const SETTINGS_COLUMNS: &[(&str, SqlType)] = &[
+    ("name", TEXT),
+    ("setting", TEXT),
+    ("unit", TEXT),
+    ("short_desc", TEXT),
+    ("context", TEXT),
+    ("vartype", TEXT),
+    ("reset_val", TEXT),
+    ("pending_restart", BOOL),
+];
+
+/// `pg_settings`' rows: every setting, by name in any case, as PostgreSQL orders them.
+pub fn settings_rows(all: Vec<crate::settings::Shown>) -> Vec<Vec<Value>> {
+    let mut rows: Vec<(String, Vec<Value>)> = all
+        .into_iter()
+        .map(|s| {
+            let def = s.def;
+            let row = vec![
+                Value::Text(s.name.clone()),
+                Value::Text(s.setting),
+                def.unit.map_or(Value::Null, t),
+                t(def.description),
+                t(def.context.name()),
+                t(def.vartype),
+                Value::Text(s.reset),
+                b(false),
+            ];
+            (s.name.to_lowercase(), row)
+        })
+        .collect();
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    rows.into_iter().map(|(_, r)| r).collect()
 }
 
 /// The relation `schema.name` (`schema` None: unqualified, found in `pg_catalog`
@@ -82,6 +127,13 @@ fn pg_catalog(name: &str, snap: &Snapshot) -> Option<VirtualRelation> {
             .collect(),
         ),
         "pg_attribute" => pg_attribute(snap),
+        "pg_settings" => VirtualRelation {
+            columns: SETTINGS_COLUMNS
+                .iter()
+                .map(|(n, t)| (n.to_string(), *t))
+                .collect(),
+            rows: Rows::Settings,
+        },
         "pg_attrdef" => pg_attrdef(snap),
         "pg_type" => pg_type(),
         "pg_sequence" => pg_sequence(snap),
