@@ -951,6 +951,27 @@ impl Binder<'_> {
                 let ty = Func::Extract.result_type("extract", &[SqlType::Text, x.ty()])?;
                 Expr::Call(Func::Extract, vec![unit, x], ty)
             }
+            A::Trim {
+                trim_where,
+                trim_what,
+                expr,
+                trim_characters: None,
+            } => {
+                let ends = match trim_where {
+                    None | Some(ast::TrimWhereField::Both) => crate::strings::Ends::Both,
+                    Some(ast::TrimWhereField::Leading) => crate::strings::Ends::Leading,
+                    Some(ast::TrimWhereField::Trailing) => crate::strings::Ends::Trailing,
+                };
+                let mut args = vec![self.bind(expr)?];
+                if let Some(chars) = trim_what {
+                    args.push(self.bind(chars)?);
+                }
+                self.text_call(Func::Trim(ends), trim_name(ends), args)?
+            }
+            A::Position { expr, r#in } => {
+                let args = vec![self.bind(r#in)?, self.bind(expr)?];
+                self.text_call(Func::Strpos, "strpos", args)?
+            }
             A::Substring {
                 expr,
                 substring_from,
@@ -1271,6 +1292,18 @@ impl Binder<'_> {
                 )))
             }
         }))
+    }
+
+    /// A function of text arguments that the parser gives as an expression of its own
+    /// (TRIM, POSITION): literals are text, a bpchar loses its trailing blanks.
+    fn text_call(&mut self, func: Func, name: &str, args: Vec<Expr>) -> SqlResult<Expr> {
+        let args = args
+            .into_iter()
+            .map(|a| coerce_literal(a, SqlType::Text).map(text_of))
+            .collect::<SqlResult<Vec<_>>>()?;
+        let types: Vec<SqlType> = args.iter().map(Expr::ty).collect();
+        let ty = func.result_type(name, &types)?;
+        Ok(Expr::Call(func, args, ty))
     }
 
     /// ceil(x) or floor(x), which the parser gives as their own expressions.
@@ -1764,7 +1797,11 @@ impl Binder<'_> {
             let want_int = matches!(
                 (func, i),
                 (Func::Mod | Func::MakeDate, _)
-                    | (Func::Lpad | Func::Rpad | Func::Repeat, 1)
+                    | (
+                        Func::Lpad | Func::Rpad | Func::Repeat | Func::Left | Func::Right,
+                        1
+                    )
+                    | (Func::SplitPart, 2)
                     | (Func::Substr, 1 | 2)
             );
             // A literal to be truncated or taken apart is a timestamptz (PostgreSQL's
@@ -2190,6 +2227,15 @@ fn figure_name(e: &ast::Expr) -> (String, u8) {
     }
 }
 
+/// The function SQL's TRIM is.
+fn trim_name(ends: crate::strings::Ends) -> &'static str {
+    match ends {
+        crate::strings::Ends::Both => "btrim",
+        crate::strings::Ends::Leading => "ltrim",
+        crate::strings::Ends::Trailing => "rtrim",
+    }
+}
+
 /// [`figure_name`] of an expression other than parentheses and casts.
 fn name_of(e: &ast::Expr, type_name: &dyn Fn(&ast::DataType) -> String) -> (String, u8) {
     use ast::Expr as A;
@@ -2215,6 +2261,15 @@ fn name_of(e: &ast::Expr, type_name: &dyn Fn(&ast::DataType) -> String) -> (Stri
             }
         }
         A::Substring { .. } => strong("substr".into()),
+        A::Trim { trim_where, .. } => strong(
+            trim_name(match trim_where {
+                Some(ast::TrimWhereField::Leading) => crate::strings::Ends::Leading,
+                Some(ast::TrimWhereField::Trailing) => crate::strings::Ends::Trailing,
+                _ => crate::strings::Ends::Both,
+            })
+            .into(),
+        ),
+        A::Position { .. } => strong("position".into()),
         A::Extract { .. } => strong("extract".into()),
         A::Ceil { .. } => strong("ceil".into()),
         A::Floor { .. } => strong("floor".into()),

@@ -27,6 +27,17 @@ pub enum Func {
     Length,
     Upper,
     Lower,
+    /// The text functions of `crate::strings`.
+    Replace,
+    Translate,
+    SplitPart,
+    Left,
+    Right,
+    Reverse,
+    /// btrim, ltrim, rtrim (and SQL's TRIM): of spaces, or of the characters given.
+    Trim(crate::strings::Ends),
+    /// strpos(s, sub), and SQL's POSITION(sub IN s).
+    Strpos,
     Md5,
     Random,
     GenRandomUuid,
@@ -110,6 +121,16 @@ impl Func {
             "length" | "char_length" | "character_length" => Func::Length,
             "upper" => Func::Upper,
             "lower" => Func::Lower,
+            "replace" => Func::Replace,
+            "translate" => Func::Translate,
+            "split_part" => Func::SplitPart,
+            "left" => Func::Left,
+            "right" => Func::Right,
+            "reverse" => Func::Reverse,
+            "btrim" => Func::Trim(crate::strings::Ends::Both),
+            "ltrim" => Func::Trim(crate::strings::Ends::Leading),
+            "rtrim" => Func::Trim(crate::strings::Ends::Trailing),
+            "strpos" => Func::Strpos,
             "md5" => Func::Md5,
             "random" => Func::Random,
             "gen_random_uuid" => Func::GenRandomUuid,
@@ -182,7 +203,12 @@ impl Func {
             (Func::Substr, [s, from]) => text(*s) && int(*from),
             (Func::Substr, [s, from, len]) => text(*s) && int(*from) && int(*len),
             (Func::Length | Func::OctetLength, [s]) => text(*s) || *s == T::Bytea,
-            (Func::Upper | Func::Lower, [s]) => text(*s),
+            (Func::Upper | Func::Lower | Func::Reverse, [s]) => text(*s),
+            (Func::Replace | Func::Translate, [s, a, b]) => text(*s) && text(*a) && text(*b),
+            (Func::SplitPart, [s, d, n]) => text(*s) && text(*d) && int(*n),
+            (Func::Left | Func::Right, [s, n]) => text(*s) && int(*n),
+            (Func::Trim(_), [s]) => text(*s),
+            (Func::Trim(_) | Func::Strpos, [s, c]) => text(*s) && text(*c),
             (Func::Md5, [s]) => text(*s) || *s == T::Bytea,
             (Func::Random | Func::GenRandomUuid, []) => true,
             (Func::Now | Func::CurrentDate | Func::LocalTimestamp | Func::Version, []) => true,
@@ -248,7 +274,7 @@ impl Func {
                     T::Float8
                 }
             }
-            Func::Length | Func::OctetLength => T::Int4,
+            Func::Length | Func::OctetLength | Func::Strpos => T::Int4,
             Func::Random | Func::DatePart | Func::Extract => T::Float8,
             Func::Now => T::Timestamptz,
             Func::Version => T::Text,
@@ -521,6 +547,33 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
         Func::JsonbBuildObject | Func::JsonbBuildArray | Func::SetConfig => Value::Null,
         Func::Upper => Value::Text(text_arg(&args[0]).to_uppercase()),
         Func::Lower => Value::Text(text_arg(&args[0]).to_lowercase()),
+        Func::Replace => Value::Text(crate::strings::replace(
+            text_arg(&args[0]),
+            text_arg(&args[1]),
+            text_arg(&args[2]),
+            MAX_TEXT_BYTES as usize,
+        )?),
+        Func::Translate => Value::Text(crate::strings::translate(
+            text_arg(&args[0]),
+            text_arg(&args[1]),
+            text_arg(&args[2]),
+        )),
+        Func::SplitPart => Value::Text(crate::strings::split_part(
+            text_arg(&args[0]),
+            text_arg(&args[1]),
+            int(2),
+        )?),
+        Func::Left => Value::Text(crate::strings::left(text_arg(&args[0]), int(1))),
+        Func::Right => Value::Text(crate::strings::right(text_arg(&args[0]), int(1))),
+        Func::Reverse => Value::Text(crate::strings::reverse(text_arg(&args[0]))),
+        Func::Trim(ends) => {
+            let chars = args.get(1).map_or(" ", text_arg);
+            Value::Text(crate::strings::trim(text_arg(&args[0]), chars, ends))
+        }
+        Func::Strpos => Value::Int4(crate::strings::strpos(
+            text_arg(&args[0]),
+            text_arg(&args[1]),
+        )),
         Func::Md5 => match &args[0] {
             Value::Bytea(b) => Value::Text(hex(&md5::compute(b).0)),
             v => Value::Text(hex(&md5::compute(text_arg(v)).0)),

@@ -38,6 +38,7 @@ pub mod script;
 pub mod select;
 pub mod session;
 pub mod settings;
+mod strings;
 mod to_char;
 pub mod types;
 pub mod vacuum;
