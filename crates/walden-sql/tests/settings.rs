@@ -10,51 +10,10 @@
 use walden_sql::Session;
 
 mod support;
-use support::{check_cases, db, outcome, pg, q};
+use support::{check_cases, db, outcome, q};
 
-/// A statement's outcome on PostgreSQL, as `support::outcome` gives Walden's: its rows
-/// (`|` between values, a line per row; none for a command), or `ERROR code: message`.
-fn pg_outcome(c: &mut postgres::Client, sql: &str) -> String {
-    match c.simple_query(sql) {
-        Err(e) => {
-            let e = e.as_db_error().unwrap();
-            format!("ERROR {}: {}", e.code().code(), e.message())
-        }
-        Ok(messages) => messages
-            .iter()
-            .filter_map(|m| match m {
-                postgres::SimpleQueryMessage::Row(r) => Some(
-                    (0..r.len())
-                        .map(|i| r.get(i).unwrap_or("").to_string())
-                        .collect::<Vec<_>>()
-                        .join("|"),
-                ),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-    }
-}
-
-/// Runs `cases` in order on a new Walden session and, when PostgreSQL 15 is installed,
-/// on a fresh PostgreSQL database: each must give its outcome on both.
 fn on_both(name: &str, cases: &[(&str, &str)]) {
-    let db = db();
-    let mut s = Session::with_seed(&db, 1);
-    check_cases(&mut s, cases);
-    let Some(cluster) = pg::cluster() else {
-        eprintln!("{name}: {}", pg::SKIPPED);
-        return;
-    };
-    let mut c = pg::fresh_database(&cluster, name);
-    let wrong: Vec<String> = cases
-        .iter()
-        .filter_map(|(sql, want)| {
-            let got = pg_outcome(&mut c, sql);
-            (got != *want).then(|| format!("{sql}\n  want {want}\n  PostgreSQL gave {got}"))
-        })
-        .collect();
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    support::check_on_both(name, cases)
 }
 
 const UNKNOWN: &str = "ERROR 42704: unrecognized configuration parameter \"nope\"";
