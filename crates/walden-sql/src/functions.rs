@@ -94,6 +94,17 @@ pub enum Func {
     ToJsonb,
     /// version(): the PostgreSQL version spoken, and Walden's.
     Version,
+    /// nullif(a, b): NULL where a = b, else a (bound by `bind::nullif`).
+    NullIf,
+    /// A record of its arguments (a row of a set-returning function of several
+    /// columns); not strict: a NULL is a NULL field.
+    Row(crate::record::RecordShape),
+    /// `(record).field`: the field at this place.
+    Field(crate::record::RecordShape, usize),
+    /// Integer `&`, `|` and `#` (PostgreSQL's bitwise and, or, xor).
+    BitAnd,
+    BitOr,
+    BitXor,
     /// current_setting(name [, missing_ok]): a setting's value as SHOW gives it.
     CurrentSetting,
     /// set_config(name, value, is_local): SET (SET LOCAL when is_local) from a
@@ -242,6 +253,11 @@ impl Func {
             }
             (Func::JsonbBuildObject | Func::JsonbBuildArray, _) => true,
             (Func::ToJsonb, [_]) => true,
+            (Func::Row(_), _) => true,
+            (Func::Field(shape, _), [r]) => matches!(r, T::Record(s) if *s == shape),
+            (Func::BitAnd | Func::BitOr | Func::BitXor, [a, b]) => {
+                (a.is_integer() || *a == T::Null) && (b.is_integer() || *b == T::Null)
+            }
             (Func::CurrentSetting, [n]) => text(*n),
             (Func::CurrentSetting, [n, m]) => text(*n) && matches!(m, T::Bool | T::Null),
             (Func::SetConfig, [n, v, l]) => text(*n) && text(*v) && matches!(l, T::Bool | T::Null),
@@ -275,6 +291,12 @@ impl Func {
                 }
             }
             Func::Length | Func::OctetLength | Func::Strpos => T::Int4,
+            Func::Row(shape) => T::Record(shape),
+            Func::Field(shape, i) => shape.fields()[i].1,
+            Func::BitAnd | Func::BitOr | Func::BitXor => match T::wider(args[0], args[1]) {
+                T::Null => T::Int4,
+                t => t,
+            },
             Func::Random | Func::DatePart | Func::Extract => T::Float8,
             Func::Now => T::Timestamptz,
             Func::Version => T::Text,
@@ -427,6 +449,11 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
     // argument gives NULL.
     match f {
         Func::SetConfig => return set_config(args, cx),
+        Func::Row(_) => return Ok(Value::Text(crate::record::record_text(args))),
+        Func::NullIf => {
+            let equal = value::compare(&args[0], &args[1]) == Some(std::cmp::Ordering::Equal);
+            return Ok(if equal { Value::Null } else { args[0].clone() });
+        }
         Func::JsonbBuildObject => return crate::jsonb::build_object(args),
         Func::JsonbBuildArray => {
             let items = args
@@ -544,7 +571,22 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
         },
         Func::ToJsonb => crate::jsonb::value(crate::jsonb::from_value(&args[0])?),
         // Not strict: answered before the NULL check above.
-        Func::JsonbBuildObject | Func::JsonbBuildArray | Func::SetConfig => Value::Null,
+        Func::JsonbBuildObject
+        | Func::JsonbBuildArray
+        | Func::SetConfig
+        | Func::NullIf
+        | Func::Row(_) => Value::Null,
+        Func::Field(shape, i) => crate::record::field(text_arg(&args[0]), shape, i)?,
+        Func::BitAnd | Func::BitOr | Func::BitXor => {
+            let (a, b) = (int(0), int(1));
+            let x = match f {
+                Func::BitAnd => a & b,
+                Func::BitOr => a | b,
+                _ => a ^ b,
+            };
+            let ty = SqlType::wider(value::type_of(&args[0]), value::type_of(&args[1]));
+            value::int_value(x, ty)?
+        }
         Func::Upper => Value::Text(text_arg(&args[0]).to_uppercase()),
         Func::Lower => Value::Text(text_arg(&args[0]).to_lowercase()),
         Func::Replace => Value::Text(crate::strings::replace(
@@ -625,29 +667,29 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
             Value::Text(kept.join(text_arg(&args[1])))
         }
         Func::ArrayElement => {
-            let items = crate::array::elements(text_arg(&args[0]))?;
-            match usize::try_from(int(1))
-                .ok()
-                .and_then(|i| items.get(i.checked_sub(1)?))
-            {
-                Some(Some(item)) => Value::Text(item.clone()),
-                _ => Value::Null,
+            let array = crate::array::parse(text_arg(&args[0]))?;
+            match array.get(int(1)) {
+                Some(item) => Value::Text(item.to_string()),
+                None => Value::Null,
             }
         }
         Func::ArrayPosition => {
-            let items = crate::array::elements(text_arg(&args[0]))?;
+            let array = crate::array::parse(text_arg(&args[0]))?;
             let wanted = text_arg(&args[1]);
-            match items.iter().position(|i| i.as_deref() == Some(wanted)) {
-                Some(i) => Value::Int4(i as i32 + 1),
+            match array
+                .items
+                .iter()
+                .position(|i| i.as_deref() == Some(wanted))
+            {
+                Some(i) => Value::Int4((array.lower + i as i64) as i32),
                 None => Value::Null,
             }
         }
         Func::ArrayUpper => {
-            let items = crate::array::elements(text_arg(&args[0]))?;
-            if int(1) != 1 || items.is_empty() {
-                Value::Null
-            } else {
-                Value::Int4(items.len() as i32)
+            let array = crate::array::parse(text_arg(&args[0]))?;
+            match array.upper() {
+                Some(upper) if int(1) == 1 => Value::Int4(upper as i32),
+                _ => Value::Null,
             }
         }
         Func::GenRandomUuid => {

@@ -430,3 +430,35 @@ fn text_functions_as_postgres() {
         ]
     );
 }
+
+#[test]
+fn nullif_bitwise_operators_and_regproc_as_postgres() {
+    support::check_on_both(
+        "nullif_bitwise_regproc",
+        &[
+            (
+                "select nullif(1, 1.0) is null, nullif('a', 'b'), nullif(2, null), nullif(1::int2, 1::int8) is null",
+                "t|a|2|t",
+            ),
+            ("select 5 & 3, 5 | 3, 5 # 3, 1::int2 & 3::int8", "1|7|6|1"),
+            (
+                "select 'a' & 1",
+                "ERROR 22P02: invalid input syntax for type integer: \"a\"",
+            ),
+            // The catalog's functions (regproc) are their names.
+            (
+                "select 'pg_catalog.array_in'::regproc = 'array_in'::regproc, 'boolin'::regproc::text, 0::regproc::text",
+                "t|boolin|-",
+            ),
+            (
+                "select typinput, typoutput, typreceive, typsend, typmodin, typalign, typstorage, \
+                 typcategory, typispreferred, typbyval, typelem from pg_type \
+                 where typname in ('int4', 'varchar', 'name', 'numeric') order by oid",
+                "namein|nameout|namerecv|namesend|-|c|p|S|f|f|18\n\
+                 int4in|int4out|int4recv|int4send|-|i|p|N|f|t|0\n\
+                 varcharin|varcharout|varcharrecv|varcharsend|varchartypmodin|i|x|S|f|f|0\n\
+                 numeric_in|numeric_out|numeric_recv|numeric_send|numerictypmodin|i|m|N|f|f|0",
+            ),
+        ],
+    );
+}
