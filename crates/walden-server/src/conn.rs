@@ -56,6 +56,7 @@ pub(crate) fn serve(stream: Stream, local: bool, shared: &Shared) {
         return;
     };
     let mut session = Session::new(&shared.db);
+    session.set_max_connections(u32::try_from(shared.config.max_connections).unwrap_or(u32::MAX));
     let Some((pid, secret)) = shared.register(session.cancel_handle()) else {
         let _ = fatal(
             &mut wire,

@@ -29,6 +29,7 @@ pub(crate) mod oid {
     pub const NUMERIC: u32 = 1700;
     pub const UUID: u32 = 2950;
     pub const JSONB: u32 = 3802;
+    pub const RECORD: u32 = 2249;
 }
 
 /// The OID PostgreSQL gives a column or parameter of this type.
@@ -49,6 +50,7 @@ pub fn type_oid(ty: SqlType) -> u32 {
         SqlType::Interval => oid::INTERVAL,
         SqlType::Bytea => oid::BYTEA,
         SqlType::Jsonb => oid::JSONB,
+        SqlType::Record(_) => oid::RECORD,
     }
 }
 
@@ -151,7 +153,34 @@ pub fn encode_binary(v: &Value, ty: SqlType) -> SqlResult<Option<Vec<u8>>> {
         SqlType::Text | SqlType::Bpchar | SqlType::Null => {
             encode_text(v).unwrap_or_default().into_bytes()
         }
+        SqlType::Record(shape) => record_send(v, shape)?,
     }))
+}
+
+/// A record's binary form, as PostgreSQL's `record_send`: the number of fields, then
+/// each field's type OID, length (-1 for NULL) and binary form.
+fn record_send(v: &Value, shape: walden_sql::record::RecordShape) -> SqlResult<Vec<u8>> {
+    let Value::Text(text) = v else {
+        return Err(unencodable(v, SqlType::Record(shape)));
+    };
+    let fields = walden_sql::record::fields(text)?;
+    let types = shape.fields();
+    let mut out = (types.len() as i32).to_be_bytes().to_vec();
+    for (i, (_, ty)) in types.iter().enumerate() {
+        out.extend_from_slice(&type_oid(*ty).to_be_bytes());
+        let value = match fields.get(i) {
+            Some(Some(f)) => walden_sql::value::parse_text(f, *ty)?,
+            _ => Value::Null,
+        };
+        match encode_binary(&value, *ty)? {
+            Some(bytes) => {
+                out.extend_from_slice(&(bytes.len() as i32).to_be_bytes());
+                out.extend_from_slice(&bytes);
+            }
+            None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+        }
+    }
+    Ok(out)
 }
 
 fn unencodable(v: &Value, ty: SqlType) -> SqlError {
@@ -246,6 +275,13 @@ pub fn decode_param(bytes: &[u8], binary: bool, client_oid: u32, ty: SqlType) ->
             };
             let text = std::str::from_utf8(text).map_err(|_| bad_encoding())?;
             walden_sql::value::parse_text(text, SqlType::Jsonb)?
+        }
+        // No parameter is declared a record (`type_of_oid`).
+        (SqlType::Record(_), _) => {
+            return Err(SqlError::new(
+                code::FEATURE_NOT_SUPPORTED,
+                "input of anonymous composite types is not implemented",
+            ))
         }
         (SqlType::Text | SqlType::Bpchar | SqlType::Null, _) => {
             let text = std::str::from_utf8(bytes).map_err(|_| bad_encoding())?;

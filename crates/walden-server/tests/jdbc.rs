@@ -1,9 +1,11 @@
 //! `walden serve` driven by pgjdbc, the PostgreSQL JDBC driver
 //! (tests/clients/WaldenJdbc.java): a driver nobody here wrote, over TCP with SCRAM,
 //! with what an application does through JDBC — the statements pgjdbc sends on connect,
-//! typed parameters, named server-side statements from a PreparedStatement's fifth run
-//! (and binary results with them), transactions, SQLSTATEs, batches, generated keys,
-//! dates and numerics, a fetch size and a query timeout. The jar comes from
+//! the session's settings (`current_setting`, `set_config`, SET LOCAL), DatabaseMetaData
+//! (columns, keys, indexes, schemas, types: pgjdbc's own catalog queries), typed
+//! parameters, named server-side statements from a PreparedStatement's fifth run (and
+//! binary results with them), transactions, SQLSTATEs, batches, generated keys, dates
+//! and numerics, a fetch size and a query timeout. The jar comes from
 //! scripts/install-java-clients.sh (CI runs it); without it, or without java and javac,
 //! the test says so and passes.
 

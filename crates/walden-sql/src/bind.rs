@@ -180,11 +180,18 @@ pub fn object_name(name: &ast::ObjectName) -> SqlResult<String> {
 }
 
 /// A function's name: `pg_catalog.` (where every function lives) and `public.` may
-/// qualify it.
+/// qualify it; `information_schema._pg_expandarray` is qualified.
 pub fn function_name(name: &ast::ObjectName) -> SqlResult<String> {
     let parts: Vec<&ast::Ident> = name.0.iter().filter_map(|p| p.as_ident()).collect();
     match parts.as_slice() {
         [schema, id] if ident_name(schema) == "pg_catalog" => Ok(ident_name(id)),
+        // information_schema's function (not on the search path: always qualified).
+        [schema, id]
+            if ident_name(schema) == "information_schema"
+                && ident_name(id) == "_pg_expandarray" =>
+        {
+            Ok("information_schema._pg_expandarray".into())
+        }
         _ => object_name(name),
     }
 }
@@ -359,6 +366,10 @@ pub struct Binder<'a> {
     /// BY): the calls found so far, each standing in as a placeholder column
     /// (`window::WINDOW_PLACEHOLDER`). None elsewhere, where they are refused.
     pub windows: Option<&'a mut Windows>,
+    /// Set where set-returning functions may appear (a SELECT block's select list):
+    /// the calls found so far, each standing in as placeholder columns
+    /// (`srf::SRF_PLACEHOLDER`). None elsewhere, where they are refused.
+    pub set_returning: Option<&'a mut crate::srf::SetReturning>,
 }
 
 thread_local! {
@@ -655,6 +666,7 @@ impl Binder<'_> {
             grouping: None,
             cx: None,
             windows: None,
+            set_returning: None,
         }
     }
 
@@ -665,6 +677,7 @@ impl Binder<'_> {
             grouping: None,
             cx: Some(cx),
             windows: None,
+            set_returning: None,
         }
     }
 
@@ -675,6 +688,7 @@ impl Binder<'_> {
             grouping: None,
             cx: self.cx,
             windows: None,
+            set_returning: None,
         }
     }
 
@@ -774,21 +788,7 @@ impl Binder<'_> {
             },
             A::Value(v) => self.literal(&v.value)?,
             A::Nested(inner) => self.bind(inner)?,
-            A::CompoundFieldAccess { root, access_chain } => match access_chain.as_slice() {
-                [ast::AccessExpr::Subscript(ast::Subscript::Index { index })] => {
-                    let arr = coerce_literal(self.bind(root)?, SqlType::Text)?;
-                    let i = coerce_literal(self.bind(index)?, SqlType::Int4)?;
-                    let types = [arr.ty(), i.ty()];
-                    let ty = Func::ArrayElement.result_type("array subscript", &types)?;
-                    Expr::Call(Func::ArrayElement, vec![arr, i], ty)
-                }
-                _ => {
-                    return Err(SqlError::unsupported(format!(
-                        "the expression {}",
-                        clip(&e.to_string())
-                    )))
-                }
-            },
+            A::CompoundFieldAccess { root, access_chain } => self.access(root, access_chain)?,
             A::Collate { expr, collation } => {
                 // Walden compares text bytewise, which is what the collations named
                 // here are; psql writes `COLLATE pg_catalog.default` after its patterns.
@@ -950,6 +950,27 @@ impl Binder<'_> {
                 let x = self.bind(expr)?;
                 let ty = Func::Extract.result_type("extract", &[SqlType::Text, x.ty()])?;
                 Expr::Call(Func::Extract, vec![unit, x], ty)
+            }
+            A::Trim {
+                trim_where,
+                trim_what,
+                expr,
+                trim_characters: None,
+            } => {
+                let ends = match trim_where {
+                    None | Some(ast::TrimWhereField::Both) => crate::strings::Ends::Both,
+                    Some(ast::TrimWhereField::Leading) => crate::strings::Ends::Leading,
+                    Some(ast::TrimWhereField::Trailing) => crate::strings::Ends::Trailing,
+                };
+                let mut args = vec![self.bind(expr)?];
+                if let Some(chars) = trim_what {
+                    args.push(self.bind(chars)?);
+                }
+                self.text_call(Func::Trim(ends), trim_name(ends), args)?
+            }
+            A::Position { expr, r#in } => {
+                let args = vec![self.bind(r#in)?, self.bind(expr)?];
+                self.text_call(Func::Strpos, "strpos", args)?
             }
             A::Substring {
                 expr,
@@ -1215,6 +1236,7 @@ impl Binder<'_> {
             grouping: None,
             cx: self.cx,
             windows: None,
+            set_returning: None,
         })
         .bind(e)
         {
@@ -1271,6 +1293,117 @@ impl Binder<'_> {
                 )))
             }
         }))
+    }
+
+    /// A set-returning function's call in a select list: the placeholder columns it
+    /// stands in as (a record of them for a function of several columns).
+    fn set_returning_call(
+        &mut self,
+        f: &ast::Function,
+        name: &str,
+        func: crate::srf::SrfFunc,
+    ) -> SqlResult<Expr> {
+        let want = match func {
+            crate::srf::SrfFunc::GenerateSeries => SqlType::Int4,
+            crate::srf::SrfFunc::ExpandArray => SqlType::Text,
+        };
+        let mut args = Vec::new();
+        for a in plain_args(f, name)? {
+            args.push(coerce_literal(self.bind(a)?, want)?);
+        }
+        let types: Vec<SqlType> = args.iter().map(Expr::ty).collect();
+        let (columns, ty) = func.signature(&types)?;
+        let Some(calls) = self.set_returning.as_deref_mut() else {
+            return Err(SqlError::new(
+                code::FEATURE_NOT_SUPPORTED,
+                crate::srf::NOT_HERE,
+            ));
+        };
+        let at = calls.add(crate::srf::SrfCall {
+            func,
+            args,
+            columns: columns.clone(),
+        });
+        Ok(match ty {
+            SqlType::Record(shape) => Expr::Call(
+                Func::Row(shape),
+                columns
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| Expr::Column(at + i, *t))
+                    .collect(),
+                ty,
+            ),
+            _ => Expr::Column(at, ty),
+        })
+    }
+
+    /// `(record).name`: the field of that name of a record.
+    fn field(&self, record: Expr, name: &ast::Ident) -> SqlResult<Expr> {
+        let field = ident_name(name);
+        let SqlType::Record(shape) = record.ty() else {
+            return Err(SqlError::new(
+                code::WRONG_OBJECT_TYPE,
+                format!(
+                    "column notation .{field} applied to type {}, which is not a composite type",
+                    record.ty().name()
+                ),
+            ));
+        };
+        let i = shape.field(&field).ok_or_else(|| {
+            SqlError::new(
+                code::UNDEFINED_COLUMN,
+                format!("could not identify column \"{field}\" in record data type"),
+            )
+        })?;
+        Ok(Expr::Call(
+            Func::Field(shape, i),
+            vec![record],
+            shape.fields()[i].1,
+        ))
+    }
+
+    /// `root` followed by `.field`s and `[subscript]`s: a qualified column name's
+    /// parts first, then each access in turn.
+    fn access(&mut self, root: &ast::Expr, chain: &[ast::AccessExpr]) -> SqlResult<Expr> {
+        // `t.col[i]` comes as `t` then `.col`: a column's qualified name.
+        let (mut e, rest) = match (root, chain.first()) {
+            (ast::Expr::Identifier(t), Some(ast::AccessExpr::Dot(ast::Expr::Identifier(c)))) => {
+                (self.column(Some(t), c)?, &chain[1..])
+            }
+            _ => (self.bind(root)?, chain),
+        };
+        for a in rest {
+            e = match a {
+                ast::AccessExpr::Dot(ast::Expr::Identifier(f)) => self.field(e, f)?,
+                ast::AccessExpr::Subscript(ast::Subscript::Index { index }) => {
+                    let arr = coerce_literal(e, SqlType::Text)?;
+                    let i = coerce_literal(self.bind(index)?, SqlType::Int4)?;
+                    let types = [arr.ty(), i.ty()];
+                    let ty = Func::ArrayElement.result_type("array subscript", &types)?;
+                    Expr::Call(Func::ArrayElement, vec![arr, i], ty)
+                }
+                other => {
+                    return Err(SqlError::unsupported(format!(
+                        "the expression {}",
+                        clip(&other.to_string())
+                    )))
+                }
+            };
+        }
+        Ok(e)
+    }
+
+    /// A function of text arguments that the parser gives as an expression of its own
+    /// (TRIM, POSITION): literals are text, a bpchar loses its trailing blanks.
+    fn text_call(&mut self, func: Func, name: &str, args: Vec<Expr>) -> SqlResult<Expr> {
+        let args = args
+            .into_iter()
+            .map(|a| coerce_literal(a, SqlType::Text).map(text_of))
+            .collect::<SqlResult<Vec<_>>>()?;
+        let types: Vec<SqlType> = args.iter().map(Expr::ty).collect();
+        let ty = func.result_type(name, &types)?;
+        Ok(Expr::Call(func, args, ty))
     }
 
     /// ceil(x) or floor(x), which the parser gives as their own expressions.
@@ -1342,7 +1475,11 @@ impl Binder<'_> {
     fn operands(&mut self, l: &ast::Expr, r: &ast::Expr) -> SqlResult<(Expr, Expr)> {
         let (a, b) = (self.bind(l)?, self.bind(r)?);
         // An array element (arrays are held as text) takes the other side's type.
-        let element = |e: &Expr| matches!(e, Expr::Call(Func::ArrayElement, ..));
+        let element = |e: &Expr| match e {
+            Expr::Call(Func::ArrayElement, ..) => true,
+            Expr::Call(Func::Field(shape, i), ..) => shape.is_element(*i),
+            _ => false,
+        };
         let (a, b) = match (element(&a), element(&b)) {
             (true, false) if !matches!(b.ty(), SqlType::Text | SqlType::Null) => {
                 let t = b.ty();
@@ -1417,6 +1554,32 @@ impl Binder<'_> {
             B::Modulo => Some(ArithOp::Mod),
             _ => None,
         };
+        let bitwise = match op {
+            B::BitwiseAnd => Some(Func::BitAnd),
+            B::BitwiseOr => Some(Func::BitOr),
+            B::PGBitwiseXor => Some(Func::BitXor),
+            _ => None,
+        };
+        if let Some(f) = bitwise {
+            let (a, b) = self.operands(l, r)?;
+            let (a, b) = (
+                coerce_literal(a, SqlType::Int4)?,
+                coerce_literal(b, SqlType::Int4)?,
+            );
+            let ty = f
+                .result_type(&op.to_string(), &[a.ty(), b.ty()])
+                .map_err(|_| {
+                    SqlError::new(
+                        code::UNDEFINED_FUNCTION,
+                        format!(
+                            "operator does not exist: {} {op} {}",
+                            a.ty().name(),
+                            b.ty().name()
+                        ),
+                    )
+                })?;
+            return Ok(Expr::Call(f, vec![a, b], ty));
+        }
         match (op, arith) {
             (_, Some(a)) => self.arith(l, a, r),
             (B::And, _) => Ok(Expr::And(
@@ -1521,7 +1684,8 @@ impl Binder<'_> {
     }
 
     /// Casts to the catalog's types: `regclass` (a name to an OID, an OID to its
-    /// name), `regtype` (an OID to its name), and `oid`, `name`, `"char"` and
+    /// name), `regtype` (an OID to its name), `regproc` (a function's name, which is
+    /// how the catalog holds one), and `oid`, `name`, `"char"` and
     /// `pg_catalog.text`, which are int8 and text here. None for other types.
     fn catalog_cast(&mut self, e: &ast::Expr, dt: &ast::DataType) -> SqlResult<Option<Expr>> {
         if let ast::DataType::Array(_) = dt {
@@ -1575,7 +1739,13 @@ impl Binder<'_> {
                 snap,
                 SqlType::Text,
             ),
-            "oid" | "regproc" => Expr::Cast(Box::new(inner), DeclaredType::plain(SqlType::Int8)),
+            "regproc" if texty || inner.ty().is_integer() => Expr::Catalog(
+                CatalogFn::RegprocIn,
+                vec![text_of(inner)],
+                snap,
+                SqlType::Text,
+            ),
+            "oid" => Expr::Cast(Box::new(inner), DeclaredType::plain(SqlType::Int8)),
             "text" | "name" | "char" | "varchar" => {
                 Expr::Cast(Box::new(inner), DeclaredType::plain(SqlType::Text))
             }
@@ -1700,10 +1870,8 @@ impl Binder<'_> {
                 format!("aggregate functions are not allowed here ({name})"),
             ));
         }
-        if name == "generate_series" {
-            return Err(SqlError::unsupported(
-                "generate_series in the select list (use FROM generate_series(a, b))",
-            ));
+        if let Some(srf) = crate::srf::SrfFunc::lookup(&name) {
+            return self.set_returning_call(f, &name, srf);
         }
         let args = plain_args(f, &name)?;
         let mut bound = Vec::with_capacity(args.len());
@@ -1721,6 +1889,9 @@ impl Binder<'_> {
                 .map(|e| to_common(e, ty))
                 .collect::<SqlResult<Vec<_>>>()?;
             return Ok(Expr::Coalesce(args, ty));
+        }
+        if name == "nullif" {
+            return nullif(bound);
         }
         if let Some((func, ty, counts)) = CatalogFn::lookup(&name) {
             if !counts.contains(&bound.len()) {
@@ -1764,7 +1935,11 @@ impl Binder<'_> {
             let want_int = matches!(
                 (func, i),
                 (Func::Mod | Func::MakeDate, _)
-                    | (Func::Lpad | Func::Rpad | Func::Repeat, 1)
+                    | (
+                        Func::Lpad | Func::Rpad | Func::Repeat | Func::Left | Func::Right,
+                        1
+                    )
+                    | (Func::SplitPart, 2)
                     | (Func::Substr, 1 | 2)
             );
             // A literal to be truncated or taken apart is a timestamptz (PostgreSQL's
@@ -1783,6 +1958,7 @@ impl Binder<'_> {
                 (Func::Round | Func::Trunc, 0) if bound_len == 2 => Some(SqlType::Numeric),
                 (Func::Round | Func::Trunc, 1) => Some(SqlType::Int4),
                 (Func::JsonbTypeof | Func::JsonbArrayLength, _) => Some(SqlType::Jsonb),
+                (Func::CurrentSetting, 1) | (Func::SetConfig, 2) => Some(SqlType::Bool),
                 _ => None,
             };
             args.push(match want {
@@ -2189,6 +2365,41 @@ fn figure_name(e: &ast::Expr) -> (String, u8) {
     }
 }
 
+/// `nullif(a, b)`: NULL where `a = b`, else `a`; of `a`'s type, but the two sides'
+/// common type where `a` would be converted to compare (an integer with a numeric),
+/// as PostgreSQL resolves its `=`.
+fn nullif(bound: Vec<Expr>) -> SqlResult<Expr> {
+    let [a, b]: [Expr; 2] = bound.try_into().map_err(|args: Vec<Expr>| {
+        let types: Vec<&str> = args.iter().map(|e| e.ty().name()).collect();
+        SqlError::new(
+            code::UNDEFINED_FUNCTION,
+            format!("function nullif({}) does not exist", types.join(", ")),
+        )
+    })?;
+    let (ta, tb) = (a.ty(), b.ty());
+    let ty = if ta.is_integer() && tb.is_integer() {
+        ta
+    } else {
+        common_type(&[&a, &b], "NULLIF")?
+    };
+    let b = if tb.is_integer() && ty.is_integer() {
+        b
+    } else {
+        to_common(b, ty)?
+    };
+    let a = to_common(a, ty)?;
+    Ok(Expr::Call(Func::NullIf, vec![a, b], ty))
+}
+
+/// The function SQL's TRIM is.
+fn trim_name(ends: crate::strings::Ends) -> &'static str {
+    match ends {
+        crate::strings::Ends::Both => "btrim",
+        crate::strings::Ends::Leading => "ltrim",
+        crate::strings::Ends::Trailing => "rtrim",
+    }
+}
+
 /// [`figure_name`] of an expression other than parentheses and casts.
 fn name_of(e: &ast::Expr, type_name: &dyn Fn(&ast::DataType) -> String) -> (String, u8) {
     use ast::Expr as A;
@@ -2214,6 +2425,25 @@ fn name_of(e: &ast::Expr, type_name: &dyn Fn(&ast::DataType) -> String) -> (Stri
             }
         }
         A::Substring { .. } => strong("substr".into()),
+        A::Trim { trim_where, .. } => strong(
+            trim_name(match trim_where {
+                Some(ast::TrimWhereField::Leading) => crate::strings::Ends::Leading,
+                Some(ast::TrimWhereField::Trailing) => crate::strings::Ends::Trailing,
+                _ => crate::strings::Ends::Both,
+            })
+            .into(),
+        ),
+        A::Position { .. } => strong("position".into()),
+        // `(r).field` is named for the field; `a[i]` and `t.a[i]` for the array.
+        A::CompoundFieldAccess { root, access_chain } => {
+            match access_chain.iter().rev().find_map(|a| match a {
+                ast::AccessExpr::Dot(ast::Expr::Identifier(id)) => Some(id),
+                _ => None,
+            }) {
+                Some(id) => strong(ident_name(id)),
+                None => depth::recurse(|| figure_name(root)),
+            }
+        }
         A::Extract { .. } => strong("extract".into()),
         A::Ceil { .. } => strong("ceil".into()),
         A::Floor { .. } => strong("floor".into()),

@@ -9,7 +9,7 @@ use walden::{Column, Schema, TableKind};
 use crate::bind::{ident_name, object_name};
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::session::{Ctx, DbCatalog, Output};
-use crate::types::declared_type;
+use crate::types::{declared_type, SqlType};
 
 /// The table kind `CREATE TABLE ... USING name` names: `heap`, or `undo` (also spelled
 /// `zheap`, the name of PostgreSQL's undo-based table access method).
@@ -685,6 +685,12 @@ fn create_table_as(
             return Err(SqlError::new(
                 code::DUPLICATE_COLUMN,
                 format!("column \"{n}\" specified more than once"),
+            ));
+        }
+        if let SqlType::Record(_) = ty {
+            return Err(SqlError::new(
+                code::INVALID_TABLE_DEFINITION,
+                format!("column \"{n}\" has pseudo-type record"),
             ));
         }
         columns.push(Column::new(n, ty.column_type()));

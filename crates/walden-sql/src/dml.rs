@@ -1080,6 +1080,7 @@ impl BoundModify {
                     outer: &[],
                     run: Some(&rc),
                     now_micros: guard.now_micros(),
+                    settings: guard.settings(),
                 };
                 let mut failed = None;
                 let mut judge = |id: walden::RowId, row: walden::Row| {
@@ -1124,7 +1125,7 @@ impl BoundModify {
         } else {
             let mut failed = None;
             let first = modify(cx.db, guard, t, table, schema, filter, |id, row| {
-                let mut ecx = crate::expr::EvalCtx::at(&mut *cx.rng, guard.now_micros());
+                let mut ecx = crate::expr::EvalCtx::of(&mut *cx.rng, guard);
                 let r = guard.check().and_then(|()| {
                     let a = row_action(row, sets, filter, table, schema, &mut ecx)?;
                     notes.give_back(id, row, &a, &mut ecx)?;
@@ -1154,6 +1155,7 @@ impl BoundModify {
                         outer: &[],
                         run: reads.then_some(&rc),
                         now_micros: guard.now_micros(),
+                        settings: guard.settings(),
                     };
                     row_action(&newest.row, sets, filter, table, schema, &mut ecx)
                 })?;
@@ -1165,6 +1167,7 @@ impl BoundModify {
                 outer: &[],
                 run: reads.then_some(&rc),
                 now_micros: guard.now_micros(),
+                settings: guard.settings(),
             };
             for (id, row, action) in applied {
                 notes.give_back(id, &row, &action, &mut ecx)?;

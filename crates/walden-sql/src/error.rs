@@ -28,6 +28,7 @@ pub mod code {
     pub const AMBIGUOUS_PARAMETER: &str = "42P08";
     pub const UNDEFINED_PARAMETER: &str = "42P02";
     pub const UNDEFINED_OBJECT: &str = "42704";
+    pub const INVALID_NAME: &str = "42602";
     pub const DUPLICATE_OBJECT: &str = "42710";
     pub const RESERVED_NAME: &str = "42939";
     pub const GROUPING_ERROR: &str = "42803";
@@ -45,6 +46,7 @@ pub mod code {
     pub const BAD_COPY_FILE_FORMAT: &str = "22P04";
     pub const CHARACTER_NOT_IN_REPERTOIRE: &str = "22021";
     pub const INVALID_PARAMETER: &str = "22023";
+    pub const NULL_VALUE_NOT_ALLOWED: &str = "22004";
     pub const INVALID_REGULAR_EXPRESSION: &str = "2201B";
     pub const NOT_NULL_VIOLATION: &str = "23502";
     pub const UNIQUE_VIOLATION: &str = "23505";

@@ -118,6 +118,9 @@ pub struct EvalCtx<'a> {
     pub run: Option<&'a crate::select::RunCx<'a>>,
     /// What now() gives: the transaction's start, microseconds since 2000-01-01 UTC.
     pub now_micros: i64,
+    /// The session's settings (`current_setting`, `set_config`); none where no
+    /// session's statement runs (constant folding, CHECK constraints, unit tests).
+    pub settings: Option<&'a crate::settings::StatementSettings>,
 }
 
 impl<'a> EvalCtx<'a> {
@@ -135,6 +138,15 @@ impl<'a> EvalCtx<'a> {
             outer: &[],
             run: None,
             now_micros,
+            settings: None,
+        }
+    }
+
+    /// A context for expressions that read no tables, in the statement `guard` checks.
+    pub(crate) fn of(rng: &'a mut SimRng, guard: &'a crate::guard::Guard) -> EvalCtx<'a> {
+        EvalCtx {
+            settings: guard.settings(),
+            ..EvalCtx::at(rng, guard.now_micros())
         }
     }
 }

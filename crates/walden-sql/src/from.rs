@@ -61,6 +61,8 @@ pub enum Source {
         rows: Arc<Vec<Vec<Value>>>,
         name: String,
     },
+    /// `pg_settings`: the session's settings, read when it runs.
+    Settings,
     /// A subquery in FROM or a WITH query, run when read.
     Derived {
         plan: Arc<QueryPlan>,
@@ -541,9 +543,12 @@ impl Builder<'_, '_> {
                 };
                 if let Some((vname, rel)) = virtual_rel {
                     (
-                        Source::Values {
-                            rows: Arc::new(rel.rows),
-                            name: vname.clone(),
+                        match rel.rows {
+                            crate::pg_catalog::Rows::Made(rows) => Source::Values {
+                                rows: Arc::new(rows),
+                                name: vname.clone(),
+                            },
+                            crate::pg_catalog::Rows::Settings => Source::Settings,
                         },
                         Some(vname),
                         rel.columns,
@@ -2160,6 +2165,7 @@ impl Source {
                         outer: &values,
                         run: cx.run,
                         now_micros: cx.now_micros,
+                        settings: cx.settings,
                     };
                     match body {
                         LateralBody::Query(plan) => plan.run(&mut inner)?,
@@ -2284,6 +2290,20 @@ impl Source {
                     interval: None,
                 };
                 series.produce_node(cx, sink)
+            }
+            Source::Settings => {
+                let settings = cx.settings.ok_or_else(|| {
+                    SqlError::new(
+                        code::FEATURE_NOT_SUPPORTED,
+                        "pg_settings is not supported here (it reads the session's settings)",
+                    )
+                })?;
+                for row in crate::pg_catalog::settings_rows(settings.all()) {
+                    if !sink(cx, row)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
             }
             Source::Values { rows, .. } => {
                 let guard = cx.run.map(|r| r.guard);
@@ -2654,6 +2674,7 @@ impl Source {
             Source::Nothing
             | Source::Series { .. }
             | Source::Values { .. }
+            | Source::Settings
             | Source::Derived { .. } => true,
             Source::SeriesOf { args, .. } => args.iter().all(add),
             Source::JsonRows { arg, .. } => add(arg),
@@ -2893,6 +2914,7 @@ impl Source {
             Source::JsonRows { .. } => 100.0,
             Source::Table(t) => t.est,
             Source::Values { rows, .. } => rows.len() as f64,
+            Source::Settings => crate::settings::DEFS.len() as f64,
             Source::Derived { plan, .. } => plan.estimate(),
             Source::Padded { inner, .. } => inner.estimate(),
             Source::Filter { est, .. } => *est,
@@ -2920,6 +2942,7 @@ impl Source {
                 out.node_at(depth, &format!("Function Scan on {}", func.name()), key)
             }
             Source::Values { name, .. } => out.node_at(depth, &format!("Seq Scan on {name}"), key),
+            Source::Settings => out.node_at(depth, "Function Scan on pg_show_all_settings a", key),
             Source::Table(t) => {
                 crate::select::explain_access(
                     out,

@@ -27,6 +27,17 @@ pub enum Func {
     Length,
     Upper,
     Lower,
+    /// The text functions of `crate::strings`.
+    Replace,
+    Translate,
+    SplitPart,
+    Left,
+    Right,
+    Reverse,
+    /// btrim, ltrim, rtrim (and SQL's TRIM): of spaces, or of the characters given.
+    Trim(crate::strings::Ends),
+    /// strpos(s, sub), and SQL's POSITION(sub IN s).
+    Strpos,
     Md5,
     Random,
     GenRandomUuid,
@@ -83,6 +94,22 @@ pub enum Func {
     ToJsonb,
     /// version(): the PostgreSQL version spoken, and Walden's.
     Version,
+    /// nullif(a, b): NULL where a = b, else a (bound by `bind::nullif`).
+    NullIf,
+    /// A record of its arguments (a row of a set-returning function of several
+    /// columns); not strict: a NULL is a NULL field.
+    Row(crate::record::RecordShape),
+    /// `(record).field`: the field at this place.
+    Field(crate::record::RecordShape, usize),
+    /// Integer `&`, `|` and `#` (PostgreSQL's bitwise and, or, xor).
+    BitAnd,
+    BitOr,
+    BitXor,
+    /// current_setting(name [, missing_ok]): a setting's value as SHOW gives it.
+    CurrentSetting,
+    /// set_config(name, value, is_local): SET (SET LOCAL when is_local) from a
+    /// query; the new value. Not strict: a NULL value is RESET, a NULL is_local false.
+    SetConfig,
 }
 
 /// Texts longer than this are refused (PostgreSQL's limit is 1 GB; a row holds far less).
@@ -105,6 +132,16 @@ impl Func {
             "length" | "char_length" | "character_length" => Func::Length,
             "upper" => Func::Upper,
             "lower" => Func::Lower,
+            "replace" => Func::Replace,
+            "translate" => Func::Translate,
+            "split_part" => Func::SplitPart,
+            "left" => Func::Left,
+            "right" => Func::Right,
+            "reverse" => Func::Reverse,
+            "btrim" => Func::Trim(crate::strings::Ends::Both),
+            "ltrim" => Func::Trim(crate::strings::Ends::Leading),
+            "rtrim" => Func::Trim(crate::strings::Ends::Trailing),
+            "strpos" => Func::Strpos,
             "md5" => Func::Md5,
             "random" => Func::Random,
             "gen_random_uuid" => Func::GenRandomUuid,
@@ -132,12 +169,15 @@ impl Func {
             "jsonb_build_array" | "json_build_array" => Func::JsonbBuildArray,
             "to_jsonb" | "to_json" => Func::ToJsonb,
             "version" => Func::Version,
+            "current_setting" => Func::CurrentSetting,
+            "set_config" => Func::SetConfig,
             _ => return None,
         })
     }
 
     /// Random functions give a new value per row: never folded into a constant. Nor is
-    /// the time, which is the transaction's (a cached plan outlives it).
+    /// the time, which is the transaction's (a cached plan outlives it), nor a
+    /// setting, which is the session's when the statement runs.
     pub fn is_volatile(self) -> bool {
         matches!(
             self,
@@ -146,6 +186,8 @@ impl Func {
                 | Func::Now
                 | Func::CurrentDate
                 | Func::LocalTimestamp
+                | Func::CurrentSetting
+                | Func::SetConfig
         )
     }
 
@@ -172,7 +214,12 @@ impl Func {
             (Func::Substr, [s, from]) => text(*s) && int(*from),
             (Func::Substr, [s, from, len]) => text(*s) && int(*from) && int(*len),
             (Func::Length | Func::OctetLength, [s]) => text(*s) || *s == T::Bytea,
-            (Func::Upper | Func::Lower, [s]) => text(*s),
+            (Func::Upper | Func::Lower | Func::Reverse, [s]) => text(*s),
+            (Func::Replace | Func::Translate, [s, a, b]) => text(*s) && text(*a) && text(*b),
+            (Func::SplitPart, [s, d, n]) => text(*s) && text(*d) && int(*n),
+            (Func::Left | Func::Right, [s, n]) => text(*s) && int(*n),
+            (Func::Trim(_), [s]) => text(*s),
+            (Func::Trim(_) | Func::Strpos, [s, c]) => text(*s) && text(*c),
             (Func::Md5, [s]) => text(*s) || *s == T::Bytea,
             (Func::Random | Func::GenRandomUuid, []) => true,
             (Func::Now | Func::CurrentDate | Func::LocalTimestamp | Func::Version, []) => true,
@@ -206,6 +253,14 @@ impl Func {
             }
             (Func::JsonbBuildObject | Func::JsonbBuildArray, _) => true,
             (Func::ToJsonb, [_]) => true,
+            (Func::Row(_), _) => true,
+            (Func::Field(shape, _), [r]) => matches!(r, T::Record(s) if *s == shape),
+            (Func::BitAnd | Func::BitOr | Func::BitXor, [a, b]) => {
+                (a.is_integer() || *a == T::Null) && (b.is_integer() || *b == T::Null)
+            }
+            (Func::CurrentSetting, [n]) => text(*n),
+            (Func::CurrentSetting, [n, m]) => text(*n) && matches!(m, T::Bool | T::Null),
+            (Func::SetConfig, [n, v, l]) => text(*n) && text(*v) && matches!(l, T::Bool | T::Null),
             _ => false,
         };
         if !ok {
@@ -235,7 +290,13 @@ impl Func {
                     T::Float8
                 }
             }
-            Func::Length | Func::OctetLength => T::Int4,
+            Func::Length | Func::OctetLength | Func::Strpos => T::Int4,
+            Func::Row(shape) => T::Record(shape),
+            Func::Field(shape, i) => shape.fields()[i].1,
+            Func::BitAnd | Func::BitOr | Func::BitXor => match T::wider(args[0], args[1]) {
+                T::Null => T::Int4,
+                t => t,
+            },
             Func::Random | Func::DatePart | Func::Extract => T::Float8,
             Func::Now => T::Timestamptz,
             Func::Version => T::Text,
@@ -261,6 +322,35 @@ impl Func {
             _ => T::Text,
         })
     }
+}
+
+/// The session's settings, which a statement of a session always has.
+fn settings<'a>(
+    cx: &EvalCtx<'a>,
+    function: &str,
+) -> SqlResult<&'a crate::settings::StatementSettings> {
+    cx.settings.ok_or_else(|| {
+        SqlError::new(
+            code::FEATURE_NOT_SUPPORTED,
+            format!("{function} is not supported here (it reads the session's settings)"),
+        )
+    })
+}
+
+fn set_config(args: &[Value], cx: &EvalCtx) -> SqlResult<Value> {
+    let Value::Text(name) = &args[0] else {
+        return Err(SqlError::new(
+            code::NULL_VALUE_NOT_ALLOWED,
+            "SET requires parameter name",
+        ));
+    };
+    let value = match &args[1] {
+        Value::Text(v) => Some(v.as_str()),
+        _ => None,
+    };
+    let local = matches!(args[2], Value::Bool(true));
+    let set = settings(cx, "set_config")?.set_config(name, value, local)?;
+    Ok(Value::Text(set))
 }
 
 fn text_arg(v: &Value) -> &str {
@@ -355,8 +445,15 @@ fn rounding(f: Func, args: &[Value]) -> SqlResult<Value> {
 }
 
 pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
-    // Every function here but the jsonb builders is strict: a NULL argument gives NULL.
+    // Every function here but the jsonb builders and set_config is strict: a NULL
+    // argument gives NULL.
     match f {
+        Func::SetConfig => return set_config(args, cx),
+        Func::Row(_) => return Ok(Value::Text(crate::record::record_text(args))),
+        Func::NullIf => {
+            let equal = value::compare(&args[0], &args[1]) == Some(std::cmp::Ordering::Equal);
+            return Ok(if equal { Value::Null } else { args[0].clone() });
+        }
         Func::JsonbBuildObject => return crate::jsonb::build_object(args),
         Func::JsonbBuildArray => {
             let items = args
@@ -407,6 +504,13 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
         },
         Func::Now => Value::Timestamptz(cx.now_micros),
         Func::Version => Value::Text(crate::settings::version()),
+        Func::CurrentSetting => {
+            let missing_ok = matches!(args.get(1), Some(Value::Bool(true)));
+            match settings(cx, "current_setting")?.current(text_arg(&args[0]), missing_ok)? {
+                Some(v) => Value::Text(v),
+                None => Value::Null,
+            }
+        }
         Func::LocalTimestamp => Value::Timestamp(cx.now_micros),
         Func::CurrentDate => Value::Date(crate::datetime::timestamp_to_date(cx.now_micros)),
         Func::DatePart | Func::Extract => {
@@ -467,9 +571,51 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
         },
         Func::ToJsonb => crate::jsonb::value(crate::jsonb::from_value(&args[0])?),
         // Not strict: answered before the NULL check above.
-        Func::JsonbBuildObject | Func::JsonbBuildArray => Value::Null,
+        Func::JsonbBuildObject
+        | Func::JsonbBuildArray
+        | Func::SetConfig
+        | Func::NullIf
+        | Func::Row(_) => Value::Null,
+        Func::Field(shape, i) => crate::record::field(text_arg(&args[0]), shape, i)?,
+        Func::BitAnd | Func::BitOr | Func::BitXor => {
+            let (a, b) = (int(0), int(1));
+            let x = match f {
+                Func::BitAnd => a & b,
+                Func::BitOr => a | b,
+                _ => a ^ b,
+            };
+            let ty = SqlType::wider(value::type_of(&args[0]), value::type_of(&args[1]));
+            value::int_value(x, ty)?
+        }
         Func::Upper => Value::Text(text_arg(&args[0]).to_uppercase()),
         Func::Lower => Value::Text(text_arg(&args[0]).to_lowercase()),
+        Func::Replace => Value::Text(crate::strings::replace(
+            text_arg(&args[0]),
+            text_arg(&args[1]),
+            text_arg(&args[2]),
+            MAX_TEXT_BYTES as usize,
+        )?),
+        Func::Translate => Value::Text(crate::strings::translate(
+            text_arg(&args[0]),
+            text_arg(&args[1]),
+            text_arg(&args[2]),
+        )),
+        Func::SplitPart => Value::Text(crate::strings::split_part(
+            text_arg(&args[0]),
+            text_arg(&args[1]),
+            int(2),
+        )?),
+        Func::Left => Value::Text(crate::strings::left(text_arg(&args[0]), int(1))),
+        Func::Right => Value::Text(crate::strings::right(text_arg(&args[0]), int(1))),
+        Func::Reverse => Value::Text(crate::strings::reverse(text_arg(&args[0]))),
+        Func::Trim(ends) => {
+            let chars = args.get(1).map_or(" ", text_arg);
+            Value::Text(crate::strings::trim(text_arg(&args[0]), chars, ends))
+        }
+        Func::Strpos => Value::Int4(crate::strings::strpos(
+            text_arg(&args[0]),
+            text_arg(&args[1]),
+        )),
         Func::Md5 => match &args[0] {
             Value::Bytea(b) => Value::Text(hex(&md5::compute(b).0)),
             v => Value::Text(hex(&md5::compute(text_arg(v)).0)),
@@ -521,29 +667,29 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
             Value::Text(kept.join(text_arg(&args[1])))
         }
         Func::ArrayElement => {
-            let items = crate::array::elements(text_arg(&args[0]))?;
-            match usize::try_from(int(1))
-                .ok()
-                .and_then(|i| items.get(i.checked_sub(1)?))
-            {
-                Some(Some(item)) => Value::Text(item.clone()),
-                _ => Value::Null,
+            let array = crate::array::parse(text_arg(&args[0]))?;
+            match array.get(int(1)) {
+                Some(item) => Value::Text(item.to_string()),
+                None => Value::Null,
             }
         }
         Func::ArrayPosition => {
-            let items = crate::array::elements(text_arg(&args[0]))?;
+            let array = crate::array::parse(text_arg(&args[0]))?;
             let wanted = text_arg(&args[1]);
-            match items.iter().position(|i| i.as_deref() == Some(wanted)) {
-                Some(i) => Value::Int4(i as i32 + 1),
+            match array
+                .items
+                .iter()
+                .position(|i| i.as_deref() == Some(wanted))
+            {
+                Some(i) => Value::Int4((array.lower + i as i64) as i32),
                 None => Value::Null,
             }
         }
         Func::ArrayUpper => {
-            let items = crate::array::elements(text_arg(&args[0]))?;
-            if int(1) != 1 || items.is_empty() {
-                Value::Null
-            } else {
-                Value::Int4(items.len() as i32)
+            let array = crate::array::parse(text_arg(&args[0]))?;
+            match array.upper() {
+                Some(upper) if int(1) == 1 => Value::Int4(upper as i32),
+                _ => Value::Null,
             }
         }
         Func::GenRandomUuid => {

@@ -1,6 +1,7 @@
 //! What stops a running statement early: a cancel request made from outside (Ctrl-C in
 //! the shell, a CancelRequest on the wire) and the statement's memory budget, the
-//! `work_mem` setting.
+//! `work_mem` setting. The guard also carries what every part of a running statement
+//! may read: now(), and the session's settings (`current_setting`, `set_config`).
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -61,6 +62,9 @@ pub(crate) struct Guard {
     deadline: Option<std::time::Instant>,
     /// Checks since the clock was last read: it is read once per `CLOCK_EVERY` checks.
     checks: Cell<u32>,
+    /// The settings the statement reads and changes (none for a guard that no
+    /// statement of a session runs under).
+    settings: Option<crate::settings::StatementSettings>,
 }
 
 /// The clock is read once per this many checks (a check per row: a few microseconds
@@ -79,7 +83,21 @@ impl Guard {
             now_micros: 0,
             deadline: None,
             checks: Cell::new(0),
+            settings: None,
         }
+    }
+
+    pub fn set_settings(&mut self, settings: crate::settings::StatementSettings) {
+        self.settings = Some(settings);
+    }
+
+    pub fn settings(&self) -> Option<&crate::settings::StatementSettings> {
+        self.settings.as_ref()
+    }
+
+    /// The settings as the statement leaves them (see `StatementSettings::changed`).
+    pub fn take_settings(&mut self) -> Option<crate::settings::StatementSettings> {
+        self.settings.take()
     }
 
     /// Sets what now() gives in this statement.

@@ -460,6 +460,7 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
             | "ANALYSE"
             | "CHECKPOINT"
             | "SET"
+            | "RESET"
             | "SHOW"
             | "COPY"
             | "("

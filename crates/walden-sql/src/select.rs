@@ -372,6 +372,7 @@ impl QueryPlan {
             outer: &[],
             run: Some(&rc),
             now_micros: guard.now_micros(),
+            settings: guard.settings(),
         };
         let rows = self.run(&mut cx)?.len();
         let stats = rc.stats.take().unwrap_or_default().into_inner();
@@ -393,6 +394,7 @@ impl QueryPlan {
             outer: &[],
             run: Some(&rc),
             now_micros: guard.now_micros(),
+            settings: guard.settings(),
         };
         self.run(&mut cx)
     }
@@ -848,6 +850,9 @@ pub struct SelectPlan {
     /// Window function calls, computed over the rows after grouping and HAVING; the
     /// outputs and sort keys read their values after those rows' columns.
     windows: Vec<WindowCall>,
+    /// Set-returning functions of the select list (`crate::srf`): each input row
+    /// becomes the rows they make, their columns after the row's.
+    srfs: Vec<crate::srf::SrfCall>,
     /// The planner's estimate of the rows that pass the WHERE clause.
     from_rows: f64,
     /// The groups GROUP BY makes, when ANALYZE's distinct values of every key (each a
@@ -1065,6 +1070,7 @@ impl SelectPlan {
         let mut plain_outputs = Vec::new();
         let mut needs_grouping = !group_items.is_empty() || select.having.is_some();
         let mut windows = Windows::new(&select.named_window)?;
+        let mut srfs = crate::srf::SetReturning::default();
         if !needs_grouping {
             for (item, _) in &items {
                 let bound = match item {
@@ -1073,6 +1079,7 @@ impl SelectPlan {
                         grouping: None,
                         cx: Some(cx),
                         windows: Some(&mut windows),
+                        set_returning: Some(&mut srfs),
                     }
                     .bind(e),
                     Item::Column(c) => Ok(scope.column_expr(*c)),
@@ -1082,6 +1089,7 @@ impl SelectPlan {
                     Err(err) if is_aggregate_error(&err) => {
                         needs_grouping = true;
                         windows.calls.clear();
+                        srfs.calls.clear();
                         break;
                     }
                     Err(err) => return Err(err),
@@ -1104,6 +1112,7 @@ impl SelectPlan {
             offset: 0,
             reaccess: None,
             windows: Vec::new(),
+            srfs: Vec::new(),
             from_rows: from.rows,
             groups: None,
             top_id: None,
@@ -1191,6 +1200,16 @@ impl SelectPlan {
             }
             Some(_) => return Err(SqlError::unsupported("this DISTINCT")),
         }
+        if !srfs.calls.is_empty() {
+            if !windows.calls.is_empty() {
+                return Err(SqlError::unsupported(
+                    "set-returning functions in a select list with window functions",
+                ));
+            }
+            // Their values follow the FROM clause's row.
+            plan.renumber_placeholders(crate::srf::SRF_PLACEHOLDER, scope.columns.len());
+            plan.srfs = srfs.calls;
+        }
         if !windows.calls.is_empty() {
             // Window values follow the row they are computed over: the grouped row, or
             // the FROM clause's.
@@ -1199,7 +1218,7 @@ impl SelectPlan {
             } else {
                 scope.columns.len()
             };
-            plan.renumber_windows(width);
+            plan.renumber_placeholders(WINDOW_PLACEHOLDER, width);
             plan.windows = windows.calls;
         }
         if needs_grouping {
@@ -1244,33 +1263,38 @@ impl SelectPlan {
         });
         // Windows see every row and sort them again: the index may only serve the filter.
         let extreme = extreme.filter(|_| self.windows.is_empty());
-        let order: Option<Vec<(usize, bool, bool)>> = if !self.windows.is_empty() {
-            None
-        } else if let Some((c, max)) = extreme {
-            Some(vec![(c, max, max)])
-        } else if self.grouping.is_some() {
-            None
-        } else {
-            self.order
-                .iter()
-                .map(|(k, desc, nulls_first)| {
-                    let e = match k {
-                        SortKey::Output(i) => self.outputs.get(*i)?,
-                        SortKey::Expr(e) => e,
-                    };
-                    match e {
-                        Expr::Column(c, _) => Some((*c, *desc, *nulls_first)),
-                        _ => None,
-                    }
-                })
-                .collect()
-        };
+        // Set-returning functions make rows after the read: it can only serve the filter.
+        let order: Option<Vec<(usize, bool, bool)>> =
+            if !self.windows.is_empty() || !self.srfs.is_empty() {
+                None
+            } else if let Some((c, max)) = extreme {
+                Some(vec![(c, max, max)])
+            } else if self.grouping.is_some() {
+                None
+            } else {
+                self.order
+                    .iter()
+                    .map(|(k, desc, nulls_first)| {
+                        let e = match k {
+                            SortKey::Output(i) => self.outputs.get(*i)?,
+                            SortKey::Expr(e) => e,
+                        };
+                        match e {
+                            Expr::Column(c, _) => Some((*c, *desc, *nulls_first)),
+                            _ => None,
+                        }
+                    })
+                    .collect()
+            };
         let wanted = Wanted {
             filter: self.filter.as_ref(),
             order,
             nulls_dropped: extreme.is_some(),
             few: extreme.is_some()
-                || (self.limit.is_some() && self.grouping.is_none() && self.windows.is_empty()),
+                || (self.limit.is_some()
+                    && self.grouping.is_none()
+                    && self.windows.is_empty()
+                    && self.srfs.is_empty()),
         };
         let access = access_path::choose(indexes, &types, &wanted);
         if let Access::Index(read) = &access {
@@ -1303,10 +1327,17 @@ impl SelectPlan {
 
     /// Makes the outputs and sort keys read window call `k` (a placeholder column while
     /// the block was bound) at column `width + k`.
-    fn renumber_windows(&mut self, width: usize) {
+    /// Makes the placeholder columns from `from` (windows' or set-returning
+    /// functions', which `from` begins and the next kind's start ends) follow a row
+    /// `width` columns wide.
+    fn renumber_placeholders(&mut self, from: usize, width: usize) {
         let f = |i: usize| {
-            if i >= WINDOW_PLACEHOLDER {
-                width + (i - WINDOW_PLACEHOLDER)
+            let ours = match from {
+                WINDOW_PLACEHOLDER => i >= WINDOW_PLACEHOLDER,
+                _ => (from..WINDOW_PLACEHOLDER).contains(&i),
+            };
+            if ours {
+                width + (i - from)
             } else {
                 i
             }
@@ -1381,6 +1412,16 @@ impl SelectPlan {
                 .iter()
                 .map(|w| w.filled(values, outer))
                 .collect::<SqlResult<_>>()?,
+            srfs: self
+                .srfs
+                .iter()
+                .map(|c| {
+                    Ok(crate::srf::SrfCall {
+                        args: c.args.iter().map(fill).collect::<SqlResult<_>>()?,
+                        ..c.clone()
+                    })
+                })
+                .collect::<SqlResult<_>>()?,
             from_rows: self.from_rows,
             groups: self.groups,
             top_id: self.top_id,
@@ -1412,6 +1453,7 @@ impl SelectPlan {
             || self.grouping.is_some()
             || self.distinct != Distinct::None
             || !self.windows.is_empty()
+            || !self.srfs.is_empty()
             || !matches!(self.source, Source::Join(_))
         {
             return;
@@ -1462,6 +1504,7 @@ impl SelectPlan {
             }
             None => {
                 exprs.extend(&self.outputs);
+                exprs.extend(self.srfs.iter().flat_map(|c| &c.args));
                 exprs.extend(self.order.iter().filter_map(|(k, _, _)| match k {
                     SortKey::Expr(e) => Some(e),
                     SortKey::Output(_) => None,
@@ -1474,7 +1517,13 @@ impl SelectPlan {
         if exprs.iter().any(|e| e.has_subquery()) {
             return;
         }
-        let used: Vec<usize> = exprs.iter().flat_map(|e| e.columns()).collect();
+        // Columns past the row's are the set-returning functions'.
+        let width = self.source_names.len();
+        let used: Vec<usize> = exprs
+            .iter()
+            .flat_map(|e| e.columns())
+            .filter(|c| *c < width)
+            .collect();
         self.source.prune(&used);
     }
 
@@ -1538,6 +1587,11 @@ impl SelectPlan {
         if !self.windows.is_empty() {
             out.est(grouped);
             out.node_at(depth, "WindowAgg", (me, Upper::Window as u8));
+            depth += 1;
+        }
+        if !self.srfs.is_empty() {
+            out.est(grouped);
+            out.node_at(depth, "ProjectSet", (me, Upper::ProjectSet as u8));
             depth += 1;
         }
         if let Some(g) = &self.grouping {
@@ -1641,6 +1695,7 @@ impl SelectPlan {
             && self.order.is_empty()
             && self.distinct == Distinct::None
             && self.windows.is_empty()
+            && self.srfs.is_empty()
     }
 
     /// For a streaming plan: the output row for one input row, or None if filtered out.
@@ -1672,6 +1727,7 @@ impl SelectPlan {
         exprs.extend(self.filter.iter());
         exprs.extend(self.having.iter());
         exprs.extend(self.windows.iter().flat_map(|w| w.exprs()));
+        exprs.extend(self.srfs.iter().flat_map(|c| &c.args));
         exprs.iter().any(|e| e.has_subquery())
     }
 
@@ -1773,6 +1829,7 @@ enum Upper {
     Sort,
     Window,
     Aggregate,
+    ProjectSet,
 }
 
 /// Subquery results by (plan, parameter values).
@@ -1829,6 +1886,7 @@ pub(crate) fn eval_subquery(s: &Subquery, row: &[Value], cx: &mut EvalCtx) -> Sq
                     outer: &params,
                     run: Some(run),
                     now_micros: cx.now_micros,
+                    settings: cx.settings,
                 };
                 s.plan.run(&mut inner)?
             };
@@ -2001,6 +2059,7 @@ fn grouped<'a>(
         grouping: Some(grouping),
         cx: Some(cx),
         windows,
+        set_returning: None,
     }
 }
 
@@ -2056,6 +2115,7 @@ fn order_key(
         grouping,
         cx: Some(cx),
         windows: Some(windows),
+        set_returning: None,
     };
     Ok(SortKey::Expr(b.bind(e)?))
 }
@@ -2773,8 +2833,17 @@ impl<'p, 'g> Run<'p, 'g> {
         Ok(true)
     }
 
-    /// Projects a (possibly grouped) row and keeps it.
+    /// Projects a (possibly grouped) row and keeps it: each row its set-returning
+    /// functions make, if it has any.
     fn emit(&mut self, row: &[Value], cx: &mut EvalCtx) -> SqlResult<bool> {
+        let plan = self.plan;
+        if plan.srfs.is_empty() {
+            return self.emit_row(row, cx);
+        }
+        crate::srf::expand(&plan.srfs, row, cx, &mut |r, cx| self.emit_row(r, cx))
+    }
+
+    fn emit_row(&mut self, row: &[Value], cx: &mut EvalCtx) -> SqlResult<bool> {
         let plan = self.plan;
         let immediate = plan.order.is_empty() && !matches!(plan.distinct, Distinct::On(_));
         if immediate && plan.distinct == Distinct::None && self.skipped < plan.offset {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use sqlparser::ast::{self, Statement};
 use walden::rng::SimRng;
-use walden::{Database, StatsSnapshot, TableKind, Transaction, Value};
+use walden::{Database, StatsSnapshot, Transaction, Value};
 
 use crate::bind::{ident_name, object_name, Scope};
 use crate::copy::CopyStart;
@@ -19,6 +19,7 @@ use crate::isolation::{self, IsolationLevel};
 use crate::prepared::Prepared;
 use crate::script::{parse_psql_script, parse_script, LineIndex, Parsed};
 use crate::select::Catalog;
+use crate::settings::{Scoped, SessionSettings, StatementSettings};
 use crate::types::SqlType;
 use crate::{ddl, dml};
 
@@ -161,7 +162,7 @@ pub(crate) struct Ctx<'s, 'db> {
 
 impl Ctx<'_, '_> {
     pub fn eval_ctx(&mut self) -> EvalCtx<'_> {
-        EvalCtx::at(self.rng, self.guard.now_micros())
+        EvalCtx::of(self.rng, self.guard)
     }
 }
 
@@ -195,9 +196,6 @@ impl Output {
 /// MB) pass, and a 24 GiB machine stays safe with a dozen such statements at once.
 pub const DEFAULT_WORK_MEM_BYTES: u64 = 1 << 30;
 
-/// The least `work_mem` accepts, PostgreSQL's minimum.
-const MIN_WORK_MEM_BYTES: u64 = 64 << 10;
-
 /// A SQL session: owns a handle on its database and its transaction, so it is `Send` and
 /// can move to another thread (a server's connection task) between statements.
 pub struct Session {
@@ -205,13 +203,8 @@ pub struct Session {
     txn: TxnState,
     rng: SimRng,
     serials: HashMap<(String, String), i64>,
-    synchronous_commit: bool,
-    /// The kind of a table created without `USING` (the `default_table_kind` setting).
-    default_table_kind: TableKind,
     /// Requests to stop the running statement (see [`Session::cancel_handle`]).
     cancel: CancelHandle,
-    /// The `work_mem` setting: the memory budget of one statement.
-    work_mem_bytes: u64,
     /// The checks of the statement running (or last run).
     guard: Guard,
     /// Statements prepared with SQL's PREPARE, by name.
@@ -224,10 +217,8 @@ pub struct Session {
     clock: Option<WallClock>,
     /// What now() gives in the transaction block running: its start.
     txn_now_micros: Option<i64>,
-    /// The settings clients set and read (client_encoding, statement_timeout, …).
-    client: crate::settings::ClientSettings,
-    /// The level of transactions begun without one (`default_transaction_isolation`).
-    default_isolation: IsolationLevel,
+    /// The session's settings, scoped to its transactions.
+    settings: Scoped,
     /// The level of the transaction block running (or aborted).
     block_isolation: IsolationLevel,
     /// The block has run a statement that takes a snapshot (anything but SET, SHOW and
@@ -259,20 +250,16 @@ impl Session {
         Session {
             guard: Guard::start(&cancel, DEFAULT_WORK_MEM_BYTES),
             cancel,
-            work_mem_bytes: DEFAULT_WORK_MEM_BYTES,
             db: db.clone(),
             txn: TxnState::Auto,
             rng: SimRng::new(seed),
             serials: HashMap::new(),
-            synchronous_commit: db.synchronous_commit(),
-            default_table_kind: db.default_table_kind(),
             prepared: HashMap::new(),
             executing: false,
             prepared_run: None,
             clock: None,
             txn_now_micros: None,
-            client: crate::settings::ClientSettings::default(),
-            default_isolation: IsolationLevel::ReadCommitted,
+            settings: Scoped::new(SessionSettings::new(db)),
             block_isolation: IsolationLevel::ReadCommitted,
             block_snapshot_taken: false,
         }
@@ -280,8 +267,9 @@ impl Session {
 
     /// A transaction of the session's default level, outside a block.
     fn begin_auto(&self) -> Transaction {
-        let mut t = self.db.begin_with(self.default_isolation.engine());
-        t.set_synchronous_commit(self.synchronous_commit);
+        let now = self.settings.now();
+        let mut t = self.db.begin_with(now.default_isolation.engine());
+        t.set_synchronous_commit(now.synchronous_commit);
         t
     }
 
@@ -302,18 +290,31 @@ impl Session {
 
     /// The settings clients set and read.
     pub fn client_settings(&self) -> &crate::settings::ClientSettings {
-        &self.client
+        &self.settings.now().client
     }
 
-    /// Sets one of the session's settings as `SET name = value` would (a server
-    /// applies a client's startup parameters through it).
+    /// Sets one of the session's settings as `SET name = value` would, and makes it
+    /// the value RESET goes back to (a server applies a client's startup parameters
+    /// through it).
     pub fn set_setting(&mut self, name: &str, value: &str) -> SqlResult<()> {
+        if crate::settings::def_of(name).is_none_or(|d| {
+            d.scope == crate::settings::Scope::Session
+                && d.context == crate::settings::Context::User
+        }) {
+            return self.settings.set_default(name, value);
+        }
         let sql = format!(
             "set {} = '{}'",
             crate::pg_catalog::quote_ident(name),
             value.replace('\'', "''")
         );
         self.execute_one(&sql).map(|_| ())
+    }
+
+    /// Tells the session how many connections its server takes (what `max_connections`
+    /// shows).
+    pub fn set_max_connections(&mut self, n: u32) {
+        self.settings.set_max_connections(n);
     }
 
     /// Makes now(), current_timestamp and current_date read `clock` instead of the
@@ -564,7 +565,7 @@ impl Session {
                 c.finish(self)
             }
             CopyStart::Out(c) => {
-                let limit = self.work_mem_bytes;
+                let limit = self.settings.now().work_mem_bytes;
                 let mut out = Vec::new();
                 let mut r = c.run(self, &mut |line| {
                     if (out.len() + line.len()) as u64 > limit {
@@ -604,10 +605,9 @@ impl Session {
                 .copy_with_data(*c, &[])
                 .map_err(|e| locate(e, text, start_char, index));
         }
-        self.guard = Guard::start(&self.cancel, self.work_mem_bytes);
-        self.guard.set_timeout(self.client.statement_timeout);
-        let now = self.statement_now();
-        self.guard.set_now_micros(now);
+        self.guard = self.start_guard();
+        self.guard
+            .set_timeout(self.settings.now().client.statement_timeout);
         let started = Instant::now();
         let before = self.db.stats();
         let result = match parsed {
@@ -615,6 +615,13 @@ impl Session {
             Ok(p) => crate::depth::with_stack(p.stack_bytes(), || self.execute_parsed(p)),
             Err(e) => Err(self.fail(e)),
         };
+        if result.is_ok() {
+            // What set_config changed.
+            let in_block = self.in_transaction_block();
+            if let Some(s) = self.guard.take_settings().and_then(|s| s.changed(in_block)) {
+                self.settings = s;
+            }
+        }
         match result {
             Ok(out) => Ok(StatementResult {
                 tag: out.tag,
@@ -632,9 +639,7 @@ impl Session {
     /// Starts a statement that runs over several calls (a COPY): its checks and its
     /// now(); refused in an aborted transaction block.
     pub(crate) fn start_statement(&mut self) -> SqlResult<crate::copy::Started> {
-        self.guard = Guard::start(&self.cancel, self.work_mem_bytes);
-        let now = self.statement_now();
-        self.guard.set_now_micros(now);
+        self.guard = self.start_guard();
         if matches!(self.txn, TxnState::Failed) {
             return Err(aborted());
         }
@@ -643,6 +648,20 @@ impl Session {
             at: Instant::now(),
             stats: Box::new(self.db.stats()),
         })
+    }
+
+    /// The checks, now() and settings of a statement starting.
+    fn start_guard(&mut self) -> Guard {
+        let mut guard = Guard::start(&self.cancel, self.settings.now().work_mem_bytes);
+        let now = self.statement_now();
+        guard.set_now_micros(now);
+        guard.set_settings(StatementSettings::new(
+            &self.settings,
+            self.in_transaction_block(),
+            self.isolation_now(),
+            &self.db,
+        ));
+        guard
     }
 
     /// The error of a statement: inside a transaction block it aborts the block. Also
@@ -724,6 +743,8 @@ impl Session {
         if let TxnState::Block(t) = std::mem::replace(&mut self.txn, TxnState::Auto) {
             let _ = t.rollback();
             self.txn = TxnState::Failed;
+            // The block's SETs are undone now, as PostgreSQL undoes them on abort.
+            self.settings.rollback();
         }
         e
     }
@@ -785,7 +806,10 @@ impl Session {
         if matches!(self.txn, TxnState::Failed) {
             return Err(aborted());
         }
-        if !matches!(stmt, Statement::Set(_) | Statement::ShowVariable { .. }) {
+        if !matches!(
+            stmt,
+            Statement::Set(_) | Statement::Reset(_) | Statement::ShowVariable { .. }
+        ) {
             self.statement_starts().map_err(|e| self.fail(e))?;
         }
         match stmt {
@@ -822,6 +846,7 @@ impl Session {
                 return Ok(Output::tag("DEALLOCATE"));
             }
             Statement::Set(set) => return self.set(set).map_err(|e| self.fail(e)),
+            Statement::Reset(r) => return self.reset(r).map_err(|e| self.fail(e)),
             Statement::ShowVariable { variable } => {
                 return self.show(variable).map_err(|e| self.fail(e))
             }
@@ -948,8 +973,7 @@ impl Session {
         let mut values = Vec::with_capacity(args.len());
         for a in args {
             let e = crate::bind::Binder::plain(&crate::bind::Scope::default()).bind(a)?;
-            let now = self.guard.now_micros();
-            values.push(e.eval(&[], &mut EvalCtx::at(&mut self.rng, now))?);
+            values.push(e.eval(&[], &mut EvalCtx::of(&mut self.rng, &self.guard))?);
         }
         let p = p.with_values(&values, &self.db)?;
         self.executing = true;
@@ -1021,8 +1045,8 @@ impl Session {
         stmt: &Statement,
         table_kind: Option<(String, sqlparser::tokenizer::Location)>,
     ) -> SqlResult<Output> {
-        let sync = self.synchronous_commit;
-        let default_kind = self.default_table_kind;
+        let sync = self.settings.now().synchronous_commit;
+        let default_kind = self.settings.now().default_table_kind;
         let mut cx = self.ctx();
         match stmt {
             Statement::CreateTable(ct) => {
@@ -1050,13 +1074,15 @@ impl Session {
     }
 
     fn begin(&mut self, modes: &[ast::TransactionMode]) -> SqlResult<Output> {
-        let level = isolation::level_of_modes(modes)?.unwrap_or(self.default_isolation);
+        let level =
+            isolation::level_of_modes(modes)?.unwrap_or(self.settings.now().default_isolation);
         let mut out = Output::tag("BEGIN");
         match self.txn {
             TxnState::Auto => {
                 let mut t = self.db.begin_with(level.engine());
-                t.set_synchronous_commit(self.synchronous_commit);
+                t.set_synchronous_commit(self.settings.now().synchronous_commit);
                 self.txn = TxnState::Block(Box::new(t));
+                self.settings.begin();
                 self.block_isolation = level;
                 self.block_snapshot_taken = false;
             }
@@ -1073,8 +1099,14 @@ impl Session {
         }
         match std::mem::replace(&mut self.txn, TxnState::Auto) {
             TxnState::Block(mut t) => {
-                t.set_synchronous_commit(self.synchronous_commit);
-                t.commit()?;
+                // synchronous_commit as the transaction leaves it (SET LOCAL included).
+                t.set_synchronous_commit(self.settings.now().synchronous_commit);
+                let committed = t.commit();
+                match committed {
+                    Ok(()) => self.settings.commit(),
+                    Err(_) => self.settings.rollback(),
+                }
+                committed?;
                 Ok(Output::tag("COMMIT"))
             }
             TxnState::Failed => Ok(Output::tag("ROLLBACK")),
@@ -1093,6 +1125,7 @@ impl Session {
         }
         match std::mem::replace(&mut self.txn, TxnState::Auto) {
             TxnState::Block(t) => {
+                self.settings.rollback();
                 t.rollback()?;
                 Ok(Output::tag("ROLLBACK"))
             }
@@ -1106,67 +1139,36 @@ impl Session {
         }
     }
 
-    /// Walden's settings, with their current values.
-    pub fn settings(&self) -> Vec<(&'static str, String, &'static str)> {
-        vec![
-            (
-                "synchronous_commit",
-                if self.synchronous_commit { "on" } else { "off" }.into(),
-                "Wait for the commit's WAL to be durable (session; settable)",
-            ),
-            (
-                "default_table_kind",
-                self.default_table_kind.name().to_string(),
-                "Kind of a table created without USING: heap or undo (session; settable)",
-            ),
-            (
-                "work_mem",
-                size_text(self.work_mem_bytes),
-                "Most memory one statement may keep for sorted, grouped and returned rows; \
-                 past it the statement fails (session; settable, e.g. '2GB')",
-            ),
-            (
-                "undo_limit",
-                self.db.undo_limit().to_string(),
-                "Most bytes of undo the undo log may hold at once (database; settable, e.g. '1GB')",
-            ),
-            (
-                "wal_compression",
-                self.db.wal_compression().name().to_string(),
-                "Codec of the WAL frames written: off, lz4 or zstd (database; settable)",
-            ),
-            (
-                "transaction_isolation",
-                self.isolation_now().name().into(),
-                "Isolation level of the current transaction: read committed or repeatable read \
-                 (snapshot isolation); read uncommitted runs as read committed; serializable \
-                 is not supported (settable before the block's first query)",
-            ),
-            (
-                "default_transaction_isolation",
-                self.default_isolation.name().into(),
-                "Isolation level of each new transaction (session; settable)",
-            ),
-            (
-                "protection",
-                self.db.protection().name().to_string(),
-                "Torn-page protection: cow, full-page or none (chosen at creation)",
-            ),
-            (
-                "page_size",
-                self.db.page_size().to_string(),
-                "Page size in bytes (chosen at creation)",
-            ),
-        ]
+    /// Every setting with its value, as SHOW ALL lists them.
+    pub fn settings(&self) -> Vec<crate::settings::Shown> {
+        crate::settings::all(
+            self.settings.now(),
+            self.settings.at_reset(),
+            &self.settings_env(),
+        )
+    }
+
+    fn settings_env(&self) -> crate::settings::Env<'_> {
+        crate::settings::Env {
+            db: &self.db,
+            isolation: self.isolation_now(),
+        }
     }
 
     fn set(&mut self, set: &ast::Set) -> SqlResult<Output> {
-        let (name, values) = match set {
+        let (name, values, local) = match set {
             ast::Set::SingleAssignment {
-                variable, values, ..
-            } => (object_name(variable)?, values.as_slice()),
-            ast::Set::SetTimeZone { value, .. } => {
-                ("timezone".to_string(), std::slice::from_ref(value))
+                variable,
+                values,
+                scope,
+                ..
+            } => (
+                setting_name(variable)?,
+                values.as_slice(),
+                matches!(scope, Some(ast::ContextModifier::Local)),
+            ),
+            ast::Set::SetTimeZone { value, local } => {
+                ("timezone".to_string(), std::slice::from_ref(value), *local)
             }
             ast::Set::SetTransaction {
                 modes,
@@ -1180,7 +1182,11 @@ impl Session {
                 if *session {
                     // SET SESSION CHARACTERISTICS AS TRANSACTION …
                     if let Some(level) = level {
-                        self.default_isolation = level;
+                        self.set_in_session(
+                            "default_transaction_isolation",
+                            Some(level.name()),
+                            false,
+                        )?;
                     }
                     return Ok(Output::tag("SET"));
                 }
@@ -1202,110 +1208,85 @@ impl Session {
                 )))
             }
         };
-        let one = |e: &ast::Expr| match e {
-            ast::Expr::Identifier(id) => Some(ident_name(id)),
-            ast::Expr::Value(v) => Some(match &v.value {
-                ast::Value::SingleQuotedString(s) => s.clone(),
-                ast::Value::Boolean(b) => b.to_string(),
-                ast::Value::Number(n, _) => n.clone(),
-                other => other.to_string(),
-            }),
-            // `SET extra_float_digits = -3`
-            ast::Expr::UnaryOp {
-                op: ast::UnaryOperator::Minus,
-                expr,
-            } => match expr.as_ref() {
-                ast::Expr::Value(v) => match &v.value {
-                    ast::Value::Number(n, _) => Some(format!("-{n}")),
-                    _ => None,
-                },
-                _ => None,
-            },
-            _ => None,
-        };
-        // As written (sizes' units are case-sensitive), and in lower case for the rest.
-        let raw = match values {
-            [v] => one(v),
-            // A list (`SET search_path = "$user", public`): its items as written.
-            many if many.len() > 1 && name == "search_path" => many
-                .iter()
-                .map(|v| match v {
-                    ast::Expr::Identifier(id) if id.quote_style.is_some() => {
-                        Some(format!("\"{}\"", id.value))
-                    }
-                    v => one(v),
-                })
-                .collect::<Option<Vec<_>>>()
-                .map(|v| v.join(", ")),
-            _ => None,
-        };
-        let Some(raw) = raw else {
-            return Err(SqlError::syntax(format!("SET {name} takes one value")));
-        };
-        let value = raw.to_lowercase();
-        match name.as_str() {
-            "synchronous_commit" => {
-                self.synchronous_commit = match value.as_str() {
-                    "on" | "true" | "1" | "yes" | "local" | "remote_write" | "remote_apply" => true,
-                    "off" | "false" | "0" | "no" => false,
-                    _ => return Err(invalid_value(&name, &value)),
+        let raw = set_value(&name, values)?;
+        self.set_named(&name, raw.as_deref(), local)
+    }
+
+    /// `SET [LOCAL] name = raw` (`raw` None: `= DEFAULT`, RESET).
+    fn set_named(&mut self, name: &str, raw: Option<&str>, local: bool) -> SqlResult<Output> {
+        let def = crate::settings::def_of(name);
+        let mut out = Output::tag("SET");
+        match def {
+            Some(d) if d.context != crate::settings::Context::User => {
+                return Err(crate::settings::read_only(d))
+            }
+            Some(d) if d.scope == crate::settings::Scope::Database => {
+                let (Some(raw), false) = (raw, local) else {
+                    return Err(SqlError::new(
+                        code::FEATURE_NOT_SUPPORTED,
+                        format!(
+                            "{} is a database-wide setting: only SET (not SET LOCAL or RESET) changes it",
+                            d.name
+                        ),
+                    ));
                 };
-                Ok(Output::tag("SET"))
+                crate::settings::set_database(&self.db, d, raw)?;
             }
-            "default_table_kind" | "default_table_access_method" => {
-                self.default_table_kind = ddl::table_kind_named(&value)
-                    .ok_or_else(|| invalid_value(&name, &raw).with_hint(ddl::TABLE_KINDS_HINT))?;
-                Ok(Output::tag("SET"))
-            }
-            "undo_limit" => {
-                let bytes = parse_size(&raw).ok_or_else(|| {
-                    invalid_value(&name, &raw).with_hint(
-                        "Valid units for this parameter are \"B\", \"kB\", \"MB\", \"GB\", and \"TB\".",
-                    )
-                })?;
-                self.db.set_undo_limit(bytes);
-                Ok(Output::tag("SET"))
-            }
-            "work_mem" => {
-                self.work_mem_bytes = parse_work_mem(&raw).ok_or_else(|| {
-                    invalid_value(&name, &raw).with_hint(
-                        "Valid units for this parameter are \"B\", \"kB\", \"MB\", \"GB\", and \"TB\" (a bare number is kB); the least is 64kB.",
-                    )
-                })?;
-                Ok(Output::tag("SET"))
-            }
-            "wal_compression" => {
-                // PostgreSQL's spellings too: on (its default codec, pglz: here zstd).
-                let codec = match value.as_str() {
-                    "on" | "true" | "1" | "yes" => Some(walden::WalCompression::Zstd),
-                    "false" | "0" | "no" => Some(walden::WalCompression::Off),
-                    v => walden::WalCompression::parse(v),
-                };
-                let codec = codec.ok_or_else(|| {
-                    invalid_value(&name, &raw).with_hint("Available values: off, lz4, zstd.")
-                })?;
-                self.db.set_wal_compression(codec).map_err(SqlError::from)?;
-                Ok(Output::tag("SET"))
-            }
-            "transaction_isolation" => {
+            Some(d) if d.scope == crate::settings::Scope::Transaction => {
                 // Outside a block it would set the level of the SET's own transaction.
-                let level = IsolationLevel::parse_setting(&name, &raw)?;
+                let level = match raw {
+                    Some(raw) => IsolationLevel::parse_setting(d.name, raw)?,
+                    None => self.settings.now().default_isolation,
+                };
                 self.set_block_isolation(level)?;
-                Ok(Output::tag("SET"))
             }
-            "default_transaction_isolation" => {
-                self.default_isolation = IsolationLevel::parse_setting(&name, &raw)?;
-                Ok(Output::tag("SET"))
+            _ => {
+                if local && !self.in_transaction_block() {
+                    out.notices
+                        .push("WARNING:  SET LOCAL can only be used in transaction blocks".into());
+                }
+                let name = def.map_or(name, |d| d.name);
+                self.set_in_session(name, raw, local)?;
             }
-            "protection" | "page_size" => Err(SqlError::new(
-                "55P02",
-                format!("parameter \"{name}\" cannot be changed now"),
-            )
-            .with_hint("It is chosen when the database is created.")),
-            _ => match self.client.set(&name, &raw) {
-                Some(result) => result.map(|()| Output::tag("SET")),
-                None => Err(unknown_setting(&name)),
-            },
+        }
+        Ok(out)
+    }
+
+    /// SET or SET LOCAL (`raw` None: RESET) of a session-scoped or custom setting: in
+    /// the block running, or outside one as a transaction of its own.
+    fn set_in_session(&mut self, name: &str, raw: Option<&str>, local: bool) -> SqlResult<()> {
+        if self.in_transaction_block() {
+            return self.settings.set(name, raw, local);
+        }
+        self.settings.begin();
+        let r = self.settings.set(name, raw, local);
+        self.settings.commit();
+        r
+    }
+
+    /// RESET name, RESET ALL.
+    fn reset(&mut self, r: &ast::ResetStatement) -> SqlResult<Output> {
+        match &r.reset {
+            ast::Reset::ALL => {
+                let in_block = self.in_transaction_block();
+                if !in_block {
+                    self.settings.begin();
+                }
+                self.settings.reset_all();
+                if !in_block {
+                    self.settings.commit();
+                }
+                Ok(Output::tag("RESET"))
+            }
+            ast::Reset::ConfigurationParameter(name) => {
+                let name = setting_name(name)?;
+                let mut out = self.set_named(&name, None, false)?;
+                out.tag = "RESET".into();
+                Ok(out)
+            }
+            ast::Reset::SessionAuthorization => {
+                Err(SqlError::unsupported("RESET SESSION AUTHORIZATION"))
+            }
         }
     }
 
@@ -1330,7 +1311,7 @@ impl Session {
     /// The isolation level of the transaction running or about to run.
     fn isolation_now(&self) -> IsolationLevel {
         match self.txn {
-            TxnState::Auto => self.default_isolation,
+            TxnState::Auto => self.settings.now().default_isolation,
             _ => self.block_isolation,
         }
     }
@@ -1339,25 +1320,19 @@ impl Session {
         let mut out = Output::tag("SHOW");
         out.columns = self.show_columns(variable)?;
         let name = show_name(variable);
-        for (n, v, d) in self.all_settings() {
-            if name == "all" {
+        if name == "all" {
+            for s in self.settings() {
                 out.rows.push(vec![
-                    Value::Text(n.into()),
-                    Value::Text(v),
-                    Value::Text(d.into()),
+                    Value::Text(s.name),
+                    Value::Text(s.value),
+                    Value::Text(s.def.description.into()),
                 ]);
-            } else if n.eq_ignore_ascii_case(&name) {
-                out.rows.push(vec![Value::Text(v)]);
             }
+        } else {
+            let value = crate::settings::value_of(&name, self.settings.now(), &self.settings_env());
+            out.rows.push(vec![Value::Text(value.unwrap_or_default())]);
         }
         Ok(out)
-    }
-
-    /// Walden's settings and the clients' (what SHOW reads).
-    fn all_settings(&self) -> Vec<(&'static str, String, &'static str)> {
-        let mut all = self.settings();
-        all.extend(self.client.all());
-        all
     }
 
     /// SHOW's columns: the setting's one, named for it, or SHOW ALL's three.
@@ -1370,24 +1345,86 @@ impl Session {
                 ("description".into(), SqlType::Text),
             ]);
         }
-        match self
-            .all_settings()
-            .into_iter()
-            .find(|(n, _, _)| n.eq_ignore_ascii_case(&name))
-        {
-            Some((n, _, _)) => Ok(vec![(n.into(), SqlType::Text)]),
-            None => Err(unknown_setting(&name)),
+        if crate::settings::value_of(&name, self.settings.now(), &self.settings_env()).is_none() {
+            return Err(crate::settings::unknown(&name));
         }
+        let column = crate::settings::def_of(&name).map_or(name.clone(), |d| d.name.to_string());
+        Ok(vec![(column, SqlType::Text)])
     }
 }
 
-/// The setting SHOW names.
+/// The setting SHOW names: one name, PostgreSQL's `TRANSACTION ISOLATION LEVEL` or
+/// `TIME ZONE`, or a custom setting's `a.b`.
 fn show_name(variable: &[ast::Ident]) -> String {
-    variable
+    let words: Vec<String> = variable.iter().map(ident_name).collect();
+    match words.join(" ").as_str() {
+        "transaction isolation level" => "transaction_isolation".into(),
+        "time zone" => "timezone".into(),
+        one if words.len() == 1 => one.to_string(),
+        _ => words.join("."),
+    }
+}
+
+/// The setting SET or RESET names: one name, or a custom setting's `a.b`.
+fn setting_name(name: &ast::ObjectName) -> SqlResult<String> {
+    let parts: Option<Vec<String>> = name
+        .0
         .iter()
-        .map(ident_name)
-        .collect::<Vec<_>>()
-        .join(" ")
+        .map(|p| p.as_ident().map(ident_name))
+        .collect();
+    parts
+        .map(|p| p.join("."))
+        .ok_or_else(|| SqlError::syntax(format!("syntax error at or near \"{name}\"")))
+}
+
+/// The value SET gives, as written (sizes' units are case-sensitive); None for
+/// DEFAULT.
+fn set_value(name: &str, values: &[ast::Expr]) -> SqlResult<Option<String>> {
+    let one = |e: &ast::Expr| match e {
+        ast::Expr::Identifier(id) => Some(ident_name(id)),
+        ast::Expr::Value(v) => Some(match &v.value {
+            ast::Value::SingleQuotedString(s) => s.clone(),
+            ast::Value::Boolean(b) => b.to_string(),
+            ast::Value::Number(n, _) => n.clone(),
+            other => other.to_string(),
+        }),
+        // `SET extra_float_digits = -3`
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } => match expr.as_ref() {
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::Number(n, _) => Some(format!("-{n}")),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    };
+    if let [ast::Expr::Identifier(id)] = values {
+        if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default") {
+            return Ok(None);
+        }
+    }
+    let raw = match values {
+        [v] => one(v),
+        // A list (`SET search_path = "$user", public`): its items as written.
+        many if many.len() > 1 && name.eq_ignore_ascii_case("search_path") => many
+            .iter()
+            .map(|v| match v {
+                ast::Expr::Identifier(id) if id.quote_style.is_some() => {
+                    Some(format!("\"{}\"", id.value))
+                }
+                v => one(v),
+            })
+            .collect::<Option<Vec<_>>>()
+            .map(|v| v.join(", ")),
+        _ => None,
+    };
+    match raw {
+        Some(raw) => Ok(Some(raw)),
+        None => Err(SqlError::syntax(format!("SET {name} takes one value"))),
+    }
 }
 
 /// Gives an error pointing into the script its position in the statement: `text`, which
@@ -1402,16 +1439,6 @@ fn locate(mut e: SqlError, text: &str, start_char: usize, index: Option<&LineInd
         e.position = Some(at.saturating_sub(start_char) + 1);
     }
     e
-}
-
-fn invalid_value(name: &str, value: &str) -> SqlError {
-    SqlError::new(
-        code::INVALID_PARAMETER,
-        format!(
-            "invalid value for parameter \"{name}\": \"{}\"",
-            crate::error::clip(value)
-        ),
-    )
 }
 
 /// A size as PostgreSQL's memory settings take it: a number (here, of bytes), maybe with
@@ -1446,26 +1473,6 @@ pub fn parse_size(text: &str) -> Option<u64> {
         x.round() as u64
     };
     (bytes <= i64::MAX as u64).then_some(bytes)
-}
-
-/// `work_mem` as PostgreSQL takes it: a size, where a bare number counts kB; at least
-/// 64kB.
-fn parse_work_mem(text: &str) -> Option<u64> {
-    let bare = text.trim().chars().all(|c| c.is_ascii_digit() || c == '.');
-    let bytes = if bare {
-        parse_size(&format!("{}kB", text.trim()))?
-    } else {
-        parse_size(text)?
-    };
-    (bytes >= MIN_WORK_MEM_BYTES).then_some(bytes)
-}
-
-fn unknown_setting(name: &str) -> SqlError {
-    SqlError::new(
-        code::UNDEFINED_OBJECT,
-        format!("unrecognized configuration parameter \"{name}\""),
-    )
-    .with_hint("SHOW ALL lists Walden's settings.")
 }
 
 fn no_block(what: &str) -> SqlError {

@@ -34,6 +34,8 @@ pub enum SqlType {
     Jsonb,
     /// A bare NULL: takes the type of wherever it goes.
     Null,
+    /// A composite value (`crate::record`), held as its text form.
+    Record(crate::record::RecordShape),
 }
 
 impl SqlType {
@@ -79,7 +81,9 @@ impl SqlType {
             SqlType::Float8 => ColumnType::Float8,
             SqlType::Numeric => ColumnType::Numeric,
             SqlType::Bool => ColumnType::Bool,
-            SqlType::Text | SqlType::Bpchar | SqlType::Null => ColumnType::Text,
+            SqlType::Text | SqlType::Bpchar | SqlType::Null | SqlType::Record(_) => {
+                ColumnType::Text
+            }
             SqlType::Uuid => ColumnType::Uuid,
             SqlType::Date => ColumnType::Date,
             SqlType::Timestamp => ColumnType::Timestamp,
@@ -109,6 +113,7 @@ impl SqlType {
             SqlType::Bytea => "bytea",
             SqlType::Jsonb => "jsonb",
             SqlType::Null => "unknown",
+            SqlType::Record(_) => "record",
         }
     }
 
@@ -131,6 +136,7 @@ impl SqlType {
             SqlType::Bytea => "bytea",
             SqlType::Jsonb => "jsonb",
             SqlType::Null => "unknown",
+            SqlType::Record(_) => "record",
         }
     }
 
@@ -154,6 +160,7 @@ impl SqlType {
             SqlType::Interval => 1186,
             SqlType::Bytea => 17,
             SqlType::Jsonb => 3802,
+            SqlType::Record(_) => 2249,
         }
     }
 
@@ -197,7 +204,8 @@ impl SqlType {
             | SqlType::Bpchar
             | SqlType::Bytea
             | SqlType::Jsonb
-            | SqlType::Null => -1,
+            | SqlType::Null
+            | SqlType::Record(_) => -1,
         }
     }
 
@@ -212,7 +220,7 @@ impl SqlType {
             SqlType::Bool => DataType::Bool,
             // A blank-padded value written in as text: assigned to a char(n) column it is
             // padded again, and compared with one, trailing blanks do not count.
-            SqlType::Text | SqlType::Bpchar | SqlType::Null => DataType::Text,
+            SqlType::Text | SqlType::Bpchar | SqlType::Null | SqlType::Record(_) => DataType::Text,
             SqlType::Uuid => DataType::Uuid,
             SqlType::Date => DataType::Date,
             SqlType::Timestamp => DataType::Timestamp(None, TimezoneInfo::None),

@@ -461,6 +461,10 @@ pub fn check_float_range(x: f64, text: &str) -> SqlResult<()> {
 pub fn parse_text(s: &str, ty: SqlType) -> SqlResult<Value> {
     let t = s.trim();
     match ty {
+        SqlType::Record(_) => Err(SqlError::new(
+            code::FEATURE_NOT_SUPPORTED,
+            "input of anonymous composite types is not implemented",
+        )),
         SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => {
             let x: i64 = t.parse().map_err(|_| {
                 if !t.is_empty()

@@ -144,6 +144,12 @@ pub(crate) fn create_view(cx: &mut Ctx, cv: &ast::CreateView) -> SqlResult<Outpu
                 format!("column \"{c}\" specified more than once"),
             ));
         }
+        if let crate::types::SqlType::Record(_) = plan.columns()[i].1 {
+            return Err(SqlError::new(
+                code::INVALID_TABLE_DEFINITION,
+                format!("column \"{c}\" has pseudo-type record"),
+            ));
+        }
     }
     if let Some(old) = &old {
         check_replacement(cx.db, old, &columns)?;

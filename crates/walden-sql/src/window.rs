@@ -251,16 +251,18 @@ fn is_not_here(e: &SqlError) -> bool {
     e.code == code::WINDOWING_ERROR && e.message == NOT_HERE
 }
 
-/// A window call refused in `clause` (WHERE, HAVING, GROUP BY, JOIN/ON), named as
-/// PostgreSQL names it; other errors as they are.
+/// A window call or a set-returning function refused in `clause` (WHERE, HAVING,
+/// GROUP BY, JOIN/ON), named as PostgreSQL names it; other errors as they are.
 pub(crate) fn in_clause(mut e: SqlError, clause: &str) -> SqlError {
+    let clause = if clause == "JOIN/ON" {
+        "JOIN conditions"
+    } else {
+        clause
+    };
     if is_not_here(&e) {
-        let clause = if clause == "JOIN/ON" {
-            "JOIN conditions"
-        } else {
-            clause
-        };
         e.message = format!("window functions are not allowed in {clause}");
+    } else if e.code == code::FEATURE_NOT_SUPPORTED && e.message == crate::srf::NOT_HERE {
+        e.message = format!("set-returning functions are not allowed in {clause}");
     }
     e
 }
@@ -407,6 +409,7 @@ impl Binder<'_> {
             grouping: self.grouping.as_deref_mut(),
             cx: self.cx,
             windows: None,
+            set_returning: None,
         };
         let bound = if b.grouping.is_some() {
             b.bind_grouped(e)

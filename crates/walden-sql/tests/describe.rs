@@ -836,6 +836,7 @@ fn sample(ty: SqlType, set: usize) -> Value {
         (SqlType::Interval, _) => "1 day",
         (SqlType::Bytea, _) => "\\x0102",
         (SqlType::Jsonb, _) => "{\"a\": 1}",
+        (SqlType::Record(_), _) => panic!("no parameter is a record"),
     };
     value::parse_text(text, ty).unwrap()
 }

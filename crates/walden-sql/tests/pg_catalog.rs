@@ -1,7 +1,10 @@
 //! The virtual catalog under the queries psql 15 sends for `\d` and friends (captured in
-//! `crates/walden-cli/tests/fixtures/psql15`): what could go wrong is a query psql
+//! `crates/walden-cli/tests/fixtures/psql15`) and those pgjdbc 42.5 sends for
+//! DatabaseMetaData (`tests/fixtures/pgjdbc42`): what could go wrong is a query a client
 //! relies on failing, or answering with rows that differ from PostgreSQL's.
 #![allow(clippy::unwrap_used)]
+
+mod support;
 
 use std::sync::Arc;
 use walden::vfs::SimVfs;
@@ -320,4 +323,215 @@ fn table_kinds_are_access_methods() {
         ),
         vec![vec!["h", "heap"], vec!["z", "undo"], vec!["z_a", "btree"]]
     );
+}
+
+/// A pgjdbc query of `tests/fixtures/pgjdbc42`, its parameter `$1` (where it has one)
+/// written in as `param`.
+fn pgjdbc_query(name: &str, param: &str) -> String {
+    let path = format!(
+        "{}/tests/fixtures/pgjdbc42/{name}.sql",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
+        .replace("$1", param)
+}
+
+/// Rows as lines of `|`-separated values.
+fn lines(rows: &[Vec<String>]) -> Vec<String> {
+    rows.iter().map(|r| r.join("|")).collect()
+}
+
+/// The types Walden's `pg_type` lists, as pgjdbc's getTypeInfo query names them.
+const WALDEN_TYPES: &[&str] = &[
+    "bool|16",
+    "bytea|17",
+    "char|18",
+    "name|19",
+    "int8|20",
+    "int2|21",
+    "int4|23",
+    "text|25",
+    "oid|26",
+    "float8|701",
+    "bpchar|1042",
+    "varchar|1043",
+    "date|1082",
+    "timestamp|1114",
+    "timestamptz|1184",
+    "interval|1186",
+    "numeric|1700",
+    "regclass|2205",
+    "uuid|2950",
+    "jsonb|3802",
+];
+
+/// A pgjdbc query, its parameter, and the rows PostgreSQL 15 gives over `schema.sql`;
+/// where Walden's differ, Walden's (and the case says why).
+struct PgjdbcCase {
+    name: &'static str,
+    param: &'static str,
+    postgres: Vec<&'static str>,
+    walden: Option<Vec<&'static str>>,
+}
+
+fn case(
+    name: &'static str,
+    param: &'static str,
+    postgres: Vec<&'static str>,
+    walden: Option<Vec<&'static str>>,
+) -> PgjdbcCase {
+    PgjdbcCase {
+        name,
+        param,
+        postgres,
+        walden,
+    }
+}
+
+fn pgjdbc_cases() -> Vec<PgjdbcCase> {
+    // An index's reltuples and relpages (CARDINALITY, PAGES): PostgreSQL counts an empty
+    // index's tuples (0) and its metapage (1); Walden keeps no index statistics (its
+    // reltuples are the table's rows as ANALYZE counted them, -1 before, and relpages 0).
+    vec![
+        case(
+            "getColumns",
+            "",
+            vec![
+                "public|meta_child|id|20|t|-1|8|-1|1|||nextval('meta_child_id_seq'::regclass)||0|b",
+                "public|meta_child|parent_id|23|t|-1|4|-1|2|||||0|b",
+                "public|meta_child|flag|16|f|-1|1|-1|3|||true||0|b",
+                "public|meta_kinds|u|2950|f|-1|16|-1|1|||||0|b",
+                "public|meta_kinds|j|3802|f|-1|-1|-1|2|||||0|b",
+                "public|meta_kinds|i|1186|f|-1|16|-1|3|||||0|b",
+                "public|meta_parent|id|23|t|-1|4|-1|1|||||0|b",
+                "public|meta_parent|code|1043|t|14|-1|-1|2|||||0|b",
+                "public|meta_parent|note|25|f|-1|-1|-1|3|||'none'::text||0|b",
+                "public|meta_parent|amount|1700|f|655366|-1|-1|4|||||0|b",
+                "public|meta_parent|made|1184|f|-1|8|-1|5|||now()||0|b",
+            ],
+            None,
+        ),
+        case(
+            "getPrimaryKeys",
+            "",
+            vec!["|public|meta_child|id|1|meta_child_pkey"],
+            None,
+        ),
+        case(
+            "getIndexInfo",
+            "",
+            vec![
+                "|public|meta_child|f||meta_child_pkey|3|1|id|A|0|1|",
+                "|public|meta_child|t||meta_child_parent|3|1|parent_id|D|0|1|",
+            ],
+            Some(vec![
+                "|public|meta_child|f||meta_child_pkey|3|1|id|A|-1|0|",
+                "|public|meta_child|t||meta_child_parent|3|1|parent_id|D|-1|0|",
+            ]),
+        ),
+        case(
+            "getIndexInfo_unique",
+            "",
+            vec![
+                "|public|meta_parent|f||meta_parent_code_key|3|1|code|A|0|1|",
+                "|public|meta_parent|f||meta_parent_pkey|3|1|id|A|0|1|",
+            ],
+            Some(vec![
+                "|public|meta_parent|f||meta_parent_code_key|3|1|code|A|-1|0|",
+                "|public|meta_parent|f||meta_parent_pkey|3|1|id|A|-1|0|",
+            ]),
+        ),
+        case(
+            "getSchemas",
+            "",
+            vec!["information_schema|", "pg_catalog|", "public|"],
+            None,
+        ),
+        case("max_index_keys", "", vec!["32"], None),
+        case(
+            "getImportedKeys",
+            "",
+            vec!["|public|meta_parent|id||public|meta_child|parent_id|1|3|0|meta_child_parent_id_fkey|meta_parent_pkey|7"],
+            None,
+        ),
+        case(
+            "getExportedKeys",
+            "",
+            vec!["|public|meta_parent|id||public|meta_child|parent_id|1|3|0|meta_child_parent_id_fkey|meta_parent_pkey|7"],
+            None,
+        ),
+        case("typeInfoCache_oid", "1186", vec!["f|b|interval|1186"], None),
+        case("typeInfoCache_oid", "3802", vec!["f|b|jsonb|3802"], None),
+        case("typeName_oid", "2950", vec!["t|pg_catalog|uuid"], None),
+    ]
+}
+
+#[test]
+fn pgjdbc_metadata_queries_answer_as_postgres() {
+    let schema = pgjdbc_query("schema", "");
+    let db = db();
+    let mut s = Session::new(&db);
+    s.execute(&schema).unwrap();
+    for c in pgjdbc_cases() {
+        let got = lines(&rows(&mut s, &pgjdbc_query(c.name, c.param)));
+        assert_eq!(got, c.walden.unwrap_or(c.postgres), "{}", c.name);
+    }
+    // getTypeInfo's list (in no order) and TypeInfoCache's, every type with its kind
+    // (`typinput = 'array_in'::regproc` is false: Walden has no array types), the ones
+    // on the search path first, then by OID from the highest.
+    let mut types = lines(&rows(&mut s, &pgjdbc_query("getTypeInfo", "")));
+    types.sort_by_key(|t| t.rsplit('|').next().and_then(|o| o.parse::<u32>().ok()));
+    assert_eq!(types, WALDEN_TYPES);
+    let cache = lines(&rows(&mut s, &pgjdbc_query("typeInfoCache_all", "")));
+    let want: Vec<String> = WALDEN_TYPES
+        .iter()
+        .rev()
+        .map(|t| format!("f|b|{t}"))
+        .collect();
+    assert_eq!(cache, want);
+
+    // PostgreSQL itself, where installed: the same rows (its type lists hold Walden's
+    // types in the same order, among its others).
+    let Some(cluster) = support::pg::cluster() else {
+        eprintln!("pgjdbc queries on PostgreSQL: {}", support::pg::SKIPPED);
+        return;
+    };
+    let mut c = support::pg::fresh_database(&cluster, "pgjdbc_meta");
+    c.batch_execute(&schema).unwrap();
+    let mut on_pg = |sql: &str| -> Vec<String> {
+        c.simple_query(sql)
+            .unwrap_or_else(|e| panic!("{e}\n{sql}"))
+            .iter()
+            .filter_map(|m| match m {
+                postgres::SimpleQueryMessage::Row(r) => Some(
+                    (0..r.len())
+                        .map(|i| r.get(i).unwrap_or("").to_string())
+                        .collect::<Vec<_>>()
+                        .join("|"),
+                ),
+                _ => None,
+            })
+            .collect()
+    };
+    for case in pgjdbc_cases() {
+        let got = on_pg(&pgjdbc_query(case.name, case.param));
+        assert_eq!(got, case.postgres, "{} on PostgreSQL", case.name);
+    }
+    let mine = |t: &String| {
+        WALDEN_TYPES
+            .iter()
+            .any(|w| t.ends_with(&format!("|{w}")) || t == w)
+    };
+    let mut pg_types: Vec<String> = on_pg(&pgjdbc_query("getTypeInfo", ""))
+        .into_iter()
+        .filter(mine)
+        .collect();
+    pg_types.sort_by_key(|t| t.rsplit('|').next().and_then(|o| o.parse::<u32>().ok()));
+    assert_eq!(pg_types, WALDEN_TYPES);
+    let pg_cache: Vec<String> = on_pg(&pgjdbc_query("typeInfoCache_all", ""))
+        .into_iter()
+        .filter(mine)
+        .collect();
+    assert_eq!(pg_cache, want);
 }

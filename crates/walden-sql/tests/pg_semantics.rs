@@ -348,3 +348,117 @@ fn columns_are_named_as_postgresql_names_them() {
         ]
     );
 }
+
+#[test]
+fn text_functions_as_postgres() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    support::check_cases(
+        &mut s,
+        &[
+            (
+                "select replace('abcabc','b','XY'), replace('abc','','X'), replace('aaa','aa','b'), replace('abc','b','')",
+                "aXYcaXYc|abc|ba|ac",
+            ),
+            (
+                "select translate('12345','143','ax'), translate('abcabc','aa','xy'), translate('abc','','x'), translate('héllo','é','e')",
+                "a2x5|xbcxbc|abc|hello",
+            ),
+            (
+                "select split_part('a,b,c', ',', 2), split_part('a,b,c', ',', 4), split_part('a,b,c', ',', -1), \
+                 split_part('a,b,c', ',', -4), split_part('abc', '', 1), split_part('abc', '', 2), \
+                 split_part('abc', '', -1), split_part('a::b', '::', 2), split_part('', ',', 1)",
+                "b||c||abc||abc|b|",
+            ),
+            ("select split_part('a,b', ',', 0)", "ERROR 22023: field position must not be zero"),
+            (
+                "select left('abcde', 2), left('abcde', -2), left('abc', 10), left('abc', -10), left('abc', 0), \
+                 right('abcde', 2), right('abcde', -2), right('abc', 10), right('abc', -10)",
+                "ab|abc|abc|||de|cde|abc|",
+            ),
+            ("select reverse('abcé'), reverse(''), repeat('ab', 0), repeat('ab', -1)", "écba|||"),
+            (
+                "select btrim('xxaxx','x'), btrim('  a  '), ltrim('  a  '), rtrim('  a  ')||'|', ltrim('xyaxy','yx'), \
+                 rtrim('xyaxy','yx'), trim(both 'x' from 'xxaxx'), trim(leading 'x' from 'xxaxx'), \
+                 trim(trailing 'x' from 'xxaxx'), trim('  a  ')||'|', trim(both '\"' from '\"ab\"'), \
+                 trim('x' from 'xax'), trim(both 'ab' from 'abcba')",
+                "a|a|a  |  a||axy|xya|a|axx|xxa|a||ab|a|c",
+            ),
+            (
+                "select strpos('abcb','b'), strpos('abc','z'), strpos('abc',''), position('b' in 'abc'), position('' in 'abc')",
+                "2|0|1|2|1",
+            ),
+            // Strict: NULL in, NULL out.
+            (
+                "select replace(null,'a','b') is null, replace('a',null,'b') is null, left('abc', null) is null, \
+                 split_part(null, ',', 1) is null, translate('a', 'a', null) is null, btrim(null) is null",
+                "t|t|t|t|t|t",
+            ),
+            // A character(n) loses its trailing blanks, as it does becoming text.
+            (
+                "select replace('a  '::char(3), ' ', 'x'), reverse('ab '::char(3))||'|', left('ab '::char(3), 3)||'|'",
+                "a|ba||ab|",
+            ),
+            ("select left('abc', 'x')", "ERROR 22P02: invalid input syntax for type integer: \"x\""),
+        ],
+    );
+    // Named as PostgreSQL names them.
+    let r = s
+        .execute(
+            "select trim(both 'x' from 'x'), trim(leading 'x' from 'x'), trim(trailing 'x' from 'x'), \
+             trim('x'), position('a' in 'a'), strpos('a', 'a'), replace('a', 'a', 'b'), left('a', 1)",
+        )
+        .unwrap()
+        .pop()
+        .unwrap();
+    let names: Vec<&str> = r.columns.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        ["btrim", "ltrim", "rtrim", "btrim", "position", "strpos", "replace", "left"]
+    );
+    assert_eq!(
+        r.columns.iter().map(|(_, t)| *t).collect::<Vec<_>>(),
+        [
+            SqlType::Text,
+            SqlType::Text,
+            SqlType::Text,
+            SqlType::Text,
+            SqlType::Int4,
+            SqlType::Int4,
+            SqlType::Text,
+            SqlType::Text
+        ]
+    );
+}
+
+#[test]
+fn nullif_bitwise_operators_and_regproc_as_postgres() {
+    support::check_on_both(
+        "nullif_bitwise_regproc",
+        &[
+            (
+                "select nullif(1, 1.0) is null, nullif('a', 'b'), nullif(2, null), nullif(1::int2, 1::int8) is null",
+                "t|a|2|t",
+            ),
+            ("select 5 & 3, 5 | 3, 5 # 3, 1::int2 & 3::int8", "1|7|6|1"),
+            (
+                "select 'a' & 1",
+                "ERROR 22P02: invalid input syntax for type integer: \"a\"",
+            ),
+            // The catalog's functions (regproc) are their names.
+            (
+                "select 'pg_catalog.array_in'::regproc = 'array_in'::regproc, 'boolin'::regproc::text, 0::regproc::text",
+                "t|boolin|-",
+            ),
+            (
+                "select typinput, typoutput, typreceive, typsend, typmodin, typalign, typstorage, \
+                 typcategory, typispreferred, typbyval, typelem from pg_type \
+                 where typname in ('int4', 'varchar', 'name', 'numeric') order by oid",
+                "namein|nameout|namerecv|namesend|-|c|p|S|f|f|18\n\
+                 int4in|int4out|int4recv|int4send|-|i|p|N|f|t|0\n\
+                 varcharin|varcharout|varcharrecv|varcharsend|varchartypmodin|i|x|S|f|f|0\n\
+                 numeric_in|numeric_out|numeric_recv|numeric_send|numerictypmodin|i|m|N|f|f|0",
+            ),
+        ],
+    );
+}

@@ -120,6 +120,8 @@ public class WaldenJdbc {
         try (Connection c = connect()) {
             connectAndMetadata(c);
             statements(c);
+            settings(c);
+            databaseMetaData(c);
             typedParameters(c);
             reusedPreparedStatements(c);
             errors(c);
@@ -196,6 +198,146 @@ public class WaldenJdbc {
             expect(!rs.next(), "getTables finds one table");
         }
         check("Statement executeUpdate, executeQuery, execute; DatabaseMetaData.getTables");
+    }
+
+    /** The rows of a result set, each the given columns' values joined by `|`. */
+    static List<String> rows(ResultSet rs, String... columns) throws SQLException {
+        List<String> out = new ArrayList<>();
+        try (rs) {
+            while (rs.next()) {
+                List<String> values = new ArrayList<>();
+                for (String col : columns) {
+                    values.add(String.valueOf(rs.getString(col)));
+                }
+                out.add(String.join("|", values));
+            }
+        }
+        return out;
+    }
+
+    static String one(Connection c, String sql) throws SQLException {
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            expect(rs.next(), "a row of " + sql);
+            String v = rs.getString(1);
+            expect(!rs.next(), "one row of " + sql);
+            return v;
+        }
+    }
+
+    static void settings(Connection c) throws SQLException {
+        // What the issue asked for: current_setting, as tools read the server's settings.
+        expectEq("150000", one(c, "select current_setting('server_version_num')"), "server_version_num");
+        expectEq("8192", one(c, "select current_setting('block_size')"), "block_size");
+        expectEq("UTF8", one(c, "select current_setting('client_encoding')"), "client_encoding");
+        expectEq("walden-jdbc-test", one(c, "select current_setting('application_name')"),
+                "application_name as setClientInfo left it");
+        expectEq(null, one(c, "select current_setting('no.such_setting', true)"), "missing_ok");
+        expectState("42704", "an unknown setting", () -> one(c, "select current_setting('no_such_setting')"));
+        try (PreparedStatement p = c.prepareStatement("select current_setting(?)")) {
+            p.setString(1, "standard_conforming_strings");
+            try (ResultSet rs = p.executeQuery()) {
+                expect(rs.next(), "current_setting of a parameter");
+                expectEq("on", rs.getString(1), "current_setting of a parameter");
+            }
+        }
+        // set_config: what SHOW reads; is_local lasts until the transaction ends.
+        expectEq("2min", one(c, "select set_config('statement_timeout', '120000', false)"), "set_config's value");
+        expectEq("2min", one(c, "show statement_timeout"), "SHOW after set_config");
+        c.setAutoCommit(false);
+        expectEq("5s", one(c, "select set_config('statement_timeout', '5000', true)"), "set_config local");
+        expectEq("5s", one(c, "show statement_timeout"), "SHOW inside the transaction");
+        c.commit();
+        expectEq("2min", one(c, "show statement_timeout"), "SHOW after the transaction");
+        try (Statement s = c.createStatement()) {
+            s.execute("set local statement_timeout = '7s'");
+            expectEq("7s", one(c, "select current_setting('statement_timeout')"), "after SET LOCAL");
+            c.rollback();
+            s.execute("set statement_timeout = '9s'");
+            c.rollback();
+        }
+        c.setAutoCommit(true);
+        expectEq("2min", one(c, "show statement_timeout"), "SET LOCAL and a rolled-back SET undone");
+        try (Statement s = c.createStatement()) {
+            s.execute("reset statement_timeout");
+        }
+        expectEq("0", one(c, "show statement_timeout"), "RESET");
+        expectEq("32", one(c, "select setting from pg_catalog.pg_settings where name = 'max_index_keys'"),
+                "pg_settings");
+        check("current_setting, set_config (is_local within a transaction), SET LOCAL, RESET, pg_settings");
+    }
+
+    static void databaseMetaData(Connection c) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            s.executeUpdate("create table meta_parent (id int primary key, code varchar(10) not null unique, "
+                    + "note text default 'none', amount numeric(10,2), made timestamptz default now())");
+            s.executeUpdate("create table meta_child (id bigserial primary key, parent_id int not null "
+                    + "references meta_parent (id) on delete cascade, flag bool default true, doc jsonb, "
+                    + "span interval)");
+            s.executeUpdate("create index meta_child_parent on meta_child (parent_id desc)");
+        }
+        DatabaseMetaData md = c.getMetaData();
+        // Every answer here is PostgreSQL 15's for the same tables (pgjdbc 42.5.5).
+        expectEq(List.of(
+                "meta_child|id|-5|bigserial|19|0|0|nextval('meta_child_id_seq'::regclass)|1|NO|YES",
+                "meta_child|parent_id|4|int4|10|0|0|null|2|NO|NO",
+                "meta_child|flag|-7|bool|1|0|1|true|3|YES|NO",
+                "meta_child|doc|1111|jsonb|2147483647|0|1|null|4|YES|NO",
+                "meta_child|span|1111|interval|49|6|1|null|5|YES|NO",
+                "meta_parent|id|4|int4|10|0|0|null|1|NO|NO",
+                "meta_parent|code|12|varchar|10|0|0|null|2|NO|NO",
+                "meta_parent|note|12|text|2147483647|0|1|'none'::text|3|YES|NO",
+                "meta_parent|amount|2|numeric|10|2|1|null|4|YES|NO",
+                "meta_parent|made|93|timestamptz|35|6|1|now()|5|YES|NO"),
+                rows(md.getColumns(null, null, "meta_%", null), "TABLE_NAME", "COLUMN_NAME", "DATA_TYPE",
+                        "TYPE_NAME", "COLUMN_SIZE", "DECIMAL_DIGITS", "NULLABLE", "COLUMN_DEF",
+                        "ORDINAL_POSITION", "IS_NULLABLE", "IS_AUTOINCREMENT"),
+                "getColumns");
+        expectEq(List.of("meta_parent|id|1|meta_parent_pkey"),
+                rows(md.getPrimaryKeys(null, null, "meta_parent"), "TABLE_NAME", "COLUMN_NAME", "KEY_SEQ",
+                        "PK_NAME"),
+                "getPrimaryKeys");
+        expectEq(List.of("meta_child|id|1|meta_child_pkey"),
+                rows(md.getPrimaryKeys(null, "public", "meta_child"), "TABLE_NAME", "COLUMN_NAME", "KEY_SEQ",
+                        "PK_NAME"),
+                "getPrimaryKeys in schema public");
+        // CARDINALITY and PAGES are left out: PostgreSQL counts an empty index's tuples
+        // (0) and its metapage (1); Walden keeps no index statistics.
+        expectEq(List.of(
+                "f|meta_child_pkey|3|1|id|A",
+                "t|meta_child_parent|3|1|parent_id|D"),
+                rows(md.getIndexInfo(null, null, "meta_child", false, false), "NON_UNIQUE", "INDEX_NAME",
+                        "TYPE", "ORDINAL_POSITION", "COLUMN_NAME", "ASC_OR_DESC"),
+                "getIndexInfo");
+        expectEq(List.of(
+                "f|meta_parent_code_key|3|1|code|A",
+                "f|meta_parent_pkey|3|1|id|A"),
+                rows(md.getIndexInfo(null, null, "meta_parent", true, false), "NON_UNIQUE", "INDEX_NAME",
+                        "TYPE", "ORDINAL_POSITION", "COLUMN_NAME", "ASC_OR_DESC"),
+                "getIndexInfo(unique)");
+        expectEq(List.of("information_schema", "pg_catalog", "public"),
+                rows(md.getSchemas(), "TABLE_SCHEM"), "getSchemas");
+        expectEq(List.of("public"), rows(md.getSchemas(null, "pub%"), "TABLE_SCHEM"), "getSchemas(pattern)");
+        List<String> fk = List.of(
+                "meta_parent|id|meta_child|parent_id|1|3|0|meta_child_parent_id_fkey|meta_parent_pkey|7");
+        String[] fkColumns = {"PKTABLE_NAME", "PKCOLUMN_NAME", "FKTABLE_NAME", "FKCOLUMN_NAME", "KEY_SEQ",
+                "UPDATE_RULE", "DELETE_RULE", "FK_NAME", "PK_NAME", "DEFERRABILITY"};
+        expectEq(fk, rows(md.getImportedKeys(null, null, "meta_child"), fkColumns), "getImportedKeys");
+        expectEq(fk, rows(md.getExportedKeys(null, null, "meta_parent"), fkColumns), "getExportedKeys");
+        expectEq(fk, rows(md.getCrossReference(null, null, "meta_parent", null, null, "meta_child"), fkColumns),
+                "getCrossReference");
+        expectEq(List.of(), rows(md.getImportedKeys(null, null, "meta_parent"), fkColumns),
+                "getImportedKeys of a table without foreign keys");
+        // getTypeInfo: Walden's types, as PostgreSQL lists them (its others left out).
+        expectEq(List.of(
+                "bool|-7|0|t", "int8|-5|0|f", "bigserial|-5|0|f", "oid|-5|0|t", "bytea|-2|0|t",
+                "char|1|0|t", "bpchar|1|10485760|t", "numeric|2|1000|f", "int4|4|0|f", "serial|4|0|f",
+                "int2|5|0|f", "smallserial|5|0|f", "float8|8|0|f", "name|12|0|t", "text|12|0|t",
+                "varchar|12|10485760|t", "date|91|0|t", "timestamp|93|6|t", "timestamptz|93|6|t",
+                "interval|1111|6|t", "regclass|1111|0|t", "uuid|1111|0|t", "jsonb|1111|0|t"),
+                rows(md.getTypeInfo(), "TYPE_NAME", "DATA_TYPE", "PRECISION", "UNSIGNED_ATTRIBUTE"),
+                "getTypeInfo");
+        check("DatabaseMetaData: getColumns (NOT NULL, defaults, serial, jsonb, interval), getPrimaryKeys, "
+                + "getIndexInfo, getSchemas, getImportedKeys, getExportedKeys, getCrossReference, getTypeInfo");
     }
 
     static void typedParameters(Connection c) throws SQLException {

@@ -166,6 +166,7 @@ fn run(
             outer: &[],
             run: Some(&rc),
             now_micros: guard.now_micros(),
+            settings: guard.settings(),
         };
         let mut met: HashSet<RowId> = HashSet::new();
         plan.source.produce(&mut ecx, &mut |ecx, row| {
@@ -218,6 +219,7 @@ fn run(
                     outer: &[],
                     run: Some(&rc),
                     now_micros: guard.now_micros(),
+                    settings: guard.settings(),
                 };
                 if let Some(f) = &target.recheck {
                     if !f.test(&row, &mut ecx)? {
@@ -233,6 +235,7 @@ fn run(
             outer: &[],
             run: Some(&rc),
             now_micros: guard.now_micros(),
+            settings: guard.settings(),
         };
         for (id, mut row, action) in applied {
             if let Some(rest) = rests.get(&id) {

@@ -50,6 +50,11 @@ pub enum CatalogFn {
     RegclassIn,
     /// `oid::regnamespace` (the schema's name).
     NamespaceName,
+    /// `'name'::regproc`: a function as the catalog's `regproc` columns hold it, by
+    /// name (`typinput`, …; Walden has no `pg_proc` to give it an OID, so the name is
+    /// not looked up): a `pg_catalog.` qualifier dropped, an unquoted name in lower
+    /// case; `0::regproc` is `-`, as PostgreSQL shows no function.
+    RegprocIn,
     /// `pg_partition_ancestors(regclass)`: a set-returning function in PostgreSQL that
     /// gives the relation and the partitioned tables above it; Walden has no
     /// partitions, so its one row is the relation itself, a scalar here.
@@ -86,9 +91,8 @@ impl CatalogFn {
     pub fn arg_type(self, i: usize) -> SqlType {
         use CatalogFn as F;
         match (self, i) {
-            (F::QuoteIdent | F::RegclassIn | F::PartitionAncestors, _) | (F::GetExpr, 0) => {
-                SqlType::Text
-            }
+            (F::QuoteIdent | F::RegclassIn | F::RegprocIn | F::PartitionAncestors, _)
+            | (F::GetExpr, 0) => SqlType::Text,
             (F::GetIndexdef, 1) | (F::FormatType, 1) => SqlType::Int4,
             (F::GetIndexdef | F::GetConstraintdef, 2) | (F::GetConstraintdef, 1) => SqlType::Bool,
             (F::GetExpr, 2) | (F::CurrentSchemas, 0) => SqlType::Bool,
@@ -164,6 +168,11 @@ impl CatalogFn {
                 Some(oid) => text(super::namespace_name(oid)),
                 None => Value::Null,
             },
+            F::RegprocIn => match &args[0] {
+                Value::Text(s) => text(regproc_in(s)),
+                _ if int(0) == Some(0) => text("-".into()),
+                other => text(other.to_string()),
+            },
             F::RegclassIn | F::PartitionAncestors => match &args[0] {
                 Value::Text(s) => Value::Int8(regclass_in(snap, s)?),
                 Value::Int8(oid) => Value::Int8(*oid),
@@ -197,6 +206,15 @@ fn regclass_in(snap: &Snapshot, s: &str) -> SqlResult<i64> {
             format!("relation \"{s}\" does not exist"),
         )
     })
+}
+
+fn regproc_in(s: &str) -> String {
+    let s = s.trim();
+    let bare = s.strip_prefix("pg_catalog.").unwrap_or(s);
+    match bare.strip_prefix('"').and_then(|x| x.strip_suffix('"')) {
+        Some(q) => q.replace("\"\"", "\""),
+        None => bare.to_lowercase(),
+    }
 }
 
 /// `pg_get_indexdef(oid, column, pretty)`: the whole CREATE INDEX for column 0, else

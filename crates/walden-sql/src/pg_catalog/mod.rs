@@ -20,7 +20,7 @@ use walden::{Column, Database};
 use crate::types::DeclaredType;
 
 pub use functions::{CatalogFn, Snap};
-pub use relations::{is_pg_catalog_name, lookup, VirtualRelation};
+pub use relations::{is_pg_catalog_name, lookup, settings_rows, Rows, VirtualRelation};
 
 /// The first OID of a user object, as in PostgreSQL.
 pub const FIRST_USER_OID: i64 = 16384;
@@ -131,6 +131,10 @@ pub struct Relation {
     pub owner: Option<SequenceOwner>,
     /// `relam`: a table's kind (heap or undo), btree for an index, 0 otherwise.
     pub access_method: i64,
+    /// `reltuples`: a table's rows (an index's entries, one per row) as ANALYZE last
+    /// counted them, scaled to the table's size now; -1 when never analyzed, as
+    /// PostgreSQL says of a table never vacuumed or analyzed.
+    pub rows: f64,
 }
 
 /// The column a sequence belongs to, and its type (the sequence's type).
@@ -163,6 +167,9 @@ impl Snapshot {
                 continue;
             };
             let table_oid = FIRST_USER_OID + i64::from(id);
+            let rows = db
+                .table_estimate(&name)
+                .map_or(-1.0, |(rows, _)| rows.round());
             let columns: Vec<Attr> = schema.columns.iter().map(|c| attr(&name, c)).collect();
             relations.push(Relation {
                 oid: table_oid,
@@ -171,6 +178,7 @@ impl Snapshot {
                 columns: columns.clone(),
                 index: None,
                 owner: None,
+                rows,
                 access_method: match db.table_kind(&name) {
                     Ok(walden::TableKind::Undo) => UNDO_AM,
                     _ => HEAP_AM,
@@ -190,6 +198,7 @@ impl Snapshot {
                             ty: DeclaredType::of_column(c),
                         }),
                         access_method: 0,
+                        rows: -1.0,
                     });
                 }
             }
@@ -229,6 +238,7 @@ impl Snapshot {
                     }),
                     owner: None,
                     access_method: BTREE_AM,
+                    rows,
                 });
             }
         }
@@ -246,6 +256,7 @@ impl Snapshot {
                 index: None,
                 owner: None,
                 access_method: 0,
+                rows: -1.0,
             });
         }
         let foreign_keys = foreign_keys(db, &relations);

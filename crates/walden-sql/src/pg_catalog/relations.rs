@@ -14,7 +14,17 @@ use crate::types::SqlType;
 #[derive(Debug, Clone)]
 pub struct VirtualRelation {
     pub columns: Vec<(String, SqlType)>,
-    pub rows: Vec<Vec<Value>>,
+    pub rows: Rows,
+}
+
+/// Where a virtual relation's rows come from.
+#[derive(Debug, Clone)]
+pub enum Rows {
+    /// Made with the statement's snapshot.
+    Made(Vec<Vec<Value>>),
+    /// The session's settings as the statement sees them when it runs (`pg_settings`,
+    /// which PostgreSQL reads from `pg_show_all_settings()`): [`settings_rows`].
+    Settings,
 }
 
 const OID: SqlType = SqlType::Int8;
@@ -46,8 +56,43 @@ fn relation(columns: &[(&str, SqlType)], rows: Vec<Vec<Value>>) -> VirtualRelati
     debug_assert!(rows.iter().all(|r| r.len() == columns.len()));
     VirtualRelation {
         columns: columns.iter().map(|(n, t)| (n.to_string(), *t)).collect(),
-        rows,
+        rows: Rows::Made(rows),
     }
+}
+
+/// `pg_settings`' columns (some of PostgreSQL's).
+const SETTINGS_COLUMNS: &[(&str, SqlType)] = &[
+    ("name", TEXT),
+    ("setting", TEXT),
+    ("unit", TEXT),
+    ("short_desc", TEXT),
+    ("context", TEXT),
+    ("vartype", TEXT),
+    ("reset_val", TEXT),
+    ("pending_restart", BOOL),
+];
+
+/// `pg_settings`' rows: every setting, by name in any case, as PostgreSQL orders them.
+pub fn settings_rows(all: Vec<crate::settings::Shown>) -> Vec<Vec<Value>> {
+    let mut rows: Vec<(String, Vec<Value>)> = all
+        .into_iter()
+        .map(|s| {
+            let def = s.def;
+            let row = vec![
+                Value::Text(s.name.clone()),
+                Value::Text(s.setting),
+                def.unit.map_or(Value::Null, t),
+                t(def.description),
+                t(def.context.name()),
+                t(def.vartype),
+                Value::Text(s.reset),
+                b(false),
+            ];
+            (s.name.to_lowercase(), row)
+        })
+        .collect();
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    rows.into_iter().map(|(_, r)| r).collect()
 }
 
 /// The relation `schema.name` (`schema` None: unqualified, found in `pg_catalog`
@@ -82,6 +127,13 @@ fn pg_catalog(name: &str, snap: &Snapshot) -> Option<VirtualRelation> {
             .collect(),
         ),
         "pg_attribute" => pg_attribute(snap),
+        "pg_settings" => VirtualRelation {
+            columns: SETTINGS_COLUMNS
+                .iter()
+                .map(|(n, t)| (n.to_string(), *t))
+                .collect(),
+            rows: Rows::Settings,
+        },
         "pg_attrdef" => pg_attrdef(snap),
         "pg_type" => pg_type(),
         "pg_sequence" => pg_sequence(snap),
@@ -407,7 +459,7 @@ fn pg_class(snap: &Snapshot) -> VirtualRelation {
                 o(r.oid),
                 o(0),
                 i4(0),
-                Value::Float8(-1.0),
+                Value::Float8(r.rows),
                 o(0),
                 b(has_index),
                 b(false),
@@ -581,36 +633,97 @@ fn pg_depend(snap: &Snapshot) -> VirtualRelation {
     )
 }
 
+/// The types, as PostgreSQL 15's `pg_type` has them. Walden has no array, domain or
+/// composite types: `typarray`, `typelem` (but `name`'s, `"char"`, as in PostgreSQL),
+/// `typrelid` and `typbasetype` are 0. The I/O functions (`regproc`) are their names.
 fn pg_type() -> VirtualRelation {
-    relation(
-        &[
-            ("oid", OID),
-            ("typname", NAME),
-            ("typnamespace", OID),
-            ("typowner", OID),
-            ("typlen", I2),
-            ("typtype", CHAR),
-            ("typcollation", OID),
-        ],
-        TYPES
-            .iter()
-            .map(|ty| {
-                vec![
-                    o(ty.oid),
-                    t(ty.name),
-                    o(PG_CATALOG_NAMESPACE),
-                    o(OWNER_OID),
-                    i2(ty.len.into()),
-                    t("b"),
-                    o(if ty.collatable {
-                        DEFAULT_COLLATION_OID
-                    } else {
-                        0
-                    }),
-                ]
-            })
-            .collect(),
-    )
+    const REGPROC: SqlType = TEXT;
+    let columns = [
+        ("oid", OID),
+        ("typname", NAME),
+        ("typnamespace", OID),
+        ("typowner", OID),
+        ("typlen", I2),
+        ("typbyval", BOOL),
+        ("typtype", CHAR),
+        ("typcategory", CHAR),
+        ("typispreferred", BOOL),
+        ("typisdefined", BOOL),
+        ("typdelim", CHAR),
+        ("typrelid", OID),
+        ("typsubscript", REGPROC),
+        ("typelem", OID),
+        ("typarray", OID),
+        ("typinput", REGPROC),
+        ("typoutput", REGPROC),
+        ("typreceive", REGPROC),
+        ("typsend", REGPROC),
+        ("typmodin", REGPROC),
+        ("typmodout", REGPROC),
+        ("typanalyze", REGPROC),
+        ("typalign", CHAR),
+        ("typstorage", CHAR),
+        ("typnotnull", BOOL),
+        ("typbasetype", OID),
+        ("typtypmod", I4),
+        ("typndims", I4),
+        ("typcollation", OID),
+        ("typdefaultbin", TEXT),
+        ("typdefault", TEXT),
+        ("typacl", TEXT),
+    ];
+    let rows = TYPES
+        .iter()
+        .map(|ty| {
+            let typmod = |suffix: &str| match ty.takes_typmod {
+                true => Value::Text(format!("{}typmod{suffix}", ty.name)),
+                false => t("-"),
+            };
+            vec![
+                o(ty.oid),
+                t(ty.name),
+                o(PG_CATALOG_NAMESPACE),
+                o(OWNER_OID),
+                i2(ty.len.into()),
+                b(ty.by_value),
+                t("b"),
+                t(&ty.category.to_string()),
+                b(ty.preferred),
+                b(true),
+                t(","),
+                o(0),
+                t(if ty.oid == 19 {
+                    "raw_array_subscript_handler"
+                } else {
+                    "-"
+                }),
+                o(if ty.oid == 19 { 18 } else { 0 }),
+                o(0),
+                Value::Text(format!("{}in", ty.io)),
+                Value::Text(format!("{}out", ty.io)),
+                Value::Text(format!("{}recv", ty.io)),
+                Value::Text(format!("{}send", ty.io)),
+                typmod("in"),
+                typmod("out"),
+                t("-"),
+                t(&ty.align.to_string()),
+                t(&ty.storage.to_string()),
+                b(false),
+                o(0),
+                i4(-1),
+                i4(0),
+                o(match (ty.collatable, ty.oid) {
+                    (true, _) => DEFAULT_COLLATION_OID,
+                    (false, 19) => types::C_COLLATION_OID,
+                    (false, _) => 0,
+                }),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+            ]
+        })
+        .collect();
+    relation(&columns, rows)
 }
 
 fn int2vector(keys: &[i16]) -> Value {

@@ -4,7 +4,7 @@
 
 use crate::types::{DeclaredType, SqlType};
 
-/// One row of `pg_type`.
+/// One row of `pg_type`, with PostgreSQL 15's values for the type.
 pub struct PgType {
     pub oid: i64,
     pub name: &'static str,
@@ -14,14 +14,34 @@ pub struct PgType {
     pub len: i16,
     /// Whether values sort by a collation (`typcollation` 100, "default").
     pub collatable: bool,
+    /// `typbyval`: passed by value.
+    pub by_value: bool,
+    /// `typcategory`: B boolean, D date/time, N numeric, S string, T timespan, U user
+    /// defined, Z internal.
+    pub category: char,
+    /// `typispreferred`: the category's preferred type.
+    pub preferred: bool,
+    /// `typalign`: c, s, i or d (1, 2, 4 or 8 bytes).
+    pub align: char,
+    /// `typstorage`: p plain, x extended, m main.
+    pub storage: char,
+    /// The stem of its I/O functions' names: `typinput` is `{io}in`, `typoutput`
+    /// `{io}out`, `typreceive` `{io}recv`, `typsend` `{io}send`.
+    pub io: &'static str,
+    /// Whether it takes a type modifier (`typmodin` `{name}typmodin`).
+    pub takes_typmod: bool,
 }
 
+#[allow(clippy::too_many_arguments)]
 const fn ty(
     oid: i64,
     name: &'static str,
     format: &'static str,
     len: i16,
     collatable: bool,
+    (by_value, category, preferred): (bool, char, bool),
+    (align, storage): (char, char),
+    (io, takes_typmod): (&'static str, bool),
 ) -> PgType {
     PgType {
         oid,
@@ -29,35 +49,45 @@ const fn ty(
         format,
         len,
         collatable,
+        by_value,
+        category,
+        preferred,
+        align,
+        storage,
+        io,
+        takes_typmod,
     }
 }
 
 /// The types `pg_type` lists: Walden's column types and those its catalog columns use.
+#[rustfmt::skip]
 pub const TYPES: &[PgType] = &[
-    ty(16, "bool", "boolean", 1, false),
-    ty(17, "bytea", "bytea", -1, false),
-    ty(18, "char", "\"char\"", 1, false),
-    ty(19, "name", "name", 64, false),
-    ty(20, "int8", "bigint", 8, false),
-    ty(21, "int2", "smallint", 2, false),
-    ty(23, "int4", "integer", 4, false),
-    ty(25, "text", "text", -1, true),
-    ty(26, "oid", "oid", 4, false),
-    ty(701, "float8", "double precision", 8, false),
-    ty(1042, "bpchar", "character", -1, true),
-    ty(1043, "varchar", "character varying", -1, true),
-    ty(1082, "date", "date", 4, false),
-    ty(1114, "timestamp", "timestamp without time zone", 8, false),
-    ty(1184, "timestamptz", "timestamp with time zone", 8, false),
-    ty(1186, "interval", "interval", 16, false),
-    ty(1700, "numeric", "numeric", -1, false),
-    ty(2205, "regclass", "regclass", 4, false),
-    ty(2950, "uuid", "uuid", 16, false),
-    ty(3802, "jsonb", "jsonb", -1, false),
+    ty(16, "bool", "boolean", 1, false, (true, 'B', true), ('c', 'p'), ("bool", false)),
+    ty(17, "bytea", "bytea", -1, false, (false, 'U', false), ('i', 'x'), ("bytea", false)),
+    ty(18, "char", "\"char\"", 1, false, (true, 'Z', false), ('c', 'p'), ("char", false)),
+    ty(19, "name", "name", 64, false, (false, 'S', false), ('c', 'p'), ("name", false)),
+    ty(20, "int8", "bigint", 8, false, (true, 'N', false), ('d', 'p'), ("int8", false)),
+    ty(21, "int2", "smallint", 2, false, (true, 'N', false), ('s', 'p'), ("int2", false)),
+    ty(23, "int4", "integer", 4, false, (true, 'N', false), ('i', 'p'), ("int4", false)),
+    ty(25, "text", "text", -1, true, (false, 'S', true), ('i', 'x'), ("text", false)),
+    ty(26, "oid", "oid", 4, false, (true, 'N', true), ('i', 'p'), ("oid", false)),
+    ty(701, "float8", "double precision", 8, false, (true, 'N', true), ('d', 'p'), ("float8", false)),
+    ty(1042, "bpchar", "character", -1, true, (false, 'S', false), ('i', 'x'), ("bpchar", true)),
+    ty(1043, "varchar", "character varying", -1, true, (false, 'S', false), ('i', 'x'), ("varchar", true)),
+    ty(1082, "date", "date", 4, false, (true, 'D', false), ('i', 'p'), ("date_", false)),
+    ty(1114, "timestamp", "timestamp without time zone", 8, false, (true, 'D', false), ('d', 'p'), ("timestamp_", true)),
+    ty(1184, "timestamptz", "timestamp with time zone", 8, false, (true, 'D', true), ('d', 'p'), ("timestamptz_", true)),
+    ty(1186, "interval", "interval", 16, false, (false, 'T', true), ('d', 'p'), ("interval_", true)),
+    ty(1700, "numeric", "numeric", -1, false, (false, 'N', false), ('i', 'm'), ("numeric_", true)),
+    ty(2205, "regclass", "regclass", 4, false, (true, 'N', false), ('i', 'p'), ("regclass", false)),
+    ty(2950, "uuid", "uuid", 16, false, (false, 'U', false), ('c', 'p'), ("uuid_", false)),
+    ty(3802, "jsonb", "jsonb", -1, false, (false, 'U', false), ('i', 'x'), ("jsonb_", false)),
 ];
 
 pub const TEXT_OID: i64 = 25;
 pub const DEFAULT_COLLATION_OID: i64 = 100;
+/// The "C" collation, `name`'s.
+pub const C_COLLATION_OID: i64 = 950;
 
 /// A column's type as the catalog shows it: the `pg_type` row and the type modifier
 /// (`atttypmod`: for `varchar(n)` and `char(n)`, n + 4, as PostgreSQL stores it; for
@@ -66,7 +96,8 @@ pub fn type_of(d: &DeclaredType) -> (&'static PgType, i32) {
     let oid = match (d.ty, d.max_chars, d.blank_padded) {
         (SqlType::Bpchar, _, _) | (SqlType::Text, _, true) => 1042,
         (SqlType::Text, Some(_), false) => 1043,
-        (SqlType::Text | SqlType::Null, _, _) => 25,
+        // A record column (of a view over `_pg_expandarray`) shows as its text form.
+        (SqlType::Text | SqlType::Null | SqlType::Record(_), _, _) => 25,
         (SqlType::Int2, _, _) => 21,
         (SqlType::Int4, _, _) => 23,
         (SqlType::Int8, _, _) => 20,

@@ -131,3 +131,25 @@ pub fn check_cases_by(
         wrong.join("\n")
     );
 }
+
+/// Runs `cases` in order on a new Walden session and, when PostgreSQL 15 is installed,
+/// on a fresh PostgreSQL database `name`: each must give its outcome (as `outcome`
+/// writes it) on both.
+pub fn check_on_both(name: &str, cases: &[(&str, &str)]) {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    check_cases(&mut s, cases);
+    let Some(cluster) = pg::cluster() else {
+        eprintln!("{name}: {}", pg::SKIPPED);
+        return;
+    };
+    let mut c = pg::fresh_database(&cluster, name);
+    let wrong: Vec<String> = cases
+        .iter()
+        .filter_map(|(sql, want)| {
+            let got = pg::outcome(&mut c, sql);
+            (got != *want).then(|| format!("{sql}\n  want {want}\n  PostgreSQL gave {got}"))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

@@ -56,3 +56,27 @@ pub fn connect(cluster: &Cluster, name: &str) -> postgres::Client {
     postgres::Client::connect(&cluster.connection_string(name), postgres::NoTls)
         .unwrap_or_else(|e| panic!("connecting to {name}: {e}"))
 }
+
+/// A statement's outcome on PostgreSQL, as `support::outcome` gives Walden's: its rows
+/// (`|` between values, a line per row; none for a command), or `ERROR code: message`.
+pub fn outcome(c: &mut postgres::Client, sql: &str) -> String {
+    match c.simple_query(sql) {
+        Err(e) => {
+            let e = e.as_db_error().unwrap();
+            format!("ERROR {}: {}", e.code().code(), e.message())
+        }
+        Ok(messages) => messages
+            .iter()
+            .filter_map(|m| match m {
+                postgres::SimpleQueryMessage::Row(r) => Some(
+                    (0..r.len())
+                        .map(|i| r.get(i).unwrap_or("").to_string())
+                        .collect::<Vec<_>>()
+                        .join("|"),
+                ),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}

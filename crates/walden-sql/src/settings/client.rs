@@ -1,6 +1,6 @@
-//! The session settings PostgreSQL's clients set and read (`client_encoding`,
-//! `DateStyle`, `extra_float_digits`, `application_name`, `statement_timeout`, …), and
-//! the read-only ones they look at (`server_version`, `integer_datetimes`, …).
+//! The settings PostgreSQL's clients set and read (`client_encoding`, `DateStyle`,
+//! `extra_float_digits`, `application_name`, `statement_timeout`, …), and the read-only
+//! ones they look at (`server_version`, `integer_datetimes`, …).
 //!
 //! Each is either honoured or refused for the values Walden cannot honour: a client
 //! asking for `DateStyle = 'German'` or a time zone other than UTC gets an error, not
@@ -50,25 +50,25 @@ impl Default for ClientSettings {
     }
 }
 
-/// The names of the settings here, as SHOW shows them, with their descriptions.
-const NAMES: &[(&str, &str)] = &[
-    ("application_name", "Sets the application name to be reported in statistics and logs (session; settable)"),
-    ("client_encoding", "The client's character set: UTF8 (SQL_ASCII is taken as UTF8)"),
-    ("DateStyle", "Display format for dates: ISO (the order part is accepted)"),
-    ("IntervalStyle", "Display format for intervals: postgres"),
-    ("TimeZone", "Time zone for timestamps with time zone: UTC"),
-    ("extra_float_digits", "Accepted for clients (-15 to 3); floats are always shown with the fewest digits that read back exactly"),
-    ("search_path", "Accepted for clients; every table is in schema public"),
-    ("statement_timeout", "Fails a statement running longer than this (57014); 0 is no limit (session; settable)"),
-    ("client_min_messages", "Accepted for clients: notices and warnings are sent"),
-    ("standard_conforming_strings", "Backslashes are ordinary characters in '...' strings: on"),
-    ("bytea_output", "Output format of bytea: hex"),
-    ("server_version", "PostgreSQL version whose protocol and catalog Walden speaks (read only)"),
-    ("server_version_num", "server_version as a number (read only)"),
-    ("server_encoding", "The database's character set (read only)"),
-    ("integer_datetimes", "Timestamps are 64-bit integers (read only)"),
-    ("max_identifier_length", "Longest identifier (read only)"),
-    ("is_superuser", "Whether the user is a superuser (read only)"),
+/// The settings held here, by their canonical names.
+pub(super) const NAMES: &[&str] = &[
+    "application_name",
+    "client_encoding",
+    "DateStyle",
+    "IntervalStyle",
+    "TimeZone",
+    "extra_float_digits",
+    "search_path",
+    "statement_timeout",
+    "client_min_messages",
+    "standard_conforming_strings",
+    "bytea_output",
+    "server_version",
+    "server_version_num",
+    "server_encoding",
+    "integer_datetimes",
+    "max_identifier_length",
+    "is_superuser",
 ];
 
 fn invalid(name: &str, value: &str) -> SqlError {
@@ -94,18 +94,7 @@ fn only(name: &str, value: &str, allowed: &str) -> SqlError {
 impl ClientSettings {
     /// The canonical name of one of these settings (names are case-insensitive).
     pub fn name_of(name: &str) -> Option<&'static str> {
-        NAMES
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(n, _)| *n)
-    }
-
-    /// Every setting here: name, value, description.
-    pub fn all(&self) -> Vec<(&'static str, String, &'static str)> {
-        NAMES
-            .iter()
-            .map(|(n, d)| (*n, self.get(n).unwrap_or_default(), *d))
-            .collect()
+        NAMES.iter().find(|n| n.eq_ignore_ascii_case(name)).copied()
     }
 
     /// A setting's value as SHOW gives it.
