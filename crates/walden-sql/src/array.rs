@@ -71,8 +71,10 @@ pub fn parse(text: &str) -> SqlResult<Bounded> {
     if let Some(rest) = t.strip_prefix('[') {
         let (bounds, body) = rest.split_once("]=").ok_or_else(|| malformed(text))?;
         let (lo, hi) = bounds.split_once(':').ok_or_else(|| malformed(text))?;
-        let (lower, upper): (i64, i64) = match (lo.trim().parse(), hi.trim().parse()) {
-            (Ok(l), Ok(u)) => (l, u),
+        // Bounds are int4, as PostgreSQL's (so an upper bound or a position is one too).
+        let (lower, upper): (i64, i64) = match (lo.trim().parse::<i32>(), hi.trim().parse::<i32>())
+        {
+            (Ok(l), Ok(u)) => (l.into(), u.into()),
             _ => return Err(malformed(text)),
         };
         let items = braced(body, text)?;
@@ -186,6 +188,16 @@ mod tests {
         assert_eq!(elements("{0}").unwrap(), vec![Some("0".to_string())]);
         assert!(elements("a").is_err());
         assert!(elements("{a,{b}}").is_err());
+    }
+
+    /// Bounds past int4 are refused, as PostgreSQL refuses them (an upper bound computed
+    /// from them overflowed, or came back truncated).
+    #[test]
+    fn bounds_are_int4() {
+        assert!(parse("[9223372036854775807:9223372036854775807]={a}").is_err());
+        assert!(parse("[3000000000:3000000000]={a}").is_err());
+        let b = parse("[2147483647:2147483647]={a}").unwrap();
+        assert_eq!(b.upper(), Some(2147483647));
     }
 
     #[test]

@@ -1307,10 +1307,20 @@ impl Binder<'_> {
             crate::srf::SrfFunc::GenerateSeries => SqlType::Int4,
             crate::srf::SrfFunc::ExpandArray => SqlType::Text,
         };
-        let mut args = Vec::new();
-        for a in plain_args(f, name)? {
-            args.push(coerce_literal(self.bind(a)?, want)?);
-        }
+        // Its arguments are bound without the list of calls: a call among them (a
+        // set-returning function's argument) is refused, not numbered into the wrong
+        // list.
+        let outer = self.set_returning.take();
+        let mut bound = || -> SqlResult<Vec<Expr>> {
+            let mut args = Vec::new();
+            for a in plain_args(f, name)? {
+                args.push(coerce_literal(self.bind(a)?, want)?);
+            }
+            Ok(args)
+        };
+        let args = bound();
+        self.set_returning = outer;
+        let args = args?;
         let types: Vec<SqlType> = args.iter().map(Expr::ty).collect();
         let (columns, ty) = func.signature(&types)?;
         let Some(calls) = self.set_returning.as_deref_mut() else {

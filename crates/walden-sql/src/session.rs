@@ -1109,7 +1109,12 @@ impl Session {
                 committed?;
                 Ok(Output::tag("COMMIT"))
             }
-            TxnState::Failed => Ok(Output::tag("ROLLBACK")),
+            TxnState::Failed => {
+                // Already undone when the block failed, unless it failed while a COPY
+                // held its transaction (then this is the first time).
+                self.settings.rollback();
+                Ok(Output::tag("ROLLBACK"))
+            }
             TxnState::Auto => {
                 let mut out = Output::tag("COMMIT");
                 out.notices
@@ -1129,7 +1134,10 @@ impl Session {
                 t.rollback()?;
                 Ok(Output::tag("ROLLBACK"))
             }
-            TxnState::Failed => Ok(Output::tag("ROLLBACK")),
+            TxnState::Failed => {
+                self.settings.rollback();
+                Ok(Output::tag("ROLLBACK"))
+            }
             TxnState::Auto => {
                 let mut out = Output::tag("ROLLBACK");
                 out.notices

@@ -333,3 +333,42 @@ fn set_local_of_a_database_setting_is_refused() {
         ],
     );
 }
+
+/// A block that fails while a COPY holds its transaction (a bad row) still has its SETs
+/// undone at ROLLBACK, as any other failed block (PostgreSQL shows the old values).
+#[test]
+fn a_block_failed_by_copy_undoes_its_sets() {
+    let db = db();
+    let mut s = Session::new(&db);
+    q(&mut s, "create table t (v int4)");
+    q(&mut s, "set work_mem = '2MB'");
+    let script = "begin;\nset local statement_timeout = '1min';\nset work_mem = '8MB';\n\
+                  copy t from stdin;\n1\nnot a number\n\\.\n";
+    let mut errors = Vec::new();
+    s.run_script(script, &mut |o| {
+        if let Err(e) = &o.result {
+            errors.push(e.code.to_string());
+        }
+        true
+    });
+    assert_eq!(errors, vec!["22P02".to_string()], "the COPY fails");
+    check_cases(
+        &mut s,
+        &[
+            ("rollback", ""),
+            ("show statement_timeout", "0"),
+            ("show work_mem", "2MB"),
+            ("select count(*) from t", "0"),
+        ],
+    );
+}
+
+/// A set-returning function as another's argument is refused (it was numbered into the
+/// wrong list of calls and gave NULL rows).
+#[test]
+fn a_set_returning_function_inside_another_is_refused() {
+    let db = db();
+    let mut s = Session::new(&db);
+    let got = outcome(&mut s, "select generate_series(1, generate_series(1, 3))");
+    assert!(got.starts_with("ERROR 0A000"), "{got}");
+}

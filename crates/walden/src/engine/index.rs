@@ -679,13 +679,24 @@ fn collect_items(
     {
         let (first, second) = pages.split_at(pages.len() / 2);
         let (a, b) = std::thread::scope(|s| {
-            let other = s.spawn(|| items_of_pages(inner, ctx, t, ix, access, second));
+            // A thread the system refuses (at its limit of threads) leaves the second
+            // half to this one.
+            let other = std::thread::Builder::new()
+                .name("walden-index-build".into())
+                .spawn_scoped(s, || items_of_pages(inner, ctx, t, ix, access, second));
             let mine = items_of_pages(inner, ctx, t, ix, access, first);
-            (mine, other.join())
+            let theirs = match other {
+                Ok(h) => h.join().unwrap_or_else(|_| {
+                    Err(Error::InvalidOption(
+                        "index build: a reader thread failed".into(),
+                    ))
+                }),
+                Err(_) => items_of_pages(inner, ctx, t, ix, access, second),
+            };
+            (mine, theirs)
         });
         let (mut arena, mut entries) = a?;
-        let (more, more_entries) =
-            b.map_err(|_| Error::InvalidOption("index build: a reader thread failed".into()))??;
+        let (more, more_entries) = b?;
         let base = arena.bytes.len();
         arena.bytes.extend_from_slice(&more.bytes);
         entries.extend(
