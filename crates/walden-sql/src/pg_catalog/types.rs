@@ -154,12 +154,35 @@ pub fn deparse_default(text: &str, d: &DeclaredType) -> String {
     if t.starts_with('\'') && t.ends_with('\'') && t.len() >= 2 {
         return format!("{t}::{cast}");
     }
+    // A dollar-quoted string ($$x$$, $tag$x$tag$) is the same constant as a quoted one.
+    if let Some(body) = dollar_quoted(t) {
+        return format!("'{}'::{cast}", body.replace('\'', "''"));
+    }
     if let Some(num) = t.strip_prefix('-') {
         if !num.is_empty() && num.chars().all(|c| c.is_ascii_digit() || c == '.') {
             return format!("'{t}'::{cast}");
         }
     }
     t.to_string()
+}
+
+/// The body of `t` if it is one dollar-quoted string: `$tag$body$tag$`, the tag empty
+/// or an identifier without `$`.
+fn dollar_quoted(t: &str) -> Option<&str> {
+    let rest = t.strip_prefix('$')?;
+    let tag_end = rest.find('$')?;
+    let tag = &rest[..tag_end];
+    if !tag
+        .chars()
+        .enumerate()
+        .all(|(i, c)| c == '_' || c.is_alphabetic() || (i > 0 && c.is_ascii_digit()))
+    {
+        return None;
+    }
+    let delim = &t[..tag_end + 2];
+    let body = t[delim.len()..].strip_suffix(delim)?;
+    // One string: the delimiter does not close it earlier.
+    (!body.contains(delim)).then_some(body)
 }
 
 #[cfg(test)]
@@ -199,6 +222,9 @@ mod tests {
         assert_eq!(deparse_default("'zz'", &bp), "'zz'::bpchar");
         assert_eq!(deparse_default("-1", &int), "'-1'::integer");
         assert_eq!(deparse_default("5", &int), "5");
+        assert_eq!(deparse_default("$$x$$", &text), "'x'::text");
+        assert_eq!(deparse_default("$t1$it's$t1$", &text), "'it''s'::text");
+        assert_eq!(deparse_default("$$a$$ || $$b$$", &text), "$$a$$ || $$b$$");
         assert_eq!(
             deparse_default("true", &DeclaredType::plain(SqlType::Bool)),
             "true"
