@@ -427,7 +427,8 @@ impl Conn<'_> {
         let mut exchange = ScramServer::for_role(
             role,
             user,
-            crate::scram::now_micros(),
+            // What valid_until is compared with: now as a timestamptz.
+            walden_sql::datetime::system_now_micros(),
             &self.shared.db.secret_seed(),
             nonce,
         );

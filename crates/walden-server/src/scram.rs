@@ -93,17 +93,6 @@ pub fn check_login(role: Option<&RoleDef>, user: &str) -> Result<(), AuthError> 
     }
 }
 
-/// Now as a timestamptz (microseconds since 2000-01-01 00:00 UTC), what
-/// [`ScramServer::for_role`] compares `valid_until` with.
-pub fn now_micros() -> i64 {
-    /// 2000-01-01 00:00 UTC in microseconds since the Unix epoch.
-    const PG_EPOCH_MICROS: i64 = 946_684_800_000_000;
-    let since_unix = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX));
-    since_unix - PG_EPOCH_MICROS
-}
-
 /// A fresh server nonce from the operating system's random source (an error only when
 /// the system has none to give).
 pub fn server_nonce() -> Result<[u8; SERVER_NONCE_BYTES], String> {

@@ -340,7 +340,5 @@ fn logins_need_a_role_with_login() {
         (e.code(), e.message_for("g")),
         ("28000", "role \"g\" is not permitted to log in".to_string())
     );
-    // 2020-01-01 is 20 years of days after 2000-01-01: now is later.
-    assert!(now_micros() > 7305 * 86_400_000_000);
     assert_ne!(server_nonce().unwrap(), server_nonce().unwrap());
 }
