@@ -182,6 +182,19 @@ impl Splitter {
                 self.first_char = true;
             }
             let i = self.scan;
+            if !self.csv {
+                // In text format only a line ending or a backslash needs looking at: a
+                // run of other bytes is passed at once.
+                let run = self.buf[i.min(self.buf.len())..]
+                    .iter()
+                    .position(|&b| b == b'\n' || b == b'\r' || b == b'\\')
+                    .unwrap_or(self.buf.len().saturating_sub(i));
+                if run > 0 {
+                    self.scan = i + run;
+                    self.first_char = false;
+                    continue;
+                }
+            }
             let Some(&c) = self.buf.get(i) else {
                 if eof {
                     self.end_data(i);

@@ -28,6 +28,13 @@ pub(crate) fn split(
         let mut found_delimiter = false;
         let mut saw_non_ascii = false;
         loop {
+            // A run of plain bytes (neither the delimiter nor a backslash) at once.
+            let run = record[cur..]
+                .iter()
+                .position(|&b| b == delimiter || b == b'\\')
+                .unwrap_or(record.len() - cur);
+            out.extend_from_slice(&record[cur..cur + run]);
+            cur += run;
             end = cur;
             let Some(&c) = record.get(cur) else { break };
             cur += 1;
