@@ -142,16 +142,22 @@ fn too_many_connections_are_refused_with_53300() {
     server.shutdown();
 }
 
+/// A protocol 3.0 startup packet naming `user`.
+fn startup_packet(user: &str) -> Vec<u8> {
+    let mut body = Vec::new();
+    body.extend_from_slice(&196608i32.to_be_bytes());
+    body.extend_from_slice(format!("user\0{user}\0\0").as_bytes());
+    let mut startup = ((body.len() + 4) as i32).to_be_bytes().to_vec();
+    startup.extend_from_slice(&body);
+    startup
+}
+
 /// A startup packet on the (trusted) Unix socket, then `tail` raw.
 fn raw_session(server: &Server, tail: &[u8]) -> Vec<u8> {
     let mut s = UnixStream::connect(server.socket_path().expect("socket")).expect("connect");
     s.set_read_timeout(Some(Duration::from_secs(5)))
         .expect("timeout");
-    let mut body = Vec::new();
-    body.extend_from_slice(&196608i32.to_be_bytes());
-    body.extend_from_slice(b"user\0postgres\0\0");
-    let mut startup = ((body.len() + 4) as i32).to_be_bytes().to_vec();
-    startup.extend_from_slice(&body);
+    let startup = startup_packet("postgres");
     s.write_all(&startup).expect("startup");
     s.write_all(tail).expect("tail");
     let mut out = Vec::new();
@@ -326,11 +332,7 @@ fn first_answer_over_tcp(port: u16, user: &str) -> (u8, i32) {
     let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
     s.set_read_timeout(Some(Duration::from_secs(5)))
         .expect("timeout");
-    let mut body = Vec::new();
-    body.extend_from_slice(&196608i32.to_be_bytes());
-    body.extend_from_slice(format!("user\0{user}\0\0").as_bytes());
-    let mut startup = ((body.len() + 4) as i32).to_be_bytes().to_vec();
-    startup.extend_from_slice(&body);
+    let startup = startup_packet(user);
     s.write_all(&startup).expect("startup");
     let mut head = [0u8; 9];
     s.read_exact(&mut head).expect("an answer");
@@ -400,18 +402,12 @@ fn a_lying_sasl_initial_response_is_refused_and_frees_its_slot() {
         let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
         s.set_read_timeout(Some(Duration::from_secs(5)))
             .expect("timeout");
-        let mut body = Vec::new();
-        body.extend_from_slice(&196608i32.to_be_bytes());
-        body.extend_from_slice(b"user\0postgres\0\0");
-        let mut startup = ((body.len() + 4) as i32).to_be_bytes().to_vec();
-        startup.extend_from_slice(&body);
+        let startup = startup_packet("postgres");
         s.write_all(&startup).expect("startup");
         let mut sasl = b"SCRAM-SHA-256\0".to_vec();
         sasl.extend_from_slice(&1000i32.to_be_bytes());
         sasl.extend_from_slice(b"n,,");
-        let mut msg = b"p".to_vec();
-        msg.extend_from_slice(&((sasl.len() + 4) as i32).to_be_bytes());
-        msg.extend_from_slice(&sasl);
+        let msg = raw_message(b'p', &sasl);
         s.write_all(&msg).expect("sasl");
         let mut out = Vec::new();
         let _ = s.read_to_end(&mut out);
@@ -429,11 +425,7 @@ fn started_over_tcp(port: u16) -> TcpStream {
     let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
     s.set_read_timeout(Some(Duration::from_secs(20)))
         .expect("timeout");
-    let mut body = Vec::new();
-    body.extend_from_slice(&196608i32.to_be_bytes());
-    body.extend_from_slice(b"user\0postgres\0\0");
-    let mut startup = ((body.len() + 4) as i32).to_be_bytes().to_vec();
-    startup.extend_from_slice(&body);
+    let startup = startup_packet("postgres");
     s.write_all(&startup).expect("startup");
     let mut head = [0u8; 5];
     s.read_exact(&mut head).expect("an answer");
@@ -460,9 +452,7 @@ fn an_unauthenticated_client_is_limited_in_time_and_message_size() {
     let mut sasl = b"SCRAM-SHA-256\0".to_vec();
     sasl.extend_from_slice(&200i32.to_be_bytes());
     sasl.extend_from_slice(&[b'x'; 200]);
-    let mut msg = b"p".to_vec();
-    msg.extend_from_slice(&((sasl.len() + 4) as i32).to_be_bytes());
-    msg.extend_from_slice(&sasl);
+    let msg = raw_message(b'p', &sasl);
     let started = std::time::Instant::now();
     let mut sent = 0;
     for b in &msg {

@@ -500,19 +500,7 @@ fn pgjdbc_metadata_queries_answer_as_postgres() {
     let mut c = support::pg::fresh_database(&cluster, "pgjdbc_meta");
     c.batch_execute(&schema).unwrap();
     let mut on_pg = |sql: &str| -> Vec<String> {
-        c.simple_query(sql)
-            .unwrap_or_else(|e| panic!("{e}\n{sql}"))
-            .iter()
-            .filter_map(|m| match m {
-                postgres::SimpleQueryMessage::Row(r) => Some(
-                    (0..r.len())
-                        .map(|i| r.get(i).unwrap_or("").to_string())
-                        .collect::<Vec<_>>()
-                        .join("|"),
-                ),
-                _ => None,
-            })
-            .collect()
+        support::pg::row_lines(&c.simple_query(sql).unwrap_or_else(|e| panic!("{e}\n{sql}")))
     };
     for case in pgjdbc_cases() {
         let got = on_pg(&pgjdbc_query(case.name, case.param));

@@ -203,18 +203,7 @@ fn pg_run(c: &mut postgres::Client, notices: &Mutex<Vec<String>>, sql: &str) -> 
             return format!("ERROR {}: {}", db.code().code(), db.message());
         }
         Ok(messages) => {
-            let rows: Vec<String> = messages
-                .iter()
-                .filter_map(|m| match m {
-                    postgres::SimpleQueryMessage::Row(r) => Some(
-                        (0..r.len())
-                            .map(|i| r.get(i).unwrap_or("").to_string())
-                            .collect::<Vec<_>>()
-                            .join("|"),
-                    ),
-                    _ => None,
-                })
-                .collect();
+            let rows = pg::row_lines(&messages);
             let tag = messages.iter().find_map(|m| match m {
                 postgres::SimpleQueryMessage::CommandComplete(_) => Some(()),
                 _ => None,

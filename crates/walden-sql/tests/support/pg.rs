@@ -65,18 +65,23 @@ pub fn outcome(c: &mut postgres::Client, sql: &str) -> String {
             let e = e.as_db_error().unwrap();
             format!("ERROR {}: {}", e.code().code(), e.message())
         }
-        Ok(messages) => messages
-            .iter()
-            .filter_map(|m| match m {
-                postgres::SimpleQueryMessage::Row(r) => Some(
-                    (0..r.len())
-                        .map(|i| r.get(i).unwrap_or("").to_string())
-                        .collect::<Vec<_>>()
-                        .join("|"),
-                ),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
+        Ok(messages) => row_lines(&messages).join("\n"),
     }
+}
+
+/// The rows among a simple query's messages, a line each with `|` between values (NULL
+/// as the empty string).
+pub fn row_lines(messages: &[postgres::SimpleQueryMessage]) -> Vec<String> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            postgres::SimpleQueryMessage::Row(r) => Some(
+                (0..r.len())
+                    .map(|i| r.get(i).unwrap_or("").to_string())
+                    .collect::<Vec<_>>()
+                    .join("|"),
+            ),
+            _ => None,
+        })
+        .collect()
 }
