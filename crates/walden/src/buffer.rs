@@ -582,6 +582,38 @@ impl BufferPool {
         self.store.write_page(page_no, copy)
     }
 
+    /// Forgets pages that will never be read again (a dropped relation's, like
+    /// PostgreSQL's DropRelationBuffers): their frames are freed, dirty or not, without
+    /// being written. A frame pinned or being written now is left as it is (written when
+    /// evicted, like any other). Returns how many frames were freed.
+    pub fn discard(&self, pages: &[u64]) -> usize {
+        let mut t = lock(&self.table);
+        let mut freed = 0;
+        for page in pages {
+            let Some(&idx) = t.map.get(page) else {
+                continue;
+            };
+            let f = &self.frames[idx];
+            // Pins are taken under the table lock, which this holds: an unpinned frame
+            // stays unpinned. A write in flight holds `io` (and takes the table lock
+            // under it, so only a try here).
+            if f.pins.load(Ordering::Acquire) != 0 {
+                continue;
+            }
+            let Ok(_io) = f.io.try_lock() else {
+                continue;
+            };
+            f.dirty.store(false, Ordering::Release);
+            f.loaded.store(false, Ordering::Release);
+            f.referenced.store(false, Ordering::Relaxed);
+            f.page_no.store(NO_PAGE, Ordering::Release);
+            lock(&f.write_after).clear();
+            t.map.remove(page);
+            freed += 1;
+        }
+        freed
+    }
+
     /// Writes every dirty page (for a checkpoint), calling `after_write` after each
     /// one. Writers keep going meanwhile.
     pub fn flush_all_with(&self, after_write: &mut dyn FnMut() -> Result<()>) -> Result<()> {

@@ -198,6 +198,11 @@ impl TxnManager {
         }
     }
 
+    /// Whether no transaction is running.
+    pub fn none_active(&self) -> bool {
+        self.lock().active.is_empty()
+    }
+
     pub fn is_active(&self, xid: u64) -> bool {
         self.lock().active.contains_key(&xid)
     }

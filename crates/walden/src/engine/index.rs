@@ -465,6 +465,9 @@ impl Database {
         tx.log(&CatalogRecord::DropIndex { index: ix.id })?;
         tx.commit_inner()?;
         cat.remove_index(ix.id);
+        // Held by `ix` alone now, unless a statement still has it.
+        let held = Arc::strong_count(&ix) > 1;
+        inner.discard_dropped(&ix.page_list(), held);
         Ok(())
     }
 

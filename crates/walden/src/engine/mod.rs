@@ -365,7 +365,17 @@ impl Database {
         let mut tx = self.begin();
         tx.log(&CatalogRecord::DropTable { table: id })?;
         tx.commit_inner()?;
-        cat.remove(id);
+        if let Some(t) = cat.remove(id) {
+            // The table's indexes are out of the catalog too: each is held by the table
+            // alone now, unless a statement still has it.
+            let mut pages = t.page_list();
+            let mut held = Arc::strong_count(&t) > 1;
+            for ix in t.index_list() {
+                held |= Arc::strong_count(&ix) > 2;
+                pages.extend(ix.page_list());
+            }
+            inner.discard_dropped(&pages, held);
+        }
         Ok(())
     }
 
@@ -554,6 +564,19 @@ impl Drop for Handle {
 }
 
 impl Inner {
+    /// After a drop committed: frees the buffer frames of the dropped relation's pages
+    /// without writing them (they are never read again: rule 26 keeps them from being
+    /// reused, and the catalog no longer names them). Only when nothing can reach them
+    /// any more: no statement still holds the relation (`held`: a scan begun before the
+    /// drop), and no transaction is running (one might have changed the table and
+    /// would read its pages to roll back). Otherwise they are written when evicted, as
+    /// before.
+    fn discard_dropped(&self, pages: &[u64], held: bool) {
+        if !held && self.txns.none_active() {
+            self.pool.discard(pages);
+        }
+    }
+
     /// Puts the parts together. `redo` is the redo position of the last complete
     /// checkpoint (`checkpoint_seq`).
     #[allow(clippy::too_many_arguments)]
