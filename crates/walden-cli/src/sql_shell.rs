@@ -684,7 +684,12 @@ impl Shell {
             ("\\wal", _) => self.toggle("\\wal", argument)?,
             ("\\undo", None) => {
                 let db = self.session.database();
-                let text = undo_line(db.undo_bytes(), db.undo_limit());
+                let text = undo_line(
+                    db.undo_bytes(),
+                    db.undo_spilled_bytes(),
+                    db.undo_memory(),
+                    db.undo_limit(),
+                );
                 outln!(self.printer.out, "{text}")?
             }
             ("\\d", None) => self.described(|s| describe::list(s, Listing::All, None))?,
@@ -923,12 +928,17 @@ fn wal_line(stats: &StatsSnapshot, elapsed: Duration) -> String {
     )
 }
 
-/// `\undo`: `undo held: 0 B (limit 1.0 GiB)`.
-fn undo_line(held: u64, limit: u64) -> String {
+/// `\undo`: `undo held: 0 B (0 B of it in files; 256.0 MiB kept in memory, no limit)`.
+fn undo_line(held: u64, in_files: u64, memory: u64, limit: u64) -> String {
+    let limit = match limit {
+        u64::MAX => "no limit".to_string(),
+        n => format!("limit {}", bytes_text(n)),
+    };
     format!(
-        "undo held: {} (limit {})",
+        "undo held: {} ({} of it in files; {} kept in memory, {limit})",
         bytes_text(held),
-        bytes_text(limit)
+        bytes_text(in_files),
+        bytes_text(memory),
     )
 }
 
@@ -1036,7 +1046,14 @@ mod tests {
         assert_eq!(bytes_text(13_002_342), "12.4 MiB");
         assert_eq!(bytes_text(1024 * 1024 - 1), "1.0 MiB");
         assert_eq!(bytes_text(5 << 30), "5.0 GiB");
-        assert_eq!(undo_line(0, 1 << 30), "undo held: 0 B (limit 1.0 GiB)");
+        assert_eq!(
+            undo_line(0, 0, 256 << 20, u64::MAX),
+            "undo held: 0 B (0 B of it in files; 256.0 MiB kept in memory, no limit)"
+        );
+        assert_eq!(
+            undo_line(3 << 20, 1 << 20, 2 << 20, 1 << 30),
+            "undo held: 3.0 MiB (1.0 MiB of it in files; 2.0 MiB kept in memory, limit 1.0 GiB)"
+        );
         assert_eq!(grouped(0), "0");
         assert_eq!(grouped(999), "999");
         assert_eq!(grouped(1_000_000), "1,000,000");

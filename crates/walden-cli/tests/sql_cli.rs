@@ -284,7 +284,7 @@ Indexes:
 --------+---------+-----------+----------+---------
  x      | integer |           |          | 
 
-undo held: 0 B (limit 1.0 GiB)
+undo held: 0 B (0 B of it in files; 256.0 MiB kept in memory, no limit)
 ";
     assert_eq!(text(&out.stdout), expected);
     assert_eq!(

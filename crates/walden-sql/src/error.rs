@@ -310,6 +310,10 @@ impl From<walden::Error> for SqlError {
             E::TooManyCommands { .. } => code::PROGRAM_LIMIT,
             E::RecordTooLarge { .. } => code::PROGRAM_LIMIT,
             E::UndoFull { .. } => code::CONFIGURATION_LIMIT,
+            E::UndoSpill { source, .. } if source.kind() == std::io::ErrorKind::StorageFull => {
+                code::DISK_FULL
+            }
+            E::UndoSpill { .. } => code::IO_ERROR,
             E::InvalidOption(_) => code::INVALID_PARAMETER,
             _ => code::INTERNAL,
         };
@@ -328,6 +332,20 @@ mod tests {
     fn engine_limits_and_states_have_their_sqlstate() {
         let cases = [
             (walden::Error::DatabaseFull { pages: 1 << 32 }, "53100"),
+            (
+                walden::Error::UndoSpill {
+                    path: PathBuf::from("d/undo/0000000000000001"),
+                    source: std::io::Error::from_raw_os_error(28),
+                },
+                "53100",
+            ),
+            (
+                walden::Error::UndoSpill {
+                    path: PathBuf::from("d/undo/0000000000000001"),
+                    source: std::io::Error::from_raw_os_error(5),
+                },
+                "58030",
+            ),
             (walden::Error::BufferPoolExhausted { frames: 16 }, "53200"),
             (walden::Error::TooManyCommands { max: 7 }, "54000"),
             (

@@ -294,7 +294,8 @@ fn default_table_kind_decides_without_using() {
     assert_eq!(show(&mut s, "default_table_kind"), "undo");
     let all = q(&mut s, "show all");
     assert!(all.contains("\ndefault_table_kind|undo|"), "{all}");
-    assert!(all.contains("\nundo_limit|1073741824|"), "{all}");
+    assert!(all.contains("\nundo_limit|-1|"), "{all}");
+    assert!(all.contains("\nundo_memory|268435456|"), "{all}");
     // A new session starts from the database's default.
     let mut s2 = Session::with_seed(&db, 1);
     assert_eq!(show(&mut s2, "default_table_kind"), "undo");
@@ -353,7 +354,9 @@ fn unknown_access_method_is_an_error() {
 fn undo_limit_set_show() {
     let db = db();
     let mut s = Session::with_seed(&db, 1);
-    assert_eq!(show(&mut s, "undo_limit"), "1073741824");
+    // No bound by default (undo past undo_memory goes to files).
+    assert_eq!(show(&mut s, "undo_limit"), "-1");
+    assert_eq!(db.undo_limit(), u64::MAX);
     for (value, bytes) in [
         ("'64MB'", 64u64 << 20),
         ("'1GB'", 1 << 30),
@@ -389,6 +392,16 @@ fn undo_limit_set_show() {
     assert_eq!(show(&mut s, "undo_limit"), "4096");
     s.execute("set undo_limit to '1GB'").unwrap();
     assert_eq!(db.undo_limit(), 1 << 30);
+    s.execute("set undo_limit = -1").unwrap();
+    assert_eq!(db.undo_limit(), u64::MAX);
+    // The memory budget: bytes, and no "-1" (it is not a bound one can lift).
+    assert_eq!(show(&mut s, "undo_memory"), "268435456");
+    s.execute("set undo_memory = '64MB'").unwrap();
+    assert_eq!(
+        (db.undo_memory(), show(&mut s, "undo_memory")),
+        (64 << 20, "67108864".to_string())
+    );
+    assert_eq!(s.execute("set undo_memory = -1").unwrap_err().code, "22023");
 }
 
 #[test]

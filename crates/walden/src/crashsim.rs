@@ -96,6 +96,9 @@ fn options(vfs: &SimVfs, protection: Protection, codec: WalCompression) -> Optio
         page_size: 4096,
         segment_size_bytes: 2 << 20,
         buffer_pool_bytes: 16 * 4096,
+        // Undo tables' undo goes to files as each 256-byte segment fills (no memory
+        // budget): rollback and readers read it back at every crash point.
+        undo_memory_bytes: 0,
         background: false,
         ..Options::default()
     }
@@ -183,7 +186,19 @@ fn run_txn(
 
 /// Runs the workload until the scheduled crash fires (or a budget of transactions ends,
 /// then crashes there).
-fn workload(db: &Database, vfs: &SimVfs, rng: &mut SimRng, model: &mut Model, next_key: &mut i64) {
+/// Transactions and maintenance until the crash. Half the time a snapshot taken at the
+/// start stays open throughout, so that undo piles up (and goes to files: the options
+/// give it no memory); it must still read the rows as they were when it began. Returns
+/// what that snapshot read wrong, if anything.
+fn workload(
+    db: &Database,
+    vfs: &SimVfs,
+    rng: &mut SimRng,
+    model: &mut Model,
+    next_key: &mut i64,
+) -> Option<String> {
+    let mut old = rng.chance(50).then(|| (db.begin(), model.rows.clone()));
+    let mut completed = true;
     for _ in 0..60 {
         let r = match rng.below(20) {
             0 => db.checkpoint(),
@@ -192,10 +207,38 @@ fn workload(db: &Database, vfs: &SimVfs, rng: &mut SimRng, model: &mut Model, ne
             _ => run_txn(db, rng, model, next_key),
         };
         if r.is_err() || vfs.power_lost() {
-            return;
+            completed = false;
+            break;
         }
     }
-    vfs.crash_now();
+    let mut wrong = None;
+    if let (true, Some((tx, rows))) = (completed, old.as_mut()) {
+        match tx.scan(TABLE) {
+            Ok(found) => {
+                let found: BTreeMap<i64, i64> = found
+                    .iter()
+                    .filter_map(|(_, r)| match (&r[0], &r[1]) {
+                        (Value::Int8(k), Value::Int8(v)) => Some((*k, *v)),
+                        _ => None,
+                    })
+                    .collect();
+                if found != *rows {
+                    wrong = Some(format!(
+                        "a snapshot held through the workload reads {} rows, {} were committed when it began",
+                        found.len(),
+                        rows.len()
+                    ));
+                }
+            }
+            // The database may have refused work (an injected fault) meanwhile.
+            Err(_) if vfs.power_lost() => {}
+            Err(e) => wrong = Some(format!("a snapshot held through the workload: {e}")),
+        }
+    }
+    if completed {
+        vfs.crash_now();
+    }
+    wrong
 }
 
 /// A scratch table (with an index) made, filled and sometimes dropped again: the
@@ -438,7 +481,9 @@ fn run_database(
     for i in 0..n {
         let Some(d) = db.take() else { return };
         vfs.crash_after_ops(1 + rng.below(400));
-        workload(&d, &vfs, &mut rng, &mut model, &mut next_key);
+        if let Some(wrong) = workload(&d, &vfs, &mut rng, &mut model, &mut next_key) {
+            report.fail(format!("seed {seed} point {i}: {wrong}"));
+        }
         drop(d);
         report.crash_points += 1;
         match recover(&vfs, &mut rng, protection, codec, report) {

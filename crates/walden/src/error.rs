@@ -101,6 +101,11 @@ pub enum Error {
     TooManyCommands { max: u64 },
     #[error("undo log full: {live} bytes of undo held, the limit (undo_limit) is {limit} bytes; end long-running transactions or raise the limit (SQLSTATE 53400)")]
     UndoFull { limit: u64, live: u64 },
+    #[error("could not write undo to {path}: {source}; the change was not made (undo past undo_memory goes to files in the database's undo directory)")]
+    UndoSpill {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
     #[error("transaction is already finished")]
     TransactionFinished,
     #[error("index {index:?} is damaged at page {page}: {reason} (REINDEX rebuilds it)")]

@@ -32,9 +32,12 @@ pub struct Options {
     /// The kind of a table created without naming one (default `undo`: in place, the
     /// least WAL and no table growth on update; README.md, "Defaults").
     pub default_table_kind: TableKind,
-    /// Most undo the undo log may hold at once (default 1 GiB); a change that would need
-    /// more fails with `Error::UndoFull`.
+    /// Most undo the undo log may hold at once, in memory and in files (default
+    /// unbounded); a change that would need more fails with `Error::UndoFull`.
     pub undo_limit_bytes: u64,
+    /// Undo kept in memory (default 256 MiB); older undo is written to files in the
+    /// database's `undo` directory and read back when needed.
+    pub undo_memory_bytes: u64,
     /// Codec of the WAL frames written (default zstd); any codec reads any log.
     pub wal_compression: WalCompression,
     /// The operator's way out (`walden recover --accept-data-loss`, like PostgreSQL's
@@ -60,7 +63,8 @@ impl Default for Options {
             checkpoint_interval_secs: 300,
             background: true,
             default_table_kind: TableKind::Undo,
-            undo_limit_bytes: 1 << 30,
+            undo_limit_bytes: u64::MAX,
+            undo_memory_bytes: 256 << 20,
             wal_compression: WalCompression::default(),
             accept_data_loss: false,
             vfs: Arc::new(RealVfs),
@@ -79,6 +83,7 @@ impl std::fmt::Debug for Options {
             .field("synchronous_commit", &self.synchronous_commit)
             .field("default_table_kind", &self.default_table_kind)
             .field("undo_limit_bytes", &self.undo_limit_bytes)
+            .field("undo_memory_bytes", &self.undo_memory_bytes)
             .field("wal_compression", &self.wal_compression)
             .finish_non_exhaustive()
     }

@@ -83,6 +83,9 @@ pub struct Stats {
     /// Undo records and bytes appended to the undo log (undo tables).
     pub undo_records: AtomicU64,
     pub undo_bytes: AtomicU64,
+    /// Bytes of undo segments written to files (past `undo_memory`), and read back.
+    pub undo_bytes_spilled: AtomicU64,
+    pub undo_bytes_read_back: AtomicU64,
     /// Row versions pruned from table pages, by vacuum and by updates that found their
     /// page full (heap tables).
     pub versions_pruned: AtomicU64,
@@ -130,6 +133,9 @@ pub struct StatsSnapshot {
     pub aborts: u64,
     pub undo_records: u64,
     pub undo_bytes: u64,
+    /// Bytes of undo segments written to files past `undo_memory`, and read back.
+    pub undo_bytes_spilled: u64,
+    pub undo_bytes_read_back: u64,
     /// Row versions pruned from table pages (by vacuum, and on the fly).
     pub versions_pruned: u64,
     pub index_pages_freed: u64,
@@ -172,6 +178,8 @@ impl StatsSnapshot {
             aborts: self.aborts - earlier.aborts,
             undo_records: self.undo_records - earlier.undo_records,
             undo_bytes: self.undo_bytes - earlier.undo_bytes,
+            undo_bytes_spilled: self.undo_bytes_spilled - earlier.undo_bytes_spilled,
+            undo_bytes_read_back: self.undo_bytes_read_back - earlier.undo_bytes_read_back,
             versions_pruned: self.versions_pruned - earlier.versions_pruned,
             index_pages_freed: self.index_pages_freed - earlier.index_pages_freed,
         }
@@ -202,6 +210,8 @@ impl Stats {
             aborts: self.aborts.load(Relaxed),
             undo_records: self.undo_records.load(Relaxed),
             undo_bytes: self.undo_bytes.load(Relaxed),
+            undo_bytes_spilled: self.undo_bytes_spilled.load(Relaxed),
+            undo_bytes_read_back: self.undo_bytes_read_back.load(Relaxed),
             versions_pruned: self.versions_pruned.load(Relaxed),
             index_pages_freed: self.index_pages_freed.load(Relaxed),
         }

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 use std::ops::Bound;
-use walden::vfs::{CrashMode, SimVfs};
+use walden::vfs::{CrashMode, SimVfs, Vfs};
 use walden::*;
 
 mod support;
@@ -353,6 +353,89 @@ fn the_undo_bound_fails_a_transaction_cleanly() {
     let mut tx = db.begin();
     add_one_to_b(&mut tx);
     tx.commit().unwrap();
+}
+
+/// Undo past `undo_memory` goes to files and is read back: an old snapshot reads the
+/// versions whose undo was spilled, a transaction whose undo was spilled rolls back
+/// whole, and the files go once no snapshot needs them (and at the next open).
+#[test]
+fn undo_past_its_memory_budget_spills_to_files_and_reads_back() {
+    let vfs = SimVfs::new(9);
+    let o = Options {
+        undo_memory_bytes: 64 << 10,
+        ..table_opts(&vfs, Protection::Cow, TableKind::Undo)
+    };
+    let db = Database::create("db", o.clone()).unwrap();
+    fill(&db, 20_000);
+    let before = contents(&db);
+    let undo_files = || {
+        vfs.list_dir(std::path::Path::new("db/undo"))
+            .unwrap_or_default()
+    };
+    // A snapshot taken before two committed updates of every row.
+    let mut old = db.begin();
+    let old_b = |tx: &mut Transaction| -> Vec<i32> {
+        let mut v: Vec<i32> = tx
+            .scan("t")
+            .unwrap()
+            .into_iter()
+            .map(|(_, r)| match r[1] {
+                Value::Int4(b) => b,
+                _ => panic!("{r:?}"),
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let s0 = db.stats();
+    for _ in 0..2 {
+        let mut tx = db.begin();
+        assert_eq!(add_one_to_b(&mut tx), 20_000);
+        tx.commit().unwrap();
+    }
+    let spilled = db.stats().since(&s0).undo_bytes_spilled;
+    assert!(spilled > 100_000, "{spilled} bytes spilled");
+    assert!(db.undo_spilled_bytes() > 0 && !undo_files().is_empty());
+    assert!(db.undo_bytes() - db.undo_spilled_bytes() <= (64 << 10) + (16 << 10));
+    // The old snapshot still sees b = a.
+    let want: Vec<i32> = before.iter().map(|r| r.1).collect();
+    assert_eq!(old_b(&mut old), want);
+    assert!(db.stats().since(&s0).undo_bytes_read_back > 0);
+    // A third update, rolled back after its undo spilled: every row as before it.
+    let after_two = contents(&db);
+    let mut tx = db.begin();
+    add_one_to_b(&mut tx);
+    tx.rollback().unwrap();
+    assert_eq!(contents(&db), after_two);
+    assert_eq!(old_b(&mut old), want);
+    drop(old);
+    // Nothing needs the undo now: the next change lets it go, files and all.
+    let mut tx = db.begin();
+    let mut first = true;
+    tx.modify_with("t", |_, r| {
+        if !std::mem::take(&mut first) {
+            return RowAction::Stop;
+        }
+        let mut r = r.clone();
+        r[2] = Value::Text("z".into());
+        RowAction::Update(r)
+    })
+    .unwrap();
+    tx.commit().unwrap();
+    assert!(undo_files().len() <= 1, "{:?}", undo_files());
+    // A crash with spilled undo of a running transaction: recovery rolls it back from
+    // the WAL, and the files a previous run left are gone after the open.
+    let mut tx = db.begin();
+    add_one_to_b(&mut tx);
+    assert!(!undo_files().is_empty());
+    let committed = contents(&db);
+    db.flush_wal().unwrap();
+    std::mem::forget(tx);
+    drop(db);
+    vfs.restart(CrashMode::KeepUnsynced);
+    let db = Database::open("db", o).unwrap();
+    assert_eq!(contents(&db), committed);
+    assert!(undo_files().is_empty(), "{:?}", undo_files());
 }
 
 #[test]

@@ -98,7 +98,8 @@ pub const DEFS: &[Def] = &[
     def("synchronous_commit", Session, User, "enum", None, "Wait for the commit's WAL to be durable (session; settable)"),
     def("default_table_kind", Session, User, "enum", None, "Kind of a table created without USING: heap or undo (session; settable)"),
     def("work_mem", Session, User, "integer", Some("kB"), "Most memory one statement may keep for sorted, grouped and returned rows; past it the statement fails (session; settable, e.g. '2GB')"),
-    def("undo_limit", Db, User, "integer", Some("B"), "Most bytes of undo the undo log may hold at once (database; settable, e.g. '1GB')"),
+    def("undo_limit", Db, User, "integer", Some("B"), "Most bytes of undo the undo log may hold at once, in memory and in files; -1: no bound (database; settable, e.g. '1GB')"),
+    def("undo_memory", Db, User, "integer", Some("B"), "Undo kept in memory; older undo goes to files in the database's undo directory (database; settable, e.g. '256MB')"),
     def("wal_compression", Db, User, "enum", None, "Codec of the WAL frames written: off, lz4 or zstd (database; settable)"),
     def("transaction_isolation", Transaction, User, "enum", None, "Isolation level of the current transaction: read committed or repeatable read (snapshot isolation); read uncommitted runs as read committed; serializable is not supported (settable before the block's first query)"),
     def("default_transaction_isolation", Session, User, "enum", None, "Isolation level of each new transaction (session; settable)"),
@@ -348,7 +349,11 @@ fn value(d: &Def, now: &SessionSettings, env: &Env) -> String {
         Scope::Session => now.get(d.name).unwrap_or_default(),
         Scope::Transaction => env.isolation.name().to_string(),
         Scope::Database => match d.name {
-            "undo_limit" => env.db.undo_limit().to_string(),
+            "undo_limit" => match env.db.undo_limit() {
+                u64::MAX => "-1".to_string(),
+                n => n.to_string(),
+            },
+            "undo_memory" => env.db.undo_memory().to_string(),
             "wal_compression" => env.db.wal_compression().name().to_string(),
             "protection" => env.db.protection().name().to_string(),
             "page_size" | "block_size" => env.db.page_size().to_string(),
@@ -396,13 +401,21 @@ pub fn all(now: &SessionSettings, reset: &SessionSettings, env: &Env) -> Vec<Sho
 /// rolled back).
 pub fn set_database(db: &Database, def: &Def, raw: &str) -> SqlResult<()> {
     match def.name {
-        "undo_limit" => {
-            let bytes = crate::session::parse_size(raw).ok_or_else(|| {
+        "undo_limit" | "undo_memory" => {
+            let bytes = match raw.trim() {
+                "-1" if def.name == "undo_limit" => Some(u64::MAX),
+                raw => crate::session::parse_size(raw),
+            };
+            let bytes = bytes.ok_or_else(|| {
                 invalid_value(def.name, raw).with_hint(
                     "Valid units for this parameter are \"B\", \"kB\", \"MB\", \"GB\", and \"TB\".",
                 )
             })?;
-            db.set_undo_limit(bytes);
+            if def.name == "undo_limit" {
+                db.set_undo_limit(bytes);
+            } else {
+                db.set_undo_memory(bytes);
+            }
             Ok(())
         }
         "wal_compression" => {

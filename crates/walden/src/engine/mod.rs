@@ -39,7 +39,7 @@ use crate::schema::Schema;
 use crate::stats::{Stats, StatsSnapshot};
 use crate::store::{PageStore, Protection};
 use crate::txn::TxnManager;
-use crate::undo_log::{MemoryUndoLog, UndoLog};
+use crate::undo_log::{SegmentedUndoLog, SpillDir, UndoLog};
 use crate::vfs::{FileLock, LockMode, Vfs};
 use crate::wal::format::{MIN_SEGMENT_BYTES, SEGMENT_HEADER_BYTES};
 use crate::wal::{Wal, WalCompression, WalPosition};
@@ -452,6 +452,22 @@ impl Database {
         self.handle.inner.undo.set_limit(bytes)
     }
 
+    /// Bytes of undo in files now (undo past `undo_memory`).
+    pub fn undo_spilled_bytes(&self) -> u64 {
+        self.handle.inner.undo.spilled_bytes()
+    }
+
+    /// The undo kept in memory before older undo goes to files
+    /// (`Options::undo_memory_bytes`).
+    pub fn undo_memory(&self) -> u64 {
+        self.handle.inner.undo.memory()
+    }
+
+    /// Changes the undo memory budget for undo appended from now on.
+    pub fn set_undo_memory(&self, bytes: u64) {
+        self.handle.inner.undo.set_memory(bytes)
+    }
+
     /// Removes row versions no snapshot can see, then the index entries no version
     /// holds any more; returns how many versions.
     pub fn vacuum(&self, name: &str) -> Result<u64> {
@@ -592,6 +608,7 @@ impl Inner {
         redo: WalPosition,
     ) -> Inner {
         let parts_stats = parts.stats.clone();
+        let parts_vfs = parts.vfs.clone();
         Inner {
             _dir_lock: parts.dir_lock,
             dir: dir.to_path_buf(),
@@ -619,7 +636,15 @@ impl Inner {
             shutdown: AtomicBool::new(false),
             default_table_kind: opts.default_table_kind,
             threads: opts.background,
-            undo: Box::new(MemoryUndoLog::new(opts.undo_limit_bytes, parts_stats)),
+            undo: Box::new(SegmentedUndoLog::new(
+                opts.undo_limit_bytes,
+                opts.undo_memory_bytes,
+                parts_stats,
+                Some(SpillDir {
+                    vfs: parts_vfs,
+                    dir: dir.join(UNDO_DIR),
+                }),
+            )),
             undo_writers: Mutex::new(UndoWriters {
                 last_redo: redo,
                 active: BTreeMap::new(),
@@ -674,6 +699,9 @@ impl Inner {
 }
 
 /// Longest table or column name, in bytes.
+/// The directory of spilled undo segments (`undo_log::segments`), emptied at open.
+pub const UNDO_DIR: &str = "undo";
+
 const MAX_NAME_BYTES: usize = 255;
 /// Most columns a table can have.
 const MAX_COLUMNS: usize = 1600;

@@ -1,12 +1,12 @@
 //! The undo log: per-transaction records of opaque bytes (the undo-table code owns
 //! their meaning), appended, read back by pointer, and discarded once no snapshot and
-//! no running transaction needs them. `memory` is the first store: it keeps the log in
-//! memory (docs/recovery.md: undo needs no WAL of its own; the WAL carries what crash
-//! rollback needs).
+//! no running transaction needs them. `segments` is the store: recent undo in memory,
+//! older undo spilled to files past a memory budget (docs/recovery.md: undo needs no WAL
+//! of its own; the WAL carries what crash rollback needs).
 
-mod memory;
+mod segments;
 
-pub use memory::MemoryUndoLog;
+pub use segments::{SegmentedUndoLog, SpillDir};
 
 use crate::error::Result;
 use crate::stats::TxnStats;
@@ -25,8 +25,13 @@ pub trait UndoLog: Send + Sync {
     /// Keeps `xid`'s records until the database is reopened (its rollback could not
     /// finish, so readers still need them).
     fn keep_unresolved(&self, xid: u64);
-    /// Bytes held now.
+    /// Bytes held now, in memory and in files.
     fn live_bytes(&self) -> u64;
+    /// Of those, bytes in files.
+    fn spilled_bytes(&self) -> u64;
+    /// The budget of undo kept in memory (`undo_memory`); older undo goes to files.
+    fn memory(&self) -> u64;
+    fn set_memory(&self, bytes: u64);
     /// The bound on `live_bytes`.
     fn limit(&self) -> u64;
     fn set_limit(&self, bytes: u64);
