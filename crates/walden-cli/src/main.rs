@@ -17,6 +17,7 @@ mod crashtest;
 mod describe;
 mod keys;
 mod kill_child;
+mod memory;
 mod pgbench;
 mod postgres;
 mod queries;

@@ -13,7 +13,7 @@ use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 use serde_json::json;
-use walden::{Database, Options, StatsSnapshot};
+use walden::{Database, StatsSnapshot};
 use walden_server::{Server, ServerConfig};
 
 use crate::postgres::{find_bindir, Cluster};
@@ -405,7 +405,7 @@ pub fn run(args: &PgbenchArgs) -> Result<ExitCode, CliError> {
     let result = (|| {
         let mut targets = Vec::new();
         // Walden: a fresh database served on a Unix socket in the scratch directory.
-        let db = Database::open_or_create(scratch.join("walden"), Options::default())?;
+        let db = Database::open_or_create(scratch.join("walden"), crate::memory::options(None))?;
         let server = Server::start(
             db.clone(),
             ServerConfig {

@@ -108,10 +108,13 @@ pub fn statements(rows: u64, data: Data) -> Vec<(&'static str, String)> {
 
 /// Options of a Walden configuration, `kind/protection`: the table kind (which the
 /// statements, the same as PostgreSQL's, get as the database's default kind) and the
-/// torn-page protection. `default` is a new database with no settings.
+/// torn-page protection. `default` is a new database with no settings, as `walden sql`
+/// and `walden serve` open it (the buffer pool a quarter of the machine's RAM); the
+/// others keep the engine's fixed 256 MiB pool, so that they compare table kinds and
+/// protection modes alone.
 pub fn walden_options(config: &str) -> Option<Options> {
     let (default_table_kind, protection) = match config {
-        "default" => return Some(Options::default()),
+        "default" => return Some(crate::memory::options(None)),
         "heap/cow" => (TableKind::Heap, Protection::Cow),
         "heap/full-page" => (TableKind::Heap, Protection::FullPage),
         "heap/none" => (TableKind::Heap, Protection::None),

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use walden::{Database, Options};
+use walden::Database;
 use walden_server::{Server, ServerConfig};
 
 use crate::CliError;
@@ -45,6 +45,9 @@ pub struct Args {
     /// Refuse TCP clients that do not use TLS.
     #[arg(long, requires = "tls_cert")]
     pub require_tls: bool,
+    /// The buffer pool's size (`8GB`, `512MB`); default a quarter of the machine's RAM.
+    #[arg(long, value_parser = crate::memory::parse_pool_size)]
+    pub buffer_pool: Option<u64>,
 }
 
 pub fn run(args: &Args) -> Result<ExitCode, CliError> {
@@ -79,7 +82,7 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
         signal_hook::flag::register(signal, stop.clone())
             .map_err(|e| CliError::io("installing the signal handlers", e))?;
     }
-    let db = Database::open_or_create(&args.dir, Options::default())?;
+    let db = Database::open_or_create(&args.dir, crate::memory::options(args.buffer_pool))?;
     let server = Server::start(db.clone(), config)
         .map_err(|e| CliError::io(format!("listening on {}", args.listen), e))?;
     if let Some(a) = server.local_addr() {

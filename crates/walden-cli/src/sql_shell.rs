@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use rustyline::error::ReadlineError;
 use rustyline::{Config, DefaultEditor};
-use walden::{Database, Options, StatsSnapshot};
+use walden::{Database, StatsSnapshot};
 use walden_sql::{value, CopyStart, Outcome, Session, SqlError, StatementResult};
 
 use crate::describe::{self, Described, Listing};
@@ -58,6 +58,9 @@ pub struct Args {
     /// Stop at the first failed statement instead of going on with the next.
     #[arg(long)]
     pub on_error_stop: bool,
+    /// The buffer pool's size (`8GB`, `512MB`); default a quarter of the machine's RAM.
+    #[arg(long, value_parser = crate::memory::parse_pool_size)]
+    pub buffer_pool: Option<u64>,
 }
 
 pub fn run(args: &Args) -> Result<ExitCode, CliError> {
@@ -69,7 +72,7 @@ pub fn run(args: &Args) -> Result<ExitCode, CliError> {
     } else {
         read_scripts(args)?
     };
-    let db = Database::open_or_create(&args.dir, Options::default())?;
+    let db = Database::open_or_create(&args.dir, crate::memory::options(args.buffer_pool))?;
     let (failed, stopped_by_user) = {
         let mut shell = Shell::new(&db, args, interactive);
         shell.catch_interrupts()?;

@@ -402,6 +402,17 @@ fn undo_limit_set_show() {
         (64 << 20, "67108864".to_string())
     );
     assert_eq!(s.execute("set undo_memory = -1").unwrap_err().code, "22023");
+    // The buffer pool is chosen at open: shown, not changed.
+    assert_eq!(
+        show(&mut s, "buffer_pool_size"),
+        db.buffer_pool_bytes().to_string()
+    );
+    assert!(db.buffer_pool_bytes() > 0);
+    let e = s.execute("set buffer_pool_size = '1GB'").unwrap_err();
+    assert_eq!(
+        e.message, "parameter \"buffer_pool_size\" cannot be changed",
+        "{e}"
+    );
 }
 
 #[test]

@@ -76,7 +76,7 @@ struct Frame {
     referenced: AtomicBool,
     /// Set once the page content is valid (load finished).
     loaded: AtomicBool,
-    /// Serializes writes of this frame to disk.
+    /// Serializes writes of this frame to disk; holds the page's copy while it is written.
     io: Mutex<Vec<u8>>,
     /// Pages that must reach disk before this one does (`PinnedPage::write_after`).
     write_after: Mutex<Vec<u64>>,
@@ -251,6 +251,11 @@ impl BufferPool {
 
     pub fn page_size(&self) -> usize {
         self.page_size
+    }
+
+    /// The pool's size: frames × page size.
+    pub fn capacity_bytes(&self) -> u64 {
+        self.frames.len() as u64 * self.page_size as u64
     }
 
     pub fn store(&self) -> &Arc<PageStore> {
@@ -566,6 +571,9 @@ impl BufferPool {
             (f.page_no.load(Ordering::Acquire), first)
         };
         let r = self.write_copy(page_no, &mut copy);
+        // The copy is not kept with the frame: a pool whose every frame was written once
+        // would otherwise hold each page twice.
+        *copy = Vec::new();
         if r.is_err() {
             f.dirty.store(true, Ordering::Release);
         } else if !first.is_empty() {

@@ -105,6 +105,7 @@ pub const DEFS: &[Def] = &[
     def("default_transaction_isolation", Session, User, "enum", None, "Isolation level of each new transaction (session; settable)"),
     def("protection", Db, Internal, "enum", None, "Torn-page protection: cow, full-page or none (chosen at creation)"),
     def("page_size", Db, Internal, "integer", None, "Page size in bytes (chosen at creation)"),
+    def("buffer_pool_size", Db, Internal, "integer", Some("B"), "Size of the buffer pool (chosen when the database is opened: walden serve/sql --buffer-pool, default a quarter of the machine's RAM)"),
     def("block_size", Db, Internal, "integer", None, "Page size in bytes, as PostgreSQL names it (read only)"),
     def("max_index_keys", Db, Internal, "integer", None, "Most columns an index may have (read only)"),
     def("max_connections", Session, Server, "integer", None, "Most connections the server takes at once (walden serve --max-connections)"),
@@ -357,6 +358,7 @@ fn value(d: &Def, now: &SessionSettings, env: &Env) -> String {
             "wal_compression" => env.db.wal_compression().name().to_string(),
             "protection" => env.db.protection().name().to_string(),
             "page_size" | "block_size" => env.db.page_size().to_string(),
+            "buffer_pool_size" => env.db.buffer_pool_bytes().to_string(),
             "max_index_keys" => MAX_INDEX_KEYS.to_string(),
             // Every database setting of DEFS has an arm above (a unit test reads them all).
             _ => String::new(),

@@ -452,6 +452,11 @@ impl Database {
         self.handle.inner.undo.set_limit(bytes)
     }
 
+    /// The buffer pool's size (`Options::buffer_pool_bytes`, in whole pages).
+    pub fn buffer_pool_bytes(&self) -> u64 {
+        self.handle.inner.pool.capacity_bytes()
+    }
+
     /// Bytes of undo in files now (undo past `undo_memory`).
     pub fn undo_spilled_bytes(&self) -> u64 {
         self.handle.inner.undo.spilled_bytes()
