@@ -182,6 +182,7 @@ pub fn run_walden(
                 wal_logical_bytes: r.stats.wal_record_bytes,
                 page_images: r.stats.page_images,
                 undo_bytes: r.stats.undo_bytes,
+                undo_file_bytes: r.stats.undo_bytes_spilled,
                 data_bytes_written: written.data_bytes_written,
                 table_bytes: db.table_bytes("demo")?,
                 seconds: r.elapsed.as_secs_f64(),
@@ -221,6 +222,7 @@ fn run_postgres(
             page_images: m.page_images,
             // PostgreSQL's heap keeps old row versions in the table: it has no undo.
             undo_bytes: 0,
+            undo_file_bytes: 0,
             data_bytes_written: m.data_bytes_written,
             table_bytes: cluster.table_bytes("demo")?,
             seconds: m.seconds,

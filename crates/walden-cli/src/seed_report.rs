@@ -38,6 +38,9 @@ pub struct SeedRow {
     pub page_images: u64,
     /// Undo appended by the statement (undo tables; 0 for heap tables and PostgreSQL).
     pub undo_bytes: u64,
+    /// Undo written to files while the statement ran (past `undo_memory`), as seed 001
+    /// measures zheap's undo writes.
+    pub undo_file_bytes: u64,
     pub data_bytes_written: u64,
     /// Size of the table after the statement.
     pub table_bytes: u64,
@@ -55,7 +58,7 @@ const WORKLOAD_ORDER: [&str; 6] = [
 ];
 
 /// The field names of CSV and JSON, in their order.
-pub const FIELDS: [&str; 12] = [
+pub const FIELDS: [&str; 13] = [
     "engine",
     "config",
     "data",
@@ -65,6 +68,7 @@ pub const FIELDS: [&str; 12] = [
     "wal_logical_bytes",
     "page_images",
     "undo_bytes",
+    "undo_file_bytes",
     "data_bytes_written",
     "table_bytes",
     "seconds",
@@ -87,6 +91,7 @@ pub fn to_json(rows: &[SeedRow]) -> Value {
                 "wal_logical_bytes": row.wal_logical_bytes,
                 "page_images": row.page_images,
                 "undo_bytes": row.undo_bytes,
+                "undo_file_bytes": row.undo_file_bytes,
                 "data_bytes_written": row.data_bytes_written,
                 "table_bytes": row.table_bytes,
                 "seconds": row.seconds,
@@ -112,6 +117,7 @@ pub fn to_csv(rows: &[SeedRow]) -> String {
             Cow::Owned(row.wal_logical_bytes.to_string()),
             Cow::Owned(row.page_images.to_string()),
             Cow::Owned(row.undo_bytes.to_string()),
+            Cow::Owned(row.undo_file_bytes.to_string()),
             Cow::Owned(row.data_bytes_written.to_string()),
             Cow::Owned(row.table_bytes.to_string()),
             // `Display` of f64 is the shortest text that reads back as the same number.
@@ -829,6 +835,7 @@ mod tests {
             wal_logical_bytes: wal_bytes * 3,
             page_images: 48_231,
             undo_bytes: 0,
+            undo_file_bytes: 0,
             data_bytes_written: 325_058_970,
             table_bytes: 154_722_304,
             seconds: 4.125,
@@ -870,7 +877,7 @@ mod tests {
         assert_eq!(keys, FIELDS);
         assert_eq!(
             json.to_string(),
-            r#"[{"engine":"walden","config":"heap/cow","data":"lpad","rows":1000000,"statement":"insert","wal_bytes":132138993,"wal_logical_bytes":396416979,"page_images":48231,"undo_bytes":0,"data_bytes_written":325058970,"table_bytes":154722304,"seconds":4.125}]"#
+            r#"[{"engine":"walden","config":"heap/cow","data":"lpad","rows":1000000,"statement":"insert","wal_bytes":132138993,"wal_logical_bytes":396416979,"page_images":48231,"undo_bytes":0,"undo_file_bytes":0,"data_bytes_written":325058970,"table_bytes":154722304,"seconds":4.125}]"#
         );
     }
 
@@ -879,8 +886,8 @@ mod tests {
         let csv = to_csv(&[row("heap/cow", "insert", 132_138_993)]);
         assert_eq!(
             csv,
-            "engine,config,data,rows,statement,wal_bytes,wal_logical_bytes,page_images,undo_bytes,data_bytes_written,table_bytes,seconds\n\
-             walden,heap/cow,lpad,1000000,insert,132138993,396416979,48231,0,325058970,154722304,4.125\n"
+            "engine,config,data,rows,statement,wal_bytes,wal_logical_bytes,page_images,undo_bytes,undo_file_bytes,data_bytes_written,table_bytes,seconds\n\
+             walden,heap/cow,lpad,1000000,insert,132138993,396416979,48231,0,0,325058970,154722304,4.125\n"
         );
     }
 

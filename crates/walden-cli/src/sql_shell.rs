@@ -918,13 +918,22 @@ fn wal_line(stats: &StatsSnapshot, elapsed: Duration) -> String {
     } else {
         String::new()
     };
+    // Undo written to files (past undo_memory), when there is some.
+    let undo = if stats.undo_bytes_spilled > 0 {
+        format!(
+            "{} ({} to files)",
+            bytes_text(stats.undo_bytes),
+            bytes_text(stats.undo_bytes_spilled)
+        )
+    } else {
+        bytes_text(stats.undo_bytes)
+    };
     format!(
-        "WAL {} ({split}{} records, {} page images), {} written · undo {} · data {} · fsync {} · {:.2} s",
+        "WAL {} ({split}{} records, {} page images), {} written · undo {undo} · data {} · fsync {} · {:.2} s",
         bytes_text(stats.wal_record_bytes),
         grouped(stats.wal_records),
         grouped(stats.page_images),
         bytes_text(stats.wal_bytes_written),
-        bytes_text(stats.undo_bytes),
         bytes_text(stats.data_bytes_written),
         grouped(stats.fsyncs()),
         elapsed.as_secs_f64()
