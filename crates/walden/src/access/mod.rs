@@ -147,7 +147,15 @@ pub enum Latest {
     /// version is.
     Live { id: RowId, row: Vec<u8> },
     /// A running transaction inserted, changed or deleted it: its outcome decides.
-    Pending { xid: u64 },
+    /// `only` is the one version the row can have whatever that outcome, when there is
+    /// one: a row the running transaction inserted (gone if it rolls back), or a
+    /// committed version it is deleting or replacing with a heap-only version (which
+    /// keeps every indexed column). A uniqueness check need not wait when that version
+    /// does not hold its key: the index entry is stale (a slot reused since).
+    Pending {
+        xid: u64,
+        only: Option<(RowId, Vec<u8>)>,
+    },
 }
 
 /// What vacuuming one page did.

@@ -721,7 +721,7 @@ fn collect_items(
             };
             match access.latest(ctx, t, id, me)? {
                 Latest::Gone => {}
-                Latest::Pending { xid } => return Ok(Collected::Wait(xid)),
+                Latest::Pending { xid, .. } => return Ok(Collected::Wait(xid)),
                 Latest::Live { id: at, row } => {
                     let row = decode_row(inner, t, at, &row)?;
                     if ix
@@ -752,7 +752,11 @@ fn collect_items(
                     };
                     match access.latest(ctx, t, id, me)? {
                         Latest::Gone => {}
-                        Latest::Pending { xid } => return Ok(Collected::Wait(xid)),
+                        Latest::Pending {
+                            only: Some((at, row)),
+                            ..
+                        } if !holds_key(inner, t, ix, at, &row, key)? => {}
+                        Latest::Pending { xid, .. } => return Ok(Collected::Wait(xid)),
                         Latest::Live { id: at, row } => {
                             if holds_key(inner, t, ix, at, &row, key)? {
                                 live.insert(at);
@@ -839,7 +843,11 @@ impl Transaction {
                             }
                             Ok(match access.latest(&ctx, t, other, me)? {
                                 Latest::Gone => Verdict::Fine,
-                                Latest::Pending { xid } => Verdict::Wait(xid),
+                                Latest::Pending {
+                                    only: Some((at, row)),
+                                    ..
+                                } if !holds_key(&db, t, ix, at, &row, key)? => Verdict::Fine,
+                                Latest::Pending { xid, .. } => Verdict::Wait(xid),
                                 Latest::Live { id: at, row } => {
                                     if at != *id && holds_key(&db, t, ix, at, &row, key)? {
                                         Verdict::Conflict

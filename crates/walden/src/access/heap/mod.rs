@@ -333,7 +333,12 @@ pub fn latest(ctx: &Ctx, table: &Table, id: RowId, me: u64) -> Result<Latest> {
     let found = walk(ctx, table, id, |cur, h, row| {
         match status(h.xmin) {
             XidStatus::Aborted => return Step::Stop,
-            XidStatus::InProgress => return Step::Found(Latest::Pending { xid: h.xmin }),
+            XidStatus::InProgress => {
+                // The entry's own tuple, made by the running transaction: that version or
+                // nothing. (Past the entry's tuple the chain is another's to judge.)
+                let only = (cur == id).then(|| (cur, row.to_vec()));
+                return Step::Found(Latest::Pending { xid: h.xmin, only });
+            }
             XidStatus::Committed => {}
         }
         let live = || Latest::Live {
@@ -345,7 +350,13 @@ pub fn latest(ctx: &Ctx, table: &Table, id: RowId, me: u64) -> Result<Latest> {
         }
         match status(h.xmax) {
             XidStatus::Aborted => Step::Found(live()),
-            XidStatus::InProgress => Step::Found(Latest::Pending { xid: h.xmax }),
+            // Deleted or updated by a running transaction: this version stays if it rolls
+            // back; a heap-only successor keeps its indexed columns, and any other
+            // successor has index entries of its own.
+            XidStatus::InProgress => Step::Found(Latest::Pending {
+                xid: h.xmax,
+                only: Some((cur, row.to_vec())),
+            }),
             XidStatus::Committed => Step::Follow,
         }
     })?;

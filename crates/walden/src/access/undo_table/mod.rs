@@ -406,12 +406,22 @@ pub fn latest(ctx: &Ctx, table: &Table, id: RowId, me: u64) -> Result<Latest> {
         }
         let h = UndoHeader::read(t);
         if h.xid != 0 && h.xid != me {
-            match ctx.txns.status(h.xid, ctx.clog) {
-                XidStatus::Committed => {}
+            let running = match ctx.txns.status(h.xid, ctx.clog) {
+                XidStatus::Committed => false,
                 // Aborted and still rolling back, or running.
-                _ if ctx.txns.is_active(h.xid) => return Ok(Latest::Pending { xid: h.xid }),
-                XidStatus::InProgress => return Ok(Latest::Pending { xid: h.xid }),
-                XidStatus::Aborted => {}
+                _ if ctx.txns.is_active(h.xid) => true,
+                XidStatus::InProgress => true,
+                XidStatus::Aborted => false,
+            };
+            if running {
+                // A row the running transaction inserted (no older version) and has not
+                // deleted or moved: that row, or nothing.
+                let fresh = h.ptr == 0 && h.flags & (FLAG_DELETED | FLAG_MOVED) == 0;
+                let only = match fresh {
+                    true => Some((cur, row_of(&t[HDR..], h.flags).map_err(bad)?.to_vec())),
+                    false => None,
+                };
+                return Ok(Latest::Pending { xid: h.xid, only });
             }
         }
         if h.flags & FLAG_DELETED != 0 {
