@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 use std::ops::Bound;
-use walden::vfs::{CrashMode, SimVfs, Vfs};
+use walden::vfs::{CrashMode, FaultKind, SimVfs, Vfs};
 use walden::*;
 
 mod support;
@@ -436,6 +436,47 @@ fn undo_past_its_memory_budget_spills_to_files_and_reads_back() {
     let db = Database::open("db", o).unwrap();
     assert_eq!(contents(&db), committed);
     assert!(undo_files().is_empty(), "{:?}", undo_files());
+}
+
+/// A full disk while undo goes to its files fails the change that needed the room,
+/// with a clear error: the transaction rolls back whole, nothing committed is lost, and
+/// the database goes on taking writes (undo files are not durable state).
+#[test]
+fn a_full_disk_while_spilling_undo_fails_the_change_and_loses_nothing() {
+    let vfs = SimVfs::new(10);
+    let o = Options {
+        undo_memory_bytes: 64 << 10,
+        ..table_opts(&vfs, Protection::Cow, TableKind::Undo)
+    };
+    let db = Database::create("db", o.clone()).unwrap();
+    fill(&db, 20_000);
+    let before = contents(&db);
+    vfs.fail_nth_write_under(std::path::Path::new("db/undo"), 3, FaultKind::Enospc);
+    let mut tx = db.begin();
+    let r = tx.modify_with("t", |_, r| {
+        let mut r = r.clone();
+        r[1] = Value::Int4(-5);
+        RowAction::Update(r)
+    });
+    let e = r.unwrap_err();
+    assert!(matches!(e, Error::UndoSpill { .. }), "{e}");
+    assert!(e.to_string().contains("could not write undo"), "{e}");
+    assert_eq!(vfs.faults_injected(), 1);
+    tx.rollback().unwrap();
+    assert_eq!(contents(&db), before);
+    // Still writable, and the next spill works.
+    let mut tx = db.begin();
+    assert_eq!(add_one_to_b(&mut tx), 20_000);
+    tx.commit().unwrap();
+    let after: Vec<(i32, i32, String)> = before
+        .iter()
+        .map(|(a, b, c)| (*a, b + 1, c.clone()))
+        .collect();
+    assert_eq!(contents(&db), after);
+    drop(db);
+    vfs.restart(CrashMode::DropUnsynced);
+    let db = Database::open("db", o).unwrap();
+    assert_eq!(contents(&db), after);
 }
 
 #[test]

@@ -68,11 +68,13 @@ impl FaultKind {
 }
 
 /// A one-shot fault waiting for its call.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(super) struct ScheduledFault {
     /// Matching calls still to come before the one that fails, counting that one: the
     /// fault fires on the call that brings this to zero.
     pub(super) countdown: u64,
     pub(super) ops: FaultOps,
     pub(super) kind: FaultKind,
+    /// Only writes to files whose name starts with this match (`fail_nth_under`).
+    pub(super) under: Option<String>,
 }

@@ -106,6 +106,22 @@ impl SimVfs {
             countdown: n.max(1),
             ops,
             kind,
+            under: None,
+        });
+    }
+
+    /// As `fail_nth` for writes (`write_all_at`) to files under `dir` alone: the `n`-th
+    /// such write from now fails with `kind`.
+    pub fn fail_nth_write_under(&self, dir: &Path, n: u64, kind: FaultKind) {
+        let mut prefix = dir.to_string_lossy().into_owned();
+        if !prefix.ends_with('/') {
+            prefix.push('/');
+        }
+        self.lock().fault = Some(ScheduledFault {
+            countdown: n.max(1),
+            ops: FaultOps::Write,
+            kind,
+            under: Some(prefix),
         });
     }
 

@@ -117,12 +117,17 @@ impl State {
     }
 
     /// Fires the scheduled fault if this call is the one it waits for.
-    fn check_fault(&mut self, class: OpClass) -> io::Result<()> {
+    fn check_fault(&mut self, class: OpClass, name: Option<&str>) -> io::Result<()> {
         let Some(fault) = self.fault.as_mut() else {
             return Ok(());
         };
         if !fault.ops.matches(class) {
             return Ok(());
+        }
+        if let Some(prefix) = &fault.under {
+            if !name.is_some_and(|n| n.starts_with(prefix.as_str())) {
+                return Ok(());
+            }
         }
         fault.countdown = fault.countdown.saturating_sub(1);
         if fault.countdown > 0 {
@@ -242,7 +247,7 @@ impl State {
         if self.count_op() {
             return Err(power_loss_error());
         }
-        self.check_fault(OpClass::Sync)?;
+        self.check_fault(OpClass::Sync, None)?;
         let mut dropped = Vec::new();
         self.durable_names.retain(|name, &mut inode| {
             let keep = parent_of(name) != dir;
@@ -318,7 +323,7 @@ impl State {
                 ),
             ));
         };
-        self.check_fault(OpClass::Read)?;
+        self.check_fault(OpClass::Read, None)?;
         buf.copy_from_slice(&self.inode_mut(inode)?.current[start..end]);
         Ok(())
     }
@@ -331,7 +336,7 @@ impl State {
             self.inode_mut(handle.inode)?.write(start, buf);
             return Err(power_loss_error());
         }
-        self.check_fault(OpClass::Write)?;
+        self.check_fault(OpClass::Write, Some(&handle.name))?;
         self.inode_mut(handle.inode)?.write(start, buf);
         // Buffers never exceed the size limit checked above, so the length fits.
         let len = buf.len() as u64;
@@ -347,7 +352,7 @@ impl State {
         if self.count_op() {
             return Err(power_loss_error());
         }
-        self.check_fault(OpClass::Sync)?;
+        self.check_fault(OpClass::Sync, None)?;
         self.inode_mut(inode)?.sync();
         self.stats.syncs += 1;
         Ok(())
@@ -359,7 +364,7 @@ impl State {
         let current = self.inode_mut(inode)?.current.len();
         let crashed = self.count_op();
         if !crashed {
-            self.check_fault(OpClass::Write)?;
+            self.check_fault(OpClass::Write, None)?;
         }
         if target > current {
             // Preallocation is modelled as a write of zeros: the new length is durable
