@@ -9,6 +9,12 @@ use crate::store::Protection;
 use crate::vfs::{RealVfs, Vfs};
 use crate::wal::WalCompression;
 
+/// A checkpoint is due after `checkpoint_wal_bytes` written to the WAL files, or after
+/// this many times as many bytes of records: the first bounds the log's disk space, the
+/// second what redo replays after a crash (compressed, the log on disk is typically 10
+/// to 40 times smaller than its records).
+pub const CHECKPOINT_RECORD_FACTOR: u64 = 8;
+
 /// Settings of a database. Those marked "at creation" are stored in the control file and
 /// ignored when opening an existing database.
 #[derive(Clone)]
@@ -23,7 +29,10 @@ pub struct Options {
     pub buffer_pool_bytes: u64,
     /// Wait for the WAL to be durable at commit (default true).
     pub synchronous_commit: bool,
-    /// Checkpoint after this much WAL (default 1 GiB).
+    /// Checkpoint after this much WAL written to the WAL files since the last one's redo
+    /// point (compressed frames, what the log takes on disk: PostgreSQL's max_wal_size;
+    /// default 1 GiB), or after `CHECKPOINT_RECORD_FACTOR` times as many bytes of
+    /// records (what redo would replay after a crash).
     pub checkpoint_wal_bytes: u64,
     /// Checkpoint after this long (default 300 s).
     pub checkpoint_interval_secs: u64,

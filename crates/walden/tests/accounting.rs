@@ -557,10 +557,27 @@ fn background_checkpoint_after_wal_volume() {
     tx.commit().unwrap();
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(db.stats().checkpoints, base);
-    // Over 3 MiB of WAL.
+    // Rows that compress well: 4 MiB of records take far less than 1 MiB of WAL files,
+    // and 4 MiB is under 8 × 1 MiB of records: no checkpoint.
     let start = db.wal_insert_lsn();
+    let written = db.stats().wal_bytes_written;
     let mut id = 1000;
-    while db.wal_insert_lsn() - start < 3 << 20 {
+    while db.wal_insert_lsn() - start < 4 << 20 {
+        let mut tx = db.begin();
+        tx.insert_many(TABLE, (id..id + 100).map(|i| row(i, 300)))
+            .unwrap();
+        tx.commit().unwrap();
+        id += 100;
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(db.stats().wal_bytes_written - written < 1 << 20);
+    assert_eq!(
+        db.stats().checkpoints,
+        base,
+        "compressed WAL under the threshold"
+    );
+    // Past 8 MiB of records: the records' bound fires.
+    while db.wal_insert_lsn() - start < 9 << 20 {
         let mut tx = db.begin();
         tx.insert_many(TABLE, (id..id + 100).map(|i| row(i, 300)))
             .unwrap();
@@ -568,15 +585,47 @@ fn background_checkpoint_after_wal_volume() {
         id += 100;
     }
     let fired = wait_for(Duration::from_secs(10), || db.stats().checkpoints > base);
-    let s = db.stats();
-    eprintln!(
-        "WAL volume trigger: {} checkpoints after {} bytes of WAL (threshold 1 MiB)",
-        s.checkpoints - base,
-        db.wal_insert_lsn() - start
-    );
     assert!(
         fired,
-        "no checkpoint after 3 MiB of WAL with a 1 MiB threshold"
+        "no checkpoint after 9 MiB of records, 8 × a 1 MiB threshold"
+    );
+    // Rows that do not compress: 3 MiB written to the WAL files fires it well before
+    // 8 MiB of records.
+    std::thread::sleep(Duration::from_millis(300));
+    let base = db.stats().checkpoints;
+    let start = db.wal_insert_lsn();
+    let written = db.stats().wal_bytes_written;
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    while db.stats().wal_bytes_written - written < 3 << 20 {
+        let mut tx = db.begin();
+        let rows: Vec<Row> = (id..id + 100)
+            .map(|i| {
+                let text: String = (0..40)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        format!("{:02x}", x as u8)
+                    })
+                    .collect();
+                vec![Value::Int8(i), Value::Text(text)]
+            })
+            .collect();
+        tx.insert_many(TABLE, &rows).unwrap();
+        tx.commit().unwrap();
+        id += 100;
+    }
+    let fired = wait_for(Duration::from_secs(10), || db.stats().checkpoints > base);
+    eprintln!(
+        "WAL volume trigger: {} checkpoints after {} bytes written to the WAL files, {} of records (threshold 1 MiB)",
+        db.stats().checkpoints - base,
+        db.stats().wal_bytes_written - written,
+        db.wal_insert_lsn() - start
+    );
+    assert!(db.wal_insert_lsn() - start < 8 << 20);
+    assert!(
+        fired,
+        "no checkpoint after 3 MiB written to the WAL files with a 1 MiB threshold"
     );
     // Once the background thread has caught up, the WAL since the last redo point is under
     // the threshold, so it stops checkpointing.

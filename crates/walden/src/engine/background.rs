@@ -5,6 +5,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use super::{lock, Inner};
+use crate::options::CHECKPOINT_RECORD_FACTOR;
 use crate::store::SpacePressure;
 
 impl Inner {
@@ -22,7 +23,13 @@ impl Inner {
             }
             let due = {
                 let cp = lock(&self.checkpoint);
-                self.wal.insert_lsn().saturating_sub(cp.redo.lsn) >= self.checkpoint_wal_bytes
+                let written = self.stats.wal_bytes_written.load(Ordering::Relaxed);
+                let records = self.wal.insert_lsn().saturating_sub(cp.redo.lsn);
+                written.saturating_sub(cp.redo_written) >= self.checkpoint_wal_bytes
+                    || records
+                        >= self
+                            .checkpoint_wal_bytes
+                            .saturating_mul(CHECKPOINT_RECORD_FACTOR)
                     || self.clock.now_millis().saturating_sub(cp.last_millis)
                         >= self.checkpoint_interval_millis
             };

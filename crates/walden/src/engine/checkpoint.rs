@@ -18,6 +18,8 @@ pub(super) struct CheckpointState {
     pub(super) seq: u64,
     /// Redo position of the last complete checkpoint.
     pub(super) redo: WalPosition,
+    /// `Stats::wal_bytes_written` at that redo point (0 for one before this process).
+    pub(super) redo_written: u64,
     pub(super) last_millis: u64,
     pub(super) generation: u64,
 }
@@ -78,6 +80,7 @@ impl Inner {
             let _fence = self.commit_fence.write().unwrap_or_else(|e| e.into_inner());
             self.wal.begin_checkpoint()?
         };
+        let redo_written = self.stats.wal_bytes_written.load(Ordering::Relaxed);
         let next_xid = self.txns.next_xid();
         // The checkpoint's record, durable before its file exists: recovery from this
         // checkpoint insists on finding it, which tells a log that lost WAL from one
@@ -109,6 +112,7 @@ impl Inner {
             .write_out(&self.vfs, &self.stats, self.control.database_id, redo.lsn)?;
         let undo_start = self.write_checkpoint(cp, redo, next_xid)?;
         cp.redo = redo;
+        cp.redo_written = redo_written;
         cp.last_millis = self.clock.now_millis();
         lock(&self.undo_writers).last_redo = redo;
         let retention = Retention::default()

@@ -635,6 +635,7 @@ impl Inner {
             checkpoint: Mutex::new(CheckpointState {
                 seq: checkpoint_seq,
                 redo,
+                redo_written: 0,
                 last_millis: opts.clock.now_millis(),
                 generation: control.generation,
             }),
