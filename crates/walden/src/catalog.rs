@@ -71,7 +71,8 @@ pub struct Table {
     /// The table's heap pages, sorted (page numbers are handed out in increasing order).
     pub pages: Mutex<Vec<u64>>,
     /// Free-space hints: page -> free bytes, for pages other than the last (filled in by
-    /// vacuum). Not persisted: after a restart a vacuum finds the space again.
+    /// vacuum). Kept by checkpoints (format 18), not logged: an insert that finds a page
+    /// fuller than its hint moves on.
     pub free: Mutex<BTreeMap<u64, usize>>,
     /// The table's indexes, in the order they were created.
     pub indexes: Mutex<Vec<Arc<Index>>>,
@@ -697,6 +698,11 @@ impl Table {
             .map(|(&p, _)| p)
     }
 
+    /// The free-space hints, by page (what a checkpoint keeps of them).
+    pub fn free_hints(&self) -> Vec<(u64, usize)> {
+        lock(&self.free).iter().map(|(&p, &f)| (p, f)).collect()
+    }
+
     pub fn set_free(&self, page: u64, free_bytes: usize) {
         let mut f = lock(&self.free);
         if free_bytes >= 256 {
@@ -961,6 +967,22 @@ impl Catalog {
             role.encode(out);
         }
         out.extend_from_slice(&self.secret);
+        // Free-space hints (format 18): where inserts find room vacuum made.
+        let hinted: Vec<_> = self
+            .by_id
+            .values()
+            .map(|t| (t.id, t.free_hints()))
+            .filter(|(_, h)| !h.is_empty())
+            .collect();
+        out.extend_from_slice(&(hinted.len() as u32).to_le_bytes());
+        for (id, hints) in hinted {
+            out.extend_from_slice(&id.to_le_bytes());
+            out.extend_from_slice(&(hints.len() as u64).to_le_bytes());
+            for (page, free) in hints {
+                out.extend_from_slice(&page.to_le_bytes());
+                out.extend_from_slice(&(free.min(u32::MAX as usize) as u32).to_le_bytes());
+            }
+        }
     }
 
     /// Parses a serialized catalog, advancing `at`.
@@ -1046,6 +1068,33 @@ impl Catalog {
                 cat.put_role(None, role);
             }
             cat.secret = r.array()?;
+        }
+        // Free-space hints follow since format 18; an older checkpoint ends here (its
+        // tables' hints come back as vacuum finds the space again).
+        if r.remaining() > 0 {
+            let n = r.u32()?;
+            for _ in 0..n {
+                let id = r.u32()?;
+                let t = cat.by_id.get(&id).cloned().ok_or_else(|| {
+                    format!("free-space hints for table {id}, which is not there")
+                })?;
+                let count = r.u64()?;
+                if count > (r.remaining() / 12) as u64 {
+                    return Err(format!(
+                        "table {id} lists {count} free-space hints, more than the file holds"
+                    ));
+                }
+                let pages = t.page_list();
+                for _ in 0..count {
+                    let (page, free) = (r.u64()?, r.u32()?);
+                    if pages.binary_search(&page).is_err() || free > 1 << 16 {
+                        return Err(format!(
+                            "table {id}: a free-space hint of {free} bytes for page {page}, which is not one of its pages or larger than a page"
+                        ));
+                    }
+                    t.set_free(page, free as usize);
+                }
+            }
         }
         *at = r.pos();
         Ok(cat)
@@ -1766,15 +1815,21 @@ pub(crate) mod tests {
         ));
         let mut old = Vec::new();
         cat.encode(&mut old);
-        // The role count (0) and the secret are the last fields: an older build wrote
-        // up to them.
+        // The role count (0), the secret and the count of tables with free-space hints
+        // (0) are the last fields: an older build wrote up to the statistics.
         cat.secret = [7; 32];
         let mut new = Vec::new();
         cat.encode(&mut new);
-        assert_eq!(new[..new.len() - 36], old[..old.len() - 36]);
-        assert_eq!(new[new.len() - 36..new.len() - 32], [0, 0, 0, 0]);
-        assert_eq!(new[new.len() - 32..], [7; 32]);
-        old.truncate(old.len() - 36);
+        let n = new.len();
+        assert_eq!(new[..n - 40], old[..old.len() - 40]);
+        assert_eq!(new[n - 40..n - 36], [0, 0, 0, 0]);
+        assert_eq!(new[n - 36..n - 4], [7; 32]);
+        assert_eq!(new[n - 4..], [0, 0, 0, 0]);
+        // Format 16 and 17 end after the secret: no hints.
+        let mut at = 0;
+        let back = Catalog::decode(&new[..n - 4], &mut at).unwrap();
+        assert_eq!((at, back.secret), (n - 4, [7; 32]));
+        old.truncate(old.len() - 40);
         let mut at = 0;
         let back = Catalog::decode(&old, &mut at).unwrap();
         assert_eq!(at, old.len());
@@ -1791,6 +1846,20 @@ pub(crate) mod tests {
         assert_eq!(at, new.len());
         assert_eq!(back.roles, cat.roles);
         assert_eq!(back.secret, [7; 32]);
+
+        // Free-space hints (format 18) come back; one for a page the table does not
+        // have is refused.
+        cat.by_name["t"].set_free(9, 3000);
+        let mut new = Vec::new();
+        cat.encode(&mut new);
+        let mut at = 0;
+        let back = Catalog::decode(&new, &mut at).unwrap();
+        assert_eq!(at, new.len());
+        assert_eq!(back.by_name["t"].free_hints(), [(9, 3000)]);
+        let n = new.len();
+        new[n - 12..n - 4].copy_from_slice(&10u64.to_le_bytes());
+        let e = Catalog::decode(&new, &mut 0).unwrap_err();
+        assert!(e.contains("not one of its pages"), "{e}");
     }
 
     /// A checkpoint's catalog is read after its redo point: an `alter_table` record after

@@ -26,8 +26,11 @@ use crate::wal::{WalCompression, WalPosition};
 pub const CONTROL_MAGIC: &[u8; 8] = b"WALDNCTL";
 pub const CHECKPOINT_MAGIC: &[u8; 8] = b"WALDNCKP";
 /// The on-disk format version this build writes (docs/format.md).
-pub const FORMAT_VERSION: u32 = 17;
-/// The oldest format version this build still reads. Format 17 added the record
+pub const FORMAT_VERSION: u32 = 18;
+/// The oldest format version this build still reads. Format 18 added tables'
+/// free-space hints after the secret in a checkpoint's catalog; an older build would
+/// refuse the bytes it does not expect, and a format 5 to 17 checkpoint has none.
+/// Format 17 added the record
 /// `undo_update` (code 40: one plain in-place update, shorter than `undo_change`); an
 /// older build would refuse it, and a format 5 to 16 database has none. Format 16 added roles (the
 /// records `create_role`, `alter_role` and `drop_role`, and a list after the table

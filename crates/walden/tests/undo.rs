@@ -328,6 +328,44 @@ fn deleted_rows_keep_their_space_until_no_snapshot_sees_them() {
     assert!(db.table_bytes("t").unwrap() <= size + 8192);
 }
 
+/// The room vacuum finds is remembered across a restart (the checkpoint keeps the
+/// free-space hints): rows inserted after a reopen fill it instead of growing the table.
+#[test]
+fn the_room_vacuum_found_is_reused_after_a_restart() {
+    for kind in [TableKind::Undo, TableKind::Heap] {
+        let vfs = SimVfs::new(11);
+        let db = Database::create("db", table_opts(&vfs, Protection::Cow, kind)).unwrap();
+        fill(&db, 3000);
+        let size = db.table_bytes("t").unwrap();
+        // Every other row goes: each page keeps half its rows and gains room.
+        let mut tx = db.begin();
+        let mut i = 0;
+        tx.modify_with("t", |_, _| {
+            i += 1;
+            if i % 2 == 0 {
+                RowAction::Delete
+            } else {
+                RowAction::Keep
+            }
+        })
+        .unwrap();
+        tx.commit().unwrap();
+        assert_eq!(db.vacuum("t").unwrap(), 1500, "{kind:?}");
+        db.close().unwrap();
+        let db = Database::open("db", table_opts(&vfs, Protection::Cow, kind)).unwrap();
+        let mut tx = db.begin();
+        let rows: Vec<Row> = (0..1500).map(|i| row(i, i, &"y".repeat(100))).collect();
+        tx.insert_many("t", &rows).unwrap();
+        tx.commit().unwrap();
+        let after = db.table_bytes("t").unwrap();
+        assert!(
+            after <= size + 8192,
+            "{kind:?}: {size} bytes before, {after} after"
+        );
+        assert_eq!(contents(&db).len(), 3000);
+    }
+}
+
 #[test]
 fn the_undo_bound_fails_a_transaction_cleanly() {
     let vfs = SimVfs::new(7);
