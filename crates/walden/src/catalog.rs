@@ -2,7 +2,7 @@
 //! saved whole in each checkpoint file, changed by WAL records (create, drop, new page)
 //! whose redo is idempotent (this module owns the create and drop records).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 
 use crate::codec::{put_string, put_varint, Reader};
@@ -736,6 +736,9 @@ pub struct Catalog {
     /// layers above derive stable secrets from (the server's mock SCRAM salts, as
     /// PostgreSQL's `mock_auth_nonce`). All zero until drawn.
     pub secret: [u8; 32],
+    /// The free page numbers a checkpoint listed (read back at open; the live list is the
+    /// page store's, `PageStore::free_page_list`).
+    pub free_pages: Vec<u64>,
     /// Next id for a table or an index.
     pub next_table_id: u32,
     /// Changes with every table or index added or removed: a number no other state of
@@ -926,6 +929,12 @@ impl Catalog {
 
     /// Serializes the catalog for a checkpoint file.
     pub fn encode(&self, out: &mut Vec<u8>) {
+        self.encode_with_free(out, &self.free_pages)
+    }
+
+    /// Serializes the catalog with `free` as its free page list (a checkpoint passes the
+    /// page store's).
+    pub fn encode_with_free(&self, out: &mut Vec<u8>, free: &[u64]) {
         out.extend_from_slice(&self.next_table_id.to_le_bytes());
         out.extend_from_slice(&(self.by_id.len() as u32).to_le_bytes());
         for t in self.by_id.values() {
@@ -982,6 +991,11 @@ impl Catalog {
                 out.extend_from_slice(&page.to_le_bytes());
                 out.extend_from_slice(&(free.min(u32::MAX as usize) as u32).to_le_bytes());
             }
+        }
+        // Free page numbers (format 18): a dropped relation's, reused by the next.
+        out.extend_from_slice(&(free.len() as u64).to_le_bytes());
+        for p in free {
+            out.extend_from_slice(&p.to_le_bytes());
         }
     }
 
@@ -1094,6 +1108,26 @@ impl Catalog {
                     }
                     t.set_free(page, free as usize);
                 }
+            }
+            // Free page numbers, none of them any relation's.
+            let count = r.u64()?;
+            if count > (r.remaining() / 8) as u64 {
+                return Err(format!(
+                    "{count} free pages listed, more than the file holds"
+                ));
+            }
+            let used: HashSet<u64> = cat
+                .by_id
+                .values()
+                .flat_map(|t| t.page_list())
+                .chain(cat.indexes.values().flat_map(|ix| ix.page_list()))
+                .collect();
+            for _ in 0..count {
+                let p = r.u64()?;
+                if used.contains(&p) {
+                    return Err(format!("page {p} is listed free and used by a relation"));
+                }
+                cat.free_pages.push(p);
             }
         }
         *at = r.pos();
@@ -1473,7 +1507,15 @@ impl RecordOwner for CatalogOwner {
                 }
             }
             CatalogRecord::DropTable { table } => {
-                ctx.catalog.remove(table);
+                // Its pages are free again, as the drop made them (released by the
+                // checkpoint that ends the open: nothing before it is replayed again).
+                if let Some(t) = ctx.catalog.remove(table) {
+                    let mut pages = t.page_list();
+                    for ix in t.index_list() {
+                        pages.extend(ix.page_list());
+                    }
+                    ctx.pool.store().free_pages(&pages, rec.end_lsn(), 0);
+                }
             }
             CatalogRecord::CreateIndex { def, pages } => {
                 let cat = &mut *ctx.catalog;
@@ -1492,7 +1534,11 @@ impl RecordOwner for CatalogOwner {
                 }
             }
             CatalogRecord::DropIndex { index } => {
-                ctx.catalog.remove_index(index);
+                if let Some(ix) = ctx.catalog.remove_index(index) {
+                    ctx.pool
+                        .store()
+                        .free_pages(&ix.page_list(), rec.end_lsn(), 0);
+                }
             }
             CatalogRecord::ReplaceIndex { old, def, pages } => {
                 let cat = &mut *ctx.catalog;
@@ -1815,21 +1861,22 @@ pub(crate) mod tests {
         ));
         let mut old = Vec::new();
         cat.encode(&mut old);
-        // The role count (0), the secret and the count of tables with free-space hints
-        // (0) are the last fields: an older build wrote up to the statistics.
+        // The role count (0), the secret, the count of tables with free-space hints (0)
+        // and the count of free pages (0) are the last fields: an older build wrote up
+        // to the statistics.
         cat.secret = [7; 32];
         let mut new = Vec::new();
         cat.encode(&mut new);
         let n = new.len();
-        assert_eq!(new[..n - 40], old[..old.len() - 40]);
-        assert_eq!(new[n - 40..n - 36], [0, 0, 0, 0]);
-        assert_eq!(new[n - 36..n - 4], [7; 32]);
-        assert_eq!(new[n - 4..], [0, 0, 0, 0]);
-        // Format 16 and 17 end after the secret: no hints.
+        assert_eq!(new[..n - 48], old[..old.len() - 48]);
+        assert_eq!(new[n - 48..n - 44], [0, 0, 0, 0]);
+        assert_eq!(new[n - 44..n - 12], [7; 32]);
+        assert_eq!(new[n - 12..], [0; 12]);
+        // Format 16 and 17 end after the secret: no hints, no free pages.
         let mut at = 0;
-        let back = Catalog::decode(&new[..n - 4], &mut at).unwrap();
-        assert_eq!((at, back.secret), (n - 4, [7; 32]));
-        old.truncate(old.len() - 40);
+        let back = Catalog::decode(&new[..n - 12], &mut at).unwrap();
+        assert_eq!((at, back.secret), (n - 12, [7; 32]));
+        old.truncate(old.len() - 48);
         let mut at = 0;
         let back = Catalog::decode(&old, &mut at).unwrap();
         assert_eq!(at, old.len());
@@ -1857,9 +1904,19 @@ pub(crate) mod tests {
         assert_eq!(at, new.len());
         assert_eq!(back.by_name["t"].free_hints(), [(9, 3000)]);
         let n = new.len();
-        new[n - 12..n - 4].copy_from_slice(&10u64.to_le_bytes());
-        let e = Catalog::decode(&new, &mut 0).unwrap_err();
+        let mut bad = new.clone();
+        bad[n - 20..n - 12].copy_from_slice(&10u64.to_le_bytes());
+        let e = Catalog::decode(&bad, &mut 0).unwrap_err();
         assert!(e.contains("not one of its pages"), "{e}");
+        // Free pages come back; one a table uses is refused.
+        let mut new = Vec::new();
+        cat.encode_with_free(&mut new, &[11, 12]);
+        let back = Catalog::decode(&new, &mut 0).unwrap();
+        assert_eq!(back.free_pages, [11, 12]);
+        let mut new = Vec::new();
+        cat.encode_with_free(&mut new, &[9]);
+        let e = Catalog::decode(&new, &mut 0).unwrap_err();
+        assert!(e.contains("listed free and used"), "{e}");
     }
 
     /// A checkpoint's catalog is read after its redo point: an `alter_table` record after

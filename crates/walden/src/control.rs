@@ -217,12 +217,12 @@ pub struct CheckpointData {
 
 impl CheckpointData {
     pub fn encode(&self) -> Vec<u8> {
-        self.encode_with(&self.catalog)
+        self.encode_with(&self.catalog, &self.catalog.free_pages)
     }
 
     /// Encodes with `catalog` in place of `self.catalog` (a checkpoint serializes the
     /// live catalog under its lock rather than copying it).
-    pub fn encode_with(&self, catalog: &Catalog) -> Vec<u8> {
+    pub fn encode_with(&self, catalog: &Catalog, free_pages: &[u64]) -> Vec<u8> {
         let mut body = Vec::new();
         for v in [
             self.seq,
@@ -243,7 +243,7 @@ impl CheckpointData {
         for c in &self.chunk_locations {
             body.extend_from_slice(&c.to_le_bytes());
         }
-        catalog.encode(&mut body);
+        catalog.encode_with_free(&mut body, free_pages);
         let mut out = Vec::with_capacity(body.len() + 24);
         out.extend_from_slice(CHECKPOINT_MAGIC);
         out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());

@@ -22,7 +22,7 @@ use crate::txn::{ends_transaction, ABORT, COMMIT};
 use crate::vfs::{FileLock, Vfs};
 use crate::wal::format::segment_name;
 use crate::wal::payload::{get_insert, LoggedRows};
-use crate::wal::record::{CheckpointRecord, LogRecord, CHECKPOINT};
+use crate::wal::record::{CheckpointRecord, LogRecord, CHECKPOINT, PAGE_IMAGE};
 use crate::wal::{RedoCtx, Wal, WalCompression, WalPosition, WalReader};
 
 /// What recovery did when the database was opened.
@@ -191,6 +191,9 @@ pub(crate) fn recover(
     let mut max_xid = 0u64;
     let mut report = RecoveryReport::default();
     let mut catalog = ckpt.catalog;
+    // The checkpoint's free pages: free again, for relations made after the checkpoint
+    // that ends the open (a page a record below makes anew leaves the list).
+    store.free_pages(&std::mem::take(&mut catalog.free_pages), ckpt.redo.lsn, 0);
     let mut crash_undo = CrashUndo::default();
     let mut checkpoint_record_found = false;
     let corrupt = |rec: &LogRecord, reason: String| Error::CorruptWal {
@@ -228,6 +231,11 @@ pub(crate) fn recover(
         if let Some(page) = rec.page() {
             check_redo_page(&rec, page, store).map_err(|r| corrupt(&rec, r))?;
             store.note_page_no(page);
+            // A relation's page making (never a page image: a reused page's new owner
+            // starts it with its own record) takes the page out of the free list.
+            if rec.rtype.may_allocate() && rec.rtype != PAGE_IMAGE {
+                store.page_reused(page);
+            }
         }
         let mut ctx = RedoCtx {
             pool,

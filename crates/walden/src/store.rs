@@ -114,11 +114,26 @@ pub struct PageStore {
     cow: Mutex<CowState>,
     /// Next logical page number to hand out.
     next_page: AtomicU64,
+    /// Page numbers of dropped relations, handed out again once safe (`FreePages`).
+    free_pages: Mutex<FreePages>,
     /// Length of the data file (it grows only by page writes).
     file_len_bytes: AtomicU64,
     stats: Arc<Stats>,
     /// Debug builds: the LSN of the last write of each page, to catch stale reads.
     last_written: Mutex<std::collections::HashMap<u64, u64>>,
+}
+
+/// Page numbers no relation uses (a dropped table's or index's), reused before new ones
+/// are handed out (docs/recovery.md rule 26). A page freed at WAL position `lsn` while
+/// transactions below `xid` may run is only `pending`: redo from a checkpoint older than
+/// the free, or crash rollback of such a transaction, may still replay the old
+/// relation's records onto it. A checkpoint whose redo point is at or past `lsn`, fixed
+/// when every transaction below `xid` had ended, makes it `ready`.
+#[derive(Debug, Default)]
+struct FreePages {
+    ready: BTreeSet<u64>,
+    /// (lsn, xid, page).
+    pending: Vec<(u64, u64, u64)>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -228,6 +243,7 @@ impl PageStore {
                 file_locations: len / page_size as u64,
             }),
             next_page: AtomicU64::new(next_page),
+            free_pages: Mutex::new(FreePages::default()),
             file_len_bytes: AtomicU64::new(len),
             stats,
             last_written: Mutex::new(std::collections::HashMap::new()),
@@ -327,9 +343,53 @@ impl PageStore {
         Ok(())
     }
 
-    /// Hands out a new logical page number.
+    /// Hands out a logical page number: a free one (the lowest) if one is ready, else a
+    /// new one.
     pub fn allocate_page_no(&self) -> u64 {
+        if let Some(p) = lock(&self.free_pages).ready.pop_first() {
+            return p;
+        }
         self.next_page.fetch_add(1, Ordering::SeqCst)
+    }
+
+    /// The pages of a dropped relation: free once a checkpoint allows (see `FreePages`).
+    /// `lsn`: the log's end after the drop; `xid`: the next transaction id then.
+    pub fn free_pages(&self, pages: &[u64], lsn: u64, xid: u64) {
+        let mut f = lock(&self.free_pages);
+        f.pending.extend(pages.iter().map(|&p| (lsn, xid, p)));
+    }
+
+    /// A checkpoint with redo point `redo_lsn` completed, every transaction below
+    /// `horizon` having ended before that point: pages freed before both are ready.
+    pub fn release_free_pages(&self, redo_lsn: u64, horizon: u64) {
+        let mut f = lock(&self.free_pages);
+        let FreePages { ready, pending } = &mut *f;
+        pending.retain(|&(lsn, xid, p)| {
+            let safe = lsn <= redo_lsn && xid <= horizon;
+            if safe {
+                ready.insert(p);
+            }
+            !safe
+        });
+    }
+
+    /// Redo met a record that makes `page` anew: it is some relation's again.
+    pub fn page_reused(&self, page: u64) {
+        let mut f = lock(&self.free_pages);
+        if f.ready.remove(&page) {
+            return;
+        }
+        f.pending.retain(|&(_, _, p)| p != page);
+    }
+
+    /// Every free page, ready or not (what a checkpoint keeps), sorted.
+    pub fn free_page_list(&self) -> Vec<u64> {
+        let f = lock(&self.free_pages);
+        let mut v: Vec<u64> = f.ready.iter().copied().collect();
+        v.extend(f.pending.iter().map(|&(_, _, p)| p));
+        v.sort_unstable();
+        v.dedup();
+        v
     }
 
     /// Makes sure page numbers below `page + 1` are never handed out again (redo).

@@ -65,6 +65,33 @@ impl Database {
     pub fn check(&self) -> Result<CheckReport> {
         let mut report = CheckReport::default();
         let inner = &self.handle.inner;
+        // No page is two relations', and no free page is one's (docs/recovery.md rule
+        // 26: a dropped relation's pages go to new ones).
+        {
+            let cat = self.catalog_read();
+            let mut owner: HashMap<u64, String> = HashMap::new();
+            let relations = cat.by_id.values().map(|t| (t.name(), t.page_list())).chain(
+                cat.indexes
+                    .values()
+                    .map(|ix| (ix.name.clone(), ix.page_list())),
+            );
+            for (name, pages) in relations {
+                for p in pages {
+                    if let Some(other) = owner.insert(p, name.clone()) {
+                        report
+                            .problems
+                            .push(format!("page {p} belongs to both {other:?} and {name:?}"));
+                    }
+                }
+            }
+            for p in inner.store.free_page_list() {
+                if let Some(name) = owner.get(&p) {
+                    report
+                        .problems
+                        .push(format!("page {p} is free but belongs to {name:?}"));
+                }
+            }
+        }
         for name in self.table_names() {
             let Ok(t) = inner.table(&name) else { continue };
             let pages = t.page_list();

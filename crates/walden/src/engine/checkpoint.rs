@@ -111,6 +111,9 @@ impl Inner {
         self.clog
             .write_out(&self.vfs, &self.stats, self.control.database_id, redo.lsn)?;
         let undo_start = self.write_checkpoint(cp, redo, next_xid)?;
+        // Pages freed before this redo point, when no transaction of before the free
+        // runs any more, can go to new relations (docs/recovery.md rule 26).
+        self.store.release_free_pages(redo.lsn, ended_below);
         cp.redo = redo;
         cp.redo_written = redo_written;
         cp.last_millis = self.clock.now_millis();
@@ -162,7 +165,10 @@ impl Inner {
         self.store.sync()?;
         let seq = cp.seq + 1;
         let bytes = {
+            // Under the catalog's lock, which a drop holds while it frees its pages:
+            // a dropped relation is in the catalog or its pages are in the free list.
             let cat = self.catalog.read().unwrap_or_else(|e| e.into_inner());
+            let free = self.store.free_page_list();
             let data = CheckpointData {
                 seq,
                 database_id: self.control.database_id,
@@ -174,7 +180,7 @@ impl Inner {
                 chunk_locations,
                 catalog: Catalog::default(),
             };
-            data.encode_with(&cat)
+            data.encode_with(&cat, &free)
         };
         // The catalog's page lists name every page whose first record (`heap_init`,
         // a B-tree page) was appended before they were read, possibly after the redo

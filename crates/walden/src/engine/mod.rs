@@ -353,7 +353,8 @@ impl Database {
         Ok(())
     }
 
-    /// Drops a table (committed at once). Its pages are not reused yet.
+    /// Drops a table (committed at once). Its page numbers go to new relations once a
+    /// checkpoint allows (docs/recovery.md rule 26).
     pub fn drop_table(&self, name: &str) -> Result<()> {
         let inner = &self.handle.inner;
         let mut cat = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
@@ -586,8 +587,9 @@ impl Drop for Handle {
 
 impl Inner {
     /// After a drop committed: frees the buffer frames of the dropped relation's pages
-    /// without writing them (they are never read again: rule 26 keeps them from being
-    /// reused, and the catalog no longer names them). Only when nothing can reach them
+    /// without writing them (they are never read again: the catalog no longer names
+    /// them, and they are reused only by a new relation's page making, which overwrites
+    /// them whole). Only when nothing can reach them
     /// any more: no statement still holds the relation (`held`: a scan begun before the
     /// drop), and no transaction is running (one might have changed the table and
     /// would read its pages to roll back). Otherwise they are written when evicted, as
@@ -595,6 +597,13 @@ impl Inner {
     fn discard_dropped(&self, pages: &[u64], held: bool) {
         if !held && self.txns.none_active() {
             self.pool.discard(pages);
+        }
+        // The page numbers go back to the store, for relations made after a checkpoint
+        // allows it (docs/recovery.md rule 26). A relation a statement still holds keeps
+        // them: that statement may read them yet.
+        if !held {
+            self.store
+                .free_pages(pages, self.wal.insert_lsn(), self.txns.next_xid());
         }
     }
 
