@@ -335,6 +335,12 @@ impl CheckpointData {
         if at != body.len() {
             return Err(bad(format!("{} trailing bytes", body.len() - at)));
         }
+        // A free page past those handed out would be handed out twice.
+        if let Some(p) = catalog.free_pages.iter().find(|&&p| p >= next_page) {
+            return Err(bad(format!(
+                "free page {p} was never handed out (next page {next_page})"
+            )));
+        }
         Ok(CheckpointData {
             seq,
             database_id,

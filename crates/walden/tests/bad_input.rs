@@ -107,6 +107,38 @@ fn expect_schema_mismatch<T: std::fmt::Debug>(r: Result<T>) {
     }
 }
 
+/// A checkpoint whose free pages name one never handed out (or one a table uses) is
+/// refused as corrupt: handing such a page out would give it to two relations.
+#[test]
+fn a_checkpoint_listing_a_bad_free_page_is_refused() {
+    for bad in ["past", "used"] {
+        let vfs = SimVfs::new(31);
+        let db = cow_db_with_table(&vfs);
+        commit_batches(&db, 0, 3);
+        db.close().unwrap();
+        let arc: Arc<dyn Vfs> = Arc::new(vfs.clone());
+        let control = Control::read(&arc, Path::new(DIR)).unwrap();
+        let mut data = CheckpointData::read(&arc, Path::new(DIR), control.checkpoint_seq).unwrap();
+        let used = data.catalog.by_name[TABLE].page_list()[0];
+        data.catalog.free_pages = match bad {
+            "past" => vec![data.next_page + 5],
+            _ => vec![used],
+        };
+        let bytes = data.encode();
+        let path = Path::new(DIR).join(format!("checkpoint.{:016x}", control.checkpoint_seq));
+        let f = arc.open(&path, walden::vfs::OpenMode::Existing).unwrap();
+        f.write_all_at(&bytes, 0).unwrap();
+        f.sync_data().unwrap();
+        match Database::open(DIR, table_opts(&vfs, Protection::Cow, TableKind::Heap)) {
+            Err(Error::CorruptCheckpoint { reason, .. }) => assert!(
+                reason.contains("never handed out") || reason.contains("listed free and used"),
+                "{bad}: {reason}"
+            ),
+            other => panic!("{bad}: expected CorruptCheckpoint, got {:?}", other.err()),
+        }
+    }
+}
+
 #[test]
 fn truncated_wal_segment_is_reported_with_its_length() {
     let vfs = SimVfs::new(1);
