@@ -929,12 +929,14 @@ impl Catalog {
 
     /// Serializes the catalog for a checkpoint file.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        self.encode_with_free(out, &self.free_pages)
+        self.encode_with_free(out, &|| self.free_pages.clone())
     }
 
-    /// Serializes the catalog with `free` as its free page list (a checkpoint passes the
-    /// page store's).
-    pub fn encode_with_free(&self, out: &mut Vec<u8>, free: &[u64]) {
+    /// Serializes the catalog with `free()` as its free page list (a checkpoint passes
+    /// the page store's). `free` is called after the relations' page lists are read: a
+    /// page handed out meanwhile (its making record is after the redo point) is then in
+    /// neither list, never in both.
+    pub fn encode_with_free(&self, out: &mut Vec<u8>, free: &dyn Fn() -> Vec<u64>) {
         out.extend_from_slice(&self.next_table_id.to_le_bytes());
         out.extend_from_slice(&(self.by_id.len() as u32).to_le_bytes());
         for t in self.by_id.values() {
@@ -993,6 +995,7 @@ impl Catalog {
             }
         }
         // Free page numbers (format 18): a dropped relation's, reused by the next.
+        let free = free();
         out.extend_from_slice(&(free.len() as u64).to_le_bytes());
         for p in free {
             out.extend_from_slice(&p.to_le_bytes());
@@ -1910,11 +1913,11 @@ pub(crate) mod tests {
         assert!(e.contains("not one of its pages"), "{e}");
         // Free pages come back; one a table uses is refused.
         let mut new = Vec::new();
-        cat.encode_with_free(&mut new, &[11, 12]);
+        cat.encode_with_free(&mut new, &|| vec![11, 12]);
         let back = Catalog::decode(&new, &mut 0).unwrap();
         assert_eq!(back.free_pages, [11, 12]);
         let mut new = Vec::new();
-        cat.encode_with_free(&mut new, &[9]);
+        cat.encode_with_free(&mut new, &|| vec![9]);
         let e = Catalog::decode(&new, &mut 0).unwrap_err();
         assert!(e.contains("listed free and used"), "{e}");
     }

@@ -217,12 +217,12 @@ pub struct CheckpointData {
 
 impl CheckpointData {
     pub fn encode(&self) -> Vec<u8> {
-        self.encode_with(&self.catalog, &self.catalog.free_pages)
+        self.encode_with(&self.catalog, &|| self.catalog.free_pages.clone())
     }
 
     /// Encodes with `catalog` in place of `self.catalog` (a checkpoint serializes the
     /// live catalog under its lock rather than copying it).
-    pub fn encode_with(&self, catalog: &Catalog, free_pages: &[u64]) -> Vec<u8> {
+    pub fn encode_with(&self, catalog: &Catalog, free_pages: &dyn Fn() -> Vec<u64>) -> Vec<u8> {
         let mut body = Vec::new();
         for v in [
             self.seq,

@@ -167,8 +167,9 @@ impl Inner {
         let bytes = {
             // Under the catalog's lock, which a drop holds while it frees its pages:
             // a dropped relation is in the catalog or its pages are in the free list.
+            // The free list is read after the relations' page lists (`encode_with_free`).
             let cat = self.catalog.read().unwrap_or_else(|e| e.into_inner());
-            let free = self.store.free_page_list();
+            let free = || self.store.free_page_list();
             let data = CheckpointData {
                 seq,
                 database_id: self.control.database_id,

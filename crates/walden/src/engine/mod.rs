@@ -595,9 +595,16 @@ impl Inner {
     /// would read its pages to roll back). Otherwise they are written when evicted, as
     /// before.
     fn discard_dropped(&self, pages: &[u64], held: bool) {
-        if !held && self.txns.none_active() {
+        // Not while a checkpoint runs: one whose redo point is already fixed takes every
+        // page changed before it to disk, and recovery from it would replay the dropped
+        // table's records after that point onto a page missing the earlier ones.
+        // The checkpoint lock is held through the discard (tried, never waited for: the
+        // caller holds the catalog's, which a checkpoint takes after it).
+        let idle = self.checkpoint.try_lock();
+        if !held && idle.is_ok() && self.txns.none_active() {
             self.pool.discard(pages);
         }
+        drop(idle);
         // The page numbers go back to the store, for relations made after a checkpoint
         // allows it (docs/recovery.md rule 26). A relation a statement still holds keeps
         // them: that statement may read them yet.

@@ -316,6 +316,13 @@ impl UndoLog for SegmentedUndoLog {
         let limit = self.limit();
         let need = rec.len() as u64;
         let seg_bytes = self.segment_bytes();
+        // A pointer is a record's offset in the log: an empty record would share its
+        // pointer with the next one. The undo tables never write one.
+        if rec.is_empty() {
+            return Err(Error::InvalidOption(
+                "an undo record is at least one byte".into(),
+            ));
+        }
         let fits_last = st.segments.back().is_some_and(|s| match &s.body {
             Body::Memory(r) => (r.bytes.len() + rec.len()) as u64 <= s.size,
             Body::Spilled { .. } => false,
@@ -474,8 +481,6 @@ mod tests {
         assert_eq!(store.read(p1).unwrap(), rec);
         // Accounting counts the record's bytes, not the framing.
         assert_eq!((ts.undo_records, ts.undo_bytes), (1, 5));
-        let p2 = store.append(10, &[], &mut ts).unwrap();
-        assert_eq!(store.read(p2).unwrap(), Vec::<u8>::new());
         // Fill past the limit: the append that would exceed it fails.
         let big = vec![7u8; 60_000];
         let mut n = 0;
@@ -580,6 +585,15 @@ mod tests {
         drop(store);
         let _store = spilling(&vfs, 16 << 10, stats);
         assert!(vfs.list_dir(Path::new("undo")).unwrap().is_empty());
+    }
+
+    #[test]
+    fn an_empty_record_is_refused() {
+        let store = SegmentedUndoLog::in_memory(4 << 20, Arc::new(Stats::default()));
+        let mut ts = TxnStats::default();
+        assert!(store.append(1, &[], &mut ts).is_err());
+        let p = store.append(1, &[5], &mut ts).unwrap();
+        assert_eq!(store.read(p).unwrap(), [5]);
     }
 
     #[test]
