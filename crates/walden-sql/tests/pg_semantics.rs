@@ -18,6 +18,11 @@ fn err(s: &mut Session, sql: &str) -> (&'static str, String) {
     }
 }
 
+/// The result columns (name, type) of the last statement of `sql`.
+fn columns_of(s: &mut Session, sql: &str) -> Vec<(String, SqlType)> {
+    s.execute(sql).unwrap().pop().unwrap().columns
+}
+
 fn fails(s: &mut Session, sql: &str, code: &str, message: &str) {
     assert_eq!(err(s, sql), (code, message.to_string()), "{sql}");
 }
@@ -328,18 +333,15 @@ fn columns_are_named_as_postgresql_names_them() {
     let db = db();
     let mut s = Session::with_seed(&db, 1);
     q(&mut s, "create table c (id int4 primary key, name text)");
-    let r = s
-        .execute(
-            "select exists(select 1), (select 1 as one), (select id from c limit 1), \
-             case when true then 1 else 2 end, case when true then 1 else (select 2) end, \
-             case when true then 1 else id end, extract(year from date '2024-01-01'), \
-             date '2024-01-01', interval '1 day', '1'::int::text, (case when true then 1 end)::text \
-             from c",
-        )
-        .unwrap()
-        .pop()
-        .unwrap();
-    let names: Vec<&str> = r.columns.iter().map(|(n, _)| n.as_str()).collect();
+    let columns = columns_of(
+        &mut s,
+        "select exists(select 1), (select 1 as one), (select id from c limit 1), \
+         case when true then 1 else 2 end, case when true then 1 else (select 2) end, \
+         case when true then 1 else id end, extract(year from date '2024-01-01'), \
+         date '2024-01-01', interval '1 day', '1'::int::text, (case when true then 1 end)::text \
+         from c",
+    );
+    let names: Vec<&str> = columns.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
         names,
         [
@@ -403,21 +405,18 @@ fn text_functions_as_postgres() {
         ],
     );
     // Named as PostgreSQL names them.
-    let r = s
-        .execute(
-            "select trim(both 'x' from 'x'), trim(leading 'x' from 'x'), trim(trailing 'x' from 'x'), \
-             trim('x'), position('a' in 'a'), strpos('a', 'a'), replace('a', 'a', 'b'), left('a', 1)",
-        )
-        .unwrap()
-        .pop()
-        .unwrap();
-    let names: Vec<&str> = r.columns.iter().map(|(n, _)| n.as_str()).collect();
+    let columns = columns_of(
+        &mut s,
+        "select trim(both 'x' from 'x'), trim(leading 'x' from 'x'), trim(trailing 'x' from 'x'), \
+         trim('x'), position('a' in 'a'), strpos('a', 'a'), replace('a', 'a', 'b'), left('a', 1)",
+    );
+    let names: Vec<&str> = columns.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
         names,
         ["btrim", "ltrim", "rtrim", "btrim", "position", "strpos", "replace", "left"]
     );
     assert_eq!(
-        r.columns.iter().map(|(_, t)| *t).collect::<Vec<_>>(),
+        columns.iter().map(|(_, t)| *t).collect::<Vec<_>>(),
         [
             SqlType::Text,
             SqlType::Text,

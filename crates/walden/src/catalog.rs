@@ -672,6 +672,15 @@ impl Table {
         lock(&self.indexes).clone()
     }
 
+    /// Every page of the table and of its indexes (what a drop frees).
+    pub fn pages_with_indexes(&self) -> Vec<u64> {
+        let mut pages = self.page_list();
+        for ix in self.index_list() {
+            pages.extend(ix.page_list());
+        }
+        pages
+    }
+
     pub fn page_list(&self) -> Vec<u64> {
         lock(&self.pages).clone()
     }
@@ -777,6 +786,19 @@ impl Catalog {
             self.index_names.remove(&ix.name);
         }
         Some(t)
+    }
+
+    /// Every table's and index's name with its pages.
+    pub fn relation_pages(&self) -> Vec<(String, Vec<u64>)> {
+        self.by_id
+            .values()
+            .map(|t| (t.name(), t.page_list()))
+            .chain(
+                self.indexes
+                    .values()
+                    .map(|ix| (ix.name.clone(), ix.page_list())),
+            )
+            .collect()
     }
 
     /// Whether a table, an index or a view has this name.
@@ -1120,10 +1142,9 @@ impl Catalog {
                 ));
             }
             let used: HashSet<u64> = cat
-                .by_id
-                .values()
-                .flat_map(|t| t.page_list())
-                .chain(cat.indexes.values().flat_map(|ix| ix.page_list()))
+                .relation_pages()
+                .into_iter()
+                .flat_map(|(_, pages)| pages)
                 .collect();
             for _ in 0..count {
                 let p = r.u64()?;
@@ -1513,11 +1534,9 @@ impl RecordOwner for CatalogOwner {
                 // Its pages are free again, as the drop made them (released by the
                 // checkpoint that ends the open: nothing before it is replayed again).
                 if let Some(t) = ctx.catalog.remove(table) {
-                    let mut pages = t.page_list();
-                    for ix in t.index_list() {
-                        pages.extend(ix.page_list());
-                    }
-                    ctx.pool.store().free_pages(&pages, rec.end_lsn(), 0);
+                    ctx.pool
+                        .store()
+                        .free_pages(&t.pages_with_indexes(), rec.end_lsn(), 0);
                 }
             }
             CatalogRecord::CreateIndex { def, pages } => {

@@ -450,6 +450,26 @@ fn checkpoint_writes_the_dirty_pages_and_is_counted() {
     }
 }
 
+/// Makes table `name` of `kind` with a unique index on `id`, inserts 300 rows of 200
+/// bytes, and returns the pages they went to.
+fn fill_indexed(db: &Database, name: &str, kind: TableKind) -> std::collections::BTreeSet<u64> {
+    db.create_table_with(name, id_text_schema("payload"), kind)
+        .unwrap();
+    db.create_index(&IndexSpec {
+        name: &format!("{name}_id"),
+        table: name,
+        columns: &["id"],
+        unique: true,
+        ..IndexSpec::default()
+    })
+    .unwrap();
+    let mut tx = db.begin();
+    let rows: Vec<Row> = (0..300).map(|i| row(i, 200)).collect();
+    let ids = tx.insert_many(name, &rows).unwrap();
+    tx.commit().unwrap();
+    ids.iter().map(|id| id.page).collect()
+}
+
 /// A dropped table's pages are never read again, so its dirty frames (and its index's)
 /// are freed without being written — unless a transaction that began before the drop
 /// is still running (it may roll back changes to the table). Recovery after a crash
@@ -461,25 +481,8 @@ fn a_dropped_tables_pages_are_not_written() {
             let what = format!("{protection:?} {kind:?}");
             let vfs = SimVfs::new(5);
             let db = Database::create(DIR, opts(&vfs, protection)).unwrap();
-            // Fills a new table (with an index) and returns its pages.
             let fill = |name: &str| {
-                db.create_table_with(name, id_text_schema("payload"), kind)
-                    .unwrap();
-                db.create_index(&IndexSpec {
-                    name: &format!("{name}_id"),
-                    table: name,
-                    columns: &["id"],
-                    order: &[],
-                    unique: true,
-                    primary: false,
-                    if_not_exists: false,
-                })
-                .unwrap();
-                let mut tx = db.begin();
-                let rows: Vec<Row> = (0..300).map(|i| row(i, 200)).collect();
-                let ids = tx.insert_many(name, &rows).unwrap();
-                tx.commit().unwrap();
-                let pages: std::collections::BTreeSet<u64> = ids.iter().map(|id| id.page).collect();
+                let pages = fill_indexed(&db, name, kind);
                 assert!(pages.len() >= 5, "{what}: {pages:?}");
                 pages.len() as u64
             };
@@ -534,25 +537,7 @@ fn a_dropped_tables_pages_are_reused_once_a_checkpoint_allows() {
             let what = format!("{protection:?} {kind:?}");
             let vfs = SimVfs::new(6);
             let db = Database::create(DIR, opts(&vfs, protection)).unwrap();
-            let fill = |db: &Database, name: &str| -> std::collections::BTreeSet<u64> {
-                db.create_table_with(name, id_text_schema("payload"), kind)
-                    .unwrap();
-                db.create_index(&IndexSpec {
-                    name: &format!("{name}_id"),
-                    table: name,
-                    columns: &["id"],
-                    order: &[],
-                    unique: true,
-                    primary: false,
-                    if_not_exists: false,
-                })
-                .unwrap();
-                let mut tx = db.begin();
-                let rows: Vec<Row> = (0..300).map(|i| row(i, 200)).collect();
-                let ids = tx.insert_many(name, &rows).unwrap();
-                tx.commit().unwrap();
-                ids.iter().map(|id| id.page).collect()
-            };
+            let fill = |db: &Database, name: &str| fill_indexed(db, name, kind);
             let clean = |db: &Database| {
                 let r = db.check().unwrap();
                 assert!(r.is_clean(), "{what}: {:?}", r.problems);

@@ -111,6 +111,18 @@ fn create(vfs: &SimVfs, protection: Protection, kind: TableKind) -> Database {
     db
 }
 
+/// The primary key `t_pkey` on `k` of the test table.
+fn add_primary_key(db: &Database) {
+    db.create_index(&IndexSpec {
+        name: "t_pkey",
+        table: TABLE,
+        columns: &["k"],
+        primary: true,
+        ..IndexSpec::default()
+    })
+    .unwrap();
+}
+
 fn key_of(row: &[Value]) -> i64 {
     match row[0] {
         Value::Int8(k) => k,
@@ -410,14 +422,7 @@ fn concurrent_inserts_of_one_key() {
         let db =
             Database::create(&dir.0, test_opts(std::sync::Arc::new(walden::vfs::RealVfs))).unwrap();
         db.create_table_with(TABLE, schema(), kind).unwrap();
-        db.create_index(&IndexSpec {
-            name: "t_pkey",
-            table: TABLE,
-            columns: &["k"],
-            primary: true,
-            ..IndexSpec::default()
-        })
-        .unwrap();
+        add_primary_key(&db);
         let refused = std::sync::atomic::AtomicU64::new(0);
         let deadlocks = std::sync::atomic::AtomicU64::new(0);
         std::thread::scope(|s| {
@@ -479,14 +484,7 @@ fn a_stale_entry_on_a_reused_slot_does_not_wait() {
     let db = Database::create(DIR, sim_opts(&vfs)).unwrap();
     db.create_table_with(TABLE, schema(), TableKind::Undo)
         .unwrap();
-    db.create_index(&IndexSpec {
-        name: "t_pkey",
-        table: TABLE,
-        columns: &["k"],
-        primary: true,
-        ..IndexSpec::default()
-    })
-    .unwrap();
+    add_primary_key(&db);
     let row = |k: i64| [Value::Int8(k), Value::Text("p".into())];
     let mut c = db.begin();
     let slot = c.insert(TABLE, &row(1)).unwrap();
@@ -628,14 +626,7 @@ fn a_damaged_index_page_is_named() {
     };
     let db = Database::create(&dir.0, opts()).unwrap();
     db.create_table(TABLE, schema()).unwrap();
-    db.create_index(&IndexSpec {
-        name: "t_pkey",
-        table: TABLE,
-        columns: &["k"],
-        primary: true,
-        ..IndexSpec::default()
-    })
-    .unwrap();
+    add_primary_key(&db);
     let mut tx = db.begin();
     for k in 0..2000i64 {
         tx.insert(TABLE, &[Value::Int8(k), Value::Text(pad(k, 20, 0))])

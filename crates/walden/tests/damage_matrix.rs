@@ -89,6 +89,9 @@ impl Config {
             // Small, so that pages are evicted while the history is written: the data file
             // then holds pages newer than the last checkpoint, as after a real crash.
             buffer_pool_bytes: 2 << 20,
+            // Small too, so that the crashed fixtures hold undo segment files (the running
+            // transaction's undo, spilled): the open must delete them whatever they hold.
+            undo_memory_bytes: 4 << 10,
             ..default_opts(Arc::new(RealVfs))
         }
     }

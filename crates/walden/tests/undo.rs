@@ -23,7 +23,11 @@ fn row(a: i32, b: i32, c: &str) -> Row {
 
 /// (a, b, c) of every visible row, sorted by a.
 fn contents(db: &Database) -> Vec<(i32, i32, String)> {
-    let mut tx = db.begin();
+    contents_in(&mut db.begin())
+}
+
+/// (a, b, c) of every row `tx` sees, sorted by a.
+fn contents_in(tx: &mut Transaction) -> Vec<(i32, i32, String)> {
     let mut v: Vec<(i32, i32, String)> = tx
         .scan("t")
         .unwrap()
@@ -393,18 +397,25 @@ fn the_undo_bound_fails_a_transaction_cleanly() {
     tx.commit().unwrap();
 }
 
+/// A database whose undo keeps 64 KiB in memory, with 20,000 rows in `t`, and its
+/// options (to reopen it).
+fn filled_with_64k_of_undo_memory(vfs: &SimVfs) -> (Database, Options) {
+    let o = Options {
+        undo_memory_bytes: 64 << 10,
+        ..table_opts(vfs, Protection::Cow, TableKind::Undo)
+    };
+    let db = Database::create("db", o.clone()).unwrap();
+    fill(&db, 20_000);
+    (db, o)
+}
+
 /// Undo past `undo_memory` goes to files and is read back: an old snapshot reads the
 /// versions whose undo was spilled, a transaction whose undo was spilled rolls back
 /// whole, and the files go once no snapshot needs them (and at the next open).
 #[test]
 fn undo_past_its_memory_budget_spills_to_files_and_reads_back() {
     let vfs = SimVfs::new(9);
-    let o = Options {
-        undo_memory_bytes: 64 << 10,
-        ..table_opts(&vfs, Protection::Cow, TableKind::Undo)
-    };
-    let db = Database::create("db", o.clone()).unwrap();
-    fill(&db, 20_000);
+    let (db, o) = filled_with_64k_of_undo_memory(&vfs);
     let before = contents(&db);
     let undo_files = || {
         vfs.list_dir(std::path::Path::new("db/undo"))
@@ -413,15 +424,7 @@ fn undo_past_its_memory_budget_spills_to_files_and_reads_back() {
     // A snapshot taken before two committed updates of every row.
     let mut old = db.begin();
     let old_b = |tx: &mut Transaction| -> Vec<i32> {
-        let mut v: Vec<i32> = tx
-            .scan("t")
-            .unwrap()
-            .into_iter()
-            .map(|(_, r)| match r[1] {
-                Value::Int4(b) => b,
-                _ => panic!("{r:?}"),
-            })
-            .collect();
+        let mut v: Vec<i32> = contents_in(tx).into_iter().map(|r| r.1).collect();
         v.sort();
         v
     };
@@ -482,12 +485,7 @@ fn undo_past_its_memory_budget_spills_to_files_and_reads_back() {
 #[test]
 fn a_full_disk_while_spilling_undo_fails_the_change_and_loses_nothing() {
     let vfs = SimVfs::new(10);
-    let o = Options {
-        undo_memory_bytes: 64 << 10,
-        ..table_opts(&vfs, Protection::Cow, TableKind::Undo)
-    };
-    let db = Database::create("db", o.clone()).unwrap();
-    fill(&db, 20_000);
+    let (db, o) = filled_with_64k_of_undo_memory(&vfs);
     let before = contents(&db);
     vfs.fail_nth_write_under(std::path::Path::new("db/undo"), 3, FaultKind::Enospc);
     let mut tx = db.begin();

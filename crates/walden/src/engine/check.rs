@@ -70,12 +70,7 @@ impl Database {
         {
             let cat = self.catalog_read();
             let mut owner: HashMap<u64, String> = HashMap::new();
-            let relations = cat.by_id.values().map(|t| (t.name(), t.page_list())).chain(
-                cat.indexes
-                    .values()
-                    .map(|ix| (ix.name.clone(), ix.page_list())),
-            );
-            for (name, pages) in relations {
+            for (name, pages) in cat.relation_pages() {
                 for p in pages {
                     if let Some(other) = owner.insert(p, name.clone()) {
                         report

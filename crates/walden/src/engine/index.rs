@@ -467,7 +467,7 @@ impl Database {
         cat.remove_index(ix.id);
         // Held by `ix` alone now, unless a statement still has it.
         let held = Arc::strong_count(&ix) > 1;
-        inner.discard_dropped(&ix.page_list(), held);
+        inner.release_dropped(&ix.page_list(), held);
         Ok(())
     }
 

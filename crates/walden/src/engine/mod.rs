@@ -368,14 +368,10 @@ impl Database {
         tx.commit_inner()?;
         if let Some(t) = cat.remove(id) {
             // The table's indexes are out of the catalog too: each is held by the table
-            // alone now, unless a statement still has it.
-            let mut pages = t.page_list();
-            let mut held = Arc::strong_count(&t) > 1;
-            for ix in t.index_list() {
-                held |= Arc::strong_count(&ix) > 2;
-                pages.extend(ix.page_list());
-            }
-            inner.discard_dropped(&pages, held);
+            // alone now (and by `index_list`'s copy), unless a statement still has it.
+            let held = Arc::strong_count(&t) > 1
+                || t.index_list().iter().any(|ix| Arc::strong_count(ix) > 2);
+            inner.release_dropped(&t.pages_with_indexes(), held);
         }
         Ok(())
     }
@@ -594,24 +590,27 @@ impl Inner {
     /// drop), and no transaction is running (one might have changed the table and
     /// would read its pages to roll back). Otherwise they are written when evicted, as
     /// before.
-    fn discard_dropped(&self, pages: &[u64], held: bool) {
-        // Not while a checkpoint runs: one whose redo point is already fixed takes every
-        // page changed before it to disk, and recovery from it would replay the dropped
-        // table's records after that point onto a page missing the earlier ones.
-        // The checkpoint lock is held through the discard (tried, never waited for: the
+    fn release_dropped(&self, pages: &[u64], held: bool) {
+        // A relation a statement still holds keeps its pages, and its frames are written
+        // at eviction as any: that statement may read them yet.
+        if held {
+            return;
+        }
+        // Frames are not dropped while a checkpoint runs: one whose redo point is fixed
+        // takes every page changed before it to disk, and recovery from it would replay
+        // the dropped table's later records onto a page missing the earlier ones. The
+        // checkpoint lock is held through the discard (tried, never waited for: the
         // caller holds the catalog's, which a checkpoint takes after it).
-        let idle = self.checkpoint.try_lock();
-        if !held && idle.is_ok() && self.txns.none_active() {
-            self.pool.discard(pages);
+        {
+            let idle = self.checkpoint.try_lock();
+            if idle.is_ok() && self.txns.none_active() {
+                self.pool.discard(pages);
+            }
         }
-        drop(idle);
         // The page numbers go back to the store, for relations made after a checkpoint
-        // allows it (docs/recovery.md rule 26). A relation a statement still holds keeps
-        // them: that statement may read them yet.
-        if !held {
-            self.store
-                .free_pages(pages, self.wal.insert_lsn(), self.txns.next_xid());
-        }
+        // allows it (docs/recovery.md rule 26).
+        self.store
+            .free_pages(pages, self.wal.insert_lsn(), self.txns.next_xid());
     }
 
     /// Puts the parts together. `redo` is the redo position of the last complete

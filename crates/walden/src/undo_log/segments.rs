@@ -141,6 +141,13 @@ pub struct SpillDir {
     pub dir: PathBuf,
 }
 
+impl SpillDir {
+    /// The file of the segment whose first pointer is `start`.
+    fn path(&self, start: u64) -> PathBuf {
+        self.dir.join(format!("{start:016x}"))
+    }
+}
+
 /// The undo log of a database (see the module's comment).
 pub struct SegmentedUndoLog {
     state: RwLock<StoreState>,
@@ -205,12 +212,6 @@ impl SegmentedUndoLog {
         quarter.clamp(MIN_SEGMENT_BYTES as u64, MAX_SEGMENT_BYTES as u64) as usize
     }
 
-    fn path(&self, start: u64) -> Option<PathBuf> {
-        self.spill
-            .as_ref()
-            .map(|s| s.dir.join(format!("{start:016x}")))
-    }
-
     /// Writes the oldest segment in memory to its file. On an error nothing changes
     /// (the segment stays in memory).
     fn spill_oldest(&self, st: &mut StoreState) -> Result<()> {
@@ -225,7 +226,7 @@ impl SegmentedUndoLog {
             return Ok(());
         };
         let seg_size = seg.size;
-        let path = spill.dir.join(format!("{:016x}", seg.start));
+        let path = spill.path(seg.start);
         let bytes = records.encode();
         let written = spill
             .vfs
@@ -256,11 +257,12 @@ impl SegmentedUndoLog {
                 return Ok(r.clone());
             }
         }
-        let (Some(spill), Some(path)) = (&self.spill, self.path(start)) else {
+        let Some(spill) = &self.spill else {
             return Err(format!(
                 "undo segment {start} is spilled, but there is nowhere to read it from"
             ));
         };
+        let path = spill.path(start);
         let damaged =
             |why: String| format!("undo segment file {} is damaged: {why}", path.display());
         let len = usize::try_from(file_bytes).map_err(|_| damaged("too long".into()))?;
@@ -312,10 +314,6 @@ impl UndoLog for SegmentedUndoLog {
     }
 
     fn append(&self, xid: u64, rec: &[u8], stats: &mut TxnStats) -> Result<u64> {
-        let mut st = self.state_mut();
-        let limit = self.limit();
-        let need = rec.len() as u64;
-        let seg_bytes = self.segment_bytes();
         // A pointer is a record's offset in the log: an empty record would share its
         // pointer with the next one. The undo tables never write one.
         if rec.is_empty() {
@@ -323,6 +321,10 @@ impl UndoLog for SegmentedUndoLog {
                 "an undo record is at least one byte".into(),
             ));
         }
+        let mut st = self.state_mut();
+        let limit = self.limit();
+        let need = rec.len() as u64;
+        let seg_bytes = self.segment_bytes();
         let fits_last = st.segments.back().is_some_and(|s| match &s.body {
             Body::Memory(r) => (r.bytes.len() + rec.len()) as u64 <= s.size,
             Body::Spilled { .. } => false,
@@ -343,11 +345,11 @@ impl UndoLog for SegmentedUndoLog {
         if !fits_last {
             // Room in memory for the new segment: the oldest go to their files.
             let budget = self.memory();
-            while st.memory_bytes + grow > budget && st.spilled < st.segments.len() {
+            while self.spill.is_some()
+                && st.memory_bytes + grow > budget
+                && st.spilled < st.segments.len()
+            {
                 self.spill_oldest(&mut st)?;
-                if self.spill.is_none() {
-                    break;
-                }
             }
             let ptr = st.next;
             st.segments.push_back(Segment {
@@ -441,7 +443,7 @@ impl UndoLog for SegmentedUndoLog {
         if let Some(spill) = &self.spill {
             for start in gone {
                 // A file that cannot be removed now is removed at the next open.
-                let _ = spill.vfs.remove(&spill.dir.join(format!("{start:016x}")));
+                let _ = spill.vfs.remove(&spill.path(start));
             }
         }
     }
