@@ -712,6 +712,23 @@ impl Table {
         lock(&self.free).iter().map(|(&p, &f)| (p, f)).collect()
     }
 
+    /// Takes pages out of the table (VACUUM found them empty; `pages` sorted): out of its
+    /// page list and its free-space hints. Returns those it had.
+    pub fn remove_pages(&self, pages: &[u64]) -> Vec<u64> {
+        let mut list = lock(&self.pages);
+        let mut free = lock(&self.free);
+        let mut removed = Vec::with_capacity(pages.len());
+        list.retain(|p| {
+            let gone = pages.binary_search(p).is_ok();
+            if gone {
+                removed.push(*p);
+                free.remove(p);
+            }
+            !gone
+        });
+        removed
+    }
+
     pub fn set_free(&self, page: u64, free_bytes: usize) {
         let mut f = lock(&self.free);
         if free_bytes >= 256 {
@@ -1192,6 +1209,11 @@ pub const CREATE_ROLE: RecordType = RecordType::new(33, "create_role", 0);
 pub const ALTER_ROLE: RecordType = RecordType::new(34, "alter_role", 0);
 /// A role was dropped: `name`.
 pub const DROP_ROLE: RecordType = RecordType::new(35, "drop_role", 0);
+/// VACUUM took empty pages out of a table; they are free for any relation once a
+/// checkpoint allows (docs/recovery.md rule 26): `table varint | count varint | count ×
+/// page varint`, the pages ascending, each after the first as the difference from the
+/// one before.
+pub const FREE_TABLE_PAGES: RecordType = RecordType::new(36, "free_table_pages", 0);
 
 /// A catalog record.
 #[derive(Debug, Clone, PartialEq)]
@@ -1243,6 +1265,10 @@ pub enum CatalogRecord {
     DropRole {
         name: String,
     },
+    FreeTablePages {
+        table: u32,
+        pages: Vec<u64>,
+    },
 }
 
 fn put_index(out: &mut Vec<u8>, def: &IndexDef, pages: &[u64]) {
@@ -1278,6 +1304,7 @@ impl Payload for CatalogRecord {
             CatalogRecord::CreateRole { .. } => CREATE_ROLE,
             CatalogRecord::AlterRole { .. } => ALTER_ROLE,
             CatalogRecord::DropRole { .. } => DROP_ROLE,
+            CatalogRecord::FreeTablePages { .. } => FREE_TABLE_PAGES,
         }
     }
 
@@ -1325,6 +1352,15 @@ impl Payload for CatalogRecord {
                 role.encode(out);
             }
             CatalogRecord::DropRole { name } => put_string(out, name),
+            CatalogRecord::FreeTablePages { table, pages } => {
+                put_varint(out, *table as u64);
+                put_varint(out, pages.len() as u64);
+                let mut prev = 0;
+                for (i, &p) in pages.iter().enumerate() {
+                    put_varint(out, if i == 0 { p } else { p - prev });
+                    prev = p;
+                }
+            }
         }
     }
 }
@@ -1401,12 +1437,49 @@ impl CatalogRecord {
             }
         } else if t == DROP_ROLE {
             CatalogRecord::DropRole { name: r.string()? }
+        } else if t == FREE_TABLE_PAGES {
+            let table = r.varint32()?;
+            let n = crate::wal::payload::count(&mut r, 1)?;
+            let mut pages: Vec<u64> = Vec::with_capacity(n);
+            for _ in 0..n {
+                let v = r.varint()?;
+                let page = match pages.last() {
+                    None => v,
+                    Some(_) if v == 0 => {
+                        return Err("free_table_pages: pages not ascending".to_string())
+                    }
+                    Some(&prev) => prev
+                        .checked_add(v)
+                        .ok_or_else(|| "free_table_pages: page number past 2^64".to_string())?,
+                };
+                pages.push(page);
+            }
+            CatalogRecord::FreeTablePages { table, pages }
         } else {
             return Err(format!("record code {} is not the catalog's", t.code));
         };
         finish(&r, t)?;
         Ok(rec)
     }
+}
+
+/// Page numbers for waldump: runs of consecutive pages as `a-b`.
+fn describe_pages(pages: &[u64]) -> String {
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < pages.len() {
+        let mut j = i;
+        while j + 1 < pages.len() && pages[j + 1] == pages[j] + 1 {
+            j += 1;
+        }
+        parts.push(if i == j {
+            pages[i].to_string()
+        } else {
+            format!("{}-{}", pages[i], pages[j])
+        });
+        i = j + 1;
+    }
+    format!("{} [{}]", pages.len(), parts.join(" "))
 }
 
 fn describe_index(def: &IndexDef, pages: &[u64]) -> String {
@@ -1461,6 +1534,7 @@ impl RecordOwner for CatalogOwner {
             ALTER_ROLE,
             DROP_ROLE,
             TABLE_STATS,
+            FREE_TABLE_PAGES,
         ]
     }
 
@@ -1509,6 +1583,9 @@ impl RecordOwner for CatalogOwner {
             CatalogRecord::CreateRole { role } => role.describe(),
             CatalogRecord::AlterRole { old, role } => format!("old {old:?} {}", role.describe()),
             CatalogRecord::DropRole { name } => format!("role {name:?}"),
+            CatalogRecord::FreeTablePages { table, pages } => {
+                format!("table {table} pages {}", describe_pages(&pages))
+            }
         })
     }
 
@@ -1553,6 +1630,15 @@ impl RecordOwner for CatalogOwner {
                     pages.dedup();
                     cat.insert_index(Index::new(def, pages))
                         .map_err(|r| ctx.corrupt(rec, r))?;
+                }
+            }
+            CatalogRecord::FreeTablePages { table, pages } => {
+                // The checkpoint's catalog may no longer have the table (dropped since:
+                // its pages, these among them, are free already) or these pages (freed
+                // before the checkpoint's page lists were read).
+                if let Some(t) = ctx.catalog.by_id.get(&table) {
+                    let removed = t.remove_pages(&pages);
+                    ctx.pool.store().free_pages(&removed, rec.end_lsn(), 0);
                 }
             }
             CatalogRecord::DropIndex { index } => {

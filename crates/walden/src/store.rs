@@ -136,6 +136,10 @@ struct FreePages {
     pending: Vec<(u64, u64, u64)>,
 }
 
+/// Free locations below which cow mode moves no page down to cut the file: a few
+/// hundred KiB are not worth the writes.
+const MOVE_DOWN_MIN_FREE: u64 = 256;
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -166,8 +170,9 @@ impl PageStore {
     }
 
     /// Opens the data file of the checkpoint recovery starts from: `chunk_locations`
-    /// (cow) and `min_len_bytes`, the file's length when that checkpoint was durable, come
-    /// from it. A missing or shorter file has lost pages: an error, never empty pages.
+    /// (cow), `min_len_bytes`, the file's length when that checkpoint was durable, and
+    /// `free_pages` (sorted) come from it. A missing file, or one that lost pages, is an
+    /// error, never empty pages.
     #[allow(clippy::too_many_arguments)]
     pub fn open(
         vfs: &Arc<dyn Vfs>,
@@ -178,6 +183,7 @@ impl PageStore {
         next_page: u64,
         min_len_bytes: u64,
         chunk_locations: Vec<u64>,
+        free_pages: &[u64],
         stats: Arc<Stats>,
     ) -> Result<PageStore> {
         let file = vfs.open(path, OpenMode::Existing).map_err(|e| {
@@ -191,13 +197,21 @@ impl PageStore {
             }
         })?;
         let len = file.len().map_err(|e| Error::io(path, e))?;
-        if len < min_len_bytes {
-            return Err(Error::CorruptFile {
-                path: path.to_path_buf(),
-                reason: format!(
-                    "{len} bytes, but the last checkpoint wrote {min_len_bytes}: the file was truncated or replaced"
-                ),
-            });
+        // A file shorter than the checkpoint left it has lost pages, unless what is
+        // missing was given back: free pages at the end (fixed places, `trim`). In cow
+        // mode the map says what must be there (`load_map` checks each location).
+        if len < min_len_bytes && protection != Protection::Cow {
+            let ps = page_size as u64;
+            let lost = (len / ps..min_len_bytes.div_ceil(ps))
+                .find(|p| free_pages.binary_search(p).is_err());
+            if let Some(page) = lost {
+                return Err(Error::CorruptFile {
+                    path: path.to_path_buf(),
+                    reason: format!(
+                        "{len} bytes, but the last checkpoint wrote {min_len_bytes} and page {page} is in use: the file was truncated or replaced"
+                    ),
+                });
+            }
         }
         let store = PageStore::new(
             path,
@@ -308,6 +322,16 @@ impl PageStore {
             if loc1 == 0 {
                 continue;
             }
+            if loc1 > st.file_locations {
+                return Err(Error::CorruptFile {
+                    path: self.path.clone(),
+                    reason: format!(
+                        "map chunk {i} is at location {}, past the end of the file ({} pages): the file was truncated or replaced",
+                        loc1 - 1,
+                        st.file_locations
+                    ),
+                });
+            }
             self.read_location(loc1 - 1, i as u64, PageKind::Map, &mut buf)?;
             for (j, e) in map[i * per..(i + 1) * per].iter_mut().enumerate() {
                 let at = PAGE_HEADER_BYTES + j * 8;
@@ -321,9 +345,9 @@ impl PageStore {
             }
             let loc = (loc1 - 1) as usize;
             if loc >= used.len() {
-                return Err(Error::CorruptCheckpoint {
+                return Err(Error::CorruptFile {
                     path: self.path.clone(),
-                    reason: format!("page map points at location {loc}, past the end of the data file ({} pages)", used.len()),
+                    reason: format!("the page map points at location {loc}, past the end of the file ({} pages): the file was truncated or replaced", used.len()),
                 });
             }
             if used[loc] {
@@ -346,7 +370,9 @@ impl PageStore {
     /// Hands out a logical page number: a free one (the lowest) if one is ready, else a
     /// new one.
     pub fn allocate_page_no(&self) -> u64 {
-        if let Some(p) = lock(&self.free_pages).ready.pop_first() {
+        // Under the free list's lock, which `trim` holds while it lowers the next page.
+        let mut f = lock(&self.free_pages);
+        if let Some(p) = f.ready.pop_first() {
             return p;
         }
         self.next_page.fetch_add(1, Ordering::SeqCst)
@@ -360,17 +386,139 @@ impl PageStore {
     }
 
     /// A checkpoint with redo point `redo_lsn` completed, every transaction below
-    /// `horizon` having ended before that point: pages freed before both are ready.
-    pub fn release_free_pages(&self, redo_lsn: u64, horizon: u64) {
+    /// `horizon` having ended before that point: pages freed before both are safe to
+    /// reuse. Returns them, taken out of the pending list but not yet handed out: the
+    /// caller drops what the buffer pool and the map hold of them, then `make_ready`
+    /// (so that no new owner can take one in between).
+    pub fn release_free_pages(&self, redo_lsn: u64, horizon: u64) -> Vec<u64> {
         let mut f = lock(&self.free_pages);
         let FreePages { ready, pending } = &mut *f;
+        let mut released = Vec::new();
         pending.retain(|&(lsn, xid, p)| {
             let safe = lsn <= redo_lsn && xid <= horizon;
-            if safe {
-                ready.insert(p);
+            if safe && !ready.contains(&p) {
+                released.push(p);
             }
             !safe
         });
+        released.sort_unstable();
+        released.dedup();
+        released
+    }
+
+    /// Pages `release_free_pages` returned: handed out from now on, lowest first.
+    pub fn make_ready(&self, pages: &[u64]) {
+        lock(&self.free_pages).ready.extend(pages.iter().copied());
+    }
+
+    /// Ready free pages (cow): nothing reads their contents again (a new relation's page
+    /// making overwrites them whole), so the map forgets their locations, which are
+    /// freed as a rewrite frees the old one (once no checkpoint points at them).
+    pub fn forget_locations(&self, pages: &[u64]) {
+        if self.protection != Protection::Cow {
+            return;
+        }
+        let per = self.entries_per_chunk();
+        let mut st = lock(&self.cow);
+        for &p in pages {
+            let Some(e) = st.map.get_mut(p as usize) else {
+                continue;
+            };
+            let old = std::mem::replace(e, 0);
+            if old > 0 {
+                st.dirty_chunks.insert(p as usize / per);
+                Self::free_location(&mut st, old - 1);
+            }
+        }
+    }
+
+    /// Gives the data file's free end back to the file system (truncation; see
+    /// docs/format.md). Ready free pages at the end of the page numbers lower the next
+    /// page number; then the file is cut after the last place in use: in fixed-place
+    /// modes after the last page in use, in cow mode after the last location that is
+    /// not free. Returns the bytes given back.
+    pub fn trim(&self) -> Result<u64> {
+        let ps = self.page_size as u64;
+        let mut f = lock(&self.free_pages);
+        let next = self.next_page.load(Ordering::SeqCst);
+        let mut keep = next;
+        while keep > 0 && f.ready.contains(&(keep - 1)) {
+            keep -= 1;
+        }
+        if keep < next {
+            f.ready.retain(|&p| p < keep);
+            // A page listed twice (ready, and pending again) goes with its ready self.
+            f.pending.retain(|&(_, _, p)| p < keep);
+            self.next_page.store(keep, Ordering::SeqCst);
+        }
+        let before = self.file_len_bytes();
+        let end = match self.protection {
+            Protection::Cow => {
+                // Under the map's lock: no location is handed out meanwhile.
+                let mut st = lock(&self.cow);
+                let mut n = st.file_locations;
+                while n > 0 && st.free.remove(&(n - 1)) {
+                    n -= 1;
+                }
+                st.file_locations = n;
+                st.born_epoch.truncate(n as usize);
+                let end = n * ps;
+                if end < before {
+                    self.cut(end)?;
+                }
+                end
+            }
+            // Under the free list's lock: no page number is handed out meanwhile, and
+            // no page at or past `keep` is in use (nor in the buffer pool: ready pages'
+            // frames are discarded when they become ready).
+            _ => {
+                let end = keep * ps;
+                if end < before {
+                    self.cut(end)?;
+                }
+                end
+            }
+        };
+        drop(f);
+        Ok(before.saturating_sub(end))
+    }
+
+    /// Cow: the pages that keep the file from being cut (at most `limit`) when a
+    /// quarter or more of its locations, and at least `MOVE_DOWN_MIN_FREE`, are free. A page whose location lies past where
+    /// the file would end were it compact goes to the lowest free location when it is
+    /// next written; the caller makes it dirty for that. A map chunk there is marked for
+    /// the next capture, which writes it low the same way. A later checkpoint frees the
+    /// old locations and `trim` cuts them.
+    pub fn pages_to_move_down(&self, limit: usize) -> Vec<u64> {
+        if self.protection != Protection::Cow {
+            return Vec::new();
+        }
+        let mut st = lock(&self.cow);
+        let free = st.free.len() as u64;
+        if free < MOVE_DOWN_MIN_FREE || free * 4 < st.file_locations {
+            return Vec::new();
+        }
+        let compact_end = st.file_locations - free;
+        let high = |loc1: u64| loc1 > compact_end;
+        let chunks: Vec<usize> = (0..st.chunk_locations.len())
+            .filter(|&c| high(st.chunk_locations[c]))
+            .collect();
+        st.dirty_chunks.extend(chunks);
+        st.map
+            .iter()
+            .enumerate()
+            .filter(|&(_, &loc1)| high(loc1))
+            .map(|(p, _)| p as u64)
+            .take(limit)
+            .collect()
+    }
+
+    fn cut(&self, len: u64) -> Result<()> {
+        self.file
+            .truncate(len)
+            .map_err(|e| Error::io(&self.path, e))?;
+        self.file_len_bytes.store(len, Ordering::Release);
+        Ok(())
     }
 
     /// Redo met a record that makes `page` anew: it is some relation's again.

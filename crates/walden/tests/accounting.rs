@@ -501,13 +501,20 @@ fn a_dropped_tables_pages_are_not_written() {
                 "{what}: {written} pages written, table had {pages}"
             );
 
-            // Nothing running: nothing of the dropped table reaches the data file.
+            // Nothing running: nothing of the dropped table reaches the data file. (In
+            // cow mode the map chunk goes: "kept"'s pages became free at the checkpoint
+            // before, and the map forgot their locations.)
             fill("gone");
             db.drop_table("gone").unwrap();
             let before = db.stats();
             db.checkpoint().unwrap();
             let d = db.stats().since(&before);
-            assert_eq!((d.data_pages_written, d.checkpoints), (0, 1), "{what}");
+            let map_chunks = u64::from(protection == Protection::Cow);
+            assert_eq!(
+                (d.data_pages_written, d.checkpoints),
+                (map_chunks, 1),
+                "{what}"
+            );
 
             // Dropped without a checkpoint after it, then a crash: recovery replays the
             // table's records onto pages that were never written, then the drop.

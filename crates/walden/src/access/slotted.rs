@@ -65,6 +65,14 @@ pub(crate) fn owned_by(p: PageRef, table: &Table) -> bool {
     p.kind_byte() == PageKind::Heap as u8 && p.owner() == table.id
 }
 
+/// Whether a page of rows holds no tuple at all (VACUUM may then give it back).
+pub(crate) fn is_empty(ctx: &Ctx, page: u64) -> Result<bool> {
+    let pinned = ctx.pool.fetch(page, Fetch::Read)?;
+    let g = pinned.read();
+    let p = PageRef(&g);
+    Ok((0..p.slot_count()).all(|slot| p.tuple(slot).is_none()))
+}
+
 /// Adds a fresh page to a table and logs it.
 pub(crate) fn new_page(ctx: &Ctx, table: &Table, xid: u64, stats: &mut TxnStats) -> Result<u64> {
     let page_no = ctx.pool.store().allocate_page_no();

@@ -4,6 +4,7 @@
 use std::sync::atomic::Ordering;
 
 use super::{lock, Inner};
+use crate::buffer::Fetch;
 use crate::catalog::Catalog;
 use crate::control::{checkpoint_path, CheckpointData, Control};
 use crate::error::Result;
@@ -13,6 +14,10 @@ use crate::wal::payload::Payload;
 use crate::wal::record::{CheckpointRecord, CHECKPOINT};
 use crate::wal::retention::{Holder, Retention};
 use crate::wal::{WalCompression, WalPosition};
+
+/// How many pages a checkpoint marks to move down in the data file at most (cow: 32 MiB
+/// of 8 KiB pages), so that one checkpoint's extra writes stay bounded.
+const MOVE_DOWN_PER_CHECKPOINT: usize = 4096;
 
 pub(super) struct CheckpointState {
     pub(super) seq: u64,
@@ -113,7 +118,26 @@ impl Inner {
         let undo_start = self.write_checkpoint(cp, redo, next_xid)?;
         // Pages freed before this redo point, when no transaction of before the free
         // runs any more, can go to new relations (docs/recovery.md rule 26).
-        self.store.release_free_pages(redo.lsn, ended_below);
+        let ready = self.store.release_free_pages(redo.lsn, ended_below);
+        if !ready.is_empty() {
+            // Nothing reads such a page again: a new owner's page making overwrites it.
+            // Its frame and location go before a new owner can take it.
+            self.pool.discard(&ready);
+            self.store.forget_locations(&ready);
+            self.store.make_ready(&ready);
+        }
+        let given_back = self.store.trim()?;
+        self.stats
+            .data_bytes_given_back
+            .fetch_add(given_back, Ordering::Relaxed);
+        // Cow: pages in the file's free end move down when next written, so that a
+        // later checkpoint can cut it (`PageStore::pages_to_move_down`).
+        // Best effort: a page that cannot be read now stays where it is.
+        for page in self.store.pages_to_move_down(MOVE_DOWN_PER_CHECKPOINT) {
+            if let Ok(pinned) = self.pool.fetch(page, Fetch::Read) {
+                drop(pinned.write());
+            }
+        }
         cp.redo = redo;
         cp.redo_written = redo_written;
         cp.last_millis = self.clock.now_millis();

@@ -473,15 +473,60 @@ impl Database {
 
     /// Removes the index entries of versions vacuum took away (an entry stays while some
     /// version of its row that a snapshot may still read has its key), then gives the
-    /// index's empty leaves back to its free list (`btree::reclaim`). Statements on the
-    /// table wait meanwhile (so no entry is made for a slot while it is judged).
+    /// index's empty leaves back to its free list (`btree::reclaim`), then takes the
+    /// table's empty pages out of it (`free_empty_pages`). Statements that change the
+    /// table wait meanwhile (so no entry is made for a slot while it is judged, and no
+    /// row is put on a page being given back). Returns the pages it gave back.
     pub(super) fn vacuum_indexes(
+        &self,
+        table: &Arc<crate::catalog::Table>,
+        tx: &mut Transaction,
+    ) -> Result<Vec<u64>> {
+        let _ddl = table.ddl.write();
+        self.vacuum_index_entries(table, tx)?;
+        self.free_empty_pages(table, tx)
+    }
+
+    /// Gives a table's empty pages back (VACUUM, with the table's DDL lock held
+    /// exclusively: no statement changes the table meanwhile). One `free_table_pages`
+    /// record names them; their page numbers go to the free list, for any relation once
+    /// a checkpoint allows (docs/recovery.md rule 26). A scan that read the page list
+    /// before finds them empty; index entries still naming their slots lead to no row.
+    fn free_empty_pages(
+        &self,
+        table: &crate::catalog::Table,
+        tx: &mut Transaction,
+    ) -> Result<Vec<u64>> {
+        let inner = &self.handle.inner;
+        let ctx = inner.access_ctx();
+        let mut empty = Vec::new();
+        for page in table.page_list() {
+            if crate::access::slotted::is_empty(&ctx, page)? {
+                empty.push(page);
+            }
+        }
+        if empty.is_empty() {
+            return Ok(empty);
+        }
+        tx.log(&CatalogRecord::FreeTablePages {
+            table: table.id,
+            pages: empty.clone(),
+        })?;
+        let removed = table.remove_pages(&empty);
+        // Read after the pages left the list: a transaction that begins later never
+        // sees them in it, and one that began before holds the pages until it ends.
+        inner
+            .store
+            .free_pages(&removed, inner.wal.insert_lsn(), inner.txns.next_xid());
+        Ok(removed)
+    }
+
+    fn vacuum_index_entries(
         &self,
         table: &Arc<crate::catalog::Table>,
         tx: &mut Transaction,
     ) -> Result<()> {
         let inner = &self.handle.inner;
-        let _ddl = table.ddl.write();
         let indexes = table.index_list();
         if indexes.is_empty() {
             return Ok(());

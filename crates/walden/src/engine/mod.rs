@@ -499,9 +499,23 @@ impl Database {
             inner.checkpoint()?;
             n += pass(inner.txns.horizon().min(horizon))?.removed;
         }
-        self.vacuum_indexes(&table, &mut tx)?;
+        let freed = self.vacuum_indexes(&table, &mut tx)?;
         tx.wrote = true;
         tx.commit()?;
+        if !freed.is_empty() {
+            // Empty pages are never read again once no transaction of before runs:
+            // their frames go unwritten if none does. Then the space goes back to the
+            // file system (`PageStore::trim`): a checkpoint makes the pages free for
+            // reuse and cuts the file's free end; in cow mode more are needed.
+            inner.discard_unreachable(&freed);
+            inner.checkpoint()?;
+            if inner.control.protection == crate::store::Protection::Cow {
+                // The second frees the locations; what it wrote past the compact end
+                // (its map) moves down in the third, which then cuts the file.
+                inner.checkpoint()?;
+                inner.checkpoint()?;
+            }
+        }
         Ok(n)
     }
 
@@ -601,16 +615,21 @@ impl Inner {
         // the dropped table's later records onto a page missing the earlier ones. The
         // checkpoint lock is held through the discard (tried, never waited for: the
         // caller holds the catalog's, which a checkpoint takes after it).
-        {
-            let idle = self.checkpoint.try_lock();
-            if idle.is_ok() && self.txns.none_active() {
-                self.pool.discard(pages);
-            }
-        }
+        self.discard_unreachable(pages);
         // The page numbers go back to the store, for relations made after a checkpoint
         // allows it (docs/recovery.md rule 26).
         self.store
             .free_pages(pages, self.wal.insert_lsn(), self.txns.next_xid());
+    }
+
+    /// Frees the buffer frames of pages nothing reads again (a dropped relation's, or
+    /// pages VACUUM gave back), unwritten, if no transaction runs (one begun before
+    /// might read them) and no checkpoint runs (see `release_dropped`).
+    fn discard_unreachable(&self, pages: &[u64]) {
+        let idle = self.checkpoint.try_lock();
+        if idle.is_ok() && self.txns.none_active() {
+            self.pool.discard(pages);
+        }
     }
 
     /// Puts the parts together. `redo` is the redo position of the last complete

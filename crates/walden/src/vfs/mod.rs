@@ -57,6 +57,9 @@ pub trait VfsFile: Send + Sync {
     fn preallocate(&self, len_bytes: u64) -> io::Result<()>;
     /// Current length in bytes.
     fn len(&self) -> io::Result<u64>;
+    /// Shrinks the file to `len_bytes` (ftruncate); a longer length is an error. The new
+    /// length is durable only after `sync_data`: a power loss before may keep the old one.
+    fn truncate(&self, len_bytes: u64) -> io::Result<()>;
     /// Asks the system to start writing a range back now (sync_file_range WRITE): no
     /// durability promise, it only shortens a later `sync_data`. Default: nothing.
     fn start_writeback(&self, _offset: u64, _len: u64) {}

@@ -42,6 +42,17 @@ impl VfsFile for RealFile {
         Ok(self.file.metadata()?.len())
     }
 
+    fn truncate(&self, len_bytes: u64) -> io::Result<()> {
+        let len = self.file.metadata()?.len();
+        if len_bytes > len {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("truncate to {len_bytes} bytes would grow a {len}-byte file"),
+            ));
+        }
+        self.file.set_len(len_bytes)
+    }
+
     #[cfg(target_os = "linux")]
     fn start_writeback(&self, offset: u64, len: u64) {
         use std::os::unix::io::AsRawFd;

@@ -149,6 +149,9 @@ impl VfsFile for GateFile {
     fn len(&self) -> io::Result<u64> {
         self.inner.len()
     }
+    fn truncate(&self, len_bytes: u64) -> io::Result<()> {
+        self.inner.truncate(len_bytes)
+    }
 }
 
 impl Vfs for GateVfs {

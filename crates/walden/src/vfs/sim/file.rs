@@ -156,6 +156,13 @@ impl VfsFile for SimFile {
     fn len(&self) -> io::Result<u64> {
         self.lock().len(self.epoch, self.inode)
     }
+
+    fn truncate(&self, len_bytes: u64) -> io::Result<()> {
+        if self.read_only {
+            return Err(read_only_error());
+        }
+        self.lock().truncate(self, len_bytes)
+    }
 }
 
 impl Drop for SimFile {

@@ -15,6 +15,8 @@ const MAX_FILE_SIZE_BYTES: u64 = 1 << 30;
 pub(super) struct PendingWrite {
     pub(super) offset: usize,
     pub(super) bytes: Vec<u8>,
+    /// A truncation to `offset` instead of a write (`bytes` empty).
+    pub(super) truncate: bool,
 }
 
 #[derive(Debug, Default)]
@@ -64,12 +66,32 @@ impl Inode {
         self.pending.push(PendingWrite {
             offset,
             bytes: bytes.to_vec(),
+            truncate: false,
         });
+    }
+
+    /// Records a truncation: visible now, durable only after `sync_data`.
+    pub(super) fn truncate(&mut self, len: usize) {
+        self.current.truncate(len);
+        self.pending.push(PendingWrite {
+            offset: len,
+            bytes: Vec::new(),
+            truncate: true,
+        });
+    }
+
+    /// Applies one pending write (or truncation) to the durable image.
+    fn apply(durable: &mut Vec<u8>, write: &PendingWrite) {
+        if write.truncate {
+            durable.truncate(write.offset);
+        } else {
+            write_into(durable, write.offset, &write.bytes);
+        }
     }
 
     pub(super) fn sync(&mut self) {
         for write in std::mem::take(&mut self.pending) {
-            write_into(&mut self.durable, write.offset, &write.bytes);
+            Self::apply(&mut self.durable, &write);
         }
         // The invariant makes this a no-op; it is kept so that a broken invariant cannot
         // leave reads and the durable image disagreeing on the length.
@@ -89,8 +111,12 @@ impl Inode {
                 other => other,
             };
             match fate {
-                CrashMode::KeepUnsynced => {
-                    write_into(&mut self.durable, write.offset, &write.bytes);
+                CrashMode::KeepUnsynced => Self::apply(&mut self.durable, &write),
+                // A truncation is kept or lost whole.
+                CrashMode::TearUnsynced if write.truncate => {
+                    if rng.below(2) == 0 {
+                        Self::apply(&mut self.durable, &write);
+                    }
                 }
                 CrashMode::TearUnsynced => self.tear(&write, rng),
                 CrashMode::DropUnsynced | CrashMode::Random => {}

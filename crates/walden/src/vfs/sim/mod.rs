@@ -197,6 +197,7 @@ impl SimVfs {
             node.pending.push(PendingWrite {
                 offset: at,
                 bytes: vec![flipped],
+                truncate: false,
             });
         }
         true

@@ -378,6 +378,26 @@ impl State {
         Ok(())
     }
 
+    pub(super) fn truncate(&mut self, handle: &SimFile, len_bytes: u64) -> io::Result<()> {
+        self.check_handle(handle.epoch)?;
+        let (to, _) = checked_range(len_bytes, 0)?;
+        let len = self.inode_mut(handle.inode)?.current.len();
+        if to > len {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("truncate to {to} bytes would grow a {len}-byte file"),
+            ));
+        }
+        if self.count_op() {
+            // In flight when power went: the new length may or may not survive.
+            self.inode_mut(handle.inode)?.truncate(to);
+            return Err(power_loss_error());
+        }
+        self.check_fault(OpClass::Write, Some(&handle.name))?;
+        self.inode_mut(handle.inode)?.truncate(to);
+        Ok(())
+    }
+
     pub(super) fn len(&mut self, epoch: u64, inode: u64) -> io::Result<u64> {
         self.check_handle(epoch)?;
         Ok(self.inode_mut(inode)?.current.len() as u64)

@@ -1,0 +1,192 @@
+//! Space given back: VACUUM takes a table's empty pages out of it, a checkpoint makes
+//! them free for any relation and cuts the data file's free end. What could go wrong: a
+//! page given back while a snapshot could still read rows on it, a page used by two
+//! relations, a file cut past a page in use, or an open that refuses a file shorter
+//! than its checkpoint recorded though only free pages are missing.
+#![allow(clippy::unwrap_used)]
+
+use walden::vfs::{CrashMode, SimVfs};
+use walden::*;
+
+mod support;
+use support::{id_text_schema, padded_row, sorted_ids, table_opts, DIR};
+
+const MODES: [Protection; 3] = [Protection::Cow, Protection::FullPage, Protection::None];
+const KINDS: [TableKind; 2] = [TableKind::Heap, TableKind::Undo];
+
+fn options(vfs: &SimVfs, protection: Protection, kind: TableKind) -> Options {
+    Options {
+        page_size: 8192,
+        buffer_pool_bytes: 4 << 20,
+        ..table_opts(vfs, protection, kind)
+    }
+}
+
+fn insert(db: &Database, table: &str, ids: std::ops::Range<i64>) {
+    let rows: Vec<Row> = ids.map(|i| padded_row(i, 200)).collect();
+    let mut tx = db.begin();
+    tx.insert_many(table, &rows).unwrap();
+    tx.commit().unwrap();
+}
+
+fn delete_all(db: &Database, table: &str) {
+    let mut tx = db.begin();
+    tx.modify_with(table, |_, _| RowAction::Delete).unwrap();
+    tx.commit().unwrap();
+}
+
+fn assert_clean(db: &Database, what: &str) {
+    let r = db.check().unwrap();
+    assert!(r.is_clean(), "{what}: {:?}", r.problems);
+}
+
+/// A small table made first (its pages lie at the file's start), then a big one: after
+/// the big one is emptied and vacuumed, the data file is cut to a few pages, and the
+/// database works on: the pages go to new rows, across a restart and a crash.
+#[test]
+fn vacuum_gives_an_emptied_tables_space_back() {
+    for protection in MODES {
+        for kind in KINDS {
+            let what = format!("{protection:?} {kind:?}");
+            let vfs = SimVfs::new(11);
+            let db = Database::create(DIR, options(&vfs, protection, kind)).unwrap();
+            db.create_table("small", id_text_schema("payload")).unwrap();
+            insert(&db, "small", 0..10);
+            db.create_table("big", id_text_schema("payload")).unwrap();
+            insert(&db, "big", 0..12_000);
+            db.checkpoint().unwrap();
+            let before = db.data_file_bytes().unwrap();
+            let big_pages = db.table_bytes("big").unwrap();
+            assert!(big_pages > 300 * 8192, "{what}: {big_pages}");
+            delete_all(&db, "big");
+            db.vacuum("big").unwrap();
+            assert_eq!(db.table_bytes("big").unwrap(), 0, "{what}");
+            let after = db.data_file_bytes().unwrap();
+            assert!(
+                after * 20 <= before,
+                "{what}: data file {before} bytes before, {after} after"
+            );
+            // The file may have grown on the way (a cow checkpoint's map).
+            let given_back = db.stats().data_bytes_given_back;
+            assert!(given_back >= before - after, "{what}: {given_back} counted");
+            assert_clean(&db, &what);
+            assert_eq!(sorted_ids(&db, "big"), Vec::<i64>::new(), "{what}");
+            // The crash right after: the checkpoint recorded a longer file, but only
+            // free pages are missing.
+            drop(db);
+            vfs.restart(CrashMode::DropUnsynced);
+            let db = Database::open(DIR, options(&vfs, protection, kind)).unwrap();
+            assert_clean(&db, &what);
+            assert_eq!(sorted_ids(&db, "small"), (0..10).collect::<Vec<_>>());
+            assert_eq!(sorted_ids(&db, "big"), Vec::<i64>::new(), "{what}");
+            // The pages are used again, by the table or another.
+            insert(&db, "big", 0..3000);
+            db.create_table("other", id_text_schema("payload")).unwrap();
+            insert(&db, "other", 0..3000);
+            assert_clean(&db, &what);
+            let grown = db.data_file_bytes().unwrap();
+            assert!(grown <= before + 8 * 8192, "{what}: {grown} > {before}");
+            db.close().unwrap();
+            let db = Database::open(DIR, options(&vfs, protection, kind)).unwrap();
+            assert_clean(&db, &what);
+            assert_eq!(sorted_ids(&db, "big"), (0..3000).collect::<Vec<_>>());
+            assert_eq!(sorted_ids(&db, "other"), (0..3000).collect::<Vec<_>>());
+            assert_eq!(sorted_ids(&db, "small"), (0..10).collect::<Vec<_>>());
+        }
+    }
+}
+
+/// A snapshot taken before the delete still reads the rows: their pages are not
+/// emptied, so not given back, until it ends.
+#[test]
+fn a_snapshot_keeps_the_pages_it_can_read() {
+    for kind in KINDS {
+        let what = format!("{kind:?}");
+        let vfs = SimVfs::new(12);
+        let db = Database::create(DIR, options(&vfs, Protection::Cow, kind)).unwrap();
+        db.create_table("t", id_text_schema("payload")).unwrap();
+        insert(&db, "t", 0..2000);
+        let mut reader = db.begin();
+        delete_all(&db, "t");
+        db.vacuum("t").unwrap();
+        assert!(db.table_bytes("t").unwrap() > 0, "{what}");
+        assert_eq!(
+            reader.scan("t").unwrap().len(),
+            2000,
+            "{what}: the old snapshot"
+        );
+        reader.commit().unwrap();
+        db.vacuum("t").unwrap();
+        assert_eq!(db.table_bytes("t").unwrap(), 0, "{what}");
+        assert_clean(&db, &what);
+    }
+}
+
+/// A table with a unique index: the index's entries go with the rows, so the same keys
+/// go in again; lookups of the old keys find nothing meanwhile.
+#[test]
+fn an_indexed_tables_pages_go_back_and_its_keys_return() {
+    for protection in MODES {
+        for kind in KINDS {
+            let what = format!("{protection:?} {kind:?}");
+            let vfs = SimVfs::new(13);
+            let db = Database::create(DIR, options(&vfs, protection, kind)).unwrap();
+            db.create_table("t", id_text_schema("payload")).unwrap();
+            db.create_index(&IndexSpec {
+                name: "t_id",
+                table: "t",
+                columns: &["id"],
+                unique: true,
+                ..IndexSpec::default()
+            })
+            .unwrap();
+            insert(&db, "t", 0..3000);
+            delete_all(&db, "t");
+            db.vacuum("t").unwrap();
+            assert_eq!(db.table_bytes("t").unwrap(), 0, "{what}");
+            let mut tx = db.begin();
+            assert!(
+                tx.index_get("t_id", &[Value::Int8(7)]).unwrap().is_empty(),
+                "{what}"
+            );
+            tx.commit().unwrap();
+            insert(&db, "t", 0..3000);
+            assert_clean(&db, &what);
+            let mut tx = db.begin();
+            assert_eq!(
+                tx.index_get("t_id", &[Value::Int8(7)]).unwrap().len(),
+                1,
+                "{what}"
+            );
+            tx.commit().unwrap();
+            drop(db);
+            vfs.restart(CrashMode::Random);
+            let db = Database::open(DIR, options(&vfs, protection, kind)).unwrap();
+            assert_clean(&db, &what);
+            assert_eq!(sorted_ids(&db, "t"), (0..3000).collect::<Vec<_>>());
+        }
+    }
+}
+
+/// Truncation is checked at the open: a fixed-place data file cut shorter than its
+/// checkpoint recorded opens only if every page missing is free.
+#[test]
+fn a_data_file_cut_past_a_page_in_use_is_refused() {
+    for protection in [Protection::FullPage, Protection::None] {
+        let vfs = SimVfs::new(14);
+        let db = Database::create(DIR, options(&vfs, protection, TableKind::Heap)).unwrap();
+        db.create_table("t", id_text_schema("payload")).unwrap();
+        insert(&db, "t", 0..3000);
+        db.close().unwrap();
+        let data = std::path::Path::new(DIR).join("data");
+        let len = vfs.file_contents(&data).unwrap().len() as u64;
+        assert!(vfs.truncate_file(&data, len - 8192));
+        let Err(err) = Database::open(DIR, options(&vfs, protection, TableKind::Heap)) else {
+            panic!("{protection:?}: a file cut past a page in use opened");
+        };
+        assert!(
+            matches!(err, Error::CorruptFile { .. }),
+            "{protection:?}: {err:?}"
+        );
+    }
+}
