@@ -1656,7 +1656,12 @@ impl RecordOwner for CatalogOwner {
                     && !cat.indexes.contains_key(&def.id)
                     && cat.by_id.contains_key(&def.table)
                 {
-                    cat.remove_index(old);
+                    // The old index's pages are free again, as the rebuild made them.
+                    if let Some(gone) = cat.remove_index(old) {
+                        ctx.pool
+                            .store()
+                            .free_pages(&gone.page_list(), rec.end_lsn(), 0);
+                    }
                     if !cat.name_taken(&def.name) {
                         let mut pages = pages;
                         pages.sort_unstable();

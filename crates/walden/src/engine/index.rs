@@ -446,6 +446,12 @@ impl Database {
             }
             cat.insert_index(Index::new(def, pages))
                 .map_err(Error::InvalidOption)?;
+            // The old index's pages go as a dropped index's do (under the catalog's
+            // lock: a checkpoint lists them in the index or in the free list). Held by
+            // the caller alone unless a statement still has it.
+            if let Some(old) = replaces {
+                inner.release_dropped(&old.page_list(), Arc::strong_count(old) > 1);
+            }
             drop(cat);
             drop(ddl);
             return Ok(true);
