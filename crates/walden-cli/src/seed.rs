@@ -185,6 +185,7 @@ pub fn run_walden(
                 undo_file_bytes: r.stats.undo_bytes_spilled,
                 data_bytes_written: written.data_bytes_written,
                 table_bytes: db.table_bytes("demo")?,
+                file_bytes: db.data_file_bytes()?,
                 seconds: r.elapsed.as_secs_f64(),
             },
             files_delta,
@@ -225,6 +226,7 @@ fn run_postgres(
             undo_file_bytes: 0,
             data_bytes_written: m.data_bytes_written,
             table_bytes: cluster.table_bytes("demo")?,
+            file_bytes: cluster.table_bytes("demo")?,
             seconds: m.seconds,
         });
     }

@@ -44,6 +44,9 @@ pub struct SeedRow {
     pub data_bytes_written: u64,
     /// Size of the table after the statement.
     pub table_bytes: u64,
+    /// Size of the files holding the table after the statement: Walden's data file,
+    /// PostgreSQL's table files (`pg_table_size`).
+    pub file_bytes: u64,
     pub seconds: f64,
 }
 
@@ -58,7 +61,7 @@ const WORKLOAD_ORDER: [&str; 6] = [
 ];
 
 /// The field names of CSV and JSON, in their order.
-pub const FIELDS: [&str; 13] = [
+pub const FIELDS: [&str; 14] = [
     "engine",
     "config",
     "data",
@@ -71,6 +74,7 @@ pub const FIELDS: [&str; 13] = [
     "undo_file_bytes",
     "data_bytes_written",
     "table_bytes",
+    "file_bytes",
     "seconds",
 ];
 
@@ -94,6 +98,7 @@ pub fn to_json(rows: &[SeedRow]) -> Value {
                 "undo_file_bytes": row.undo_file_bytes,
                 "data_bytes_written": row.data_bytes_written,
                 "table_bytes": row.table_bytes,
+                "file_bytes": row.file_bytes,
                 "seconds": row.seconds,
             })
         })
@@ -120,6 +125,7 @@ pub fn to_csv(rows: &[SeedRow]) -> String {
             Cow::Owned(row.undo_file_bytes.to_string()),
             Cow::Owned(row.data_bytes_written.to_string()),
             Cow::Owned(row.table_bytes.to_string()),
+            Cow::Owned(row.file_bytes.to_string()),
             // `Display` of f64 is the shortest text that reads back as the same number.
             Cow::Owned(row.seconds.to_string()),
         ];
@@ -219,10 +225,11 @@ enum Metric {
     DataWrittenMib,
     Seconds,
     TableMib,
+    FileMib,
 }
 
 impl Metric {
-    const ALL: [Metric; 7] = [
+    const ALL: [Metric; 8] = [
         Metric::WalMib,
         Metric::WalLogicalMib,
         Metric::PageImages,
@@ -230,6 +237,7 @@ impl Metric {
         Metric::DataWrittenMib,
         Metric::Seconds,
         Metric::TableMib,
+        Metric::FileMib,
     ];
 
     fn title(self) -> &'static str {
@@ -241,6 +249,7 @@ impl Metric {
             Metric::DataWrittenMib => "data written MiB",
             Metric::Seconds => "seconds",
             Metric::TableMib => "table MiB after the statement",
+            Metric::FileMib => "data file MiB after the statement",
         }
     }
 
@@ -253,6 +262,7 @@ impl Metric {
             Metric::DataWrittenMib => row.data_bytes_written as f64 / MIB,
             Metric::Seconds => row.seconds,
             Metric::TableMib => row.table_bytes as f64 / MIB,
+            Metric::FileMib => row.file_bytes as f64 / MIB,
         }
     }
 
@@ -268,7 +278,7 @@ impl Metric {
 
     /// Whether a sum over the workload means something (a table's size does not add up).
     fn has_total(self) -> bool {
-        self != Metric::TableMib
+        !matches!(self, Metric::TableMib | Metric::FileMib)
     }
 }
 
@@ -838,6 +848,7 @@ mod tests {
             undo_file_bytes: 0,
             data_bytes_written: 325_058_970,
             table_bytes: 154_722_304,
+            file_bytes: 160_000_000,
             seconds: 4.125,
         }
     }
@@ -877,7 +888,7 @@ mod tests {
         assert_eq!(keys, FIELDS);
         assert_eq!(
             json.to_string(),
-            r#"[{"engine":"walden","config":"heap/cow","data":"lpad","rows":1000000,"statement":"insert","wal_bytes":132138993,"wal_logical_bytes":396416979,"page_images":48231,"undo_bytes":0,"undo_file_bytes":0,"data_bytes_written":325058970,"table_bytes":154722304,"seconds":4.125}]"#
+            r#"[{"engine":"walden","config":"heap/cow","data":"lpad","rows":1000000,"statement":"insert","wal_bytes":132138993,"wal_logical_bytes":396416979,"page_images":48231,"undo_bytes":0,"undo_file_bytes":0,"data_bytes_written":325058970,"table_bytes":154722304,"file_bytes":160000000,"seconds":4.125}]"#
         );
     }
 
@@ -886,8 +897,8 @@ mod tests {
         let csv = to_csv(&[row("heap/cow", "insert", 132_138_993)]);
         assert_eq!(
             csv,
-            "engine,config,data,rows,statement,wal_bytes,wal_logical_bytes,page_images,undo_bytes,undo_file_bytes,data_bytes_written,table_bytes,seconds\n\
-             walden,heap/cow,lpad,1000000,insert,132138993,396416979,48231,0,0,325058970,154722304,4.125\n"
+            "engine,config,data,rows,statement,wal_bytes,wal_logical_bytes,page_images,undo_bytes,undo_file_bytes,data_bytes_written,table_bytes,file_bytes,seconds\n\
+             walden,heap/cow,lpad,1000000,insert,132138993,396416979,48231,0,0,325058970,154722304,160000000,4.125\n"
         );
     }
 
@@ -977,8 +988,8 @@ mod tests {
         let widest = text.lines().map(|line| line.chars().count()).max();
         assert!(widest.is_some_and(|w| w <= 160), "{widest:?}\n{text}");
         // One row per table: physical and logical WAL, page images, undo, data written,
-        // seconds and table size.
-        assert_eq!(text.matches("| update_sparse |").count(), 7, "{text}");
+        // seconds, table size and data file size.
+        assert_eq!(text.matches("| update_sparse |").count(), 8, "{text}");
     }
 
     #[test]
