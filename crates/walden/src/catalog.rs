@@ -712,14 +712,16 @@ impl Table {
         lock(&self.free).iter().map(|(&p, &f)| (p, f)).collect()
     }
 
-    /// Takes pages out of the table (VACUUM found them empty; `pages` sorted): out of its
-    /// page list and its free-space hints. Returns those it had.
-    pub fn remove_pages(&self, pages: &[u64]) -> Vec<u64> {
+    /// Takes pages out of the table (VACUUM found them empty; `runs` of consecutive
+    /// pages, ascending): out of its page list and its free-space hints. Returns those
+    /// it had.
+    pub fn remove_pages(&self, runs: &[(u64, u64)]) -> Vec<u64> {
         let mut list = lock(&self.pages);
         let mut free = lock(&self.free);
-        let mut removed = Vec::with_capacity(pages.len());
+        let mut removed = Vec::new();
         list.retain(|p| {
-            let gone = pages.binary_search(p).is_ok();
+            let at = runs.partition_point(|&(start, _)| start <= *p);
+            let gone = at > 0 && *p < runs[at - 1].0 + runs[at - 1].1;
             if gone {
                 removed.push(*p);
                 free.remove(p);
@@ -1210,9 +1212,9 @@ pub const ALTER_ROLE: RecordType = RecordType::new(34, "alter_role", 0);
 /// A role was dropped: `name`.
 pub const DROP_ROLE: RecordType = RecordType::new(35, "drop_role", 0);
 /// VACUUM took empty pages out of a table; they are free for any relation once a
-/// checkpoint allows (docs/recovery.md rule 26): `table varint | count varint | count ×
-/// page varint`, the pages ascending, each after the first as the difference from the
-/// one before.
+/// checkpoint allows (docs/recovery.md rule 26): `table varint | runs varint | runs ×
+/// (gap varint, length varint)`, runs of consecutive pages ascending, each starting
+/// `gap` pages after the end of the one before (the first: after page 0).
 pub const FREE_TABLE_PAGES: RecordType = RecordType::new(36, "free_table_pages", 0);
 
 /// A catalog record.
@@ -1267,7 +1269,8 @@ pub enum CatalogRecord {
     },
     FreeTablePages {
         table: u32,
-        pages: Vec<u64>,
+        /// Runs of consecutive pages, ascending and apart: (first page, length).
+        runs: Vec<(u64, u64)>,
     },
 }
 
@@ -1352,13 +1355,14 @@ impl Payload for CatalogRecord {
                 role.encode(out);
             }
             CatalogRecord::DropRole { name } => put_string(out, name),
-            CatalogRecord::FreeTablePages { table, pages } => {
+            CatalogRecord::FreeTablePages { table, runs } => {
                 put_varint(out, *table as u64);
-                put_varint(out, pages.len() as u64);
-                let mut prev = 0;
-                for (i, &p) in pages.iter().enumerate() {
-                    put_varint(out, if i == 0 { p } else { p - prev });
-                    prev = p;
+                put_varint(out, runs.len() as u64);
+                let mut end = 0;
+                for &(start, len) in runs {
+                    put_varint(out, start - end);
+                    put_varint(out, len);
+                    end = start + len;
                 }
             }
         }
@@ -1439,22 +1443,22 @@ impl CatalogRecord {
             CatalogRecord::DropRole { name: r.string()? }
         } else if t == FREE_TABLE_PAGES {
             let table = r.varint32()?;
-            let n = crate::wal::payload::count(&mut r, 1)?;
-            let mut pages: Vec<u64> = Vec::with_capacity(n);
-            for _ in 0..n {
-                let v = r.varint()?;
-                let page = match pages.last() {
-                    None => v,
-                    Some(_) if v == 0 => {
-                        return Err("free_table_pages: pages not ascending".to_string())
-                    }
-                    Some(&prev) => prev
-                        .checked_add(v)
-                        .ok_or_else(|| "free_table_pages: page number past 2^64".to_string())?,
-                };
-                pages.push(page);
+            let n = crate::wal::payload::count(&mut r, 2)?;
+            let mut runs = Vec::with_capacity(n);
+            let mut end = 0u64;
+            for i in 0..n {
+                let (gap, len) = (r.varint()?, r.varint()?);
+                let start = end
+                    .checked_add(gap)
+                    .filter(|_| i == 0 || gap > 0)
+                    .ok_or("free_table_pages: runs not apart and ascending")?;
+                end = start
+                    .checked_add(len)
+                    .filter(|_| len > 0)
+                    .ok_or("free_table_pages: an empty run, or one past 2^64")?;
+                runs.push((start, len));
             }
-            CatalogRecord::FreeTablePages { table, pages }
+            CatalogRecord::FreeTablePages { table, runs }
         } else {
             return Err(format!("record code {} is not the catalog's", t.code));
         };
@@ -1463,23 +1467,29 @@ impl CatalogRecord {
     }
 }
 
-/// Page numbers for waldump: runs of consecutive pages as `a-b`.
-fn describe_pages(pages: &[u64]) -> String {
-    let mut parts = Vec::new();
-    let mut i = 0;
-    while i < pages.len() {
-        let mut j = i;
-        while j + 1 < pages.len() && pages[j + 1] == pages[j] + 1 {
-            j += 1;
+/// Sorted page numbers as runs of consecutive pages: (first, length).
+pub fn page_runs(pages: &[u64]) -> Vec<(u64, u64)> {
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    for &p in pages {
+        match runs.last_mut() {
+            Some((start, len)) if *start + *len == p => *len += 1,
+            _ => runs.push((p, 1)),
         }
-        parts.push(if i == j {
-            pages[i].to_string()
-        } else {
-            format!("{}-{}", pages[i], pages[j])
-        });
-        i = j + 1;
     }
-    format!("{} [{}]", pages.len(), parts.join(" "))
+    runs
+}
+
+/// Runs of pages for waldump: `count [a-b c …]`.
+fn describe_runs(runs: &[(u64, u64)]) -> String {
+    let count: u64 = runs.iter().map(|r| r.1).sum();
+    let parts: Vec<String> = runs
+        .iter()
+        .map(|&(start, len)| match len {
+            1 => start.to_string(),
+            _ => format!("{start}-{}", start + len - 1),
+        })
+        .collect();
+    format!("{count} [{}]", parts.join(" "))
 }
 
 fn describe_index(def: &IndexDef, pages: &[u64]) -> String {
@@ -1583,8 +1593,8 @@ impl RecordOwner for CatalogOwner {
             CatalogRecord::CreateRole { role } => role.describe(),
             CatalogRecord::AlterRole { old, role } => format!("old {old:?} {}", role.describe()),
             CatalogRecord::DropRole { name } => format!("role {name:?}"),
-            CatalogRecord::FreeTablePages { table, pages } => {
-                format!("table {table} pages {}", describe_pages(&pages))
+            CatalogRecord::FreeTablePages { table, runs } => {
+                format!("table {table} pages {}", describe_runs(&runs))
             }
         })
     }
@@ -1632,12 +1642,12 @@ impl RecordOwner for CatalogOwner {
                         .map_err(|r| ctx.corrupt(rec, r))?;
                 }
             }
-            CatalogRecord::FreeTablePages { table, pages } => {
+            CatalogRecord::FreeTablePages { table, runs } => {
                 // The checkpoint's catalog may no longer have the table (dropped since:
                 // its pages, these among them, are free already) or these pages (freed
                 // before the checkpoint's page lists were read).
                 if let Some(t) = ctx.catalog.by_id.get(&table) {
-                    let removed = t.remove_pages(&pages);
+                    let removed = t.remove_pages(&runs);
                     ctx.pool.store().free_pages(&removed, rec.end_lsn(), 0);
                 }
             }
@@ -1823,7 +1833,47 @@ pub(crate) mod tests {
                 },
                 pages: vec![50],
             },
+            CatalogRecord::FreeTablePages {
+                table: 4,
+                runs: vec![(0, 1), (3, 2), (1 << 40, 1 << 30)],
+            },
         ]
+    }
+
+    #[test]
+    fn free_table_pages_names_runs_and_refuses_bad_ones() {
+        assert_eq!(page_runs(&[2, 3, 4, 9, 11, 12]), [(2, 3), (9, 1), (11, 2)]);
+        let rec = CatalogRecord::FreeTablePages {
+            table: 7,
+            runs: page_runs(&(100..20_100).collect::<Vec<u64>>()),
+        };
+        let mut out = Vec::new();
+        rec.encode_payload(&mut out);
+        // A whole table's pages in a few bytes.
+        assert!(out.len() <= 8, "{} bytes", out.len());
+        assert_eq!(CatalogRecord::decode(FREE_TABLE_PAGES, &out), Ok(rec));
+        // table 7, two runs: (gap, length) pairs.
+        for (bytes, why) in [
+            (vec![7, 2, 1, 1, 0, 1], "runs not apart"),
+            (vec![7, 1, 1, 0], "an empty run"),
+            (vec![7, 2, 1, 1], "a run missing"),
+        ] {
+            assert!(
+                CatalogRecord::decode(FREE_TABLE_PAGES, &bytes).is_err(),
+                "{why}"
+            );
+        }
+        let t = Table::new(
+            7,
+            "t",
+            Schema::new(Vec::new()),
+            TableKind::Heap,
+            vec![1, 2, 5, 6, 9],
+        );
+        t.set_free(2, 4000);
+        assert_eq!(t.remove_pages(&[(2, 4), (9, 1)]), [2, 5, 9]);
+        assert_eq!(t.page_list(), [1, 6]);
+        assert!(t.free_hints().is_empty());
     }
 
     /// A role with every attribute set.

@@ -514,11 +514,12 @@ impl Database {
         if empty.is_empty() {
             return Ok(empty);
         }
+        let runs = crate::catalog::page_runs(&empty);
         tx.log(&CatalogRecord::FreeTablePages {
             table: table.id,
-            pages: empty.clone(),
+            runs: runs.clone(),
         })?;
-        let removed = table.remove_pages(&empty);
+        let removed = table.remove_pages(&runs);
         // Read after the pages left the list: a transaction that begins later never
         // sees them in it, and one that began before holds the pages until it ends.
         inner
