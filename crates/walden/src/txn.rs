@@ -125,6 +125,8 @@ pub struct TxnManager {
     /// checkpoint (0 until one completes in this process): none of its records is ever
     /// replayed again. See `heap::prune_plan` for why pruning needs it.
     checkpointed: AtomicU64,
+    /// The first xid of this open (see `first_xid`).
+    first_xid: u64,
 }
 
 impl TxnManager {
@@ -139,7 +141,17 @@ impl TxnManager {
                 keys_held: HashMap::new(),
             }),
             checkpointed: AtomicU64::new(0),
+            first_xid: next_xid.max(1),
         }
+    }
+
+    /// The first xid handed out since the database was opened (the `next_xid` recovery
+    /// found). Every xid below it ended before the open: it committed, and every
+    /// snapshot of this open sees it, or recovery rolled it back (docs/recovery.md rules
+    /// 17 and 24). Undo pointers in rows whose xid is below it were made by an earlier
+    /// open and name nothing in this one's undo log (rule 22a).
+    pub fn first_xid(&self) -> u64 {
+        self.first_xid
     }
 
     /// See the field `checkpointed`.

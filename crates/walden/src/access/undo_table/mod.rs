@@ -204,6 +204,19 @@ pub(crate) fn corrupt(ctx: &Ctx, page: u64, reason: String) -> Error {
 // ---------------------------------------------------------------------------------------
 // Reading
 
+/// The undo pointer of the header `h`, when it names a record of this open's undo log.
+/// The log starts empty at every open, its pointers at 1 again (docs/recovery.md rule
+/// 22a), while rows keep the pointers earlier opens put in their headers (on pages
+/// written before a crash or a close, and in the headers `undo_revert` records put
+/// back): such a pointer would name an unrelated record of this open. A header's pointer
+/// is always a record its own xid wrote, so one whose xid is below the open's first
+/// (`TxnManager::first_xid`) is void, and nothing lies behind it that a snapshot of this
+/// open may need: that xid committed before the open (every snapshot sees it) or was
+/// rolled back.
+pub(crate) fn undo_ptr(ctx: &Ctx, h: &UndoHeader) -> Option<u64> {
+    (h.ptr != 0 && h.xid >= ctx.txns.first_xid()).then_some(h.ptr)
+}
+
 /// The version of a row a transaction may see: its flags and data area.
 pub(crate) struct Version<'a> {
     flags: u8,
@@ -240,8 +253,16 @@ pub(crate) fn visible<'a>(
         if h.ptr == 0 {
             return Ok(None);
         }
-        let rec = record::read_undo(ctx.undo, h.ptr)?;
-        h = step_back(&mut area, rec, h.ptr)?;
+        let Some(ptr) = undo_ptr(ctx, &h) else {
+            // Only a transaction that neither committed nor was rolled back leaves
+            // a row this open does not see with a pointer of an earlier open.
+            return Err(format!(
+                "xid {} of an earlier open is not seen, and its undo pointer {} is void",
+                h.xid, h.ptr
+            ));
+        };
+        let rec = record::read_undo(ctx.undo, ptr)?;
+        h = step_back(&mut area, rec, ptr)?;
     }
     Err("undo chain does not end".into())
 }
@@ -467,13 +488,14 @@ fn versions_of_page(ctx: &Ctx, page_no: u64, out: &mut PageRows) -> Result<()> {
             if h.flags & (FLAG_DELETED | FLAG_MOVED) == 0 {
                 out.push(id, row_of(&area, h.flags).map_err(bad)?);
             }
-            if h.ptr == 0 {
-                break;
-            }
-            let Ok(rec) = record::read_undo(ctx.undo, h.ptr) else {
+            // A pointer of an earlier open ends the chain, as a discarded record does.
+            let Some(ptr) = undo_ptr(ctx, &h) else {
                 break;
             };
-            h = step_back(&mut area, rec, h.ptr).map_err(bad)?;
+            let Ok(rec) = record::read_undo(ctx.undo, ptr) else {
+                break;
+            };
+            h = step_back(&mut area, rec, ptr).map_err(bad)?;
         }
     }
     Ok(())
