@@ -486,14 +486,16 @@ impl Database {
     pub(super) fn vacuum_indexes(
         &self,
         table: &Arc<crate::catalog::Table>,
+        candidates: &[u64],
         tx: &mut Transaction,
     ) -> Result<Vec<u64>> {
         let _ddl = table.ddl.write();
         self.vacuum_index_entries(table, tx)?;
-        self.free_empty_pages(table, tx)
+        self.free_empty_pages(table, candidates, tx)
     }
 
-    /// Gives a table's empty pages back (VACUUM, with the table's DDL lock held
+    /// Gives back those of `candidates` (pages the vacuum pass found empty) that are
+    /// still empty (VACUUM, with the table's DDL lock held
     /// exclusively: no statement changes the table meanwhile). One `free_table_pages`
     /// record names them; their page numbers go to the free list, for any relation once
     /// a checkpoint allows (docs/recovery.md rule 26). A scan that read the page list
@@ -501,13 +503,17 @@ impl Database {
     fn free_empty_pages(
         &self,
         table: &crate::catalog::Table,
+        candidates: &[u64],
         tx: &mut Transaction,
     ) -> Result<Vec<u64>> {
         let inner = &self.handle.inner;
         let ctx = inner.access_ctx();
+        // The vacuum pass's empty pages (sorted), judged again now that no statement
+        // changes the table, and only while the table still has them.
+        let pages = table.page_list();
         let mut empty = Vec::new();
-        for page in table.page_list() {
-            if crate::access::slotted::is_empty(&ctx, page)? {
+        for &page in candidates {
+            if pages.binary_search(&page).is_ok() && crate::access::slotted::is_empty(&ctx, page)? {
                 empty.push(page);
             }
         }

@@ -478,6 +478,9 @@ impl Database {
         let horizon = inner.txns.horizon();
         let mut tx = self.begin();
         let xid = tx.snapshot.xid;
+        // Pages a pass left empty: candidates to give back (judged again under the
+        // table's DDL lock, `free_empty_pages`).
+        let mut empty = std::collections::BTreeSet::new();
         let mut pass = |horizon: u64| -> Result<Vacuumed> {
             let (ctx, access) = (inner.access_ctx(), access::of(table.kind));
             let last = table.last_page();
@@ -487,6 +490,10 @@ impl Database {
                     access.vacuum_page(&ctx, &table, page, last, horizon, xid, &mut tx.stats)?;
                 total.removed += v.removed;
                 total.waiting = total.waiting.max(v.waiting);
+                // The page is in the pool: vacuum_page just read it.
+                if access::slotted::is_empty(&ctx, page)? {
+                    empty.insert(page);
+                }
                 inner.relieve_space();
             }
             Ok(total)
@@ -499,7 +506,8 @@ impl Database {
             inner.checkpoint()?;
             n += pass(inner.txns.horizon().min(horizon))?.removed;
         }
-        let freed = self.vacuum_indexes(&table, &mut tx)?;
+        let empty: Vec<u64> = empty.into_iter().collect();
+        let freed = self.vacuum_indexes(&table, &empty, &mut tx)?;
         tx.wrote = true;
         tx.commit()?;
         if !freed.is_empty() {
