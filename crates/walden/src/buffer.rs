@@ -590,6 +590,11 @@ impl BufferPool {
         self.store.write_page(page_no, copy)
     }
 
+    /// Whether a page is in the pool now (it may be evicted right after).
+    pub fn is_cached(&self, page_no: u64) -> bool {
+        lock(&self.table).map.contains_key(&page_no)
+    }
+
     /// Forgets pages that will never be read again (a dropped relation's, like
     /// PostgreSQL's DropRelationBuffers): their frames are freed, dirty or not, without
     /// being written. A frame pinned or being written now is left as it is (written when

@@ -510,13 +510,21 @@ impl Database {
         let ctx = inner.access_ctx();
         // The vacuum pass's empty pages (sorted), judged again now that no statement
         // changes the table, and only while the table still has them.
+        // Those in the pool first: reading one that is not evicts a frame (written if
+        // dirty), and read in the pass's order, the pages the pass left at the start
+        // would push out every page after them in turn, each written on the way.
         let pages = table.page_list();
+        let (cached, not): (Vec<u64>, Vec<u64>) = candidates
+            .iter()
+            .filter(|p| pages.binary_search(p).is_ok())
+            .partition(|&&p| inner.pool.is_cached(p));
         let mut empty = Vec::new();
-        for &page in candidates {
-            if pages.binary_search(&page).is_ok() && crate::access::slotted::is_empty(&ctx, page)? {
+        for page in cached.into_iter().chain(not) {
+            if crate::access::slotted::is_empty(&ctx, page)? {
                 empty.push(page);
             }
         }
+        empty.sort_unstable();
         if empty.is_empty() {
             return Ok(empty);
         }
