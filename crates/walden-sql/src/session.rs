@@ -924,7 +924,8 @@ impl Session {
             let e = no_block("VACUUM");
             return Err(self.fail(e));
         }
-        let analyze = crate::vacuum::vacuum(&mut self.ctx(), m)?;
+        let mut notices = Vec::new();
+        let analyze = crate::vacuum::vacuum(&mut self.ctx(), m, &mut notices)?;
         if !analyze.is_empty() {
             self.transactional(|s, t| {
                 let mut cx = s.ctx();
@@ -934,7 +935,9 @@ impl Session {
                 Ok(())
             })?;
         }
-        Ok(Output::tag("VACUUM"))
+        let mut out = Output::tag("VACUUM");
+        out.notices = notices;
+        Ok(out)
     }
 
     fn sql_prepare(

@@ -18,6 +18,8 @@ pub struct Maintenance {
     pub vacuum: bool,
     /// ANALYZE, alone or as VACUUM's option.
     pub analyze: bool,
+    /// VERBOSE: VACUUM says what it did for each table (INFO notices).
+    pub verbose: bool,
     /// The tables named, with their column lists (empty: every table).
     pub tables: Vec<Target>,
 }
@@ -41,6 +43,7 @@ pub(crate) fn parse(tokens: &[TokenWithSpan]) -> SqlResult<Maintenance> {
     let mut m = Maintenance {
         vacuum,
         analyze: !vacuum,
+        verbose: false,
         tables: Vec::new(),
     };
     if w.peek() == Some(&Token::LParen) {
@@ -50,7 +53,7 @@ pub(crate) fn parse(tokens: &[TokenWithSpan]) -> SqlResult<Maintenance> {
             return Err(SqlError::unsupported("VACUUM FULL"));
         }
         w.keyword("freeze");
-        w.keyword("verbose");
+        m.verbose = w.keyword("verbose");
         m.analyze = w.keyword("analyze") || w.keyword("analyse");
     } else {
         w.keyword("verbose");
@@ -97,6 +100,7 @@ fn options(w: &mut Words, m: &mut Maintenance) -> SqlResult<()> {
         };
         let known_to_both = matches!(name.as_str(), "verbose" | "skip_locked");
         match name.as_str() {
+            "verbose" if m.vacuum => m.verbose = flag()?,
             _ if known_to_both => {
                 flag()?;
             }
@@ -190,11 +194,24 @@ fn tables(cx: &Ctx, m: &Maintenance) -> SqlResult<Vec<String>> {
 /// VACUUM (outside any transaction: the engine commits each table's on its own); the
 /// tables it analyzes afterwards are returned for the caller to analyze in a
 /// transaction of their own.
-pub(crate) fn vacuum(cx: &mut Ctx, m: &Maintenance) -> SqlResult<Vec<String>> {
+/// With VERBOSE, `notices` gets two INFO lines per table: what it removed and gave
+/// back.
+pub(crate) fn vacuum(
+    cx: &mut Ctx,
+    m: &Maintenance,
+    notices: &mut Vec<String>,
+) -> SqlResult<Vec<String>> {
     let tables = tables(cx, m)?;
     for t in &tables {
         cx.guard.check()?;
-        cx.db.vacuum(t)?;
+        let r = cx.db.vacuum_report(t)?;
+        if m.verbose {
+            notices.push(format!("INFO:  vacuuming \"public.{t}\""));
+            notices.push(format!(
+                "INFO:  \"public.{t}\": removed {} row versions; {} empty pages given back, {} left; {} bytes cut from the data file",
+                r.versions_removed, r.pages_given_back, r.pages_left, r.file_bytes_cut
+            ));
+        }
     }
     Ok(if m.analyze { tables } else { Vec::new() })
 }

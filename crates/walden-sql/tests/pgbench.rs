@@ -328,3 +328,41 @@ fn the_statements_pgbench_15_sends_run() {
         );
     }
 }
+
+/// VACUUM VERBOSE says, per table, what it removed and what it gave back (INFO notices,
+/// as PostgreSQL's VACUUM VERBOSE reports in INFO lines); plain VACUUM says nothing.
+#[test]
+fn vacuum_verbose_says_what_it_gave_back() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    q(
+        &mut s,
+        "create table a(x int, t text);
+         insert into a select g, repeat('x', 200) from generate_series(1, 2000) g;
+         delete from a",
+    );
+    let r = s.execute("vacuum a").unwrap();
+    assert!(r[0].notices.is_empty(), "{:?}", r[0].notices);
+    q(
+        &mut s,
+        "insert into a select g, repeat('x', 200) from generate_series(1, 2000) g;
+         delete from a where x > 0",
+    );
+    let r = s.execute("vacuum (verbose) a").unwrap();
+    assert_eq!(r[0].notices.len(), 2, "{:?}", r[0].notices);
+    assert_eq!(r[0].notices[0], "INFO:  vacuuming \"public.a\"");
+    let said = &r[0].notices[1];
+    assert!(
+        said.starts_with("INFO:  \"public.a\": removed 2000 row versions; ")
+            && said.contains(" empty pages given back, 0 left; "),
+        "{said}"
+    );
+    let given: u64 = said
+        .split("; ")
+        .nth(1)
+        .and_then(|p| p.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!(given >= 40, "{said}");
+    assert_eq!(db.table_bytes("a").unwrap(), 0);
+}

@@ -52,7 +52,7 @@ pub use calendar::Interval;
 pub use catalog::{RoleDef, TableKind, TableStats, ViewDef};
 pub use engine::{
     AlterOp, CheckReport, Database, IndexCheck, IndexInfo, IndexSpec, Isolation, Modified, Newest,
-    Options, Reader, RecoveryReport, RowAction, TableCheck, Transaction,
+    Options, Reader, RecoveryReport, RowAction, TableCheck, Transaction, VacuumReport,
 };
 pub use error::{Error, Result};
 pub use jsonb::Json;

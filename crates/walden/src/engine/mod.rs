@@ -471,8 +471,13 @@ impl Database {
     }
 
     /// Removes row versions no snapshot can see, then the index entries no version
-    /// holds any more; returns how many versions.
+    /// holds any more, and gives the pages left empty back; returns how many versions.
     pub fn vacuum(&self, name: &str) -> Result<u64> {
+        self.vacuum_report(name).map(|r| r.versions_removed)
+    }
+
+    /// As `vacuum`, saying what it did (VACUUM VERBOSE).
+    pub fn vacuum_report(&self, name: &str) -> Result<VacuumReport> {
         let inner = &self.handle.inner;
         let table = inner.table(name)?;
         let horizon = inner.txns.horizon();
@@ -510,6 +515,8 @@ impl Database {
         let freed = self.vacuum_indexes(&table, &empty, &mut tx)?;
         tx.wrote = true;
         tx.commit()?;
+        let given_back = || inner.stats.data_bytes_given_back.load(Ordering::Relaxed);
+        let cut_before = given_back();
         if !freed.is_empty() {
             // Empty pages are never read again once no transaction of before runs:
             // their frames go unwritten if none does. Then the space goes back to the
@@ -524,7 +531,12 @@ impl Database {
                 inner.checkpoint()?;
             }
         }
-        Ok(n)
+        Ok(VacuumReport {
+            versions_removed: n,
+            pages_given_back: freed.len() as u64,
+            file_bytes_cut: given_back() - cut_before,
+            pages_left: table.page_count() as u64,
+        })
     }
 
     /// Runs a checkpoint now.
@@ -583,6 +595,20 @@ impl Database {
     fn stop_background(&self) {
         self.handle.stop_background();
     }
+}
+
+/// What one VACUUM did (`Database::vacuum_report`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct VacuumReport {
+    /// Row versions removed.
+    pub versions_removed: u64,
+    /// Empty pages taken out of the table, free for any relation.
+    pub pages_given_back: u64,
+    /// Bytes cut from the data file's end by the checkpoints it ran (others running
+    /// meanwhile may add theirs).
+    pub file_bytes_cut: u64,
+    /// The table's pages after it.
+    pub pages_left: u64,
 }
 
 impl Handle {
