@@ -27,7 +27,10 @@ pub const CONTROL_MAGIC: &[u8; 8] = b"WALDNCTL";
 pub const CHECKPOINT_MAGIC: &[u8; 8] = b"WALDNCKP";
 /// The on-disk format version this build writes (docs/format.md).
 pub const FORMAT_VERSION: u32 = 19;
-/// The oldest format version this build still reads. Format 18 added tables'
+/// The oldest format version this build still reads. Format 19 added the record
+/// `free_table_pages` (code 36) and data files cut shorter than their checkpoint
+/// recorded (free pages given back); an older build would refuse both, and a format 5
+/// to 18 database has neither. Format 18 added tables'
 /// free-space hints after the secret in a checkpoint's catalog; an older build would
 /// refuse the bytes it does not expect, and a format 5 to 17 checkpoint has none.
 /// Format 17 added the record

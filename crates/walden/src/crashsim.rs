@@ -198,8 +198,8 @@ fn workload(
     next_key: &mut i64,
 ) -> Option<String> {
     let mut old = rng.chance(50).then(|| (db.begin(), model.rows.clone()));
-    // What went wrong apart from the held snapshot's reads.
-    let mut churn_wrong = None;
+    // What failed apart from the held snapshot's reads: a step, or a count after one.
+    let mut failed = None;
     let mut completed = true;
     for _ in 0..60 {
         let r = match rng.below(20) {
@@ -208,7 +208,7 @@ fn workload(
             2 => match churn(db, rng) {
                 Ok(None) => Ok(()),
                 Ok(Some(w)) => {
-                    churn_wrong.get_or_insert(w);
+                    failed.get_or_insert(w);
                     Ok(())
                 }
                 Err(e) => Err(e),
@@ -219,7 +219,7 @@ fn workload(
             // Before the scheduled crash nothing may fail: no fault is injected, and
             // one thread works alone.
             if let (Err(e), false) = (&r, vfs.power_lost()) {
-                churn_wrong.get_or_insert(format!("the workload failed: {e}"));
+                failed.get_or_insert(format!("the workload failed: {e}"));
             }
             completed = false;
             break;
@@ -252,7 +252,7 @@ fn workload(
     if completed {
         vfs.crash_now();
     }
-    wrong.or(churn_wrong)
+    wrong.or(failed)
 }
 
 /// A scratch table (with an index) made, filled and sometimes dropped again, or emptied

@@ -75,6 +75,7 @@ impl Parts {
                 Clog::create(dir),
             ),
             Some(c) => {
+                c.catalog.free_pages.sort_unstable();
                 let store = PageStore::open(
                     &vfs,
                     &data_path,
@@ -84,7 +85,7 @@ impl Parts {
                     c.next_page,
                     c.data_file_bytes,
                     std::mem::take(&mut c.chunk_locations),
-                    &sorted(&c.catalog.free_pages),
+                    &c.catalog.free_pages,
                     stats.clone(),
                 )?;
                 let clog = if opts.accept_data_loss {
@@ -140,12 +141,6 @@ impl Parts {
         self.pool.set_wal(wal.clone());
         Ok(wal)
     }
-}
-
-fn sorted(pages: &[u64]) -> Vec<u64> {
-    let mut v = pages.to_vec();
-    v.sort_unstable();
-    v
 }
 
 /// Transaction ids are stored in 48 bits in tuple headers.

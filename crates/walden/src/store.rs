@@ -452,34 +452,30 @@ impl PageStore {
             self.next_page.store(keep, Ordering::SeqCst);
         }
         let before = self.file_len_bytes();
-        let end = match self.protection {
-            Protection::Cow => {
-                // Under the map's lock: no location is handed out meanwhile.
-                let mut st = lock(&self.cow);
+        // Cut under the map's lock (cow: no location is handed out meanwhile) or the
+        // free list's (fixed places: no page number is, and no page at or past `keep`
+        // is in use nor in the buffer pool, ready pages' frames being discarded when
+        // they become ready).
+        let mut cow = (self.protection == Protection::Cow).then(|| lock(&self.cow));
+        let end = match cow.as_deref_mut() {
+            Some(st) => {
                 let mut n = st.file_locations;
                 while n > 0 && st.free.remove(&(n - 1)) {
                     n -= 1;
                 }
                 st.file_locations = n;
                 st.born_epoch.truncate(n as usize);
-                let end = n * ps;
-                if end < before {
-                    self.cut(end)?;
-                }
-                end
+                n * ps
             }
-            // Under the free list's lock: no page number is handed out meanwhile, and
-            // no page at or past `keep` is in use (nor in the buffer pool: ready pages'
-            // frames are discarded when they become ready).
-            _ => {
-                let end = keep * ps;
-                if end < before {
-                    self.cut(end)?;
-                }
-                end
-            }
+            None => keep * ps,
         };
-        drop(f);
+        if end < before {
+            self.file
+                .truncate(end)
+                .map_err(|e| Error::io(&self.path, e))?;
+            self.file_len_bytes.store(end, Ordering::Release);
+        }
+        drop((cow, f));
         Ok(before.saturating_sub(end))
     }
 
@@ -511,14 +507,6 @@ impl PageStore {
             .map(|(p, _)| p as u64)
             .take(limit)
             .collect()
-    }
-
-    fn cut(&self, len: u64) -> Result<()> {
-        self.file
-            .truncate(len)
-            .map_err(|e| Error::io(&self.path, e))?;
-        self.file_len_bytes.store(len, Ordering::Release);
-        Ok(())
     }
 
     /// Redo met a record that makes `page` anew: it is some relation's again.

@@ -165,6 +165,8 @@ pub struct Vacuumed {
     /// Dead versions kept because a checkpoint has yet to pass the update that replaced
     /// them (heap tables: docs/recovery.md rule 26); vacuum again after a checkpoint.
     pub waiting: u64,
+    /// The page holds no tuple after it (VACUUM may give it back).
+    pub empty: bool,
 }
 
 /// Rows read from one page: each one's id and bytes, the bytes of all of them in one

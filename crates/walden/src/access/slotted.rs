@@ -68,9 +68,18 @@ pub(crate) fn owned_by(p: PageRef, table: &Table) -> bool {
 /// Whether a page of rows holds no tuple at all (VACUUM may then give it back).
 pub(crate) fn is_empty(ctx: &Ctx, page: u64) -> Result<bool> {
     let pinned = ctx.pool.fetch(page, Fetch::Read)?;
-    let g = pinned.read();
-    let p = PageRef(&g);
-    Ok((0..p.slot_count()).all(|slot| p.tuple(slot).is_none()))
+    let empty = holds_no_tuple(PageRef(&pinned.read()));
+    Ok(empty)
+}
+
+fn holds_no_tuple(p: PageRef) -> bool {
+    (0..p.slot_count()).all(|slot| p.tuple(slot).is_none())
+}
+
+/// What `prune_page` did: versions removed, and whether the page then holds no tuple.
+pub(crate) struct Pruned {
+    pub removed: u64,
+    pub empty: bool,
 }
 
 /// Adds a fresh page to a table and logs it.
@@ -286,7 +295,8 @@ pub(crate) fn remove_slots(
 /// nothing, and the page is not written); `apply` carries the plan out on the
 /// write-latched page, logs it and returns how many versions went (counted in the
 /// global `versions_pruned`). Then the page's free-space hint is refreshed (unless it is
-/// `last`, the table's last page when the pass began, which inserts fill anyway).
+/// `last`, the table's last page when the pass began, which inserts fill anyway), and
+/// whether it is left empty is read while it is pinned.
 pub(crate) fn prune_page<P>(
     ctx: &Ctx,
     table: &Table,
@@ -294,7 +304,7 @@ pub(crate) fn prune_page<P>(
     last: Option<u64>,
     mut plan: impl FnMut(&[u8]) -> Option<P>,
     apply: impl FnOnce(&mut [u8], P) -> Result<u64>,
-) -> Result<u64> {
+) -> Result<Pruned> {
     let mut removed = 0u64;
     let pinned = ctx.pool.fetch(page_no, Fetch::Read)?;
     let found = plan(&pinned.read()).is_some();
@@ -310,11 +320,14 @@ pub(crate) fn prune_page<P>(
                 .fetch_add(removed, std::sync::atomic::Ordering::Relaxed);
         }
     }
+    let g = pinned.read();
     if Some(page_no) != last {
-        let free = PageRef(&pinned.read()).free_space();
-        table.set_free(page_no, free);
+        table.set_free(page_no, PageRef(&g).free_space());
     }
-    Ok(removed)
+    Ok(Pruned {
+        removed,
+        empty: holds_no_tuple(PageRef(&g)),
+    })
 }
 
 /// Redo of an insert record: puts each row's tuple (built by `build`) at its slot.

@@ -495,8 +495,7 @@ impl Database {
                     access.vacuum_page(&ctx, &table, page, last, horizon, xid, &mut tx.stats)?;
                 total.removed += v.removed;
                 total.waiting = total.waiting.max(v.waiting);
-                // The page is in the pool: vacuum_page just read it.
-                if access::slotted::is_empty(&ctx, page)? {
+                if v.empty {
                     empty.insert(page);
                 }
                 inner.relieve_space();

@@ -836,7 +836,7 @@ impl TableAccess for HeapTable {
         stats: &mut TxnStats,
     ) -> Result<Vacuumed> {
         let mut waiting = 0;
-        let removed = prune_page(
+        let pruned = prune_page(
             ctx,
             table,
             page,
@@ -848,7 +848,11 @@ impl TableAccess for HeapTable {
             },
             |g, plan| apply_prune(ctx, g, page, plan, xid, stats),
         )?;
-        Ok(Vacuumed { removed, waiting })
+        Ok(Vacuumed {
+            removed: pruned.removed,
+            waiting,
+            empty: pruned.empty,
+        })
     }
 }
 

@@ -682,7 +682,7 @@ impl TableAccess for UndoTable {
         xid: u64,
         stats: &mut TxnStats,
     ) -> Result<Vacuumed> {
-        let removed = slotted::prune_page(
+        let pruned = slotted::prune_page(
             ctx,
             table,
             page,
@@ -694,8 +694,9 @@ impl TableAccess for UndoTable {
             },
         )?;
         Ok(Vacuumed {
-            removed,
+            removed: pruned.removed,
             waiting: 0,
+            empty: pruned.empty,
         })
     }
 
