@@ -81,6 +81,12 @@ pub struct Table {
     pub ddl: DdlLock,
     /// What ANALYZE last found (None: never analyzed).
     stats: Mutex<Option<Arc<TableStats>>>,
+    /// The table's toast relation, which holds its values stored out of line
+    /// (`engine/toast.rs`), once one was needed.
+    toast: Mutex<Option<Arc<Table>>>,
+    /// For a toast relation: the table whose values it holds (it has no name in the
+    /// catalog's namespace: only `by_id` lists it).
+    pub toast_of: Option<u32>,
 }
 
 /// What ANALYZE found in a table, for the planner's estimates: PostgreSQL's
@@ -640,7 +646,28 @@ impl Table {
             indexes: Mutex::new(Vec::new()),
             ddl: DdlLock::default(),
             stats: Mutex::new(None),
+            toast: Mutex::new(None),
+            toast_of: None,
         }
+    }
+
+    /// A toast relation for table `of` (a heap of chunk rows, `toast_schema`).
+    pub fn new_toast(id: u32, of: u32, pages: Vec<u64>) -> Table {
+        Table {
+            toast_of: Some(of),
+            ..Table::new(
+                id,
+                &format!("pg_toast_{of}"),
+                toast_schema(),
+                TableKind::Heap,
+                pages,
+            )
+        }
+    }
+
+    /// The table's toast relation, if it has one.
+    pub fn toast(&self) -> Option<Arc<Table>> {
+        lock(&self.toast).clone()
     }
 
     /// What ANALYZE last found, if it ran.
@@ -672,11 +699,15 @@ impl Table {
         lock(&self.indexes).clone()
     }
 
-    /// Every page of the table and of its indexes (what a drop frees).
+    /// Every page of the table, of its indexes and of its toast relation (what a drop
+    /// frees).
     pub fn pages_with_indexes(&self) -> Vec<u64> {
         let mut pages = self.page_list();
         for ix in self.index_list() {
             pages.extend(ix.page_list());
+        }
+        if let Some(t) = self.toast() {
+            pages.extend(t.page_list());
         }
         pages
     }
@@ -796,9 +827,33 @@ impl Catalog {
         self.by_id.insert(t.id, t);
     }
 
+    /// Adds a table's toast relation (None when the table is not there or has one).
+    pub fn insert_toast(&mut self, toast: Table) -> Option<Arc<Table>> {
+        let of = toast.toast_of?;
+        let parent = self.by_id.get(&of)?.clone();
+        if parent.toast().is_some() || self.by_id.contains_key(&toast.id) {
+            return None;
+        }
+        self.changed();
+        let t = Arc::new(toast);
+        self.next_table_id = self.next_table_id.max(t.id.saturating_add(1));
+        self.by_id.insert(t.id, t.clone());
+        *lock(&parent.toast) = Some(t.clone());
+        Some(t)
+    }
+
+    /// Removes a table, with its indexes and its toast relation.
     pub fn remove(&mut self, id: u32) -> Option<Arc<Table>> {
         self.changed();
         let t = self.by_id.remove(&id)?;
+        if t.toast_of.is_some() {
+            // A toast relation goes only with its table.
+            self.by_id.insert(id, t);
+            return None;
+        }
+        if let Some(toast) = t.toast() {
+            self.by_id.remove(&toast.id);
+        }
         self.by_name.remove(&t.name());
         for ix in t.index_list() {
             self.indexes.remove(&ix.id);
@@ -984,7 +1039,15 @@ impl Catalog {
             out.extend_from_slice(&t.id.to_le_bytes());
             put_string(out, &t.name());
             t.schema().encode(out);
-            out.push(t.kind.code());
+            // A toast relation (format 20): its kind's code with the high bit set,
+            // then its table's id.
+            match t.toast_of {
+                Some(of) => {
+                    out.push(t.kind.code() | TOAST_FLAG);
+                    out.extend_from_slice(&of.to_le_bytes());
+                }
+                None => out.push(t.kind.code()),
+            }
             let pages = t.page_list();
             out.extend_from_slice(&(pages.len() as u64).to_le_bytes());
             for p in pages {
@@ -1051,6 +1114,7 @@ impl Catalog {
             ..Catalog::default()
         };
         let n = r.u32()?;
+        let mut toasts = Vec::new();
         for _ in 0..n {
             let id = r.u32()?;
             let name = r.string()?;
@@ -1058,7 +1122,12 @@ impl Catalog {
             let schema = Schema::decode(bytes, &mut pos)?;
             r = Reader::new(bytes, pos);
             let c = r.u8()?;
-            let kind = TableKind::from_code(c)
+            let toast_of = if c & TOAST_FLAG != 0 {
+                Some(r.u32()?)
+            } else {
+                None
+            };
+            let kind = TableKind::from_code(c & !TOAST_FLAG)
                 .ok_or_else(|| format!("table {name:?}: unknown kind {c}"))?;
             let count = r.u64()?;
             if count > (r.remaining() / 8) as u64 {
@@ -1070,10 +1139,27 @@ impl Catalog {
             for _ in 0..count {
                 pages.push(r.u64()?);
             }
+            if let Some(of) = toast_of {
+                if kind != TableKind::Heap || schema != toast_schema() {
+                    return Err(format!(
+                        "toast relation {id} of table {of} is not a toast heap"
+                    ));
+                }
+                toasts.push(Table::new_toast(id, of, pages));
+                continue;
+            }
             if cat.by_id.contains_key(&id) || cat.by_name.contains_key(&name) {
                 return Err(format!("table {name:?} (id {id}) appears twice"));
             }
             cat.insert(Table::new(id, &name, schema, kind, pages));
+        }
+        for toast in toasts {
+            let (id, of) = (toast.id, toast.toast_of);
+            if cat.insert_toast(toast).is_none() {
+                return Err(format!(
+                    "toast relation {id} of table {of:?}, which is not there, has one, or shares its id"
+                ));
+            }
         }
         let n = r.u32()?;
         for _ in 0..n {
@@ -1216,6 +1302,24 @@ pub const DROP_ROLE: RecordType = RecordType::new(35, "drop_role", 0);
 /// (gap varint, length varint)`, runs of consecutive pages ascending, each starting
 /// `gap` pages after the end of the one before (the first: after page 0).
 pub const FREE_TABLE_PAGES: RecordType = RecordType::new(36, "free_table_pages", 0);
+/// A table's toast relation was made, where its values stored out of line go
+/// (`engine/toast.rs`): `table varint | toast varint`.
+pub const CREATE_TOAST: RecordType = RecordType::new(37, "create_toast", 0);
+
+/// The bit of a table's kind code, in a checkpoint's catalog, that marks a toast
+/// relation (its table's id follows).
+const TOAST_FLAG: u8 = 0x80;
+
+/// The schema of a toast relation's rows: one chunk of a value stored out of line, its
+/// number within the value, and where the next chunk is (NULL for the last).
+pub fn toast_schema() -> Schema {
+    Schema::new(vec![
+        crate::schema::Column::not_null("chunk_seq", crate::schema::ColumnType::Int4),
+        crate::schema::Column::new("next_page", crate::schema::ColumnType::Int8),
+        crate::schema::Column::new("next_slot", crate::schema::ColumnType::Int4),
+        crate::schema::Column::not_null("chunk_data", crate::schema::ColumnType::Bytea),
+    ])
+}
 
 /// A catalog record.
 #[derive(Debug, Clone, PartialEq)]
@@ -1272,6 +1376,10 @@ pub enum CatalogRecord {
         /// Runs of consecutive pages, ascending and apart: (first page, length).
         runs: Vec<(u64, u64)>,
     },
+    CreateToast {
+        table: u32,
+        toast: u32,
+    },
 }
 
 fn put_index(out: &mut Vec<u8>, def: &IndexDef, pages: &[u64]) {
@@ -1308,6 +1416,7 @@ impl Payload for CatalogRecord {
             CatalogRecord::AlterRole { .. } => ALTER_ROLE,
             CatalogRecord::DropRole { .. } => DROP_ROLE,
             CatalogRecord::FreeTablePages { .. } => FREE_TABLE_PAGES,
+            CatalogRecord::CreateToast { .. } => CREATE_TOAST,
         }
     }
 
@@ -1364,6 +1473,10 @@ impl Payload for CatalogRecord {
                     put_varint(out, len);
                     end = start + len;
                 }
+            }
+            CatalogRecord::CreateToast { table, toast } => {
+                put_varint(out, *table as u64);
+                put_varint(out, *toast as u64);
             }
         }
     }
@@ -1459,6 +1572,11 @@ impl CatalogRecord {
                 runs.push((start, len));
             }
             CatalogRecord::FreeTablePages { table, runs }
+        } else if t == CREATE_TOAST {
+            CatalogRecord::CreateToast {
+                table: r.varint32()?,
+                toast: r.varint32()?,
+            }
         } else {
             return Err(format!("record code {} is not the catalog's", t.code));
         };
@@ -1545,6 +1663,7 @@ impl RecordOwner for CatalogOwner {
             DROP_ROLE,
             TABLE_STATS,
             FREE_TABLE_PAGES,
+            CREATE_TOAST,
         ]
     }
 
@@ -1596,6 +1715,7 @@ impl RecordOwner for CatalogOwner {
             CatalogRecord::FreeTablePages { table, runs } => {
                 format!("table {table} pages {}", describe_runs(&runs))
             }
+            CatalogRecord::CreateToast { table, toast } => format!("table {table} toast {toast}"),
         })
     }
 
@@ -1641,6 +1761,15 @@ impl RecordOwner for CatalogOwner {
                     cat.insert_index(Index::new(def, pages))
                         .map_err(|r| ctx.corrupt(rec, r))?;
                 }
+            }
+            CatalogRecord::CreateToast { table, toast } => {
+                // As create_table: only what is missing (the checkpoint's catalog may
+                // have it, or no longer have the table).
+                if toast >= u32::MAX - 1 {
+                    return Err(ctx.corrupt(rec, format!("toast id {toast} out of range")));
+                }
+                ctx.catalog
+                    .insert_toast(Table::new_toast(toast, table, Vec::new()));
             }
             CatalogRecord::FreeTablePages { table, runs } => {
                 // The checkpoint's catalog may no longer have the table (dropped since:
@@ -1752,6 +1881,7 @@ pub(crate) mod tests {
                 kind: TableKind::Undo,
             },
             CatalogRecord::DropTable { table: 4 },
+            CatalogRecord::CreateToast { table: 4, toast: 9 },
             CatalogRecord::CreateIndex {
                 def: IndexDef {
                     id: 5,

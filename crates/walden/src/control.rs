@@ -26,8 +26,12 @@ use crate::wal::{WalCompression, WalPosition};
 pub const CONTROL_MAGIC: &[u8; 8] = b"WALDNCTL";
 pub const CHECKPOINT_MAGIC: &[u8; 8] = b"WALDNCKP";
 /// The on-disk format version this build writes (docs/format.md).
-pub const FORMAT_VERSION: u32 = 19;
-/// The oldest format version this build still reads. Format 19 added the record
+pub const FORMAT_VERSION: u32 = 20;
+/// The oldest format version this build still reads. Format 20 added values stored
+/// out of line (the value length 0xFFFF and its pointer in a row), toast relations
+/// (the record `create_toast`, code 37, and the kind byte's bit 0x80 in a checkpoint's
+/// catalog, followed by the table's id); an older build would refuse them as corrupt,
+/// and a format 5 to 19 database has none. Format 19 added the record
 /// `free_table_pages` (code 36) and data files cut shorter than their checkpoint
 /// recorded (free pages given back); an older build would refuse both, and a format 5
 /// to 18 database has neither. Format 18 added tables'

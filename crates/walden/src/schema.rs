@@ -9,7 +9,11 @@
 //! (microseconds i64, days i32, months i32), bytea u16 length + bytes, numeric u16
 //! length and its stored form (`Numeric::encode`: sign, scale, base-10000 digits),
 //! jsonb u16 length + the document's bytes (`jsonb.rs`).
-//! Little-endian, no padding. A row written before `ALTER TABLE … ADD COLUMN` has fewer
+//! Little-endian, no padding. A text, bytea or jsonb value stored out of line (format 20,
+//! `engine/toast.rs`) has the length `EXTERNAL` (0xFFFF) and a pointer of
+//! `EXTERNAL_BYTES` in place of its bytes (`External`); in memory only, on its way to
+//! being stored, a value longer than `MAX_INLINE` has the length `LONG` (0xFFFE) and a
+//! u32 length before its bytes (a row read from a page with one is damaged). A row written before `ALTER TABLE … ADD COLUMN` has fewer
 //! columns than the schema: the columns it lacks read as their *missing value*
 //! (PostgreSQL's attmissingval). A dropped column keeps its place in the schema (PostgreSQL's
 //! attisdropped): its stored bytes are skipped, it is NULL in rows written since, and
@@ -251,6 +255,144 @@ pub struct Constraint {
     pub definition: String,
 }
 
+/// The u16 length of a value stored out of line: its pointer follows.
+pub const EXTERNAL: u16 = 0xFFFF;
+/// The u16 length of a value too long for a u16, in a row on its way to being stored
+/// (never on a page): a u32 length and the bytes follow.
+pub const LONG: u16 = 0xFFFE;
+/// The longest value a u16 length gives inline.
+pub const MAX_INLINE: usize = 0xFFFD;
+/// The longest text, bytea or jsonb value, as PostgreSQL's 1 GB: 2^30 - 1 bytes.
+pub const MAX_VALUE_BYTES: usize = (1 << 30) - 1;
+/// Bytes of an out-of-line value's pointer after its `EXTERNAL` length.
+pub const EXTERNAL_BYTES: usize = 23;
+
+/// A value stored out of line (`engine/toast.rs`): where the first of its chunks is in
+/// the table's toast relation, its length, how it is stored (compressed or not, and
+/// how long that is) and the CRC-32C of its bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct External {
+    pub page: u64,
+    pub slot: u16,
+    /// The value's length.
+    pub raw_len: u32,
+    /// The length of what the chunks hold.
+    pub stored_len: u32,
+    /// 0: the bytes as they are; 1: LZ4 (a block, of `raw_len` bytes once decompressed).
+    pub method: u8,
+    /// CRC-32C of the value's bytes.
+    pub crc: u32,
+}
+
+impl External {
+    /// Appends the pointer (without the `EXTERNAL` length before it).
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.page.to_le_bytes());
+        out.extend_from_slice(&self.slot.to_le_bytes());
+        out.extend_from_slice(&self.raw_len.to_le_bytes());
+        out.extend_from_slice(&self.stored_len.to_le_bytes());
+        out.push(self.method);
+        out.extend_from_slice(&self.crc.to_le_bytes());
+    }
+
+    /// Reads a pointer of `EXTERNAL_BYTES` bytes, checked.
+    pub fn decode(b: &[u8]) -> Result<External, String> {
+        if b.len() != EXTERNAL_BYTES {
+            return Err(format!("an out-of-line pointer of {} bytes", b.len()));
+        }
+        let e = External {
+            page: u64::from_le_bytes(arr(&b[0..8])),
+            slot: u16::from_le_bytes(arr(&b[8..10])),
+            raw_len: u32::from_le_bytes(arr(&b[10..14])),
+            stored_len: u32::from_le_bytes(arr(&b[14..18])),
+            method: b[18],
+            crc: u32::from_le_bytes(arr(&b[19..23])),
+        };
+        if e.method > 1 || e.raw_len as usize > MAX_VALUE_BYTES || e.stored_len == 0 {
+            return Err(format!("a bad out-of-line pointer {e:?}"));
+        }
+        if e.method == 0 && e.stored_len != e.raw_len {
+            return Err(format!("a bad out-of-line pointer {e:?}"));
+        }
+        Ok(e)
+    }
+}
+
+/// Reads a value stored out of line (the engine's toast relations; `None` where none
+/// can be read: a pointer is then an error).
+pub type FetchExternal<'a> = &'a dyn Fn(&External) -> Result<Vec<u8>, String>;
+
+/// Where a text, bytea or jsonb value's bytes are in a row: how long its encoding is
+/// from `at` (length included), and the kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VarForm {
+    /// A u16 length and this many bytes.
+    Inline(usize),
+    /// `LONG`, a u32 length and this many bytes (in memory only).
+    Long(usize),
+    /// `EXTERNAL` and a pointer.
+    External,
+}
+
+impl VarForm {
+    /// Reads the form of the variable-length value at `at`.
+    pub fn at(bytes: &[u8], at: usize) -> Result<VarForm, String> {
+        let b = bytes.get(at..at + 2).ok_or("row truncated")?;
+        Ok(match u16::from_le_bytes([b[0], b[1]]) {
+            EXTERNAL => VarForm::External,
+            LONG => {
+                let b = bytes.get(at + 2..at + 6).ok_or("row truncated")?;
+                VarForm::Long(u32::from_le_bytes(arr(b)) as usize)
+            }
+            n => VarForm::Inline(n as usize),
+        })
+    }
+
+    /// Bytes of the whole encoding (length included).
+    pub fn encoded_len(self) -> usize {
+        match self {
+            VarForm::Inline(n) => 2 + n,
+            VarForm::Long(n) => 6 + n,
+            VarForm::External => 2 + EXTERNAL_BYTES,
+        }
+    }
+
+    /// Where the value's own bytes start, from the start of its encoding (None:
+    /// out of line).
+    pub fn header_len(self) -> Option<usize> {
+        match self {
+            VarForm::Inline(_) => Some(2),
+            VarForm::Long(_) => Some(6),
+            VarForm::External => None,
+        }
+    }
+}
+
+/// Appends a variable-length value's length (u16, or `LONG` and a u32) and its bytes.
+fn put_var(out: &mut Vec<u8>, b: &[u8]) {
+    if b.len() <= MAX_INLINE {
+        out.extend_from_slice(&(b.len() as u16).to_le_bytes());
+    } else {
+        out.extend_from_slice(&LONG.to_le_bytes());
+        out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+    }
+    out.extend_from_slice(b);
+}
+
+/// The length of the encoding of a value of `col` at `at` (length included).
+fn stored_len(col: &Column, bytes: &[u8], at: usize) -> Result<usize, String> {
+    let len = match col.ty.fixed_width() {
+        Some(n) => n,
+        None => VarForm::at(bytes, at)
+            .map_err(|_| format!("row truncated in column {:?}", col.name))?
+            .encoded_len(),
+    };
+    if at + len > bytes.len() {
+        return Err(format!("row truncated in column {:?}", col.name));
+    }
+    Ok(len)
+}
+
 /// What a read decodes of each row, and the room its vector has: the columns
 /// `needed` marks (by column number among the visible ones; None: all; the others come
 /// as NULL, their bytes not read), in a vector with room for `capacity` values.
@@ -454,8 +596,8 @@ impl Schema {
                 | (ColumnType::Timestamptz, Value::Timestamptz(_))
                 | (ColumnType::Interval, Value::Interval(_))
                 | (ColumnType::Numeric, Value::Numeric(_)) => true,
-                (ColumnType::Bytea, Value::Bytea(b)) => b.len() <= u16::MAX as usize,
-                (ColumnType::Jsonb, Value::Jsonb(j)) => j.to_bytes().len() <= u16::MAX as usize,
+                (ColumnType::Bytea, Value::Bytea(b)) => b.len() <= MAX_VALUE_BYTES,
+                (ColumnType::Jsonb, Value::Jsonb(j)) => j.to_bytes().len() <= MAX_VALUE_BYTES,
                 (ColumnType::Text, Value::Text(s)) => {
                     if let Some(max) = col.max_chars {
                         if s.chars().count() > max as usize {
@@ -465,7 +607,7 @@ impl Schema {
                             ));
                         }
                     }
-                    s.len() <= u16::MAX as usize
+                    s.len() <= MAX_VALUE_BYTES
                 }
                 _ => false,
             };
@@ -502,10 +644,7 @@ impl Schema {
                 Value::Float8(x) => out.extend_from_slice(&x.to_le_bytes()),
                 Value::Bool(x) => out.push(*x as u8),
                 Value::Uuid(x) => out.extend_from_slice(x),
-                Value::Text(s) => {
-                    out.extend_from_slice(&(s.len() as u16).to_le_bytes());
-                    out.extend_from_slice(s.as_bytes());
-                }
+                Value::Text(s) => put_var(out, s.as_bytes()),
                 Value::Date(x) => out.extend_from_slice(&x.to_le_bytes()),
                 Value::Timestamp(x) | Value::Timestamptz(x) => {
                     out.extend_from_slice(&x.to_le_bytes())
@@ -515,20 +654,13 @@ impl Schema {
                     out.extend_from_slice(&iv.days.to_le_bytes());
                     out.extend_from_slice(&iv.months.to_le_bytes());
                 }
-                Value::Bytea(b) => {
-                    out.extend_from_slice(&(b.len() as u16).to_le_bytes());
-                    out.extend_from_slice(b);
-                }
+                Value::Bytea(b) => put_var(out, b),
                 Value::Numeric(n) => {
                     // At most 3 + 2·10 bytes: the u16 length always holds it.
                     out.extend_from_slice(&(n.encoded_len() as u16).to_le_bytes());
                     n.encode(out);
                 }
-                Value::Jsonb(j) => {
-                    let b = j.to_bytes();
-                    out.extend_from_slice(&(b.len() as u16).to_le_bytes());
-                    out.extend_from_slice(&b);
-                }
+                Value::Jsonb(j) => put_var(out, &j.to_bytes()),
             }
         }
     }
@@ -556,6 +688,17 @@ impl Schema {
     /// As `decode_columns`, the row's vector with room for `shape.capacity` values (a
     /// reader that widens rows, as a join does, is spared a reallocation per row).
     pub fn decode_shaped(&self, bytes: &[u8], shape: RowShape) -> Result<Row, String> {
+        self.decode_shaped_with(bytes, shape, None)
+    }
+
+    /// As `decode_shaped`, reading values stored out of line through `fetch` (without
+    /// it, such a value is an error).
+    pub fn decode_shaped_with(
+        &self,
+        bytes: &[u8],
+        shape: RowShape,
+        fetch: Option<FetchExternal>,
+    ) -> Result<Row, String> {
         let needed = shape.needed;
         let (count, start) = self.row_header(bytes)?;
         let nb = count.div_ceil(8);
@@ -585,19 +728,7 @@ impl Schema {
                 continue;
             }
             if !wanted {
-                let len = match col.ty.fixed_width() {
-                    Some(n) => n,
-                    None => {
-                        let b = bytes
-                            .get(at..at + 2)
-                            .ok_or_else(|| format!("row truncated in column {:?}", col.name))?;
-                        2 + u16::from_le_bytes([b[0], b[1]]) as usize
-                    }
-                };
-                if at + len > bytes.len() {
-                    return Err(format!("row truncated in column {:?}", col.name));
-                }
-                at += len;
+                at += stored_len(col, bytes, at)?;
                 continue;
             }
             let fixed = |n: usize| bytes.get(at..at + n);
@@ -625,7 +756,7 @@ impl Schema {
                 }
                 _ => {}
             }
-            let v = decode_value(col, bytes, &mut at)?;
+            let v = decode_value_with(col, bytes, &mut at, fetch)?;
             if !col.dropped {
                 *slot = v;
             }
@@ -671,16 +802,7 @@ impl Schema {
                 out.push(None);
                 continue;
             }
-            let len = match col.ty.fixed_width() {
-                Some(n) => n,
-                None => {
-                    let b = bytes.get(at..at + 2).ok_or("row truncated")?;
-                    2 + u16::from_le_bytes([b[0], b[1]]) as usize
-                }
-            };
-            if at + len > bytes.len() {
-                return Err(format!("row truncated in column {:?}", col.name));
-            }
+            let len = stored_len(col, bytes, at)?;
             out.push(Some(at..at + len));
             at += len;
         }
@@ -818,6 +940,64 @@ pub fn decode_interval(b: &[u8]) -> Interval {
 
 /// Decodes one non-null value of `col` at `*at`, advancing it.
 fn decode_value(col: &Column, bytes: &[u8], at: &mut usize) -> Result<Value, String> {
+    decode_value_with(col, bytes, at, None)
+}
+
+/// The bytes of the variable-length value at `*at` (read through `fetch` when stored
+/// out of line), advancing `at` past its encoding.
+fn var_bytes<'b>(
+    col: &Column,
+    bytes: &'b [u8],
+    at: &mut usize,
+    fetch: Option<FetchExternal>,
+) -> Result<Cow<'b, [u8]>, String> {
+    let form =
+        VarForm::at(bytes, *at).map_err(|_| format!("row truncated in column {:?}", col.name))?;
+    let start = *at;
+    let len = stored_len(col, bytes, start)?;
+    *at = start + len;
+    match form.header_len() {
+        Some(h) => Ok(Cow::Borrowed(&bytes[start + h..start + len])),
+        None => {
+            let p = External::decode(&bytes[start + 2..start + len])
+                .map_err(|e| format!("column {:?}: {e}", col.name))?;
+            let fetch = fetch
+                .ok_or_else(|| format!("column {:?} holds a value stored out of line", col.name))?;
+            fetch(&p)
+                .map(Cow::Owned)
+                .map_err(|e| format!("column {:?}: {e}", col.name))
+        }
+    }
+}
+
+/// As `decode_value`, reading a value stored out of line through `fetch`.
+fn decode_value_with(
+    col: &Column,
+    bytes: &[u8],
+    at: &mut usize,
+    fetch: Option<FetchExternal>,
+) -> Result<Value, String> {
+    match col.ty {
+        ColumnType::Text => {
+            let b = var_bytes(col, bytes, at, fetch)?;
+            let s = match b {
+                Cow::Borrowed(b) => std::str::from_utf8(b).map(str::to_string).ok(),
+                Cow::Owned(v) => String::from_utf8(v).ok(),
+            };
+            return Ok(Value::Text(
+                s.ok_or_else(|| format!("column {:?} is not UTF-8", col.name))?,
+            ));
+        }
+        ColumnType::Bytea => {
+            return Ok(Value::Bytea(var_bytes(col, bytes, at, fetch)?.into_owned()))
+        }
+        ColumnType::Jsonb => {
+            let b = var_bytes(col, bytes, at, fetch)?;
+            let doc = Json::decode(&b).map_err(|e| format!("column {:?}: {e}", col.name))?;
+            return Ok(Value::Jsonb(std::sync::Arc::new(doc)));
+        }
+        _ => {}
+    }
     let mut take = |n: usize| -> Result<&[u8], String> {
         let s = bytes
             .get(*at..*at + n)
@@ -832,33 +1012,20 @@ fn decode_value(col: &Column, bytes: &[u8], at: &mut usize) -> Result<Value, Str
         ColumnType::Float8 => Value::Float8(f64::from_le_bytes(arr(take(8)?))),
         ColumnType::Bool => Value::Bool(take(1)?[0] != 0),
         ColumnType::Uuid => Value::Uuid(arr(take(16)?)),
-        ColumnType::Text => {
-            let len = u16::from_le_bytes(arr(take(2)?)) as usize;
-            let s = take(len)?;
-            Value::Text(
-                String::from_utf8(s.to_vec())
-                    .map_err(|_| format!("column {:?} is not UTF-8", col.name))?,
-            )
+        // Read above, before `take` borrows `at`.
+        ColumnType::Text | ColumnType::Bytea | ColumnType::Jsonb => {
+            return Err(format!("column {:?}: a variable-length value", col.name))
         }
         ColumnType::Date => Value::Date(i32::from_le_bytes(arr(take(4)?))),
         ColumnType::Timestamp => Value::Timestamp(i64::from_le_bytes(arr(take(8)?))),
         ColumnType::Timestamptz => Value::Timestamptz(i64::from_le_bytes(arr(take(8)?))),
         ColumnType::Interval => Value::Interval(decode_interval(take(16)?)),
-        ColumnType::Bytea => {
-            let len = u16::from_le_bytes(arr(take(2)?)) as usize;
-            Value::Bytea(take(len)?.to_vec())
-        }
+
         ColumnType::Numeric => {
             let len = u16::from_le_bytes(arr(take(2)?)) as usize;
             Value::Numeric(
                 Numeric::decode(take(len)?).map_err(|e| format!("column {:?}: {e}", col.name))?,
             )
-        }
-        ColumnType::Jsonb => {
-            let len = u16::from_le_bytes(arr(take(2)?)) as usize;
-            let doc =
-                Json::decode(take(len)?).map_err(|e| format!("column {:?}: {e}", col.name))?;
-            Value::Jsonb(std::sync::Arc::new(doc))
         }
     })
 }

@@ -443,14 +443,14 @@ fn control_file_with_unknown_format_version() {
     }
 }
 
-/// A database of the previous formats (18, before VACUUM gave pages back; 17, before free-space hints in checkpoints; 16, before `undo_update`; 15, before roles; 14, before index column
+/// A database of the previous formats (19, before values stored out of line; 18, before VACUUM gave pages back; 17, before free-space hints in checkpoints; 16, before `undo_update`; 15, before roles; 14, before index column
 /// orders; 13, before table statistics; 11, before the jsonb column type; 10, before
 /// the numeric column type; 9, before the date/time and bytea types) opens and its rows
 /// read back: this build reads every format from 5 on.
 #[test]
 fn previous_format_opens() {
-    assert_eq!(FORMAT_VERSION, 19);
-    for old in [9u32, 10, 11, 13, 14, 15, 16, 17, 18] {
+    assert_eq!(FORMAT_VERSION, 20);
+    for old in [9u32, 10, 11, 13, 14, 15, 16, 17, 18, 19] {
         opens_as_format(old);
     }
 }
@@ -869,6 +869,15 @@ fn insert_many_with_a_row_too_large_inserts_nothing() {
     let vfs = SimVfs::new(19);
     let db = cow_db_with_table(&vfs);
     let rows = commit_batches(&db, 0, 1);
+    // An indexed value is never stored out of line: a row with one longer than a page
+    // is too large.
+    db.create_index(&walden::IndexSpec {
+        name: "t_name",
+        table: TABLE,
+        columns: &["name"],
+        ..Default::default()
+    })
+    .unwrap();
     let mut tx = db.begin();
     let batch = vec![
         labelled_row(10),
@@ -946,29 +955,45 @@ fn row_too_large_for_a_page() {
     let db = Database::create(DIR, table_opts(&vfs, Protection::Cow, TableKind::Heap)).unwrap();
     assert_eq!(db.page_size(), 8192);
     db.create_table(TABLE, id_text_schema("name")).unwrap();
+    // 1,100 int8 columns: nothing to store out of line.
+    let wide = Schema::new(
+        (0..1100)
+            .map(|i| Column::new(&format!("c{i}"), ColumnType::Int8))
+            .collect(),
+    );
+    db.create_table("wide", wide).unwrap();
     let rows = commit_batches(&db, 0, 2);
-    let some_id = db.begin().scan(TABLE).unwrap()[0].0;
-    let big = vec![Value::Int8(99), Value::Text("x".repeat(9000))];
-    // Column count (1 byte), null bitmap (1), int8 (8), text length (2) and 9000 bytes
-    // of text.
-    let size = 1 + 1 + 8 + 2 + 9000;
+    let (some_id, some_row) = db.begin().scan(TABLE).unwrap()[0].clone();
+    let mut tx = db.begin();
+    let w = vec![Value::Int8(1); 1100];
+    let wide_id = tx.insert("wide", &vec![Value::Null; 1100]).unwrap();
+    // Column count (2 bytes), null bitmap (138), 1,100 int8s.
+    let size = 2 + 138 + 8 * 1100;
     let max = max_row_bytes(8192);
     assert_eq!(max, 8192 - 32 - 4 - 22);
-    let mut tx = db.begin();
-    match tx.insert(TABLE, &big) {
+    match tx.insert("wide", &w) {
         Err(Error::RowTooLarge { size: s, max: m }) => assert_eq!((s, m), (size, max)),
         other => panic!("insert: expected RowTooLarge, got {other:?}"),
     }
-    match tx.update(TABLE, some_id, &big) {
+    match tx.update("wide", wide_id, &w) {
         Err(Error::RowTooLarge { size: s, max: m }) => assert_eq!((s, m), (size, max)),
         other => panic!("update: expected RowTooLarge, got {other:?}"),
     }
-    // The largest row that fits is accepted.
+    // A text longer than a page is stored out of line; so is the longest that would
+    // fit in the row.
+    let big = vec![Value::Int8(99), Value::Text("x".repeat(9000))];
+    tx.insert(TABLE, &big).unwrap();
+    let updated = vec![some_row[0].clone(), Value::Text("z".repeat(9000))];
+    tx.update(TABLE, some_id, &updated).unwrap();
     let fits = vec![Value::Int8(98), Value::Text("y".repeat(max - 12))];
     tx.insert(TABLE, &fits).unwrap();
     tx.commit().unwrap();
-    let mut expected = rows;
+    let mut expected: Vec<Row> = rows
+        .into_iter()
+        .map(|r| if r == some_row { updated.clone() } else { r })
+        .collect();
     expected.push(fits);
+    expected.push(big);
     assert_eq!(contents(&db), expected);
     drop(db);
     vfs.restart(CrashMode::DropUnsynced);

@@ -170,29 +170,23 @@ fn item_from_bytes(
 
 /// A row as stored, decoded; a row that does not decode is a damaged page.
 pub(super) fn decode_row(inner: &Inner, t: &Table, id: RowId, bytes: &[u8]) -> Result<Row> {
-    decode_row_in(inner, &t.schema(), id, bytes)
+    decode_columns_in(inner, t, &t.schema(), id, bytes, RowShape::default())
 }
 
-/// As `decode_row`, with the table's schema at hand.
-pub(super) fn decode_row_in(
-    inner: &Inner,
-    schema: &Schema,
-    id: RowId,
-    bytes: &[u8],
-) -> Result<Row> {
-    decode_columns_in(inner, schema, id, bytes, RowShape::default())
-}
-
-/// As `decode_row_in`, decoding what `shape` asks for (`Schema::decode_shaped`).
+/// As `decode_row`, with the table's schema at hand, decoding what `shape` asks for
+/// (`Schema::decode_shaped`); values stored out of line are read from the table's toast
+/// relation.
 pub(super) fn decode_columns_in(
     inner: &Inner,
+    t: &Table,
     schema: &Schema,
     id: RowId,
     bytes: &[u8],
     shape: RowShape,
 ) -> Result<Row> {
+    let fetch = |p: &crate::schema::External| super::toast::fetch(inner, t, p);
     schema
-        .decode_shaped(bytes, shape)
+        .decode_shaped_with(bytes, shape, Some(&fetch))
         .map_err(|reason| Error::CorruptPage {
             path: inner.store.path().to_path_buf(),
             page: id.page,

@@ -9,6 +9,7 @@ mod ddl;
 mod index;
 mod isolation;
 mod roles;
+mod toast;
 mod transaction;
 
 pub use crate::options::Options;
@@ -476,42 +477,18 @@ impl Database {
         self.vacuum_report(name).map(|r| r.versions_removed)
     }
 
-    /// As `vacuum`, saying what it did (VACUUM VERBOSE).
+    /// As `vacuum`, saying what it did (VACUUM VERBOSE). A table's toast relation is
+    /// vacuumed with it (its versions and pages counted with the table's).
     pub fn vacuum_report(&self, name: &str) -> Result<VacuumReport> {
         let inner = &self.handle.inner;
         let table = inner.table(name)?;
-        let horizon = inner.txns.horizon();
         let mut tx = self.begin();
-        let xid = tx.snapshot.xid;
-        // Pages a pass left empty: candidates to give back (judged again under the
-        // table's DDL lock, `free_empty_pages`).
-        let mut empty = std::collections::BTreeSet::new();
-        let mut pass = |horizon: u64| -> Result<Vacuumed> {
-            let (ctx, access) = (inner.access_ctx(), access::of(table.kind));
-            let last = table.last_page();
-            let mut total = Vacuumed::default();
-            for page in table.page_list() {
-                let v =
-                    access.vacuum_page(&ctx, &table, page, last, horizon, xid, &mut tx.stats)?;
-                total.removed += v.removed;
-                total.waiting = total.waiting.max(v.waiting);
-                if v.empty {
-                    empty.insert(page);
-                }
-                inner.relieve_space();
-            }
-            Ok(total)
-        };
-        let first = pass(horizon)?;
-        let mut n = first.removed;
-        if first.waiting > 0 {
-            // Old versions that a new version's delta still reads until a checkpoint
-            // passes the update (docs/recovery.md rule 26).
-            inner.checkpoint()?;
-            n += pass(inner.txns.horizon().min(horizon))?.removed;
+        let (mut n, mut freed) = self.vacuum_relation(&table, &mut tx)?;
+        if let Some(toast) = table.toast() {
+            let (m, f) = self.vacuum_relation(&toast, &mut tx)?;
+            n += m;
+            freed.extend(f);
         }
-        let empty: Vec<u64> = empty.into_iter().collect();
-        let freed = self.vacuum_indexes(&table, &empty, &mut tx)?;
         tx.wrote = true;
         tx.commit()?;
         let given_back = || inner.stats.data_bytes_given_back.load(Ordering::Relaxed);
@@ -536,6 +513,44 @@ impl Database {
             file_bytes_cut: given_back() - cut_before,
             pages_left: table.page_count() as u64,
         })
+    }
+
+    /// Vacuums one table (or toast relation) in `tx`: removes the versions no snapshot
+    /// can see, the index entries no version holds, and takes the pages left empty out
+    /// of it. Returns the versions removed and the pages freed.
+    fn vacuum_relation(&self, table: &Arc<Table>, tx: &mut Transaction) -> Result<(u64, Vec<u64>)> {
+        let inner = &self.handle.inner;
+        let horizon = inner.txns.horizon();
+        let xid = tx.snapshot.xid;
+        // Pages a pass left empty: candidates to give back (judged again under the
+        // table's DDL lock, `free_empty_pages`).
+        let mut empty = std::collections::BTreeSet::new();
+        let mut pass = |horizon: u64| -> Result<Vacuumed> {
+            let (ctx, access) = (inner.access_ctx(), access::of(table.kind));
+            let last = table.last_page();
+            let mut total = Vacuumed::default();
+            for page in table.page_list() {
+                let v = access.vacuum_page(&ctx, table, page, last, horizon, xid, &mut tx.stats)?;
+                total.removed += v.removed;
+                total.waiting = total.waiting.max(v.waiting);
+                if v.empty {
+                    empty.insert(page);
+                }
+                inner.relieve_space();
+            }
+            Ok(total)
+        };
+        let first = pass(horizon)?;
+        let mut n = first.removed;
+        if first.waiting > 0 {
+            // Old versions that a new version's delta still reads until a checkpoint
+            // passes the update (docs/recovery.md rule 26).
+            inner.checkpoint()?;
+            n += pass(inner.txns.horizon().min(horizon))?.removed;
+        }
+        let empty: Vec<u64> = empty.into_iter().collect();
+        let freed = self.vacuum_indexes(table, &empty, tx)?;
+        Ok((n, freed))
     }
 
     /// Runs a checkpoint now.

@@ -231,7 +231,7 @@ impl Transaction {
     /// Runs `f` with the table kind's code and this transaction as its writer: the
     /// transaction counts as having written, and as an undo writer first if the kind
     /// keeps undo.
-    fn write<R>(
+    pub(super) fn write<R>(
         &mut self,
         t: &Table,
         f: impl FnOnce(&dyn TableAccess, &Inner, &mut Writer) -> Result<R>,
@@ -279,52 +279,183 @@ impl Transaction {
         self.next_command()?;
         let _ddl = t.ddl.read();
         let indexes = t.index_list();
-        if indexes.is_empty() {
-            return self.write(t, |access, db, w| {
-                let ctx = db.access_ctx();
-                let mut cursor = InsertCursor::new(next, w.undo);
-                loop {
-                    match access.insert(&ctx, t, w, &mut cursor)? {
-                        Progress::Done => return Ok(cursor.ids),
-                        // Copy-on-write space pressure: relieved between pages.
-                        Progress::Paused => db.relieve_space(),
-                    }
-                }
-            });
-        }
-        // With indexes: keep each row's bytes for its entries, made once the rows are
-        // in; a failure there (a unique violation) takes the entries and rows back.
-        let mut bytes: Vec<Vec<u8>> = Vec::new();
-        let mut keep = |out: &mut Vec<u8>| -> Result<bool> {
+        let schema = t.schema();
+        // A row longer than the toast threshold stops the table kind's insert (which
+        // calls for rows with a page latched): its values go out of line with no latch
+        // held, and the insert goes on with it (`toast.rs`).
+        let limit = super::toast::threshold(&self.db);
+        let may_toast = schema.columns.iter().any(|c| super::toast::toastable(c.ty));
+        let held: std::cell::Cell<Option<Vec<u8>>> = std::cell::Cell::new(None);
+        // With indexes: each row's bytes as stored, for its entries, made once the rows
+        // are in; a failure there (a unique violation) takes the entries and rows back.
+        let keep = !indexes.is_empty();
+        let bytes: std::cell::RefCell<Vec<Vec<u8>>> = Default::default();
+        let mut pull = |out: &mut Vec<u8>| -> Result<bool> {
             let more = next(out)?;
-            if more {
-                bytes.push(out.clone());
+            if more && may_toast && out.len() > limit {
+                held.set(Some(std::mem::take(out)));
+                return Ok(false);
+            }
+            if more && keep {
+                bytes.borrow_mut().push(out.clone());
             }
             Ok(more)
         };
-        let mut undo_mark = 0;
-        let (ids, last_logged) = self.write(t, |access, db, w| {
-            let ctx = db.access_ctx();
-            let mut cursor = InsertCursor::new(&mut keep, w.undo);
-            undo_mark = cursor.undo_mark;
-            loop {
-                match access.insert(&ctx, t, w, &mut cursor)? {
-                    Progress::Done => return Ok((cursor.ids, cursor.last_logged)),
-                    Progress::Paused => db.relieve_space(),
+        let mut made = Vec::new();
+        let mut cursor = InsertCursor::new(&mut pull, &self.undo);
+        let undo_mark = cursor.undo_mark;
+        let placed = loop {
+            let p = self.write(t, |access, db, w| {
+                access.insert(&db.access_ctx(), t, w, &mut cursor)
+            });
+            match p {
+                Err(e) => break Err(e),
+                // Copy-on-write space pressure: relieved between pages.
+                Ok(Progress::Paused) => self.db.relieve_space(),
+                Ok(Progress::Done) => {
+                    let Some(row) = held.take() else {
+                        break Ok(());
+                    };
+                    match super::toast::toast_row(self, t, &schema, row, None, &mut made) {
+                        Ok(row) => {
+                            if keep {
+                                bytes.borrow_mut().push(row.clone());
+                            }
+                            cursor.row = row;
+                            cursor.pending = true;
+                        }
+                        Err(e) => break Err(e),
+                    }
                 }
             }
-        })?;
-        let rows: Vec<(RowId, Vec<u8>)> = ids.iter().copied().zip(bytes).collect();
-        let mut made = Vec::new();
+        };
+        let (ids, last_logged) = (std::mem::take(&mut cursor.ids), cursor.last_logged.take());
+        drop(cursor);
+        if let Err(e) = placed {
+            self.drop_values(t, &made)?;
+            return Err(e);
+        }
+        if !keep {
+            return Ok(ids);
+        }
+        let rows: Vec<(RowId, Vec<u8>)> = ids.iter().copied().zip(bytes.take()).collect();
+        let mut made_entries = Vec::new();
         let fresh = last_logged.as_ref();
-        if let Err(e) = self.index_rows(t, &indexes, &rows, fresh, &mut made) {
-            self.unindex(&indexes, &made)?;
+        if let Err(e) = self.index_rows(t, &indexes, &rows, fresh, &mut made_entries) {
+            self.unindex(&indexes, &made_entries)?;
             self.write(t, |access, db, w| {
                 access.withdraw(&db.access_ctx(), w, &ids, undo_mark)
             })?;
+            self.drop_values(t, &made)?;
             return Err(e);
         }
         Ok(ids)
+    }
+
+    /// Deletes values this command stored out of line for rows it did not keep.
+    fn drop_values(&mut self, t: &Table, made: &[crate::schema::External]) -> Result<()> {
+        for p in made {
+            super::toast::delete(self, t, p)?;
+        }
+        Ok(())
+    }
+
+    /// Before a page's changes are applied (`change_page_rows`, `change_row`): for a
+    /// table that stores values out of line, the pointers of the rows they replace (read
+    /// as `snapshot` sees them, else the transaction's); rows too long for a page get
+    /// their values out of line, an unchanged value keeping its pointer. None when
+    /// neither applies (no table of this kind of row pays for a read).
+    fn toast_changes(
+        &mut self,
+        t: &Table,
+        page: u64,
+        changes: &[(u16, Change)],
+        snapshot: Option<&Snapshot>,
+    ) -> Result<Option<super::toast::Plan>> {
+        let limit = super::toast::threshold(&self.db);
+        let stored = super::toast::has_toast(t);
+        let long = changes
+            .iter()
+            .any(|(_, c)| matches!(c, Change::Update(b) if b.len() > limit));
+        if !stored && !long {
+            return Ok(None);
+        }
+        let schema = t.schema();
+        let access = access::of(t.kind);
+        let own = self.snapshot.clone();
+        let view = TxnView {
+            snapshot: snapshot.unwrap_or(&own),
+            cid: self.cid,
+        };
+        let mut plan = super::toast::Plan::default();
+        for (slot, c) in changes {
+            let id = RowId { page, slot: *slot };
+            let old = if stored {
+                let ctx = self.db.access_ctx();
+                access.fetch(&ctx, t, id, &view)?.map(|(_, b)| b)
+            } else {
+                None
+            };
+            if let Some(o) = &old {
+                let ptrs = super::toast::externals(&schema, o);
+                if !ptrs.is_empty() {
+                    plan.old.push((*slot, ptrs));
+                }
+            }
+            let c = match c {
+                Change::Update(b) if b.len() > limit => {
+                    let mut made = Vec::new();
+                    let b = super::toast::toast_row(
+                        self,
+                        t,
+                        &schema,
+                        b.clone(),
+                        old.as_deref(),
+                        &mut made,
+                    );
+                    if !made.is_empty() {
+                        plan.made.push((*slot, made));
+                    }
+                    match b {
+                        Ok(b) => Change::Update(b),
+                        Err(e) => {
+                            let made: Vec<_> =
+                                plan.made.iter().flat_map(|(_, m)| m.clone()).collect();
+                            self.drop_values(t, &made)?;
+                            return Err(e);
+                        }
+                    }
+                }
+                Change::Update(b) => Change::Update(b.clone()),
+                Change::Delete => Change::Delete,
+            };
+            plan.changes.push((*slot, c));
+        }
+        Ok(Some(plan))
+    }
+
+    /// After a page's changes were applied: deletes the values the changed rows no
+    /// longer point at, and those made for rows left unchanged (`left`: READ
+    /// COMMITTED's rows changed since the snapshot).
+    fn settle_values(&mut self, t: &Table, plan: &super::toast::Plan, left: &[u16]) -> Result<()> {
+        let schema = t.schema();
+        let mut gone = Vec::new();
+        for (slot, ptrs) in &plan.old {
+            if left.contains(slot) {
+                continue;
+            }
+            let kept = match plan.changes.iter().find(|(s, _)| s == slot) {
+                Some((_, Change::Update(b))) => super::toast::externals(&schema, b),
+                _ => Vec::new(),
+            };
+            gone.extend(ptrs.iter().filter(|p| !kept.contains(p)).copied());
+        }
+        for (slot, made) in &plan.made {
+            if left.contains(slot) {
+                gone.extend(made.iter().copied());
+            }
+        }
+        self.drop_values(t, &gone)
     }
 
     /// Changes rows of one page of a table as `apply` says (the caller relieves
@@ -337,15 +468,36 @@ impl Transaction {
         changes: &[(u16, Change)],
         indexes: &[Arc<Index>],
         key_cols: Option<&[u16]>,
-        apply: Apply<'_>,
+        mut apply: Apply<'_>,
     ) -> Result<()> {
         if changes.is_empty() {
             return Ok(());
         }
+        let plan = self.toast_changes(t, page, changes, apply.snapshot)?;
+        let changes = plan.as_ref().map_or(changes, |p| &p.changes[..]);
+        let left_before = apply.changed.as_ref().map_or(0, |c| c.len());
         let mut updated = Vec::new();
-        self.write_keyed(t, key_cols, apply, |access, db, w| {
+        let reborrowed = Apply {
+            snapshot: apply.snapshot,
+            changed: apply.changed.as_deref_mut(),
+        };
+        self.write_keyed(t, key_cols, reborrowed, |access, db, w| {
             access.change_rows(&db.access_ctx(), t, w, page, changes, &mut updated)
         })?;
+        if let Some(plan) = &plan {
+            let left: Vec<u16> = apply
+                .changed
+                .as_ref()
+                .map(|c| {
+                    c[left_before..]
+                        .iter()
+                        .filter(|id| id.page == page)
+                        .map(|id| id.slot)
+                        .collect()
+                })
+                .unwrap_or_default();
+            self.settle_values(t, plan, &left)?;
+        }
         if indexes.is_empty() || updated.is_empty() {
             return Ok(());
         }
@@ -373,6 +525,26 @@ impl Transaction {
     /// entries. Returns the row's new id.
     fn change_row(&mut self, t: &Table, id: RowId, change: Change) -> Result<RowId> {
         let _ddl = t.ddl.read();
+        let one = [(id.slot, change)];
+        let mut plan = self.toast_changes(t, id.page, &one, None)?;
+        let [(_, mut change)] = one;
+        if let Some(p) = plan.as_mut() {
+            change = std::mem::replace(&mut p.changes[0].1, Change::Delete);
+        }
+        let r = self.change_row_inner(t, id, change);
+        if let Some(plan) = &plan {
+            match &r {
+                Ok(_) => self.settle_values(t, plan, &[])?,
+                Err(_) => {
+                    let made: Vec<_> = plan.made.iter().flat_map(|(_, m)| m.clone()).collect();
+                    self.drop_values(t, &made)?;
+                }
+            }
+        }
+        r
+    }
+
+    fn change_row_inner(&mut self, t: &Table, id: RowId, change: Change) -> Result<RowId> {
         let indexes = t.index_list();
         let bytes = match &change {
             Change::Update(b) if !indexes.is_empty() => Some(b.clone()),
@@ -929,7 +1101,7 @@ pub(super) fn decode_latest_columns(
     bytes: &[u8],
     shape: RowShape,
 ) -> Result<Row> {
-    match super::index::decode_columns_in(inner, schema, id, bytes, shape) {
+    match super::index::decode_columns_in(inner, t, schema, id, bytes, shape) {
         Ok(row) => Ok(row),
         Err(e) => {
             let now = t.schema();
@@ -937,7 +1109,7 @@ pub(super) fn decode_latest_columns(
                 return Err(e);
             }
             *schema = now;
-            super::index::decode_columns_in(inner, schema, id, bytes, shape)
+            super::index::decode_columns_in(inner, t, schema, id, bytes, shape)
         }
     }
 }

@@ -247,7 +247,14 @@ fn push_stored(row: &[u8], ty: ColumnType, at: usize, out: &mut Vec<u8>) -> Resu
     // A value of variable length: a u16 length, then its bytes.
     let counted = |what: &str| -> Result<&[u8], String> {
         let len = take(2)?;
-        let len = u16::from_le_bytes([len[0], len[1]]) as usize;
+        let len = u16::from_le_bytes([len[0], len[1]]);
+        if len >= crate::schema::LONG {
+            // Out of line (or too long for a page): never a key read in place.
+            return Err(format!(
+                "a key {what} at byte {at} is not stored in the row"
+            ));
+        }
+        let len = len as usize;
         row.get(at + 2..at + 2 + len)
             .ok_or_else(|| format!("a key {what} at byte {at} runs past the row"))
     };

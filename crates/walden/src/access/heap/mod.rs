@@ -404,6 +404,70 @@ pub fn delete(ctx: &Ctx, table: &Table, id: RowId, w: &mut Writer) -> Result<()>
     delete_rows(ctx, table, id.page, &[id.slot], w)
 }
 
+/// The row bytes of the tuple at `id` of `table`, whatever its visibility: a chunk of a
+/// toast relation, which lives as long as a row version that points at it (readers find
+/// it through that version, never by scanning).
+pub fn chunk_row(ctx: &Ctx, table: &Table, id: RowId) -> Result<Vec<u8>> {
+    let missing = || corrupt(ctx, id.page, format!("no toast chunk at slot {}", id.slot));
+    let pinned = match pin_table_page(ctx, table, id) {
+        Ok(p) => p,
+        Err(Error::NoSuchRow(_)) => return Err(missing()),
+        Err(e) => return Err(e),
+    };
+    let g = pinned.read();
+    let t = PageRef(&g).tuple_ref(id.slot).ok_or_else(missing)?;
+    if t.len() < TUPLE_HEADER_BYTES || TupleHeader::read(t).redirect() {
+        return Err(missing());
+    }
+    Ok(t[TUPLE_HEADER_BYTES..].to_vec())
+}
+
+/// Deletes tuples of one page of `table` (toast chunks) as `xid`, without the checks of
+/// a row's delete: a chunk is deleted only by the transaction whose row change stopped
+/// pointing at it, once that change is made. Logged as a delete.
+pub fn delete_chunks(
+    ctx: &Ctx,
+    table: &Table,
+    page: u64,
+    slots: &[u16],
+    xid: u64,
+    stats: &mut TxnStats,
+) -> Result<()> {
+    let Some(&first) = slots.first() else {
+        return Ok(());
+    };
+    let pinned = pin_table_page(ctx, table, RowId { page, slot: first })?;
+    let mut g = pinned.write();
+    for &slot in slots {
+        let t = tuple_of(ctx, &mut g, RowId { page, slot })?;
+        let h = TupleHeader::read(t);
+        if h.redirect()
+            || (h.xmax != 0
+                && h.xmax != xid
+                && ctx.txns.status(h.xmax, ctx.clog) != XidStatus::Aborted)
+        {
+            return Err(corrupt(
+                ctx,
+                page,
+                format!(
+                    "toast chunk at slot {slot} is deleted by transaction {} already",
+                    h.xmax
+                ),
+            ));
+        }
+        set_xmax(t, xid, None);
+    }
+    let mut payload = Vec::with_capacity(16);
+    HeapRecord::Delete {
+        page,
+        slots: slots.to_vec(),
+    }
+    .encode_payload(&mut payload);
+    ctx.wal
+        .append_page_change(HEAP_DELETE, xid, &payload, &mut g, Some(stats))?;
+    Ok(())
+}
+
 /// What stopped a page's batch before its end.
 pub(crate) enum Stop {
     Wait(u64),
