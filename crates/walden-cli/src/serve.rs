@@ -26,8 +26,9 @@ pub struct Args {
     /// Connections at once; one more is refused with SQLSTATE 53300.
     #[arg(long, default_value_t = 100)]
     pub max_connections: usize,
-    /// The largest message a client may send, in bytes.
-    #[arg(long, default_value_t = 64 << 20)]
+    /// The largest message a client may send, in bytes (PostgreSQL's 1 GiB: a value
+    /// may be that long).
+    #[arg(long, default_value_t = 1 << 30)]
     pub max_message_bytes: usize,
     /// Seconds a connection may take to start up and authenticate.
     #[arg(long, default_value_t = 60)]

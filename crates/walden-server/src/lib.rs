@@ -63,7 +63,8 @@ impl Default for ServerConfig {
             listen: Some(SocketAddr::from(([127, 0, 0, 1], 5433))),
             socket_dir: None,
             max_connections: 100,
-            max_message_bytes: 64 << 20,
+            // PostgreSQL's limit: a value may be 1 GB.
+            max_message_bytes: 1 << 30,
             startup_timeout: Duration::from_secs(60),
             trust_local: false,
             tls: None,

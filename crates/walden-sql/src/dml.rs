@@ -219,10 +219,9 @@ pub(crate) fn assign(v: Value, col: &Column) -> SqlResult<Value> {
     assign_from(v, from, col)
 }
 
-/// The most bytes of text one value may hold when stored: the engine keeps a text's
-/// length in 16 bits (`Schema::check`). PostgreSQL, which moves long values out of line,
-/// takes up to 1 GB.
-const MAX_STORED_TEXT_BYTES: usize = u16::MAX as usize;
+/// The most bytes of text one value may hold when stored: 2^30 - 1, as PostgreSQL's 1 GB
+/// (the engine stores long values out of line, `Schema::check`).
+const MAX_STORED_TEXT_BYTES: usize = walden::schema::MAX_VALUE_BYTES;
 
 /// Converts a value of SQL type `from` for storing in `col`.
 pub(crate) fn assign_from(v: Value, from: SqlType, col: &Column) -> SqlResult<Value> {

@@ -112,8 +112,9 @@ pub enum Func {
     SetConfig,
 }
 
-/// Texts longer than this are refused (PostgreSQL's limit is 1 GB; a row holds far less).
-const MAX_TEXT_BYTES: i64 = 10 << 20;
+/// Texts longer than this are refused: PostgreSQL's 1 GB (2^30 - 1 bytes), which is
+/// what a stored value may hold (the engine keeps long values out of line).
+const MAX_TEXT_BYTES: i64 = walden::schema::MAX_VALUE_BYTES as i64;
 
 impl Func {
     pub fn lookup(name: &str) -> Option<Func> {
