@@ -113,7 +113,14 @@ struct Model {
     commits: u64,
 }
 
+/// A row's text: mostly short; one in twenty longer than a quarter page, stored out of
+/// line (of two lengths, so that an update sometimes stores the value the row had and
+/// keeps its chunks). `Database::check` after each recovery reads every one back.
 fn pad(rng: &mut SimRng) -> Value {
+    if rng.chance(5) {
+        let n = [3_000, 20_000][rng.below(2) as usize];
+        return Value::Text("p".repeat(n));
+    }
     let n = rng.below(300) as usize;
     Value::Text("p".repeat(n))
 }

@@ -713,8 +713,10 @@ impl Schema {
         row.resize_with(self.columns.len(), || Value::Null);
         let mut visible = 0usize;
         for ((i, col), slot) in self.columns.iter().enumerate().zip(row.iter_mut()) {
+            // A dropped column's bytes are stepped over (a value of it stored out of
+            // line is never read).
             let wanted =
-                col.dropped || needed.is_none_or(|n| n.get(visible).copied().unwrap_or(true));
+                !col.dropped && needed.is_none_or(|n| n.get(visible).copied().unwrap_or(true));
             if !col.dropped {
                 visible += 1;
             }

@@ -477,13 +477,16 @@ impl Database {
     /// table's empty pages out of it (`free_empty_pages`). Statements that change the
     /// table wait meanwhile (so no entry is made for a slot while it is judged, and no
     /// row is put on a page being given back). Returns the pages it gave back.
+    /// `owner` is the table whose DDL lock keeps statements out: the table itself, or
+    /// for a toast relation the table whose statements write it.
     pub(super) fn vacuum_indexes(
         &self,
         table: &Arc<crate::catalog::Table>,
+        owner: &crate::catalog::Table,
         candidates: &[u64],
         tx: &mut Transaction,
     ) -> Result<Vec<u64>> {
-        let _ddl = table.ddl.write();
+        let _ddl = owner.ddl.write();
         self.vacuum_index_entries(table, tx)?;
         self.free_empty_pages(table, candidates, tx)
     }
@@ -550,20 +553,25 @@ impl Database {
         let mut live: Vec<std::collections::HashSet<Vec<u8>>> =
             vec![std::collections::HashSet::new(); indexes.len()];
         let mut rows = crate::access::PageRows::default();
+        // Only the indexed columns are decoded (a value stored out of line elsewhere
+        // in the row is not read).
+        let schema = table.schema();
+        let needed: Vec<bool> = schema
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| !c.dropped)
+            .map(|(i, _)| indexes.iter().any(|ix| ix.columns.contains(&(i as u16))))
+            .collect();
+        let shape = RowShape {
+            needed: Some(&needed),
+            capacity: 0,
+        };
         for page in table.page_list() {
             rows.clear();
             access.versions_of_page(&ctx, page, None, &mut rows)?;
             for (id, bytes) in rows.iter() {
-                let row =
-                    table
-                        .schema()
-                        .decode_row(bytes)
-                        .map_err(|reason| Error::CorruptPage {
-                            path: inner.store.path().to_path_buf(),
-                            page: id.page,
-                            location: id.page,
-                            reason: format!("row at slot {}: {reason}", id.slot),
-                        })?;
+                let row = decode_columns_in(inner, table, &schema, id, bytes, shape)?;
                 for (n, ix) in indexes.iter().enumerate() {
                     live[n].insert(item_of(table, ix, &row, id)?.0);
                 }

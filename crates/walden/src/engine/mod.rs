@@ -483,9 +483,9 @@ impl Database {
         let inner = &self.handle.inner;
         let table = inner.table(name)?;
         let mut tx = self.begin();
-        let (mut n, mut freed) = self.vacuum_relation(&table, &mut tx)?;
+        let (mut n, mut freed) = self.vacuum_relation(&table, &table, &mut tx)?;
         if let Some(toast) = table.toast() {
-            let (m, f) = self.vacuum_relation(&toast, &mut tx)?;
+            let (m, f) = self.vacuum_relation(&toast, &table, &mut tx)?;
             n += m;
             freed.extend(f);
         }
@@ -517,8 +517,15 @@ impl Database {
 
     /// Vacuums one table (or toast relation) in `tx`: removes the versions no snapshot
     /// can see, the index entries no version holds, and takes the pages left empty out
-    /// of it. Returns the versions removed and the pages freed.
-    fn vacuum_relation(&self, table: &Arc<Table>, tx: &mut Transaction) -> Result<(u64, Vec<u64>)> {
+    /// of it (under `owner`'s DDL lock: the table's own, or for a toast relation its
+    /// table's, whose statements write it). Returns the versions removed and the pages
+    /// freed.
+    fn vacuum_relation(
+        &self,
+        table: &Arc<Table>,
+        owner: &Table,
+        tx: &mut Transaction,
+    ) -> Result<(u64, Vec<u64>)> {
         let inner = &self.handle.inner;
         let horizon = inner.txns.horizon();
         let xid = tx.snapshot.xid;
@@ -549,7 +556,7 @@ impl Database {
             n += pass(inner.txns.horizon().min(horizon))?.removed;
         }
         let empty: Vec<u64> = empty.into_iter().collect();
-        let freed = self.vacuum_indexes(table, &empty, tx)?;
+        let freed = self.vacuum_indexes(table, owner, &empty, tx)?;
         Ok((n, freed))
     }
 
@@ -578,6 +585,14 @@ impl Database {
     pub fn table_bytes(&self, name: &str) -> Result<u64> {
         let t = self.handle.inner.table(name)?;
         Ok(t.page_count() as u64 * self.handle.inner.control.page_size as u64)
+    }
+
+    /// Size of a table's toast relation, where its values stored out of line are: its
+    /// pages times the page size (0 when it has none).
+    pub fn toast_bytes(&self, name: &str) -> Result<u64> {
+        let t = self.handle.inner.table(name)?;
+        let pages = t.toast().map_or(0, |x| x.page_count() as u64);
+        Ok(pages * self.handle.inner.control.page_size as u64)
     }
 
     /// Data file locations: (in the file, free for reuse, waiting for a checkpoint).

@@ -526,10 +526,14 @@ impl Transaction {
     fn change_row(&mut self, t: &Table, id: RowId, change: Change) -> Result<RowId> {
         let _ddl = t.ddl.read();
         let one = [(id.slot, change)];
-        let mut plan = self.toast_changes(t, id.page, &one, None)?;
+        let plan = self.toast_changes(t, id.page, &one, None)?;
         let [(_, mut change)] = one;
-        if let Some(p) = plan.as_mut() {
-            change = std::mem::replace(&mut p.changes[0].1, Change::Delete);
+        if let Some(p) = plan.as_ref() {
+            // The plan keeps the change: `settle_values` reads what it stores.
+            change = match &p.changes[0].1 {
+                Change::Update(b) => Change::Update(b.clone()),
+                Change::Delete => Change::Delete,
+            };
         }
         let r = self.change_row_inner(t, id, change);
         if let Some(plan) = &plan {
