@@ -278,7 +278,8 @@ pub struct External {
     pub raw_len: u32,
     /// The length of what the chunks hold.
     pub stored_len: u32,
-    /// 0: the bytes as they are; 1: LZ4 (a block, of `raw_len` bytes once decompressed).
+    /// 0: the bytes as they are; 1: zstd (a frame, of `raw_len` bytes once
+    /// decompressed).
     pub method: u8,
     /// CRC-32C of the value's bytes.
     pub crc: u32,

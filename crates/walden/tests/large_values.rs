@@ -30,7 +30,7 @@ fn schema() -> Schema {
     ])
 }
 
-/// `len` bytes of text that LZ4 halves, about: words from a small vocabulary picked by
+/// `len` bytes of text that zstd shrinks: words from a small vocabulary picked by
 /// a seeded generator.
 fn text(len: usize, seed: u64) -> String {
     let words = [
@@ -134,7 +134,7 @@ fn round_trip(protection: Protection, kind: TableKind, len: usize) {
     )
     .unwrap();
     let stats = tx.commit_with_stats().unwrap();
-    // Stored compressed: the WAL carries about what LZ4 made of it, not the value.
+    // Stored compressed: the WAL carries about what zstd made of it, not the value.
     assert!(
         stats.wal_bytes() < len as u64 * 3 / 4,
         "{what}: the insert logged {} bytes",
