@@ -523,3 +523,83 @@ fn pgjdbc_metadata_queries_answer_as_postgres() {
         .collect();
     assert_eq!(pg_cache, want);
 }
+
+/// The size functions DBAs watch space with: a table's pages, its toast relation's
+/// (values stored out of line), its indexes'; and `pg_size_pretty` as PostgreSQL 15
+/// prints (the expected strings are PostgreSQL 15's output for the same numbers).
+#[test]
+fn relation_sizes_and_size_pretty() {
+    let db = db();
+    let mut s = Session::new(&db);
+    s.execute("create table docs (id int primary key, body text)")
+        .unwrap();
+    s.execute("insert into docs select i, 'x' from generate_series(1, 1000) i")
+        .unwrap();
+    let one = |s: &mut Session, sql: &str| support::q(s, sql);
+    let page = db.page_size() as i64;
+    let rel: i64 = one(&mut s, "select pg_relation_size('docs')")
+        .parse()
+        .unwrap();
+    assert!(rel > 0 && rel % page == 0, "{rel}");
+    assert_eq!(
+        one(
+            &mut s,
+            "select pg_table_size('docs') = pg_relation_size('docs')"
+        ),
+        "t"
+    );
+    let ix: i64 = one(&mut s, "select pg_indexes_size('docs')")
+        .parse()
+        .unwrap();
+    assert!(ix >= 2 * page, "{ix}");
+    assert_eq!(
+        one(
+            &mut s,
+            "select pg_relation_size('docs_pkey') = pg_indexes_size('docs')"
+        ),
+        "t"
+    );
+    // A value stored out of line counts in the table's size, not its relation's.
+    s.execute(
+        "insert into docs select 0, string_agg(md5(i::text), '') from generate_series(1, 32768) i",
+    )
+    .unwrap();
+    let toast: i64 = one(
+        &mut s,
+        "select pg_table_size('docs') - pg_relation_size('docs')",
+    )
+    .parse()
+    .unwrap();
+    assert!(toast >= 400_000, "{toast}");
+    assert_eq!(
+        one(
+            &mut s,
+            "select pg_total_relation_size('docs') = pg_table_size('docs') + pg_indexes_size('docs')"
+        ),
+        "t"
+    );
+    assert_eq!(
+        one(&mut s, "select pg_relation_size(c.oid) = pg_relation_size('docs') from pg_class c where relname = 'docs'"),
+        "t"
+    );
+    assert_eq!(
+        one(
+            &mut s,
+            "select pg_relation_size('docs', 'fsm'), pg_relation_size(999999) is null"
+        ),
+        "0|t"
+    );
+    let e = s
+        .execute("select pg_relation_size('docs', 'xyz')")
+        .unwrap_err();
+    assert_eq!((e.code, e.message.as_str()), ("22023", "invalid fork name"));
+    let e = s.execute("select pg_relation_size('nosuch')").unwrap_err();
+    assert_eq!(e.code, "42P01", "{e}");
+    let numbers = "0, 1, 10239, 10240, 10752, 1000000, 20971519, 20971520, 1073741824, 10737418240, -1000000, -10240, 9223372036854775807, 11258999068426240";
+    let want = "0 bytes|1 bytes|10239 bytes|10 kB|11 kB|977 kB|20 MB|20 MB|1024 MB|10 GB|-977 kB|-10 kB|8192 PB|10 PB";
+    let got: Vec<String> = numbers
+        .split(", ")
+        .map(|n| one(&mut s, &format!("select pg_size_pretty({n}::bigint)")))
+        .collect();
+    assert_eq!(got.join("|"), want);
+}

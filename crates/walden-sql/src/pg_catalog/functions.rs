@@ -59,6 +59,17 @@ pub enum CatalogFn {
     /// gives the relation and the partitioned tables above it; Walden has no
     /// partitions, so its one row is the relation itself, a scalar here.
     PartitionAncestors,
+    /// `pg_relation_size(regclass [, fork])`: the bytes of a relation's pages (the
+    /// main fork; Walden has no other, so `fsm`, `vm` and `init` are 0).
+    RelationSize,
+    /// `pg_table_size(regclass)`: a table's pages and its toast relation's.
+    TableSize,
+    /// `pg_indexes_size(regclass)`: the pages of a table's indexes.
+    IndexesSize,
+    /// `pg_total_relation_size(regclass)`: the table, its toast relation and indexes.
+    TotalRelationSize,
+    /// `pg_size_pretty(bigint)`: bytes as PostgreSQL prints them (`977 kB`).
+    SizePretty,
 }
 
 impl CatalogFn {
@@ -79,6 +90,11 @@ impl CatalogFn {
             "pg_relation_is_publishable" => (F::RelationIsPublishable, Bool, &[1]),
             "pg_get_statisticsobjdef_columns" => (F::StatisticsObjdefColumns, Text, &[1]),
             "pg_partition_ancestors" => (F::PartitionAncestors, SqlType::Int8, &[1]),
+            "pg_relation_size" => (F::RelationSize, SqlType::Int8, &[1, 2]),
+            "pg_table_size" => (F::TableSize, SqlType::Int8, &[1]),
+            "pg_indexes_size" => (F::IndexesSize, SqlType::Int8, &[1]),
+            "pg_total_relation_size" => (F::TotalRelationSize, SqlType::Int8, &[1]),
+            "pg_size_pretty" => (F::SizePretty, Text, &[1]),
             "current_database" => (F::CurrentDatabase, Text, &[0]),
             "current_schema" => (F::CurrentSchema, Text, &[0]),
             "current_schemas" => (F::CurrentSchemas, Text, &[1]),
@@ -91,7 +107,17 @@ impl CatalogFn {
     pub fn arg_type(self, i: usize) -> SqlType {
         use CatalogFn as F;
         match (self, i) {
-            (F::QuoteIdent | F::RegclassIn | F::RegprocIn | F::PartitionAncestors, _)
+            (
+                F::QuoteIdent
+                | F::RegclassIn
+                | F::RegprocIn
+                | F::PartitionAncestors
+                | F::RelationSize
+                | F::TableSize
+                | F::IndexesSize
+                | F::TotalRelationSize,
+                _,
+            )
             | (F::GetExpr, 0) => SqlType::Text,
             (F::GetIndexdef, 1) | (F::FormatType, 1) => SqlType::Int4,
             (F::GetIndexdef | F::GetConstraintdef, 2) | (F::GetConstraintdef, 1) => SqlType::Bool,
@@ -178,8 +204,84 @@ impl CatalogFn {
                 Value::Int8(oid) => Value::Int8(*oid),
                 _ => Value::Null,
             },
+            F::RelationSize | F::TableSize | F::IndexesSize | F::TotalRelationSize => {
+                let oid = match &args[0] {
+                    Value::Text(s) => regclass_in(snap, s)?,
+                    _ => match int(0) {
+                        Some(oid) => oid,
+                        None => return Ok(Value::Null),
+                    },
+                };
+                let fork = match args.get(1) {
+                    None => "main",
+                    Some(Value::Text(f)) => f.as_str(),
+                    Some(_) => return Ok(Value::Null),
+                };
+                // A relation that is not there has no size, as in PostgreSQL.
+                let Some(r) = snap.by_oid(oid) else {
+                    return Ok(Value::Null);
+                };
+                let indexes = || -> i64 {
+                    snap.relations
+                        .iter()
+                        .filter(|x| x.index.as_ref().is_some_and(|i| i.table_oid == r.oid))
+                        .map(|x| x.bytes)
+                        .sum()
+                };
+                Value::Int8(match self {
+                    F::RelationSize => match fork {
+                        "main" => r.bytes,
+                        "fsm" | "vm" | "init" => 0,
+                        _ => {
+                            return Err(SqlError::new(
+                                code::INVALID_PARAMETER,
+                                "invalid fork name".to_string(),
+                            )
+                            .with_hint(
+                                "Valid fork names are \"main\", \"fsm\", \"vm\", and \"init\".",
+                            ))
+                        }
+                    },
+                    F::TableSize => r.bytes + r.toast_bytes,
+                    F::IndexesSize => indexes(),
+                    _ => r.bytes + r.toast_bytes + indexes(),
+                })
+            }
+            F::SizePretty => match int(0) {
+                Some(n) => text(size_pretty(n)),
+                None => Value::Null,
+            },
         })
     }
+}
+
+/// Bytes as PostgreSQL's `pg_size_pretty` prints them: bytes below 10 kB, then kB, MB,
+/// GB, TB, PB, each below 20 kB of its unit (rounded half away from zero), as its
+/// `size_pretty_units` say.
+pub fn size_pretty(size: i64) -> String {
+    // (name, limit, rounded, bits of the unit)
+    const UNITS: [(&str, i64, bool, u32); 6] = [
+        ("bytes", 10 * 1024, false, 0),
+        ("kB", 20 * 1024 - 1, true, 10),
+        ("MB", 20 * 1024 - 1, true, 20),
+        ("GB", 20 * 1024 - 1, true, 30),
+        ("TB", 20 * 1024 - 1, true, 40),
+        ("PB", 20 * 1024 - 1, true, 50),
+    ];
+    let mut size = size;
+    for (i, &(name, limit, round, bits)) in UNITS.iter().enumerate() {
+        let last = i + 1 == UNITS.len();
+        if last || size.unsigned_abs() < limit as u64 {
+            if round {
+                size = (size + if size < 0 { -1 } else { 1 }) / 2;
+            }
+            return format!("{size} {name}");
+        }
+        let (_, _, next_round, next_bits) = UNITS[i + 1];
+        let shift = next_bits - bits - u32::from(next_round) + u32::from(round);
+        size /= 1i64 << shift;
+    }
+    format!("{size} bytes")
 }
 
 /// A relation name (as `regclass` input: unquoted names fold to lower case; a

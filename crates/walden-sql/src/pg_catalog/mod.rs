@@ -135,6 +135,10 @@ pub struct Relation {
     /// counted them, scaled to the table's size now; -1 when never analyzed, as
     /// PostgreSQL says of a table never vacuumed or analyzed.
     pub rows: f64,
+    /// Bytes of its pages (PostgreSQL's main fork: `pg_relation_size`).
+    pub bytes: i64,
+    /// A table's toast relation's bytes (its values stored out of line).
+    pub toast_bytes: i64,
 }
 
 /// The column a sequence belongs to, and its type (the sequence's type).
@@ -183,6 +187,8 @@ impl Snapshot {
                     Ok(walden::TableKind::Undo) => UNDO_AM,
                     _ => HEAP_AM,
                 },
+                bytes: db.table_bytes(&name).unwrap_or(0) as i64,
+                toast_bytes: db.toast_bytes(&name).unwrap_or(0) as i64,
             });
             for (i, c) in schema.columns.iter().enumerate() {
                 if c.serial {
@@ -199,6 +205,9 @@ impl Snapshot {
                         }),
                         access_method: 0,
                         rows: -1.0,
+                        // One page, as PostgreSQL's sequences.
+                        bytes: db.page_size() as i64,
+                        toast_bytes: 0,
                     });
                 }
             }
@@ -239,6 +248,8 @@ impl Snapshot {
                     owner: None,
                     access_method: BTREE_AM,
                     rows,
+                    bytes: (ix.pages * db.page_size() as u64) as i64,
+                    toast_bytes: 0,
                 });
             }
         }
@@ -257,6 +268,8 @@ impl Snapshot {
                 owner: None,
                 access_method: 0,
                 rows: -1.0,
+                bytes: 0,
+                toast_bytes: 0,
             });
         }
         let foreign_keys = foreign_keys(db, &relations);
