@@ -439,7 +439,7 @@ pub(crate) fn move_row(
         undo.entries.push(UndoEntry {
             lsn: a.lsn,
             page: target,
-            ops: vec![EntryOp::Insert { slot }],
+            ops: EntryOp::inserts(&[slot]),
         });
         let to = RowId { page: target, slot };
         encode_undo(&mut rec, &h, false, 0, &old6);

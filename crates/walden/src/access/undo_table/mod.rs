@@ -193,8 +193,31 @@ pub struct UndoEntry {
 pub enum EntryOp {
     /// A row changed in place; its undo record.
     Change { slot: u16, ptr: u64 },
-    /// A row inserted.
-    Insert { slot: u16 },
+    /// Rows inserted at `count` consecutive slots from `first` (an insert fills a page
+    /// slot after slot: one op per page, not one per row, which at 100 million rows
+    /// kept 1.6 GB in memory).
+    Insert { first: u16, count: u16 },
+}
+
+impl EntryOp {
+    /// The ops of rows inserted at `slots` (in the order inserted), consecutive ones
+    /// as one.
+    pub fn inserts(slots: &[u16]) -> Vec<EntryOp> {
+        let mut ops: Vec<EntryOp> = Vec::new();
+        for &slot in slots {
+            if let Some(EntryOp::Insert { first, count }) = ops.last_mut() {
+                if u32::from(*first) + u32::from(*count) == u32::from(slot) && *count < u16::MAX {
+                    *count += 1;
+                    continue;
+                }
+            }
+            ops.push(EntryOp::Insert {
+                first: slot,
+                count: 1,
+            });
+        }
+        ops
+    }
 }
 
 pub(crate) fn corrupt(ctx: &Ctx, page: u64, reason: String) -> Error {
@@ -530,7 +553,7 @@ fn insert_many(
             undo.entries.push(UndoEntry {
                 lsn,
                 page,
-                ops: slots.iter().map(|&slot| EntryOp::Insert { slot }).collect(),
+                ops: EntryOp::inserts(slots),
             })
         },
     )

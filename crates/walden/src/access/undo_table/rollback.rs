@@ -135,18 +135,28 @@ pub fn rollback_to(
         let mut g = pinned.write();
         let mut ops = Vec::with_capacity(e.ops.len());
         for op in e.ops.iter().rev() {
-            let r = match *op {
-                EntryOp::Insert { slot } => Ok(RevertOp::Remove { slot }),
-                EntryOp::Change { slot, ptr } => {
-                    let t = PageRef(&g).tuple_ref(slot).unwrap_or(&[]);
-                    read_undo(ctx.undo, ptr).and_then(|rec| revert_from_undo(t, slot, &rec))
-                }
+            // An insert op stands for a run of slots, taken back last first.
+            let rows = match *op {
+                EntryOp::Insert { count, .. } => count,
+                EntryOp::Change { .. } => 1,
             };
-            let op = r.map_err(|r| corrupt(ctx, e.page, format!("rollback: {r}")))?;
-            // Applied one by one: a later op of the entry sees the row as restored so far.
-            apply_revert(&mut g, std::slice::from_ref(&op))
-                .map_err(|r| corrupt(ctx, e.page, format!("rollback: {r}")))?;
-            ops.push(op);
+            for i in (0..rows).rev() {
+                let r = match *op {
+                    EntryOp::Insert { first, .. } => u16::try_from(u32::from(first) + u32::from(i))
+                        .map(|slot| RevertOp::Remove { slot })
+                        .map_err(|_| "an insert run past slot 65535".to_string()),
+                    EntryOp::Change { slot, ptr } => {
+                        let t = PageRef(&g).tuple_ref(slot).unwrap_or(&[]);
+                        read_undo(ctx.undo, ptr).and_then(|rec| revert_from_undo(t, slot, &rec))
+                    }
+                };
+                let op = r.map_err(|r| corrupt(ctx, e.page, format!("rollback: {r}")))?;
+                // Applied one by one: a later op of the entry sees the row as restored so
+                // far.
+                apply_revert(&mut g, std::slice::from_ref(&op))
+                    .map_err(|r| corrupt(ctx, e.page, format!("rollback: {r}")))?;
+                ops.push(op);
+            }
         }
         log_revert(ctx.wal, &mut g, e.page, xid, e.lsn, ops, Some(stats))?;
         drop(g);

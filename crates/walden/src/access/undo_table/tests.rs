@@ -123,3 +123,23 @@ fn header_round_trips() {
     };
     assert_eq!(UndoHeader::read(&h.bytes()), h);
 }
+
+/// A page's inserted rows are kept as runs of consecutive slots: one op for a page an
+/// insert filled, more where it reused slots out of order.
+#[test]
+fn inserted_slots_are_kept_as_runs() {
+    let runs = |slots: &[u16]| -> Vec<(u16, u16)> {
+        super::EntryOp::inserts(slots)
+            .into_iter()
+            .map(|op| match op {
+                super::EntryOp::Insert { first, count } => (first, count),
+                super::EntryOp::Change { .. } => panic!("an insert made a change op"),
+            })
+            .collect()
+    };
+    let filled: Vec<u16> = (0..200).collect();
+    assert_eq!(runs(&filled), vec![(0, 200)]);
+    assert_eq!(runs(&[3, 7, 8, 9, 2]), vec![(3, 1), (7, 3), (2, 1)]);
+    assert_eq!(runs(&[65534, 65535]), vec![(65534, 2)]);
+    assert_eq!(runs(&[]), Vec::<(u16, u16)>::new());
+}
