@@ -219,6 +219,15 @@ pub(crate) fn log_changes(
     Ok(())
 }
 
+/// The error for an undo pointer a transaction's entries cannot hold (past 2^47: 128
+/// TiB of undo appended since the database was opened).
+fn pointer_too_far(ptr: u64) -> Error {
+    Error::UndoFull {
+        limit: super::MAX_ENTRY_PTR,
+        live: ptr,
+    }
+}
+
 /// What interrupted a page's batch.
 pub(crate) enum Pending {
     Wait(u64),
@@ -323,6 +332,10 @@ pub fn change_rows(
                     break;
                 }
             };
+            let Some(entry_op) = EntryOp::change(*slot, ptr) else {
+                failed = Some(pointer_too_far(ptr));
+                break;
+            };
             apply_change(&mut g, &op, xid, view.cid, ptr).map_err(|r| corrupt(ctx, page_no, r))?;
             if matches!(change, Change::Update(_)) {
                 updated.push(Updated {
@@ -333,7 +346,7 @@ pub fn change_rows(
             }
             bytes += rec.len() + 12;
             ops.push(op);
-            entry.push(EntryOp::Change { slot: *slot, ptr });
+            entry.push(entry_op);
             i += 1;
             if bytes >= flush_at {
                 break;
@@ -444,6 +457,7 @@ pub(crate) fn move_row(
         let to = RowId { page: target, slot };
         encode_undo(&mut rec, &h, false, 0, &old6);
         let ptr = ctx.undo.append(xid, &rec, stats)?;
+        let entry_op = EntryOp::change(id.slot, ptr).ok_or_else(|| pointer_too_far(ptr))?;
         let op = ChangeOp::Move {
             slot: id.slot,
             old_flags: h.flags,
@@ -453,7 +467,7 @@ pub(crate) fn move_row(
         };
         apply_change(&mut gh, &op, xid, view.cid, ptr).map_err(|r| corrupt(ctx, id.page, r))?;
         let mut ops = vec![op];
-        let mut entry = vec![EntryOp::Change { slot: id.slot, ptr }];
+        let mut entry = vec![entry_op];
         log_changes(
             ctx, &mut gh, id.page, view, &mut ops, &mut entry, undo, stats,
         )?;

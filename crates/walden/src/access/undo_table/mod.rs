@@ -189,34 +189,74 @@ pub struct UndoEntry {
     pub ops: Vec<EntryOp>,
 }
 
-#[derive(Debug, Clone, Copy)]
-pub enum EntryOp {
+/// One op of an entry, in 8 bytes (a transaction keeps one per row it changed: at 100
+/// million rows, 16 bytes each held 1.6 GB). Bit 63 set: rows inserted at `count`
+/// (bits 16..32) consecutive slots from `first` (bits 0..16), one op for a page an
+/// insert filled; clear: a row changed in place, its slot (bits 0..16) and its undo
+/// record's pointer (bits 16..63, below 2^47).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct EntryOp(u64);
+
+/// An entry op as its parts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
     /// A row changed in place; its undo record.
     Change { slot: u16, ptr: u64 },
-    /// Rows inserted at `count` consecutive slots from `first` (an insert fills a page
-    /// slot after slot: one op per page, not one per row, which at 100 million rows
-    /// kept 1.6 GB in memory).
+    /// Rows inserted at consecutive slots.
     Insert { first: u16, count: u16 },
 }
 
+const INSERT_BIT: u64 = 1 << 63;
+/// Undo pointers an entry op holds are below this.
+pub const MAX_ENTRY_PTR: u64 = 1 << 47;
+
 impl EntryOp {
+    /// A row changed in place; None when the pointer is past `MAX_ENTRY_PTR` (128 TiB
+    /// of undo appended since the open).
+    pub fn change(slot: u16, ptr: u64) -> Option<EntryOp> {
+        (ptr < MAX_ENTRY_PTR).then_some(EntryOp((ptr << 16) | u64::from(slot)))
+    }
+
+    fn insert(first: u16, count: u16) -> EntryOp {
+        EntryOp(INSERT_BIT | (u64::from(count) << 16) | u64::from(first))
+    }
+
+    pub fn op(self) -> Op {
+        if self.0 & INSERT_BIT != 0 {
+            Op::Insert {
+                first: self.0 as u16,
+                count: (self.0 >> 16) as u16,
+            }
+        } else {
+            Op::Change {
+                slot: self.0 as u16,
+                ptr: self.0 >> 16,
+            }
+        }
+    }
+
     /// The ops of rows inserted at `slots` (in the order inserted), consecutive ones
     /// as one.
     pub fn inserts(slots: &[u16]) -> Vec<EntryOp> {
         let mut ops: Vec<EntryOp> = Vec::new();
         for &slot in slots {
-            if let Some(EntryOp::Insert { first, count }) = ops.last_mut() {
-                if u32::from(*first) + u32::from(*count) == u32::from(slot) && *count < u16::MAX {
-                    *count += 1;
-                    continue;
+            if let Some(last) = ops.last_mut() {
+                if let Op::Insert { first, count } = last.op() {
+                    if u32::from(first) + u32::from(count) == u32::from(slot) && count < u16::MAX {
+                        *last = EntryOp::insert(first, count + 1);
+                        continue;
+                    }
                 }
             }
-            ops.push(EntryOp::Insert {
-                first: slot,
-                count: 1,
-            });
+            ops.push(EntryOp::insert(slot, 1));
         }
         ops
+    }
+}
+
+impl std::fmt::Debug for EntryOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.op().fmt(f)
     }
 }
 

@@ -136,16 +136,16 @@ pub fn rollback_to(
         let mut ops = Vec::with_capacity(e.ops.len());
         for op in e.ops.iter().rev() {
             // An insert op stands for a run of slots, taken back last first.
-            let rows = match *op {
-                EntryOp::Insert { count, .. } => count,
-                EntryOp::Change { .. } => 1,
+            let rows = match op.op() {
+                Op::Insert { count, .. } => count,
+                Op::Change { .. } => 1,
             };
             for i in (0..rows).rev() {
-                let r = match *op {
-                    EntryOp::Insert { first, .. } => u16::try_from(u32::from(first) + u32::from(i))
+                let r = match op.op() {
+                    Op::Insert { first, .. } => u16::try_from(u32::from(first) + u32::from(i))
                         .map(|slot| RevertOp::Remove { slot })
                         .map_err(|_| "an insert run past slot 65535".to_string()),
-                    EntryOp::Change { slot, ptr } => {
+                    Op::Change { slot, ptr } => {
                         let t = PageRef(&g).tuple_ref(slot).unwrap_or(&[]);
                         read_undo(ctx.undo, ptr).and_then(|rec| revert_from_undo(t, slot, &rec))
                     }

@@ -131,9 +131,9 @@ fn inserted_slots_are_kept_as_runs() {
     let runs = |slots: &[u16]| -> Vec<(u16, u16)> {
         super::EntryOp::inserts(slots)
             .into_iter()
-            .map(|op| match op {
-                super::EntryOp::Insert { first, count } => (first, count),
-                super::EntryOp::Change { .. } => panic!("an insert made a change op"),
+            .map(|op| match op.op() {
+                super::Op::Insert { first, count } => (first, count),
+                super::Op::Change { .. } => panic!("an insert made a change op"),
             })
             .collect()
     };
@@ -142,4 +142,14 @@ fn inserted_slots_are_kept_as_runs() {
     assert_eq!(runs(&[3, 7, 8, 9, 2]), vec![(3, 1), (7, 3), (2, 1)]);
     assert_eq!(runs(&[65534, 65535]), vec![(65534, 2)]);
     assert_eq!(runs(&[]), Vec::<(u16, u16)>::new());
+    let c = super::EntryOp::change(65535, super::MAX_ENTRY_PTR - 1).unwrap();
+    assert_eq!(
+        c.op(),
+        super::Op::Change {
+            slot: 65535,
+            ptr: super::MAX_ENTRY_PTR - 1
+        }
+    );
+    assert!(super::EntryOp::change(0, super::MAX_ENTRY_PTR).is_none());
+    assert_eq!(std::mem::size_of::<super::EntryOp>(), 8);
 }
