@@ -844,13 +844,12 @@ impl Catalog {
 
     /// Removes a table, with its indexes and its toast relation.
     pub fn remove(&mut self, id: u32) -> Option<Arc<Table>> {
-        self.changed();
-        let t = self.by_id.remove(&id)?;
-        if t.toast_of.is_some() {
-            // A toast relation goes only with its table.
-            self.by_id.insert(id, t);
+        // A toast relation goes only with its table.
+        if self.by_id.get(&id)?.toast_of.is_some() {
             return None;
         }
+        self.changed();
+        let t = self.by_id.remove(&id)?;
         if let Some(toast) = t.toast() {
             self.by_id.remove(&toast.id);
         }

@@ -11,9 +11,10 @@
 //! jsonb u16 length + the document's bytes (`jsonb.rs`).
 //! Little-endian, no padding. A text, bytea or jsonb value stored out of line (format 20,
 //! `engine/toast.rs`) has the length `EXTERNAL` (0xFFFF) and a pointer of
-//! `EXTERNAL_BYTES` in place of its bytes (`External`); in memory only, on its way to
-//! being stored, a value longer than `MAX_INLINE` has the length `LONG` (0xFFFE) and a
-//! u32 length before its bytes (a row read from a page with one is damaged). A row written before `ALTER TABLE … ADD COLUMN` has fewer
+//! `EXTERNAL_BYTES` in place of its bytes (`External`); a value longer than
+//! `MAX_INLINE` has the length `LONG` (0xFFFE) and a u32 length before its bytes, in a
+//! row on its way to being stored (never on a page: such a value goes out of line) or a
+//! column's missing value. A row written before `ALTER TABLE … ADD COLUMN` has fewer
 //! columns than the schema: the columns it lacks read as their *missing value*
 //! (PostgreSQL's attmissingval). A dropped column keeps its place in the schema (PostgreSQL's
 //! attisdropped): its stored bytes are skipped, it is NULL in rows written since, and
@@ -1296,5 +1297,88 @@ mod tests {
         let mut at = 0;
         assert_eq!(Schema::decode(&b, &mut at), Ok(s));
         assert_eq!(at, b.len());
+    }
+
+    /// A pointer read from disk is checked: its length, method and lengths; a row
+    /// holding one reads through `fetch` or is an error, never a value made up.
+    #[test]
+    fn out_of_line_values_are_checked_when_read() {
+        let p = External {
+            page: 7,
+            slot: 3,
+            raw_len: 100,
+            stored_len: 40,
+            method: 1,
+            crc: 0xDEAD_BEEF,
+        };
+        let mut b = Vec::new();
+        p.encode(&mut b);
+        assert_eq!(b.len(), EXTERNAL_BYTES);
+        assert_eq!(External::decode(&b), Ok(p));
+        assert!(External::decode(&b[..EXTERNAL_BYTES - 1]).is_err());
+        for bad in [
+            External { method: 2, ..p },
+            External { stored_len: 0, ..p },
+            External { method: 0, ..p },
+            External {
+                raw_len: MAX_VALUE_BYTES as u32 + 1,
+                ..p
+            },
+        ] {
+            let mut b = Vec::new();
+            bad.encode(&mut b);
+            assert!(External::decode(&b).is_err(), "{bad:?}");
+        }
+        let schema = Schema::new(vec![Column::new("t", ColumnType::Text)]);
+        let mut row = vec![1, 0];
+        row.extend_from_slice(&EXTERNAL.to_le_bytes());
+        p.encode(&mut row);
+        let shape = RowShape::default();
+        assert!(schema.decode_row(&row).unwrap_err().contains("out of line"));
+        let fetched = |q: &External| {
+            assert_eq!(*q, p);
+            Ok(b"hello".to_vec())
+        };
+        assert_eq!(
+            schema.decode_shaped_with(&row, shape, Some(&fetched)),
+            Ok(vec![Value::Text("hello".into())])
+        );
+        let failing = |_: &External| Err("chunk missing".to_string());
+        let e = schema
+            .decode_shaped_with(&row, shape, Some(&failing))
+            .unwrap_err();
+        assert!(e.contains("chunk missing"), "{e}");
+        // Not UTF-8 from the chunks: an error, as from a page.
+        let latin = |_: &External| Ok(vec![0xFF, 0xFE]);
+        assert!(schema
+            .decode_shaped_with(&row, shape, Some(&latin))
+            .is_err());
+        // A pointer cut short.
+        assert!(schema
+            .decode_shaped_with(&row[..row.len() - 1], shape, Some(&fetched))
+            .is_err());
+        // Not read when the read does not want the column.
+        let unread = |_: &External| -> Result<Vec<u8>, String> { panic!("read") };
+        let none = [false];
+        let skip = RowShape {
+            needed: Some(&none),
+            capacity: 0,
+        };
+        assert_eq!(
+            schema.decode_shaped_with(&row, skip, Some(&unread)),
+            Ok(vec![Value::Null])
+        );
+    }
+
+    /// A value too long for a u16 length takes the long form in memory and reads back.
+    #[test]
+    fn a_long_value_round_trips_in_memory() {
+        let schema = Schema::new(vec![Column::new("t", ColumnType::Text)]);
+        let v = vec![Value::Text("x".repeat(MAX_INLINE + 1))];
+        schema.check(&v).unwrap();
+        let mut row = Vec::new();
+        schema.encode_row(&v, &mut row);
+        assert_eq!(VarForm::at(&row, 2), Ok(VarForm::Long(MAX_INLINE + 1)));
+        assert_eq!(schema.decode_row(&row), Ok(v));
     }
 }

@@ -30,6 +30,30 @@ fn schema() -> Schema {
     ])
 }
 
+/// A new database with table `t` (`schema`), on a simulated disk seeded `seed`.
+fn new_db(seed: u64, protection: Protection, kind: TableKind) -> (SimVfs, Database) {
+    let vfs = SimVfs::new(seed);
+    let db = Database::create(DIR, options(&vfs, protection, kind)).unwrap();
+    db.create_table("t", schema()).unwrap();
+    (vfs, db)
+}
+
+/// The row (id, 0, body).
+fn row(id: i64, body: &str) -> [Value; 3] {
+    [
+        Value::Int8(id),
+        Value::Int8(0),
+        Value::Text(body.to_string()),
+    ]
+}
+
+/// Deletes every row of `t`, committed.
+fn delete_all(db: &Database) {
+    let mut tx = db.begin();
+    tx.modify_with("t", |_, _| RowAction::Delete).unwrap();
+    tx.commit().unwrap();
+}
+
 /// `len` bytes of text that zstd shrinks: words from a small vocabulary picked by
 /// a seeded generator.
 fn text(len: usize, seed: u64) -> String {
@@ -117,22 +141,12 @@ fn a_hundred_megabyte_value_round_trips() {
 
 fn round_trip(protection: Protection, kind: TableKind, len: usize) {
     let what = format!("{protection:?} {kind:?} {len}");
-    let vfs = SimVfs::new(31);
-    let db = Database::create(DIR, options(&vfs, protection, kind)).unwrap();
-    db.create_table("t", schema()).unwrap();
+    let (vfs, db) = new_db(31, protection, kind);
     let big = text(len, 1);
     let small = text(100, 2);
     let mut tx = db.begin();
-    tx.insert(
-        "t",
-        &[Value::Int8(1), Value::Int8(0), Value::Text(big.clone())],
-    )
-    .unwrap();
-    tx.insert(
-        "t",
-        &[Value::Int8(2), Value::Int8(0), Value::Text(small.clone())],
-    )
-    .unwrap();
+    tx.insert("t", &row(1, &big)).unwrap();
+    tx.insert("t", &row(2, &small)).unwrap();
     let stats = tx.commit_with_stats().unwrap();
     // Stored compressed: the WAL carries about what zstd made of it, not the value.
     assert!(
@@ -200,9 +214,7 @@ fn round_trip(protection: Protection, kind: TableKind, len: usize) {
     assert_clean(&db, &what);
 
     // Deleted and vacuumed, the values' space is given back.
-    let mut tx = db.begin();
-    tx.modify_with("t", |_, _| RowAction::Delete).unwrap();
-    tx.commit().unwrap();
+    delete_all(&db);
     let r = db.vacuum_report("t").unwrap();
     assert_eq!(r.pages_left, 0, "{what}: {r:?}");
     assert!(read(&db, 1).is_none(), "{what}");
@@ -225,20 +237,10 @@ fn round_trip(protection: Protection, kind: TableKind, len: usize) {
 fn a_dropped_columns_value_goes_with_the_next_change() {
     for kind in KINDS {
         let what = format!("{kind:?}");
-        let vfs = SimVfs::new(32);
-        let db = Database::create(DIR, options(&vfs, Protection::Cow, kind)).unwrap();
-        db.create_table("t", schema()).unwrap();
+        let (_vfs, db) = new_db(32, Protection::Cow, kind);
         let mut tx = db.begin();
         for id in 0..3 {
-            tx.insert(
-                "t",
-                &[
-                    Value::Int8(id),
-                    Value::Int8(0),
-                    Value::Text(text(200_000, id as u64)),
-                ],
-            )
-            .unwrap();
+            tx.insert("t", &row(id, &text(200_000, id as u64))).unwrap();
         }
         tx.commit().unwrap();
         db.alter_table("t", &AlterOp::DropColumn("body".into()))
@@ -254,9 +256,7 @@ fn a_dropped_columns_value_goes_with_the_next_change() {
             "{what}: {} bytes",
             stats.wal_bytes()
         );
-        let mut tx = db.begin();
-        tx.modify_with("t", |_, _| RowAction::Delete).unwrap();
-        tx.commit().unwrap();
+        delete_all(&db);
         assert!(db.toast_bytes("t").unwrap() > 0, "{what}");
         let r = db.vacuum_report("t").unwrap();
         assert_eq!(r.pages_left, 0, "{what}: {r:?}");
@@ -272,19 +272,9 @@ fn a_dropped_columns_value_goes_with_the_next_change() {
 fn read_committed_updates_of_a_large_value_leave_no_chunks_behind() {
     for kind in KINDS {
         let what = format!("{kind:?}");
-        let vfs = SimVfs::new(33);
-        let db = Database::create(DIR, options(&vfs, Protection::Cow, kind)).unwrap();
-        db.create_table("t", schema()).unwrap();
+        let (_vfs, db) = new_db(33, Protection::Cow, kind);
         let mut tx = db.begin();
-        tx.insert(
-            "t",
-            &[
-                Value::Int8(1),
-                Value::Int8(0),
-                Value::Text(text(300_000, 1)),
-            ],
-        )
-        .unwrap();
+        tx.insert("t", &row(1, &text(300_000, 1))).unwrap();
         tx.commit().unwrap();
         let mut late = db.begin_with(Isolation::ReadCommitted);
         set(&db, 1, Some(1), Some(&text(300_000, 2)));
@@ -300,9 +290,7 @@ fn read_committed_updates_of_a_large_value_leave_no_chunks_behind() {
         late.commit().unwrap();
         body_is(&db, 1, &mine, &what);
         assert_eq!(read(&db, 1).unwrap().0, Value::Int8(1), "{what}");
-        let mut tx = db.begin();
-        tx.modify_with("t", |_, _| RowAction::Delete).unwrap();
-        tx.commit().unwrap();
+        delete_all(&db);
         let r = db.vacuum_report("t").unwrap();
         assert_eq!(r.pages_left, 0, "{what}: {r:?}");
         assert_clean(&db, &what);
@@ -317,9 +305,7 @@ fn read_committed_updates_of_a_large_value_leave_no_chunks_behind() {
 #[test]
 fn random_changes_keep_every_value() {
     for kind in KINDS {
-        let vfs = SimVfs::new(34);
-        let db = Database::create(DIR, options(&vfs, Protection::Cow, kind)).unwrap();
-        db.create_table("t", schema()).unwrap();
+        let (_vfs, db) = new_db(34, Protection::Cow, kind);
         let mut model: std::collections::BTreeMap<i64, String> = Default::default();
         let mut x: u64 = 88172645463325252;
         let mut next = || {

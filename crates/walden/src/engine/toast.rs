@@ -21,7 +21,8 @@ use std::sync::Arc;
 
 use super::transaction::Transaction;
 use super::Inner;
-use crate::access::{heap, InsertCursor, Progress};
+use crate::access::slotted::corrupt;
+use crate::access::{heap, Change, InsertCursor, Progress};
 use crate::catalog::{toast_schema, CatalogRecord, Table};
 use crate::error::{Error, Result};
 use crate::schema::{ColumnType, External, Schema, Value, VarForm, EXTERNAL, EXTERNAL_BYTES};
@@ -84,12 +85,9 @@ fn read_chunk(
     }
 }
 
-/// The chunks of a value, in order: (row id, data). Checks their numbers and lengths.
-fn chunks(
-    inner: &Inner,
-    toast: &Table,
-    p: &External,
-) -> std::result::Result<Vec<(RowId, Vec<u8>)>, String> {
+/// The chunks of a value, in order: (row id, data). Checks their numbers and lengths;
+/// a break is a damaged page of the toast relation.
+fn chunks(inner: &Inner, toast: &Table, p: &External) -> Result<Vec<(RowId, Vec<u8>)>> {
     let ctx = inner.access_ctx();
     let schema = toast_schema();
     let mut out = Vec::new();
@@ -99,26 +97,45 @@ fn chunks(
         slot: p.slot,
     });
     while let Some(id) = at {
-        let row = heap::chunk_row(&ctx, toast, id).map_err(|e| e.to_string())?;
-        let (seq, next, data) = read_chunk(&schema, &row)?;
+        let row = heap::chunk_row(&ctx, toast, id)?;
+        let bad = |reason: String| corrupt(&ctx, id.page, format!("slot {}: {reason}", id.slot));
+        let (seq, next, data) = read_chunk(&schema, &row).map_err(bad)?;
         stored += data.len();
         if seq as usize != out.len() || stored > p.stored_len as usize {
-            return Err(format!(
-                "toast chunk {} at {id:?} does not follow (number {seq}, {stored} of {} bytes)",
+            return Err(bad(format!(
+                "toast chunk {} does not follow (number {seq}, {stored} of {} bytes)",
                 out.len(),
                 p.stored_len
-            ));
+            )));
         }
         out.push((id, data));
         at = next;
     }
     if stored != p.stored_len as usize {
-        return Err(format!(
-            "a value stored out of line has {stored} of its {} bytes",
-            p.stored_len
+        return Err(corrupt(
+            &ctx,
+            p.page,
+            format!(
+                "a value stored out of line has {stored} of its {} bytes",
+                p.stored_len
+            ),
         ));
     }
     Ok(out)
+}
+
+/// `t`'s toast relation, which a pointer into it says it has.
+fn toast_for(inner: &Inner, t: &Table, p: &External) -> Result<Arc<Table>> {
+    t.toast().ok_or_else(|| {
+        corrupt(
+            &inner.access_ctx(),
+            p.page,
+            format!(
+                "a value of table {:?} stored out of line, and the table has no toast relation",
+                t.name()
+            ),
+        )
+    })
 }
 
 /// Reads a value stored out of line in `t`'s toast relation, checked against its
@@ -128,11 +145,9 @@ pub(super) fn fetch(
     t: &Table,
     p: &External,
 ) -> std::result::Result<Vec<u8>, String> {
-    let toast = t
-        .toast()
-        .ok_or("a value stored out of line in a table without a toast relation")?;
+    let toast = toast_for(inner, t, p).map_err(|e| e.to_string())?;
     let mut stored = Vec::with_capacity(p.stored_len as usize);
-    for (_, data) in chunks(inner, &toast, p)? {
+    for (_, data) in chunks(inner, &toast, p).map_err(|e| e.to_string())? {
         stored.extend_from_slice(&data);
     }
     let raw = match p.method {
@@ -158,16 +173,18 @@ pub(super) fn externals(schema: &Schema, row: &[u8]) -> Vec<External> {
         .columns
         .iter()
         .zip(ranges)
-        .filter_map(|(c, r)| {
-            let r = r?;
-            if c.ty.fixed_width().is_some()
-                || !matches!(VarForm::at(row, r.start), Ok(VarForm::External))
-            {
-                return None;
-            }
-            External::decode(&row[r.start + 2..r.end]).ok()
-        })
+        .filter(|(c, _)| c.ty.fixed_width().is_none())
+        .filter_map(|(_, r)| external_at(row, r?))
         .collect()
+}
+
+/// The pointer of the variable-length value at `range` of a row, if it is stored out
+/// of line.
+fn external_at(row: &[u8], range: std::ops::Range<usize>) -> Option<External> {
+    if !matches!(VarForm::at(row, range.start), Ok(VarForm::External)) {
+        return None;
+    }
+    External::decode(row.get(range.start + 2..range.end)?).ok()
 }
 
 /// The table's toast relation, made (and logged, committed at once) if it has none.
@@ -209,10 +226,9 @@ fn store(tx: &mut Transaction, t: &Table, value: &[u8]) -> Result<External> {
         (0, value)
     };
     let size = chunk_bytes(&tx.db);
-    let parts: Vec<&[u8]> = stored.chunks(size).collect();
     let mut next: Option<RowId> = None;
     let mut row = Vec::with_capacity(size + 64);
-    for (seq, part) in parts.iter().enumerate().rev() {
+    for (seq, part) in stored.chunks(size).enumerate().rev() {
         chunk_row(seq as i32, next, part, &mut row);
         next = Some(insert_one(tx, &toast, &mut row)?);
     }
@@ -257,41 +273,22 @@ fn insert_one(tx: &mut Transaction, toast: &Table, row: &mut Vec<u8>) -> Result<
 
 /// Deletes a value's chunks (the transaction's row change stopped pointing at it).
 pub(super) fn delete(tx: &mut Transaction, t: &Table, p: &External) -> Result<()> {
-    let Some(toast) = t.toast() else {
-        return Err(corrupt(
-            tx,
-            "a value stored out of line in a table without a toast relation",
-        ));
-    };
-    let ids: Vec<RowId> = chunks(&tx.db, &toast, p)
-        .map_err(|e| corrupt(tx, &e))?
+    let toast = toast_for(&tx.db, t, p)?;
+    let mut ids: Vec<RowId> = chunks(&tx.db, &toast, p)?
         .into_iter()
         .map(|(id, _)| id)
         .collect();
-    let mut by_page: Vec<(u64, Vec<u16>)> = Vec::new();
-    for id in ids {
-        match by_page.iter_mut().find(|(p, _)| *p == id.page) {
-            Some((_, slots)) => slots.push(id.slot),
-            None => by_page.push((id.page, vec![id.slot])),
-        }
-    }
+    // One delete record per page: the chunks sorted by page, each page's slots together.
+    ids.sort_unstable_by_key(|id| (id.page, id.slot));
     let xid = tx.xid();
     tx.wrote = true;
     let ctx = tx.db.access_ctx();
-    for (page, slots) in by_page {
-        heap::delete_chunks(&ctx, &toast, page, &slots, xid, &mut tx.stats)?;
+    for run in ids.chunk_by(|a, b| a.page == b.page) {
+        let slots: Vec<u16> = run.iter().map(|id| id.slot).collect();
+        heap::delete_chunks(&ctx, &toast, run[0].page, &slots, xid, &mut tx.stats)?;
         tx.db.relieve_space();
     }
     Ok(())
-}
-
-fn corrupt(tx: &Transaction, reason: &str) -> Error {
-    Error::CorruptPage {
-        path: tx.db.store.path().to_path_buf(),
-        page: 0,
-        location: 0,
-        reason: reason.to_string(),
-    }
 }
 
 /// A row as encoded (values longer than a u16 length in their `LONG` form) made ready
@@ -393,11 +390,7 @@ fn same_value(
     range: Option<std::ops::Range<usize>>,
     value: &[u8],
 ) -> Option<External> {
-    let r = range?;
-    if !matches!(VarForm::at(old, r.start), Ok(VarForm::External)) {
-        return None;
-    }
-    let p = External::decode(old.get(r.start + 2..r.end)?).ok()?;
+    let p = external_at(old, range?)?;
     if p.raw_len as usize != value.len() || p.crc != crc32c::crc32c(value) {
         return None;
     }
@@ -405,13 +398,26 @@ fn same_value(
     (fetch(&tx.db, t, &p).ok()? == value).then_some(p)
 }
 
-/// What `Transaction::toast_changes` made of a page's changes: the changes as they
-/// are applied, the pointers of the rows they replace, and those it made, by slot.
+/// What `Transaction::toast_changes` made of a page's changes, by slot: the changes
+/// as they are applied when it rewrote one (values moved out of line; None: as given),
+/// the values a change lets go once it is applied (its row's pointers the new row does
+/// not keep), and those it stored for a change (to let go when the change is not
+/// applied).
 #[derive(Default)]
 pub(super) struct Plan {
-    pub changes: Vec<(u16, crate::access::Change)>,
-    pub old: Vec<(u16, Vec<External>)>,
+    pub changes: Option<Vec<(u16, Change)>>,
+    pub gone: Vec<(u16, Vec<External>)>,
     pub made: Vec<(u16, Vec<External>)>,
+}
+
+impl Plan {
+    /// Every value stored for the changes.
+    pub fn made_values(&self) -> Vec<External> {
+        self.made
+            .iter()
+            .flat_map(|(_, m)| m.iter().copied())
+            .collect()
+    }
 }
 
 /// Whether any value of the table may be stored out of line, so that a change must read

@@ -361,10 +361,11 @@ impl Transaction {
     }
 
     /// Before a page's changes are applied (`change_page_rows`, `change_row`): for a
-    /// table that stores values out of line, the pointers of the rows they replace (read
-    /// as `snapshot` sees them, else the transaction's); rows too long for a page get
-    /// their values out of line, an unchanged value keeping its pointer. None when
-    /// neither applies (no table of this kind of row pays for a read).
+    /// table that stores values out of line, the pointers each change lets go (read
+    /// from the row it replaces, as `snapshot` sees it, else the transaction's); rows too
+    /// long for a page get their values out of line, an unchanged value keeping its
+    /// pointer. None when neither applies (a table that stores nothing out of line pays
+    /// for no read).
     fn toast_changes(
         &mut self,
         t: &Table,
@@ -374,36 +375,30 @@ impl Transaction {
     ) -> Result<Option<super::toast::Plan>> {
         let limit = super::toast::threshold(&self.db);
         let stored = super::toast::has_toast(t);
-        let long = changes
-            .iter()
-            .any(|(_, c)| matches!(c, Change::Update(b) if b.len() > limit));
-        if !stored && !long {
+        let long = |c: &Change| matches!(c, Change::Update(b) if b.len() > limit);
+        let any_long = changes.iter().any(|(_, c)| long(c));
+        if !stored && !any_long {
             return Ok(None);
         }
         let schema = t.schema();
         let access = access::of(t.kind);
-        let own = self.snapshot.clone();
-        let view = TxnView {
-            snapshot: snapshot.unwrap_or(&own),
-            cid: self.cid,
-        };
         let mut plan = super::toast::Plan::default();
+        let mut rewritten = Vec::with_capacity(if any_long { changes.len() } else { 0 });
         for (slot, c) in changes {
-            let id = RowId { page, slot: *slot };
             let old = if stored {
-                let ctx = self.db.access_ctx();
-                access.fetch(&ctx, t, id, &view)?.map(|(_, b)| b)
+                let view = TxnView {
+                    snapshot: snapshot.unwrap_or(&self.snapshot),
+                    cid: self.cid,
+                };
+                let id = RowId { page, slot: *slot };
+                access
+                    .fetch(&self.db.access_ctx(), t, id, &view)?
+                    .map(|(_, b)| b)
             } else {
                 None
             };
-            if let Some(o) = &old {
-                let ptrs = super::toast::externals(&schema, o);
-                if !ptrs.is_empty() {
-                    plan.old.push((*slot, ptrs));
-                }
-            }
-            let c = match c {
-                Change::Update(b) if b.len() > limit => {
+            let new = match c {
+                Change::Update(b) if long(c) => {
                     let mut made = Vec::new();
                     let b = super::toast::toast_row(
                         self,
@@ -417,44 +412,55 @@ impl Transaction {
                         plan.made.push((*slot, made));
                     }
                     match b {
-                        Ok(b) => Change::Update(b),
+                        Ok(b) => Some(b),
                         Err(e) => {
-                            let made: Vec<_> =
-                                plan.made.iter().flat_map(|(_, m)| m.clone()).collect();
-                            self.drop_values(t, &made)?;
+                            self.drop_values(t, &plan.made_values())?;
                             return Err(e);
                         }
                     }
                 }
-                Change::Update(b) => Change::Update(b.clone()),
-                Change::Delete => Change::Delete,
+                _ => None,
             };
-            plan.changes.push((*slot, c));
+            if let Some(o) = &old {
+                let kept = match (&new, c) {
+                    (Some(b), _) | (None, Change::Update(b)) => super::toast::externals(&schema, b),
+                    (None, Change::Delete) => Vec::new(),
+                };
+                let gone: Vec<_> = super::toast::externals(&schema, o)
+                    .into_iter()
+                    .filter(|p| !kept.contains(p))
+                    .collect();
+                if !gone.is_empty() {
+                    plan.gone.push((*slot, gone));
+                }
+            }
+            if any_long {
+                rewritten.push((
+                    *slot,
+                    match (new, c) {
+                        (Some(b), _) => Change::Update(b),
+                        (None, Change::Update(b)) => Change::Update(b.clone()),
+                        (None, Change::Delete) => Change::Delete,
+                    },
+                ));
+            }
         }
+        plan.changes = any_long.then_some(rewritten);
         Ok(Some(plan))
     }
 
-    /// After a page's changes were applied: deletes the values the changed rows no
-    /// longer point at, and those made for rows left unchanged (`left`: READ
-    /// COMMITTED's rows changed since the snapshot).
+    /// After a page's changes were applied: deletes the values the changed rows let go,
+    /// and those stored for rows left unchanged (`left`: READ COMMITTED's rows changed
+    /// since the snapshot).
     fn settle_values(&mut self, t: &Table, plan: &super::toast::Plan, left: &[u16]) -> Result<()> {
-        let schema = t.schema();
-        let mut gone = Vec::new();
-        for (slot, ptrs) in &plan.old {
-            if left.contains(slot) {
-                continue;
-            }
-            let kept = match plan.changes.iter().find(|(s, _)| s == slot) {
-                Some((_, Change::Update(b))) => super::toast::externals(&schema, b),
-                _ => Vec::new(),
-            };
-            gone.extend(ptrs.iter().filter(|p| !kept.contains(p)).copied());
-        }
-        for (slot, made) in &plan.made {
-            if left.contains(slot) {
-                gone.extend(made.iter().copied());
-            }
-        }
+        let applied = |slot: &u16| !left.contains(slot);
+        let gone: Vec<_> = plan
+            .gone
+            .iter()
+            .filter(|(slot, _)| applied(slot))
+            .chain(plan.made.iter().filter(|(slot, _)| !applied(slot)))
+            .flat_map(|(_, ptrs)| ptrs.iter().copied())
+            .collect();
         self.drop_values(t, &gone)
     }
 
@@ -474,7 +480,10 @@ impl Transaction {
             return Ok(());
         }
         let plan = self.toast_changes(t, page, changes, apply.snapshot)?;
-        let changes = plan.as_ref().map_or(changes, |p| &p.changes[..]);
+        let changes = plan
+            .as_ref()
+            .and_then(|p| p.changes.as_deref())
+            .unwrap_or(changes);
         let left_before = apply.changed.as_ref().map_or(0, |c| c.len());
         let mut updated = Vec::new();
         let reborrowed = Apply {
@@ -526,23 +535,16 @@ impl Transaction {
     fn change_row(&mut self, t: &Table, id: RowId, change: Change) -> Result<RowId> {
         let _ddl = t.ddl.read();
         let one = [(id.slot, change)];
-        let plan = self.toast_changes(t, id.page, &one, None)?;
+        let mut plan = self.toast_changes(t, id.page, &one, None)?;
         let [(_, mut change)] = one;
-        if let Some(p) = plan.as_ref() {
-            // The plan keeps the change: `settle_values` reads what it stores.
-            change = match &p.changes[0].1 {
-                Change::Update(b) => Change::Update(b.clone()),
-                Change::Delete => Change::Delete,
-            };
+        if let Some(rewritten) = plan.as_mut().and_then(|p| p.changes.take()) {
+            change = rewritten.into_iter().next().map_or(change, |(_, c)| c);
         }
         let r = self.change_row_inner(t, id, change);
         if let Some(plan) = &plan {
             match &r {
                 Ok(_) => self.settle_values(t, plan, &[])?,
-                Err(_) => {
-                    let made: Vec<_> = plan.made.iter().flat_map(|(_, m)| m.clone()).collect();
-                    self.drop_values(t, &made)?;
-                }
+                Err(_) => self.drop_values(t, &plan.made_values())?,
             }
         }
         r
