@@ -903,7 +903,8 @@ fn position_lines(statement: &str, position: usize) -> String {
 }
 
 /// What a statement wrote: the WAL records (logical; the index part apart), what reached the WAL files
-/// (physical: compressed frames and their headers), undo, data pages, fsyncs, time.
+/// (physical: compressed frames and their headers), undo, data pages, temporary files
+/// (when a sort or grouping passed work_mem), fsyncs, time.
 /// `WAL 123.3 MiB (36,365 records, 0 page images), 3.8 MiB written · undo 0 B · data 0 B
 /// · fsync 1 · 0.61 s`.
 fn wal_line(stats: &StatsSnapshot, elapsed: Duration) -> String {
@@ -928,8 +929,14 @@ fn wal_line(stats: &StatsSnapshot, elapsed: Duration) -> String {
     } else {
         bytes_text(stats.undo_bytes)
     };
+    // Temporary files (sorts and groupings past work_mem), when there are some.
+    let temp = if stats.temp_bytes > 0 {
+        format!(" · temp {}", bytes_text(stats.temp_bytes))
+    } else {
+        String::new()
+    };
     format!(
-        "WAL {} ({split}{} records, {} page images), {} written · undo {undo} · data {} · fsync {} · {:.2} s",
+        "WAL {} ({split}{} records, {} page images), {} written · undo {undo} · data {}{temp} · fsync {} · {:.2} s",
         bytes_text(stats.wal_record_bytes),
         grouped(stats.wal_records),
         grouped(stats.page_images),

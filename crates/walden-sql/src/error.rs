@@ -310,10 +310,12 @@ impl From<walden::Error> for SqlError {
             E::TooManyCommands { .. } => code::PROGRAM_LIMIT,
             E::RecordTooLarge { .. } => code::PROGRAM_LIMIT,
             E::UndoFull { .. } => code::CONFIGURATION_LIMIT,
-            E::UndoSpill { source, .. } if source.kind() == std::io::ErrorKind::StorageFull => {
+            E::UndoSpill { source, .. } | E::TempFile { source, .. }
+                if source.kind() == std::io::ErrorKind::StorageFull =>
+            {
                 code::DISK_FULL
             }
-            E::UndoSpill { .. } => code::IO_ERROR,
+            E::UndoSpill { .. } | E::TempFile { .. } => code::IO_ERROR,
             E::InvalidOption(_) => code::INVALID_PARAMETER,
             _ => code::INTERNAL,
         };
@@ -345,6 +347,14 @@ mod tests {
                     source: std::io::Error::from_raw_os_error(5),
                 },
                 "58030",
+            ),
+            (
+                walden::Error::TempFile {
+                    path: PathBuf::from("d/tmp/0000000000000001"),
+                    op: "write",
+                    source: std::io::Error::from_raw_os_error(28),
+                },
+                "53100",
             ),
             (walden::Error::BufferPoolExhausted { frames: 16 }, "53200"),
             (walden::Error::TooManyCommands { max: 7 }, "54000"),

@@ -1990,7 +1990,7 @@ impl RightRows {
         let stride: usize = cols.iter().map(|r| r.len()).sum();
         // Room for the rows the planner expects, so that the table and the rows are
         // not grown and copied again and again; but an estimate is no promise: at most
-        // a million rows, and at most half of what work_mem has left (reserved, not
+        // a million rows, and at most half of what statement_mem has left (reserved, not
         // charged: rows and table are charged as they are used).
         let row_room = (stride * std::mem::size_of::<Value>() + 64) as u64;
         let affordable = guard.map_or(u64::MAX, |g| g.remaining() / 2 / row_room);

@@ -1,7 +1,8 @@
 //! What stops a running statement early: a cancel request made from outside (Ctrl-C in
 //! the shell, a CancelRequest on the wire) and the statement's memory budget, the
-//! `work_mem` setting. The guard also carries what every part of a running statement
-//! may read: now(), and the session's settings (`current_setting`, `set_config`).
+//! `statement_mem` setting; and where its sorts and groupings spill past `work_mem`.
+//! The guard also carries what every part of a running statement may read: now(), and
+//! the session's settings (`current_setting`, `set_config`).
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -51,7 +52,8 @@ impl CancelHandle {
 #[derive(Debug)]
 pub(crate) struct Guard {
     cancel: CancelHandle,
-    work_mem_bytes: u64,
+    /// The statement's budget (`statement_mem`).
+    budget_bytes: u64,
     /// Bytes charged so far (a `Cell`: the checks are made from closures that share the
     /// guard).
     used_bytes: Cell<u64>,
@@ -65,6 +67,16 @@ pub(crate) struct Guard {
     /// The settings the statement reads and changes (none for a guard that no
     /// statement of a session runs under).
     settings: Option<crate::settings::StatementSettings>,
+    /// None: sorts and groupings keep everything in memory (within the budget).
+    spilling: Option<Spilling>,
+}
+
+/// Where a statement's sorts and groupings spill: their memory each (`work_mem`) and
+/// the database's temporary files.
+#[derive(Debug, Clone)]
+pub(crate) struct Spilling {
+    pub work_mem_bytes: u64,
+    pub temp: walden::TempSpace,
 }
 
 /// The clock is read once per this many checks (a check per row: a few microseconds
@@ -74,17 +86,31 @@ const CLOCK_EVERY: u32 = 256;
 impl Guard {
     /// A guard for a statement that starts now: a cancel request pending from before is
     /// dropped.
-    pub fn start(cancel: &CancelHandle, work_mem_bytes: u64) -> Guard {
+    pub fn start(cancel: &CancelHandle, budget_bytes: u64) -> Guard {
         cancel.requested.store(false, Ordering::Relaxed);
         Guard {
             cancel: cancel.clone(),
-            work_mem_bytes,
+            budget_bytes,
             used_bytes: Cell::new(0),
             now_micros: 0,
             deadline: None,
             checks: Cell::new(0),
             settings: None,
+            spilling: None,
         }
+    }
+
+    /// Lets the statement's sorts and groupings spill past `work_mem_bytes` each, to
+    /// temporary files made in `temp`.
+    pub fn set_spilling(&mut self, work_mem_bytes: u64, temp: walden::TempSpace) {
+        self.spilling = Some(Spilling {
+            work_mem_bytes,
+            temp,
+        });
+    }
+
+    pub(crate) fn spilling(&self) -> Option<&Spilling> {
+        self.spilling.as_ref()
     }
 
     pub fn set_settings(&mut self, settings: crate::settings::StatementSettings) {
@@ -149,19 +175,19 @@ impl Guard {
         false
     }
 
-    /// Counts `bytes` more kept by the statement; fails with 53200 past `work_mem`.
+    /// Counts `bytes` more kept by the statement; fails with 53200 past `statement_mem`.
     pub fn charge(&self, bytes: u64) -> SqlResult<()> {
         let used = self.used_bytes.get().saturating_add(bytes);
         self.used_bytes.set(used);
-        if used > self.work_mem_bytes {
-            return Err(out_of_memory(self.work_mem_bytes));
+        if used > self.budget_bytes {
+            return Err(out_of_memory(self.budget_bytes));
         }
         Ok(())
     }
 
-    /// The bytes the statement may still charge before `work_mem` is passed.
+    /// The bytes the statement may still charge before `statement_mem` is passed.
     pub fn remaining(&self) -> u64 {
-        self.work_mem_bytes.saturating_sub(self.used_bytes.get())
+        self.budget_bytes.saturating_sub(self.used_bytes.get())
     }
 
     /// Gives back bytes charged for something the statement no longer keeps.
@@ -197,17 +223,18 @@ fn timed_out() -> SqlError {
     )
 }
 
-fn out_of_memory(work_mem_bytes: u64) -> SqlError {
+fn out_of_memory(budget_bytes: u64) -> SqlError {
     SqlError::new(
         code::OUT_OF_MEMORY,
         format!(
-            "out of memory: query needs more than work_mem ({})",
-            size_text(work_mem_bytes)
+            "out of memory: query needs more than statement_mem ({})",
+            size_text(budget_bytes)
         ),
     )
     .with_hint(
-        "Walden keeps sorted, grouped and returned rows in memory; add a LIMIT or a more \
-         selective WHERE, or raise work_mem (SET work_mem = '2GB').",
+        "Walden keeps returned rows, joined sides and window partitions in memory (sorts and \
+         groupings past work_mem go to temporary files); add a LIMIT or a more selective \
+         WHERE, or raise statement_mem (SET statement_mem = '2GB').",
     )
 }
 
@@ -244,7 +271,7 @@ mod tests {
         assert_eq!(e.code, "53200");
         assert_eq!(
             e.message,
-            "out of memory: query needs more than work_mem (100B)"
+            "out of memory: query needs more than statement_mem (100B)"
         );
         guard.release(41);
         guard.release(10);

@@ -39,6 +39,7 @@ pub mod script;
 pub mod select;
 pub mod session;
 pub mod settings;
+mod spill;
 mod srf;
 mod strings;
 mod to_char;

@@ -6,7 +6,7 @@
 //! Rows are pushed to the reader round by round, so a reader that stops (a LIMIT) stops
 //! the recursion: `SELECT … FROM t LIMIT 10` over an endless recursion ends. An endless
 //! recursion read to its end runs until the statement is canceled, or, under UNION,
-//! until the rows it has seen exceed `work_mem`.
+//! until the rows it has seen exceed `statement_mem`.
 
 use std::cell::Cell;
 use std::collections::HashSet;

@@ -2186,6 +2186,8 @@ struct TopN<'p> {
     keep: usize,
     heap: BinaryHeap<TopEntry<'p>>,
     arrivals: u64,
+    /// The bytes charged for the rows held.
+    bytes: u64,
 }
 
 impl<'p> TopN<'p> {
@@ -2225,6 +2227,7 @@ impl<'p> TopN<'p> {
         self.arrivals += 1;
         if self.heap.len() < self.keep {
             guard.charge(entry.bytes)?;
+            self.bytes += entry.bytes;
             self.heap.push(entry);
             return Ok(true);
         }
@@ -2233,6 +2236,7 @@ impl<'p> TopN<'p> {
             if entry < *last {
                 guard.release(last.bytes);
                 guard.charge(entry.bytes)?;
+                self.bytes = self.bytes - last.bytes + entry.bytes;
                 *last = entry;
                 return Ok(true);
             }
@@ -2705,6 +2709,34 @@ struct Run<'p, 'g> {
     /// windows see before any is projected; and the bytes charged for them.
     pending: Vec<Vec<Value>>,
     pending_bytes: u64,
+    /// A sort's rows past `work_mem`: sorted runs in temporary files; and the bytes
+    /// charged for the rows `kept` holds now.
+    runs: Option<crate::spill::Runs>,
+    kept_bytes: u64,
+    /// A grouping past `work_mem`: the bytes its groups hold; the rows of groups that
+    /// did not fit, by partition of their key (this pass's), and partitions waiting
+    /// for a pass of their own; and the pass (0 for the first).
+    group_bytes: u64,
+    parts: Vec<Option<crate::spill::Spool>>,
+    waiting: Vec<(u32, crate::spill::Spool)>,
+    pass: u32,
+}
+
+/// Partitions a grouping past `work_mem` writes the rows of groups it has no room for
+/// to, per pass (each is grouped in a pass of its own afterwards).
+const GROUP_PARTITIONS: usize = 32;
+/// Passes after which a grouping keeps every group in memory (within
+/// `statement_mem`): each pass splits its rows 32 ways, so this is reached only by
+/// groups that never fit.
+const MAX_GROUP_PASSES: u32 = 8;
+
+/// The partition of a group's key bytes in a pass: a different split in each pass.
+fn group_partition(key: &[u8], pass: u32) -> usize {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    pass.hash(&mut h);
+    key.hash(&mut h);
+    (h.finish() % GROUP_PARTITIONS as u64) as usize
 }
 
 impl<'p, 'g> Run<'p, 'g> {
@@ -2716,6 +2748,7 @@ impl<'p, 'g> Run<'p, 'g> {
                     keep: usize::try_from(limit.saturating_add(plan.offset)).unwrap_or(usize::MAX),
                     heap: BinaryHeap::new(),
                     arrivals: 0,
+                    bytes: 0,
                 })
             }
             _ => Kept::All(Vec::new()),
@@ -2733,7 +2766,73 @@ impl<'p, 'g> Run<'p, 'g> {
             seen: HashSet::new(),
             pending: Vec::new(),
             pending_bytes: 0,
+            runs: None,
+            kept_bytes: 0,
+            group_bytes: 0,
+            parts: Vec::new(),
+            waiting: Vec::new(),
+            pass: 0,
         }
+    }
+
+    /// The memory a sort or a grouping may use before it spills, and where to; None
+    /// when the statement cannot spill.
+    fn spill_budget(&self) -> Option<(u64, &'g walden::TempSpace)> {
+        self.guard.spilling().map(|s| (s.work_mem_bytes, &s.temp))
+    }
+
+    /// True when the kept rows are sorted at the end (ORDER BY or DISTINCT ON).
+    fn sorts(&self) -> bool {
+        !self.plan.order.is_empty() || matches!(self.plan.distinct, Distinct::On(_))
+    }
+
+    /// Sorts the rows kept in memory and writes them as a run (each as its output
+    /// values followed by its sort keys), giving their memory back.
+    fn spill_sorted(&mut self) -> SqlResult<()> {
+        let Some((_, temp)) = self.spill_budget() else {
+            return Ok(());
+        };
+        let Kept::All(rows) = &mut self.kept else {
+            return Ok(());
+        };
+        let mut rows = std::mem::take(rows);
+        let guard = self.guard;
+        let plan = self.plan;
+        let n = plan.order.len();
+        rows.sort_by(|a, b| {
+            if guard.cancelled() {
+                return Ordering::Equal;
+            }
+            compare_keys(&plan.order, &a.1[..n], &b.1[..n])
+        });
+        guard.check()?;
+        let runs = self
+            .runs
+            .get_or_insert_with(|| crate::spill::Runs::new(temp));
+        runs.write(rows.into_iter().map(|(mut out, keys)| {
+            out.extend(keys);
+            out
+        }))?;
+        guard.release(self.kept_bytes);
+        self.kept_bytes = 0;
+        Ok(())
+    }
+
+    /// Moves a top-N's rows, past `work_mem`, to a sort that spills: they are the
+    /// first rows, in order, of those come so far.
+    fn top_to_sort(&mut self) -> SqlResult<()> {
+        let Kept::Top(top) = std::mem::replace(&mut self.kept, Kept::All(Vec::new())) else {
+            return Ok(());
+        };
+        self.kept_bytes = top.bytes;
+        self.kept = Kept::All(
+            top.heap
+                .into_sorted_vec()
+                .into_iter()
+                .map(|e| (e.row, e.keys))
+                .collect(),
+        );
+        self.spill_sorted()
     }
 
     /// Takes one input row; false when no more rows are needed.
@@ -2776,6 +2875,29 @@ impl<'p, 'g> Run<'p, 'g> {
             } else {
                 self.index.first(&self.key_buf)
             };
+            // No room for another group: the row waits in its key's partition.
+            let spill_to = match self.spill_budget() {
+                Some((budget, temp))
+                    if found.is_none()
+                        && !g.keys.is_empty()
+                        && !self.groups.is_empty()
+                        && self.pass < MAX_GROUP_PASSES
+                        && self.group_bytes >= budget =>
+                {
+                    Some(temp)
+                }
+                _ => None,
+            };
+            if let Some(temp) = spill_to {
+                if self.parts.is_empty() {
+                    self.parts.resize_with(GROUP_PARTITIONS, || None);
+                }
+                let p = group_partition(&self.key_buf, self.pass);
+                self.parts[p]
+                    .get_or_insert_with(|| crate::spill::Spool::new(temp))
+                    .push(input)?;
+                return Ok(true);
+            }
             let i = match found {
                 Some(i) => i,
                 None => {
@@ -2797,6 +2919,7 @@ impl<'p, 'g> Run<'p, 'g> {
                             + std::mem::size_of::<(Vec<u8>, usize)>()
                             + 1) as u64;
                     self.guard.charge(bytes)?;
+                    self.group_bytes += bytes;
                     self.groups.push(Group {
                         keys,
                         accs: g.aggs.iter().map(Acc::new).collect(),
@@ -2813,6 +2936,7 @@ impl<'p, 'g> Run<'p, 'g> {
             }
             if grew > 0 {
                 group.bytes += grew;
+                self.group_bytes += grew;
                 self.guard.charge(grew)?;
             }
             return Ok(true);
@@ -2894,6 +3018,7 @@ impl<'p, 'g> Run<'p, 'g> {
                 keys.push(e.eval(row, cx)?);
             }
         }
+        let budget = self.spill_budget().map(|(b, _)| b);
         match &mut self.kept {
             Kept::Top(top) => {
                 if top.offer(out, keys, self.guard)? && top.full() {
@@ -2901,12 +3026,19 @@ impl<'p, 'g> Run<'p, 'g> {
                         top.publish(id, run);
                     }
                 }
+                if budget.is_some_and(|b| top.bytes > b) {
+                    self.top_to_sort()?;
+                }
             }
             Kept::All(rows) => {
                 let slot = std::mem::size_of::<(Vec<Value>, Vec<Value>)>() as u64;
-                self.guard
-                    .charge(row_bytes(&out) + row_bytes(&keys) + slot)?;
+                let bytes = row_bytes(&out) + row_bytes(&keys) + slot;
+                self.guard.charge(bytes)?;
                 rows.push((out, keys));
+                self.kept_bytes += bytes;
+                if budget.is_some_and(|b| self.kept_bytes > b) && self.sorts() {
+                    self.spill_sorted()?;
+                }
             }
         }
         self.emitted += 1;
@@ -2925,24 +3057,43 @@ impl<'p, 'g> Run<'p, 'g> {
                     bytes: 0,
                 });
             }
-            self.index = crate::keytable::KeyTable::with_capacity(0);
-            for group in std::mem::take(&mut self.groups) {
-                self.guard.check()?;
-                // The group becomes an output row, charged in its turn.
-                self.guard.release(group.bytes);
-                let mut row = group.keys;
-                for acc in &group.accs {
-                    row.push(acc.result()?);
+            'passes: loop {
+                self.index = crate::keytable::KeyTable::with_capacity(0);
+                // Partitions this pass wrote wait for passes of their own.
+                for part in std::mem::take(&mut self.parts).into_iter().flatten() {
+                    self.waiting.push((self.pass + 1, part));
                 }
-                if let Some(h) = &plan.having {
-                    if !h.test(&row, cx)? {
-                        continue;
+                for group in std::mem::take(&mut self.groups) {
+                    self.guard.check()?;
+                    // The group becomes an output row, charged in its turn.
+                    self.guard.release(group.bytes);
+                    let mut row = group.keys;
+                    for acc in &group.accs {
+                        row.push(acc.result()?);
+                    }
+                    if let Some(h) = &plan.having {
+                        if !h.test(&row, cx)? {
+                            continue;
+                        }
+                    }
+                    if !self.stage(&row, cx)? {
+                        break 'passes;
                     }
                 }
-                if !self.stage(&row, cx)? {
+                // The next partition: its rows grouped as they first came.
+                let Some((pass, part)) = self.waiting.pop() else {
                     break;
+                };
+                self.pass = pass;
+                self.group_bytes = 0;
+                self.index = crate::keytable::KeyTable::with_capacity(16);
+                let mut rows = part.into_reader()?;
+                while let Some(row) = rows.next_row()? {
+                    self.guard.check()?;
+                    self.take(&row, cx)?;
                 }
             }
+            self.waiting.clear();
         }
         if !plan.windows.is_empty() {
             let rows = std::mem::take(&mut self.pending);
@@ -2958,6 +3109,9 @@ impl<'p, 'g> Run<'p, 'g> {
         let limit = plan
             .limit
             .map_or(usize::MAX, |l| usize::try_from(l).unwrap_or(usize::MAX));
+        if self.runs.is_some() {
+            return self.merge_runs(skip, limit);
+        }
         let rows: Vec<Vec<Value>> = match self.kept {
             Kept::Top(top) => {
                 // Ascending: the heap's order is the output order.
@@ -3008,5 +3162,66 @@ impl<'p, 'g> Run<'p, 'g> {
             Kept::All(rows) => rows.into_iter().take(limit).map(|(r, _)| r).collect(),
         };
         Ok(rows)
+    }
+
+    /// The end of a sort that wrote runs: the rows still in memory sorted, merged with
+    /// the runs, DISTINCT ON, OFFSET and LIMIT applied as they come out. The rows
+    /// returned are charged as they come; the sort's own memory goes at the end.
+    fn merge_runs(mut self, skip: usize, limit: usize) -> SqlResult<Vec<Vec<Value>>> {
+        let plan = self.plan;
+        let guard = self.guard;
+        let width = plan.outputs.len();
+        let n = plan.order.len();
+        let Some(runs) = self.runs.take() else {
+            return Ok(Vec::new());
+        };
+        let mut memory = match std::mem::replace(&mut self.kept, Kept::All(Vec::new())) {
+            Kept::All(rows) => rows,
+            Kept::Top(_) => Vec::new(),
+        };
+        memory.sort_by(|a, b| {
+            if guard.cancelled() {
+                return Ordering::Equal;
+            }
+            compare_keys(&plan.order, &a.1[..n], &b.1[..n])
+        });
+        guard.check()?;
+        let memory: Vec<Vec<Value>> = memory
+            .into_iter()
+            .map(|(mut out, keys)| {
+                out.extend(keys);
+                out
+            })
+            .collect();
+        let cmp = |a: &[Value], b: &[Value]| {
+            compare_keys(&plan.order, &a[width..width + n], &b[width..width + n])
+        };
+        let check = || guard.check();
+        let mut merged = runs.merge(memory, &cmp, &check)?;
+        let mut seen = HashSet::new();
+        let mut buf = Vec::new();
+        let (mut skipped, mut out) = (0, Vec::new());
+        while out.len() < limit {
+            let Some(mut row) = merged.next_row()? else {
+                break;
+            };
+            guard.check()?;
+            if matches!(plan.distinct, Distinct::On(_)) {
+                key_bytes(&row[width + n..], &mut buf);
+                if !seen.insert(buf.clone()) {
+                    continue;
+                }
+                guard.charge(buf.len() as u64 + 48)?;
+            }
+            if skipped < skip {
+                skipped += 1;
+                continue;
+            }
+            row.truncate(width);
+            guard.charge(row_bytes(&row) + 24)?;
+            out.push(row);
+        }
+        guard.release(self.kept_bytes);
+        Ok(out)
     }
 }

@@ -34,7 +34,7 @@ pub struct StatementResult {
     /// Warnings and notices ("there is no transaction in progress").
     pub notices: Vec<String>,
     /// What a `COPY ... TO STDOUT` run by [`Session::run_script`] or
-    /// [`Session::execute`] wrote, every row's line (held whole, up to `work_mem`; a
+    /// [`Session::execute`] wrote, every row's line (held whole, up to `statement_mem`; a
     /// server streams it through [`Session::copy_start`] instead). None for any other
     /// statement.
     pub copy_data: Option<String>,
@@ -185,16 +185,20 @@ impl Output {
     }
 }
 
-/// The default of the `work_mem` setting: the most memory one statement may fill with
-/// the rows it keeps (sorted, grouped and returned rows), 1 GiB.
-///
-/// Unlike PostgreSQL's work_mem (4MB per sort or hash, beyond which it spills to disk),
-/// this is a hard cap on the whole statement: Walden does not spill, so a statement that
-/// needs more fails with 53200 instead of taking the process down. The charge is an
-/// estimate that may be up to about half the real use, so a statement stays under about
-/// 2 GiB of real memory: normal queries (a million-row sort or result is a few hundred
-/// MB) pass, and a 24 GiB machine stays safe with a dozen such statements at once.
-pub const DEFAULT_WORK_MEM_BYTES: u64 = 1 << 30;
+/// The default of the `work_mem` setting: the memory each sort and each grouping of a
+/// statement may use before it writes what does not fit to temporary files (an
+/// external merge sort, a grouping's partitions), 64 MiB. As PostgreSQL's work_mem
+/// (4MB by default there): a statement with several sorts may use it several times,
+/// within `statement_mem`.
+pub const DEFAULT_WORK_MEM_BYTES: u64 = 64 << 20;
+
+/// The default of the `statement_mem` setting: the most memory one statement may keep
+/// in all (returned rows, joined sides, window partitions, recursive queries' rows, and
+/// the sorts and groupings in memory), 1 GiB. Past it the statement fails with 53200
+/// instead of taking the process down. The charge is an estimate that may be up to
+/// about half the real use, so a statement stays under about 2 GiB of real memory, and
+/// a 24 GiB machine stays safe with a dozen such statements at once.
+pub const DEFAULT_STATEMENT_MEM_BYTES: u64 = 1 << 30;
 
 /// A SQL session: owns a handle on its database and its transaction, so it is `Send` and
 /// can move to another thread (a server's connection task) between statements.
@@ -248,7 +252,7 @@ impl Session {
     pub fn with_seed(db: &Database, seed: u64) -> Session {
         let cancel = CancelHandle::default();
         Session {
-            guard: Guard::start(&cancel, DEFAULT_WORK_MEM_BYTES),
+            guard: Guard::start(&cancel, DEFAULT_STATEMENT_MEM_BYTES),
             cancel,
             db: db.clone(),
             txn: TxnState::Auto,
@@ -553,7 +557,7 @@ impl Session {
     }
 
     /// A COPY whose data is `data` (FROM STDIN) or whose output is kept in the result
-    /// (TO STDOUT), up to `work_mem`.
+    /// (TO STDOUT), up to `statement_mem`.
     fn copy_with_data(
         &mut self,
         stmt: crate::copy::statement::CopyStatement,
@@ -565,14 +569,14 @@ impl Session {
                 c.finish(self)
             }
             CopyStart::Out(c) => {
-                let limit = self.settings.now().work_mem_bytes;
+                let limit = self.settings.now().statement_mem_bytes;
                 let mut out = Vec::new();
                 let mut r = c.run(self, &mut |line| {
                     if (out.len() + line.len()) as u64 > limit {
                         return Err(SqlError::new(
                             code::OUT_OF_MEMORY,
                             format!(
-                                "out of memory: COPY TO STDOUT's output is more than work_mem ({})",
+                                "out of memory: COPY TO STDOUT's output is more than statement_mem ({})",
                                 size_text(limit)
                             ),
                         ));
@@ -652,7 +656,9 @@ impl Session {
 
     /// The checks, now() and settings of a statement starting.
     fn start_guard(&mut self) -> Guard {
-        let mut guard = Guard::start(&self.cancel, self.settings.now().work_mem_bytes);
+        let settings = self.settings.now();
+        let mut guard = Guard::start(&self.cancel, settings.statement_mem_bytes);
+        guard.set_spilling(settings.work_mem_bytes, self.db.temp_space());
         let now = self.statement_now();
         guard.set_now_micros(now);
         guard.set_settings(StatementSettings::new(

@@ -349,7 +349,7 @@ fn explain_names_postgresql_nodes() {
 }
 
 #[test]
-fn an_endless_recursion_is_canceled_and_a_union_one_meets_work_mem() {
+fn an_endless_recursion_is_canceled_and_a_union_one_meets_statement_mem() {
     let db = db();
     let mut s = Session::with_seed(&db, 1);
     let handle = s.cancel_handle();
@@ -369,8 +369,8 @@ fn an_endless_recursion_is_canceled_and_a_union_one_meets_work_mem() {
         (e.code, e.message.as_str()),
         ("57014", "canceling statement due to user request")
     );
-    // Under UNION every row given is kept to drop its equals: work_mem bounds them.
-    s.execute("set work_mem = '1MB'").unwrap();
+    // Under UNION every row given is kept to drop its equals: statement_mem bounds them.
+    s.execute("set statement_mem = '1MB'").unwrap();
     let e = s
         .execute(
             "with recursive t(n) as (select 1 union select n + 1 from t) select count(*) from t",

@@ -299,7 +299,7 @@ fn pg_settings_lists_the_session_s_settings() {
             &mut s,
             "select setting, unit from pg_settings where name = 'work_mem'"
         ),
-        "1048576|kB"
+        "65536|kB"
     );
 }
 

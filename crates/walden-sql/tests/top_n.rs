@@ -138,7 +138,7 @@ fn a_limited_sort_keeps_only_its_rows() {
     let db = db();
     let mut s = Session::with_seed(&db, 1);
     // 64kB holds about a thousand kept rows: a million would not fit.
-    s.execute("set work_mem = 64").unwrap();
+    s.execute("set statement_mem = 64").unwrap();
     assert_eq!(
         rows(
             &mut s,
@@ -160,7 +160,7 @@ fn a_limited_sort_keeps_only_its_rows() {
         (e.code, e.message.as_str()),
         (
             "53200",
-            "out of memory: query needs more than work_mem (64kB)"
+            "out of memory: query needs more than statement_mem (64kB)"
         )
     );
     // A LIMIT as large as the input keeps everything and is held to the budget too.

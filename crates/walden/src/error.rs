@@ -106,6 +106,12 @@ pub enum Error {
         path: std::path::PathBuf,
         source: std::io::Error,
     },
+    #[error("could not {op} temporary file {}: {source}", path.display())]
+    TempFile {
+        path: std::path::PathBuf,
+        op: &'static str,
+        source: std::io::Error,
+    },
     #[error("transaction is already finished")]
     TransactionFinished,
     #[error("index {index:?} is damaged at page {page}: {reason} (REINDEX rebuilds it)")]

@@ -31,6 +31,7 @@ pub mod rng;
 pub mod schema;
 pub mod stats;
 pub mod store;
+pub mod temp;
 pub mod txn;
 pub mod undo_log;
 pub mod vfs;
@@ -60,6 +61,7 @@ pub use numeric::Numeric;
 pub use schema::{Column, ColumnType, Constraint, KeyOrder, Row, RowShape, Schema, Value};
 pub use stats::{StatsSnapshot, TxnStats};
 pub use store::Protection;
+pub use temp::{TempFile, TempSpace};
 pub use txn::KeyLockMode;
 pub use wal::WalCompression;
 

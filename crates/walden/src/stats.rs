@@ -88,6 +88,10 @@ pub struct Stats {
     /// Bytes of undo segments written to files (past `undo_memory`), and read back.
     pub undo_bytes_spilled: AtomicU64,
     pub undo_bytes_read_back: AtomicU64,
+    /// Temporary files made (sorts and groupings past `work_mem`, `temp`), and the bytes
+    /// written to them: PostgreSQL's `temp_files` and `temp_bytes`.
+    pub temp_files: AtomicU64,
+    pub temp_bytes: AtomicU64,
     /// Row versions pruned from table pages, by vacuum and by updates that found their
     /// page full (heap tables).
     pub versions_pruned: AtomicU64,
@@ -139,6 +143,9 @@ pub struct StatsSnapshot {
     /// Bytes of undo segments written to files past `undo_memory`, and read back.
     pub undo_bytes_spilled: u64,
     pub undo_bytes_read_back: u64,
+    /// Temporary files made, and the bytes written to them (`temp`).
+    pub temp_files: u64,
+    pub temp_bytes: u64,
     /// Row versions pruned from table pages (by vacuum, and on the fly).
     pub versions_pruned: u64,
     pub index_pages_freed: u64,
@@ -184,6 +191,8 @@ impl StatsSnapshot {
             undo_bytes: self.undo_bytes - earlier.undo_bytes,
             undo_bytes_spilled: self.undo_bytes_spilled - earlier.undo_bytes_spilled,
             undo_bytes_read_back: self.undo_bytes_read_back - earlier.undo_bytes_read_back,
+            temp_files: self.temp_files - earlier.temp_files,
+            temp_bytes: self.temp_bytes - earlier.temp_bytes,
             versions_pruned: self.versions_pruned - earlier.versions_pruned,
             index_pages_freed: self.index_pages_freed - earlier.index_pages_freed,
         }
@@ -217,6 +226,8 @@ impl Stats {
             undo_bytes: self.undo_bytes.load(Relaxed),
             undo_bytes_spilled: self.undo_bytes_spilled.load(Relaxed),
             undo_bytes_read_back: self.undo_bytes_read_back.load(Relaxed),
+            temp_files: self.temp_files.load(Relaxed),
+            temp_bytes: self.temp_bytes.load(Relaxed),
             versions_pruned: self.versions_pruned.load(Relaxed),
             index_pages_freed: self.index_pages_freed.load(Relaxed),
         }

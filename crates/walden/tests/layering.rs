@@ -32,6 +32,8 @@ const ROOT_ITEMS: &[(&str, &str)] = &[
     ("StatsSnapshot", "stats"),
     ("TxnStats", "stats"),
     ("Protection", "store"),
+    ("TempFile", "temp"),
+    ("TempSpace", "temp"),
     ("WalCompression", "wal"),
 ];
 

@@ -97,7 +97,8 @@ use Scope::{Database as Db, Session, Transaction};
 pub const DEFS: &[Def] = &[
     def("synchronous_commit", Session, User, "enum", None, "Wait for the commit's WAL to be durable (session; settable)"),
     def("default_table_kind", Session, User, "enum", None, "Kind of a table created without USING: heap or undo (session; settable)"),
-    def("work_mem", Session, User, "integer", Some("kB"), "Most memory one statement may keep for sorted, grouped and returned rows; past it the statement fails (session; settable, e.g. '2GB')"),
+    def("work_mem", Session, User, "integer", Some("kB"), "Memory each sort and each grouping of a statement may use before it writes to temporary files (session; settable, e.g. '256MB')"),
+    def("statement_mem", Session, User, "integer", Some("kB"), "Most memory one statement may keep in all (returned rows, joined sides, window partitions, sorts and groupings in memory); past it the statement fails (session; settable, e.g. '2GB')"),
     def("undo_limit", Db, User, "integer", Some("B"), "Most bytes of undo the undo log may hold at once, in memory and in files; -1: no bound (database; settable, e.g. '1GB')"),
     def("undo_memory", Db, User, "integer", Some("B"), "Undo kept in memory; older undo goes to files in the database's undo directory (database; settable, e.g. '256MB')"),
     def("wal_compression", Db, User, "enum", None, "Codec of the WAL frames written: off, lz4 or zstd (database; settable)"),
@@ -228,8 +229,10 @@ pub struct SessionSettings {
     pub synchronous_commit: bool,
     /// The kind of a table created without `USING`.
     pub default_table_kind: TableKind,
-    /// The memory budget of one statement.
+    /// What each sort and grouping may keep in memory before it spills to files.
     pub work_mem_bytes: u64,
+    /// The memory budget of one statement: past it, it fails (53200).
+    pub statement_mem_bytes: u64,
     /// The level of transactions begun without one.
     pub default_isolation: IsolationLevel,
     /// What the server says it takes (read only).
@@ -247,6 +250,7 @@ impl SessionSettings {
             synchronous_commit: db.synchronous_commit(),
             default_table_kind: db.default_table_kind(),
             work_mem_bytes: crate::session::DEFAULT_WORK_MEM_BYTES,
+            statement_mem_bytes: crate::session::DEFAULT_STATEMENT_MEM_BYTES,
             default_isolation: IsolationLevel::ReadCommitted,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             custom: BTreeMap::new(),
@@ -260,6 +264,7 @@ impl SessionSettings {
             "synchronous_commit" => on_off(self.synchronous_commit),
             "default_table_kind" => self.default_table_kind.name().to_string(),
             "work_mem" => size_text(self.work_mem_bytes),
+            "statement_mem" => size_text(self.statement_mem_bytes),
             "default_transaction_isolation" => self.default_isolation.name().to_string(),
             "max_connections" => self.max_connections.to_string(),
             _ => match self.client.get(name) {
@@ -288,12 +293,17 @@ impl SessionSettings {
                         invalid_value(name, raw).with_hint(crate::ddl::TABLE_KINDS_HINT)
                     })?;
             }
-            "work_mem" => {
-                self.work_mem_bytes = parse_work_mem(raw).ok_or_else(|| {
+            "work_mem" | "statement_mem" => {
+                let bytes = parse_work_mem(raw).ok_or_else(|| {
                     invalid_value(name, raw).with_hint(
                         "Valid units for this parameter are \"B\", \"kB\", \"MB\", \"GB\", and \"TB\" (a bare number is kB); the least is 64kB.",
                     )
                 })?;
+                if name == "work_mem" {
+                    self.work_mem_bytes = bytes;
+                } else {
+                    self.statement_mem_bytes = bytes;
+                }
             }
             "default_transaction_isolation" => {
                 self.default_isolation = IsolationLevel::parse_setting(name, raw)?;
@@ -370,6 +380,7 @@ fn value(d: &Def, now: &SessionSettings, env: &Env) -> String {
 fn in_unit(d: &Def, now: &SessionSettings, shown: String) -> String {
     match d.name {
         "work_mem" => (now.work_mem_bytes / 1024).to_string(),
+        "statement_mem" => (now.statement_mem_bytes / 1024).to_string(),
         "statement_timeout" => now
             .client
             .statement_timeout
@@ -436,7 +447,7 @@ pub fn set_database(db: &Database, def: &Def, raw: &str) -> SqlResult<()> {
     }
 }
 
-/// `work_mem` as PostgreSQL takes it: a size, where a bare number counts kB; at least
+/// `work_mem` (and `statement_mem`) as PostgreSQL takes it: a size, where a bare number counts kB; at least
 /// 64kB.
 fn parse_work_mem(text: &str) -> Option<u64> {
     let bare = text.trim().chars().all(|c| c.is_ascii_digit() || c == '.');

@@ -288,6 +288,7 @@ mod tests {
             synchronous_commit: true,
             default_table_kind: walden::TableKind::Heap,
             work_mem_bytes: 4 << 20,
+            statement_mem_bytes: 1 << 30,
             default_isolation: IsolationLevel::ReadCommitted,
             max_connections: 100,
             custom: Default::default(),

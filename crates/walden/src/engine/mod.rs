@@ -64,6 +64,8 @@ struct Inner {
     clog: Clog,
     txns: TxnManager,
     catalog: RwLock<Catalog>,
+    /// Where statements' sorts and groupings spill (`tmp/`, emptied at open).
+    temp: crate::temp::TempSpace,
     /// Commits hold it shared from their commit record to their clog bit; a checkpoint
     /// takes it exclusively to set its redo point.
     commit_fence: RwLock<()>,
@@ -460,6 +462,12 @@ impl Database {
         self.handle.inner.undo.spilled_bytes()
     }
 
+    /// Where temporary files are made: a statement's sorts and groupings past
+    /// `work_mem` (in `tmp/`, emptied when the database opens).
+    pub fn temp_space(&self) -> crate::temp::TempSpace {
+        self.handle.inner.temp.clone()
+    }
+
     /// The undo kept in memory before older undo goes to files
     /// (`Options::undo_memory_bytes`).
     pub fn undo_memory(&self) -> u64 {
@@ -728,6 +736,11 @@ impl Inner {
             clog: parts.clog,
             txns: TxnManager::new(next_xid),
             catalog: RwLock::new(catalog),
+            temp: crate::temp::TempSpace::open(
+                parts_vfs.clone(),
+                dir.join(crate::temp::TEMP_DIR),
+                parts_stats.clone(),
+            ),
             commit_fence: RwLock::new(()),
             checkpoint: Mutex::new(CheckpointState {
                 seq: checkpoint_seq,
