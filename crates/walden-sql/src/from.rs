@@ -1915,6 +1915,10 @@ pub struct NodeStats {
     pub loops: u64,
     /// Time in the node and the nodes below it (not above it), over all loops.
     pub nanos: u128,
+    /// A sort or grouping past `work_mem`: bytes it wrote to temporary files, and (a
+    /// grouping) the partitions it grouped in passes of their own.
+    pub disk_bytes: u64,
+    pub batches: u64,
 }
 
 /// A plan node's key: its address and, for the nodes a SELECT adds over its FROM clause

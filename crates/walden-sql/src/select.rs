@@ -1582,6 +1582,15 @@ impl SelectPlan {
         if !self.order.is_empty() {
             out.est(grouped);
             out.node_at(depth, "Sort", (me, Upper::Sort as u8));
+            if let Some(s) = out.stats.and_then(|s| s.get(&(me, Upper::Sort as u8))) {
+                if s.disk_bytes > 0 {
+                    let line = format!(
+                        "Sort Method: external merge  Disk: {}kB",
+                        s.disk_bytes.div_ceil(1024)
+                    );
+                    out.detail(depth, &line);
+                }
+            }
             depth += 1;
         }
         if !self.windows.is_empty() {
@@ -1602,6 +1611,16 @@ impl SelectPlan {
             };
             out.est(grouped);
             out.node_at(depth, name, (me, Upper::Aggregate as u8));
+            if let Some(s) = out.stats.and_then(|s| s.get(&(me, Upper::Aggregate as u8))) {
+                if s.disk_bytes > 0 {
+                    let line = format!(
+                        "Batches: {}  Disk Usage: {}kB",
+                        s.batches + 1,
+                        s.disk_bytes.div_ceil(1024)
+                    );
+                    out.detail(depth, &line);
+                }
+            }
             depth += 1;
         }
         out.est(read);
@@ -1764,9 +1783,9 @@ impl SelectPlan {
             r.top_bounds.borrow_mut().retain(|(i, _)| *i != id);
         }
         produced?;
-        let groups = run.groups.len() as u64;
         let emitted = run.emitted;
-        let rows = run.finish(cx)?;
+        let (rows, measured) = run.finish(cx)?;
+        let groups = measured.groups;
         if let (Some(stats), Some(t)) = (stats, started) {
             // Each node over the FROM clause: its rows, and the time of the whole
             // SELECT (these nodes' time includes everything below them).
@@ -1785,6 +1804,19 @@ impl SelectPlan {
             ];
             for (node, n) in counts {
                 record(stats, (me, node as u8), n, 1, nanos);
+            }
+            let mut s = stats.borrow_mut();
+            for (node, bytes, batches) in [
+                (Upper::Sort, measured.sort_disk_bytes, 0),
+                (
+                    Upper::Aggregate,
+                    measured.group_disk_bytes,
+                    measured.batches,
+                ),
+            ] {
+                let e = s.entry((me, node as u8)).or_default();
+                e.disk_bytes += bytes;
+                e.batches += batches;
             }
         }
         Ok(rows)
@@ -2720,10 +2752,28 @@ struct Run<'p, 'g> {
     parts: Vec<Option<crate::spill::Spool>>,
     waiting: Vec<(u32, crate::spill::Spool)>,
     pass: u32,
+    /// In a partition's pass: its rows not yet grouped (they bound the groups still to
+    /// come, so the partitions it needs in turn).
+    pass_rows_left: Option<u64>,
+    /// For EXPLAIN ANALYZE: groups made in all passes, partitions grouped, and bytes a
+    /// grouping and a sort wrote to temporary files.
+    groups_made: u64,
+    batches: u64,
+    group_disk_bytes: u64,
+    sort_disk_bytes: u64,
+}
+
+/// What a run measured, for EXPLAIN ANALYZE.
+struct Measured {
+    groups: u64,
+    batches: u64,
+    group_disk_bytes: u64,
+    sort_disk_bytes: u64,
 }
 
 /// Partitions a grouping past `work_mem` writes the rows of groups it has no room for
-/// to, per pass (each is grouped in a pass of its own afterwards).
+/// to, per pass (each is grouped in a pass of its own afterwards): at most this many,
+/// and in the first pass, whose input's size is not known, this many.
 const GROUP_PARTITIONS: usize = 32;
 /// Passes after which a grouping keeps every group in memory (within
 /// `statement_mem`): each pass splits its rows 32 ways, so this is reached only by
@@ -2731,12 +2781,12 @@ const GROUP_PARTITIONS: usize = 32;
 const MAX_GROUP_PASSES: u32 = 8;
 
 /// The partition of a group's key bytes in a pass: a different split in each pass.
-fn group_partition(key: &[u8], pass: u32) -> usize {
+fn group_partition(key: &[u8], pass: u32, partitions: usize) -> usize {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     pass.hash(&mut h);
     key.hash(&mut h);
-    (h.finish() % GROUP_PARTITIONS as u64) as usize
+    (h.finish() % partitions.max(1) as u64) as usize
 }
 
 impl<'p, 'g> Run<'p, 'g> {
@@ -2772,6 +2822,11 @@ impl<'p, 'g> Run<'p, 'g> {
             parts: Vec::new(),
             waiting: Vec::new(),
             pass: 0,
+            pass_rows_left: None,
+            groups_made: 0,
+            batches: 0,
+            group_disk_bytes: 0,
+            sort_disk_bytes: 0,
         }
     }
 
@@ -2890,9 +2945,19 @@ impl<'p, 'g> Run<'p, 'g> {
             };
             if let Some(temp) = spill_to {
                 if self.parts.is_empty() {
-                    self.parts.resize_with(GROUP_PARTITIONS, || None);
+                    // As many partitions as the rows left would need if each made a
+                    // group, at as many groups per partition as this pass holds.
+                    let n = match self.pass_rows_left {
+                        Some(left) => {
+                            usize::try_from((left + 1).div_ceil(self.groups.len() as u64))
+                                .unwrap_or(GROUP_PARTITIONS)
+                                .clamp(1, GROUP_PARTITIONS)
+                        }
+                        None => GROUP_PARTITIONS,
+                    };
+                    self.parts.resize_with(n, || None);
                 }
-                let p = group_partition(&self.key_buf, self.pass);
+                let p = group_partition(&self.key_buf, self.pass, self.parts.len());
                 self.parts[p]
                     .get_or_insert_with(|| crate::spill::Spool::new(temp))
                     .push(input)?;
@@ -2920,6 +2985,7 @@ impl<'p, 'g> Run<'p, 'g> {
                             + 1) as u64;
                     self.guard.charge(bytes)?;
                     self.group_bytes += bytes;
+                    self.groups_made += 1;
                     self.groups.push(Group {
                         keys,
                         accs: g.aggs.iter().map(Acc::new).collect(),
@@ -3046,7 +3112,17 @@ impl<'p, 'g> Run<'p, 'g> {
         Ok(!full)
     }
 
-    fn finish(mut self, cx: &mut EvalCtx) -> SqlResult<Vec<Vec<Value>>> {
+    /// What the run measured, once finished.
+    fn measured(&self) -> Measured {
+        Measured {
+            groups: self.groups_made,
+            batches: self.batches,
+            group_disk_bytes: self.group_disk_bytes,
+            sort_disk_bytes: self.sort_disk_bytes,
+        }
+    }
+
+    fn finish(mut self, cx: &mut EvalCtx) -> SqlResult<(Vec<Vec<Value>>, Measured)> {
         let plan = self.plan;
         if let Some(g) = &plan.grouping {
             // An aggregate over no rows without GROUP BY still gives one row.
@@ -3060,7 +3136,9 @@ impl<'p, 'g> Run<'p, 'g> {
             'passes: loop {
                 self.index = crate::keytable::KeyTable::with_capacity(0);
                 // Partitions this pass wrote wait for passes of their own.
-                for part in std::mem::take(&mut self.parts).into_iter().flatten() {
+                for mut part in std::mem::take(&mut self.parts).into_iter().flatten() {
+                    part.flush()?;
+                    self.group_disk_bytes += part.bytes();
                     self.waiting.push((self.pass + 1, part));
                 }
                 for group in std::mem::take(&mut self.groups) {
@@ -3085,11 +3163,16 @@ impl<'p, 'g> Run<'p, 'g> {
                     break;
                 };
                 self.pass = pass;
+                self.batches += 1;
                 self.group_bytes = 0;
                 self.index = crate::keytable::KeyTable::with_capacity(16);
+                self.pass_rows_left = Some(part.rows());
                 let mut rows = part.into_reader()?;
                 while let Some(row) = rows.next_row()? {
                     self.guard.check()?;
+                    if let Some(left) = &mut self.pass_rows_left {
+                        *left = left.saturating_sub(1);
+                    }
                     self.take(&row, cx)?;
                 }
             }
@@ -3112,6 +3195,7 @@ impl<'p, 'g> Run<'p, 'g> {
         if self.runs.is_some() {
             return self.merge_runs(skip, limit);
         }
+        let measured = self.measured();
         let rows: Vec<Vec<Value>> = match self.kept {
             Kept::Top(top) => {
                 // Ascending: the heap's order is the output order.
@@ -3161,19 +3245,19 @@ impl<'p, 'g> Run<'p, 'g> {
             // have passed LIMIT.
             Kept::All(rows) => rows.into_iter().take(limit).map(|(r, _)| r).collect(),
         };
-        Ok(rows)
+        Ok((rows, measured))
     }
 
     /// The end of a sort that wrote runs: the rows still in memory sorted, merged with
     /// the runs, DISTINCT ON, OFFSET and LIMIT applied as they come out. The rows
     /// returned are charged as they come; the sort's own memory goes at the end.
-    fn merge_runs(mut self, skip: usize, limit: usize) -> SqlResult<Vec<Vec<Value>>> {
+    fn merge_runs(mut self, skip: usize, limit: usize) -> SqlResult<(Vec<Vec<Value>>, Measured)> {
         let plan = self.plan;
         let guard = self.guard;
         let width = plan.outputs.len();
         let n = plan.order.len();
         let Some(runs) = self.runs.take() else {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), self.measured()));
         };
         let mut memory = match std::mem::replace(&mut self.kept, Kept::All(Vec::new())) {
             Kept::All(rows) => rows,
@@ -3197,7 +3281,8 @@ impl<'p, 'g> Run<'p, 'g> {
             compare_keys(&plan.order, &a[width..width + n], &b[width..width + n])
         };
         let check = || guard.check();
-        let mut merged = runs.merge(memory, &cmp, &check)?;
+        let (mut merged, disk_bytes) = runs.merge(memory, &cmp, &check)?;
+        self.sort_disk_bytes = disk_bytes;
         let mut seen = HashSet::new();
         let mut buf = Vec::new();
         let (mut skipped, mut out) = (0, Vec::new());
@@ -3222,6 +3307,6 @@ impl<'p, 'g> Run<'p, 'g> {
             out.push(row);
         }
         guard.release(self.kept_bytes);
-        Ok(out)
+        Ok((out, self.measured()))
     }
 }

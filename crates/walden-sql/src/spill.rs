@@ -40,6 +40,8 @@ pub(crate) struct Spool {
     buf: Vec<u8>,
     buffered: u32,
     rows: u64,
+    /// Bytes written to the file.
+    bytes: u64,
 }
 
 impl Spool {
@@ -51,11 +53,17 @@ impl Spool {
             buf: Vec::new(),
             buffered: 0,
             rows: 0,
+            bytes: 0,
         }
     }
 
     pub fn rows(&self) -> u64 {
         self.rows
+    }
+
+    /// Bytes written to the file so far (the block being filled not yet).
+    pub fn bytes(&self) -> u64 {
+        self.bytes
     }
 
     /// Adds a row (written once its block is full).
@@ -73,7 +81,7 @@ impl Spool {
     }
 
     /// Writes the block being filled.
-    fn flush(&mut self) -> SqlResult<()> {
+    pub fn flush(&mut self) -> SqlResult<()> {
         if self.buffered == 0 {
             return Ok(());
         }
@@ -87,6 +95,7 @@ impl Spool {
             None => self.file.insert(self.space.create()?),
         };
         let at = file.append(&self.buf)?;
+        self.bytes += self.buf.len() as u64;
         self.blocks.push((at, self.buf.len() as u32));
         self.buf.clear();
         self.buffered = 0;
@@ -405,8 +414,9 @@ impl<'c> Merge<'c> {
 pub(crate) struct Runs {
     space: TempSpace,
     runs: Vec<SpoolReader>,
-    /// Rows and bytes written to runs (EXPLAIN ANALYZE's "Disk").
+    /// Rows and bytes written to runs (EXPLAIN ANALYZE's "Disk"), merges included.
     pub rows_written: u64,
+    pub bytes_written: u64,
 }
 
 impl Runs {
@@ -415,6 +425,7 @@ impl Runs {
             space: space.clone(),
             runs: Vec::new(),
             rows_written: 0,
+            bytes_written: 0,
         }
     }
 
@@ -424,20 +435,23 @@ impl Runs {
         for r in rows {
             spool.push(&r)?;
         }
+        spool.flush()?;
         self.rows_written += spool.rows();
+        self.bytes_written += spool.bytes();
         self.runs.push(spool.into_reader()?);
         Ok(())
     }
 
     /// The runs and `memory` (sorted; the last rows to arrive) merged by `cmp`. Past
     /// [`MERGE_FAN_IN`] runs, the oldest are merged into one run first, as often as
-    /// needed; `check` is called per row so that a long merge can be canceled.
+    /// needed; `check` is called per row so that a long merge can be canceled. Gives
+    /// the merge and the bytes written to runs in all.
     pub fn merge<'c>(
         mut self,
         memory: Vec<Vec<Value>>,
         cmp: &'c dyn Fn(&[Value], &[Value]) -> Ordering,
         check: &dyn Fn() -> SqlResult<()>,
-    ) -> SqlResult<Merge<'c>> {
+    ) -> SqlResult<(Merge<'c>, u64)> {
         while self.runs.len() + 1 > MERGE_FAN_IN {
             let oldest: Vec<Source> = self
                 .runs
@@ -450,11 +464,13 @@ impl Runs {
                 check()?;
                 spool.push(&row)?;
             }
+            spool.flush()?;
+            self.bytes_written += spool.bytes();
             self.runs.insert(0, spool.into_reader()?);
         }
         let mut sources: Vec<Source> = self.runs.into_iter().map(Source::Disk).collect();
         sources.push(Source::Memory(memory.into_iter()));
-        Merge::new(sources, cmp)
+        Ok((Merge::new(sources, cmp)?, self.bytes_written))
     }
 }
 
@@ -623,7 +639,8 @@ mod tests {
             .collect();
         memory.sort_by_key(|r| int(&r[0]));
         let cmp = |a: &[Value], b: &[Value]| int(&a[0]).cmp(&int(&b[0]));
-        let mut m = runs.merge(memory, &cmp, &|| Ok(())).unwrap();
+        let (mut m, bytes) = runs.merge(memory, &cmp, &|| Ok(())).unwrap();
+        assert!(bytes > 0);
         let mut out = Vec::new();
         while let Some(r) = m.next_row().unwrap() {
             out.push(r);

@@ -229,3 +229,50 @@ fn the_statement_budget_still_bounds_what_is_returned() {
     );
     assert!(temp_files(&vfs).is_empty());
 }
+
+/// EXPLAIN ANALYZE says when a sort or a grouping went to disk, in PostgreSQL's words.
+#[test]
+fn explain_analyze_shows_what_went_to_disk() {
+    let vfs = Arc::new(SimVfs::new(1));
+    let db = Database::create("db", options(&vfs)).unwrap();
+    let mut s = Session::with_seed(&db, 1);
+    setup(&mut s);
+    let plan = |s: &mut Session, sql: &str| q(s, &format!("explain (analyze, costs off) {sql}"));
+    let sort = "select a from t order by b offset 29999";
+    let group = "select b, count(*) from t group by b having count(*) > 1";
+    for sql in [sort, group] {
+        let p = plan(&mut s, sql);
+        assert!(!p.contains("Disk"), "{p}");
+    }
+    s.execute("set work_mem = '64kB'").unwrap();
+    let p = plan(&mut s, sort);
+    let line = p
+        .lines()
+        .find(|l| {
+            l.trim_start()
+                .starts_with("Sort Method: external merge  Disk: ")
+        })
+        .unwrap_or_else(|| panic!("{p}"));
+    let kb: u64 = line
+        .trim()
+        .trim_start_matches("Sort Method: external merge  Disk: ")
+        .trim_end_matches("kB")
+        .parse()
+        .unwrap();
+    // 30,000 rows of a 32-character text and two integers, as written.
+    assert!((1_000..4_000).contains(&kb), "{line}");
+    let p = plan(&mut s, group);
+    let line = p
+        .lines()
+        .find(|l| l.trim_start().starts_with("Batches: "))
+        .unwrap_or_else(|| panic!("{p}"));
+    assert!(line.contains("  Disk Usage: "), "{line}");
+    let agg = p
+        .lines()
+        .find(|l| l.contains("HashAggregate  (actual time="))
+        .unwrap_or_else(|| panic!("{p}"));
+    assert!(
+        agg.ends_with(" rows=30000 loops=1)"),
+        "groups of every pass counted: {agg}"
+    );
+}

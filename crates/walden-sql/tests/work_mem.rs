@@ -120,10 +120,7 @@ fn every_kind_of_materialization_is_held_to_the_budget() {
     for (sql, rows) in [
         ("select b, max(a) from t group by b having max(a) < 0", 0),
         ("select a from t order by b limit 3 offset 19000", 3),
-        (
-            "select count(*) from (select b from t group by b) s where b < ''",
-            1,
-        ),
+        ("select b, a from t group by b, a having a < 0", 0),
     ] {
         let r = s.execute_one(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
         assert_eq!(r.rows.len(), rows, "{sql}");
