@@ -1,10 +1,12 @@
 //! `walden bench queries`: a small join workload of the kind an application runs, on
 //! Walden, a throwaway PostgreSQL 15 cluster and SQLite (in process) in one run, with the
 //! same data in each: `customers` (100k rows) and `orders` (1M rows, each naming a
-//! customer), primary keys on both and an index on `orders.customer_id`. Three queries:
+//! customer), primary keys on both and an index on `orders.customer_id`. Five queries:
 //! point joins by order id (many per run), a join with GROUP BY over 10% of the orders,
-//! and the top 10 orders by amount with their customers (ORDER BY … LIMIT 10 over the
-//! whole join). Each is timed over several runs (medians reported) inside each engine —
+//! the top 10 orders by amount with their customers (ORDER BY … LIMIT 10 over the
+//! whole join), and two larger than `work_mem` (`--work-mem`, PostgreSQL's default 4MB,
+//! set on Walden and PostgreSQL alike): a sort of every order (the last 10 rows of it),
+//! and a GROUP BY with a group per four orders (the 10 largest). Each is timed over several runs (medians reported) inside each engine —
 //! Walden through its SQL session in process, PostgreSQL inside PL/pgSQL functions timed
 //! with clock_timestamp() (no client round trips), SQLite through rusqlite — and every
 //! engine's results are checked against Walden's: a difference fails the benchmark.
@@ -43,6 +45,10 @@ pub struct QueriesArgs {
     /// Leave SQLite out.
     #[arg(long)]
     no_sqlite: bool,
+    /// `work_mem` on Walden and PostgreSQL: what each sort and grouping keeps in memory
+    /// before it writes to temporary files.
+    #[arg(long, default_value = "4MB")]
+    work_mem: String,
 }
 
 /// The key of point lookup `i` (1-based): spread over all orders.
@@ -79,6 +85,22 @@ fn group_sql(orders: u64) -> String {
 
 const TOP_SQL: &str = "select o.id, o.amount, c.name from orders o join customers c on c.id = o.customer_id order by o.amount desc, o.id limit 10";
 
+/// A sort of every order, of which the last 10 rows are returned.
+fn sort_sql(orders: u64) -> String {
+    format!(
+        "select id, amount, status from orders order by amount desc, status, id limit 10 offset {}",
+        orders.saturating_sub(10)
+    )
+}
+
+/// A group per four orders, the 10 largest returned.
+fn many_groups_sql(orders: u64) -> String {
+    format!(
+        "select id % {} as k, count(*), sum(amount) from orders group by 1 order by 3 desc, 1 limit 10",
+        (orders / 4).max(1)
+    )
+}
+
 /// One engine's medians (seconds) and results.
 struct Outcome {
     engine: &'static str,
@@ -86,10 +108,14 @@ struct Outcome {
     point_secs: f64,
     group_secs: f64,
     top_secs: f64,
+    sort_secs: f64,
+    many_groups_secs: f64,
     /// Point joins: rows found and the sum of their amounts.
     point_check: (u64, i64),
     group_rows: String,
     top_rows: String,
+    sort_rows: String,
+    many_groups_rows: String,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -132,9 +158,12 @@ fn measure(
     args: &QueriesArgs,
 ) -> Result<Outcome, CliError> {
     let group = group_sql(args.orders);
+    let (sort, many) = (sort_sql(args.orders), many_groups_sql(args.orders));
     let (mut points, mut groups, mut tops) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut sorts, mut manys) = (Vec::new(), Vec::new());
     let mut point_check = (0, 0);
     let (mut group_rows, mut top_rows) = (String::new(), String::new());
+    let (mut sort_rows, mut many_groups_rows) = (String::new(), String::new());
     for _ in 0..args.runs {
         let (secs, check) = engine.points(args.lookups, args.orders)?;
         points.push(secs);
@@ -145,6 +174,12 @@ fn measure(
         let (secs, rows) = engine.query(TOP_SQL)?;
         tops.push(secs);
         top_rows = rows;
+        let (secs, rows) = engine.query(&sort)?;
+        sorts.push(secs);
+        sort_rows = rows;
+        let (secs, rows) = engine.query(&many)?;
+        manys.push(secs);
+        many_groups_rows = rows;
     }
     Ok(Outcome {
         engine: name,
@@ -152,9 +187,13 @@ fn measure(
         point_secs: median(points),
         group_secs: median(groups),
         top_secs: median(tops),
+        sort_secs: median(sorts),
+        many_groups_secs: median(manys),
         point_check,
         group_rows,
         top_rows,
+        sort_rows,
+        many_groups_rows,
     })
 }
 
@@ -199,6 +238,12 @@ fn run_walden(args: &QueriesArgs, dir: &std::path::Path) -> Result<Outcome, CliE
     session
         .execute("analyze; checkpoint")
         .map_err(sql_err("load"))?;
+    session
+        .execute(&format!(
+            "set work_mem = '{}'",
+            args.work_mem.replace('\'', "''")
+        ))
+        .map_err(sql_err("work_mem"))?;
     let load_secs = t0.elapsed().as_secs_f64();
     let point = session.prepare(POINT_SQL).map_err(sql_err("prepare"))?;
     let mut engine = OnWalden { session, point };
@@ -246,7 +291,7 @@ impl Engine for OnPostgres {
 }
 
 fn run_postgres(args: &QueriesArgs, bindir: &std::path::Path) -> Result<Outcome, CliError> {
-    let cluster = Cluster::start(bindir, &[])?;
+    let cluster = Cluster::start(bindir, &[("work_mem", args.work_mem.as_str())])?;
     let t0 = Instant::now();
     let mut load = create_sql(args.customers, args.orders, "generate_series(1, {n}) g");
     load.push("vacuum analyze".into());
@@ -350,6 +395,12 @@ fn check(walden: &Outcome, other: &Outcome) -> Result<(), CliError> {
     for (what, a, b) in [
         ("group", &walden.group_rows, &other.group_rows),
         ("top 10", &walden.top_rows, &other.top_rows),
+        ("sort", &walden.sort_rows, &other.sort_rows),
+        (
+            "many groups",
+            &walden.many_groups_rows,
+            &other.many_groups_rows,
+        ),
     ] {
         if a != b {
             return Err(fail(
@@ -406,11 +457,12 @@ fn report(args: &QueriesArgs, outcomes: &[Outcome]) -> Result<(), CliError> {
     let mut stdout = std::io::stdout();
     outln!(
         stdout,
-        "bench queries: {} orders, {} customers; medians of {} runs; {} point joins per run; results checked against Walden's",
+        "bench queries: {} orders, {} customers; medians of {} runs; {} point joins per run; work_mem {}; results checked against Walden's",
         args.orders,
         args.customers,
         args.runs,
-        args.lookups
+        args.lookups,
+        args.work_mem
     )?;
     let mut table = comfy_table::Table::new();
     let mut header = vec!["query".to_string()];
@@ -421,11 +473,13 @@ fn report(args: &QueriesArgs, outcomes: &[Outcome]) -> Result<(), CliError> {
     table.set_header(header);
     let pg = outcomes.iter().find(|o| o.engine == "postgres");
     type Pick = fn(&Outcome) -> f64;
-    let lines: [(&str, Pick); 4] = [
+    let lines: [(&str, Pick); 6] = [
         ("load (not a target)", |o| o.load_secs),
         ("point joins", |o| o.point_secs),
         ("join + GROUP BY over 10%", |o| o.group_secs),
         ("join, top 10 by amount", |o| o.top_secs),
+        ("sort of every order (last 10)", |o| o.sort_secs),
+        ("GROUP BY, a group per 4 orders", |o| o.many_groups_secs),
     ];
     for (name, pick) in lines {
         let mut row = vec![name.to_string()];
