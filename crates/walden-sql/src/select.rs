@@ -2277,6 +2277,15 @@ impl<'p> TopN<'p> {
     }
 }
 
+/// A top-N's rows in order. Entries are totally ordered (arrival breaks ties), so an
+/// unstable sort of the heap's vector gives the heap's order, faster than the heap's
+/// own sort (a heapsort) when it holds many rows.
+fn sorted_entries(heap: BinaryHeap<TopEntry<'_>>) -> Vec<TopEntry<'_>> {
+    let mut v = heap.into_vec();
+    v.sort_unstable();
+    v
+}
+
 /// The values of a generate_series source.
 pub struct SeriesIter {
     next: i64,
@@ -2881,8 +2890,7 @@ impl<'p, 'g> Run<'p, 'g> {
         };
         self.kept_bytes = top.bytes;
         self.kept = Kept::All(
-            top.heap
-                .into_sorted_vec()
+            sorted_entries(top.heap)
                 .into_iter()
                 .map(|e| (e.row, e.keys))
                 .collect(),
@@ -3199,7 +3207,7 @@ impl<'p, 'g> Run<'p, 'g> {
         let rows: Vec<Vec<Value>> = match self.kept {
             Kept::Top(top) => {
                 // Ascending: the heap's order is the output order.
-                let sorted = top.heap.into_sorted_vec();
+                let sorted = sorted_entries(top.heap);
                 sorted.into_iter().skip(skip).map(|e| e.row).collect()
             }
             Kept::All(mut rows) if matches!(plan.distinct, Distinct::On(_)) => {

@@ -2,7 +2,7 @@
 //! the external merge sort built on them.
 //!
 //! A [`Spool`] is a sequence of rows in one temporary file (`walden::TempFile`, made in
-//! the database's `tmp/` directory), written in blocks of about 64 KiB and read back
+//! the database's `tmp/` directory), written in blocks of about 32 KiB and read back
 //! in order. A block (docs/format.md, "Temporary files") is `payload length u32 |
 //! crc32c of the payload u32 | rows u32 | payload`, each row `values u16 | value…`,
 //! each value a tag byte and its bytes. The bytes come back from disk, so every block
@@ -25,10 +25,11 @@ use walden::{Interval, Json, Numeric, TempFile, TempSpace, Value};
 use crate::error::{code, SqlError, SqlResult};
 
 /// A block is written once its rows pass this many bytes.
-const BLOCK_BYTES: usize = 64 << 10;
+const BLOCK_BYTES: usize = 32 << 10;
 const BLOCK_HEADER: usize = 12;
-/// Most runs merged at once (each holds one block in memory while merged).
-pub(crate) const MERGE_FAN_IN: usize = 64;
+/// Most runs merged at once (each holds one block in memory while merged: 4 MiB of
+/// blocks, some more decoded).
+pub(crate) const MERGE_FAN_IN: usize = 128;
 
 /// Rows in a temporary file, written at the end and read from the start.
 pub(crate) struct Spool {
