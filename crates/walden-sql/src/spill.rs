@@ -69,10 +69,16 @@ impl Spool {
 
     /// Adds a row (written once its block is full).
     pub fn push(&mut self, row: &[Value]) -> SqlResult<()> {
+        self.push_parts(row, &[])
+    }
+
+    /// Adds the row `head` followed by `tail` (a sort's output values and its keys),
+    /// without joining them first.
+    pub fn push_parts(&mut self, head: &[Value], tail: &[Value]) -> SqlResult<()> {
         if self.buf.is_empty() {
             self.buf.extend_from_slice(&[0; BLOCK_HEADER]);
         }
-        encode_row(row, &mut self.buf)?;
+        encode_row(head, tail, &mut self.buf)?;
         self.buffered += 1;
         self.rows += 1;
         if self.buf.len() >= BLOCK_BYTES {
@@ -207,11 +213,12 @@ fn put_bytes(out: &mut Vec<u8>, b: &[u8]) -> SqlResult<()> {
     Ok(())
 }
 
-pub(crate) fn encode_row(row: &[Value], out: &mut Vec<u8>) -> SqlResult<()> {
-    let n = u16::try_from(row.len())
+/// Encodes the row `head` followed by `tail`.
+pub(crate) fn encode_row(head: &[Value], tail: &[Value], out: &mut Vec<u8>) -> SqlResult<()> {
+    let n = u16::try_from(head.len() + tail.len())
         .map_err(|_| SqlError::new(code::PROGRAM_LIMIT, "too many columns to spill a row"))?;
     out.extend_from_slice(&n.to_le_bytes());
-    for v in row {
+    for v in head.iter().chain(tail) {
         match v {
             Value::Null => out.push(NULL),
             Value::Int2(x) => {
@@ -431,10 +438,19 @@ impl Runs {
     }
 
     /// Writes sorted `rows` as a run.
+    #[cfg(test)]
     pub fn write(&mut self, rows: impl IntoIterator<Item = Vec<Value>>) -> SqlResult<()> {
+        self.write_parts(rows.into_iter().map(|r| (r, Vec::new())))
+    }
+
+    /// Writes sorted rows, each its first part followed by its second, as a run.
+    pub fn write_parts(
+        &mut self,
+        rows: impl IntoIterator<Item = (Vec<Value>, Vec<Value>)>,
+    ) -> SqlResult<()> {
         let mut spool = Spool::new(&self.space);
-        for r in rows {
-            spool.push(&r)?;
+        for (head, tail) in rows {
+            spool.push_parts(&head, &tail)?;
         }
         spool.flush()?;
         self.rows_written += spool.rows();
@@ -579,7 +595,7 @@ mod tests {
     fn a_damaged_block_is_an_error_not_a_row() {
         let row = every_kind();
         let mut block = vec![0u8; BLOCK_HEADER];
-        encode_row(&row, &mut block).unwrap();
+        encode_row(&row[..3], &row[3..], &mut block).unwrap();
         let payload = (block.len() - BLOCK_HEADER) as u32;
         let crc = crc32c::crc32c(&block[BLOCK_HEADER..]);
         block[0..4].copy_from_slice(&payload.to_le_bytes());
