@@ -1062,6 +1062,21 @@ impl SelectPlan {
                                 .at(e.span().start)
                             })
                     }
+                    // A name that is no column of the FROM clause may name an output
+                    // column, as in PostgreSQL (`select a % 10 as m ... group by m`).
+                    ast::Expr::Identifier(id) if scope.resolve(None, id)?.is_none() => {
+                        let name = ident_name(id);
+                        let mut found = items.iter().filter(|(_, n)| *n == name);
+                        match (found.next(), found.next()) {
+                            (Some((x, _)), None) => Ok(x.clone()),
+                            (Some(_), Some(_)) => Err(SqlError::new(
+                                code::AMBIGUOUS_COLUMN,
+                                format!("GROUP BY \"{name}\" is ambiguous"),
+                            )
+                            .at(e.span().start)),
+                            _ => Ok(Item::Ast(e)),
+                        }
+                    }
                     _ => Ok(Item::Ast(e)),
                 })
                 .collect::<SqlResult<_>>()?,

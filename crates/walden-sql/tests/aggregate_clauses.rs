@@ -115,3 +115,43 @@ fn forms_postgresql_refuses() {
         assert_eq!((e.code, e.message.as_str()), (code, message), "{sql}");
     }
 }
+
+/// GROUP BY a name that is no column of the FROM clause names an output column, as in
+/// PostgreSQL; a column of that name wins, and two output columns of it are ambiguous.
+/// Expected outcomes are PostgreSQL 15's.
+#[test]
+fn group_by_names_an_output_column() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    s.execute(
+        "create table t (a int, b text);
+         insert into t select g, 'x' || (g % 3) from generate_series(1, 20) g",
+    )
+    .unwrap();
+    support::check_cases(
+        &mut s,
+        &[
+            (
+                "select a % 4 as m, count(*) from t group by m order by m",
+                "0|5\n1|5\n2|5\n3|5",
+            ),
+            (
+                "select upper(b) as u, count(*) from t group by u order by u",
+                "X0|6\nX1|7\nX2|7",
+            ),
+            (
+                "select a % 3 as m from t group by m having count(*) > 6 order by m",
+                "1\n2",
+            ),
+            (
+                "select a % 2 as m, a % 3 as m, count(*) from t group by m",
+                "ERROR 42702: GROUP BY \"m\" is ambiguous",
+            ),
+            // The table's column `a`, not the output column named a.
+            (
+                "select b as a, count(*) from t group by a order by 1 limit 3",
+                "ERROR 42803: column \"b\" must appear in the GROUP BY clause or be used in an aggregate function",
+            ),
+        ],
+    );
+}
