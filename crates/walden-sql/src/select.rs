@@ -2179,8 +2179,9 @@ pub(crate) fn compare_keys<K>(order: &[(K, bool, bool)], a: &[Value], b: &[Value
     Ordering::Equal
 }
 
-/// Sorts kept rows (output values, sort keys) by their first `n` keys, stably; a
-/// cancel request makes the rest of the comparisons cheap (the caller checks after).
+/// Sorts kept rows (output values, sort keys) by their first `n` keys, stably. A
+/// cancel request is honoured after it (the caller checks): a comparison that gave up
+/// early would not be a total order, which Rust's sorts may panic on.
 ///
 /// When every value of the first key is text, or every one an integer, the rows are
 /// sorted through an 8-byte prefix of that key held beside each row's position (as
@@ -2195,6 +2196,10 @@ pub(crate) fn sort_kept<K>(
     n: usize,
     guard: &Guard,
 ) {
+    // Canceled already: left unsorted, the caller's check reports it.
+    if guard.cancelled() {
+        return;
+    }
     let full = |a: &[Value], b: &[Value]| compare_keys(order, &a[..n], &b[..n]);
     #[derive(PartialEq)]
     enum Prefix {
@@ -2225,12 +2230,7 @@ pub(crate) fn sort_kept<K>(
         }
     }
     if !usable {
-        rows.sort_by(|a, b| {
-            if guard.cancelled() {
-                return Ordering::Equal;
-            }
-            full(&a.1, &b.1)
-        });
+        rows.sort_by(|a, b| full(&a.1, &b.1));
         return;
     }
     let (desc, nulls_first) = (order[0].1, order[0].2);
@@ -2255,12 +2255,9 @@ pub(crate) fn sort_kept<K>(
         })
         .collect();
     keyed.sort_unstable_by(|a, b| {
-        (a.0, a.1).cmp(&(b.0, b.1)).then_with(|| {
-            if guard.cancelled() {
-                return Ordering::Equal;
-            }
-            full(&rows[a.2].1, &rows[b.2].1).then(a.2.cmp(&b.2))
-        })
+        (a.0, a.1)
+            .cmp(&(b.0, b.1))
+            .then_with(|| full(&rows[a.2].1, &rows[b.2].1).then(a.2.cmp(&b.2)))
     });
     let mut taken: Vec<Option<(Vec<Value>, Vec<Value>)>> = rows.drain(..).map(Some).collect();
     rows.extend(keyed.iter().filter_map(|k| taken[k.2].take()));
@@ -2891,6 +2888,10 @@ const GROUP_PARTITIONS: usize = 32;
 /// groups that never fit.
 const MAX_GROUP_PASSES: u32 = 8;
 
+/// Fewest rows a sort writes as a run (rows larger than `work_mem` each are written
+/// this many at a time, not one per file).
+const MIN_RUN_ROWS: usize = 16;
+
 /// The partition of a group's key bytes in a pass: a different split in each pass.
 fn group_partition(key: &[u8], pass: u32, partitions: usize) -> usize {
     use std::hash::{Hash, Hasher};
@@ -2971,6 +2972,13 @@ impl<'p, 'g> Run<'p, 'g> {
             .runs
             .get_or_insert_with(|| crate::spill::Runs::new(temp));
         runs.write_parts(rows)?;
+        // Past the fan-in, the oldest runs become one now, so that a sort holds at most
+        // that many files open however large it is.
+        let width = plan.outputs.len();
+        let cmp = |a: &[Value], b: &[Value]| {
+            compare_keys(&plan.order, &a[width..width + n], &b[width..width + n])
+        };
+        runs.compact(&cmp, &|| guard.check())?;
         guard.release(self.kept_bytes);
         self.kept_bytes = 0;
         Ok(())
@@ -3009,23 +3017,53 @@ impl<'p, 'g> Run<'p, 'g> {
 
     /// Groups or emits a row that passed the filter.
     fn take(&mut self, input: &[Value], cx: &mut EvalCtx) -> SqlResult<bool> {
+        self.take_keyed(input, None, cx)
+    }
+
+    /// As `take`, the grouping keys' values `given` (a row read back from a partition:
+    /// its keys were evaluated once, when it first came, as a volatile key must be).
+    fn take_keyed(
+        &mut self,
+        input: &[Value],
+        given: Option<&[Value]>,
+        cx: &mut EvalCtx,
+    ) -> SqlResult<bool> {
         if let Some(g) = &self.plan.grouping {
             // The key's bytes, from the row's columns where they lie; other keys are
             // evaluated once, and kept only if they make a new group.
             self.key_buf.clear();
             let mut evaluated = Vec::new();
-            for k in &g.keys {
-                match k {
-                    Expr::Column(i, _) if *i < input.len() => {
+            for (j, k) in g.keys.iter().enumerate() {
+                match (given, k) {
+                    (Some(values), _) => {
+                        let v = values.get(j).cloned().unwrap_or(Value::Null);
+                        push_key(&v, &mut self.key_buf);
+                        evaluated.push(v);
+                    }
+                    (None, Expr::Column(i, _)) if *i < input.len() => {
                         push_key(&input[*i], &mut self.key_buf)
                     }
-                    _ => {
+                    (None, _) => {
                         let v = k.eval(input, cx)?;
                         push_key(&v, &mut self.key_buf);
                         evaluated.push(v);
                     }
                 }
             }
+            // Every key's value, from where it lies or as evaluated.
+            let key_values = |evaluated: Vec<Value>| -> Vec<Value> {
+                if given.is_some() {
+                    return evaluated;
+                }
+                let mut evaluated = evaluated.into_iter();
+                g.keys
+                    .iter()
+                    .map(|k| match k {
+                        Expr::Column(i, _) if *i < input.len() => input[*i].clone(),
+                        _ => evaluated.next().unwrap_or(Value::Null),
+                    })
+                    .collect()
+            };
             // Without GROUP BY there is one group.
             let found = if g.keys.is_empty() {
                 (!self.groups.is_empty()).then_some(0)
@@ -3062,21 +3100,13 @@ impl<'p, 'g> Run<'p, 'g> {
                 let p = group_partition(&self.key_buf, self.pass, self.parts.len());
                 self.parts[p]
                     .get_or_insert_with(|| crate::spill::Spool::new(temp))
-                    .push(input)?;
+                    .push_parts(input, &key_values(evaluated))?;
                 return Ok(true);
             }
             let i = match found {
                 Some(i) => i,
                 None => {
-                    let mut evaluated = evaluated.into_iter();
-                    let keys: Vec<Value> = g
-                        .keys
-                        .iter()
-                        .map(|k| match k {
-                            Expr::Column(i, _) if *i < input.len() => input[*i].clone(),
-                            _ => evaluated.next().unwrap_or(Value::Null),
-                        })
-                        .collect();
+                    let keys = key_values(evaluated);
                     // The group, its accumulators, and its key bytes in the index (with
                     // the index's own slot).
                     let bytes = row_bytes(&keys)
@@ -3194,7 +3224,9 @@ impl<'p, 'g> Run<'p, 'g> {
                         top.publish(id, run);
                     }
                 }
-                if budget.is_some_and(|b| top.bytes > b) {
+                // Only while it fills: a full heap holds just the rows it returns, as
+                // PostgreSQL's bounded sort keeps its heap whatever its size.
+                if budget.is_some_and(|b| top.bytes > b) && !top.full() {
                     self.top_to_sort()?;
                 }
             }
@@ -3204,7 +3236,10 @@ impl<'p, 'g> Run<'p, 'g> {
                 self.guard.charge(bytes)?;
                 rows.push((out, keys));
                 self.kept_bytes += bytes;
-                if budget.is_some_and(|b| self.kept_bytes > b) && self.sorts() {
+                if budget.is_some_and(|b| self.kept_bytes > b)
+                    && rows.len() >= MIN_RUN_ROWS
+                    && self.sorts()
+                {
                     self.spill_sorted()?;
                 }
             }
@@ -3270,12 +3305,15 @@ impl<'p, 'g> Run<'p, 'g> {
                 self.index = crate::keytable::KeyTable::with_capacity(16);
                 self.pass_rows_left = Some(part.rows());
                 let mut rows = part.into_reader()?;
+                let n = plan.grouping.as_ref().map_or(0, |g| g.keys.len());
                 while let Some(row) = rows.next_row()? {
                     self.guard.check()?;
                     if let Some(left) = &mut self.pass_rows_left {
                         *left = left.saturating_sub(1);
                     }
-                    self.take(&row, cx)?;
+                    // The row as it came, then its keys' values.
+                    let (input, keys) = row.split_at(row.len().saturating_sub(n));
+                    self.take_keyed(input, Some(keys), cx)?;
                 }
             }
             self.waiting.clear();

@@ -469,7 +469,30 @@ impl Runs {
         cmp: &'c dyn Fn(&[Value], &[Value]) -> Ordering,
         check: &dyn Fn() -> SqlResult<()>,
     ) -> SqlResult<(Merge<'c>, u64)> {
-        while self.runs.len() + 1 > MERGE_FAN_IN {
+        self.compact_to(MERGE_FAN_IN - 1, cmp, check)?;
+        let mut sources: Vec<Source> = self.runs.into_iter().map(Source::Disk).collect();
+        sources.push(Source::Memory(memory.into_iter()));
+        Ok((Merge::new(sources, cmp)?, self.bytes_written))
+    }
+
+    /// Once the runs reach [`MERGE_FAN_IN`], merges the oldest of them into one, so that
+    /// a sort keeps at most that many files open.
+    pub fn compact(
+        &mut self,
+        cmp: &dyn Fn(&[Value], &[Value]) -> Ordering,
+        check: &dyn Fn() -> SqlResult<()>,
+    ) -> SqlResult<()> {
+        self.compact_to(MERGE_FAN_IN - 1, cmp, check)
+    }
+
+    /// Merges the oldest runs into one until at most `most` are left.
+    fn compact_to(
+        &mut self,
+        most: usize,
+        cmp: &dyn Fn(&[Value], &[Value]) -> Ordering,
+        check: &dyn Fn() -> SqlResult<()>,
+    ) -> SqlResult<()> {
+        while self.runs.len() > most {
             let oldest: Vec<Source> = self
                 .runs
                 .drain(..MERGE_FAN_IN.min(self.runs.len()))
@@ -485,9 +508,7 @@ impl Runs {
             self.bytes_written += spool.bytes();
             self.runs.insert(0, spool.into_reader()?);
         }
-        let mut sources: Vec<Source> = self.runs.into_iter().map(Source::Disk).collect();
-        sources.push(Source::Memory(memory.into_iter()));
-        Ok((Merge::new(sources, cmp)?, self.bytes_written))
+        Ok(())
     }
 }
 
@@ -657,6 +678,7 @@ mod tests {
         memory.sort_by_key(|r| int(&r[0]));
         let cmp = |a: &[Value], b: &[Value]| int(&a[0]).cmp(&int(&b[0]));
         let (mut m, bytes) = runs.merge(memory, &cmp, &|| Ok(())).unwrap();
+        assert_eq!(m.sources.len(), 150 - MERGE_FAN_IN + 2);
         assert!(bytes > 0);
         let mut out = Vec::new();
         while let Some(r) = m.next_row().unwrap() {

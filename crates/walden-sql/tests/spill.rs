@@ -276,3 +276,52 @@ fn explain_analyze_shows_what_went_to_disk() {
         "groups of every pass counted: {agg}"
     );
 }
+
+/// A grouping key is evaluated once, when its row first comes: a row written to a
+/// partition keeps its key's value, so a volatile key (random()) makes each group once.
+#[test]
+fn a_volatile_key_makes_each_group_once_across_passes() {
+    let vfs = Arc::new(SimVfs::new(1));
+    let db = Database::create("db", options(&vfs)).unwrap();
+    let mut s = Session::with_seed(&db, 1);
+    s.execute("set work_mem = '64kB'").unwrap();
+    let before = db.stats();
+    let r = q(
+        &mut s,
+        "select count(*) = count(distinct g), sum(c) from
+           (select (random() * 3000)::int g, count(*) c from generate_series(1, 60000) x
+            group by 1) s",
+    );
+    assert_eq!(r, "t|60000");
+    assert!(db.stats().since(&before).temp_bytes > 0);
+}
+
+/// ORDER BY … LIMIT keeps its bounded heap once it holds its rows, whatever their
+/// size: rows larger than work_mem each are not written out one file per row.
+#[test]
+fn a_full_top_n_stays_in_memory() {
+    let vfs = Arc::new(SimVfs::new(1));
+    let db = Database::create("db", options(&vfs)).unwrap();
+    let mut s = Session::with_seed(&db, 1);
+    s.execute(
+        "create table d (a int, b text);
+         insert into d select g, repeat(md5(g::text), 2200) from generate_series(1, 200) g",
+    )
+    .unwrap();
+    s.execute("set work_mem = '64kB'").unwrap();
+    let before = db.stats();
+    let first = q(&mut s, "select a from d order by b limit 1");
+    assert_eq!(db.stats().since(&before).temp_bytes, 0);
+    s.execute("set work_mem = '64MB'").unwrap();
+    assert_eq!(q(&mut s, "select a from d order by b limit 1"), first);
+    // A larger LIMIT that fills past work_mem while filling still spills, and agrees.
+    let all = q(&mut s, "select a from d order by b limit 150 offset 20");
+    s.execute("set work_mem = '64kB'").unwrap();
+    let before = db.stats();
+    assert_eq!(
+        q(&mut s, "select a from d order by b limit 150 offset 20"),
+        all
+    );
+    assert!(db.stats().since(&before).temp_bytes > 0);
+    assert!(temp_files(&vfs).is_empty());
+}

@@ -99,6 +99,9 @@ fn options(vfs: &SimVfs, protection: Protection, codec: WalCompression) -> Optio
         // Undo tables' undo goes to files as each 256-byte segment fills (no memory
         // budget): rollback and readers read it back at every crash point.
         undo_memory_bytes: 0,
+        // A transaction's list of changed rows goes to a temporary file past eight
+        // rows: rollbacks read it back at every crash point too.
+        txn_undo_memory_bytes: 64,
         background: false,
         ..Options::default()
     }

@@ -47,6 +47,10 @@ pub struct Options {
     /// Undo kept in memory (default 256 MiB); older undo is written to files in the
     /// database's `undo` directory and read back when needed.
     pub undo_memory_bytes: u64,
+    /// A transaction's list of the rows it changed in undo tables (8 bytes a row, for
+    /// rollback) kept in memory; past it the list goes to a temporary file (default
+    /// 16 MiB: two million rows).
+    pub txn_undo_memory_bytes: u64,
     /// Codec of the WAL frames written (default zstd); any codec reads any log.
     pub wal_compression: WalCompression,
     /// The operator's way out (`walden recover --accept-data-loss`, like PostgreSQL's
@@ -74,6 +78,7 @@ impl Default for Options {
             default_table_kind: TableKind::Undo,
             undo_limit_bytes: u64::MAX,
             undo_memory_bytes: 256 << 20,
+            txn_undo_memory_bytes: 16 << 20,
             wal_compression: WalCompression::default(),
             accept_data_loss: false,
             vfs: Arc::new(RealVfs),
@@ -93,6 +98,7 @@ impl std::fmt::Debug for Options {
             .field("default_table_kind", &self.default_table_kind)
             .field("undo_limit_bytes", &self.undo_limit_bytes)
             .field("undo_memory_bytes", &self.undo_memory_bytes)
+            .field("txn_undo_memory_bytes", &self.txn_undo_memory_bytes)
             .field("wal_compression", &self.wal_compression)
             .finish_non_exhaustive()
     }

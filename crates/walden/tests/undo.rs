@@ -651,3 +651,64 @@ fn undo_pointers_made_before_a_reopen_are_not_followed() {
         );
     }
 }
+
+/// A transaction's list of the rows it changed, past `txn_undo_memory_bytes`, goes to a
+/// temporary file: a rollback reads it back newest first and restores every row, an
+/// insert that fails part way takes back its own rows only (its mark lies in the
+/// spilled part), and the file goes with the transaction.
+#[test]
+fn a_long_change_list_spills_and_rollback_reads_it_back() {
+    let vfs = SimVfs::new(11);
+    let o = Options {
+        txn_undo_memory_bytes: 1024,
+        ..table_opts(&vfs, Protection::Cow, TableKind::Undo)
+    };
+    let db = Database::create("db", o).unwrap();
+    fill(&db, 20_000);
+    db.create_index(&IndexSpec {
+        name: "t_a",
+        table: "t",
+        columns: &["a"],
+        unique: true,
+        ..IndexSpec::default()
+    })
+    .unwrap();
+    let before = contents(&db);
+    let temp_files = || {
+        vfs.list_dir(std::path::Path::new("db/tmp"))
+            .unwrap_or_default()
+    };
+    let s0 = db.stats();
+    let mut tx = db.begin();
+    assert_eq!(add_one_to_b(&mut tx), 20_000);
+    let spilled = db.stats().since(&s0).temp_bytes;
+    assert!(
+        spilled > 100_000,
+        "{spilled} bytes of the change list written"
+    );
+    assert_eq!(temp_files().len(), 1);
+    // 5,000 new rows, then a batch whose last row repeats a key: the batch goes, the
+    // update and the 5,000 stay.
+    let more: Vec<Row> = (20_000..25_000).map(|i| row(i, i, "new")).collect();
+    tx.insert_many("t", &more).unwrap();
+    let mut bad: Vec<Row> = (25_000..26_000).map(|i| row(i, i, "bad")).collect();
+    bad.push(row(7, 7, "dup"));
+    assert!(matches!(
+        tx.insert_many("t", &bad),
+        Err(Error::UniqueViolation { .. })
+    ));
+    let seen = contents_in(&mut tx);
+    assert_eq!(seen.len(), 25_000);
+    assert!(seen.iter().all(|r| r.2 != "bad" && r.2 != "dup"));
+    assert!(seen[..20_000].iter().all(|r| r.1 == r.0 + 1));
+    tx.rollback().unwrap();
+    assert_eq!(contents(&db), before);
+    assert!(temp_files().is_empty(), "{:?}", temp_files());
+    db.check().unwrap();
+    // Committed, the same work stays, and leaves no file either.
+    let mut tx = db.begin();
+    add_one_to_b(&mut tx);
+    tx.commit().unwrap();
+    assert!(contents(&db).iter().all(|r| r.1 == r.0 + 1));
+    assert!(temp_files().is_empty());
+}

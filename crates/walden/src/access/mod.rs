@@ -86,7 +86,7 @@ impl<'a> InsertCursor<'a> {
             row: Vec::with_capacity(256),
             pending: false,
             ids: Vec::new(),
-            undo_mark: undo.entries.len(),
+            undo_mark: undo.len(),
             last_logged: None,
         }
     }

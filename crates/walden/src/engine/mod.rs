@@ -64,8 +64,10 @@ struct Inner {
     clog: Clog,
     txns: TxnManager,
     catalog: RwLock<Catalog>,
-    /// Where statements' sorts and groupings spill (`tmp/`, emptied at open).
+    /// Where statements' sorts and groupings spill (`tmp/`, emptied at open), and
+    /// transactions' undo-table change lists past `txn_undo_memory_bytes`.
     temp: crate::temp::TempSpace,
+    txn_undo_memory_bytes: u64,
     /// Commits hold it shared from their commit record to their clog bit; a checkpoint
     /// takes it exclusively to set its redo point.
     commit_fence: RwLock<()>,
@@ -741,6 +743,7 @@ impl Inner {
                 dir.join(crate::temp::TEMP_DIR),
                 parts_stats.clone(),
             ),
+            txn_undo_memory_bytes: opts.txn_undo_memory_bytes,
             commit_fence: RwLock::new(()),
             checkpoint: Mutex::new(CheckpointState {
                 seq: checkpoint_seq,

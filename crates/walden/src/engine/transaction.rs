@@ -75,7 +75,7 @@ impl Transaction {
             wrote: false,
             finished: false,
             synchronous_commit: db.synchronous_commit,
-            undo: TxnUndo::default(),
+            undo: TxnUndo::new(db.temp.clone(), db.txn_undo_memory_bytes),
             undo_registered: false,
             doomed: None,
             db,
@@ -918,7 +918,7 @@ impl Transaction {
                 // Not acknowledged; whether the commit record reached the disk is
                 // decided by recovery. Here it counts as aborted; its changes to undo
                 // tables stay in place, so readers keep needing their undo.
-                if !self.undo.entries.is_empty() {
+                if !self.undo.is_empty() {
                     self.db.undo.keep_unresolved(xid);
                 }
                 self.db.clog.set(xid, XidStatus::Aborted);
@@ -941,7 +941,7 @@ impl Transaction {
         self.finished = true;
         let xid = self.snapshot.xid;
         // Undo tables: put the old values back first (heap tables need nothing).
-        let undone = if self.undo.entries.is_empty() {
+        let undone = if self.undo.is_empty() {
             Ok(())
         } else {
             let r = self.db.poison.check().and_then(|()| {

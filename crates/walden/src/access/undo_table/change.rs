@@ -211,7 +211,7 @@ pub(crate) fn log_changes(
         g,
         Some(stats),
     )?;
-    undo.entries.push(UndoEntry {
+    undo.push(UndoEntry {
         lsn: a.lsn,
         page,
         ops: std::mem::take(entry),
@@ -449,7 +449,7 @@ pub(crate) fn move_row(
         let a = ctx
             .wal
             .append_page_change(UNDO_INSERT, xid, &payload, &mut gn, Some(stats))?;
-        undo.entries.push(UndoEntry {
+        undo.push(UndoEntry {
             lsn: a.lsn,
             page: target,
             ops: EntryOp::inserts(&[slot]),

@@ -21,6 +21,7 @@ mod record;
 mod rollback;
 #[cfg(test)]
 mod tests;
+mod txn_undo;
 pub mod wal_records;
 
 pub use change::change_rows;
@@ -175,11 +176,7 @@ pub(crate) fn link_of(area: &[u8]) -> RowId {
 // ---------------------------------------------------------------------------------------
 // The undo log
 
-/// What a transaction changed in undo tables, in order: one entry per WAL record.
-#[derive(Debug, Default)]
-pub struct TxnUndo {
-    pub entries: Vec<UndoEntry>,
-}
+pub use txn_undo::TxnUndo;
 
 #[derive(Debug)]
 pub struct UndoEntry {
@@ -590,7 +587,7 @@ fn insert_many(
         cursor,
         &format,
         &mut |lsn, page, slots| {
-            undo.entries.push(UndoEntry {
+            undo.push(UndoEntry {
                 lsn,
                 page,
                 ops: EntryOp::inserts(slots),

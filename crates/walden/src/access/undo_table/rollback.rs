@@ -129,8 +129,8 @@ pub fn rollback_to(
     keep: usize,
     stats: &mut TxnStats,
 ) -> Result<()> {
-    while undo.entries.len() > keep {
-        let Some(e) = undo.entries.last() else { break };
+    while undo.len() > keep {
+        let Some(e) = undo.last()? else { break };
         let pinned = ctx.pool.fetch(e.page, Fetch::Read)?;
         let mut g = pinned.write();
         let mut ops = Vec::with_capacity(e.ops.len());
@@ -160,7 +160,7 @@ pub fn rollback_to(
         }
         log_revert(ctx.wal, &mut g, e.page, xid, e.lsn, ops, Some(stats))?;
         drop(g);
-        undo.entries.pop();
+        undo.pop();
     }
     Ok(())
 }
