@@ -153,8 +153,8 @@ impl Guard {
         Ok(())
     }
 
-    /// True if the statement was asked to stop (for loops that cannot return an error,
-    /// such as a sort's comparisons, which then finish quickly and `check` after).
+    /// True if the statement was asked to stop (for loops that cannot return an error;
+    /// not inside a sort's comparisons, which must stay a total order).
     pub fn cancelled(&self) -> bool {
         self.cancel.is_requested() || self.past_deadline()
     }

@@ -657,15 +657,14 @@ pub(crate) fn compute(
         }
         guard.charge(parts.iter().map(|p| p.len() as u64).sum::<u64>())?;
         // A stable sort: rows equal in both keep the order the last window gave them.
+        // A cancel request is honoured before it, not inside: a comparison that gave up
+        // early would not be a total order, which Rust's sorts may panic on.
+        guard.check()?;
         order.sort_by(|&a, &b| {
-            if guard.cancelled() {
-                return Ordering::Equal;
-            }
             parts[a]
                 .cmp(&parts[b])
                 .then_with(|| compare_keys(&spec.order, &keys[a], &keys[b]))
         });
-        guard.check()?;
         let mut start = 0;
         while start < n {
             let mut end = start + 1;
