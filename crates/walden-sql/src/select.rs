@@ -1765,6 +1765,13 @@ impl SelectPlan {
         exprs.iter().any(|e| e.has_subquery())
     }
 
+    /// How two rows of a sort's runs order: each is the output values followed by the
+    /// sort keys (ORDER BY's, then DISTINCT ON's).
+    fn compare_run_rows(&self, a: &[Value], b: &[Value]) -> Ordering {
+        let (w, n) = (self.outputs.len(), self.order.len());
+        compare_keys(&self.order, &a[w..w + n], &b[w..w + n])
+    }
+
     /// True if the query computes aggregates.
     pub(crate) fn has_aggregates(&self) -> bool {
         self.grouping.as_ref().is_some_and(|g| !g.aggs.is_empty())
@@ -2974,11 +2981,7 @@ impl<'p, 'g> Run<'p, 'g> {
         runs.write_parts(rows)?;
         // Past the fan-in, the oldest runs become one now, so that a sort holds at most
         // that many files open however large it is.
-        let width = plan.outputs.len();
-        let cmp = |a: &[Value], b: &[Value]| {
-            compare_keys(&plan.order, &a[width..width + n], &b[width..width + n])
-        };
-        runs.compact(&cmp, &|| guard.check())?;
+        runs.compact(&|a, b| plan.compare_run_rows(a, b), &|| guard.check())?;
         guard.release(self.kept_bytes);
         self.kept_bytes = 0;
         Ok(())
@@ -3402,9 +3405,7 @@ impl<'p, 'g> Run<'p, 'g> {
                 out
             })
             .collect();
-        let cmp = |a: &[Value], b: &[Value]| {
-            compare_keys(&plan.order, &a[width..width + n], &b[width..width + n])
-        };
+        let cmp = |a: &[Value], b: &[Value]| plan.compare_run_rows(a, b);
         let check = || guard.check();
         let (mut merged, disk_bytes) = runs.merge(memory, &cmp, &check)?;
         self.sort_disk_bytes = disk_bytes;

@@ -43,6 +43,10 @@ pub(crate) struct Spool {
     rows: u64,
     /// Bytes written to the file.
     bytes: u64,
+    /// The values of every row pushed, when they all had as many (a sort's runs, a
+    /// grouping's partitions): rows read back are held to it.
+    width: Option<usize>,
+    uniform: bool,
 }
 
 impl Spool {
@@ -55,6 +59,8 @@ impl Spool {
             buffered: 0,
             rows: 0,
             bytes: 0,
+            width: None,
+            uniform: true,
         }
     }
 
@@ -75,6 +81,10 @@ impl Spool {
     /// Adds the row `head` followed by `tail` (a sort's output values and its keys),
     /// without joining them first.
     pub fn push_parts(&mut self, head: &[Value], tail: &[Value]) -> SqlResult<()> {
+        let w = head.len() + tail.len();
+        if *self.width.get_or_insert(w) != w {
+            self.uniform = false;
+        }
         if self.buf.is_empty() {
             self.buf.extend_from_slice(&[0; BLOCK_HEADER]);
         }
@@ -116,6 +126,7 @@ impl Spool {
             file: self.file,
             blocks: self.blocks.into(),
             rows: VecDeque::new(),
+            width: self.width.filter(|_| self.uniform),
         })
     }
 }
@@ -125,6 +136,8 @@ pub(crate) struct SpoolReader {
     file: Option<TempFile>,
     blocks: VecDeque<(u64, u32)>,
     rows: VecDeque<Vec<Value>>,
+    /// The values each row holds, when the spool knows.
+    width: Option<usize>,
 }
 
 impl SpoolReader {
@@ -143,12 +156,24 @@ impl SpoolReader {
             };
             let mut bytes = vec![0u8; len as usize];
             file.read_at(at, &mut bytes)?;
-            self.rows = decode_block(&bytes).map_err(|e| {
-                damaged(&format!(
-                    "temporary file {} at {at}: {e}",
-                    file.path().display()
-                ))
-            })?;
+            let width = self.width;
+            self.rows = decode_block(&bytes)
+                .and_then(
+                    |rows| match rows.iter().find(|r| width.is_some_and(|w| r.len() != w)) {
+                        Some(r) => Err(format!(
+                            "a row of {} values in a spool of rows of {}",
+                            r.len(),
+                            width.unwrap_or(0)
+                        )),
+                        None => Ok(rows),
+                    },
+                )
+                .map_err(|e| {
+                    damaged(&format!(
+                        "temporary file {} at {at}: {e}",
+                        file.path().display()
+                    ))
+                })?;
         }
     }
 }
@@ -422,8 +447,7 @@ impl<'c> Merge<'c> {
 pub(crate) struct Runs {
     space: TempSpace,
     runs: Vec<SpoolReader>,
-    /// Rows and bytes written to runs (EXPLAIN ANALYZE's "Disk"), merges included.
-    pub rows_written: u64,
+    /// Bytes written to runs (EXPLAIN ANALYZE's "Disk"), merges included.
     pub bytes_written: u64,
 }
 
@@ -432,7 +456,6 @@ impl Runs {
         Runs {
             space: space.clone(),
             runs: Vec::new(),
-            rows_written: 0,
             bytes_written: 0,
         }
     }
@@ -453,7 +476,6 @@ impl Runs {
             spool.push_parts(&head, &tail)?;
         }
         spool.flush()?;
-        self.rows_written += spool.rows();
         self.bytes_written += spool.bytes();
         self.runs.push(spool.into_reader()?);
         Ok(())
@@ -609,6 +631,44 @@ mod tests {
                 .next()
                 .is_none(),
             "the file is gone once read"
+        );
+    }
+
+    /// A block that passes its checksum but holds rows of another width than the
+    /// spool wrote (bytes from disk are not trusted) is an error, not a short row.
+    #[test]
+    fn a_row_of_another_width_is_an_error() {
+        use std::os::unix::fs::FileExt;
+        let (_dir, db) = space();
+        let mut spool = Spool::new(&db.temp_space());
+        spool
+            .push(&[Value::Int8(1), Value::Null, Value::Null])
+            .unwrap();
+        spool.flush().unwrap();
+        let (at, len) = spool.blocks[0];
+        let mut forged = vec![0u8; BLOCK_HEADER];
+        encode_row(&[Value::Int8(1), Value::Bool(true)], &[], &mut forged).unwrap();
+        assert_eq!(
+            forged.len(),
+            len as usize,
+            "the same length as the block written"
+        );
+        let crc = crc32c::crc32c(&forged[BLOCK_HEADER..]);
+        let payload = (forged.len() - BLOCK_HEADER) as u32;
+        forged[0..4].copy_from_slice(&payload.to_le_bytes());
+        forged[4..8].copy_from_slice(&crc.to_le_bytes());
+        forged[8..12].copy_from_slice(&1u32.to_le_bytes());
+        let path = spool.file.as_ref().unwrap().path();
+        let f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+        f.write_all_at(&forged, at).unwrap();
+        let mut reader = spool.into_reader().unwrap();
+        let e = reader.next_row().unwrap_err();
+        assert_eq!(e.code, "XX001");
+        assert!(
+            e.message
+                .ends_with("a row of 2 values in a spool of rows of 3"),
+            "{}",
+            e.message
         );
     }
 

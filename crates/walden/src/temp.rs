@@ -19,18 +19,23 @@ use crate::vfs::{OpenMode, Vfs, VfsFile};
 /// The directory of temporary files, emptied when the database opens.
 pub const TEMP_DIR: &str = "tmp";
 
-/// Where a database's temporary files are made. Clones share one counter of names.
+/// Where a database's temporary files are made. A handle: clones (one per transaction
+/// and statement) share it, and its counter of names.
 #[derive(Clone)]
-pub struct TempSpace {
+pub struct TempSpace(Arc<Space>);
+
+struct Space {
     vfs: Arc<dyn Vfs>,
     dir: PathBuf,
     stats: Arc<Stats>,
-    next: Arc<AtomicU64>,
+    next: AtomicU64,
 }
 
 impl std::fmt::Debug for TempSpace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TempSpace").field("dir", &self.dir).finish()
+        f.debug_struct("TempSpace")
+            .field("dir", &self.0.dir)
+            .finish()
     }
 }
 
@@ -47,39 +52,40 @@ impl TempSpace {
                 }
             }
         }
-        TempSpace {
+        TempSpace(Arc::new(Space {
             vfs,
             dir,
             stats,
-            next: Arc::new(AtomicU64::new(next)),
-        }
+            next: AtomicU64::new(next),
+        }))
     }
 
     /// A new, empty temporary file, removed when the handle is dropped.
     pub fn create(&self) -> Result<TempFile> {
-        let n = self.next.fetch_add(1, Ordering::Relaxed);
-        let path = self.dir.join(format!("{n:016x}"));
+        let s = &self.0;
+        let n = s.next.fetch_add(1, Ordering::Relaxed);
+        let path = s.dir.join(format!("{n:016x}"));
         let fail = |source| Error::TempFile {
             path: path.clone(),
             op: "create",
             source,
         };
-        self.vfs.create_dir_all(&self.dir).map_err(fail)?;
+        s.vfs.create_dir_all(&s.dir).map_err(fail)?;
         // Names are never reused within a run, and a file left from an earlier one
         // is only ever read within what this handle wrote.
-        let file = self.vfs.open(&path, OpenMode::CreateOrOpen).map_err(fail)?;
-        self.stats.temp_files.fetch_add(1, Ordering::Relaxed);
+        let file = s.vfs.open(&path, OpenMode::CreateOrOpen).map_err(fail)?;
+        s.stats.temp_files.fetch_add(1, Ordering::Relaxed);
         Ok(TempFile {
-            vfs: self.vfs.clone(),
+            vfs: s.vfs.clone(),
             path,
             file,
             len: 0,
-            stats: self.stats.clone(),
+            stats: s.stats.clone(),
         })
     }
 
     pub fn dir(&self) -> &Path {
-        &self.dir
+        &self.0.dir
     }
 }
 

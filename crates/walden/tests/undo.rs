@@ -711,4 +711,23 @@ fn a_long_change_list_spills_and_rollback_reads_it_back() {
     tx.commit().unwrap();
     assert!(contents(&db).iter().all(|r| r.1 == r.0 + 1));
     assert!(temp_files().is_empty());
+    // A crash with a spilled list: recovery rolls back from the WAL, without it, and
+    // leaves no file in tmp/.
+    let committed = contents(&db);
+    let mut tx = db.begin();
+    add_one_to_b(&mut tx);
+    db.flush_wal().unwrap();
+    assert_eq!(temp_files().len(), 1);
+    std::mem::forget(tx);
+    drop(db);
+    vfs.restart(CrashMode::DropUnsynced);
+    let o = Options {
+        txn_undo_memory_bytes: 1024,
+        ..table_opts(&vfs, Protection::Cow, TableKind::Undo)
+    };
+    let db = Database::open("db", o).unwrap();
+    assert_eq!(db.recovery_report().transactions_rolled_back, 1);
+    assert_eq!(contents(&db), committed);
+    assert!(temp_files().is_empty(), "{:?}", temp_files());
+    db.check().unwrap();
 }

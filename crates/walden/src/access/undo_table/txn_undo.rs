@@ -85,17 +85,7 @@ impl TxnUndo {
     /// Writes the entries in memory to the file as one chunk. On an error nothing
     /// changes.
     fn spill(&mut self) -> Result<()> {
-        let mut bytes = vec![0u8; 4];
-        for e in &self.entries {
-            bytes.extend_from_slice(&e.lsn.to_le_bytes());
-            bytes.extend_from_slice(&e.page.to_le_bytes());
-            bytes.extend_from_slice(&(e.ops.len() as u32).to_le_bytes());
-            for op in &e.ops {
-                bytes.extend_from_slice(&op.0.to_le_bytes());
-            }
-        }
-        let crc = crc32c::crc32c(&bytes[4..]);
-        bytes[..4].copy_from_slice(&crc.to_le_bytes());
+        let bytes = encode_chunk(&self.entries);
         let len = u32::try_from(bytes.len())
             .map_err(|_| Error::InvalidOption("an undo chunk past 4 GiB".into()))?;
         let count = u32::try_from(self.entries.len())
@@ -143,6 +133,23 @@ fn damaged(why: &str) -> Error {
         path: std::path::PathBuf::from(crate::temp::TEMP_DIR),
         reason: format!("a transaction's undo list read back: {why}"),
     }
+}
+
+/// Entries as a chunk: `crc32c of the rest u32 | entries × (lsn u64 | page u64 | ops
+/// u32 | ops × u64)` (docs/format.md, "Temporary files").
+fn encode_chunk(entries: &[UndoEntry]) -> Vec<u8> {
+    let mut bytes = vec![0u8; 4];
+    for e in entries {
+        bytes.extend_from_slice(&e.lsn.to_le_bytes());
+        bytes.extend_from_slice(&e.page.to_le_bytes());
+        bytes.extend_from_slice(&(e.ops.len() as u32).to_le_bytes());
+        for op in &e.ops {
+            bytes.extend_from_slice(&op.0.to_le_bytes());
+        }
+    }
+    let crc = crc32c::crc32c(&bytes[4..]);
+    bytes[..4].copy_from_slice(&crc.to_le_bytes());
+    bytes
 }
 
 /// A chunk's `count` entries, checked: the checksum, every length, nothing left over.
@@ -276,17 +283,7 @@ mod tests {
         for i in 0..20 {
             u.push(entry(i));
         }
-        let mut bytes = vec![0u8; 4];
-        for e in &u.entries {
-            bytes.extend_from_slice(&e.lsn.to_le_bytes());
-            bytes.extend_from_slice(&e.page.to_le_bytes());
-            bytes.extend_from_slice(&(e.ops.len() as u32).to_le_bytes());
-            for op in &e.ops {
-                bytes.extend_from_slice(&op.0.to_le_bytes());
-            }
-        }
-        let crc = crc32c::crc32c(&bytes[4..]);
-        bytes[..4].copy_from_slice(&crc.to_le_bytes());
+        let bytes = encode_chunk(&u.entries);
         assert_eq!(decode_chunk(&bytes, 20).unwrap().len(), 20);
         assert!(decode_chunk(&bytes, 21).is_err());
         assert!(decode_chunk(&bytes, 19).is_err());
