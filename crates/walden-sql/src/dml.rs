@@ -227,19 +227,37 @@ const MAX_STORED_TEXT_BYTES: usize = walden::schema::MAX_VALUE_BYTES;
 pub(crate) fn assign_from(v: Value, from: SqlType, col: &Column) -> SqlResult<Value> {
     let v = value::cast_from(v, from, &DeclaredType::of_column(col), false)?;
     match &v {
-        Value::Text(s) if s.len() > MAX_STORED_TEXT_BYTES => Err(SqlError::new(
-            code::PROGRAM_LIMIT,
-            format!(
-                "value of {} bytes is too long for column \"{}\"",
-                s.len(),
-                col.name
-            ),
-        )
-        .with_hint(format!(
-            "Walden stores at most {MAX_STORED_TEXT_BYTES} bytes of text in one value."
-        ))),
+        Value::Text(s) if s.len() > MAX_STORED_TEXT_BYTES => Err(too_long(s.len(), col)),
         _ => Ok(v),
     }
+}
+
+fn too_long(len: usize, col: &Column) -> SqlError {
+    SqlError::new(
+        code::PROGRAM_LIMIT,
+        format!(
+            "value of {len} bytes is too long for column \"{}\"",
+            col.name
+        ),
+    )
+    .with_hint(format!(
+        "Walden stores at most {MAX_STORED_TEXT_BYTES} bytes of text in one value."
+    ))
+}
+
+/// For each target column, the type of value it takes as it is, with no conversion
+/// (`assign_from` would hand it back unchanged): a column with no length, precision or
+/// blank padding.
+fn as_is(schema: &Schema, targets: &[usize]) -> Vec<Option<SqlType>> {
+    targets
+        .iter()
+        .map(|&i| {
+            let col = &schema.columns[i];
+            let to = DeclaredType::of_column(col);
+            (to.max_chars.is_none() && !to.blank_padded && to.ty != SqlType::Bpchar)
+                .then_some(to.ty)
+        })
+        .collect()
 }
 
 pub(crate) fn row_text(row: &[Value]) -> String {
@@ -318,6 +336,9 @@ pub(crate) struct RowBuilder<'a> {
     serial_cols: Vec<(usize, (String, String))>,
     /// Columns not given that have a default, and the default.
     defaults: Vec<(usize, Expr)>,
+    /// For each target, the type of value its column takes as it is (no length,
+    /// precision or padding to apply), if any: such a value skips the conversion.
+    as_is: Vec<Option<SqlType>>,
     returning: Option<&'a Returning>,
     /// The RETURNING rows of the rows built so far.
     returned: std::cell::RefCell<Vec<Vec<Value>>>,
@@ -439,6 +460,7 @@ impl<'a> RowBuilder<'a> {
             source_types: Vec::new(),
             serial_cols,
             defaults: defaults_for(schema, targets)?,
+            as_is: as_is(schema, targets),
             returning: None,
             returned: Default::default(),
             kept: keeps(cx, table)?,
@@ -451,13 +473,34 @@ impl<'a> RowBuilder<'a> {
         self.kept.as_mut().map(|k| std::mem::take(k.get_mut()))
     }
 
-    fn build(&self, cx: &mut Ctx, values: Vec<Value>, row: &mut Vec<Value>) -> SqlResult<()> {
-        row.clear();
-        row.resize(self.schema.columns.len(), Value::Null);
+    fn build(
+        &self,
+        cx: &mut Ctx,
+        values: impl IntoIterator<Item = Value>,
+        row: &mut Vec<Value>,
+    ) -> SqlResult<()> {
+        let width = self.schema.columns.len();
+        // Every column is set below when the targets are all of them (they are distinct).
+        if row.len() != width || self.targets.len() != width {
+            row.clear();
+            row.resize(width, Value::Null);
+        }
         for (k, (&i, v)) in self.targets.iter().zip(values).enumerate() {
             let from = self.source_types.get(k).copied();
-            let from = from.unwrap_or_else(|| value::type_of(&v));
-            row[i] = assign_from(v, from, &self.schema.columns[i])?;
+            let as_is = self.as_is[k].filter(|&ty| {
+                from != Some(SqlType::Bpchar)
+                    && (matches!(v, Value::Null) || value::type_of(&v) == ty)
+            });
+            row[i] = match (as_is, v) {
+                (Some(_), Value::Text(s)) if s.len() > MAX_STORED_TEXT_BYTES => {
+                    return Err(too_long(s.len(), &self.schema.columns[i]))
+                }
+                (Some(_), v) => v,
+                (None, v) => {
+                    let from = from.unwrap_or_else(|| value::type_of(&v));
+                    assign_from(v, from, &self.schema.columns[i])?
+                }
+            };
         }
         self.complete(cx, row)
     }
@@ -707,6 +750,7 @@ where
         source_types: Vec::new(),
         serial_cols,
         defaults: defaults_for(schema, targets)?,
+        as_is: as_is(schema, targets),
         returning,
         returned: Default::default(),
         kept: keeps(cx, table)?,
@@ -846,6 +890,7 @@ pub(crate) fn insert_plan(
         source_types: columns.iter().map(|(_, ty)| *ty).collect(),
         serial_cols,
         defaults: defaults_for(&schema, targets)?,
+        as_is: as_is(&schema, targets),
         returning,
         returned: Default::default(),
         kept: keeps(cx, table)?,
@@ -861,6 +906,9 @@ pub(crate) fn insert_plan(
         let mut nothing_done = !matches!(plan.source, Source::Nothing);
         let mut skipped = 0u64;
         let mut produced = 0u64;
+        // The series' value and the projected values, reused row after row.
+        let mut input: [Value; 1] = [Value::Null];
+        let mut vals = Vec::with_capacity(plan.columns.len());
         t.insert_with(table, |row| loop {
             if plan.limit().is_some_and(|l| produced >= l) {
                 return false;
@@ -869,26 +917,29 @@ pub(crate) fn insert_plan(
                 failed = Some(e);
                 return false;
             }
-            let input: Vec<Value> = match &plan.source {
+            let input: &[Value] = match &plan.source {
                 Source::Nothing if !nothing_done => {
                     nothing_done = true;
-                    Vec::new()
+                    &[]
                 }
                 Source::Series { .. } => match series.next() {
-                    Some(v) => vec![v],
+                    Some(v) => {
+                        input[0] = v;
+                        &input
+                    }
                     None => return false,
                 },
                 _ => return false,
             };
             let r = plan
-                .project_one(&input, &mut cx.eval_ctx())
-                .and_then(|out| match out {
-                    None => Ok(false),
-                    Some(_) if skipped < plan.offset() => {
+                .project_into(input, &mut cx.eval_ctx(), &mut vals)
+                .and_then(|kept| match kept {
+                    false => Ok(false),
+                    true if skipped < plan.offset() => {
                         skipped += 1;
                         Ok(false)
                     }
-                    Some(vals) => builder.build(cx, vals, row).map(|()| true),
+                    true => builder.build(cx, vals.drain(..), row).map(|()| true),
                 });
             match r {
                 Ok(true) => {

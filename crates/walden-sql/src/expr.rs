@@ -410,8 +410,14 @@ impl Expr {
         })
     }
 
+    #[inline]
     pub fn eval(&self, row: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
-        crate::depth::recurse(|| self.eval_node(row, cx))
+        match self {
+            // Leaves do not recurse: no stack to look at.
+            Expr::Const(v) => Ok(v.clone()),
+            Expr::Column(i, _) => Ok(row.get(*i).cloned().unwrap_or(Value::Null)),
+            _ => crate::depth::recurse(|| self.eval_node(row, cx)),
+        }
     }
 
     fn eval_node(&self, row: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {

@@ -1734,16 +1734,27 @@ impl SelectPlan {
 
     /// For a streaming plan: the output row for one input row, or None if filtered out.
     pub fn project_one(&self, input: &[Value], cx: &mut EvalCtx) -> SqlResult<Option<Vec<Value>>> {
+        let mut out = Vec::with_capacity(self.outputs.len());
+        Ok(self.project_into(input, cx, &mut out)?.then_some(out))
+    }
+
+    /// As `project_one`, into `out` (cleared first): false if the filter drops the row.
+    pub fn project_into(
+        &self,
+        input: &[Value],
+        cx: &mut EvalCtx,
+        out: &mut Vec<Value>,
+    ) -> SqlResult<bool> {
+        out.clear();
         if let Some(f) = &self.filter {
             if !f.test(input, cx)? {
-                return Ok(None);
+                return Ok(false);
             }
         }
-        let mut out = Vec::with_capacity(self.outputs.len());
         for e in &self.outputs {
             out.push(e.eval(input, cx)?);
         }
-        Ok(Some(out))
+        Ok(true)
     }
 
     pub fn offset(&self) -> u64 {

@@ -353,3 +353,32 @@ fn concurrent_upserts_neither_duplicate_nor_lose() {
         assert_eq!(q(&mut s, "select count(*) from seen"), "10", "{kind:?}");
     }
 }
+
+/// INSERT … SELECT converts each value to its column as PostgreSQL's assignment casts
+/// do, whether the value's type is the column's (taken as it is) or not: a bpchar loses
+/// its blanks in text, lengths and precisions apply, integers narrow with a check.
+#[test]
+fn insert_select_converts_values_as_postgres() {
+    support::check_on_both(
+        "walden_insert_select_converts",
+        &[
+            ("create table src (c char(5), v varchar(10), n numeric, i int, t text)", ""),
+            ("insert into src values ('ab', 'abcdefgh', 12.345, 7, 'hello world')", ""),
+            ("create table dst (t text, v3 varchar(3), c4 char(4), n52 numeric(5,2), big bigint, small smallint, n numeric)", ""),
+            ("insert into dst (t) select c from src", ""),
+            ("insert into dst (v3) select v from src", "ERROR 22001: value too long for type character varying(3)"),
+            ("insert into dst (v3) select t from src", "ERROR 22001: value too long for type character varying(3)"),
+            ("insert into dst (c4) select t from src", "ERROR 22001: value too long for type character(4)"),
+            ("insert into dst (c4, v3) select i::text, c from src", ""),
+            ("insert into dst (n52, n) select n, n from src", ""),
+            ("insert into dst (n52) select n * 10000 from src", "ERROR 22003: numeric field overflow"),
+            ("insert into dst (big, small, t) select i, i, i from src", ""),
+            ("insert into dst (small) select i * 100000 from src", "ERROR 22003: smallint out of range"),
+            ("insert into dst select t, null, null, null, null, null, null from src", ""),
+            (
+                "select t, length(t), v3, c4 = '7', octet_length(c4), n52, big, small, n from dst order by t, n52",
+                "7|1|||||7|7|\nab|2|||||||\nhello world|11|||||||\n|||||12.35|||12.345\n||ab|t|4||||",
+            ),
+        ],
+    );
+}

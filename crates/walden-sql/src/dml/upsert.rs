@@ -24,8 +24,8 @@ use sqlparser::ast::{self, ConflictTarget, OnConflictAction, OnInsert};
 use walden::{Isolation, RowAction, RowId, Transaction, Value};
 
 use super::{
-    assign, bind_assignments, bind_for_column, bind_insert, changed, check_not_null, defaults_for,
-    prepare_serials, query_targets, Insertion, Returning, RowBuilder,
+    as_is, assign, bind_assignments, bind_for_column, bind_insert, changed, check_not_null,
+    defaults_for, prepare_serials, query_targets, Insertion, Returning, RowBuilder,
 };
 use crate::access_path::IndexMeta;
 use crate::bind::{ident_name, object_name, Binder, Scope};
@@ -150,6 +150,7 @@ pub(crate) fn run(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> SqlRe
         source_types,
         serial_cols,
         defaults: defaults_for(&schema, &targets)?,
+        as_is: as_is(&schema, &targets),
         returning: None,
         returned: Default::default(),
         kept: None,
