@@ -1174,10 +1174,28 @@ impl BoundModify {
             t.modify_rows(table, actions)?
         } else {
             let mut failed = None;
-            let first = modify(cx.db, guard, t, table, schema, filter, |id, row| {
+            // A DELETE that returns nothing and has no foreign key to tell needs of a
+            // row only what its WHERE clause reads; other statements need rows that
+            // pass it whole.
+            let whole = sets.is_some() || notes.returning.is_some() || notes.fk.is_some();
+            let judged = Judged::of(schema, filter, whole);
+            let first = modify(cx.db, guard, t, table, schema, &judged, |id, some, rest| {
                 let mut ecx = crate::expr::EvalCtx::of(&mut *cx.rng, guard);
                 let r = guard.check().and_then(|()| {
-                    let a = row_action(row, sets, filter, table, schema, &mut ecx)?;
+                    if let Some(f) = filter {
+                        if !f.test(some, &mut ecx)? {
+                            return Ok(RowAction::Keep);
+                        }
+                    }
+                    let full;
+                    let row = match rest {
+                        Some(decode) if whole => {
+                            full = decode()?;
+                            &full
+                        }
+                        _ => some,
+                    };
+                    let a = row_action(row, sets, None, table, schema, &mut ecx)?;
                     notes.give_back(id, row, &a, &mut ecx)?;
                     Ok(a)
                 });
@@ -1585,37 +1603,91 @@ pub(crate) fn access_for(
 /// clause bounds one) and applies what it says, in one command. Under READ COMMITTED
 /// the rows transactions that committed since the snapshot changed are left and listed
 /// (`Modified::changed`).
+/// An UPDATE's or DELETE's WHERE clause, and what the statement decodes of each row
+/// it scans before judging it: the columns that clause reads (`needed`), unless that is
+/// every column or the statement needs rows whole and has no WHERE clause.
+struct Judged<'f> {
+    filter: Option<&'f Expr>,
+    needed: Option<Vec<bool>>,
+    width: usize,
+}
+
+impl<'f> Judged<'f> {
+    fn of(schema: &Schema, filter: Option<&'f Expr>, whole: bool) -> Judged<'f> {
+        let width = schema.columns.len();
+        let mut needed = vec![false; width];
+        for c in filter.iter().flat_map(|f| f.columns()) {
+            if let Some(n) = needed.get_mut(c) {
+                *n = true;
+            }
+        }
+        // Rows needed whole and judged by no filter are decoded whole at once.
+        let partial = needed.iter().any(|n| !n) && (filter.is_some() || !whole);
+        Judged {
+            filter,
+            needed: partial.then_some(needed),
+            width,
+        }
+    }
+}
+
+/// Runs `f` on the rows of `table` an UPDATE or DELETE judges, and applies what it
+/// says. `f` gets each row with the columns `judged` asks for (the others NULL) and,
+/// when those are not all, what decodes the whole row.
+#[allow(clippy::type_complexity)]
 fn modify(
     db: &walden::Database,
     guard: &Guard,
     t: &mut Transaction,
     table: &str,
     schema: &Schema,
-    filter: Option<&Expr>,
-    mut f: impl FnMut(walden::RowId, &walden::Row) -> RowAction,
+    judged: &Judged,
+    mut f: impl FnMut(
+        walden::RowId,
+        &walden::Row,
+        Option<&mut dyn FnMut() -> SqlResult<walden::Row>>,
+    ) -> RowAction,
 ) -> SqlResult<walden::Modified> {
-    match access_for(db, table, schema, filter) {
-        Access::Scan => Ok(t.modify_with_changed(table, f)?),
+    match access_for(db, table, schema, judged.filter) {
+        Access::Scan => {
+            let shape = walden::RowShape {
+                needed: judged.needed.as_deref(),
+                capacity: judged.width,
+            };
+            Ok(t.modify_decoding(table, |id, decode| {
+                let some = decode(shape)?;
+                if judged.needed.is_none() {
+                    return Ok(f(id, &some, None));
+                }
+                let mut whole = || Ok(decode(walden::RowShape::default())?);
+                Ok(f(id, &some, Some(&mut whole)))
+            })?)
+        }
         Access::Index(r) => {
             // Found first, then changed: a changed key never meets the read again.
             let mut actions = Vec::new();
             let mut failed = None;
-            read_index(&t.reader()?, &r, 0, &mut |id, row| match f(id, &row) {
-                RowAction::Keep => true,
-                RowAction::Stop => false,
-                action => {
-                    let bytes = match &action {
-                        RowAction::Update(new) => row_bytes(new),
-                        _ => 0,
-                    } + 32;
-                    if let Err(e) = guard.charge(bytes) {
-                        failed = Some(e);
-                        return false;
+            read_index(
+                &t.reader()?,
+                &r,
+                0,
+                &mut |id, row| match f(id, &row, None) {
+                    RowAction::Keep => true,
+                    RowAction::Stop => false,
+                    action => {
+                        let bytes = match &action {
+                            RowAction::Update(new) => row_bytes(new),
+                            _ => 0,
+                        } + 32;
+                        if let Err(e) = guard.charge(bytes) {
+                            failed = Some(e);
+                            return false;
+                        }
+                        actions.push((id, action));
+                        true
                     }
-                    actions.push((id, action));
-                    true
-                }
-            })?;
+                },
+            )?;
             if let Some(e) = failed {
                 return Err(e);
             }

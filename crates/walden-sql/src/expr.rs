@@ -36,6 +36,9 @@ impl CmpOp {
     }
 }
 
+/// Calls of at most this many arguments evaluate them into an array on the stack.
+const SMALL_ARGS: usize = 4;
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
     Const(Value),
@@ -517,6 +520,14 @@ impl Expr {
                 }
             }
             Expr::Cast(e, to) => value::cast_from(e.eval(row, cx)?, e.ty(), to, true)?,
+            Expr::Call(f, args, _) if args.len() <= SMALL_ARGS => {
+                // Few arguments (most calls) are held on the stack: no allocation per row.
+                let mut vals = [const { Value::Null }; SMALL_ARGS];
+                for (v, a) in vals.iter_mut().zip(args) {
+                    *v = a.eval(row, cx)?;
+                }
+                functions::call(*f, &vals[..args.len()], cx)?
+            }
             Expr::Call(f, args, _) => {
                 let mut vals = Vec::with_capacity(args.len());
                 for a in args {

@@ -382,3 +382,26 @@ fn insert_select_converts_values_as_postgres() {
         ],
     );
 }
+
+/// An UPDATE or DELETE reads of each row only the columns its WHERE clause names until
+/// the row passes; rows that pass are read whole when the statement needs them (SET,
+/// RETURNING), so what it writes and returns is as if every row were read whole.
+#[test]
+fn modify_reads_what_it_needs_and_changes_whole_rows() {
+    support::check_on_both(
+        "walden_modify_reads_what_it_needs",
+        &[
+            ("create table m (a int, b text, c int, d text)", ""),
+            ("insert into m select g, 'b' || g, g * 10, repeat('d', 3000 + g) from generate_series(1, 40) g", ""),
+            ("update m set c = c + 1 where a % 10 = 3 returning a, b, c, length(d)", "3|b3|31|3003\n13|b13|131|3013\n23|b23|231|3023\n33|b33|331|3033"),
+            ("update m set b = b || '!' where c > 395", "",),
+            ("delete from m where b like '%!' returning a, b, c, length(d)", "40|b40!|400|3040"),
+            ("delete from m where a > 35 and c < 390 returning a, b, c, length(d)", "36|b36|360|3036\n37|b37|370|3037\n38|b38|380|3038"),
+            ("delete from m where a between 36 and 39 returning a", "39"),
+            ("delete from m where a % 10 = 5", ""),
+            ("select count(*), sum(a), sum(c), sum(length(b)), sum(length(d)) from m", "31|550|5504|85|93550"),
+            ("delete from m", ""),
+            ("select count(*) from m", "0"),
+        ],
+    );
+}

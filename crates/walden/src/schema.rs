@@ -632,6 +632,20 @@ impl Schema {
 
     /// Appends the encoding of a row (already checked) to `out`.
     pub fn encode_row(&self, row: &[Value], out: &mut Vec<u8>) {
+        // Room for the whole row at once (at most a varint's length prefix per value):
+        // a row grown value by value reallocates several times.
+        let room: usize = row
+            .iter()
+            .map(|v| match v {
+                Value::Text(s) => s.len() + 5,
+                Value::Bytea(b) => b.len() + 5,
+                Value::Jsonb(_) => 64,
+                Value::Numeric(_) => 24,
+                Value::Uuid(_) | Value::Interval(_) => 16,
+                _ => 8,
+            })
+            .sum();
+        out.reserve(room + 10 + row.len().div_ceil(8));
         if self.counted {
             crate::codec::put_varint(out, row.len() as u64);
         }
@@ -676,7 +690,9 @@ impl Schema {
     /// As `decode_row`, decoding only the columns `needed` marks (by their number among
     /// the visible columns, as `to_visible` numbers them; past its end, every column):
     /// the others are left NULL, their bytes stepped over unread (a text a query does
-    /// not read is neither copied nor checked).
+    /// not read is neither copied nor checked), and nothing past the last column asked
+    /// for is read (so not checked either: the row's length is checked only when its
+    /// last column is read).
     pub fn decode_columns(&self, bytes: &[u8], needed: Option<&[bool]>) -> Result<Row, String> {
         self.decode_shaped(
             bytes,
@@ -713,8 +729,29 @@ impl Schema {
         // separately, read back as one), where scans spent a third of their time.
         let mut row = Vec::with_capacity(self.columns.len().max(shape.capacity));
         row.resize_with(self.columns.len(), || Value::Null);
+        // Past the last column asked for, nothing more is read: the row's later bytes
+        // are not looked at (a DELETE that reads no column reads only the header).
+        let stop = match needed {
+            None => self.columns.len(),
+            Some(n) => {
+                let mut visible = 0;
+                let mut stop = 0;
+                for (i, col) in self.columns.iter().enumerate() {
+                    if !col.dropped {
+                        if n.get(visible).copied().unwrap_or(true) {
+                            stop = i + 1;
+                        }
+                        visible += 1;
+                    }
+                }
+                stop
+            }
+        };
         let mut visible = 0usize;
         for ((i, col), slot) in self.columns.iter().enumerate().zip(row.iter_mut()) {
+            if i >= stop {
+                return Ok(row);
+            }
             // A dropped column's bytes are stepped over (a value of it stored out of
             // line is never read).
             let wanted =
@@ -1200,7 +1237,7 @@ mod tests {
     /// Decoding only some columns: those wanted come as `decode_row` gives them, the
     /// others NULL whatever their type, their bytes stepped over (with a dropped column
     /// between, wanted columns are numbered as the API numbers them); a row cut short
-    /// in a column nobody reads is still damage.
+    /// is damage to a read of its last column, and not read at all by the others.
     #[test]
     fn decoding_some_columns_reads_those_and_steps_over_the_rest() {
         let s = schema();
@@ -1232,7 +1269,10 @@ mod tests {
                 };
                 assert_eq!(got[i], want, "column {i}, mask {mask_bits:#x}");
             }
-            assert!(s.decode_columns(&b[..b.len() - 1], Some(&needed)).is_err());
+            // Bytes past the last column asked for are not read: a row cut short there
+            // is damage only to a read of that column.
+            let cut = s.decode_columns(&b[..b.len() - 1], Some(&needed));
+            assert_eq!(cut.is_err(), needed[15], "mask {mask_bits:#x}");
         }
         // Room asked for: the same values, in a vector that will not reallocate when a
         // join widens it to that many.

@@ -581,19 +581,6 @@ impl Transaction {
         Ok(t.schema().to_visible(row))
     }
 
-    /// As `decode`, with a schema read before (a scan reads it once): read again
-    /// when the row does not decode with it.
-    pub(super) fn decode_with(
-        &self,
-        t: &Table,
-        schema: &mut Arc<Schema>,
-        id: RowId,
-        bytes: &[u8],
-    ) -> Result<Row> {
-        let row = decode_latest(&self.db, t, schema, id, bytes)?;
-        Ok(schema.to_visible(row))
-    }
-
     /// Calls `f` for every visible row, page by page; stop early by returning false.
     pub fn scan_with(&mut self, table: &str, f: impl FnMut(RowId, Row) -> bool) -> Result<()> {
         self.reader()?.scan_with(table, f)
@@ -734,6 +721,19 @@ impl Transaction {
         table: &str,
         mut f: impl FnMut(RowId, &Row) -> RowAction,
     ) -> Result<Modified> {
+        self.modify_decoding(table, |id, decode| Ok(f(id, &decode(RowShape::default())?)))
+    }
+
+    /// As `modify_with_changed`, with `f` decoding what it needs of each row:
+    /// `decode(shape)` gives the columns `shape` asks for (the others NULL), as often as
+    /// `f` calls it. A row `f` judges by a few columns, or does not look at (a DELETE
+    /// of every row), is not decoded whole. An error of `f` or of a decode ends the
+    /// command there (rows changed on earlier pages stay changed, as with `Stop`).
+    pub fn modify_decoding(
+        &mut self,
+        table: &str,
+        mut f: impl FnMut(RowId, &mut dyn FnMut(RowShape) -> Result<Row>) -> Result<RowAction>,
+    ) -> Result<Modified> {
         self.next_command()?;
         let t = self.db.table(table)?;
         let _ddl = t.ddl.read();
@@ -753,8 +753,12 @@ impl Transaction {
             self.scan_page(&t, page, &mut rows)?;
             let mut stop = false;
             for (id, raw) in rows.iter() {
-                let row = self.decode_with(&t, &mut schema, id, raw)?;
-                match f(id, &row) {
+                let db = &self.db;
+                let mut decode = |shape: RowShape| -> Result<Row> {
+                    let row = decode_latest_columns(db, &t, &mut schema, id, raw, shape)?;
+                    Ok(schema.to_visible(row))
+                };
+                match f(id, &mut decode)? {
                     RowAction::Keep => continue,
                     RowAction::Stop => {
                         stop = true;
