@@ -131,7 +131,7 @@ fn fail(engine: &str, what: &str, detail: impl std::fmt::Display) -> CliError {
 }
 
 fn sql_err(what: &str) -> impl Fn(SqlError) -> CliError + '_ {
-    move |e| fail("walden", what, e.message)
+    move |e| fail("walden", what, e.message.clone())
 }
 
 fn rows_text(rows: &[Vec<Value>]) -> String {

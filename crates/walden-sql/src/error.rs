@@ -91,9 +91,28 @@ pub fn nul_in_text() -> SqlError {
     )
 }
 
-/// An error of one statement.
+/// An error of one statement: its fields (`ErrorFields`) behind one pointer, so that a
+/// `SqlResult` is hardly larger than its value (every expression's evaluation returns
+/// one, per row).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SqlError {
+pub struct SqlError(Box<ErrorFields>);
+
+impl std::ops::Deref for SqlError {
+    type Target = ErrorFields;
+    fn deref(&self) -> &ErrorFields {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for SqlError {
+    fn deref_mut(&mut self) -> &mut ErrorFields {
+        &mut self.0
+    }
+}
+
+/// What an error says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorFields {
     /// SQLSTATE, five characters.
     pub code: &'static str,
     pub message: String,
@@ -111,9 +130,14 @@ pub struct SqlError {
 
 pub type SqlResult<T> = Result<T, SqlError>;
 
+// What an expression's evaluation returns, per row and node: its fields in line made
+// it 120 bytes.
+const _: () = assert!(std::mem::size_of::<SqlResult<walden::Value>>() <= 40);
+const _: () = assert!(std::mem::size_of::<ErrorFields>() >= 112);
+
 impl SqlError {
     pub fn new(code: &'static str, message: impl Into<String>) -> SqlError {
-        SqlError {
+        SqlError(Box::new(ErrorFields {
             code,
             message: message.into(),
             position: None,
@@ -121,7 +145,7 @@ impl SqlError {
             hint: None,
             context: None,
             location: None,
-        }
+        }))
     }
 
     /// Points the error at a place in the script (the first one given wins).

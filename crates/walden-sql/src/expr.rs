@@ -594,9 +594,18 @@ impl Expr {
         }
         match self {
             Expr::Cmp(op, a, b) => {
-                if let (Some(x), Some(y)) = (operand(a, row), operand(b, row)) {
-                    return Ok(value::compare(x, y).map(|o| op.holds(o)));
-                }
+                // An operand beside an expression (`mod(a, 10) = 1`) is compared where
+                // it lies too; the expression is evaluated as `eval` would.
+                let o = match (operand(a, row), operand(b, row)) {
+                    (Some(x), Some(y)) => value::compare(x, y),
+                    (None, Some(y)) => value::compare(&a.eval(row, cx)?, y),
+                    (Some(x), None) => value::compare(x, &b.eval(row, cx)?),
+                    (None, None) => {
+                        let (x, y) = (a.eval(row, cx)?, b.eval(row, cx)?);
+                        value::compare(&x, &y)
+                    }
+                };
+                return Ok(o.map(|o| op.holds(o)));
             }
             Expr::And(a, b) => {
                 return Ok(match crate::depth::recurse(|| a.truth(row, cx))? {

@@ -892,7 +892,12 @@ mod tests {
     fn text(s: &str) -> String {
         match parse(s) {
             Ok(j) => j.to_string(),
-            Err(e) => format!("{} {} {}", e.code, e.message, e.detail.unwrap_or_default()),
+            Err(e) => format!(
+                "{} {} {}",
+                e.code,
+                e.message,
+                e.detail.clone().unwrap_or_default()
+            ),
         }
     }
 
@@ -913,7 +918,14 @@ mod tests {
 
     #[test]
     fn errors_carry_postgres_details() {
-        let d = |s: &str| parse(s).unwrap_err().detail.unwrap_or_default().to_string();
+        let d = |s: &str| {
+            parse(s)
+                .unwrap_err()
+                .detail
+                .clone()
+                .unwrap_or_default()
+                .to_string()
+        };
         assert_eq!(d("01"), "Token \"01\" is invalid.");
         assert_eq!(d(r#"{"a":1,}"#), "Expected string, but found \"}\".");
         assert_eq!(d(r#"{"a" 1}"#), "Expected \":\", but found \"1\".");

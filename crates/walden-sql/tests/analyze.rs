@@ -49,7 +49,7 @@ fn analyze_counts_rows_and_distinct_values() {
         );
         let e = s.execute("analyze nosuch").unwrap_err();
         assert_eq!(
-            (e.code.to_string(), e.message),
+            (e.code.to_string(), e.message.clone()),
             ("42P01".into(), "relation \"nosuch\" does not exist".into())
         );
     }

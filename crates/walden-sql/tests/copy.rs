@@ -571,14 +571,14 @@ fn copy_start_refuses_what_is_not_a_client_copy() {
     ] {
         let e = s.copy_start(sql).err().unwrap();
         assert_eq!(
-            (e.code, e.message),
+            (e.code, e.message.clone()),
             (
                 "0A000",
                 format!("COPY to or from {what} on the server is not supported")
             ),
             "{sql}"
         );
-        assert!(e.hint.unwrap().contains("\\copy"));
+        assert!(e.hint.as_ref().unwrap().contains("\\copy"));
     }
     let e = s
         .copy_start("copy t from stdin (freeze maybe")

@@ -1278,7 +1278,13 @@ fn bad_input_is_an_error() {
     );
     let describe = |s: &mut Session, sql: &str| {
         s.describe(&Prepared::new(sql, Vec::new()).unwrap())
-            .map_err(|e| (e.code, e.message, e.detail.map(String::from)))
+            .map_err(|e| {
+                (
+                    e.code,
+                    e.message.clone(),
+                    e.detail.clone().map(String::from),
+                )
+            })
     };
     assert_eq!(
         describe(&mut s, "select $1 is null").unwrap_err(),

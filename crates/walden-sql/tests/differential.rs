@@ -1860,7 +1860,7 @@ impl From<walden_sql::SqlError> for Failure {
     fn from(e: walden_sql::SqlError) -> Self {
         Failure {
             code: Some(e.code.to_string()),
-            message: e.message,
+            message: e.message.clone(),
         }
     }
 }

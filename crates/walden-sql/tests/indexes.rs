@@ -12,7 +12,7 @@ use support::{db, outcome_with_detail, q};
 
 fn err(s: &mut Session, sql: &str) -> (String, String) {
     let e = s.execute(sql).unwrap_err();
-    (e.code.to_string(), e.message)
+    (e.code.to_string(), e.message.clone())
 }
 
 fn plan(s: &mut Session, sql: &str) -> String {

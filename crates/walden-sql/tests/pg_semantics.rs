@@ -14,7 +14,7 @@ use support::{db, q};
 fn err(s: &mut Session, sql: &str) -> (&'static str, String) {
     match s.execute(sql) {
         Ok(_) => panic!("{sql} succeeded"),
-        Err(e) => (e.code, e.message),
+        Err(e) => (e.code, e.message.clone()),
     }
 }
 

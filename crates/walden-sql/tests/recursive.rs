@@ -33,7 +33,7 @@ fn with_tables(kind: TableKind) -> (walden::Database, Session) {
 /// The error's SQLSTATE and message.
 fn err(s: &mut Session, sql: &str) -> (String, String) {
     let e = s.execute(sql).expect_err(sql);
-    (e.code.to_string(), e.message)
+    (e.code.to_string(), e.message.clone())
 }
 
 #[test]

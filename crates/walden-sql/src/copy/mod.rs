@@ -280,7 +280,7 @@ mod tests {
 
     #[test]
     fn bad_bytes_are_named_as_postgres_names_them() {
-        let message = |b: &[u8]| check_utf8(b).unwrap_err().message;
+        let message = |b: &[u8]| check_utf8(b).unwrap_err().message.clone();
         assert_eq!(
             message(b"ab\0c"),
             "invalid byte sequence for encoding \"UTF8\": 0x00"

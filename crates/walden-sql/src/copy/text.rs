@@ -184,7 +184,7 @@ mod tests {
         ] {
             let e = fields(record).unwrap_err();
             assert_eq!(
-                (e.code, e.message),
+                (e.code, e.message.clone()),
                 (
                     "22021",
                     format!("invalid byte sequence for encoding \"UTF8\": {bytes}")

@@ -97,7 +97,7 @@ fn shown(s: &mut Session, sql: &str, detail: bool) -> String {
             .map(|row| row.iter().map(value::display).collect::<Vec<_>>().join("|"))
             .collect::<Vec<_>>()
             .join("\n"),
-        Err(e) => match e.detail.filter(|_| detail) {
+        Err(e) => match e.detail.clone().filter(|_| detail) {
             Some(d) => format!("ERROR {}: {} ({d})", e.code, e.message),
             None => format!("ERROR {}: {}", e.code, e.message),
         },
