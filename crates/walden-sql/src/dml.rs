@@ -1179,6 +1179,8 @@ impl BoundModify {
             // pass it whole.
             let whole = sets.is_some() || notes.returning.is_some() || notes.fk.is_some();
             let judged = Judged::of(schema, filter, whole);
+            // The whole rows of rows that pass, decoded into one vector.
+            let mut full = Vec::new();
             let first = modify(cx.db, guard, t, table, schema, &judged, |id, some, rest| {
                 let mut ecx = crate::expr::EvalCtx::of(&mut *cx.rng, guard);
                 let r = guard.check().and_then(|()| {
@@ -1187,10 +1189,9 @@ impl BoundModify {
                             return Ok(RowAction::Keep);
                         }
                     }
-                    let full;
                     let row = match rest {
                         Some(decode) if whole => {
-                            full = decode()?;
+                            decode(&mut full)?;
                             &full
                         }
                         _ => some,
@@ -1633,7 +1634,7 @@ impl<'f> Judged<'f> {
 
 /// Runs `f` on the rows of `table` an UPDATE or DELETE judges, and applies what it
 /// says. `f` gets each row with the columns `judged` asks for (the others NULL) and,
-/// when those are not all, what decodes the whole row.
+/// when those are not all, what decodes the whole row (into the vector it is given).
 #[allow(clippy::type_complexity)]
 fn modify(
     db: &walden::Database,
@@ -1645,7 +1646,7 @@ fn modify(
     mut f: impl FnMut(
         walden::RowId,
         &walden::Row,
-        Option<&mut dyn FnMut() -> SqlResult<walden::Row>>,
+        Option<&mut dyn FnMut(&mut walden::Row) -> SqlResult<()>>,
     ) -> RowAction,
 ) -> SqlResult<walden::Modified> {
     match access_for(db, table, schema, judged.filter) {
@@ -1654,12 +1655,16 @@ fn modify(
                 needed: judged.needed.as_deref(),
                 capacity: judged.width,
             };
+            // Decoded into the same vector row after row.
+            let mut some = Vec::new();
             Ok(t.modify_decoding(table, |id, decode| {
-                let some = decode(shape)?;
+                decode(shape, &mut some)?;
                 if judged.needed.is_none() {
                     return Ok(f(id, &some, None));
                 }
-                let mut whole = || Ok(decode(walden::RowShape::default())?);
+                let mut whole = |row: &mut walden::Row| -> SqlResult<()> {
+                    Ok(decode(walden::RowShape::default(), row)?)
+                };
                 Ok(f(id, &some, Some(&mut whole)))
             })?)
         }

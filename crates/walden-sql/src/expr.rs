@@ -419,6 +419,14 @@ impl Expr {
             // Leaves do not recurse: no stack to look at.
             Expr::Const(v) => Ok(v.clone()),
             Expr::Column(i, _) => Ok(row.get(*i).cloned().unwrap_or(Value::Null)),
+            // A call over leaves goes one level deep: nor does it look at the stack.
+            Expr::Call(_, args, _)
+                if args
+                    .iter()
+                    .all(|a| matches!(a, Expr::Const(_) | Expr::Column(..))) =>
+            {
+                self.eval_node(row, cx)
+            }
             _ => crate::depth::recurse(|| self.eval_node(row, cx)),
         }
     }

@@ -522,7 +522,19 @@ impl Schema {
         }
     }
 
-    /// A row as stored (every column) made a row as the API shows it.
+    /// A row as stored (every column) made, in place, a row as the API shows it.
+    pub fn to_visible_in_place(&self, row: &mut Row) {
+        if self.has_dropped() {
+            let mut i = 0;
+            row.retain(|_| {
+                let keep = self.columns.get(i).is_none_or(|c| !c.dropped);
+                i += 1;
+                keep
+            });
+        }
+    }
+
+    /// The row as the API shows it: its dropped columns' values left out.
     pub fn to_visible(&self, row: Row) -> Row {
         if !self.has_dropped() {
             return row;
@@ -717,6 +729,20 @@ impl Schema {
         shape: RowShape,
         fetch: Option<FetchExternal>,
     ) -> Result<Row, String> {
+        let mut row = Vec::new();
+        self.decode_shaped_into(bytes, shape, fetch, &mut row)?;
+        Ok(row)
+    }
+
+    /// As `decode_shaped_with`, into `row` (its values replaced), so that a loop over
+    /// many rows reuses one vector.
+    pub fn decode_shaped_into(
+        &self,
+        bytes: &[u8],
+        shape: RowShape,
+        fetch: Option<FetchExternal>,
+        row: &mut Row,
+    ) -> Result<(), String> {
         let needed = shape.needed;
         let (count, start) = self.row_header(bytes)?;
         let nb = count.div_ceil(8);
@@ -727,7 +753,8 @@ impl Schema {
         // Every value starts NULL and is written in its place: a value made apart and
         // pushed costs a copy the processor stalls on (its tag and its payload stored
         // separately, read back as one), where scans spent a third of their time.
-        let mut row = Vec::with_capacity(self.columns.len().max(shape.capacity));
+        row.clear();
+        row.reserve(self.columns.len().max(shape.capacity));
         row.resize_with(self.columns.len(), || Value::Null);
         // Past the last column asked for, nothing more is read: the row's later bytes
         // are not looked at (a DELETE that reads no column reads only the header).
@@ -750,7 +777,7 @@ impl Schema {
         let mut visible = 0usize;
         for ((i, col), slot) in self.columns.iter().enumerate().zip(row.iter_mut()) {
             if i >= stop {
-                return Ok(row);
+                return Ok(());
             }
             // A dropped column's bytes are stepped over (a value of it stored out of
             // line is never read).
@@ -805,7 +832,7 @@ impl Schema {
         if at != bytes.len() {
             return Err(format!("{} trailing bytes after the row", bytes.len() - at));
         }
-        Ok(row)
+        Ok(())
     }
 
     /// Where each column's value lies in a row as stored (None: NULL), each range within

@@ -184,9 +184,24 @@ pub(super) fn decode_columns_in(
     bytes: &[u8],
     shape: RowShape,
 ) -> Result<Row> {
+    let mut row = Vec::new();
+    decode_columns_into(inner, t, schema, id, bytes, shape, &mut row)?;
+    Ok(row)
+}
+
+/// As `decode_columns_in`, into `row` (its values replaced).
+pub(super) fn decode_columns_into(
+    inner: &Inner,
+    t: &Table,
+    schema: &Schema,
+    id: RowId,
+    bytes: &[u8],
+    shape: RowShape,
+    row: &mut Row,
+) -> Result<()> {
     let fetch = |p: &crate::schema::External| super::toast::fetch(inner, t, p);
     schema
-        .decode_shaped_with(bytes, shape, Some(&fetch))
+        .decode_shaped_into(bytes, shape, Some(&fetch), row)
         .map_err(|reason| Error::CorruptPage {
             path: inner.store.path().to_path_buf(),
             page: id.page,

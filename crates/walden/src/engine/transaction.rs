@@ -721,18 +721,22 @@ impl Transaction {
         table: &str,
         mut f: impl FnMut(RowId, &Row) -> RowAction,
     ) -> Result<Modified> {
-        self.modify_decoding(table, |id, decode| Ok(f(id, &decode(RowShape::default())?)))
+        let mut row = Vec::new();
+        self.modify_decoding(table, |id, decode| {
+            decode(RowShape::default(), &mut row)?;
+            Ok(f(id, &row))
+        })
     }
 
     /// As `modify_with_changed`, with `f` decoding what it needs of each row:
-    /// `decode(shape)` gives the columns `shape` asks for (the others NULL), as often as
-    /// `f` calls it. A row `f` judges by a few columns, or does not look at (a DELETE
+    /// `decode(shape, row)` puts in `row` the columns `shape` asks for (the others
+    /// NULL), as often as `f` calls it (a vector `f` keeps is reused row after row). A row `f` judges by a few columns, or does not look at (a DELETE
     /// of every row), is not decoded whole. An error of `f` or of a decode ends the
     /// command there (rows changed on earlier pages stay changed, as with `Stop`).
     pub fn modify_decoding(
         &mut self,
         table: &str,
-        mut f: impl FnMut(RowId, &mut dyn FnMut(RowShape) -> Result<Row>) -> Result<RowAction>,
+        mut f: impl FnMut(RowId, &mut dyn FnMut(RowShape, &mut Row) -> Result<()>) -> Result<RowAction>,
     ) -> Result<Modified> {
         self.next_command()?;
         let t = self.db.table(table)?;
@@ -754,9 +758,10 @@ impl Transaction {
             let mut stop = false;
             for (id, raw) in rows.iter() {
                 let db = &self.db;
-                let mut decode = |shape: RowShape| -> Result<Row> {
-                    let row = decode_latest_columns(db, &t, &mut schema, id, raw, shape)?;
-                    Ok(schema.to_visible(row))
+                let mut decode = |shape: RowShape, row: &mut Row| -> Result<()> {
+                    decode_latest_columns_into(db, &t, &mut schema, id, raw, shape, row)?;
+                    schema.to_visible_in_place(row);
+                    Ok(())
                 };
                 match f(id, &mut decode)? {
                     RowAction::Keep => continue,
@@ -1100,6 +1105,29 @@ pub(super) fn decode_latest(
     bytes: &[u8],
 ) -> Result<Row> {
     decode_latest_columns(inner, t, schema, id, bytes, RowShape::default())
+}
+
+/// As `decode_latest_columns`, into `row` (its values replaced).
+pub(super) fn decode_latest_columns_into(
+    inner: &Inner,
+    t: &Table,
+    schema: &mut Arc<Schema>,
+    id: RowId,
+    bytes: &[u8],
+    shape: RowShape,
+    row: &mut Row,
+) -> Result<()> {
+    match super::index::decode_columns_into(inner, t, schema, id, bytes, shape, row) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let now = t.schema();
+            if Arc::ptr_eq(&now, schema) {
+                return Err(e);
+            }
+            *schema = now;
+            super::index::decode_columns_into(inner, t, schema, id, bytes, shape, row)
+        }
+    }
 }
 
 /// As `decode_latest`, decoding what `shape` asks for (`Schema::decode_shaped`).
