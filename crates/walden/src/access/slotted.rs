@@ -160,8 +160,8 @@ pub(crate) fn withdraw(ctx: &Ctx, ids: &[RowId], xid: u64, stats: &mut TxnStats)
     Ok(())
 }
 
-/// Inserts rows from `cursor`, pushing each id to `cursor.ids` once the row is on its
-/// page; every id pushed is logged before this returns, error or not. `logged` hears of
+/// Inserts rows from `cursor`, counting each and pushing its id to `cursor.ids` (when it
+/// keeps them) once the row is on its page; every id pushed is logged before this returns, error or not. `logged` hears of
 /// each record: (its LSN, the page, the slots). Returns `Progress::Paused` after a page
 /// when the page store is under space pressure (the caller relieves it and calls again
 /// with the same cursor), `Progress::Done` when the rows ran out.
@@ -181,6 +181,8 @@ pub(crate) fn insert_rows(
         row,
         pending,
         ids,
+        keep_ids,
+        count,
         last_logged,
         ..
     } = cursor;
@@ -221,10 +223,13 @@ pub(crate) fn insert_rows(
                 break;
             }
             builder.push(slot, row);
-            ids.push(RowId {
-                page: page_no,
-                slot,
-            });
+            if *keep_ids {
+                ids.push(RowId {
+                    page: page_no,
+                    slot,
+                });
+            }
+            *count += 1;
             slots.push(slot);
             n += 1;
             // An error from the next row must not leave this page's rows unlogged:

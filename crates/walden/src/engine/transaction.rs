@@ -178,10 +178,14 @@ impl Transaction {
         let mut once = Some(row);
         let t = self.db.table(table)?;
         let schema = t.schema();
-        let ids = self.insert_inner(&t, &mut |out| match once.take() {
-            Some(r) => Self::encode(&t, &schema, r, out).map(|()| true),
-            None => Ok(false),
-        })?;
+        let (_, ids) = self.insert_inner(
+            &t,
+            &mut |out| match once.take() {
+                Some(r) => Self::encode(&t, &schema, r, out).map(|()| true),
+                None => Ok(false),
+            },
+            true,
+        )?;
         ids.into_iter().next().ok_or(Error::TransactionFinished)
     }
 
@@ -194,10 +198,15 @@ impl Transaction {
         let t = self.db.table(table)?;
         let schema = t.schema();
         let mut it = rows.into_iter();
-        self.insert_inner(&t, &mut |out| match it.next() {
-            Some(r) => Self::encode(&t, &schema, r.as_ref(), out).map(|()| true),
-            None => Ok(false),
-        })
+        let (_, ids) = self.insert_inner(
+            &t,
+            &mut |out| match it.next() {
+                Some(r) => Self::encode(&t, &schema, r.as_ref(), out).map(|()| true),
+                None => Ok(false),
+            },
+            true,
+        )?;
+        Ok(ids)
     }
 
     /// Inserts rows produced by `fill`, which sets the next row in place (reusing its
@@ -210,14 +219,18 @@ impl Transaction {
         let t = self.db.table(table)?;
         let schema = t.schema();
         let mut row: Row = vec![Value::Null; schema.visible().columns.len()];
-        let ids = self.insert_inner(&t, &mut |out| {
-            if fill(&mut row) {
-                Self::encode(&t, &schema, &row, out).map(|()| true)
-            } else {
-                Ok(false)
-            }
-        })?;
-        Ok(ids.len() as u64)
+        let (count, _) = self.insert_inner(
+            &t,
+            &mut |out| {
+                if fill(&mut row) {
+                    Self::encode(&t, &schema, &row, out).map(|()| true)
+                } else {
+                    Ok(false)
+                }
+            },
+            false,
+        )?;
+        Ok(count)
     }
 
     /// Before the first change to an undo table.
@@ -271,11 +284,15 @@ impl Transaction {
         f(access, &self.db, &mut w)
     }
 
+    /// Inserts the rows `next` encodes; returns how many, and their ids when `want_ids`
+    /// (else the ids only a table kind or the table's indexes need are kept, and given
+    /// back empty).
     fn insert_inner(
         &mut self,
         t: &Table,
         next: &mut dyn FnMut(&mut Vec<u8>) -> Result<bool>,
-    ) -> Result<Vec<RowId>> {
+        want_ids: bool,
+    ) -> Result<(u64, Vec<RowId>)> {
         self.next_command()?;
         let _ddl = t.ddl.read();
         let indexes = t.index_list();
@@ -303,6 +320,9 @@ impl Transaction {
         };
         let mut made = Vec::new();
         let mut cursor = InsertCursor::new(&mut pull, &self.undo);
+        // A heap table takes a failed insert's rows back by their ids (it has no undo);
+        // indexes are filled from them.
+        cursor.keep_ids = want_ids || keep || !access::of(t.kind).uses_undo();
         let undo_mark = cursor.undo_mark;
         let placed = loop {
             let p = self.write(t, |access, db, w| {
@@ -329,14 +349,18 @@ impl Transaction {
                 }
             }
         };
-        let (ids, last_logged) = (std::mem::take(&mut cursor.ids), cursor.last_logged.take());
+        let (count, ids, last_logged) = (
+            cursor.count,
+            std::mem::take(&mut cursor.ids),
+            cursor.last_logged.take(),
+        );
         drop(cursor);
         if let Err(e) = placed {
             self.drop_values(t, &made)?;
             return Err(e);
         }
         if !keep {
-            return Ok(ids);
+            return Ok((count, ids));
         }
         let rows: Vec<(RowId, Vec<u8>)> = ids.iter().copied().zip(bytes.take()).collect();
         let mut made_entries = Vec::new();
@@ -349,7 +373,7 @@ impl Transaction {
             self.drop_values(t, &made)?;
             return Err(e);
         }
-        Ok(ids)
+        Ok((count, ids))
     }
 
     /// Deletes values this command stored out of line for rows it did not keep.
