@@ -527,7 +527,7 @@ impl Schema {
         if self.has_dropped() {
             let mut i = 0;
             row.retain(|_| {
-                let keep = self.columns.get(i).is_none_or(|c| !c.dropped);
+                let keep = self.columns.get(i).is_some_and(|c| !c.dropped);
                 i += 1;
                 keep
             });
@@ -535,15 +535,9 @@ impl Schema {
     }
 
     /// The row as the API shows it: its dropped columns' values left out.
-    pub fn to_visible(&self, row: Row) -> Row {
-        if !self.has_dropped() {
-            return row;
-        }
-        row.into_iter()
-            .zip(&self.columns)
-            .filter(|(_, c)| !c.dropped)
-            .map(|(v, _)| v)
-            .collect()
+    pub fn to_visible(&self, mut row: Row) -> Row {
+        self.to_visible_in_place(&mut row);
+        row
     }
 
     /// A row as the API gives it made a row to store: NULL in each dropped column. A row

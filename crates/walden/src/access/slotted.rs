@@ -161,7 +161,8 @@ pub(crate) fn withdraw(ctx: &Ctx, ids: &[RowId], xid: u64, stats: &mut TxnStats)
 }
 
 /// Inserts rows from `cursor`, counting each and pushing its id to `cursor.ids` (when it
-/// keeps them) once the row is on its page; every id pushed is logged before this returns, error or not. `logged` hears of
+/// keeps them) once the row is on its page; every row counted is logged before this
+/// returns, error or not. `logged` hears of
 /// each record: (its LSN, the page, the slots). Returns `Progress::Paused` after a page
 /// when the page store is under space pressure (the caller relieves it and calls again
 /// with the same cursor), `Progress::Done` when the rows ran out.

@@ -754,8 +754,9 @@ impl Transaction {
 
     /// As `modify_with_changed`, with `f` decoding what it needs of each row:
     /// `decode(shape, row)` puts in `row` the columns `shape` asks for (the others
-    /// NULL), as often as `f` calls it (a vector `f` keeps is reused row after row). A row `f` judges by a few columns, or does not look at (a DELETE
-    /// of every row), is not decoded whole. An error of `f` or of a decode ends the
+    /// NULL), as often as `f` calls it (a vector `f` keeps is reused row after row). A
+    /// row `f` judges by a few columns, or does not look at (a DELETE of every row), is
+    /// not decoded whole. An error of `f` or of a decode ends the
     /// command there (rows changed on earlier pages stay changed, as with `Stop`).
     pub fn modify_decoding(
         &mut self,
@@ -1163,15 +1164,7 @@ pub(super) fn decode_latest_columns(
     bytes: &[u8],
     shape: RowShape,
 ) -> Result<Row> {
-    match super::index::decode_columns_in(inner, t, schema, id, bytes, shape) {
-        Ok(row) => Ok(row),
-        Err(e) => {
-            let now = t.schema();
-            if Arc::ptr_eq(&now, schema) {
-                return Err(e);
-            }
-            *schema = now;
-            super::index::decode_columns_in(inner, t, schema, id, bytes, shape)
-        }
-    }
+    let mut row = Vec::new();
+    decode_latest_columns_into(inner, t, schema, id, bytes, shape, &mut row)?;
+    Ok(row)
 }
