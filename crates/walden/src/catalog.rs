@@ -7,6 +7,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 
 use crate::codec::{put_string, put_varint, Reader};
 use crate::schema::{KeyOrder, Schema};
+use crate::sequence::{Sequence, Sequences};
 use crate::wal::payload::{finish, Payload};
 use crate::wal::{LogRecord, RecordOwner, RecordType, RedoCtx};
 
@@ -785,6 +786,9 @@ pub struct Catalog {
     pub views: BTreeMap<String, ViewDef>,
     /// Roles by name (a namespace of their own).
     pub roles: BTreeMap<String, RoleDef>,
+    /// Sequences (one namespace with tables, indexes and views; ids from
+    /// `next_table_id`).
+    pub sequences: Sequences,
     /// Recovery only: the role changes redo has read of each transaction whose end it
     /// has not read yet. A role change takes effect at its transaction's commit
     /// (`settle_roles`), so one whose commit never reached the log is gone after a
@@ -874,11 +878,30 @@ impl Catalog {
             .collect()
     }
 
-    /// Whether a table, an index or a view has this name.
+    /// Whether a table, an index, a view or a sequence has this name.
     pub fn name_taken(&self, name: &str) -> bool {
         self.by_name.contains_key(name)
             || self.index_names.contains_key(name)
             || self.views.contains_key(name)
+            || self.sequences.contains_name(name)
+    }
+
+    /// Adds a sequence (its id and name are free: the caller checked).
+    pub fn insert_sequence(&mut self, seq: Sequence) -> Arc<Sequence> {
+        self.changed();
+        self.next_table_id = self.next_table_id.max(seq.id.saturating_add(1));
+        self.sequences.insert(seq)
+    }
+
+    pub fn remove_sequence(&mut self, id: u32) -> Option<Arc<Sequence>> {
+        self.changed();
+        self.sequences.remove(id)
+    }
+
+    /// A sequence's definition changed (ALTER SEQUENCE), its name perhaps from `old`.
+    pub fn sequence_renamed(&mut self, id: u32, old: &str) {
+        self.changed();
+        self.sequences.renamed(id, old);
     }
 
     /// Gives a table a new name and schema (ALTER TABLE). Errors when the table is
@@ -1103,6 +1126,8 @@ impl Catalog {
         for p in free {
             out.extend_from_slice(&p.to_le_bytes());
         }
+        // Sequences (format 21): each definition with its counter as logged.
+        self.sequences.encode(out);
     }
 
     /// Parses a serialized catalog, advancing `at`.
@@ -1257,6 +1282,17 @@ impl Catalog {
                 }
                 cat.free_pages.push(p);
             }
+        }
+        // Sequences follow since format 21; an older checkpoint ends here.
+        if r.remaining() > 0 {
+            let seqs = Sequences::decode(&mut r, &|name| cat.name_taken(name))?;
+            for s in seqs.iter() {
+                cat.next_table_id = cat.next_table_id.max(s.id.saturating_add(1));
+                if cat.by_id.contains_key(&s.id) || cat.indexes.contains_key(&s.id) {
+                    return Err(format!("sequence {} shares a relation's id", s.id));
+                }
+            }
+            cat.sequences = seqs;
         }
         *at = r.pos();
         Ok(cat)
@@ -2151,14 +2187,20 @@ pub(crate) mod tests {
             TableKind::Heap,
             vec![9],
         ));
-        let mut old = Vec::new();
-        cat.encode(&mut old);
+        // A format 20 catalog: a format 21 one without its sequence count (0).
+        let v20 = |cat: &Catalog| {
+            let mut v = Vec::new();
+            cat.encode(&mut v);
+            assert_eq!(v[v.len() - 4..], [0; 4]);
+            v.truncate(v.len() - 4);
+            v
+        };
+        let mut old = v20(&cat);
         // The role count (0), the secret, the count of tables with free-space hints (0)
         // and the count of free pages (0) are the last fields: an older build wrote up
         // to the statistics.
         cat.secret = [7; 32];
-        let mut new = Vec::new();
-        cat.encode(&mut new);
+        let new = v20(&cat);
         let n = new.len();
         assert_eq!(new[..n - 48], old[..old.len() - 48]);
         assert_eq!(new[n - 48..n - 44], [0, 0, 0, 0]);
@@ -2189,8 +2231,7 @@ pub(crate) mod tests {
         // Free-space hints (format 18) come back; one for a page the table does not
         // have is refused.
         cat.by_name["t"].set_free(9, 3000);
-        let mut new = Vec::new();
-        cat.encode(&mut new);
+        let new = v20(&cat);
         let mut at = 0;
         let back = Catalog::decode(&new, &mut at).unwrap();
         assert_eq!(at, new.len());
@@ -2209,6 +2250,46 @@ pub(crate) mod tests {
         cat.encode_with_free(&mut new, &|| vec![9]);
         let e = Catalog::decode(&new, &mut 0).unwrap_err();
         assert!(e.contains("listed free and used"), "{e}");
+    }
+
+    /// Sequences (format 21) come back from a checkpoint's catalog with the counter the
+    /// log had; one sharing a relation's name is damage.
+    #[test]
+    fn sequences_round_trip_in_a_checkpoint() {
+        use crate::sequence::{SeqState, SeqType, Sequence, SequenceDef};
+        let mut cat = Catalog::default();
+        cat.insert(Table::new(
+            4,
+            "t",
+            Schema::new(vec![Column::new("a", ColumnType::Int4)]),
+            TableKind::Heap,
+            vec![],
+        ));
+        let mut def = SequenceDef::new("t_a_seq", SeqType::Int4);
+        def.id = 9;
+        def.owned_by = Some((4, 0));
+        cat.insert_sequence(Sequence::new(def.clone(), SeqState::at(5)));
+        assert_eq!(cat.next_table_id, 10);
+        assert!(cat.name_taken("t_a_seq"));
+        let mut bytes = Vec::new();
+        cat.encode(&mut bytes);
+        let back = Catalog::decode(&bytes, &mut 0).unwrap();
+        let info = back.sequences.get("t_a_seq").unwrap().info();
+        assert_eq!((info.def, info.state), (def.clone(), SeqState::at(5)));
+        assert_eq!(back.next_table_id, 10);
+        let mut clash = Catalog::default();
+        clash.insert(Table::new(
+            4,
+            "t_a_seq",
+            Schema::new(vec![Column::new("a", ColumnType::Int4)]),
+            TableKind::Heap,
+            vec![],
+        ));
+        clash.insert_sequence(Sequence::new(def, SeqState::at(5)));
+        let mut bytes = Vec::new();
+        clash.encode(&mut bytes);
+        let e = Catalog::decode(&bytes, &mut 0).unwrap_err();
+        assert!(e.contains("appears twice"), "{e}");
     }
 
     /// A checkpoint's catalog is read after its redo point: an `alter_table` record after

@@ -26,8 +26,12 @@ use crate::wal::{WalCompression, WalPosition};
 pub const CONTROL_MAGIC: &[u8; 8] = b"WALDNCTL";
 pub const CHECKPOINT_MAGIC: &[u8; 8] = b"WALDNCKP";
 /// The on-disk format version this build writes (docs/format.md).
-pub const FORMAT_VERSION: u32 = 20;
-/// The oldest format version this build still reads. Format 20 added values stored
+pub const FORMAT_VERSION: u32 = 21;
+/// The oldest format version this build still reads. Format 21 added sequences (the
+/// records `create_sequence`, `alter_sequence`, `drop_sequence` and `sequence_values`,
+/// codes 41 to 44, and a list after the free page numbers in a checkpoint's catalog);
+/// an older build would refuse them, and a format 5 to 20 database has none. Format 20
+/// added values stored
 /// out of line (the value length 0xFFFF and its pointer in a row), toast relations
 /// (the record `create_toast`, code 37, and the kind byte's bit 0x80 in a checkpoint's
 /// catalog, followed by the table's id); an older build would refuse them as corrupt,

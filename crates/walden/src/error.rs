@@ -138,6 +138,21 @@ pub enum Error {
     MustRollBack { cause: String },
     #[error("relation {0:?} already exists")]
     IndexExists(String),
+    #[error("sequence {0:?} does not exist")]
+    NoSuchSequence(String),
+    #[error("nextval: reached {} value of sequence {name:?} ({limit}) (SQLSTATE 2200H)", if *maximum { "maximum" } else { "minimum" })]
+    SequenceExhausted {
+        name: String,
+        maximum: bool,
+        limit: i64,
+    },
+    #[error("setval: value {value} is out of bounds for sequence {name:?} ({min}..{max}) (SQLSTATE 22003)")]
+    SequenceOutOfBounds {
+        name: String,
+        value: i64,
+        min: i64,
+        max: i64,
+    },
     #[error("role {0:?} already exists")]
     RoleExists(String),
     #[error("role {0:?} does not exist")]

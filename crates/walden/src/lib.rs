@@ -29,6 +29,7 @@ pub mod poison;
 pub mod recovery;
 pub mod rng;
 pub mod schema;
+pub mod sequence;
 pub mod stats;
 pub mod store;
 pub mod temp;
@@ -51,6 +52,7 @@ mod testing {
 
 pub use calendar::Interval;
 pub use catalog::{RoleDef, TableKind, TableStats, ViewDef};
+pub use engine::SeqValues;
 pub use engine::{
     AlterOp, CheckReport, Database, IndexCheck, IndexInfo, IndexSpec, Isolation, Modified, Newest,
     Options, Reader, RecoveryReport, RowAction, TableCheck, Transaction, VacuumReport,
@@ -59,6 +61,7 @@ pub use error::{Error, Result};
 pub use jsonb::Json;
 pub use numeric::Numeric;
 pub use schema::{Column, ColumnType, Constraint, KeyOrder, Row, RowShape, Schema, Value};
+pub use sequence::{Identity, SeqState, SeqType, SequenceDef, SequenceInfo};
 pub use stats::{StatsSnapshot, TxnStats};
 pub use store::Protection;
 pub use temp::{TempFile, TempSpace};

@@ -210,9 +210,24 @@ impl Database {
             }
             _ => Vec::new(),
         };
+        // So do the sequences it owns (a serial or identity column's).
+        let owned: Vec<u32> = match op {
+            AlterOp::DropColumn(c) => {
+                let at = position(&t.schema(), name, c)? as u16;
+                cat.sequences
+                    .owned_by(t.id, Some(at))
+                    .iter()
+                    .map(|s| s.id)
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
         let mut tx = self.begin();
         for &index in &doomed {
             tx.log(&CatalogRecord::DropIndex { index })?;
+        }
+        for &seq in &owned {
+            tx.log(&crate::sequence::SequenceRecord::Drop { id: seq })?;
         }
         tx.log(&CatalogRecord::AlterTable {
             table: t.id,
@@ -222,6 +237,9 @@ impl Database {
         tx.commit_inner()?;
         for index in doomed {
             cat.remove_index(index);
+        }
+        for seq in owned {
+            cat.remove_sequence(seq);
         }
         cat.redefine(t.id, &new_name, schema)
             .map_err(Error::InvalidOption)

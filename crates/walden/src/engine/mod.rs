@@ -9,6 +9,7 @@ mod ddl;
 mod index;
 mod isolation;
 mod roles;
+mod sequences;
 mod toast;
 mod transaction;
 
@@ -18,6 +19,7 @@ pub use check::{CheckReport, IndexCheck, TableCheck};
 pub use ddl::AlterOp;
 pub use index::{IndexInfo, IndexSpec};
 pub use isolation::{Isolation, Modified, Newest};
+pub use sequences::SeqValues;
 pub use transaction::{Reader, RowAction, Transaction};
 
 use std::collections::{BTreeMap, HashSet};
@@ -341,7 +343,7 @@ impl Database {
         }
         let inner = &self.handle.inner;
         let mut cat = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
-        if cat.by_name.contains_key(name) || cat.views.contains_key(name) {
+        if cat.name_taken(name) {
             return Err(Error::TableExists(name.to_string()));
         }
         let id = cat.next_table_id.max(1);
@@ -368,9 +370,22 @@ impl Database {
             .get(name)
             .map(|t| t.id)
             .ok_or_else(|| Error::NoSuchTable(name.to_string()))?;
+        // The sequences its columns own (serial and identity columns) go with it.
+        let owned: Vec<u32> = cat
+            .sequences
+            .owned_by(id, None)
+            .iter()
+            .map(|s| s.id)
+            .collect();
         let mut tx = self.begin();
+        for &seq in &owned {
+            tx.log(&crate::sequence::SequenceRecord::Drop { id: seq })?;
+        }
         tx.log(&CatalogRecord::DropTable { table: id })?;
         tx.commit_inner()?;
+        for seq in owned {
+            cat.remove_sequence(seq);
+        }
         if let Some(t) = cat.remove(id) {
             // The table's indexes are out of the catalog too: each is held by the table
             // alone now (and by `index_list`'s copy), unless a statement still has it.
@@ -578,6 +593,12 @@ impl Database {
     /// Makes all WAL written so far durable (for asynchronous commit).
     pub fn flush_wal(&self) -> Result<()> {
         self.handle.inner.wal.flush_all()
+    }
+
+    /// Makes the WAL durable up to `lsn` (what `Database::nextval` returned, for a
+    /// caller whose transaction has already ended).
+    pub fn flush_wal_to(&self, lsn: u64) -> Result<()> {
+        self.handle.inner.wal.flush(lsn, true)
     }
 
     /// The global counters.

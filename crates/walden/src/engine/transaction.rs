@@ -54,6 +54,9 @@ pub struct Transaction {
     /// What a row changed by a transaction that committed after the snapshot does to a
     /// write (`engine/isolation.rs`).
     pub(super) isolation: Isolation,
+    /// The log must be durable up to here before the transaction ends, committed or
+    /// not: it used values of a sequence logged there (docs/recovery.md rule 38).
+    durable_lsn_needed: u64,
 }
 
 /// How a change is applied: the snapshot whose rows it may change (None: the
@@ -78,6 +81,7 @@ impl Transaction {
             undo: TxnUndo::new(db.temp.clone(), db.txn_undo_memory_bytes),
             undo_registered: false,
             doomed: None,
+            durable_lsn_needed: 0,
             db,
         }
     }
@@ -90,6 +94,23 @@ impl Transaction {
     /// durable. Off, a crash may lose the transaction but never leaves it half applied.
     pub fn set_synchronous_commit(&mut self, on: bool) {
         self.synchronous_commit = on;
+    }
+
+    /// The transaction used something logged up to `lsn` outside it (a sequence's
+    /// values, `Database::nextval`): its end, commit or rollback, waits until the log is
+    /// durable there (under synchronous commit), so that no value it saw is handed out
+    /// again after a crash.
+    pub fn needs_durable(&mut self, lsn: u64) {
+        self.durable_lsn_needed = self.durable_lsn_needed.max(lsn);
+    }
+
+    /// Makes the log durable to what `needs_durable` asked (a transaction that wrote
+    /// nothing of its own).
+    fn settle_durable(&self) -> Result<()> {
+        if self.synchronous_commit && self.durable_lsn_needed > 0 {
+            self.db.wal.flush(self.durable_lsn_needed, true)?;
+        }
+        Ok(())
     }
 
     /// WAL this transaction has written so far, by record kind.
@@ -916,9 +937,10 @@ impl Transaction {
         self.finished = true;
         let xid = self.snapshot.xid;
         if !self.wrote {
+            let r = self.settle_durable();
             self.db.txns.end(xid);
             self.db.undo_writer_ended(xid, self.undo_registered);
-            return Ok(());
+            return r;
         }
         // Held from the commit record until its clog bit is set, so that no checkpoint
         // takes its redo point in between (the bit would then be neither in the clog it
@@ -1002,6 +1024,13 @@ impl Transaction {
                 .map(|_| ())
         } else {
             Ok(())
+        };
+        // Sequence values it took are gone for good, rolled back or not: the log of
+        // them must be durable too (a poisoned database hands out nothing more).
+        let r = if self.db.poison.is_set() {
+            r
+        } else {
+            r.and_then(|()| self.settle_durable())
         };
         self.db.clog.set(xid, XidStatus::Aborted);
         self.db.stats.aborts.fetch_add(1, Ordering::Relaxed);
