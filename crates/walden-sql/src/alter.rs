@@ -7,7 +7,7 @@ use sqlparser::ast::{self, AlterColumnOperation, AlterTableOperation as Op, Span
 use walden::{AlterOp, Column, Database, Schema, Value};
 
 use crate::bind::{ident_name, object_name, Scope};
-use crate::ddl::{add_key, column_of, forget_serials, key_constraint};
+use crate::ddl::{add_key, column_of, key_constraint};
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::Expr;
 use crate::select::Catalog;
@@ -359,7 +359,12 @@ fn add_column(
     if_not_exists: bool,
     out: &mut Output,
 ) -> SqlResult<()> {
-    let (mut col, keys, checks) = column_of(def, table)?;
+    let (mut col, keys, checks, sequence) = column_of(def, table)?;
+    if sequence.is_some() {
+        return Err(SqlError::unsupported(
+            "ADD COLUMN of a serial or identity column (each stored row would need its own value: Walden does not rewrite tables)",
+        ));
+    }
     let fkeys = crate::ddl::column_fkeys(def)?;
     if schema.columns.iter().any(|c| c.name == col.name) {
         if if_not_exists {
@@ -473,7 +478,6 @@ fn drop_column(
     for c in crate::checks::broken(table, &without) {
         cx.db.alter_table(table, &AlterOp::DropConstraint(c))?;
     }
-    cx.serials.retain(|(t, c), _| !(t == table && c == column));
     cx.db
         .alter_table(table, &AlterOp::DropColumn(column.to_string()))?;
     Ok(())
@@ -531,7 +535,6 @@ fn rename_column(
         ))
         .with_hint("Drop the constraint, rename, and add it again."));
     }
-    cx.serials.retain(|(t, c), _| !(t == table && c == from));
     cx.db.alter_table(
         table,
         &AlterOp::RenameColumn {
@@ -557,7 +560,6 @@ fn rename_table(cx: &mut Ctx, table: &str, to: &str) -> SqlResult<()> {
         ))
         .with_hint("Drop the constraint, rename, and add it again."));
     }
-    forget_serials(cx, table);
     cx.db.alter_table(table, &AlterOp::Rename(to.to_string()))?;
     Ok(())
 }

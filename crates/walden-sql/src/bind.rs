@@ -1885,8 +1885,17 @@ impl Binder<'_> {
         }
         let args = plain_args(f, &name)?;
         let mut bound = Vec::with_capacity(args.len());
-        for a in args {
-            bound.push(self.bind(a)?);
+        let names_sequence = matches!(name.as_str(), "nextval" | "currval" | "setval");
+        for (i, a) in args.into_iter().enumerate() {
+            // `nextval('s'::regclass)`, as serial defaults and pg_dump write it: the
+            // function finds the sequence by name when it runs, with no catalog
+            // snapshot per statement.
+            match regclass_literal(a) {
+                Some(text) if i == 0 && names_sequence => {
+                    bound.push(Expr::Const(Value::Text(text)));
+                }
+                _ => bound.push(self.bind(a)?),
+            }
         }
         if name == "coalesce" {
             if bound.is_empty() {
@@ -1969,6 +1978,8 @@ impl Binder<'_> {
                 (Func::Round | Func::Trunc, 1) => Some(SqlType::Int4),
                 (Func::JsonbTypeof | Func::JsonbArrayLength, _) => Some(SqlType::Jsonb),
                 (Func::CurrentSetting, 1) | (Func::SetConfig, 2) => Some(SqlType::Bool),
+                (Func::Setval, 1) => Some(SqlType::Int8),
+                (Func::Setval, 2) => Some(SqlType::Bool),
                 _ => None,
             };
             args.push(match want {
@@ -1984,6 +1995,31 @@ impl Binder<'_> {
         let types: Vec<SqlType> = args.iter().map(Expr::ty).collect();
         let ty = func.result_type(&name, &types)?;
         Ok(Expr::Call(func, args, ty))
+    }
+}
+
+/// The text of a `'name'::regclass` cast of a string literal.
+fn regclass_literal(e: &ast::Expr) -> Option<String> {
+    let ast::Expr::Cast {
+        expr, data_type, ..
+    } = e
+    else {
+        return None;
+    };
+    let regclass = match data_type {
+        ast::DataType::Regclass => true,
+        ast::DataType::Custom(name, mods) if mods.is_empty() => {
+            name.to_string().eq_ignore_ascii_case("regclass")
+                || name.to_string().eq_ignore_ascii_case("pg_catalog.regclass")
+        }
+        _ => false,
+    };
+    match expr.as_ref() {
+        ast::Expr::Value(v) if regclass => match &v.value {
+            ast::Value::SingleQuotedString(s) => Some(s.clone()),
+            _ => None,
+        },
+        _ => None,
     }
 }
 

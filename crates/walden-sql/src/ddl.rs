@@ -2,6 +2,7 @@
 //! (CREATE/DROP INDEX, the keys of ALTER TABLE ADD PRIMARY KEY/UNIQUE, REINDEX), VACUUM.
 //! The engine commits these at once, so they run outside transaction blocks.
 
+use crate::sequences::owned::ColumnSequence;
 use sqlparser::ast::{self, ColumnOption, ObjectType, Spanned, TableConstraint};
 use sqlparser::tokenizer::Location;
 use walden::{Column, Schema, TableKind};
@@ -146,7 +147,7 @@ pub(crate) fn create_table(
     check_storage_parameters(&ct.table_options)?;
     let kind = table_kind(kind, default_kind)?;
     let name = object_name(&ct.name)?;
-    if cx.db.table_names().contains(&name) || cx.db.view(&name).is_some() {
+    if cx.db.relation_exists(&name) {
         if ct.if_not_exists {
             let mut out = Output::tag("CREATE TABLE");
             out.notices.push(format!(
@@ -167,6 +168,7 @@ pub(crate) fn create_table(
     let mut keys: Vec<Key> = Vec::new();
     let mut checks: Vec<Check> = Vec::new();
     let mut fkeys = Vec::new();
+    let mut sequences = Vec::new();
     for def in &ct.columns {
         let col_name = ident_name(&def.name);
         if columns.iter().any(|c| c.name == col_name) {
@@ -176,7 +178,10 @@ pub(crate) fn create_table(
             )
             .at(def.name.span.start));
         }
-        let (c, col_keys, col_checks) = column_of(def, &name)?;
+        let (c, col_keys, col_checks, sequence) = column_of(def, &name)?;
+        if let Some(seq) = sequence {
+            sequences.push((columns.len(), seq));
+        }
         keys.extend(col_keys);
         checks.extend(col_checks);
         fkeys.extend(column_fkeys(def)?);
@@ -220,8 +225,8 @@ pub(crate) fn create_table(
     }
     let mut schema = Schema::new(columns);
     schema.constraints = named_checks(&name, &schema, &checks)?;
-    forget_serials(cx, &name);
-    cx.db.create_table_with(&name, schema, kind)?;
+    let owned = crate::sequences::owned::prepare(cx.db, &name, &mut schema, sequences)?;
+    cx.db.create_table_owning(&name, schema, kind, owned)?;
     // The primary key first, then the unique constraints in the order written.
     keys.sort_by_key(|k| !k.primary);
     for key in &keys {
@@ -259,11 +264,12 @@ pub(crate) fn column_fkeys(def: &ast::ColumnDef) -> SqlResult<Vec<crate::fkeys::
 pub(crate) type Check = (Option<String>, ast::Expr);
 
 /// A column as CREATE TABLE or ALTER TABLE ADD COLUMN defines it, with the keys
-/// (PRIMARY KEY, UNIQUE) and CHECK constraints its options declare.
+/// (PRIMARY KEY, UNIQUE) and CHECK constraints its options declare, and the sequence a
+/// serial or identity column owns.
 pub(crate) fn column_of(
     def: &ast::ColumnDef,
     table: &str,
-) -> SqlResult<(Column, Vec<Key>, Vec<Check>)> {
+) -> SqlResult<(Column, Vec<Key>, Vec<Check>, Option<ColumnSequence>)> {
     let name = table;
     let col_name = ident_name(&def.name);
     let mut keys = Vec::new();
@@ -272,8 +278,10 @@ pub(crate) fn column_of(
     let mut c = Column::new(&col_name, d.ty.column_type());
     c.max_chars = d.max_chars;
     c.blank_padded = d.blank_padded;
-    c.serial = d.serial;
+    // A serial column is an integer column whose default calls its own sequence's
+    // nextval (set once the sequence is named: `sequences::owned::prepare`).
     c.nullable = !d.serial;
+    let mut sequence = d.serial.then(|| ColumnSequence::serial(d.ty));
     for opt in &def.options {
         match &opt.option {
             ColumnOption::NotNull => c.nullable = false,
@@ -287,10 +295,45 @@ pub(crate) fn column_of(
                     primary: true,
                 });
             }
+            ColumnOption::Generated {
+                generated_as,
+                sequence_options,
+                generation_expr: None,
+                ..
+            } if !matches!(generated_as, ast::GeneratedAs::ExpStored) => {
+                if c.default.is_some() || sequence.is_some() {
+                    let what = if d.serial || c.default.is_some() {
+                        "both default and identity"
+                    } else {
+                        "multiple identity specifications"
+                    };
+                    return Err(SqlError::syntax(format!(
+                        "{what} specified for column \"{col_name}\" of table \"{name}\""
+                    ))
+                    .at(def.name.span.start));
+                }
+                let identity = match generated_as {
+                    ast::GeneratedAs::Always => walden::Identity::Always,
+                    _ => walden::Identity::ByDefault,
+                };
+                let options = crate::sequences::options::SeqOptions::from_parsed(
+                    sequence_options.as_deref().unwrap_or(&[]),
+                )?;
+                sequence = Some(ColumnSequence::identity(
+                    identity, d.ty, &col_name, options,
+                )?);
+                c.nullable = false;
+            }
             ColumnOption::Default(e) => {
-                if c.serial || c.default.is_some() {
+                if d.serial || c.default.is_some() {
                     return Err(SqlError::syntax(format!(
                         "multiple default values specified for column \"{col_name}\" of table \"{name}\""
+                    ))
+                    .at(def.name.span.start));
+                }
+                if sequence.is_some() {
+                    return Err(SqlError::syntax(format!(
+                        "both default and identity specified for column \"{col_name}\" of table \"{name}\""
                     ))
                     .at(def.name.span.start));
                 }
@@ -327,7 +370,14 @@ pub(crate) fn column_of(
             }
         }
     }
-    Ok((c, keys, checks))
+    // An identity column is NOT NULL even when declared NULL (PostgreSQL refuses that).
+    if sequence
+        .as_ref()
+        .is_some_and(|s| s.identity != walden::Identity::None)
+    {
+        c.nullable = false;
+    }
+    Ok((c, keys, checks, sequence))
 }
 
 /// CHECK constraints named (as PostgreSQL names them when not named) and bound against
@@ -695,7 +745,6 @@ fn create_table_as(
         }
         columns.push(Column::new(n, ty.column_type()));
     }
-    forget_serials(cx, name);
     cx.db.create_table_with(name, Schema::new(columns), kind)?;
     // The rows go in their own transaction; if that fails the table goes too.
     let mut t = cx.db.begin();
@@ -711,10 +760,6 @@ fn create_table_as(
             Err(e)
         }
     }
-}
-
-pub(crate) fn forget_serials(cx: &mut Ctx, table: &str) {
-    cx.serials.retain(|(t, _), _| t != table);
 }
 
 pub(crate) fn drop(
@@ -762,7 +807,6 @@ pub(crate) fn drop(
         cx.db.drop_view(&v)?;
     }
     for name in to_drop {
-        forget_serials(cx, &name);
         cx.db.drop_table(&name)?;
     }
     Ok(out)

@@ -194,7 +194,7 @@ pub(crate) fn bind_default(e: &ast::Expr, col: &Column) -> SqlResult<Expr> {
 fn defaults_for(schema: &Schema, targets: &[usize]) -> SqlResult<Vec<(usize, Expr)>> {
     let mut out = Vec::new();
     for (i, c) in schema.columns.iter().enumerate() {
-        if c.default.is_some() && !c.serial && !targets.contains(&i) {
+        if c.default.is_some() && !targets.contains(&i) {
             out.push((i, column_default(c)?));
         }
     }
@@ -285,44 +285,6 @@ pub(crate) fn check_not_null(table: &str, schema: &Schema, row: &[Value]) -> Sql
     crate::checks::verify(table, schema, row)
 }
 
-/// Loads the next value of each serial column that this insert fills.
-fn prepare_serials(
-    cx: &mut Ctx,
-    t: &mut Transaction,
-    table: &str,
-    schema: &Schema,
-    targets: &[usize],
-) -> SqlResult<Vec<(usize, (String, String))>> {
-    let cols: Vec<(usize, (String, String))> = (0..schema.columns.len())
-        .filter(|i| schema.columns[*i].serial && !targets.contains(i))
-        .map(|i| (i, (table.to_string(), schema.columns[i].name.clone())))
-        .collect();
-    for (i, key) in &cols {
-        let i = *i;
-        if cx.serials.contains_key(key) {
-            continue;
-        }
-        let mut max = 0i64;
-        let mut failed = None;
-        let guard = cx.guard;
-        t.scan_with(table, |_, row| {
-            if let Err(e) = guard.check() {
-                failed = Some(e);
-                return false;
-            }
-            if let Some(x) = value::as_i64(&row[i]) {
-                max = max.max(x);
-            }
-            true
-        })?;
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        cx.serials.insert(key.clone(), max + 1);
-    }
-    Ok(cols)
-}
-
 /// Builds a full row from the target columns' values: defaults (NULL, or the next serial
 /// value), assignment conversions, NOT NULL.
 pub(crate) struct RowBuilder<'a> {
@@ -332,8 +294,6 @@ pub(crate) struct RowBuilder<'a> {
     /// The SQL types of the values, where their representation does not show it (a
     /// numeric is held as a float8); empty when it does.
     source_types: Vec<SqlType>,
-    /// Serial columns this insert fills, with their key in `Ctx::serials`.
-    serial_cols: Vec<(usize, (String, String))>,
     /// Columns not given that have a default, and the default.
     defaults: Vec<(usize, Expr)>,
     /// For each target, the type of value its column takes as it is (no length,
@@ -447,18 +407,15 @@ impl<'a> RowBuilder<'a> {
     /// table's foreign keys as an INSERT keeps them (`take_kept`).
     pub(crate) fn filled_by_caller(
         cx: &mut Ctx,
-        t: &mut Transaction,
         table: &'a str,
         schema: &'a Schema,
         targets: &'a [usize],
     ) -> SqlResult<RowBuilder<'a>> {
-        let serial_cols = prepare_serials(cx, t, table, schema, targets)?;
         Ok(RowBuilder {
             table,
             schema,
             targets,
             source_types: Vec::new(),
-            serial_cols,
             defaults: defaults_for(schema, targets)?,
             as_is: as_is(schema, targets),
             returning: None,
@@ -511,24 +468,6 @@ impl<'a> RowBuilder<'a> {
         for (i, e) in &self.defaults {
             let v = e.eval(&[], &mut cx.eval_ctx())?;
             row[*i] = assign(v, &self.schema.columns[*i])?;
-        }
-        for (i, key) in &self.serial_cols {
-            let (i, col) = (*i, &self.schema.columns[*i]);
-            let counter = match cx.serials.get_mut(key) {
-                Some(n) => n,
-                None => cx.serials.entry(key.clone()).or_insert(1),
-            };
-            let next = *counter;
-            row[i] = value::int_value(next, SqlType::from_column(col.ty)).map_err(|_| {
-                SqlError::new(
-                    "2200H",
-                    format!(
-                        "nextval: reached maximum value of sequence \"{}_{}_seq\"",
-                        self.table, col.name
-                    ),
-                )
-            })?;
-            *counter = next + 1;
         }
         check_not_null(self.table, self.schema, row)?;
         if let Some(r) = self.returning {
@@ -635,6 +574,7 @@ fn bind_insert<'q>(db: &walden::Database, ins: &'q ast::Insert) -> SqlResult<Ins
     let targets = target_columns(&table, &schema, &ins.columns)?;
     let alias = ins.table_alias.as_ref().map(|a| ident_name(&a.alias));
     let returning = Returning::bind(ins.returning.as_deref(), &table, &schema, alias)?;
+    let always = crate::sequences::owned::always_columns(db, &table);
     let (targets, rows) = match ins.source.as_deref() {
         None => bind_values(&schema, targets, false, &[&[]])?,
         Some(q) => match q.body.as_ref() {
@@ -643,15 +583,17 @@ fn bind_insert<'q>(db: &walden::Database, ins: &'q ast::Insert) -> SqlResult<Ins
                 bind_values(&schema, targets, !ins.columns.is_empty(), &rows)?
             }
             _ => {
+                generated_always(&schema, &targets, &always)?;
                 return Ok(Insertion::Query {
                     table,
                     targets,
                     query: q,
                     returning,
-                })
+                });
             }
         },
     };
+    generated_always(&schema, &targets, &always)?;
     Ok(Insertion::Values(BoundInsert {
         table,
         schema,
@@ -659,6 +601,25 @@ fn bind_insert<'q>(db: &walden::Database, ins: &'q ast::Insert) -> SqlResult<Ins
         rows,
         returning,
     }))
+}
+
+/// PostgreSQL's refusal of a value for a GENERATED ALWAYS identity column (`always`)
+/// among an INSERT's targets (a column given DEFAULT in every row is no target).
+fn generated_always(schema: &Schema, targets: &[usize], always: &[usize]) -> SqlResult<()> {
+    match targets.iter().find(|i| always.contains(i)) {
+        None => Ok(()),
+        Some(&i) => {
+            let name = &schema.columns[i].name;
+            Err(SqlError::new(
+                code::GENERATED_ALWAYS,
+                format!("cannot insert a non-DEFAULT value into column \"{name}\""),
+            )
+            .with_detail(format!(
+                "Column \"{name}\" is an identity column defined as GENERATED ALWAYS."
+            ))
+            .with_hint("Use OVERRIDING SYSTEM VALUE to override."))
+        }
+    }
 }
 
 /// Binds VALUES rows for `targets` (cut to the rows' width). Without a column list
@@ -691,20 +652,11 @@ fn bind_values(
         ));
     }
     targets.truncate(width);
-    // A serial column given DEFAULT in every row is left to the serial (as if not
-    // listed); DEFAULT elsewhere is the column's default.
-    let mut keep = vec![true; width];
-    for (k, &i) in targets.iter().enumerate() {
-        if !schema.columns[i].serial || !rows.iter().any(|r| is_default(&r[k])) {
-            continue;
-        }
-        if !rows.iter().all(|r| is_default(&r[k])) {
-            return Err(SqlError::unsupported(
-                "DEFAULT for a serial column in some VALUES rows and not others",
-            ));
-        }
-        keep[k] = false;
-    }
+    // A column given DEFAULT in every row is left out (its default fills it, as for a
+    // column not listed); DEFAULT in some rows is the column's default in those.
+    let keep: Vec<bool> = (0..width)
+        .map(|k| !(!rows.is_empty() && rows.iter().all(|r| is_default(&r[k]))))
+        .collect();
     let empty = Scope::default();
     let mut bound = Vec::with_capacity(rows.len());
     for r in rows {
@@ -742,13 +694,11 @@ fn insert_bound<E>(
 where
     E: AsRef<[Expr]>,
 {
-    let serial_cols = prepare_serials(cx, t, table, schema, targets)?;
     let builder = RowBuilder {
         table,
         schema,
         targets,
         source_types: Vec::new(),
-        serial_cols,
         defaults: defaults_for(schema, targets)?,
         as_is: as_is(schema, targets),
         returning,
@@ -882,13 +832,11 @@ pub(crate) fn insert_plan(
     let columns = query.columns();
     let targets = targets.unwrap_or_else(|| (0..schema.columns.len()).collect());
     let targets = query_targets(query, &targets, &schema)?;
-    let serial_cols = prepare_serials(cx, t, table, &schema, targets)?;
     let builder = RowBuilder {
         table,
         schema: &schema,
         targets,
         source_types: columns.iter().map(|(_, ty)| *ty).collect(),
-        serial_cols,
         defaults: defaults_for(&schema, targets)?,
         as_is: as_is(&schema, targets),
         returning,
@@ -1131,6 +1079,7 @@ impl BoundModify {
                     run: Some(&rc),
                     now_micros: guard.now_micros(),
                     settings: guard.settings(),
+                    sequences: guard.sequences(),
                 };
                 let mut failed = None;
                 let mut judge = |id: walden::RowId, row: walden::Row| {
@@ -1225,6 +1174,7 @@ impl BoundModify {
                         run: reads.then_some(&rc),
                         now_micros: guard.now_micros(),
                         settings: guard.settings(),
+                        sequences: guard.sequences(),
                     };
                     row_action(&newest.row, sets, filter, table, schema, &mut ecx)
                 })?;
@@ -1237,6 +1187,7 @@ impl BoundModify {
                 run: reads.then_some(&rc),
                 now_micros: guard.now_micros(),
                 settings: guard.settings(),
+                sequences: guard.sequences(),
             };
             for (id, row, action) in applied {
                 notes.give_back(id, &row, &action, &mut ecx)?;
@@ -1344,12 +1295,14 @@ fn modify_binder<'a>(scope: &'a Scope, catalog: &'a DbCatalog<'a>) -> Binder<'a>
 /// SET's assignments to columns of `table`: each column and its value, bound by `bind`
 /// (DEFAULT is the column's default).
 fn bind_assignments(
+    db: &walden::Database,
     assignments: &[ast::Assignment],
     table: &str,
     schema: &Schema,
     bind: &mut dyn FnMut(&ast::Expr, &Column) -> SqlResult<Expr>,
 ) -> SqlResult<Vec<(usize, Expr)>> {
     let mut sets: Vec<(usize, Expr)> = Vec::new();
+    let always = crate::sequences::owned::always_columns(db, table);
     for a in assignments {
         let AssignmentTarget::ColumnName(cname) = &a.target else {
             return Err(SqlError::unsupported("assigning a tuple of columns"));
@@ -1376,9 +1329,16 @@ fn bind_assignments(
         }
         let col = &schema.columns[i];
         let value = if !is_default(&a.value) {
+            if always.contains(&i) {
+                return Err(SqlError::new(
+                    code::GENERATED_ALWAYS,
+                    format!("column \"{col_name}\" can only be updated to DEFAULT"),
+                )
+                .with_detail(format!(
+                    "Column \"{col_name}\" is an identity column defined as GENERATED ALWAYS."
+                )));
+            }
             bind(&a.value, col)?
-        } else if col.serial {
-            return Err(SqlError::unsupported("SET a serial column to DEFAULT"));
         } else {
             column_default(col)?
         };
@@ -1398,7 +1358,7 @@ fn bind_update(db: &walden::Database, u: &ast::Update) -> SqlResult<BoundModify>
         scope.table = Some(a);
     }
     let catalog = DbCatalog::new(db);
-    let sets = bind_assignments(&u.assignments, &table, &schema, &mut |e, col| {
+    let sets = bind_assignments(db, &u.assignments, &table, &schema, &mut |e, col| {
         bind_for_column(&mut modify_binder(&scope, &catalog), e, col)
     })?;
     let filter = match &u.selection {
@@ -1713,11 +1673,12 @@ pub(crate) fn truncate(cx: &mut Ctx, t: &mut Transaction, tr: &ast::Truncate) ->
     let cascade = matches!(tr.cascade, Some(ast::CascadeOption::Cascade));
     let mut notices = Vec::new();
     let names = crate::fkeys::ddl::truncate_list(cx.db, names, cascade, &mut notices)?;
-    // RESTART IDENTITY: this session's serial counters start again from the column's
-    // maximum, which is nothing once the rows are gone (Walden's serial columns have no
-    // shared sequence to reset).
+    // RESTART IDENTITY: the sequences the tables' columns own start again (at once,
+    // not at commit: PostgreSQL's is transactional, Walden's sequences are not).
     if matches!(tr.identity, Some(ast::TruncateIdentityOption::Restart)) {
-        cx.serials.retain(|(table, _), _| !names.contains(table));
+        for name in &names {
+            crate::sequences::owned::restart_owned(cx.db, name)?;
+        }
     }
     for name in names {
         let mut failed = None;

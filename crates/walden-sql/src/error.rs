@@ -68,6 +68,12 @@ pub mod code {
     pub const PROTOCOL_VIOLATION: &str = "08P01";
     pub const UNDEFINED_PSTATEMENT: &str = "26000";
     pub const DUPLICATE_PSTATEMENT: &str = "42P05";
+    pub const SEQUENCE_GENERATOR_LIMIT_EXCEEDED: &str = "2200H";
+    pub const DEPENDENT_OBJECTS_STILL_EXIST: &str = "2BP01";
+    pub const INVALID_SCHEMA_NAME: &str = "3F000";
+    pub const OBJECT_NOT_IN_PREREQUISITE_STATE: &str = "55000";
+    pub const GENERATED_ALWAYS: &str = "428C9";
+    pub const SYNTAX_ERROR_OR_ACCESS_RULE_VIOLATION: &str = "42000";
 }
 
 /// How many characters of a value an error message quotes.
@@ -234,6 +240,36 @@ impl From<walden::Error> for SqlError {
                 return SqlError::new(
                     code::UNDEFINED_TABLE,
                     format!("relation \"{t}\" does not exist"),
+                )
+            }
+            E::NoSuchSequence(t) => {
+                return SqlError::new(
+                    code::UNDEFINED_TABLE,
+                    format!("relation \"{t}\" does not exist"),
+                )
+            }
+            E::SequenceExhausted {
+                name,
+                maximum,
+                limit,
+            } => {
+                let which = if *maximum { "maximum" } else { "minimum" };
+                return SqlError::new(
+                    code::SEQUENCE_GENERATOR_LIMIT_EXCEEDED,
+                    format!("nextval: reached {which} value of sequence \"{name}\" ({limit})"),
+                );
+            }
+            E::SequenceOutOfBounds {
+                name,
+                value,
+                min,
+                max,
+            } => {
+                return SqlError::new(
+                    code::NUMERIC_OUT_OF_RANGE,
+                    format!(
+                        "setval: value {value} is out of bounds for sequence \"{name}\" ({min}..{max})"
+                    ),
                 )
             }
             E::UniqueViolation {

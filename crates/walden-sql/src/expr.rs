@@ -124,6 +124,9 @@ pub struct EvalCtx<'a> {
     /// The session's settings (`current_setting`, `set_config`); none where no
     /// session's statement runs (constant folding, CHECK constraints, unit tests).
     pub settings: Option<&'a crate::settings::StatementSettings>,
+    /// The session's sequences (`nextval`, `currval`, `lastval`, `setval`); none where
+    /// no session's statement runs.
+    pub sequences: Option<&'a crate::sequences::StatementSequences>,
 }
 
 impl<'a> EvalCtx<'a> {
@@ -142,6 +145,7 @@ impl<'a> EvalCtx<'a> {
             run: None,
             now_micros,
             settings: None,
+            sequences: None,
         }
     }
 
@@ -149,6 +153,7 @@ impl<'a> EvalCtx<'a> {
     pub(crate) fn of(rng: &'a mut SimRng, guard: &'a crate::guard::Guard) -> EvalCtx<'a> {
         EvalCtx {
             settings: guard.settings(),
+            sequences: guard.sequences(),
             ..EvalCtx::at(rng, guard.now_micros())
         }
     }

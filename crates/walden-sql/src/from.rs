@@ -637,6 +637,31 @@ impl Builder<'_, '_> {
                         alias.as_ref().map(|a| ident_name(&a.name)),
                         None,
                     )
+                } else if let Some((table, seq)) = object_name(name)
+                    .ok()
+                    .and_then(|t| self.cx.catalog.sequence(&t).map(|s| (t, s)))
+                {
+                    // A sequence reads as its one row, as PostgreSQL's does (what
+                    // pg_dump reads of it: `SELECT last_value, is_called FROM s`).
+                    let row = vec![
+                        Value::Int8(seq.state.last_value),
+                        Value::Int8(seq.log_cnt),
+                        Value::Bool(seq.state.is_called),
+                    ];
+                    (
+                        Source::Values {
+                            rows: Arc::new(vec![row]),
+                            name: table.clone(),
+                        },
+                        Some(table),
+                        vec![
+                            ("last_value".to_string(), SqlType::Int8),
+                            ("log_cnt".to_string(), SqlType::Int8),
+                            ("is_called".to_string(), SqlType::Bool),
+                        ],
+                        alias.as_ref().map(|a| ident_name(&a.name)),
+                        None,
+                    )
                 } else if let Some((table, view)) = object_name(name)
                     .ok()
                     .and_then(|t| self.cx.catalog.view(&t).map(|v| (t, v)))
@@ -2185,6 +2210,7 @@ impl Source {
                         run: cx.run,
                         now_micros: cx.now_micros,
                         settings: cx.settings,
+                        sequences: cx.sequences,
                     };
                     match body {
                         LateralBody::Query(plan) => plan.run(&mut inner)?,

@@ -110,6 +110,15 @@ pub enum Func {
     /// set_config(name, value, is_local): SET (SET LOCAL when is_local) from a
     /// query; the new value. Not strict: a NULL value is RESET, a NULL is_local false.
     SetConfig,
+    /// nextval(regclass): the sequence's next value, from the session's cache or the
+    /// shared counter (`crate::sequences`); a `regclass` is an OID, or the name as text.
+    Nextval,
+    /// currval(regclass): what nextval gave this session last (55000 before).
+    Currval,
+    /// lastval(): what nextval gave this session last, of any sequence.
+    Lastval,
+    /// setval(regclass, bigint [, is_called]).
+    Setval,
 }
 
 /// Texts longer than this are refused: PostgreSQL's 1 GB (2^30 - 1 bytes), which is
@@ -172,6 +181,10 @@ impl Func {
             "version" => Func::Version,
             "current_setting" => Func::CurrentSetting,
             "set_config" => Func::SetConfig,
+            "nextval" => Func::Nextval,
+            "currval" => Func::Currval,
+            "lastval" => Func::Lastval,
+            "setval" => Func::Setval,
             _ => return None,
         })
     }
@@ -189,6 +202,10 @@ impl Func {
                 | Func::LocalTimestamp
                 | Func::CurrentSetting
                 | Func::SetConfig
+                | Func::Nextval
+                | Func::Currval
+                | Func::Lastval
+                | Func::Setval
         )
     }
 
@@ -262,6 +279,13 @@ impl Func {
             (Func::CurrentSetting, [n]) => text(*n),
             (Func::CurrentSetting, [n, m]) => text(*n) && matches!(m, T::Bool | T::Null),
             (Func::SetConfig, [n, v, l]) => text(*n) && text(*v) && matches!(l, T::Bool | T::Null),
+            // A regclass is an OID (an integer here) or a name as text.
+            (Func::Nextval | Func::Currval, [r]) => text(*r) || int(*r),
+            (Func::Lastval, []) => true,
+            (Func::Setval, [r, v]) => (text(*r) || int(*r)) && int(*v),
+            (Func::Setval, [r, v, c]) => {
+                (text(*r) || int(*r)) && int(*v) && matches!(c, T::Bool | T::Null)
+            }
             _ => false,
         };
         if !ok {
@@ -292,6 +316,7 @@ impl Func {
                 }
             }
             Func::Length | Func::OctetLength | Func::Strpos => T::Int4,
+            Func::Nextval | Func::Currval | Func::Lastval | Func::Setval => T::Int8,
             Func::Row(shape) => T::Record(shape),
             Func::Field(shape, i) => shape.fields()[i].1,
             Func::BitAnd | Func::BitOr | Func::BitXor => match T::wider(args[0], args[1]) {
@@ -334,6 +359,19 @@ fn settings<'a>(
         SqlError::new(
             code::FEATURE_NOT_SUPPORTED,
             format!("{function} is not supported here (it reads the session's settings)"),
+        )
+    })
+}
+
+/// The session's sequences, which a statement of a session always has.
+fn sequences<'a>(
+    cx: &EvalCtx<'a>,
+    function: &str,
+) -> SqlResult<&'a crate::sequences::StatementSequences> {
+    cx.sequences.ok_or_else(|| {
+        SqlError::new(
+            code::FEATURE_NOT_SUPPORTED,
+            format!("{function} is not supported here (it changes the session's sequences)"),
         )
     })
 }
@@ -504,6 +542,13 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
             v => Value::Int4(text_arg(v).chars().count() as i32),
         },
         Func::Now => Value::Timestamptz(cx.now_micros),
+        Func::Nextval => Value::Int8(sequences(cx, "nextval")?.nextval(&args[0])?),
+        Func::Currval => Value::Int8(sequences(cx, "currval")?.currval(&args[0])?),
+        Func::Lastval => Value::Int8(sequences(cx, "lastval")?.lastval()?),
+        Func::Setval => {
+            let called = !matches!(args.get(2), Some(Value::Bool(false)));
+            Value::Int8(sequences(cx, "setval")?.setval(&args[0], int(1), called)?)
+        }
         Func::Version => Value::Text(crate::settings::version()),
         Func::CurrentSetting => {
             let missing_ok = matches!(args.get(1), Some(Value::Bool(true)));

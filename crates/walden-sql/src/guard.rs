@@ -69,6 +69,9 @@ pub(crate) struct Guard {
     settings: Option<crate::settings::StatementSettings>,
     /// None: sorts and groupings keep everything in memory (within the budget).
     spilling: Option<Spilling>,
+    /// The session's sequence state, lent to the statement (`nextval`, `currval`, …);
+    /// none for a guard that no statement of a session runs under.
+    sequences: Option<crate::sequences::StatementSequences>,
 }
 
 /// Where a statement's sorts and groupings spill: their memory each (`work_mem`) and
@@ -97,6 +100,7 @@ impl Guard {
             checks: Cell::new(0),
             settings: None,
             spilling: None,
+            sequences: None,
         }
     }
 
@@ -119,6 +123,19 @@ impl Guard {
 
     pub fn settings(&self) -> Option<&crate::settings::StatementSettings> {
         self.settings.as_ref()
+    }
+
+    pub fn set_sequences(&mut self, sequences: crate::sequences::StatementSequences) {
+        self.sequences = Some(sequences);
+    }
+
+    pub fn sequences(&self) -> Option<&crate::sequences::StatementSequences> {
+        self.sequences.as_ref()
+    }
+
+    /// The session's sequence state as the statement leaves it.
+    pub fn take_sequences(&mut self) -> Option<crate::sequences::StatementSequences> {
+        self.sequences.take()
     }
 
     /// The settings as the statement leaves them (see `StatementSettings::changed`).

@@ -37,6 +37,7 @@ pub mod roles;
 pub mod scram;
 pub mod script;
 pub mod select;
+pub mod sequences;
 pub mod session;
 pub mod settings;
 mod spill;

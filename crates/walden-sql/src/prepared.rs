@@ -282,6 +282,7 @@ impl Prepared {
             // (The parser makes no prepared runs.)
             Parsed::Checkpoint
             | Parsed::Reindex { .. }
+            | Parsed::Sequence(_)
             | Parsed::Maintenance(_)
             | Parsed::Copy(_)
             | Parsed::Prepared(_)

@@ -36,6 +36,8 @@ pub enum Parsed {
     Prepared(crate::prepared::PreparedRun),
     /// CREATE, ALTER or DROP ROLE (USER, GROUP), and the notices parsing it gave.
     Role(crate::roles::RoleStatement, Vec<String>),
+    /// CREATE, ALTER or DROP SEQUENCE.
+    Sequence(crate::sequences::ddl::SequenceStatement),
 }
 
 impl Parsed {
@@ -45,7 +47,8 @@ impl Parsed {
             Parsed::Checkpoint
             | Parsed::Reindex { .. }
             | Parsed::Maintenance(_)
-            | Parsed::Role(..) => depth::stack_bytes(0),
+            | Parsed::Role(..)
+            | Parsed::Sequence(_) => depth::stack_bytes(0),
             Parsed::Statement { stmt, .. } => stmt.stack_bytes(),
             Parsed::Copy(c) => match &c.source {
                 crate::copy::statement::CopySource::Query(q) => q.stack_bytes(),
@@ -466,7 +469,8 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
             | "("
             | "WITH"
             | "VALUES"
-    ) || crate::roles::is_role_command(&name);
+    ) || crate::roles::is_role_command(&name)
+        || crate::sequences::ddl::is_sequence_command(&name);
     if !supported {
         // An unknown first word is a syntax error, as in PostgreSQL; a known command
         // Walden lacks is named.
@@ -499,6 +503,9 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
     }
     if matches!(name.as_str(), "VACUUM" | "ANALYZE" | "ANALYSE") {
         return crate::vacuum::parse(&toks).map(Parsed::Maintenance);
+    }
+    if crate::sequences::ddl::is_sequence_command(&name) {
+        return crate::sequences::ddl::parse(&toks).map(Parsed::Sequence);
     }
     if crate::roles::is_role_command(&name) {
         let mut notices = Vec::new();

@@ -59,6 +59,10 @@ pub trait Catalog {
     fn view(&self, _name: &str) -> Option<walden::ViewDef> {
         None
     }
+    /// The sequence of that name, if there is one (none by default).
+    fn sequence(&self, _name: &str) -> Option<walden::SequenceInfo> {
+        None
+    }
 }
 
 /// A WITH query, by name.
@@ -373,6 +377,7 @@ impl QueryPlan {
             run: Some(&rc),
             now_micros: guard.now_micros(),
             settings: guard.settings(),
+            sequences: guard.sequences(),
         };
         let rows = self.run(&mut cx)?.len();
         let stats = rc.stats.take().unwrap_or_default().into_inner();
@@ -395,6 +400,7 @@ impl QueryPlan {
             run: Some(&rc),
             now_micros: guard.now_micros(),
             settings: guard.settings(),
+            sequences: guard.sequences(),
         };
         self.run(&mut cx)
     }
@@ -1952,6 +1958,7 @@ pub(crate) fn eval_subquery(s: &Subquery, row: &[Value], cx: &mut EvalCtx) -> Sq
                     run: Some(run),
                     now_micros: cx.now_micros,
                     settings: cx.settings,
+                    sequences: cx.sequences,
                 };
                 s.plan.run(&mut inner)?
             };

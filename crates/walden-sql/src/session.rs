@@ -92,6 +92,10 @@ impl Catalog for DbCatalog<'_> {
         self.0.view(name)
     }
 
+    fn sequence(&self, name: &str) -> Option<walden::SequenceInfo> {
+        self.0.sequence(name)
+    }
+
     fn distinct(&self, table: &str) -> Vec<f64> {
         self.0
             .table_estimate(table)
@@ -151,9 +155,6 @@ pub(crate) fn index_metas(db: &Database, table: &str) -> Vec<crate::access_path:
 pub(crate) struct Ctx<'s, 'db> {
     pub db: &'db Database,
     pub rng: &'s mut SimRng,
-    /// Next values of serial columns, per (table, column); loaded from the column's
-    /// maximum on first use.
-    pub serials: &'s mut HashMap<(String, String), i64>,
     /// The running statement's cancel and memory checks.
     pub guard: &'s Guard,
     /// The values and cached plan of the prepared query running, if one is.
@@ -206,7 +207,10 @@ pub struct Session {
     db: Database,
     txn: TxnState,
     rng: SimRng,
-    serials: HashMap<(String, String), i64>,
+    /// What the session knows of sequences (its cached values, `currval`, `lastval`);
+    /// lent to each statement's guard (`start_guard`) and taken back after it
+    /// (`settle_sequences`).
+    sequences: crate::sequences::SessionSequences,
     /// Requests to stop the running statement (see [`Session::cancel_handle`]).
     cancel: CancelHandle,
     /// The checks of the statement running (or last run).
@@ -250,6 +254,12 @@ impl Session {
 
     /// A session whose random() and gen_random_uuid() replay from `seed`.
     pub fn with_seed(db: &Database, seed: u64) -> Session {
+        // Serial columns of a database made before sequences get theirs. A failure
+        // (a fenced database) leaves them for the next session; meanwhile inserts that
+        // leave such a column out fail on its NOT NULL.
+        if let Err(e) = crate::sequences::owned::upgrade_legacy_serials(db) {
+            drop(e);
+        }
         let cancel = CancelHandle::default();
         Session {
             guard: Guard::start(&cancel, DEFAULT_STATEMENT_MEM_BYTES),
@@ -257,7 +267,7 @@ impl Session {
             db: db.clone(),
             txn: TxnState::Auto,
             rng: SimRng::new(seed),
-            serials: HashMap::new(),
+            sequences: Default::default(),
             prepared: HashMap::new(),
             executing: false,
             prepared_run: None,
@@ -619,6 +629,10 @@ impl Session {
             Ok(p) => crate::depth::with_stack(p.stack_bytes(), || self.execute_parsed(p)),
             Err(e) => Err(self.fail(e)),
         };
+        let result = match (result, self.settle_sequences()) {
+            (Ok(_), Err(e)) => Err(e),
+            (r, _) => r,
+        };
         if result.is_ok() {
             // What set_config changed.
             let in_block = self.in_transaction_block();
@@ -654,8 +668,35 @@ impl Session {
         })
     }
 
+    /// Takes back what the last statement's guard holds of the session's sequences, and
+    /// makes the WAL durable to what its values need when no transaction block is open
+    /// to wait for it at its end (docs/recovery.md rule 38): a statement's sequence
+    /// values are durable before its result reaches the client, whatever became of the
+    /// statement.
+    fn settle_sequences(&mut self) -> SqlResult<()> {
+        let Some(s) = self.guard.take_sequences() else {
+            return Ok(());
+        };
+        let (state, lsn) = s.finish();
+        self.sequences = state;
+        if lsn == 0 {
+            return Ok(());
+        }
+        match &mut self.txn {
+            TxnState::Block(t) => t.needs_durable(lsn),
+            _ if self.settings.now().synchronous_commit => self.db.flush_wal_to(lsn)?,
+            _ => {}
+        }
+        Ok(())
+    }
+
     /// The checks, now() and settings of a statement starting.
     fn start_guard(&mut self) -> Guard {
+        // A statement run over several calls (a COPY) leaves its sequences here.
+        if let Err(e) = self.settle_sequences() {
+            // Only a failed flush: the database is fenced, and says so next.
+            drop(e);
+        }
         let settings = self.settings.now();
         let mut guard = Guard::start(&self.cancel, settings.statement_mem_bytes);
         guard.set_spilling(settings.work_mem_bytes, self.db.temp_space());
@@ -666,6 +707,10 @@ impl Session {
             self.in_transaction_block(),
             self.isolation_now(),
             &self.db,
+        ));
+        guard.set_sequences(crate::sequences::StatementSequences::new(
+            &self.db,
+            std::mem::take(&mut self.sequences),
         ));
         guard
     }
@@ -786,6 +831,16 @@ impl Session {
                     return Err(self.fail(e));
                 }
                 crate::roles::run(&self.db, stmt, notices)
+            }
+            Parsed::Sequence(stmt) => {
+                if matches!(self.txn, TxnState::Failed) {
+                    return Err(aborted());
+                }
+                if matches!(self.txn, TxnState::Block(_)) {
+                    let e = no_block(crate::sequences::ddl::command(&stmt));
+                    return Err(self.fail(e));
+                }
+                crate::sequences::ddl::run(&self.db, stmt)
             }
             Parsed::Statement { stmt, table_kind } => self.execute_statement(&stmt, table_kind),
             Parsed::Prepared(run) => {
@@ -999,7 +1054,6 @@ impl Session {
         Ctx {
             db: &self.db,
             rng: &mut self.rng,
-            serials: &mut self.serials,
             guard: &self.guard,
             prepared: self.prepared_run.as_ref(),
         }

@@ -221,7 +221,7 @@ impl CopyIn {
             force_null: &self.force_null,
         };
         let mut builder =
-            RowBuilder::filled_by_caller(&mut cx, t, &self.table, &self.schema, &self.targets)?;
+            RowBuilder::filled_by_caller(&mut cx, &self.table, &self.schema, &self.targets)?;
         let splitter = &mut self.splitter;
         let fields = &mut self.fields;
         let header = &mut self.header;
@@ -303,7 +303,7 @@ impl CopyIn {
             force_null: &self.force_null,
         };
         let Ok(builder) =
-            RowBuilder::filled_by_caller(&mut cx, t, &self.table, &self.schema, &self.targets)
+            RowBuilder::filled_by_caller(&mut cx, &self.table, &self.schema, &self.targets)
         else {
             return SqlError::from(e);
         };

@@ -54,6 +54,7 @@ pub(crate) fn bind_update(
     let target = Target::plan(db, &u.table, from, u.selection.as_ref(), "update")?;
     let catalog = DbCatalog::new(db);
     let sets = bind_assignments(
+        db,
         &u.assignments,
         &target.table,
         &target.schema,
@@ -167,6 +168,7 @@ fn run(
             run: Some(&rc),
             now_micros: guard.now_micros(),
             settings: guard.settings(),
+            sequences: guard.sequences(),
         };
         let mut met: HashSet<RowId> = HashSet::new();
         plan.source.produce(&mut ecx, &mut |ecx, row| {
@@ -220,6 +222,7 @@ fn run(
                     run: Some(&rc),
                     now_micros: guard.now_micros(),
                     settings: guard.settings(),
+                    sequences: guard.sequences(),
                 };
                 if let Some(f) = &target.recheck {
                     if !f.test(&row, &mut ecx)? {
@@ -236,6 +239,7 @@ fn run(
             run: Some(&rc),
             now_micros: guard.now_micros(),
             settings: guard.settings(),
+            sequences: guard.sequences(),
         };
         for (id, mut row, action) in applied {
             if let Some(rest) = rests.get(&id) {

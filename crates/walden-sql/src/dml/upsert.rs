@@ -25,7 +25,7 @@ use walden::{Isolation, RowAction, RowId, Transaction, Value};
 
 use super::{
     as_is, assign, bind_assignments, bind_for_column, bind_insert, changed, check_not_null,
-    defaults_for, prepare_serials, query_targets, Insertion, Returning, RowBuilder,
+    defaults_for, query_targets, Insertion, Returning, RowBuilder,
 };
 use crate::access_path::IndexMeta;
 use crate::bind::{ident_name, object_name, Binder, Scope};
@@ -99,7 +99,7 @@ pub(crate) fn bind(db: &walden::Database, ins: &ast::Insert) -> SqlResult<Bound>
                 .with_hint("For example, ON CONFLICT (column_name)."));
             }
             let alias = ins.table_alias.as_ref().map(|a| ident_name(&a.alias));
-            Some(bind_do_update(u, &table, alias, &schema)?)
+            Some(bind_do_update(db, u, &table, alias, &schema)?)
         }
     };
     Ok(Bound {
@@ -142,13 +142,11 @@ pub(crate) fn run(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> SqlRe
             (rows, types)
         }
     };
-    let serial_cols = prepare_serials(cx, t, &table, &schema, &targets)?;
     let builder = RowBuilder {
         table: &table,
         schema: &schema,
         targets: &targets,
         source_types,
-        serial_cols,
         defaults: defaults_for(&schema, &targets)?,
         as_is: as_is(&schema, &targets),
         returning: None,
@@ -241,6 +239,7 @@ fn arbiters(
 }
 
 fn bind_do_update(
+    db: &walden::Database,
     u: &ast::DoUpdate,
     table: &str,
     alias: Option<String>,
@@ -265,7 +264,7 @@ fn bind_do_update(
         star: None,
         merged: Vec::new(),
     };
-    let sets = bind_assignments(&u.assignments, table, schema, &mut |e, col| {
+    let sets = bind_assignments(db, &u.assignments, table, schema, &mut |e, col| {
         bind_for_column(&mut Binder::plain(&scope), e, col)
     })?;
     let filter = match &u.selection {

@@ -70,6 +70,9 @@ pub enum CatalogFn {
     TotalRelationSize,
     /// `pg_size_pretty(bigint)`: bytes as PostgreSQL prints them (`977 kB`).
     SizePretty,
+    /// `pg_get_serial_sequence(table, column)`: the sequence a serial or identity
+    /// column owns, qualified (`public.t_id_seq`), or NULL.
+    GetSerialSequence,
 }
 
 impl CatalogFn {
@@ -95,6 +98,7 @@ impl CatalogFn {
             "pg_indexes_size" => (F::IndexesSize, SqlType::Int8, &[1]),
             "pg_total_relation_size" => (F::TotalRelationSize, SqlType::Int8, &[1]),
             "pg_size_pretty" => (F::SizePretty, Text, &[1]),
+            "pg_get_serial_sequence" => (F::GetSerialSequence, Text, &[2]),
             "current_database" => (F::CurrentDatabase, Text, &[0]),
             "current_schema" => (F::CurrentSchema, Text, &[0]),
             "current_schemas" => (F::CurrentSchemas, Text, &[1]),
@@ -115,7 +119,8 @@ impl CatalogFn {
                 | F::RelationSize
                 | F::TableSize
                 | F::IndexesSize
-                | F::TotalRelationSize,
+                | F::TotalRelationSize
+                | F::GetSerialSequence,
                 _,
             )
             | (F::GetExpr, 0) => SqlType::Text,
@@ -166,6 +171,10 @@ impl CatalogFn {
                 }
             }
             F::TableIsVisible => Value::Bool(true),
+            F::GetSerialSequence => match (&args[0], &args[1]) {
+                (Value::Text(table), Value::Text(column)) => serial_sequence(snap, table, column)?,
+                _ => Value::Null,
+            },
             F::GetUserById => match int(0) {
                 Some(oid) => match snap.role_name(oid) {
                     Some(name) => text(name.into()),
@@ -308,6 +317,35 @@ fn regclass_in(snap: &Snapshot, s: &str) -> SqlResult<i64> {
             format!("relation \"{s}\" does not exist"),
         )
     })
+}
+
+/// `pg_get_serial_sequence`: the table is a relation name as `regclass` reads it, the
+/// column a name as written (not folded to lower case, as in PostgreSQL).
+fn serial_sequence(snap: &Snapshot, table: &str, column: &str) -> SqlResult<Value> {
+    let oid = regclass_in(snap, table)?;
+    let Some(rel) = snap.by_oid(oid) else {
+        return Ok(Value::Null);
+    };
+    let Some(at) = rel.columns.iter().position(|c| c.name == column) else {
+        return Err(SqlError::new(
+            code::UNDEFINED_COLUMN,
+            format!(
+                "column \"{column}\" of relation \"{}\" does not exist",
+                rel.name
+            ),
+        ));
+    };
+    Ok(snap
+        .relations
+        .iter()
+        .find(|r| {
+            r.owner
+                .as_ref()
+                .is_some_and(|o| o.table_oid == oid && o.attnum as usize == at + 1)
+        })
+        .map_or(Value::Null, |r| {
+            Value::Text(format!("public.{}", quote_ident(&r.name)))
+        }))
 }
 
 fn regproc_in(s: &str) -> String {

@@ -5,9 +5,9 @@
 //! engine's ids so they stay the same from one statement to the next.
 //!
 //! OIDs: a table or an index is `16384 + id` (ids of tables and indexes are one
-//! numbering). Objects Walden has no id for get OIDs from the table's id and a column
-//! number: a serial column's sequence `SEQUENCE_BASE + id * 2048 + attnum`, a column
-//! default `ATTRDEF_BASE + …` likewise, a primary-key or unique constraint
+//! numbering, and sequences share it). Objects Walden has no id for get OIDs from the
+//! table's id and a column number: a column default `ATTRDEF_BASE + id * 2048 +
+//! attnum`, a primary-key or unique constraint
 //! `CONSTRAINT_BASE + index id`; a view `VIEW_BASE +` a hash of its name. Types have
 //! PostgreSQL's OIDs (`types.rs`).
 
@@ -24,7 +24,6 @@ pub use relations::{is_pg_catalog_name, lookup, settings_rows, Rows, VirtualRela
 
 /// The first OID of a user object, as in PostgreSQL.
 pub const FIRST_USER_OID: i64 = 16384;
-const SEQUENCE_BASE: i64 = 0x4000_0000;
 const ATTRDEF_BASE: i64 = 0x5000_0000;
 const CONSTRAINT_BASE: i64 = 0x6000_0000;
 /// Views (which have no engine id): `VIEW_BASE +` a hash of the name, the next free
@@ -82,6 +81,8 @@ pub struct Attr {
     pub not_null: bool,
     /// The default as `pg_get_expr` shows it.
     pub default: Option<String>,
+    /// `attidentity`: 'a' (GENERATED ALWAYS) or 'd' (BY DEFAULT) for an identity column.
+    pub identity: Option<char>,
 }
 
 /// An index's definition.
@@ -127,8 +128,10 @@ pub struct Relation {
     pub kind: RelKind,
     pub columns: Vec<Attr>,
     pub index: Option<IndexDef>,
-    /// For a serial column's sequence: the table and column it belongs to.
+    /// For a sequence a column owns: the table and column it belongs to.
     pub owner: Option<SequenceOwner>,
+    /// A sequence's definition and counter.
+    pub sequence: Option<walden::SequenceInfo>,
     /// `relam`: a table's kind (heap or undo), btree for an index, 0 otherwise.
     pub access_method: i64,
     /// `reltuples`: a table's rows (an index's entries, one per row) as ANALYZE last
@@ -141,12 +144,13 @@ pub struct Relation {
     pub toast_bytes: i64,
 }
 
-/// The column a sequence belongs to, and its type (the sequence's type).
+/// The column a sequence belongs to, and how (`pg_depend.deptype`: 'a' for a serial
+/// column's or one OWNED BY, 'i' for an identity column's).
 #[derive(Debug, Clone)]
 pub struct SequenceOwner {
     pub table_oid: i64,
     pub attnum: i16,
-    pub ty: DeclaredType,
+    pub deptype: char,
 }
 
 /// The catalog as one statement sees it.
@@ -164,6 +168,19 @@ impl Snapshot {
     /// Reads the engine's catalog. A table dropped while this runs is left out.
     pub fn of(db: &Database) -> Snapshot {
         let mut relations = Vec::new();
+        let sequences = db.sequences();
+        // Identity columns by (table id, column position).
+        let identity: std::collections::HashMap<(u32, u16), char> = sequences
+            .iter()
+            .filter_map(|s| {
+                let kind = match s.def.identity {
+                    walden::Identity::Always => 'a',
+                    walden::Identity::ByDefault => 'd',
+                    walden::Identity::None => return None,
+                };
+                Some((s.def.owned_by?, kind))
+            })
+            .collect();
         for name in db.table_names() {
             let (Ok(id), Ok(schema), Ok(indexes)) =
                 (db.table_id(&name), db.schema(&name), db.indexes(&name))
@@ -174,7 +191,12 @@ impl Snapshot {
             let rows = db
                 .table_estimate(&name)
                 .map_or(-1.0, |(rows, _)| rows.round());
-            let columns: Vec<Attr> = schema.columns.iter().map(|c| attr(&name, c)).collect();
+            let columns: Vec<Attr> = schema
+                .columns
+                .iter()
+                .enumerate()
+                .map(|(i, c)| attr(&name, c, identity.get(&(id, i as u16)).copied()))
+                .collect();
             relations.push(Relation {
                 oid: table_oid,
                 name: name.clone(),
@@ -182,6 +204,7 @@ impl Snapshot {
                 columns: columns.clone(),
                 index: None,
                 owner: None,
+                sequence: None,
                 rows,
                 access_method: match db.table_kind(&name) {
                     Ok(walden::TableKind::Undo) => UNDO_AM,
@@ -190,27 +213,6 @@ impl Snapshot {
                 bytes: db.table_bytes(&name).unwrap_or(0) as i64,
                 toast_bytes: db.toast_bytes(&name).unwrap_or(0) as i64,
             });
-            for (i, c) in schema.columns.iter().enumerate() {
-                if c.serial {
-                    relations.push(Relation {
-                        oid: sequence_oid(id, i),
-                        name: sequence_name(&name, &c.name),
-                        kind: RelKind::Sequence,
-                        columns: Vec::new(),
-                        index: None,
-                        owner: Some(SequenceOwner {
-                            table_oid,
-                            attnum: (i + 1) as i16,
-                            ty: DeclaredType::of_column(c),
-                        }),
-                        access_method: 0,
-                        rows: -1.0,
-                        // One page, as PostgreSQL's sequences.
-                        bytes: db.page_size() as i64,
-                        toast_bytes: 0,
-                    });
-                }
-            }
             for ix in indexes {
                 let keys: Vec<i16> = ix
                     .columns
@@ -246,6 +248,7 @@ impl Snapshot {
                         constraint,
                     }),
                     owner: None,
+                    sequence: None,
                     access_method: BTREE_AM,
                     rows,
                     bytes: (ix.pages * db.page_size() as u64) as i64,
@@ -266,9 +269,35 @@ impl Snapshot {
                 columns: view_columns(db, &v),
                 index: None,
                 owner: None,
+                sequence: None,
                 access_method: 0,
                 rows: -1.0,
                 bytes: 0,
+                toast_bytes: 0,
+            });
+        }
+        for info in sequences {
+            let owner = info.def.owned_by.map(|(table, column)| SequenceOwner {
+                table_oid: FIRST_USER_OID + i64::from(table),
+                attnum: column as i16 + 1,
+                deptype: if info.def.identity == walden::Identity::None {
+                    'a'
+                } else {
+                    'i'
+                },
+            });
+            relations.push(Relation {
+                oid: FIRST_USER_OID + i64::from(info.def.id),
+                name: info.def.name.clone(),
+                kind: RelKind::Sequence,
+                columns: Vec::new(),
+                index: None,
+                owner,
+                sequence: Some(info),
+                access_method: 0,
+                rows: -1.0,
+                // One page, as PostgreSQL's sequences.
+                bytes: db.page_size() as i64,
                 toast_bytes: 0,
             });
         }
@@ -418,15 +447,19 @@ fn view_columns(db: &Database, v: &walden::ViewDef) -> Vec<Attr> {
             ty: DeclaredType::plain(*ty),
             not_null: false,
             default: None,
+            identity: None,
         })
         .collect()
 }
 
 /// A column as `pg_attribute` and `pg_attrdef` show it: a serial column is NOT NULL
-/// with its sequence's `nextval` as default, as PostgreSQL makes it.
-fn attr(table: &str, c: &Column) -> Attr {
+/// with its sequence's `nextval` as default, as PostgreSQL makes it; an identity
+/// column shows no default (its values come from its sequence all the same).
+fn attr(table: &str, c: &Column, identity: Option<char>) -> Attr {
     let ty = DeclaredType::of_column(c);
-    let default = if c.serial {
+    let default = if identity.is_some() {
+        None
+    } else if c.serial && c.default.is_none() {
         Some(format!(
             "nextval('{}'::regclass)",
             quote_ident(&sequence_name(table, &c.name)).replace('\'', "''")
@@ -442,6 +475,7 @@ fn attr(table: &str, c: &Column) -> Attr {
         },
         not_null: !c.nullable || c.serial || c.primary_key,
         default,
+        identity,
     }
 }
 
@@ -486,10 +520,6 @@ pub fn namespace_name(oid: i64) -> String {
 /// names to 63 bytes or its numbering of clashes).
 pub fn sequence_name(table: &str, column: &str) -> String {
     format!("{table}_{column}_seq")
-}
-
-fn sequence_oid(table_id: u32, column: usize) -> i64 {
-    SEQUENCE_BASE + i64::from(table_id) * ATTNUMS_PER_TABLE + column as i64 + 1
 }
 
 pub(crate) fn attrdef_oid(table_oid: i64, attnum: i64) -> i64 {

@@ -137,6 +137,7 @@ fn pg_catalog(name: &str, snap: &Snapshot) -> Option<VirtualRelation> {
         "pg_attrdef" => pg_attrdef(snap),
         "pg_type" => pg_type(),
         "pg_sequence" => pg_sequence(snap),
+        "pg_sequences" => pg_sequences(snap),
         "pg_depend" => pg_depend(snap),
         "pg_index" => pg_index(snap),
         "pg_constraint" => pg_constraint(snap),
@@ -516,7 +517,7 @@ fn pg_attribute(snap: &Snapshot) -> VirtualRelation {
                 i2(0),
                 b(a.not_null),
                 b(a.default.is_some()),
-                t(""),
+                t(&a.identity.map(String::from).unwrap_or_default()),
                 t(""),
                 b(false),
                 b(true),
@@ -558,29 +559,22 @@ fn pg_attrdef(snap: &Snapshot) -> VirtualRelation {
     )
 }
 
-/// A serial column's sequence as PostgreSQL makes it: from 1 by 1 up to its type's
-/// maximum, no cycle, cache 1.
+/// Every sequence's definition.
 fn pg_sequence(snap: &Snapshot) -> VirtualRelation {
     let rows = snap
         .relations
         .iter()
         .filter_map(|r| {
-            let owner = r.owner.as_ref()?;
-            let (ty, _) = types::type_of(&owner.ty);
-            let max = match ty.oid {
-                21 => i64::from(i16::MAX),
-                23 => i64::from(i32::MAX),
-                _ => i64::MAX,
-            };
+            let d = &r.sequence.as_ref()?.def;
             Some(vec![
                 o(r.oid),
-                o(ty.oid),
-                Value::Int8(1),
-                Value::Int8(1),
-                Value::Int8(max),
-                Value::Int8(1),
-                Value::Int8(1),
-                b(false),
+                o(sequence_type_oid(d.ty)),
+                Value::Int8(d.start),
+                Value::Int8(d.increment),
+                Value::Int8(d.max_value),
+                Value::Int8(d.min_value),
+                Value::Int8(d.cache),
+                b(d.cycle),
             ])
         })
         .collect();
@@ -594,6 +588,60 @@ fn pg_sequence(snap: &Snapshot) -> VirtualRelation {
             ("seqmin", SqlType::Int8),
             ("seqcache", SqlType::Int8),
             ("seqcycle", BOOL),
+        ],
+        rows,
+    )
+}
+
+fn sequence_type_oid(ty: walden::SeqType) -> i64 {
+    match ty {
+        walden::SeqType::Int2 => 21,
+        walden::SeqType::Int4 => 23,
+        walden::SeqType::Int8 => 20,
+    }
+}
+
+/// The view `pg_sequences`: each sequence with its counter (`last_value` NULL until
+/// the first nextval, as PostgreSQL's).
+fn pg_sequences(snap: &Snapshot) -> VirtualRelation {
+    let rows = snap
+        .relations
+        .iter()
+        .filter_map(|r| {
+            let s = r.sequence.as_ref()?;
+            let d = &s.def;
+            Some(vec![
+                t("public"),
+                t(&r.name),
+                t(OWNER_NAME),
+                t(d.ty.name()),
+                Value::Int8(d.start),
+                Value::Int8(d.min_value),
+                Value::Int8(d.max_value),
+                Value::Int8(d.increment),
+                b(d.cycle),
+                Value::Int8(d.cache),
+                if s.state.is_called {
+                    Value::Int8(s.state.last_value)
+                } else {
+                    Value::Null
+                },
+            ])
+        })
+        .collect();
+    relation(
+        &[
+            ("schemaname", NAME),
+            ("sequencename", NAME),
+            ("sequenceowner", NAME),
+            ("data_type", TEXT),
+            ("start_value", SqlType::Int8),
+            ("min_value", SqlType::Int8),
+            ("max_value", SqlType::Int8),
+            ("increment_by", SqlType::Int8),
+            ("cycle", BOOL),
+            ("cache_size", SqlType::Int8),
+            ("last_value", SqlType::Int8),
         ],
         rows,
     )
@@ -615,7 +663,7 @@ fn pg_depend(snap: &Snapshot) -> VirtualRelation {
                 o(pg_class),
                 o(owner.table_oid),
                 i4(owner.attnum.into()),
-                t("a"),
+                t(&owner.deptype.to_string()),
             ])
         })
         .collect();

@@ -629,7 +629,8 @@ impl Database {
         Ok(info(&t, &ix))
     }
 
-    /// Whether a table or an index has this name (they share one namespace).
+    /// Whether a table, an index, a view or a sequence has this name (they share one
+    /// namespace).
     pub fn relation_exists(&self, name: &str) -> bool {
         lock_read(&self.handle.inner.catalog).name_taken(name)
     }

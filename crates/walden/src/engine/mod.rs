@@ -325,6 +325,20 @@ impl Database {
 
     /// Creates a table of the given kind (committed at once).
     pub fn create_table_with(&self, name: &str, schema: Schema, kind: TableKind) -> Result<()> {
+        self.create_table_owning(name, schema, kind, Vec::new())
+    }
+
+    /// Creates a table of the given kind with the sequences its columns own (serial and
+    /// identity columns: each definition's `owned_by` names the column by position, its
+    /// table part ignored), all in one transaction committed at once, so that a crash
+    /// leaves the table with its sequences or neither.
+    pub fn create_table_owning(
+        &self,
+        name: &str,
+        schema: Schema,
+        kind: TableKind,
+        sequences: Vec<crate::sequence::SequenceDef>,
+    ) -> Result<()> {
         check_name("table", name)?;
         if schema.columns.is_empty() || schema.columns.len() > MAX_COLUMNS {
             return Err(Error::InvalidOption(format!(
@@ -347,6 +361,30 @@ impl Database {
             return Err(Error::TableExists(name.to_string()));
         }
         let id = cat.next_table_id.max(1);
+        let mut sequences = sequences;
+        let mut names = HashSet::new();
+        for (n, def) in sequences.iter_mut().enumerate() {
+            def.check().map_err(Error::InvalidOption)?;
+            check_name("sequence", &def.name)?;
+            let column = def.owned_by.map_or(u16::MAX, |(_, c)| c);
+            if schema
+                .columns
+                .get(column as usize)
+                .is_none_or(|c| c.dropped)
+            {
+                return Err(Error::InvalidOption(format!(
+                    "sequence {:?} is owned by no column of {name:?}",
+                    def.name
+                )));
+            }
+            if cat.name_taken(&def.name) || def.name == name || !names.insert(def.name.clone()) {
+                return Err(Error::TableExists(def.name.clone()));
+            }
+            def.id = id
+                .checked_add(1 + n as u32)
+                .ok_or_else(|| Error::InvalidOption("relation ids are exhausted".to_string()))?;
+            def.owned_by = Some((id, column));
+        }
         let mut tx = self.begin();
         let rec = CatalogRecord::CreateTable {
             table: id,
@@ -355,8 +393,19 @@ impl Database {
             kind,
         };
         tx.log(&rec)?;
+        let start = |def: &crate::sequence::SequenceDef| crate::sequence::SeqState::at(def.start);
+        for def in &sequences {
+            tx.log(&crate::sequence::SequenceRecord::Create {
+                def: def.clone(),
+                state: start(def),
+            })?;
+        }
         tx.commit_inner()?;
         cat.insert(Table::new(id, name, schema, kind, Vec::new()));
+        for def in sequences {
+            let state = start(&def);
+            cat.insert_sequence(crate::sequence::Sequence::new(def, state));
+        }
         Ok(())
     }
 

@@ -1,0 +1,469 @@
+//! CREATE SEQUENCE, ALTER SEQUENCE and DROP SEQUENCE, parsed here (sqlparser reads
+//! their options in one order only, and has no ALTER SEQUENCE) and run against the
+//! engine's sequences, committed at once as all of Walden's DDL. A sequence a column's
+//! default calls, or an identity column's, cannot be dropped on its own (2BP01, as in
+//! PostgreSQL); CASCADE drops the defaults that call it.
+
+use sqlparser::tokenizer::{Token, TokenWithSpan};
+use walden::{AlterOp, Database, Identity, SeqType, SequenceDef};
+
+use super::options::SeqOptions;
+use crate::error::{code, SqlError, SqlResult};
+use crate::session::Output;
+use crate::words::Words;
+
+/// A parsed sequence statement.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SequenceStatement {
+    Create {
+        name: String,
+        if_not_exists: bool,
+        options: SeqOptions,
+    },
+    Alter {
+        name: String,
+        if_exists: bool,
+        action: AlterAction,
+    },
+    Drop {
+        names: Vec<String>,
+        if_exists: bool,
+        cascade: bool,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum AlterAction {
+    Options(SeqOptions),
+    Rename(String),
+    /// OWNER TO role: the role must exist (ownership itself is not kept yet).
+    Owner(String),
+}
+
+/// The statements this file parses, by command name (`script::command_name`).
+pub fn is_sequence_command(name: &str) -> bool {
+    matches!(
+        name,
+        "CREATE SEQUENCE" | "ALTER SEQUENCE" | "DROP SEQUENCE" | "CREATE TEMPORARY SEQUENCE"
+    )
+}
+
+pub fn command(stmt: &SequenceStatement) -> &'static str {
+    match stmt {
+        SequenceStatement::Create { .. } => "CREATE SEQUENCE",
+        SequenceStatement::Alter { .. } => "ALTER SEQUENCE",
+        SequenceStatement::Drop { .. } => "DROP SEQUENCE",
+    }
+}
+
+pub fn parse(toks: &[TokenWithSpan]) -> SqlResult<SequenceStatement> {
+    let mut w = Words::new(toks);
+    let stmt = if w.keyword("CREATE") {
+        if w.keyword("TEMP") || w.keyword("TEMPORARY") || w.keyword("UNLOGGED") {
+            return Err(SqlError::unsupported(
+                "CREATE TEMPORARY or UNLOGGED SEQUENCE (every sequence is logged and kept)",
+            ));
+        }
+        w.keyword("SEQUENCE");
+        let if_not_exists = w.keyword("IF") && {
+            if !(w.keyword("NOT") && w.keyword("EXISTS")) {
+                return Err(w.error());
+            }
+            true
+        };
+        let (name, _) = w.relation_name()?;
+        let options = SeqOptions::parse(&mut w, false, false)?;
+        SequenceStatement::Create {
+            name,
+            if_not_exists,
+            options,
+        }
+    } else if w.keyword("ALTER") {
+        w.keyword("SEQUENCE");
+        let if_exists = if_exists(&mut w)?;
+        let (name, _) = w.relation_name()?;
+        let action = if w.keyword("RENAME") {
+            if !w.keyword("TO") {
+                return Err(w.error());
+            }
+            AlterAction::Rename(w.name()?.0)
+        } else if w.keyword("OWNER") {
+            if !w.keyword("TO") {
+                return Err(w.error());
+            }
+            AlterAction::Owner(w.name()?.0)
+        } else if w.is_keyword("SET") {
+            return Err(SqlError::unsupported(
+                "ALTER SEQUENCE … SET (Walden has one schema, and every sequence is logged)",
+            ));
+        } else {
+            AlterAction::Options(SeqOptions::parse(&mut w, true, false)?)
+        };
+        SequenceStatement::Alter {
+            name,
+            if_exists,
+            action,
+        }
+    } else if w.keyword("DROP") {
+        w.keyword("SEQUENCE");
+        let if_exists = if_exists(&mut w)?;
+        let mut names = vec![w.relation_name()?.0];
+        while w.token(&Token::Comma) {
+            names.push(w.relation_name()?.0);
+        }
+        let cascade = w.keyword("CASCADE");
+        if !cascade {
+            w.keyword("RESTRICT");
+        }
+        SequenceStatement::Drop {
+            names,
+            if_exists,
+            cascade,
+        }
+    } else {
+        return Err(w.error());
+    };
+    if !w.at_end() {
+        return Err(w.error());
+    }
+    Ok(stmt)
+}
+
+fn if_exists(w: &mut Words) -> SqlResult<bool> {
+    if !w.keyword("IF") {
+        return Ok(false);
+    }
+    if !w.keyword("EXISTS") {
+        return Err(w.error());
+    }
+    Ok(true)
+}
+
+fn already_exists(name: &str) -> SqlError {
+    SqlError::new(
+        code::DUPLICATE_TABLE,
+        format!("relation \"{name}\" already exists"),
+    )
+}
+
+/// The column `OWNED BY table.column` names: the table's id and the column's place.
+fn owner_column(db: &Database, table: &str, column: &str) -> SqlResult<(u32, u16)> {
+    let Ok(id) = db.table_id(table) else {
+        return Err(SqlError::new(
+            code::UNDEFINED_TABLE,
+            format!("relation \"{table}\" does not exist"),
+        ));
+    };
+    let schema = db.schema(table)?;
+    let at = schema
+        .columns
+        .iter()
+        .position(|c| !c.dropped && c.name == column)
+        .ok_or_else(|| {
+            SqlError::new(
+                code::UNDEFINED_COLUMN,
+                format!("column \"{column}\" of relation \"{table}\" does not exist"),
+            )
+        })?;
+    Ok((id, at as u16))
+}
+
+/// `owned_by` as the options set it (unchanged when they do not name it).
+fn owned_by(
+    db: &Database,
+    options: &SeqOptions,
+    now: Option<(u32, u16)>,
+) -> SqlResult<Option<(u32, u16)>> {
+    match &options.owned_by {
+        None => Ok(now),
+        Some(None) => Ok(None),
+        Some(Some((table, column))) => owner_column(db, table, column).map(Some),
+    }
+}
+
+pub(crate) fn run(db: &Database, stmt: SequenceStatement) -> SqlResult<Output> {
+    let mut out = Output::tag(command(&stmt));
+    match stmt {
+        SequenceStatement::Create {
+            name,
+            if_not_exists,
+            options,
+        } => {
+            if db.relation_exists(&name) {
+                if if_not_exists {
+                    out.notices.push(format!(
+                        "NOTICE:  relation \"{name}\" already exists, skipping"
+                    ));
+                    return Ok(out);
+                }
+                return Err(already_exists(&name));
+            }
+            let base = SequenceDef::new(&name, options.as_type.unwrap_or(SeqType::Int8));
+            let (mut def, _) = options.apply(&base, true, None)?;
+            def.owned_by = owned_by(db, &options, None)?;
+            db.create_sequence(def)?;
+        }
+        SequenceStatement::Alter {
+            name,
+            if_exists,
+            action,
+        } => {
+            let Some(info) = db.sequence(&name) else {
+                if if_exists {
+                    out.notices.push(format!(
+                        "NOTICE:  relation \"{name}\" does not exist, skipping"
+                    ));
+                    return Ok(out);
+                }
+                return Err(if db.relation_exists(&name) {
+                    super::not_a_sequence(&name)
+                } else {
+                    SqlError::new(
+                        code::UNDEFINED_TABLE,
+                        format!("relation \"{name}\" does not exist"),
+                    )
+                });
+            };
+            match action {
+                AlterAction::Options(options) => {
+                    let owner = owned_by(db, &options, info.def.owned_by)?;
+                    db.alter_sequence::<SqlError>(&name, |def, state| {
+                        let (mut d, restart) = options.apply(def, false, Some(state))?;
+                        d.owned_by = owner;
+                        Ok((d, restart))
+                    })?;
+                }
+                AlterAction::Rename(new) => {
+                    if db.relation_exists(&new) {
+                        return Err(already_exists(&new));
+                    }
+                    db.alter_sequence::<SqlError>(&name, |def, _| {
+                        let mut d = def.clone();
+                        d.name = new;
+                        Ok((d, None))
+                    })?;
+                }
+                AlterAction::Owner(role) => {
+                    if crate::roles::find(db, &role).is_none() {
+                        return Err(SqlError::new(
+                            code::UNDEFINED_OBJECT,
+                            format!("role \"{role}\" does not exist"),
+                        ));
+                    }
+                }
+            }
+        }
+        SequenceStatement::Drop {
+            names,
+            if_exists,
+            cascade,
+        } => {
+            // Every name is checked before any is dropped, as PostgreSQL does.
+            let mut drop = Vec::new();
+            for name in names {
+                match db.sequence(&name) {
+                    Some(info) => drop.push(info),
+                    None if if_exists => out.notices.push(format!(
+                        "NOTICE:  sequence \"{name}\" does not exist, skipping"
+                    )),
+                    None if db.relation_exists(&name) => {
+                        return Err(super::not_a_sequence(&name)
+                            .with_hint("Use DROP TABLE to remove a table."))
+                    }
+                    None => {
+                        return Err(SqlError::new(
+                            code::UNDEFINED_TABLE,
+                            format!("sequence \"{name}\" does not exist"),
+                        ))
+                    }
+                }
+            }
+            for info in &drop {
+                check_droppable(db, &info.def, cascade, &mut out.notices)?;
+            }
+            for info in drop {
+                for (table, column) in dependent_defaults(db, &info.def.name) {
+                    db.alter_table(
+                        &table,
+                        &AlterOp::SetDefault {
+                            column,
+                            default: None,
+                        },
+                    )?;
+                }
+                db.drop_sequence(&info.def.name)?;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// An identity column's sequence never goes on its own; a sequence a default calls
+/// goes with CASCADE only, taking the defaults with it.
+fn check_droppable(
+    db: &Database,
+    def: &SequenceDef,
+    cascade: bool,
+    notices: &mut Vec<String>,
+) -> SqlResult<()> {
+    if def.identity != Identity::None {
+        if let Some((table, column)) = owner_names(db, def) {
+            return Err(SqlError::new(
+                code::DEPENDENT_OBJECTS_STILL_EXIST,
+                format!(
+                    "cannot drop sequence {} because column {column} of table {table} requires it",
+                    def.name
+                ),
+            )
+            .with_hint(format!(
+                "You can drop column {column} of table {table} instead."
+            )));
+        }
+    }
+    let deps = dependent_defaults(db, &def.name);
+    if deps.is_empty() {
+        return Ok(());
+    }
+    let describe = |(t, c): &(String, String)| format!("default value for column {c} of table {t}");
+    if !cascade {
+        let detail: Vec<String> = deps
+            .iter()
+            .map(|d| format!("{} depends on sequence {}", describe(d), def.name))
+            .collect();
+        return Err(SqlError::new(
+            code::DEPENDENT_OBJECTS_STILL_EXIST,
+            format!(
+                "cannot drop sequence {} because other objects depend on it",
+                def.name
+            ),
+        )
+        .with_detail(detail.join("\n"))
+        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+    }
+    for d in &deps {
+        notices.push(format!("NOTICE:  drop cascades to {}", describe(d)));
+    }
+    Ok(())
+}
+
+/// The table and column that own a sequence, by name.
+pub(crate) fn owner_names(db: &Database, def: &SequenceDef) -> Option<(String, String)> {
+    let (table, column) = def.owned_by?;
+    let name = db
+        .table_names()
+        .into_iter()
+        .find(|n| db.table_id(n).ok() == Some(table))?;
+    let col = db
+        .schema(&name)
+        .ok()?
+        .columns
+        .get(column as usize)?
+        .name
+        .clone();
+    Some((name, col))
+}
+
+/// The sequences a default's text calls `nextval` of (`nextval('name'::regclass)`, the
+/// form Walden and pg_dump write, or `nextval('name')`).
+pub(crate) fn sequences_called(default: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let lower = default.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(at) = lower[from..].find("nextval(") {
+        let rest = default[from + at + "nextval(".len()..].trim_start();
+        from += at + "nextval(".len();
+        let Some(lit) = rest.strip_prefix('\'') else {
+            continue;
+        };
+        let mut text = String::new();
+        let mut chars = lit.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c == '\'' {
+                if chars.peek() == Some(&'\'') {
+                    chars.next();
+                    text.push('\'');
+                    continue;
+                }
+                break;
+            }
+            text.push(c);
+        }
+        if let Ok((schema, name)) = super::relation_name_of_text(&text) {
+            if schema.is_none_or(|s| s == "public") {
+                out.push(name);
+            }
+        }
+    }
+    out
+}
+
+/// Every (table, column) whose default calls `nextval` of the sequence.
+fn dependent_defaults(db: &Database, sequence: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for table in db.table_names() {
+        let Ok(schema) = db.schema(&table) else {
+            continue;
+        };
+        for c in schema.columns.iter().filter(|c| !c.dropped) {
+            if let Some(d) = &c.default {
+                if sequences_called(d).iter().any(|s| s == sequence) {
+                    out.push((table.clone(), c.name.clone()));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(sql: &str) -> SqlResult<SequenceStatement> {
+        let toks =
+            sqlparser::tokenizer::Tokenizer::new(&sqlparser::dialect::PostgreSqlDialect {}, sql)
+                .tokenize_with_location()
+                .unwrap();
+        parse(&toks)
+    }
+
+    #[test]
+    fn statements_parse_as_pg_dump_writes_them() {
+        let s = p("CREATE SEQUENCE public.t_id_seq\n    AS integer\n    START WITH 1\n    INCREMENT BY 1\n    NO MINVALUE\n    NO MAXVALUE\n    CACHE 1").unwrap();
+        assert!(matches!(s, SequenceStatement::Create { ref name, .. } if name == "t_id_seq"));
+        let s = p("ALTER SEQUENCE public.t_id_seq OWNED BY public.t.id").unwrap();
+        match s {
+            SequenceStatement::Alter {
+                action: AlterAction::Options(o),
+                ..
+            } => assert_eq!(o.owned_by, Some(Some(("t".into(), "id".into())))),
+            other => panic!("{other:?}"),
+        }
+        let s = p("drop sequence if exists a, \"B\" cascade").unwrap();
+        assert_eq!(
+            s,
+            SequenceStatement::Drop {
+                names: vec!["a".into(), "B".into()],
+                if_exists: true,
+                cascade: true
+            }
+        );
+        assert_eq!(p("create sequence s owned by x").unwrap_err().code, "42601");
+        assert_eq!(p("alter sequence s rename x").unwrap_err().code, "42601");
+        assert_eq!(p("create temp sequence s").unwrap_err().code, "0A000");
+    }
+
+    #[test]
+    fn defaults_name_the_sequences_they_call() {
+        assert_eq!(
+            sequences_called("nextval('t_id_seq'::regclass)"),
+            ["t_id_seq"]
+        );
+        assert_eq!(
+            sequences_called("NEXTVAL('public.\"Odd''s\"'::regclass) + nextval( 'b')"),
+            ["Odd's", "b"]
+        );
+        assert!(sequences_called("42").is_empty());
+        assert!(sequences_called("nextval('other.s')").is_empty());
+    }
+}
