@@ -319,9 +319,7 @@ pub(crate) fn column_of(
                 let options = crate::sequences::options::SeqOptions::from_parsed(
                     sequence_options.as_deref().unwrap_or(&[]),
                 )?;
-                sequence = Some(ColumnSequence::identity(
-                    identity, d.ty, &col_name, options,
-                )?);
+                sequence = Some(ColumnSequence::identity(identity, d.ty, options)?);
                 c.nullable = false;
             }
             ColumnOption::Default(e) => {

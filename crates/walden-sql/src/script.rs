@@ -517,6 +517,9 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
     } else {
         None
     };
+    if matches!(name.as_str(), "CREATE TABLE" | "ALTER TABLE") {
+        crate::sequences::options::canonical_identity_options(&mut toks)?;
+    }
     let dialect = PostgreSqlDialect {};
     // An error at the end of the input points just after the last token.
     let end_loc = toks

@@ -237,11 +237,33 @@ pub(crate) fn run(db: &Database, stmt: SequenceStatement) -> SqlResult<Output> {
                     if db.relation_exists(&new) {
                         return Err(already_exists(&new));
                     }
+                    // Defaults are kept as text: those that call the sequence are
+                    // written anew with its new name (only the forms Walden and
+                    // pg_dump write; another is refused before anything changes).
+                    let deps = dependent_defaults(db, &name);
+                    for (table, column) in &deps {
+                        let text = column_default_text(db, table, column);
+                        if !calls_only(&text, &name) {
+                            return Err(SqlError::unsupported(format!(
+                                "renaming sequence \"{name}\", which the default of column \"{column}\" of table \"{table}\" calls in an expression (Walden keeps a default as text)"
+                            ))
+                            .with_hint("Set the column's default to nextval of the sequence alone first."));
+                        }
+                    }
                     db.alter_sequence::<SqlError>(&name, |def, _| {
                         let mut d = def.clone();
-                        d.name = new;
+                        d.name = new.clone();
                         Ok((d, None))
                     })?;
+                    for (table, column) in deps {
+                        db.alter_table(
+                            &table,
+                            &AlterOp::SetDefault {
+                                column,
+                                default: Some(super::owned::nextval_default(&new)),
+                            },
+                        )?;
+                    }
                 }
                 AlterAction::Owner(role) => {
                     if crate::roles::find(db, &role).is_none() {
@@ -395,6 +417,35 @@ pub(crate) fn sequences_called(default: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// A column's default as stored (empty when it has none).
+fn column_default_text(db: &Database, table: &str, column: &str) -> String {
+    db.schema(table)
+        .ok()
+        .and_then(|s| {
+            s.columns
+                .into_iter()
+                .find(|c| c.name == column && !c.dropped)
+                .and_then(|c| c.default)
+        })
+        .unwrap_or_default()
+}
+
+/// Whether a default is `nextval` of the sequence and nothing else.
+fn calls_only(default: &str, sequence: &str) -> bool {
+    let text = default.trim();
+    let Some(inner) = text
+        .strip_prefix("nextval(")
+        .and_then(|r| r.strip_suffix(')'))
+        .map(|r| r.trim().trim_end_matches("::regclass"))
+    else {
+        return false;
+    };
+    sequences_called(text) == [sequence]
+        && inner.starts_with('\'')
+        && inner.ends_with('\'')
+        && inner.matches('\'').count() >= 2
 }
 
 /// Every (table, column) whose default calls `nextval` of the sequence.

@@ -3,7 +3,7 @@
 //! option left out takes, and the checks with PostgreSQL's words.
 
 use sqlparser::ast::{self, SequenceOptions};
-use sqlparser::tokenizer::Token;
+use sqlparser::tokenizer::{Token, TokenWithSpan};
 use walden::{SeqState, SeqType, SequenceDef};
 
 use crate::error::{code, SqlError, SqlResult};
@@ -295,6 +295,90 @@ impl SeqOptions {
             d.cycle = cycle;
         }
         Ok((d, restart))
+    }
+}
+
+/// Rewrites each identity column's option list (`AS IDENTITY ( … )`) in the one order
+/// sqlparser reads (INCREMENT, MINVALUE, MAXVALUE, START, CACHE, CYCLE), checked as
+/// PostgreSQL checks it: PostgreSQL takes them in any order.
+pub(crate) fn canonical_identity_options(toks: &mut Vec<TokenWithSpan>) -> SqlResult<()> {
+    let mut i = 0;
+    while i < toks.len() {
+        let is_identity = matches!(&toks[i].token, Token::Word(w)
+            if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("identity"));
+        let open = (i + 1..toks.len()).find(|&j| !matches!(toks[j].token, Token::Whitespace(_)));
+        let Some(open) = open.filter(|&j| is_identity && toks[j].token == Token::LParen) else {
+            i += 1;
+            continue;
+        };
+        let mut depth = 0;
+        let close = (open..toks.len()).find(|&j| {
+            match toks[j].token {
+                Token::LParen => depth += 1,
+                Token::RParen => depth -= 1,
+                _ => {}
+            }
+            depth == 0
+        });
+        let Some(close) = close else {
+            return Ok(());
+        };
+        let inner = &toks[open + 1..close];
+        let mut w = Words::new(inner);
+        let options = SeqOptions::parse(&mut w, false, true)?;
+        if !w.at_end() {
+            return Err(w.error());
+        }
+        if options.sequence_name.is_some() {
+            return Err(SqlError::unsupported(
+                "SEQUENCE NAME in an identity column's options (its sequence is named as PostgreSQL names it by default)",
+            ));
+        }
+        let text = options.canonical_text();
+        let at = toks[open].span.start;
+        let mut made =
+            sqlparser::tokenizer::Tokenizer::new(&sqlparser::dialect::PostgreSqlDialect {}, &text)
+                .tokenize_with_location()
+                .map_err(|e| SqlError::syntax(e.to_string()))?;
+        for t in &mut made {
+            t.span = sqlparser::tokenizer::Span::new(at, at);
+        }
+        let n = made.len();
+        toks.splice(open + 1..close, made);
+        i = open + n + 2;
+    }
+    Ok(())
+}
+
+impl SeqOptions {
+    /// The options an identity column takes, in sqlparser's order.
+    fn canonical_text(&self) -> String {
+        let mut out = Vec::new();
+        if let Some(v) = self.increment {
+            out.push(format!("INCREMENT BY {v}"));
+        }
+        match self.min {
+            Some(Some(v)) => out.push(format!("MINVALUE {v}")),
+            Some(None) => out.push("NO MINVALUE".into()),
+            None => {}
+        }
+        match self.max {
+            Some(Some(v)) => out.push(format!("MAXVALUE {v}")),
+            Some(None) => out.push("NO MAXVALUE".into()),
+            None => {}
+        }
+        if let Some(v) = self.start {
+            out.push(format!("START WITH {v}"));
+        }
+        if let Some(v) = self.cache {
+            out.push(format!("CACHE {v}"));
+        }
+        match self.cycle {
+            Some(true) => out.push("CYCLE".into()),
+            Some(false) => out.push("NO CYCLE".into()),
+            None => {}
+        }
+        out.join(" ")
     }
 }
 

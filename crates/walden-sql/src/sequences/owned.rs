@@ -36,15 +36,12 @@ impl ColumnSequence {
     pub fn identity(
         identity: Identity,
         ty: SqlType,
-        column: &str,
         options: SeqOptions,
     ) -> SqlResult<ColumnSequence> {
         let Some(ty) = seq_type_of(ty) else {
             return Err(SqlError::new(
                 code::INVALID_PARAMETER,
-                format!(
-                    "identity column type must be smallint, integer, or bigint (column \"{column}\")"
-                ),
+                "identity column type must be smallint, integer, or bigint",
             ));
         };
         if options.as_type.is_some() || options.owned_by.is_some() {
