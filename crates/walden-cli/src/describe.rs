@@ -24,6 +24,7 @@ pub enum Listing {
     Tables,
     Indexes,
     Views,
+    Sequences,
 }
 
 impl Listing {
@@ -36,6 +37,8 @@ impl Listing {
             (Listing::Indexes, true) => "'i','I','s',''",
             (Listing::Views, false) => "'v',''",
             (Listing::Views, true) => "'v','s',''",
+            (Listing::Sequences, false) => "'S',''",
+            (Listing::Sequences, true) => "'S','s',''",
         }
     }
 }
@@ -123,7 +126,7 @@ pub fn list_query(listing: Listing, pattern: Option<&str>) -> String {
     q.push_str(
         "\nFROM pg_catalog.pg_class c\n     LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace\n",
     );
-    if listing != Listing::Views {
+    if !matches!(listing, Listing::Views | Listing::Sequences) {
         q.push_str("     LEFT JOIN pg_catalog.pg_am am ON am.oid = c.relam\n");
     }
     if indexes {
@@ -519,6 +522,7 @@ mod tests {
         assert_eq!(captured("dt"), [list_query(Listing::Tables, None)]);
         assert_eq!(captured("di"), [list_query(Listing::Indexes, None)]);
         assert_eq!(captured("dv"), [list_query(Listing::Views, None)]);
+        assert_eq!(captured("ds"), [list_query(Listing::Sequences, None)]);
         assert_eq!(captured("dt_tS"), [list_query(Listing::Tables, Some("t*"))]);
         assert_eq!(
             captured("di_tS"),

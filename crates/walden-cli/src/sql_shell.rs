@@ -661,6 +661,7 @@ Informational
   \\dt [PATTERN]          list tables
   \\di [PATTERN]          list indexes
   \\dv [PATTERN]          list views
+  \\ds [PATTERN]          list sequences
 
 Display
   \\timing [on|off]       show how long each statement took (toggles without argument)
@@ -699,6 +700,10 @@ impl Shell {
             ("\\dt", p) => self.described(|s| describe::list(s, Listing::Tables, p))?,
             ("\\di", p) => self.described(|s| describe::list(s, Listing::Indexes, p))?,
             ("\\dv", p) => self.described(|s| describe::list(s, Listing::Views, p))?,
+            ("\\ds", p) => self.described(|s| describe::list(s, Listing::Sequences, p))?,
+            // pg_dump's guard against a server injecting meta-commands: nothing to
+            // guard here (the shell runs no meta-command a server could send).
+            ("\\restrict" | "\\unrestrict", Some(_)) => {}
             ("\\d", Some(p)) => self.described(|s| describe::describe(s, p))?,
             _ => {
                 let text = format!("invalid command {command}. Try \\? for help.");

@@ -504,7 +504,9 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
     if matches!(name.as_str(), "VACUUM" | "ANALYZE" | "ANALYSE") {
         return crate::vacuum::parse(&toks).map(Parsed::Maintenance);
     }
-    if crate::sequences::ddl::is_sequence_command(&name) {
+    if crate::sequences::ddl::is_sequence_command(&name)
+        || (name == "ALTER TABLE" && crate::sequences::ddl::is_alter_table_here(&words))
+    {
         return crate::sequences::ddl::parse(&toks).map(Parsed::Sequence);
     }
     if crate::roles::is_role_command(&name) {

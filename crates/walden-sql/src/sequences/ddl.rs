@@ -30,6 +30,17 @@ pub enum SequenceStatement {
         if_exists: bool,
         cascade: bool,
     },
+    /// `ALTER TABLE t ALTER [COLUMN] c ADD GENERATED … AS IDENTITY [( options )]`, as
+    /// pg_dump writes an identity column (with `SEQUENCE NAME`).
+    AddIdentity {
+        table: String,
+        column: String,
+        identity: Identity,
+        options: SeqOptions,
+    },
+    /// `ALTER TABLE name OWNER TO role` (pg_dump writes it for tables, views and
+    /// sequences): the role must exist; ownership itself is not kept yet.
+    OwnerTo { relation: String, role: String },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -53,12 +64,79 @@ pub fn command(stmt: &SequenceStatement) -> &'static str {
         SequenceStatement::Create { .. } => "CREATE SEQUENCE",
         SequenceStatement::Alter { .. } => "ALTER SEQUENCE",
         SequenceStatement::Drop { .. } => "DROP SEQUENCE",
+        SequenceStatement::AddIdentity { .. } | SequenceStatement::OwnerTo { .. } => "ALTER TABLE",
     }
+}
+
+/// Whether an ALTER TABLE is one this file parses: OWNER TO, or ADD GENERATED … AS
+/// IDENTITY (`words` are the statement's tokens, trivia left out).
+pub fn is_alter_table_here(words: &[&Token]) -> bool {
+    let kw = |t: &Token, k: &str| matches!(t, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(k));
+    words
+        .windows(2)
+        .any(|p| kw(p[0], "OWNER") && kw(p[1], "TO"))
+        || words
+            .windows(2)
+            .any(|p| kw(p[0], "ADD") && kw(p[1], "GENERATED"))
+}
+
+/// `ALTER TABLE [IF EXISTS] [ONLY] name OWNER TO role` or `… ALTER [COLUMN] c ADD
+/// GENERATED { ALWAYS | BY DEFAULT } AS IDENTITY [( options )]`.
+fn parse_alter_table(w: &mut Words) -> SqlResult<SequenceStatement> {
+    if w.keyword("IF") && !w.keyword("EXISTS") {
+        return Err(w.error());
+    }
+    w.keyword("ONLY");
+    let (table, _) = w.relation_name()?;
+    if w.keyword("OWNER") {
+        if !w.keyword("TO") {
+            return Err(w.error());
+        }
+        let (role, _) = w.name()?;
+        return Ok(SequenceStatement::OwnerTo {
+            relation: table,
+            role,
+        });
+    }
+    if !w.keyword("ALTER") {
+        return Err(w.error());
+    }
+    w.keyword("COLUMN");
+    let (column, _) = w.name()?;
+    if !(w.keyword("ADD") && w.keyword("GENERATED")) {
+        return Err(w.error());
+    }
+    let identity = if w.keyword("ALWAYS") {
+        Identity::Always
+    } else if w.keyword("BY") && w.keyword("DEFAULT") {
+        Identity::ByDefault
+    } else {
+        return Err(w.error());
+    };
+    if !(w.keyword("AS") && w.keyword("IDENTITY")) {
+        return Err(w.error());
+    }
+    let options = if w.token(&Token::LParen) {
+        let o = SeqOptions::parse(w, false, true)?;
+        w.expect(&Token::RParen)?;
+        o
+    } else {
+        SeqOptions::default()
+    };
+    Ok(SequenceStatement::AddIdentity {
+        table,
+        column,
+        identity,
+        options,
+    })
 }
 
 pub fn parse(toks: &[TokenWithSpan]) -> SqlResult<SequenceStatement> {
     let mut w = Words::new(toks);
-    let stmt = if w.keyword("CREATE") {
+    // (ALTER is taken by the first test: ALTER TABLE, or ALTER SEQUENCE below.)
+    let stmt = if w.keyword("ALTER") && w.keyword("TABLE") {
+        parse_alter_table(&mut w)?
+    } else if w.keyword("CREATE") {
         if w.keyword("TEMP") || w.keyword("TEMPORARY") || w.keyword("UNLOGGED") {
             return Err(SqlError::unsupported(
                 "CREATE TEMPORARY or UNLOGGED SEQUENCE (every sequence is logged and kept)",
@@ -78,8 +156,7 @@ pub fn parse(toks: &[TokenWithSpan]) -> SqlResult<SequenceStatement> {
             if_not_exists,
             options,
         }
-    } else if w.keyword("ALTER") {
-        w.keyword("SEQUENCE");
+    } else if w.keyword("SEQUENCE") {
         let if_exists = if_exists(&mut w)?;
         let (name, _) = w.relation_name()?;
         let action = if w.keyword("RENAME") {
@@ -275,6 +352,26 @@ pub(crate) fn run(db: &Database, stmt: SequenceStatement) -> SqlResult<Output> {
                 }
             }
         }
+        SequenceStatement::AddIdentity {
+            table,
+            column,
+            identity,
+            options,
+        } => add_identity(db, &table, &column, identity, options)?,
+        SequenceStatement::OwnerTo { relation, role } => {
+            if !db.relation_exists(&relation) {
+                return Err(SqlError::new(
+                    code::UNDEFINED_TABLE,
+                    format!("relation \"{relation}\" does not exist"),
+                ));
+            }
+            if crate::roles::find(db, &role).is_none() {
+                return Err(SqlError::new(
+                    code::UNDEFINED_OBJECT,
+                    format!("role \"{role}\" does not exist"),
+                ));
+            }
+        }
         SequenceStatement::Drop {
             names,
             if_exists,
@@ -318,6 +415,60 @@ pub(crate) fn run(db: &Database, stmt: SequenceStatement) -> SqlResult<Output> {
         }
     }
     Ok(out)
+}
+
+/// Makes a column an identity column: its sequence (named by SEQUENCE NAME, or as
+/// PostgreSQL names it) and the default that calls it. The column must be NOT NULL
+/// and have no default, as PostgreSQL requires.
+fn add_identity(
+    db: &Database,
+    table: &str,
+    column: &str,
+    identity: Identity,
+    options: SeqOptions,
+) -> SqlResult<()> {
+    let (table_id, at) = owner_column(db, table, column)?;
+    let col = db.schema(table)?.columns[at as usize].clone();
+    let ty = crate::types::SqlType::from_column(col.ty);
+    if col.nullable {
+        return Err(SqlError::new(
+            code::OBJECT_NOT_IN_PREREQUISITE_STATE,
+            format!(
+                "column \"{column}\" of relation \"{table}\" must be declared NOT NULL before identity can be added"
+            ),
+        ));
+    }
+    if super::owned::identities(db, table).contains_key(&(at as usize)) {
+        return Err(SqlError::new(
+            code::OBJECT_NOT_IN_PREREQUISITE_STATE,
+            format!("column \"{column}\" of relation \"{table}\" is already an identity column"),
+        ));
+    }
+    if col.default.is_some() {
+        return Err(SqlError::new(
+            code::OBJECT_NOT_IN_PREREQUISITE_STATE,
+            format!("column \"{column}\" of relation \"{table}\" already has a default value"),
+        ));
+    }
+    let name = match &options.sequence_name {
+        Some(n) if db.relation_exists(n) => return Err(already_exists(n)),
+        Some(n) => n.clone(),
+        None => super::owned::choose_name(db, table, column, &[]),
+    };
+    let mut named = options;
+    named.sequence_name = None;
+    let seq = super::owned::ColumnSequence::identity(identity, ty, named)?;
+    let mut def = seq.definition(&name, at)?;
+    def.owned_by = Some((table_id, at));
+    db.create_sequence(def)?;
+    db.alter_table(
+        table,
+        &AlterOp::SetDefault {
+            column: column.to_string(),
+            default: Some(super::owned::nextval_default(&name)),
+        },
+    )?;
+    Ok(())
 }
 
 /// An identity column's sequence never goes on its own; a sequence a default calls
