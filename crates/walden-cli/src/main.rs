@@ -18,6 +18,7 @@ mod describe;
 mod keys;
 mod kill_child;
 mod memory;
+mod nextval_bench;
 mod pgbench;
 mod postgres;
 mod queries;
@@ -100,6 +101,9 @@ enum BenchCommand {
     /// PostgreSQL's pgbench against `walden serve` and PostgreSQL in one run: TPS,
     /// latency, WAL, page images and fsyncs per transaction.
     Pgbench(pgbench::PgbenchArgs),
+    /// How fast a sequence hands out values in one process (the engine's call and
+    /// SQL's nextval), beside PostgreSQL.
+    Nextval(nextval_bench::NextvalArgs),
 }
 
 /// A torn-page protection mode as named on the command line.
@@ -214,6 +218,7 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Keys(args)) => keys::run(&args),
         Command::Bench(BenchCommand::Queries(args)) => queries::run(&args),
         Command::Bench(BenchCommand::Pgbench(args)) => pgbench::run(&args),
+        Command::Bench(BenchCommand::Nextval(args)) => nextval_bench::run(&args),
         Command::Crashtest(args) => crashtest::run(&args),
         Command::Waldump(args) => waldump::run(&args),
         Command::Check(args) => check::run(&args),

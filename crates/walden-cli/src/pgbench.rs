@@ -7,6 +7,11 @@
 //! PostgreSQL: the insert position's advance) and what was written to the WAL files
 //! (Walden: frames as written; PostgreSQL: a lower bound, `pg_stat_wal.wal_write` × its
 //! 8 KiB WAL page), page images and WAL fsyncs (PostgreSQL: `pg_stat_wal`).
+//!
+//! Besides pgbench's built-in scripts, `serial-insert` runs a one-line script of ours:
+//! each transaction inserts one row into a `bigserial primary key` table
+//! (`bench_serial`, made anew instead of `pgbench -i`), and after each run every row's
+//! id is checked distinct (`count(*)` against `count(distinct id)`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -38,7 +43,8 @@ pub struct PgbenchArgs {
     /// Seconds per run.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..=86400))]
     duration: u32,
-    /// pgbench's built-in script: tpcb-like, simple-update or select-only.
+    /// pgbench's built-in script (tpcb-like, simple-update or select-only), or
+    /// serial-insert: one row per transaction into a bigserial primary key table.
     #[arg(long, default_value = "tpcb-like")]
     script: String,
     /// pgbench's query protocol: simple, extended or prepared.
@@ -88,6 +94,25 @@ struct Run {
     wal_written: u64,
     page_images: u64,
     wal_fsyncs: u64,
+    /// serial-insert: the table's rows and distinct ids after the run.
+    ids: Option<(u64, u64)>,
+}
+
+/// `serial-insert`'s table, made anew in place of `pgbench -i`.
+const SERIAL_INIT: &str = "drop table if exists bench_serial;\n\
+     create table bench_serial (id bigserial primary key, client int);\n";
+/// `serial-insert`'s one statement.
+const SERIAL_INSERT: &str = "insert into bench_serial (client) values (:client_id);\n";
+
+fn serial_insert(args: &PgbenchArgs) -> bool {
+    args.script == "serial-insert"
+}
+
+/// Writes one of our scripts into the scratch directory; its path.
+fn script_file(scratch: &Path, name: &str, text: &str) -> Result<String, CliError> {
+    let path = scratch.join(name);
+    std::fs::write(&path, text).map_err(|e| CliError::io(format!("writing {name}"), e))?;
+    Ok(path.to_string_lossy().into_owned())
 }
 
 impl Run {
@@ -199,6 +224,8 @@ struct Counts {
 trait Counters {
     fn checkpoint(&self) -> Result<(), CliError>;
     fn counters(&self) -> Result<Counts, CliError>;
+    /// A query's one row, its values `|`-separated.
+    fn query_row(&self, sql: &str) -> Result<String, CliError>;
 }
 
 struct WaldenCounters(Database);
@@ -222,12 +249,29 @@ impl Counters for WaldenCounters {
     fn counters(&self) -> Result<Counts, CliError> {
         Ok(walden_counts(&self.0.stats()))
     }
+    fn query_row(&self, sql: &str) -> Result<String, CliError> {
+        let mut s = walden_sql::Session::new(&self.0);
+        let r = s.execute(sql).map_err(|e| fail(format!("{sql}: {e}")))?;
+        let row = r
+            .last()
+            .and_then(|r| r.rows.first())
+            .cloned()
+            .unwrap_or_default();
+        Ok(row
+            .iter()
+            .map(walden_sql::value::display)
+            .collect::<Vec<_>>()
+            .join("|"))
+    }
 }
 
 impl Counters for Cluster {
     fn checkpoint(&self) -> Result<(), CliError> {
         self.query("checkpoint")?;
         Ok(())
+    }
+    fn query_row(&self, sql: &str) -> Result<String, CliError> {
+        Ok(self.query(sql)?.trim().to_string())
     }
     fn counters(&self) -> Result<Counts, CliError> {
         let out = self.query(
@@ -262,17 +306,20 @@ fn bench_target(
     let mut inits = Vec::new();
     for _ in 0..args.init_runs {
         let started = Instant::now();
-        let out = pgbench(
-            bin,
-            at,
-            &[
+        let init: Vec<String> = if serial_insert(args) {
+            let file = script_file(scratch, "serial_init.sql", SERIAL_INIT)?;
+            ["-n", "-c", "1", "-t", "1", "-f", &file]
+                .map(String::from)
+                .to_vec()
+        } else {
+            vec![
                 "-i".into(),
                 "-q".into(),
                 "-s".into(),
                 args.scale.to_string(),
-            ],
-            scratch,
-        )?;
+            ]
+        };
+        let out = pgbench(bin, at, &init, scratch)?;
         let secs = started.elapsed().as_secs_f64();
         eprintln!(
             "{name}: pgbench -i -s {} in {secs:.2} s ({})",
@@ -316,13 +363,21 @@ fn one_run(
     counters.checkpoint()?;
     let before = counters.counters()?;
     let prefix = format!("pgbench_log_{}", name.replace('/', "_"));
+    let script = if serial_insert(args) {
+        [
+            "-f".into(),
+            script_file(scratch, "serial_insert.sql", SERIAL_INSERT)?,
+        ]
+    } else {
+        ["-b".into(), args.script.clone()]
+    };
     let out = pgbench(
         bin,
         at,
         &[
             "-n".into(),
-            "-b".into(),
-            args.script.clone(),
+            script[0].clone(),
+            script[1].clone(),
             "-M".into(),
             args.protocol.clone(),
             "-c".into(),
@@ -353,6 +408,23 @@ fn one_run(
         wal_written: after.wal_written.saturating_sub(before.wal_written),
         page_images: after.page_images.saturating_sub(before.page_images),
         wal_fsyncs: after.wal_fsyncs.saturating_sub(before.wal_fsyncs),
+        ids: None,
+    };
+    let run = if serial_insert(args) {
+        let row = counters.query_row("select count(*), count(distinct id) from bench_serial")?;
+        let n: Vec<u64> = row
+            .split('|')
+            .filter_map(|v| v.trim().parse().ok())
+            .collect();
+        match n.as_slice() {
+            [rows, distinct] => Run {
+                ids: Some((*rows, *distinct)),
+                ..run
+            },
+            _ => return Err(fail(format!("unexpected id count {row:?}"))),
+        }
+    } else {
+        run
     };
     eprintln!(
         "{name}: {clients} clients: {:.0} tps, {:.0} WAL bytes per transaction ({:.0} written)",
@@ -370,10 +442,10 @@ fn available_threads() -> u32 {
 pub fn run(args: &PgbenchArgs) -> Result<ExitCode, CliError> {
     if !matches!(
         args.script.as_str(),
-        "tpcb-like" | "simple-update" | "select-only"
+        "tpcb-like" | "simple-update" | "select-only" | "serial-insert"
     ) {
         return Err(fail(format!(
-            "unknown script {:?}: tpcb-like, simple-update or select-only",
+            "unknown script {:?}: tpcb-like, simple-update, select-only or serial-insert",
             args.script
         )));
     }
@@ -523,6 +595,19 @@ fn report(args: &PgbenchArgs, targets: &[Target]) -> Result<(), CliError> {
         }
     }
     outln!(stdout, "{table}")?;
+    for t in targets {
+        for r in &t.runs {
+            if let Some((rows, distinct)) = r.ids {
+                outln!(
+                    stdout,
+                    "{} at {} clients: bench_serial holds {rows} rows with {distinct} distinct ids{}",
+                    t.name,
+                    r.clients,
+                    if rows == distinct { "" } else { ": IDS REPEAT" }
+                )?;
+            }
+        }
+    }
     outln!(
         stdout,
         "WAL B/txn: how far the log advanced (Walden: record bytes; PostgreSQL: insert-LSN \
@@ -611,6 +696,8 @@ fn write_outputs(args: &PgbenchArgs, dir: &Path, targets: &[Target]) -> Result<(
                 "wal_written_is_lower_bound": t.name != "walden",
                 "page_images_per_txn": r.per_txn(r.page_images),
                 "wal_fsyncs_per_txn": r.per_txn(r.wal_fsyncs),
+                "rows": r.ids.map(|(rows, _)| rows),
+                "distinct_ids": r.ids.map(|(_, distinct)| distinct),
             })).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
     });

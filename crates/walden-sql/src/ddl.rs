@@ -263,13 +263,13 @@ pub(crate) fn column_fkeys(def: &ast::ColumnDef) -> SqlResult<Vec<crate::fkeys::
 /// A CHECK constraint as written: its name if given, its expression.
 pub(crate) type Check = (Option<String>, ast::Expr);
 
-/// A column as CREATE TABLE or ALTER TABLE ADD COLUMN defines it, with the keys
+/// A column as CREATE TABLE or ALTER TABLE ADD COLUMN defines it: the column, the keys
 /// (PRIMARY KEY, UNIQUE) and CHECK constraints its options declare, and the sequence a
 /// serial or identity column owns.
-pub(crate) fn column_of(
-    def: &ast::ColumnDef,
-    table: &str,
-) -> SqlResult<(Column, Vec<Key>, Vec<Check>, Option<ColumnSequence>)> {
+pub(crate) type ColumnDecl = (Column, Vec<Key>, Vec<Check>, Option<ColumnSequence>);
+
+/// The declaration of one column of CREATE TABLE or ALTER TABLE ADD COLUMN.
+pub(crate) fn column_of(def: &ast::ColumnDef, table: &str) -> SqlResult<ColumnDecl> {
     let name = table;
     let col_name = ident_name(&def.name);
     let mut keys = Vec::new();

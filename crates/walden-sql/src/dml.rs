@@ -655,7 +655,7 @@ fn bind_values(
     // A column given DEFAULT in every row is left out (its default fills it, as for a
     // column not listed); DEFAULT in some rows is the column's default in those.
     let keep: Vec<bool> = (0..width)
-        .map(|k| !(!rows.is_empty() && rows.iter().all(|r| is_default(&r[k]))))
+        .map(|k| rows.is_empty() || !rows.iter().all(|r| is_default(&r[k])))
         .collect();
     let empty = Scope::default();
     let mut bound = Vec::with_capacity(rows.len());

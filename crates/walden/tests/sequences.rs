@@ -56,7 +56,7 @@ fn a_value_a_transaction_saw_is_never_handed_out_again() {
                     for _ in 0..n {
                         got.push(tx.nextval("s").unwrap());
                     }
-                    if next(&mut rng) % 2 == 0 {
+                    if next(&mut rng).is_multiple_of(2) {
                         tx.commit().unwrap();
                     } else {
                         tx.rollback().unwrap();
