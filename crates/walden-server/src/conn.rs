@@ -81,6 +81,21 @@ pub(crate) fn serve(stream: Stream, local: bool, shared: &Shared) {
     // The session's open transaction, if any, is rolled back as it drops.
 }
 
+/// Refuses a connection the server has no thread for (from the accepting thread, so
+/// it waits at most a moment on a client that does not read): PostgreSQL's 53300.
+pub(crate) fn refuse(stream: Stream) {
+    let wait = Some(std::time::Duration::from_millis(50));
+    if stream.set_write_timeout(wait).is_err() {
+        return;
+    }
+    if let Ok(mut wire) = Wire::new(stream, PRE_AUTH_MAX_MESSAGE) {
+        let _ = fatal(
+            &mut wire,
+            SqlError::new("53300", "sorry, too many clients already"),
+        );
+    }
+}
+
 /// Reads the startup packet: answers SSL and GSS requests (no encryption is offered
 /// yet), serves a cancel request, and gives the Startup message.
 fn startup(wire: &mut Wire, shared: &Shared, deadline: Instant) -> Option<Startup> {
@@ -88,6 +103,19 @@ fn startup(wire: &mut Wire, shared: &Shared, deadline: Instant) -> Option<Startu
     loop {
         let m = match wire.recv(&mut check) {
             Ok(m) => m,
+            Err(WireError::UnsupportedProtocol { major, minor }) => {
+                let message = format!(
+                    "unsupported frontend protocol {major}.{minor}: server supports 3.0 to 3.0"
+                );
+                // As PostgreSQL: a client of an older protocol is told in its own
+                // format, a newer one in 3.0's.
+                let _ = if major < 3 {
+                    wire.send_raw(format!("EFATAL:  {message}\n\0").as_bytes())
+                } else {
+                    fatal(wire, SqlError::new(code::FEATURE_NOT_SUPPORTED, message))
+                };
+                return None;
+            }
             Err(WireError::TooLarge(_)) | Err(WireError::Malformed(_)) => {
                 // PostgreSQL closes such a connection with only a log line: the
                 // client has not said which protocol it speaks.
@@ -529,7 +557,10 @@ impl Conn<'_> {
                     }
                     continue;
                 }
-                Err(WireError::Closed) | Err(WireError::Io) => return,
+                // (A protocol version is read only at startup.)
+                Err(WireError::Closed)
+                | Err(WireError::Io)
+                | Err(WireError::UnsupportedProtocol { .. }) => return,
             };
             let result = match m {
                 F::Query(q) => self.simple_query(&q.query),

@@ -121,6 +121,9 @@ pub(crate) struct Shared {
     pub backends: Mutex<HashMap<i32, Backend>>,
     /// Backend ids handed out (the "process id" of BackendKeyData).
     next_pid: AtomicU64,
+    /// Connection threads running, in startup or in their session (`spawn_connection`
+    /// counts them up, each thread down as it ends).
+    pub threads: std::sync::atomic::AtomicUsize,
     /// Seed of the cancel keys: from the clock at start, then a generator.
     key_state: AtomicU64,
 }
@@ -200,6 +203,7 @@ impl Server {
             stopping: AtomicBool::new(false),
             backends: Mutex::new(HashMap::new()),
             next_pid: AtomicU64::new(seed % 100_000),
+            threads: std::sync::atomic::AtomicUsize::new(0),
             key_state: AtomicU64::new(seed),
         });
         let connections: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::default();
@@ -358,19 +362,45 @@ fn accept_unix(
     }
 }
 
+/// The most connection threads at once: twice `max_connections`, as PostgreSQL takes at
+/// most about twice as many children as connections. Past it a new connection is
+/// refused before it costs a thread, so a flood of sockets that never log in (each held
+/// for at most `startup_timeout`) leaves the server and its sessions running.
+fn thread_limit(config: &ServerConfig) -> usize {
+    config.max_connections.saturating_mul(2).max(2)
+}
+
+/// Decrements the count of connection threads as its thread ends.
+struct ThreadCount(Arc<Shared>);
+
+impl Drop for ThreadCount {
+    fn drop(&mut self) {
+        self.0.threads.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 fn spawn_connection(
     stream: wire::Stream,
     local: bool,
     shared: &Arc<Shared>,
     connections: &Arc<Mutex<Vec<JoinHandle<()>>>>,
 ) {
+    if shared.threads.fetch_add(1, Ordering::SeqCst) >= thread_limit(&shared.config) {
+        shared.threads.fetch_sub(1, Ordering::SeqCst);
+        conn::refuse(stream);
+        return;
+    }
+    let count = ThreadCount(shared.clone());
     let shared2 = shared.clone();
     // The SQL layer grows its own stack for deeply nested statements (depth.rs); this
     // is room for the protocol's frames around it.
     let spawned = std::thread::Builder::new()
         .name("walden-conn".into())
         .stack_size(8 << 20)
-        .spawn(move || conn::serve(stream, local, &shared2));
+        .spawn(move || {
+            let _count = count;
+            conn::serve(stream, local, &shared2)
+        });
     let mut threads = connections.lock().unwrap_or_else(|p| p.into_inner());
     // Forget the threads that have ended, so the list stays as long as the connections.
     threads.retain(|t| !t.is_finished());

@@ -31,6 +31,15 @@ impl Stream {
         }
     }
 
+    pub fn set_write_timeout(&self, t: Option<Duration>) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_write_timeout(t),
+            Stream::Unix(s) => s.set_write_timeout(t),
+            Stream::Tls(s) => s.sock.set_write_timeout(t),
+            Stream::Gone => Ok(()),
+        }
+    }
+
     pub fn is_tls(&self) -> bool {
         matches!(self, Stream::Tls(_))
     }
@@ -82,6 +91,12 @@ pub(crate) enum WireError {
     TooLarge(usize),
     /// The waiting was stopped by the caller's check (shutdown, startup timeout).
     Stopped,
+    /// A startup packet asking for a protocol other than 3.x (its major and minor
+    /// version): PostgreSQL answers it with a FATAL error and closes.
+    UnsupportedProtocol {
+        major: u16,
+        minor: u16,
+    },
     /// A whole message (consumed) whose strings are not UTF-8: the statement fails with
     /// 22021 and the session goes on, as in PostgreSQL.
     BadEncoding {
@@ -214,6 +229,14 @@ impl Wire {
         if self.inbuf.len() < total {
             return Ok(None);
         }
+        if startup && total >= 8 {
+            // The protocol version; the special request codes have major 1234.
+            let major = u16::from_be_bytes([self.inbuf[4], self.inbuf[5]]);
+            let minor = u16::from_be_bytes([self.inbuf[6], self.inbuf[7]]);
+            if major != 3 && major != 1234 {
+                return Err(WireError::UnsupportedProtocol { major, minor });
+            }
+        }
         let mut frame = if startup && self.ctx.awaiting_frontend_ssl {
             // The SSL check looks at the first bytes only and leaves them in place.
             self.inbuf.clone().split_to(total)
@@ -278,6 +301,13 @@ impl Wire {
             self.flush()?;
         }
         Ok(())
+    }
+
+    /// Writes raw bytes, unframed: what PostgreSQL sends a client of a protocol before
+    /// 3.0 (`E`, the text, a NUL).
+    pub fn send_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.outbuf.extend_from_slice(bytes);
+        self.flush()
     }
 
     /// Sends what was added.

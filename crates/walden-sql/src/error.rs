@@ -71,6 +71,7 @@ pub mod code {
     pub const SEQUENCE_GENERATOR_LIMIT_EXCEEDED: &str = "2200H";
     pub const DEPENDENT_OBJECTS_STILL_EXIST: &str = "2BP01";
     pub const INVALID_SCHEMA_NAME: &str = "3F000";
+    pub const TOO_MANY_COLUMNS: &str = "54011";
     pub const OBJECT_NOT_IN_PREREQUISITE_STATE: &str = "55000";
     pub const GENERATED_ALWAYS: &str = "428C9";
     pub const SYNTAX_ERROR_OR_ACCESS_RULE_VIOLATION: &str = "42000";

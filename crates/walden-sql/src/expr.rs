@@ -7,7 +7,7 @@ use std::sync::Arc;
 use walden::rng::SimRng;
 use walden::Value;
 
-use crate::error::{SqlError, SqlResult};
+use crate::error::{code, SqlError, SqlResult};
 use crate::functions::{self, Func};
 use crate::pg_catalog::{CatalogFn, Snap};
 use crate::types::{DeclaredType, SqlType};
@@ -499,13 +499,27 @@ impl Expr {
             }
             Expr::Concat(a, b) => {
                 let (x, y) = (a.eval(row, cx)?, b.eval(row, cx)?);
-                match (value::to_text(&x), value::to_text(&y)) {
-                    (Some(mut s), Some(t)) => {
-                        s.push_str(&t);
-                        Value::Text(s)
-                    }
-                    _ => Value::Null,
+                // Texts are joined in place (no copy of either); other values through
+                // their text form.
+                let (mut s, t) = match (x, y) {
+                    (Value::Text(s), Value::Text(t)) => (s, t),
+                    (x, y) => match (value::to_text(&x), value::to_text(&y)) {
+                        (Some(s), Some(t)) => (s, t),
+                        _ => return Ok(Value::Null),
+                    },
+                };
+                // PostgreSQL's values are at most 1 GB: a longer one is refused before
+                // it is made.
+                let n = s.len() + t.len();
+                if n > walden::schema::MAX_VALUE_BYTES {
+                    return Err(SqlError::new(
+                        code::PROGRAM_LIMIT,
+                        format!("invalid memory alloc request size {}", n + 4),
+                    ));
                 }
+                s.reserve_exact(t.len());
+                s.push_str(&t);
+                Value::Text(s)
             }
             Expr::Case {
                 operand,

@@ -219,6 +219,10 @@ fn order_items(ob: Option<&ast::OrderBy>) -> SqlResult<Vec<(&ast::Expr, bool, bo
     Ok(out)
 }
 
+/// PostgreSQL's MaxTupleAttributeNumber: the most columns a query may return (the wire
+/// protocol counts them in 16 bits).
+pub const MAX_TARGET_COLUMNS: usize = 1664;
+
 impl QueryPlan {
     pub fn plan(query: &ast::Query, catalog: &dyn Catalog) -> SqlResult<QueryPlan> {
         QueryPlan::plan_in(
@@ -234,7 +238,14 @@ impl QueryPlan {
     /// Plans a query inside `cx` (a subquery sees its enclosing queries and their WITH
     /// queries).
     pub fn plan_in(query: &ast::Query, cx: &PlanCx) -> SqlResult<QueryPlan> {
-        crate::depth::recurse(|| QueryPlan::plan_query(query, cx))
+        let plan = crate::depth::recurse(|| QueryPlan::plan_query(query, cx))?;
+        if plan.columns().len() > MAX_TARGET_COLUMNS {
+            return Err(SqlError::new(
+                code::TOO_MANY_COLUMNS,
+                format!("target lists can have at most {MAX_TARGET_COLUMNS} entries"),
+            ));
+        }
+        Ok(plan)
     }
 
     fn plan_query(query: &ast::Query, cx: &PlanCx) -> SqlResult<QueryPlan> {
@@ -2646,6 +2657,18 @@ impl Acc {
             Acc::Text(cur) => {
                 let Value::Text(t) = v else { return Ok(0) };
                 let grew = t.len() as u64;
+                let had = cur.as_ref().map_or(0, |s| s.len());
+                let more = t.len()
+                    + match (&sep, cur.is_some()) {
+                        (Some(Value::Text(d)), true) => d.len(),
+                        _ => 0,
+                    };
+                if had + more > walden::schema::MAX_VALUE_BYTES {
+                    return Err(SqlError::new(code::PROGRAM_LIMIT, "out of memory")
+                        .with_detail(format!(
+                        "Cannot enlarge string buffer containing {had} bytes by {more} more bytes."
+                    )));
+                }
                 match cur {
                     None => *cur = Some(t),
                     Some(s) => {
