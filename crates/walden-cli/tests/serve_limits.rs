@@ -6,6 +6,8 @@
 //! memory without bound. Each case checks the server still serves a logged-in session
 //! and measures the process's peak memory (VmHWM).
 
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 use std::io::{Read, Write};

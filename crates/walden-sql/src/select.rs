@@ -2664,10 +2664,11 @@ impl Acc {
                         _ => 0,
                     };
                 if had + more > walden::schema::MAX_VALUE_BYTES {
-                    return Err(SqlError::new(code::PROGRAM_LIMIT, "out of memory")
-                        .with_detail(format!(
+                    return Err(
+                        SqlError::new(code::PROGRAM_LIMIT, "out of memory").with_detail(format!(
                         "Cannot enlarge string buffer containing {had} bytes by {more} more bytes."
-                    )));
+                    )),
+                    );
                 }
                 match cur {
                     None => *cur = Some(t),
