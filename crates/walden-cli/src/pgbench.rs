@@ -104,6 +104,15 @@ const SERIAL_INIT: &str = "drop table if exists bench_serial;\n\
 /// `serial-insert`'s one statement.
 const SERIAL_INSERT: &str = "insert into bench_serial (client) values (:client_id);\n";
 
+/// What the initialization is called in the report.
+fn init_name(args: &PgbenchArgs) -> String {
+    if serial_insert(args) {
+        "bench_serial made anew".to_string()
+    } else {
+        format!("pgbench -i -s {}", args.scale)
+    }
+}
+
 fn serial_insert(args: &PgbenchArgs) -> bool {
     args.script == "serial-insert"
 }
@@ -322,8 +331,8 @@ fn bench_target(
         let out = pgbench(bin, at, &init, scratch)?;
         let secs = started.elapsed().as_secs_f64();
         eprintln!(
-            "{name}: pgbench -i -s {} in {secs:.2} s ({})",
-            args.scale,
+            "{name}: {} in {secs:.2} s ({})",
+            init_name(args),
             init_steps(&out)
         );
         inits.push((secs, init_steps(&out)));
@@ -634,9 +643,9 @@ fn report(args: &PgbenchArgs, targets: &[Target]) -> Result<(), CliError> {
         let all: Vec<String> = t.init_all.iter().map(|x| format!("{x:.2}")).collect();
         outln!(
             stdout,
-            "{}: pgbench -i -s {}: {:.2} s, the median of {} ({}); its steps: {}",
+            "{}: {}: {:.2} s, the median of {} ({}); its steps: {}",
             t.name,
-            args.scale,
+            init_name(args),
             t.init_secs,
             t.init_all.len(),
             all.join(", "),
@@ -660,8 +669,9 @@ fn report(args: &PgbenchArgs, targets: &[Target]) -> Result<(), CliError> {
             }
             outln!(
                 stdout,
-                "walden vs {}: pgbench -i {:.2}x the time",
+                "walden vs {}: {} {:.2}x the time",
                 p.name,
+                init_name(args),
                 w.init_secs / p.init_secs.max(f64::MIN_POSITIVE)
             )?;
         }
