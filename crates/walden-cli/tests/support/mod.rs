@@ -1,6 +1,8 @@
 //! What the binary's tests share: running `walden`.
 #![allow(dead_code)]
 
+pub mod wire;
+
 use std::process::{Command, Output};
 
 /// The `walden` binary under test.
