@@ -348,6 +348,8 @@ impl Conn<'_> {
         self.wire.send(B::Authentication(Authentication::Ok))?;
         self.wire
             .set_max_message(self.shared.config.max_message_bytes);
+        // The session runs as the role that logged in.
+        self.session.set_user(user);
         // The client's settings: its startup parameters, and `options` ("-c name=value"
         // or "--name=value", space-separated).
         let mut settings: Vec<(String, String)> = Vec::new();
@@ -386,7 +388,15 @@ impl Conn<'_> {
             ("server_version", SERVER_VERSION.to_string()),
             ("server_encoding", "UTF8".into()),
             ("integer_datetimes", "on".into()),
-            ("is_superuser", "on".into()),
+            (
+                "is_superuser",
+                if role.as_ref().is_some_and(|r| r.superuser) {
+                    "on"
+                } else {
+                    "off"
+                }
+                .into(),
+            ),
             ("session_authorization", user.clone()),
             ("default_transaction_read_only", "off".into()),
             ("in_hot_standby", "off".into()),

@@ -689,3 +689,41 @@ async fn money_transfers_over_8_connections_keep_the_total() {
     server.shutdown();
     db.close().expect("close");
 }
+
+/// A client logged in over TCP as an ordinary role runs as that role: `current_user`
+/// is it, the server says it is no superuser, and the password verifiers are not its
+/// to read (PostgreSQL's 42501), nor is the superuser's password its to change.
+#[tokio::test]
+async fn an_ordinary_role_runs_as_itself() {
+    let (_dir, _db, server) = start();
+    let client = connect(&server).await;
+    let rows = client
+        .simple_query("select current_user, session_user")
+        .await
+        .expect("current_user");
+    assert_eq!(
+        cells(&rows),
+        vec![vec![Some(USER.to_string()), Some(USER.to_string())]]
+    );
+    let rows = client
+        .simple_query("show is_superuser")
+        .await
+        .expect("show");
+    assert_eq!(cells(&rows), vec![vec![Some("off".to_string())]]);
+    for sql in [
+        "select rolpassword from pg_authid",
+        "alter role postgres password 'mine now'",
+        "create role intruder superuser login password 'x'",
+    ] {
+        let e = client.simple_query(sql).await.expect_err(sql);
+        assert_eq!(
+            e.as_db_error().map(|d| d.code().code()),
+            Some("42501"),
+            "{sql}: {e}"
+        );
+    }
+    client
+        .simple_query(&format!("alter role {USER} password 'changed by itself'"))
+        .await
+        .expect("a role changes its own password");
+}

@@ -60,6 +60,8 @@ pub enum Source {
     Values {
         rows: Arc<Vec<Vec<Value>>>,
         name: String,
+        /// Readable by superusers only: what the refusal calls it (`pg_authid`).
+        superuser_only: Option<&'static str>,
     },
     /// `pg_settings`: the session's settings, read when it runs.
     Settings,
@@ -547,6 +549,7 @@ impl Builder<'_, '_> {
                             crate::pg_catalog::Rows::Made(rows) => Source::Values {
                                 rows: Arc::new(rows),
                                 name: vname.clone(),
+                                superuser_only: rel.superuser_only,
                             },
                             crate::pg_catalog::Rows::Settings => Source::Settings,
                         },
@@ -652,6 +655,7 @@ impl Builder<'_, '_> {
                         Source::Values {
                             rows: Arc::new(vec![row]),
                             name: table.clone(),
+                            superuser_only: None,
                         },
                         Some(table),
                         vec![
@@ -2350,7 +2354,19 @@ impl Source {
                 }
                 Ok(true)
             }
-            Source::Values { rows, .. } => {
+            Source::Values {
+                rows,
+                superuser_only,
+                ..
+            } => {
+                if let (Some(what), Some(settings)) = (superuser_only, cx.settings) {
+                    if settings.current("is_superuser", false)?.as_deref() != Some("on") {
+                        return Err(SqlError::new(
+                            code::INSUFFICIENT_PRIVILEGE,
+                            format!("permission denied for {what}"),
+                        ));
+                    }
+                }
                 let guard = cx.run.map(|r| r.guard);
                 for row in rows.iter() {
                     if let Some(g) = guard {

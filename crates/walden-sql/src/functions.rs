@@ -119,6 +119,9 @@ pub enum Func {
     Lastval,
     /// setval(regclass, bigint [, is_called]).
     Setval,
+    /// current_user, session_user, current_role, user: the role the session logged in
+    /// as (SET ROLE is not supported yet, so the four agree).
+    CurrentUser,
 }
 
 /// Texts longer than this are refused: PostgreSQL's 1 GB (2^30 - 1 bytes), which is
@@ -185,6 +188,7 @@ impl Func {
             "currval" => Func::Currval,
             "lastval" => Func::Lastval,
             "setval" => Func::Setval,
+            "current_user" | "session_user" | "current_role" | "user" => Func::CurrentUser,
             _ => return None,
         })
     }
@@ -206,6 +210,7 @@ impl Func {
                 | Func::Currval
                 | Func::Lastval
                 | Func::Setval
+                | Func::CurrentUser
         )
     }
 
@@ -281,7 +286,7 @@ impl Func {
             (Func::SetConfig, [n, v, l]) => text(*n) && text(*v) && matches!(l, T::Bool | T::Null),
             // A regclass is an OID (an integer here) or a name as text.
             (Func::Nextval | Func::Currval, [r]) => text(*r) || int(*r),
-            (Func::Lastval, []) => true,
+            (Func::Lastval | Func::CurrentUser, []) => true,
             (Func::Setval, [r, v]) => (text(*r) || int(*r)) && int(*v),
             (Func::Setval, [r, v, c]) => {
                 (text(*r) || int(*r)) && int(*v) && matches!(c, T::Bool | T::Null)
@@ -545,6 +550,13 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
         Func::Nextval => Value::Int8(sequences(cx, "nextval")?.nextval(&args[0])?),
         Func::Currval => Value::Int8(sequences(cx, "currval")?.currval(&args[0])?),
         Func::Lastval => Value::Int8(sequences(cx, "lastval")?.lastval()?),
+        Func::CurrentUser => match cx.settings {
+            Some(s) => Value::Text(
+                s.current("session_authorization", false)?
+                    .unwrap_or_default(),
+            ),
+            None => Value::Text(crate::roles::BOOTSTRAP.to_string()),
+        },
         Func::Setval => {
             let called = !matches!(args.get(2), Some(Value::Bool(false)));
             Value::Int8(sequences(cx, "setval")?.setval(&args[0], int(1), called)?)

@@ -631,23 +631,122 @@ fn reserved_prefix(name: &str) -> SqlResult<()> {
 
 /// The role the session's special specifiers name: the bootstrap superuser, which
 /// every session runs as.
-fn resolve(spec: &Spec) -> &str {
+fn resolve<'a>(spec: &'a Spec, actor: &'a str) -> &'a str {
     match spec {
         Spec::Named(n) => &n.name,
-        Spec::Current(..) => BOOTSTRAP,
+        Spec::Current(..) => actor,
     }
 }
 
-/// Runs a role statement (committed at once, as all of Walden's DDL).
-pub(crate) fn run(db: &Database, stmt: RoleStatement, notices: Vec<String>) -> SqlResult<Output> {
+fn denied(message: &str) -> SqlError {
+    SqlError::new(code::INSUFFICIENT_PRIVILEGE, message)
+}
+
+/// Whether the options set an attribute to anything (given at all).
+fn sets(options: &[RoleOption], attr: fn(&OptionKind) -> bool) -> bool {
+    options.iter().any(|o| attr(&o.kind))
+}
+
+fn sets_superuser(k: &OptionKind) -> bool {
+    matches!(k, OptionKind::Superuser(_))
+}
+fn sets_replication(k: &OptionKind) -> bool {
+    matches!(k, OptionKind::Replication(_))
+}
+fn sets_bypassrls(k: &OptionKind) -> bool {
+    matches!(k, OptionKind::Bypassrls(_))
+}
+fn turns_on(options: &[RoleOption], attr: fn(&OptionKind) -> Option<bool>) -> bool {
+    options.iter().any(|o| attr(&o.kind) == Some(true))
+}
+
+/// PostgreSQL 15's CreateRole checks: only a superuser makes a superuser, a
+/// replication or a bypassrls role; otherwise CREATEROLE is needed.
+fn may_create(actor: &RoleDef, options: &[RoleOption]) -> SqlResult<()> {
+    if actor.superuser {
+        return Ok(());
+    }
+    if turns_on(options, |k| match k {
+        OptionKind::Superuser(v) => Some(*v),
+        _ => None,
+    }) {
+        return Err(denied("must be superuser to create superusers"));
+    }
+    if turns_on(options, |k| match k {
+        OptionKind::Replication(v) => Some(*v),
+        _ => None,
+    }) {
+        return Err(denied("must be superuser to create replication users"));
+    }
+    if turns_on(options, |k| match k {
+        OptionKind::Bypassrls(v) => Some(*v),
+        _ => None,
+    }) {
+        return Err(denied("must be superuser to create bypassrls users"));
+    }
+    if !actor.createrole {
+        return Err(denied("permission denied to create role"));
+    }
+    Ok(())
+}
+
+/// PostgreSQL 15's AlterRole checks: superuser, replication and bypassrls roles and
+/// attributes are a superuser's; other roles a CREATEROLE role's; a role without
+/// CREATEROLE may change only its own password.
+fn may_alter(actor: &RoleDef, target: &RoleDef, options: &[RoleOption]) -> SqlResult<()> {
+    if actor.superuser {
+        return Ok(());
+    }
+    if target.superuser || sets(options, sets_superuser) {
+        return Err(denied(
+            "must be superuser to alter superuser roles or change superuser attribute",
+        ));
+    }
+    if target.replication || sets(options, sets_replication) {
+        return Err(denied(
+            "must be superuser to alter replication roles or change replication attribute",
+        ));
+    }
+    if sets(options, sets_bypassrls) {
+        return Err(denied("must be superuser to change bypassrls attribute"));
+    }
+    if actor.createrole {
+        return Ok(());
+    }
+    let only_password = !options.is_empty()
+        && options
+            .iter()
+            .all(|o| matches!(o.kind, OptionKind::Password(_)));
+    if !only_password || target.name != actor.name {
+        return Err(denied("permission denied"));
+    }
+    Ok(())
+}
+
+/// The role running a statement, as SQL sees it (a role dropped since its session
+/// logged in has no attribute left).
+fn actor_of(db: &Database, actor: &str) -> RoleDef {
+    find(db, actor).unwrap_or_else(|| RoleDef::new(actor))
+}
+
+/// Runs a role statement (committed at once, as all of Walden's DDL) for the role
+/// `actor` (the session's current user), with PostgreSQL's checks of what it may do.
+pub(crate) fn run(
+    db: &Database,
+    actor: &str,
+    stmt: RoleStatement,
+    notices: Vec<String>,
+) -> SqlResult<Output> {
     let mut out = Output::tag("");
     out.notices = notices;
+    let me = actor_of(db, actor);
     match stmt {
         RoleStatement::Create {
             name,
             options,
             user,
         } => {
+            may_create(&me, &options)?;
             check_limits(&options)?;
             reserved_prefix(&name.name)?;
             if find(db, &name.name).is_some() {
@@ -666,10 +765,11 @@ pub(crate) fn run(db: &Database, stmt: RoleStatement, notices: Vec<String>) -> S
         }
         RoleStatement::Alter { role, options } => {
             check_limits(&options)?;
-            let name = resolve(&role);
-            if find(db, name).is_none() {
+            let name = resolve(&role, actor);
+            let Some(target) = find(db, name) else {
                 return Err(no_such_role(name));
-            }
+            };
+            may_alter(&me, &target, &options)?;
             // The verifier is made before the catalog's lock is taken.
             let patch = prepare(&options, &mut out.notices)?;
             db.change_role(name, unstored(name), |mut r| {
@@ -679,15 +779,21 @@ pub(crate) fn run(db: &Database, stmt: RoleStatement, notices: Vec<String>) -> S
             out.tag = "ALTER ROLE".into();
         }
         RoleStatement::Rename { role, to } => {
-            let name = resolve(&role);
-            if find(db, name).is_none() {
+            let name = resolve(&role, actor);
+            let Some(target) = find(db, name) else {
                 return Err(no_such_role(name));
-            }
-            if name == BOOTSTRAP {
+            };
+            if name == actor || name == BOOTSTRAP {
                 return Err(SqlError::new(
                     code::FEATURE_NOT_SUPPORTED,
                     "session user cannot be renamed",
                 ));
+            }
+            if target.superuser && !me.superuser {
+                return Err(denied("must be superuser to rename superusers"));
+            }
+            if !me.superuser && !me.createrole {
+                return Err(denied("permission denied to rename role"));
             }
             reserved_prefix(&to.name)?;
             if find(db, &to.name).is_some() {
@@ -704,7 +810,10 @@ pub(crate) fn run(db: &Database, stmt: RoleStatement, notices: Vec<String>) -> S
             out.tag = "ALTER ROLE".into();
         }
         RoleStatement::Drop { if_exists, names } => {
-            let doomed = droppable(db, if_exists, &names, &mut out.notices)?;
+            if !me.superuser && !me.createrole {
+                return Err(denied("permission denied to drop role"));
+            }
+            let doomed = droppable(db, &me, if_exists, &names, &mut out.notices)?;
             for name in doomed {
                 db.drop_role(&name)?;
             }
@@ -825,6 +934,7 @@ fn unstored(name: &str) -> Option<RoleDef> {
 /// them in one transaction: one error keeps them all).
 fn droppable(
     db: &Database,
+    actor: &RoleDef,
     if_exists: bool,
     names: &[Spec],
     notices: &mut Vec<String>,
@@ -853,11 +963,14 @@ fn droppable(
             }
             return Err(no_such_role(name));
         }
-        if name == BOOTSTRAP {
+        if name == BOOTSTRAP || *name == actor.name {
             return Err(SqlError::new(
                 code::OBJECT_IN_USE,
                 "current user cannot be dropped",
             ));
+        }
+        if find(db, name).is_some_and(|r| r.superuser) && !actor.superuser {
+            return Err(denied("must be superuser to drop superusers"));
         }
         doomed.push(name.clone());
     }

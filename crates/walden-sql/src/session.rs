@@ -331,6 +331,18 @@ impl Session {
         self.settings.set_max_connections(n);
     }
 
+    /// Makes the session's user the role `name` (a server, once the client logged in
+    /// as it): `current_user`, `session_user`, and what role statements may do.
+    pub fn set_user(&mut self, name: &str) {
+        let superuser = crate::roles::find(&self.db, name).is_some_and(|r| r.superuser);
+        self.settings.set_user(name, superuser);
+    }
+
+    /// The role the session logged in as.
+    pub fn user(&self) -> String {
+        self.settings.now().session_user.clone()
+    }
+
     /// Makes now(), current_timestamp and current_date read `clock` instead of the
     /// system's time (tests replay with a clock of their own).
     pub fn set_clock(&mut self, clock: WallClock) {
@@ -830,7 +842,8 @@ impl Session {
                     let e = no_block(crate::roles::command(&stmt));
                     return Err(self.fail(e));
                 }
-                crate::roles::run(&self.db, stmt, notices)
+                let user = self.user();
+                crate::roles::run(&self.db, &user, stmt, notices)
             }
             Parsed::Sequence(stmt) => {
                 if matches!(self.txn, TxnState::Failed) {

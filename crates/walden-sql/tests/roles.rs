@@ -431,3 +431,106 @@ fn roles_survive_a_crash() {
                 .matches(b"pa")
     );
 }
+
+/// What an ordinary role may do to roles, and what it may read of them, as PostgreSQL 15
+/// answered `bob` (LOGIN) and `cr` (CREATEROLE) on the same statements; the superuser
+/// `su` beside them. What could go wrong: any role creating superusers, changing the
+/// superuser's password, or reading every verifier from pg_authid.
+#[test]
+fn an_ordinary_role_is_held_to_postgres_rules() {
+    let (db, mut admin) = walden_session();
+    for sql in [
+        "create role bob login password 'b'",
+        "create role cr createrole login",
+        "create role su superuser",
+    ] {
+        run(&mut admin, sql);
+    }
+    let mut bob = Session::new(&db);
+    bob.set_user("bob");
+    let cases = [
+        ("select current_user, session_user", "bob|bob"),
+        ("show session_authorization", "bob"),
+        ("show role", "none"),
+        ("show is_superuser", "off"),
+        (
+            "create role x",
+            "ERROR 42501: permission denied to create role",
+        ),
+        (
+            "create role x superuser",
+            "ERROR 42501: must be superuser to create superusers",
+        ),
+        (
+            "alter role su nosuperuser",
+            "ERROR 42501: must be superuser to alter superuser roles or change superuser attribute",
+        ),
+        (
+            "alter role postgres password 'z'",
+            "ERROR 42501: must be superuser to alter superuser roles or change superuser attribute",
+        ),
+        ("alter role bob password 'new'", "ALTER ROLE"),
+        ("alter role bob createdb", "ERROR 42501: permission denied"),
+        (
+            "drop role su",
+            "ERROR 42501: permission denied to drop role",
+        ),
+        (
+            "drop role cr",
+            "ERROR 42501: permission denied to drop role",
+        ),
+        (
+            "select rolname from pg_authid limit 1",
+            "ERROR 42501: permission denied for table pg_authid",
+        ),
+        (
+            "select rolpassword from pg_roles where rolname='bob'",
+            "********",
+        ),
+        (
+            "select passwd from pg_shadow limit 1",
+            "ERROR 42501: permission denied for view pg_shadow",
+        ),
+    ];
+    for (sql, want) in cases {
+        assert_eq!(run(&mut bob, sql), want, "bob: {sql}");
+    }
+    let mut cr = Session::new(&db);
+    cr.set_user("cr");
+    let cases = [
+        (
+            "create role y superuser",
+            "ERROR 42501: must be superuser to create superusers",
+        ),
+        ("create role y", "CREATE ROLE"),
+        (
+            "alter role su password 'x'",
+            "ERROR 42501: must be superuser to alter superuser roles or change superuser attribute",
+        ),
+        ("alter role bob createdb", "ALTER ROLE"),
+        (
+            "drop role su",
+            "ERROR 42501: must be superuser to drop superusers",
+        ),
+        (
+            "drop role cr",
+            "ERROR 55006: current user cannot be dropped",
+        ),
+        ("alter role cr nocreaterole", "ALTER ROLE"),
+        ("drop role y", "ERROR 42501: permission denied to drop role"),
+    ];
+    for (sql, want) in cases {
+        assert_eq!(run(&mut cr, sql), want, "cr: {sql}");
+    }
+    // The superuser reads the verifiers; its own session says so.
+    assert!(run(
+        &mut admin,
+        "select rolpassword from pg_authid where rolname = 'bob'"
+    )
+    .starts_with("SCRAM-SHA-256$4096:"));
+    assert_eq!(
+        run(&mut admin, "select current_user, session_user"),
+        "postgres|postgres"
+    );
+    assert_eq!(run(&mut admin, "show is_superuser"), "on");
+}

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use walden::Value;
 
-use super::{quote_ident, types, RelKind, Snapshot, OWNER_NAME};
+use super::{quote_ident, types, RelKind, Snapshot};
 use crate::error::{code, SqlError, SqlResult};
 use crate::types::SqlType;
 
@@ -43,7 +43,6 @@ pub enum CatalogFn {
     /// `current_schemas(include_implicit)`: the search path as an array (text form):
     /// `{pg_catalog,public}`, or `{public}` without the implicit schemas.
     CurrentSchemas,
-    CurrentUser,
     /// `oid::regclass` (shown as the relation's name).
     RegclassOut,
     /// `'name'::regclass` (the relation's OID).
@@ -102,7 +101,6 @@ impl CatalogFn {
             "current_database" => (F::CurrentDatabase, Text, &[0]),
             "current_schema" => (F::CurrentSchema, Text, &[0]),
             "current_schemas" => (F::CurrentSchemas, Text, &[1]),
-            "current_user" | "session_user" => (F::CurrentUser, Text, &[0]),
             _ => return None,
         })
     }
@@ -141,10 +139,7 @@ impl CatalogFn {
         };
         let text = |s: String| Value::Text(s);
         // Functions of an OID give NULL for NULL, as PostgreSQL's strict functions do.
-        let strict = !matches!(
-            self,
-            F::CurrentDatabase | F::CurrentSchema | F::CurrentUser | F::FormatType
-        );
+        let strict = !matches!(self, F::CurrentDatabase | F::CurrentSchema | F::FormatType);
         if strict && args.first().is_some_and(|v| matches!(v, Value::Null)) {
             return Ok(Value::Null);
         }
@@ -194,7 +189,6 @@ impl CatalogFn {
                 Value::Bool(true) => text("{pg_catalog,public}".into()),
                 _ => text("{public}".into()),
             },
-            F::CurrentUser => text(OWNER_NAME.into()),
             F::RegclassOut => match int(0) {
                 Some(oid) => text(snap.regclass_name(oid)),
                 None => Value::Null,

@@ -15,6 +15,11 @@ use crate::types::SqlType;
 pub struct VirtualRelation {
     pub columns: Vec<(String, SqlType)>,
     pub rows: Rows,
+    /// Readable by superusers only (`pg_authid`, `pg_shadow`: they hold the password
+    /// verifiers), and what PostgreSQL calls the relation in its refusal ("table
+    /// pg_authid"). Checked when the statement runs, as PostgreSQL checks a relation's
+    /// privileges when its executor starts.
+    pub superuser_only: Option<&'static str>,
 }
 
 /// Where a virtual relation's rows come from.
@@ -57,6 +62,7 @@ fn relation(columns: &[(&str, SqlType)], rows: Vec<Vec<Value>>) -> VirtualRelati
     VirtualRelation {
         columns: columns.iter().map(|(n, t)| (n.to_string(), *t)).collect(),
         rows: Rows::Made(rows),
+        superuser_only: None,
     }
 }
 
@@ -133,6 +139,7 @@ fn pg_catalog(name: &str, snap: &Snapshot) -> Option<VirtualRelation> {
                 .map(|(n, t)| (n.to_string(), *t))
                 .collect(),
             rows: Rows::Settings,
+            superuser_only: None,
         },
         "pg_attrdef" => pg_attrdef(snap),
         "pg_type" => pg_type(),
@@ -161,7 +168,13 @@ fn pg_catalog(name: &str, snap: &Snapshot) -> Option<VirtualRelation> {
             .collect(),
         ),
         "pg_roles" | "pg_authid" | "pg_user" | "pg_shadow" | "pg_group" | "pg_auth_members" => {
-            roles(name, snap)
+            let mut r = roles(name, snap);
+            r.superuser_only = match name {
+                "pg_authid" => Some("table pg_authid"),
+                "pg_shadow" => Some("view pg_shadow"),
+                _ => None,
+            };
+            r
         }
         "pg_description" => relation(
             &[

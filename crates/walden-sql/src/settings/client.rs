@@ -68,7 +68,6 @@ pub(super) const NAMES: &[&str] = &[
     "server_encoding",
     "integer_datetimes",
     "max_identifier_length",
-    "is_superuser",
 ];
 
 fn invalid(name: &str, value: &str) -> SqlError {
@@ -120,7 +119,6 @@ impl ClientSettings {
             "server_encoding" => "UTF8".into(),
             "integer_datetimes" => "on".into(),
             "max_identifier_length" => "63".into(),
-            "is_superuser" => "on".into(),
             _ => return None,
         })
     }

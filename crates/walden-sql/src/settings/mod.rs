@@ -127,6 +127,8 @@ pub const DEFS: &[Def] = &[
     def("integer_datetimes", Session, Internal, "bool", None, "Timestamps are 64-bit integers (read only)"),
     def("max_identifier_length", Session, Internal, "integer", None, "Longest identifier (read only)"),
     def("is_superuser", Session, Internal, "bool", None, "Whether the user is a superuser (read only)"),
+    def("session_authorization", Session, Internal, "string", None, "The role the session logged in as (read only)"),
+    def("role", Session, Internal, "string", None, "The role SET ROLE chose: none (read only; SET ROLE is not supported yet)"),
 ];
 
 /// The most columns an index may have (the engine's limit, PostgreSQL's too).
@@ -237,6 +239,11 @@ pub struct SessionSettings {
     pub default_isolation: IsolationLevel,
     /// What the server says it takes (read only).
     pub max_connections: u32,
+    /// The role the session logged in as (`session_authorization`, `session_user`,
+    /// `current_user`), and whether it is a superuser (`is_superuser`): the bootstrap
+    /// superuser unless a server says who logged in.
+    pub session_user: String,
+    pub user_is_superuser: bool,
     /// Custom settings by name (lower case), as PostgreSQL's placeholder variables:
     /// any text, made by the first SET.
     pub custom: BTreeMap<String, String>,
@@ -253,6 +260,8 @@ impl SessionSettings {
             statement_mem_bytes: crate::session::DEFAULT_STATEMENT_MEM_BYTES,
             default_isolation: IsolationLevel::ReadCommitted,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            session_user: crate::roles::BOOTSTRAP.to_string(),
+            user_is_superuser: true,
             custom: BTreeMap::new(),
         }
     }
@@ -267,6 +276,9 @@ impl SessionSettings {
             "statement_mem" => size_text(self.statement_mem_bytes),
             "default_transaction_isolation" => self.default_isolation.name().to_string(),
             "max_connections" => self.max_connections.to_string(),
+            "session_authorization" => self.session_user.clone(),
+            "role" => "none".to_string(),
+            "is_superuser" => on_off(self.user_is_superuser),
             _ => match self.client.get(name) {
                 Some(v) => v,
                 None => self.custom.get(&name.to_ascii_lowercase())?.clone(),

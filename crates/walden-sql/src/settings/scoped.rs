@@ -134,6 +134,20 @@ impl Scoped {
         Ok(())
     }
 
+    /// Tells the session which role logged in (read only to SQL).
+    pub fn set_user(&mut self, name: &str, superuser: bool) {
+        for s in [
+            &mut self.now,
+            &mut self.at_commit,
+            &mut self.at_rollback,
+            &mut self.at_reset,
+        ] {
+            let s = Arc::make_mut(s);
+            s.session_user = name.to_string();
+            s.user_is_superuser = superuser;
+        }
+    }
+
     /// Tells the session the server's `max_connections` (read only to SQL).
     pub fn set_max_connections(&mut self, n: u32) {
         for s in [
@@ -291,6 +305,8 @@ mod tests {
             statement_mem_bytes: 1 << 30,
             default_isolation: IsolationLevel::ReadCommitted,
             max_connections: 100,
+            session_user: "postgres".into(),
+            user_is_superuser: true,
             custom: Default::default(),
         };
         s.set("application_name", "start").expect("set");
