@@ -139,3 +139,30 @@ fn too_many_columns_and_too_large_a_value_are_refused() {
     eprintln!("1.5 GB value refused: server peak {peak} kB");
     assert!(peak < 3_300_000, "peak {peak} kB");
 }
+
+/// A 100 MB query of white space is refused before it is tokenized (sqlparser's token
+/// per space would take about 18 GB), and the session goes on.
+#[test]
+fn a_huge_query_text_is_refused_before_parsing() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = serve(dir.path(), 5, 60);
+    let mut c = Client::connect(&server.socket).unwrap();
+    let started = Instant::now();
+    let e = c
+        .query(&format!("select 1{}", " ".repeat(100_000_000)))
+        .unwrap_err();
+    assert_eq!(
+        e,
+        (
+            "54001".into(),
+            "statement too long to parse: more than 1000000 tokens".into()
+        )
+    );
+    assert_eq!(c.query("select 3").unwrap(), ["3"]);
+    let peak = peak_kb(server.child.id());
+    eprintln!(
+        "100 MB of white space refused in {:.2} s: server peak {peak} kB",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(peak < 1_000_000, "peak {peak} kB");
+}

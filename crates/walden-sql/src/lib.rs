@@ -10,6 +10,7 @@ mod alter;
 mod analyze;
 pub mod array;
 pub mod bind;
+pub mod budget;
 pub mod bytea;
 mod checks;
 pub mod copy;

@@ -218,6 +218,8 @@ fn split_part(
     inline_copy: bool,
     out: &mut Vec<ScriptStatement>,
 ) -> SqlResult<Part> {
+    // What the part may cost to tokenize and parse is bounded before it is tokenized.
+    crate::budget::check(&script[from..end], inline_copy)?;
     let dialect = PostgreSqlDialect {};
     let first_line = index.line_of_byte(from);
     // About a token per four bytes of SQL (reserved up front: grown a token at a time,

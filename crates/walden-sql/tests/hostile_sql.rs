@@ -107,8 +107,18 @@ fn absurd_depth_is_refused_in_every_clause() {
     let mut s = Session::with_seed(&db, 1);
     s.execute("create table t (a int, b int)").unwrap();
     s.execute("insert into t values (1, 2)").unwrap();
-    let million = chain("1", "+", 1_000_000);
+    // 300,000 terms: within the token budget, far past the depth bound.
+    let million = chain("1", "+", 300_000);
     assert_too_complex(&mut s, &format!("select {million}"));
+    // A million terms (two million tokens) is refused before it is tokenized.
+    let e = err(&mut s, &format!("select {}", chain("1", "+", 1_000_000)));
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (
+            "54001",
+            "statement too long to parse: more than 1000000 tokens"
+        )
+    );
     assert_too_complex(&mut s, &format!("select a from t where a = {million}"));
     assert_too_complex(&mut s, &format!("insert into t values ({million}, 1)"));
     assert_too_complex(&mut s, &format!("update t set b = {million}"));
