@@ -30,6 +30,8 @@ use walden::Database;
 use walden_sql::CancelHandle;
 
 pub use values::{decode_param, encode_binary, encode_text};
+#[doc(hidden)]
+pub use wire::decode_all as decode_client_bytes;
 
 /// How a server listens and whom it lets in.
 #[derive(Debug, Clone)]

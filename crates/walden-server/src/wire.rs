@@ -320,6 +320,43 @@ impl Wire {
     }
 }
 
+/// Decodes `bytes` as a client's, message after message, as a connection does (the
+/// startup packet first when `startup`, then the messages after it), until the bytes run
+/// out or one is refused: the decoding of what a client controls, for the fuzz target
+/// `wire` (`fuzz/`) and its regression test. Returns how many messages decoded.
+#[doc(hidden)]
+pub fn decode_all(bytes: &[u8], startup: bool, max_message: usize) -> usize {
+    let mut wire = Wire {
+        stream: Stream::Gone,
+        inbuf: BytesMut::from(bytes),
+        outbuf: BytesMut::new(),
+        ctx: DecodeContext::new(ProtocolVersion::PROTOCOL3_0),
+        max_message,
+    };
+    if !startup {
+        wire.ctx.awaiting_frontend_ssl = false;
+        wire.ctx.awaiting_frontend_startup = false;
+    }
+    let mut decoded = 0;
+    loop {
+        match wire.next_message() {
+            Ok(Some(m)) => {
+                decoded += 1;
+                if let PgWireFrontendMessage::SslNegotiation(_) = m {
+                    wire.ctx.awaiting_frontend_ssl = false;
+                }
+                if let PgWireFrontendMessage::Startup(_) = m {
+                    wire.ctx.awaiting_frontend_ssl = false;
+                    wire.ctx.awaiting_frontend_startup = false;
+                }
+            }
+            // A message whose strings are not UTF-8 is consumed; the connection goes on.
+            Err(WireError::BadEncoding { .. }) => decoded += 1,
+            Ok(None) | Err(_) => return decoded,
+        }
+    }
+}
+
 fn is_disconnect(e: &io::Error) -> bool {
     matches!(
         e.kind(),

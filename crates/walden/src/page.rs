@@ -131,9 +131,11 @@ macro_rules! page_readers {
                 Some((off, len))
             }
         }
-        /// The bytes stored in a slot, or None if the slot is unused.
+        /// The bytes stored in a slot, or None if the slot is unused (or, on a page
+        /// that is not a slotted page's layout, out of the page).
         pub fn tuple(&self, slot: u16) -> Option<&[u8]> {
-            self.slot(slot).map(|(off, len)| &self.0[off..off + len])
+            self.slot(slot)
+                .and_then(|(off, len)| self.0.get(off..off + len))
         }
         /// Bytes the page can still take for a row of `len` bytes, counting a new slot.
         pub fn fits(&self, len: usize) -> bool {
@@ -148,7 +150,8 @@ impl<'a> PageRef<'a> {
     /// Like `tuple`, but borrowing the page bytes rather than this wrapper.
     pub fn tuple_ref(&self, slot: u16) -> Option<&'a [u8]> {
         let bytes: &'a [u8] = self.0;
-        self.slot(slot).map(|(off, len)| &bytes[off..off + len])
+        self.slot(slot)
+            .and_then(|(off, len)| bytes.get(off..off + len))
     }
 
     /// Checks the layout of a page read from disk so that later slot accesses cannot go

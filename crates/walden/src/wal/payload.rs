@@ -78,7 +78,10 @@ pub fn get_slot_runs(r: &mut Reader) -> Result<Vec<u16>, String> {
     for _ in 0..runs {
         let start = c.get(r)?;
         let len = r.varint()?.checked_add(1).ok_or("run length overflows")?;
-        if start as u64 + len - 1 > u16::MAX as u64 {
+        if (start as u64)
+            .checked_add(len - 1)
+            .is_none_or(|last| last > u16::MAX as u64)
+        {
             return Err(format!("slot run {start}+{len} leaves the slot range"));
         }
         if slots.len() as u64 + len > MAX_RECORD_SLOTS as u64 {
