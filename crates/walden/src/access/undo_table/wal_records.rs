@@ -240,7 +240,10 @@ fn get_change_ops(r: &mut Reader) -> std::result::Result<Vec<ChangeOp>, String> 
             }
             5 => {
                 let len = r.varint()?.checked_add(1).ok_or("run length overflows")?;
-                if slot as u64 + len - 1 > u16::MAX as u64 {
+                if (slot as u64)
+                    .checked_add(len - 1)
+                    .is_none_or(|last| last > u16::MAX as u64)
+                {
                     return Err(format!("delete run {slot}+{len} leaves the slot range"));
                 }
                 if ops.len() as u64 + len > MAX_RECORD_SLOTS as u64 {
