@@ -2,32 +2,18 @@
 //! panic. The rows go into a table of every column type, in a transaction rolled back.
 #![no_main]
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
-use walden::vfs::SimVfs;
-use walden::{Database, Options};
 use walden_sql::copy::CopyStart;
 use walden_sql::Session;
 
 fn session() -> &'static Mutex<Session> {
     static S: OnceLock<Mutex<Session>> = OnceLock::new();
     S.get_or_init(|| {
-        let db = Database::create(
-            "db",
-            Options {
-                vfs: Arc::new(SimVfs::new(1)),
-                background: false,
-                ..Options::default()
-            },
-        )
-        .expect("database");
-        let mut s = Session::with_seed(&db, 1);
-        s.execute(
+        walden_fuzz::session_with(
             "create table t (a int, b text, c numeric, d date, e bytea, f jsonb, g bool, h float8)",
         )
-        .expect("table");
-        Mutex::new(s)
     })
 }
 

@@ -3,37 +3,23 @@
 //! an index, a view and a sequence): an error, never a panic, and no row read or written.
 #![no_main]
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
-use walden::vfs::SimVfs;
-use walden::{Database, Options};
 use walden_sql::{Prepared, Session};
 
 fn session() -> &'static Mutex<Session> {
     static S: OnceLock<Mutex<Session>> = OnceLock::new();
     S.get_or_init(|| {
-        let db = Database::create(
-            "db",
-            Options {
-                vfs: Arc::new(SimVfs::new(1)),
-                background: false,
-                ..Options::default()
-            },
-        )
-        .expect("database");
-        let mut s = Session::with_seed(&db, 1);
-        s.execute(
+        walden_fuzz::session_with(
             "create table t (a int primary key, b bigint, c text, d numeric(10,2), e float8,
-                             f bool, g date, h timestamptz, i interval, j bytea, k jsonb,
-                             l uuid, m varchar(5), n char(3), o smallint);
-             create index t_c on t (c);
-             create table u (id serial, t_a int references t (a), v text);
-             create view w as select a, c from t;
-             create sequence s;",
+                         f bool, g date, h timestamptz, i interval, j bytea, k jsonb,
+                         l uuid, m varchar(5), n char(3), o smallint);
+         create index t_c on t (c);
+         create table u (id serial, t_a int references t (a), v text);
+         create view w as select a, c from t;
+         create sequence s;",
         )
-        .expect("schema");
-        Mutex::new(s)
     })
 }
 

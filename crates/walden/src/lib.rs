@@ -18,6 +18,7 @@ pub mod crashsim;
 pub mod directory;
 pub mod engine;
 pub mod error;
+pub mod fuzzing;
 pub mod index_page;
 pub mod jsonb;
 pub mod lock_order;
