@@ -432,14 +432,20 @@ impl BufferPool {
         Ok(())
     }
 
-    /// Clock sweep over unpinned frames. Caller holds the table lock.
+    /// Clock sweep over unpinned frames. Caller holds the table lock. After a failed
+    /// write or fsync (the database fenced) a dirty frame is never chosen, as it cannot
+    /// be written: reads go on through the clean frames (docs/recovery.md rule 20).
     fn find_victim(&self, t: &mut Table) -> Result<usize> {
         let n = self.frames.len();
+        let fenced = self.poison.is_set();
         for _ in 0..3 * n {
             let idx = t.hand;
             t.hand = (t.hand + 1) % n;
             let f = &self.frames[idx];
             if f.pins.load(Ordering::Acquire) != 0 {
+                continue;
+            }
+            if fenced && f.dirty.load(Ordering::Acquire) {
                 continue;
             }
             if f.page_no.load(Ordering::Acquire) == NO_PAGE {

@@ -521,3 +521,56 @@ fn failed_eviction_write_poisons_and_the_open_transaction_vanishes_on(table: Tab
         "{table}: {paths:?}"
     );
 }
+
+/// After a failed write fences the database, reads go on: a scan of a table larger than
+/// the buffer pool evicts clean frames only (a dirty one cannot be written), and gives
+/// every committed row; writes stay refused. What could go wrong: a full disk making
+/// the data unreadable until a reopen, because eviction tried to write a dirty frame.
+#[test]
+fn a_fenced_database_still_reads() {
+    let vfs = SimVfs::new(21);
+    let db = Database::create(
+        DIR,
+        support::small_pool(support::table_opts(
+            &vfs,
+            Protection::FullPage,
+            TableKind::Heap,
+        )),
+    )
+    .unwrap();
+    db.create_table("t", support::id_text_schema("v")).unwrap();
+    let mut t = db.begin();
+    for i in 0..2_000 {
+        t.insert("t", &support::text_row(i, format!("row {i:0>60}")))
+            .unwrap();
+    }
+    t.commit().unwrap();
+    db.checkpoint().unwrap();
+    // A few frames dirty, then a write that fails: the database is fenced.
+    let mut t = db.begin();
+    let ids = t.scan("t").unwrap();
+    for i in [3, 700, 1400] {
+        t.update("t", ids[i].0, &support::text_row(i as i64, "changed"))
+            .unwrap();
+    }
+    t.commit().unwrap();
+    vfs.fail_nth(1, FaultOps::Write, FaultKind::Enospc);
+    assert!(db.checkpoint().is_err());
+    assert!(db.is_poisoned());
+    assert_eq!(vfs.faults_injected(), 1);
+    // Every row reads back, the changed ones changed, though the pool (16 frames) is
+    // far smaller than the table.
+    let rows = db.begin().scan("t").unwrap();
+    assert_eq!(rows.len(), 2_000);
+    let changed = rows
+        .iter()
+        .filter(|(_, r)| r[1] == Value::Text("changed".into()))
+        .count();
+    assert_eq!(changed, 3);
+    // Writes stay refused.
+    let mut t = db.begin();
+    let e = t
+        .insert("t", &support::text_row(9_999, "refused"))
+        .and_then(|_| t.commit());
+    assert!(matches!(e, Err(Error::Poisoned { .. })), "{e:?}");
+}
