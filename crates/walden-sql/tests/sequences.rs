@@ -470,3 +470,46 @@ fn a_pg_dump_of_sequences_restores() {
         "public.d_id_seq|public.t_id_seq"
     );
 }
+
+/// A serial column of a database made before sequences (format 20: the column flagged
+/// serial, no default) gets its sequence when a session opens the database, starting
+/// past the column's largest value; sessions then share it.
+#[test]
+fn a_serial_column_from_before_sequences_gets_its_sequence() {
+    use walden::{Column, ColumnType, Schema, Value};
+    let db = support::db();
+    let mut id = Column::not_null("id", ColumnType::Int4);
+    id.serial = true;
+    db.create_table(
+        "old",
+        Schema::new(vec![id, Column::new("v", ColumnType::Text)]),
+    )
+    .unwrap();
+    let mut t = db.begin();
+    for i in [1, 2, 7] {
+        t.insert("old", &[Value::Int4(i), Value::Text("before".into())])
+            .unwrap();
+    }
+    t.commit().unwrap();
+    let mut a = Session::with_seed(&db, 1);
+    let mut b = Session::with_seed(&db, 2);
+    assert_eq!(
+        q(&mut a, "insert into old (v) values ('a') returning id"),
+        "8"
+    );
+    assert_eq!(
+        q(&mut b, "insert into old (v) values ('b') returning id"),
+        "9"
+    );
+    assert_eq!(
+        q(
+            &mut a,
+            "select pg_get_serial_sequence('old', 'id'), count(*) from pg_sequences"
+        ),
+        "public.old_id_seq|1"
+    );
+    assert_eq!(
+        q(&mut a, "select column_default from information_schema.columns where table_name = 'old' and column_name = 'id'"),
+        "nextval('old_id_seq'::regclass)"
+    );
+}
