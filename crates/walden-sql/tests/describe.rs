@@ -1337,9 +1337,17 @@ fn bad_input_is_an_error() {
     let d = describe(&mut s, &deep).unwrap();
     assert_eq!(d.params, vec![SqlType::Int4]);
     let many: Vec<String> = (1..=3000).map(|i| format!("${i}")).collect();
-    let d = describe(&mut s, &format!("select {}", many.join(", "))).unwrap();
-    assert_eq!((d.params.len(), d.columns.len()), (3000, 3000));
+    let d = describe(&mut s, &format!("select {}", many.join(" || "))).unwrap();
+    assert_eq!((d.params.len(), d.columns.len()), (3000, 1));
     assert!(d.params.iter().all(|t| *t == SqlType::Text));
+    // At most 1,664 result columns, as in PostgreSQL.
+    let d = describe(&mut s, &format!("select {}", many[..1664].join(", "))).unwrap();
+    assert_eq!(d.columns.len(), 1664);
+    let e = describe(&mut s, &format!("select {}", many[..1665].join(", "))).unwrap_err();
+    assert_eq!(
+        (e.0, e.1.as_str()),
+        ("54011", "target lists can have at most 1664 entries")
+    );
 }
 
 /// Type OIDs and lengths are PostgreSQL's (checked against its pg_type where it is
