@@ -456,6 +456,10 @@ impl BufferPool {
             }
             return Ok(idx);
         }
+        // Fenced with every unpinned frame dirty: what stops the read is the fence.
+        if fenced {
+            self.poison.check()?;
+        }
         Err(Error::BufferPoolExhausted { frames: n })
     }
 
