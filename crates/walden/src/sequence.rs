@@ -535,14 +535,6 @@ impl Sequences {
         self.by_name.contains_key(name)
     }
 
-    pub fn len(&self) -> usize {
-        self.by_id.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.by_id.is_empty()
-    }
-
     pub fn iter(&self) -> impl Iterator<Item = &Arc<Sequence>> {
         self.by_id.values()
     }
@@ -571,7 +563,7 @@ impl Sequences {
 
     pub fn remove(&mut self, id: u32) -> Option<Arc<Sequence>> {
         let s = self.by_id.remove(&id)?;
-        self.by_name.retain(|_, v| *v != id);
+        self.by_name.remove(&s.name());
         Some(s)
     }
 

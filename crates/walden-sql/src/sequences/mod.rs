@@ -234,16 +234,17 @@ impl StatementSequences {
             None => {
                 let got = self.db.nextval(id)?;
                 self.needs(got.durable_lsn);
-                let def = self
-                    .db
-                    .sequence_by_id(id)
-                    .map(|s| s.def)
-                    .ok_or_else(|| walden::Error::NoSuchSequence(format!("with id {id}")))?;
-                seen.cached = (got.count > 1).then(|| Cached {
-                    last: got.first,
-                    left: got.count - 1,
-                    def,
-                });
+                // Only a CACHE above 1 leaves values to step through here; its
+                // definition is read then, not on every call.
+                seen.cached = if got.count > 1 {
+                    self.db.sequence_by_id(id).map(|s| Cached {
+                        last: got.first,
+                        left: got.count - 1,
+                        def: s.def,
+                    })
+                } else {
+                    None
+                };
                 got.first
             }
         };
