@@ -129,6 +129,7 @@ fn target(cx: &mut Ctx, at: &ast::AlterTable, out: &mut Output) -> SqlResult<Opt
         )
         .at(at.name.span().start));
     }
+    crate::privileges::check::require_owner(&cx.auth, &table, crate::privileges::RelKind::Table)?;
     Ok(Some(table))
 }
 
@@ -148,7 +149,7 @@ fn alter_one(cx: &mut Ctx, table: &str, op: &Op, out: &mut Output) -> SqlResult<
             ..
         } => {
             let w = crate::fkeys::ddl::written(fk.name.as_ref().map(ident_name), fk)?;
-            crate::fkeys::ddl::add(cx.db, table, &[w], true)?;
+            crate::fkeys::ddl::add(cx.db, &cx.auth, table, &[w], true)?;
         }
         Op::AddConstraint { constraint, .. } => add_key_constraint(cx, table, &schema, constraint)?,
         Op::DropConstraint {
@@ -411,7 +412,7 @@ fn add_column(
             return Err(e);
         }
     }
-    if let Err(e) = crate::fkeys::ddl::add(cx.db, table, &fkeys, true) {
+    if let Err(e) = crate::fkeys::ddl::add(cx.db, &cx.auth, table, &fkeys, true) {
         let _ = cx.db.alter_table(table, &AlterOp::DropColumn(name.clone()));
         return Err(e);
     }

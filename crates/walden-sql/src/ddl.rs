@@ -147,6 +147,9 @@ pub(crate) fn create_table(
     check_storage_parameters(&ct.table_options)?;
     let kind = table_kind(kind, default_kind)?;
     let name = object_name(&ct.name)?;
+    if !cx.auth.superuser {
+        cx.auth.require_create()?;
+    }
     if cx.db.relation_exists(&name) {
         if ct.if_not_exists {
             let mut out = Output::tag("CREATE TABLE");
@@ -226,7 +229,8 @@ pub(crate) fn create_table(
     let mut schema = Schema::new(columns);
     schema.constraints = named_checks(&name, &schema, &checks)?;
     let owned = crate::sequences::owned::prepare(cx.db, &name, &mut schema, sequences)?;
-    cx.db.create_table_owning(&name, schema, kind, owned)?;
+    cx.db
+        .create_table_owning(&name, schema, kind, owned, Some(cx.auth.new_acl()))?;
     // The primary key first, then the unique constraints in the order written.
     keys.sort_by_key(|k| !k.primary);
     for key in &keys {
@@ -237,7 +241,7 @@ pub(crate) fn create_table(
         }
     }
     // Foreign keys last: one may reference a key of the table itself.
-    if let Err(e) = crate::fkeys::ddl::add(cx.db, &name, &fkeys, false) {
+    if let Err(e) = crate::fkeys::ddl::add(cx.db, &cx.auth, &name, &fkeys, false) {
         let _ = cx.db.drop_table(&name);
         return Err(e);
     }
@@ -622,6 +626,7 @@ pub(crate) fn create_index(cx: &mut Ctx, ci: &ast::CreateIndex) -> SqlResult<Out
         .db
         .schema(&table)
         .map_err(|e| SqlError::from(e).at(ci.table_name.span().start))?;
+    crate::privileges::check::require_owner(&cx.auth, &table, crate::privileges::RelKind::Table)?;
     let (columns, order) = index_columns(&ci.columns, "index")?;
     for c in &columns {
         if !schema.columns.iter().any(|x| x.name == *c) {
@@ -679,7 +684,10 @@ fn drop_indexes(cx: &mut Ctx, if_exists: bool, names: &[ast::ObjectName]) -> Sql
                     i.table
                 )))
             }
-            Some(_) => to_drop.push(name),
+            Some(_) => {
+                crate::privileges::check::require_index_owner(cx.db, &cx.auth, &name)?;
+                to_drop.push(name)
+            }
             None if if_exists => out.notices.push(format!(
                 "NOTICE:  index \"{name}\" does not exist, skipping"
             )),
@@ -702,10 +710,14 @@ fn drop_indexes(cx: &mut Ctx, if_exists: bool, names: &[ast::ObjectName]) -> Sql
 pub(crate) fn reindex(cx: &mut Ctx, table: bool, name: &str) -> SqlResult<Output> {
     if table {
         cx.db.schema(name)?;
+        crate::privileges::check::require_owner(&cx.auth, name, crate::privileges::RelKind::Table)?;
         for i in cx.db.indexes(name)? {
             cx.db.reindex(&i.name)?;
         }
     } else {
+        if cx.db.index(name).is_ok() {
+            crate::privileges::check::require_index_owner(cx.db, &cx.auth, name)?;
+        }
         cx.db.reindex(name)?;
     }
     Ok(Output::tag("REINDEX"))
@@ -743,7 +755,13 @@ fn create_table_as(
         }
         columns.push(Column::new(n, ty.column_type()));
     }
-    cx.db.create_table_with(name, Schema::new(columns), kind)?;
+    cx.db.create_table_owning(
+        name,
+        Schema::new(columns),
+        kind,
+        Vec::new(),
+        Some(cx.auth.new_acl()),
+    )?;
     // The rows go in their own transaction; if that fails the table goes too.
     let mut t = cx.db.begin();
     t.set_synchronous_commit(synchronous_commit);
@@ -779,6 +797,11 @@ pub(crate) fn drop(
     for n in names {
         let name = object_name(n)?;
         if existing.contains(&name) {
+            crate::privileges::check::require_owner(
+                &cx.auth,
+                &name,
+                crate::privileges::RelKind::Table,
+            )?;
             to_drop.push(name);
         } else if cx.db.view(&name).is_some() {
             return Err(SqlError::new(

@@ -73,6 +73,7 @@ pub mod code {
     pub const INVALID_SCHEMA_NAME: &str = "3F000";
     pub const TOO_MANY_COLUMNS: &str = "54011";
     pub const INSUFFICIENT_PRIVILEGE: &str = "42501";
+    pub const INVALID_GRANT_OPERATION: &str = "0LP01";
     pub const OBJECT_NOT_IN_PREREQUISITE_STATE: &str = "55000";
     pub const GENERATED_ALWAYS: &str = "428C9";
     pub const SYNTAX_ERROR_OR_ACCESS_RULE_VIOLATION: &str = "42000";

@@ -119,9 +119,12 @@ pub enum Func {
     Lastval,
     /// setval(regclass, bigint [, is_called]).
     Setval,
-    /// current_user, session_user, current_role, user: the role the session logged in
-    /// as (SET ROLE is not supported yet, so the four agree).
+    /// current_user, current_role, user: the role statements run as (SET ROLE's, else
+    /// the session user).
     CurrentUser,
+    /// session_user: the role the session logged in as (or SET SESSION AUTHORIZATION
+    /// made it).
+    SessionUser,
 }
 
 /// Texts longer than this are refused: PostgreSQL's 1 GB (2^30 - 1 bytes), which is
@@ -188,7 +191,8 @@ impl Func {
             "currval" => Func::Currval,
             "lastval" => Func::Lastval,
             "setval" => Func::Setval,
-            "current_user" | "session_user" | "current_role" | "user" => Func::CurrentUser,
+            "current_user" | "current_role" | "user" => Func::CurrentUser,
+            "session_user" => Func::SessionUser,
             _ => return None,
         })
     }
@@ -211,6 +215,7 @@ impl Func {
                 | Func::Lastval
                 | Func::Setval
                 | Func::CurrentUser
+                | Func::SessionUser
         )
     }
 
@@ -286,7 +291,7 @@ impl Func {
             (Func::SetConfig, [n, v, l]) => text(*n) && text(*v) && matches!(l, T::Bool | T::Null),
             // A regclass is an OID (an integer here) or a name as text.
             (Func::Nextval | Func::Currval, [r]) => text(*r) || int(*r),
-            (Func::Lastval | Func::CurrentUser, []) => true,
+            (Func::Lastval | Func::CurrentUser | Func::SessionUser, []) => true,
             (Func::Setval, [r, v]) => (text(*r) || int(*r)) && int(*v),
             (Func::Setval, [r, v, c]) => {
                 (text(*r) || int(*r)) && int(*v) && matches!(c, T::Bool | T::Null)
@@ -550,11 +555,18 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
         Func::Nextval => Value::Int8(sequences(cx, "nextval")?.nextval(&args[0])?),
         Func::Currval => Value::Int8(sequences(cx, "currval")?.currval(&args[0])?),
         Func::Lastval => Value::Int8(sequences(cx, "lastval")?.lastval()?),
-        Func::CurrentUser => match cx.settings {
-            Some(s) => Value::Text(
-                s.current("session_authorization", false)?
-                    .unwrap_or_default(),
-            ),
+        Func::CurrentUser | Func::SessionUser => match cx.settings {
+            Some(s) => {
+                let session = s
+                    .current("session_authorization", false)?
+                    .unwrap_or_default();
+                let role = s.current("role", false)?.unwrap_or_default();
+                Value::Text(if f == Func::CurrentUser && role != "none" {
+                    role
+                } else {
+                    session
+                })
+            }
             None => Value::Text(crate::roles::BOOTSTRAP.to_string()),
         },
         Func::Setval => {

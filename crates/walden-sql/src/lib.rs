@@ -31,6 +31,7 @@ pub mod jsonb;
 mod keytable;
 pub mod pg_catalog;
 pub mod prepared;
+pub mod privileges;
 pub mod record;
 mod recursive;
 pub mod regex;

@@ -286,7 +286,8 @@ impl Prepared {
             | Parsed::Maintenance(_)
             | Parsed::Copy(_)
             | Parsed::Prepared(_)
-            | Parsed::Role(..) => None,
+            | Parsed::Role(..)
+            | Parsed::Grant(_) => None,
         };
         Ok(Prepared {
             text: sql.to_string(),

@@ -9,10 +9,10 @@
 //! reaches the engine; one given as a verifier (pg_dump writes them so) is kept as it
 //! is. Neither is ever quoted in an error: a syntax error at a string shows `'…'`.
 //!
-//! Roles carry PostgreSQL's attributes, shown in `pg_roles`, but Walden has no
-//! privileges: any session may create, change and drop roles, and every role may do
-//! anything once logged in. What a role gives is a login (walden-server checks its
-//! password and its LOGIN attribute).
+//! Roles carry PostgreSQL's attributes, shown in `pg_roles`, with PostgreSQL 15's
+//! rules for who may create, change and drop them; what they may do with tables, views
+//! and sequences is the `privileges` module's. A role that owns or holds privileges on
+//! anything cannot be dropped (2BP01).
 
 use sqlparser::tokenizer::{Location, Token, TokenWithSpan};
 use walden::{Database, RoleDef};
@@ -815,7 +815,34 @@ pub(crate) fn run(
             }
             let doomed = droppable(db, &me, if_exists, &names, &mut out.notices)?;
             for name in doomed {
-                db.drop_role(&name)?;
+                // Refused while it owns or holds privileges on anything (checked under
+                // the catalog's lock, so nothing comes to name it meanwhile).
+                // (Each relation's kind is read first: the check runs under the catalog's
+                // lock, where the database cannot be asked.)
+                let words: std::collections::HashMap<String, &'static str> = db
+                    .privileges()
+                    .relations
+                    .keys()
+                    .map(|r| {
+                        let word =
+                            crate::privileges::rel_kind(db, r).map_or("relation", |k| k.word());
+                        (r.clone(), word)
+                    })
+                    .collect();
+                db.drop_role_checked::<SqlError>(&name, |p| {
+                    let kinds = |rel: &str| words.get(rel).copied().unwrap_or("relation");
+                    let deps = crate::privileges::dependents(p, &name, &kinds);
+                    if deps.is_empty() {
+                        return Ok(());
+                    }
+                    Err(SqlError::new(
+                        code::DEPENDENT_OBJECTS_STILL_EXIST,
+                        format!(
+                            "role \"{name}\" cannot be dropped because some objects depend on it"
+                        ),
+                    )
+                    .with_detail(deps.join("\n")))
+                })?;
             }
             out.tag = "DROP ROLE".into();
         }

@@ -38,6 +38,7 @@ pub enum Parsed {
     Role(crate::roles::RoleStatement, Vec<String>),
     /// CREATE, ALTER or DROP SEQUENCE.
     Sequence(crate::sequences::ddl::SequenceStatement),
+    Grant(crate::privileges::grant::GrantStatement),
 }
 
 impl Parsed {
@@ -48,7 +49,8 @@ impl Parsed {
             | Parsed::Reindex { .. }
             | Parsed::Maintenance(_)
             | Parsed::Role(..)
-            | Parsed::Sequence(_) => depth::stack_bytes(0),
+            | Parsed::Sequence(_)
+            | Parsed::Grant(_) => depth::stack_bytes(0),
             Parsed::Statement { stmt, .. } => stmt.stack_bytes(),
             Parsed::Copy(c) => match &c.source {
                 crate::copy::statement::CopySource::Query(q) => q.stack_bytes(),
@@ -472,7 +474,8 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
             | "WITH"
             | "VALUES"
     ) || crate::roles::is_role_command(&name)
-        || crate::sequences::ddl::is_sequence_command(&name);
+        || crate::sequences::ddl::is_sequence_command(&name)
+        || crate::privileges::grant::is_grant_command(&name);
     if !supported {
         // An unknown first word is a syntax error, as in PostgreSQL; a known command
         // Walden lacks is named.
@@ -510,6 +513,9 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
         || (name == "ALTER TABLE" && crate::sequences::ddl::is_alter_table_here(&words))
     {
         return crate::sequences::ddl::parse(&toks).map(Parsed::Sequence);
+    }
+    if crate::privileges::grant::is_grant_command(&name) {
+        return crate::privileges::grant::parse(&toks).map(Parsed::Grant);
     }
     if crate::roles::is_role_command(&name) {
         let mut notices = Vec::new();

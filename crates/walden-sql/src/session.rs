@@ -159,6 +159,8 @@ pub(crate) struct Ctx<'s, 'db> {
     pub guard: &'s Guard,
     /// The values and cached plan of the prepared query running, if one is.
     pub prepared: Option<&'s crate::prepared::PreparedRun>,
+    /// Who the statement runs as, and what it may do.
+    pub auth: std::sync::Arc<crate::privileges::Authority>,
 }
 
 impl Ctx<'_, '_> {
@@ -233,6 +235,9 @@ pub struct Session {
     /// the transaction statements, as in PostgreSQL): its level can no longer change,
     /// and a REPEATABLE READ block reads with the snapshot that statement took.
     block_snapshot_taken: bool,
+    /// The authority of the current user, while the roles and privileges it was made
+    /// of hold (`authority`).
+    auth: Option<std::sync::Arc<crate::privileges::Authority>>,
 }
 
 /// What runs a COPY to or from the client for [`Session::run_script_with_copy`]: given
@@ -276,6 +281,7 @@ impl Session {
             settings: Scoped::new(SessionSettings::new(db)),
             block_isolation: IsolationLevel::ReadCommitted,
             block_snapshot_taken: false,
+            auth: None,
         }
     }
 
@@ -341,6 +347,27 @@ impl Session {
     /// The role the session logged in as.
     pub fn user(&self) -> String {
         self.settings.now().session_user.clone()
+    }
+
+    /// The role statements run as (`current_user`): SET ROLE's, else the session user.
+    pub fn current_user(&self) -> String {
+        self.settings.now().current_user().to_string()
+    }
+
+    /// What the current user may do, as the roles and privileges are now (remade only
+    /// when they or the current user changed).
+    pub(crate) fn authority(&mut self) -> std::sync::Arc<crate::privileges::Authority> {
+        let generation = self.db.auth_generation();
+        let now = self.settings.now();
+        let user = now.current_user();
+        if let Some(a) = &self.auth {
+            if a.generation == generation && a.user == user {
+                return a.clone();
+            }
+        }
+        let a = std::sync::Arc::new(crate::privileges::Authority::of(&self.db, user));
+        self.auth = Some(a.clone());
+        a
     }
 
     /// Makes now(), current_timestamp and current_date read `clock` instead of the
@@ -720,9 +747,11 @@ impl Session {
             self.isolation_now(),
             &self.db,
         ));
+        let auth = self.authority();
         guard.set_sequences(crate::sequences::StatementSequences::new(
             &self.db,
             std::mem::take(&mut self.sequences),
+            Some(auth),
         ));
         guard
     }
@@ -842,8 +871,20 @@ impl Session {
                     let e = no_block(crate::roles::command(&stmt));
                     return Err(self.fail(e));
                 }
-                let user = self.user();
+                let user = self.current_user();
                 crate::roles::run(&self.db, &user, stmt, notices)
+            }
+            Parsed::Grant(stmt) => {
+                if matches!(self.txn, TxnState::Failed) {
+                    return Err(aborted());
+                }
+                if matches!(self.txn, TxnState::Block(_)) {
+                    let e = no_block(crate::privileges::grant::command(&stmt));
+                    return Err(self.fail(e));
+                }
+                let auth = self.authority();
+                let session_user = self.user();
+                crate::privileges::grant::run(&self.db, &auth, &session_user, stmt)
             }
             Parsed::Sequence(stmt) => {
                 if matches!(self.txn, TxnState::Failed) {
@@ -853,7 +894,8 @@ impl Session {
                     let e = no_block(crate::sequences::ddl::command(&stmt));
                     return Err(self.fail(e));
                 }
-                crate::sequences::ddl::run(&self.db, stmt)
+                let auth = self.authority();
+                crate::sequences::ddl::run(&self.db, &auth, stmt)
             }
             Parsed::Statement { stmt, table_kind } => self.execute_statement(&stmt, table_kind),
             Parsed::Prepared(run) => {
@@ -925,6 +967,14 @@ impl Session {
                 return self.show(variable).map_err(|e| self.fail(e))
             }
             _ => {}
+        }
+        // What the statement reads and writes, checked for the current user before it
+        // runs (each run of a prepared statement too: privileges may have changed).
+        let auth = self.authority();
+        if !auth.superuser {
+            if let Err(e) = crate::privileges::check::check_statement(&self.db, &auth, stmt) {
+                return Err(self.fail(e));
+            }
         }
         let needs_no_block = match stmt {
             Statement::CreateTable(_) => Some("CREATE TABLE"),
@@ -1064,11 +1114,13 @@ impl Session {
     }
 
     pub(crate) fn ctx(&mut self) -> Ctx<'_, '_> {
+        let auth = self.authority();
         Ctx {
             db: &self.db,
             rng: &mut self.rng,
             guard: &self.guard,
             prepared: self.prepared_run.as_ref(),
+            auth,
         }
     }
 
@@ -1251,6 +1303,22 @@ impl Session {
                 values.as_slice(),
                 matches!(scope, Some(ast::ContextModifier::Local)),
             ),
+            ast::Set::SetRole {
+                context_modifier,
+                role_name,
+            } => {
+                let local = matches!(context_modifier, Some(ast::ContextModifier::Local));
+                let role = role_name.as_ref().map(ident_name);
+                return self.set_role(role.as_deref(), local);
+            }
+            ast::Set::SetSessionAuthorization(param) => {
+                let local = matches!(param.scope, ast::ContextModifier::Local);
+                let user = match &param.kind {
+                    ast::SetSessionAuthorizationParamKind::Default => None,
+                    ast::SetSessionAuthorizationParamKind::User(u) => Some(ident_name(u)),
+                };
+                return self.set_session_authorization(user.as_deref(), local);
+            }
             ast::Set::SetTimeZone { value, local } => {
                 ("timezone".to_string(), std::slice::from_ref(value), *local)
             }
@@ -1298,6 +1366,14 @@ impl Session {
 
     /// `SET [LOCAL] name = raw` (`raw` None: `= DEFAULT`, RESET).
     fn set_named(&mut self, name: &str, raw: Option<&str>, local: bool) -> SqlResult<Output> {
+        // `SET role = …` and `SET session_authorization = …` are SET ROLE's and SET
+        // SESSION AUTHORIZATION's other spellings.
+        if name.eq_ignore_ascii_case("role") {
+            return self.set_role(raw, local);
+        }
+        if name.eq_ignore_ascii_case("session_authorization") {
+            return self.set_session_authorization(raw, local);
+        }
         let def = crate::settings::def_of(name);
         let mut out = Output::tag("SET");
         match def {
@@ -1336,6 +1412,86 @@ impl Session {
         Ok(out)
     }
 
+    /// SET [LOCAL] ROLE name | NONE (`role` None), PostgreSQL's: the session user must
+    /// be a member of the role (a superuser may take any), checked against the role that
+    /// logged in… as the session user is now (SET SESSION AUTHORIZATION changes it).
+    fn set_role(&mut self, role: Option<&str>, local: bool) -> SqlResult<Output> {
+        let mut out = Output::tag("SET");
+        let session_user = self.user();
+        let role = match role {
+            None | Some("none") => None,
+            Some(name) => {
+                let Some(def) = crate::roles::find(&self.db, name) else {
+                    return Err(SqlError::new(
+                        code::UNDEFINED_OBJECT,
+                        format!("role \"{name}\" does not exist"),
+                    ));
+                };
+                let me = crate::privileges::Authority::of(&self.db, &session_user);
+                if !me.is_member(name) {
+                    return Err(SqlError::new(
+                        code::INSUFFICIENT_PRIVILEGE,
+                        format!("permission denied to set role \"{name}\""),
+                    ));
+                }
+                Some((name.to_string(), def.superuser))
+            }
+        };
+        if local && !self.in_transaction_block() {
+            out.notices
+                .push("WARNING:  SET LOCAL can only be used in transaction blocks".into());
+        }
+        let in_block = self.in_transaction_block();
+        if !in_block {
+            self.settings.begin();
+        }
+        self.settings.set_identity(local, |s| {
+            s.role = role.as_ref().map(|(n, _)| n.clone());
+            s.role_is_superuser = role.as_ref().is_some_and(|(_, su)| *su);
+        });
+        if !in_block {
+            self.settings.commit();
+        }
+        Ok(out)
+    }
+
+    /// SET [LOCAL] SESSION AUTHORIZATION name | DEFAULT (`user` None): only a role that
+    /// logged in as a superuser may (PostgreSQL's rule); SET ROLE is reset.
+    fn set_session_authorization(&mut self, user: Option<&str>, local: bool) -> SqlResult<Output> {
+        let out = Output::tag("SET");
+        let (login, login_super) = {
+            let now = self.settings.now();
+            (now.login_user.clone(), now.login_is_superuser)
+        };
+        let target = user.unwrap_or(&login).to_string();
+        let Some(def) = crate::roles::find(&self.db, &target) else {
+            return Err(SqlError::new(
+                code::UNDEFINED_OBJECT,
+                format!("role \"{target}\" does not exist"),
+            ));
+        };
+        if target != login && !login_super {
+            return Err(SqlError::new(
+                code::INSUFFICIENT_PRIVILEGE,
+                format!("permission denied to set session authorization"),
+            ));
+        }
+        let in_block = self.in_transaction_block();
+        if !in_block {
+            self.settings.begin();
+        }
+        self.settings.set_identity(local, |s| {
+            s.session_user = target.clone();
+            s.user_is_superuser = def.superuser;
+            s.role = None;
+            s.role_is_superuser = false;
+        });
+        if !in_block {
+            self.settings.commit();
+        }
+        Ok(out)
+    }
+
     /// SET or SET LOCAL (`raw` None: RESET) of a session-scoped or custom setting: in
     /// the block running, or outside one as a transaction of its own.
     fn set_in_session(&mut self, name: &str, raw: Option<&str>, local: bool) -> SqlResult<()> {
@@ -1369,7 +1525,9 @@ impl Session {
                 Ok(out)
             }
             ast::Reset::SessionAuthorization => {
-                Err(SqlError::unsupported("RESET SESSION AUTHORIZATION"))
+                let mut out = self.set_session_authorization(None, false)?;
+                out.tag = "RESET".into();
+                Ok(out)
             }
         }
     }

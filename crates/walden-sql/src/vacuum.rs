@@ -201,7 +201,7 @@ pub(crate) fn vacuum(
     m: &Maintenance,
     notices: &mut Vec<String>,
 ) -> SqlResult<Vec<String>> {
-    let tables = tables(cx, m)?;
+    let tables = owned(cx, m, "vacuum", tables(cx, m)?, notices);
     for t in &tables {
         cx.guard.check()?;
         let r = cx.db.vacuum_report(t)?;
@@ -222,10 +222,38 @@ pub(crate) fn analyze(
     t: &mut walden::Transaction,
     m: &Maintenance,
 ) -> SqlResult<Output> {
-    for table in tables(cx, m)? {
+    let mut out = Output::tag("ANALYZE");
+    let tables = tables(cx, m)?;
+    for table in owned(cx, m, "analyze", tables, &mut out.notices) {
         crate::analyze::analyze_table(cx, t, &table)?;
     }
-    Ok(Output::tag("ANALYZE"))
+    Ok(out)
+}
+
+/// The tables the user may vacuum or analyze: its own (PostgreSQL 15 skips the others,
+/// with a warning for those the statement names).
+fn owned(
+    cx: &Ctx,
+    m: &Maintenance,
+    verb: &str,
+    tables: Vec<String>,
+    notices: &mut Vec<String>,
+) -> Vec<String> {
+    if cx.auth.superuser {
+        return tables;
+    }
+    tables
+        .into_iter()
+        .filter(|t| {
+            let mine = cx.auth.owns_relation(t);
+            if !mine && !m.tables.is_empty() {
+                notices.push(format!(
+                    "WARNING:  skipping \"{t}\" --- only table or database owner can {verb} it"
+                ));
+            }
+            mine
+        })
+        .collect()
 }
 
 #[cfg(test)]

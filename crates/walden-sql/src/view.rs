@@ -114,6 +114,9 @@ pub(crate) fn create_view(cx: &mut Ctx, cv: &ast::CreateView) -> SqlResult<Outpu
         }
     }
     let name = object_name(&cv.name)?;
+    if !cx.auth.superuser {
+        cx.auth.require_create()?;
+    }
     let exists = || {
         SqlError::new(
             code::DUPLICATE_TABLE,
@@ -123,6 +126,9 @@ pub(crate) fn create_view(cx: &mut Ctx, cv: &ast::CreateView) -> SqlResult<Outpu
     let old = cx.db.view(&name);
     if (cx.db.relation_exists(&name) && old.is_none()) || (old.is_some() && !cv.or_replace) {
         return Err(exists());
+    }
+    if old.is_some() {
+        crate::privileges::check::require_owner(&cx.auth, &name, crate::privileges::RelKind::View)?;
     }
     let plan = QueryPlan::plan(&cv.query, &DbCatalog::new(cx.db))?;
     let mut columns: Vec<String> = plan.columns().iter().map(|(n, _)| n.clone()).collect();
@@ -174,6 +180,7 @@ pub(crate) fn create_view(cx: &mut Ctx, cv: &ast::CreateView) -> SqlResult<Outpu
             query,
         },
         cv.or_replace,
+        Some(cx.auth.new_acl()),
     )?;
     Ok(Output::tag("CREATE VIEW"))
 }
@@ -250,6 +257,11 @@ pub(crate) fn drop_views(
     for n in names {
         let name = object_name(n)?;
         if cx.db.view(&name).is_some() {
+            crate::privileges::check::require_owner(
+                &cx.auth,
+                &name,
+                crate::privileges::RelKind::View,
+            )?;
             to_drop.push(name);
         } else if cx.db.table_names().contains(&name) {
             return Err(SqlError::new(

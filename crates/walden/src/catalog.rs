@@ -793,7 +793,14 @@ pub struct Catalog {
     /// has not read yet. A role change takes effect at its transaction's commit
     /// (`settle_roles`), so one whose commit never reached the log is gone after a
     /// crash (docs/recovery.md rule 36).
-    pending_roles: HashMap<u64, Vec<CatalogRecord>>,
+    pending_roles: HashMap<u64, Vec<Pending>>,
+    /// Owners, access control lists and role memberships (`privilege.rs`), shared with
+    /// readers as a snapshot (`Database::privileges`) and copied on change.
+    privileges: Arc<crate::privilege::Privileges>,
+    /// Changes with every role or privilege change: a number no other state of any
+    /// catalog in the process has had (what a session worked out of them stays valid
+    /// while it holds).
+    pub auth_generation: u64,
     /// 32 random bytes drawn when the database was created (or first opened by a
     /// format 16 build), kept in every checkpoint and never logged or shown: what the
     /// layers above derive stable secrets from (the server's mock SCRAM salts, as
@@ -808,6 +815,13 @@ pub struct Catalog {
     /// any catalog in the process has had (plans cached against it stay valid while it
     /// holds).
     pub generation: u64,
+}
+
+/// A change redo holds until its transaction's end (docs/recovery.md rule 36).
+#[derive(Debug)]
+pub enum Pending {
+    Role(CatalogRecord),
+    Privilege(crate::privilege::PrivilegeRecord),
 }
 
 /// The source of catalog generations, shared by every catalog of the process.
@@ -862,6 +876,7 @@ impl Catalog {
             self.indexes.remove(&ix.id);
             self.index_names.remove(&ix.name);
         }
+        self.privileges_mut().relation_gone(&t.name());
         Some(t)
     }
 
@@ -895,13 +910,18 @@ impl Catalog {
 
     pub fn remove_sequence(&mut self, id: u32) -> Option<Arc<Sequence>> {
         self.changed();
-        self.sequences.remove(id)
+        let seq = self.sequences.remove(id)?;
+        self.privileges_mut().relation_gone(&seq.name());
+        Some(seq)
     }
 
     /// A sequence's definition changed (ALTER SEQUENCE), its name perhaps from `old`.
     pub fn sequence_renamed(&mut self, id: u32, old: &str) {
         self.changed();
         self.sequences.renamed(id, old);
+        if let Some(new) = self.sequences.by_id(id).map(|s| s.name()) {
+            self.privileges_mut().relation_renamed(old, &new);
+        }
     }
 
     /// Gives a table a new name and schema (ALTER TABLE). Errors when the table is
@@ -923,6 +943,7 @@ impl Catalog {
         self.by_name.remove(&old_name);
         t.redefine(name, schema);
         self.by_name.insert(name.to_string(), t);
+        self.privileges_mut().relation_renamed(&old_name, name);
         Ok(())
     }
 
@@ -961,24 +982,32 @@ impl Catalog {
 
     pub fn remove_view(&mut self, name: &str) -> Option<ViewDef> {
         self.changed();
-        self.views.remove(name)
+        let view = self.views.remove(name)?;
+        self.privileges_mut().relation_gone(name);
+        Some(view)
     }
 
     /// Puts a role (`old` None: a new one, or one redo sets whole) or replaces the role
     /// `old` (which may be renamed) by `role`.
     pub fn put_role(&mut self, old: Option<&str>, role: RoleDef) {
+        self.auth_generation = next_generation();
         if let Some(old) = old {
             self.roles.remove(old);
+            if old != role.name {
+                self.privileges_mut().role_renamed(old, &role.name);
+            }
         }
         self.roles.insert(role.name.clone(), role);
     }
 
+    /// Removes a role, and its memberships.
     pub fn remove_role(&mut self, name: &str) -> Option<RoleDef> {
+        self.privileges_mut().role_gone(name);
         self.roles.remove(name)
     }
 
-    /// Redo read the end of transaction `xid`: its role changes take effect if it
-    /// committed, in the order it logged them, and are forgotten otherwise.
+    /// Redo read the end of transaction `xid`: its role and privilege changes take
+    /// effect if it committed, in the order it logged them, and are forgotten otherwise.
     pub fn settle_roles(&mut self, xid: u64, committed: bool) {
         let Some(changes) = self.pending_roles.remove(&xid) else {
             return;
@@ -988,14 +1017,33 @@ impl Catalog {
         }
         for change in changes {
             match change {
-                CatalogRecord::CreateRole { role } => self.put_role(None, role),
-                CatalogRecord::AlterRole { old, role } => self.put_role(Some(&old), role),
-                CatalogRecord::DropRole { name } => {
+                Pending::Role(CatalogRecord::CreateRole { role }) => self.put_role(None, role),
+                Pending::Role(CatalogRecord::AlterRole { old, role }) => {
+                    self.put_role(Some(&old), role)
+                }
+                Pending::Role(CatalogRecord::DropRole { name }) => {
                     self.remove_role(&name);
                 }
-                _ => {}
+                Pending::Role(_) => {}
+                Pending::Privilege(rec) => rec.apply(self),
             }
         }
+    }
+
+    /// Redo read a change that takes effect at its transaction's commit.
+    pub(crate) fn pend(&mut self, xid: u64, change: Pending) {
+        self.pending_roles.entry(xid).or_default().push(change);
+    }
+
+    /// The privileges as they are now (a snapshot: later changes make a new one).
+    pub fn privileges(&self) -> Arc<crate::privilege::Privileges> {
+        self.privileges.clone()
+    }
+
+    /// The privileges, to change (copied first when a snapshot of them is held).
+    pub fn privileges_mut(&mut self) -> &mut crate::privilege::Privileges {
+        self.auth_generation = next_generation();
+        Arc::make_mut(&mut self.privileges)
     }
 
     /// Recovery is over: role changes of transactions that never ended are dropped
@@ -1128,6 +1176,8 @@ impl Catalog {
         }
         // Sequences (format 21): each definition with its counter as logged.
         self.sequences.encode(out);
+        // Owners, access control lists and memberships (format 22).
+        self.privileges.encode(out);
     }
 
     /// Parses a serialized catalog, advancing `at`.
@@ -1293,6 +1343,15 @@ impl Catalog {
                 }
             }
             cat.sequences = seqs;
+        }
+        // Privileges follow since format 22; an older checkpoint ends here (its
+        // relations are the bootstrap superuser's, with the default privileges).
+        if r.remaining() > 0 {
+            let p = crate::privilege::Privileges::decode(&mut r)?;
+            if let Some(name) = p.relations.keys().find(|n| !cat.name_taken(n)) {
+                return Err(format!("privileges of {name:?}, which is no relation"));
+            }
+            cat.privileges = Arc::new(p);
         }
         *at = r.pos();
         Ok(cat)
@@ -1889,11 +1948,7 @@ impl RecordOwner for CatalogOwner {
                 // A role change waits for its transaction's commit (rule 36): each
                 // record holds whole definitions, so applying them in commit order
                 // from a checkpoint's catalog, however late, ends at the same roles.
-                ctx.catalog
-                    .pending_roles
-                    .entry(rec.xid)
-                    .or_default()
-                    .push(role);
+                ctx.catalog.pend(rec.xid, Pending::Role(role));
             }
         }
         Ok(())
@@ -2136,7 +2191,7 @@ pub(crate) mod tests {
     fn role_changes_wait_for_their_commit_at_redo() {
         let mut cat = Catalog::default();
         let pend = |cat: &mut Catalog, xid: u64, rec: CatalogRecord| {
-            cat.pending_roles.entry(xid).or_default().push(rec);
+            cat.pend(xid, Pending::Role(rec));
         };
         pend(
             &mut cat,
@@ -2187,12 +2242,13 @@ pub(crate) mod tests {
             TableKind::Heap,
             vec![9],
         ));
-        // A format 20 catalog: a format 21 one without its sequence count (0).
+        // A format 20 catalog: a format 22 one without its privileges (three counts
+        // of 0) and its sequence count (0).
         let v20 = |cat: &Catalog| {
             let mut v = Vec::new();
             cat.encode(&mut v);
-            assert_eq!(v[v.len() - 4..], [0; 4]);
-            v.truncate(v.len() - 4);
+            assert_eq!(v[v.len() - 7..], [0; 7]);
+            v.truncate(v.len() - 7);
             v
         };
         let mut old = v20(&cat);

@@ -27,6 +27,7 @@ pub mod options;
 pub mod owners;
 pub mod page;
 pub mod poison;
+pub mod privilege;
 pub mod recovery;
 pub mod rng;
 pub mod schema;
@@ -55,12 +56,14 @@ pub use calendar::Interval;
 pub use catalog::{RoleDef, TableKind, TableStats, ViewDef};
 pub use engine::SeqValues;
 pub use engine::{
-    AlterOp, CheckReport, Database, IndexCheck, IndexInfo, IndexSpec, Isolation, Modified, Newest,
-    Options, Reader, RecoveryReport, RowAction, TableCheck, Transaction, VacuumReport,
+    AlterOp, CheckReport, Database, IndexCheck, IndexInfo, IndexSpec, Isolation, MemberChange,
+    Modified, Newest, Options, Reader, RecoveryReport, RelationKind, RowAction, TableCheck,
+    Transaction, VacuumReport,
 };
 pub use error::{Error, Result};
 pub use jsonb::Json;
 pub use numeric::Numeric;
+pub use privilege::{AclItem, Membership, ObjectAcl, ObjectKind, Privileges};
 pub use schema::{Column, ColumnType, Constraint, KeyOrder, Row, RowShape, Schema, Value};
 pub use sequence::{Identity, SeqState, SeqType, SequenceDef, SequenceInfo};
 pub use stats::{StatsSnapshot, TxnStats};

@@ -9,6 +9,7 @@ use crate::access::heap::wal_records::HeapOwner;
 use crate::access::slotted::SlottedOwner;
 use crate::access::undo_table::wal_records::UndoTableOwner;
 use crate::catalog::CatalogOwner;
+use crate::privilege::PrivilegeOwner;
 use crate::sequence::SequenceOwner;
 use crate::txn::XactOwner;
 use crate::wal::owner::{Owners, WalOwner};
@@ -24,6 +25,7 @@ pub static OWNERS: LazyLock<Owners> = LazyLock::new(|| {
         &UndoTableOwner,
         &BTreeOwner,
         &SequenceOwner,
+        &PrivilegeOwner,
     ])
 });
 
@@ -94,6 +96,8 @@ mod tests {
             (42, "alter_sequence", 0),
             (43, "drop_sequence", 0),
             (44, "sequence_values", 0),
+            (45, "set_acl", 0),
+            (46, "set_member", 0),
         ];
         assert_eq!(got, want);
         for t in owners().types() {
@@ -104,7 +108,7 @@ mod tests {
 
     #[test]
     fn an_unknown_code_is_an_error() {
-        for code in [0u8, 38, 45, 200] {
+        for code in [0u8, 38, 47, 200] {
             let mut b = Vec::new();
             put_record(&mut b, code, 1, &[&[1, 2]]);
             let e = owners().decode(&b, 0).unwrap_err();
@@ -172,6 +176,7 @@ mod tests {
             all.extend(boxed(crate::access::heap::wal_records::tests::samples()));
             all.extend(boxed(crate::access::btree::wal_records::tests::samples()));
             all.extend(boxed(crate::sequence::tests::samples()));
+            all.extend(boxed(crate::privilege::tests::samples()));
             all.push(Box::new(PageImage {
                 page: 2,
                 lower: 40,

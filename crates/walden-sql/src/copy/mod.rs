@@ -155,6 +155,37 @@ pub(crate) fn start(session: &mut Session, stmt: CopyStatement) -> SqlResult<Cop
             return Err(session.fail_statement(e));
         }
     }
+    // COPY FROM inserts (INSERT on the table), COPY TO reads (SELECT, or what its
+    // query reads).
+    let auth = session.authority();
+    if !auth.superuser {
+        let db = session.database().clone();
+        let checked = match &stmt.source {
+            statement::CopySource::Table { name, .. } => {
+                match crate::privileges::rel_kind(&db, name) {
+                    Some(kind) => {
+                        use walden::privilege::bits;
+                        auth.require(
+                            name,
+                            kind,
+                            if stmt.from {
+                                bits::INSERT
+                            } else {
+                                bits::SELECT
+                            },
+                        )
+                    }
+                    None => Ok(()),
+                }
+            }
+            statement::CopySource::Query(q) => {
+                crate::privileges::check::check_statement(&db, &auth, q)
+            }
+        };
+        if let Err(e) = checked {
+            return Err(session.fail_statement(e));
+        }
+    }
     let r = if stmt.from {
         from::start(session, stmt, started).map(CopyStart::In)
     } else {

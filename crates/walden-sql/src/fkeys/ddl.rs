@@ -41,7 +41,13 @@ pub(crate) fn written(name: Option<String>, fk: &ast::ForeignKeyConstraint) -> S
 
 /// Adds foreign keys to `table`, each checked (and, when `check_rows`, the stored rows
 /// against it) before it is stored.
-pub(crate) fn add(db: &Database, table: &str, list: &[Written], check_rows: bool) -> SqlResult<()> {
+pub(crate) fn add(
+    db: &Database,
+    auth: &crate::privileges::Authority,
+    table: &str,
+    list: &[Written],
+    check_rows: bool,
+) -> SqlResult<()> {
     for w in list {
         let schema = db.schema(table)?;
         let mut taken: Vec<String> = schema.constraints.iter().map(|c| c.name.clone()).collect();
@@ -55,6 +61,14 @@ pub(crate) fn add(db: &Database, table: &str, list: &[Written], check_rows: bool
             }
         }
         let key = resolve(db, table, &schema, w, &taken)?;
+        // REFERENCES on the table referenced (the referencing one is the user's own).
+        if !auth.superuser {
+            auth.require(
+                &key.parent,
+                crate::privileges::RelKind::Table,
+                walden::privilege::bits::REFERENCES,
+            )?;
+        }
         if check_rows {
             verify_rows(db, &key)?;
         }

@@ -162,6 +162,8 @@ pub struct Snapshot {
     pub foreign_keys: Vec<ForeignKeyDef>,
     /// Every role with its OID, by name (the bootstrap superuser included).
     pub roles: Vec<(i64, walden::RoleDef)>,
+    /// Owners, access control lists and memberships.
+    pub privileges: std::sync::Arc<walden::Privileges>,
 }
 
 impl Snapshot {
@@ -306,7 +308,34 @@ impl Snapshot {
             relations,
             foreign_keys,
             roles: roles(db),
+            privileges: db.privileges(),
         }
+    }
+
+    /// A role's OID by name (0 for none: a role dropped while this was made).
+    pub fn role_oid(&self, name: &str) -> i64 {
+        self.roles
+            .iter()
+            .find(|(_, r)| r.name == name)
+            .map_or(0, |(oid, _)| *oid)
+    }
+
+    /// A relation's owner's OID and its `relacl` (an index: its table's owner, no list).
+    pub fn owner_and_acl(&self, r: &Relation) -> (i64, Option<String>) {
+        let name = match &r.index {
+            Some(ix) => self
+                .relations
+                .iter()
+                .find(|x| x.oid == ix.table_oid)
+                .map_or(r.name.as_str(), |x| x.name.as_str()),
+            None => r.name.as_str(),
+        };
+        let acl = crate::privileges::relation_acl(&self.privileges, name);
+        let text = match r.index {
+            Some(_) => None,
+            None => crate::privileges::acl_text(&acl),
+        };
+        (self.role_oid(&acl.owner), text)
     }
 
     /// A role's name by OID.

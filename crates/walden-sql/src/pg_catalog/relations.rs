@@ -121,7 +121,12 @@ fn pg_catalog(name: &str, snap: &Snapshot) -> Option<VirtualRelation> {
     Some(match name {
         "pg_class" => pg_class(snap),
         "pg_namespace" => relation(
-            &[("oid", OID), ("nspname", NAME), ("nspowner", OID)],
+            &[
+                ("oid", OID),
+                ("nspname", NAME),
+                ("nspowner", OID),
+                ("nspacl", TEXT),
+            ],
             [
                 (PG_CATALOG_NAMESPACE, "pg_catalog"),
                 (PG_TOAST_NAMESPACE, "pg_toast"),
@@ -129,7 +134,20 @@ fn pg_catalog(name: &str, snap: &Snapshot) -> Option<VirtualRelation> {
                 (INFORMATION_SCHEMA_NAMESPACE, "information_schema"),
             ]
             .iter()
-            .map(|(oid, n)| vec![o(*oid), t(n), o(OWNER_OID)])
+            .map(|(oid, n)| {
+                if *oid == PUBLIC_NAMESPACE {
+                    let acl = crate::privileges::schema_acl(&snap.privileges, n);
+                    let text = crate::privileges::acl_text(&acl);
+                    vec![
+                        o(*oid),
+                        t(n),
+                        o(snap.role_oid(&acl.owner)),
+                        text.map_or(Value::Null, |a| t(&a)),
+                    ]
+                } else {
+                    vec![o(*oid), t(n), o(OWNER_OID), Value::Null]
+                }
+            })
             .collect(),
         ),
         "pg_attribute" => pg_attribute(snap),
@@ -280,12 +298,13 @@ fn pg_catalog(name: &str, snap: &Snapshot) -> Option<VirtualRelation> {
 
 const TIMESTAMPTZ: SqlType = SqlType::Timestamptz;
 
-/// The role relations, PostgreSQL's columns in its order. Walden has no privileges, so
-/// `pg_authid` and `pg_shadow` (whose password columns only a superuser may read in
-/// PostgreSQL) show the verifiers to every session, as every session is `postgres`;
-/// `pg_roles` and `pg_user` show `********`, as PostgreSQL's do. No role is a member of
-/// another: `pg_auth_members` is empty, `pg_group` lists each role that cannot log in
-/// with no members.
+/// The role relations, PostgreSQL's columns in its order. `pg_authid` and `pg_shadow`
+/// (the verifiers) are a superuser's to read; `pg_roles` and `pg_user` show
+/// `********`, as PostgreSQL's do. `pg_auth_members` lists the memberships (OIDs from
+/// `MEMBERSHIP_BASE`), `pg_group` each role that cannot log in with its members.
+/// The OIDs of `pg_auth_members` rows.
+const MEMBERSHIP_BASE: i64 = 9_000_000;
+
 fn roles(name: &str, snap: &Snapshot) -> VirtualRelation {
     let until = |r: &walden::RoleDef| r.valid_until.map_or(Value::Null, Value::Timestamptz);
     let stars = || t("********");
@@ -401,7 +420,20 @@ fn roles(name: &str, snap: &Snapshot) -> VirtualRelation {
             snap.roles
                 .iter()
                 .filter(|(_, r)| !r.login)
-                .map(|(oid, r)| vec![t(&r.name), o(*oid), t("{}")])
+                .map(|(oid, r)| {
+                    let members: Vec<String> = snap
+                        .privileges
+                        .members
+                        .keys()
+                        .filter(|(role, _)| *role == r.name)
+                        .map(|(_, m)| snap.role_oid(m).to_string())
+                        .collect();
+                    vec![
+                        t(&r.name),
+                        o(*oid),
+                        t(&format!("{{{}}}", members.join(","))),
+                    ]
+                })
                 .collect(),
         ),
         _ => relation(
@@ -412,7 +444,20 @@ fn roles(name: &str, snap: &Snapshot) -> VirtualRelation {
                 ("grantor", OID),
                 ("admin_option", BOOL),
             ],
-            Vec::new(),
+            snap.privileges
+                .members
+                .iter()
+                .enumerate()
+                .map(|(n, ((role, member), how))| {
+                    vec![
+                        o(MEMBERSHIP_BASE + n as i64),
+                        o(snap.role_oid(role)),
+                        o(snap.role_oid(member)),
+                        o(snap.role_oid(&how.grantor)),
+                        b(how.admin),
+                    ]
+                })
+                .collect(),
         ),
     }
 }
@@ -462,13 +507,14 @@ fn pg_class(snap: &Snapshot) -> VirtualRelation {
                 RelKind::Sequence => 3,
                 _ => r.columns.len() as i64,
             };
+            let (owner, acl) = snap.owner_and_acl(r);
             vec![
                 o(r.oid),
                 t(&r.name),
                 o(PUBLIC_NAMESPACE),
                 o(0),
                 o(0),
-                o(OWNER_OID),
+                o(owner),
                 o(r.access_method),
                 o(r.oid),
                 o(0),
@@ -489,7 +535,7 @@ fn pg_class(snap: &Snapshot) -> VirtualRelation {
                 b(true),
                 t(if r.kind == RelKind::Table { "d" } else { "n" }),
                 b(false),
-                Value::Null,
+                acl.map_or(Value::Null, |a| t(&a)),
                 Value::Null,
                 Value::Null,
             ]

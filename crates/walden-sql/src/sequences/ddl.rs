@@ -283,7 +283,12 @@ fn owned_by(
     }
 }
 
-pub(crate) fn run(db: &Database, stmt: SequenceStatement) -> SqlResult<Output> {
+pub(crate) fn run(
+    db: &Database,
+    auth: &crate::privileges::Authority,
+    stmt: SequenceStatement,
+) -> SqlResult<Output> {
+    use crate::privileges::{check::require_owner, RelKind};
     let mut out = Output::tag(command(&stmt));
     match stmt {
         SequenceStatement::Create {
@@ -291,6 +296,9 @@ pub(crate) fn run(db: &Database, stmt: SequenceStatement) -> SqlResult<Output> {
             if_not_exists,
             options,
         } => {
+            if !auth.superuser {
+                auth.require_create()?;
+            }
             if db.relation_exists(&name) {
                 if if_not_exists {
                     out.notices.push(format!(
@@ -303,7 +311,8 @@ pub(crate) fn run(db: &Database, stmt: SequenceStatement) -> SqlResult<Output> {
             let base = SequenceDef::new(&name, options.as_type.unwrap_or(SeqType::Int8));
             let (mut def, _) = options.apply(&base, true, None)?;
             def.owned_by = owned_by(db, &options, None)?;
-            db.create_sequence(def)?;
+            same_owner(db, auth, &name, def.owned_by, &auth.user)?;
+            db.create_sequence_by(def, Some(auth.new_acl()))?;
         }
         SequenceStatement::Alter {
             name,
@@ -326,9 +335,16 @@ pub(crate) fn run(db: &Database, stmt: SequenceStatement) -> SqlResult<Output> {
                     )
                 });
             };
+            if !matches!(action, AlterAction::Owner(_)) {
+                require_owner(auth, &name, RelKind::Sequence)?;
+            }
             match action {
                 AlterAction::Options(options) => {
                     let owner = owned_by(db, &options, info.def.owned_by)?;
+                    let seq_owner = crate::privileges::relation_acl(&auth.privileges, &name).owner;
+                    if owner != info.def.owned_by {
+                        same_owner(db, auth, &name, owner, &seq_owner)?;
+                    }
                     db.alter_sequence::<SqlError>(&name, |def, state| {
                         let (mut d, restart) = options.apply(def, false, Some(state))?;
                         d.owned_by = owner;
@@ -368,12 +384,7 @@ pub(crate) fn run(db: &Database, stmt: SequenceStatement) -> SqlResult<Output> {
                     }
                 }
                 AlterAction::Owner(role) => {
-                    if crate::roles::find(db, &role).is_none() {
-                        return Err(SqlError::new(
-                            code::UNDEFINED_OBJECT,
-                            format!("role \"{role}\" does not exist"),
-                        ));
-                    }
+                    crate::privileges::grant::change_owner(db, auth, &name, &role)?;
                 }
             }
         }
@@ -382,20 +393,14 @@ pub(crate) fn run(db: &Database, stmt: SequenceStatement) -> SqlResult<Output> {
             column,
             identity,
             options,
-        } => add_identity(db, &table, &column, identity, options)?,
+        } => {
+            if db.relation_kind(&table) == Some(walden::RelationKind::Table) {
+                require_owner(auth, &table, RelKind::Table)?;
+            }
+            add_identity(db, &table, &column, identity, options)?
+        }
         SequenceStatement::OwnerTo { relation, role } => {
-            if !db.relation_exists(&relation) {
-                return Err(SqlError::new(
-                    code::UNDEFINED_TABLE,
-                    format!("relation \"{relation}\" does not exist"),
-                ));
-            }
-            if crate::roles::find(db, &role).is_none() {
-                return Err(SqlError::new(
-                    code::UNDEFINED_OBJECT,
-                    format!("role \"{role}\" does not exist"),
-                ));
-            }
+            crate::privileges::grant::change_owner(db, auth, &relation, &role)?;
         }
         SequenceStatement::Drop {
             names,
@@ -423,6 +428,7 @@ pub(crate) fn run(db: &Database, stmt: SequenceStatement) -> SqlResult<Output> {
                 }
             }
             for info in &drop {
+                require_owner(auth, &info.def.name, RelKind::Sequence)?;
                 check_droppable(db, &info.def, cascade, &mut out.notices)?;
             }
             for info in drop {
@@ -440,6 +446,34 @@ pub(crate) fn run(db: &Database, stmt: SequenceStatement) -> SqlResult<Output> {
         }
     }
     Ok(out)
+}
+
+/// PostgreSQL's rule for OWNED BY: the sequence and the table have one owner (55000
+/// "sequence must have same owner as table it is linked to").
+fn same_owner(
+    db: &Database,
+    auth: &crate::privileges::Authority,
+    _sequence: &str,
+    owned_by: Option<(u32, u16)>,
+    seq_owner: &str,
+) -> SqlResult<()> {
+    let Some((table_id, _)) = owned_by else {
+        return Ok(());
+    };
+    let Some(table) = db
+        .table_names()
+        .into_iter()
+        .find(|t| db.table_id(t).ok() == Some(table_id))
+    else {
+        return Ok(());
+    };
+    if crate::privileges::relation_acl(&auth.privileges, &table).owner != seq_owner {
+        return Err(SqlError::new(
+            code::OBJECT_NOT_IN_PREREQUISITE_STATE,
+            "sequence must have same owner as table it is linked to",
+        ));
+    }
+    Ok(())
 }
 
 /// Makes a column an identity column: its sequence (named by SEQUENCE NAME, or as
@@ -485,7 +519,8 @@ fn add_identity(
     let seq = super::owned::ColumnSequence::identity(identity, ty, named)?;
     let mut def = seq.definition(&name, at)?;
     def.owned_by = Some((table_id, at));
-    db.create_sequence(def)?;
+    let owner = crate::privileges::relation_acl(&db.privileges(), table).owner;
+    db.create_sequence_by(def, Some(walden::ObjectAcl::owned_by(&owner)))?;
     db.alter_table(
         table,
         &AlterOp::SetDefault {

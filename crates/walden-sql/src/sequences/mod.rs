@@ -51,6 +51,8 @@ pub struct StatementSequences {
     db: Database,
     session: RefCell<SessionSequences>,
     durable_lsn: Cell<u64>,
+    /// Who calls the functions (None: no checks, an embedded caller's own use).
+    auth: Option<std::sync::Arc<crate::privileges::Authority>>,
 }
 
 impl std::fmt::Debug for StatementSequences {
@@ -194,12 +196,31 @@ pub(crate) fn resolve(db: &Database, arg: &Value) -> SqlResult<Named> {
 }
 
 impl StatementSequences {
-    pub fn new(db: &Database, session: SessionSequences) -> StatementSequences {
+    pub fn new(
+        db: &Database,
+        session: SessionSequences,
+        auth: Option<std::sync::Arc<crate::privileges::Authority>>,
+    ) -> StatementSequences {
         StatementSequences {
             db: db.clone(),
             session: RefCell::new(session),
             durable_lsn: Cell::new(0),
+            auth,
         }
+    }
+
+    /// PostgreSQL's checks of the sequence functions: `nextval` needs USAGE or UPDATE,
+    /// `currval` and `lastval` SELECT or USAGE, `setval` UPDATE (42501 "permission
+    /// denied for sequence s"). An identity column's `nextval` is not checked.
+    fn allowed(&self, name: &str, any_of: u16) -> SqlResult<()> {
+        let Some(auth) = &self.auth else {
+            return Ok(());
+        };
+        use crate::privileges::RelKind;
+        if auth.superuser || auth.relation_mask(name, RelKind::Sequence, any_of) != 0 {
+            return Ok(());
+        }
+        Err(crate::privileges::denied(RelKind::Sequence, name))
     }
 
     /// The session's state back, and the WAL position its values need durable (0:
@@ -214,7 +235,9 @@ impl StatementSequences {
 
     /// `nextval(seq)`: from the session's cache, else from the shared counter.
     pub fn nextval(&self, arg: &Value) -> SqlResult<i64> {
+        use walden::privilege::bits;
         let seq = resolve(&self.db, arg)?;
+        self.allowed(&seq.name, bits::USAGE | bits::UPDATE)?;
         self.nextval_of(seq.id)
     }
 
@@ -255,7 +278,9 @@ impl StatementSequences {
 
     /// `currval(seq)`: what `nextval` gave this session last.
     pub fn currval(&self, arg: &Value) -> SqlResult<i64> {
+        use walden::privilege::bits;
         let seq = resolve(&self.db, arg)?;
+        self.allowed(&seq.name, bits::SELECT | bits::USAGE)?;
         let session = self.session.borrow();
         session
             .seen
@@ -282,9 +307,13 @@ impl StatementSequences {
             )
         };
         let id = session.last_used.ok_or_else(undefined)?;
-        if self.db.sequence_by_id(id).is_none() {
+        let Some(info) = self.db.sequence_by_id(id) else {
             return Err(undefined());
-        }
+        };
+        self.allowed(
+            &info.def.name,
+            walden::privilege::bits::SELECT | walden::privilege::bits::USAGE,
+        )?;
         session
             .seen
             .get(&id)
@@ -296,6 +325,7 @@ impl StatementSequences {
     /// session's cache of it; with is_called, `currval` is the value.
     pub fn setval(&self, arg: &Value, value: i64, is_called: bool) -> SqlResult<i64> {
         let seq = resolve(&self.db, arg)?;
+        self.allowed(&seq.name, walden::privilege::bits::UPDATE)?;
         let lsn = self.db.setval(seq.id, value, is_called)?;
         self.needs(lsn);
         let mut session = self.session.borrow_mut();

@@ -128,7 +128,7 @@ pub const DEFS: &[Def] = &[
     def("max_identifier_length", Session, Internal, "integer", None, "Longest identifier (read only)"),
     def("is_superuser", Session, Internal, "bool", None, "Whether the user is a superuser (read only)"),
     def("session_authorization", Session, Internal, "string", None, "The role the session logged in as (read only)"),
-    def("role", Session, Internal, "string", None, "The role SET ROLE chose: none (read only; SET ROLE is not supported yet)"),
+    def("role", Session, Internal, "string", None, "The role statements run as, SET ROLE's: none for the session user"),
 ];
 
 /// The most columns an index may have (the engine's limit, PostgreSQL's too).
@@ -244,6 +244,14 @@ pub struct SessionSettings {
     /// superuser unless a server says who logged in.
     pub session_user: String,
     pub user_is_superuser: bool,
+    /// SET ROLE's role (None: `none`, statements run as the session user).
+    pub role: Option<String>,
+    /// Whether SET ROLE's role is a superuser (`is_superuser` then says so of it).
+    pub role_is_superuser: bool,
+    /// The role that logged in: what SET SESSION AUTHORIZATION checks (a superuser's
+    /// only), whichever session user it set.
+    pub login_user: String,
+    pub login_is_superuser: bool,
     /// Custom settings by name (lower case), as PostgreSQL's placeholder variables:
     /// any text, made by the first SET.
     pub custom: BTreeMap<String, String>,
@@ -262,8 +270,17 @@ impl SessionSettings {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             session_user: crate::roles::BOOTSTRAP.to_string(),
             user_is_superuser: true,
+            role: None,
+            role_is_superuser: false,
+            login_user: crate::roles::BOOTSTRAP.to_string(),
+            login_is_superuser: true,
             custom: BTreeMap::new(),
         }
+    }
+
+    /// The role statements run as: SET ROLE's, else the session user.
+    pub fn current_user(&self) -> &str {
+        self.role.as_deref().unwrap_or(&self.session_user)
     }
 
     /// A session-scoped setting's value as SHOW gives it (`name` canonical, or a
@@ -277,8 +294,11 @@ impl SessionSettings {
             "default_transaction_isolation" => self.default_isolation.name().to_string(),
             "max_connections" => self.max_connections.to_string(),
             "session_authorization" => self.session_user.clone(),
-            "role" => "none".to_string(),
-            "is_superuser" => on_off(self.user_is_superuser),
+            "role" => self.role.clone().unwrap_or_else(|| "none".to_string()),
+            "is_superuser" => on_off(match self.role {
+                Some(_) => self.role_is_superuser,
+                None => self.user_is_superuser,
+            }),
             _ => match self.client.get(name) {
                 Some(v) => v,
                 None => self.custom.get(&name.to_ascii_lowercase())?.clone(),

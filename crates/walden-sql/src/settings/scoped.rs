@@ -145,6 +145,18 @@ impl Scoped {
             let s = Arc::make_mut(s);
             s.session_user = name.to_string();
             s.user_is_superuser = superuser;
+            s.login_user = name.to_string();
+            s.login_is_superuser = superuser;
+            s.role = None;
+        }
+    }
+
+    /// SET [LOCAL] ROLE or SET [LOCAL] SESSION AUTHORIZATION (checked by the caller):
+    /// `change` applied as a SET of the running transaction is.
+    pub fn set_identity(&mut self, local: bool, change: impl Fn(&mut SessionSettings)) {
+        change(Arc::make_mut(&mut self.now));
+        if !local {
+            change(Arc::make_mut(&mut self.at_commit));
         }
     }
 
@@ -307,6 +319,10 @@ mod tests {
             max_connections: 100,
             session_user: "postgres".into(),
             user_is_superuser: true,
+            role: None,
+            role_is_superuser: false,
+            login_user: "postgres".into(),
+            login_is_superuser: true,
             custom: Default::default(),
         };
         s.set("application_name", "start").expect("set");

@@ -58,8 +58,14 @@ fn taken(schema: &Schema, name: &str) -> bool {
 
 impl Database {
     /// Creates a view (committed at once), or replaces the one of that name if
-    /// `replace`. The name must be no table's or index's.
-    pub fn create_view(&self, view: ViewDef, replace: bool) -> Result<()> {
+    /// `replace`. The name must be no table's or index's. `acl`, when given, is a new
+    /// view's owner and access control list (a replaced view keeps its own).
+    pub fn create_view(
+        &self,
+        view: ViewDef,
+        replace: bool,
+        acl: Option<crate::privilege::ObjectAcl>,
+    ) -> Result<()> {
         check_name("view", &view.name)?;
         let inner = &self.handle.inner;
         let mut cat = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
@@ -69,13 +75,27 @@ impl Database {
         if !replace && cat.views.contains_key(&view.name) {
             return Err(Error::TableExists(view.name));
         }
+        let acl = acl.filter(|_| !cat.views.contains_key(&view.name));
         let mut tx = self.begin();
         tx.log(&CatalogRecord::CreateView {
             replace,
             view: view.clone(),
         })?;
+        if let Some(acl) = &acl {
+            tx.log(&crate::privilege::PrivilegeRecord::SetAcl {
+                kind: crate::privilege::ObjectKind::Relation,
+                name: view.name.clone(),
+                acl: Some(acl.clone()),
+            })?;
+        }
         tx.commit_inner()?;
-        cat.put_view(view).map_err(Error::InvalidOption)
+        let name = view.name.clone();
+        cat.put_view(view).map_err(Error::InvalidOption)?;
+        if let Some(acl) = acl {
+            cat.privileges_mut()
+                .set(crate::privilege::ObjectKind::Relation, &name, Some(acl));
+        }
+        Ok(())
     }
 
     /// Drops a view (committed at once).

@@ -634,6 +634,38 @@ impl Database {
     pub fn relation_exists(&self, name: &str) -> bool {
         lock_read(&self.handle.inner.catalog).name_taken(name)
     }
+
+    /// What the relation of that name is, if there is one.
+    pub fn relation_kind(&self, name: &str) -> Option<RelationKind> {
+        let cat = lock_read(&self.handle.inner.catalog);
+        if cat.by_name.contains_key(name) {
+            Some(RelationKind::Table)
+        } else if cat.index_names.contains_key(name) {
+            Some(RelationKind::Index)
+        } else if cat.views.contains_key(name) {
+            Some(RelationKind::View)
+        } else if cat.sequences.contains_name(name) {
+            Some(RelationKind::Sequence)
+        } else {
+            None
+        }
+    }
+
+    /// The table an index is on.
+    pub fn index_table(&self, index: &str) -> Option<String> {
+        let cat = lock_read(&self.handle.inner.catalog);
+        let ix = cat.index_names.get(index)?;
+        cat.by_id.get(&ix.table).map(|t| t.name())
+    }
+}
+
+/// The kinds of relation, which share one namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RelationKind {
+    Table,
+    Index,
+    View,
+    Sequence,
 }
 
 fn info(t: &Table, ix: &Index) -> IndexInfo {

@@ -8,17 +8,20 @@ mod checkpoint;
 mod ddl;
 mod index;
 mod isolation;
+mod privileges;
 mod roles;
 mod sequences;
 mod toast;
 mod transaction;
 
 pub use crate::options::Options;
+use crate::privilege::{ObjectAcl, ObjectKind, PrivilegeRecord};
 pub use crate::recovery::RecoveryReport;
 pub use check::{CheckReport, IndexCheck, TableCheck};
 pub use ddl::AlterOp;
-pub use index::{IndexInfo, IndexSpec};
+pub use index::{IndexInfo, IndexSpec, RelationKind};
 pub use isolation::{Isolation, Modified, Newest};
+pub use privileges::MemberChange;
 pub use sequences::SeqValues;
 pub use transaction::{Reader, RowAction, Transaction};
 
@@ -325,19 +328,22 @@ impl Database {
 
     /// Creates a table of the given kind (committed at once).
     pub fn create_table_with(&self, name: &str, schema: Schema, kind: TableKind) -> Result<()> {
-        self.create_table_owning(name, schema, kind, Vec::new())
+        self.create_table_owning(name, schema, kind, Vec::new(), None)
     }
 
     /// Creates a table of the given kind with the sequences its columns own (serial and
     /// identity columns: each definition's `owned_by` names the column by position, its
     /// table part ignored), all in one transaction committed at once, so that a crash
-    /// leaves the table with its sequences or neither.
+    /// leaves the table with its sequences or neither. `acl`, when given, is the
+    /// table's owner and access control list, its sequences owned by the same role
+    /// (`privilege.rs`; none: the bootstrap superuser's).
     pub fn create_table_owning(
         &self,
         name: &str,
         schema: Schema,
         kind: TableKind,
         sequences: Vec<crate::sequence::SequenceDef>,
+        acl: Option<crate::privilege::ObjectAcl>,
     ) -> Result<()> {
         check_name("table", name)?;
         if schema.columns.is_empty() || schema.columns.len() > MAX_COLUMNS {
@@ -400,11 +406,29 @@ impl Database {
                 state: start(def),
             })?;
         }
+        let mut acls = Vec::new();
+        if let Some(acl) = acl {
+            for def in &sequences {
+                acls.push((def.name.clone(), ObjectAcl::owned_by(&acl.owner)));
+            }
+            acls.push((name.to_string(), acl));
+        }
+        for (relation, acl) in &acls {
+            tx.log(&PrivilegeRecord::SetAcl {
+                kind: ObjectKind::Relation,
+                name: relation.clone(),
+                acl: Some(acl.clone()),
+            })?;
+        }
         tx.commit_inner()?;
         cat.insert(Table::new(id, name, schema, kind, Vec::new()));
         for def in sequences {
             let state = start(&def);
             cat.insert_sequence(crate::sequence::Sequence::new(def, state));
+        }
+        for (relation, acl) in acls {
+            cat.privileges_mut()
+                .set(ObjectKind::Relation, &relation, Some(acl));
         }
         Ok(())
     }

@@ -67,7 +67,17 @@ impl Inner {
 impl Database {
     /// Creates a sequence whose counter stands at `def.start`, not yet called (committed
     /// at once). Returns its id (in the id space of tables and indexes).
-    pub fn create_sequence(&self, mut def: SequenceDef) -> Result<u32> {
+    pub fn create_sequence(&self, def: SequenceDef) -> Result<u32> {
+        self.create_sequence_by(def, None)
+    }
+
+    /// As `create_sequence`, owned by `acl`'s owner with its access control list when
+    /// given (`privilege.rs`), in the same transaction.
+    pub fn create_sequence_by(
+        &self,
+        mut def: SequenceDef,
+        acl: Option<crate::privilege::ObjectAcl>,
+    ) -> Result<u32> {
         checked(&def)?;
         let inner = &self.handle.inner;
         let mut cat = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
@@ -99,9 +109,21 @@ impl Database {
             def: def.clone(),
             state,
         })?;
+        if let Some(acl) = &acl {
+            tx.log(&crate::privilege::PrivilegeRecord::SetAcl {
+                kind: crate::privilege::ObjectKind::Relation,
+                name: def.name.clone(),
+                acl: Some(acl.clone()),
+            })?;
+        }
         tx.commit_inner()?;
         let id = def.id;
+        let name = def.name.clone();
         cat.insert_sequence(Sequence::new(def, state));
+        if let Some(acl) = acl {
+            cat.privileges_mut()
+                .set(crate::privilege::ObjectKind::Relation, &name, Some(acl));
+        }
         Ok(id)
     }
 

@@ -1,0 +1,919 @@
+//! GRANT and REVOKE, PostgreSQL's: privileges on tables, views, sequences and the schema
+//! `public` (to roles or PUBLIC, WITH GRANT OPTION, revoked with CASCADE), and roles to
+//! roles (WITH ADMIN OPTION); and `ALTER … OWNER TO`. Parsed here from the statement's
+//! tokens, with PostgreSQL's errors and warnings, and applied to the engine's entries in
+//! one step under its catalog lock (`Database::change_acl`, `change_members`).
+
+use sqlparser::tokenizer::{Token, TokenWithSpan};
+use walden::privilege::{bits, PUBLIC};
+use walden::{AclItem, Database, MemberChange, Membership, ObjectAcl, ObjectKind};
+
+use super::{items_of, relation_acl, schema_acl, Authority, RelKind, PUBLIC_SCHEMA};
+use crate::error::{code, SqlError, SqlResult};
+use crate::roles::{find, BOOTSTRAP};
+use crate::session::Output;
+use crate::words::Words;
+
+/// What a GRANT or REVOKE is on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// `[TABLE] name, …` (tables, views and sequences).
+    Tables(Vec<String>),
+    /// `SEQUENCE name, …`.
+    Sequences(Vec<String>),
+    /// `SCHEMA name, …`.
+    Schemas(Vec<String>),
+    /// `ALL TABLES IN SCHEMA public` / `ALL SEQUENCES IN SCHEMA public`.
+    AllTables,
+    AllSequences,
+}
+
+/// A parsed GRANT or REVOKE.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GrantStatement {
+    Privileges {
+        grant: bool,
+        /// None: ALL [PRIVILEGES].
+        privs: Option<u16>,
+        target: Target,
+        grantees: Vec<String>,
+        /// WITH GRANT OPTION, or REVOKE GRANT OPTION FOR.
+        option: bool,
+        cascade: bool,
+    },
+    Roles {
+        grant: bool,
+        roles: Vec<String>,
+        members: Vec<String>,
+        /// WITH ADMIN OPTION, or REVOKE ADMIN OPTION FOR.
+        admin: bool,
+    },
+}
+
+/// The commands this file parses.
+pub fn is_grant_command(name: &str) -> bool {
+    matches!(name, "GRANT" | "REVOKE")
+}
+
+pub fn command(stmt: &GrantStatement) -> &'static str {
+    match stmt {
+        GrantStatement::Privileges { grant: true, .. }
+        | GrantStatement::Roles { grant: true, .. } => "GRANT",
+        _ => "REVOKE",
+    }
+}
+
+/// A role named as a grantee: PUBLIC, CURRENT_USER and friends (resolved later), or a
+/// name.
+fn grantee(w: &mut Words) -> SqlResult<String> {
+    w.keyword("GROUP");
+    let quoted = matches!(w.peek(), Some(Token::Word(x)) if x.quote_style.is_some());
+    let (name, _) = w.name()?;
+    if quoted {
+        return Ok(name);
+    }
+    Ok(match name.as_str() {
+        "public" => PUBLIC.to_string(),
+        "current_user" | "current_role" => "\u{0}current_user".to_string(),
+        "session_user" => "\u{0}session_user".to_string(),
+        _ => name,
+    })
+}
+
+fn privilege(w: &mut Words) -> SqlResult<u16> {
+    let (name, at) = w.name()?;
+    Ok(match name.as_str() {
+        "select" => bits::SELECT,
+        "insert" => bits::INSERT,
+        "update" => bits::UPDATE,
+        "delete" => bits::DELETE,
+        "truncate" => bits::TRUNCATE,
+        "references" => bits::REFERENCES,
+        "trigger" => bits::TRIGGER,
+        "usage" => bits::USAGE,
+        "create" => bits::CREATE,
+        "connect" | "temp" | "temporary" | "execute" => {
+            return Err(SqlError::unsupported(format!(
+                "the {} privilege (Walden has one database and no functions of users)",
+                name.to_uppercase()
+            ))
+            .at(at))
+        }
+        _ => {
+            return Err(SqlError::syntax(format!("unrecognized privilege type \"{name}\"")).at(at))
+        }
+    })
+}
+
+/// A column list after a privilege: refused (table-level privileges only).
+fn no_columns(w: &mut Words) -> SqlResult<()> {
+    if matches!(w.peek(), Some(Token::LParen)) {
+        return Err(
+            SqlError::unsupported("column privileges (a column list in GRANT or REVOKE)")
+                .at(w.location()),
+        );
+    }
+    Ok(())
+}
+
+fn relation_list(w: &mut Words) -> SqlResult<Vec<String>> {
+    let mut out = vec![w.relation_name()?.0];
+    while w.token(&Token::Comma) {
+        out.push(w.relation_name()?.0);
+    }
+    Ok(out)
+}
+
+/// Parses GRANT or REVOKE.
+pub fn parse(toks: &[TokenWithSpan]) -> SqlResult<GrantStatement> {
+    let mut w = Words::new(toks);
+    let grant = if w.keyword("GRANT") {
+        true
+    } else if w.keyword("REVOKE") {
+        false
+    } else {
+        return Err(w.error());
+    };
+    let mut option = false;
+    if !grant {
+        if (w.keyword("GRANT") || w.keyword("ADMIN")) && w.keyword("OPTION") && w.keyword("FOR") {
+            option = true;
+        } else {
+            // Back to the privilege list (GRANT or ADMIN was a role's name).
+            w = Words::new(toks);
+            w.keyword("REVOKE");
+        }
+    }
+    // ALL [PRIVILEGES], or a list of privileges or of roles.
+    let mut privs: Option<u16> = None;
+    let mut names: Vec<String> = Vec::new();
+    let mut all = false;
+    if w.keyword("ALL") {
+        all = true;
+        w.keyword("PRIVILEGES");
+        no_columns(&mut w)?;
+    } else {
+        let start = w.position();
+        let mut tw = Words::new(toks);
+        while tw.position() < start {
+            tw.next();
+        }
+        // A list of names: privileges when ON follows, roles otherwise.
+        loop {
+            let (name, _) = w.name()?;
+            names.push(name);
+            no_columns(&mut w)?;
+            if !w.token(&Token::Comma) {
+                break;
+            }
+        }
+        if w.is_keyword("ON") {
+            let mut p = 0;
+            loop {
+                p |= privilege(&mut tw)?;
+                if !tw.token(&Token::Comma) {
+                    break;
+                }
+            }
+            privs = Some(p);
+        }
+    }
+    if all || privs.is_some() {
+        if !w.keyword("ON") {
+            return Err(w.error());
+        }
+        let target = if w.keyword("ALL") {
+            let tables = if w.keyword("TABLES") {
+                true
+            } else if w.keyword("SEQUENCES") {
+                false
+            } else {
+                return Err(w.error());
+            };
+            if !(w.keyword("IN") && w.keyword("SCHEMA")) {
+                return Err(w.error());
+            }
+            let (schema, at) = w.name()?;
+            if schema != PUBLIC_SCHEMA {
+                return Err(no_schema(&schema).at(at));
+            }
+            if tables {
+                Target::AllTables
+            } else {
+                Target::AllSequences
+            }
+        } else if w.keyword("SEQUENCE") {
+            Target::Sequences(relation_list(&mut w)?)
+        } else if w.keyword("SCHEMA") {
+            let mut out = vec![w.name()?.0];
+            while w.token(&Token::Comma) {
+                out.push(w.name()?.0);
+            }
+            Target::Schemas(out)
+        } else {
+            for kw in [
+                "DATABASE",
+                "FUNCTION",
+                "PROCEDURE",
+                "ROUTINE",
+                "LANGUAGE",
+                "TYPE",
+                "DOMAIN",
+                "TABLESPACE",
+                "FOREIGN",
+                "LARGE",
+            ] {
+                if w.is_keyword(kw) {
+                    return Err(SqlError::unsupported(format!(
+                        "GRANT and REVOKE on a {}",
+                        kw.to_lowercase()
+                    ))
+                    .at(w.location()));
+                }
+            }
+            w.keyword("TABLE");
+            Target::Tables(relation_list(&mut w)?)
+        };
+        if !w.keyword(if grant { "TO" } else { "FROM" }) {
+            return Err(w.error());
+        }
+        let mut grantees = vec![grantee(&mut w)?];
+        while w.token(&Token::Comma) {
+            grantees.push(grantee(&mut w)?);
+        }
+        if grant && w.keyword("WITH") {
+            if !(w.keyword("GRANT") && w.keyword("OPTION")) {
+                return Err(w.error());
+            }
+            option = true;
+        }
+        granted_by(&mut w)?;
+        let mut cascade = false;
+        if !grant {
+            if w.keyword("CASCADE") {
+                cascade = true;
+            } else {
+                w.keyword("RESTRICT");
+            }
+        }
+        if !w.at_end() {
+            return Err(w.error());
+        }
+        return Ok(GrantStatement::Privileges {
+            grant,
+            privs,
+            target,
+            grantees,
+            option,
+            cascade,
+        });
+    }
+    // GRANT role, … TO role, … / REVOKE role, … FROM role, ….
+    if !w.keyword(if grant { "TO" } else { "FROM" }) {
+        return Err(w.error());
+    }
+    let mut members = vec![grantee(&mut w)?];
+    while w.token(&Token::Comma) {
+        members.push(grantee(&mut w)?);
+    }
+    let mut admin = option;
+    if grant && w.keyword("WITH") {
+        if !(w.keyword("ADMIN") && w.keyword("OPTION")) {
+            return Err(w.error());
+        }
+        admin = true;
+    }
+    granted_by(&mut w)?;
+    if !grant && !w.keyword("CASCADE") {
+        w.keyword("RESTRICT");
+    }
+    if !w.at_end() {
+        return Err(w.error());
+    }
+    Ok(GrantStatement::Roles {
+        grant,
+        roles: names,
+        members,
+        admin,
+    })
+}
+
+/// `GRANTED BY role`: accepted when it names the current user (PostgreSQL 15 allows
+/// nothing else either).
+fn granted_by(w: &mut Words) -> SqlResult<()> {
+    if w.keyword("GRANTED") {
+        if !w.keyword("BY") {
+            return Err(w.error());
+        }
+        let (name, at) = w.name()?;
+        if name != "current_user" && name != "current_role" {
+            return Err(SqlError::unsupported("GRANTED BY other than the current user").at(at));
+        }
+    }
+    Ok(())
+}
+
+fn no_schema(name: &str) -> SqlError {
+    SqlError::new(
+        code::INVALID_SCHEMA_NAME,
+        format!("schema \"{name}\" does not exist"),
+    )
+}
+
+fn no_role(name: &str) -> SqlError {
+    SqlError::new(
+        code::UNDEFINED_OBJECT,
+        format!("role \"{name}\" does not exist"),
+    )
+}
+
+/// A grantee's name resolved: the special specifiers to the session's roles; every
+/// named role must exist.
+fn resolve(db: &Database, name: &str, current: &str, session: &str) -> SqlResult<String> {
+    let name = match name {
+        "\u{0}current_user" => current,
+        "\u{0}session_user" => session,
+        other => other,
+    };
+    if name.is_empty() {
+        return Ok(String::new());
+    }
+    if find(db, name).is_none() {
+        return Err(no_role(name));
+    }
+    Ok(name.to_string())
+}
+
+/// Runs a GRANT or REVOKE (committed at once).
+pub(crate) fn run(
+    db: &Database,
+    auth: &Authority,
+    session_user: &str,
+    stmt: GrantStatement,
+) -> SqlResult<Output> {
+    let mut out = Output::tag(command(&stmt));
+    match stmt {
+        GrantStatement::Privileges {
+            grant,
+            privs,
+            target,
+            grantees,
+            option,
+            cascade,
+        } => {
+            let grantees = grantees
+                .iter()
+                .map(|g| resolve(db, g, &auth.user, session_user))
+                .collect::<SqlResult<Vec<_>>>()?;
+            let objects = objects_of(db, &target)?;
+            for (kind, name, rel) in objects {
+                let all = match rel {
+                    Some(k) => k.owner_default(),
+                    None => bits::USAGE | bits::CREATE,
+                };
+                let wanted = match privs {
+                    None => all,
+                    Some(p) => {
+                        check_kind(p, rel, &name, &target, &mut out.notices)?;
+                        p & all
+                    }
+                };
+                let change = Change {
+                    grant,
+                    privs: wanted,
+                    option,
+                    cascade,
+                    grantees: &grantees,
+                    asked_all: privs.is_none(),
+                };
+                apply_acl(db, auth, kind, &name, rel, &change, &mut out.notices)?;
+            }
+        }
+        GrantStatement::Roles {
+            grant,
+            roles,
+            members,
+            admin,
+        } => {
+            let roles = roles
+                .iter()
+                .map(|r| resolve(db, r, &auth.user, session_user))
+                .collect::<SqlResult<Vec<_>>>()?;
+            let members = members
+                .iter()
+                .map(|m| resolve(db, m, &auth.user, session_user))
+                .collect::<SqlResult<Vec<_>>>()?;
+            for r in roles.iter().chain(&members) {
+                if r.is_empty() {
+                    return Err(SqlError::new(
+                        code::INVALID_GRANT_OPERATION,
+                        "role \"public\" does not exist",
+                    ));
+                }
+            }
+            for role in &roles {
+                may_admin(auth, db, role)?;
+            }
+            let grantor = auth.user.clone();
+            let notices = &mut out.notices;
+            db.change_members::<SqlError>(|p, _| {
+                let mut changes = Vec::new();
+                for role in &roles {
+                    for member in &members {
+                        let key = (role.clone(), member.clone());
+                        let have = p.members.get(&key);
+                        if grant {
+                            if super::is_member_of(p, role, member) {
+                                return Err(SqlError::new(
+                                    code::INVALID_GRANT_OPERATION,
+                                    format!("role \"{role}\" is a member of role \"{member}\""),
+                                ));
+                            }
+                            if let Some(m) = have {
+                                if m.admin || !admin {
+                                    notices.push(format!(
+                                        "NOTICE:  role \"{member}\" is already a member of role \"{role}\""
+                                    ));
+                                    continue;
+                                }
+                            }
+                            changes.push(MemberChange {
+                                role: role.clone(),
+                                member: member.clone(),
+                                how: Some(Membership {
+                                    grantor: grantor.clone(),
+                                    admin,
+                                }),
+                            });
+                        } else {
+                            let Some(m) = have else {
+                                notices.push(format!(
+                                    "WARNING:  role \"{member}\" is not a member of role \"{role}\""
+                                ));
+                                continue;
+                            };
+                            let how = admin.then(|| Membership {
+                                grantor: m.grantor.clone(),
+                                admin: false,
+                            });
+                            changes.push(MemberChange {
+                                role: role.clone(),
+                                member: member.clone(),
+                                how,
+                            });
+                        }
+                    }
+                }
+                Ok(changes)
+            })?;
+        }
+    }
+    Ok(out)
+}
+
+/// PostgreSQL 15's check for granting a role: a superuser role is a superuser's; any
+/// other needs CREATEROLE or ADMIN OPTION on it.
+fn may_admin(auth: &Authority, db: &Database, role: &str) -> SqlResult<()> {
+    if auth.superuser {
+        return Ok(());
+    }
+    let def = find(db, role).ok_or_else(|| no_role(role))?;
+    if def.superuser {
+        return Err(SqlError::new(
+            code::INSUFFICIENT_PRIVILEGE,
+            "must be superuser to alter superusers",
+        ));
+    }
+    let me = find(db, &auth.user);
+    if me.is_some_and(|m| m.createrole) {
+        return Ok(());
+    }
+    let admin = auth
+        .privileges
+        .members
+        .iter()
+        .any(|((r, m), how)| r == role && how.admin && auth.is_member(m));
+    if admin {
+        Ok(())
+    } else {
+        Err(SqlError::new(
+            code::INSUFFICIENT_PRIVILEGE,
+            format!("must have admin option on role \"{role}\""),
+        ))
+    }
+}
+
+/// The objects a target names: (kind, name, relation kind or None for a schema).
+fn objects_of(
+    db: &Database,
+    target: &Target,
+) -> SqlResult<Vec<(ObjectKind, String, Option<RelKind>)>> {
+    let rel = |name: &String| -> SqlResult<(ObjectKind, String, Option<RelKind>)> {
+        match super::rel_kind(db, name) {
+            Some(k) => Ok((ObjectKind::Relation, name.clone(), Some(k))),
+            None => Err(SqlError::new(
+                code::UNDEFINED_TABLE,
+                format!("relation \"{name}\" does not exist"),
+            )),
+        }
+    };
+    Ok(match target {
+        Target::Tables(names) => names.iter().map(rel).collect::<SqlResult<_>>()?,
+        Target::Sequences(names) => {
+            let mut out = Vec::new();
+            for n in names {
+                let o = rel(n)?;
+                if o.2 != Some(RelKind::Sequence) {
+                    return Err(SqlError::new(
+                        code::WRONG_OBJECT_TYPE,
+                        format!("\"{n}\" is not a sequence"),
+                    ));
+                }
+                out.push(o);
+            }
+            out
+        }
+        Target::Schemas(names) => {
+            let mut out = Vec::new();
+            for n in names {
+                if n != PUBLIC_SCHEMA {
+                    return Err(no_schema(n));
+                }
+                out.push((ObjectKind::Schema, n.clone(), None));
+            }
+            out
+        }
+        Target::AllTables | Target::AllSequences => {
+            let want_seq = *target == Target::AllSequences;
+            let mut names: Vec<String> = if want_seq {
+                db.sequences().into_iter().map(|s| s.def.name).collect()
+            } else {
+                let mut v = db.table_names();
+                v.extend(db.views().into_iter().map(|v| v.name));
+                v
+            };
+            names.sort();
+            names.iter().map(rel).collect::<SqlResult<_>>()?
+        }
+    })
+}
+
+/// PostgreSQL's checks of the privileges named against the object's kind.
+fn check_kind(
+    privs: u16,
+    rel: Option<RelKind>,
+    name: &str,
+    target: &Target,
+    notices: &mut Vec<String>,
+) -> SqlResult<()> {
+    let word = |bit: u16| match bit {
+        bits::SELECT => "SELECT",
+        bits::INSERT => "INSERT",
+        bits::UPDATE => "UPDATE",
+        bits::DELETE => "DELETE",
+        bits::TRUNCATE => "TRUNCATE",
+        bits::REFERENCES => "REFERENCES",
+        bits::TRIGGER => "TRIGGER",
+        bits::USAGE => "USAGE",
+        _ => "CREATE",
+    };
+    let first_bad = |allowed: u16| {
+        [
+            bits::INSERT,
+            bits::SELECT,
+            bits::UPDATE,
+            bits::DELETE,
+            bits::TRUNCATE,
+            bits::REFERENCES,
+            bits::TRIGGER,
+            bits::USAGE,
+            bits::CREATE,
+        ]
+        .into_iter()
+        .find(|b| privs & b != 0 && allowed & b == 0)
+    };
+    match rel {
+        Some(RelKind::Sequence) => {
+            if let Some(bad) = first_bad(RelKind::Sequence.owner_default()) {
+                if matches!(target, Target::Sequences(_) | Target::AllSequences) {
+                    return Err(SqlError::new(
+                        code::INVALID_GRANT_OPERATION,
+                        format!("invalid privilege type {} for sequence", word(bad)),
+                    ));
+                }
+                notices.push(format!(
+                    "WARNING:  sequence \"{name}\" only supports USAGE, SELECT, and UPDATE privileges"
+                ));
+            }
+        }
+        Some(k) => {
+            if let Some(bad) = first_bad(k.owner_default()) {
+                return Err(SqlError::new(
+                    code::INVALID_GRANT_OPERATION,
+                    format!("invalid privilege type {} for table", word(bad)),
+                ));
+            }
+        }
+        None => {
+            if let Some(bad) = first_bad(bits::USAGE | bits::CREATE) {
+                return Err(SqlError::new(
+                    code::INVALID_GRANT_OPERATION,
+                    format!("invalid privilege type {} for schema", word(bad)),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+struct Change<'a> {
+    grant: bool,
+    privs: u16,
+    option: bool,
+    cascade: bool,
+    grantees: &'a [String],
+    asked_all: bool,
+}
+
+/// Applies a GRANT or REVOKE to one object, PostgreSQL's `ExecGrant_Relation`: the
+/// grantor is the owner when the user has the owner's privileges, else the user, whose
+/// grant options bound what it grants (a warning when they fall short; 42501 when it
+/// has no privilege on the object at all).
+fn apply_acl(
+    db: &Database,
+    auth: &Authority,
+    kind: ObjectKind,
+    name: &str,
+    rel: Option<RelKind>,
+    change: &Change,
+    notices: &mut Vec<String>,
+) -> SqlResult<()> {
+    let default_privs = rel.map_or(bits::USAGE | bits::CREATE, |k| k.owner_default());
+    let word = rel.map_or("schema", |k| k.word());
+    db.change_acl::<SqlError>(kind, name, |stored| {
+        let entry = match (stored, kind) {
+            (Some(e), _) => e.clone(),
+            (None, ObjectKind::Relation) => relation_acl(&Default::default(), name),
+            (None, ObjectKind::Schema) => schema_acl(&Default::default(), name),
+        };
+        let owner = entry.owner.clone();
+        // What the user may grant, and as whom.
+        let (grantor, may) = if auth.superuser || auth.has_privs_of(&owner) {
+            (owner.clone(), bits::ALL)
+        } else {
+            let items = items_of(&entry, default_privs);
+            let mut may = 0;
+            let mut any = 0;
+            for i in &items {
+                if i.grantee.is_empty() || auth.has_privs_of(&i.grantee) {
+                    may |= i.grantable;
+                    any |= i.privs;
+                }
+            }
+            if may == 0 && any == 0 {
+                return Err(SqlError::new(
+                    code::INSUFFICIENT_PRIVILEGE,
+                    format!("permission denied for {word} {name}"),
+                ));
+            }
+            (auth.user.clone(), may)
+        };
+        let this = change.privs & may;
+        if this != change.privs || may == 0 {
+            let verb = if change.grant { "granted" } else { "revoked" };
+            let could = if change.grant { "were" } else { "could be" };
+            if this == 0 {
+                notices.push(format!(
+                    "WARNING:  no privileges {could} {verb} for \"{name}\""
+                ));
+            } else if !change.asked_all || this != change.privs & default_privs {
+                notices.push(format!(
+                    "WARNING:  not all privileges {could} {verb} for \"{name}\""
+                ));
+            }
+        }
+        let mut items = items_of(&entry, default_privs);
+        for grantee in change.grantees {
+            if change.grant {
+                grant_item(&mut items, grantee, &grantor, this, change.option)?;
+            } else {
+                revoke_item(
+                    &mut items,
+                    grantee,
+                    &grantor,
+                    this,
+                    change.option,
+                    change.cascade,
+                    &owner,
+                )?;
+            }
+        }
+        Ok(Some(ObjectAcl {
+            owner,
+            acl: Some(items),
+        }))
+    })
+}
+
+fn grant_item(
+    items: &mut Vec<AclItem>,
+    grantee: &str,
+    grantor: &str,
+    privs: u16,
+    option: bool,
+) -> SqlResult<()> {
+    if option && grantee == grantor {
+        return Err(SqlError::new(
+            code::INVALID_GRANT_OPERATION,
+            "grant options cannot be granted back to your own grantor",
+        ));
+    }
+    if privs == 0 {
+        return Ok(());
+    }
+    match items
+        .iter_mut()
+        .find(|i| i.grantee == grantee && i.grantor == grantor)
+    {
+        Some(i) => {
+            i.privs |= privs;
+            if option {
+                i.grantable |= privs;
+            }
+        }
+        None => items.push(AclItem {
+            grantee: grantee.to_string(),
+            grantor: grantor.to_string(),
+            privs,
+            grantable: if option { privs } else { 0 },
+        }),
+    }
+    Ok(())
+}
+
+/// Revokes `privs` (or only their grant options) granted by `grantor` to `grantee`;
+/// grants made on the strength of a grant option revoked go too with CASCADE and are
+/// an error without it (2BP01), PostgreSQL's `recursive_revoke`.
+fn revoke_item(
+    items: &mut Vec<AclItem>,
+    grantee: &str,
+    grantor: &str,
+    privs: u16,
+    option_only: bool,
+    cascade: bool,
+    owner: &str,
+) -> SqlResult<()> {
+    let Some(at) = items
+        .iter()
+        .position(|i| i.grantee == grantee && i.grantor == grantor)
+    else {
+        return Ok(());
+    };
+    let lost_options = items[at].grantable & privs;
+    if lost_options != 0 && grantee != owner {
+        let dependent = items
+            .iter()
+            .any(|i| i.grantor == grantee && i.privs & lost_options != 0);
+        if dependent {
+            if !cascade {
+                return Err(SqlError::new(
+                    code::DEPENDENT_OBJECTS_STILL_EXIST,
+                    "dependent privileges exist",
+                )
+                .with_hint("Use CASCADE to revoke them too."));
+            }
+            let dependents: Vec<String> = items
+                .iter()
+                .filter(|i| i.grantor == grantee && i.privs & lost_options != 0)
+                .map(|i| i.grantee.clone())
+                .collect();
+            for d in dependents {
+                revoke_item(items, &d, grantee, lost_options, false, true, owner)?;
+            }
+        }
+    }
+    let Some(at) = items
+        .iter()
+        .position(|i| i.grantee == grantee && i.grantor == grantor)
+    else {
+        return Ok(());
+    };
+    let item = &mut items[at];
+    item.grantable &= !privs;
+    if !option_only {
+        item.privs &= !privs;
+    }
+    if item.privs == 0 {
+        items.remove(at);
+    }
+    Ok(())
+}
+
+/// `ALTER TABLE | VIEW | SEQUENCE name OWNER TO role`, PostgreSQL's
+/// `ATExecChangeOwner`: a superuser may give anything to anyone; anyone else must own
+/// the relation, be a member of the new owner, and the new owner must be able to
+/// create in the schema. The access control list follows (PostgreSQL's
+/// `aclnewowner`), and a table's sequences follow their table.
+pub(crate) fn change_owner(
+    db: &Database,
+    auth: &Authority,
+    relation: &str,
+    role: &str,
+) -> SqlResult<()> {
+    let Some(kind) = super::rel_kind(db, relation) else {
+        return Err(SqlError::new(
+            code::UNDEFINED_TABLE,
+            format!("relation \"{relation}\" does not exist"),
+        ));
+    };
+    let role = match role {
+        "current_user" | "current_role" => auth.user.clone(),
+        other => other.to_string(),
+    };
+    if find(db, &role).is_none() {
+        return Err(no_role(&role));
+    }
+    let current = relation_acl(&auth.privileges, relation).owner;
+    if current == role {
+        return Ok(());
+    }
+    if kind == RelKind::Sequence {
+        if let Some((table, _)) = db
+            .sequence(relation)
+            .and_then(|s| crate::sequences::ddl::owner_names(db, &s.def))
+        {
+            return Err(SqlError::new(
+                code::FEATURE_NOT_SUPPORTED,
+                format!("cannot change owner of sequence \"{relation}\""),
+            )
+            .with_detail(format!(
+                "Sequence \"{relation}\" is linked to table \"{table}\"."
+            )));
+        }
+    }
+    if !auth.superuser {
+        auth.require_owner(relation, kind)?;
+        if !auth.is_member(&role) {
+            return Err(SqlError::new(
+                code::INSUFFICIENT_PRIVILEGE,
+                format!("must be member of role \"{role}\""),
+            ));
+        }
+        let new_auth = auth.as_role(&role);
+        new_auth.require_create()?;
+    }
+    let mut relations = vec![relation.to_string()];
+    if kind == RelKind::Table {
+        relations.extend(
+            db.sequences()
+                .into_iter()
+                .filter(|s| {
+                    crate::sequences::ddl::owner_names(db, &s.def)
+                        .is_some_and(|(t, _)| t == relation)
+                })
+                .map(|s| s.def.name),
+        );
+    }
+    for name in relations {
+        db.change_acl::<SqlError>(ObjectKind::Relation, &name, |stored| {
+            let entry = stored
+                .cloned()
+                .unwrap_or_else(|| ObjectAcl::owned_by(BOOTSTRAP));
+            Ok(Some(new_owner(entry, &role)))
+        })?;
+    }
+    Ok(())
+}
+
+/// An entry with its owner replaced, in its items too (PostgreSQL's `aclnewowner`:
+/// what the old owner held or granted, the new one does; items that come to name the
+/// same pair are merged).
+fn new_owner(entry: ObjectAcl, role: &str) -> ObjectAcl {
+    let old = entry.owner;
+    let acl = entry.acl.map(|items| {
+        let mut out: Vec<AclItem> = Vec::new();
+        for mut i in items {
+            if i.grantee == old {
+                i.grantee = role.to_string();
+            }
+            if i.grantor == old {
+                i.grantor = role.to_string();
+            }
+            match out
+                .iter_mut()
+                .find(|o| o.grantee == i.grantee && o.grantor == i.grantor)
+            {
+                Some(o) => {
+                    o.privs |= i.privs;
+                    o.grantable |= i.grantable;
+                }
+                None => out.push(i),
+            }
+        }
+        out
+    });
+    ObjectAcl {
+        owner: role.to_string(),
+        acl,
+    }
+}
