@@ -60,6 +60,26 @@ pub struct PgbenchArgs {
     /// Write pgbench.json and pgbench.svg/png (WAL per transaction) here.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Also run every client count as an ordinary role granted the tables (what the
+    /// privilege checks cost), alternating run by run with the superuser's; reported
+    /// as `<target>/ordinary-role`.
+    #[arg(long)]
+    ordinary_role: bool,
+}
+
+/// The ordinary role `--ordinary-role` runs as.
+const BENCH_ROLE: &str = "bench_role";
+
+/// What the ordinary role is granted after each initialization (the tables are made
+/// anew, and their privileges with them).
+fn grants(args: &PgbenchArgs) -> &'static str {
+    if serial_insert(args) {
+        "grant select, insert on bench_serial to bench_role; \
+         grant usage on sequence bench_serial_id_seq to bench_role"
+    } else {
+        "grant select, insert, update, delete on pgbench_accounts, pgbench_branches, \
+         pgbench_tellers, pgbench_history to bench_role"
+    }
 }
 
 /// One target's figures.
@@ -135,6 +155,7 @@ fn fail(what: impl std::fmt::Display) -> CliError {
 }
 
 /// Where a server listens, for pgbench's -h/-p/-U.
+#[derive(Clone)]
 struct Endpoint {
     host: PathBuf,
     port: u16,
@@ -235,6 +256,10 @@ trait Counters {
     fn counters(&self) -> Result<Counts, CliError>;
     /// A query's one row, its values `|`-separated.
     fn query_row(&self, sql: &str) -> Result<String, CliError>;
+    /// Runs statements as the superuser.
+    fn execute(&self, sql: &str) -> Result<(), CliError> {
+        self.query_row(sql).map(drop)
+    }
 }
 
 struct WaldenCounters(Database);
@@ -303,7 +328,8 @@ impl Counters for Cluster {
     }
 }
 
-/// Initializes and runs every client count against one target.
+/// Initializes and runs every client count against one target: as its superuser, and
+/// with `--ordinary-role` also as an ordinary role, run by run in turn (a target each).
 fn bench_target(
     args: &PgbenchArgs,
     name: &str,
@@ -311,7 +337,12 @@ fn bench_target(
     at: &Endpoint,
     counters: &dyn Counters,
     scratch: &Path,
-) -> Result<Target, CliError> {
+) -> Result<Vec<Target>, CliError> {
+    let mut users = vec![(name.to_string(), at.user.clone())];
+    if args.ordinary_role {
+        counters.execute(&format!("create role {BENCH_ROLE} login"))?;
+        users.push((format!("{name}/ordinary-role"), BENCH_ROLE.to_string()));
+    }
     let mut inits = Vec::new();
     for _ in 0..args.init_runs {
         let started = Instant::now();
@@ -330,6 +361,9 @@ fn bench_target(
         };
         let out = pgbench(bin, at, &init, scratch)?;
         let secs = started.elapsed().as_secs_f64();
+        if args.ordinary_role {
+            counters.execute(grants(args))?;
+        }
         eprintln!(
             "{name}: {} in {secs:.2} s ({})",
             init_name(args),
@@ -339,24 +373,36 @@ fn bench_target(
     }
     let init_all: Vec<f64> = inits.iter().map(|i| i.0).collect();
     let (init_secs, init_steps) = inits.swap_remove(median_index(&init_all));
-    let mut runs = Vec::new();
+    let mut runs: Vec<Vec<Run>> = vec![Vec::new(); users.len()];
     for &clients in &args.clients {
-        let mut tries: Vec<Run> = Vec::new();
+        let mut tries: Vec<Vec<Run>> = vec![Vec::new(); users.len()];
         for _ in 0..args.runs {
-            tries.push(one_run(args, name, bin, at, counters, scratch, clients)?);
+            for (u, (label, user)) in users.iter().enumerate() {
+                let at = Endpoint {
+                    user: user.clone(),
+                    ..at.clone()
+                };
+                tries[u].push(one_run(args, label, bin, &at, counters, scratch, clients)?);
+            }
         }
-        let tps_all: Vec<f64> = tries.iter().map(|r| r.tps).collect();
-        let mut median = tries.swap_remove(median_index(&tps_all));
-        median.tps_all = tps_all;
-        runs.push(median);
+        for (u, mut tries) in tries.into_iter().enumerate() {
+            let tps_all: Vec<f64> = tries.iter().map(|r| r.tps).collect();
+            let mut median = tries.swap_remove(median_index(&tps_all));
+            median.tps_all = tps_all;
+            runs[u].push(median);
+        }
     }
-    Ok(Target {
-        name: name.to_string(),
-        init_secs,
-        init_all,
-        init_steps,
-        runs,
-    })
+    Ok(users
+        .into_iter()
+        .zip(runs)
+        .map(|((label, _), runs)| Target {
+            name: label,
+            init_secs,
+            init_all: init_all.clone(),
+            init_steps: init_steps.clone(),
+            runs,
+        })
+        .collect())
 }
 
 /// One pgbench run at `clients` clients, after a CHECKPOINT.
@@ -514,7 +560,7 @@ pub fn run(args: &PgbenchArgs) -> Result<ExitCode, CliError> {
         );
         server.shutdown();
         db.close()?;
-        targets.push(walden?);
+        targets.extend(walden?);
         if args.postgres != "off" {
             let bindir = bindir.clone().ok_or_else(|| fail("PostgreSQL not found"))?;
             for config in &args.postgres_configs {
@@ -546,7 +592,7 @@ pub fn run(args: &PgbenchArgs) -> Result<ExitCode, CliError> {
                     &scratch,
                 );
                 let _ = cluster.stop();
-                targets.push(t?);
+                targets.extend(t?);
             }
         }
         Ok::<_, CliError>(targets)

@@ -88,7 +88,10 @@ fn pgjdbc_runs_its_checks() {
 
     let db = Database::open_or_create(dir.path().join("db"), Options::default()).expect("database");
     walden_sql::Session::new(&db)
-        .execute(&format!("create role {USER} login password '{PASSWORD}'"))
+        .execute(&format!(
+            // PostgreSQL 15's public schema: CREATE is its owner's until granted.
+            "create role {USER} login password '{PASSWORD}'; grant create on schema public to {USER}"
+        ))
         .expect("role");
     let server = Server::start(
         db.clone(),

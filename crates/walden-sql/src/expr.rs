@@ -567,7 +567,12 @@ impl Expr {
                 for a in args {
                     vals.push(a.eval(row, cx)?);
                 }
-                f.call(&vals, &snap.0)?
+                let user = if f.needs_user() {
+                    crate::functions::current_user(cx)?
+                } else {
+                    String::new()
+                };
+                f.call(&vals, &snap.0, &user)?
             }
             Expr::Coalesce(args, _) => {
                 for a in args {

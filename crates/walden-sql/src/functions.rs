@@ -555,18 +555,12 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
         Func::Nextval => Value::Int8(sequences(cx, "nextval")?.nextval(&args[0])?),
         Func::Currval => Value::Int8(sequences(cx, "currval")?.currval(&args[0])?),
         Func::Lastval => Value::Int8(sequences(cx, "lastval")?.lastval()?),
-        Func::CurrentUser | Func::SessionUser => match cx.settings {
-            Some(s) => {
-                let session = s
-                    .current("session_authorization", false)?
-                    .unwrap_or_default();
-                let role = s.current("role", false)?.unwrap_or_default();
-                Value::Text(if f == Func::CurrentUser && role != "none" {
-                    role
-                } else {
-                    session
-                })
-            }
+        Func::CurrentUser => Value::Text(current_user(cx)?),
+        Func::SessionUser => match cx.settings {
+            Some(s) => Value::Text(
+                s.current("session_authorization", false)?
+                    .unwrap_or_default(),
+            ),
             None => Value::Text(crate::roles::BOOTSTRAP.to_string()),
         },
         Func::Setval => {
@@ -994,4 +988,18 @@ mod like_tests {
         assert!(like("a\\b", "a\\b", None).unwrap());
         assert!(like("x", "x\\", Some('\\')).is_err());
     }
+}
+
+/// The role statements run as: SET ROLE's, else the session user (the bootstrap
+/// superuser where the caller has no settings).
+pub(crate) fn current_user(cx: &EvalCtx) -> SqlResult<String> {
+    let Some(s) = cx.settings else {
+        return Ok(crate::roles::BOOTSTRAP.to_string());
+    };
+    let role = s.current("role", false)?.unwrap_or_default();
+    if role != "none" && !role.is_empty() {
+        return Ok(role);
+    }
+    Ok(s.current("session_authorization", false)?
+        .unwrap_or_default())
 }

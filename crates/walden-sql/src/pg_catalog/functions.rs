@@ -8,6 +8,7 @@ use walden::Value;
 
 use super::{quote_ident, types, RelKind, Snapshot};
 use crate::error::{code, SqlError, SqlResult};
+use crate::privileges::functions::Inquiry;
 use crate::types::SqlType;
 
 /// A statement's snapshot inside a bound expression: compared by identity.
@@ -72,6 +73,9 @@ pub enum CatalogFn {
     /// `pg_get_serial_sequence(table, column)`: the sequence a serial or identity
     /// column owns, qualified (`public.t_id_seq`), or NULL.
     GetSerialSequence,
+    /// `has_table_privilege`, `has_sequence_privilege`, `has_schema_privilege`,
+    /// `pg_has_role` (`privileges/functions.rs`).
+    Privilege(crate::privileges::functions::Inquiry),
 }
 
 impl CatalogFn {
@@ -101,6 +105,10 @@ impl CatalogFn {
             "current_database" => (F::CurrentDatabase, Text, &[0]),
             "current_schema" => (F::CurrentSchema, Text, &[0]),
             "current_schemas" => (F::CurrentSchemas, Text, &[1]),
+            "has_table_privilege" => (F::Privilege(Inquiry::Table), Bool, &[2, 3]),
+            "has_sequence_privilege" => (F::Privilege(Inquiry::Sequence), Bool, &[2, 3]),
+            "has_schema_privilege" => (F::Privilege(Inquiry::Schema), Bool, &[2, 3]),
+            "pg_has_role" => (F::Privilege(Inquiry::Role), Bool, &[2, 3]),
             _ => return None,
         })
     }
@@ -118,7 +126,8 @@ impl CatalogFn {
                 | F::TableSize
                 | F::IndexesSize
                 | F::TotalRelationSize
-                | F::GetSerialSequence,
+                | F::GetSerialSequence
+                | F::Privilege(_),
                 _,
             )
             | (F::GetExpr, 0) => SqlType::Text,
@@ -129,7 +138,12 @@ impl CatalogFn {
         }
     }
 
-    pub fn call(self, args: &[Value], snap: &Snapshot) -> SqlResult<Value> {
+    /// Whether the function asks about the current user (it is given to `call`).
+    pub fn needs_user(self) -> bool {
+        matches!(self, CatalogFn::Privilege(_))
+    }
+
+    pub fn call(self, args: &[Value], snap: &Snapshot, current_user: &str) -> SqlResult<Value> {
         use CatalogFn as F;
         let int = |i: usize| match args.get(i) {
             Some(Value::Int2(x)) => Some(i64::from(*x)),
@@ -183,6 +197,9 @@ impl CatalogFn {
                 _ => Value::Null,
             },
             F::RelationIsPublishable => Value::Bool(false),
+            F::Privilege(which) => {
+                return crate::privileges::functions::call(which, args, snap, current_user)
+            }
             F::CurrentDatabase => text(super::relations::DATABASE_NAME.into()),
             F::CurrentSchema => text("public".into()),
             F::CurrentSchemas => match &args[0] {

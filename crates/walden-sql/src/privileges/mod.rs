@@ -19,6 +19,7 @@
 //! as the bootstrap superuser, pays nothing for privileges.
 
 pub(crate) mod check;
+pub mod functions;
 pub(crate) mod grant;
 
 use std::collections::{BTreeMap, HashSet};
