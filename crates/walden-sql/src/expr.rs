@@ -217,7 +217,7 @@ impl Expr {
                     && otherwise.as_deref().is_none_or(folded)
             }
             Expr::Call(f, args, _) => !f.is_volatile() && args.iter().all(folded),
-            Expr::Catalog(_, args, _, _) => args.iter().all(folded),
+            Expr::Catalog(f, args, _, _) => !f.needs_user() && args.iter().all(folded),
             Expr::Coalesce(args, _) => args.iter().all(folded),
             Expr::InList(e, list, _) => folded(e) && list.iter().all(folded),
         }

@@ -671,9 +671,251 @@ bob|frank|f"#,
         r#"grant bob to carol"#,
         r#"ERROR 0LP01: role "bob" is a member of role "carol""#,
     ),
+    (r#"reset session authorization"#, r#""#),
+    (r#"create table u (id int primary key, n int)"#, r#""#),
+    (r#"insert into u values (1, 1)"#, r#""#),
+    (r#"create role ivy"#, r#""#),
+    (r#"grant insert on u to ivy"#, r#""#),
+    (r#"set session authorization ivy"#, r#""#),
+    (r#"insert into u values (2, 2)"#, r#""#),
+    (
+        r#"insert into u values (3, 3) on conflict do nothing"#,
+        r#""#,
+    ),
+    (
+        r#"insert into u values (1, 9) on conflict (id) do update set n = excluded.n"#,
+        r#"ERROR 42501: permission denied for table u"#,
+    ),
+    (
+        r#"update u set n = (select 1)"#,
+        r#"ERROR 42501: permission denied for table u"#,
+    ),
+    (
+        r#"select has_table_privilege('u', 'insert'), has_table_privilege('u', 'select'), has_table_privilege('u', 'select, insert')"#,
+        r#"t|f|t"#,
+    ),
+    (r#"reset session authorization"#, r#""#),
+    (r#"grant update on u to ivy"#, r#""#),
+    (r#"set session authorization ivy"#, r#""#),
+    (
+        r#"insert into u values (1, 9) on conflict (id) do update set n = excluded.n"#,
+        r#"ERROR 42501: permission denied for table u"#,
+    ),
+    (r#"update u set n = 5"#, r#""#),
+    (
+        r#"update u set n = n + 1"#,
+        r#"ERROR 42501: permission denied for table u"#,
+    ),
+    (r#"reset session authorization"#, r#""#),
+    (
+        r#"select has_table_privilege('ivy', 'u', 'update'), has_table_privilege('ivy', 'u', 'delete'), has_table_privilege('bob', 's', 'select')"#,
+        r#"t|f|f"#,
+    ),
+    (
+        r#"select has_sequence_privilege('bob', 's', 'usage'), has_sequence_privilege('dave', 's', 'select'), has_sequence_privilege('dave', 's', 'update')"#,
+        r#"t|f|t"#,
+    ),
+    (
+        r#"select has_schema_privilege('carol', 'public', 'create'), has_schema_privilege('ivy', 'public', 'create'), has_schema_privilege('ivy', 'public', 'usage')"#,
+        r#"t|f|t"#,
+    ),
+    (
+        r#"select pg_has_role('erin', 'bob', 'member'), pg_has_role('frank', 'bob', 'usage'), pg_has_role('frank', 'bob', 'member'), pg_has_role('ivy', 'bob', 'member')"#,
+        r#"ERROR 42704: role "frank" does not exist"#,
+    ),
+    (
+        r#"select has_table_privilege('ivy', 'u', 'fly')"#,
+        r#"ERROR 22023: unrecognized privilege type: "fly""#,
+    ),
+    (
+        r#"select has_table_privilege('nobody', 'u', 'select')"#,
+        r#"ERROR 42704: role "nobody" does not exist"#,
+    ),
+    (
+        r#"select has_table_privilege('ivy', 'nosuch', 'select')"#,
+        r#"ERROR 42P01: relation "nosuch" does not exist"#,
+    ),
+    (
+        r#"select has_sequence_privilege('ivy', 'u', 'usage')"#,
+        r#"ERROR 42809: "u" is not a sequence"#,
+    ),
+    (
+        r#"select has_table_privilege('dave', 't', 'select with grant option'), has_table_privilege('bob', 't', 'select with grant option')"#,
+        r#"f|t"#,
+    ),
+    (r#"grant all on u to ivy with grant option"#, r#""#),
+    (
+        r#"select relacl from pg_class where relname = 'u'"#,
+        r#"{postgres=arwdDxt/postgres,ivy=a*r*w*d*D*x*t*/postgres}"#,
+    ),
+    (r#"revoke grant option for all on u from ivy"#, r#""#),
+    (
+        r#"select relacl from pg_class where relname = 'u'"#,
+        r#"{postgres=arwdDxt/postgres,ivy=arwdDxt/postgres}"#,
+    ),
+    (r#"revoke all on u from ivy"#, r#""#),
+    (
+        r#"select relacl from pg_class where relname = 'u'"#,
+        r#"{postgres=arwdDxt/postgres}"#,
+    ),
+    (
+        r#"grant select on u, nosuch to ivy"#,
+        r#"ERROR 42P01: relation "nosuch" does not exist"#,
+    ),
+    (
+        r#"grant select on all tables in schema public to ivy"#,
+        r#""#,
+    ),
+    (
+        r#"select relname, relacl from pg_class where relname in ('t', 'u', 'tt', 'mine', 'w', 'v') order by 1"#,
+        r#"mine|{alice=arwdDxt/alice,ivy=r/alice}
+t|{bob=arwdDxt/bob,dave=rwdD/bob,carol=r/bob,=r/bob,ivy=r/bob}
+u|{postgres=arwdDxt/postgres,ivy=r/postgres}
+w|{carol=arwdDxt/carol,bob=r/carol,ivy=r/carol}"#,
+    ),
+    (
+        r#"revoke select on all tables in schema public from ivy"#,
+        r#""#,
+    ),
+    (r#"grant select on table s to ivy"#, r#""#),
+    (r#"grant all on sequence s to ivy"#, r#""#),
+    (
+        r#"select relacl from pg_class where relname = 's'"#,
+        r#"{alice=rwU/alice,bob=U/alice,dave=w/alice,ivy=rwU/alice}"#,
+    ),
+    (r#"grant usage on schema public to ivy"#, r#""#),
+    (
+        r#"grant create on schema nosuch to ivy"#,
+        r#"ERROR 3F000: schema "nosuch" does not exist"#,
+    ),
+    (
+        r#"grant select on u to nosuch"#,
+        r#"ERROR 42704: role "nosuch" does not exist"#,
+    ),
+    (r#"revoke select on u from public"#, r#""#),
+    (r#"alter sequence s owner to ivy"#, r#""#),
+    (
+        r#"select r.rolname from pg_class c join pg_roles r on r.oid = c.relowner where c.relname = 's'"#,
+        r#"ivy"#,
+    ),
+    (
+        r#"alter sequence s owner to nosuch"#,
+        r#"ERROR 42704: role "nosuch" does not exist"#,
+    ),
+    (r#"create table owned (id serial)"#, r#""#),
+    (
+        r#"alter sequence owned_id_seq owner to ivy"#,
+        r#"ERROR 0A000: cannot change owner of sequence "owned_id_seq""#,
+    ),
+    (r#"alter table owned owner to ivy"#, r#""#),
+    (
+        r#"select c.relname, r.rolname from pg_class c join pg_roles r on r.oid = c.relowner where c.relname like 'owned%' order by 1"#,
+        r#"owned|ivy
+owned_id_seq|ivy"#,
+    ),
+    (r#"set role ivy"#, r#""#),
+    (r#"select current_user, session_user"#, r#"ivy|postgres"#),
+    (r#"select nextval('owned_id_seq')"#, r#"1"#),
+    (r#"insert into owned default values returning id"#, r#"2"#),
+    (r#"reset role"#, r#""#),
+    (
+        r#"drop role ivy"#,
+        r#"ERROR 2BP01: role "ivy" cannot be dropped because some objects depend on it"#,
+    ),
 ];
 
 #[test]
 fn privilege_matrix_matches_postgres() {
     support::check_on_both("privilege_matrix", MATRIX);
+}
+
+/// psql 15's `\\dp` and `\\du` queries (captured with `psql -E`), verbatim, after
+/// grants to a role, a group role and PUBLIC: the access privileges and memberships
+/// print as PostgreSQL prints them.
+const PSQL: &[(&str, &str)] = &[
+    (r#"create role staff"#, r#""#),
+    (r#"create role bob login"#, r#""#),
+    (r#"grant staff to bob"#, r#""#),
+    (r#"create table t (id int)"#, r#""#),
+    (r#"create sequence s"#, r#""#),
+    (r#"create view v as select id from t"#, r#""#),
+    (r#"grant select, insert on t to bob"#, r#""#),
+    (r#"grant select on v to public"#, r#""#),
+    (
+        r#"grant usage on sequence s to staff with grant option"#,
+        r#""#,
+    ),
+    (
+        r#"SELECT n.nspname as "Schema",
+  c.relname as "Name",
+  CASE c.relkind WHEN 'r' THEN 'table' WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' WHEN 'S' THEN 'sequence' WHEN 'f' THEN 'foreign table' WHEN 'p' THEN 'partitioned table' END as "Type",
+  pg_catalog.array_to_string(c.relacl, E'\n') AS "Access privileges",
+  pg_catalog.array_to_string(ARRAY(
+    SELECT attname || E':\n  ' || pg_catalog.array_to_string(attacl, E'\n  ')
+    FROM pg_catalog.pg_attribute a
+    WHERE attrelid = c.oid AND NOT attisdropped AND attacl IS NOT NULL
+  ), E'\n') AS "Column privileges",
+  pg_catalog.array_to_string(ARRAY(
+    SELECT polname
+    || CASE WHEN NOT polpermissive THEN
+       E' (RESTRICTIVE)'
+       ELSE '' END
+    || CASE WHEN polcmd != '*' THEN
+           E' (' || polcmd::pg_catalog.text || E'):'
+       ELSE E':'
+       END
+    || CASE WHEN polqual IS NOT NULL THEN
+           E'\n  (u): ' || pg_catalog.pg_get_expr(polqual, polrelid)
+       ELSE E''
+       END
+    || CASE WHEN polwithcheck IS NOT NULL THEN
+           E'\n  (c): ' || pg_catalog.pg_get_expr(polwithcheck, polrelid)
+       ELSE E''
+       END    || CASE WHEN polroles <> '{0}' THEN
+           E'\n  to: ' || pg_catalog.array_to_string(
+               ARRAY(
+                   SELECT rolname
+                   FROM pg_catalog.pg_roles
+                   WHERE oid = ANY (polroles)
+                   ORDER BY 1
+               ), E', ')
+       ELSE E''
+       END
+    FROM pg_catalog.pg_policy pol
+    WHERE polrelid = c.oid), E'\n')
+    AS "Policies"
+FROM pg_catalog.pg_class c
+     LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind IN ('r','v','m','S','f','p')
+  AND n.nspname !~ '^pg_' AND pg_catalog.pg_table_is_visible(c.oid)
+ORDER BY 1, 2"#,
+        r#"public|s|sequence|postgres=rwU/postgres
+staff=U*/postgres||
+public|t|table|postgres=arwdDxt/postgres
+bob=ar/postgres||
+public|v|view|postgres=arwdDxt/postgres
+=r/postgres||"#,
+    ),
+    (
+        r#"SELECT r.rolname, r.rolsuper, r.rolinherit,
+  r.rolcreaterole, r.rolcreatedb, r.rolcanlogin,
+  r.rolconnlimit, r.rolvaliduntil,
+  ARRAY(SELECT b.rolname
+        FROM pg_catalog.pg_auth_members m
+        JOIN pg_catalog.pg_roles b ON (m.roleid = b.oid)
+        WHERE m.member = r.oid) as memberof
+, r.rolreplication
+, r.rolbypassrls
+FROM pg_catalog.pg_roles r
+WHERE r.rolname !~ '^pg_'
+ORDER BY 1"#,
+        r#"bob|f|t|f|f|t|-1||{staff}|f|f
+postgres|t|t|t|t|t|-1||{}|t|t
+staff|f|t|f|f|f|-1||{}|f|f"#,
+    ),
+];
+
+#[test]
+fn psql_dp_and_du_match_postgres() {
+    support::check_on_both("privilege_psql", PSQL);
 }

@@ -561,6 +561,8 @@ fn pg_attribute(snap: &Snapshot) -> VirtualRelation {
         ("attislocal", BOOL),
         ("attinhcount", I4),
         ("attcollation", OID),
+        // Column privileges: none (GRANT takes no column list in Walden).
+        ("attacl", TEXT),
     ];
     let mut rows = Vec::new();
     for r in &snap.relations {
@@ -586,6 +588,7 @@ fn pg_attribute(snap: &Snapshot) -> VirtualRelation {
                 } else {
                     0
                 }),
+                Value::Null,
             ]);
         }
     }
