@@ -730,3 +730,62 @@ async fn an_ordinary_role_runs_as_itself() {
         .await
         .expect("a role changes its own password");
 }
+
+/// Another role's table is not an ordinary role's to read, change or drop until it is
+/// granted (42501 with PostgreSQL's message), and a grant takes effect at the next
+/// statement of a connection already open, prepared statements included; a revoke
+/// likewise.
+#[tokio::test]
+async fn another_roles_table_needs_a_grant() {
+    let (_dir, db, server) = start();
+    let mut admin = walden_sql::Session::new(&db);
+    admin
+        .execute("create table secrets (id int primary key, what text); insert into secrets values (1, 'k')")
+        .expect("superuser's table");
+    let client = connect(&server).await;
+    let read = client
+        .prepare("select what from secrets where id = $1")
+        .await
+        .expect("prepare");
+    for sql in [
+        "select * from secrets",
+        "update secrets set what = 'x'",
+        "delete from secrets",
+        "insert into secrets values (2, 'y')",
+        "truncate secrets",
+        "drop table secrets",
+        "alter table secrets add column c int",
+        "create index on secrets (what)",
+        "grant select on secrets to public",
+        "copy secrets to stdout",
+    ] {
+        let e = client.simple_query(sql).await.expect_err(sql);
+        let d = e.as_db_error().expect("a server error");
+        assert_eq!(d.code().code(), "42501", "{sql}: {e}");
+        assert!(
+            d.message() == "permission denied for table secrets"
+                || d.message() == "must be owner of table secrets",
+            "{sql}: {}",
+            d.message()
+        );
+    }
+    let e = client
+        .query(&read, &[&1i32])
+        .await
+        .expect_err("prepared read");
+    assert_eq!(e.as_db_error().map(|d| d.code().code()), Some("42501"));
+    admin
+        .execute(&format!("grant select on secrets to {USER}"))
+        .expect("grant");
+    let rows = client.query(&read, &[&1i32]).await.expect("granted read");
+    assert_eq!(rows[0].get::<_, String>(0), "k");
+    admin
+        .execute(&format!("revoke select on secrets from {USER}"))
+        .expect("revoke");
+    let e = client
+        .query(&read, &[&1i32])
+        .await
+        .expect_err("revoked read");
+    assert_eq!(e.as_db_error().map(|d| d.code().code()), Some("42501"));
+    server.shutdown();
+}

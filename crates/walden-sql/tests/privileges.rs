@@ -919,3 +919,77 @@ staff|f|t|f|f|f|-1||{}|f|f"#,
 fn psql_dp_and_du_match_postgres() {
     support::check_on_both("privilege_psql", PSQL);
 }
+
+/// Owners, grants and memberships survive a crash, from the log and from a checkpoint;
+/// a rename and a drop carry them along; an ordinary role's session after the crash is
+/// held to them as before.
+#[test]
+fn privileges_survive_a_crash_and_a_checkpoint() {
+    use std::sync::Arc;
+    use walden::vfs::SimVfs;
+    use walden::Database;
+    use walden_sql::Session;
+
+    let vfs = Arc::new(SimVfs::new(7));
+    let db = Database::create("db", support::options(&vfs)).unwrap();
+    let mut s = Session::with_seed(&db, 1);
+    s.execute(
+        "create role alice; create role bob; create role staff; grant staff to bob; \
+         grant create on schema public to alice; set session authorization alice; \
+         create table t (id int); create table gone (id int); create sequence s; \
+         grant select on t to staff; grant usage on sequence s to bob with grant option; \
+         reset session authorization",
+    )
+    .unwrap();
+    let acl = |s: &mut Session| {
+        support::outcome(
+            s,
+            "select c.relname, r.rolname, c.relacl from pg_class c join pg_roles r \
+             on r.oid = c.relowner where c.relkind in ('r', 'S') order by 1",
+        )
+    };
+    let before = acl(&mut s);
+    assert_eq!(
+        before,
+        "gone|alice|\ns|alice|{alice=rwU/alice,bob=U*/alice}\nt|alice|{alice=arwdDxt/alice,staff=r/alice}"
+    );
+    drop(s);
+    // From the log.
+    let db = support::crash(db, &vfs);
+    let mut s = Session::with_seed(&db, 1);
+    assert_eq!(acl(&mut s), before);
+    // A rename takes the entry along, a drop takes it away, and a checkpoint keeps the
+    // rest.
+    s.execute("alter table t rename to t2; drop table gone")
+        .unwrap();
+    s.execute("checkpoint").unwrap();
+    s.execute("create table gone (id int)").unwrap();
+    drop(s);
+    let db = support::crash(db, &vfs);
+    let mut s = Session::with_seed(&db, 1);
+    assert_eq!(
+        acl(&mut s),
+        "gone|postgres|\ns|alice|{alice=rwU/alice,bob=U*/alice}\nt2|alice|{alice=arwdDxt/alice,staff=r/alice}"
+    );
+    // bob reads t2 through staff, and nothing of gone.
+    s.execute("set session authorization bob").unwrap();
+    assert_eq!(support::outcome(&mut s, "select count(*) from t2"), "0");
+    assert_eq!(
+        support::outcome(&mut s, "select count(*) from gone"),
+        "ERROR 42501: permission denied for table gone"
+    );
+    // A role's rename renames it in every entry and membership.
+    s.execute("reset session authorization; alter role staff rename to crew")
+        .unwrap();
+    drop(s);
+    let db = support::crash(db, &vfs);
+    let mut s = Session::with_seed(&db, 1);
+    assert_eq!(
+        support::outcome(&mut s, "select relacl from pg_class where relname = 't2'"),
+        "{alice=arwdDxt/alice,crew=r/alice}"
+    );
+    assert_eq!(
+        support::outcome(&mut s, "select pg_has_role('bob', 'crew', 'member')"),
+        "t"
+    );
+}

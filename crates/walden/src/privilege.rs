@@ -557,6 +557,47 @@ pub(crate) mod tests {
         check_codec(&samples(), PrivilegeRecord::decode);
     }
 
+    /// A privilege change takes effect at its transaction's commit at redo, never
+    /// before, and not at all when the transaction aborted or never ended; one of a
+    /// relation that is gone is passed over.
+    #[test]
+    fn a_change_waits_for_its_commit_at_redo() {
+        use crate::catalog::{Catalog, Pending, Table, TableKind};
+        use crate::schema::{Column, ColumnType, Schema};
+        let mut cat = Catalog::default();
+        cat.insert(Table::new(
+            4,
+            "t",
+            Schema::new(vec![Column::new("a", ColumnType::Int4)]),
+            TableKind::Heap,
+            Vec::new(),
+        ));
+        let set = |name: &str, owner: &str| {
+            Pending::Privilege(PrivilegeRecord::SetAcl {
+                kind: ObjectKind::Relation,
+                name: name.into(),
+                acl: Some(ObjectAcl::owned_by(owner)),
+            })
+        };
+        let owner = |cat: &Catalog| cat.privileges().relations.get("t").map(|a| a.owner.clone());
+        cat.pend(5, set("t", "alice"));
+        assert_eq!(owner(&cat), None);
+        cat.settle_roles(5, false);
+        assert_eq!(owner(&cat), None);
+        cat.pend(6, set("t", "bob"));
+        cat.drop_unsettled_roles();
+        cat.settle_roles(6, true);
+        assert_eq!(owner(&cat), None);
+        cat.pend(7, set("t", "carol"));
+        cat.pend(7, set("nosuch", "carol"));
+        cat.settle_roles(7, true);
+        assert_eq!(owner(&cat).as_deref(), Some("carol"));
+        assert!(!cat.privileges().relations.contains_key("nosuch"));
+        // The table's drop takes its entry.
+        cat.remove(4);
+        assert_eq!(owner(&cat), None);
+    }
+
     #[test]
     fn checkpoint_section_round_trips_and_follows_renames() {
         let mut p = Privileges::default();
