@@ -230,7 +230,7 @@ pub(crate) fn create_table(
     schema.constraints = named_checks(&name, &schema, &checks)?;
     let owned = crate::sequences::owned::prepare(cx.db, &name, &mut schema, sequences)?;
     cx.db
-        .create_table_owning(&name, schema, kind, owned, Some(cx.auth.new_acl()))?;
+        .create_table_owning(&name, schema, kind, owned, Some(creation_acls(cx)))?;
     // The primary key first, then the unique constraints in the order written.
     keys.sort_by_key(|k| !k.primary);
     for key in &keys {
@@ -760,7 +760,7 @@ fn create_table_as(
         Schema::new(columns),
         kind,
         Vec::new(),
-        Some(cx.auth.new_acl()),
+        Some(creation_acls(cx)),
     )?;
     // The rows go in their own transaction; if that fails the table goes too.
     let mut t = cx.db.begin();
@@ -776,6 +776,16 @@ fn create_table_as(
             Err(e)
         }
     }
+}
+
+/// A new table's owner and privileges, and its serial sequences' (each with the
+/// user's defaults for its kind).
+fn creation_acls(cx: &Ctx) -> (walden::ObjectAcl, walden::ObjectAcl) {
+    use crate::privileges::RelKind;
+    (
+        cx.auth.new_acl(RelKind::Table),
+        cx.auth.new_acl(RelKind::Sequence),
+    )
 }
 
 pub(crate) fn drop(

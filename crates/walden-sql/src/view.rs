@@ -180,7 +180,7 @@ pub(crate) fn create_view(cx: &mut Ctx, cv: &ast::CreateView) -> SqlResult<Outpu
             query,
         },
         cv.or_replace,
-        Some(cx.auth.new_acl()),
+        Some(cx.auth.new_acl(crate::privileges::RelKind::View)),
     )?;
     Ok(Output::tag("CREATE VIEW"))
 }

@@ -57,6 +57,14 @@ impl<'a> Words<'a> {
             .collect()
     }
 
+    /// The tokens not read yet.
+    pub fn rest(&self) -> Vec<TokenWithSpan> {
+        self.tokens[self.at..]
+            .iter()
+            .map(|t| (*t).clone())
+            .collect()
+    }
+
     pub fn at_end(&self) -> bool {
         self.at >= self.tokens.len()
     }

@@ -822,6 +822,99 @@ owned_id_seq|ivy"#,
         r#"drop role ivy"#,
         r#"ERROR 2BP01: role "ivy" cannot be dropped because some objects depend on it"#,
     ),
+    (r#"reset session authorization"#, r#""#),
+    (r#"create role dpo"#, r#""#),
+    (r#"create role dpr"#, r#""#),
+    (r#"grant create on schema public to dpo"#, r#""#),
+    (
+        r#"alter default privileges for role dpo grant select on tables to dpr"#,
+        r#""#,
+    ),
+    (
+        r#"alter default privileges for role dpo in schema public grant insert on tables to dpr"#,
+        r#""#,
+    ),
+    (
+        r#"alter default privileges for role dpo grant usage on sequences to dpr"#,
+        r#""#,
+    ),
+    (
+        r#"select defaclobjtype, defaclnamespace <> 0, defaclacl from pg_default_acl order by 1, 2"#,
+        r#"S|f|{dpo=rwU/dpo,dpr=U/dpo}
+r|f|{dpo=arwdDxt/dpo,dpr=r/dpo}
+r|t|{dpr=a/dpo}"#,
+    ),
+    (r#"set session authorization dpo"#, r#""#),
+    (r#"create table dpt (id serial)"#, r#""#),
+    (r#"create sequence dps"#, r#""#),
+    (r#"create view dpv as select 1 as x"#, r#""#),
+    (
+        r#"select relname, relacl from pg_class where relname like 'dp%' order by 1"#,
+        r#"dps|{dpo=rwU/dpo,dpr=U/dpo}
+dpt|{dpo=arwdDxt/dpo,dpr=ar/dpo}
+dpt_id_seq|{dpo=rwU/dpo,dpr=U/dpo}
+dpv|{dpo=arwdDxt/dpo,dpr=ar/dpo}"#,
+    ),
+    (
+        r#"alter default privileges grant delete on tables to dpr"#,
+        r#""#,
+    ),
+    (
+        r#"alter default privileges for role dpr grant select on tables to dpo"#,
+        r#"ERROR 42501: must be member of role "dpr""#,
+    ),
+    (
+        r#"alter default privileges for role dpo grant insert on sequences to dpr"#,
+        r#"ERROR 0LP01: invalid privilege type INSERT for sequence"#,
+    ),
+    (
+        r#"select defaclobjtype, defaclnamespace <> 0, defaclacl from pg_default_acl order by 1, 2"#,
+        r#"S|f|{dpo=rwU/dpo,dpr=U/dpo}
+r|f|{dpo=arwdDxt/dpo,dpr=rd/dpo}
+r|t|{dpr=a/dpo}"#,
+    ),
+    (r#"reset session authorization"#, r#""#),
+    (
+        r#"drop role dpr"#,
+        r#"ERROR 2BP01: role "dpr" cannot be dropped because some objects depend on it"#,
+    ),
+    (
+        r#"alter default privileges for role dpo revoke all on tables from dpr"#,
+        r#""#,
+    ),
+    (
+        r#"alter default privileges for role dpo in schema public revoke all on tables from dpr"#,
+        r#""#,
+    ),
+    (
+        r#"alter default privileges for role dpo revoke usage on sequences from dpr"#,
+        r#""#,
+    ),
+    (r#"select count(*) from pg_default_acl"#, r#"0"#),
+    (
+        r#"alter default privileges in schema nosuch grant select on tables to dpr"#,
+        r#"ERROR 3F000: schema "nosuch" does not exist"#,
+    ),
+    (
+        r#"alter default privileges for role dpo revoke all on tables from dpo"#,
+        r#""#,
+    ),
+    (
+        r#"select defaclobjtype, defaclacl from pg_default_acl"#,
+        r#"r|{}"#,
+    ),
+    (r#"set session authorization dpo"#, r#""#),
+    (r#"create table dpu (a int)"#, r#""#),
+    (
+        r#"select relacl from pg_class where relname = 'dpu'"#,
+        r#""#,
+    ),
+    (r#"reset session authorization"#, r#""#),
+    (
+        r#"alter default privileges for role dpo grant all on tables to dpo"#,
+        r#""#,
+    ),
+    (r#"select count(*) from pg_default_acl"#, r#"0"#),
 ];
 
 #[test]

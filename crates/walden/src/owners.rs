@@ -98,6 +98,7 @@ mod tests {
             (44, "sequence_values", 0),
             (45, "set_acl", 0),
             (46, "set_member", 0),
+            (47, "set_default_acl", 0),
         ];
         assert_eq!(got, want);
         for t in owners().types() {
@@ -108,7 +109,7 @@ mod tests {
 
     #[test]
     fn an_unknown_code_is_an_error() {
-        for code in [0u8, 38, 47, 200] {
+        for code in [0u8, 38, 48, 200] {
             let mut b = Vec::new();
             put_record(&mut b, code, 1, &[&[1, 2]]);
             let e = owners().decode(&b, 0).unwrap_err();

@@ -132,13 +132,7 @@ impl ObjectAcl {
             None => out.push(0),
             Some(items) => {
                 out.push(1);
-                put_varint(out, items.len() as u64);
-                for i in items {
-                    put_string(out, &i.grantee);
-                    put_string(out, &i.grantor);
-                    put_varint(out, i.privs as u64);
-                    put_varint(out, i.grantable as u64);
-                }
+                put_items(out, items);
             }
         }
     }
@@ -147,28 +141,7 @@ impl ObjectAcl {
         let owner = r.string()?;
         let acl = match r.u8()? {
             0 => None,
-            1 => {
-                let n = count(r, 4)?;
-                let mut items = Vec::with_capacity(n);
-                for _ in 0..n {
-                    let grantee = r.string()?;
-                    let grantor = r.string()?;
-                    let privs = r.varint16()?;
-                    let grantable = r.varint16()?;
-                    if privs & !bits::ALL != 0 || grantable & !privs != 0 {
-                        return Err(format!(
-                            "acl item of {grantee:?}: privileges {privs:#x}, grantable {grantable:#x}"
-                        ));
-                    }
-                    items.push(AclItem {
-                        grantee,
-                        grantor,
-                        privs,
-                        grantable,
-                    });
-                }
-                Some(items)
-            }
+            1 => Some(get_items(r)?),
             other => return Err(format!("acl flag {other}")),
         };
         if owner.is_empty() {
@@ -204,6 +177,11 @@ pub struct Membership {
     pub admin: bool,
 }
 
+/// The key of a default access control list (PostgreSQL's `pg_default_acl`): the role
+/// whose new objects it applies to, the schema (empty: every schema) and the kind of
+/// object (`b'r'` tables and views, `b'S'` sequences).
+pub type DefaultKey = (String, String, u8);
+
 /// Every owner, access control list and membership.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Privileges {
@@ -211,6 +189,10 @@ pub struct Privileges {
     pub schemas: BTreeMap<String, ObjectAcl>,
     /// (role, member) → how.
     pub members: BTreeMap<(String, String), Membership>,
+    /// Default access control lists (ALTER DEFAULT PRIVILEGES): a schema-wide one
+    /// (empty schema) is the whole list a new object gets (grantors the role), one of
+    /// a schema what is added to it.
+    pub defaults: BTreeMap<DefaultKey, Vec<AclItem>>,
 }
 
 impl Privileges {
@@ -263,6 +245,18 @@ impl Privileges {
         self.relations.remove(name);
     }
 
+    /// Sets (or, None, removes) a default access control list.
+    pub fn set_default(&mut self, key: DefaultKey, items: Option<Vec<AclItem>>) {
+        match items {
+            Some(items) => {
+                self.defaults.insert(key, items);
+            }
+            None => {
+                self.defaults.remove(&key);
+            }
+        }
+    }
+
     /// A role was renamed: every entry and membership follows it.
     pub fn role_renamed(&mut self, old: &str, new: &str) {
         if old == new {
@@ -270,6 +264,16 @@ impl Privileges {
         }
         for acl in self.relations.values_mut().chain(self.schemas.values_mut()) {
             acl.rename_role(old, new);
+        }
+        let defaults = std::mem::take(&mut self.defaults);
+        for ((role, schema, kind), items) in defaults {
+            let mut acl = ObjectAcl {
+                owner: role,
+                acl: Some(items),
+            };
+            acl.rename_role(old, new);
+            self.defaults
+                .insert((acl.owner, schema, kind), acl.acl.unwrap_or_default());
         }
         let members = std::mem::take(&mut self.members);
         for ((role, member), mut m) in members {
@@ -302,6 +306,10 @@ impl Privileges {
             put_string(out, &m.grantor);
             out.push(m.admin as u8);
         }
+        put_varint(out, self.defaults.len() as u64);
+        for ((role, schema, kind), items) in &self.defaults {
+            put_default(out, role, schema, *kind, items);
+        }
     }
 
     pub fn decode(r: &mut Reader) -> Result<Privileges, String> {
@@ -328,8 +336,66 @@ impl Privileges {
             }
             p.set_member(&role, &member, Some(Membership { grantor, admin }));
         }
+        let n = count(r, 5)?;
+        for _ in 0..n {
+            let (key, items) = get_default(r)?;
+            if p.defaults.contains_key(&key) {
+                return Err(format!("default privileges of {:?} appear twice", key.0));
+            }
+            p.defaults.insert(key, items);
+        }
         Ok(p)
     }
+}
+
+fn put_items(out: &mut Vec<u8>, items: &[AclItem]) {
+    put_varint(out, items.len() as u64);
+    for i in items {
+        put_string(out, &i.grantee);
+        put_string(out, &i.grantor);
+        put_varint(out, i.privs as u64);
+        put_varint(out, i.grantable as u64);
+    }
+}
+
+fn get_items(r: &mut Reader) -> Result<Vec<AclItem>, String> {
+    let n = count(r, 4)?;
+    let mut items = Vec::with_capacity(n);
+    for _ in 0..n {
+        let grantee = r.string()?;
+        let grantor = r.string()?;
+        let privs = r.varint16()?;
+        let grantable = r.varint16()?;
+        if privs & !bits::ALL != 0 || grantable & !privs != 0 {
+            return Err(format!(
+                "acl item of {grantee:?}: privileges {privs:#x}, grantable {grantable:#x}"
+            ));
+        }
+        items.push(AclItem {
+            grantee,
+            grantor,
+            privs,
+            grantable,
+        });
+    }
+    Ok(items)
+}
+
+fn put_default(out: &mut Vec<u8>, role: &str, schema: &str, kind: u8, items: &[AclItem]) {
+    put_string(out, role);
+    put_string(out, schema);
+    out.push(kind);
+    put_items(out, items);
+}
+
+fn get_default(r: &mut Reader) -> Result<(DefaultKey, Vec<AclItem>), String> {
+    let role = r.string()?;
+    let schema = r.string()?;
+    let kind = r.u8()?;
+    if kind != b'r' && kind != b'S' {
+        return Err(format!("default privileges of object kind {kind}"));
+    }
+    Ok(((role, schema, kind), get_items(r)?))
 }
 
 fn flag(b: u8) -> Result<bool, String> {
@@ -350,6 +416,9 @@ pub const SET_ACL: RecordType = RecordType::new(45, "set_acl", 0);
 /// A membership was granted (or, absent, revoked): `role | member | present u8 |
 /// grantor | admin u8`.
 pub const SET_MEMBER: RecordType = RecordType::new(46, "set_member", 0);
+/// A default access control list was set (or, absent, removed): `role | schema |
+/// kind u8 | present u8 | count varint | items`.
+pub const SET_DEFAULT_ACL: RecordType = RecordType::new(47, "set_default_acl", 0);
 
 /// A privilege record: the whole new state of one entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -364,6 +433,10 @@ pub enum PrivilegeRecord {
         member: String,
         how: Option<Membership>,
     },
+    SetDefault {
+        key: DefaultKey,
+        items: Option<Vec<AclItem>>,
+    },
 }
 
 impl Payload for PrivilegeRecord {
@@ -371,6 +444,7 @@ impl Payload for PrivilegeRecord {
         match self {
             PrivilegeRecord::SetAcl { .. } => SET_ACL,
             PrivilegeRecord::SetMember { .. } => SET_MEMBER,
+            PrivilegeRecord::SetDefault { .. } => SET_DEFAULT_ACL,
         }
     }
 
@@ -396,6 +470,18 @@ impl Payload for PrivilegeRecord {
                         out.push(1);
                         put_string(out, &m.grantor);
                         out.push(m.admin as u8);
+                    }
+                }
+            }
+            PrivilegeRecord::SetDefault { key, items } => {
+                put_string(out, &key.0);
+                put_string(out, &key.1);
+                out.push(key.2);
+                match items {
+                    None => out.push(0),
+                    Some(items) => {
+                        out.push(1);
+                        put_items(out, items);
                     }
                 }
             }
@@ -429,6 +515,22 @@ impl PrivilegeRecord {
                 None
             };
             PrivilegeRecord::SetMember { role, member, how }
+        } else if t == SET_DEFAULT_ACL {
+            let role = r.string()?;
+            let schema = r.string()?;
+            let kind = r.u8()?;
+            if kind != b'r' && kind != b'S' {
+                return Err(format!("default privileges of object kind {kind}"));
+            }
+            let items = if flag(r.u8()?)? {
+                Some(get_items(&mut r)?)
+            } else {
+                None
+            };
+            PrivilegeRecord::SetDefault {
+                key: (role, schema, kind),
+                items,
+            }
         } else {
             return Err(format!("record code {} is not a privilege record", t.code));
         };
@@ -449,6 +551,9 @@ impl PrivilegeRecord {
             PrivilegeRecord::SetMember { role, member, how } => {
                 cat.privileges_mut().set_member(&role, &member, how);
             }
+            PrivilegeRecord::SetDefault { key, items } => {
+                cat.privileges_mut().set_default(key, items);
+            }
         }
     }
 }
@@ -462,7 +567,7 @@ impl RecordOwner for PrivilegeOwner {
     }
 
     fn types(&self) -> &'static [RecordType] {
-        &[SET_ACL, SET_MEMBER]
+        &[SET_ACL, SET_MEMBER, SET_DEFAULT_ACL]
     }
 
     fn check(&self, rec: &LogRecord) -> Result<(), String> {
@@ -487,6 +592,20 @@ impl RecordOwner for PrivilegeOwner {
                     if m.admin { " admin" } else { "" }
                 ),
             },
+            PrivilegeRecord::SetDefault { key, items } => format!(
+                "defaults of {:?} schema {:?} kind {} {}",
+                key.0,
+                key.1,
+                key.2 as char,
+                match items {
+                    None => "removed".to_string(),
+                    Some(items) => ObjectAcl {
+                        owner: key.0.clone(),
+                        acl: Some(items),
+                    }
+                    .describe(),
+                }
+            ),
         })
     }
 
@@ -549,6 +668,19 @@ pub(crate) mod tests {
                 member: "bob".into(),
                 how: None,
             },
+            PrivilegeRecord::SetDefault {
+                key: ("alice".into(), String::new(), b'r'),
+                items: Some(vec![AclItem {
+                    grantee: "bob".into(),
+                    grantor: "alice".into(),
+                    privs: bits::SELECT,
+                    grantable: 0,
+                }]),
+            },
+            PrivilegeRecord::SetDefault {
+                key: ("alice".into(), "public".into(), b'S'),
+                items: None,
+            },
         ]
     }
 
@@ -609,6 +741,11 @@ pub(crate) mod tests {
                 PrivilegeRecord::SetMember { role, member, how } => {
                     if how.is_some() {
                         p.set_member(&role, &member, how)
+                    }
+                }
+                PrivilegeRecord::SetDefault { key, items } => {
+                    if items.is_some() {
+                        p.set_default(key, items)
                     }
                 }
             }

@@ -526,6 +526,7 @@ pub const CATALOG_OIDS: &[(&str, i64)] = &[
     ("pg_namespace", 2615),
     ("pg_trigger", 2620),
     ("pg_policy", 3256),
+    ("pg_default_acl", 826),
     ("pg_partitioned_table", 3350),
     ("pg_statistic_ext", 3381),
     ("pg_collation", 3456),

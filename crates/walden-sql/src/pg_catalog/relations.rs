@@ -238,6 +238,37 @@ fn pg_catalog(name: &str, snap: &Snapshot) -> Option<VirtualRelation> {
             ],
             Vec::new(),
         ),
+        "pg_default_acl" => relation(
+            &[
+                ("oid", OID),
+                ("defaclrole", OID),
+                ("defaclnamespace", OID),
+                ("defaclobjtype", CHAR),
+                ("defaclacl", TEXT),
+            ],
+            snap.privileges
+                .defaults
+                .iter()
+                .enumerate()
+                .map(|(n, ((role, schema, kind), items))| {
+                    let acl = walden::ObjectAcl {
+                        owner: role.clone(),
+                        acl: Some(items.clone()),
+                    };
+                    vec![
+                        o(DEFAULT_ACL_BASE + n as i64),
+                        o(snap.role_oid(role)),
+                        o(if schema.is_empty() {
+                            0
+                        } else {
+                            PUBLIC_NAMESPACE
+                        }),
+                        t(&(*kind as char).to_string()),
+                        crate::privileges::acl_text(&acl).map_or(Value::Null, |a| t(&a)),
+                    ]
+                })
+                .collect(),
+        ),
         "pg_policy" => relation(
             &[
                 ("oid", OID),
@@ -304,6 +335,8 @@ const TIMESTAMPTZ: SqlType = SqlType::Timestamptz;
 /// `MEMBERSHIP_BASE`), `pg_group` each role that cannot log in with its members.
 /// The OIDs of `pg_auth_members` rows.
 const MEMBERSHIP_BASE: i64 = 9_000_000;
+/// The OIDs of `pg_default_acl` rows.
+const DEFAULT_ACL_BASE: i64 = 9_100_000;
 
 fn roles(name: &str, snap: &Snapshot) -> VirtualRelation {
     let until = |r: &walden::RoleDef| r.valid_until.map_or(Value::Null, Value::Timestamptz);

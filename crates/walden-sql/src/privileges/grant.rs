@@ -26,6 +26,9 @@ pub enum Target {
     /// `ALL TABLES IN SCHEMA public` / `ALL SEQUENCES IN SCHEMA public`.
     AllTables,
     AllSequences,
+    /// ALTER DEFAULT PRIVILEGES … ON TABLES / ON SEQUENCES.
+    DefaultTables,
+    DefaultSequences,
 }
 
 /// A parsed GRANT or REVOKE.
@@ -48,15 +51,24 @@ pub enum GrantStatement {
         /// WITH ADMIN OPTION, or REVOKE ADMIN OPTION FOR.
         admin: bool,
     },
+    /// `ALTER DEFAULT PRIVILEGES [FOR ROLE r, …] [IN SCHEMA public] { GRANT | REVOKE }
+    /// … ON { TABLES | SEQUENCES } …` (`change` is a `Privileges` with a default
+    /// target; no roles: the current user's; no schema: every schema).
+    Defaults {
+        roles: Vec<String>,
+        schema: bool,
+        change: Box<GrantStatement>,
+    },
 }
 
 /// The commands this file parses.
 pub fn is_grant_command(name: &str) -> bool {
-    matches!(name, "GRANT" | "REVOKE")
+    matches!(name, "GRANT" | "REVOKE" | "ALTER DEFAULT")
 }
 
 pub fn command(stmt: &GrantStatement) -> &'static str {
     match stmt {
+        GrantStatement::Defaults { .. } => "ALTER DEFAULT PRIVILEGES",
         GrantStatement::Privileges { grant: true, .. }
         | GrantStatement::Roles { grant: true, .. } => "GRANT",
         _ => "REVOKE",
@@ -124,8 +136,57 @@ fn relation_list(w: &mut Words) -> SqlResult<Vec<String>> {
     Ok(out)
 }
 
-/// Parses GRANT or REVOKE.
+/// Parses GRANT, REVOKE or ALTER DEFAULT PRIVILEGES.
 pub fn parse(toks: &[TokenWithSpan]) -> SqlResult<GrantStatement> {
+    let mut w = Words::new(toks);
+    if w.keyword("ALTER") {
+        if !(w.keyword("DEFAULT") && w.keyword("PRIVILEGES")) {
+            return Err(w.error());
+        }
+        let mut roles = Vec::new();
+        let mut schema = false;
+        loop {
+            if w.keyword("FOR") {
+                if !(w.keyword("ROLE") || w.keyword("USER")) {
+                    return Err(w.error());
+                }
+                loop {
+                    roles.push(grantee(&mut w)?);
+                    if !w.token(&Token::Comma) {
+                        break;
+                    }
+                }
+            } else if w.keyword("IN") {
+                if !w.keyword("SCHEMA") {
+                    return Err(w.error());
+                }
+                loop {
+                    let (name, at) = w.name()?;
+                    if name != PUBLIC_SCHEMA {
+                        return Err(no_schema(&name).at(at));
+                    }
+                    schema = true;
+                    if !w.token(&Token::Comma) {
+                        break;
+                    }
+                }
+            } else {
+                break;
+            }
+        }
+        let change = parse_privileges(&w.rest(), true)?;
+        return Ok(GrantStatement::Defaults {
+            roles,
+            schema,
+            change: Box::new(change),
+        });
+    }
+    parse_privileges(toks, false)
+}
+
+/// GRANT or REVOKE (`defaults`: as ALTER DEFAULT PRIVILEGES has them, on TABLES or
+/// SEQUENCES).
+fn parse_privileges(toks: &[TokenWithSpan], defaults: bool) -> SqlResult<GrantStatement> {
     let mut w = Words::new(toks);
     let grant = if w.keyword("GRANT") {
         true
@@ -182,7 +243,15 @@ pub fn parse(toks: &[TokenWithSpan]) -> SqlResult<GrantStatement> {
         if !w.keyword("ON") {
             return Err(w.error());
         }
-        let target = if w.keyword("ALL") {
+        let target = if defaults {
+            if w.keyword("TABLES") {
+                Target::DefaultTables
+            } else if w.keyword("SEQUENCES") {
+                Target::DefaultSequences
+            } else {
+                return Err(w.error());
+            }
+        } else if w.keyword("ALL") {
             let tables = if w.keyword("TABLES") {
                 true
             } else if w.keyword("SEQUENCES") {
@@ -353,6 +422,88 @@ pub(crate) fn run(
 ) -> SqlResult<Output> {
     let mut out = Output::tag(command(&stmt));
     match stmt {
+        GrantStatement::Defaults {
+            roles,
+            schema,
+            change,
+        } => {
+            let GrantStatement::Privileges {
+                grant,
+                privs,
+                target,
+                grantees,
+                option,
+                cascade,
+            } = *change
+            else {
+                return Err(SqlError::syntax(
+                    "ALTER DEFAULT PRIVILEGES takes GRANT or REVOKE",
+                ));
+            };
+            let kind = if target == Target::DefaultSequences {
+                RelKind::Sequence
+            } else {
+                RelKind::Table
+            };
+            let objtype = if kind == RelKind::Sequence {
+                b'S'
+            } else {
+                b'r'
+            };
+            let all = kind.owner_default();
+            let wanted = match privs {
+                None => all,
+                Some(p) => {
+                    check_kind(p, Some(kind), "", &target, &mut out.notices)?;
+                    p & all
+                }
+            };
+            let roles = if roles.is_empty() {
+                vec![auth.user.clone()]
+            } else {
+                roles
+                    .iter()
+                    .map(|r| resolve(db, r, &auth.user, session_user))
+                    .collect::<SqlResult<Vec<_>>>()?
+            };
+            let grantees = grantees
+                .iter()
+                .map(|g| resolve(db, g, &auth.user, session_user))
+                .collect::<SqlResult<Vec<_>>>()?;
+            for role in roles {
+                if !auth.is_member(&role) {
+                    return Err(SqlError::new(
+                        code::INSUFFICIENT_PRIVILEGE,
+                        format!("must be member of role \"{role}\""),
+                    ));
+                }
+                let base = if schema {
+                    Vec::new()
+                } else {
+                    items_of(&ObjectAcl::owned_by(&role), all)
+                };
+                let key = (
+                    role.clone(),
+                    if schema {
+                        PUBLIC_SCHEMA.to_string()
+                    } else {
+                        String::new()
+                    },
+                    objtype,
+                );
+                db.change_default_acl::<SqlError>(key, |old| {
+                    let mut items = old.cloned().unwrap_or_else(|| base.clone());
+                    for g in &grantees {
+                        if grant {
+                            grant_item(&mut items, g, &role, wanted, option)?;
+                        } else {
+                            revoke_item(&mut items, g, &role, wanted, option, cascade, &role)?;
+                        }
+                    }
+                    Ok((items != base).then_some(items))
+                })?;
+            }
+        }
         GrantStatement::Privileges {
             grant,
             privs,
@@ -555,6 +706,7 @@ fn objects_of(
             names.sort();
             names.iter().map(rel).collect::<SqlResult<_>>()?
         }
+        Target::DefaultTables | Target::DefaultSequences => Vec::new(),
     })
 }
 
@@ -595,7 +747,10 @@ fn check_kind(
     match rel {
         Some(RelKind::Sequence) => {
             if let Some(bad) = first_bad(RelKind::Sequence.owner_default()) {
-                if matches!(target, Target::Sequences(_) | Target::AllSequences) {
+                if matches!(
+                    target,
+                    Target::Sequences(_) | Target::AllSequences | Target::DefaultSequences
+                ) {
                     return Err(SqlError::new(
                         code::INVALID_GRANT_OPERATION,
                         format!("invalid privilege type {} for sequence", word(bad)),

@@ -392,9 +392,43 @@ impl Authority {
         }
     }
 
-    /// What a relation the user makes starts as: owned by it, with the defaults.
-    pub fn new_acl(&self) -> ObjectAcl {
-        ObjectAcl::owned_by(&self.user)
+    /// What a relation of `kind` the user makes starts as: owned by it, with the
+    /// default privileges ALTER DEFAULT PRIVILEGES set for it (PostgreSQL's
+    /// `get_user_default_acl`: the role's list for every schema, or the built-in
+    /// defaults, with its list for `public` added), or the built-in defaults.
+    pub fn new_acl(&self, kind: RelKind) -> ObjectAcl {
+        let objtype = if kind == RelKind::Sequence {
+            b'S'
+        } else {
+            b'r'
+        };
+        let key = |schema: &str| (self.user.clone(), schema.to_string(), objtype);
+        let every = self.privileges.defaults.get(&key(""));
+        let here = self.privileges.defaults.get(&key(PUBLIC_SCHEMA));
+        if every.is_none() && here.is_none() {
+            return ObjectAcl::owned_by(&self.user);
+        }
+        let mut items = every
+            .cloned()
+            .unwrap_or_else(|| items_of(&ObjectAcl::owned_by(&self.user), kind.owner_default()));
+        for i in here.into_iter().flatten() {
+            match items
+                .iter_mut()
+                .find(|x| x.grantee == i.grantee && x.grantor == i.grantor)
+            {
+                Some(x) => {
+                    x.privs |= i.privs;
+                    x.grantable |= i.grantable;
+                }
+                None => items.push(i.clone()),
+            }
+        }
+        // An empty list (the owner's own defaults revoked, nothing granted) leaves the
+        // built-in defaults, as PostgreSQL 15 does.
+        ObjectAcl {
+            owner: self.user.clone(),
+            acl: (!items.is_empty()).then_some(items),
+        }
     }
 }
 
@@ -430,6 +464,26 @@ pub fn dependents(p: &Privileges, role: &str, kinds: &dyn Fn(&str) -> &'static s
             out.push(format!("owner of schema {name}"));
         } else if acl.names(role) {
             out.push(format!("privileges for schema {name}"));
+        }
+    }
+    for ((owner, schema, kind), items) in &p.defaults {
+        let what = format!(
+            "default privileges on new {} belonging to role {owner}{}",
+            if *kind == b'S' {
+                "sequences"
+            } else {
+                "relations"
+            },
+            if schema.is_empty() {
+                String::new()
+            } else {
+                format!(" in schema {schema}")
+            }
+        );
+        if owner == role {
+            out.push(format!("owner of {what}"));
+        } else if items.iter().any(|i| i.grantee == role || i.grantor == role) {
+            out.push(format!("privileges for {what}"));
         }
     }
     out

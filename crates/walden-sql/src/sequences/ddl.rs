@@ -312,7 +312,7 @@ pub(crate) fn run(
             let (mut def, _) = options.apply(&base, true, None)?;
             def.owned_by = owned_by(db, &options, None)?;
             same_owner(db, auth, &name, def.owned_by, &auth.user)?;
-            db.create_sequence_by(def, Some(auth.new_acl()))?;
+            db.create_sequence_by(def, Some(auth.new_acl(RelKind::Sequence)))?;
         }
         SequenceStatement::Alter {
             name,

@@ -335,15 +335,15 @@ impl Database {
     /// identity columns: each definition's `owned_by` names the column by position, its
     /// table part ignored), all in one transaction committed at once, so that a crash
     /// leaves the table with its sequences or neither. `acl`, when given, is the
-    /// table's owner and access control list, its sequences owned by the same role
-    /// (`privilege.rs`; none: the bootstrap superuser's).
+    /// table's owner and access control list and its sequences' (`privilege.rs`;
+    /// none: the bootstrap superuser's).
     pub fn create_table_owning(
         &self,
         name: &str,
         schema: Schema,
         kind: TableKind,
         sequences: Vec<crate::sequence::SequenceDef>,
-        acl: Option<crate::privilege::ObjectAcl>,
+        acl: Option<(ObjectAcl, ObjectAcl)>,
     ) -> Result<()> {
         check_name("table", name)?;
         if schema.columns.is_empty() || schema.columns.len() > MAX_COLUMNS {
@@ -407,11 +407,11 @@ impl Database {
             })?;
         }
         let mut acls = Vec::new();
-        if let Some(acl) = acl {
+        if let Some((table_acl, sequence_acl)) = acl {
             for def in &sequences {
-                acls.push((def.name.clone(), ObjectAcl::owned_by(&acl.owner)));
+                acls.push((def.name.clone(), sequence_acl.clone()));
             }
-            acls.push((name.to_string(), acl));
+            acls.push((name.to_string(), table_acl));
         }
         for (relation, acl) in &acls {
             tx.log(&PrivilegeRecord::SetAcl {

@@ -72,6 +72,34 @@ impl Database {
         Ok(())
     }
 
+    /// Changes a default access control list in one step under the catalog's lock:
+    /// `change` gets it as it is and returns the new one (None: removed), logged and
+    /// committed at once unless unchanged.
+    pub fn change_default_acl<E: From<Error>>(
+        &self,
+        key: crate::privilege::DefaultKey,
+        change: impl FnOnce(
+            Option<&Vec<crate::privilege::AclItem>>,
+        ) -> std::result::Result<Option<Vec<crate::privilege::AclItem>>, E>,
+    ) -> std::result::Result<(), E> {
+        let inner = &self.handle.inner;
+        let mut cat = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
+        let snapshot = cat.privileges();
+        let old = snapshot.defaults.get(&key);
+        let new = change(old)?;
+        if new.as_ref() == old {
+            return Ok(());
+        }
+        let mut tx = self.begin();
+        tx.log(&PrivilegeRecord::SetDefault {
+            key: key.clone(),
+            items: new.clone(),
+        })?;
+        tx.commit_inner()?;
+        cat.privileges_mut().set_default(key, new);
+        Ok(())
+    }
+
     /// Changes memberships in one step under the catalog's lock: `change` sees the
     /// privileges and the roles as they are and returns the memberships to set, all
     /// logged in one transaction committed at once. Whether each role exists is the
