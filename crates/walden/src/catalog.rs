@@ -2242,13 +2242,13 @@ pub(crate) mod tests {
             TableKind::Heap,
             vec![9],
         ));
-        // A format 20 catalog: a format 22 one without its privileges (three counts
+        // A format 20 catalog: a format 22 one without its privileges (four counts
         // of 0) and its sequence count (0).
         let v20 = |cat: &Catalog| {
             let mut v = Vec::new();
             cat.encode(&mut v);
-            assert_eq!(v[v.len() - 7..], [0; 7]);
-            v.truncate(v.len() - 7);
+            assert_eq!(v[v.len() - 8..], [0; 8]);
+            v.truncate(v.len() - 8);
             v
         };
         let mut old = v20(&cat);

@@ -28,7 +28,7 @@ pub const CHECKPOINT_MAGIC: &[u8; 8] = b"WALDNCKP";
 /// The on-disk format version this build writes (docs/format.md).
 pub const FORMAT_VERSION: u32 = 22;
 /// The oldest format version this build still reads. Format 22 added privileges (the
-/// records `set_acl` and `set_member`, codes 45 and 46, and a section after the
+/// records `set_acl`, `set_member` and `set_default_acl`, codes 45 to 47, and a section after the
 /// sequences in a checkpoint's catalog); an older build would refuse them, and a format
 /// 5 to 21 database has none (its relations are the bootstrap superuser's). Format 21 added sequences (the
 /// records `create_sequence`, `alter_sequence`, `drop_sequence` and `sequence_values`,
