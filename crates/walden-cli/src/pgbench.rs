@@ -639,7 +639,7 @@ fn report(args: &PgbenchArgs, targets: &[Target]) -> Result<(), CliError> {
                 format!("{:.3}", r.latency_avg_ms),
                 format!("{:.3}", r.latency_p99_ms),
                 format!("{:.0}", r.per_txn(r.wal_bytes)),
-                if t.name == "walden" {
+                if t.name.starts_with("walden") {
                     format!("{:.0}", r.per_txn(r.wal_written))
                 } else {
                     format!("≥ {:.0}", r.per_txn(r.wal_written))
