@@ -1473,7 +1473,7 @@ impl Session {
         if target != login && !login_super {
             return Err(SqlError::new(
                 code::INSUFFICIENT_PRIVILEGE,
-                format!("permission denied to set session authorization"),
+                "permission denied to set session authorization",
             ));
         }
         let in_block = self.in_transaction_block();

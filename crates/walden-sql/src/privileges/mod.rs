@@ -198,7 +198,7 @@ pub fn acl_text(acl: &ObjectAcl) -> Option<String> {
 }
 
 /// A role's definition as SQL sees it (the bootstrap superuser's while unstored).
-fn role_def<'a>(roles: &'a BTreeMap<String, RoleDef>, name: &str) -> Option<RoleDef> {
+fn role_def(roles: &BTreeMap<String, RoleDef>, name: &str) -> Option<RoleDef> {
     roles
         .get(name)
         .cloned()
