@@ -438,10 +438,16 @@ pub(crate) fn fold(e: Expr) -> SqlResult<Expr> {
         return Ok(e);
     }
     let mut rng = SimRng::new(0);
+    let mut cx = EvalCtx::new(&mut rng);
+    cx.folding = true;
     // An evaluation error has no position, as in PostgreSQL (it is not about the text).
-    let v = e
-        .eval(&[], &mut EvalCtx::new(&mut rng))
-        .map_err(|err| err.at(NO_POSITION))?;
+    // A value too large to make while planning (`EvalCtx::room_for`) is made when the
+    // statement runs, within its statement_mem.
+    let v = match e.eval(&[], &mut cx) {
+        Ok(v) => v,
+        Err(err) if err.code == code::OUT_OF_MEMORY => return Ok(e),
+        Err(err) => return Err(err.at(NO_POSITION)),
+    };
     // A folded NULL keeps its type for the column it may create.
     if matches!(v, Value::Null) || value::type_of(&v) != e.ty() {
         let ty = e.ty();

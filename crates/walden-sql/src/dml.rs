@@ -1080,6 +1080,8 @@ impl BoundModify {
                     now_micros: guard.now_micros(),
                     settings: guard.settings(),
                     sequences: guard.sequences(),
+                    guard: Some(guard),
+                    folding: false,
                 };
                 let mut failed = None;
                 let mut judge = |id: walden::RowId, row: walden::Row| {
@@ -1175,6 +1177,8 @@ impl BoundModify {
                         now_micros: guard.now_micros(),
                         settings: guard.settings(),
                         sequences: guard.sequences(),
+                        guard: Some(guard),
+                        folding: false,
                     };
                     row_action(&newest.row, sets, filter, table, schema, &mut ecx)
                 })?;
@@ -1188,6 +1192,8 @@ impl BoundModify {
                 now_micros: guard.now_micros(),
                 settings: guard.settings(),
                 sequences: guard.sequences(),
+                guard: Some(guard),
+                folding: false,
             };
             for (id, row, action) in applied {
                 notes.give_back(id, &row, &action, &mut ecx)?;

@@ -127,6 +127,11 @@ pub struct EvalCtx<'a> {
     /// The session's sequences (`nextval`, `currval`, `lastval`, `setval`); none where
     /// no session's statement runs.
     pub sequences: Option<&'a crate::sequences::StatementSequences>,
+    /// The statement's checks, where one runs (what `room_for` asks; a running query's
+    /// is its `run`'s too).
+    pub(crate) guard: Option<&'a crate::guard::Guard>,
+    /// Constant folding (`bind::fold`): values over 1 MiB are not made.
+    pub(crate) folding: bool,
 }
 
 impl<'a> EvalCtx<'a> {
@@ -146,6 +151,8 @@ impl<'a> EvalCtx<'a> {
             now_micros,
             settings: None,
             sequences: None,
+            guard: None,
+            folding: false,
         }
     }
 
@@ -154,7 +161,32 @@ impl<'a> EvalCtx<'a> {
         EvalCtx {
             settings: guard.settings(),
             sequences: guard.sequences(),
+            guard: Some(guard),
             ..EvalCtx::at(rng, guard.now_micros())
+        }
+    }
+
+    /// The statement's checks, if one runs.
+    pub(crate) fn statement_guard(&self) -> Option<&crate::guard::Guard> {
+        self.guard.or(self.run.map(|r| r.guard))
+    }
+
+    /// A value of `bytes` is about to be made: past 1 MiB it must fit in what the
+    /// statement may still take (`statement_mem`, 53200), as every value a statement
+    /// builds counts against it (a row it keeps is charged as it is kept).
+    pub(crate) fn room_for(&self, bytes: usize) -> SqlResult<()> {
+        if bytes < 1 << 20 {
+            return Ok(());
+        }
+        match self.statement_guard() {
+            Some(g) => g.room(bytes as u64),
+            // Constant folding: a large value is left to be made when the statement
+            // runs, within its budget (`bind::fold` keeps the expression).
+            None if self.folding => Err(SqlError::new(
+                code::OUT_OF_MEMORY,
+                "a large value is made when the statement runs",
+            )),
+            None => Ok(()),
         }
     }
 }
@@ -517,6 +549,7 @@ impl Expr {
                         format!("invalid memory alloc request size {}", n + 4),
                     ));
                 }
+                cx.room_for(n)?;
                 s.reserve_exact(t.len());
                 s.push_str(&t);
                 Value::Text(s)

@@ -2215,6 +2215,8 @@ impl Source {
                         now_micros: cx.now_micros,
                         settings: cx.settings,
                         sequences: cx.sequences,
+                        guard: cx.guard,
+                        folding: false,
                     };
                     match body {
                         LateralBody::Query(plan) => plan.run(&mut inner)?,

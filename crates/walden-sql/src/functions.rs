@@ -537,12 +537,14 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
         },
         Func::Lpad | Func::Rpad => {
             let fill = args.get(2).map_or(" ", text_arg);
+            let widest = fill.chars().map(char::len_utf8).max().unwrap_or(1);
+            cx.room_for(checked_len(int(1))?.saturating_mul(widest))?;
             pad(text_arg(&args[0]), int(1), fill, f == Func::Lpad)?
         }
         Func::Repeat => {
             let s = text_arg(&args[0]);
             let n = int(1).max(0);
-            checked_len((s.len() as i64).saturating_mul(n))?;
+            cx.room_for(checked_len((s.len() as i64).saturating_mul(n))?)?;
             Value::Text(s.repeat(n as usize))
         }
         Func::Substr => substr(text_arg(&args[0]), int(1), args.get(2).and_then(as_i64))?,
@@ -583,7 +585,7 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
         Func::DateTrunc => date_trunc(text_arg(&args[0]), &args[1])?,
         Func::ByteaConcat => match (&args[0], &args[1]) {
             (Value::Bytea(a), Value::Bytea(b)) => {
-                checked_len((a.len() + b.len()) as i64)?;
+                cx.room_for(checked_len((a.len() + b.len()) as i64)?)?;
                 Value::Bytea([a.as_slice(), b.as_slice()].concat())
             }
             _ => Value::Null,

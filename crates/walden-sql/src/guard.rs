@@ -202,6 +202,15 @@ impl Guard {
         Ok(())
     }
 
+    /// Fails with 53200 unless `bytes` more would stay within `statement_mem` (for a
+    /// value about to be made, which is not kept: nothing is charged).
+    pub fn room(&self, bytes: u64) -> SqlResult<()> {
+        if bytes > self.remaining() {
+            return Err(out_of_memory(self.budget_bytes));
+        }
+        Ok(())
+    }
+
     /// The bytes the statement may still charge before `statement_mem` is passed.
     pub fn remaining(&self) -> u64 {
         self.budget_bytes.saturating_sub(self.used_bytes.get())

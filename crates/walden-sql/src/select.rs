@@ -389,6 +389,8 @@ impl QueryPlan {
             now_micros: guard.now_micros(),
             settings: guard.settings(),
             sequences: guard.sequences(),
+            guard: Some(guard),
+            folding: false,
         };
         let rows = self.run(&mut cx)?.len();
         let stats = rc.stats.take().unwrap_or_default().into_inner();
@@ -412,6 +414,8 @@ impl QueryPlan {
             now_micros: guard.now_micros(),
             settings: guard.settings(),
             sequences: guard.sequences(),
+            guard: Some(guard),
+            folding: false,
         };
         self.run(&mut cx)
     }
@@ -1970,6 +1974,8 @@ pub(crate) fn eval_subquery(s: &Subquery, row: &[Value], cx: &mut EvalCtx) -> Sq
                     now_micros: cx.now_micros,
                     settings: cx.settings,
                     sequences: cx.sequences,
+                    guard: cx.guard,
+                    folding: false,
                 };
                 s.plan.run(&mut inner)?
             };

@@ -251,3 +251,38 @@ fn huge_values_are_clipped_in_error_messages() {
     );
     assert_eq!(q(&mut s, "select count(*) from w"), "0");
 }
+
+/// A value a statement builds counts against `statement_mem`: past what the statement
+/// may still take, `repeat`, `lpad`, `||` and bytea's `||` refuse to make it (53200)
+/// instead of taking the memory; within it they work, in a query and in an INSERT.
+#[test]
+fn built_values_count_against_statement_mem() {
+    let db = db();
+    let mut s = Session::with_seed(&db, 1);
+    s.execute("set statement_mem = '64MB'; create table big (v text)")
+        .unwrap();
+    for sql in [
+        "select length(repeat('x', 100000000))",
+        "select length(lpad('x', 70000000, 'y'))",
+        "select length(repeat('x', 40000000) || repeat('y', 40000000))",
+        "select length(decode(repeat('00', 40000000), 'hex') || decode(repeat('00', 40000000), 'hex'))",
+        "insert into big values (repeat('x', 100000000))",
+        "select length(repeat(v, 100)) from (values ('0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789')) t(v) cross join generate_series(1, 1) where length(repeat(v, 1000000)) > 0",
+    ] {
+        let e = err(&mut s, sql);
+        assert_eq!(e.code, "53200", "{}: {}", short(sql), e.message);
+    }
+    assert_eq!(
+        q(&mut s, "select length(repeat('x', 10000000))"),
+        "10000000"
+    );
+    s.execute("insert into big values (repeat('x', 10000000))")
+        .unwrap();
+    assert_eq!(q(&mut s, "select length(v) from big"), "10000000");
+    // The budget is the statement's: the next one starts afresh.
+    s.execute("set statement_mem = '1GB'").unwrap();
+    assert_eq!(
+        q(&mut s, "select length(repeat('x', 100000000))"),
+        "100000000"
+    );
+}

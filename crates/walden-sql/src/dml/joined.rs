@@ -169,6 +169,8 @@ fn run(
             now_micros: guard.now_micros(),
             settings: guard.settings(),
             sequences: guard.sequences(),
+            guard: Some(guard),
+            folding: false,
         };
         let mut met: HashSet<RowId> = HashSet::new();
         plan.source.produce(&mut ecx, &mut |ecx, row| {
@@ -223,6 +225,8 @@ fn run(
                     now_micros: guard.now_micros(),
                     settings: guard.settings(),
                     sequences: guard.sequences(),
+                    guard: Some(guard),
+                    folding: false,
                 };
                 if let Some(f) = &target.recheck {
                     if !f.test(&row, &mut ecx)? {
@@ -240,6 +244,8 @@ fn run(
             now_micros: guard.now_micros(),
             settings: guard.settings(),
             sequences: guard.sequences(),
+            guard: Some(guard),
+            folding: false,
         };
         for (id, mut row, action) in applied {
             if let Some(rest) = rests.get(&id) {
