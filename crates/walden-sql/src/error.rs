@@ -368,7 +368,7 @@ impl From<walden::Error> for SqlError {
             | E::MissingFile { .. }
             | E::MissingControlFile { .. } => code::DATA_CORRUPTED,
             E::Locked { .. } => code::OBJECT_IN_USE,
-            E::DatabaseFull { .. } => code::DISK_FULL,
+            E::DatabaseFull { .. } | E::DiskFull { .. } => code::DISK_FULL,
             E::BufferPoolExhausted { .. } => code::OUT_OF_MEMORY,
             E::TooManyCommands { .. } => code::PROGRAM_LIMIT,
             E::RecordTooLarge { .. } => code::PROGRAM_LIMIT,

@@ -101,6 +101,10 @@ pub enum Fetch {
     ReadOrNew,
 }
 
+/// Locations kept free beyond one per frame (`BufferPool::ensure_room`): what the
+/// changes running at once may write between two checks.
+pub const ROOM_MARGIN: u64 = 64;
+
 /// The pool of page frames.
 pub struct BufferPool {
     frames: Vec<Frame>,
@@ -115,6 +119,8 @@ pub struct BufferPool {
     /// Before the WAL is set (recovery): the highest page LSN read from disk and its
     /// page, which recovery compares with the end of the log it found.
     highest_read_lsn: Mutex<(u64, u64)>,
+    /// Frames dirty now (what `ensure_room` keeps locations for).
+    dirty_frames: AtomicU64,
 }
 
 /// A pinned page: it cannot be evicted while this guard lives.
@@ -151,7 +157,9 @@ impl PinnedPage<'_> {
     fn latch_write(&self) -> PageWriteGuard<'_> {
         let f = &self.pool.frames[self.idx];
         let g = f.data.write().unwrap_or_else(|e| e.into_inner());
-        f.dirty.store(true, Ordering::Release);
+        if !f.dirty.swap(true, Ordering::AcqRel) {
+            self.pool.dirty_frames.fetch_add(1, Ordering::Relaxed);
+        }
         PageWriteGuard {
             g,
             page_no: self.page_no,
@@ -240,6 +248,7 @@ impl BufferPool {
             store,
             wal: OnceLock::new(),
             highest_read_lsn: Mutex::new((0, 0)),
+            dirty_frames: AtomicU64::new(0),
             poison,
         }
     }
@@ -256,6 +265,20 @@ impl BufferPool {
     /// The pool's size: frames × page size.
     pub fn capacity_bytes(&self) -> u64 {
         self.frames.len() as u64 * self.page_size as u64
+    }
+
+    /// Before a change that may dirty pages: room on disk for every dirty frame to be
+    /// written, and `ROOM_MARGIN` more (what the changes running at once dirty before
+    /// their next check), reserved now (`PageStore::ensure_room`): a full disk refuses the
+    /// change (`DiskFull`) rather than a page write later.
+    pub fn ensure_room(&self) -> Result<()> {
+        self.store.ensure_room(self.room_wanted())
+    }
+
+    /// The free locations `ensure_room` keeps now: one per dirty frame, and
+    /// `ROOM_MARGIN`.
+    pub fn room_wanted(&self) -> u64 {
+        self.dirty_frames.load(Ordering::Relaxed) + ROOM_MARGIN
     }
 
     pub fn store(&self) -> &Arc<PageStore> {
@@ -575,7 +598,9 @@ impl BufferPool {
                     return Ok(Flushed::Retry);
                 }
             }
-            f.dirty.store(false, Ordering::Release);
+            if f.dirty.swap(false, Ordering::AcqRel) {
+                self.dirty_frames.fetch_sub(1, Ordering::Relaxed);
+            }
             copy.clear();
             copy.extend_from_slice(&g);
             (f.page_no.load(Ordering::Acquire), first)
@@ -585,7 +610,9 @@ impl BufferPool {
         // would otherwise hold each page twice.
         *copy = Vec::new();
         if r.is_err() {
-            f.dirty.store(true, Ordering::Release);
+            if !f.dirty.swap(true, Ordering::AcqRel) {
+                self.dirty_frames.fetch_add(1, Ordering::Relaxed);
+            }
         } else if !first.is_empty() {
             lock(&f.write_after).retain(|p| !first.contains(p));
         }
@@ -626,7 +653,9 @@ impl BufferPool {
             let Ok(_io) = f.io.try_lock() else {
                 continue;
             };
-            f.dirty.store(false, Ordering::Release);
+            if f.dirty.swap(false, Ordering::AcqRel) {
+                self.dirty_frames.fetch_sub(1, Ordering::Relaxed);
+            }
             f.loaded.store(false, Ordering::Release);
             f.referenced.store(false, Ordering::Relaxed);
             f.page_no.store(NO_PAGE, Ordering::Release);

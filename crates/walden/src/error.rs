@@ -95,6 +95,16 @@ pub enum Error {
     InvalidOption(String),
     #[error("database is full: {pages} pages, the most a table's row links can address (SQLSTATE 53100)")]
     DatabaseFull { pages: u64 },
+    /// The file system had no room for the data file to grow by what the change needs
+    /// reserved first: the change was refused before anything was written, and the
+    /// database goes on (docs/recovery.md rule 20).
+    #[error("could not extend file {path} by {bytes} bytes: {source} (SQLSTATE 53100)")]
+    DiskFull {
+        path: PathBuf,
+        bytes: u64,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("buffer pool exhausted: all {frames} frames are pinned; raise buffer_pool_bytes (SQLSTATE 53200)")]
     BufferPoolExhausted { frames: usize },
     #[error("too many commands in one transaction (at most {max}) (SQLSTATE 54000)")]

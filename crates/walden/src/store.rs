@@ -103,6 +103,9 @@ pub struct MapCapture {
     old_chunk_locations: Vec<u64>,
 }
 
+/// The least a data file grows by when `ensure_room` finds too few free locations.
+pub const ROOM_MIN_GROWTH: u64 = 64;
+
 /// The data file and its page placement.
 pub struct PageStore {
     path: PathBuf,
@@ -436,8 +439,9 @@ impl PageStore {
     /// docs/format.md). Ready free pages at the end of the page numbers lower the next
     /// page number; then the file is cut after the last place in use: in fixed-place
     /// modes after the last page in use, in cow mode after the last location that is
-    /// not free. Returns the bytes given back.
-    pub fn trim(&self) -> Result<u64> {
+    /// not free, keeping `keep_free` free locations (and one per map chunk): the room
+    /// `ensure_room` reserves for changes to come. Returns the bytes given back.
+    pub fn trim(&self, keep_free: u64) -> Result<u64> {
         let ps = self.page_size as u64;
         let mut f = lock(&self.free_pages);
         let next = self.next_page.load(Ordering::SeqCst);
@@ -459,8 +463,11 @@ impl PageStore {
         let mut cow = (self.protection == Protection::Cow).then(|| lock(&self.cow));
         let end = match cow.as_deref_mut() {
             Some(st) => {
+                // The room `ensure_room` keeps stays (cutting it would make the next
+                // change grow the file again).
+                let keep = keep_free + st.chunk_locations.len() as u64 + 1;
                 let mut n = st.file_locations;
-                while n > 0 && st.free.remove(&(n - 1)) {
+                while n > 0 && st.free.len() as u64 > keep && st.free.remove(&(n - 1)) {
                     n -= 1;
                 }
                 st.file_locations = n;
@@ -794,6 +801,53 @@ impl PageStore {
         } else {
             SpacePressure::Hard
         }
+    }
+
+    /// Cow: makes sure `needed` locations, and one per map chunk, are free before a
+    /// change that may dirty pages, growing the file (preallocated: the file system
+    /// gives the space now) when they are not. Every dirty page then has a location to
+    /// go to when it is written, evicted or checkpointed, so a full disk refuses the
+    /// change that does not fit (`DiskFull`, before anything is written) instead of
+    /// failing a page write later, which fences the database. The growth is at least
+    /// `ROOM_MIN_GROWTH` locations or an eighth of the file, so that it is rare.
+    /// Fixed-place modes write each page at its own place and reserve nothing here.
+    pub fn ensure_room(&self, needed: u64) -> Result<()> {
+        if self.protection != Protection::Cow {
+            return Ok(());
+        }
+        let mut st = lock(&self.cow);
+        let need = needed + st.chunk_locations.len() as u64 + 1;
+        let free = st.free.len() as u64;
+        if free >= need {
+            return Ok(());
+        }
+        let grow = (need - free)
+            .max(ROOM_MIN_GROWTH)
+            .max(st.file_locations / 8);
+        let ps = self.page_size as u64;
+        let from = st.file_locations;
+        let to = from + grow;
+        if let Err(e) = self.file.preallocate(to * ps) {
+            return Err(
+                if e.raw_os_error() == Some(libc::ENOSPC)
+                    || e.kind() == std::io::ErrorKind::StorageFull
+                {
+                    Error::DiskFull {
+                        path: self.path.clone(),
+                        bytes: grow * ps,
+                        source: e,
+                    }
+                } else {
+                    Error::io(&self.path, e)
+                },
+            );
+        }
+        let epoch = st.epoch;
+        st.born_epoch.resize(to as usize, epoch);
+        st.free.extend(from..to);
+        st.file_locations = to;
+        self.file_len_bytes.fetch_max(to * ps, Ordering::AcqRel);
+        Ok(())
     }
 
     /// Locations in use and free (cow), for tests and space accounting.

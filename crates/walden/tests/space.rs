@@ -83,8 +83,14 @@ fn vacuum_gives_an_emptied_tables_space_back() {
             db.vacuum("big").unwrap();
             assert_eq!(db.table_bytes("big").unwrap(), 0, "{what}");
             let after = db.data_file_bytes().unwrap();
+            // Cow keeps the room reserved for changes to come (`BufferPool::ensure_room`:
+            // ROOM_MARGIN free locations and a few for the map).
+            let reserve = match protection {
+                Protection::Cow => (walden::buffer::ROOM_MARGIN + 8) * 8192,
+                _ => 0,
+            };
             assert!(
-                after * 20 <= before,
+                after * 20 <= before + 20 * reserve,
                 "{what}: data file {before} bytes before, {after} after"
             );
             // The file may have grown on the way (a cow checkpoint's map).

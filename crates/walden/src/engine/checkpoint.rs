@@ -7,7 +7,7 @@ use super::{lock, Inner};
 use crate::buffer::Fetch;
 use crate::catalog::Catalog;
 use crate::control::{checkpoint_path, CheckpointData, Control};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::store::{Protection, SpacePressure};
 use crate::vfs::write_file_atomically;
 use crate::wal::payload::Payload;
@@ -51,7 +51,7 @@ impl Inner {
         }
         let redo = cp.redo;
         let r = self.map_checkpoint(&mut cp, redo);
-        let _ = self.poison.guard(r);
+        let _ = guard_unless_full(&self.poison, r);
     }
 
     pub(super) fn set_wal_compression(&self, codec: WalCompression) -> Result<()> {
@@ -74,7 +74,7 @@ impl Inner {
         let mut cp = lock(&self.checkpoint);
         self.poison.check()?;
         let r = self.checkpoint_locked(&mut cp);
-        self.poison.guard(r)
+        guard_unless_full(&self.poison, r)
     }
 
     fn checkpoint_locked(&self, cp: &mut CheckpointState) -> Result<()> {
@@ -114,7 +114,8 @@ impl Inner {
         // more may be written (docs/recovery.md rule 20). Checked before each step.
         self.poison.check()?;
         self.clog
-            .write_out(&self.vfs, &self.stats, self.control.database_id, redo.lsn)?;
+            .write_out(&self.vfs, &self.stats, self.control.database_id, redo.lsn)
+            .map_err(full_disk)?;
         let undo_start = self.write_checkpoint(cp, redo, next_xid)?;
         // Pages freed before this redo point, when no transaction of before the free
         // runs any more, can go to new relations (docs/recovery.md rule 26).
@@ -126,7 +127,7 @@ impl Inner {
             self.store.forget_locations(&ready);
             self.store.make_ready(&ready);
         }
-        let given_back = self.store.trim()?;
+        let given_back = self.store.trim(self.pool.room_wanted())?;
         self.stats
             .data_bytes_given_back
             .fetch_add(given_back, Ordering::Relaxed);
@@ -215,7 +216,7 @@ impl Inner {
         self.wal.flush_all()?;
         let name = format!("checkpoint.{seq:016x}");
         self.poison.check()?;
-        write_file_atomically(&self.vfs, &self.dir, &name, &bytes)?;
+        write_file_atomically(&self.vfs, &self.dir, &name, &bytes).map_err(full_disk)?;
         self.poison.check()?;
         let control = Control {
             checkpoint_seq: seq,
@@ -223,7 +224,7 @@ impl Inner {
             wal_compression: self.wal.compression(),
             ..self.control
         };
-        control.write(&self.vfs, &self.dir)?;
+        control.write(&self.vfs, &self.dir).map_err(full_disk)?;
         // Two atomic file replacements: a file sync and a directory sync each.
         self.stats.other_fsyncs.fetch_add(4, Ordering::Relaxed);
         if let Some(c) = capture {
@@ -235,5 +236,31 @@ impl Inner {
         }
         cp.seq = seq;
         Ok(undo_start)
+    }
+}
+
+/// A checkpoint, control or transaction-status file that found no room (ENOSPC) as
+/// `DiskFull`: each is written whole under a temporary name and renamed into place, so
+/// the one before stays whole, and the checkpoint in force references nothing this one
+/// wrote so far (docs/recovery.md rule 20).
+fn full_disk(e: Error) -> Error {
+    match e {
+        Error::Io { path, source } if source.raw_os_error() == Some(libc::ENOSPC) => {
+            Error::DiskFull {
+                path,
+                bytes: 0,
+                source,
+            }
+        }
+        other => other,
+    }
+}
+
+/// The poison's guard, but for `DiskFull`: a checkpoint that found no room for its
+/// files leaves the last checkpoint in force and fences nothing (a later one retries).
+fn guard_unless_full(poison: &crate::poison::Poison, r: Result<()>) -> Result<()> {
+    match r {
+        Err(e @ Error::DiskFull { .. }) => Err(e),
+        r => poison.guard(r),
     }
 }

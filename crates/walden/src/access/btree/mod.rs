@@ -1281,6 +1281,7 @@ fn check_size(ctx: &Ctx, ix: &Index, item: &[u8]) -> Result<()> {
 /// Formats an empty index: its meta page and an empty root leaf, logged (`btree_page`).
 /// Returns (meta page, root page).
 pub fn create(ctx: &Ctx, index: u32, w: &mut Logger) -> Result<(u64, u64)> {
+    ctx.pool.ensure_room()?;
     let meta = ctx.pool.store().allocate_page_no();
     let root = ctx.pool.store().allocate_page_no();
     if root >= PAGE_LIMIT {
@@ -1309,7 +1310,7 @@ pub fn build(
     w: &mut Logger,
 ) -> Result<(u64, Vec<u64>)> {
     let usable = ctx.pool.page_size() - INDEX_HEADER_BYTES;
-    let meta = alloc(ctx)?;
+    let meta = alloc_room(ctx)?;
     let mut pages = vec![meta];
     // Level 0 from the items; each level's pages give the level above its items.
     let mut level: u16 = 0;
@@ -1352,6 +1353,13 @@ pub fn build(
 }
 
 const NO_ROOT: u64 = u64::MAX;
+
+/// `alloc` for an index build, which makes many pages in one command: room on disk
+/// first (`BufferPool::ensure_room`), before the page is made.
+fn alloc_room(ctx: &Ctx) -> Result<u64> {
+    ctx.pool.ensure_room()?;
+    alloc(ctx)
+}
 
 fn alloc(ctx: &Ctx) -> Result<u64> {
     let p = ctx.pool.store().allocate_page_no();
@@ -1406,7 +1414,7 @@ impl LevelBuilder {
         w: &mut Logger,
     ) -> Result<()> {
         if self.page_no.is_none() {
-            self.page_no = Some(alloc(ctx)?);
+            self.page_no = Some(alloc_room(ctx)?);
         }
         let size = |i: &Vec<u8>| i.len() + ITEM_SLOT_BYTES;
         if !self.items.is_empty() && self.bytes + size(&item) > self.room {
@@ -1426,7 +1434,7 @@ impl LevelBuilder {
                     carry.insert(0, (x.0, sep));
                 }
             }
-            let next = alloc(ctx)?;
+            let next = alloc_room(ctx)?;
             let high = carry[0].1.clone();
             self.write(ctx, Some((&high, next)), up, pages, w)?;
             self.page_no = Some(next);
@@ -1454,7 +1462,7 @@ impl LevelBuilder {
     ) -> Result<()> {
         let page = match self.page_no {
             Some(p) => p,
-            None => alloc(ctx)?,
+            None => alloc_room(ctx)?,
         };
         let pinned = ctx.pool.fetch(page, Fetch::Overwrite)?;
         let mut g = pinned.write_any_order();

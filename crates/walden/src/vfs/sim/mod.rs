@@ -125,6 +125,19 @@ impl SimVfs {
         });
     }
 
+    /// Makes the simulated device hold at most `bytes` (None: no limit): a write or a
+    /// preallocation that would grow the files' total length past it fails with
+    /// ENOSPC and has no effect, as on a full file system; rewrites in place and
+    /// truncations always succeed, and space freed is usable again.
+    pub fn set_capacity(&self, bytes: Option<u64>) {
+        self.lock().capacity = bytes;
+    }
+
+    /// The bytes the files hold now (their total length).
+    pub fn bytes_used(&self) -> u64 {
+        self.lock().bytes_used()
+    }
+
     /// How many scheduled faults have fired so far.
     pub fn faults_injected(&self) -> u64 {
         self.lock().faults_injected

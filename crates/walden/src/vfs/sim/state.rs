@@ -40,6 +40,8 @@ pub(super) struct State {
     /// Advisory locks held, by file name. A restart forgets them: the process that held
     /// them is gone.
     pub(super) locks: BTreeMap<String, SimLockState>,
+    /// The device's size (`SimVfs::set_capacity`); None: unlimited.
+    pub(super) capacity: Option<u64>,
 }
 
 /// Holders of one simulated advisory lock.
@@ -83,6 +85,7 @@ impl State {
             stats: SimStats::default(),
             bytes_by_name: BTreeMap::new(),
             locks: BTreeMap::new(),
+            capacity: None,
         }
     }
 
@@ -328,9 +331,30 @@ impl State {
         Ok(())
     }
 
+    /// The total length of every file (what the device holds).
+    pub(super) fn bytes_used(&self) -> u64 {
+        self.inodes.values().map(|i| i.current.len() as u64).sum()
+    }
+
+    /// ENOSPC when growing `inode` to `end` bytes would pass the capacity.
+    fn check_room(&self, inode: u64, end: usize) -> io::Result<()> {
+        let Some(cap) = self.capacity else {
+            return Ok(());
+        };
+        let len = self.inodes.get(&inode).map_or(0, |i| i.current.len());
+        let growth = end.saturating_sub(len) as u64;
+        if growth > 0 && self.bytes_used() + growth > cap {
+            return Err(io::Error::from_raw_os_error(libc::ENOSPC));
+        }
+        Ok(())
+    }
+
     pub(super) fn write(&mut self, handle: &SimFile, buf: &[u8], offset: u64) -> io::Result<()> {
         self.check_handle(handle.epoch)?;
-        let (start, _) = checked_range(offset, buf.len())?;
+        let (start, end) = checked_range(offset, buf.len())?;
+        if !self.power_lost {
+            self.check_room(handle.inode, end)?;
+        }
         if self.count_op() {
             // The write was in flight when power went: it may be torn, kept or dropped.
             self.inode_mut(handle.inode)?.write(start, buf);
@@ -362,6 +386,9 @@ impl State {
         self.check_handle(epoch)?;
         let (_, target) = checked_range(len_bytes, 0)?;
         let current = self.inode_mut(inode)?.current.len();
+        if !self.power_lost {
+            self.check_room(inode, target)?;
+        }
         let crashed = self.count_op();
         if !crashed {
             self.check_fault(OpClass::Write, None)?;
