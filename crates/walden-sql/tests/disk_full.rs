@@ -59,3 +59,95 @@ fn a_full_disk_fails_the_statement_and_nothing_else() {
         (rows + 1).to_string()
     );
 }
+
+/// A 64 MB tmpfs mounted for the test, unmounted when dropped.
+struct SmallFs(std::path::PathBuf);
+
+impl SmallFs {
+    /// None (with the reason) where this machine does not let the test mount one.
+    fn mount(mb: u64) -> Result<SmallFs, String> {
+        let dir = std::env::temp_dir().join(format!("walden-smallfs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let out = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={mb}m"), "tmpfs"])
+            .arg(&dir)
+            .output()
+            .map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            let _ = std::fs::remove_dir(&dir);
+            return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+        }
+        Ok(SmallFs(dir))
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+/// On a real 64 MB file system (a tmpfs; skipped with a message where mounting one is
+/// not allowed): inserts until the disk is full fail with 53100 only, reads and new
+/// sessions go on, and once a file is removed to free space inserts go on; the database
+/// then reopens with every row acknowledged.
+#[test]
+fn a_real_small_file_system_fills_and_recovers() {
+    let fs = match SmallFs::mount(64) {
+        Ok(fs) => fs,
+        Err(why) => {
+            eprintln!("skipped: cannot mount a 64 MB tmpfs here ({why})");
+            return;
+        }
+    };
+    // Space to give back later.
+    let filler = fs.0.join("filler");
+    std::fs::write(&filler, vec![7u8; 16 << 20]).unwrap();
+    let options = || walden::Options {
+        segment_size_bytes: 2 << 20,
+        background: false,
+        ..walden::Options::default()
+    };
+    let path = fs.0.join("db");
+    let db = Database::open_or_create(&path, options()).unwrap();
+    let mut s = Session::with_seed(&db, 1);
+    s.execute("create table t (id int primary key, v text)")
+        .unwrap();
+    let mut rows = 0i64;
+    let err = loop {
+        let sql = format!(
+            "insert into t select g, md5(g::text) || repeat('x', 300) from generate_series({}, {}) g",
+            rows + 1,
+            rows + 1000
+        );
+        match s.execute(&sql) {
+            Ok(_) => rows += 1000,
+            Err(e) => break e,
+        }
+        assert!(rows < 10_000_000, "the disk never filled");
+    };
+    assert_eq!(err.code, "53100", "{}", err.message);
+    assert!(!db.is_poisoned(), "{}", err.message);
+    assert_eq!(
+        support::q(&mut s, "select count(*) from t"),
+        rows.to_string()
+    );
+    let mut other = Session::with_seed(&db, 2);
+    assert_eq!(
+        support::q(&mut other, "select max(id) from t"),
+        rows.to_string()
+    );
+    std::fs::remove_file(&filler).unwrap();
+    s.execute("insert into t values (-1, 'after')").unwrap();
+    drop((s, other));
+    db.close().unwrap();
+    let db = Database::open(&path, options()).unwrap();
+    let mut s = Session::with_seed(&db, 3);
+    assert_eq!(
+        support::q(&mut s, "select count(*) from t"),
+        (rows + 1).to_string()
+    );
+    drop(s);
+    db.close().unwrap();
+}
