@@ -104,6 +104,10 @@ pub enum Fetch {
 /// Locations kept free beyond one per frame (`BufferPool::ensure_room`): what the
 /// changes running at once may write between two checks.
 pub const ROOM_MARGIN: u64 = 64;
+/// The least room a change goes ahead with when the file cannot grow to
+/// `ROOM_MARGIN`: a change of a few pages (a delete to free space) still fits on a full
+/// disk while the margin lasts.
+pub const ROOM_MIN: u64 = 16;
 
 /// The pool of page frames.
 pub struct BufferPool {
@@ -271,8 +275,15 @@ impl BufferPool {
     /// written, and `ROOM_MARGIN` more (what the changes running at once dirty before
     /// their next check), reserved now (`PageStore::ensure_room`): a full disk refuses the
     /// change (`DiskFull`) rather than a page write later.
-    pub fn ensure_room(&self) -> Result<()> {
-        self.store.ensure_room(self.room_wanted())
+    ///
+    /// A change that makes pages (`makes_pages`: a new page of a table or an index
+    /// build) needs the whole margin; one that changes pages there are goes ahead on a
+    /// full disk while `ROOM_MIN` are left, so that deletes and small updates still run
+    /// once inserts are refused.
+    pub fn ensure_room(&self, makes_pages: bool) -> Result<()> {
+        let dirty = self.dirty_frames.load(Ordering::Relaxed);
+        let least = if makes_pages { ROOM_MARGIN } else { ROOM_MIN };
+        self.store.ensure_room(dirty + least, dirty + ROOM_MARGIN)
     }
 
     /// The free locations `ensure_room` keeps now: one per dirty frame, and

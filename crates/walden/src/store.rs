@@ -803,51 +803,64 @@ impl PageStore {
         }
     }
 
-    /// Cow: makes sure `needed` locations, and one per map chunk, are free before a
+    /// Cow: makes sure `wanted` locations, and one per map chunk, are free before a
     /// change that may dirty pages, growing the file (preallocated: the file system
-    /// gives the space now) when they are not. Every dirty page then has a location to
-    /// go to when it is written, evicted or checkpointed, so a full disk refuses the
-    /// change that does not fit (`DiskFull`, before anything is written) instead of
-    /// failing a page write later, which fences the database. The growth is at least
-    /// `ROOM_MIN_GROWTH` locations or an eighth of the file, so that it is rare.
-    /// Fixed-place modes write each page at its own place and reserve nothing here.
-    pub fn ensure_room(&self, needed: u64) -> Result<()> {
+    /// gives the space now) when they are not; on a full file system the change still
+    /// goes ahead while `least` are free. Every dirty page then has a location to go to
+    /// when it is written, evicted or checkpointed, so a full disk refuses the change
+    /// that does not fit (`DiskFull`, before anything is written) instead of failing a
+    /// page write later, which fences the database. The file grows by at least
+    /// `ROOM_MIN_GROWTH` locations or an eighth of itself, so that it grows rarely (by
+    /// just what is missing when that much does not fit). Fixed-place modes write each
+    /// page at its own place and reserve nothing here.
+    pub fn ensure_room(&self, least: u64, wanted: u64) -> Result<()> {
         if self.protection != Protection::Cow {
             return Ok(());
         }
         let mut st = lock(&self.cow);
-        let need = needed + st.chunk_locations.len() as u64 + 1;
+        let chunks = st.chunk_locations.len() as u64 + 1;
+        let need = wanted + chunks;
         let free = st.free.len() as u64;
         if free >= need {
             return Ok(());
         }
-        let grow = (need - free)
-            .max(ROOM_MIN_GROWTH)
-            .max(st.file_locations / 8);
         let ps = self.page_size as u64;
         let from = st.file_locations;
-        let to = from + grow;
-        if let Err(e) = self.file.preallocate(to * ps) {
-            return Err(
-                if e.raw_os_error() == Some(libc::ENOSPC)
-                    || e.kind() == std::io::ErrorKind::StorageFull
-                {
-                    Error::DiskFull {
-                        path: self.path.clone(),
-                        bytes: grow * ps,
-                        source: e,
+        let generous = (need - free)
+            .max(ROOM_MIN_GROWTH)
+            .max(st.file_locations / 8);
+        let mut failure = None;
+        for grow in [generous, need - free] {
+            match self.file.preallocate((from + grow) * ps) {
+                Ok(()) => {
+                    let to = from + grow;
+                    let epoch = st.epoch;
+                    st.born_epoch.resize(to as usize, epoch);
+                    st.free.extend(from..to);
+                    st.file_locations = to;
+                    self.file_len_bytes.fetch_max(to * ps, Ordering::AcqRel);
+                    return Ok(());
+                }
+                Err(e) => {
+                    let full = e.raw_os_error() == Some(libc::ENOSPC)
+                        || e.kind() == std::io::ErrorKind::StorageFull;
+                    if !full {
+                        return Err(Error::io(&self.path, e));
                     }
-                } else {
-                    Error::io(&self.path, e)
-                },
-            );
+                    failure = Some((grow, e));
+                }
+            }
         }
-        let epoch = st.epoch;
-        st.born_epoch.resize(to as usize, epoch);
-        st.free.extend(from..to);
-        st.file_locations = to;
-        self.file_len_bytes.fetch_max(to * ps, Ordering::AcqRel);
-        Ok(())
+        // No room to grow: a change that needs no more than what is left goes on.
+        if free >= least + chunks {
+            return Ok(());
+        }
+        let (grow, source) = failure.expect("a growth was tried");
+        Err(Error::DiskFull {
+            path: self.path.clone(),
+            bytes: grow * ps,
+            source,
+        })
     }
 
     /// Locations in use and free (cow), for tests and space accounting.

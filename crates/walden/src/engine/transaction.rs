@@ -288,7 +288,7 @@ impl Transaction {
             |a: &[u8], b: &[u8]| key_columns.is_some_and(|cols| schema.same_values(a, b, cols));
         // Room on disk for what the change may dirty, before it changes anything: a
         // full disk refuses this command, not a page write later (rule 20).
-        self.db.pool.ensure_room()?;
+        self.db.pool.ensure_room(false)?;
         let access = access::of(t.kind);
         if access.uses_undo() {
             self.note_undo_writer();

@@ -1281,7 +1281,7 @@ fn check_size(ctx: &Ctx, ix: &Index, item: &[u8]) -> Result<()> {
 /// Formats an empty index: its meta page and an empty root leaf, logged (`btree_page`).
 /// Returns (meta page, root page).
 pub fn create(ctx: &Ctx, index: u32, w: &mut Logger) -> Result<(u64, u64)> {
-    ctx.pool.ensure_room()?;
+    ctx.pool.ensure_room(true)?;
     let meta = ctx.pool.store().allocate_page_no();
     let root = ctx.pool.store().allocate_page_no();
     if root >= PAGE_LIMIT {
@@ -1357,7 +1357,7 @@ const NO_ROOT: u64 = u64::MAX;
 /// `alloc` for an index build, which makes many pages in one command: room on disk
 /// first (`BufferPool::ensure_room`), before the page is made.
 fn alloc_room(ctx: &Ctx) -> Result<u64> {
-    ctx.pool.ensure_room()?;
+    ctx.pool.ensure_room(true)?;
     alloc(ctx)
 }
 
