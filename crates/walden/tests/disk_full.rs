@@ -137,3 +137,46 @@ fn a_database_that_filled_its_disk_reopens_on_it() {
         assert_eq!(ids(&db), committed, "{kind:?}");
     }
 }
+
+/// The disk fills at different points of the WAL's and the data file's growth (budgets
+/// from 3 to 12 MiB past a fresh database): whichever runs out first, the data file's
+/// reserve or the WAL's next segment (made ahead, `Wal::prepare_next`), the insert
+/// fails with `DiskFull` and nothing is fenced; both kinds are met.
+#[test]
+fn whichever_file_runs_out_first_nothing_is_fenced() {
+    let mut met = BTreeSet::new();
+    for (n, mib) in (3..=12u64).enumerate() {
+        let vfs = SimVfs::new(20 + n as u64);
+        let db = Database::create(DIR, table_opts(&vfs, Protection::Cow, TableKind::Heap)).unwrap();
+        db.create_table(TABLE, id_text_schema("v")).unwrap();
+        db.checkpoint().unwrap();
+        vfs.set_capacity(Some(vfs.bytes_used() + (mib << 20)));
+        let mut committed = BTreeSet::new();
+        let e = fill(&db, 0, &mut committed);
+        let Error::DiskFull { path, .. } = &e else {
+            panic!("{mib} MiB: expected DiskFull, got {e:?}");
+        };
+        met.insert(if path.to_string_lossy().contains("wal") {
+            "wal"
+        } else {
+            "data"
+        });
+        assert!(!db.is_poisoned(), "{mib} MiB");
+        assert_eq!(ids(&db), committed, "{mib} MiB");
+        vfs.set_capacity(None);
+        let mut tx = db.begin();
+        tx.insert(TABLE, &padded_row(-1, 200)).unwrap();
+        tx.commit().unwrap();
+        committed.insert(-1);
+        vfs.crash_now();
+        drop(db);
+        vfs.restart(CrashMode::DropUnsynced);
+        let db = Database::open(DIR, table_opts(&vfs, Protection::Cow, TableKind::Heap)).unwrap();
+        assert_eq!(ids(&db), committed, "{mib} MiB: after the crash");
+    }
+    assert_eq!(
+        met.len(),
+        2,
+        "only {met:?} ran out first: the budgets no longer reach both"
+    );
+}

@@ -86,6 +86,7 @@ pub(crate) struct Pruned {
 pub(crate) fn new_page(ctx: &Ctx, table: &Table, xid: u64, stats: &mut TxnStats) -> Result<u64> {
     // Room on disk first (a bulk insert makes many pages in one command).
     ctx.pool.ensure_room(true)?;
+    ctx.wal.prepare_next()?;
     let page_no = ctx.pool.store().allocate_page_no();
     if page_no >= PAGE_LIMIT {
         return Err(Error::DatabaseFull { pages: PAGE_LIMIT });

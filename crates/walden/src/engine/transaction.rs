@@ -289,6 +289,7 @@ impl Transaction {
         // Room on disk for what the change may dirty, before it changes anything: a
         // full disk refuses this command, not a page write later (rule 20).
         self.db.pool.ensure_room(false)?;
+        self.db.wal.prepare_next()?;
         let access = access::of(t.kind);
         if access.uses_undo() {
             self.note_undo_writer();

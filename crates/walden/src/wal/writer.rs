@@ -64,6 +64,8 @@ struct WriterState {
     frame: Vec<u8>,
     /// Old segments ready to be renamed into new ones.
     spare_segments: Vec<u64>,
+    /// The next segment made ahead (`prepare_next`): whole, under its temporary name.
+    prepared: Option<(u64, Arc<dyn VfsFile>)>,
     compressor: FrameCompressor,
 }
 
@@ -173,6 +175,7 @@ impl Wal {
                 spare_buffer: Vec::with_capacity(WRITE_OUT_BYTES + (1 << 20)),
                 frame: Vec::new(),
                 spare_segments: Vec::new(),
+                prepared: None,
                 compressor: FrameCompressor::default(),
             }),
             durable_lsn: AtomicU64::new(end.lsn),
@@ -584,6 +587,65 @@ impl Wal {
     fn create_segment(&self, w: &mut WriterState, no: u64) -> Result<Arc<dyn VfsFile>> {
         let path = self.dir.join(segment_name(no));
         let tmp = self.dir.join(format!("{}.tmp", segment_name(no)));
+        if let Some((p, file)) = w.prepared.take() {
+            if p == no {
+                // Made ahead: only its name is left to give.
+                self.vfs
+                    .rename(&tmp, &path)
+                    .map_err(|e| Error::io(&path, e))?;
+                self.vfs
+                    .sync_dir(&self.dir)
+                    .map_err(|e| Error::io(&self.dir, e))?;
+                self.stats.other_fsyncs.fetch_add(1, Ordering::Relaxed);
+                return Ok(file);
+            }
+        }
+        let file = self.make_segment_file(w, no)?;
+        self.vfs
+            .rename(&tmp, &path)
+            .map_err(|e| Error::io(&path, e))?;
+        self.vfs
+            .sync_dir(&self.dir)
+            .map_err(|e| Error::io(&self.dir, e))?;
+        self.stats.other_fsyncs.fetch_add(1, Ordering::Relaxed);
+        Ok(file)
+    }
+
+    /// Before a change, once the segment in use is half full and no old segment waits
+    /// to be reused: makes the next segment now (`make_segment_file`, under its
+    /// temporary name), so that the switch to it needs no room the disk may not have.
+    /// A full disk fails the change with `DiskFull` and fences nothing: the log is
+    /// untouched (docs/recovery.md rule 20a).
+    pub fn prepare_next(&self) -> Result<()> {
+        self.poison.check()?;
+        let mut w = self.lock_writer();
+        if w.prepared.is_some() || !w.spare_segments.is_empty() || w.offset < self.segment_size / 2
+        {
+            return Ok(());
+        }
+        let no = w.segment_no + 1;
+        match self.make_segment_file(&mut w, no) {
+            Ok(file) => {
+                w.prepared = Some((no, file));
+                Ok(())
+            }
+            Err(Error::Io { path, source }) if source.raw_os_error() == Some(libc::ENOSPC) => {
+                // What was made of it goes: recovery would remove it too.
+                let _ = self.vfs.remove(&path);
+                Err(Error::DiskFull {
+                    path,
+                    bytes: self.segment_size,
+                    source,
+                })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Makes segment `no`'s file under its temporary name (a spare renamed, or a new
+    /// file): fully allocated, header written and synced.
+    fn make_segment_file(&self, w: &mut WriterState, no: u64) -> Result<Arc<dyn VfsFile>> {
+        let tmp = self.dir.join(format!("{}.tmp", segment_name(no)));
         let io_tmp = |e| Error::io(&tmp, e);
         if self.vfs.exists(&tmp).map_err(io_tmp)? {
             self.vfs.remove(&tmp).map_err(io_tmp)?;
@@ -603,14 +665,7 @@ impl Wal {
             .wal_bytes_written
             .fetch_add(header.len() as u64, Ordering::Relaxed);
         file.sync_data().map_err(io_tmp)?;
-        self.vfs
-            .rename(&tmp, &path)
-            .map_err(|e| Error::io(&path, e))?;
-        self.vfs
-            .sync_dir(&self.dir)
-            .map_err(|e| Error::io(&self.dir, e))?;
         self.stats.wal_fsyncs.fetch_add(1, Ordering::Relaxed);
-        self.stats.other_fsyncs.fetch_add(1, Ordering::Relaxed);
         Ok(file)
     }
 
