@@ -829,7 +829,8 @@ impl PageStore {
         let generous = (need - free)
             .max(ROOM_MIN_GROWTH)
             .max(st.file_locations / 8);
-        let mut failure = None;
+        // (Replaced by the last growth's error: both are tried before it is read.)
+        let mut failure = (need - free, std::io::Error::from_raw_os_error(libc::ENOSPC));
         for grow in [generous, need - free] {
             match self.file.preallocate((from + grow) * ps) {
                 Ok(()) => {
@@ -847,7 +848,7 @@ impl PageStore {
                     if !full {
                         return Err(Error::io(&self.path, e));
                     }
-                    failure = Some((grow, e));
+                    failure = (grow, e);
                 }
             }
         }
@@ -855,7 +856,7 @@ impl PageStore {
         if free >= least + chunks {
             return Ok(());
         }
-        let (grow, source) = failure.expect("a growth was tried");
+        let (grow, source) = failure;
         Err(Error::DiskFull {
             path: self.path.clone(),
             bytes: grow * ps,
