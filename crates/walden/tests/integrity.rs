@@ -388,8 +388,10 @@ fn a_damaged_frame_at_the_end_of_a_segment_is_an_error() {
     }
 }
 
-/// A full disk while a segment is made: the database is fenced, and the next open (no
-/// half-made segment left under a segment's name) brings back every acknowledged row.
+/// A full disk while a segment is made (ahead of need, or at the switch): the change
+/// fails (refused with `DiskFull`, or the database fenced), and the next open (no
+/// half-made segment left under a segment's name, no temporary file) brings back every
+/// acknowledged row.
 #[test]
 fn a_full_disk_while_a_segment_is_made_never_blocks_the_next_open() {
     let mut hit_segment_creation = 0;
@@ -400,7 +402,23 @@ fn a_full_disk_while_a_segment_is_made_never_blocks_the_next_open() {
     db.create_table(TABLE, id_text_schema("pad")).unwrap();
     fill_to_segment(&db, &probe, 0, 2);
     let w0 = probe.stats().writes;
-    fill_to_segment(&db, &probe, 1_000_000, 3);
+    // Segment 3 is made ahead of need (`Wal::prepare_next`): its file appears under its
+    // temporary name before the switch renames it.
+    let mut next = 1_000_000;
+    let three_made = || {
+        probe
+            .list_dir(&Path::new(DIR).join("wal"))
+            .unwrap()
+            .iter()
+            .any(|n| n.starts_with(&format!("{:016x}", 3)))
+    };
+    while !three_made() {
+        let rows: Vec<Row> = (next..next + 100).map(|id| padded_row(id, 300)).collect();
+        let mut tx = db.begin();
+        tx.insert_many(TABLE, &rows).unwrap();
+        tx.commit().unwrap();
+        next += 100;
+    }
     let made_at = probe.stats().writes - w0;
     drop(db);
     for k in made_at.saturating_sub(12).max(1)..=made_at + 2 {
@@ -423,7 +441,9 @@ fn a_full_disk_while_a_segment_is_made_never_blocks_the_next_open() {
             next += 100;
             assert!(last_segment(&vfs) < 5, "k={k}: the fault never fired");
         };
-        if let Error::Io { path, .. } = &failure {
+        // A segment made at the switch fails with Io; one made ahead of need
+        // (`Wal::prepare_next`) with DiskFull, which fences nothing.
+        if let Error::Io { path, .. } | Error::DiskFull { path, .. } = &failure {
             if path.to_string_lossy().ends_with(".tmp") {
                 hit_segment_creation += 1;
             }
