@@ -1679,9 +1679,28 @@ pub(crate) fn truncate(cx: &mut Ctx, t: &mut Transaction, tr: &ast::Truncate) ->
     let cascade = matches!(tr.cascade, Some(ast::CascadeOption::Cascade));
     let mut notices = Vec::new();
     let names = crate::fkeys::ddl::truncate_list(cx.db, names, cascade, &mut notices)?;
+    let restart = matches!(tr.identity, Some(ast::TruncateIdentityOption::Restart));
+    // TRUNCATE on every table it empties, those CASCADE adds included; RESTART IDENTITY
+    // needs the sequences' ownership too (PostgreSQL's ExecuteTruncate).
+    if !cx.auth.superuser {
+        use crate::privileges::RelKind;
+        for name in &names {
+            cx.auth
+                .require(name, RelKind::Table, walden::privilege::bits::TRUNCATE)?;
+        }
+        if restart {
+            for seq in cx.db.sequences() {
+                let owned = crate::sequences::ddl::owner_names(cx.db, &seq.def)
+                    .is_some_and(|(table, _)| names.contains(&table));
+                if owned {
+                    cx.auth.require_owner(&seq.def.name, RelKind::Sequence)?;
+                }
+            }
+        }
+    }
     // RESTART IDENTITY: the sequences the tables' columns own start again (at once,
     // not at commit: PostgreSQL's is transactional, Walden's sequences are not).
-    if matches!(tr.identity, Some(ast::TruncateIdentityOption::Restart)) {
+    if restart {
         for name in &names {
             crate::sequences::owned::restart_owned(cx.db, name)?;
         }

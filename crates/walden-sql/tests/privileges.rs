@@ -915,6 +915,30 @@ r|t|{dpr=a/dpo}"#,
         r#""#,
     ),
     (r#"select count(*) from pg_default_acl"#, r#"0"#),
+    (r#"reset session authorization"#, r#""#),
+    (r#"create role tr"#, r#""#),
+    (r#"create table tp (id int primary key)"#, r#""#),
+    (r#"create table tc (id int references tp (id))"#, r#""#),
+    (r#"grant truncate on tp to tr"#, r#""#),
+    (r#"set session authorization tr"#, r#""#),
+    (
+        r#"truncate tp cascade"#,
+        r#"ERROR 42501: permission denied for table tc"#,
+    ),
+    (
+        r#"truncate tp"#,
+        r#"ERROR 0A000: cannot truncate a table referenced in a foreign key constraint"#,
+    ),
+    (r#"reset session authorization"#, r#""#),
+    (r#"create table ts (id serial)"#, r#""#),
+    (r#"grant truncate on ts to tr"#, r#""#),
+    (r#"set session authorization tr"#, r#""#),
+    (
+        r#"truncate ts restart identity"#,
+        r#"ERROR 42501: must be owner of sequence ts_id_seq"#,
+    ),
+    (r#"truncate ts"#, r#""#),
+    (r#"reset session authorization"#, r#""#),
 ];
 
 #[test]
