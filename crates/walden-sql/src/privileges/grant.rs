@@ -413,6 +413,19 @@ fn resolve(db: &Database, name: &str, current: &str, session: &str) -> SqlResult
     Ok(name.to_string())
 }
 
+/// `resolve` of every name of a list.
+fn resolve_all(
+    db: &Database,
+    names: &[String],
+    auth: &Authority,
+    session_user: &str,
+) -> SqlResult<Vec<String>> {
+    names
+        .iter()
+        .map(|n| resolve(db, n, &auth.user, session_user))
+        .collect()
+}
+
 /// Runs a GRANT or REVOKE (committed at once).
 pub(crate) fn run(
     db: &Database,
@@ -461,15 +474,9 @@ pub(crate) fn run(
             let roles = if roles.is_empty() {
                 vec![auth.user.clone()]
             } else {
-                roles
-                    .iter()
-                    .map(|r| resolve(db, r, &auth.user, session_user))
-                    .collect::<SqlResult<Vec<_>>>()?
+                resolve_all(db, &roles, auth, session_user)?
             };
-            let grantees = grantees
-                .iter()
-                .map(|g| resolve(db, g, &auth.user, session_user))
-                .collect::<SqlResult<Vec<_>>>()?;
+            let grantees = resolve_all(db, &grantees, auth, session_user)?;
             for role in roles {
                 if !auth.is_member(&role) {
                     return Err(SqlError::new(
@@ -512,10 +519,7 @@ pub(crate) fn run(
             option,
             cascade,
         } => {
-            let grantees = grantees
-                .iter()
-                .map(|g| resolve(db, g, &auth.user, session_user))
-                .collect::<SqlResult<Vec<_>>>()?;
+            let grantees = resolve_all(db, &grantees, auth, session_user)?;
             let objects = objects_of(db, &target)?;
             for (kind, name, rel) in objects {
                 let all = match rel {
@@ -546,14 +550,8 @@ pub(crate) fn run(
             members,
             admin,
         } => {
-            let roles = roles
-                .iter()
-                .map(|r| resolve(db, r, &auth.user, session_user))
-                .collect::<SqlResult<Vec<_>>>()?;
-            let members = members
-                .iter()
-                .map(|m| resolve(db, m, &auth.user, session_user))
-                .collect::<SqlResult<Vec<_>>>()?;
+            let roles = resolve_all(db, &roles, auth, session_user)?;
+            let members = resolve_all(db, &members, auth, session_user)?;
             for r in roles.iter().chain(&members) {
                 if r.is_empty() {
                     return Err(SqlError::new(

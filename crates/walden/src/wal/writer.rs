@@ -587,20 +587,11 @@ impl Wal {
     fn create_segment(&self, w: &mut WriterState, no: u64) -> Result<Arc<dyn VfsFile>> {
         let path = self.dir.join(segment_name(no));
         let tmp = self.dir.join(format!("{}.tmp", segment_name(no)));
-        if let Some((p, file)) = w.prepared.take() {
-            if p == no {
-                // Made ahead: only its name is left to give.
-                self.vfs
-                    .rename(&tmp, &path)
-                    .map_err(|e| Error::io(&path, e))?;
-                self.vfs
-                    .sync_dir(&self.dir)
-                    .map_err(|e| Error::io(&self.dir, e))?;
-                self.stats.other_fsyncs.fetch_add(1, Ordering::Relaxed);
-                return Ok(file);
-            }
-        }
-        let file = self.make_segment_file(w, no)?;
+        // Made ahead (`prepare_next`): only its name is left to give.
+        let file = match w.prepared.take() {
+            Some((p, file)) if p == no => file,
+            _ => self.make_segment_file(w, no)?,
+        };
         self.vfs
             .rename(&tmp, &path)
             .map_err(|e| Error::io(&path, e))?;
@@ -615,10 +606,16 @@ impl Wal {
     /// to be reused: makes the next segment now (`make_segment_file`, under its
     /// temporary name), so that the switch to it needs no room the disk may not have.
     /// A full disk fails the change with `DiskFull` and fences nothing: the log is
-    /// untouched (docs/recovery.md rule 20a).
+    /// untouched (docs/recovery.md rule 20a). A change never waits for the writer here
+    /// (a commit's write or sync may hold it): when it is busy, a later change makes the
+    /// segment, with half a segment to go.
     pub fn prepare_next(&self) -> Result<()> {
         self.poison.check()?;
-        let mut w = self.lock_writer();
+        let mut w = match self.writer.try_lock() {
+            Ok(w) => w,
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return Ok(()),
+        };
         if w.prepared.is_some() || !w.spare_segments.is_empty() || w.offset < self.segment_size / 2
         {
             return Ok(());
