@@ -944,7 +944,34 @@ impl Catalog {
         t.redefine(name, schema);
         self.by_name.insert(name.to_string(), t);
         self.privileges_mut().relation_renamed(&old_name, name);
+        // A dropped column's grants go with it (its position is never reused).
+        if let Some(dropped) = self.dropped_columns(name) {
+            let stale = self
+                .privileges
+                .relations
+                .get(name)
+                .is_some_and(|a| a.columns.keys().any(|at| dropped.contains(at)));
+            if stale {
+                if let Some(a) = self.privileges_mut().relations.get_mut(name) {
+                    a.prune_columns(|at| dropped.contains(&at));
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// The stored positions of a table's dropped columns (None: no such table).
+    pub fn dropped_columns(&self, name: &str) -> Option<Vec<u32>> {
+        let t = self.by_name.get(name)?;
+        Some(
+            t.schema()
+                .columns
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.dropped)
+                .map(|(i, _)| i as u32)
+                .collect(),
+        )
     }
 
     /// Whether redo of an `alter_table` record applies: the table is there, the name is

@@ -86,11 +86,18 @@ impl ObjectKind {
 }
 
 /// An object's owner and its access control list: None is the default, the owner's
-/// every privilege (PostgreSQL's NULL `relacl`, `acldefault`).
+/// every privilege (PostgreSQL's NULL `relacl`, `acldefault`). A relation's columns may
+/// have lists of their own (PostgreSQL's `attacl`; since format 23), keyed by the
+/// column's stored position (a table's place among all its stored columns, dropped ones
+/// included, which no ALTER TABLE changes; a view's output position), so that a rename
+/// leaves them in place and a column added after a drop never inherits the dropped
+/// one's grants.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectAcl {
     pub owner: String,
     pub acl: Option<Vec<AclItem>>,
+    /// Column position → its grants (never an empty list).
+    pub columns: BTreeMap<u32, Vec<AclItem>>,
 }
 
 impl ObjectAcl {
@@ -99,16 +106,19 @@ impl ObjectAcl {
         ObjectAcl {
             owner: owner.to_string(),
             acl: None,
+            columns: BTreeMap::new(),
         }
     }
 
-    /// Whether `role` is named in it (as owner, grantee or grantor).
+    /// Whether `role` is named in it (as owner, grantee or grantor, of the object or
+    /// of a column).
     pub fn names(&self, role: &str) -> bool {
         self.owner == role
             || self
                 .acl
                 .iter()
                 .flatten()
+                .chain(self.columns.values().flatten())
                 .any(|i| i.grantee == role || i.grantor == role)
     }
 
@@ -116,7 +126,12 @@ impl ObjectAcl {
         if self.owner == old {
             self.owner = new.to_string();
         }
-        for item in self.acl.iter_mut().flatten() {
+        for item in self
+            .acl
+            .iter_mut()
+            .flatten()
+            .chain(self.columns.values_mut().flatten())
+        {
             if item.grantee == old {
                 item.grantee = new.to_string();
             }
@@ -147,25 +162,64 @@ impl ObjectAcl {
         if owner.is_empty() {
             return Err("an object without an owner".to_string());
         }
-        Ok(ObjectAcl { owner, acl })
+        Ok(ObjectAcl {
+            owner,
+            acl,
+            columns: BTreeMap::new(),
+        })
+    }
+
+    /// The column lists (format 23): `count varint | count × (position varint |
+    /// items)`.
+    fn encode_columns(&self, out: &mut Vec<u8>) {
+        put_varint(out, self.columns.len() as u64);
+        for (at, items) in &self.columns {
+            put_varint(out, *at as u64);
+            put_items(out, items);
+        }
+    }
+
+    fn decode_columns(&mut self, r: &mut Reader) -> Result<(), String> {
+        let n = count(r, 2)?;
+        for _ in 0..n {
+            let at = r.varint32()?;
+            let items = get_items(r)?;
+            if items.is_empty() {
+                return Err(format!("column {at}: an empty list"));
+            }
+            if self.columns.insert(at, items).is_some() {
+                return Err(format!("column {at} appears twice"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Drops the lists of the columns `dropped` says are gone.
+    pub fn prune_columns(&mut self, dropped: impl Fn(u32) -> bool) {
+        self.columns.retain(|at, _| !dropped(*at));
     }
 
     fn describe(&self) -> String {
-        match &self.acl {
+        let list = |items: &[AclItem]| {
+            let each: Vec<String> = items
+                .iter()
+                .map(|i| {
+                    format!(
+                        "{:?}={:#x}/{:#x}/{:?}",
+                        i.grantee, i.privs, i.grantable, i.grantor
+                    )
+                })
+                .collect();
+            each.join(" ")
+        };
+        let mut s = match &self.acl {
             None => format!("owner {:?} default", self.owner),
-            Some(items) => {
-                let each: Vec<String> = items
-                    .iter()
-                    .map(|i| {
-                        format!(
-                            "{:?}={:#x}/{:#x}/{:?}",
-                            i.grantee, i.privs, i.grantable, i.grantor
-                        )
-                    })
-                    .collect();
-                format!("owner {:?} acl [{}]", self.owner, each.join(" "))
-            }
+            Some(items) => format!("owner {:?} acl [{}]", self.owner, list(items)),
+        };
+        for (at, items) in &self.columns {
+            s.push_str(&format!(" column {at} [{}]", list(items)));
         }
+        s
     }
 }
 
@@ -270,6 +324,7 @@ impl Privileges {
             let mut acl = ObjectAcl {
                 owner: role,
                 acl: Some(items),
+                columns: BTreeMap::new(),
             };
             acl.rename_role(old, new);
             self.defaults
@@ -310,6 +365,17 @@ impl Privileges {
         for ((role, schema, kind), items) in &self.defaults {
             put_default(out, role, schema, *kind, items);
         }
+        // Column lists (format 23), of the relations that have any.
+        let with_columns: Vec<_> = self
+            .relations
+            .iter()
+            .filter(|(_, a)| !a.columns.is_empty())
+            .collect();
+        put_varint(out, with_columns.len() as u64);
+        for (name, acl) in with_columns {
+            put_string(out, name);
+            acl.encode_columns(out);
+        }
     }
 
     pub fn decode(r: &mut Reader) -> Result<Privileges, String> {
@@ -343,6 +409,24 @@ impl Privileges {
                 return Err(format!("default privileges of {:?} appear twice", key.0));
             }
             p.defaults.insert(key, items);
+        }
+        // Column lists follow since format 23; an older section ends here.
+        if r.remaining() > 0 {
+            let n = count(r, 3)?;
+            for _ in 0..n {
+                let name = r.string()?;
+                let acl = p
+                    .relations
+                    .get_mut(&name)
+                    .ok_or_else(|| format!("column privileges of {name:?}, which has no entry"))?;
+                if !acl.columns.is_empty() {
+                    return Err(format!("column privileges of {name:?} appear twice"));
+                }
+                acl.decode_columns(r)?;
+                if acl.columns.is_empty() {
+                    return Err(format!("column privileges of {name:?}: none listed"));
+                }
+            }
         }
         Ok(p)
     }
@@ -458,6 +542,10 @@ impl Payload for PrivilegeRecord {
                     Some(acl) => {
                         out.push(1);
                         acl.encode(out);
+                        // Column lists, only when there are some (format 23).
+                        if !acl.columns.is_empty() {
+                            acl.encode_columns(out);
+                        }
                     }
                 }
             }
@@ -498,7 +586,17 @@ impl PrivilegeRecord {
                 ObjectKind::from_code(code).ok_or_else(|| format!("unknown object kind {code}"))?;
             let name = r.string()?;
             let acl = if flag(r.u8()?)? {
-                Some(ObjectAcl::decode(&mut r)?)
+                let mut acl = ObjectAcl::decode(&mut r)?;
+                if r.remaining() > 0 {
+                    acl.decode_columns(&mut r)?;
+                    if acl.columns.is_empty() {
+                        return Err("column privileges: none listed".to_string());
+                    }
+                    if kind != ObjectKind::Relation {
+                        return Err("column privileges of a schema".to_string());
+                    }
+                }
+                Some(acl)
             } else {
                 None
             };
@@ -542,9 +640,18 @@ impl PrivilegeRecord {
     /// of a relation that is no longer there is passed over.
     pub fn apply(self, cat: &mut crate::catalog::Catalog) {
         match self {
-            PrivilegeRecord::SetAcl { kind, name, acl } => {
+            PrivilegeRecord::SetAcl {
+                kind,
+                name,
+                mut acl,
+            } => {
                 if kind == ObjectKind::Relation && acl.is_some() && !cat.name_taken(&name) {
                     return;
+                }
+                // A column dropped since (a checkpoint's catalog may be later than the
+                // record) has no grants.
+                if let (Some(a), Some(dropped)) = (&mut acl, cat.dropped_columns(&name)) {
+                    a.prune_columns(|at| dropped.contains(&at));
                 }
                 cat.privileges_mut().set(kind, &name, acl);
             }
@@ -602,6 +709,7 @@ impl RecordOwner for PrivilegeOwner {
                     Some(items) => ObjectAcl {
                         owner: key.0.clone(),
                         acl: Some(items),
+                        columns: BTreeMap::new(),
                     }
                     .describe(),
                 }
@@ -647,6 +755,35 @@ pub(crate) mod tests {
                             privs: bits::SELECT,
                             grantable: bits::SELECT,
                         },
+                    ]),
+                    columns: BTreeMap::new(),
+                }),
+            },
+            PrivilegeRecord::SetAcl {
+                kind: ObjectKind::Relation,
+                name: "u".into(),
+                acl: Some(ObjectAcl {
+                    owner: "alice".into(),
+                    acl: None,
+                    columns: BTreeMap::from([
+                        (
+                            0,
+                            vec![AclItem {
+                                grantee: "bob".into(),
+                                grantor: "alice".into(),
+                                privs: bits::SELECT | bits::UPDATE,
+                                grantable: bits::UPDATE,
+                            }],
+                        ),
+                        (
+                            3,
+                            vec![AclItem {
+                                grantee: PUBLIC.into(),
+                                grantor: "alice".into(),
+                                privs: bits::INSERT,
+                                grantable: 0,
+                            }],
+                        ),
                     ]),
                 }),
             },
@@ -725,6 +862,40 @@ pub(crate) mod tests {
         cat.settle_roles(7, true);
         assert_eq!(owner(&cat).as_deref(), Some("carol"));
         assert!(!cat.privileges().relations.contains_key("nosuch"));
+        // A column list of a column dropped since is passed over.
+        let mut dropped = Schema::new(vec![
+            Column::new("a", ColumnType::Int4),
+            Column::new("b", ColumnType::Int4),
+        ]);
+        dropped.columns[1].dropped = true;
+        cat.redefine(4, "t", dropped).unwrap();
+        let mut acl = ObjectAcl::owned_by("carol");
+        for at in [0, 1] {
+            acl.columns.insert(
+                at,
+                vec![AclItem {
+                    grantee: "bob".into(),
+                    grantor: "carol".into(),
+                    privs: bits::SELECT,
+                    grantable: 0,
+                }],
+            );
+        }
+        cat.pend(
+            8,
+            Pending::Privilege(PrivilegeRecord::SetAcl {
+                kind: ObjectKind::Relation,
+                name: "t".into(),
+                acl: Some(acl),
+            }),
+        );
+        cat.settle_roles(8, true);
+        let kept: Vec<u32> = cat.privileges().relations["t"]
+            .columns
+            .keys()
+            .copied()
+            .collect();
+        assert_eq!(kept, vec![0]);
         // The table's drop takes its entry.
         cat.remove(4);
         assert_eq!(owner(&cat), None);
@@ -754,14 +925,32 @@ pub(crate) mod tests {
         p.encode(&mut out);
         let back = Privileges::decode(&mut Reader::new(&out, 0)).unwrap();
         assert_eq!(back, p);
+        // Cut anywhere, it fails, but where a format 22 section ended (before the
+        // column lists): that decodes as the same without them.
+        let mut older = p.clone();
+        for acl in older.relations.values_mut() {
+            acl.columns.clear();
+        }
+        let mut old_out = Vec::new();
+        older.encode(&mut old_out);
+        let format22 = old_out.len() - 1;
         for cut in 0..out.len() {
             let r = Privileges::decode(&mut Reader::new(&out[..cut], 0));
+            if cut == format22 {
+                assert_eq!(r.unwrap(), older);
+                continue;
+            }
             assert!(
                 r.is_err(),
                 "a section cut at {cut} of {} decoded",
                 out.len()
             );
         }
+        assert_eq!(p.relations["u"].columns.len(), 2);
+        p.role_renamed("bob", "bert");
+        assert_eq!(p.relations["u"].columns[&0][0].grantee, "bert");
+        assert!(p.relations["u"].names("bert") && !p.relations["u"].names("bob"));
+        p.role_renamed("bert", "bob");
         p.role_renamed("alice", "carol");
         assert_eq!(p.relations["t"].owner, "carol");
         assert!(!p.relations["t"].names("alice"));

@@ -161,19 +161,43 @@ pub(crate) fn start(session: &mut Session, stmt: CopyStatement) -> SqlResult<Cop
     if !auth.superuser {
         let db = session.database().clone();
         let checked = match &stmt.source {
-            statement::CopySource::Table { name, .. } => {
+            statement::CopySource::Table { name, columns, .. } => {
                 match crate::privileges::rel_kind(&db, name) {
                     Some(kind) => {
                         use walden::privilege::bits;
-                        auth.require(
-                            name,
-                            kind,
+                        let need = if stmt.from {
+                            bits::INSERT
+                        } else {
+                            bits::SELECT
+                        };
+                        auth.require(name, kind, need).or_else(|e| {
+                            if !auth.has_column_grants(name) {
+                                return Err(e);
+                            }
+                            // Through the columns it names (every one when none).
+                            let mut named: std::collections::BTreeSet<String> =
+                                columns.iter().map(|(n, _)| n.clone()).collect();
+                            if named.is_empty() {
+                                named = db
+                                    .schema(name)
+                                    .map(|s| s.columns.into_iter().map(|c| c.name).collect())
+                                    .unwrap_or_default();
+                            }
+                            let mut uses = crate::privileges::columns::Uses::default();
                             if stmt.from {
-                                bits::INSERT
+                                uses.insert = named;
                             } else {
-                                bits::SELECT
-                            },
-                        )
+                                uses.select = named;
+                            }
+                            crate::privileges::check::require_columns(
+                                &db,
+                                &auth,
+                                name,
+                                kind,
+                                need,
+                                Some(&uses),
+                            )
+                        })
                     }
                     None => Ok(()),
                 }

@@ -63,11 +63,26 @@ pub(crate) fn add(
         let key = resolve(db, table, &schema, w, &taken)?;
         // REFERENCES on the table referenced (the referencing one is the user's own).
         if !auth.superuser {
-            auth.require(
-                &key.parent,
-                crate::privileges::RelKind::Table,
-                walden::privilege::bits::REFERENCES,
-            )?;
+            let kind = crate::privileges::RelKind::Table;
+            let need = walden::privilege::bits::REFERENCES;
+            auth.require(&key.parent, kind, need).or_else(|e| {
+                if !auth.has_column_grants(&key.parent) {
+                    return Err(e);
+                }
+                // Or REFERENCES on each column the key refers to.
+                let uses = crate::privileges::columns::Uses {
+                    references: key.parent_columns.iter().cloned().collect(),
+                    ..Default::default()
+                };
+                crate::privileges::check::require_columns(
+                    db,
+                    auth,
+                    &key.parent,
+                    kind,
+                    need,
+                    Some(&uses),
+                )
+            })?;
         }
         if check_rows {
             verify_rows(db, &key)?;

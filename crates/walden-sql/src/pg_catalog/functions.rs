@@ -106,6 +106,8 @@ impl CatalogFn {
             "current_schema" => (F::CurrentSchema, Text, &[0]),
             "current_schemas" => (F::CurrentSchemas, Text, &[1]),
             "has_table_privilege" => (F::Privilege(Inquiry::Table), Bool, &[2, 3]),
+            "has_column_privilege" => (F::Privilege(Inquiry::Column), Bool, &[3, 4]),
+            "has_any_column_privilege" => (F::Privilege(Inquiry::AnyColumn), Bool, &[2, 3]),
             "has_sequence_privilege" => (F::Privilege(Inquiry::Sequence), Bool, &[2, 3]),
             "has_schema_privilege" => (F::Privilege(Inquiry::Schema), Bool, &[2, 3]),
             "pg_has_role" => (F::Privilege(Inquiry::Role), Bool, &[2, 3]),

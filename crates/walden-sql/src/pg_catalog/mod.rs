@@ -83,6 +83,8 @@ pub struct Attr {
     pub default: Option<String>,
     /// `attidentity`: 'a' (GENERATED ALWAYS) or 'd' (BY DEFAULT) for an identity column.
     pub identity: Option<char>,
+    /// The stored position its privileges are keyed by (`privileges::column_positions`).
+    pub position: u32,
 }
 
 /// An index's definition.
@@ -193,11 +195,15 @@ impl Snapshot {
             let rows = db
                 .table_estimate(&name)
                 .map_or(-1.0, |(rows, _)| rows.round());
+            let positions = db.stored_positions(&name).unwrap_or_default();
             let columns: Vec<Attr> = schema
                 .columns
                 .iter()
                 .enumerate()
-                .map(|(i, c)| attr(&name, c, identity.get(&(id, i as u16)).copied()))
+                .map(|(i, c)| Attr {
+                    position: positions.get(i).copied().unwrap_or(i as u32),
+                    ..attr(&name, c, identity.get(&(id, i as u16)).copied())
+                })
                 .collect();
             relations.push(Relation {
                 oid: table_oid,
@@ -338,6 +344,20 @@ impl Snapshot {
         (self.role_oid(&acl.owner), text)
     }
 
+    /// A column's `attacl`: NULL while it has no list of its own.
+    pub fn column_acl(&self, r: &Relation, a: &Attr) -> Option<String> {
+        if r.index.is_some() {
+            return None;
+        }
+        let items = self
+            .privileges
+            .relations
+            .get(&r.name)?
+            .columns
+            .get(&a.position)?;
+        Some(crate::privileges::items_text(items))
+    }
+
     /// A role's name by OID.
     pub fn role_name(&self, oid: i64) -> Option<&str> {
         self.roles
@@ -471,12 +491,14 @@ fn view_columns(db: &Database, v: &walden::ViewDef) -> Vec<Attr> {
     v.columns
         .iter()
         .zip(plan.columns())
-        .map(|(name, (_, ty))| Attr {
+        .zip(0u32..)
+        .map(|((name, (_, ty)), position)| Attr {
             name: name.clone(),
             ty: DeclaredType::plain(*ty),
             not_null: false,
             default: None,
             identity: None,
+            position,
         })
         .collect()
 }
@@ -505,6 +527,7 @@ fn attr(table: &str, c: &Column, identity: Option<char>) -> Attr {
         not_null: !c.nullable || c.serial || c.primary_key,
         default,
         identity,
+        position: 0,
     }
 }
 

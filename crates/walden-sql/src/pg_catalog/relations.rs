@@ -254,6 +254,7 @@ fn pg_catalog(name: &str, snap: &Snapshot) -> Option<VirtualRelation> {
                     let acl = walden::ObjectAcl {
                         owner: role.clone(),
                         acl: Some(items.clone()),
+                        columns: Default::default(),
                     };
                     vec![
                         o(DEFAULT_ACL_BASE + n as i64),
@@ -594,7 +595,7 @@ fn pg_attribute(snap: &Snapshot) -> VirtualRelation {
         ("attislocal", BOOL),
         ("attinhcount", I4),
         ("attcollation", OID),
-        // Column privileges: none (GRANT takes no column list in Walden).
+        // Column privileges (aclitem[] as text), NULL where a column has none.
         ("attacl", TEXT),
     ];
     let mut rows = Vec::new();
@@ -621,7 +622,7 @@ fn pg_attribute(snap: &Snapshot) -> VirtualRelation {
                 } else {
                     0
                 }),
-                Value::Null,
+                snap.column_acl(r, a).map_or(Value::Null, Value::Text),
             ]);
         }
     }

@@ -6,8 +6,11 @@
 //! checked for the user, and the relations its query reads for the view's owner, as
 //! PostgreSQL expands a view with its owner's rights.
 //!
-//! Table-level privileges only: a column list in GRANT is refused (`grant.rs`), so a
-//! table-level check is exactly PostgreSQL's answer.
+//! A relation whose table-level privileges fall short may still be used through its
+//! columns' privileges (PostgreSQL's `ExecCheckPermissions` per column): then the
+//! columns the statement uses (`columns.rs`) are each checked, SELECT on those it reads,
+//! INSERT on those it gives values, UPDATE on those it sets, and a relation read without
+//! naming a column (`count(*)`) needs SELECT on some column.
 
 use std::ops::ControlFlow;
 
@@ -15,7 +18,8 @@ use sqlparser::ast::{self, Expr, FromTable, ObjectName, Statement, TableObject};
 use walden::privilege::bits;
 use walden::Database;
 
-use super::{rel_kind, Authority, RelKind};
+use super::columns::{column_uses, ColumnUses, Uses};
+use super::{rel_kind, Authority, RelKind, COLUMN_PRIVS};
 use crate::bind::object_name;
 use crate::error::{SqlError, SqlResult};
 
@@ -136,20 +140,85 @@ pub fn check_statement(db: &Database, auth: &Authority, stmt: &Statement) -> Sql
     if auth.superuser {
         return Ok(());
     }
-    check_needs(db, auth, &needs(stmt), 0)
+    check_needs(db, auth, stmt, &needs(stmt), 0)
 }
 
-/// Checks needs (of a statement, or of a view's query for its owner).
-pub fn check_needs(db: &Database, auth: &Authority, needs: &[Need], depth: usize) -> SqlResult<()> {
+/// Checks needs (of a statement, or of a view's query for its owner), table-level
+/// first, then through the columns `stmt` uses where the relation's columns have
+/// privileges of their own.
+pub fn check_needs(
+    db: &Database,
+    auth: &Authority,
+    stmt: &Statement,
+    needs: &[Need],
+    depth: usize,
+) -> SqlResult<()> {
+    let mut uses: Option<ColumnUses> = None;
     for need in needs {
         let Some(kind) = rel_kind(db, &need.relation) else {
             // Not a relation of the database (a WITH query, the virtual catalog, a
             // table function): the statement's own binding decides.
             continue;
         };
-        auth.require(&need.relation, kind, need.privs)?;
+        let held = auth.relation_mask(&need.relation, kind, need.privs);
+        if held != need.privs {
+            let missing = need.privs & !held;
+            if missing & !COLUMN_PRIVS != 0 || !auth.has_column_grants(&need.relation) {
+                return Err(super::denied(kind, &need.relation));
+            }
+            let uses = uses.get_or_insert_with(|| column_uses(db, stmt));
+            require_columns(
+                db,
+                auth,
+                &need.relation,
+                kind,
+                missing,
+                uses.get(&need.relation),
+            )?;
+        }
         if kind == RelKind::View {
             check_view(db, auth, &need.relation, depth + 1)?;
+        }
+    }
+    Ok(())
+}
+
+/// 42501 unless the user holds each privilege of `missing` on every column `uses`
+/// names for it (on some column, for a relation read without naming one).
+pub fn require_columns(
+    db: &Database,
+    auth: &Authority,
+    relation: &str,
+    kind: RelKind,
+    missing: u16,
+    uses: Option<&Uses>,
+) -> SqlResult<()> {
+    let empty = Uses::default();
+    let uses = uses.unwrap_or(&empty);
+    let positions = super::column_positions(db, relation).unwrap_or_default();
+    for bit in [bits::SELECT, bits::INSERT, bits::UPDATE, bits::REFERENCES] {
+        if missing & bit == 0 {
+            continue;
+        }
+        let cols = match bit {
+            bits::SELECT => &uses.select,
+            bits::INSERT => &uses.insert,
+            bits::UPDATE => &uses.update,
+            _ => &uses.references,
+        };
+        let ok = if cols.is_empty() {
+            // A target whose columns are not read needs no SELECT.
+            (bit == bits::SELECT && uses.target) || auth.any_column_mask(relation, bit) != 0
+        } else {
+            cols.iter().all(|c| {
+                positions
+                    .iter()
+                    .find(|(n, _)| n == c)
+                    .is_none_or(|(_, at)| auth.column_mask(relation, *at, bit) != 0)
+            })
+        };
+        if !ok {
+            return Err(super::denied(kind, relation));
         }
     }
     Ok(())
@@ -173,7 +242,7 @@ fn check_view(db: &Database, auth: &Authority, name: &str, depth: usize) -> SqlR
         return Ok(());
     };
     let stmt = Statement::Query(Box::new(query));
-    check_needs(db, &owner_auth, &needs(&stmt), depth)
+    check_needs(db, &owner_auth, &stmt, &needs(&stmt), depth)
 }
 
 /// Ownership of the relation `name` (of a kind the caller knows) for DDL.

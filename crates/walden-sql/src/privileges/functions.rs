@@ -1,5 +1,5 @@
 //! The privilege inquiry functions, PostgreSQL's: `has_table_privilege`,
-//! `has_sequence_privilege`, `has_schema_privilege` and `pg_has_role`, each with the
+//! `has_column_privilege`, `has_any_column_privilege`, `has_sequence_privilege`, `has_schema_privilege` and `pg_has_role`, each with the
 //! user given (a name or an OID) or the current user's, the object by name or OID,
 //! and the privileges as text (`'SELECT, INSERT WITH GRANT OPTION'`). They read the
 //! statement's catalog snapshot.
@@ -18,6 +18,10 @@ use crate::pg_catalog::Snapshot;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Inquiry {
     Table,
+    /// `has_column_privilege([user,] table, column, privileges)`.
+    Column,
+    /// `has_any_column_privilege([user,] table, privileges)`.
+    AnyColumn,
     Sequence,
     Schema,
     Role,
@@ -59,6 +63,12 @@ const TABLE_PRIVS: &[(&str, u16)] = &[
     ("truncate", bits::TRUNCATE),
     ("references", bits::REFERENCES),
     ("trigger", bits::TRIGGER),
+];
+const COLUMN_PRIVS: &[(&str, u16)] = &[
+    ("select", bits::SELECT),
+    ("insert", bits::INSERT),
+    ("update", bits::UPDATE),
+    ("references", bits::REFERENCES),
 ];
 const SEQUENCE_PRIVS: &[(&str, u16)] = &[
     ("usage", bits::USAGE),
@@ -116,7 +126,16 @@ pub fn call(
     if args.iter().any(|a| matches!(a, Value::Null)) {
         return Ok(Value::Null);
     }
-    let (user, object, privs) = match args {
+    // A column inquiry's column comes between the table and the privileges.
+    let (args, column) = match (which, args) {
+        (Inquiry::Column, [rest @ .., c, p]) if !rest.is_empty() => {
+            let mut v: Vec<Value> = rest.to_vec();
+            v.push(p.clone());
+            (v, Some(c))
+        }
+        _ => (args.to_vec(), None),
+    };
+    let (user, object, privs) = match args.as_slice() {
         [o, p] => (current_user.to_string(), o, p),
         [u, o, p] => (user_of(snap, u)?, o, p),
         _ => return Ok(Value::Null),
@@ -147,7 +166,7 @@ pub fn call(
         (want != 0 && got & want != 0) || (options != 0 && grantable & options != 0)
     };
     Ok(Value::Bool(match which {
-        Inquiry::Table | Inquiry::Sequence => {
+        Inquiry::Table | Inquiry::Sequence | Inquiry::Column | Inquiry::AnyColumn => {
             let name = match object {
                 Value::Text(t) => crate::sequences::relation_name_of_text(t)?.1,
                 v => match crate::value::as_i64(v).and_then(|oid| snap.by_oid(oid)) {
@@ -172,19 +191,52 @@ pub fn call(
                     format!("\"{name}\" is not a sequence"),
                 ));
             }
-            let allowed = if which == Inquiry::Sequence {
-                SEQUENCE_PRIVS
-            } else {
-                TABLE_PRIVS
+            let allowed = match which {
+                Inquiry::Sequence => SEQUENCE_PRIVS,
+                Inquiry::Column | Inquiry::AnyColumn => COLUMN_PRIVS,
+                _ => TABLE_PRIVS,
             };
             let (want, options) = parse_privs(privs, allowed)?;
             let acl = relation_acl(&snap.privileges, &name);
-            held(
+            let table = held(
                 items_of(&acl, kind.owner_default()),
                 &acl.owner,
                 want,
                 options,
-            )
+            );
+            match which {
+                // The table's privileges, or the column's own.
+                Inquiry::Column => {
+                    let found = match column {
+                        Some(Value::Text(c)) => rel.columns.iter().find(|a| a.name == *c),
+                        Some(v) => crate::value::as_i64(v)
+                            .and_then(|n| usize::try_from(n - 1).ok())
+                            .and_then(|i| rel.columns.get(i)),
+                        None => None,
+                    };
+                    let Some(a) = found else {
+                        if let Some(Value::Text(c)) = column {
+                            return Err(SqlError::new(
+                                code::UNDEFINED_COLUMN,
+                                format!("column \"{c}\" of relation \"{name}\" does not exist"),
+                            ));
+                        }
+                        return Ok(Value::Null);
+                    };
+                    table || {
+                        let items = acl.columns.get(&a.position).cloned().unwrap_or_default();
+                        held(items, "", want, options)
+                    }
+                }
+                Inquiry::AnyColumn => {
+                    table
+                        || acl
+                            .columns
+                            .values()
+                            .any(|items| held(items.clone(), "", want, options))
+                }
+                _ => table,
+            }
         }
         Inquiry::Schema => {
             let name = match object {

@@ -1,5 +1,5 @@
-//! GRANT and REVOKE, PostgreSQL's: privileges on tables, views, sequences and the schema
-//! `public` (to roles or PUBLIC, WITH GRANT OPTION, revoked with CASCADE), and roles to
+//! GRANT and REVOKE, PostgreSQL's: privileges on tables, views, sequences, the schema
+//! `public` and columns (`SELECT (a, b)`, kept by the columns' stored positions) (to roles or PUBLIC, WITH GRANT OPTION, revoked with CASCADE), and roles to
 //! roles (WITH ADMIN OPTION); and `ALTER … OWNER TO`. Parsed here from the statement's
 //! tokens, with PostgreSQL's errors and warnings, and applied to the engine's entries in
 //! one step under its catalog lock (`Database::change_acl`, `change_members`).
@@ -38,6 +38,9 @@ pub enum GrantStatement {
         grant: bool,
         /// None: ALL [PRIVILEGES].
         privs: Option<u16>,
+        /// Privileges on columns: `SELECT (a, b)`, `ALL (a)` (each with its columns'
+        /// names).
+        columns: Vec<(u16, Vec<String>)>,
         target: Target,
         grantees: Vec<String>,
         /// WITH GRANT OPTION, or REVOKE GRANT OPTION FOR.
@@ -117,15 +120,19 @@ fn privilege(w: &mut Words) -> SqlResult<u16> {
     })
 }
 
-/// A column list after a privilege: refused (table-level privileges only).
-fn no_columns(w: &mut Words) -> SqlResult<()> {
-    if matches!(w.peek(), Some(Token::LParen)) {
-        return Err(
-            SqlError::unsupported("column privileges (a column list in GRANT or REVOKE)")
-                .at(w.location()),
-        );
+/// A column list after a privilege (`SELECT (a, b)`), if there is one.
+fn column_list(w: &mut Words) -> SqlResult<Option<Vec<String>>> {
+    if !w.token(&Token::LParen) {
+        return Ok(None);
     }
-    Ok(())
+    let mut out = vec![w.name()?.0];
+    while w.token(&Token::Comma) {
+        out.push(w.name()?.0);
+    }
+    if !w.token(&Token::RParen) {
+        return Err(w.error());
+    }
+    Ok(Some(out))
 }
 
 fn relation_list(w: &mut Words) -> SqlResult<Vec<String>> {
@@ -207,12 +214,17 @@ fn parse_privileges(toks: &[TokenWithSpan], defaults: bool) -> SqlResult<GrantSt
     }
     // ALL [PRIVILEGES], or a list of privileges or of roles.
     let mut privs: Option<u16> = None;
+    let mut columns: Vec<(u16, Vec<String>)> = Vec::new();
     let mut names: Vec<String> = Vec::new();
     let mut all = false;
+    let mut listed_columns = false;
     if w.keyword("ALL") {
         all = true;
         w.keyword("PRIVILEGES");
-        no_columns(&mut w)?;
+        if let Some(cols) = column_list(&mut w)? {
+            columns.push((super::COLUMN_PRIVS, cols));
+            privs = Some(0);
+        }
     } else {
         let start = w.position();
         let mut tw = Words::new(toks);
@@ -223,7 +235,7 @@ fn parse_privileges(toks: &[TokenWithSpan], defaults: bool) -> SqlResult<GrantSt
         loop {
             let (name, _) = w.name()?;
             names.push(name);
-            no_columns(&mut w)?;
+            listed_columns |= column_list(&mut w)?.is_some();
             if !w.token(&Token::Comma) {
                 break;
             }
@@ -231,12 +243,27 @@ fn parse_privileges(toks: &[TokenWithSpan], defaults: bool) -> SqlResult<GrantSt
         if w.is_keyword("ON") {
             let mut p = 0;
             loop {
-                p |= privilege(&mut tw)?;
+                let bit = privilege(&mut tw)?;
+                match column_list(&mut tw)? {
+                    Some(cols) => columns.push((bit, cols)),
+                    None => p |= bit,
+                }
                 if !tw.token(&Token::Comma) {
                     break;
                 }
             }
             privs = Some(p);
+        } else if listed_columns {
+            return Err(w.error());
+        }
+    }
+    // PostgreSQL's check, before any object is looked at.
+    for (bit, _) in &columns {
+        if let Some(bad) = first_bit(bit & !super::COLUMN_PRIVS) {
+            return Err(SqlError::new(
+                code::INVALID_GRANT_OPERATION,
+                format!("invalid privilege type {} for column", privilege_word(bad)),
+            ));
         }
     }
     if all || privs.is_some() {
@@ -328,9 +355,16 @@ fn parse_privileges(toks: &[TokenWithSpan], defaults: bool) -> SqlResult<GrantSt
         if !w.at_end() {
             return Err(w.error());
         }
+        if !columns.is_empty() && !matches!(target, Target::Tables(_) | Target::AllTables) {
+            return Err(SqlError::new(
+                code::INVALID_GRANT_OPERATION,
+                "column privileges are only valid for relations",
+            ));
+        }
         return Ok(GrantStatement::Privileges {
             grant,
             privs,
+            columns,
             target,
             grantees,
             option,
@@ -443,6 +477,7 @@ pub(crate) fn run(
             let GrantStatement::Privileges {
                 grant,
                 privs,
+                columns: _,
                 target,
                 grantees,
                 option,
@@ -514,6 +549,7 @@ pub(crate) fn run(
         GrantStatement::Privileges {
             grant,
             privs,
+            columns,
             target,
             grantees,
             option,
@@ -528,14 +564,35 @@ pub(crate) fn run(
                 };
                 let wanted = match privs {
                     None => all,
+                    Some(0) => 0,
                     Some(p) => {
                         check_kind(p, rel, &name, &target, &mut out.notices)?;
                         p & all
                     }
                 };
+                // Each column named, by its stored position.
+                let mut cols: Vec<(u16, u32, String)> = Vec::new();
+                if !columns.is_empty() {
+                    let positions = super::column_positions(db, &name).unwrap_or_default();
+                    for (bit, names) in &columns {
+                        for c in names {
+                            let Some((_, at)) = positions.iter().find(|(n, _)| n == c) else {
+                                return Err(SqlError::new(
+                                    code::UNDEFINED_COLUMN,
+                                    format!("column \"{c}\" of relation \"{name}\" does not exist"),
+                                ));
+                            };
+                            match cols.iter_mut().find(|x| x.1 == *at) {
+                                Some(x) => x.0 |= bit,
+                                None => cols.push((*bit, *at, c.clone())),
+                            }
+                        }
+                    }
+                }
                 let change = Change {
                     grant,
                     privs: wanted,
+                    columns: cols,
                     option,
                     cascade,
                     grantees: &grantees,
@@ -708,15 +765,9 @@ fn objects_of(
     })
 }
 
-/// PostgreSQL's checks of the privileges named against the object's kind.
-fn check_kind(
-    privs: u16,
-    rel: Option<RelKind>,
-    name: &str,
-    target: &Target,
-    notices: &mut Vec<String>,
-) -> SqlResult<()> {
-    let word = |bit: u16| match bit {
+/// A privilege bit's name.
+fn privilege_word(bit: u16) -> &'static str {
+    match bit {
         bits::SELECT => "SELECT",
         bits::INSERT => "INSERT",
         bits::UPDATE => "UPDATE",
@@ -726,22 +777,36 @@ fn check_kind(
         bits::TRIGGER => "TRIGGER",
         bits::USAGE => "USAGE",
         _ => "CREATE",
-    };
-    let first_bad = |allowed: u16| {
-        [
-            bits::INSERT,
-            bits::SELECT,
-            bits::UPDATE,
-            bits::DELETE,
-            bits::TRUNCATE,
-            bits::REFERENCES,
-            bits::TRIGGER,
-            bits::USAGE,
-            bits::CREATE,
-        ]
-        .into_iter()
-        .find(|b| privs & b != 0 && allowed & b == 0)
-    };
+    }
+}
+
+/// The first of `privs` in PostgreSQL's order (`ACL_ALL_RIGHTS_STR`).
+fn first_bit(privs: u16) -> Option<u16> {
+    [
+        bits::INSERT,
+        bits::SELECT,
+        bits::UPDATE,
+        bits::DELETE,
+        bits::TRUNCATE,
+        bits::REFERENCES,
+        bits::TRIGGER,
+        bits::USAGE,
+        bits::CREATE,
+    ]
+    .into_iter()
+    .find(|b| privs & b != 0)
+}
+
+/// PostgreSQL's checks of the privileges named against the object's kind.
+fn check_kind(
+    privs: u16,
+    rel: Option<RelKind>,
+    name: &str,
+    target: &Target,
+    notices: &mut Vec<String>,
+) -> SqlResult<()> {
+    let word = privilege_word;
+    let first_bad = |allowed: u16| first_bit(privs & !allowed);
     match rel {
         Some(RelKind::Sequence) => {
             if let Some(bad) = first_bad(RelKind::Sequence.owner_default()) {
@@ -782,6 +847,8 @@ fn check_kind(
 struct Change<'a> {
     grant: bool,
     privs: u16,
+    /// Column privileges: (privileges, stored position, name).
+    columns: Vec<(u16, u32, String)>,
     option: bool,
     cascade: bool,
     grantees: &'a [String],
@@ -791,7 +858,8 @@ struct Change<'a> {
 /// Applies a GRANT or REVOKE to one object, PostgreSQL's `ExecGrant_Relation`: the
 /// grantor is the owner when the user has the owner's privileges, else the user, whose
 /// grant options bound what it grants (a warning when they fall short; 42501 when it
-/// has no privilege on the object at all).
+/// has no privilege on the object at all). A column's grant options are the table's and
+/// the column's own; REVOKE of a table-level privilege revokes it from every column too.
 fn apply_acl(
     db: &Database,
     auth: &Authority,
@@ -810,60 +878,133 @@ fn apply_acl(
             (None, ObjectKind::Schema) => schema_acl(&Default::default(), name),
         };
         let owner = entry.owner.clone();
-        // What the user may grant, and as whom.
-        let (grantor, may) = if auth.superuser || auth.has_privs_of(&owner) {
-            (owner.clone(), bits::ALL)
-        } else {
-            let items = items_of(&entry, default_privs);
-            let mut may = 0;
-            let mut any = 0;
-            for i in &items {
+        let is_owner = auth.superuser || auth.has_privs_of(&owner);
+        let mine = |items: &[AclItem]| {
+            let (mut may, mut any) = (0, 0);
+            for i in items {
                 if i.grantee.is_empty() || auth.has_privs_of(&i.grantee) {
                     may |= i.grantable;
                     any |= i.privs;
                 }
             }
-            if may == 0 && any == 0 {
+            (may, any)
+        };
+        let items = items_of(&entry, default_privs);
+        let (table_may, table_any) = mine(&items);
+        // What the user may grant, and as whom.
+        let grantor = if is_owner {
+            owner.clone()
+        } else {
+            auth.user.clone()
+        };
+        let verb = if change.grant { "granted" } else { "revoked" };
+        let could = if change.grant { "were" } else { "could be" };
+        let mut items = items;
+        let table_level = change.privs != 0 || change.columns.is_empty();
+        if table_level {
+            let may = if is_owner { bits::ALL } else { table_may };
+            if !is_owner && may == 0 && table_any == 0 {
                 return Err(SqlError::new(
                     code::INSUFFICIENT_PRIVILEGE,
                     format!("permission denied for {word} {name}"),
                 ));
             }
-            (auth.user.clone(), may)
-        };
-        let this = change.privs & may;
-        if this != change.privs || may == 0 {
-            let verb = if change.grant { "granted" } else { "revoked" };
-            let could = if change.grant { "were" } else { "could be" };
-            if this == 0 {
-                notices.push(format!(
-                    "WARNING:  no privileges {could} {verb} for \"{name}\""
-                ));
-            } else if !change.asked_all || this != change.privs & default_privs {
-                notices.push(format!(
-                    "WARNING:  not all privileges {could} {verb} for \"{name}\""
-                ));
+            let this = change.privs & may;
+            if this != change.privs || may == 0 {
+                if this == 0 {
+                    notices.push(format!(
+                        "WARNING:  no privileges {could} {verb} for \"{name}\""
+                    ));
+                } else if !change.asked_all || this != change.privs & default_privs {
+                    notices.push(format!(
+                        "WARNING:  not all privileges {could} {verb} for \"{name}\""
+                    ));
+                }
+            }
+            for grantee in change.grantees {
+                if change.grant {
+                    grant_item(&mut items, grantee, &grantor, this, change.option)?;
+                } else {
+                    revoke_item(
+                        &mut items,
+                        grantee,
+                        &grantor,
+                        this,
+                        change.option,
+                        change.cascade,
+                        &owner,
+                    )?;
+                }
             }
         }
-        let mut items = items_of(&entry, default_privs);
-        for grantee in change.grantees {
-            if change.grant {
-                grant_item(&mut items, grantee, &grantor, this, change.option)?;
+        let mut columns = entry.columns.clone();
+        // REVOKE of table-level privileges takes them from every column as well.
+        let mut col_changes: Vec<(u16, u32, Option<String>)> = change
+            .columns
+            .iter()
+            .map(|(b, at, n)| (*b, *at, Some(n.clone())))
+            .collect();
+        if !change.grant && change.privs & super::COLUMN_PRIVS != 0 {
+            for at in entry.columns.keys() {
+                match col_changes.iter_mut().find(|c| c.1 == *at) {
+                    Some(c) => c.0 |= change.privs & super::COLUMN_PRIVS,
+                    None => col_changes.push((change.privs & super::COLUMN_PRIVS, *at, None)),
+                }
+            }
+        }
+        for (privs, at, col) in col_changes {
+            let mut list = columns.get(&at).cloned().unwrap_or_default();
+            let this = if is_owner {
+                privs
             } else {
-                revoke_item(
-                    &mut items,
-                    grantee,
-                    &grantor,
-                    this,
-                    change.option,
-                    change.cascade,
-                    &owner,
-                )?;
+                let (col_may, col_any) = mine(&list);
+                let may = table_may | col_may;
+                if let Some(col) = &col {
+                    if may == 0 && table_any == 0 && col_any == 0 {
+                        return Err(SqlError::new(
+                            code::INSUFFICIENT_PRIVILEGE,
+                            format!("permission denied for column \"{col}\" of relation \"{name}\""),
+                        ));
+                    }
+                    if privs & may != privs {
+                        let how = if privs & may == 0 { "no" } else { "not all" };
+                        notices.push(format!(
+                            "WARNING:  {how} privileges {could} {verb} for column \"{col}\" of relation \"{name}\""
+                        ));
+                    }
+                }
+                privs & may
+            };
+            for grantee in change.grantees {
+                if change.grant {
+                    grant_item(&mut list, grantee, &grantor, this, change.option)?;
+                } else {
+                    revoke_item(
+                        &mut list,
+                        grantee,
+                        &grantor,
+                        this,
+                        change.option,
+                        change.cascade,
+                        &owner,
+                    )?;
+                }
+            }
+            if list.is_empty() {
+                columns.remove(&at);
+            } else {
+                columns.insert(at, list);
             }
         }
+        let acl = if table_level || entry.acl.is_some() {
+            Some(items)
+        } else {
+            None
+        };
         Ok(Some(ObjectAcl {
             owner,
-            acl: Some(items),
+            acl,
+            columns,
         }))
     })
 }
@@ -1043,7 +1184,7 @@ pub(crate) fn change_owner(
 /// same pair are merged).
 fn new_owner(entry: ObjectAcl, role: &str) -> ObjectAcl {
     let old = entry.owner;
-    let acl = entry.acl.map(|items| {
+    let swap = |items: Vec<AclItem>| {
         let mut out: Vec<AclItem> = Vec::new();
         for mut i in items {
             if i.grantee == old {
@@ -1064,9 +1205,14 @@ fn new_owner(entry: ObjectAcl, role: &str) -> ObjectAcl {
             }
         }
         out
-    });
+    };
     ObjectAcl {
         owner: role.to_string(),
-        acl,
+        acl: entry.acl.map(swap),
+        columns: entry
+            .columns
+            .into_iter()
+            .map(|(at, items)| (at, swap(items)))
+            .collect(),
     }
 }

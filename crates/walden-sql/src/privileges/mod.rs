@@ -19,6 +19,7 @@
 //! as the bootstrap superuser, pays nothing for privileges.
 
 pub(crate) mod check;
+pub(crate) mod columns;
 pub mod functions;
 pub(crate) mod grant;
 
@@ -68,6 +69,20 @@ impl RelKind {
             RelKind::Sequence => bits::SELECT | bits::UPDATE | bits::USAGE,
         }
     }
+}
+
+/// The privileges a column may be granted (PostgreSQL's `ACL_ALL_RIGHTS_COLUMN`).
+pub const COLUMN_PRIVS: u16 = bits::SELECT | bits::INSERT | bits::UPDATE | bits::REFERENCES;
+
+/// A relation's columns by name, each with the stored position its privileges are
+/// keyed by (a table's place among all its stored columns, a view's output position);
+/// None for a sequence or no relation.
+pub fn column_positions(db: &Database, name: &str) -> Option<Vec<(String, u32)>> {
+    if let (Ok(schema), Ok(at)) = (db.schema(name), db.stored_positions(name)) {
+        return Some(schema.columns.into_iter().map(|c| c.name).zip(at).collect());
+    }
+    let view = db.view(name)?;
+    Some(view.columns.into_iter().zip(0u32..).collect())
 }
 
 /// The kind of the relation of that name, if there is one.
@@ -146,6 +161,7 @@ pub fn schema_acl(p: &Privileges, name: &str) -> ObjectAcl {
     p.schemas.get(name).cloned().unwrap_or_else(|| ObjectAcl {
         owner: BOOTSTRAP.to_string(),
         acl: Some(schema_default_items(BOOTSTRAP)),
+        columns: Default::default(),
     })
 }
 
@@ -182,7 +198,11 @@ pub fn items_of(acl: &ObjectAcl, default_privs: u16) -> Vec<AclItem> {
 /// `relacl` as PostgreSQL shows it: NULL while the defaults hold, else
 /// `{item,item}` (each item quoted when it has a character an array needs quoted).
 pub fn acl_text(acl: &ObjectAcl) -> Option<String> {
-    let items = acl.acl.as_ref()?;
+    Some(items_text(acl.acl.as_ref()?))
+}
+
+/// A list of items as `aclitem[]`'s text.
+pub fn items_text(items: &[AclItem]) -> String {
     let each: Vec<String> = items
         .iter()
         .map(|i| {
@@ -194,7 +214,7 @@ pub fn acl_text(acl: &ObjectAcl) -> Option<String> {
             }
         })
         .collect();
-    Some(format!("{{{}}}", each.join(",")))
+    format!("{{{}}}", each.join(","))
 }
 
 /// A role's definition as SQL sees it (the bootstrap superuser's while unstored).
@@ -328,6 +348,42 @@ impl Authority {
         self.items_mask(&items_of(&acl, kind.owner_default()), mask)
     }
 
+    /// The privileges of `mask` the user holds on a column through its own list (the
+    /// table's are `relation_mask`'s).
+    pub fn column_mask(&self, name: &str, position: u32, mask: u16) -> u16 {
+        if self.superuser {
+            return mask;
+        }
+        match self.privileges.relations.get(name) {
+            Some(acl) => acl
+                .columns
+                .get(&position)
+                .map_or(0, |items| self.items_mask(items, mask)),
+            None => 0,
+        }
+    }
+
+    /// The privileges of `mask` the user holds on some column of a relation through
+    /// the columns' lists.
+    pub fn any_column_mask(&self, name: &str, mask: u16) -> u16 {
+        if self.superuser {
+            return mask;
+        }
+        self.privileges.relations.get(name).map_or(0, |acl| {
+            acl.columns
+                .values()
+                .fold(0, |got, items| got | self.items_mask(items, mask))
+        })
+    }
+
+    /// Whether any column of the relation has a list of its own.
+    pub fn has_column_grants(&self, name: &str) -> bool {
+        self.privileges
+            .relations
+            .get(name)
+            .is_some_and(|a| !a.columns.is_empty())
+    }
+
     /// Those the user may grant on (WITH GRANT OPTION, or as the owner).
     pub fn relation_grantable(&self, name: &str, kind: RelKind) -> u16 {
         let acl = relation_acl(&self.privileges, name);
@@ -428,6 +484,7 @@ impl Authority {
         ObjectAcl {
             owner: self.user.clone(),
             acl: (!items.is_empty()).then_some(items),
+            columns: Default::default(),
         }
     }
 }

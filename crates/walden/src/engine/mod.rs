@@ -492,6 +492,20 @@ impl Database {
         Ok(self.handle.inner.table(name)?.schema().visible())
     }
 
+    /// The stored position of each of a table's columns, in the order `schema` lists
+    /// them (its place among every column the table has stored, dropped ones
+    /// included): what column privileges are keyed by, which no ALTER TABLE changes.
+    pub fn stored_positions(&self, name: &str) -> Result<Vec<u32>> {
+        let t = self.handle.inner.table(name)?;
+        Ok(t.schema()
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| !c.dropped)
+            .map(|(i, _)| i as u32)
+            .collect())
+    }
+
     /// A number that changes whenever a table or an index is created, dropped or
     /// replaced, and that no other catalog state in the process has had: a plan made
     /// against the catalog stays valid while this holds.
