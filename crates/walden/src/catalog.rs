@@ -2269,13 +2269,13 @@ pub(crate) mod tests {
             TableKind::Heap,
             vec![9],
         ));
-        // A format 20 catalog: a format 22 one without its privileges (four counts
+        // A format 20 catalog: a format 23 one without its privileges (five counts
         // of 0) and its sequence count (0).
         let v20 = |cat: &Catalog| {
             let mut v = Vec::new();
             cat.encode(&mut v);
-            assert_eq!(v[v.len() - 8..], [0; 8]);
-            v.truncate(v.len() - 8);
+            assert_eq!(v[v.len() - 9..], [0; 9]);
+            v.truncate(v.len() - 9);
             v
         };
         let mut old = v20(&cat);
