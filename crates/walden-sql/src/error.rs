@@ -386,6 +386,18 @@ impl From<walden::Error> for SqlError {
     }
 }
 
+/// A constraint error without its detail, which shows a row's or a key's values: for a
+/// user who may not read them all.
+pub fn without_row_details(mut e: SqlError) -> SqlError {
+    if matches!(
+        e.code,
+        code::UNIQUE_VIOLATION | code::NOT_NULL_VIOLATION | "23514" | "23503" | "23P01"
+    ) {
+        e.detail = None;
+    }
+    e
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

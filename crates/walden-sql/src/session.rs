@@ -975,7 +975,21 @@ impl Session {
             if let Err(e) = crate::privileges::check::check_statement(&self.db, &auth, stmt) {
                 return Err(self.fail(e));
             }
+            if crate::privileges::check::hides_row_details(&self.db, &auth, stmt) {
+                return self
+                    .run_checked(stmt, table_kind)
+                    .map_err(crate::error::without_row_details);
+            }
         }
+        self.run_checked(stmt, table_kind)
+    }
+
+    /// Runs a statement whose privileges were checked.
+    fn run_checked(
+        &mut self,
+        stmt: &Statement,
+        table_kind: Option<(String, sqlparser::tokenizer::Location)>,
+    ) -> SqlResult<Output> {
         let needs_no_block = match stmt {
             Statement::CreateTable(_) => Some("CREATE TABLE"),
             Statement::CreateIndex(_) => Some("CREATE INDEX"),

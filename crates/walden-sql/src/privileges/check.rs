@@ -208,7 +208,8 @@ pub fn require_columns(
         };
         let ok = if cols.is_empty() {
             // A target whose columns are not read needs no SELECT.
-            (bit == bits::SELECT && uses.target) || auth.any_column_mask(relation, bit) != 0
+            (bit == bits::SELECT && uses.target && !uses.source)
+                || auth.any_column_mask(relation, bit) != 0
         } else {
             cols.iter().all(|c| {
                 positions
@@ -222,6 +223,17 @@ pub fn require_columns(
         }
     }
     Ok(())
+}
+
+/// Whether the statement uses a relation on which the user lacks table-level SELECT:
+/// then the details of its constraint errors, which show rows and keys, are not shown
+/// (PostgreSQL shows only the columns the user may read).
+pub fn hides_row_details(db: &Database, auth: &Authority, stmt: &Statement) -> bool {
+    !auth.superuser
+        && needs(stmt).iter().any(|n| {
+            rel_kind(db, &n.relation)
+                .is_some_and(|k| auth.relation_mask(&n.relation, k, bits::SELECT) == 0)
+        })
 }
 
 /// A view's query reads its relations with its owner's privileges.

@@ -38,6 +38,9 @@ pub struct Uses {
     /// columns it reads; a relation only read needs SELECT on some column even when
     /// it reads none (`SELECT count(*) FROM t`).
     pub target: bool,
+    /// Read as a FROM item (a target named again as a source needs SELECT on some
+    /// column, as any relation read does).
+    pub source: bool,
 }
 
 /// Each relation's uses, by the name the catalog knows it by.
@@ -77,6 +80,7 @@ pub fn column_uses(db: &Database, stmt: &Statement) -> ColumnUses {
         db,
         levels: Vec::new(),
         ctes: Vec::new(),
+        pending_ctes: Vec::new(),
         bodies: Vec::new(),
         order_aliases: Vec::new(),
         uses: HashMap::new(),
@@ -95,6 +99,7 @@ pub fn column_uses(db: &Database, stmt: &Statement) -> ColumnUses {
                 }
             }
             let target = level.first().and_then(|i| i.relation.clone());
+            v.sources(&level[1.min(level.len())..]);
             if let Some(t) = &target {
                 let uses = v.uses.entry(t.clone()).or_default();
                 uses.target = true;
@@ -105,8 +110,9 @@ pub fn column_uses(db: &Database, stmt: &Statement) -> ColumnUses {
                 }
             }
             v.levels.push(level);
-            if let (Some(t), Some(ret)) = (&target, &u.returning) {
-                v.wildcards(ret, Some(t));
+            // RETURNING * shows the FROM items' columns too.
+            if let Some(ret) = &u.returning {
+                v.wildcards(ret, None);
             }
             let _ = stmt.visit(&mut v);
         }
@@ -119,12 +125,13 @@ pub fn column_uses(db: &Database, stmt: &Statement) -> ColumnUses {
                 v.items_of(t, &mut level);
             }
             let target = level.first().and_then(|i| i.relation.clone());
+            v.sources(&level[1.min(level.len())..]);
             if let Some(t) = &target {
                 v.uses.entry(t.clone()).or_default().target = true;
             }
             v.levels.push(level);
-            if let (Some(t), Some(ret)) = (&target, &d.returning) {
-                v.wildcards(ret, Some(t));
+            if let Some(ret) = &d.returning {
+                v.wildcards(ret, None);
             }
             let _ = stmt.visit(&mut v);
         }
@@ -143,7 +150,8 @@ fn assignment_columns(t: &ast::AssignmentTarget) -> Vec<String> {
     };
     names
         .into_iter()
-        .filter_map(|n| n.0.first().and_then(|p| p.as_ident()).map(ident_name))
+        // The last part: `SET t.c = …` is the column c to Walden's executor.
+        .filter_map(|n| n.0.last().and_then(|p| p.as_ident()).map(ident_name))
         .collect()
 }
 
@@ -153,6 +161,9 @@ struct Walker<'a> {
     levels: Vec<Vec<Item>>,
     /// WITH queries in scope: name → output columns (None: not known).
     ctes: Vec<HashMap<String, Option<Vec<String>>>>,
+    /// For each query being walked: its WITH queries not walked yet (not in scope).
+    #[allow(clippy::type_complexity)]
+    pending_ctes: Vec<Vec<(*const Query, String, Option<Vec<String>>)>>,
     /// For each query being walked: its body's SELECT, whose level stays until the
     /// query's ORDER BY has been walked.
     bodies: Vec<Option<*const Select>>,
@@ -164,6 +175,15 @@ struct Walker<'a> {
 impl Walker<'_> {
     fn uses_of(&mut self, relation: &str) -> &mut Uses {
         self.uses.entry(relation.to_string()).or_default()
+    }
+
+    /// FROM items read: their relations are sources.
+    fn sources(&mut self, items: &[Item]) {
+        for i in items {
+            if let Some(rel) = &i.relation {
+                self.uses_of(rel).source = true;
+            }
+        }
     }
 
     fn select_column(&mut self, item: &Item, column: &str) {
@@ -327,7 +347,7 @@ impl Walker<'_> {
                 }
                 SelectItem::Wildcard(_) => {
                     for i in &level {
-                        out.extend(i.columns.iter().flatten().map(|(r, _)| r.clone()));
+                        out.extend(i.columns.as_ref()?.iter().map(|(r, _)| r.clone()));
                     }
                 }
                 SelectItem::QualifiedWildcard(
@@ -336,7 +356,7 @@ impl Walker<'_> {
                 ) => {
                     let q = n.0.last().and_then(|p| p.as_ident()).map(ident_name);
                     for i in level.iter().filter(|i| Some(&i.alias) == q.as_ref()) {
-                        out.extend(i.columns.iter().flatten().map(|(r, _)| r.clone()));
+                        out.extend(i.columns.as_ref()?.iter().map(|(r, _)| r.clone()));
                     }
                 }
                 SelectItem::QualifiedWildcard(..) => return None,
@@ -433,8 +453,9 @@ impl Walker<'_> {
                 continue;
             };
             match &i.columns {
-                // Not a relation (a table function, a catalog relation).
-                None => return,
+                // Columns not known (a table function, VALUES, a catalog relation):
+                // which item the name is of cannot be told.
+                None => break,
                 // A join's alias.
                 Some(cs) if cs.is_empty() => break,
                 Some(_) if i.has(&parts[c]) => {
@@ -524,13 +545,14 @@ impl Walker<'_> {
             Item {
                 alias,
                 relation: Some(rel.clone()),
-                columns: Some(cols),
+                columns: Some(cols.clone()),
             },
-            // EXCLUDED's values come from the row inserted: no privilege reads them.
+            // EXCLUDED's columns are the target's, read with its SELECT privilege (as
+            // PostgreSQL has it since CVE-2017-15099).
             Item {
                 alias: "excluded".to_string(),
-                relation: None,
-                columns: None,
+                relation: Some(rel.clone()),
+                columns: Some(cols.clone()),
             },
         ]);
         if let Some(ret) = &ins.returning {
@@ -544,7 +566,11 @@ impl Visitor for Walker<'_> {
     type Break = ();
 
     fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
+        // A WITH query's name is in scope for the queries after it and the body (and
+        // in its own body only when RECURSIVE): inside its own, or an earlier one's,
+        // a relation of that name is the relation.
         let mut ctes = HashMap::new();
+        let mut pending = Vec::new();
         if let Some(with) = &q.with {
             for c in &with.cte_tables {
                 let mut cols = self.output_names(&c.query);
@@ -557,10 +583,16 @@ impl Visitor for Walker<'_> {
                             .collect(),
                     );
                 }
-                ctes.insert(ident_name(&c.alias.name), cols);
+                let name = ident_name(&c.alias.name);
+                if with.recursive {
+                    ctes.insert(name, cols);
+                } else {
+                    pending.push((&*c.query as *const Query, name, cols));
+                }
             }
         }
         self.ctes.push(ctes);
+        self.pending_ctes.push(pending);
         self.table_commands(&q.body);
         let body = match &*q.body {
             SetExpr::Select(s) => Some(&**s as *const Select),
@@ -570,6 +602,13 @@ impl Visitor for Walker<'_> {
         // ORDER BY names of output columns refer to them, not to the FROM items.
         let mut aliases = HashSet::new();
         if let (SetExpr::Select(s), Some(ob)) = (&*q.body, &q.order_by) {
+            // Walden's executor sorts by a FROM item's column of the name where there
+            // is one (PostgreSQL takes the output column first): only a name no item
+            // has is surely the output's.
+            let mut level = Vec::new();
+            for t in &s.from {
+                self.items_of(t, &mut level);
+            }
             let outputs: HashSet<String> = s
                 .projection
                 .iter()
@@ -582,7 +621,8 @@ impl Visitor for Walker<'_> {
             if let ast::OrderByKind::Expressions(es) = &ob.kind {
                 for e in es {
                     if let Expr::Identifier(i) = &e.expr {
-                        if outputs.contains(&ident_name(i)) {
+                        let name = ident_name(i);
+                        if outputs.contains(&name) && !level.iter().any(|x| x.has(&name)) {
                             aliases.insert(&e.expr as *const Expr);
                         }
                     }
@@ -593,11 +633,22 @@ impl Visitor for Walker<'_> {
         ControlFlow::Continue(())
     }
 
-    fn post_visit_query(&mut self, _q: &Query) -> ControlFlow<()> {
+    fn post_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
         self.ctes.pop();
+        self.pending_ctes.pop();
         self.order_aliases.pop();
         if let Some(Some(_)) = self.bodies.pop() {
             self.levels.pop();
+        }
+        // A WITH query walked: its name comes into scope for what follows it.
+        let me = q as *const Query;
+        if let Some(pending) = self.pending_ctes.last_mut() {
+            if let Some(at) = pending.iter().position(|(p, _, _)| *p == me) {
+                let (_, name, cols) = pending.remove(at);
+                if let Some(frame) = self.ctes.last_mut() {
+                    frame.insert(name, cols);
+                }
+            }
         }
         ControlFlow::Continue(())
     }
@@ -608,6 +659,7 @@ impl Visitor for Walker<'_> {
             self.items_of(t, &mut level);
         }
         self.levels.push(level.clone());
+        self.sources(&level);
         self.wildcards(&s.projection, None);
         // USING and NATURAL join columns: each item that has them.
         let mut joined: Vec<String> = Vec::new();
