@@ -55,6 +55,8 @@ pub struct CopyIn {
     failed: Option<SqlError>,
     started: Started,
     fields: Fields,
+    /// The role may not read the whole table: constraint errors leave out the row.
+    hide_details: bool,
 }
 
 /// Buffers for one record's fields, reused.
@@ -91,7 +93,12 @@ pub(super) fn start(
         .map(|&i| DeclaredType::of_column(&schema.columns[i]))
         .collect();
     let (txn, in_block) = session.hold_transaction();
+    let auth = session.authority();
+    let hide_details = !auth.superuser
+        && crate::privileges::rel_kind(session.database(), &table)
+            .is_some_and(|k| auth.relation_mask(&table, k, walden::privilege::bits::SELECT) == 0);
     Ok(CopyIn {
+        hide_details,
         splitter: Splitter::new(o.format == CopyFormat::Csv, o.quote, o.escape),
         header: o.header,
         options: stmt.options,
@@ -166,6 +173,11 @@ impl CopyIn {
         if let Some(t) = self.txn.take() {
             let _ = t.rollback();
         }
+        let e = if self.hide_details {
+            crate::error::without_row_details(e)
+        } else {
+            e
+        };
         self.failed = Some(e.clone());
         e
     }
