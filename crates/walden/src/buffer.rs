@@ -283,7 +283,8 @@ impl BufferPool {
     pub fn ensure_room(&self, makes_pages: bool) -> Result<()> {
         let dirty = self.dirty_frames.load(Ordering::Relaxed);
         let least = if makes_pages { ROOM_MARGIN } else { ROOM_MIN };
-        self.store.ensure_room(dirty + least, dirty + ROOM_MARGIN)
+        self.store
+            .ensure_room(dirty, dirty + least, dirty + ROOM_MARGIN)
     }
 
     /// The free locations `ensure_room` keeps now: one per dirty frame, and

@@ -205,7 +205,10 @@ impl PageStore {
         // mode the map says what must be there (`load_map` checks each location).
         if len < min_len_bytes && protection != Protection::Cow {
             let ps = page_size as u64;
-            let lost = (len / ps..min_len_bytes.div_ceil(ps))
+            // Pages past the checkpoint's next page number were never handed out
+            // before it (the file is kept longer than that: `ensure_room_fixed`), and
+            // any handed out since are made again by redo from their first record.
+            let lost = (len / ps..min_len_bytes.div_ceil(ps).min(next_page))
                 .find(|p| free_pages.binary_search(p).is_err());
             if let Some(page) = lost {
                 return Err(Error::CorruptFile {
@@ -285,7 +288,7 @@ impl PageStore {
         Ok(max)
     }
 
-    /// The data file's length (it grows only by page writes).
+    /// The data file's length (it grows by page writes and by `ensure_room`).
     pub fn file_len_bytes(&self) -> u64 {
         self.file_len_bytes.load(Ordering::Acquire)
     }
@@ -438,9 +441,10 @@ impl PageStore {
     /// Gives the data file's free end back to the file system (truncation; see
     /// docs/format.md). Ready free pages at the end of the page numbers lower the next
     /// page number; then the file is cut after the last place in use: in fixed-place
-    /// modes after the last page in use, in cow mode after the last location that is
-    /// not free, keeping `keep_free` free locations (and one per map chunk): the room
-    /// `ensure_room` reserves for changes to come. Returns the bytes given back.
+    /// modes `keep_free` pages past the next page number, in cow mode after the last
+    /// location that is not free, keeping `keep_free` free locations (and one per map
+    /// chunk): the room `ensure_room` reserves for changes to come. Returns the bytes
+    /// given back.
     pub fn trim(&self, keep_free: u64) -> Result<u64> {
         let ps = self.page_size as u64;
         let mut f = lock(&self.free_pages);
@@ -474,7 +478,8 @@ impl PageStore {
                 st.born_epoch.truncate(n as usize);
                 n * ps
             }
-            None => keep * ps,
+            // The room `ensure_room_fixed` keeps past the next page number stays.
+            None => (keep + keep_free) * ps,
         };
         if end < before {
             self.file
@@ -812,10 +817,12 @@ impl PageStore {
     /// page write later, which fences the database. The file grows by at least
     /// `ROOM_MIN_GROWTH` locations or an eighth of itself, so that it grows rarely (by
     /// just what is missing when that much does not fit). Fixed-place modes write each
-    /// page at its own place and reserve nothing here.
-    pub fn ensure_room(&self, least: u64, wanted: u64) -> Result<()> {
+    /// page at its own place: there `dirty` pages need no room of their own (each has
+    /// its place), and the file is kept `wanted - dirty` pages past the next page number
+    /// (`ensure_room_fixed`).
+    pub fn ensure_room(&self, dirty: u64, least: u64, wanted: u64) -> Result<()> {
         if self.protection != Protection::Cow {
-            return Ok(());
+            return self.ensure_room_fixed(least - dirty, wanted - dirty);
         }
         let mut st = lock(&self.cow);
         let chunks = st.chunk_locations.len() as u64 + 1;
@@ -854,6 +861,57 @@ impl PageStore {
         }
         // No room to grow: a change that needs no more than what is left goes on.
         if free >= least + chunks {
+            return Ok(());
+        }
+        let (grow, source) = failure;
+        Err(Error::DiskFull {
+            path: self.path.clone(),
+            bytes: grow * ps,
+            source,
+        })
+    }
+
+    /// Fixed places: the file holds `wanted` pages past the next page number (pages
+    /// given back and ready count too), grown by `fallocate` as in cow mode, so that a
+    /// new page's first write has its room; on a full file system a change goes ahead
+    /// while `least` are there. A page number handed out past the file's end is written
+    /// there later, by eviction or a checkpoint, which a full disk would fail (fencing
+    /// the database): this refuses the change instead, before it logs anything.
+    fn ensure_room_fixed(&self, least: u64, wanted: u64) -> Result<()> {
+        let ps = self.page_size as u64;
+        // Under the free list's lock: no page number is handed out meanwhile (and
+        // `trim` holds it while it cuts the file).
+        let f = lock(&self.free_pages);
+        let next = self.next_page.load(Ordering::SeqCst);
+        let pages = self.file_len_bytes() / ps;
+        let room = pages.saturating_sub(next) + f.ready.len() as u64;
+        if room >= wanted {
+            return Ok(());
+        }
+        let generous = (wanted - room).max(ROOM_MIN_GROWTH).max(pages / 8);
+        let mut failure = (
+            wanted - room,
+            std::io::Error::from_raw_os_error(libc::ENOSPC),
+        );
+        for grow in [generous, wanted - room] {
+            let to = pages.max(next) + grow;
+            match self.file.preallocate(to * ps) {
+                Ok(()) => {
+                    self.file_len_bytes.fetch_max(to * ps, Ordering::AcqRel);
+                    return Ok(());
+                }
+                Err(e) => {
+                    let full = e.raw_os_error() == Some(libc::ENOSPC)
+                        || e.kind() == std::io::ErrorKind::StorageFull;
+                    if !full {
+                        return Err(Error::io(&self.path, e));
+                    }
+                    failure = (grow, e);
+                }
+            }
+        }
+        drop(f);
+        if room >= least {
             return Ok(());
         }
         let (grow, source) = failure;
