@@ -91,14 +91,27 @@ impl Drop for SmallFs {
 /// On a real 64 MB file system (a tmpfs; skipped with a message where mounting one is
 /// not allowed): inserts until the disk is full fail with 53100 only, reads and new
 /// sessions go on, and once a file is removed to free space inserts go on; the database
-/// then reopens with every row acknowledged.
+/// then reopens with every row acknowledged. In each protection mode.
 #[test]
 fn a_real_small_file_system_fills_and_recovers() {
+    for protection in [
+        walden::Protection::Cow,
+        walden::Protection::FullPage,
+        walden::Protection::None,
+    ] {
+        if !fills_and_recovers(protection) {
+            return;
+        }
+    }
+}
+
+/// False when no tmpfs can be mounted here.
+fn fills_and_recovers(protection: walden::Protection) -> bool {
     let fs = match SmallFs::mount(64) {
         Ok(fs) => fs,
         Err(why) => {
             eprintln!("skipped: cannot mount a 64 MB tmpfs here ({why})");
-            return;
+            return false;
         }
     };
     // Space to give back later.
@@ -107,6 +120,7 @@ fn a_real_small_file_system_fills_and_recovers() {
     let options = || walden::Options {
         segment_size_bytes: 2 << 20,
         background: false,
+        protection,
         ..walden::Options::default()
     };
     let path = fs.0.join("db");
@@ -127,8 +141,8 @@ fn a_real_small_file_system_fills_and_recovers() {
         }
         assert!(rows < 10_000_000, "the disk never filled");
     };
-    assert_eq!(err.code, "53100", "{}", err.message);
-    assert!(!db.is_poisoned(), "{}", err.message);
+    assert_eq!(err.code, "53100", "{protection:?}: {}", err.message);
+    assert!(!db.is_poisoned(), "{protection:?}: {}", err.message);
     assert_eq!(
         support::q(&mut s, "select count(*) from t"),
         rows.to_string()
@@ -150,6 +164,7 @@ fn a_real_small_file_system_fills_and_recovers() {
     );
     drop(s);
     db.close().unwrap();
+    true
 }
 
 /// Every kind of write statement on a full disk: it succeeds (it fitted in the room
