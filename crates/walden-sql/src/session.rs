@@ -972,13 +972,14 @@ impl Session {
         // runs (each run of a prepared statement too: privileges may have changed).
         let auth = self.authority();
         if !auth.superuser {
-            if let Err(e) = crate::privileges::check::check_statement(&self.db, &auth, stmt) {
-                return Err(self.fail(e));
-            }
-            if crate::privileges::check::hides_row_details(&self.db, &auth, stmt) {
-                return self
-                    .run_checked(stmt, table_kind)
-                    .map_err(crate::error::without_row_details);
+            match crate::privileges::check::check_statement(&self.db, &auth, stmt) {
+                Err(e) => return Err(self.fail(e)),
+                Ok(true) => {
+                    return self
+                        .run_checked(stmt, table_kind)
+                        .map_err(crate::error::without_row_details)
+                }
+                Ok(false) => {}
             }
         }
         self.run_checked(stmt, table_kind)

@@ -203,7 +203,7 @@ pub(crate) fn start(session: &mut Session, stmt: CopyStatement) -> SqlResult<Cop
                 }
             }
             statement::CopySource::Query(q) => {
-                crate::privileges::check::check_statement(&db, &auth, q)
+                crate::privileges::check::check_statement(&db, &auth, q).map(|_| ())
             }
         };
         if let Err(e) = checked {

@@ -136,11 +136,20 @@ fn names_a_column(e: &Expr) -> bool {
 
 /// Checks a statement's needs for `auth`: each relation for the user, each view's
 /// relations for the view's owner.
-pub fn check_statement(db: &Database, auth: &Authority, stmt: &Statement) -> SqlResult<()> {
+///
+/// Ok(true) when the user lacks table-level SELECT on a relation the statement uses:
+/// then the details of its constraint errors, which show rows and keys, are not to be
+/// shown (PostgreSQL shows only the columns the user may read).
+pub fn check_statement(db: &Database, auth: &Authority, stmt: &Statement) -> SqlResult<bool> {
     if auth.superuser {
-        return Ok(());
+        return Ok(false);
     }
-    check_needs(db, auth, stmt, &needs(stmt), 0)
+    let needs = needs(stmt);
+    check_needs(db, auth, stmt, &needs, 0)?;
+    Ok(needs.iter().any(|n| {
+        rel_kind(db, &n.relation)
+            .is_some_and(|k| auth.relation_mask(&n.relation, k, bits::SELECT) == 0)
+    }))
 }
 
 /// Checks needs (of a statement, or of a view's query for its owner), table-level
@@ -223,17 +232,6 @@ pub fn require_columns(
         }
     }
     Ok(())
-}
-
-/// Whether the statement uses a relation on which the user lacks table-level SELECT:
-/// then the details of its constraint errors, which show rows and keys, are not shown
-/// (PostgreSQL shows only the columns the user may read).
-pub fn hides_row_details(db: &Database, auth: &Authority, stmt: &Statement) -> bool {
-    !auth.superuser
-        && needs(stmt).iter().any(|n| {
-            rel_kind(db, &n.relation)
-                .is_some_and(|k| auth.relation_mask(&n.relation, k, bits::SELECT) == 0)
-        })
 }
 
 /// A view's query reads its relations with its owner's privileges.
