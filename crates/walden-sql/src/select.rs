@@ -2187,6 +2187,10 @@ fn order_key(
     if let Some(i) = order_position(e, items.len())? {
         return Ok(SortKey::Output(i));
     }
+    // A bare name is an output column's first (SQL92's rule, PostgreSQL's and SQLite's:
+    // `SELECT a + 1 AS a FROM t ORDER BY a` sorts by the output), else an expression
+    // over the FROM items'. Two outputs of the name: the FROM column's when there is one
+    // (`SELECT a, a`, `SELECT *, a`: the same values), else PostgreSQL's 42702.
     if let ast::Expr::Identifier(id) = e {
         let name = ident_name(id);
         let hits: Vec<usize> = items
@@ -2195,8 +2199,16 @@ fn order_key(
             .filter(|(_, (_, n))| *n == name)
             .map(|(i, _)| i)
             .collect();
-        if hits.len() == 1 && !scope.columns.iter().any(|(c, _)| *c == name) {
-            return Ok(SortKey::Output(hits[0]));
+        match hits.as_slice() {
+            [] => {}
+            [i] => return Ok(SortKey::Output(*i)),
+            _ if scope.columns.iter().any(|(c, _)| *c == name) => {}
+            _ => {
+                return Err(SqlError::new(
+                    crate::error::code::AMBIGUOUS_COLUMN,
+                    format!("ORDER BY \"{name}\" is ambiguous"),
+                ))
+            }
         }
     }
     let mut b = Binder {

@@ -461,3 +461,31 @@ fn nullif_bitwise_operators_and_regproc_as_postgres() {
         ],
     );
 }
+
+/// ORDER BY a bare name takes the output column of that name before a FROM column's
+/// (SQL92's rule, PostgreSQL's): `SELECT b AS a … ORDER BY a` sorts by b. Two outputs
+/// of the name are PostgreSQL's 42702 unless they are the same FROM column.
+#[test]
+fn order_by_a_name_takes_the_output_column_first() {
+    support::check_on_both(
+        "order_by_output_names",
+        &[
+            ("create table ob (a int, b int)", ""),
+            ("insert into ob values (1, 30), (2, 10), (3, 20)", ""),
+            ("select b as a from ob order by a", "10\n20\n30"),
+            ("select a, b as a from ob order by 1", "1|30\n2|10\n3|20"),
+            ("select -a as a from ob order by a", "-3\n-2\n-1"),
+            ("select a + 0 as b from ob order by b desc", "3\n2\n1"),
+            ("select a, a from ob order by a desc", "3|3\n2|2\n1|1"),
+            (
+                "select *, a from ob order by a desc",
+                "3|20|3\n2|10|2\n1|30|1",
+            ),
+            (
+                "select a as c, b as c from ob order by c",
+                "ERROR 42702: ORDER BY \"c\" is ambiguous",
+            ),
+            ("select b from ob order by a + 0", "30\n10\n20"),
+        ],
+    );
+}

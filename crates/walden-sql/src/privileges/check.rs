@@ -144,32 +144,31 @@ pub fn check_statement(db: &Database, auth: &Authority, stmt: &Statement) -> Sql
     if auth.superuser {
         return Ok(false);
     }
-    let needs = needs(stmt);
-    check_needs(db, auth, stmt, &needs, 0)?;
-    Ok(needs.iter().any(|n| {
-        rel_kind(db, &n.relation)
-            .is_some_and(|k| auth.relation_mask(&n.relation, k, bits::SELECT) == 0)
-    }))
+    check_needs(db, auth, stmt, &needs(stmt), 0)
 }
 
 /// Checks needs (of a statement, or of a view's query for its owner), table-level
 /// first, then through the columns `stmt` uses where the relation's columns have
-/// privileges of their own.
+/// privileges of their own. Ok(true): a relation lacks table-level SELECT (see
+/// `check_statement`).
 pub fn check_needs(
     db: &Database,
     auth: &Authority,
     stmt: &Statement,
     needs: &[Need],
     depth: usize,
-) -> SqlResult<()> {
+) -> SqlResult<bool> {
     let mut uses: Option<ColumnUses> = None;
+    let mut unreadable = false;
     for need in needs {
         let Some(kind) = rel_kind(db, &need.relation) else {
             // Not a relation of the database (a WITH query, the virtual catalog, a
             // table function): the statement's own binding decides.
             continue;
         };
-        let held = auth.relation_mask(&need.relation, kind, need.privs);
+        let held = auth.relation_mask(&need.relation, kind, need.privs | bits::SELECT);
+        unreadable |= held & bits::SELECT == 0;
+        let held = held & need.privs;
         if held != need.privs {
             let missing = need.privs & !held;
             if missing & !COLUMN_PRIVS != 0 || !auth.has_column_grants(&need.relation) {
@@ -189,7 +188,7 @@ pub fn check_needs(
             check_view(db, auth, &need.relation, depth + 1)?;
         }
     }
-    Ok(())
+    Ok(unreadable)
 }
 
 /// 42501 unless the user holds each privilege of `missing` on every column `uses`
@@ -252,7 +251,7 @@ fn check_view(db: &Database, auth: &Authority, name: &str, depth: usize) -> SqlR
         return Ok(());
     };
     let stmt = Statement::Query(Box::new(query));
-    check_needs(db, &owner_auth, &stmt, &needs(&stmt), depth)
+    check_needs(db, &owner_auth, &stmt, &needs(&stmt), depth).map(|_| ())
 }
 
 /// Ownership of the relation `name` (of a kind the caller knows) for DDL.

@@ -602,27 +602,36 @@ impl Visitor for Walker<'_> {
         // ORDER BY names of output columns refer to them, not to the FROM items.
         let mut aliases = HashSet::new();
         if let (SetExpr::Select(s), Some(ob)) = (&*q.body, &q.order_by) {
-            // Walden's executor sorts by a FROM item's column of the name where there
-            // is one (PostgreSQL takes the output column first): only a name no item
-            // has is surely the output's.
-            let mut level = Vec::new();
-            for t in &s.from {
-                self.items_of(t, &mut level);
+            // An output name refers to the output when one output has it (two are
+            // the FROM column's, when there is one); only aliases and plain columns
+            // are counted as sure.
+            let mut outputs: HashMap<String, usize> = HashMap::new();
+            let mut star = false;
+            for p in &s.projection {
+                let name = match p {
+                    SelectItem::ExprWithAlias { alias, .. } => ident_name(alias),
+                    SelectItem::UnnamedExpr(Expr::Identifier(i)) => ident_name(i),
+                    SelectItem::UnnamedExpr(Expr::CompoundIdentifier(is)) => {
+                        is.last().map(ident_name).unwrap_or_default()
+                    }
+                    // `*` names columns too, and an expression may be named as the
+                    // column or function it holds: a name may then be one of two
+                    // outputs, which the executor reads as the FROM items' column.
+                    _ => {
+                        star = true;
+                        continue;
+                    }
+                };
+                *outputs.entry(name).or_default() += 1;
             }
-            let outputs: HashSet<String> = s
-                .projection
-                .iter()
-                .filter_map(|p| match p {
-                    SelectItem::ExprWithAlias { alias, .. } => Some(ident_name(alias)),
-                    SelectItem::UnnamedExpr(Expr::Identifier(i)) => Some(ident_name(i)),
-                    _ => None,
-                })
-                .collect();
+            if star {
+                outputs.clear();
+            }
             if let ast::OrderByKind::Expressions(es) = &ob.kind {
                 for e in es {
                     if let Expr::Identifier(i) = &e.expr {
                         let name = ident_name(i);
-                        if outputs.contains(&name) && !level.iter().any(|x| x.has(&name)) {
+                        if outputs.get(&name) == Some(&1) {
                             aliases.insert(&e.expr as *const Expr);
                         }
                     }

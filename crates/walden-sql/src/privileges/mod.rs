@@ -344,8 +344,17 @@ impl Authority {
         if self.superuser {
             return mask;
         }
-        let acl = relation_acl(&self.privileges, name);
-        self.items_mask(&items_of(&acl, kind.owner_default()), mask)
+        // Read in place (every statement of an ordinary role asks, for each relation).
+        let (owner, items) = match self.privileges.relations.get(name) {
+            Some(acl) => (acl.owner.as_str(), acl.acl.as_deref()),
+            None => (BOOTSTRAP, None),
+        };
+        match items {
+            Some(items) => self.items_mask(items, mask),
+            // The defaults: the owner's every privilege.
+            None if self.privs_of.contains(owner) => kind.owner_default() & mask,
+            None => 0,
+        }
     }
 
     /// The privileges of `mask` the user holds on a column through its own list (the
