@@ -67,6 +67,18 @@ pub(crate) struct Template {
     /// is none, for the catalog generation it was found at. The declared types are those
     /// of the handle, which every clone sharing this template has too.
     param_types: Mutex<Option<(u64, SqlResult<Vec<SqlType>>)>>,
+    /// The last privilege check it passed: for which role, at which generations of
+    /// roles and privileges and of the catalog, and what it said (whether constraint
+    /// errors leave out rows). While all hold, the check's answer is the same.
+    checked: Mutex<Option<CheckMemo>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct CheckMemo {
+    user: String,
+    auth_generation: u64,
+    catalog_generation: u64,
+    unreadable: bool,
 }
 
 /// What a prepared statement keeps of its last planning: for one catalog generation and
@@ -107,6 +119,27 @@ pub struct PreparedRun {
 impl Template {
     pub(crate) fn statement(&self) -> &ast::Statement {
         &self.stmt
+    }
+
+    /// What the privilege check said when it last passed for `user` at these
+    /// generations (None: not passed then).
+    pub(crate) fn checked_for(&self, user: &str, auth: u64, catalog: u64) -> Option<bool> {
+        let memo = self.checked.lock().unwrap_or_else(|e| e.into_inner());
+        memo.as_ref()
+            .filter(|m| {
+                m.user == user && m.auth_generation == auth && m.catalog_generation == catalog
+            })
+            .map(|m| m.unreadable)
+    }
+
+    /// Remembers a passed privilege check (`checked_for`).
+    pub(crate) fn remember_check(&self, user: &str, auth: u64, catalog: u64, unreadable: bool) {
+        *self.checked.lock().unwrap_or_else(|e| e.into_inner()) = Some(CheckMemo {
+            user: user.to_string(),
+            auth_generation: auth,
+            catalog_generation: catalog,
+            unreadable,
+        });
     }
 
     /// `USING kind` of a CREATE TABLE, with where it was written.
@@ -277,6 +310,7 @@ impl Prepared {
                     table_kind,
                     cached: Mutex::new(None),
                     param_types: Mutex::new(None),
+                    checked: Mutex::new(None),
                 }))
             }
             // (The parser makes no prepared runs.)

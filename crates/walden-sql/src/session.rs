@@ -972,7 +972,22 @@ impl Session {
         // runs (each run of a prepared statement too: privileges may have changed).
         let auth = self.authority();
         if !auth.superuser {
-            match crate::privileges::check::check_statement(&self.db, &auth, stmt) {
+            // A prepared statement that passed for this role with roles, privileges
+            // and the catalog as they are passes again (the generation is read before
+            // the check: a change meanwhile makes the next run check again).
+            let template = self.prepared_run.as_ref().map(|r| r.statement());
+            let catalog = self.db.catalog_generation();
+            let memo = template
+                .as_ref()
+                .and_then(|t| t.checked_for(&auth.user, auth.generation, catalog));
+            let checked = match memo {
+                Some(unreadable) => Ok(unreadable),
+                None => crate::privileges::check::check_statement(&self.db, &auth, stmt),
+            };
+            if let (Some(t), Ok(unreadable), None) = (&template, &checked, memo) {
+                t.remember_check(&auth.user, auth.generation, catalog, *unreadable);
+            }
+            match checked {
                 Err(e) => return Err(self.fail(e)),
                 Ok(true) => {
                     return self

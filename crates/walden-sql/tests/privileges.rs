@@ -1768,6 +1768,61 @@ fn copy_uses_column_privileges() {
     );
 }
 
+/// A prepared statement's privilege check is remembered only while the role, the
+/// roles and privileges, and the catalog stay as they were: a revoke, a grant, SET ROLE
+/// and a view replaced under it are each seen by the next run.
+#[test]
+fn a_prepared_statement_is_checked_again_when_anything_changes() {
+    let db = support::db();
+    let mut s = walden_sql::Session::with_seed(&db, 1);
+    s.execute(
+        "create role alice; create role bob; create table t (id int); \
+         insert into t values (1); create table u (id int); insert into u values (2); \
+         grant select on t to alice; create view v as select id from t; \
+         alter table v owner to alice; grant select on v to bob; grant bob to alice",
+    )
+    .unwrap();
+    s.execute("set session authorization bob").unwrap();
+    let p = s.prepare("select id from v").unwrap();
+    let run = |s: &mut walden_sql::Session| match s.execute_prepared(&p, &[]) {
+        Ok(r) => r
+            .rows
+            .iter()
+            .map(|r| walden_sql::value::display(&r[0]))
+            .collect::<Vec<_>>()
+            .join(","),
+        Err(e) => format!("ERROR {}: {}", e.code, e.message),
+    };
+    assert_eq!(run(&mut s), "1");
+    assert_eq!(run(&mut s), "1");
+    // A revoke from the view's owner: the view's read of t is refused.
+    s.execute(
+        "reset session authorization; revoke select on t from alice; set session authorization bob",
+    )
+    .unwrap();
+    assert_eq!(run(&mut s), "ERROR 42501: permission denied for table t");
+    s.execute(
+        "reset session authorization; grant select on t to alice; set session authorization bob",
+    )
+    .unwrap();
+    assert_eq!(run(&mut s), "1");
+    // The view replaced to read a table its owner may not read.
+    s.execute(
+        "reset session authorization; create or replace view v as select id from u; \
+         set session authorization bob",
+    )
+    .unwrap();
+    assert_eq!(run(&mut s), "ERROR 42501: permission denied for table u");
+    // Another role (SET ROLE) is checked as itself.
+    s.execute("reset session authorization; create or replace view v as select id from t")
+        .unwrap();
+    s.execute("create role carol; grant carol to bob; set session authorization bob")
+        .unwrap();
+    assert_eq!(run(&mut s), "1");
+    s.execute("set role carol").unwrap();
+    assert_eq!(run(&mut s), "ERROR 42501: permission denied for view v");
+}
+
 /// psql 15's `\\dp` and `\\du` queries (captured with `psql -E`), verbatim, after
 /// grants to a role, a group role and PUBLIC: the access privileges and memberships
 /// print as PostgreSQL prints them.
