@@ -1198,7 +1198,8 @@ impl SelectPlan {
             plan.order.push((key, desc, nulls_first));
         }
         match &select.distinct {
-            None => {}
+            // `SELECT ALL`: the default, spelled out.
+            None | Some(ast::Distinct::All) => {}
             Some(ast::Distinct::Distinct) => {
                 plan.distinct = Distinct::All;
                 // The sort keys must be output columns (the rows are told apart by them).
@@ -1234,7 +1235,6 @@ impl SelectPlan {
                 }
                 plan.distinct = Distinct::On(keys);
             }
-            Some(_) => return Err(SqlError::unsupported("this DISTINCT")),
         }
         if !srfs.calls.is_empty() {
             if !windows.calls.is_empty() {

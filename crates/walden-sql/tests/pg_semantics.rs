@@ -489,3 +489,23 @@ fn order_by_a_name_takes_the_output_column_first() {
         ],
     );
 }
+
+/// `SELECT ALL` (the set quantifier spelled out) keeps duplicates, in a query, a
+/// subquery and a set operation's arms.
+#[test]
+fn select_all_keeps_duplicates() {
+    support::check_on_both(
+        "select_all",
+        &[
+            ("create table sa (a int)", ""),
+            ("insert into sa values (1), (1), (2)", ""),
+            ("select all a from sa order by a", "1\n1\n2"),
+            ("select count(*) from (select all a from sa) s", "3"),
+            (
+                "select all a from sa union all select all a from sa where a = 2 order by 1",
+                "1\n1\n2\n2",
+            ),
+            ("select distinct a from sa order by a", "1\n2"),
+        ],
+    );
+}
