@@ -103,6 +103,11 @@ pub struct MapCapture {
     old_chunk_locations: Vec<u64>,
 }
 
+/// Whether a failed growth of the file means the file system is full.
+fn no_room(e: &std::io::Error) -> bool {
+    e.raw_os_error() == Some(libc::ENOSPC) || e.kind() == std::io::ErrorKind::StorageFull
+}
+
 /// The least a data file grows by when `ensure_room` finds too few free locations.
 pub const ROOM_MIN_GROWTH: u64 = 64;
 
@@ -849,14 +854,8 @@ impl PageStore {
                     self.file_len_bytes.fetch_max(to * ps, Ordering::AcqRel);
                     return Ok(());
                 }
-                Err(e) => {
-                    let full = e.raw_os_error() == Some(libc::ENOSPC)
-                        || e.kind() == std::io::ErrorKind::StorageFull;
-                    if !full {
-                        return Err(Error::io(&self.path, e));
-                    }
-                    failure = (grow, e);
-                }
+                Err(e) if !no_room(&e) => return Err(Error::io(&self.path, e)),
+                Err(e) => failure = (grow, e),
             }
         }
         // No room to grow: a change that needs no more than what is left goes on.
@@ -900,14 +899,8 @@ impl PageStore {
                     self.file_len_bytes.fetch_max(to * ps, Ordering::AcqRel);
                     return Ok(());
                 }
-                Err(e) => {
-                    let full = e.raw_os_error() == Some(libc::ENOSPC)
-                        || e.kind() == std::io::ErrorKind::StorageFull;
-                    if !full {
-                        return Err(Error::io(&self.path, e));
-                    }
-                    failure = (grow, e);
-                }
+                Err(e) if !no_room(&e) => return Err(Error::io(&self.path, e)),
+                Err(e) => failure = (grow, e),
             }
         }
         drop(f);

@@ -143,6 +143,14 @@ pub fn column_uses(db: &Database, stmt: &Statement) -> ColumnUses {
     v.uses
 }
 
+/// A dotted name's parts, each as the catalog spells it.
+fn name_parts(n: &ObjectName) -> Vec<String> {
+    n.0.iter()
+        .filter_map(|p| p.as_ident())
+        .map(ident_name)
+        .collect()
+}
+
 fn assignment_columns(t: &ast::AssignmentTarget) -> Vec<String> {
     let names: Vec<&ObjectName> = match t {
         ast::AssignmentTarget::ColumnName(n) => vec![n],
@@ -382,11 +390,7 @@ impl Walker<'_> {
                     SelectItemQualifiedWildcardKind::ObjectName(n),
                     _,
                 ) => {
-                    let parts: Vec<String> =
-                        n.0.iter()
-                            .filter_map(|p| p.as_ident())
-                            .map(ident_name)
-                            .collect();
+                    let parts = name_parts(n);
                     self.whole_row(&parts);
                 }
                 SelectItem::QualifiedWildcard(SelectItemQualifiedWildcardKind::Expr(_), _) => {
@@ -738,11 +742,7 @@ impl Visitor for Walker<'_> {
                 }
             }
             Expr::QualifiedWildcard(n, _) => {
-                let parts: Vec<String> =
-                    n.0.iter()
-                        .filter_map(|p| p.as_ident())
-                        .map(ident_name)
-                        .collect();
+                let parts = name_parts(n);
                 self.whole_row(&parts);
             }
             Expr::Function(f) => {
@@ -754,11 +754,7 @@ impl Visitor for Walker<'_> {
                             | FunctionArg::Unnamed(arg) => arg,
                         };
                         if let FunctionArgExpr::QualifiedWildcard(n) = arg {
-                            let parts: Vec<String> =
-                                n.0.iter()
-                                    .filter_map(|p| p.as_ident())
-                                    .map(ident_name)
-                                    .collect();
+                            let parts = name_parts(n);
                             self.whole_row(&parts);
                         }
                     }

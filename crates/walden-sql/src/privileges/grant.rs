@@ -855,6 +855,34 @@ struct Change<'a> {
     asked_all: bool,
 }
 
+impl Change<'_> {
+    /// Grants or revokes `privs` (as `grantor`) to or from each grantee in one list.
+    fn apply(
+        &self,
+        items: &mut Vec<AclItem>,
+        grantor: &str,
+        privs: u16,
+        owner: &str,
+    ) -> SqlResult<()> {
+        for grantee in self.grantees {
+            if self.grant {
+                grant_item(items, grantee, grantor, privs, self.option)?;
+            } else {
+                revoke_item(
+                    items,
+                    grantee,
+                    grantor,
+                    privs,
+                    self.option,
+                    self.cascade,
+                    owner,
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Applies a GRANT or REVOKE to one object, PostgreSQL's `ExecGrant_Relation`: the
 /// grantor is the owner when the user has the owner's privileges, else the user, whose
 /// grant options bound what it grants (a warning when they fall short; 42501 when it
@@ -921,21 +949,7 @@ fn apply_acl(
                     ));
                 }
             }
-            for grantee in change.grantees {
-                if change.grant {
-                    grant_item(&mut items, grantee, &grantor, this, change.option)?;
-                } else {
-                    revoke_item(
-                        &mut items,
-                        grantee,
-                        &grantor,
-                        this,
-                        change.option,
-                        change.cascade,
-                        &owner,
-                    )?;
-                }
-            }
+            change.apply(&mut items, &grantor, this, &owner)?;
         }
         let mut columns = entry.columns.clone();
         // REVOKE of table-level privileges takes them from every column as well.
@@ -975,21 +989,7 @@ fn apply_acl(
                 }
                 privs & may
             };
-            for grantee in change.grantees {
-                if change.grant {
-                    grant_item(&mut list, grantee, &grantor, this, change.option)?;
-                } else {
-                    revoke_item(
-                        &mut list,
-                        grantee,
-                        &grantor,
-                        this,
-                        change.option,
-                        change.cascade,
-                        &owner,
-                    )?;
-                }
-            }
+            change.apply(&mut list, &grantor, this, &owner)?;
             if list.is_empty() {
                 columns.remove(&at);
             } else {
