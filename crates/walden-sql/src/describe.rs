@@ -55,6 +55,13 @@ pub(crate) fn columns(db: &Database, stmt: &Statement) -> SqlResult<Vec<(String,
             }
             Ok(vec![("QUERY PLAN".into(), SqlType::Text)])
         }
+        Statement::Declare { stmts } => {
+            // Bound for its parameters' types; a DECLARE returns no rows.
+            for q in stmts.iter().filter_map(|d| d.for_query.as_ref()) {
+                QueryPlan::plan(q, &DbCatalog::new(db))?;
+            }
+            Ok(Vec::new())
+        }
         _ => Ok(Vec::new()),
     }
 }

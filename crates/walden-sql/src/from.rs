@@ -65,6 +65,8 @@ pub enum Source {
     },
     /// `pg_settings`: the session's settings, read when it runs.
     Settings,
+    /// `pg_cursors`: the session's open cursors as the statement started.
+    Cursors,
     /// A subquery in FROM or a WITH query, run when read.
     Derived {
         plan: Arc<QueryPlan>,
@@ -552,6 +554,7 @@ impl Builder<'_, '_> {
                                 superuser_only: rel.superuser_only,
                             },
                             crate::pg_catalog::Rows::Settings => Source::Settings,
+                            crate::pg_catalog::Rows::Cursors => Source::Cursors,
                         },
                         Some(vname),
                         rel.columns,
@@ -2356,6 +2359,18 @@ impl Source {
                 }
                 Ok(true)
             }
+            Source::Cursors => {
+                let rows = cx
+                    .settings
+                    .map(|s| crate::pg_catalog::cursor_rows(s.cursors()))
+                    .unwrap_or_default();
+                for row in rows {
+                    if !sink(cx, row)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
             Source::Values {
                 rows,
                 superuser_only,
@@ -2738,6 +2753,7 @@ impl Source {
             | Source::Series { .. }
             | Source::Values { .. }
             | Source::Settings
+            | Source::Cursors
             | Source::Derived { .. } => true,
             Source::SeriesOf { args, .. } => args.iter().all(add),
             Source::JsonRows { arg, .. } => add(arg),
@@ -3012,6 +3028,7 @@ impl Source {
             Source::Table(t) => t.est,
             Source::Values { rows, .. } => rows.len() as f64,
             Source::Settings => crate::settings::DEFS.len() as f64,
+            Source::Cursors => 1000.0,
             Source::Derived { plan, .. } => plan.estimate(),
             Source::Padded { inner, .. } => inner.estimate(),
             Source::Filter { est, .. } => *est,
@@ -3040,6 +3057,7 @@ impl Source {
             }
             Source::Values { name, .. } => out.node_at(depth, &format!("Seq Scan on {name}"), key),
             Source::Settings => out.node_at(depth, "Function Scan on pg_show_all_settings a", key),
+            Source::Cursors => out.node_at(depth, "Function Scan on pg_cursor c", key),
             Source::Table(t) => {
                 crate::select::explain_access(
                     out,

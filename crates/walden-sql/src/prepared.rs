@@ -321,7 +321,8 @@ impl Prepared {
             | Parsed::Copy(_)
             | Parsed::Prepared(_)
             | Parsed::Role(..)
-            | Parsed::Grant(_) => None,
+            | Parsed::Grant(_)
+            | Parsed::Cursor(_) => None,
         };
         Ok(Prepared {
             text: sql.to_string(),
@@ -422,6 +423,17 @@ impl Prepared {
         .map(|(_, types)| types);
         *slot = Some((generation, types.clone()));
         types
+    }
+
+    /// FETCH, MOVE or CLOSE, if that is the statement.
+    pub(crate) fn cursor_statement(&self) -> Option<crate::cursors::CursorStatement> {
+        if self.tree.is_some() {
+            return None;
+        }
+        match parse_script(&self.text).ok()?.pop()?.parsed {
+            Ok(Parsed::Cursor(c)) => Some(c),
+            _ => None,
+        }
     }
 
     /// The result columns of the statement with a NULL of each parameter's type

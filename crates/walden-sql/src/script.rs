@@ -39,6 +39,8 @@ pub enum Parsed {
     /// CREATE, ALTER or DROP SEQUENCE.
     Sequence(crate::sequences::ddl::SequenceStatement),
     Grant(crate::privileges::grant::GrantStatement),
+    /// FETCH, MOVE or CLOSE (a cursor's).
+    Cursor(crate::cursors::CursorStatement),
 }
 
 impl Parsed {
@@ -50,7 +52,8 @@ impl Parsed {
             | Parsed::Maintenance(_)
             | Parsed::Role(..)
             | Parsed::Sequence(_)
-            | Parsed::Grant(_) => depth::stack_bytes(0),
+            | Parsed::Grant(_)
+            | Parsed::Cursor(_) => depth::stack_bytes(0),
             Parsed::Statement { stmt, .. } => stmt.stack_bytes(),
             Parsed::Copy(c) => match &c.source {
                 crate::copy::statement::CopySource::Query(q) => q.stack_bytes(),
@@ -473,7 +476,9 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
             | "("
             | "WITH"
             | "VALUES"
+            | "DECLARE"
     ) || crate::roles::is_role_command(&name)
+        || crate::cursors::is_cursor_command(&name)
         || crate::sequences::ddl::is_sequence_command(&name)
         || crate::privileges::grant::is_grant_command(&name);
     if !supported {
@@ -502,6 +507,9 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
     }
     if name == "REINDEX" {
         return parse_reindex(&words);
+    }
+    if crate::cursors::is_cursor_command(&name) {
+        return crate::cursors::parse(&toks).map(Parsed::Cursor);
     }
     if name == "COPY" {
         return crate::copy::statement::parse(&toks, nesting).map(|c| Parsed::Copy(Box::new(c)));

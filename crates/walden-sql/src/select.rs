@@ -884,6 +884,15 @@ pub struct SelectPlan {
     top_id: Option<u64>,
 }
 
+/// A streaming plan's parts (`SelectPlan::stream_parts`).
+pub(crate) struct StreamParts<'p> {
+    pub source: &'p Source,
+    pub filter: Option<Expr>,
+    pub outputs: Vec<Expr>,
+    pub offset: u64,
+    pub limit: Option<u64>,
+}
+
 /// The rows LIMIT and OFFSET leave of `rows` (at least 1, as PostgreSQL's estimates).
 fn limited(rows: f64, limit: Option<u64>, offset: u64) -> f64 {
     let after = (rows - offset as f64).max(1.0);
@@ -1751,6 +1760,22 @@ impl SelectPlan {
             && self.distinct == Distinct::None
             && self.windows.is_empty()
             && self.srfs.is_empty()
+    }
+
+    /// What the executor's stream (`exec::RowStream`) needs of a plan that streams (no
+    /// grouping, sort, DISTINCT, window, set-returning function, or access chosen per
+    /// run); None for another.
+    pub(crate) fn stream_parts(&self) -> Option<StreamParts<'_>> {
+        if !self.is_streaming() || self.reaccess.is_some() || self.input_limit.is_some() {
+            return None;
+        }
+        Some(StreamParts {
+            source: &self.source,
+            filter: self.filter.clone(),
+            outputs: self.outputs.clone(),
+            offset: self.offset,
+            limit: self.limit,
+        })
     }
 
     /// For a streaming plan: the output row for one input row, or None if filtered out.

@@ -23,6 +23,8 @@ use crate::settings::{Scoped, SessionSettings, StatementSettings};
 use crate::types::SqlType;
 use crate::{ddl, dml};
 
+mod cursors;
+
 /// The result of one statement.
 #[derive(Debug, Clone)]
 pub struct StatementResult {
@@ -238,6 +240,10 @@ pub struct Session {
     /// The authority of the current user, while the roles and privileges it was made
     /// of hold (`authority`).
     auth: Option<std::sync::Arc<crate::privileges::Authority>>,
+    /// Open cursors, by name (`session/cursors.rs`).
+    cursors: std::collections::BTreeMap<String, crate::cursors::Cursor>,
+    /// The text of the statement running, as the client sent it (`pg_cursors`).
+    statement_text: Option<std::sync::Arc<str>>,
 }
 
 /// What runs a COPY to or from the client for [`Session::run_script_with_copy`]: given
@@ -282,6 +288,8 @@ impl Session {
             block_isolation: IsolationLevel::ReadCommitted,
             block_snapshot_taken: false,
             auth: None,
+            cursors: Default::default(),
+            statement_text: None,
         }
     }
 
@@ -446,6 +454,10 @@ impl Session {
                 Some(Statement::Execute {
                     name: Some(name), ..
                 }) => self.described_execute(name)?,
+                None => match p.cursor_statement() {
+                    Some(c) => self.cursor_columns(&c),
+                    None => p.columns(&self.db, &params)?,
+                },
                 _ => p.columns(&self.db, &params)?,
             };
             Ok(Description { params, columns })
@@ -663,6 +675,7 @@ impl Session {
             .set_timeout(self.settings.now().client.statement_timeout);
         let started = Instant::now();
         let before = self.db.stats();
+        self.statement_text = Some(text.into());
         let result = match parsed {
             // Binding and running recurse as deep as the statement nests.
             Ok(p) => crate::depth::with_stack(p.stack_bytes(), || self.execute_parsed(p)),
@@ -741,12 +754,15 @@ impl Session {
         guard.set_spilling(settings.work_mem_bytes, self.db.temp_space());
         let now = self.statement_now();
         guard.set_now_micros(now);
-        guard.set_settings(StatementSettings::new(
-            &self.settings,
-            self.in_transaction_block(),
-            self.isolation_now(),
-            &self.db,
-        ));
+        guard.set_settings(
+            StatementSettings::new(
+                &self.settings,
+                self.in_transaction_block(),
+                self.isolation_now(),
+                &self.db,
+            )
+            .with_cursors(self.cursor_list()),
+        );
         let auth = self.authority();
         guard.set_sequences(crate::sequences::StatementSequences::new(
             &self.db,
@@ -833,6 +849,7 @@ impl Session {
     /// An error inside a transaction block aborts the block.
     fn fail(&mut self, e: SqlError) -> SqlError {
         if let TxnState::Block(t) = std::mem::replace(&mut self.txn, TxnState::Auto) {
+            self.cursors_at_rollback();
             let _ = t.rollback();
             self.txn = TxnState::Failed;
             // The block's SETs are undone now, as PostgreSQL undoes them on abort.
@@ -898,6 +915,7 @@ impl Session {
                 crate::sequences::ddl::run(&self.db, &auth, stmt)
             }
             Parsed::Statement { stmt, table_kind } => self.execute_statement(&stmt, table_kind),
+            Parsed::Cursor(c) => self.cursor_statement(c),
             Parsed::Prepared(run) => {
                 let template = run.statement();
                 self.prepared_run = Some(run);
@@ -961,6 +979,7 @@ impl Session {
                 }
                 return Ok(Output::tag("DEALLOCATE"));
             }
+            Statement::Declare { .. } => return self.declare(stmt),
             Statement::Set(set) => return self.set(set).map_err(|e| self.fail(e)),
             Statement::Reset(r) => return self.reset(r).map_err(|e| self.fail(e)),
             Statement::ShowVariable { variable } => {
@@ -1257,6 +1276,13 @@ impl Session {
         }
         match std::mem::replace(&mut self.txn, TxnState::Auto) {
             TxnState::Block(mut t) => {
+                // WITH HOLD cursors read their rest first: a failure rolls back.
+                if let Err(e) = self.cursors_at_commit(&t) {
+                    self.settings.rollback();
+                    self.cursors_at_rollback();
+                    let _ = t.rollback();
+                    return Err(e);
+                }
                 // synchronous_commit as the transaction leaves it (SET LOCAL included).
                 t.set_synchronous_commit(self.settings.now().synchronous_commit);
                 let committed = t.commit();
@@ -1289,6 +1315,7 @@ impl Session {
         match std::mem::replace(&mut self.txn, TxnState::Auto) {
             TxnState::Block(t) => {
                 self.settings.rollback();
+                self.cursors_at_rollback();
                 t.rollback()?;
                 Ok(Output::tag("ROLLBACK"))
             }

@@ -56,9 +56,9 @@ pub use calendar::Interval;
 pub use catalog::{RoleDef, TableKind, TableStats, ViewDef};
 pub use engine::SeqValues;
 pub use engine::{
-    AlterOp, CheckReport, Database, IndexCheck, IndexInfo, IndexSpec, Isolation, MemberChange,
-    Modified, Newest, Options, Reader, RecoveryReport, RelationKind, RowAction, TableCheck,
-    Transaction, VacuumReport,
+    AlterOp, CheckReport, Database, HeldSnapshot, IndexCheck, IndexInfo, IndexSpec, Isolation,
+    MemberChange, Modified, Newest, Options, Reader, RecoveryReport, RelationKind, RowAction,
+    TableCheck, TableCursor, Transaction, VacuumReport,
 };
 pub use error::{Error, Result};
 pub use jsonb::Json;

@@ -311,18 +311,21 @@ impl TxnManager {
 
     /// A snapshot taken now for the running transaction `me` to read its next statement
     /// with (READ COMMITTED), which replaces the one it read with until now: as
-    /// `snapshot_now`, and `me`'s xmin in the active set moves up to the new snapshot's,
-    /// so that vacuum and the undo log's discard are no longer held back by what the
-    /// replaced snapshot could see. The caller must no longer read with an older
-    /// snapshot of `me`.
-    pub fn statement_snapshot(&self, me: u64) -> Snapshot {
+    /// `snapshot_now`, and `me`'s xmin in the active set moves up to the new snapshot's
+    /// (or to `floor`, the xmin of an older snapshot `me` still reads with, if that is
+    /// lower), so that vacuum and the undo log's discard are no longer held back by what
+    /// the replaced snapshot could see. The caller must no longer read with an older
+    /// snapshot of `me` whose xmin is below `floor`.
+    pub fn statement_snapshot(&self, me: u64, floor: Option<u64>) -> Snapshot {
         let mut st = self.lock();
         let active: Vec<u64> = st.active.keys().copied().filter(|&x| x != me).collect();
         let xmin = active.first().copied().unwrap_or(st.next_xid).min(me);
         let xmax = st.next_xid;
         if let Some(held) = st.active.get_mut(&me) {
-            // Never down: an xmin only rises, and a horizon read before stays valid.
-            *held = (*held).max(xmin);
+            // Never down: an xmin only rises, and a horizon read before stays valid. Nor
+            // past `floor`, the oldest snapshot the transaction still reads with (a
+            // cursor's).
+            *held = (*held).max(xmin.min(floor.unwrap_or(u64::MAX)));
         }
         Snapshot::new(me, xmin, xmax, active)
     }
@@ -486,7 +489,7 @@ mod tests {
         tm.end(old);
         tm.end(later);
         assert_eq!(tm.horizon(), old, "the first snapshot still counts");
-        let now = tm.statement_snapshot(me.xid);
+        let now = tm.statement_snapshot(me.xid, None);
         assert_eq!((now.xmin, now.active.clone()), (me.xid, vec![]));
         assert!(now.xmax > later);
         assert_eq!(tm.horizon(), me.xid);

@@ -20,7 +20,9 @@ use walden::{Column, Database};
 use crate::types::DeclaredType;
 
 pub use functions::{CatalogFn, Snap};
-pub use relations::{is_pg_catalog_name, lookup, settings_rows, Rows, VirtualRelation};
+pub use relations::{
+    cursor_rows, is_pg_catalog_name, lookup, settings_rows, Rows, VirtualRelation,
+};
 
 /// The first OID of a user object, as in PostgreSQL.
 pub const FIRST_USER_OID: i64 = 16384;

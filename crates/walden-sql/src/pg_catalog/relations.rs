@@ -30,6 +30,9 @@ pub enum Rows {
     /// The session's settings as the statement sees them when it runs (`pg_settings`,
     /// which PostgreSQL reads from `pg_show_all_settings()`): [`settings_rows`].
     Settings,
+    /// The session's open cursors when the statement started (`pg_cursors`):
+    /// [`cursor_rows`].
+    Cursors,
 }
 
 const OID: SqlType = SqlType::Int8;
@@ -77,6 +80,33 @@ const SETTINGS_COLUMNS: &[(&str, SqlType)] = &[
     ("reset_val", TEXT),
     ("pending_restart", BOOL),
 ];
+
+/// `pg_cursors`' columns.
+const CURSOR_COLUMNS: &[(&str, SqlType)] = &[
+    ("name", TEXT),
+    ("statement", TEXT),
+    ("is_holdable", BOOL),
+    ("is_binary", BOOL),
+    ("is_scrollable", BOOL),
+    ("creation_time", SqlType::Timestamptz),
+];
+
+/// `pg_cursors`' rows: the session's open cursors.
+pub fn cursor_rows(cursors: &[crate::cursors::CursorInfo]) -> Vec<Vec<Value>> {
+    cursors
+        .iter()
+        .map(|c| {
+            vec![
+                t(&c.name),
+                t(&c.statement),
+                b(c.holdable),
+                b(c.binary),
+                b(c.scrollable),
+                Value::Timestamptz(c.created),
+            ]
+        })
+        .collect()
+}
 
 /// `pg_settings`' rows: every setting, by name in any case, as PostgreSQL orders them.
 pub fn settings_rows(all: Vec<crate::settings::Shown>) -> Vec<Vec<Value>> {
@@ -157,6 +187,14 @@ fn pg_catalog(name: &str, snap: &Snapshot) -> Option<VirtualRelation> {
                 .map(|(n, t)| (n.to_string(), *t))
                 .collect(),
             rows: Rows::Settings,
+            superuser_only: None,
+        },
+        "pg_cursors" => VirtualRelation {
+            columns: CURSOR_COLUMNS
+                .iter()
+                .map(|(n, t)| (n.to_string(), *t))
+                .collect(),
+            rows: Rows::Cursors,
             superuser_only: None,
         },
         "pg_attrdef" => pg_attrdef(snap),

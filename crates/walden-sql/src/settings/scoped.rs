@@ -197,6 +197,8 @@ pub struct StatementSettings {
     changed: Cell<bool>,
     isolation: IsolationLevel,
     db: Database,
+    /// The session's open cursors (`pg_cursors`).
+    cursors: Vec<crate::cursors::CursorInfo>,
 }
 
 impl std::fmt::Debug for StatementSettings {
@@ -228,7 +230,19 @@ impl StatementSettings {
             changed: Cell::new(false),
             isolation,
             db: db.clone(),
+            cursors: Vec::new(),
         }
+    }
+
+    /// With the session's open cursors, as `pg_cursors` lists them.
+    pub fn with_cursors(mut self, cursors: Vec<crate::cursors::CursorInfo>) -> Self {
+        self.cursors = cursors;
+        self
+    }
+
+    /// The session's open cursors when the statement started.
+    pub fn cursors(&self) -> &[crate::cursors::CursorInfo] {
+        &self.cursors
     }
 
     /// The session's settings after the statement, if `set_config` changed them: for

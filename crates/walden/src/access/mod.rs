@@ -205,6 +205,12 @@ impl PageRows {
         self.rows.is_empty()
     }
 
+    /// The `i`-th row pushed.
+    pub fn get(&self, i: usize) -> Option<(RowId, &[u8])> {
+        let &(id, at, len) = self.rows.get(i)?;
+        Some((id, &self.bytes[at..at + len]))
+    }
+
     /// The rows in the order pushed.
     pub fn iter(&self) -> impl Iterator<Item = (RowId, &[u8])> + '_ {
         self.rows

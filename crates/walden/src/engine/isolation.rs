@@ -80,7 +80,8 @@ impl Transaction {
     /// borrows the transaction).
     pub fn new_statement_snapshot(&mut self) -> Result<()> {
         self.check_open()?;
-        self.snapshot = self.db.txns.statement_snapshot(self.snapshot.xid);
+        let floor = self.held_xmins.iter().copied().min();
+        self.snapshot = self.db.txns.statement_snapshot(self.snapshot.xid, floor);
         Ok(())
     }
 
@@ -118,6 +119,7 @@ impl Transaction {
         Ok(Reader {
             txn: self,
             snapshot: &self.snapshot,
+            cid: self.cid,
         })
     }
 

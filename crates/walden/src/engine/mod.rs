@@ -5,6 +5,7 @@
 mod background;
 mod check;
 mod checkpoint;
+mod cursor;
 mod ddl;
 mod index;
 mod isolation;
@@ -18,6 +19,7 @@ pub use crate::options::Options;
 use crate::privilege::{ObjectAcl, ObjectKind, PrivilegeRecord};
 pub use crate::recovery::RecoveryReport;
 pub use check::{CheckReport, IndexCheck, TableCheck};
+pub use cursor::{HeldSnapshot, TableCursor};
 pub use ddl::AlterOp;
 pub use index::{IndexInfo, IndexSpec, RelationKind};
 pub use isolation::{Isolation, Modified, Newest};

@@ -42,6 +42,9 @@ pub struct Transaction {
     pub(super) stats: TxnStats,
     pub(super) wrote: bool,
     finished: bool,
+    /// The xmins of snapshots held past their statement (`hold_snapshot`): a new
+    /// statement's snapshot never lets the transaction's horizon pass them.
+    pub(super) held_xmins: Vec<u64>,
     /// Wait for the commit record to be durable before `commit` returns.
     synchronous_commit: bool,
     /// Changes to undo tables, for rollback.
@@ -82,6 +85,7 @@ impl Transaction {
             undo_registered: false,
             doomed: None,
             durable_lsn_needed: 0,
+            held_xmins: Vec::new(),
             db,
         }
     }
@@ -649,10 +653,11 @@ impl Transaction {
     /// its own changes made before), however many reads there are and however they
     /// nest (a join reading one table inside another's scan, a subquery per row).
     pub fn reader(&mut self) -> Result<Reader<'_>> {
-        self.next_command()?;
+        let cid = self.next_command()?;
         Ok(Reader {
             txn: self,
             snapshot: &self.snapshot,
+            cid,
         })
     }
 
@@ -662,11 +667,12 @@ impl Transaction {
     /// deleted, or a child row inserted, by a transaction that committed after this one
     /// began must not go unseen (docs/ARCHITECTURE.md, "Foreign keys").
     pub fn with_latest_reader<R>(&mut self, f: impl FnOnce(Reader<'_>) -> R) -> Result<R> {
-        self.next_command()?;
+        let cid = self.next_command()?;
         let snapshot = self.db.txns.snapshot_now(self.snapshot.xid);
         Ok(f(Reader {
             txn: self,
             snapshot: &snapshot,
+            cid,
         }))
     }
 
@@ -1071,15 +1077,19 @@ pub(super) fn key_columns(indexes: &[Arc<Index>]) -> Option<Vec<u16>> {
 #[derive(Clone, Copy)]
 pub struct Reader<'t> {
     pub(super) txn: &'t Transaction,
-    /// The transaction's snapshot, or one taken later (`with_latest_reader`).
+    /// The transaction's snapshot, or one taken later (`with_latest_reader`) or held
+    /// (`held_reader`).
     pub(super) snapshot: &'t Snapshot,
+    /// The command whose reads these are: it sees the transaction's changes of the
+    /// commands before it.
+    pub(super) cid: u32,
 }
 
 impl Reader<'_> {
     pub(super) fn view(&self) -> TxnView<'_> {
         TxnView {
             snapshot: self.snapshot,
-            cid: self.txn.cid,
+            cid: self.cid,
         }
     }
 

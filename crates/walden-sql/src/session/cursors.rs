@@ -1,0 +1,263 @@
+//! The session's cursors: DECLARE opens one (its query's stream, read with the
+//! DECLARE's held snapshot), FETCH and MOVE read or skip its rows, CLOSE and the end of
+//! the transaction close it; COMMIT first reads the rest of a WITH HOLD cursor's rows.
+
+use sqlparser::ast::Statement;
+
+use super::{aborted, Output, Session, TxnState};
+use crate::bind::ident_name;
+use crate::cursors::{Cursor, CursorStatement, Scroll};
+use crate::error::{code, SqlError, SqlResult};
+use crate::exec::{with_run, RowStream};
+use crate::select::QueryPlan;
+
+fn no_cursor(name: &str) -> SqlError {
+    SqlError::new(
+        code::INVALID_CURSOR_NAME,
+        format!("cursor \"{name}\" does not exist"),
+    )
+}
+
+impl Session {
+    /// DECLARE name [BINARY] [INSENSITIVE] [[NO] SCROLL] CURSOR [WITH[OUT] HOLD] FOR query.
+    pub(super) fn declare(&mut self, stmt: &Statement) -> SqlResult<Output> {
+        let Statement::Declare { stmts } = stmt else {
+            return Err(SqlError::new(code::INTERNAL, "not a DECLARE"));
+        };
+        let [d] = stmts.as_slice() else {
+            return Err(SqlError::unsupported("DECLARE of several cursors"));
+        };
+        let (Some(query), [name]) = (&d.for_query, d.names.as_slice()) else {
+            return Err(SqlError::unsupported("DECLARE of a variable"));
+        };
+        let name = ident_name(name);
+        if self.cursors.contains_key(&name) {
+            return Err(self.fail(SqlError::new(
+                code::DUPLICATE_CURSOR,
+                format!("cursor \"{name}\" already exists"),
+            )));
+        }
+        let hold = d.hold == Some(true);
+        let in_block = matches!(self.txn, TxnState::Block(_));
+        if !hold && !in_block {
+            return Err(SqlError::new(
+                code::NO_ACTIVE_SQL_TRANSACTION,
+                "DECLARE CURSOR can only be used in transaction blocks",
+            ));
+        }
+        let scroll = match d.scroll {
+            Some(true) => Scroll::Yes,
+            Some(false) => Scroll::No,
+            None => Scroll::Default,
+        };
+        let select = Statement::Query(query.clone());
+        let auth = self.authority();
+        if !auth.superuser {
+            crate::privileges::check::check_statement(&self.db, &auth, &select)
+                .map_err(|e| self.fail(e))?;
+        }
+        if d.binary == Some(true) {
+            return Err(self.fail(SqlError::unsupported("DECLARE BINARY (binary cursors)")));
+        }
+        // pg_cursors.creation_time: the wall clock now, not the transaction's start.
+        let created = match &self.clock {
+            Some(c) => c(),
+            None => crate::datetime::system_now_micros(),
+        };
+        let text = match &self.statement_text {
+            Some(t) => t.to_string(),
+            None => stmt.to_string(),
+        };
+        let keep = self.keep_limit(Scroll::Yes);
+        let mut cursor = self.transactional(|s, t| {
+            let plan = QueryPlan::plan(query, &super::DbCatalog::new(&s.db))?;
+            let held = t.hold_snapshot()?;
+            let reader = t.held_reader(&held)?;
+            let (rng, guard) = (&mut s.rng, &s.guard);
+            let mut cursor = with_run(Some(reader), rng, guard, |cx| -> SqlResult<Cursor> {
+                let stream = RowStream::open(&plan, cx)?;
+                let mut c = Cursor::new(
+                    text,
+                    plan.columns().to_vec(),
+                    stream,
+                    None,
+                    scroll,
+                    hold,
+                    d.binary == Some(true),
+                    created,
+                );
+                if !in_block {
+                    // WITH HOLD outside a block: its transaction commits now.
+                    c.materialize(cx, keep)?;
+                }
+                Ok(c)
+            })?;
+            if cursor.stream_is_materialized() || !in_block {
+                t.release_snapshot(held);
+            } else {
+                cursor.held = Some(held);
+            }
+            Ok(cursor)
+        })?;
+        cursor.new = in_block;
+        self.cursors.insert(name, cursor);
+        Ok(Output::tag("DECLARE CURSOR"))
+    }
+
+    /// The most a cursor keeps to move back over: a SCROLL cursor (and a WITH HOLD
+    /// cursor's rows at COMMIT) up to `statement_mem`, a default one up to `work_mem`.
+    fn keep_limit(&self, scroll: Scroll) -> u64 {
+        let now = self.settings.now();
+        match scroll {
+            Scroll::Yes => now.statement_mem_bytes,
+            Scroll::Default => now.work_mem_bytes,
+            Scroll::No => 0,
+        }
+    }
+
+    /// FETCH, MOVE or CLOSE.
+    pub(super) fn cursor_statement(&mut self, c: CursorStatement) -> SqlResult<Output> {
+        if matches!(self.txn, TxnState::Failed) {
+            return Err(aborted());
+        }
+        match c {
+            CursorStatement::Close(None) => {
+                for (_, c) in std::mem::take(&mut self.cursors) {
+                    self.release(c);
+                }
+                Ok(Output::tag("CLOSE CURSOR ALL"))
+            }
+            CursorStatement::Close(Some(name)) => match self.cursors.remove(&name) {
+                Some(c) => {
+                    self.release(c);
+                    Ok(Output::tag("CLOSE CURSOR"))
+                }
+                None => Err(self.fail(no_cursor(&name))),
+            },
+            CursorStatement::Fetch {
+                name,
+                direction,
+                moving,
+            } => {
+                let Some(mut cursor) = self.cursors.remove(&name) else {
+                    return Err(self.fail(no_cursor(&name)));
+                };
+                let limit = self.keep_limit(cursor.scroll);
+                let mut rows = Vec::new();
+                let held = cursor.held.take();
+                let (rng, guard) = (&mut self.rng, &self.guard);
+                let r = match (&held, &self.txn) {
+                    (Some(h), TxnState::Block(t)) => {
+                        t.held_reader(h).map_err(SqlError::from).and_then(|reader| {
+                            with_run(Some(reader), rng, guard, |cx| {
+                                cursor.fetch(direction, cx, limit, &mut rows)
+                            })
+                        })
+                    }
+                    (None, _) => with_run(None, rng, guard, |cx| {
+                        cursor.fetch(direction, cx, limit, &mut rows)
+                    }),
+                    (Some(_), _) => Err(SqlError::new(
+                        code::INTERNAL,
+                        "a cursor read outside the transaction that declared it",
+                    )),
+                };
+                cursor.held = held;
+                let n = match r {
+                    Ok(n) => n,
+                    Err(e) => {
+                        // A cursor whose read failed is closed, as PostgreSQL drops a
+                        // failed portal.
+                        self.release(cursor);
+                        return Err(self.fail(e));
+                    }
+                };
+                let columns = cursor.columns.clone();
+                self.cursors.insert(name, cursor);
+                if moving {
+                    return Ok(Output::tag(format!("MOVE {n}")));
+                }
+                let mut out = Output::tag(format!("FETCH {n}"));
+                out.columns = columns;
+                out.rows = rows;
+                Ok(out)
+            }
+        }
+    }
+
+    /// Closes a cursor: its held snapshot goes back to its transaction.
+    fn release(&mut self, mut c: Cursor) {
+        if let (Some(h), TxnState::Block(t)) = (c.held.take(), &mut self.txn) {
+            t.release_snapshot(h);
+        }
+    }
+
+    /// The columns a FETCH of that cursor gives (Describe of a prepared FETCH); none for
+    /// a MOVE, a CLOSE or a cursor that does not exist.
+    pub(super) fn cursor_columns(
+        &self,
+        c: &CursorStatement,
+    ) -> Vec<(String, crate::types::SqlType)> {
+        match c {
+            CursorStatement::Fetch {
+                name,
+                moving: false,
+                ..
+            } => self
+                .cursors
+                .get(name)
+                .map(|c| c.columns.clone())
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Before a block's COMMIT: each WITH HOLD cursor it declared reads the rest of its
+    /// rows; the others close.
+    pub(super) fn cursors_at_commit(&mut self, t: &walden::Transaction) -> SqlResult<()> {
+        let names: Vec<String> = self.cursors.keys().cloned().collect();
+        for name in names {
+            let Some(mut c) = self.cursors.remove(&name) else {
+                continue;
+            };
+            if !c.hold {
+                continue;
+            }
+            if c.new {
+                let limit = self.keep_limit(Scroll::Yes);
+                let held = c.held.take();
+                let (rng, guard) = (&mut self.rng, &self.guard);
+                let r = match &held {
+                    Some(h) => t.held_reader(h).map_err(SqlError::from).and_then(|reader| {
+                        with_run(Some(reader), rng, guard, |cx| c.materialize(cx, limit))
+                    }),
+                    None => with_run(None, rng, guard, |cx| c.materialize(cx, limit)),
+                };
+                r?;
+            }
+            self.cursors.insert(name, c);
+        }
+        Ok(())
+    }
+
+    /// At a rollback (or a failed block): the cursors declared in the transaction go.
+    pub(super) fn cursors_at_rollback(&mut self) {
+        self.cursors.retain(|_, c| !c.new && c.held.is_none());
+    }
+
+    /// The session's cursors for `pg_cursors`: name, statement, holdable, binary,
+    /// scrollable, creation time.
+    pub(crate) fn cursor_list(&self) -> Vec<crate::cursors::CursorInfo> {
+        self.cursors
+            .iter()
+            .map(|(name, c)| crate::cursors::CursorInfo {
+                name: name.clone(),
+                statement: c.text.clone(),
+                holdable: c.hold,
+                binary: c.binary,
+                scrollable: c.scrollable(),
+                created: c.created,
+            })
+            .collect()
+    }
+}
