@@ -1004,8 +1004,14 @@ impl Conn<'_> {
                 self.send_description(&columns, &[])?;
             }
             b'P' => {
-                let p = self.portals.get(&name).ok_or_else(|| no_portal(&name))?;
-                let (columns, formats) = (p.statement.columns.clone(), p.formats.clone());
+                let (columns, formats) = match self.portals.get(&name) {
+                    Some(p) => (p.statement.columns.clone(), p.formats.clone()),
+                    // A cursor is a portal too (DECLARE's, in PostgreSQL).
+                    None => match self.session.cursor_description(&name) {
+                        Some(columns) => (columns, Vec::new()),
+                        None => return Err(no_portal(&name).into()),
+                    },
+                };
                 self.send_description(&columns, &formats)?;
             }
             other => {

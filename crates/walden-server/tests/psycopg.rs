@@ -1,6 +1,7 @@
 //! `walden serve` driven by Python's psycopg 3 (tests/clients/psycopg_client.py): a
-//! driver nobody here wrote, speaking the extended protocol, binary values, COPY and
-//! cancel, over the server's Unix socket with trust. The virtual environment comes from
+//! driver nobody here wrote, speaking the extended protocol, binary values, COPY,
+//! cancel and named cursors, over the server's Unix socket with trust; and by SQLAlchemy
+//! 2 over psycopg (tests/clients/sqlalchemy_client.py). The virtual environment comes from
 //! scripts/install-python-clients.sh (CI runs it); without it the test says so and passes.
 
 use std::path::PathBuf;
@@ -19,6 +20,16 @@ fn python() -> Option<PathBuf> {
 
 #[test]
 fn psycopg_runs_its_checks() {
+    runs_its_checks("psycopg_client.py");
+}
+
+/// SQLAlchemy 2 over psycopg: `stream_results` reads through a server-side cursor.
+#[test]
+fn sqlalchemy_runs_its_checks() {
+    runs_its_checks("sqlalchemy_client.py");
+}
+
+fn runs_its_checks(client: &str) {
     let Some(python) = python() else {
         eprintln!(
             "SKIPPED: no Python environment with psycopg (run scripts/install-python-clients.sh)"
@@ -38,7 +49,9 @@ fn psycopg_runs_its_checks() {
     )
     .expect("server");
     let port = server.local_addr().expect("tcp").port();
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clients/psycopg_client.py");
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/clients")
+        .join(client);
     let out = Command::new(&python)
         .arg(&script)
         .arg(dir.path())
@@ -51,6 +64,6 @@ fn psycopg_runs_its_checks() {
     db.close().expect("close");
     assert!(
         out.status.success() && stdout.contains("all checks passed"),
-        "psycopg checks failed\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+        "{client} checks failed\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
     );
 }

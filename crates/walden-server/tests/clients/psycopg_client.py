@@ -142,6 +142,34 @@ with connect(autocommit=True) as c:
     assert c.execute("select 1").fetchone() == (1,)
 check("cancel")
 
+# Named (server-side) cursors: DECLARE and FETCH, a batch at a time; scrollable; WITH HOLD.
+with connect(autocommit=True) as c:
+    c.execute("create table nc (a int primary key, b text)")
+    c.execute("insert into nc select g, 'v' || g from generate_series(1, 2500) g")
+with connect() as c:
+    with c.cursor(name="stream") as cur:
+        cur.itersize = 100
+        cur.execute("select a, b from nc where a > %s", (500,))
+        first = cur.fetchone()
+        open_now = c.execute("select name, is_holdable from pg_cursors").fetchall()
+        assert open_now == [("stream", False)], open_now
+        got = [first[0]] + [r[0] for r in cur]
+    assert got == list(range(501, 2501)), (len(got), got[:3])
+    with c.cursor(name="sc", scrollable=True) as cur:
+        cur.execute("select a from nc where a <= %s order by a", (10,))
+        assert cur.fetchmany(3) == [(1,), (2,), (3,)]
+        cur.scroll(-2)
+        assert cur.fetchone() == (2,)
+        cur.scroll(5, mode="absolute")
+        assert cur.fetchone() == (6,)
+        assert cur.fetchall() == [(i,) for i in range(7, 11)]
+    c.commit()
+    with c.cursor(name="held", withhold=True) as cur:
+        cur.execute("select count(*) from nc")
+        c.commit()
+        assert cur.fetchone() == (2500,)
+check("named cursors: streamed, scrollable, WITH HOLD")
+
 # The money transfer invariant over 8 connections at once.
 TRANSFERS = 150
 failures = []

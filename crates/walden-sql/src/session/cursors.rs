@@ -212,6 +212,12 @@ impl Session {
         }
     }
 
+    /// The result columns of an open cursor (a client's Describe of a portal by the
+    /// cursor's name: PostgreSQL's cursors are portals); None if there is none.
+    pub fn cursor_description(&self, name: &str) -> Option<Vec<(String, crate::types::SqlType)>> {
+        self.cursors.get(name).map(|c| c.columns.clone())
+    }
+
     /// Before a block's COMMIT: each WITH HOLD cursor it declared reads the rest of its
     /// rows; the others close.
     pub(super) fn cursors_at_commit(&mut self, t: &walden::Transaction) -> SqlResult<()> {
