@@ -680,8 +680,17 @@ impl Conn<'_> {
         // (counted from its statement's start) is given from the query's start.
         let mut from_byte = 0usize;
         let session = &mut *self.session;
-        let wire = &mut self.wire;
-        session.run_script(query, &mut |outcome| {
+        let wire = std::cell::RefCell::new(&mut self.wire);
+        let mut rows = WireRows {
+            wire: &wire,
+            formats: Vec::new(),
+            columns: Vec::new(),
+            describe: true,
+            failed: None,
+        };
+        session.run_script_to(query, &mut rows, &mut |outcome| {
+            let mut wire = wire.borrow_mut();
+            let wire = &mut **wire;
             let start = query[from_byte..]
                 .find(outcome.text.as_str())
                 .map(|i| from_byte + i);
@@ -709,7 +718,7 @@ impl Conn<'_> {
                 }
             }
         });
-        if let Some(e) = io_error {
+        if let Some(e) = rows.failed.take().or(io_error) {
             return Err(e);
         }
         Ok(all_ok)
@@ -1064,7 +1073,27 @@ impl Conn<'_> {
                     .send(B::EmptyQueryResponse(EmptyQueryResponse::new()))?;
                 return Ok(());
             };
-            let r = self.session.execute_prepared(prepared, &portal.values)?;
+            let r = if e.max_rows <= 0 {
+                // Every row: a query's go out as they are made (Describe sent their
+                // description).
+                let wire = std::cell::RefCell::new(&mut self.wire);
+                let mut rows = WireRows {
+                    wire: &wire,
+                    formats: portal.formats.clone(),
+                    columns: Vec::new(),
+                    describe: false,
+                    failed: None,
+                };
+                let r = self
+                    .session
+                    .execute_prepared_to(prepared, &portal.values, &mut rows);
+                if let Some(e) = rows.failed.take() {
+                    return Err(Failure::Io(e));
+                }
+                r?
+            } else {
+                self.session.execute_prepared(prepared, &portal.values)?
+            };
             let notices = r.notices;
             portal.pending = Some((r.rows.into(), r.tag, notices));
         }
@@ -1186,7 +1215,8 @@ fn send_result(
     for n in &r.notices {
         send_notice(wire, n)?;
     }
-    if !r.columns.is_empty() {
+    // Rows streamed went out as they were made (`WireRows`).
+    if !r.columns.is_empty() && !r.streamed {
         wire.send(B::RowDescription(row_description(&r.columns, &[])))?;
         for row in &r.rows {
             wire.send(B::DataRow(text_row(row)))?;
@@ -1194,6 +1224,53 @@ fn send_result(
     }
     wire.send(B::CommandComplete(CommandComplete::new(r.tag.clone())))?;
     Ok(true)
+}
+
+/// Sends a query's rows to the client as the session makes them: its RowDescription
+/// first (a simple query's; an extended query's Describe sent it), then a DataRow each.
+/// A failed write ends the statement; the error is kept for the connection to end on.
+struct WireRows<'a, 'w> {
+    wire: &'a std::cell::RefCell<&'w mut Wire>,
+    /// Result formats as Bind gave them (none: all text).
+    formats: Vec<i16>,
+    columns: Vec<(String, SqlType)>,
+    describe: bool,
+    failed: Option<std::io::Error>,
+}
+
+impl WireRows<'_, '_> {
+    fn sent(&mut self, r: std::io::Result<()>) -> walden_sql::SqlResult<()> {
+        r.map_err(|e| {
+            let lost = SqlError::new(
+                code::CONNECTION_FAILURE,
+                format!("could not send data to client: {e}"),
+            );
+            self.failed = Some(e);
+            lost
+        })
+    }
+}
+
+impl walden_sql::RowSink for WireRows<'_, '_> {
+    fn start(&mut self, columns: &[(String, SqlType)]) -> walden_sql::SqlResult<()> {
+        self.columns = columns.to_vec();
+        if !self.describe {
+            return Ok(());
+        }
+        let m = B::RowDescription(row_description(columns, &self.formats));
+        let r = self.wire.borrow_mut().send(m);
+        self.sent(r)
+    }
+
+    fn row(&mut self, row: &[Value]) -> walden_sql::SqlResult<()> {
+        let m = if self.formats.is_empty() {
+            text_row(row)
+        } else {
+            encode_row(row, &self.columns, &self.formats)?
+        };
+        let r = self.wire.borrow_mut().send(B::DataRow(m));
+        self.sent(r)
+    }
 }
 
 /// A notice as the SQL layer words it ("WARNING:  there is no transaction in

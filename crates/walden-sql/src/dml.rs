@@ -34,10 +34,37 @@ pub(crate) fn select(cx: &mut Ctx, t: &mut Transaction, q: &ast::Query) -> SqlRe
         Some(run) => run.select_plan(cx.db)?,
         None => QueryPlan::plan(q, &DbCatalog::new(cx.db))?,
     };
-    let rows = plan.run_top(Some(t.reader()?), cx.rng, cx.guard)?;
-    let mut out = Output::tag(format!("SELECT {}", rows.len()));
-    out.columns = plan.columns().to_vec();
-    out.rows = rows;
+    // The rows as the executor's stream makes them: to the caller's sink when it takes
+    // them so, else kept for the result.
+    let columns = plan.columns().to_vec();
+    let mut kept = Vec::new();
+    let mut sink = cx.rows.take();
+    if let Some(s) = sink.as_deref_mut() {
+        s.start(&columns)?;
+    }
+    let n = crate::exec::with_run(Some(t.reader()?), cx.rng, cx.guard, |ecx| {
+        let mut stream = crate::exec::RowStream::open(&plan, ecx)?;
+        // Rows made whole were charged as they were made.
+        let charge = !stream.is_materialized();
+        let mut n = 0u64;
+        while let Some(row) = stream.next(ecx)? {
+            match sink.as_deref_mut() {
+                Some(s) => s.row(&row)?,
+                None => {
+                    if let Some(g) = ecx.statement_guard().filter(|_| charge) {
+                        g.charge(crate::guard::row_bytes(&row) + 24)?;
+                    }
+                    kept.push(row);
+                }
+            }
+            n += 1;
+        }
+        Ok::<u64, SqlError>(n)
+    })?;
+    let mut out = Output::tag(format!("SELECT {n}"));
+    out.columns = columns;
+    out.rows = kept;
+    out.streamed = sink.is_some();
     Ok(out)
 }
 
@@ -902,23 +929,75 @@ pub(crate) fn insert_plan(
             }
         })?
     } else {
-        let guard = cx.guard;
-        let rows = query.run_top(Some(t.reader()?), cx.rng, guard)?;
-        let mut it = rows.into_iter();
-        t.insert_with(table, |row| {
-            let Some(vals) = it.next() else { return false };
-            match guard.check().and_then(|()| builder.build(cx, vals, row)) {
-                Ok(()) => true,
-                Err(e) => {
-                    failed = Some(e);
-                    false
-                }
-            }
-        })?
+        // The query's rows in batches, read with the snapshot and command of the
+        // statement's start (so never the rows it inserts), each batch inserted before
+        // the next is read: a query that streams is never held whole.
+        let held = t.hold_snapshot()?;
+        let r = insert_batches(cx, t, &held, query, table, &builder, &mut failed);
+        t.release_snapshot(held);
+        r?
     };
     match failed {
         Some(e) => Err(e),
         None => Ok((n, builder.after(cx, t)?)),
+    }
+}
+
+/// At most this many bytes of a query's rows are read before they are inserted.
+const INSERT_BATCH_BYTES: u64 = 4 << 20;
+
+/// `insert_plan`'s rows of a query that does not stream into the table row by row: read
+/// from the executor's stream a batch at a time with `held`, each batch inserted in a
+/// command of its own. Returns the rows inserted; a row that fails leaves its error in
+/// `failed`.
+fn insert_batches(
+    cx: &mut Ctx,
+    t: &mut Transaction,
+    held: &walden::HeldSnapshot,
+    query: &QueryPlan,
+    table: &str,
+    builder: &RowBuilder,
+    failed: &mut Option<SqlError>,
+) -> SqlResult<u64> {
+    let guard = cx.guard;
+    let mut stream: Option<crate::exec::RowStream> = None;
+    let mut total = 0u64;
+    loop {
+        let mut batch = Vec::new();
+        let done = {
+            let reader = t.held_reader(held)?;
+            crate::exec::with_run(Some(reader), cx.rng, guard, |ecx| -> SqlResult<bool> {
+                let s = match &mut stream {
+                    Some(s) => s,
+                    None => stream.insert(crate::exec::RowStream::open(query, ecx)?),
+                };
+                let mut bytes = 0u64;
+                while bytes < INSERT_BATCH_BYTES {
+                    let Some(row) = s.next(ecx)? else {
+                        return Ok(true);
+                    };
+                    bytes += crate::guard::row_bytes(&row) + 24;
+                    batch.push(row);
+                }
+                Ok(false)
+            })?
+        };
+        if !batch.is_empty() {
+            let mut it = batch.into_iter();
+            total += t.insert_with(table, |row| {
+                let Some(vals) = it.next() else { return false };
+                match guard.check().and_then(|()| builder.build(cx, vals, row)) {
+                    Ok(()) => true,
+                    Err(e) => {
+                        *failed = Some(e);
+                        false
+                    }
+                }
+            })?;
+        }
+        if done || failed.is_some() {
+            return Ok(total);
+        }
     }
 }
 

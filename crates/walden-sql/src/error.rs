@@ -69,6 +69,7 @@ pub mod code {
     pub const DATA_CORRUPTED: &str = "XX001";
     pub const INTERNAL: &str = "XX000";
     pub const PROTOCOL_VIOLATION: &str = "08P01";
+    pub const CONNECTION_FAILURE: &str = "08006";
     pub const UNDEFINED_PSTATEMENT: &str = "26000";
     pub const DUPLICATE_PSTATEMENT: &str = "42P05";
     pub const SEQUENCE_GENERATOR_LIMIT_EXCEEDED: &str = "2200H";

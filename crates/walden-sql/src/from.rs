@@ -2003,7 +2003,7 @@ fn kept_cols(cols: &[Range<usize>], used: &[usize]) -> Vec<Range<usize>> {
 /// (`Join::right_cols`), the rows one after another in one vector. A hash join's probe
 /// reads a row it found in one place (a vector per row, each padded to the joined
 /// width, cost a second cache miss per probe and four times the memory).
-struct RightRows {
+pub(crate) struct RightRows {
     values: Vec<Value>,
     /// Values per row.
     stride: usize,
@@ -2016,7 +2016,7 @@ impl RightRows {
     /// Reads a join's right side: each row's key into the hash table (for a hash
     /// join, `keys`), its columns `cols` into the rows kept; the memory they take is
     /// charged to the guard.
-    fn collect(
+    pub(crate) fn collect(
         right: &Source,
         keys: Option<&Vec<Expr>>,
         cols: &[Range<usize>],
@@ -2073,12 +2073,12 @@ impl RightRows {
         Ok((rows, table))
     }
 
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.rows
     }
 
     /// Copies right row `i`'s columns into a joined row.
-    fn fill(&self, i: usize, out: &mut [Value], cols: &[Range<usize>]) {
+    pub(crate) fn fill(&self, i: usize, out: &mut [Value], cols: &[Range<usize>]) {
         let Some(mut vals) = self.values.get(i * self.stride..(i + 1) * self.stride) else {
             return;
         };
@@ -2092,7 +2092,7 @@ impl RightRows {
     }
 
     /// Right row `i` alone, NULL elsewhere (a full join's row that matched nothing).
-    fn padded(&self, i: usize, cols: &[Range<usize>]) -> Vec<Value> {
+    pub(crate) fn padded(&self, i: usize, cols: &[Range<usize>]) -> Vec<Value> {
         let mut row = Vec::with_capacity(self.width);
         row.resize_with(self.width, || Value::Null);
         self.fill(i, &mut row, cols);
@@ -2105,7 +2105,7 @@ impl RightRows {
 /// another width than its columns means ALTER TABLE changed the table since the
 /// statement was planned (readers take no lock), which fails the statement rather than
 /// read columns in the wrong places.
-fn read_rows(
+pub(crate) fn read_rows(
     cx: &mut EvalCtx,
     read_of: &TableRead,
     read: impl FnOnce(&mut dyn FnMut(walden::RowId, walden::Row) -> bool) -> SqlResult<()>,
@@ -2435,7 +2435,7 @@ impl Source {
 
     /// A table read placed among other relations' columns: the read, where its columns
     /// start, and the row width.
-    fn padded_table(&self) -> Option<(&TableRead, usize, usize)> {
+    pub(crate) fn padded_table(&self) -> Option<(&TableRead, usize, usize)> {
         match self {
             Source::Padded { inner, at, width } => match inner.as_ref() {
                 Source::Table(t) => Some((t, *at, *width)),
@@ -2450,7 +2450,7 @@ fn no_reader() -> SqlError {
     SqlError::new(code::INTERNAL, "no transaction to read a table with")
 }
 
-fn passes(cond: &Option<Expr>, row: &[Value], cx: &mut EvalCtx) -> SqlResult<bool> {
+pub(crate) fn passes(cond: &Option<Expr>, row: &[Value], cx: &mut EvalCtx) -> SqlResult<bool> {
     match cond {
         Some(c) => c.test(row, cx),
         None => Ok(true),
@@ -2458,7 +2458,12 @@ fn passes(cond: &Option<Expr>, row: &[Value], cx: &mut EvalCtx) -> SqlResult<boo
 }
 
 /// The key of a row for a hash join; None if a key is NULL (it matches nothing).
-fn hash_key(keys: &[Expr], row: &[Value], cx: &mut EvalCtx, buf: &mut Vec<u8>) -> SqlResult<bool> {
+pub(crate) fn hash_key(
+    keys: &[Expr],
+    row: &[Value],
+    cx: &mut EvalCtx,
+    buf: &mut Vec<u8>,
+) -> SqlResult<bool> {
     buf.clear();
     for k in keys {
         let v = match k {

@@ -60,5 +60,5 @@ pub use describe::Description;
 pub use error::{code, SqlError, SqlResult};
 pub use guard::CancelHandle;
 pub use prepared::Prepared;
-pub use session::{Outcome, Session, StatementResult};
+pub use session::{Outcome, RowSink, Session, StatementResult};
 pub use types::SqlType;

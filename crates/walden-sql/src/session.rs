@@ -44,6 +44,9 @@ pub struct StatementResult {
     /// work included).
     pub stats: StatsSnapshot,
     pub elapsed: Duration,
+    /// The rows went to the `RowSink` the caller gave, as they were made: `columns`
+    /// names them, `rows` is empty.
+    pub streamed: bool,
 }
 
 /// One statement's outcome in a script.
@@ -163,6 +166,8 @@ pub(crate) struct Ctx<'s, 'db> {
     pub prepared: Option<&'s crate::prepared::PreparedRun>,
     /// Who the statement runs as, and what it may do.
     pub auth: std::sync::Arc<crate::privileges::Authority>,
+    /// Where a query's rows go as they are made, if the caller takes them so.
+    pub rows: Option<&'s mut dyn RowSink>,
 }
 
 impl Ctx<'_, '_> {
@@ -177,6 +182,17 @@ pub(crate) struct Output {
     pub columns: Vec<(String, SqlType)>,
     pub rows: Vec<Vec<Value>>,
     pub notices: Vec<String>,
+    /// The rows went to the caller's `RowSink` as they were made (`rows` is empty).
+    pub streamed: bool,
+}
+
+/// Where a query's rows go as they are made, when the caller takes them so (a
+/// server's RowDescription and DataRow messages): no statement then holds its whole
+/// result. An error a sink returns (the client gone) ends the statement.
+pub trait RowSink {
+    /// The result's columns, before its first row.
+    fn start(&mut self, columns: &[(String, SqlType)]) -> SqlResult<()>;
+    fn row(&mut self, row: &[Value]) -> SqlResult<()>;
 }
 
 impl Output {
@@ -186,6 +202,7 @@ impl Output {
             columns: Vec::new(),
             rows: Vec::new(),
             notices: Vec::new(),
+            streamed: false,
         }
     }
 }
@@ -424,10 +441,26 @@ impl Session {
                 stats: now.since(&now),
                 elapsed: Duration::ZERO,
                 copy_data: None,
+                streamed: false,
             });
         }
         let parsed = p.with_values(params, &self.db);
-        self.run_parsed(p.text(), 0, None, parsed)
+        self.run_parsed(p.text(), 0, None, parsed, None)
+    }
+
+    /// As [`Session::execute_prepared`], a query's rows going to `rows` as they are
+    /// made ([`StatementResult::streamed`]).
+    pub fn execute_prepared_to(
+        &mut self,
+        p: &Prepared,
+        params: &[Value],
+        rows: &mut dyn RowSink,
+    ) -> SqlResult<StatementResult> {
+        if p.is_empty() {
+            return self.execute_prepared(p, params);
+        }
+        let parsed = p.with_values(params, &self.db);
+        self.run_parsed(p.text(), 0, None, parsed, Some(rows))
     }
 
     /// Describes a prepared statement without running it, as PostgreSQL answers the
@@ -515,7 +548,18 @@ impl Session {
     /// (none at the script's end: no rows). A `COPY ... TO STDOUT` gives its output in
     /// [`StatementResult::copy_data`].
     pub fn run_script(&mut self, script: &str, on: &mut dyn FnMut(Outcome) -> bool) {
-        self.run_statements(script, None, on)
+        self.run_statements(script, None, None, on)
+    }
+
+    /// As [`Session::run_script`], each query's rows going to `rows` as they are made
+    /// ([`StatementResult::streamed`]).
+    pub fn run_script_to(
+        &mut self,
+        script: &str,
+        rows: &mut dyn RowSink,
+        on: &mut dyn FnMut(Outcome) -> bool,
+    ) {
+        self.run_statements(script, None, Some(rows), on)
     }
 
     /// Runs every statement of a script as [`Session::run_script`] does, but a COPY
@@ -528,13 +572,14 @@ impl Session {
         copy: &mut CopyClient<'_>,
         on: &mut dyn FnMut(Outcome) -> bool,
     ) {
-        self.run_statements(script, Some(copy), on)
+        self.run_statements(script, Some(copy), None, on)
     }
 
     fn run_statements(
         &mut self,
         script: &str,
         mut copy: Option<&mut CopyClient<'_>>,
+        mut rows: Option<&mut dyn RowSink>,
         on: &mut dyn FnMut(Outcome) -> bool,
     ) {
         let split = if copy.is_some() {
@@ -576,7 +621,13 @@ impl Session {
                     };
                     r.map_err(|e| locate(e, &s.text, s.start_char, Some(&index)))
                 }
-                parsed => self.run_parsed(&s.text, s.start_char, Some(&index), parsed),
+                parsed => self.run_parsed(
+                    &s.text,
+                    s.start_char,
+                    Some(&index),
+                    parsed,
+                    rows.as_deref_mut().map(|r| r as &mut dyn RowSink),
+                ),
             };
             if !on(Outcome {
                 text: s.text,
@@ -663,6 +714,7 @@ impl Session {
         start_char: usize,
         index: Option<&LineIndex>,
         parsed: SqlResult<Parsed>,
+        rows: Option<&mut dyn RowSink>,
     ) -> SqlResult<StatementResult> {
         if let Ok(Parsed::Copy(c)) = parsed {
             // Outside a script (a prepared COPY): no data to take.
@@ -678,7 +730,7 @@ impl Session {
         self.statement_text = Some(text.into());
         let result = match parsed {
             // Binding and running recurse as deep as the statement nests.
-            Ok(p) => crate::depth::with_stack(p.stack_bytes(), || self.execute_parsed(p)),
+            Ok(p) => crate::depth::with_stack(p.stack_bytes(), || self.execute_parsed(p, rows)),
             Err(e) => Err(self.fail(e)),
         };
         let result = match (result, self.settle_sequences()) {
@@ -699,6 +751,7 @@ impl Session {
                 rows: out.rows,
                 notices: out.notices,
                 copy_data: None,
+                streamed: out.streamed,
                 stats: self.db.stats().since(&before),
                 elapsed: started.elapsed(),
             }),
@@ -858,7 +911,7 @@ impl Session {
         e
     }
 
-    fn execute_parsed(&mut self, p: Parsed) -> SqlResult<Output> {
+    fn execute_parsed(&mut self, p: Parsed, rows: Option<&mut dyn RowSink>) -> SqlResult<Output> {
         match p {
             Parsed::Checkpoint => {
                 if matches!(self.txn, TxnState::Failed) {
@@ -914,12 +967,14 @@ impl Session {
                 let auth = self.authority();
                 crate::sequences::ddl::run(&self.db, &auth, stmt)
             }
-            Parsed::Statement { stmt, table_kind } => self.execute_statement(&stmt, table_kind),
+            Parsed::Statement { stmt, table_kind } => {
+                self.execute_statement(&stmt, table_kind, rows)
+            }
             Parsed::Cursor(c) => self.cursor_statement(c),
             Parsed::Prepared(run) => {
                 let template = run.statement();
                 self.prepared_run = Some(run);
-                let r = self.execute_statement(template.statement(), template.table_kind());
+                let r = self.execute_statement(template.statement(), template.table_kind(), rows);
                 self.prepared_run = None;
                 r
             }
@@ -930,6 +985,7 @@ impl Session {
         &mut self,
         stmt: &Statement,
         table_kind: Option<(String, sqlparser::tokenizer::Location)>,
+        rows: Option<&mut dyn RowSink>,
     ) -> SqlResult<Output> {
         match stmt {
             Statement::StartTransaction { modes, .. } => return self.begin(modes),
@@ -1010,13 +1066,13 @@ impl Session {
                 Err(e) => return Err(self.fail(e)),
                 Ok(true) => {
                     return self
-                        .run_checked(stmt, table_kind)
+                        .run_checked(stmt, table_kind, rows)
                         .map_err(crate::error::without_row_details)
                 }
                 Ok(false) => {}
             }
         }
-        self.run_checked(stmt, table_kind)
+        self.run_checked(stmt, table_kind, rows)
     }
 
     /// Runs a statement whose privileges were checked.
@@ -1024,6 +1080,7 @@ impl Session {
         &mut self,
         stmt: &Statement,
         table_kind: Option<(String, sqlparser::tokenizer::Location)>,
+        rows: Option<&mut dyn RowSink>,
     ) -> SqlResult<Output> {
         let needs_no_block = match stmt {
             Statement::CreateTable(_) => Some("CREATE TABLE"),
@@ -1048,7 +1105,7 @@ impl Session {
             }
             return self.without_transaction(stmt, table_kind);
         }
-        self.transactional(|s, t| s.in_transaction(t, stmt))
+        self.transactional(|s, t| s.in_transaction(t, stmt, rows))
     }
 
     /// Runs `f` in the session's transaction: the block's (an error aborts the block),
@@ -1153,7 +1210,7 @@ impl Session {
         }
         let p = p.with_values(&values, &self.db)?;
         self.executing = true;
-        let r = crate::depth::with_stack(p.stack_bytes(), || self.execute_parsed(p));
+        let r = crate::depth::with_stack(p.stack_bytes(), || self.execute_parsed(p, None));
         self.executing = false;
         // A location would be one in the prepared text, not in the EXECUTE statement.
         r.map_err(|mut e| {
@@ -1170,11 +1227,18 @@ impl Session {
             guard: &self.guard,
             prepared: self.prepared_run.as_ref(),
             auth,
+            rows: None,
         }
     }
 
-    fn in_transaction(&mut self, t: &mut Transaction, stmt: &Statement) -> SqlResult<Output> {
+    fn in_transaction(
+        &mut self,
+        t: &mut Transaction,
+        stmt: &Statement,
+        rows: Option<&mut dyn RowSink>,
+    ) -> SqlResult<Output> {
         let mut cx = self.ctx();
+        cx.rows = rows.map(|r| r as &mut dyn RowSink);
         match stmt {
             Statement::Query(q) => dml::select(&mut cx, t, q),
             Statement::Insert(ins) => dml::insert(&mut cx, t, ins),

@@ -316,6 +316,7 @@ fn result(session: &Session, rows: u64, started: &Started) -> StatementResult {
         copy_data: None,
         stats: session.database().stats().since(&started.stats),
         elapsed: started.at.elapsed(),
+        streamed: false,
     }
 }
 

@@ -193,16 +193,21 @@ impl CopyOut {
                 }
             }
             Source::Query(plan, stack) => {
+                // The rows are written as the executor's stream makes them.
                 let cx = session.ctx();
-                let found = crate::depth::with_stack(*stack, || {
-                    plan.run_top(Some(t.reader()?), cx.rng, cx.guard)
+                let reader = t.reader()?;
+                rows = crate::depth::with_stack(*stack, || {
+                    crate::exec::with_run(Some(reader), cx.rng, cx.guard, |ecx| {
+                        let mut stream = crate::exec::RowStream::open(plan, ecx)?;
+                        let mut n = 0u64;
+                        while let Some(row) = stream.next(ecx)? {
+                            self.line(&mut line, row.iter(), true);
+                            sink(&line)?;
+                            n += 1;
+                        }
+                        Ok::<u64, crate::error::SqlError>(n)
+                    })
                 })?;
-                for row in found {
-                    cx.guard.check()?;
-                    self.line(&mut line, row.iter(), true);
-                    sink(&line)?;
-                    rows += 1;
-                }
             }
         }
         Ok(rows)

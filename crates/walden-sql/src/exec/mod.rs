@@ -8,17 +8,20 @@
 //! cursor's held snapshot). That is what lets a cursor stop after a FETCH and go on in
 //! a later statement.
 //!
-//! The plans that stream today: one table read by a scan (its conditions, the WHERE
-//! clause, the select list, OFFSET and LIMIT), `generate_series`, and no FROM. Any
-//! other query is run whole when the stream opens (`Node::Rows`), as before.
+//! The plans that stream today: tables read by a scan (their conditions, the WHERE
+//! clause, the select list, OFFSET and LIMIT), joined by hash, nested-loop or index
+//! nested-loop joins whose left side streams (`join.rs`), `generate_series`, and no
+//! FROM. Any other query is run whole when the stream opens (`Node::Rows`), as before.
 
 use std::collections::VecDeque;
+
+mod join;
 
 use walden::{TableCursor, Value};
 
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::{EvalCtx, Expr};
-use crate::from::{row_id_value, TableRead};
+use crate::from::{row_id_value, JoinMethod, TableRead};
 use crate::select::{QueryPlan, SeriesIter, Source};
 
 /// Runs `f` with an evaluation context for a statement's reads: `reader`'s (none for
@@ -78,6 +81,10 @@ enum Node {
         input: Box<Node>,
         cond: Expr,
     },
+    /// A hash or nested-loop join, its left side streamed.
+    BuildJoin(Box<join::BuildJoin>),
+    /// An index nested-loop join.
+    IndexJoin(Box<join::IndexJoin>),
 }
 
 struct Scan {
@@ -188,6 +195,15 @@ impl Node {
                 input: Box::new(Node::of(inner)?),
                 cond: cond.clone(),
             },
+            Source::Join(j) => match j.method {
+                JoinMethod::Hash { .. } | JoinMethod::NestedLoop => {
+                    Node::BuildJoin(Box::new(join::BuildJoin::new(j, Node::of(&j.left)?)))
+                }
+                JoinMethod::Index { .. } => {
+                    Node::IndexJoin(Box::new(join::IndexJoin::new(j, Node::of(&j.left)?)))
+                }
+                JoinMethod::Lateral => return None,
+            },
             _ => return None,
         })
     }
@@ -222,6 +238,8 @@ impl Node {
                     return Ok(Some(row));
                 }
             },
+            Node::BuildJoin(j) => j.next(cx),
+            Node::IndexJoin(j) => j.next(cx),
         }
     }
 }
