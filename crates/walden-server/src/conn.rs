@@ -269,6 +269,9 @@ struct Portal {
     formats: Vec<i16>,
     /// After the first Execute: the rows not yet sent, and the tag to send after them.
     pending: Option<(std::collections::VecDeque<Vec<Value>>, String, Vec<String>)>,
+    /// A query in a transaction block run with a row limit: read through the session's
+    /// cursor of the portal's name, a batch per Execute (`Session::open_portal`).
+    cursor: bool,
 }
 
 impl Conn<'_> {
@@ -975,6 +978,8 @@ impl Conn<'_> {
             )
             .into());
         }
+        // A portal of that name read through a cursor ends with this Bind.
+        self.session.close_portal(&portal);
         self.portals.insert(
             portal,
             Portal {
@@ -982,6 +987,7 @@ impl Conn<'_> {
                 values,
                 formats: result_formats,
                 pending: None,
+                cursor: false,
             },
         );
         self.wire.send(B::BindComplete(BindComplete::new()))?;
@@ -1067,6 +1073,39 @@ impl Conn<'_> {
             .portals
             .get_mut(&name)
             .ok_or_else(|| no_portal(&name))?;
+        if portal.pending.is_none() && !portal.cursor && e.max_rows > 0 {
+            if let Some(prepared) = &portal.statement.prepared {
+                portal.cursor = self.session.open_portal(&name, prepared, &portal.values)?;
+            }
+        }
+        if portal.cursor {
+            // A batch of the cursor's rows; the portal is suspended until the last.
+            let wire = std::cell::RefCell::new(&mut self.wire);
+            let mut rows = WireRows {
+                wire: &wire,
+                formats: portal.formats.clone(),
+                columns: portal.statement.columns.clone(),
+                describe: false,
+                failed: None,
+            };
+            let r = self
+                .session
+                .fetch_portal(&name, e.max_rows.max(0) as u64, &mut rows);
+            if let Some(e) = rows.failed.take() {
+                return Err(Failure::Io(e));
+            }
+            let (n, done) = r?;
+            if done {
+                let tag = format!("SELECT {n}");
+                portal.cursor = false;
+                portal.pending = Some((Default::default(), tag.clone(), Vec::new()));
+                self.wire
+                    .send(B::CommandComplete(CommandComplete::new(tag)))?;
+            } else {
+                self.wire.send(B::PortalSuspended(PortalSuspended::new()))?;
+            }
+            return Ok(());
+        }
         if portal.pending.is_none() {
             let Some(prepared) = &portal.statement.prepared else {
                 self.wire
@@ -1134,7 +1173,9 @@ impl Conn<'_> {
                 self.statements.remove(&name);
             }
             b'P' => {
-                self.portals.remove(&name);
+                if self.portals.remove(&name).is_some_and(|p| p.cursor) {
+                    self.session.close_portal(&name);
+                }
             }
             other => {
                 return Err(SqlError::new(

@@ -789,3 +789,72 @@ async fn another_roles_table_needs_a_grant() {
     assert_eq!(e.as_db_error().map(|d| d.code().code()), Some("42501"));
     server.shutdown();
 }
+
+/// A portal in a transaction block read a batch at a time (Execute with a row limit,
+/// PortalSuspended): its rows are those of its snapshot, whatever another session
+/// commits and its own transaction changes between batches; a second portal reads
+/// beside it; the portal ends with its transaction.
+#[tokio::test]
+async fn portals_read_in_batches_keep_their_snapshot() {
+    let (_dir, db, server) = start();
+    let mut a = connect(&server).await;
+    let b = connect(&server).await;
+    a.batch_execute(
+        "create table pr (id int primary key, v int);
+         insert into pr select g, g from generate_series(1, 1000) g",
+    )
+    .await
+    .expect("setup");
+    let tx = a.transaction().await.expect("begin");
+    let stmt = tx
+        .prepare("select id, v from pr where id > $1")
+        .await
+        .expect("prepare");
+    let portal = tx.bind(&stmt, &[&100i32]).await.expect("bind");
+    let other = tx.bind(&stmt, &[&990i32]).await.expect("a second portal");
+    let first = tx.query_portal(&portal, 300).await.expect("first batch");
+    assert_eq!(first.len(), 300);
+    assert_eq!(first[0].get::<_, i32>(0), 101);
+    let others = tx
+        .query_portal(&other, 4)
+        .await
+        .expect("the other's first batch");
+    assert_eq!(others.len(), 4);
+    // Another session's commit, and this transaction's own update, between batches.
+    b.batch_execute("update pr set v = -1; delete from pr where id > 900")
+        .await
+        .expect("another session's changes");
+    tx.batch_execute("update pr set v = 0 where id <= 500")
+        .await
+        .expect("this transaction's change");
+    // The rest of the other portal (a row limit of 0: all).
+    let second = tx.query_portal(&other, 0).await.expect("the other portal");
+    assert_eq!(second.len(), 6);
+    assert_eq!(second[5].get::<_, i32>(0), 1000);
+    let mut rest = Vec::new();
+    loop {
+        let batch = tx.query_portal(&portal, 250).await.expect("a batch");
+        if batch.is_empty() {
+            break;
+        }
+        rest.extend(batch);
+    }
+    assert_eq!(rest.len(), 600, "rows 401..1000 as the snapshot saw them");
+    for (i, row) in rest.iter().enumerate() {
+        let id: i32 = row.get(0);
+        assert_eq!(id, 401 + i as i32);
+        assert_eq!(row.get::<_, i32>(1), id, "the value the snapshot saw");
+    }
+    tx.commit().await.expect("commit");
+    let n: i64 = a
+        .query_one("select count(*) from pr where v = -1", &[])
+        .await
+        .expect("count")
+        .get(0);
+    // B's -1 on 900 rows, then A's 0 on the first 500 (READ COMMITTED: A's update saw
+    // B's commit).
+    assert_eq!(n, 400);
+    drop((a, b));
+    server.shutdown();
+    db.close().expect("close");
+}

@@ -245,6 +245,8 @@ pub(crate) struct Cursor {
     pub created: i64,
     /// Declared in the transaction running (it goes if that one rolls back).
     pub new: bool,
+    /// Listed in `pg_cursors` (a DECLARE's; not a protocol portal's).
+    pub visible: bool,
     /// The rows read so far, kept to move back over (a scrollable cursor's).
     kept: Vec<Vec<Value>>,
     kept_bytes: u64,
@@ -281,6 +283,7 @@ impl Cursor {
             binary,
             created,
             new: true,
+            visible: true,
             kept: Vec::new(),
             kept_bytes: 0,
             read: 0,
@@ -292,6 +295,11 @@ impl Cursor {
     /// True if its rows were made whole when it opened (it reads no table later).
     pub(crate) fn stream_is_materialized(&self) -> bool {
         self.stream.is_materialized()
+    }
+
+    /// True once the cursor stands after its last row.
+    pub(crate) fn at_end(&self) -> bool {
+        self.done && self.pos >= self.after_end()
     }
 
     /// True if the cursor can move back (pg_cursors.is_scrollable).

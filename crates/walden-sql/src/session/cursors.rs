@@ -6,7 +6,7 @@ use sqlparser::ast::Statement;
 
 use super::{aborted, Output, Session, TxnState};
 use crate::bind::ident_name;
-use crate::cursors::{Cursor, CursorStatement, Scroll};
+use crate::cursors::{Cursor, CursorStatement, Direction, Scroll};
 use crate::error::{code, SqlError, SqlResult};
 use crate::exec::{with_run, RowStream};
 use crate::select::QueryPlan;
@@ -59,49 +59,70 @@ impl Session {
         if d.binary == Some(true) {
             return Err(self.fail(SqlError::unsupported("DECLARE BINARY (binary cursors)")));
         }
-        // pg_cursors.creation_time: the wall clock now, not the transaction's start.
-        let created = match &self.clock {
-            Some(c) => c(),
-            None => crate::datetime::system_now_micros(),
-        };
+        let created = self.wall_now();
         let text = match &self.statement_text {
             Some(t) => t.to_string(),
             None => stmt.to_string(),
         };
-        let keep = self.keep_limit(Scroll::Yes);
         let mut cursor = self.transactional(|s, t| {
             let plan = QueryPlan::plan(query, &super::DbCatalog::new(&s.db))?;
-            let held = t.hold_snapshot()?;
-            let reader = t.held_reader(&held)?;
-            let (rng, guard) = (&mut s.rng, &s.guard);
-            let mut cursor = with_run(Some(reader), rng, guard, |cx| -> SqlResult<Cursor> {
-                let stream = RowStream::open(&plan, cx)?;
-                let mut c = Cursor::new(
-                    text,
-                    plan.columns().to_vec(),
-                    stream,
-                    None,
-                    scroll,
-                    hold,
-                    d.binary == Some(true),
-                    created,
-                );
-                if !in_block {
-                    // WITH HOLD outside a block: its transaction commits now.
-                    c.materialize(cx, keep)?;
-                }
-                Ok(c)
-            })?;
-            if cursor.stream_is_materialized() || !in_block {
-                t.release_snapshot(held);
-            } else {
-                cursor.held = Some(held);
-            }
-            Ok(cursor)
+            s.open_cursor(t, &plan, text, scroll, hold, created, in_block)
         })?;
         cursor.new = in_block;
         self.cursors.insert(name, cursor);
         Ok(Output::tag("DECLARE CURSOR"))
+    }
+
+    /// A cursor over `plan`'s rows, read with a snapshot held from now: inside a
+    /// block (`in_block`) it keeps the snapshot for its later reads; outside one (WITH
+    /// HOLD) it reads its rows now, as its transaction commits.
+    #[allow(clippy::too_many_arguments)]
+    fn open_cursor(
+        &mut self,
+        t: &mut walden::Transaction,
+        plan: &QueryPlan,
+        text: String,
+        scroll: Scroll,
+        hold: bool,
+        created: i64,
+        in_block: bool,
+    ) -> SqlResult<Cursor> {
+        let keep = self.keep_limit(Scroll::Yes);
+        let held = t.hold_snapshot()?;
+        let reader = t.held_reader(&held)?;
+        let (rng, guard) = (&mut self.rng, &self.guard);
+        let mut cursor = with_run(Some(reader), rng, guard, |cx| -> SqlResult<Cursor> {
+            let stream = RowStream::open(plan, cx)?;
+            let mut c = Cursor::new(
+                text,
+                plan.columns().to_vec(),
+                stream,
+                None,
+                scroll,
+                hold,
+                false,
+                created,
+            );
+            if !in_block {
+                // WITH HOLD outside a block: its transaction commits now.
+                c.materialize(cx, keep)?;
+            }
+            Ok(c)
+        })?;
+        if cursor.stream_is_materialized() || !in_block {
+            t.release_snapshot(held);
+        } else {
+            cursor.held = Some(held);
+        }
+        Ok(cursor)
+    }
+
+    /// The wall clock now (pg_cursors.creation_time), not the transaction's start.
+    fn wall_now(&self) -> i64 {
+        match &self.clock {
+            Some(c) => c(),
+            None => crate::datetime::system_now_micros(),
+        }
     }
 
     /// The most a cursor keeps to move back over: a SCROLL cursor (and a WITH HOLD
@@ -139,41 +160,12 @@ impl Session {
                 direction,
                 moving,
             } => {
-                let Some(mut cursor) = self.cursors.remove(&name) else {
+                let mut rows = Vec::new();
+                let n = self.fetch_rows(&name, direction, &mut rows)?;
+                let Some(cursor) = self.cursors.get(&name) else {
                     return Err(self.fail(no_cursor(&name)));
                 };
-                let limit = self.keep_limit(cursor.scroll);
-                let mut rows = Vec::new();
-                let held = cursor.held.take();
-                let (rng, guard) = (&mut self.rng, &self.guard);
-                let r = match (&held, &self.txn) {
-                    (Some(h), TxnState::Block(t)) => {
-                        t.held_reader(h).map_err(SqlError::from).and_then(|reader| {
-                            with_run(Some(reader), rng, guard, |cx| {
-                                cursor.fetch(direction, cx, limit, &mut rows)
-                            })
-                        })
-                    }
-                    (None, _) => with_run(None, rng, guard, |cx| {
-                        cursor.fetch(direction, cx, limit, &mut rows)
-                    }),
-                    (Some(_), _) => Err(SqlError::new(
-                        code::INTERNAL,
-                        "a cursor read outside the transaction that declared it",
-                    )),
-                };
-                cursor.held = held;
-                let n = match r {
-                    Ok(n) => n,
-                    Err(e) => {
-                        // A cursor whose read failed is closed, as PostgreSQL drops a
-                        // failed portal.
-                        self.release(cursor);
-                        return Err(self.fail(e));
-                    }
-                };
                 let columns = cursor.columns.clone();
-                self.cursors.insert(name, cursor);
                 if moving {
                     return Ok(Output::tag(format!("MOVE {n}")));
                 }
@@ -181,6 +173,49 @@ impl Session {
                 out.columns = columns;
                 out.rows = rows;
                 Ok(out)
+            }
+        }
+    }
+
+    /// Moves a cursor, its rows into `rows`; returns the count its tag shows. An error
+    /// closes the cursor (PostgreSQL drops a failed portal) and fails the block.
+    fn fetch_rows(
+        &mut self,
+        name: &str,
+        direction: Direction,
+        rows: &mut Vec<Vec<walden::Value>>,
+    ) -> SqlResult<u64> {
+        let Some(mut cursor) = self.cursors.remove(name) else {
+            return Err(self.fail(no_cursor(name)));
+        };
+        let limit = self.keep_limit(cursor.scroll);
+        let held = cursor.held.take();
+        let (rng, guard) = (&mut self.rng, &self.guard);
+        let r = match (&held, &self.txn) {
+            (Some(h), TxnState::Block(t)) => {
+                t.held_reader(h).map_err(SqlError::from).and_then(|reader| {
+                    with_run(Some(reader), rng, guard, |cx| {
+                        cursor.fetch(direction, cx, limit, rows)
+                    })
+                })
+            }
+            (None, _) => with_run(None, rng, guard, |cx| {
+                cursor.fetch(direction, cx, limit, rows)
+            }),
+            (Some(_), _) => Err(SqlError::new(
+                code::INTERNAL,
+                "a cursor read outside the transaction that declared it",
+            )),
+        };
+        cursor.held = held;
+        match r {
+            Ok(n) => {
+                self.cursors.insert(name.to_string(), cursor);
+                Ok(n)
+            }
+            Err(e) => {
+                self.release(cursor);
+                Err(self.fail(e))
             }
         }
     }
@@ -210,6 +245,97 @@ impl Session {
                 .unwrap_or_default(),
             _ => Vec::new(),
         }
+    }
+
+    /// Opens a protocol portal of a prepared query in a transaction block as a NO
+    /// SCROLL cursor named `name` (portals and cursors share one namespace, as in
+    /// PostgreSQL): a client's Execute with a row limit then reads it a batch at a time
+    /// (`fetch_portal`) without its rows being made whole. Ok(false) for any other
+    /// statement, or outside a block (the caller runs it whole): a portal of an
+    /// implicit transaction would outlive its statement's commit.
+    pub fn open_portal(
+        &mut self,
+        name: &str,
+        p: &crate::Prepared,
+        params: &[walden::Value],
+    ) -> SqlResult<bool> {
+        if !matches!(self.txn, TxnState::Block(_))
+            || !matches!(p.statement(), Some(Statement::Query(_)))
+        {
+            return Ok(false);
+        }
+        self.close_portal(name);
+        self.guard = self.start_guard();
+        self.statement_starts().map_err(|e| self.fail(e))?;
+        let parsed = p.with_values(params, &self.db).map_err(|e| self.fail(e))?;
+        let auth = self.authority();
+        if !auth.superuser {
+            let stmt = match &parsed {
+                crate::script::Parsed::Prepared(run) => run.statement().statement().clone(),
+                crate::script::Parsed::Statement { stmt, .. } => (**stmt).clone(),
+                _ => return Ok(false),
+            };
+            crate::privileges::check::check_statement(&self.db, &auth, &stmt)
+                .map_err(|e| self.fail(e))?;
+        }
+        let text = p.text().to_string();
+        let created = self.wall_now();
+        let cursor = self.transactional(|s, t| {
+            let plan = match &parsed {
+                crate::script::Parsed::Prepared(run) => run.select_plan(&s.db)?,
+                crate::script::Parsed::Statement { stmt, .. } => match &**stmt {
+                    Statement::Query(q) => QueryPlan::plan(q, &super::DbCatalog::new(&s.db))?,
+                    _ => return Err(SqlError::new(code::INTERNAL, "a portal of no query")),
+                },
+                _ => return Err(SqlError::new(code::INTERNAL, "a portal of no query")),
+            };
+            s.open_cursor(t, &plan, text, Scroll::No, false, created, true)
+        })?;
+        // Not in pg_cursors, as PostgreSQL shows no portal a Bind made.
+        let mut cursor = cursor;
+        cursor.visible = false;
+        self.cursors.insert(name.to_string(), cursor);
+        Ok(true)
+    }
+
+    /// Reads up to `max` rows (0: all) of a portal `open_portal` opened into `rows`;
+    /// returns how many, and whether it has no more (then it is closed).
+    pub fn fetch_portal(
+        &mut self,
+        name: &str,
+        max: u64,
+        rows: &mut dyn crate::RowSink,
+    ) -> SqlResult<(u64, bool)> {
+        self.guard = self.start_guard();
+        if !self.cursors.contains_key(name) {
+            // Its transaction ended (COMMIT or ROLLBACK close portals).
+            return Err(SqlError::new(
+                code::INVALID_CURSOR_NAME,
+                format!("portal \"{name}\" does not exist"),
+            ));
+        }
+        let direction = Direction::Forward((max > 0).then_some(max));
+        let mut out = Vec::new();
+        let n = self.fetch_rows(name, direction, &mut out)?;
+        for row in &out {
+            rows.row(row)?;
+        }
+        let done = max == 0 || n < max || self.cursor_at_end(name);
+        if done {
+            self.close_portal(name);
+        }
+        Ok((n, done))
+    }
+
+    /// Closes a portal (a cursor) of that name, if there is one.
+    pub fn close_portal(&mut self, name: &str) {
+        if let Some(c) = self.cursors.remove(name) {
+            self.release(c);
+        }
+    }
+
+    fn cursor_at_end(&self, name: &str) -> bool {
+        self.cursors.get(name).is_none_or(|c| c.at_end())
     }
 
     /// The result columns of an open cursor (a client's Describe of a portal by the
@@ -256,6 +382,7 @@ impl Session {
     pub(crate) fn cursor_list(&self) -> Vec<crate::cursors::CursorInfo> {
         self.cursors
             .iter()
+            .filter(|(_, c)| c.visible)
             .map(|(name, c)| crate::cursors::CursorInfo {
                 name: name.clone(),
                 statement: c.text.clone(),
