@@ -28,6 +28,7 @@ mod seed_report;
 mod serve;
 mod space;
 mod sql_shell;
+mod stream_bench;
 mod user;
 mod waldump;
 
@@ -104,6 +105,9 @@ enum BenchCommand {
     /// How fast a sequence hands out values in one process (the engine's call and
     /// SQL's nextval), beside PostgreSQL.
     Nextval(nextval_bench::NextvalArgs),
+    /// The server's peak memory while large results leave it: SELECT * of N rows to
+    /// psql, COPY of a join to STDOUT, CREATE TABLE AS over the join.
+    Stream(stream_bench::StreamArgs),
 }
 
 /// A torn-page protection mode as named on the command line.
@@ -219,6 +223,7 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Queries(args)) => queries::run(&args),
         Command::Bench(BenchCommand::Pgbench(args)) => pgbench::run(&args),
         Command::Bench(BenchCommand::Nextval(args)) => nextval_bench::run(&args),
+        Command::Bench(BenchCommand::Stream(args)) => stream_bench::run(&args),
         Command::Crashtest(args) => crashtest::run(&args),
         Command::Waldump(args) => waldump::run(&args),
         Command::Check(args) => check::run(&args),
