@@ -476,6 +476,7 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
             | "("
             | "WITH"
             | "VALUES"
+            | "TABLE"
             | "DECLARE"
     ) || crate::roles::is_role_command(&name)
         || crate::cursors::is_cursor_command(&name)
@@ -551,9 +552,13 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
     let mut parser = Parser::new(&dialect)
         .with_recursion_limit(depth::MAX_NESTING)
         .with_tokens_with_locations(toks);
-    let stmt = parser
-        .parse_statement()
-        .map_err(|e| parse_error(e).at(end_loc))?;
+    // `TABLE name` starts a query (sqlparser takes it only inside one).
+    let stmt = if name == "TABLE" {
+        parser.parse_query().map(Statement::Query)
+    } else {
+        parser.parse_statement()
+    }
+    .map_err(|e| parse_error(e).at(end_loc))?;
     let next = parser.peek_token();
     if next.token != Token::EOF {
         return Err(SqlError::syntax(format!(

@@ -249,9 +249,18 @@ impl QueryPlan {
     }
 
     fn plan_query(query: &ast::Query, cx: &PlanCx) -> SqlResult<QueryPlan> {
-        if query.fetch.is_some() || !query.locks.is_empty() {
-            return Err(SqlError::unsupported("FETCH or FOR UPDATE"));
+        if !query.locks.is_empty() {
+            return Err(SqlError::unsupported("FOR UPDATE"));
         }
+        let (limit_clause, ties) = fetch_first(query)?;
+        let table_body;
+        let query_body: &SetExpr = match query.body.as_ref() {
+            SetExpr::Table(t) => {
+                table_body = table_command(t)?;
+                &table_body
+            }
+            b => b,
+        };
         let holder;
         let mut cx = *cx;
         if let Some(with) = &query.with {
@@ -291,13 +300,19 @@ impl QueryPlan {
             holder = ctes;
             cx.ctes = Some(&holder);
         }
-        if let SetExpr::Select(s) = query.body.as_ref() {
-            let (plan, _) =
-                SelectPlan::bound(s, query.order_by.as_ref(), query.limit_clause.as_ref(), &cx)?;
+        if let SetExpr::Select(s) = query_body {
+            let (mut plan, _) =
+                SelectPlan::bound(s, query.order_by.as_ref(), limit_clause.as_ref(), &cx)?;
+            plan.ties = ties;
             return Ok(QueryPlan::Select(Box::new(plan)));
         }
-        let body = plan_body(&query.body, &cx)?;
-        let (limit, offset) = limit_offset(query.limit_clause.as_ref())?;
+        if ties.is_some() {
+            return Err(SqlError::unsupported(
+                "FETCH FIRST ... WITH TIES over a set operation or VALUES",
+            ));
+        }
+        let body = plan_body(query_body, &cx)?;
+        let (limit, offset) = limit_offset(limit_clause.as_ref())?;
         let columns = body.columns().to_vec();
         let items = order_items(query.order_by.as_ref())?;
         if items.is_empty() && limit.is_none() && offset == 0 {
@@ -444,6 +459,79 @@ impl QueryPlan {
     }
 }
 
+/// `TABLE name` as PostgreSQL reads it: `SELECT * FROM name`.
+fn table_command(t: &ast::Table) -> SqlResult<SetExpr> {
+    let Some(name) = &t.table_name else {
+        return Err(SqlError::syntax("syntax error at end of input"));
+    };
+    let quoted = |n: &str| format!("\"{}\"", n.to_lowercase().replace('"', "\"\""));
+    let from = match &t.schema_name {
+        Some(schema) => format!("{}.{}", quoted(schema), quoted(name)),
+        None => quoted(name),
+    };
+    let dialect = sqlparser::dialect::PostgreSqlDialect {};
+    let parsed = sqlparser::parser::Parser::parse_sql(&dialect, &format!("SELECT * FROM {from}"))
+        .map_err(|e| SqlError::syntax(e.to_string()))?;
+    match parsed.into_iter().next() {
+        Some(ast::Statement::Query(q)) => Ok(*q.body),
+        _ => Err(SqlError::new(code::INTERNAL, "TABLE read as no query")),
+    }
+}
+
+/// FETCH FIRST n ROWS ONLY as the LIMIT it is (with the query's OFFSET), and the row
+/// count of WITH TIES, which keeps the rows that tie with the last one.
+fn fetch_first(query: &ast::Query) -> SqlResult<(Option<LimitClause>, Option<u64>)> {
+    let Some(f) = &query.fetch else {
+        return Ok((query.limit_clause.clone(), None));
+    };
+    if f.percent {
+        return Err(SqlError::unsupported("FETCH FIRST ... PERCENT"));
+    }
+    let offset = match &query.limit_clause {
+        None => None,
+        Some(LimitClause::LimitOffset {
+            limit: None,
+            offset,
+            limit_by,
+        }) if limit_by.is_empty() => offset.clone(),
+        Some(_) => return Err(SqlError::syntax("multiple LIMIT clauses not allowed")),
+    };
+    let count = match &f.quantity {
+        Some(q) => const_int(q, "FETCH FIRST")?,
+        None => Some(1),
+    };
+    if count.is_some_and(|n| n < 0) {
+        return Err(SqlError::new(
+            code::INVALID_PARAMETER,
+            "LIMIT must not be negative",
+        ));
+    }
+    if f.with_ties {
+        if query.order_by.is_none() {
+            return Err(SqlError::syntax(
+                "WITH TIES cannot be specified without ORDER BY clause",
+            ));
+        }
+        let limit = offset.map(|offset| LimitClause::LimitOffset {
+            limit: None,
+            offset: Some(offset),
+            limit_by: Vec::new(),
+        });
+        return Ok((limit, count.map(|n| n as u64)));
+    }
+    let limit = f.quantity.clone().unwrap_or_else(|| {
+        ast::Expr::Value(ast::Value::Number("1".into(), false).with_empty_span())
+    });
+    Ok((
+        Some(LimitClause::LimitOffset {
+            limit: Some(limit),
+            offset,
+            limit_by: Vec::new(),
+        }),
+        None,
+    ))
+}
+
 pub(crate) fn plan_set_expr(e: &SetExpr, cx: &PlanCx) -> SqlResult<QueryPlan> {
     match e {
         SetExpr::Select(s) => Ok(QueryPlan::Select(Box::new(
@@ -466,6 +554,7 @@ pub(crate) fn plan_set_expr(e: &SetExpr, cx: &PlanCx) -> SqlResult<QueryPlan> {
 fn plan_body(e: &SetExpr, cx: &PlanCx) -> SqlResult<Body> {
     crate::depth::recurse(|| match e {
         SetExpr::Select(_) | SetExpr::Query(_) => Ok(Body::Query(plan_set_expr(e, cx)?)),
+        SetExpr::Table(t) => plan_body(&table_command(t)?, cx),
         SetExpr::SetOperation {
             op,
             set_quantifier,
@@ -864,6 +953,9 @@ pub struct SelectPlan {
     order: Vec<(SortKey, bool, bool)>,
     limit: Option<u64>,
     offset: u64,
+    /// FETCH FIRST n ROWS WITH TIES: n, and the rows after the n-th that sort equal to
+    /// it (`limit` is then None).
+    ties: Option<u64>,
     /// A correlated subquery over one table with indexes, whose WHERE clause reads outer
     /// values: the scope and indexes to choose its access path with again once the
     /// values are known, each run (an index lookup per outer row, not a scan).
@@ -1155,6 +1247,7 @@ impl SelectPlan {
             order: Vec::new(),
             limit: None,
             offset: 0,
+            ties: None,
             reaccess: None,
             windows: Vec::new(),
             srfs: Vec::new(),
@@ -1451,6 +1544,7 @@ impl SelectPlan {
             order,
             limit: self.limit,
             offset: self.offset,
+            ties: self.ties,
             reaccess: None,
             windows: self
                 .windows
@@ -1827,6 +1921,32 @@ impl SelectPlan {
     fn compare_run_rows(&self, a: &[Value], b: &[Value]) -> Ordering {
         let (w, n) = (self.outputs.len(), self.order.len());
         compare_keys(&self.order, &a[w..w + n], &b[w..w + n])
+    }
+
+    /// The first `limit` of sorted rows (with their sort keys), or under WITH TIES its
+    /// count and the rows after that sort equal to the last of them.
+    fn take_rows(
+        &self,
+        rows: impl Iterator<Item = (Vec<Value>, Vec<Value>)>,
+        limit: usize,
+    ) -> Vec<Vec<Value>> {
+        let Some(count) = self.ties else {
+            return rows.take(limit).map(|(r, _)| r).collect();
+        };
+        let n = self.order.len();
+        let mut out = Vec::new();
+        let mut last: Option<Vec<Value>> = None;
+        for (row, keys) in rows {
+            if out.len() as u64 >= count {
+                match &last {
+                    Some(l) if compare_keys(&self.order, l, &keys[..n]) == Ordering::Equal => {}
+                    _ => break,
+                }
+            }
+            last = Some(keys[..n].to_vec());
+            out.push(row);
+        }
+        out
     }
 
     /// True if the query computes aggregates.
@@ -3419,6 +3539,7 @@ impl<'p, 'g> Run<'p, 'g> {
         let skip = usize::try_from(plan.offset).unwrap_or(usize::MAX);
         let limit = plan
             .limit
+            .or(plan.ties.filter(|&t| t == 0))
             .map_or(usize::MAX, |l| usize::try_from(l).unwrap_or(usize::MAX));
         if self.runs.is_some() {
             return self.merge_runs(skip, limit);
@@ -3437,15 +3558,14 @@ impl<'p, 'g> Run<'p, 'g> {
                 guard.check()?;
                 let mut seen = HashSet::new();
                 let mut buf = Vec::new();
-                rows.into_iter()
+                let kept = rows
+                    .into_iter()
                     .filter(|(_, keys)| {
                         key_bytes(&keys[n..], &mut buf);
                         seen.insert(buf.clone())
                     })
-                    .skip(skip)
-                    .take(limit)
-                    .map(|(r, _)| r)
-                    .collect()
+                    .skip(skip);
+                plan.take_rows(kept, limit)
             }
             Kept::All(mut rows) if !plan.order.is_empty() => {
                 let guard = self.guard;
@@ -3453,11 +3573,7 @@ impl<'p, 'g> Run<'p, 'g> {
                 // reported once the sort is over.
                 sort_kept(&mut rows, &plan.order, plan.order.len(), guard);
                 guard.check()?;
-                rows.into_iter()
-                    .skip(skip)
-                    .take(limit)
-                    .map(|(r, _)| r)
-                    .collect()
+                plan.take_rows(rows.into_iter().skip(skip), limit)
             }
             // Without ORDER BY, OFFSET was applied as rows came; grouped emission may
             // have passed LIMIT.
@@ -3497,11 +3613,18 @@ impl<'p, 'g> Run<'p, 'g> {
         let mut seen = HashSet::new();
         let mut buf = Vec::new();
         let (mut skipped, mut out) = (0, Vec::new());
+        // WITH TIES: the sort keys of the last row of the count, once it is reached.
+        let mut tie: Option<Vec<Value>> = None;
         while out.len() < limit {
             let Some(mut row) = merged.next_row()? else {
                 break;
             };
             guard.check()?;
+            if let Some(t) = &tie {
+                if compare_keys(&plan.order, t, &row[width..width + n]) != Ordering::Equal {
+                    break;
+                }
+            }
             if matches!(plan.distinct, Distinct::On(_)) {
                 key_bytes(&row[width + n..], &mut buf);
                 if !seen.insert(buf.clone()) {
@@ -3512,6 +3635,9 @@ impl<'p, 'g> Run<'p, 'g> {
             if skipped < skip {
                 skipped += 1;
                 continue;
+            }
+            if tie.is_none() && plan.ties.is_some_and(|t| out.len() as u64 + 1 >= t) {
+                tie = Some(row[width..width + n].to_vec());
             }
             row.truncate(width);
             guard.charge(row_bytes(&row) + 24)?;

@@ -509,3 +509,61 @@ fn select_all_keeps_duplicates() {
         ],
     );
 }
+
+/// FETCH FIRST n ROWS ONLY and WITH TIES (with OFFSET … ROWS, DISTINCT ON, a count of
+/// 0, and no ORDER BY refused), and `TABLE name`, as PostgreSQL 15 answers them.
+#[test]
+fn fetch_first_and_table_as_postgresql() {
+    support::check_on_both(
+        "fetch_first",
+        &[
+            ("create table ft (a int, b text)", ""),
+            (
+                "insert into ft values (1,'x'),(1,'y'),(2,'z'),(3,'w'),(3,'v'),(3,'u'),(4,'t')",
+                "",
+            ),
+            (
+                "select a from ft order by a fetch first 2 rows with ties",
+                "1\n1",
+            ),
+            (
+                "select a, b from ft order by a, b fetch first 3 rows with ties",
+                "1|x\n1|y\n2|z",
+            ),
+            (
+                "select a from ft order by a offset 1 rows fetch next 3 rows with ties",
+                "1\n2\n3\n3\n3",
+            ),
+            (
+                "select a from ft order by a desc fetch first 1 rows with ties",
+                "4",
+            ),
+            ("select a from ft order by a fetch first row only", "1"),
+            (
+                "select a from ft order by a offset 2 row fetch first 2 rows only",
+                "2\n3",
+            ),
+            (
+                "select a from ft order by a fetch first 0 rows with ties",
+                "",
+            ),
+            (
+                "select a from ft fetch first 2 rows with ties",
+                "ERROR 42601: WITH TIES cannot be specified without ORDER BY clause",
+            ),
+            (
+                "select distinct on (a) a, b from ft order by a, b fetch first 2 rows with ties",
+                "1|x\n2|z",
+            ),
+            (
+                "select count(*) from (select a from ft order by a fetch first 4 rows with ties) s",
+                "6",
+            ),
+            ("table ft", "1|x\n1|y\n2|z\n3|w\n3|v\n3|u\n4|t"),
+            (
+                "table nosuch",
+                "ERROR 42P01: relation \"nosuch\" does not exist",
+            ),
+        ],
+    );
+}
