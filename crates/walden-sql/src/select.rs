@@ -2028,6 +2028,9 @@ pub struct RunCx<'a> {
     pub(crate) reader: Option<Reader<'a>>,
     pub(crate) guard: &'a Guard,
     cache: RefCell<SubqueryCache>,
+    /// Correlated EXISTS subqueries read as hash probes (`hashed_exists`), by plan;
+    /// None for one that is not of that shape.
+    pub(crate) hashed: RefCell<HashMap<usize, Option<Rc<HashedExists>>>>,
     /// The working table of each WITH RECURSIVE query being run, by its id: the rows its
     /// previous round added.
     pub(crate) work_tables: RefCell<HashMap<usize, Rc<Vec<Vec<Value>>>>>,
@@ -2045,6 +2048,7 @@ impl<'a> RunCx<'a> {
             reader,
             guard,
             cache: RefCell::new(HashMap::new()),
+            hashed: RefCell::new(HashMap::new()),
             work_tables: RefCell::new(HashMap::new()),
             stats: None,
             top_bounds: RefCell::new(Vec::new()),
@@ -2091,6 +2095,189 @@ fn norm_key(v: &Value, out: &mut Vec<u8>) {
     }
 }
 
+/// A correlated EXISTS read as a hash probe (PostgreSQL plans it as a hashed semi-join):
+/// the keys of the inner rows that pass its conditions free of outer values, read once
+/// per statement, and for each key column the parameter it is compared with.
+pub(crate) struct HashedExists {
+    set: HashSet<Vec<u8>>,
+    probe: Vec<usize>,
+}
+
+/// Splits an AND tree into its conjuncts.
+fn conjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match e {
+        Expr::And(a, b) => {
+            conjuncts(a, out);
+            conjuncts(b, out);
+        }
+        other => out.push(other),
+    }
+}
+
+/// True if `e` reads a parameter of its subquery (an outer value) or calls a volatile
+/// function (which must run per outer row).
+fn outer_or_volatile(e: &Expr) -> bool {
+    let mut found = false;
+    e.visit(&mut |x| {
+        found |= match x {
+            Expr::Outer(..) | Expr::Subquery(_) => true,
+            Expr::Call(f, ..) => f.is_volatile(),
+            _ => false,
+        }
+    });
+    found
+}
+
+impl SelectPlan {
+    /// The plan that reads the keys of a correlated EXISTS over one table without an
+    /// index to look each outer row up with, when its only outer references are
+    /// `column = outer value` conjuncts (of one type): that plan, and the parameter each
+    /// key column is compared with. None for any other shape.
+    fn exists_by_hash(&self) -> Option<(SelectPlan, Vec<usize>)> {
+        if self.grouping.is_some()
+            || self.having.is_some()
+            || !self.windows.is_empty()
+            || !self.srfs.is_empty()
+            || self.limit.is_some()
+            || self.offset > 0
+            || self.input_limit.is_some()
+            || self.ties.is_some()
+            || self.outputs.iter().any(outer_or_volatile)
+        {
+            return None;
+        }
+        let Source::Table(t) = &self.source else {
+            return None;
+        };
+        if !matches!(t.access, Access::Scan) || t.row_id {
+            return None;
+        }
+        let mut conjs = Vec::new();
+        if let Some(f) = &self.filter {
+            conjuncts(f, &mut conjs);
+        }
+        if let Some(f) = &t.filter {
+            conjuncts(f, &mut conjs);
+        }
+        let (mut keys, mut probe, mut rest) = (Vec::new(), Vec::new(), Vec::new());
+        for c in conjs {
+            if let Expr::Cmp(crate::expr::CmpOp::Eq, a, b) = c {
+                match (a.as_ref(), b.as_ref()) {
+                    (Expr::Column(col, t1), Expr::Outer(j, t2))
+                    | (Expr::Outer(j, t2), Expr::Column(col, t1))
+                        if t1 == t2 =>
+                    {
+                        keys.push(Expr::Column(*col, *t1));
+                        probe.push(*j);
+                        continue;
+                    }
+                    _ => {}
+                }
+            }
+            if outer_or_volatile(c) {
+                return None;
+            }
+            rest.push(c.clone());
+        }
+        if keys.is_empty() {
+            return None;
+        }
+        // An index whose first column is a key column looks each outer row up (the
+        // access chosen per run): kept for that.
+        if let Some(re) = &self.reaccess {
+            let indexed = re.1.iter().any(|ix| {
+                ix.columns.first().is_some_and(|c| {
+                    keys.iter()
+                        .any(|k| matches!(k, Expr::Column(col, _) if col == c))
+                })
+            });
+            if indexed {
+                return None;
+            }
+        }
+        let mut read = t.clone();
+        read.filter = None;
+        read.filter_text = None;
+        read.top = None;
+        let filter = rest
+            .into_iter()
+            .reduce(|a, b| Expr::And(Box::new(a), Box::new(b)));
+        let build = SelectPlan {
+            source: Source::Table(read),
+            filter_text: None,
+            source_names: self.source_names.clone(),
+            input_limit: None,
+            filter,
+            grouping: None,
+            having: None,
+            columns: keys.iter().map(|k| ("key".to_string(), k.ty())).collect(),
+            outputs: keys,
+            distinct: Distinct::None,
+            order: Vec::new(),
+            limit: None,
+            offset: 0,
+            ties: None,
+            reaccess: None,
+            windows: Vec::new(),
+            srfs: Vec::new(),
+            from_rows: self.from_rows,
+            groups: None,
+            top_id: None,
+        };
+        Some((build, probe))
+    }
+}
+
+/// The hash probe of a correlated EXISTS, made at its first evaluation in the
+/// statement (None: the subquery is not of that shape, and runs per outer values).
+fn hashed_exists(s: &Subquery, cx: &mut EvalCtx) -> SqlResult<Option<Rc<HashedExists>>> {
+    let Some(run) = cx.run else {
+        return Ok(None);
+    };
+    let id = Arc::as_ptr(&s.plan) as usize;
+    if let Some(h) = run.hashed.borrow().get(&id) {
+        return Ok(h.clone());
+    }
+    let shape = match (&*s.plan, s.kind, s.params.is_empty()) {
+        (QueryPlan::Select(p), SubqueryKind::Exists, false) => p.exists_by_hash(),
+        _ => None,
+    };
+    let made = match shape {
+        None => None,
+        Some((build, probe)) => {
+            let rows = {
+                let mut inner = EvalCtx {
+                    rng: &mut *cx.rng,
+                    outer: &[],
+                    run: Some(run),
+                    now_micros: cx.now_micros,
+                    settings: cx.settings,
+                    sequences: cx.sequences,
+                    guard: cx.guard,
+                    folding: false,
+                };
+                build.run(&mut inner)?
+            };
+            let mut set = HashSet::with_capacity(rows.len());
+            let mut buf = Vec::new();
+            for row in rows {
+                // A NULL key equals nothing.
+                if row.iter().any(|v| matches!(v, Value::Null)) {
+                    continue;
+                }
+                buf.clear();
+                for v in &row {
+                    push_key(v, &mut buf);
+                }
+                set.insert(buf.clone());
+            }
+            Some(Rc::new(HashedExists { set, probe }))
+        }
+    };
+    run.hashed.borrow_mut().insert(id, made.clone());
+    Ok(made)
+}
+
 /// Evaluates a subquery expression on `row` of the query holding it.
 pub(crate) fn eval_subquery(s: &Subquery, row: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
     let Some(run) = cx.run else {
@@ -2099,6 +2286,18 @@ pub(crate) fn eval_subquery(s: &Subquery, row: &[Value], cx: &mut EvalCtx) -> Sq
     let mut params = Vec::with_capacity(s.params.len());
     for p in &s.params {
         params.push(p.eval(row, cx)?);
+    }
+    if s.kind == SubqueryKind::Exists {
+        if let Some(h) = hashed_exists(s, cx)? {
+            let mut key = Vec::new();
+            for &j in &h.probe {
+                match params.get(j) {
+                    Some(Value::Null) | None => return Ok(Value::Bool(false)),
+                    Some(v) => push_key(v, &mut key),
+                }
+            }
+            return Ok(Value::Bool(h.set.contains(&key)));
+        }
     }
     let lhs = match &s.lhs {
         Some(e) => Some(e.eval(row, cx)?),

@@ -567,3 +567,62 @@ fn fetch_first_and_table_as_postgresql() {
         ],
     );
 }
+
+/// Correlated EXISTS and NOT EXISTS read as hash probes where the subquery compares
+/// its columns with outer values (one or two keys, NULLs on either side, conditions on
+/// the inner table alone, a type the hash must not confuse, nested), and run per outer
+/// row where it does not: PostgreSQL 15's answers.
+#[test]
+fn correlated_exists_as_postgresql() {
+    support::check_on_both(
+        "hashed_exists",
+        &[
+            ("create table eo (id int, k int, t text)", ""),
+            ("create table ei (k int, w int, t text)", ""),
+            (
+                "insert into eo values (1, 1, 'a'), (2, 2, 'b'), (3, null, 'c'), (4, 4, null), (5, 5, 'e')",
+                "",
+            ),
+            (
+                "insert into ei values (1, 10, 'a'), (1, 20, 'z'), (2, 5, 'b'), (null, 1, 'c'), (4, 50, null), (6, 60, 'f')",
+                "",
+            ),
+            (
+                "select id from eo where exists (select 1 from ei where ei.k = eo.k) order by id",
+                "1\n2\n4",
+            ),
+            (
+                "select id from eo where not exists (select 1 from ei where ei.k = eo.k) order by id",
+                "3\n5",
+            ),
+            (
+                "select id from eo where exists (select 1 from ei where eo.k = ei.k and ei.w > 15) order by id",
+                "1\n4",
+            ),
+            (
+                "select id from eo where exists (select 1 from ei where ei.k = eo.k and ei.t = eo.t) order by id",
+                "1\n2",
+            ),
+            (
+                "select id from eo where not exists (select * from ei where ei.t = eo.t and ei.w < 100) order by id",
+                "4\n5",
+            ),
+            (
+                "select id, exists (select 1 from ei where ei.k = eo.k and ei.w < eo.id * 10) from eo order by id",
+                "1|f\n2|t\n3|f\n4|f\n5|f",
+            ),
+            (
+                "select id from eo where exists (select 1 from ei where ei.k = eo.k or ei.w = 1) order by id",
+                "1\n2\n3\n4\n5",
+            ),
+            (
+                "select id from eo where exists (select 1 from ei where ei.k = eo.k and exists (select 1 from eo e2 where e2.t = ei.t)) order by id",
+                "1\n2",
+            ),
+            (
+                "select count(*) from eo where exists (select 1 from ei where ei.k = eo.id) and not exists (select 1 from ei where ei.w = eo.id)",
+                "2",
+            ),
+        ],
+    );
+}
