@@ -160,6 +160,7 @@ pub fn run_walden(
 ) -> Result<Vec<(SeedRow, Option<u64>)>, CliError> {
     let db = Database::create(dir, opts)?;
     let mut session = Session::with_seed(&db, 1);
+    session.set_statement_stats(true);
     let mut out = Vec::new();
     for (name, sql) in statements(rows, data) {
         step(&format!("{config}: {name}"));
@@ -167,6 +168,10 @@ pub fn run_walden(
         let before = db.stats();
         let files_before = wal_file_bytes.map(|f| f());
         let r = session.execute_one(&sql).map_err(|e| sql_error(name, e))?;
+        let stats = r
+            .stats
+            .clone()
+            .ok_or_else(|| CliError::io("seed", std::io::Error::other("no statement stats")))?;
         let files_delta = wal_file_bytes.zip(files_before).map(|(f, b)| f() - b);
         // The pages the statement dirtied reach the data file by the next checkpoint.
         db.checkpoint()?;
@@ -178,11 +183,11 @@ pub fn run_walden(
                 data: data.name(),
                 rows,
                 statement: name,
-                wal_bytes: r.stats.wal_bytes_written,
-                wal_logical_bytes: r.stats.wal_record_bytes,
-                page_images: r.stats.page_images,
-                undo_bytes: r.stats.undo_bytes,
-                undo_file_bytes: r.stats.undo_bytes_spilled,
+                wal_bytes: stats.wal_bytes_written,
+                wal_logical_bytes: stats.wal_record_bytes,
+                page_images: stats.page_images,
+                undo_bytes: stats.undo_bytes,
+                undo_file_bytes: stats.undo_bytes_spilled,
                 data_bytes_written: written.data_bytes_written,
                 table_bytes: db.table_bytes("demo")?,
                 file_bytes: db.data_file_bytes()?,

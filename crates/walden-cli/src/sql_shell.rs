@@ -350,8 +350,8 @@ impl Printer {
                 writeln!(self.out, "{}", r.tag)?;
             }
         }
-        if self.wal {
-            writeln!(self.out, "{}", wal_line(&r.stats, r.elapsed))?;
+        if let (true, Some(stats)) = (self.wal, &r.stats) {
+            writeln!(self.out, "{}", wal_line(stats, r.elapsed))?;
         }
         if self.timing {
             writeln!(self.out, "{}", timing_line(r.elapsed))?;
@@ -396,8 +396,11 @@ struct Shell {
 
 impl Shell {
     fn new(db: &Database, args: &Args, interactive: bool) -> Shell {
+        let mut session = Session::new(db);
+        // Each statement's WAL, for the line after its result.
+        session.set_statement_stats(true);
         Shell {
-            session: Session::new(db),
+            session,
             printer: Printer {
                 out: BufWriter::new(std::io::stdout()),
                 timing: false,

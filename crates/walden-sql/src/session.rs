@@ -41,8 +41,9 @@ pub struct StatementResult {
     /// statement.
     pub copy_data: Option<String>,
     /// What the database wrote while the statement ran (all sessions and background
-    /// work included).
-    pub stats: StatsSnapshot,
+    /// work included), when the session measures it
+    /// ([`Session::set_statement_stats`]; a COPY's always).
+    pub stats: Option<StatsSnapshot>,
     pub elapsed: Duration,
     /// The rows went to the `RowSink` the caller gave, as they were made: `columns`
     /// names them, `rows` is empty.
@@ -261,6 +262,9 @@ pub struct Session {
     cursors: std::collections::BTreeMap<String, crate::cursors::Cursor>,
     /// The text of the statement running, as the client sent it (`pg_cursors`).
     statement_text: Option<std::sync::Arc<str>>,
+    /// Each statement's result says what the database wrote while it ran
+    /// ([`StatementResult::stats`]).
+    statement_stats: bool,
 }
 
 /// What runs a COPY to or from the client for [`Session::run_script_with_copy`]: given
@@ -307,6 +311,7 @@ impl Session {
             auth: None,
             cursors: Default::default(),
             statement_text: None,
+            statement_stats: false,
         }
     }
 
@@ -360,6 +365,13 @@ impl Session {
     /// shows).
     pub fn set_max_connections(&mut self, n: u32) {
         self.settings.set_max_connections(n);
+    }
+
+    /// Whether each statement's result carries what the database wrote while it ran
+    /// ([`StatementResult::stats`]: two copies of the database's counters per
+    /// statement, off by default; `walden sql` turns it on to show each statement's WAL).
+    pub fn set_statement_stats(&mut self, on: bool) {
+        self.statement_stats = on;
     }
 
     /// Makes the session's user the role `name` (a server, once the client logged in
@@ -432,13 +444,12 @@ impl Session {
         params: &[Value],
     ) -> SqlResult<StatementResult> {
         if p.is_empty() {
-            let now = self.db.stats();
             return Ok(StatementResult {
                 tag: String::new(),
                 columns: Vec::new(),
                 rows: Vec::new(),
                 notices: Vec::new(),
-                stats: now.since(&now),
+                stats: None,
                 elapsed: Duration::ZERO,
                 copy_data: None,
                 streamed: false,
@@ -726,7 +737,9 @@ impl Session {
         self.guard
             .set_timeout(self.settings.now().client.statement_timeout);
         let started = Instant::now();
-        let before = self.db.stats();
+        // Two copies of the database's counters per statement are not free: only
+        // when asked for.
+        let before = self.statement_stats.then(|| self.db.stats());
         self.statement_text = Some(text.into());
         let result = match parsed {
             // Binding and running recurse as deep as the statement nests.
@@ -752,7 +765,7 @@ impl Session {
                 notices: out.notices,
                 copy_data: None,
                 streamed: out.streamed,
-                stats: self.db.stats().since(&before),
+                stats: before.map(|b| self.db.stats().since(&b)),
                 elapsed: started.elapsed(),
             }),
             Err(e) => Err(locate(e, text, start_char, index)),

@@ -314,7 +314,7 @@ fn result(session: &Session, rows: u64, started: &Started) -> StatementResult {
         rows: Vec::new(),
         notices: Vec::new(),
         copy_data: None,
-        stats: session.database().stats().since(&started.stats),
+        stats: Some(session.database().stats().since(&started.stats)),
         elapsed: started.at.elapsed(),
         streamed: false,
     }
