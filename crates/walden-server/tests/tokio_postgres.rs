@@ -858,3 +858,69 @@ async fn portals_read_in_batches_keep_their_snapshot() {
     server.shutdown();
     db.close().expect("close");
 }
+
+/// Results far larger than `statement_mem` leave the server as they are made: a SELECT
+/// of every row, `COPY (query over a join) TO STDOUT`, and `CREATE TABLE AS` over the
+/// join all run with 8 MB for the statement where their rows take about 20 MB (each
+/// failed with 53200 when results were made whole first); a sort of them still must
+/// keep them, and says so.
+#[tokio::test]
+async fn large_results_stream_within_statement_mem() {
+    let (_dir, db, server) = start();
+    let c = connect(&server).await;
+    c.batch_execute(
+        "create table wide (id int, pad text);
+         insert into wide select g, repeat('x', 150) || g from generate_series(1, 100000) g;
+         create table names (k int primary key, name text);
+         insert into names select g, 'name ' || g from generate_series(0, 9) g;
+         set statement_mem = '8MB';
+         set work_mem = '64MB'",
+    )
+    .await
+    .expect("setup");
+    let rows = c
+        .simple_query("select * from wide")
+        .await
+        .expect("select streams");
+    let n = rows
+        .iter()
+        .filter(|m| matches!(m, SimpleQueryMessage::Row(_)))
+        .count();
+    assert_eq!(n, 100_000);
+    let copy = c
+        .copy_out("copy (select w.id, w.pad, n.name from wide w join names n on n.k = w.id % 10) to stdout")
+        .await
+        .expect("copy out");
+    let chunks: Vec<Bytes> = copy.try_collect().await.expect("copy data");
+    let lines: usize = chunks
+        .iter()
+        .map(|b| b.iter().filter(|&&c| c == b'\n').count())
+        .sum();
+    assert_eq!(lines, 100_000);
+    c.batch_execute(
+        "create table joined as select w.id, w.pad, n.name from wide w join names n on n.k = w.id % 10",
+    )
+    .await
+    .expect("create table as streams");
+    let count: i64 = c
+        .query_one("select count(*) from joined", &[])
+        .await
+        .expect("count")
+        .get(0);
+    assert_eq!(count, 100_000);
+    // A sort keeps its rows: past statement_mem it fails, and the connection goes on.
+    assert_eq!(
+        sqlstate(c.simple_query("select * from wide order by pad desc").await),
+        Some(SqlState::OUT_OF_MEMORY)
+    );
+    assert_eq!(
+        c.query_one("select 1", &[])
+            .await
+            .expect("usable")
+            .get::<_, i32>(0),
+        1
+    );
+    drop(c);
+    server.shutdown();
+    db.close().expect("close");
+}
