@@ -2028,9 +2028,10 @@ pub struct RunCx<'a> {
     pub(crate) reader: Option<Reader<'a>>,
     pub(crate) guard: &'a Guard,
     cache: RefCell<SubqueryCache>,
-    /// Correlated EXISTS subqueries read as hash probes (`hashed_exists`), by plan;
+    /// Correlated EXISTS and scalar aggregate subqueries read as hash probes
+    /// (`hashed`), by plan;
     /// None for one that is not of that shape.
-    pub(crate) hashed: RefCell<HashMap<usize, Option<Rc<HashedExists>>>>,
+    pub(crate) hashed: RefCell<HashMap<usize, Option<Rc<Hashed>>>>,
     /// The working table of each WITH RECURSIVE query being run, by its id: the rows its
     /// previous round added.
     pub(crate) work_tables: RefCell<HashMap<usize, Rc<Vec<Vec<Value>>>>>,
@@ -2095,12 +2096,24 @@ fn norm_key(v: &Value, out: &mut Vec<u8>) {
     }
 }
 
-/// A correlated EXISTS read as a hash probe (PostgreSQL plans it as a hashed semi-join):
-/// the keys of the inner rows that pass its conditions free of outer values, read once
-/// per statement, and for each key column the parameter it is compared with.
-pub(crate) struct HashedExists {
-    set: HashSet<Vec<u8>>,
+/// A correlated subquery read as a hash probe: its inner rows read once per statement
+/// and kept by the values of the columns it compares with outer values; for each key
+/// column, the parameter it is compared with.
+pub(crate) struct Hashed {
     probe: Vec<usize>,
+    by: HashedBy,
+}
+
+enum HashedBy {
+    /// EXISTS (PostgreSQL's hashed semi-join): the keys of the inner rows that pass its
+    /// conditions free of outer values.
+    Exists(HashSet<Vec<u8>>),
+    /// A scalar aggregate over the rows of each key (the inner query grouped by its key
+    /// columns), and its value over no rows for a key none has.
+    Scalar {
+        values: HashMap<Vec<u8>, Value>,
+        empty: Value,
+    },
 }
 
 /// Splits an AND tree into its conjuncts.
@@ -2129,13 +2142,14 @@ fn outer_or_volatile(e: &Expr) -> bool {
 }
 
 impl SelectPlan {
-    /// The plan that reads the keys of a correlated EXISTS over one table without an
-    /// index to look each outer row up with, when its only outer references are
-    /// `column = outer value` conjuncts (of one type): that plan, and the parameter each
-    /// key column is compared with. None for any other shape.
-    fn exists_by_hash(&self) -> Option<(SelectPlan, Vec<usize>)> {
-        if self.grouping.is_some()
-            || self.having.is_some()
+    /// The plan that reads a correlated subquery's rows by key, over one table without
+    /// an index to look each outer row up with, when its only outer references are
+    /// `column = outer value` conjuncts (of one type): EXISTS (`grouped` false) of any
+    /// select list, or a scalar aggregate without GROUP BY (`grouped`), its keys then
+    /// grouped. The plan (its key columns first), and the parameter each key column is
+    /// compared with; None for any other shape.
+    fn by_hash(&self, grouped: bool) -> Option<(SelectPlan, Vec<usize>)> {
+        if self.having.is_some()
             || !self.windows.is_empty()
             || !self.srfs.is_empty()
             || self.limit.is_some()
@@ -2145,6 +2159,22 @@ impl SelectPlan {
             || self.outputs.iter().any(outer_or_volatile)
         {
             return None;
+        }
+        match (&self.grouping, grouped) {
+            (None, false) => {}
+            (Some(g), true)
+                if g.keys.is_empty()
+                    && self.outputs.len() == 1
+                    && self.distinct == Distinct::None
+                    && !g.aggs.iter().any(|a| {
+                        let mut parts: Vec<&Expr> = Vec::new();
+                        parts.extend(a.arg.iter());
+                        parts.extend(a.extra.iter());
+                        parts.extend(a.filter.iter());
+                        parts.extend(a.order.iter().map(|(e, _, _)| e));
+                        parts.into_iter().any(outer_or_volatile)
+                    }) => {}
+            _ => return None,
         }
         let Source::Table(t) = &self.source else {
             return None;
@@ -2202,16 +2232,36 @@ impl SelectPlan {
         let filter = rest
             .into_iter()
             .reduce(|a, b| Expr::And(Box::new(a), Box::new(b)));
+        let n = keys.len();
+        let mut columns: Vec<(String, SqlType)> =
+            keys.iter().map(|k| ("key".to_string(), k.ty())).collect();
+        let (grouping, outputs) = match &self.grouping {
+            // Grouped by the keys: each group's row is its keys, then its aggregates.
+            Some(g) => {
+                let mut g = g.clone();
+                g.keys = keys;
+                let mut outputs: Vec<Expr> =
+                    (0..n).map(|i| Expr::Column(i, columns[i].1)).collect();
+                outputs.extend(
+                    self.outputs
+                        .iter()
+                        .map(|e| e.clone().map_columns(&|i| i + n)),
+                );
+                columns.extend(self.columns.iter().cloned());
+                (Some(g), outputs)
+            }
+            None => (None, keys),
+        };
         let build = SelectPlan {
             source: Source::Table(read),
             filter_text: None,
             source_names: self.source_names.clone(),
             input_limit: None,
             filter,
-            grouping: None,
+            grouping,
             having: None,
-            columns: keys.iter().map(|k| ("key".to_string(), k.ty())).collect(),
-            outputs: keys,
+            columns,
+            outputs,
             distinct: Distinct::None,
             order: Vec::new(),
             limit: None,
@@ -2228,9 +2278,10 @@ impl SelectPlan {
     }
 }
 
-/// The hash probe of a correlated EXISTS, made at its first evaluation in the
-/// statement (None: the subquery is not of that shape, and runs per outer values).
-fn hashed_exists(s: &Subquery, cx: &mut EvalCtx) -> SqlResult<Option<Rc<HashedExists>>> {
+/// The hash probe of a correlated EXISTS or scalar aggregate subquery, made at its
+/// first evaluation in the statement (None: the subquery is not of that shape, and
+/// runs per outer values).
+fn hashed(s: &Subquery, cx: &mut EvalCtx) -> SqlResult<Option<Rc<Hashed>>> {
     let Some(run) = cx.run else {
         return Ok(None);
     };
@@ -2239,39 +2290,60 @@ fn hashed_exists(s: &Subquery, cx: &mut EvalCtx) -> SqlResult<Option<Rc<HashedEx
         return Ok(h.clone());
     }
     let shape = match (&*s.plan, s.kind, s.params.is_empty()) {
-        (QueryPlan::Select(p), SubqueryKind::Exists, false) => p.exists_by_hash(),
+        (QueryPlan::Select(p), SubqueryKind::Exists, false) => p.by_hash(false),
+        (QueryPlan::Select(p), SubqueryKind::Scalar, false) => p.by_hash(true),
         _ => None,
     };
     let made = match shape {
         None => None,
         Some((build, probe)) => {
-            let rows = {
-                let mut inner = EvalCtx {
-                    rng: &mut *cx.rng,
-                    outer: &[],
-                    run: Some(run),
-                    now_micros: cx.now_micros,
-                    settings: cx.settings,
-                    sequences: cx.sequences,
-                    guard: cx.guard,
-                    folding: false,
-                };
-                build.run(&mut inner)?
+            let mut inner = EvalCtx {
+                rng: &mut *cx.rng,
+                outer: &[],
+                run: Some(run),
+                now_micros: cx.now_micros,
+                settings: cx.settings,
+                sequences: cx.sequences,
+                guard: cx.guard,
+                folding: false,
             };
-            let mut set = HashSet::with_capacity(rows.len());
+            let rows = build.run(&mut inner)?;
+            let n = probe.len();
             let mut buf = Vec::new();
-            for row in rows {
+            let mut key_of = |row: &[Value]| -> Option<Vec<u8>> {
                 // A NULL key equals nothing.
-                if row.iter().any(|v| matches!(v, Value::Null)) {
-                    continue;
+                if row[..n].iter().any(|v| matches!(v, Value::Null)) {
+                    return None;
                 }
                 buf.clear();
-                for v in &row {
+                for v in &row[..n] {
                     push_key(v, &mut buf);
                 }
-                set.insert(buf.clone());
-            }
-            Some(Rc::new(HashedExists { set, probe }))
+                Some(buf.clone())
+            };
+            let by = if s.kind == SubqueryKind::Exists {
+                HashedBy::Exists(rows.iter().filter_map(|r| key_of(r)).collect())
+            } else {
+                let mut values = HashMap::with_capacity(rows.len());
+                for row in rows {
+                    if let Some(k) = key_of(&row) {
+                        values.insert(k, row.into_iter().nth(n).unwrap_or(Value::Null));
+                    }
+                }
+                // The aggregate over no rows: the subquery run with outer values no
+                // key equals (NULLs).
+                let nulls = vec![Value::Null; s.params.len()];
+                inner.outer = &nulls;
+                let empty = s
+                    .plan
+                    .run(&mut inner)?
+                    .into_iter()
+                    .next()
+                    .and_then(|r| r.into_iter().next())
+                    .unwrap_or(Value::Null);
+                HashedBy::Scalar { values, empty }
+            };
+            Some(Rc::new(Hashed { probe, by }))
         }
     };
     run.hashed.borrow_mut().insert(id, made.clone());
@@ -2287,16 +2359,23 @@ pub(crate) fn eval_subquery(s: &Subquery, row: &[Value], cx: &mut EvalCtx) -> Sq
     for p in &s.params {
         params.push(p.eval(row, cx)?);
     }
-    if s.kind == SubqueryKind::Exists {
-        if let Some(h) = hashed_exists(s, cx)? {
+    if matches!(s.kind, SubqueryKind::Exists | SubqueryKind::Scalar) {
+        if let Some(h) = hashed(s, cx)? {
             let mut key = Vec::new();
+            let mut null = false;
             for &j in &h.probe {
                 match params.get(j) {
-                    Some(Value::Null) | None => return Ok(Value::Bool(false)),
+                    Some(Value::Null) | None => null = true,
                     Some(v) => push_key(v, &mut key),
                 }
             }
-            return Ok(Value::Bool(h.set.contains(&key)));
+            return Ok(match &h.by {
+                HashedBy::Exists(set) => Value::Bool(!null && set.contains(&key)),
+                HashedBy::Scalar { values, empty } => match values.get(&key).filter(|_| !null) {
+                    Some(v) => v.clone(),
+                    None => empty.clone(),
+                },
+            });
         }
     }
     let lhs = match &s.lhs {

@@ -626,3 +626,57 @@ fn correlated_exists_as_postgresql() {
         ],
     );
 }
+
+/// Correlated scalar aggregates in a select list read as hash probes (count, sum, max,
+/// an expression over them, FILTER, keys with no rows and NULL keys, two keys, inner
+/// conditions) and those of other shapes run per outer row: PostgreSQL 15's answers.
+#[test]
+fn correlated_scalar_aggregates_as_postgresql() {
+    support::check_on_both(
+        "hashed_scalar",
+        &[
+            ("create table so (id int, k int, t text)", ""),
+            ("create table si (k int, w int, t text)", ""),
+            (
+                "insert into so values (1, 1, 'a'), (2, 2, 'b'), (3, null, 'c'), (4, 4, null), (5, 5, 'e')",
+                "",
+            ),
+            (
+                "insert into si values (1, 10, 'a'), (1, 20, 'z'), (2, 5, 'b'), (null, 1, 'c'), (4, null, null), (6, 60, 'f')",
+                "",
+            ),
+            (
+                "select id, (select count(*) from si where si.k = so.k) from so order by id",
+                "1|2\n2|1\n3|0\n4|1\n5|0",
+            ),
+            (
+                "select id, (select max(w) from si where si.k = so.k), (select sum(w) from si where so.k = si.k) from so order by id",
+                "1|20|30\n2|5|5\n3||\n4||\n5||",
+            ),
+            (
+                "select id, (select coalesce(sum(w), -1) * 2 from si where si.k = so.k and si.w > 7) from so order by id",
+                "1|60\n2|-2\n3|-2\n4|-2\n5|-2",
+            ),
+            (
+                "select id, (select count(*) filter (where w > 15) from si where si.k = so.k) from so order by id",
+                "1|1\n2|0\n3|0\n4|0\n5|0",
+            ),
+            (
+                "select id, (select count(w) from si where si.k = so.k and si.t = so.t) from so order by id",
+                "1|1\n2|1\n3|0\n4|0\n5|0",
+            ),
+            (
+                "select id, (select count(*) from si where si.k = so.k or si.k is null) from so order by id",
+                "1|3\n2|2\n3|1\n4|2\n5|1",
+            ),
+            (
+                "select id, (select w from si where si.k = so.k and si.w < 10) from so order by id",
+                "1|\n2|5\n3|\n4|\n5|",
+            ),
+            (
+                "select sum((select count(*) from si where si.k = so.id)) from so",
+                "4",
+            ),
+        ],
+    );
+}
