@@ -377,17 +377,14 @@ impl Cursor {
         if self.done && self.pos >= self.after_end() {
             return Ok(None);
         }
-        let k = self.pos + 1;
-        match self.row(k, cx, limit)? {
-            Some(r) => {
-                self.pos = k;
-                Ok(Some(r))
-            }
-            None => {
-                self.pos = self.after_end();
-                Ok(None)
-            }
-        }
+        self.land(self.pos + 1, cx, limit)
+    }
+
+    /// Row k read, and the cursor on it; past the last row, after it.
+    fn land(&mut self, k: u64, cx: &mut EvalCtx, limit: u64) -> SqlResult<Option<Vec<Value>>> {
+        let row = self.row(k, cx, limit)?;
+        self.pos = if row.is_some() { k } else { self.after_end() };
+        Ok(row)
     }
 
     /// One step back: the row moved onto, or None (now before the first row).
@@ -421,16 +418,7 @@ impl Cursor {
             self.pos = 0;
             return Ok(None);
         }
-        match self.row(k, cx, limit)? {
-            Some(r) => {
-                self.pos = k;
-                Ok(Some(r))
-            }
-            None => {
-                self.pos = self.after_end();
-                Ok(None)
-            }
-        }
+        self.land(k, cx, limit)
     }
 
     /// Runs a FETCH (rows given to `out`) or MOVE; returns the count its tag shows.

@@ -2488,6 +2488,75 @@ pub(crate) fn hash_key(
     Ok(true)
 }
 
+/// What an index join reads the right table with for each left row.
+pub(crate) struct IndexProbe<'a> {
+    pub reader: walden::Reader<'a>,
+    pub index: &'a str,
+    /// The right table's read, placed at columns `at..` of rows `width` wide.
+    pub read: &'a TableRead,
+    pub at: usize,
+    pub width: usize,
+    /// The join's conditions besides the key.
+    pub cond: &'a Option<Expr>,
+}
+
+impl IndexProbe<'_> {
+    /// The joined rows of left row `l`: the right table's rows `key` finds through the
+    /// index that pass the table's own conditions (counted in `found`), each placed in a
+    /// copy of `l`, to `f` if it passes the join's conditions. False when `f` stopped it.
+    pub(crate) fn matches(
+        &self,
+        cx: &mut EvalCtx,
+        key: &[Value],
+        l: &[Value],
+        found: &mut u64,
+        f: &mut Sink,
+    ) -> SqlResult<bool> {
+        let bound = std::ops::Bound::Included(key);
+        let (read, reader) = (self.read, &self.reader);
+        read_rows(
+            cx,
+            read,
+            |g| Ok(reader.index_scan_in(self.index, bound, bound, false, g)?),
+            &mut |cx, r| {
+                if let Some(c) = &read.filter {
+                    if !c.test(&r, cx)? {
+                        return Ok(true);
+                    }
+                }
+                *found += 1;
+                let mut row = l.to_vec();
+                row.resize_with(self.width, || Value::Null);
+                for (slot, v) in row[self.at..].iter_mut().zip(r) {
+                    *slot = v;
+                }
+                if !passes(self.cond, &row, cx)? {
+                    return Ok(true);
+                }
+                f(cx, row)
+            },
+        )
+    }
+}
+
+/// An index join's key for the left row `l`: each key expression's value as the index
+/// column's type; None when one is NULL, or a value no key equals (1.5 for an integer):
+/// it matches nothing.
+pub(crate) fn index_key(
+    keys: &[(Expr, ColumnType)],
+    l: &[Value],
+    cx: &mut EvalCtx,
+) -> SqlResult<Option<Vec<Value>>> {
+    let mut key = Vec::with_capacity(keys.len());
+    for (e, ty) in keys {
+        match access_path::key_value(&e.eval(l, cx)?, *ty) {
+            Some(k) => key.push(k),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(key))
+}
+
 impl Join {
     fn produce(&self, cx: &mut EvalCtx, sink: &mut Sink) -> SqlResult<bool> {
         let (left_keys, right_keys) = match &self.method {
@@ -2589,6 +2658,26 @@ impl Join {
         })
     }
 
+    /// What this index join reads its right table with, in `cx`'s command.
+    pub(crate) fn index_probe<'a>(
+        &'a self,
+        cx: &EvalCtx<'a>,
+        index: &'a str,
+    ) -> SqlResult<IndexProbe<'a>> {
+        let Some((read, at, width)) = self.right.padded_table() else {
+            return Err(SqlError::new(code::INTERNAL, "an index join over no table"));
+        };
+        let reader = cx.run.and_then(|r| r.reader).ok_or_else(no_reader)?;
+        Ok(IndexProbe {
+            reader,
+            index,
+            read,
+            at,
+            width,
+            cond: &self.cond,
+        })
+    }
+
     fn index_loop(
         &self,
         index: &str,
@@ -2596,49 +2685,19 @@ impl Join {
         cx: &mut EvalCtx,
         sink: &mut Sink,
     ) -> SqlResult<bool> {
-        let Some((read, at, width)) = self.right.padded_table() else {
-            return Err(SqlError::new(code::INTERNAL, "an index join over no table"));
-        };
-        let reader = cx.run.and_then(|r| r.reader).ok_or_else(no_reader)?;
+        let probe = self.index_probe(cx, index)?;
         let stats = cx.run.and_then(|r| r.stats.as_ref());
         let inner_key = self.right.key();
         self.left.produce(cx, &mut |cx, l| {
             let started = stats.map(|_| std::time::Instant::now());
             let mut found = 0u64;
-            let mut key = Vec::with_capacity(keys.len());
-            for (e, ty) in keys {
-                // A NULL, or a value no key equals (1.5 for an integer), matches nothing.
-                match access_path::key_value(&e.eval(&l, cx)?, *ty) {
-                    Some(k) => key.push(k),
-                    None => break,
-                }
-            }
+            let key = index_key(keys, &l, cx)?;
             let mut any = false;
-            if key.len() == keys.len() {
-                let bound = std::ops::Bound::Included(key.as_slice());
-                let more = read_rows(
-                    cx,
-                    read,
-                    |g| Ok(reader.index_scan_in(index, bound, bound, false, g)?),
-                    &mut |cx, r| {
-                        if let Some(f) = &read.filter {
-                            if !f.test(&r, cx)? {
-                                return Ok(true);
-                            }
-                        }
-                        found += 1;
-                        let mut row = l.clone();
-                        row.resize_with(width, || Value::Null);
-                        for (slot, v) in row[at..].iter_mut().zip(r) {
-                            *slot = v;
-                        }
-                        if !passes(&self.cond, &row, cx)? {
-                            return Ok(true);
-                        }
-                        any = true;
-                        sink(cx, row)
-                    },
-                )?;
+            if let Some(key) = key {
+                let more = probe.matches(cx, &key, &l, &mut found, &mut |cx, row| {
+                    any = true;
+                    sink(cx, row)
+                })?;
                 if let (Some(stats), Some(t)) = (stats, started) {
                     // The lookup's time includes the rows' consumers: an estimate
                     // that errs high, as a pushed row's consumer runs inside it.

@@ -397,17 +397,7 @@ impl QueryPlan {
     ) -> SqlResult<(Vec<String>, usize)> {
         let mut rc = RunCx::new(reader, guard);
         rc.stats = Some(PlanStats::default());
-        let mut cx = EvalCtx {
-            rng,
-            outer: &[],
-            run: Some(&rc),
-            now_micros: guard.now_micros(),
-            settings: guard.settings(),
-            sequences: guard.sequences(),
-            guard: Some(guard),
-            folding: false,
-        };
-        let rows = self.run(&mut cx)?.len();
+        let rows = with_run_cx(&rc, rng, guard, |cx| self.run(cx))?.len();
         let stats = rc.stats.take().unwrap_or_default().into_inner();
         let mut out = Explain::new(costs, Some(&stats));
         self.explain_into(&mut out, 0);
@@ -421,18 +411,7 @@ impl QueryPlan {
         rng: &mut walden::rng::SimRng,
         guard: &Guard,
     ) -> SqlResult<Vec<Vec<Value>>> {
-        let rc = RunCx::new(reader, guard);
-        let mut cx = EvalCtx {
-            rng,
-            outer: &[],
-            run: Some(&rc),
-            now_micros: guard.now_micros(),
-            settings: guard.settings(),
-            sequences: guard.sequences(),
-            guard: Some(guard),
-            folding: false,
-        };
-        self.run(&mut cx)
+        with_run(reader, rng, guard, |cx| self.run(cx))
     }
 
     /// The plan as EXPLAIN shows it, one line per row, PostgreSQL's node names; with
@@ -1234,26 +1213,13 @@ impl SelectPlan {
             }
         }
         let mut plan = SelectPlan {
-            source: from.source,
             filter_text: from.filter_text,
-            source_names: scope.columns.iter().map(|(n, _)| n.clone()).collect(),
-            input_limit: None,
             filter: from.filter,
-            grouping: None,
-            having: None,
-            outputs: Vec::new(),
-            distinct: Distinct::None,
-            columns: Vec::new(),
-            order: Vec::new(),
-            limit: None,
-            offset: 0,
-            ties: None,
-            reaccess: None,
-            windows: Vec::new(),
-            srfs: Vec::new(),
-            from_rows: from.rows,
-            groups: None,
-            top_id: None,
+            ..SelectPlan::over(
+                from.source,
+                scope.columns.iter().map(|(n, _)| n.clone()).collect(),
+                from.rows,
+            )
         };
         let mut grouping = Grouping::default();
         if needs_grouping {
@@ -2022,6 +1988,38 @@ impl SelectPlan {
     }
 }
 
+/// Runs `f` with an evaluation context for a statement's reads: `reader`'s (none for
+/// rows made before), `guard`'s checks, now() and settings.
+pub(crate) fn with_run<R>(
+    reader: Option<Reader<'_>>,
+    rng: &mut walden::rng::SimRng,
+    guard: &Guard,
+    f: impl FnOnce(&mut EvalCtx) -> R,
+) -> R {
+    let rc = RunCx::new(reader, guard);
+    with_run_cx(&rc, rng, guard, f)
+}
+
+/// As `with_run`, with a run context made by the caller (EXPLAIN ANALYZE's measures).
+fn with_run_cx<R>(
+    rc: &RunCx,
+    rng: &mut walden::rng::SimRng,
+    guard: &Guard,
+    f: impl FnOnce(&mut EvalCtx) -> R,
+) -> R {
+    let mut cx = EvalCtx {
+        rng,
+        outer: &[],
+        run: Some(rc),
+        now_micros: guard.now_micros(),
+        settings: guard.settings(),
+        sequences: guard.sequences(),
+        guard: Some(guard),
+        folding: false,
+    };
+    f(&mut cx)
+}
+
 /// What a query's run shares with the subqueries it runs: the reads of its command,
 /// its guard, and subquery results already found.
 pub struct RunCx<'a> {
@@ -2142,6 +2140,33 @@ fn outer_or_volatile(e: &Expr) -> bool {
 }
 
 impl SelectPlan {
+    /// A plan of `source`'s rows as they are: no filter, grouping, select list, order
+    /// or limit yet (`source_names` for EXPLAIN; `from_rows` the rows estimated).
+    fn over(source: Source, source_names: Arc<[String]>, from_rows: f64) -> SelectPlan {
+        SelectPlan {
+            source,
+            filter_text: None,
+            source_names,
+            input_limit: None,
+            filter: None,
+            grouping: None,
+            having: None,
+            outputs: Vec::new(),
+            distinct: Distinct::None,
+            columns: Vec::new(),
+            order: Vec::new(),
+            limit: None,
+            offset: 0,
+            ties: None,
+            reaccess: None,
+            windows: Vec::new(),
+            srfs: Vec::new(),
+            from_rows,
+            groups: None,
+            top_id: None,
+        }
+    }
+
     /// The plan that reads a correlated subquery's rows by key, over one table without
     /// an index to look each outer row up with, when its only outer references are
     /// `column = outer value` conjuncts (of one type): EXISTS (`grouped` false) of any
@@ -2253,26 +2278,15 @@ impl SelectPlan {
             None => (None, keys),
         };
         let build = SelectPlan {
-            source: Source::Table(read),
-            filter_text: None,
-            source_names: self.source_names.clone(),
-            input_limit: None,
             filter,
             grouping,
-            having: None,
             columns,
             outputs,
-            distinct: Distinct::None,
-            order: Vec::new(),
-            limit: None,
-            offset: 0,
-            ties: None,
-            reaccess: None,
-            windows: Vec::new(),
-            srfs: Vec::new(),
-            from_rows: self.from_rows,
-            groups: None,
-            top_id: None,
+            ..SelectPlan::over(
+                Source::Table(read),
+                self.source_names.clone(),
+                self.from_rows,
+            )
         };
         Some((build, probe))
     }

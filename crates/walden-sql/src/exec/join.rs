@@ -7,10 +7,9 @@ use std::collections::VecDeque;
 use walden::Value;
 
 use super::Node;
-use crate::access_path;
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::{EvalCtx, Expr};
-use crate::from::{hash_key, passes, read_rows, Join, JoinKind, JoinMethod, RightRows};
+use crate::from::{hash_key, index_key, passes, Join, JoinKind, JoinMethod, RightRows};
 use crate::keytable::KeyTable;
 
 /// A hash or nested-loop join (inner, left or full) streaming its left side.
@@ -170,47 +169,15 @@ impl IndexJoin {
                 "an index join without its index",
             ));
         };
-        let Some((read, at, width)) = self.join.right.padded_table() else {
-            return Err(SqlError::new(code::INTERNAL, "an index join over no table"));
-        };
-        let reader = cx
-            .run
-            .and_then(|r| r.reader)
-            .ok_or_else(|| SqlError::new(code::INTERNAL, "no transaction to read a table with"))?;
-        let mut key = Vec::with_capacity(keys.len());
-        for (e, ty) in keys {
-            // A NULL, or a value no key equals (1.5 for an integer), matches nothing.
-            match access_path::key_value(&e.eval(&l, cx)?, *ty) {
-                Some(k) => key.push(k),
-                None => break,
-            }
-        }
+        let probe = self.join.index_probe(cx, index)?;
         let mut any = false;
-        if key.len() == keys.len() {
-            let bound = std::ops::Bound::Included(key.as_slice());
-            let (cond, pending) = (&self.join.cond, &mut self.pending);
-            read_rows(
-                cx,
-                read,
-                |g| Ok(reader.index_scan_in(index, bound, bound, false, g)?),
-                &mut |cx, r| {
-                    if let Some(f) = &read.filter {
-                        if !f.test(&r, cx)? {
-                            return Ok(true);
-                        }
-                    }
-                    let mut row = l.clone();
-                    row.resize_with(width, || Value::Null);
-                    for (slot, v) in row[at..].iter_mut().zip(r) {
-                        *slot = v;
-                    }
-                    if passes(cond, &row, cx)? {
-                        any = true;
-                        pending.push_back(row);
-                    }
-                    Ok(true)
-                },
-            )?;
+        if let Some(key) = index_key(keys, &l, cx)? {
+            let pending = &mut self.pending;
+            probe.matches(cx, &key, &l, &mut 0, &mut |_, row| {
+                any = true;
+                pending.push_back(row);
+                Ok(true)
+            })?;
         }
         if !any && self.join.kind != JoinKind::Inner {
             self.pending.push_back(l);

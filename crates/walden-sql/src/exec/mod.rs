@@ -22,29 +22,8 @@ use walden::{TableCursor, Value};
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::{EvalCtx, Expr};
 use crate::from::{row_id_value, JoinMethod, TableRead};
+pub(crate) use crate::select::with_run;
 use crate::select::{QueryPlan, SeriesIter, Source};
-
-/// Runs `f` with an evaluation context for a statement's reads: `reader`'s (none for
-/// rows made before), `guard`'s checks, now() and settings.
-pub(crate) fn with_run<R>(
-    reader: Option<walden::Reader<'_>>,
-    rng: &mut walden::rng::SimRng,
-    guard: &crate::guard::Guard,
-    f: impl FnOnce(&mut EvalCtx) -> R,
-) -> R {
-    let rc = crate::select::RunCx::new(reader, guard);
-    let mut cx = EvalCtx {
-        rng,
-        outer: &[],
-        run: Some(&rc),
-        now_micros: guard.now_micros(),
-        settings: guard.settings(),
-        sequences: guard.sequences(),
-        guard: Some(guard),
-        folding: false,
-    };
-    f(&mut cx)
-}
 
 /// A query's rows, pulled.
 pub(crate) struct RowStream {
