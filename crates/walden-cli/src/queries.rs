@@ -4,9 +4,11 @@
 //! customer), primary keys on both and an index on `orders.customer_id`. Five queries:
 //! point joins by order id (many per run), a join with GROUP BY over 10% of the orders,
 //! the top 10 orders by amount with their customers (ORDER BY … LIMIT 10 over the
-//! whole join), and two larger than `work_mem` (`--work-mem`, PostgreSQL's default 4MB,
+//! whole join), two larger than `work_mem` (`--work-mem`, PostgreSQL's default 4MB,
 //! set on Walden and PostgreSQL alike): a sort of every order (the last 10 rows of it),
-//! and a GROUP BY with a group per four orders (the 10 largest). Each is timed over several runs (medians reported) inside each engine —
+//! and a GROUP BY with a group per four orders (the 10 largest); and five subqueries
+//! (`timed_queries`): a scalar one per customer through an index, one per order with no
+//! index, EXISTS, NOT EXISTS and IN. Each is timed over several runs (medians reported) inside each engine —
 //! Walden through its SQL session in process, PostgreSQL inside PL/pgSQL functions timed
 //! with clock_timestamp() (no client round trips), SQLite through rusqlite — and every
 //! engine's results are checked against Walden's: a difference fails the benchmark.
@@ -101,21 +103,60 @@ fn many_groups_sql(orders: u64) -> String {
     )
 }
 
+/// The timed queries after the point joins: each one's label and text.
+fn timed_queries(args: &QueriesArgs) -> Vec<(&'static str, String)> {
+    let (orders, customers) = (args.orders, args.customers);
+    vec![
+        ("join + GROUP BY over 10%", group_sql(orders)),
+        ("join, top 10 by amount", TOP_SQL.to_string()),
+        ("sort of every order (last 10)", sort_sql(orders)),
+        ("GROUP BY, a group per 4 orders", many_groups_sql(orders)),
+        // Subqueries: correlated through an index, correlated with none, EXISTS, NOT
+        // EXISTS and IN.
+        (
+            "scalar subquery per customer (10%), indexed",
+            format!(
+                "select count(*), sum(n) from (select c.id, (select count(*) from orders o \
+                 where o.customer_id = c.id) as n from customers c where c.id <= {}) s",
+                (customers / 10).max(1)
+            ),
+        ),
+        (
+            "scalar subquery per order (1,000), no index",
+            "select sum(n) from (select (select count(*) from customers c \
+             where c.region = o.status) as n from orders o where o.id <= 1000) s"
+                .to_string(),
+        ),
+        (
+            "EXISTS per customer",
+            "select count(*) from customers c where exists (select 1 from orders o \
+             where o.customer_id = c.id and o.status = 3)"
+                .to_string(),
+        ),
+        (
+            "NOT EXISTS per order, no index",
+            "select count(*) from orders o where not exists (select 1 from customers c \
+             where c.region = o.status and c.id < 15)"
+                .to_string(),
+        ),
+        (
+            "IN (subquery) per order",
+            "select count(*) from orders where customer_id in \
+             (select id from customers where region = 3)"
+                .to_string(),
+        ),
+    ]
+}
+
 /// One engine's medians (seconds) and results.
 struct Outcome {
     engine: &'static str,
     load_secs: f64,
     point_secs: f64,
-    group_secs: f64,
-    top_secs: f64,
-    sort_secs: f64,
-    many_groups_secs: f64,
     /// Point joins: rows found and the sum of their amounts.
     point_check: (u64, i64),
-    group_rows: String,
-    top_rows: String,
-    sort_rows: String,
-    many_groups_rows: String,
+    /// Each timed query's label, median seconds and rows (the last run's).
+    queries: Vec<(&'static str, f64, String)>,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -157,43 +198,31 @@ fn measure(
     load_secs: f64,
     args: &QueriesArgs,
 ) -> Result<Outcome, CliError> {
-    let group = group_sql(args.orders);
-    let (sort, many) = (sort_sql(args.orders), many_groups_sql(args.orders));
-    let (mut points, mut groups, mut tops) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut sorts, mut manys) = (Vec::new(), Vec::new());
+    let queries = timed_queries(args);
+    let mut points = Vec::new();
     let mut point_check = (0, 0);
-    let (mut group_rows, mut top_rows) = (String::new(), String::new());
-    let (mut sort_rows, mut many_groups_rows) = (String::new(), String::new());
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); queries.len()];
+    let mut rows: Vec<String> = vec![String::new(); queries.len()];
     for _ in 0..args.runs {
         let (secs, check) = engine.points(args.lookups, args.orders)?;
         points.push(secs);
         point_check = check;
-        let (secs, rows) = engine.query(&group)?;
-        groups.push(secs);
-        group_rows = rows;
-        let (secs, rows) = engine.query(TOP_SQL)?;
-        tops.push(secs);
-        top_rows = rows;
-        let (secs, rows) = engine.query(&sort)?;
-        sorts.push(secs);
-        sort_rows = rows;
-        let (secs, rows) = engine.query(&many)?;
-        manys.push(secs);
-        many_groups_rows = rows;
+        for (i, (_, sql)) in queries.iter().enumerate() {
+            let (secs, r) = engine.query(sql)?;
+            times[i].push(secs);
+            rows[i] = r;
+        }
     }
     Ok(Outcome {
         engine: name,
         load_secs,
         point_secs: median(points),
-        group_secs: median(groups),
-        top_secs: median(tops),
-        sort_secs: median(sorts),
-        many_groups_secs: median(manys),
         point_check,
-        group_rows,
-        top_rows,
-        sort_rows,
-        many_groups_rows,
+        queries: queries
+            .iter()
+            .zip(times.into_iter().zip(rows))
+            .map(|((label, _), (t, r))| (*label, median(t), r))
+            .collect(),
     })
 }
 
@@ -392,16 +421,7 @@ fn run_sqlite(args: &QueriesArgs, dir: &std::path::Path) -> Result<Outcome, CliE
 
 /// Every engine's results must be Walden's.
 fn check(walden: &Outcome, other: &Outcome) -> Result<(), CliError> {
-    for (what, a, b) in [
-        ("group", &walden.group_rows, &other.group_rows),
-        ("top 10", &walden.top_rows, &other.top_rows),
-        ("sort", &walden.sort_rows, &other.sort_rows),
-        (
-            "many groups",
-            &walden.many_groups_rows,
-            &other.many_groups_rows,
-        ),
-    ] {
+    for ((what, _, a), (_, _, b)) in walden.queries.iter().zip(&other.queries) {
         if a != b {
             return Err(fail(
                 other.engine,
@@ -472,20 +492,25 @@ fn report(args: &QueriesArgs, outcomes: &[Outcome]) -> Result<(), CliError> {
     }
     table.set_header(header);
     let pg = outcomes.iter().find(|o| o.engine == "postgres");
-    type Pick = fn(&Outcome) -> f64;
-    let lines: [(&str, Pick); 6] = [
-        ("load (not a target)", |o| o.load_secs),
-        ("point joins", |o| o.point_secs),
-        ("join + GROUP BY over 10%", |o| o.group_secs),
-        ("join, top 10 by amount", |o| o.top_secs),
-        ("sort of every order (last 10)", |o| o.sort_secs),
-        ("GROUP BY, a group per 4 orders", |o| o.many_groups_secs),
+    let mut lines: Vec<(&str, Vec<f64>)> = vec![
+        (
+            "load (not a target)",
+            outcomes.iter().map(|o| o.load_secs).collect(),
+        ),
+        (
+            "point joins",
+            outcomes.iter().map(|o| o.point_secs).collect(),
+        ),
     ];
-    for (name, pick) in lines {
+    for (i, (label, _, _)) in outcomes[0].queries.iter().enumerate() {
+        lines.push((label, outcomes.iter().map(|o| o.queries[i].1).collect()));
+    }
+    let pg_at = pg.and_then(|p| outcomes.iter().position(|o| std::ptr::eq(o, p)));
+    for (name, secs) in lines {
         let mut row = vec![name.to_string()];
-        row.extend(outcomes.iter().map(|o| format!("{:.4}", pick(o))));
-        if let Some(p) = pg {
-            row.push(format!("{:.2}", pick(&outcomes[0]) / pick(p)));
+        row.extend(secs.iter().map(|s| format!("{s:.4}")));
+        if let Some(p) = pg_at {
+            row.push(format!("{:.2}", secs[0] / secs[p]));
         }
         table.add_row(row);
     }
