@@ -248,3 +248,53 @@ fn move_and_fetch_tags() {
     );
     q(&mut s, "rollback");
 }
+
+/// On both table kinds, a cursor reads rows as they stood at its DECLARE after its own
+/// transaction updates, inserts and deletes them (an undo table's rows through their
+/// undo: the held command's view), and a SCROLL cursor moves back over them at
+/// REPEATABLE READ after an update.
+#[test]
+fn a_cursor_reads_past_its_own_changes_on_both_kinds() {
+    for kind in [TableKind::Heap, TableKind::Undo] {
+        let db = db();
+        let mut s = session_of(&db, kind, 1);
+        q(
+            &mut s,
+            "create table cu (a int, b text);
+             insert into cu select g, 'r' || g from generate_series(1, 10) g",
+        );
+        q(&mut s, "begin");
+        q(
+            &mut s,
+            "declare c cursor for select a, b from cu where a <= 4",
+        );
+        assert_eq!(q(&mut s, "fetch 1 from c"), "1|r1", "{kind:?}");
+        q(&mut s, "update cu set b = 'new' where a <= 4");
+        q(&mut s, "insert into cu values (0, 'zero')");
+        q(&mut s, "delete from cu where a = 3");
+        assert_eq!(
+            q(&mut s, "fetch all from c"),
+            "2|r2\n3|r3\n4|r4",
+            "{kind:?}"
+        );
+        q(&mut s, "rollback");
+        q(&mut s, "begin isolation level repeatable read");
+        q(
+            &mut s,
+            "declare e scroll cursor for select a, b from cu where a <= 3",
+        );
+        assert_eq!(
+            q(&mut s, "fetch all from e"),
+            "1|r1\n2|r2\n3|r3",
+            "{kind:?}"
+        );
+        q(&mut s, "update cu set b = 'x' where a = 2");
+        assert_eq!(
+            q(&mut s, "fetch backward all from e"),
+            "3|r3\n2|r2\n1|r1",
+            "{kind:?}"
+        );
+        q(&mut s, "commit");
+        assert_eq!(q(&mut s, "select b from cu where a = 2"), "x", "{kind:?}");
+    }
+}
