@@ -166,6 +166,21 @@ impl<'a> EvalCtx<'a> {
         }
     }
 
+    /// A context for a subquery's run inside this one's: the same reads, checks, now()
+    /// and settings, with `outer` as the values `Expr::Outer` reads.
+    pub(crate) fn nested<'b>(&'b mut self, outer: &'b [Value]) -> EvalCtx<'b> {
+        EvalCtx {
+            rng: &mut *self.rng,
+            outer,
+            run: self.run,
+            now_micros: self.now_micros,
+            settings: self.settings,
+            sequences: self.sequences,
+            guard: self.guard,
+            folding: false,
+        }
+    }
+
     /// The statement's checks, if one runs.
     pub(crate) fn statement_guard(&self) -> Option<&crate::guard::Guard> {
         self.guard.or(self.run.map(|r| r.guard))

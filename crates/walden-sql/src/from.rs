@@ -202,6 +202,34 @@ pub(crate) fn row_id_of(v: &Value) -> Option<walden::RowId> {
 }
 
 impl TableRead {
+    /// A row as the engine read it, as this read gives it: columns nobody reads made
+    /// NULL, its row id after it when asked. A row of another width than the table's
+    /// columns means ALTER TABLE changed the table since the statement was planned
+    /// (readers take no lock), which fails the statement rather than read columns in the
+    /// wrong places.
+    pub(crate) fn shape(&self, id: walden::RowId, mut row: Vec<Value>) -> SqlResult<Vec<Value>> {
+        if row.len() != self.names.len() {
+            return Err(SqlError::new(
+                code::OBJECT_IN_USE,
+                format!(
+                    "table \"{}\" was altered while the statement read it",
+                    self.name
+                ),
+            ));
+        }
+        if let Some(needed) = &self.needed {
+            for (v, keep) in row.iter_mut().zip(needed.iter()) {
+                if !keep {
+                    *v = Value::Null;
+                }
+            }
+        }
+        if self.row_id {
+            row.push(row_id_value(id));
+        }
+        Ok(row)
+    }
+
     /// The table as EXPLAIN names it: `t`, or `t a` when read under an alias.
     pub fn label(&self) -> String {
         match &self.alias {
@@ -2113,28 +2141,14 @@ pub(crate) fn read_rows(
 ) -> SqlResult<bool> {
     let mut failed = None;
     let mut stopped = false;
-    let row_id = read_of.row_id;
-    read(&mut |id, mut row| {
-        if row.len() != read_of.names.len() {
-            failed = Some(SqlError::new(
-                code::OBJECT_IN_USE,
-                format!(
-                    "table \"{}\" was altered while the statement read it",
-                    read_of.name
-                ),
-            ));
-            return false;
-        }
-        if let Some(needed) = &read_of.needed {
-            for (v, keep) in row.iter_mut().zip(needed.iter()) {
-                if !keep {
-                    *v = Value::Null;
-                }
+    read(&mut |id, row| {
+        let row = match read_of.shape(id, row) {
+            Ok(row) => row,
+            Err(e) => {
+                failed = Some(e);
+                return false;
             }
-        }
-        if row_id {
-            row.push(row_id_value(id));
-        }
+        };
         match sink(cx, row) {
             Ok(true) => true,
             Ok(false) => {
@@ -2190,13 +2204,7 @@ impl Source {
         match self {
             Source::Padded { inner, at, width } => {
                 let (at, width) = (*at, *width);
-                inner.produce_for(cx, left, &mut |cx, row| {
-                    let mut out = Vec::with_capacity(width);
-                    out.resize_with(at, || Value::Null);
-                    out.extend(row);
-                    out.resize_with(width, || Value::Null);
-                    sink(cx, out)
-                })
+                inner.produce_for(cx, left, &mut |cx, row| sink(cx, pad_row(row, at, width)))
             }
             Source::Filter { inner, cond, .. } => inner.produce_for(cx, left, &mut |cx, row| {
                 if cond.test(&row, cx)? {
@@ -2211,16 +2219,7 @@ impl Source {
                     values.push(p.eval(left, cx)?);
                 }
                 let rows = {
-                    let mut inner = EvalCtx {
-                        rng: &mut *cx.rng,
-                        outer: &values,
-                        run: cx.run,
-                        now_micros: cx.now_micros,
-                        settings: cx.settings,
-                        sequences: cx.sequences,
-                        guard: cx.guard,
-                        folding: false,
-                    };
+                    let mut inner = cx.nested(&values);
                     match body {
                         LateralBody::Query(plan) => plan.run(&mut inner)?,
                         LateralBody::Series(series) => {
@@ -2405,18 +2404,7 @@ impl Source {
             }
             Source::Padded { inner, at, width } => {
                 let (at, width) = (*at, *width);
-                inner.produce(cx, &mut |cx, mut row| {
-                    if at == 0 {
-                        // In place: the row's own vector, grown.
-                        row.resize_with(width, || Value::Null);
-                        return sink(cx, row);
-                    }
-                    let mut out = Vec::with_capacity(width);
-                    out.resize_with(at, || Value::Null);
-                    out.extend(row);
-                    out.resize_with(width, || Value::Null);
-                    sink(cx, out)
-                })
+                inner.produce(cx, &mut |cx, row| sink(cx, pad_row(row, at, width)))
             }
             Source::Filter { inner, cond, .. } => inner.produce(cx, &mut |cx, row| {
                 if cond.test(&row, cx)? {
@@ -2444,6 +2432,20 @@ impl Source {
             _ => None,
         }
     }
+}
+
+/// A relation's row placed at columns `at..` of a row `width` wide, NULL elsewhere (at
+/// 0 in place: the row's own vector, grown).
+pub(crate) fn pad_row(mut row: Vec<Value>, at: usize, width: usize) -> Vec<Value> {
+    if at == 0 {
+        row.resize_with(width, || Value::Null);
+        return row;
+    }
+    let mut out = Vec::with_capacity(width);
+    out.resize_with(at, || Value::Null);
+    out.extend(row);
+    out.resize_with(width, || Value::Null);
+    out
 }
 
 fn no_reader() -> SqlError {

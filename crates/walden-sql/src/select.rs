@@ -2311,16 +2311,7 @@ fn hashed(s: &Subquery, cx: &mut EvalCtx) -> SqlResult<Option<Rc<Hashed>>> {
     let made = match shape {
         None => None,
         Some((build, probe)) => {
-            let mut inner = EvalCtx {
-                rng: &mut *cx.rng,
-                outer: &[],
-                run: Some(run),
-                now_micros: cx.now_micros,
-                settings: cx.settings,
-                sequences: cx.sequences,
-                guard: cx.guard,
-                folding: false,
-            };
+            let mut inner = cx.nested(&[]);
             let rows = build.run(&mut inner)?;
             let n = probe.len();
             let mut buf = Vec::new();
@@ -2404,16 +2395,7 @@ pub(crate) fn eval_subquery(s: &Subquery, row: &[Value], cx: &mut EvalCtx) -> Sq
         Some(r) => r,
         None => {
             let rows = {
-                let mut inner = EvalCtx {
-                    rng: &mut *cx.rng,
-                    outer: &params,
-                    run: Some(run),
-                    now_micros: cx.now_micros,
-                    settings: cx.settings,
-                    sequences: cx.sequences,
-                    guard: cx.guard,
-                    folding: false,
-                };
+                let mut inner = cx.nested(&params);
                 s.plan.run(&mut inner)?
             };
             let r = Rc::new(match s.kind {

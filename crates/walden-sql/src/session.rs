@@ -260,8 +260,8 @@ pub struct Session {
     auth: Option<std::sync::Arc<crate::privileges::Authority>>,
     /// Open cursors, by name (`session/cursors.rs`).
     cursors: std::collections::BTreeMap<String, crate::cursors::Cursor>,
-    /// The text of the statement running, as the client sent it (`pg_cursors`).
-    statement_text: Option<std::sync::Arc<str>>,
+    /// The text of the DECLARE running, as the client sent it (`pg_cursors`).
+    statement_text: Option<String>,
     /// Each statement's result says what the database wrote while it ran
     /// ([`StatementResult::stats`]).
     statement_stats: bool,
@@ -740,7 +740,13 @@ impl Session {
         // Two copies of the database's counters per statement are not free: only
         // when asked for.
         let before = self.statement_stats.then(|| self.db.stats());
-        self.statement_text = Some(text.into());
+        // A DECLARE keeps its text as the client sent it (`pg_cursors.statement`).
+        self.statement_text = match &parsed {
+            Ok(Parsed::Statement { stmt, .. }) if matches!(**stmt, Statement::Declare { .. }) => {
+                Some(text.to_string())
+            }
+            _ => None,
+        };
         let result = match parsed {
             // Binding and running recurse as deep as the statement nests.
             Ok(p) => crate::depth::with_stack(p.stack_bytes(), || self.execute_parsed(p, rows)),

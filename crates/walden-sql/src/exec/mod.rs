@@ -21,7 +21,7 @@ use walden::{TableCursor, Value};
 
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::{EvalCtx, Expr};
-use crate::from::{row_id_value, JoinMethod, TableRead};
+use crate::from::{pad_row, JoinMethod, TableRead};
 pub(crate) use crate::select::with_run;
 use crate::select::{QueryPlan, SeriesIter, Source};
 
@@ -194,20 +194,7 @@ impl Node {
             Node::Series(it) => Ok(it.next().map(|v| vec![v])),
             Node::Scan(s) => s.next(cx),
             Node::Pad { input, at, width } => {
-                let Some(row) = input.next(cx)? else {
-                    return Ok(None);
-                };
-                let (at, width) = (*at, *width);
-                if at == 0 {
-                    let mut row = row;
-                    row.resize_with(width, || Value::Null);
-                    return Ok(Some(row));
-                }
-                let mut out = Vec::with_capacity(width);
-                out.resize_with(at, || Value::Null);
-                out.extend(row);
-                out.resize_with(width, || Value::Null);
-                Ok(Some(out))
+                Ok(input.next(cx)?.map(|row| pad_row(row, *at, *width)))
             }
             Node::Filter { input, cond } => loop {
                 let Some(row) = input.next(cx)? else {
@@ -238,28 +225,10 @@ impl Scan {
             return Ok(None);
         };
         loop {
-            let Some((id, mut row)) = cursor.next(&reader)? else {
+            let Some((id, row)) = cursor.next(&reader)? else {
                 return Ok(None);
             };
-            if row.len() != t.names.len() {
-                return Err(SqlError::new(
-                    code::OBJECT_IN_USE,
-                    format!(
-                        "table \"{}\" was altered while the statement read it",
-                        t.name
-                    ),
-                ));
-            }
-            if let Some(needed) = &t.needed {
-                for (v, keep) in row.iter_mut().zip(needed.iter()) {
-                    if !keep {
-                        *v = Value::Null;
-                    }
-                }
-            }
-            if t.row_id {
-                row.push(row_id_value(id));
-            }
+            let row = t.shape(id, row)?;
             if let Some(f) = &t.filter {
                 if !f.test(&row, cx)? {
                     continue;

@@ -11,6 +11,25 @@ use crate::error::{code, SqlError, SqlResult};
 use crate::exec::{with_run, RowStream};
 use crate::select::QueryPlan;
 
+/// Runs `f` over a cursor's reads: with its held snapshot, in its transaction `t`; with
+/// none for rows it read before.
+fn cursor_run<R>(
+    held: Option<&walden::HeldSnapshot>,
+    t: Option<&walden::Transaction>,
+    rng: &mut walden::rng::SimRng,
+    guard: &crate::guard::Guard,
+    f: impl FnOnce(&mut crate::expr::EvalCtx) -> SqlResult<R>,
+) -> SqlResult<R> {
+    match (held, t) {
+        (None, _) => with_run(None, rng, guard, f),
+        (Some(h), Some(t)) => with_run(Some(t.held_reader(h)?), rng, guard, f),
+        (Some(_), None) => Err(SqlError::new(
+            code::INTERNAL,
+            "a cursor read outside the transaction that declared it",
+        )),
+    }
+}
+
 fn no_cursor(name: &str) -> SqlError {
     SqlError::new(
         code::INVALID_CURSOR_NAME,
@@ -60,8 +79,8 @@ impl Session {
             return Err(self.fail(SqlError::unsupported("DECLARE BINARY (binary cursors)")));
         }
         let created = self.wall_now();
-        let text = match &self.statement_text {
-            Some(t) => t.to_string(),
+        let text = match self.statement_text.take() {
+            Some(t) => t,
             None => stmt.to_string(),
         };
         let mut cursor = self.transactional(|s, t| {
@@ -162,15 +181,12 @@ impl Session {
             } => {
                 let mut rows = Vec::new();
                 let n = self.fetch_rows(&name, direction, &mut rows)?;
-                let Some(cursor) = self.cursors.get(&name) else {
-                    return Err(self.fail(no_cursor(&name)));
-                };
-                let columns = cursor.columns.clone();
                 if moving {
                     return Ok(Output::tag(format!("MOVE {n}")));
                 }
                 let mut out = Output::tag(format!("FETCH {n}"));
-                out.columns = columns;
+                // A cursor whose read succeeded is still open.
+                out.columns = self.cursor_description(&name).unwrap_or_default();
                 out.rows = rows;
                 Ok(out)
             }
@@ -190,23 +206,13 @@ impl Session {
         };
         let limit = self.keep_limit(cursor.scroll);
         let held = cursor.held.take();
-        let (rng, guard) = (&mut self.rng, &self.guard);
-        let r = match (&held, &self.txn) {
-            (Some(h), TxnState::Block(t)) => {
-                t.held_reader(h).map_err(SqlError::from).and_then(|reader| {
-                    with_run(Some(reader), rng, guard, |cx| {
-                        cursor.fetch(direction, cx, limit, rows)
-                    })
-                })
-            }
-            (None, _) => with_run(None, rng, guard, |cx| {
-                cursor.fetch(direction, cx, limit, rows)
-            }),
-            (Some(_), _) => Err(SqlError::new(
-                code::INTERNAL,
-                "a cursor read outside the transaction that declared it",
-            )),
+        let t = match &self.txn {
+            TxnState::Block(t) => Some(&**t),
+            _ => None,
         };
+        let r = cursor_run(held.as_ref(), t, &mut self.rng, &self.guard, |cx| {
+            cursor.fetch(direction, cx, limit, rows)
+        });
         cursor.held = held;
         match r {
             Ok(n) => {
@@ -358,14 +364,9 @@ impl Session {
             if c.new {
                 let limit = self.keep_limit(Scroll::Yes);
                 let held = c.held.take();
-                let (rng, guard) = (&mut self.rng, &self.guard);
-                let r = match &held {
-                    Some(h) => t.held_reader(h).map_err(SqlError::from).and_then(|reader| {
-                        with_run(Some(reader), rng, guard, |cx| c.materialize(cx, limit))
-                    }),
-                    None => with_run(None, rng, guard, |cx| c.materialize(cx, limit)),
-                };
-                r?;
+                cursor_run(held.as_ref(), Some(t), &mut self.rng, &self.guard, |cx| {
+                    c.materialize(cx, limit)
+                })?;
             }
             self.cursors.insert(name, c);
         }
