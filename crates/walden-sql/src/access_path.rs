@@ -58,6 +58,10 @@ pub struct IndexRead {
     pub ordered: bool,
     /// The WHERE clause has conditions the key ranges do not express.
     pub residual: bool,
+    /// A prepared statement's generic point read (`generic_point`): the one key is the
+    /// parameters its conditions (`CondTest::Param`, in key order) name, taken from the
+    /// run's values as it starts (`key_of_params`); `ranges` is then empty.
+    pub generic: bool,
 }
 
 /// A condition an index read uses: on column `col` of the table.
@@ -73,9 +77,23 @@ enum CondTest {
     Cmp(CmpOp, Value),
     /// `col = ANY (values)`: an IN list.
     Any(Vec<Value>),
+    /// `col = $n` (n from 0) in a generic plan, the key column's type.
+    Param(usize, ColumnType),
 }
 
 impl IndexRead {
+    /// A generic point read's key for a run's parameter values: None when a value is
+    /// NULL or cannot equal a key (then no row matches `col = $n`).
+    pub(crate) fn key_of_params(&self, params: &[Value]) -> Option<Vec<Value>> {
+        self.cond
+            .iter()
+            .map(|c| match c.test {
+                CondTest::Param(n, ty) => key_value(params.get(n)?, ty),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The conditions as EXPLAIN shows them, given the table's column names.
     pub fn cond_text(&self, names: &[String]) -> String {
         let parts: Vec<String> = self
@@ -89,6 +107,7 @@ impl IndexRead {
                         let list: Vec<String> = vs.iter().map(plain).collect();
                         format!("{name} = ANY ('{{{}}}')", list.join(","))
                     }
+                    CondTest::Param(n, _) => format!("{name} = ${}", n + 1),
                 }
             })
             .collect();
@@ -426,8 +445,99 @@ fn plan_index(
             cond: used,
             ordered,
             residual: false,
+            generic: false,
         },
     ))
+}
+
+/// The key column types a generic point read takes a parameter of the same type for:
+/// those whose `key_value` is the value itself for every value but NULL (a float8's NaN,
+/// a numeric's scale and json's forms make the others choose per value).
+/// (`character(n)` compares without its padding: not here.)
+fn exact_key_type(ty: SqlType) -> bool {
+    matches!(
+        ty,
+        SqlType::Int2
+            | SqlType::Int4
+            | SqlType::Int8
+            | SqlType::Bool
+            | SqlType::Text
+            | SqlType::Uuid
+            | SqlType::Date
+            | SqlType::Timestamp
+            | SqlType::Timestamptz
+            | SqlType::Bytea
+    )
+}
+
+/// A prepared statement's read chosen once for every run (PostgreSQL's generic plan):
+/// when the WHERE clause fixes every column of a unique index by `col = $n` with a
+/// parameter of the column's own type, and names no parameter elsewhere, each run reads
+/// the one key its values make, as `choose` would choose for any of them (a point read
+/// scores above any other), with no plan made per run.
+pub(crate) fn generic_point(
+    indexes: &[IndexMeta],
+    types: &[SqlType],
+    filter: &Expr,
+) -> Option<IndexRead> {
+    let mut parts = Vec::new();
+    and_parts(filter, &mut parts);
+    let mut fixed: Vec<(usize, usize, ColumnType)> = Vec::new();
+    for part in &parts {
+        let mut params = 0;
+        part.visit(&mut |e| params += matches!(e, Expr::Param(..)) as usize);
+        if params == 0 {
+            continue;
+        }
+        let Expr::Cmp(CmpOp::Eq, a, b) = part else {
+            return None;
+        };
+        let ((Expr::Column(c, _), Expr::Param(n, t)) | (Expr::Param(n, t), Expr::Column(c, _))) =
+            (&**a, &**b)
+        else {
+            return None;
+        };
+        let ty = *types.get(*c)?;
+        if *t != ty || !exact_key_type(ty) {
+            return None;
+        }
+        fixed.push((*c, *n, ty.column_type()));
+    }
+    let ix = indexes.iter().find(|ix| {
+        ix.unique
+            && ix
+                .columns
+                .iter()
+                .all(|col| fixed.iter().any(|(c, _, _)| c == col))
+    })?;
+    let mut cond = Vec::new();
+    for col in &ix.columns {
+        let &(_, n, ty) = fixed.iter().find(|(c, _, _)| c == col)?;
+        cond.push(IndexCond {
+            col: *col,
+            test: CondTest::Param(n, ty),
+        });
+    }
+    Some(IndexRead {
+        index: ix.name.clone(),
+        ranges: Vec::new(),
+        backward: false,
+        residual: parts.len() > cond.len(),
+        cond,
+        ordered: false,
+        generic: true,
+    })
+}
+
+/// The AND-ed parts of a condition.
+fn and_parts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match e {
+        Expr::And(a, b) => {
+            and_parts(a, out);
+            and_parts(b, out);
+        }
+        e => out.push(e),
+    }
 }
 
 fn op_text(op: CmpOp) -> &'static str {

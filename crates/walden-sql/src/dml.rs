@@ -29,10 +29,17 @@ mod upsert;
 use recheck::Noted;
 
 pub(crate) fn select(cx: &mut Ctx, t: &mut Transaction, q: &ast::Query) -> SqlResult<Output> {
-    let plan = match cx.prepared {
-        // A prepared query: its cached plan, or its values written in.
-        Some(run) => run.select_plan(cx.db)?,
-        None => QueryPlan::plan(q, &DbCatalog::new(cx.db))?,
+    let (plan, params) = match cx.prepared {
+        // A prepared query: the plan its runs share, run with its values; its cached
+        // plan filled with them; or its values written in.
+        Some(run) => match run.generic_plan(cx.db) {
+            Some(shared) => shared,
+            None => (std::sync::Arc::new(run.select_plan(cx.db)?), &[][..]),
+        },
+        None => (
+            std::sync::Arc::new(QueryPlan::plan(q, &DbCatalog::new(cx.db))?),
+            &[][..],
+        ),
     };
     // The rows as the executor's stream makes them: to the caller's sink when it takes
     // them so, else kept for the result.
@@ -42,7 +49,7 @@ pub(crate) fn select(cx: &mut Ctx, t: &mut Transaction, q: &ast::Query) -> SqlRe
     if let Some(s) = sink.as_deref_mut() {
         s.start(&columns)?;
     }
-    let n = crate::exec::with_run(Some(t.reader()?), cx.rng, cx.guard, |ecx| {
+    let n = crate::exec::with_run_params(Some(t.reader()?), params, cx.rng, cx.guard, |ecx| {
         let mut stream = crate::exec::RowStream::open(&plan, ecx)?;
         // Rows made whole were charged as they were made.
         let charge = !stream.is_materialized();
@@ -1195,7 +1202,7 @@ impl BoundModify {
                 };
                 match access_for(cx.db, table, schema, filter) {
                     Access::Scan => reader.scan_with(table, &mut judge)?,
-                    Access::Index(r) => read_index(&reader, &r, 0, &mut judge)?,
+                    Access::Index(r) => read_index(&reader, &r, 0, &[], &mut judge)?,
                 }
                 if let Some(e) = failed {
                     return Err(e);
@@ -1721,6 +1728,7 @@ fn modify(
                 &t.reader()?,
                 &r,
                 0,
+                &[],
                 &mut |id, row| match f(id, &row, None) {
                     RowAction::Keep => true,
                     RowAction::Stop => false,

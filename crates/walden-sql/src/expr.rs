@@ -486,6 +486,9 @@ impl Expr {
     fn eval_node(&self, row: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
         Ok(match self {
             Expr::Const(v) => v.clone(),
+            Expr::Param(n, _) if cx.run.is_some_and(|r| *n < r.params.len()) => {
+                cx.run.map_or(Value::Null, |r| r.params[*n].clone())
+            }
             Expr::Param(n, _) => {
                 return Err(SqlError::new(
                     crate::error::code::INTERNAL,

@@ -2299,7 +2299,13 @@ impl Source {
                         &mut f,
                     ),
                     Access::Index(r) => {
-                        read_rows(cx, t, |g| read_index(&reader, r, t.width, g), &mut f)
+                        let params = run.params;
+                        read_rows(
+                            cx,
+                            t,
+                            |g| read_index(&reader, r, t.width, params, g),
+                            &mut f,
+                        )
                     }
                 }
             }

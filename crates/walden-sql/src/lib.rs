@@ -24,6 +24,7 @@ pub mod error;
 mod exec;
 pub mod expr;
 mod fkeys;
+mod flatten;
 pub mod from;
 pub mod functions;
 pub mod guard;

@@ -173,7 +173,6 @@ impl PreparedRun {
     /// if there is none for them; None when the statement does not bind with
     /// parameters of these types (remembered as such until either changes).
     pub(crate) fn plan(&self, db: &Database) -> Option<Plan> {
-        let types: Vec<SqlType> = self.run.values.iter().map(value::type_of).collect();
         let generation = db.catalog_generation();
         let mut slot = self
             .template
@@ -181,10 +180,16 @@ impl PreparedRun {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         if let Some(c) = slot.as_ref() {
-            if c.generation == generation && c.types == types {
+            let same_types = c.types.len() == self.run.values.len()
+                && c.types
+                    .iter()
+                    .zip(&self.run.values)
+                    .all(|(t, v)| *t == value::type_of(v));
+            if c.generation == generation && same_types {
                 return c.plan.clone();
             }
         }
+        let types: Vec<SqlType> = self.run.values.iter().map(value::type_of).collect();
         let plan = match &*self.template.stmt {
             ast::Statement::Query(q) => {
                 CachedSelect::new(q, &types, &DbCatalog::new(db)).map(|p| Plan::Select(Arc::new(p)))
@@ -205,6 +210,15 @@ impl PreparedRun {
     /// The plan for this run: the cached one filled with the values, made first if the
     /// catalog or the values' types changed since; or, for a query that does not bind
     /// with parameters, the plan of the query with its values written in.
+    /// The plan every run of this query shares, with this run's values for its
+    /// parameters (`CachedSelect::generic`), if it has one.
+    pub(crate) fn generic_plan(&self, db: &Database) -> Option<(Arc<QueryPlan>, &[Value])> {
+        match self.plan(db) {
+            Some(Plan::Select(c)) => Some((c.generic()?.clone(), &self.run.values)),
+            _ => None,
+        }
+    }
+
     pub(crate) fn select_plan(&self, db: &Database) -> SqlResult<QueryPlan> {
         if let Some(Plan::Select(c)) = self.plan(db) {
             return c.instantiate(&self.run.values);
@@ -368,6 +382,18 @@ impl Prepared {
         })
     }
 
+    /// True when the plan kept is one every run shares, its values read as it runs
+    /// (`CachedSelect::generic`: a point read of a unique key), not filled in per run.
+    pub fn has_generic_plan(&self) -> bool {
+        self.tree.as_ref().is_some_and(|t| {
+            let slot = t.cached.lock().unwrap_or_else(|e| e.into_inner());
+            matches!(
+                slot.as_ref().and_then(|c| c.plan.as_ref()),
+                Some(Plan::Select(c)) if c.generic().is_some()
+            )
+        })
+    }
+
     /// The text as prepared.
     pub fn text(&self) -> &str {
         &self.text
@@ -476,15 +502,15 @@ impl Prepared {
     /// types cannot be inferred writes them in as literals).
     fn run_values(&self, values: &[Value], db: &Database) -> SqlResult<RunValues> {
         self.check_count(values)?;
-        let declared = self.declared()?;
         let mut inferred: Option<Option<Vec<SqlType>>> = None;
         let mut run = RunValues {
             values: Vec::with_capacity(values.len()),
             typed: Vec::with_capacity(values.len()),
         };
-        for (i, (v, d)) in values.iter().zip(&declared).enumerate() {
+        for (i, (v, t)) in values.iter().zip(&self.types).enumerate() {
+            let d = t.as_ref().map(|t| declared_type(t, false)).transpose()?;
             let (v, typed) = match d {
-                Some(d) => (value::cast(v.clone(), d, true)?, Some(d.ty)),
+                Some(d) => (value::cast(v.clone(), &d, true)?, Some(d.ty)),
                 None if matches!(v, Value::Null | Value::Text(_)) => {
                     let types = inferred.get_or_insert_with(|| self.param_types(db).ok());
                     let ty = types.as_ref().and_then(|t| t.get(i)).copied();

@@ -913,7 +913,7 @@ enum Distinct {
     On(Vec<Expr>),
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct SelectPlan {
     pub source: Source,
     /// The WHERE clause as written, and the source's column names, for EXPLAIN.
@@ -958,8 +958,8 @@ pub struct SelectPlan {
 /// A streaming plan's parts (`SelectPlan::stream_parts`).
 pub(crate) struct StreamParts<'p> {
     pub source: &'p Source,
-    pub filter: Option<Expr>,
-    pub outputs: Vec<Expr>,
+    pub filter: Option<&'p Expr>,
+    pub outputs: &'p [Expr],
     pub offset: u64,
     pub limit: Option<u64>,
 }
@@ -982,6 +982,9 @@ pub(crate) struct CachedSelect {
     /// For a FROM clause of several tables: each table's indexes and column types, to
     /// choose again how each is read once the run's values are in its conditions.
     tables: Vec<crate::from::TableIndexes>,
+    /// The plan every run shares when its parameters only fix a unique key
+    /// (`SelectPlan::generic`): run with the values in its run context, not made again.
+    generic: Option<Arc<QueryPlan>>,
 }
 
 impl CachedSelect {
@@ -1036,12 +1039,22 @@ impl CachedSelect {
             }
             _ => return None,
         };
+        let generic = plan
+            .generic(&scope, &indexes)
+            .map(|p| Arc::new(QueryPlan::Select(Box::new(p))));
         Some(CachedSelect {
             plan,
             scope,
             indexes,
             tables,
+            generic,
         })
+    }
+
+    /// The plan every run shares, if there is one: run it with the run's values as
+    /// its parameters (`with_run_params`).
+    pub(crate) fn generic(&self) -> Option<&Arc<QueryPlan>> {
+        self.generic.as_ref()
     }
 
     /// The plan for these values.
@@ -1066,7 +1079,20 @@ impl SelectPlan {
         limit: Option<&LimitClause>,
         cx: &PlanCx,
     ) -> SqlResult<(SelectPlan, Scope)> {
-        let (mut plan, scope) = SelectPlan::bind_block(select, order_by, limit, cx)?;
+        let (mut plan, mut scope) = SelectPlan::bind_block(select, order_by, limit, cx)?;
+        // IN / EXISTS / NOT EXISTS made joins (`flatten`), when the block binds so too
+        // (its errors, if any, are the block's own as written: it bound first).
+        let subqueries = select
+            .selection
+            .as_ref()
+            .is_some_and(crate::flatten::has_subquery);
+        if subqueries && !crate::bind::binding_params() {
+            if let Some(flat) = crate::flatten::flatten(select, plan.from_rows, cx) {
+                if let Ok(bound) = SelectPlan::bind_block(&flat, order_by, limit, cx) {
+                    (plan, scope) = bound;
+                }
+            }
+        }
         if let Source::Table(t) = &plan.source {
             let indexes = cx.catalog.indexes(&t.name);
             if !indexes.is_empty() && !crate::bind::binding_params() {
@@ -1421,6 +1447,49 @@ impl SelectPlan {
         if let Source::Table(t) = &mut self.source {
             t.access = access;
         }
+    }
+
+    /// A prepared statement's plan for every run, as PostgreSQL's generic plan: a read
+    /// of one table whose only parameters are `col = $n` conditions fixing each column
+    /// of a unique index (`access_path::generic_point`), with nothing that a run's
+    /// values would fold or choose differently (no grouping, windows, set-returning
+    /// functions or DISTINCT, no parameter outside the WHERE clause). None otherwise:
+    /// each run fills its values in and chooses its access path (`instantiate`).
+    fn generic(&self, scope: &Scope, indexes: &[IndexMeta]) -> Option<SelectPlan> {
+        let Source::Table(t) = &self.source else {
+            return None;
+        };
+        let filter = self.filter.as_ref()?;
+        if indexes.is_empty()
+            || self.grouping.is_some()
+            || !self.windows.is_empty()
+            || !self.srfs.is_empty()
+            || !matches!(self.distinct, Distinct::None)
+            || self.reaccess.is_some()
+        {
+            return None;
+        }
+        let mut params = false;
+        let mut look = |e: &Expr| params |= matches!(e, Expr::Param(..));
+        self.outputs.iter().for_each(|e| e.visit(&mut look));
+        for e in self.having.iter().chain(t.filter.iter()) {
+            e.visit(&mut look);
+        }
+        for (k, _, _) in &self.order {
+            if let SortKey::Expr(e) = k {
+                e.visit(&mut look);
+            }
+        }
+        if params {
+            return None;
+        }
+        let types: Vec<SqlType> = scope.columns.iter().map(|(_, t)| *t).collect();
+        let read = access_path::generic_point(indexes, &types, filter)?;
+        let mut plan = self.clone();
+        if let Source::Table(t) = &mut plan.source {
+            t.access = Access::Index(read);
+        }
+        Some(plan)
     }
 
     /// The plan with each parameter replaced by its value (a cached plan of a prepared
@@ -1831,8 +1900,8 @@ impl SelectPlan {
         }
         Some(StreamParts {
             source: &self.source,
-            filter: self.filter.clone(),
-            outputs: self.outputs.clone(),
+            filter: self.filter.as_ref(),
+            outputs: &self.outputs,
             offset: self.offset,
             limit: self.limit,
         })
@@ -1996,7 +2065,19 @@ pub(crate) fn with_run<R>(
     guard: &Guard,
     f: impl FnOnce(&mut EvalCtx) -> R,
 ) -> R {
-    let rc = RunCx::new(reader, guard);
+    with_run_params(reader, &[], rng, guard, f)
+}
+
+/// As `with_run`, for a generic plan run with a prepared statement's values.
+pub(crate) fn with_run_params<R>(
+    reader: Option<Reader<'_>>,
+    params: &[Value],
+    rng: &mut walden::rng::SimRng,
+    guard: &Guard,
+    f: impl FnOnce(&mut EvalCtx) -> R,
+) -> R {
+    let mut rc = RunCx::new(reader, guard);
+    rc.params = params;
     with_run_cx(&rc, rng, guard, f)
 }
 
@@ -2035,6 +2116,9 @@ pub struct RunCx<'a> {
     pub(crate) work_tables: RefCell<HashMap<usize, Rc<Vec<Vec<Value>>>>>,
     /// EXPLAIN ANALYZE: what each plan node measured.
     pub(crate) stats: Option<PlanStats>,
+    /// A prepared statement's values, for a generic plan's parameters (`Expr::Param`,
+    /// a generic point read's key); empty otherwise.
+    pub(crate) params: &'a [Value],
     /// The sort keys of the last row each running top-N keeps once it is full, by its
     /// plan's `top_id`: the table read the top-N was pushed down to drops rows that
     /// sort after them (`TopFilter`).
@@ -2051,6 +2135,7 @@ impl<'a> RunCx<'a> {
             work_tables: RefCell::new(HashMap::new()),
             stats: None,
             top_bounds: RefCell::new(Vec::new()),
+            params: &[],
         }
     }
 }
@@ -2523,9 +2608,20 @@ pub(crate) fn read_index(
     reader: &Reader,
     r: &access_path::IndexRead,
     capacity: usize,
+    params: &[Value],
     f: &mut dyn FnMut(walden::RowId, walden::Row) -> bool,
 ) -> SqlResult<()> {
-    let whole = [(std::ops::Bound::Unbounded, std::ops::Bound::Unbounded)];
+    use std::ops::Bound;
+    if r.generic {
+        // A generic point read: the key the run's values make, if they make one.
+        let Some(key) = r.key_of_params(params) else {
+            return Ok(());
+        };
+        let key = Bound::Included(key.as_slice());
+        reader.index_scan_shaped(&r.index, key, key, false, capacity, f)?;
+        return Ok(());
+    }
+    let whole = [(Bound::Unbounded, Bound::Unbounded)];
     let ranges: &[access_path::KeyRange] = if r.ranges.is_empty() {
         &whole
     } else {
@@ -3326,8 +3422,8 @@ struct Run<'p, 'g> {
     /// Input rows that passed the filter.
     fed: u64,
     groups: Vec<Group>,
-    /// Each group's number by its key's bytes.
-    index: crate::keytable::KeyTable,
+    /// Each group's number by its key's bytes (made at the first group).
+    index: Option<crate::keytable::KeyTable>,
     key_buf: Vec<u8>,
     /// Output rows seen, for DISTINCT.
     seen: HashSet<Vec<u8>>,
@@ -3409,7 +3505,7 @@ impl<'p, 'g> Run<'p, 'g> {
             skipped: 0,
             fed: 0,
             groups: Vec::new(),
-            index: crate::keytable::KeyTable::with_capacity(16),
+            index: None,
             key_buf: Vec::new(),
             seen: HashSet::new(),
             pending: Vec::new(),
@@ -3550,7 +3646,7 @@ impl<'p, 'g> Run<'p, 'g> {
             let found = if g.keys.is_empty() {
                 (!self.groups.is_empty()).then_some(0)
             } else {
-                self.index.first(&self.key_buf)
+                self.index.as_ref().and_then(|t| t.first(&self.key_buf))
             };
             // No room for another group: the row waits in its key's partition.
             let spill_to = match self.spill_budget() {
@@ -3605,7 +3701,9 @@ impl<'p, 'g> Run<'p, 'g> {
                         accs: g.aggs.iter().map(Acc::new).collect(),
                         bytes,
                     });
-                    self.index.insert(&self.key_buf, self.groups.len() - 1);
+                    self.index
+                        .get_or_insert_with(|| crate::keytable::KeyTable::with_capacity(16))
+                        .insert(&self.key_buf, self.groups.len() - 1);
                     self.groups.len() - 1
                 }
             };
@@ -3753,7 +3851,7 @@ impl<'p, 'g> Run<'p, 'g> {
                 });
             }
             'passes: loop {
-                self.index = crate::keytable::KeyTable::with_capacity(0);
+                self.index = None;
                 // Partitions this pass wrote wait for passes of their own.
                 for mut part in std::mem::take(&mut self.parts).into_iter().flatten() {
                     part.flush()?;
@@ -3784,7 +3882,7 @@ impl<'p, 'g> Run<'p, 'g> {
                 self.pass = pass;
                 self.batches += 1;
                 self.group_bytes = 0;
-                self.index = crate::keytable::KeyTable::with_capacity(16);
+                self.index = None;
                 self.pass_rows_left = Some(part.rows());
                 let mut rows = part.into_reader()?;
                 let n = plan.grouping.as_ref().map_or(0, |g| g.keys.len());

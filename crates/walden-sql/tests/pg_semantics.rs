@@ -680,3 +680,86 @@ fn correlated_scalar_aggregates_as_postgresql() {
         ],
     );
 }
+
+/// IN, EXISTS and NOT EXISTS parts of a WHERE clause read as semi- and anti-joins
+/// (`flatten`): duplicate and NULL keys on both sides, several keys, inner conditions,
+/// an outer join, grouping, DISTINCT, ORDER BY and LIMIT over them, types met across
+/// int4/int8 and text; each beside the same condition kept per row (`… or false` is
+/// not flattened): PostgreSQL 15's answers.
+#[test]
+fn flattened_subqueries_as_postgresql() {
+    support::check_on_both(
+        "flattened",
+        &[
+            ("create table fo (id int, k int, j int8, t text)", ""),
+            ("create table fi (k int8, w int, t varchar(5))", ""),
+            ("create table fx (id int, note text)", ""),
+            (
+                "insert into fo values (1, 1, 10, 'a'), (2, 2, 20, 'b'), (3, null, 30, 'c'), \
+                 (4, 4, null, null), (5, 5, 50, 'e'), (6, 1, 10, 'a'), (7, 2, 70, 'x')",
+                "",
+            ),
+            (
+                "insert into fi values (1, 10, 'a'), (1, 20, 'z'), (2, 5, 'b'), (null, 1, 'c'), \
+                 (4, 50, null), (6, 60, 'f'), (2, 5, 'b'), (10, 7, 'a')",
+                "",
+            ),
+            ("insert into fx values (1, 'one'), (2, 'two'), (5, 'five')", ""),
+            (
+                "select id from fo where k in (select k from fi) order by id",
+                "1\n2\n4\n6\n7",
+            ),
+            (
+                "select id from fo where k in (select k from fi) or false order by id",
+                "1\n2\n4\n6\n7",
+            ),
+            (
+                "select id from fo where j in (select k * 10 from fi where w < 50) and id > 1 order by id",
+                "2\n6",
+            ),
+            (
+                "select id from fo where t in (select t from fi) order by id",
+                "1\n2\n3\n6",
+            ),
+            (
+                "select id from fo o where exists (select 1 from fi i where i.k = o.k and i.t = o.t) order by id",
+                "1\n2\n6",
+            ),
+            (
+                "select id from fo o where exists (select 1 from fi i where i.k = o.k and i.t = o.t) or false order by id",
+                "1\n2\n6",
+            ),
+            (
+                "select id from fo o where not exists (select 1 from fi i where i.k = o.k) order by id",
+                "3\n5",
+            ),
+            (
+                "select id from fo o where not exists (select 1 from fi i where i.k = o.k) or false order by id",
+                "3\n5",
+            ),
+            (
+                "select o.id, x.note from fo o left join fx x on x.id = o.id \
+                 where exists (select 1 from fi where fi.w = o.j / 2 or fi.w is null and fi.k = o.k) order by o.id",
+                "1|one\n2|two\n6|",
+            ),
+            (
+                "select o.id, x.note from fo o left join fx x on x.id = o.id \
+                 where o.k in (select k from fi where w > 4) and not exists \
+                 (select 1 from fi where fi.t = x.note) order by o.id desc limit 3",
+                "7|\n6|\n4|",
+            ),
+            (
+                "select t, count(*) from fo where k in (select k from fi) group by t order by t",
+                "a|2\nb|1\nx|1\n|1",
+            ),
+            (
+                "select distinct k from fo o where exists (select 1 from fi where fi.k = o.k + 0) order by k",
+                "1\n2\n4",
+            ),
+            (
+                "select count(*) from fo o where exists (select 1 from fi i, fx x where i.k = x.id and i.k = o.k)",
+                "4",
+            ),
+        ],
+    );
+}

@@ -22,7 +22,7 @@ use walden::{TableCursor, Value};
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::{EvalCtx, Expr};
 use crate::from::{pad_row, JoinMethod, TableRead};
-pub(crate) use crate::select::with_run;
+pub(crate) use crate::select::{with_run, with_run_params};
 use crate::select::{QueryPlan, SeriesIter, Source};
 
 /// A query's rows, pulled.
@@ -83,8 +83,8 @@ impl RowStream {
                     skip: s.offset,
                     left: s.limit,
                     project: Some(Projection {
-                        filter: s.filter,
-                        outputs: s.outputs,
+                        filter: s.filter.cloned(),
+                        outputs: s.outputs.to_vec(),
                     }),
                     given: 0,
                 });

@@ -1094,7 +1094,8 @@ impl Reader<'_> {
                     vals.len()
                 )));
             }
-            let mut out = Vec::new();
+            // Room for a fixed-width key without growing.
+            let mut out = Vec::with_capacity(vals.len() * 16 + 8);
             for (n, (v, &c)) in vals.iter().zip(&ix.columns).enumerate() {
                 let (ty, order) = (
                     t.schema().columns[c as usize].ty,
