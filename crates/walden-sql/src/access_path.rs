@@ -58,9 +58,9 @@ pub struct IndexRead {
     pub ordered: bool,
     /// The WHERE clause has conditions the key ranges do not express.
     pub residual: bool,
-    /// A prepared statement's generic point read (`generic_point`): the one key is the
-    /// parameters its conditions (`CondTest::Param`, in key order) name, taken from the
-    /// run's values as it starts (`key_of_params`); `ranges` is then empty.
+    /// A generic read (`generic_point`): its one key (prefix) is the values its
+    /// conditions (`CondTest::Key`, in key order) name, taken from the run's parameters
+    /// or outer values as it starts (`key_of`); `ranges` is then empty.
     pub generic: bool,
 }
 
@@ -77,18 +77,21 @@ enum CondTest {
     Cmp(CmpOp, Value),
     /// `col = ANY (values)`: an IN list.
     Any(Vec<Value>),
-    /// `col = $n` (n from 0) in a generic plan, the key column's type.
-    Param(usize, ColumnType),
+    /// `col = $n` (n from 0; a parameter, or an outer value) in a generic read, with
+    /// the key column's type.
+    Key(KeyFrom, usize, ColumnType),
 }
 
 impl IndexRead {
-    /// A generic point read's key for a run's parameter values: None when a value is
-    /// NULL or cannot equal a key (then no row matches `col = $n`).
-    pub(crate) fn key_of_params(&self, params: &[Value]) -> Option<Vec<Value>> {
+    /// A generic read's key (a prefix of the index's columns) for a run's parameter
+    /// values and outer values: None when a value is NULL or cannot equal a key (then
+    /// no row matches `col = value`).
+    pub(crate) fn key_of(&self, params: &[Value], outer: &[Value]) -> Option<Vec<Value>> {
         self.cond
             .iter()
             .map(|c| match c.test {
-                CondTest::Param(n, ty) => key_value(params.get(n)?, ty),
+                CondTest::Key(KeyFrom::Param, n, ty) => key_value(params.get(n)?, ty),
+                CondTest::Key(KeyFrom::Outer, n, ty) => key_value(outer.get(n)?, ty),
                 _ => None,
             })
             .collect()
@@ -107,7 +110,8 @@ impl IndexRead {
                         let list: Vec<String> = vs.iter().map(plain).collect();
                         format!("{name} = ANY ('{{{}}}')", list.join(","))
                     }
-                    CondTest::Param(n, _) => format!("{name} = ${}", n + 1),
+                    CondTest::Key(KeyFrom::Param, n, _) => format!("{name} = ${}", n + 1),
+                    CondTest::Key(KeyFrom::Outer, n, _) => format!("{name} = (outer ${})", n + 1),
                 }
             })
             .collect();
@@ -470,52 +474,102 @@ fn exact_key_type(ty: SqlType) -> bool {
     )
 }
 
-/// A prepared statement's read chosen once for every run (PostgreSQL's generic plan):
-/// when the WHERE clause fixes every column of a unique index by `col = $n` with a
-/// parameter of the column's own type, and names no parameter elsewhere, each run reads
-/// the one key its values make, as `choose` would choose for any of them (a point read
-/// scores above any other), with no plan made per run.
+/// What a generic read's key is made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum KeyFrom {
+    /// A prepared statement's parameters (`Expr::Param`): the run's values.
+    Param,
+    /// A correlated subquery's outer values (`Expr::Outer`): the enclosing row's.
+    Outer,
+}
+
+/// A read chosen once for every run (PostgreSQL's generic plan), its key made of the
+/// values each run brings (`from`): parameters of a prepared statement, or the outer
+/// values of a correlated subquery.
+///
+/// Parameters: when the WHERE clause fixes every column of a unique index by
+/// `col = $n` with a parameter of the column's own type, and names no parameter
+/// elsewhere, each run reads the one key its values make, as `choose` would choose for
+/// any of them (a point read scores above any other), with no plan made per run.
+///
+/// Outer values: when `col = outer` parts of the column's own type fix the first
+/// columns of an index (a unique one whole, else the index with most of them) and no
+/// constant bounds an indexed column (`choose` might prefer that index given the
+/// values), each run reads that key prefix; the other parts are tested per row.
 pub(crate) fn generic_point(
     indexes: &[IndexMeta],
     types: &[SqlType],
     filter: &Expr,
+    from: KeyFrom,
 ) -> Option<IndexRead> {
+    let leaf = |e: &Expr| match (e, from) {
+        (Expr::Param(n, t), KeyFrom::Param) | (Expr::Outer(n, t), KeyFrom::Outer) => Some((*n, *t)),
+        _ => None,
+    };
     let mut parts = Vec::new();
     and_parts(filter, &mut parts);
     let mut fixed: Vec<(usize, usize, ColumnType)> = Vec::new();
     for part in &parts {
-        let mut params = 0;
-        part.visit(&mut |e| params += matches!(e, Expr::Param(..)) as usize);
-        if params == 0 {
+        let mut leaves = 0;
+        part.visit(&mut |e| leaves += leaf(e).is_some() as usize);
+        if leaves == 0 {
             continue;
         }
-        let Expr::Cmp(CmpOp::Eq, a, b) = part else {
-            return None;
+        let key = match part {
+            Expr::Cmp(CmpOp::Eq, a, b) => match (&**a, &**b) {
+                (Expr::Column(c, _), other) | (other, Expr::Column(c, _)) => {
+                    leaf(other).map(|(n, t)| (*c, n, t))
+                }
+                _ => None,
+            },
+            _ => None,
         };
-        let ((Expr::Column(c, _), Expr::Param(n, t)) | (Expr::Param(n, t), Expr::Column(c, _))) =
-            (&**a, &**b)
-        else {
-            return None;
-        };
-        let ty = *types.get(*c)?;
-        if *t != ty || !exact_key_type(ty) {
-            return None;
+        let exact = key.filter(|&(c, _, t)| {
+            types
+                .get(c)
+                .is_some_and(|&ty| ty == t && exact_key_type(ty))
+        });
+        match exact {
+            Some((c, n, t)) => fixed.push((c, n, t.column_type())),
+            // A parameter anywhere else: its value would choose (and fold) per run.
+            None if from == KeyFrom::Param => return None,
+            // An outer value anywhere else is tested per row.
+            None => {}
         }
-        fixed.push((*c, *n, ty.column_type()));
     }
-    let ix = indexes.iter().find(|ix| {
-        ix.unique
-            && ix
-                .columns
+    let covered = |ix: &IndexMeta| {
+        ix.columns
+            .iter()
+            .take_while(|col| fixed.iter().any(|(c, _, _)| c == *col))
+            .count()
+    };
+    let whole = |ix: &&IndexMeta| ix.unique && covered(ix) == ix.columns.len();
+    let ix = match indexes.iter().find(whole) {
+        Some(ix) => ix,
+        None if from == KeyFrom::Outer => {
+            let ix = indexes
                 .iter()
-                .all(|col| fixed.iter().any(|(c, _, _)| c == col))
-    })?;
+                .filter(|ix| covered(ix) > 0)
+                .max_by_key(|ix| (covered(ix), std::cmp::Reverse(ix.columns.len())))?;
+            let mut conds = Vec::new();
+            let column_types: Vec<ColumnType> = types.iter().map(|t| t.column_type()).collect();
+            conditions(filter, &column_types, &mut conds);
+            if conds
+                .iter()
+                .any(|(c, _)| indexes.iter().any(|ix| ix.columns.contains(c)))
+            {
+                return None;
+            }
+            ix
+        }
+        None => return None,
+    };
     let mut cond = Vec::new();
-    for col in &ix.columns {
+    for col in ix.columns.iter().take(covered(ix)) {
         let &(_, n, ty) = fixed.iter().find(|(c, _, _)| c == col)?;
         cond.push(IndexCond {
             col: *col,
-            test: CondTest::Param(n, ty),
+            test: CondTest::Key(from, n, ty),
         });
     }
     Some(IndexRead {

@@ -1202,7 +1202,7 @@ impl BoundModify {
                 };
                 match access_for(cx.db, table, schema, filter) {
                     Access::Scan => reader.scan_with(table, &mut judge)?,
-                    Access::Index(r) => read_index(&reader, &r, 0, &[], &mut judge)?,
+                    Access::Index(r) => read_index(&reader, &r, 0, (&[], &[]), &mut judge)?,
                 }
                 if let Some(e) = failed {
                     return Err(e);
@@ -1728,7 +1728,7 @@ fn modify(
                 &t.reader()?,
                 &r,
                 0,
-                &[],
+                (&[], &[]),
                 &mut |id, row| match f(id, &row, None) {
                     RowAction::Keep => true,
                     RowAction::Stop => false,

@@ -2299,13 +2299,8 @@ impl Source {
                         &mut f,
                     ),
                     Access::Index(r) => {
-                        let params = run.params;
-                        read_rows(
-                            cx,
-                            t,
-                            |g| read_index(&reader, r, t.width, params, g),
-                            &mut f,
-                        )
+                        let keys = (run.params, cx.outer);
+                        read_rows(cx, t, |g| read_index(&reader, r, t.width, keys, g), &mut f)
                     }
                 }
             }

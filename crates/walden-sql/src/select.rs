@@ -16,7 +16,7 @@ use sqlparser::ast::{
 };
 use walden::{Numeric, Reader, Value};
 
-use crate::access_path::{self, Access, IndexMeta, Wanted};
+use crate::access_path::{self, Access, IndexMeta, KeyFrom, Wanted};
 use crate::bind::{
     ident_name, output_name, regroup_column, AggCall, AggFunc, Binder, Grouping, PlanCx, Scope,
 };
@@ -1100,7 +1100,14 @@ impl SelectPlan {
                 if let Some(f) = &plan.filter {
                     f.visit(&mut |e| outer |= matches!(e, Expr::Outer(..)));
                 }
-                if outer {
+                let generic = outer.then(|| plan.filter.as_ref()).flatten().and_then(|f| {
+                    let types: Vec<SqlType> = scope.columns.iter().map(|(_, t)| *t).collect();
+                    access_path::generic_point(&indexes, &types, f, KeyFrom::Outer)
+                });
+                if let (Some(read), Source::Table(t)) = (generic, &mut plan.source) {
+                    // One plan for every outer row, its key their values.
+                    t.access = Access::Index(read);
+                } else if outer {
                     plan.reaccess = Some(Arc::new((scope.clone(), indexes)));
                 } else {
                     plan.choose_access(&scope, &indexes);
@@ -1484,7 +1491,7 @@ impl SelectPlan {
             return None;
         }
         let types: Vec<SqlType> = scope.columns.iter().map(|(_, t)| *t).collect();
-        let read = access_path::generic_point(indexes, &types, filter)?;
+        let read = access_path::generic_point(indexes, &types, filter, KeyFrom::Param)?;
         let mut plan = self.clone();
         if let Source::Table(t) = &mut plan.source {
             t.access = Access::Index(read);
@@ -2323,7 +2330,7 @@ impl SelectPlan {
             return None;
         }
         // An index whose first column is a key column looks each outer row up (the
-        // access chosen per run): kept for that.
+        // access chosen per run; one chosen once is not a scan, above): kept for that.
         if let Some(re) = &self.reaccess {
             let indexed = re.1.iter().any(|ix| {
                 ix.columns.first().is_some_and(|c| {
@@ -2608,13 +2615,13 @@ pub(crate) fn read_index(
     reader: &Reader,
     r: &access_path::IndexRead,
     capacity: usize,
-    params: &[Value],
+    (params, outer): (&[Value], &[Value]),
     f: &mut dyn FnMut(walden::RowId, walden::Row) -> bool,
 ) -> SqlResult<()> {
     use std::ops::Bound;
     if r.generic {
-        // A generic point read: the key the run's values make, if they make one.
-        let Some(key) = r.key_of_params(params) else {
+        // A generic read: the key the run's values make, if they make one.
+        let Some(key) = r.key_of(params, outer) else {
             return Ok(());
         };
         let key = Bound::Included(key.as_slice());
