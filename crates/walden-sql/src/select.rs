@@ -1100,7 +1100,7 @@ impl SelectPlan {
                 if let Some(f) = &plan.filter {
                     f.visit(&mut |e| outer |= matches!(e, Expr::Outer(..)));
                 }
-                let generic = outer.then(|| plan.filter.as_ref()).flatten().and_then(|f| {
+                let generic = plan.filter.as_ref().filter(|_| outer).and_then(|f| {
                     let types: Vec<SqlType> = scope.columns.iter().map(|(_, t)| *t).collect();
                     access_path::generic_point(&indexes, &types, f, KeyFrom::Outer)
                 });
