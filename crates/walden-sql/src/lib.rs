@@ -22,6 +22,7 @@ mod describe;
 mod dml;
 pub mod error;
 mod exec;
+mod explain_json;
 pub mod expr;
 mod fkeys;
 mod flatten;

@@ -1294,7 +1294,44 @@ impl Session {
                             })
                     })
                 });
-                dml::explain(&mut cx, t, statement, analyze, costs)
+                // FORMAT TEXT (the default) or JSON.
+                let mut json = false;
+                for u in options.iter().flatten() {
+                    if ident_name(&u.name) != "format" {
+                        continue;
+                    }
+                    let format = u.arg.as_ref().map(|a| a.to_string().to_lowercase());
+                    match format.as_deref() {
+                        Some("text") => json = false,
+                        Some("json") => json = true,
+                        Some(other) => {
+                            return Err(SqlError::new(
+                                code::FEATURE_NOT_SUPPORTED,
+                                format!("EXPLAIN format \"{other}\" is not supported"),
+                            )
+                            .with_hint("Walden's EXPLAIN writes TEXT and JSON."))
+                        }
+                        None => {
+                            return Err(SqlError::new(
+                                code::SYNTAX_ERROR,
+                                "EXPLAIN option \"format\" requires a value",
+                            ))
+                        }
+                    }
+                }
+                let mut out = dml::explain(&mut cx, t, statement, analyze, costs)?;
+                if json {
+                    let lines: Vec<String> = out
+                        .rows
+                        .iter()
+                        .map(|r| match r.first() {
+                            Some(Value::Text(l)) => l.clone(),
+                            _ => String::new(),
+                        })
+                        .collect();
+                    out.rows = vec![vec![Value::Text(crate::explain_json::to_json(&lines))]];
+                }
+                Ok(out)
             }
             other => Err(unsupported_statement(other)),
         }

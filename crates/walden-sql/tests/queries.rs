@@ -422,6 +422,67 @@ fn explain_shows_the_join_tree() {
     );
 }
 
+/// EXPLAIN (FORMAT JSON) gives PostgreSQL's JSON form of the same plan: it parses as
+/// JSON (read back here as jsonb), nodes nest under "Plans", details are keys; the
+/// plans the subquery benchmarks use are joins with the subquery's keys.
+#[test]
+fn explain_format_json_and_flattened_subqueries() {
+    let mut s = session(TableKind::Heap);
+    q(&mut s, "insert into b select 100 + i, i % 50, i from generate_series(1, 2000) as i; create index b_a on b (a_id); analyze");
+    let json = q(
+        &mut s,
+        "explain (format json, analyze) select a.id, b.y from a join b on b.a_id = a.id where a.id <= 2",
+    );
+    assert!(
+        json.starts_with("[\n  {\n    \"Plan\": {\n      \"Node Type\": \"Nested Loop\""),
+        "{json}"
+    );
+    let read = |s: &mut Session, path: &str| {
+        q(
+            s,
+            &format!("select ('{}'::jsonb) {path}", json.replace('\'', "''")),
+        )
+    };
+    assert_eq!(read(&mut s, "-> 0 -> 'Plan' ->> 'Join Type'"), "Inner");
+    assert_eq!(read(&mut s, "-> 0 -> 'Plan' ->> 'Actual Rows'"), "83");
+    assert_eq!(
+        read(&mut s, "-> 0 -> 'Plan' -> 'Plans' -> 1 ->> 'Index Name'"),
+        "b_a"
+    );
+    assert_eq!(
+        read(&mut s, "-> 0 -> 'Plan' -> 'Plans' -> 1 ->> 'Actual Loops'"),
+        "2"
+    );
+    assert_eq!(
+        read(&mut s, "-> 0 -> 'Plan' -> 'Plans' -> 1 ->> 'Index Cond'"),
+        "(b.a_id = a.id)"
+    );
+    assert_eq!(read(&mut s, "-> 0 ? 'Execution Time'"), "t");
+    let e = s.execute("explain (format yaml) select 1").unwrap_err();
+    assert_eq!(e.code, "0A000", "{e}");
+    // IN, EXISTS and NOT EXISTS: joins with the subquery's distinct keys.
+    let plan = q(
+        &mut s,
+        "explain (costs off) select count(*) from b where a_id in (select id from a where x > 5)",
+    );
+    assert!(
+        plan.contains("Subquery Scan on __sj0") && plan.contains("HashAggregate"),
+        "{plan}"
+    );
+    let plan = q(
+        &mut s,
+        "explain (costs off) select count(*) from b where not exists (select 1 from a where a.id = b.a_id)",
+    );
+    assert!(
+        plan.contains("Left Join") && plan.contains("Filter: (__sj0.__k0 IS NULL)"),
+        "{plan}"
+    );
+    assert_eq!(
+        q(&mut s, "select count(*) from b where not exists (select 1 from a where a.id = b.a_id)"),
+        q(&mut s, "select count(*) from b where not exists (select 1 from a where a.id = b.a_id) or false")
+    );
+}
+
 /// EXPLAIN ANALYZE runs the query and shows each node's rows and loops (times vary, so
 /// they are masked here).
 #[test]
