@@ -298,3 +298,37 @@ fn a_cursor_reads_past_its_own_changes_on_both_kinds() {
         assert_eq!(q(&mut s, "select b from cu where a = 2"), "x", "{kind:?}");
     }
 }
+
+/// DECLARE is checked as the query it reads: an ordinary role without SELECT on the
+/// table (or on the columns it reads) is refused at DECLARE, with column privileges
+/// enough for the columns it names; a held cursor reads on after the role changes.
+#[test]
+fn declare_needs_select_as_postgresql() {
+    support::check_on_both(
+        "cursor_privileges",
+        &[
+            ("create role curly", ""),
+            ("create table priv_cur (a int, b text)", ""),
+            ("insert into priv_cur values (1, 'x'), (2, 'y')", ""),
+            ("grant select (a) on priv_cur to curly", ""),
+            ("set session authorization curly", ""),
+            ("begin", ""),
+            (
+                "declare c1 cursor for select * from priv_cur",
+                "ERROR 42501: permission denied for table priv_cur",
+            ),
+            ("rollback", ""),
+            ("begin", ""),
+            (
+                "declare c2 cursor with hold for select a from priv_cur order by a",
+                "",
+            ),
+            ("fetch 1 from c2", "1"),
+            ("commit", ""),
+            ("reset session authorization", ""),
+            ("revoke select (a) on priv_cur from curly", ""),
+            ("fetch 1 from c2", "2"),
+            ("close c2", ""),
+        ],
+    );
+}
