@@ -6,12 +6,11 @@
 use sqlparser::ast::{self, AlterColumnOperation, AlterTableOperation as Op, Spanned};
 use walden::{AlterOp, Column, Database, Schema, Value};
 
-use crate::bind::{ident_name, object_name, Scope};
+use crate::catalog::{ident_name, object_name, Catalog, DbCatalog, Scope};
 use crate::ddl::{add_key, column_of, key_constraint};
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::Expr;
-use crate::select::Catalog;
-use crate::session::{Ctx, DbCatalog, Output};
+use crate::session::{Ctx, Output};
 
 /// The catalog as it would be with a column (or a whole table) gone: what the views
 /// would see after a DROP or RENAME, to find the ones that would break.

@@ -8,6 +8,7 @@ use sqlparser::ast::{
 use walden::rng::SimRng;
 use walden::Value;
 
+use crate::catalog::{ident_name, object_name, Catalog, Scope};
 use crate::depth;
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::{CmpOp, EvalCtx, Expr, Subquery, SubqueryKind};
@@ -19,81 +20,8 @@ use crate::types::{declared_type, DeclaredType, SqlType};
 use crate::value::{self, ArithOp};
 use crate::window::{Windows, WINDOW_PLACEHOLDER};
 
-/// The columns an expression may name.
-#[derive(Debug, Clone, Default)]
-pub struct Scope {
-    /// The table (or alias) the columns may be qualified with, when they all come from
-    /// one table.
-    pub table: Option<String>,
-    pub columns: Vec<(String, SqlType)>,
-    /// With several relations in FROM: each relation's name (or alias) and the range of
-    /// its columns (empty for one table: `table` names them all).
-    pub relations: Vec<(String, std::ops::Range<usize>)>,
-    /// Columns an unqualified name does not find (the right-hand copies of a JOIN's
-    /// USING columns, which the left-hand ones stand for).
-    pub hidden: Vec<usize>,
-    /// The columns `*` stands for, in order, when not all of them (JOIN ... USING lists
-    /// its columns once, first).
-    pub star: Option<Vec<usize>>,
-    /// A FULL JOIN's USING columns as (visible, hidden) pairs: an unqualified name (and
-    /// `*`) reads coalesce(visible, hidden), as PostgreSQL's merged column is.
-    pub merged: Vec<(usize, usize)>,
-}
-
+/// A scope is the catalog's (`catalog.rs`); a column read as an expression is binding's.
 impl Scope {
-    /// The columns of one table, qualified by its name.
-    pub fn of_table(table: &str, schema: &walden::Schema) -> Scope {
-        Scope {
-            table: Some(table.to_string()),
-            columns: schema
-                .columns
-                .iter()
-                .map(|c| (c.name.clone(), SqlType::of_column(c)))
-                .collect(),
-            ..Scope::default()
-        }
-    }
-
-    /// The range of columns of the relation called `name`, if there is one.
-    pub fn relation(&self, name: &str) -> Option<std::ops::Range<usize>> {
-        if self.relations.is_empty() {
-            return (self.table.as_deref() == Some(name)).then_some(0..self.columns.len());
-        }
-        let mut found = self.relations.iter().filter(|(n, _)| n == name);
-        found.next().map(|(_, r)| r.clone())
-    }
-
-    /// The column a (possibly qualified) name refers to: Ok(None) when the scope has no
-    /// such column (or no such relation).
-    pub fn resolve(
-        &self,
-        table: Option<&ast::Ident>,
-        id: &ast::Ident,
-    ) -> SqlResult<Option<(usize, SqlType)>> {
-        let name = ident_name(id);
-        let range = match table {
-            Some(t) => match self.relation(&ident_name(t)) {
-                Some(r) => r,
-                None => return Ok(None),
-            },
-            None => 0..self.columns.len(),
-        };
-        let mut found = self.columns[range.clone()]
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (i + range.start, c))
-            .filter(|(i, (n, _))| *n == name && (table.is_some() || !self.hidden.contains(i)));
-        match (found.next(), found.next()) {
-            (Some((i, (_, ty))), None) => Ok(Some((i, *ty))),
-            (Some(_), Some(_)) => Err(SqlError::new(
-                code::AMBIGUOUS_COLUMN,
-                format!("column reference \"{name}\" is ambiguous"),
-            )
-            .at(id.span.start)),
-            _ => Ok(None),
-        }
-    }
-
     /// Column `i` as an unqualified name (or `*`) reads it: a FULL JOIN's merged USING
     /// column is coalesce of both sides.
     pub fn column_expr(&self, i: usize) -> Expr {
@@ -101,14 +29,6 @@ impl Scope {
         match self.merged.iter().find(|(v, _)| *v == i) {
             Some(&(v, h)) => Expr::Coalesce(vec![Expr::Column(v, ty), Expr::Column(h, ty)], ty),
             None => Expr::Column(i, ty),
-        }
-    }
-
-    /// The columns `*` stands for.
-    pub fn star_columns(&self) -> Vec<usize> {
-        match &self.star {
-            Some(s) => s.clone(),
-            None => (0..self.columns.len()).collect(),
         }
     }
 }
@@ -155,28 +75,10 @@ impl Outer<'_> {
 /// WITH queries in reach, and the query the expression is part of.
 #[derive(Clone, Copy)]
 pub struct PlanCx<'a> {
-    pub catalog: &'a dyn crate::select::Catalog,
+    pub catalog: &'a dyn Catalog,
     pub ctes: Option<&'a crate::select::Ctes<'a>>,
     /// Set while a subquery is bound: the query it is inside.
     pub outer: Option<&'a Outer<'a>>,
-}
-
-/// An identifier as PostgreSQL folds it: unquoted names are lower-cased.
-pub fn ident_name(id: &ast::Ident) -> String {
-    if id.quote_style.is_some() {
-        id.value.clone()
-    } else {
-        id.value.to_lowercase()
-    }
-}
-
-pub fn object_name(name: &ast::ObjectName) -> SqlResult<String> {
-    let parts: Vec<&ast::Ident> = name.0.iter().filter_map(|p| p.as_ident()).collect();
-    match parts.as_slice() {
-        [id] => Ok(ident_name(id)),
-        [schema, id] if ident_name(schema) == "public" => Ok(ident_name(id)),
-        _ => Err(SqlError::unsupported(format!("the qualified name {name}")).at(name.span().start)),
-    }
 }
 
 /// A function's name: `pg_catalog.` (where every function lives) and `public.` may

@@ -12,7 +12,8 @@ use sqlparser::parser::Parser;
 use walden::rng::SimRng;
 use walden::{Constraint, Schema, Value};
 
-use crate::bind::{ident_name, Binder, Scope};
+use crate::bind::Binder;
+use crate::catalog::{ident_name, Scope};
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::{EvalCtx, Expr};
 

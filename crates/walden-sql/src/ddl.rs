@@ -7,9 +7,9 @@ use sqlparser::ast::{self, ColumnOption, ObjectType, Spanned, TableConstraint};
 use sqlparser::tokenizer::Location;
 use walden::{Column, Schema, TableKind};
 
-use crate::bind::{ident_name, object_name};
+use crate::catalog::{ident_name, object_name, DbCatalog};
 use crate::error::{clip, code, SqlError, SqlResult};
-use crate::session::{Ctx, DbCatalog, Output};
+use crate::session::{Ctx, Output};
 use crate::types::{declared_type, SqlType};
 
 /// The table kind `CREATE TABLE ... USING name` names: `heap`, or `undo` (also spelled

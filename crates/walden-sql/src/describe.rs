@@ -10,9 +10,9 @@
 use sqlparser::ast::Statement;
 use walden::Database;
 
+use crate::catalog::DbCatalog;
 use crate::error::{SqlError, SqlResult};
 use crate::select::QueryPlan;
-use crate::session::DbCatalog;
 use crate::types::SqlType;
 
 /// What a prepared statement takes and gives, as the extended query protocol's

@@ -9,7 +9,8 @@ use walden::{Column, Row, RowAction, Schema, Transaction, Value};
 
 use crate::fkeys::enforce::Written;
 
-use crate::bind::{coerce_literal, ident_name, object_name, Binder, Scope};
+use crate::bind::{coerce_literal, Binder};
+use crate::catalog::{ident_name, object_name, DbCatalog, Scope};
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::Expr;
 
@@ -18,7 +19,7 @@ use crate::from::Explain;
 use crate::guard::{row_bytes, Guard};
 use crate::prepared::Plan;
 use crate::select::{bind_condition, read_index, QueryPlan, SeriesIter, Source};
-use crate::session::{Ctx, DbCatalog, Output};
+use crate::session::{Ctx, Output};
 use crate::types::{DeclaredType, SqlType};
 use crate::value;
 
@@ -1628,7 +1629,7 @@ pub(crate) fn access_for(
     schema: &Schema,
     filter: Option<&Expr>,
 ) -> Access {
-    let indexes = crate::session::index_metas(db, table);
+    let indexes = crate::catalog::index_metas(db, table);
     if indexes.is_empty() || filter.is_none() {
         return Access::Scan;
     }

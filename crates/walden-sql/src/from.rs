@@ -16,8 +16,9 @@ use sqlparser::ast::{
 };
 use walden::{ColumnType, Value};
 
-use crate::access_path::{self, Access, IndexMeta, Wanted};
-use crate::bind::{ident_name, object_name, Binder, PlanCx, Scope};
+use crate::access_path::{self, Access, Wanted};
+use crate::bind::{Binder, PlanCx};
+use crate::catalog::{ident_name, object_name, IndexMeta, Scope};
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::{CmpOp, EvalCtx, Expr};
 use crate::guard::row_bytes;

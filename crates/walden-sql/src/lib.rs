@@ -12,6 +12,7 @@ pub mod array;
 pub mod bind;
 pub mod budget;
 pub mod bytea;
+pub mod catalog;
 mod checks;
 pub mod copy;
 pub mod cursors;

@@ -32,12 +32,12 @@ use sqlparser::ast::{self, visit_expressions, visit_expressions_mut, CastKind, D
 use sqlparser::tokenizer::{Location, Span};
 use walden::{Database, Value};
 
+use crate::catalog::DbCatalog;
 use crate::depth::Deep;
 use crate::dml::{BoundInsert, BoundModify};
 use crate::error::{code, SqlError, SqlResult};
 use crate::script::{parse_script, Parsed};
 use crate::select::{CachedSelect, QueryPlan};
-use crate::session::DbCatalog;
 use crate::types::{declared_type, DeclaredType, SqlType};
 use crate::value;
 

@@ -20,7 +20,8 @@ use sqlparser::ast::{
 use sqlparser::tokenizer::Location;
 use walden::Value;
 
-use crate::bind::{ident_name, object_name, PlanCx};
+use crate::bind::PlanCx;
+use crate::catalog::{ident_name, object_name};
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::EvalCtx;
 use crate::from::{Explain, Sink, Source};

@@ -16,10 +16,9 @@ use sqlparser::ast::{
 };
 use walden::{Numeric, Reader, Value};
 
-use crate::access_path::{self, Access, IndexMeta, Wanted};
-use crate::bind::{
-    ident_name, output_name, regroup_column, AggCall, AggFunc, Binder, Grouping, PlanCx, Scope,
-};
+use crate::access_path::{self, Access, Wanted};
+use crate::bind::{output_name, regroup_column, AggCall, AggFunc, Binder, Grouping, PlanCx};
+use crate::catalog::{ident_name, Catalog, IndexMeta, Scope};
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::{EvalCtx, Expr, Subquery, SubqueryKind};
 pub use crate::from::Source;
@@ -33,36 +32,6 @@ use crate::window::{self as windowing, WindowCall, Windows, WINDOW_PLACEHOLDER};
 enum SortKey {
     Output(usize),
     Expr(Expr),
-}
-
-/// Resolves names to tables (the caller knows the catalog).
-pub trait Catalog {
-    fn table_scope(&self, name: &str) -> SqlResult<Scope>;
-    /// The table's indexes (none by default).
-    fn indexes(&self, _table: &str) -> Vec<IndexMeta> {
-        Vec::new()
-    }
-    /// An estimate of the table's rows, for choosing how to join.
-    fn rows(&self, _table: &str) -> f64 {
-        1000.0
-    }
-    /// Each column's distinct values as ANALYZE last estimated them (0: unknown); empty
-    /// when the table was never analyzed.
-    fn distinct(&self, _table: &str) -> Vec<f64> {
-        Vec::new()
-    }
-    /// The virtual catalog as this statement sees it (`pg_catalog`), made on first use.
-    fn pg_snapshot(&self) -> Option<std::sync::Arc<crate::pg_catalog::Snapshot>> {
-        None
-    }
-    /// The view of that name, if there is one (none by default).
-    fn view(&self, _name: &str) -> Option<walden::ViewDef> {
-        None
-    }
-    /// The sequence of that name, if there is one (none by default).
-    fn sequence(&self, _name: &str) -> Option<walden::SequenceInfo> {
-        None
-    }
 }
 
 /// A WITH query, by name.
@@ -1124,7 +1093,7 @@ impl SelectPlan {
                 SelectItem::QualifiedWildcard(kind, _) => {
                     let name = match kind {
                         ast::SelectItemQualifiedWildcardKind::ObjectName(n) => {
-                            crate::bind::object_name(n)?
+                            crate::catalog::object_name(n)?
                         }
                         ast::SelectItemQualifiedWildcardKind::Expr(e) => {
                             return Err(SqlError::unsupported(format!(

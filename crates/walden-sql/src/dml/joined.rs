@@ -19,12 +19,13 @@ use super::{
     single_table, Returning,
 };
 use crate::bind::{Binder, PlanCx};
+use crate::catalog::DbCatalog;
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::{EvalCtx, Expr};
 use crate::from::{plan_from_with_row_id, row_id_of, FromPlan};
 use crate::guard::row_bytes;
 use crate::select::RunCx;
-use crate::session::{Ctx, DbCatalog, Output};
+use crate::session::{Ctx, Output};
 
 pub(crate) fn update(cx: &mut Ctx, t: &mut Transaction, u: &ast::Update) -> SqlResult<Output> {
     let (target, sets, returning) = bind_update(cx.db, u)?;

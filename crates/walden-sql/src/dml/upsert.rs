@@ -27,13 +27,13 @@ use super::{
     as_is, assign, bind_assignments, bind_for_column, bind_insert, changed, check_not_null,
     defaults_for, query_targets, Insertion, Returning, RowBuilder,
 };
-use crate::access_path::IndexMeta;
-use crate::bind::{ident_name, object_name, Binder, Scope};
+use crate::bind::Binder;
+use crate::catalog::{ident_name, index_metas, object_name, DbCatalog, IndexMeta, Scope};
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::Expr;
 use crate::guard::row_bytes;
 use crate::select::{key_bytes, QueryPlan};
-use crate::session::{index_metas, Ctx, DbCatalog, Output};
+use crate::session::{Ctx, Output};
 use crate::types::SqlType;
 
 /// DO UPDATE's SET list and WHERE, bound over the existing row followed by the proposed

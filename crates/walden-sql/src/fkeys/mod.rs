@@ -15,7 +15,7 @@ use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
 use walden::Database;
 
-use crate::bind::ident_name;
+use crate::catalog::ident_name;
 use crate::error::{code, SqlError, SqlResult};
 use crate::pg_catalog::quote_ident;
 

@@ -485,7 +485,7 @@ fn roles(db: &Database) -> Vec<(i64, walden::RoleDef)> {
 /// they are (and an empty virtual catalog, so that a view over `pg_catalog` does not
 /// make this snapshot again). A view whose query no longer plans shows no columns.
 fn view_columns(db: &Database, v: &walden::ViewDef) -> Vec<Attr> {
-    let catalog = crate::session::DbCatalog::new(db);
+    let catalog = crate::catalog::DbCatalog::new(db);
     let _ = catalog.1.set(std::sync::Arc::new(Snapshot::default()));
     let Ok(plan) = crate::view::plan_view(v, &catalog) else {
         return Vec::new();
