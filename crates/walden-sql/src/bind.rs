@@ -1,6 +1,8 @@
 //! Binding: turns parsed expressions into `Expr`s — names resolved against a scope, types
 //! checked and fixed, literals coerced, constants folded, aggregates collected.
 
+use std::sync::Arc;
+
 use sqlparser::ast::{
     self, BinaryOperator, CastKind, FunctionArg, FunctionArgExpr, FunctionArguments, Spanned,
     UnaryOperator,
@@ -11,7 +13,7 @@ use walden::Value;
 use crate::catalog::{ident_name, object_name, Catalog, Scope};
 use crate::depth;
 use crate::error::{clip, code, SqlError, SqlResult};
-use crate::expr::{CmpOp, EvalCtx, Expr, Subquery, SubqueryKind};
+use crate::expr::{CmpOp, EvalCtx, Expr, Subquery, SubqueryKind, SubqueryPlan};
 use crate::functions::Func;
 use crate::infer;
 use crate::jsonb::JsonOp;
@@ -71,14 +73,17 @@ impl Outer<'_> {
     }
 }
 
-/// What binding needs to plan the subqueries an expression holds: the catalog, the
-/// WITH queries in reach, and the query the expression is part of.
-#[derive(Clone, Copy)]
-pub struct PlanCx<'a> {
-    pub catalog: &'a dyn Catalog,
-    pub ctes: Option<&'a crate::select::Ctes<'a>>,
+/// The query an expression is bound in, as binding needs it: the statement's catalog,
+/// the enclosing query a correlated name reaches, and the planner of the subqueries the
+/// expression holds. The planner's context (`select::PlanCx`) is one: binding reaches the
+/// planner through it, never by name.
+pub trait SubqueryPlanner {
+    fn catalog(&self) -> &dyn Catalog;
     /// Set while a subquery is bound: the query it is inside.
-    pub outer: Option<&'a Outer<'a>>,
+    fn outer(&self) -> Option<&Outer<'_>>;
+    /// Plans `q`, a subquery of an expression of this query, inside `outer`: a name its
+    /// own scope lacks is found there (and becomes one of `outer`'s parameters).
+    fn plan_subquery(&self, q: &ast::Query, outer: &Outer) -> SqlResult<Arc<dyn SubqueryPlan>>;
 }
 
 /// A function's name: `pg_catalog.` (where every function lives) and `public.` may
@@ -263,7 +268,7 @@ pub struct Binder<'a> {
     pub grouping: Option<&'a mut Grouping>,
     /// Set where subqueries may appear (a query's clauses); None elsewhere (a column
     /// default, an UPDATE's SET), where a subquery is refused.
-    pub cx: Option<PlanCx<'a>>,
+    pub cx: Option<&'a dyn SubqueryPlanner>,
     /// Set where window functions may appear (a SELECT block's select list and ORDER
     /// BY): the calls found so far, each standing in as a placeholder column
     /// (`window::WINDOW_PLACEHOLDER`). None elsewhere, where they are refused.
@@ -579,7 +584,7 @@ impl Binder<'_> {
     }
 
     /// A binder for a query's clauses, where subqueries may appear.
-    pub fn in_query<'b>(scope: &'b Scope, cx: PlanCx<'b>) -> Binder<'b> {
+    pub fn in_query<'b>(scope: &'b Scope, cx: &'b dyn SubqueryPlanner) -> Binder<'b> {
         Binder {
             scope,
             grouping: None,
@@ -607,7 +612,7 @@ impl Binder<'_> {
             }
             return Ok(Expr::Column(i, ty));
         }
-        if let Some(outer) = self.cx.and_then(|c| c.outer) {
+        if let Some(outer) = self.cx.and_then(|c| c.outer()) {
             if let Some(e) = outer.resolve(table, id)? {
                 return Ok(e);
             }
@@ -629,10 +634,7 @@ impl Binder<'_> {
 
     /// Plans a subquery bound in this binder's query: its outer references become its
     /// parameters, values of this query's row.
-    fn subquery(
-        &mut self,
-        q: &ast::Query,
-    ) -> SqlResult<(std::sync::Arc<crate::select::QueryPlan>, Vec<Expr>)> {
+    fn subquery(&mut self, q: &ast::Query) -> SqlResult<(Arc<dyn SubqueryPlan>, Vec<Expr>)> {
         let Some(cx) = self.cx else {
             return Err(SqlError::unsupported("a subquery here"));
         };
@@ -644,16 +646,11 @@ impl Binder<'_> {
         let outer = Outer {
             scope: self.scope,
             params: std::cell::RefCell::new(Vec::new()),
-            parent: cx.outer,
+            parent: cx.outer(),
         };
-        let inner = PlanCx {
-            catalog: cx.catalog,
-            ctes: cx.ctes,
-            outer: Some(&outer),
-        };
-        let plan = crate::select::QueryPlan::plan_in(q, &inner)?;
+        let plan = cx.plan_subquery(q, &outer)?;
         let params = outer.params.into_inner();
-        Ok((std::sync::Arc::new(plan), params))
+        Ok((plan, params))
     }
 
     pub fn bind(&mut self, e: &ast::Expr) -> SqlResult<Expr> {
@@ -1596,7 +1593,7 @@ impl Binder<'_> {
     fn snapshot(&self) -> crate::pg_catalog::Snap {
         crate::pg_catalog::Snap(
             self.cx
-                .and_then(|c| c.catalog.pg_snapshot())
+                .and_then(|c| c.catalog().pg_snapshot())
                 .unwrap_or_default(),
         )
     }
@@ -2184,7 +2181,7 @@ fn negate_if(e: Expr, negated: bool) -> Expr {
 }
 
 /// The type of a subquery's one column (a subquery in an expression gives one).
-fn one_column(plan: &crate::select::QueryPlan, q: &ast::Query) -> SqlResult<SqlType> {
+fn one_column(plan: &Arc<dyn SubqueryPlan>, q: &ast::Query) -> SqlResult<SqlType> {
     match plan.columns() {
         [(_, ty)] => Ok(*ty),
         _ => Err(SqlError::syntax("subquery must return only one column").at(q.span().start)),

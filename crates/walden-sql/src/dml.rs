@@ -18,7 +18,10 @@ use crate::access_path::{self, Access, Wanted};
 use crate::from::Explain;
 use crate::guard::{row_bytes, Guard};
 use crate::prepared::Plan;
-use crate::select::{bind_condition, read_index, QueryPlan, SeriesIter, Source};
+use crate::run::RunCx;
+use crate::select::{
+    bind_condition, read_index, PlanCx, QueryPlan, SeriesIter, Source, Subqueries,
+};
 use crate::session::{Ctx, Output};
 use crate::types::{DeclaredType, SqlType};
 use crate::value;
@@ -1152,7 +1155,7 @@ impl BoundModify {
             let mut actions = Vec::new();
             {
                 let reader = t.reader()?;
-                let rc = crate::select::RunCx::new(Some(reader), guard);
+                let rc = RunCx::new(Some(reader), guard, &Subqueries);
                 let mut ecx = crate::expr::EvalCtx {
                     rng: &mut *cx.rng,
                     outer: &[],
@@ -1249,7 +1252,7 @@ impl BoundModify {
                 recheck::judge_again(t, table, first.changed, &mut |t, _, newest| {
                     guard.check()?;
                     let reader = reads.then(|| t.command_reader()).transpose()?;
-                    let rc = crate::select::RunCx::new(reader, guard);
+                    let rc = RunCx::new(reader, guard, &Subqueries);
                     let mut ecx = crate::expr::EvalCtx {
                         rng: &mut *rng,
                         outer: &[],
@@ -1263,8 +1266,11 @@ impl BoundModify {
                     row_action(&newest.row, sets, filter, table, schema, &mut ecx)
                 })?;
             n += more;
-            let rc =
-                crate::select::RunCx::new(reads.then(|| t.command_reader()).transpose()?, guard);
+            let rc = RunCx::new(
+                reads.then(|| t.command_reader()).transpose()?,
+                guard,
+                &Subqueries,
+            );
             let mut ecx = crate::expr::EvalCtx {
                 rng: &mut *cx.rng,
                 outer: &[],
@@ -1367,15 +1373,8 @@ fn row_action(
 }
 
 /// A binder for an UPDATE's or DELETE's expressions, where subqueries may read tables.
-fn modify_binder<'a>(scope: &'a Scope, catalog: &'a DbCatalog<'a>) -> Binder<'a> {
-    Binder::in_query(
-        scope,
-        crate::bind::PlanCx {
-            catalog,
-            ctes: None,
-            outer: None,
-        },
-    )
+fn modify_binder<'a>(scope: &'a Scope, cx: &'a PlanCx<'a>) -> Binder<'a> {
+    Binder::in_query(scope, cx)
 }
 
 /// SET's assignments to columns of `table`: each column and its value, bound by `bind`
@@ -1444,15 +1443,12 @@ fn bind_update(db: &walden::Database, u: &ast::Update) -> SqlResult<BoundModify>
         scope.table = Some(a);
     }
     let catalog = DbCatalog::new(db);
+    let cx = PlanCx::of(&catalog);
     let sets = bind_assignments(db, &u.assignments, &table, &schema, &mut |e, col| {
-        bind_for_column(&mut modify_binder(&scope, &catalog), e, col)
+        bind_for_column(&mut modify_binder(&scope, &cx), e, col)
     })?;
     let filter = match &u.selection {
-        Some(w) => Some(bind_condition(
-            &mut modify_binder(&scope, &catalog),
-            w,
-            "WHERE",
-        )?),
+        Some(w) => Some(bind_condition(&mut modify_binder(&scope, &cx), w, "WHERE")?),
         None => None,
     };
     let returning = Returning::bind(u.returning.as_deref(), &table, &schema, alias_of(&u.table))?;
@@ -1482,12 +1478,9 @@ fn bind_delete(db: &walden::Database, d: &ast::Delete) -> SqlResult<BoundModify>
         scope.table = Some(a);
     }
     let catalog = DbCatalog::new(db);
+    let cx = PlanCx::of(&catalog);
     let filter = match &d.selection {
-        Some(w) => Some(bind_condition(
-            &mut modify_binder(&scope, &catalog),
-            w,
-            "WHERE",
-        )?),
+        Some(w) => Some(bind_condition(&mut modify_binder(&scope, &cx), w, "WHERE")?),
         None => None,
     };
     let returning = Returning::bind(d.returning.as_deref(), &table, &schema, alias_of(twj))?;

@@ -17,14 +17,15 @@ use sqlparser::ast::{
 use walden::{ColumnType, Value};
 
 use crate::access_path::{self, Access, Wanted};
-use crate::bind::{Binder, PlanCx};
+use crate::bind::Binder;
 use crate::catalog::{ident_name, object_name, IndexMeta, Scope};
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::{CmpOp, EvalCtx, Expr};
 use crate::guard::row_bytes;
 use crate::keytable::KeyTable;
 use crate::recursive::RecursivePlan;
-use crate::select::{push_key, read_index, CteBody, QueryPlan, SeriesIter};
+use crate::run::{record, NodeKey, NodeStats};
+use crate::select::{push_key, read_index, CteBody, PlanCx, QueryPlan, SeriesIter};
 use crate::types::{DeclaredType, SqlType};
 use crate::value::{self, as_i64};
 use crate::window;
@@ -500,7 +501,7 @@ fn plan_from_in(
         };
         let filter = match selection {
             Some(w) => Some(
-                Binder::in_query(&scope, *cx)
+                Binder::in_query(&scope, cx)
                     .boolean(w, "WHERE")
                     .map_err(|e| window::in_clause(e, "WHERE"))?,
             ),
@@ -517,7 +518,7 @@ fn plan_from_in(
         });
     }
     let mut conjs = match selection {
-        Some(w) => bind_conjuncts(&mut Binder::in_query(&scope, *cx), w, "WHERE")?,
+        Some(w) => bind_conjuncts(&mut Binder::in_query(&scope, cx), w, "WHERE")?,
         None => Vec::new(),
     };
     let mut units = Vec::new();
@@ -1127,7 +1128,7 @@ impl Builder<'_, '_> {
     ) -> SqlResult<Vec<Conj>> {
         let mut out = Vec::new();
         if let Some(e) = on {
-            let conjs = bind_conjuncts(&mut Binder::in_query(scope, *self.cx), e, "JOIN/ON")?;
+            let conjs = bind_conjuncts(&mut Binder::in_query(scope, self.cx), e, "JOIN/ON")?;
             for c in &conjs {
                 if let Some(bad) = c.cols.iter().find(|x| !cols.contains(x)) {
                     let rel = self
@@ -1782,7 +1783,7 @@ fn json_rows(
             )));
         };
         // As for generate_series: a column of another FROM item would need LATERAL.
-        let b = Binder::in_query(&empty, *cx).bind(e).map_err(|err| {
+        let b = Binder::in_query(&empty, cx).bind(e).map_err(|err| {
             if err.code == code::UNDEFINED_COLUMN || err.code == code::UNDEFINED_TABLE {
                 SqlError::unsupported(format!(
                     "{} over a column of another FROM item (LATERAL)",
@@ -1834,7 +1835,7 @@ fn series(
         let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = a else {
             return Err(SqlError::unsupported("this generate_series argument"));
         };
-        let b = Binder::in_query(&empty, *cx).bind(e)?;
+        let b = Binder::in_query(&empty, cx).bind(e)?;
         bound.push((b, e));
     }
     // Bounds of unknown type (string literals, parameters) take the integer type of the
@@ -1966,37 +1967,6 @@ fn timestamp_series(
 /// Where produced rows go: false from it stops the producer. The sources that make rows
 /// (tables, generate_series) check the statement's guard for each.
 pub(crate) type Sink<'s> = dyn FnMut(&mut EvalCtx, Vec<Value>) -> SqlResult<bool> + 's;
-
-/// What EXPLAIN ANALYZE measured of one plan node.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct NodeStats {
-    /// Rows the node gave, over all its loops.
-    pub rows: u64,
-    /// Times the node ran.
-    pub loops: u64,
-    /// Time in the node and the nodes below it (not above it), over all loops.
-    pub nanos: u128,
-    /// A sort or grouping past `work_mem`: bytes it wrote to temporary files, and (a
-    /// grouping) the partitions it grouped in passes of their own.
-    pub disk_bytes: u64,
-    pub batches: u64,
-}
-
-/// A plan node's key: its address and, for the nodes a SELECT adds over its FROM clause
-/// (Limit, Sort, ...), which of them.
-pub type NodeKey = (usize, u8);
-
-/// EXPLAIN ANALYZE's measurements, by node.
-pub type PlanStats = std::cell::RefCell<std::collections::HashMap<NodeKey, NodeStats>>;
-
-/// Adds a run's figures to a node's.
-pub(crate) fn record(stats: &PlanStats, key: NodeKey, rows: u64, loops: u64, nanos: u128) {
-    let mut s = stats.borrow_mut();
-    let e = s.entry(key).or_default();
-    e.rows += rows;
-    e.loops += loops;
-    e.nanos += nanos;
-}
 
 fn merge(left: &[Value], right: &[Value], cols: &[Range<usize>]) -> Vec<Value> {
     let mut out = left.to_vec();

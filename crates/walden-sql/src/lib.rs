@@ -39,6 +39,7 @@ pub mod record;
 mod recursive;
 pub mod regex;
 pub mod roles;
+mod run;
 pub mod scram;
 pub mod script;
 pub mod select;

@@ -4,7 +4,6 @@
 //! and the subqueries expressions hold.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::rc::Rc;
@@ -17,13 +16,16 @@ use sqlparser::ast::{
 use walden::{Numeric, Reader, Value};
 
 use crate::access_path::{self, Access, Wanted};
-use crate::bind::{output_name, regroup_column, AggCall, AggFunc, Binder, Grouping, PlanCx};
+use crate::bind::{
+    output_name, regroup_column, AggCall, AggFunc, Binder, Grouping, Outer, SubqueryPlanner,
+};
 use crate::catalog::{ident_name, Catalog, IndexMeta, Scope};
 use crate::error::{code, SqlError, SqlResult};
-use crate::expr::{EvalCtx, Expr, Subquery, SubqueryKind};
+use crate::expr::{EvalCtx, Expr, Subquery, SubqueryKind, SubqueryPlan};
 pub use crate::from::Source;
-use crate::from::{plan_from, record, Explain, NodeKey, PlanStats};
+use crate::from::{plan_from, Explain};
 use crate::guard::{row_bytes, Guard};
+use crate::run::{record, Hashed, HashedBy, NodeKey, PlanStats, RunCx, SubResult, SubqueryRunner};
 use crate::types::{DeclaredType, SqlType};
 use crate::value::{self, as_f64, as_i64, sort_cmp};
 use crate::window::{self as windowing, WindowCall, Windows, WINDOW_PLACEHOLDER};
@@ -63,6 +65,46 @@ impl Ctes<'_> {
             Some(c) => Some(c),
             None => self.parent?.find(name),
         }
+    }
+}
+
+/// What planning a query needs: the catalog, the WITH queries in reach, and the query it
+/// is a subquery of. Binding reaches the planner through it (`bind::SubqueryPlanner`).
+#[derive(Clone, Copy)]
+pub struct PlanCx<'a> {
+    pub catalog: &'a dyn Catalog,
+    pub ctes: Option<&'a Ctes<'a>>,
+    /// Set while a subquery is bound: the query it is inside.
+    pub outer: Option<&'a Outer<'a>>,
+}
+
+impl<'a> PlanCx<'a> {
+    /// The context of a statement's top query.
+    pub fn of(catalog: &'a dyn Catalog) -> PlanCx<'a> {
+        PlanCx {
+            catalog,
+            ctes: None,
+            outer: None,
+        }
+    }
+}
+
+impl SubqueryPlanner for PlanCx<'_> {
+    fn catalog(&self) -> &dyn Catalog {
+        self.catalog
+    }
+
+    fn outer(&self) -> Option<&Outer<'_>> {
+        self.outer
+    }
+
+    fn plan_subquery(&self, q: &ast::Query, outer: &Outer) -> SqlResult<Arc<dyn SubqueryPlan>> {
+        let inner = PlanCx {
+            catalog: self.catalog,
+            ctes: self.ctes,
+            outer: Some(outer),
+        };
+        Ok(Arc::new(QueryPlan::plan_in(q, &inner)?))
     }
 }
 
@@ -364,7 +406,7 @@ impl QueryPlan {
         rng: &mut walden::rng::SimRng,
         guard: &Guard,
     ) -> SqlResult<(Vec<String>, usize)> {
-        let mut rc = RunCx::new(reader, guard);
+        let mut rc = RunCx::new(reader, guard, &Subqueries);
         rc.stats = Some(PlanStats::default());
         let rows = with_run_cx(&rc, rng, guard, |cx| self.run(cx))?.len();
         let stats = rc.stats.take().unwrap_or_default().into_inner();
@@ -563,7 +605,7 @@ fn plan_body(e: &SetExpr, cx: &PlanCx) -> SqlResult<Body> {
             let empty = Scope::default();
             let mut rows: Vec<Vec<Expr>> = Vec::with_capacity(v.rows.len());
             for row in &v.rows {
-                let mut b = Binder::in_query(&empty, *cx);
+                let mut b = Binder::in_query(&empty, cx);
                 let mut out = Vec::with_capacity(row.len());
                 for e in row.iter() {
                     out.push(b.bind(e)?);
@@ -1162,7 +1204,7 @@ impl SelectPlan {
                     Item::Ast(e) => Binder {
                         scope: &scope,
                         grouping: None,
-                        cx: Some(cx),
+                        cx: Some(&cx),
                         windows: Some(&mut windows),
                         set_returning: Some(&mut srfs),
                     }
@@ -1194,7 +1236,7 @@ impl SelectPlan {
         if needs_grouping {
             for g in &group_items {
                 grouping.keys.push(match g {
-                    Item::Ast(e) => Binder::in_query(&scope, cx)
+                    Item::Ast(e) => Binder::in_query(&scope, &cx)
                         .bind(e)
                         .map_err(|e| windowing::in_clause(e, "GROUP BY"))?,
                     Item::Column(c) => scope.column_expr(*c),
@@ -1203,14 +1245,14 @@ impl SelectPlan {
             for (item, _) in &items {
                 plan.outputs.push(match item {
                     Item::Ast(e) => {
-                        grouped(&scope, &mut grouping, cx, Some(&mut windows)).bind(e)?
+                        grouped(&scope, &mut grouping, &cx, Some(&mut windows)).bind(e)?
                     }
                     Item::Column(c) => regroup_column(*c, &scope, &grouping)?,
                 });
             }
             if let Some(h) = &select.having {
                 plan.having = Some(
-                    grouped(&scope, &mut grouping, cx, None)
+                    grouped(&scope, &mut grouping, &cx, None)
                         .boolean(h, "HAVING")
                         .map_err(|e| windowing::in_clause(e, "HAVING"))?,
                 );
@@ -1965,7 +2007,7 @@ pub(crate) fn with_run<R>(
     guard: &Guard,
     f: impl FnOnce(&mut EvalCtx) -> R,
 ) -> R {
-    let rc = RunCx::new(reader, guard);
+    let rc = RunCx::new(reader, guard, &Subqueries);
     with_run_cx(&rc, rng, guard, f)
 }
 
@@ -1989,41 +2031,6 @@ fn with_run_cx<R>(
     f(&mut cx)
 }
 
-/// What a query's run shares with the subqueries it runs: the reads of its command,
-/// its guard, and subquery results already found.
-pub struct RunCx<'a> {
-    pub(crate) reader: Option<Reader<'a>>,
-    pub(crate) guard: &'a Guard,
-    cache: RefCell<SubqueryCache>,
-    /// Correlated EXISTS and scalar aggregate subqueries read as hash probes
-    /// (`hashed`), by plan;
-    /// None for one that is not of that shape.
-    pub(crate) hashed: RefCell<HashMap<usize, Option<Rc<Hashed>>>>,
-    /// The working table of each WITH RECURSIVE query being run, by its id: the rows its
-    /// previous round added.
-    pub(crate) work_tables: RefCell<HashMap<usize, Rc<Vec<Vec<Value>>>>>,
-    /// EXPLAIN ANALYZE: what each plan node measured.
-    pub(crate) stats: Option<PlanStats>,
-    /// The sort keys of the last row each running top-N keeps once it is full, by its
-    /// plan's `top_id`: the table read the top-N was pushed down to drops rows that
-    /// sort after them (`TopFilter`).
-    pub(crate) top_bounds: RefCell<Vec<(u64, Vec<Value>)>>,
-}
-
-impl<'a> RunCx<'a> {
-    pub(crate) fn new(reader: Option<Reader<'a>>, guard: &'a Guard) -> RunCx<'a> {
-        RunCx {
-            reader,
-            guard,
-            cache: RefCell::new(HashMap::new()),
-            hashed: RefCell::new(HashMap::new()),
-            work_tables: RefCell::new(HashMap::new()),
-            stats: None,
-            top_bounds: RefCell::new(Vec::new()),
-        }
-    }
-}
-
 /// The nodes a SELECT puts over its FROM clause, as parts of their EXPLAIN ANALYZE key.
 #[derive(Clone, Copy)]
 enum Upper {
@@ -2035,23 +2042,8 @@ enum Upper {
     ProjectSet,
 }
 
-/// Subquery results by (plan, parameter values).
-type SubqueryCache = HashMap<(usize, Vec<u8>), Rc<SubResult>>;
-
 /// The most subquery results a statement keeps for reuse.
 const SUBQUERY_CACHE: usize = 4096;
-
-/// What a subquery gave, as its expression needs it.
-enum SubResult {
-    Scalar(Value),
-    Exists(bool),
-    /// The column's values; for `= ANY`, also as a set of keys.
-    Values {
-        values: Vec<Value>,
-        set: Option<HashSet<Vec<u8>>>,
-        has_null: bool,
-    },
-}
 
 /// A value as a key that equal numbers share (1, 1.0 and 1::int8 alike).
 fn norm_key(v: &Value, out: &mut Vec<u8>) {
@@ -2061,26 +2053,6 @@ fn norm_key(v: &Value, out: &mut Vec<u8>) {
         }
         other => key_bytes(std::slice::from_ref(other), out),
     }
-}
-
-/// A correlated subquery read as a hash probe: its inner rows read once per statement
-/// and kept by the values of the columns it compares with outer values; for each key
-/// column, the parameter it is compared with.
-pub(crate) struct Hashed {
-    probe: Vec<usize>,
-    by: HashedBy,
-}
-
-enum HashedBy {
-    /// EXISTS (PostgreSQL's hashed semi-join): the keys of the inner rows that pass its
-    /// conditions free of outer values.
-    Exists(HashSet<Vec<u8>>),
-    /// A scalar aggregate over the rows of each key (the inner query grouped by its key
-    /// columns), and its value over no rows for a key none has.
-    Scalar {
-        values: HashMap<Vec<u8>, Value>,
-        empty: Value,
-    },
 }
 
 /// Splits an AND tree into its conjuncts.
@@ -2268,11 +2240,12 @@ fn hashed(s: &Subquery, cx: &mut EvalCtx) -> SqlResult<Option<Rc<Hashed>>> {
     let Some(run) = cx.run else {
         return Ok(None);
     };
-    let id = Arc::as_ptr(&s.plan) as usize;
+    let id = plan_id(s);
     if let Some(h) = run.hashed.borrow().get(&id) {
         return Ok(h.clone());
     }
-    let shape = match (&*s.plan, s.kind, s.params.is_empty()) {
+    let plan = plan_of(s)?;
+    let shape = match (plan, s.kind, s.params.is_empty()) {
         (QueryPlan::Select(p), SubqueryKind::Exists, false) => p.by_hash(false),
         (QueryPlan::Select(p), SubqueryKind::Scalar, false) => p.by_hash(true),
         _ => None,
@@ -2308,8 +2281,7 @@ fn hashed(s: &Subquery, cx: &mut EvalCtx) -> SqlResult<Option<Rc<Hashed>>> {
                 // key equals (NULLs).
                 let nulls = vec![Value::Null; s.params.len()];
                 inner.outer = &nulls;
-                let empty = s
-                    .plan
+                let empty = plan
                     .run(&mut inner)?
                     .into_iter()
                     .next()
@@ -2324,8 +2296,41 @@ fn hashed(s: &Subquery, cx: &mut EvalCtx) -> SqlResult<Option<Rc<Hashed>>> {
     Ok(made)
 }
 
+/// The planner's runner of the subqueries expressions hold, handed to every run it makes
+/// (`RunCx::subqueries`): evaluation reaches the planner only through it.
+pub(crate) struct Subqueries;
+
+impl SubqueryRunner for Subqueries {
+    fn eval_subquery(&self, s: &Subquery, row: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
+        eval_subquery(s, row, cx)
+    }
+}
+
+impl SubqueryPlan for QueryPlan {
+    fn columns(&self) -> &[(String, SqlType)] {
+        QueryPlan::columns(self)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// A subquery's plan as the planner made it (`PlanCx::plan_subquery`).
+fn plan_of(s: &Subquery) -> SqlResult<&QueryPlan> {
+    s.plan
+        .as_any()
+        .downcast_ref::<QueryPlan>()
+        .ok_or_else(|| SqlError::new(code::INTERNAL, "a subquery not planned as a query"))
+}
+
+/// A subquery's plan's address: what a run keeps its results by.
+fn plan_id(s: &Subquery) -> usize {
+    Arc::as_ptr(&s.plan).cast::<()>() as usize
+}
+
 /// Evaluates a subquery expression on `row` of the query holding it.
-pub(crate) fn eval_subquery(s: &Subquery, row: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
+fn eval_subquery(s: &Subquery, row: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
     let Some(run) = cx.run else {
         return Err(SqlError::unsupported("a subquery here"));
     };
@@ -2358,14 +2363,14 @@ pub(crate) fn eval_subquery(s: &Subquery, row: &[Value], cx: &mut EvalCtx) -> Sq
     };
     let mut key = Vec::new();
     key_bytes(&params, &mut key);
-    let id = (Arc::as_ptr(&s.plan) as usize, key);
+    let id = (plan_id(s), key);
     let cached = run.cache.borrow().get(&id).cloned();
     let result = match cached {
         Some(r) => r,
         None => {
             let rows = {
                 let mut inner = cx.nested(&params);
-                s.plan.run(&mut inner)?
+                plan_of(s)?.run(&mut inner)?
             };
             let r = Rc::new(match s.kind {
                 SubqueryKind::Scalar => {
@@ -2528,7 +2533,7 @@ pub(crate) fn read_index(
 fn grouped<'a>(
     scope: &'a Scope,
     grouping: &'a mut Grouping,
-    cx: PlanCx<'a>,
+    cx: &'a dyn SubqueryPlanner,
     windows: Option<&'a mut Windows>,
 ) -> Binder<'a> {
     Binder {
@@ -2602,7 +2607,7 @@ fn order_key(
     let mut b = Binder {
         scope,
         grouping,
-        cx: Some(cx),
+        cx: Some(&cx),
         windows: Some(windows),
         set_returning: None,
     };

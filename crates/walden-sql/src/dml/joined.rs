@@ -18,13 +18,14 @@ use super::{
     assign, bind_assignments, bind_for_column, changed, check_not_null, modify_binder, schema_of,
     single_table, Returning,
 };
-use crate::bind::{Binder, PlanCx};
+use crate::bind::Binder;
 use crate::catalog::DbCatalog;
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::{EvalCtx, Expr};
 use crate::from::{plan_from_with_row_id, row_id_of, FromPlan};
 use crate::guard::row_bytes;
-use crate::select::RunCx;
+use crate::run::RunCx;
+use crate::select::{PlanCx, Subqueries};
 use crate::session::{Ctx, Output};
 
 pub(crate) fn update(cx: &mut Ctx, t: &mut Transaction, u: &ast::Update) -> SqlResult<Output> {
@@ -54,12 +55,13 @@ pub(crate) fn bind_update(
     };
     let target = Target::plan(db, &u.table, from, u.selection.as_ref(), "update")?;
     let catalog = DbCatalog::new(db);
+    let cx = PlanCx::of(&catalog);
     let sets = bind_assignments(
         db,
         &u.assignments,
         &target.table,
         &target.schema,
-        &mut |e, col| bind_for_column(&mut modify_binder(&target.plan.scope, &catalog), e, col),
+        &mut |e, col| bind_for_column(&mut modify_binder(&target.plan.scope, &cx), e, col),
     )?;
     let returning = returning(u.returning.as_deref(), &target.plan, &target.schema)?;
     Ok((target, sets, returning))
@@ -115,7 +117,7 @@ impl Target {
         };
         let plan = plan_from_with_row_id(&items, selection, &pcx)?;
         let recheck = selection
-            .map(|w| Binder::in_query(&plan.scope, pcx).boolean(w, "WHERE"))
+            .map(|w| Binder::in_query(&plan.scope, &pcx).boolean(w, "WHERE"))
             .transpose()?;
         Ok(Target {
             table,
@@ -162,7 +164,7 @@ fn run(
         (t.isolation() == Isolation::ReadCommitted).then(HashMap::new);
     {
         let reader = t.reader()?;
-        let rc = RunCx::new(Some(reader), guard);
+        let rc = RunCx::new(Some(reader), guard, &Subqueries);
         let mut ecx = EvalCtx {
             rng: &mut *cx.rng,
             outer: &[],
@@ -218,7 +220,7 @@ fn run(
                 let mut row = newest.row.clone();
                 row.extend_from_slice(&rest);
                 rests.insert(newest.id, rest);
-                let rc = RunCx::new(Some(t.command_reader()?), guard);
+                let rc = RunCx::new(Some(t.command_reader()?), guard, &Subqueries);
                 let mut ecx = EvalCtx {
                     rng: &mut *rng,
                     outer: &[],
@@ -237,7 +239,7 @@ fn run(
                 action_of(&row, width, sets, table, schema, &mut ecx)
             })?;
         n += more;
-        let rc = RunCx::new(Some(t.command_reader()?), guard);
+        let rc = RunCx::new(Some(t.command_reader()?), guard, &Subqueries);
         let mut ecx = EvalCtx {
             rng: &mut *cx.rng,
             outer: &[],
