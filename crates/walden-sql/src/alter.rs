@@ -454,7 +454,7 @@ fn drop_column(
     }
     // Foreign keys of the table over the column go with it, as in PostgreSQL; one that
     // references the column goes only with CASCADE.
-    for k in crate::fkeys::ddl::naming_column(cx.db, table, column)? {
+    for k in crate::fkeys::ddl::naming_column(cx.db, cx.fkeys, table, column)? {
         if k.parent == table && k.parent_columns.iter().any(|c| c == column) && k.table != table {
             if !cascade {
                 return Err(SqlError::new(
@@ -518,7 +518,7 @@ fn rename_column(
         return Err(column_exists(to, table));
     }
     refuse_if_views_break(cx.db, table, Some(from))?;
-    if let Some(k) = crate::fkeys::ddl::naming_column(cx.db, table, from)?.first() {
+    if let Some(k) = crate::fkeys::ddl::naming_column(cx.db, cx.fkeys, table, from)?.first() {
         return Err(SqlError::unsupported(format!(
             "renaming column \"{from}\" of relation \"{table}\", which foreign key constraint \"{}\" uses (Walden keeps a foreign key as text)",
             k.name
@@ -553,7 +553,7 @@ fn rename_table(cx: &mut Ctx, table: &str, to: &str) -> SqlResult<()> {
         ));
     }
     refuse_if_views_break(cx.db, table, None)?;
-    if let Some(k) = crate::fkeys::all(cx.db)?.referencing(table).next() {
+    if let Some(k) = cx.fkeys.all(cx.db)?.referencing(table).next() {
         return Err(SqlError::unsupported(format!(
             "renaming relation \"{table}\", which foreign key constraint \"{}\" of relation \"{}\" references (Walden keeps a foreign key as text)",
             k.name, k.table

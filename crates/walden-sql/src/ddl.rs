@@ -833,7 +833,7 @@ pub(crate) fn drop(
         }
     }
     let views = crate::view::with_dependents(cx.db, &to_drop, "table", cascade, &mut out.notices)?;
-    crate::fkeys::ddl::before_drop(cx.db, &to_drop, cascade, &mut out.notices)?;
+    crate::fkeys::ddl::before_drop(cx.db, cx.fkeys, &to_drop, cascade, &mut out.notices)?;
     for v in views {
         cx.db.drop_view(&v)?;
     }

@@ -303,7 +303,12 @@ pub(crate) fn row_text(row: &[Value]) -> String {
 }
 
 /// NOT NULL, checked here so the error names the column as PostgreSQL does.
-pub(crate) fn check_not_null(table: &str, schema: &Schema, row: &[Value]) -> SqlResult<()> {
+pub(crate) fn check_not_null(
+    checks: &crate::checks::CheckCache,
+    table: &str,
+    schema: &Schema,
+    row: &[Value],
+) -> SqlResult<()> {
     for (c, v) in schema.columns.iter().zip(row) {
         if !c.nullable && matches!(v, Value::Null) {
             return Err(SqlError::new(
@@ -313,7 +318,7 @@ pub(crate) fn check_not_null(table: &str, schema: &Schema, row: &[Value]) -> Sql
             .with_detail(format!("Failing row contains ({}).", row_text(row))));
         }
     }
-    crate::checks::verify(table, schema, row)
+    crate::checks::verify(checks, table, schema, row)
 }
 
 /// Builds a full row from the target columns' values: defaults (NULL, or the next serial
@@ -500,7 +505,7 @@ impl<'a> RowBuilder<'a> {
             let v = e.eval(&[], &mut cx.eval_ctx())?;
             row[*i] = assign(v, &self.schema.columns[*i])?;
         }
-        check_not_null(self.table, self.schema, row)?;
+        check_not_null(cx.checks, self.table, self.schema, row)?;
         if let Some(r) = self.returning {
             let out = r.project(row, &mut cx.eval_ctx())?;
             cx.guard.charge(row_bytes(&out) + 24)?;
@@ -768,7 +773,7 @@ where
 
 /// Whether an insert into `table` keeps its rows (for its foreign keys).
 pub(crate) fn keeps(cx: &Ctx, table: &str) -> SqlResult<Option<std::cell::RefCell<Vec<Row>>>> {
-    Ok(crate::fkeys::enforce::watches(cx.db, table)?.then(Default::default))
+    Ok(crate::fkeys::enforce::watches(cx, table)?.then(Default::default))
 }
 
 /// An `INSERT ... VALUES` bound against its table; a prepared one keeps it with its
@@ -1140,12 +1145,13 @@ impl BoundModify {
         };
         let (table, schema) = (&self.table, &self.schema);
         let guard = cx.guard;
+        let checks = cx.checks;
         let returning = self.returning.as_ref();
         let mut notes = ModifyNotes {
             returning,
             guard,
             returned: Noted::default(),
-            fk: crate::fkeys::enforce::watches(cx.db, table)?.then(Noted::default),
+            fk: crate::fkeys::enforce::watches(cx, table)?.then(Noted::default),
         };
         let reads = filter.is_some_and(Expr::has_subquery)
             || sets.is_some_and(|s| s.iter().any(|(_, e)| e.has_subquery()));
@@ -1169,7 +1175,7 @@ impl BoundModify {
                 let mut failed = None;
                 let mut judge = |id: walden::RowId, row: walden::Row| {
                     let r = guard.check().and_then(|()| {
-                        let a = row_action(&row, sets, filter, table, schema, &mut ecx)?;
+                        let a = row_action(checks, &row, sets, filter, table, schema, &mut ecx)?;
                         notes.give_back(id, &row, &a, &mut ecx)?;
                         Ok(a)
                     });
@@ -1230,7 +1236,7 @@ impl BoundModify {
                         }
                         _ => some,
                     };
-                    let a = row_action(row, sets, None, table, schema, &mut ecx)?;
+                    let a = row_action(checks, row, sets, None, table, schema, &mut ecx)?;
                     notes.give_back(id, row, &a, &mut ecx)?;
                     Ok(a)
                 });
@@ -1263,7 +1269,7 @@ impl BoundModify {
                         guard: Some(guard),
                         folding: false,
                     };
-                    row_action(&newest.row, sets, filter, table, schema, &mut ecx)
+                    row_action(checks, &newest.row, sets, filter, table, schema, &mut ecx)
                 })?;
             n += more;
             let rc = RunCx::new(
@@ -1349,6 +1355,7 @@ impl ModifyNotes<'_> {
 
 /// What an UPDATE or DELETE does with one row.
 fn row_action(
+    checks: &crate::checks::CheckCache,
     row: &[Value],
     sets: Option<&[(usize, Expr)]>,
     filter: Option<&Expr>,
@@ -1368,7 +1375,7 @@ fn row_action(
     for (i, e) in sets {
         new[*i] = assign(e.eval(row, ecx)?, &schema.columns[*i])?;
     }
-    check_not_null(table, schema, &new)?;
+    check_not_null(checks, table, schema, &new)?;
     Ok(RowAction::Update(new))
 }
 
@@ -1751,7 +1758,7 @@ pub(crate) fn truncate(cx: &mut Ctx, t: &mut Transaction, tr: &ast::Truncate) ->
     }
     let cascade = matches!(tr.cascade, Some(ast::CascadeOption::Cascade));
     let mut notices = Vec::new();
-    let names = crate::fkeys::ddl::truncate_list(cx.db, names, cascade, &mut notices)?;
+    let names = crate::fkeys::ddl::truncate_list(cx.db, cx.fkeys, names, cascade, &mut notices)?;
     let restart = matches!(tr.identity, Some(ast::TruncateIdentityOption::Restart));
     // TRUNCATE on every table it empties, those CASCADE adds included; RESTART IDENTITY
     // needs the sequences' ownership too (PostgreSQL's ExecuteTruncate).

@@ -77,6 +77,10 @@ pub(crate) struct Ctx<'s, 'db> {
     pub auth: std::sync::Arc<crate::privileges::Authority>,
     /// Where a query's rows go as they are made, if the caller takes them so.
     pub rows: Option<&'s mut dyn RowSink>,
+    /// The session's foreign keys, as of the catalog generation it last read them at.
+    pub fkeys: &'s crate::fkeys::KeyCache,
+    /// The session's CHECK constraints bound, by table and schema.
+    pub checks: &'s crate::checks::CheckCache,
 }
 
 impl Ctx<'_, '_> {
@@ -147,6 +151,11 @@ pub struct Session {
     guard: Guard,
     /// Statements prepared with SQL's PREPARE, by name.
     prepared: HashMap<String, Prepared>,
+    /// What the session's statements read of the catalog's text, parsed once: the
+    /// foreign keys per catalog generation, CHECK constraints bound per schema (lent to
+    /// each statement in its `Ctx`).
+    fkeys: crate::fkeys::KeyCache,
+    checks: crate::checks::CheckCache,
     /// EXECUTE nesting (an EXECUTE runs its statement as a statement of its own).
     executing: bool,
     /// The prepared query running from its cached plan, if one is.
@@ -209,6 +218,8 @@ impl Session {
             rng: SimRng::new(seed),
             sequences: Default::default(),
             prepared: HashMap::new(),
+            fkeys: Default::default(),
+            checks: Default::default(),
             executing: false,
             prepared_run: None,
             clock: None,
@@ -1155,6 +1166,8 @@ impl Session {
             prepared: self.prepared_run.as_ref(),
             auth,
             rows: None,
+            fkeys: &self.fkeys,
+            checks: &self.checks,
         }
     }
 

@@ -151,12 +151,13 @@ fn run(
     // The target's columns come first, then its row id.
     let width = schema.columns.len();
     let guard = cx.guard;
+    let checks = cx.checks;
     let mut actions: Vec<(RowId, RowAction)> = Vec::new();
     let mut notes = JoinNotes {
         returning,
         guard,
         returned: Noted::default(),
-        fk: crate::fkeys::enforce::watches(cx.db, table)?.then(Noted::default),
+        fk: crate::fkeys::enforce::watches(cx, table)?.then(Noted::default),
     };
     // READ COMMITTED: the rest of each joined row (the row id on), to judge the
     // target row again with if it was changed concurrently.
@@ -191,7 +192,7 @@ fn run(
             if !met.insert(id) {
                 return Ok(true);
             }
-            let action = action_of(&row, width, sets, table, schema, ecx)?;
+            let action = action_of(checks, &row, width, sets, table, schema, ecx)?;
             notes.give_back(id, &row, width, &action, ecx)?;
             let bytes = match &action {
                 RowAction::Update(new) => row_bytes(new),
@@ -236,7 +237,7 @@ fn run(
                         return Ok(RowAction::Keep);
                     }
                 }
-                action_of(&row, width, sets, table, schema, &mut ecx)
+                action_of(checks, &row, width, sets, table, schema, &mut ecx)
             })?;
         n += more;
         let rc = RunCx::new(Some(t.command_reader()?), guard, &Subqueries);
@@ -275,6 +276,7 @@ fn run(
 
 /// What a joined row (the target's columns, then the rest) does to its target row.
 fn action_of(
+    checks: &crate::checks::CheckCache,
     row: &[Value],
     width: usize,
     sets: Option<&[(usize, Expr)]>,
@@ -289,7 +291,7 @@ fn action_of(
             for (i, e) in sets {
                 new[*i] = assign(e.eval(row, ecx)?, &schema.columns[*i])?;
             }
-            check_not_null(table, schema, &new)?;
+            check_not_null(checks, table, schema, &new)?;
             RowAction::Update(new)
         }
     })

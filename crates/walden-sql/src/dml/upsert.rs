@@ -163,7 +163,7 @@ pub(crate) fn run(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> SqlRe
         seen: vec![HashSet::new(); arbiters.len()],
         returned: Vec::new(),
         count: 0,
-        written: crate::fkeys::enforce::watches(cx.db, &table)?
+        written: crate::fkeys::enforce::watches(cx, &table)?
             .then(|| crate::fkeys::enforce::Written::new(&table)),
     };
     let mut row = Vec::new();
@@ -420,7 +420,7 @@ impl Upsert<'_> {
         for (i, e) in &update.sets {
             new[*i] = assign(e.eval(&both, &mut cx.eval_ctx())?, &schema.columns[*i])?;
         }
-        check_not_null(self.table, schema, &new)?;
+        check_not_null(cx.checks, self.table, schema, &new)?;
         Ok(Some(new))
     }
 

@@ -390,7 +390,9 @@ impl Snapshot {
 /// `FOREIGN_KEY_BASE + table id × 256 + n` (a table's keys past the 256th are not
 /// shown).
 fn foreign_keys(db: &Database, relations: &[Relation]) -> Vec<ForeignKeyDef> {
-    let Ok(all) = crate::fkeys::all(db) else {
+    // Read afresh: the snapshot is made once per statement that names the catalog, from
+    // every table's schema.
+    let Ok(all) = crate::fkeys::read_all(db) else {
         return Vec::new();
     };
     let by_name =
