@@ -15,7 +15,7 @@ use crate::depth;
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::{CmpOp, EvalCtx, Expr, Subquery, SubqueryKind, SubqueryPlan};
 use crate::functions::Func;
-use crate::infer;
+use crate::infer::Params;
 use crate::jsonb::JsonOp;
 use crate::pg_catalog::CatalogFn;
 use crate::types::{declared_type, DeclaredType, SqlType};
@@ -84,6 +84,8 @@ pub trait SubqueryPlanner {
     /// Plans `q`, a subquery of an expression of this query, inside `outer`: a name its
     /// own scope lacks is found there (and becomes one of `outer`'s parameters).
     fn plan_subquery(&self, q: &ast::Query, outer: &Outer) -> SqlResult<Arc<dyn SubqueryPlan>>;
+    /// What binding knows of the statement's parameters.
+    fn params(&self) -> Params<'_>;
 }
 
 /// A function's name: `pg_catalog.` (where every function lives) and `public.` may
@@ -277,33 +279,8 @@ pub struct Binder<'a> {
     /// the calls found so far, each standing in as placeholder columns
     /// (`srf::SRF_PLACEHOLDER`). None elsewhere, where they are refused.
     pub set_returning: Option<&'a mut crate::srf::SetReturning>,
-}
-
-thread_local! {
-    /// The types of the parameters while a prepared statement's plan is made to be
-    /// cached (`with_param_types`); None otherwise.
-    static PARAM_TYPES: std::cell::RefCell<Option<Vec<SqlType>>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// Runs `f` (which binds a prepared statement) with `$n` bound as parameter `n` of
-/// type `types[n - 1]` rather than refused.
-pub(crate) fn with_param_types<R>(types: &[SqlType], f: impl FnOnce() -> R) -> R {
-    struct Reset(Option<Vec<SqlType>>);
-    impl Drop for Reset {
-        fn drop(&mut self) {
-            let old = self.0.take();
-            PARAM_TYPES.with(|p| *p.borrow_mut() = old);
-        }
-    }
-    let old = PARAM_TYPES.with(|p| p.borrow_mut().replace(types.to_vec()));
-    let _reset = Reset(old);
-    f()
-}
-
-/// True while a prepared statement's plan is bound to be cached.
-pub(crate) fn binding_params() -> bool {
-    PARAM_TYPES.with(|p| p.borrow().is_some())
+    /// What binding knows of the statement's parameters (`$n`).
+    pub params: Params<'a>,
 }
 
 /// Column `c` of the input, in a grouped query: the GROUP BY key it is.
@@ -321,16 +298,6 @@ pub(crate) fn regroup_column(c: usize, scope: &Scope, grouping: &Grouping) -> Sq
                 "column \"{name}\" must appear in the GROUP BY clause or be used in an aggregate function"
             ),
         )
-    })
-}
-
-/// The parameter a placeholder names, while parameters are bound.
-fn param_of(p: &str) -> Option<Expr> {
-    let n: usize = p.strip_prefix('$')?.parse().ok()?;
-    PARAM_TYPES.with(|t| {
-        let t = t.borrow();
-        let ty = *t.as_ref()?.get(n.checked_sub(1)?)?;
-        Some(Expr::Param(n - 1, ty))
     })
 }
 
@@ -368,19 +335,19 @@ pub(crate) fn fold(e: Expr) -> SqlResult<Expr> {
 
 /// True for a value of PostgreSQL's unknown type: a string literal, or a parameter
 /// whose type is being inferred and no context has given yet (`infer.rs`).
-pub(crate) fn is_unknown(e: &Expr) -> bool {
-    matches!(e, Expr::Const(Value::Text(_))) || infer::unknown(e).is_some()
+pub(crate) fn is_unknown(params: Params, e: &Expr) -> bool {
+    matches!(e, Expr::Const(Value::Text(_))) || params.unknown(e).is_some()
 }
 
 /// Gives a string literal the type it is compared or combined with, as PostgreSQL does
 /// with literals of unknown type; a parameter of unknown type takes that type
 /// (`infer::resolve`), text included.
-pub fn coerce_literal(e: Expr, to: SqlType) -> SqlResult<Expr> {
-    if let Some(n) = infer::unknown(&e) {
+pub(crate) fn coerce_literal(params: Params, e: Expr, to: SqlType) -> SqlResult<Expr> {
+    if let Some(n) = params.unknown(&e) {
         if to == SqlType::Null {
             return Ok(e);
         }
-        return infer::resolve(n, to);
+        return params.resolve(n, to);
     }
     match e {
         Expr::Const(Value::Text(s)) if to != SqlType::Text && to != SqlType::Null => {
@@ -474,20 +441,20 @@ fn not_unique(message: &str) -> SqlError {
 /// operator with an operand of unknown type: the other operand's type where that
 /// operator exists, else the one operator there is (`timestamp + '1 day'` adds an
 /// interval, `interval * '2'` multiplies by a float8).
-fn temporal_operands(op: ArithOp, a: Expr, b: Expr) -> SqlResult<(Expr, Expr)> {
+fn temporal_operands(params: Params, op: ArithOp, a: Expr, b: Expr) -> SqlResult<(Expr, Expr)> {
     // `date + '...'` could add days, an interval or a time: PostgreSQL refuses to guess.
     let date_plus_unknown = op == ArithOp::Add
-        && ((a.ty() == SqlType::Date && is_unknown(&b))
-            || (b.ty() == SqlType::Date && is_unknown(&a)));
+        && ((a.ty() == SqlType::Date && is_unknown(params, &b))
+            || (b.ty() == SqlType::Date && is_unknown(params, &a)));
     if date_plus_unknown {
-        let (l, r) = if is_unknown(&a) {
+        let (l, r) = if is_unknown(params, &a) {
             ("unknown", "date")
         } else {
             ("date", "unknown")
         };
         return Err(not_unique(&format!("operator is not unique: {l} + {r}")));
     }
-    if is_unknown(&a) && is_unknown(&b) {
+    if is_unknown(params, &a) && is_unknown(params, &b) {
         return Err(not_unique(&format!(
             "operator is not unique: unknown {} unknown",
             op.symbol()
@@ -500,14 +467,14 @@ fn temporal_operands(op: ArithOp, a: Expr, b: Expr) -> SqlResult<(Expr, Expr)> {
             (_, t) => t,
         }
     };
-    Ok(match (is_unknown(&a), is_unknown(&b)) {
+    Ok(match (is_unknown(params, &a), is_unknown(params, &b)) {
         (true, false) => {
             let t = other_type(b.ty());
-            (coerce_literal(a, t)?, b)
+            (coerce_literal(params, a, t)?, b)
         }
         (false, true) => {
             let t = other_type(a.ty());
-            (a, coerce_literal(b, t)?)
+            (a, coerce_literal(params, b, t)?)
         }
         _ => (a, b),
     })
@@ -532,9 +499,9 @@ fn qualified_interval(value: Expr, field: &ast::DateTimeField) -> SqlResult<wald
 }
 
 /// The common type of CASE branches or COALESCE arguments.
-pub(crate) fn common_type(exprs: &[&Expr], what: &str) -> SqlResult<SqlType> {
+pub(crate) fn common_type(params: Params, exprs: &[&Expr], what: &str) -> SqlResult<SqlType> {
     let mut ty = SqlType::Null;
-    for e in exprs.iter().filter(|e| !is_unknown(e)) {
+    for e in exprs.iter().filter(|e| !is_unknown(params, e)) {
         let t = e.ty();
         ty = match (ty, t) {
             (SqlType::Null, t) | (t, SqlType::Null) => t,
@@ -556,7 +523,7 @@ pub(crate) fn common_type(exprs: &[&Expr], what: &str) -> SqlResult<SqlType> {
             }
         };
     }
-    if ty == SqlType::Null && exprs.iter().any(|e| is_unknown(e)) {
+    if ty == SqlType::Null && exprs.iter().any(|e| is_unknown(params, e)) {
         ty = SqlType::Text;
     }
     Ok(ty)
@@ -564,15 +531,15 @@ pub(crate) fn common_type(exprs: &[&Expr], what: &str) -> SqlResult<SqlType> {
 
 /// Brings an expression to a type where the other types allow it silently (numbers
 /// widen, literals parse); used for branches of CASE and COALESCE.
-pub(crate) fn to_common(e: Expr, ty: SqlType) -> SqlResult<Expr> {
-    let e = coerce_literal(e, ty)?;
+pub(crate) fn to_common(params: Params, e: Expr, ty: SqlType) -> SqlResult<Expr> {
+    let e = coerce_literal(params, e, ty)?;
     if e.ty() == ty || e.ty() == SqlType::Null {
         return Ok(e);
     }
     Ok(Expr::Cast(Box::new(e), DeclaredType::plain(ty)))
 }
 
-impl Binder<'_> {
+impl<'a> Binder<'a> {
     pub fn plain(scope: &Scope) -> Binder<'_> {
         Binder {
             scope,
@@ -580,7 +547,13 @@ impl Binder<'_> {
             cx: None,
             windows: None,
             set_returning: None,
+            params: Params::Absent,
         }
+    }
+
+    /// This binder, binding the statement's parameters as `params` says.
+    pub(crate) fn with_params(self, params: Params<'a>) -> Self {
+        Binder { params, ..self }
     }
 
     /// A binder for a query's clauses, where subqueries may appear.
@@ -591,6 +564,7 @@ impl Binder<'_> {
             cx: Some(cx),
             windows: None,
             set_returning: None,
+            params: cx.params(),
         }
     }
 
@@ -602,6 +576,7 @@ impl Binder<'_> {
             cx: self.cx,
             windows: None,
             set_returning: None,
+            params: self.params,
         }
     }
 
@@ -638,7 +613,7 @@ impl Binder<'_> {
         let Some(cx) = self.cx else {
             return Err(SqlError::unsupported("a subquery here"));
         };
-        if binding_params() {
+        if self.params.typed() {
             // A prepared statement's cached plan does not reach into subqueries: it is
             // bound with its values written in.
             return Err(SqlError::unsupported("a parameter in a cached subquery"));
@@ -722,7 +697,7 @@ impl Binder<'_> {
             A::IsNull(x) | A::IsNotNull(x) => {
                 let x = self.bind(x)?;
                 // PostgreSQL gives `$1 IS NULL` no type to infer.
-                infer::note_bare(&x);
+                self.params.note_bare(&x);
                 Expr::IsNull(Box::new(x), matches!(e, A::IsNotNull(_)))
             }
             A::Between {
@@ -743,7 +718,7 @@ impl Binder<'_> {
                 let x = self.bind(expr)?;
                 let mut items = Vec::with_capacity(list.len());
                 for item in list {
-                    items.push(coerce_literal(self.bind(item)?, x.ty())?);
+                    items.push(coerce_literal(self.params, self.bind(item)?, x.ty())?);
                 }
                 let bpchar =
                     x.ty() == SqlType::Bpchar || items.iter().any(|i| i.ty() == SqlType::Bpchar);
@@ -772,8 +747,8 @@ impl Binder<'_> {
                 let to = declared_type(data_type, false)?;
                 let mut inner = self.bind(expr)?;
                 // `$1::int`: the parameter is an int.
-                if infer::unknown(&inner).is_some() {
-                    inner = coerce_literal(inner, to.ty)?;
+                if self.params.unknown(&inner).is_some() {
+                    inner = coerce_literal(self.params, inner, to.ty)?;
                 }
                 if to.ty == SqlType::Text && crate::prepared::is_written_in(expr) {
                     // A prepared statement's text value, or one cast to text: a text
@@ -825,7 +800,7 @@ impl Binder<'_> {
             } => {
                 // The session's zone is UTC: at UTC a timestamp becomes the timestamptz of
                 // the same microseconds and back. Other zones are not known here.
-                let zone = coerce_literal(self.bind(time_zone)?, SqlType::Text)?;
+                let zone = coerce_literal(self.params, self.bind(time_zone)?, SqlType::Text)?;
                 let utc = matches!(&zone, Expr::Const(Value::Text(z))
                     if ["utc", "gmt", "z", "+00", "+00:00", "-00", "00:00", "etc/utc", "zulu"]
                         .contains(&z.trim().to_ascii_lowercase().as_str()));
@@ -888,9 +863,9 @@ impl Binder<'_> {
                     Some(f) => self.bind(f)?,
                     None => Expr::Const(Value::Int4(1)),
                 };
-                args.push(coerce_literal(from, SqlType::Int4)?);
+                args.push(coerce_literal(self.params, from, SqlType::Int4)?);
                 if let Some(n) = substring_for {
-                    args.push(coerce_literal(self.bind(n)?, SqlType::Int4)?);
+                    args.push(coerce_literal(self.params, self.bind(n)?, SqlType::Int4)?);
                 }
                 let types: Vec<SqlType> = args.iter().map(Expr::ty).collect();
                 let ty = Func::Substr.result_type("substr", &types)?;
@@ -918,10 +893,10 @@ impl Binder<'_> {
                 } else {
                     Func::Like
                 };
-                let x = coerce_literal(self.bind(expr)?, SqlType::Text)?;
-                let p = coerce_literal(self.bind(pattern)?, SqlType::Text)?;
+                let x = coerce_literal(self.params, self.bind(expr)?, SqlType::Text)?;
+                let p = coerce_literal(self.params, self.bind(pattern)?, SqlType::Text)?;
                 let esc = match escape_char {
-                    Some(c) => coerce_literal(self.bind(c)?, SqlType::Text)?,
+                    Some(c) => coerce_literal(self.params, self.bind(c)?, SqlType::Text)?,
                     None => Expr::Const(Value::Text("\\".into())),
                 };
                 let args = vec![x, p, esc];
@@ -1010,7 +985,7 @@ impl Binder<'_> {
 
     /// `x = ANY(array)`, the array in text form (`crate::array`): x is compared as text.
     fn eq_any_array(&mut self, x: &ast::Expr, array: &ast::Expr) -> SqlResult<Expr> {
-        let arr = coerce_literal(self.bind(array)?, SqlType::Text)?;
+        let arr = coerce_literal(self.params, self.bind(array)?, SqlType::Text)?;
         if !matches!(arr.ty(), SqlType::Text | SqlType::Null) {
             return Err(SqlError::new(
                 code::DATATYPE_MISMATCH,
@@ -1043,7 +1018,7 @@ impl Binder<'_> {
             [] => return Err(SqlError::syntax("subquery has too few columns").at(q.span().start)),
             _ => return Err(SqlError::syntax("subquery has too many columns").at(q.span().start)),
         };
-        let x = coerce_literal(x, ty)?;
+        let x = coerce_literal(self.params, x, ty)?;
         let x = if ty == SqlType::Bpchar { x } else { text_of(x) };
         check_comparable(&x, &Expr::Column(0, ty), "=")?;
         Ok(Expr::Subquery(Box::new(Subquery {
@@ -1142,6 +1117,7 @@ impl Binder<'_> {
             cx: self.cx,
             windows: None,
             set_returning: None,
+            params: self.params,
         })
         .bind(e)
         {
@@ -1177,11 +1153,11 @@ impl Binder<'_> {
     fn literal(&self, v: &ast::Value) -> SqlResult<Expr> {
         use ast::Value as V;
         if let V::Placeholder(p) = v {
-            if let Some(param) = param_of(p) {
+            if let Some(param) = self.params.placeholder(p) {
                 return Ok(param);
             }
             let n = p.strip_prefix('$').and_then(|d| d.parse().ok());
-            if let Some(param) = n.and_then(infer::reference) {
+            if let Some(param) = n.and_then(|n| self.params.reference(n)) {
                 return param;
             }
         }
@@ -1219,7 +1195,7 @@ impl Binder<'_> {
         let mut bound = || -> SqlResult<Vec<Expr>> {
             let mut args = Vec::new();
             for a in plain_args(f, name)? {
-                args.push(coerce_literal(self.bind(a)?, want)?);
+                args.push(coerce_literal(self.params, self.bind(a)?, want)?);
             }
             Ok(args)
         };
@@ -1292,8 +1268,8 @@ impl Binder<'_> {
             e = match a {
                 ast::AccessExpr::Dot(ast::Expr::Identifier(f)) => self.field(e, f)?,
                 ast::AccessExpr::Subscript(ast::Subscript::Index { index }) => {
-                    let arr = coerce_literal(e, SqlType::Text)?;
-                    let i = coerce_literal(self.bind(index)?, SqlType::Int4)?;
+                    let arr = coerce_literal(self.params, e, SqlType::Text)?;
+                    let i = coerce_literal(self.params, self.bind(index)?, SqlType::Int4)?;
                     let types = [arr.ty(), i.ty()];
                     let ty = Func::ArrayElement.result_type("array subscript", &types)?;
                     Expr::Call(Func::ArrayElement, vec![arr, i], ty)
@@ -1314,7 +1290,7 @@ impl Binder<'_> {
     fn text_call(&mut self, func: Func, name: &str, args: Vec<Expr>) -> SqlResult<Expr> {
         let args = args
             .into_iter()
-            .map(|a| coerce_literal(a, SqlType::Text).map(text_of))
+            .map(|a| coerce_literal(self.params, a, SqlType::Text).map(text_of))
             .collect::<SqlResult<Vec<_>>>()?;
         let types: Vec<SqlType> = args.iter().map(Expr::ty).collect();
         let ty = func.result_type(name, &types)?;
@@ -1323,7 +1299,7 @@ impl Binder<'_> {
 
     /// ceil(x) or floor(x), which the parser gives as their own expressions.
     fn ceil_floor(&mut self, func: Func, name: &str, x: &ast::Expr) -> SqlResult<Expr> {
-        let arg = coerce_literal(self.bind(x)?, SqlType::Float8)?;
+        let arg = coerce_literal(self.params, self.bind(x)?, SqlType::Float8)?;
         let ty = func.result_type(name, &[arg.ty()])?;
         Ok(Expr::Call(func, vec![arg], ty))
     }
@@ -1338,7 +1314,7 @@ impl Binder<'_> {
                     }
                 }
                 let x = self.bind(expr)?;
-                if is_unknown(&x) {
+                if is_unknown(self.params, &x) {
                     return Err(not_unique("operator is not unique: - unknown"));
                 }
                 let ok = x.ty().is_numeric() || matches!(x.ty(), SqlType::Null | SqlType::Interval);
@@ -1371,7 +1347,7 @@ impl Binder<'_> {
 
     /// Binds an operand that must be boolean.
     pub(crate) fn boolean(&mut self, e: &ast::Expr, what: &str) -> SqlResult<Expr> {
-        let x = coerce_literal(self.bind(e)?, SqlType::Bool)?;
+        let x = coerce_literal(self.params, self.bind(e)?, SqlType::Bool)?;
         match x.ty() {
             SqlType::Bool | SqlType::Null => Ok(x),
             t => Err(SqlError::new(
@@ -1406,14 +1382,16 @@ impl Binder<'_> {
             }
             _ => (a, b),
         };
-        Ok(match (is_unknown(&a), is_unknown(&b)) {
-            (true, false) => (coerce_literal(a, b.ty())?, b),
-            (false, true) => {
-                let t = a.ty();
-                (a, coerce_literal(b, t)?)
-            }
-            _ => (a, b),
-        })
+        Ok(
+            match (is_unknown(self.params, &a), is_unknown(self.params, &b)) {
+                (true, false) => (coerce_literal(self.params, a, b.ty())?, b),
+                (false, true) => {
+                    let t = a.ty();
+                    (a, coerce_literal(self.params, b, t)?)
+                }
+                _ => (a, b),
+            },
+        )
     }
 
     fn comparison(&mut self, l: &ast::Expr, op: CmpOp, r: &ast::Expr) -> SqlResult<Expr> {
@@ -1459,7 +1437,7 @@ impl Binder<'_> {
         };
         if let Some(j) = json {
             let (a, b) = (self.bind(l)?, self.bind(r)?);
-            return json_operator(j, a, b);
+            return json_operator(self.params, j, a, b);
         }
         let arith = match op {
             B::Plus => Some(ArithOp::Add),
@@ -1478,8 +1456,8 @@ impl Binder<'_> {
         if let Some(f) = bitwise {
             let (a, b) = self.operands(l, r)?;
             let (a, b) = (
-                coerce_literal(a, SqlType::Int4)?,
-                coerce_literal(b, SqlType::Int4)?,
+                coerce_literal(self.params, a, SqlType::Int4)?,
+                coerce_literal(self.params, b, SqlType::Int4)?,
             );
             let ty = f
                 .result_type(&op.to_string(), &[a.ty(), b.ty()])
@@ -1509,14 +1487,14 @@ impl Binder<'_> {
                 let (a, b) = (self.bind(l)?, self.bind(r)?);
                 let (mut a, mut b) = (text_of(a), text_of(b));
                 if a.ty() == SqlType::Jsonb || b.ty() == SqlType::Jsonb {
-                    return json_operator(JsonOp::Concat, a, b);
+                    return json_operator(self.params, JsonOp::Concat, a, b);
                 }
                 // A string literal beside a bytea is a bytea (only there: `1 || '2'`
                 // is text).
                 if a.ty() == SqlType::Bytea {
-                    b = coerce_literal(b, SqlType::Bytea)?;
+                    b = coerce_literal(self.params, b, SqlType::Bytea)?;
                 } else if b.ty() == SqlType::Bytea {
-                    a = coerce_literal(a, SqlType::Bytea)?;
+                    a = coerce_literal(self.params, a, SqlType::Bytea)?;
                 }
                 let bytes = |t: SqlType| matches!(t, SqlType::Bytea | SqlType::Null);
                 if (a.ty() == SqlType::Bytea || b.ty() == SqlType::Bytea)
@@ -1572,8 +1550,8 @@ impl Binder<'_> {
 
     /// `text ~ pattern` and its variants.
     fn regex(&mut self, l: &ast::Expr, f: Func, negated: bool, r: &ast::Expr) -> SqlResult<Expr> {
-        let a = coerce_literal(self.bind(l)?, SqlType::Text)?;
-        let p = coerce_literal(self.bind(r)?, SqlType::Text)?;
+        let a = coerce_literal(self.params, self.bind(l)?, SqlType::Text)?;
+        let p = coerce_literal(self.params, self.bind(r)?, SqlType::Text)?;
         let name = if f == Func::RegexMatch { "~" } else { "~*" };
         let types = [a.ty(), p.ty()];
         let ty = f.result_type(name, &types).map_err(|_| {
@@ -1605,7 +1583,7 @@ impl Binder<'_> {
     fn catalog_cast(&mut self, e: &ast::Expr, dt: &ast::DataType) -> SqlResult<Option<Expr>> {
         if let ast::DataType::Array(_) = dt {
             // Arrays are held in their text form (`crate::array`).
-            let inner = coerce_literal(self.bind(e)?, SqlType::Text)?;
+            let inner = coerce_literal(self.params, self.bind(e)?, SqlType::Text)?;
             if !matches!(inner.ty(), SqlType::Text | SqlType::Null) {
                 return Err(SqlError::unsupported(format!("the cast to {dt}")));
             }
@@ -1680,9 +1658,9 @@ impl Binder<'_> {
     fn arith(&mut self, l: &ast::Expr, op: ArithOp, r: &ast::Expr) -> SqlResult<Expr> {
         let (a, b) = (self.bind(l)?, self.bind(r)?);
         if op == ArithOp::Sub && a.ty() == SqlType::Jsonb {
-            return json_operator(JsonOp::Delete, a, b);
+            return json_operator(self.params, JsonOp::Delete, a, b);
         }
-        let (a, b) = temporal_operands(op, a, b)?;
+        let (a, b) = temporal_operands(self.params, op, a, b)?;
         let (ta, tb) = (a.ty(), b.ty());
         if let Some(ty) = value::datetime_arith_type(op, ta, tb) {
             return Ok(Expr::Arith(op, Box::new(a), Box::new(b), ty));
@@ -1725,7 +1703,7 @@ impl Binder<'_> {
             let w = match &operand {
                 Some(o) => {
                     let ty = if bpchar { SqlType::Bpchar } else { o.ty() };
-                    let w = coerce_literal(self.bind(&cw.condition)?, ty)?;
+                    let w = coerce_literal(self.params, self.bind(&cw.condition)?, ty)?;
                     let w = if bpchar { bpchar_side(w) } else { w };
                     check_comparable(o, &w, "=")?;
                     w
@@ -1740,13 +1718,13 @@ impl Binder<'_> {
         };
         let mut results: Vec<&Expr> = whens.iter().map(|(_, t)| t).collect();
         results.extend(otherwise.iter());
-        let ty = common_type(&results, "CASE")?;
+        let ty = common_type(self.params, &results, "CASE")?;
         let whens = whens
             .into_iter()
-            .map(|(w, t)| Ok((w, to_common(t, ty)?)))
+            .map(|(w, t)| Ok((w, to_common(self.params, t, ty)?)))
             .collect::<SqlResult<Vec<_>>>()?;
         let otherwise = match otherwise {
-            Some(e) => Some(Box::new(to_common(e, ty)?)),
+            Some(e) => Some(Box::new(to_common(self.params, e, ty)?)),
             None => None,
         };
         Ok(Expr::Case {
@@ -1807,15 +1785,15 @@ impl Binder<'_> {
                 return Err(SqlError::syntax("coalesce needs at least one argument"));
             }
             let refs: Vec<&Expr> = bound.iter().collect();
-            let ty = common_type(&refs, "COALESCE")?;
+            let ty = common_type(self.params, &refs, "COALESCE")?;
             let args = bound
                 .into_iter()
-                .map(|e| to_common(e, ty))
+                .map(|e| to_common(self.params, e, ty))
                 .collect::<SqlResult<Vec<_>>>()?;
             return Ok(Expr::Coalesce(args, ty));
         }
         if name == "nullif" {
-            return nullif(bound);
+            return nullif(self.params, bound);
         }
         if let Some((func, ty, counts)) = CatalogFn::lookup(&name) {
             if !counts.contains(&bound.len()) {
@@ -1828,7 +1806,7 @@ impl Binder<'_> {
             let args = bound
                 .into_iter()
                 .enumerate()
-                .map(|(i, e)| coerce_literal(text_of(e), func.arg_type(i)))
+                .map(|(i, e)| coerce_literal(self.params, text_of(e), func.arg_type(i)))
                 .collect::<SqlResult<Vec<_>>>()?;
             return Ok(Expr::Catalog(func, args, self.snapshot(), ty));
         }
@@ -1844,10 +1822,12 @@ impl Binder<'_> {
         let bound_len = bound.len();
         if matches!(func, Func::JsonbBuildObject | Func::JsonbBuildArray) {
             // Their arguments are of type "any": PostgreSQL types no parameter there.
-            bound.iter().for_each(infer::note_bare);
+            bound.iter().for_each(|e| self.params.note_bare(e));
         }
         if matches!(func, Func::ToJsonb | Func::ArrayToString)
-            && bound.first().is_some_and(|e| infer::unknown(e).is_some())
+            && bound
+                .first()
+                .is_some_and(|e| self.params.unknown(e).is_some())
         {
             return Err(SqlError::new(
                 code::DATATYPE_MISMATCH,
@@ -1888,7 +1868,7 @@ impl Binder<'_> {
                 _ => None,
             };
             args.push(match want {
-                Some(t) => coerce_literal(e, t)?,
+                Some(t) => coerce_literal(self.params, e, t)?,
                 None => e,
             });
         }
@@ -2010,7 +1990,7 @@ fn bind_agg(b: &Binder, func: AggFunc, name: &str, f: &ast::Function) -> SqlResu
             e
         }
     };
-    agg_call(func, name, f, &mut |e| {
+    agg_call(b.params, func, name, f, &mut |e| {
         b.ungrouped().bind(e).map_err(nested)
     })
 }
@@ -2019,12 +1999,13 @@ fn bind_agg(b: &Binder, func: AggFunc, name: &str, f: &ast::Function) -> SqlResu
 /// `bind_arg` (over the input rows for a grouped query's aggregates; over the grouped
 /// rows for a window aggregate).
 pub(crate) fn agg_call(
+    params: Params,
     func: AggFunc,
     name: &str,
     f: &ast::Function,
     bind_arg: &mut dyn FnMut(&ast::Expr) -> SqlResult<Expr>,
 ) -> SqlResult<AggCall> {
-    let mut call = agg_args(func, name, f, bind_arg)?;
+    let mut call = agg_args(params, func, name, f, bind_arg)?;
     if let Some(w) = &f.filter {
         let cond = bind_arg(w).map_err(|e| {
             if e.message == "aggregate function calls cannot be nested" {
@@ -2036,7 +2017,7 @@ pub(crate) fn agg_call(
                 e
             }
         })?;
-        let cond = coerce_literal(cond, SqlType::Bool)?;
+        let cond = coerce_literal(params, cond, SqlType::Bool)?;
         if !matches!(cond.ty(), SqlType::Bool | SqlType::Null) {
             return Err(SqlError::new(
                 code::DATATYPE_MISMATCH,
@@ -2073,6 +2054,7 @@ pub(crate) fn agg_call(
 
 /// An aggregate call's arguments bound.
 fn agg_args(
+    params: Params,
     func: AggFunc,
     name: &str,
     f: &ast::Function,
@@ -2113,19 +2095,23 @@ fn agg_args(
     let mut arg = bind_arg(arg)?;
     if func == AggFunc::Count {
         // count takes "any": PostgreSQL gives `count($1)` no type to infer.
-        infer::note_bare(&arg);
+        params.note_bare(&arg);
     }
     let extra = match extra {
-        Some(d) => Some(coerce_literal(text_of(bind_arg(d)?), SqlType::Text)?),
+        Some(d) => Some(coerce_literal(
+            params,
+            text_of(bind_arg(d)?),
+            SqlType::Text,
+        )?),
         None => None,
     };
     if matches!(func, AggFunc::StringAgg) {
-        arg = coerce_literal(text_of(arg), SqlType::Text)?;
+        arg = coerce_literal(params, text_of(arg), SqlType::Text)?;
     }
     if matches!(func, AggFunc::BoolAnd | AggFunc::BoolOr) {
-        arg = coerce_literal(arg, SqlType::Bool)?;
+        arg = coerce_literal(params, arg, SqlType::Bool)?;
     }
-    if matches!(func, AggFunc::Sum | AggFunc::Avg) && is_unknown(&arg) {
+    if matches!(func, AggFunc::Sum | AggFunc::Avg) && is_unknown(params, &arg) {
         return Err(not_unique(&format!(
             "function {name}(unknown) is not unique"
         )));
@@ -2204,13 +2190,13 @@ fn cmp_op(op: &BinaryOperator) -> Option<CmpOp> {
 /// A jsonb operator's expression: a string literal on the left, or on the right where
 /// the operator takes a jsonb there, is read as a jsonb; the right operand's type picks
 /// between a key and an index. Anything else is PostgreSQL's "operator does not exist".
-fn json_operator(op: JsonOp, a: Expr, b: Expr) -> SqlResult<Expr> {
+fn json_operator(params: Params, op: JsonOp, a: Expr, b: Expr) -> SqlResult<Expr> {
     use SqlType as T;
     let jsonb_right = matches!(op, JsonOp::Contains | JsonOp::ContainedIn | JsonOp::Concat);
-    let (a, b) = match (is_unknown(&a), is_unknown(&b)) {
-        (true, false) if b.ty() == T::Jsonb => (coerce_literal(a, T::Jsonb)?, b),
-        (true, _) if !jsonb_right => (coerce_literal(a, T::Jsonb)?, b),
-        (false, true) if jsonb_right => (a, coerce_literal(b, T::Jsonb)?),
+    let (a, b) = match (is_unknown(params, &a), is_unknown(params, &b)) {
+        (true, false) if b.ty() == T::Jsonb => (coerce_literal(params, a, T::Jsonb)?, b),
+        (true, _) if !jsonb_right => (coerce_literal(params, a, T::Jsonb)?, b),
+        (false, true) if jsonb_right => (a, coerce_literal(params, b, T::Jsonb)?),
         _ => (a, b),
     };
     let (ta, tb) = (a.ty(), b.ty());
@@ -2230,7 +2216,7 @@ fn json_operator(op: JsonOp, a: Expr, b: Expr) -> SqlResult<Expr> {
     if !matches!(ta, T::Jsonb | T::Null) || !right_ok {
         // A string literal is of type unknown until it meets an operator.
         let name = |e: &Expr| {
-            if is_unknown(e) {
+            if is_unknown(params, e) {
                 "unknown"
             } else {
                 e.ty().name()
@@ -2319,7 +2305,7 @@ fn figure_name(e: &ast::Expr) -> (String, u8) {
 /// `nullif(a, b)`: NULL where `a = b`, else `a`; of `a`'s type, but the two sides'
 /// common type where `a` would be converted to compare (an integer with a numeric),
 /// as PostgreSQL resolves its `=`.
-fn nullif(bound: Vec<Expr>) -> SqlResult<Expr> {
+fn nullif(params: Params, bound: Vec<Expr>) -> SqlResult<Expr> {
     let [a, b]: [Expr; 2] = bound.try_into().map_err(|args: Vec<Expr>| {
         let types: Vec<&str> = args.iter().map(|e| e.ty().name()).collect();
         SqlError::new(
@@ -2331,14 +2317,14 @@ fn nullif(bound: Vec<Expr>) -> SqlResult<Expr> {
     let ty = if ta.is_integer() && tb.is_integer() {
         ta
     } else {
-        common_type(&[&a, &b], "NULLIF")?
+        common_type(params, &[&a, &b], "NULLIF")?
     };
     let b = if tb.is_integer() && ty.is_integer() {
         b
     } else {
-        to_common(b, ty)?
+        to_common(params, b, ty)?
     };
-    let a = to_common(a, ty)?;
+    let a = to_common(params, a, ty)?;
     Ok(Expr::Call(Func::NullIf, vec![a, b], ty))
 }
 

@@ -17,6 +17,7 @@ use crate::expr::Expr;
 use crate::access_path::{self, Access, Wanted};
 use crate::from::Explain;
 use crate::guard::{row_bytes, Guard};
+use crate::infer::Params;
 use crate::prepared::Plan;
 use crate::run::RunCx;
 use crate::select::{
@@ -78,10 +79,11 @@ pub(crate) fn select(cx: &mut Ctx, t: &mut Transaction, q: &ast::Query) -> SqlRe
 pub(crate) fn returned_columns(
     db: &walden::Database,
     stmt: &ast::Statement,
+    params: Params,
 ) -> SqlResult<Vec<(String, SqlType)>> {
     let returning = match stmt {
-        ast::Statement::Insert(ins) if ins.on.is_some() => upsert::bind(db, ins)?.returning,
-        ast::Statement::Insert(ins) => match bind_insert(db, ins)? {
+        ast::Statement::Insert(ins) if ins.on.is_some() => upsert::bind(db, ins, params)?.returning,
+        ast::Statement::Insert(ins) => match bind_insert(db, ins, params)? {
             Insertion::Values(b) => b.returning,
             Insertion::Query {
                 table,
@@ -89,15 +91,20 @@ pub(crate) fn returned_columns(
                 query,
                 returning,
             } => {
-                let plan = QueryPlan::plan(query, &DbCatalog::new(db))?;
-                query_targets(&plan, &targets, &db.schema(&table)?)?;
+                let catalog = DbCatalog::new(db);
+                let cx = PlanCx {
+                    params,
+                    ..PlanCx::of(&catalog)
+                };
+                let plan = QueryPlan::plan_in(query, &cx)?;
+                query_targets(params, &plan, &targets, &db.schema(&table)?)?;
                 returning
             }
         },
-        ast::Statement::Update(u) if u.from.is_some() => joined::bind_update(db, u)?.2,
-        ast::Statement::Update(u) => bind_update(db, u)?.returning,
-        ast::Statement::Delete(d) if d.using.is_some() => joined::bind_delete(db, d)?.1,
-        ast::Statement::Delete(d) => bind_delete(db, d)?.returning,
+        ast::Statement::Update(u) if u.from.is_some() => joined::bind_update(db, u, params)?.2,
+        ast::Statement::Update(u) => bind_update(db, u, params)?.returning,
+        ast::Statement::Delete(d) if d.using.is_some() => joined::bind_delete(db, d, params)?.1,
+        ast::Statement::Delete(d) => bind_delete(db, d, params)?.returning,
         _ => None,
     };
     Ok(returning.map(|r| r.columns).unwrap_or_default())
@@ -169,7 +176,7 @@ fn check_assignable(
 /// from zero, where a float8 rounds them to even).
 fn bind_for_column(b: &mut Binder, e: &ast::Expr, col: &Column) -> SqlResult<Expr> {
     let to = SqlType::from_column(col.ty);
-    let x = coerce_literal(b.bind(e)?, to).map_err(|err| err.at(e.span().start))?;
+    let x = coerce_literal(b.params, b.bind(e)?, to).map_err(|err| err.at(e.span().start))?;
     check_assignable(x.ty(), col, Some(e.span().start))?;
     if x.ty() == SqlType::Numeric && to.is_integer() {
         return Ok(Expr::Cast(Box::new(x), DeclaredType::plain(to)));
@@ -351,6 +358,7 @@ pub(crate) struct Returning {
 
 impl Returning {
     fn bind(
+        params: Params,
         items: Option<&[ast::SelectItem]>,
         table: &str,
         schema: &Schema,
@@ -363,11 +371,16 @@ impl Returning {
         if let Some(a) = alias {
             scope.table = Some(a);
         }
-        Returning::bind_in(items, &scope, &[]).map(Some)
+        Returning::bind_in(params, items, &scope, &[]).map(Some)
     }
 
     /// Binds a RETURNING list over `scope`; `*` leaves out the columns `skip`.
-    fn bind_in(items: &[ast::SelectItem], scope: &Scope, skip: &[usize]) -> SqlResult<Returning> {
+    fn bind_in(
+        params: Params,
+        items: &[ast::SelectItem],
+        scope: &Scope,
+        skip: &[usize],
+    ) -> SqlResult<Returning> {
         let mut r = Returning {
             exprs: Vec::new(),
             columns: Vec::new(),
@@ -375,12 +388,12 @@ impl Returning {
         for item in items {
             match item {
                 ast::SelectItem::UnnamedExpr(e) => {
-                    let x = Binder::plain(scope).bind(e)?;
+                    let x = Binder::plain(scope).with_params(params).bind(e)?;
                     r.columns.push((crate::bind::output_name(e), x.ty()));
                     r.exprs.push(x);
                 }
                 ast::SelectItem::ExprWithAlias { expr, alias } => {
-                    let x = Binder::plain(scope).bind(expr)?;
+                    let x = Binder::plain(scope).with_params(params).bind(expr)?;
                     r.columns.push((ident_name(alias), x.ty()));
                     r.exprs.push(x);
                 }
@@ -573,7 +586,7 @@ fn insert_parsed(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> SqlRes
     if ins.on.is_some() {
         return upsert::run(cx, t, ins);
     }
-    match bind_insert(cx.db, ins)? {
+    match bind_insert(cx.db, ins, Params::Absent)? {
         Insertion::Values(b) => b.run(cx, t, None),
         Insertion::Query {
             table,
@@ -601,7 +614,11 @@ enum Insertion<'q> {
     },
 }
 
-fn bind_insert<'q>(db: &walden::Database, ins: &'q ast::Insert) -> SqlResult<Insertion<'q>> {
+fn bind_insert<'q>(
+    db: &walden::Database,
+    ins: &'q ast::Insert,
+    params: Params,
+) -> SqlResult<Insertion<'q>> {
     let TableObject::TableName(tname) = &ins.table else {
         return Err(SqlError::unsupported("INSERT INTO a table function"));
     };
@@ -609,14 +626,14 @@ fn bind_insert<'q>(db: &walden::Database, ins: &'q ast::Insert) -> SqlResult<Ins
     let schema = schema_of(db, &table, tname, "insert into")?;
     let targets = target_columns(&table, &schema, &ins.columns)?;
     let alias = ins.table_alias.as_ref().map(|a| ident_name(&a.alias));
-    let returning = Returning::bind(ins.returning.as_deref(), &table, &schema, alias)?;
+    let returning = Returning::bind(params, ins.returning.as_deref(), &table, &schema, alias)?;
     let always = crate::sequences::owned::always_columns(db, &table);
     let (targets, rows) = match ins.source.as_deref() {
-        None => bind_values(&schema, targets, false, &[&[]])?,
+        None => bind_values(params, &schema, targets, false, &[&[]])?,
         Some(q) => match q.body.as_ref() {
             SetExpr::Values(v) if q.order_by.is_none() && q.limit_clause.is_none() => {
                 let rows: Vec<&[ast::Expr]> = v.rows.iter().map(|r| &r.content[..]).collect();
-                bind_values(&schema, targets, !ins.columns.is_empty(), &rows)?
+                bind_values(params, &schema, targets, !ins.columns.is_empty(), &rows)?
             }
             _ => {
                 generated_always(&schema, &targets, &always)?;
@@ -662,6 +679,7 @@ fn generated_always(schema: &Schema, targets: &[usize], always: &[usize]) -> Sql
 /// (`listed` false), rows shorter than the table fill its first columns and the rest get
 /// their defaults, as in PostgreSQL.
 fn bind_values(
+    params: Params,
     schema: &Schema,
     mut targets: Vec<usize>,
     listed: bool,
@@ -702,7 +720,7 @@ fn bind_values(
             exprs.push(if is_default(e) {
                 column_default(col)?
             } else {
-                bind_for_column(&mut Binder::plain(&empty), e, col)?
+                bind_for_column(&mut Binder::plain(&empty).with_params(params), e, col)?
             });
         }
         bound.push(exprs);
@@ -796,7 +814,7 @@ impl BoundInsert {
         if ins.on.is_some() {
             return None;
         }
-        match crate::bind::with_param_types(types, || bind_insert(db, ins)) {
+        match bind_insert(db, ins, Params::Typed(types)) {
             Ok(Insertion::Values(b)) => Some(b),
             _ => None,
         }
@@ -831,6 +849,7 @@ impl BoundInsert {
 /// parameter being inferred) takes its target's type, as PostgreSQL's INSERT ... SELECT
 /// leaves such columns for the target to type: its text is read as that type.
 fn query_targets<'t>(
+    params: Params,
     query: &QueryPlan,
     targets: &'t [usize],
     schema: &Schema,
@@ -844,9 +863,9 @@ fn query_targets<'t>(
     let targets = &targets[..columns.len()];
     for (k, ((_, ty), &i)) in columns.iter().zip(targets).enumerate() {
         let col = &schema.columns[i];
-        match query.unknown_output(k) {
+        match query.unknown_output(params, k) {
             Some(e) => {
-                coerce_literal(e.clone(), SqlType::from_column(col.ty))?;
+                coerce_literal(params, e.clone(), SqlType::from_column(col.ty))?;
             }
             None => check_assignable(*ty, col, None)?,
         }
@@ -867,7 +886,7 @@ pub(crate) fn insert_plan(
     let schema = cx.db.schema(table)?;
     let columns = query.columns();
     let targets = targets.unwrap_or_else(|| (0..schema.columns.len()).collect());
-    let targets = query_targets(query, &targets, &schema)?;
+    let targets = query_targets(Params::Absent, query, &targets, &schema)?;
     let builder = RowBuilder {
         table,
         schema: &schema,
@@ -1060,14 +1079,14 @@ fn update_parsed(cx: &mut Ctx, t: &mut Transaction, u: &ast::Update) -> SqlResul
     if u.from.is_some() {
         return joined::update(cx, t, u);
     }
-    bind_update(cx.db, u)?.run(cx, t, None)
+    bind_update(cx.db, u, Params::Absent)?.run(cx, t, None)
 }
 
 fn delete_parsed(cx: &mut Ctx, t: &mut Transaction, d: &ast::Delete) -> SqlResult<Output> {
     if d.using.is_some() {
         return joined::delete(cx, t, d);
     }
-    bind_delete(cx.db, d)?.run(cx, t, None)
+    bind_delete(cx.db, d, Params::Absent)?.run(cx, t, None)
 }
 
 /// A prepared UPDATE or DELETE: its cached plan, or its values written in.
@@ -1110,11 +1129,12 @@ impl BoundModify {
         types: &[SqlType],
         db: &walden::Database,
     ) -> Option<BoundModify> {
-        crate::bind::with_param_types(types, || match stmt {
-            ast::Statement::Update(u) => bind_update(db, u),
-            ast::Statement::Delete(d) => bind_delete(db, d),
+        let params = Params::Typed(types);
+        match stmt {
+            ast::Statement::Update(u) => bind_update(db, u, params),
+            ast::Statement::Delete(d) => bind_delete(db, d, params),
             _ => Err(SqlError::new(code::INTERNAL, "not an UPDATE or DELETE")),
-        })
+        }
         .ok()
     }
 
@@ -1439,7 +1459,7 @@ fn bind_assignments(
     Ok(sets)
 }
 
-fn bind_update(db: &walden::Database, u: &ast::Update) -> SqlResult<BoundModify> {
+fn bind_update(db: &walden::Database, u: &ast::Update, params: Params) -> SqlResult<BoundModify> {
     if u.from.is_some() {
         return Err(SqlError::unsupported("a cached UPDATE ... FROM"));
     }
@@ -1450,7 +1470,10 @@ fn bind_update(db: &walden::Database, u: &ast::Update) -> SqlResult<BoundModify>
         scope.table = Some(a);
     }
     let catalog = DbCatalog::new(db);
-    let cx = PlanCx::of(&catalog);
+    let cx = PlanCx {
+        params,
+        ..PlanCx::of(&catalog)
+    };
     let sets = bind_assignments(db, &u.assignments, &table, &schema, &mut |e, col| {
         bind_for_column(&mut modify_binder(&scope, &cx), e, col)
     })?;
@@ -1458,7 +1481,13 @@ fn bind_update(db: &walden::Database, u: &ast::Update) -> SqlResult<BoundModify>
         Some(w) => Some(bind_condition(&mut modify_binder(&scope, &cx), w, "WHERE")?),
         None => None,
     };
-    let returning = Returning::bind(u.returning.as_deref(), &table, &schema, alias_of(&u.table))?;
+    let returning = Returning::bind(
+        params,
+        u.returning.as_deref(),
+        &table,
+        &schema,
+        alias_of(&u.table),
+    )?;
     Ok(BoundModify {
         table,
         schema,
@@ -1468,7 +1497,7 @@ fn bind_update(db: &walden::Database, u: &ast::Update) -> SqlResult<BoundModify>
     })
 }
 
-fn bind_delete(db: &walden::Database, d: &ast::Delete) -> SqlResult<BoundModify> {
+fn bind_delete(db: &walden::Database, d: &ast::Delete, params: Params) -> SqlResult<BoundModify> {
     if d.using.is_some() {
         return Err(SqlError::unsupported("a cached DELETE ... USING"));
     }
@@ -1485,12 +1514,21 @@ fn bind_delete(db: &walden::Database, d: &ast::Delete) -> SqlResult<BoundModify>
         scope.table = Some(a);
     }
     let catalog = DbCatalog::new(db);
-    let cx = PlanCx::of(&catalog);
+    let cx = PlanCx {
+        params,
+        ..PlanCx::of(&catalog)
+    };
     let filter = match &d.selection {
         Some(w) => Some(bind_condition(&mut modify_binder(&scope, &cx), w, "WHERE")?),
         None => None,
     };
-    let returning = Returning::bind(d.returning.as_deref(), &table, &schema, alias_of(twj))?;
+    let returning = Returning::bind(
+        params,
+        d.returning.as_deref(),
+        &table,
+        &schema,
+        alias_of(twj),
+    )?;
     Ok(BoundModify {
         table,
         schema,

@@ -22,6 +22,7 @@ use crate::catalog::{ident_name, object_name, IndexMeta, Scope};
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::{CmpOp, EvalCtx, Expr};
 use crate::guard::row_bytes;
+use crate::infer::Params;
 use crate::keytable::KeyTable;
 use crate::recursive::RecursivePlan;
 use crate::run::{record, NodeKey, NodeStats};
@@ -1457,7 +1458,7 @@ impl Builder<'_, '_> {
             }
             // A plan cached with its parameters unknown: `id = $1` on a unique key is
             // still one row, whatever the run's value (the read is chosen per run).
-            if crate::bind::binding_params()
+            if self.cx.params.typed()
                 && filter
                     .as_ref()
                     .is_some_and(|f| access_path::fixes_unique(&rel.indexes, f))
@@ -1794,7 +1795,7 @@ fn json_rows(
                 err
             }
         })?;
-        bound.push(crate::bind::coerce_literal(b, SqlType::Jsonb)?);
+        bound.push(crate::bind::coerce_literal(cx.params, b, SqlType::Jsonb)?);
     }
     match bound.pop() {
         Some(arg) if bound.is_empty() && matches!(arg.ty(), SqlType::Jsonb | SqlType::Null) => {
@@ -1847,14 +1848,14 @@ fn series(
         .reduce(SqlType::wider);
     if let Some(ty) = known {
         for (b, _) in &mut bound {
-            if crate::bind::is_unknown(b) {
+            if crate::bind::is_unknown(cx.params, b) {
                 let e = std::mem::replace(b, Expr::Const(Value::Null));
-                *b = crate::bind::coerce_literal(e, ty)?;
+                *b = crate::bind::coerce_literal(cx.params, e, ty)?;
             }
         }
     }
     if let [_, _, (Expr::Const(Value::Interval(iv)), _)] = bound.as_slice() {
-        return timestamp_series(&bound[0].0, &bound[1].0, *iv);
+        return timestamp_series(cx.params, &bound[0].0, &bound[1].0, *iv);
     }
     // Bounds that read the enclosing query's row are taken when the series runs.
     let constant = bound.iter().all(|(b, _)| matches!(b, Expr::Const(_)));
@@ -1921,6 +1922,7 @@ fn series(
 /// are, else of timestamptz (a date or a string literal converts to one, PostgreSQL's
 /// choice).
 fn timestamp_series(
+    params: Params,
     start: &Expr,
     stop: &Expr,
     step: walden::Interval,
@@ -1932,7 +1934,7 @@ fn timestamp_series(
         SqlType::Timestamptz
     };
     let micros = |e: &Expr| -> SqlResult<i64> {
-        let e = crate::bind::coerce_literal(e.clone(), ty)?;
+        let e = crate::bind::coerce_literal(params, e.clone(), ty)?;
         let v = match e {
             Expr::Const(v) => value::cast(v, &crate::types::DeclaredType::plain(ty), true)?,
             _ => Value::Null,

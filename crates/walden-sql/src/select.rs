@@ -25,6 +25,7 @@ use crate::expr::{EvalCtx, Expr, Subquery, SubqueryKind, SubqueryPlan};
 pub use crate::from::Source;
 use crate::from::{plan_from, Explain};
 use crate::guard::{row_bytes, Guard};
+use crate::infer::Params;
 use crate::run::{record, Hashed, HashedBy, NodeKey, PlanStats, RunCx, SubResult, SubqueryRunner};
 use crate::types::{DeclaredType, SqlType};
 use crate::value::{self, as_f64, as_i64, sort_cmp};
@@ -76,6 +77,8 @@ pub struct PlanCx<'a> {
     pub ctes: Option<&'a Ctes<'a>>,
     /// Set while a subquery is bound: the query it is inside.
     pub outer: Option<&'a Outer<'a>>,
+    /// What binding knows of the statement's parameters.
+    pub params: Params<'a>,
 }
 
 impl<'a> PlanCx<'a> {
@@ -85,6 +88,7 @@ impl<'a> PlanCx<'a> {
             catalog,
             ctes: None,
             outer: None,
+            params: Params::Absent,
         }
     }
 }
@@ -98,11 +102,14 @@ impl SubqueryPlanner for PlanCx<'_> {
         self.outer
     }
 
+    fn params(&self) -> Params<'_> {
+        self.params
+    }
+
     fn plan_subquery(&self, q: &ast::Query, outer: &Outer) -> SqlResult<Arc<dyn SubqueryPlan>> {
         let inner = PlanCx {
-            catalog: self.catalog,
-            ctes: self.ctes,
             outer: Some(outer),
+            ..*self
         };
         Ok(Arc::new(QueryPlan::plan_in(q, &inner)?))
     }
@@ -151,8 +158,11 @@ enum Body {
 
 /// LIMIT's or OFFSET's count, None for a NULL (no limit, no offset), as PostgreSQL
 /// takes them; a parameter there is a bigint.
-fn const_int(e: &ast::Expr, what: &str) -> SqlResult<Option<i64>> {
-    let b = crate::bind::coerce_literal(Binder::plain(&Scope::default()).bind(e)?, SqlType::Int8)?;
+fn const_int(params: Params, e: &ast::Expr, what: &str) -> SqlResult<Option<i64>> {
+    let bound = Binder::plain(&Scope::default())
+        .with_params(params)
+        .bind(e)?;
+    let b = crate::bind::coerce_literal(params, bound, SqlType::Int8)?;
     match b {
         Expr::Const(v) if as_i64(&v).is_some() => Ok(as_i64(&v)),
         Expr::Const(Value::Null) => Ok(None),
@@ -170,7 +180,7 @@ fn is_aggregate_error(e: &SqlError) -> bool {
 }
 
 /// LIMIT and OFFSET as written.
-fn limit_offset(limit: Option<&LimitClause>) -> SqlResult<(Option<u64>, u64)> {
+fn limit_offset(params: Params, limit: Option<&LimitClause>) -> SqlResult<(Option<u64>, u64)> {
     let mut out = (None, 0);
     match limit {
         None => {}
@@ -181,7 +191,7 @@ fn limit_offset(limit: Option<&LimitClause>) -> SqlResult<(Option<u64>, u64)> {
         }) if limit_by.is_empty() => {
             if let Some(n) = limit
                 .as_ref()
-                .map(|l| const_int(l, "LIMIT"))
+                .map(|l| const_int(params, l, "LIMIT"))
                 .transpose()?
                 .flatten()
             {
@@ -193,7 +203,9 @@ fn limit_offset(limit: Option<&LimitClause>) -> SqlResult<(Option<u64>, u64)> {
                 }
                 out.0 = Some(n as u64);
             }
-            let offset = offset.as_ref().map(|o| const_int(&o.value, "OFFSET"));
+            let offset = offset
+                .as_ref()
+                .map(|o| const_int(params, &o.value, "OFFSET"));
             if let Some(n) = offset.transpose()?.flatten() {
                 if n < 0 {
                     return Err(SqlError::new(
@@ -236,14 +248,7 @@ pub const MAX_TARGET_COLUMNS: usize = 1664;
 
 impl QueryPlan {
     pub fn plan(query: &ast::Query, catalog: &dyn Catalog) -> SqlResult<QueryPlan> {
-        QueryPlan::plan_in(
-            query,
-            &PlanCx {
-                catalog,
-                ctes: None,
-                outer: None,
-            },
-        )
+        QueryPlan::plan_in(query, &PlanCx::of(catalog))
     }
 
     /// Plans a query inside `cx` (a subquery sees its enclosing queries and their WITH
@@ -263,7 +268,7 @@ impl QueryPlan {
         if !query.locks.is_empty() {
             return Err(SqlError::unsupported("FOR UPDATE"));
         }
-        let (limit_clause, ties) = fetch_first(query)?;
+        let (limit_clause, ties) = fetch_first(cx.params, query)?;
         let table_body;
         let query_body: &SetExpr = match query.body.as_ref() {
             SetExpr::Table(t) => {
@@ -323,7 +328,7 @@ impl QueryPlan {
             ));
         }
         let body = plan_body(query_body, &cx)?;
-        let (limit, offset) = limit_offset(limit_clause.as_ref())?;
+        let (limit, offset) = limit_offset(cx.params, limit_clause.as_ref())?;
         let columns = body.columns().to_vec();
         let items = order_items(query.order_by.as_ref())?;
         if items.is_empty() && limit.is_none() && offset == 0 {
@@ -340,7 +345,7 @@ impl QueryPlan {
         for (e, desc, nulls_first) in items {
             let key = match order_position(e, columns.len())? {
                 Some(i) => Expr::Column(i, columns[i].1),
-                None => Binder::plain(&scope).bind(e).map_err(|err| {
+                None => Binder::plain(&scope).with_params(cx.params).bind(e).map_err(|err| {
                     if err.code == code::UNDEFINED_COLUMN && !matches!(body, Body::Query(_)) {
                         SqlError::new(
                             code::FEATURE_NOT_SUPPORTED,
@@ -365,13 +370,13 @@ impl QueryPlan {
 
     /// Output `i` of a SELECT block when it is a value of unknown type (a string
     /// literal, or a parameter whose type is being inferred).
-    pub(crate) fn unknown_output(&self, i: usize) -> Option<&Expr> {
+    pub(crate) fn unknown_output(&self, params: Params, i: usize) -> Option<&Expr> {
         let QueryPlan::Select(s) = self else {
             return None;
         };
         s.outputs
             .get(i)
-            .filter(|e| i < s.columns.len() && crate::bind::is_unknown(e))
+            .filter(|e| i < s.columns.len() && crate::bind::is_unknown(params, e))
     }
 
     /// Names and types of the result columns.
@@ -470,7 +475,10 @@ fn table_command(t: &ast::Table) -> SqlResult<SetExpr> {
 
 /// FETCH FIRST n ROWS ONLY as the LIMIT it is (with the query's OFFSET), and the row
 /// count of WITH TIES, which keeps the rows that tie with the last one.
-fn fetch_first(query: &ast::Query) -> SqlResult<(Option<LimitClause>, Option<u64>)> {
+fn fetch_first(
+    params: Params,
+    query: &ast::Query,
+) -> SqlResult<(Option<LimitClause>, Option<u64>)> {
     let Some(f) = &query.fetch else {
         return Ok((query.limit_clause.clone(), None));
     };
@@ -487,7 +495,7 @@ fn fetch_first(query: &ast::Query) -> SqlResult<(Option<LimitClause>, Option<u64
         Some(_) => return Err(SqlError::syntax("multiple LIMIT clauses not allowed")),
     };
     let count = match &f.quantity {
-        Some(q) => const_int(q, "FETCH FIRST")?,
+        Some(q) => const_int(params, q, "FETCH FIRST")?,
         None => Some(1),
     };
     if count.is_some_and(|n| n < 0) {
@@ -580,14 +588,17 @@ fn plan_body(e: &SetExpr, cx: &PlanCx) -> SqlResult<Body> {
             for (i, ((_, a), (_, b))) in lc.iter().zip(rc).enumerate() {
                 // A column of unknown type (a string literal or a parameter) takes the
                 // other side's type, as in PostgreSQL: its text is read as that type.
-                let (ua, ub) = (left.unknown_output(i), right.unknown_output(i));
+                let (ua, ub) = (
+                    left.unknown_output(cx.params, i),
+                    right.unknown_output(cx.params, i),
+                );
                 let ty = match (ua, ub) {
                     (Some(_), None) if *b != SqlType::Null => *b,
                     (None, Some(_)) if *a != SqlType::Null => *a,
                     _ => union_type(*a, *b, name)?,
                 };
                 for e in [ua, ub].into_iter().flatten() {
-                    crate::bind::coerce_literal(e.clone(), ty)?;
+                    crate::bind::coerce_literal(cx.params, e.clone(), ty)?;
                 }
                 left_casts.push((*a != ty && *a != SqlType::Null).then_some(ty));
                 right_casts.push((*b != ty && *b != SqlType::Null).then_some(ty));
@@ -622,10 +633,10 @@ fn plan_body(e: &SetExpr, cx: &PlanCx) -> SqlResult<Body> {
             let width = rows.first().map_or(0, Vec::len);
             for i in 0..width {
                 let column: Vec<&Expr> = rows.iter().map(|r| &r[i]).collect();
-                let ty = crate::bind::common_type(&column, "VALUES")?;
+                let ty = crate::bind::common_type(cx.params, &column, "VALUES")?;
                 for row in &mut rows {
                     let e = std::mem::replace(&mut row[i], Expr::Const(Value::Null));
-                    row[i] = crate::bind::to_common(e, ty)?;
+                    row[i] = crate::bind::to_common(cx.params, e, ty)?;
                 }
             }
             Ok(Body::Values(rows))
@@ -1012,14 +1023,11 @@ impl CachedSelect {
             return None;
         }
         let cx = PlanCx {
-            catalog,
-            ctes: None,
-            outer: None,
+            params: Params::Typed(types),
+            ..PlanCx::of(catalog)
         };
-        let (plan, scope) = crate::bind::with_param_types(types, || {
-            SelectPlan::bound(s, query.order_by.as_ref(), query.limit_clause.as_ref(), &cx)
-        })
-        .ok()?;
+        let (plan, scope) =
+            SelectPlan::bound(s, query.order_by.as_ref(), query.limit_clause.as_ref(), &cx).ok()?;
         let mut tables = Vec::new();
         let indexes = match &plan.source {
             Source::Table(t) => catalog.indexes(&t.name),
@@ -1080,7 +1088,7 @@ impl SelectPlan {
         let (mut plan, scope) = SelectPlan::bind_block(select, order_by, limit, cx)?;
         if let Source::Table(t) = &plan.source {
             let indexes = cx.catalog.indexes(&t.name);
-            if !indexes.is_empty() && !crate::bind::binding_params() {
+            if !indexes.is_empty() && !cx.params.typed() {
                 let mut outer = false;
                 if let Some(f) = &plan.filter {
                     f.visit(&mut |e| outer |= matches!(e, Expr::Outer(..)));
@@ -1162,7 +1170,7 @@ impl SelectPlan {
                 .iter()
                 .map(|e| match e {
                     ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
-                        let i = const_int(e, "GROUP BY")?.unwrap_or(0);
+                        let i = const_int(cx.params, e, "GROUP BY")?.unwrap_or(0);
                         items
                             .get((i as usize).wrapping_sub(1))
                             .map(|(x, _)| x.clone())
@@ -1207,6 +1215,7 @@ impl SelectPlan {
                         cx: Some(&cx),
                         windows: Some(&mut windows),
                         set_returning: Some(&mut srfs),
+                        params: cx.params,
                     }
                     .bind(e),
                     Item::Column(c) => Ok(scope.column_expr(*c)),
@@ -1347,7 +1356,7 @@ impl SelectPlan {
                 .product::<Option<f64>>();
             plan.grouping = Some(grouping);
         }
-        let (limit, offset) = limit_offset(limit)?;
+        let (limit, offset) = limit_offset(cx.params, limit)?;
         plan.limit = limit;
         plan.offset = offset;
         plan.prune();
@@ -2542,6 +2551,7 @@ fn grouped<'a>(
         cx: Some(cx),
         windows,
         set_returning: None,
+        params: cx.params(),
     }
 }
 
@@ -2558,7 +2568,8 @@ fn order_position(e: &ast::Expr, count: usize) -> SqlResult<Option<usize>> {
     if !matches!(v.value, ast::Value::Number(..)) {
         return Ok(None);
     }
-    let i = const_int(e, "ORDER BY")?.unwrap_or(0);
+    // A number, which binds alike whatever the statement's parameters.
+    let i = const_int(Params::Absent, e, "ORDER BY")?.unwrap_or(0);
     if i < 1 || i as usize > count {
         return Err(SqlError::new(
             code::INVALID_PARAMETER,
@@ -2610,6 +2621,7 @@ fn order_key(
         cx: Some(&cx),
         windows: Some(windows),
         set_returning: None,
+        params: cx.params,
     };
     Ok(SortKey::Expr(b.bind(e)?))
 }

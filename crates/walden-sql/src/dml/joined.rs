@@ -24,17 +24,18 @@ use crate::error::{code, SqlError, SqlResult};
 use crate::expr::{EvalCtx, Expr};
 use crate::from::{plan_from_with_row_id, row_id_of, FromPlan};
 use crate::guard::row_bytes;
+use crate::infer::Params;
 use crate::run::RunCx;
 use crate::select::{PlanCx, Subqueries};
 use crate::session::{Ctx, Output};
 
 pub(crate) fn update(cx: &mut Ctx, t: &mut Transaction, u: &ast::Update) -> SqlResult<Output> {
-    let (target, sets, returning) = bind_update(cx.db, u)?;
+    let (target, sets, returning) = bind_update(cx.db, u, Params::Absent)?;
     run(cx, t, &target, Some(&sets), returning.as_ref())
 }
 
 pub(crate) fn delete(cx: &mut Ctx, t: &mut Transaction, d: &ast::Delete) -> SqlResult<Output> {
-    let (target, returning) = bind_delete(cx.db, d)?;
+    let (target, returning) = bind_delete(cx.db, d, Params::Absent)?;
     run(cx, t, &target, None, returning.as_ref())
 }
 
@@ -43,6 +44,7 @@ pub(crate) fn delete(cx: &mut Ctx, t: &mut Transaction, d: &ast::Delete) -> SqlR
 pub(crate) fn bind_update(
     db: &walden::Database,
     u: &ast::Update,
+    params: Params,
 ) -> SqlResult<(Target, Vec<(usize, Expr)>, Option<Returning>)> {
     let from = match &u.from {
         Some(UpdateTableFromKind::AfterSet(v)) => v,
@@ -53,9 +55,12 @@ pub(crate) fn bind_update(
         }
         None => return Err(SqlError::new(code::INTERNAL, "UPDATE without FROM here")),
     };
-    let target = Target::plan(db, &u.table, from, u.selection.as_ref(), "update")?;
+    let target = Target::plan(db, &u.table, from, u.selection.as_ref(), "update", params)?;
     let catalog = DbCatalog::new(db);
-    let cx = PlanCx::of(&catalog);
+    let cx = PlanCx {
+        params,
+        ..PlanCx::of(&catalog)
+    };
     let sets = bind_assignments(
         db,
         &u.assignments,
@@ -63,7 +68,7 @@ pub(crate) fn bind_update(
         &target.schema,
         &mut |e, col| bind_for_column(&mut modify_binder(&target.plan.scope, &cx), e, col),
     )?;
-    let returning = returning(u.returning.as_deref(), &target.plan, &target.schema)?;
+    let returning = returning(params, u.returning.as_deref(), &target.plan, &target.schema)?;
     Ok((target, sets, returning))
 }
 
@@ -71,6 +76,7 @@ pub(crate) fn bind_update(
 pub(crate) fn bind_delete(
     db: &walden::Database,
     d: &ast::Delete,
+    params: Params,
 ) -> SqlResult<(Target, Option<Returning>)> {
     let target = match &d.from {
         FromTable::WithFromKeyword(v) | FromTable::WithoutKeyword(v) => v,
@@ -81,8 +87,8 @@ pub(crate) fn bind_delete(
     let Some(using) = &d.using else {
         return Err(SqlError::new(code::INTERNAL, "DELETE without USING here"));
     };
-    let target = Target::plan(db, twj, using, d.selection.as_ref(), "delete from")?;
-    let returning = returning(d.returning.as_deref(), &target.plan, &target.schema)?;
+    let target = Target::plan(db, twj, using, d.selection.as_ref(), "delete from", params)?;
+    let returning = returning(params, d.returning.as_deref(), &target.plan, &target.schema)?;
     Ok((target, returning))
 }
 
@@ -104,6 +110,7 @@ impl Target {
         others: &[ast::TableWithJoins],
         selection: Option<&ast::Expr>,
         verb: &str,
+        params: Params,
     ) -> SqlResult<Target> {
         let (table, tname, _) = single_table(target)?;
         let schema = schema_of(db, &table, tname, verb)?;
@@ -111,9 +118,8 @@ impl Target {
         items.extend(others.iter().cloned());
         let catalog = DbCatalog::new(db);
         let pcx = PlanCx {
-            catalog: &catalog,
-            ctes: None,
-            outer: None,
+            params,
+            ..PlanCx::of(&catalog)
         };
         let plan = plan_from_with_row_id(&items, selection, &pcx)?;
         let recheck = selection
@@ -130,12 +136,13 @@ impl Target {
 
 /// RETURNING over the joined row (the target's row id left out of `*`).
 fn returning(
+    params: Params,
     items: Option<&[ast::SelectItem]>,
     plan: &FromPlan,
     schema: &Schema,
 ) -> SqlResult<Option<Returning>> {
     items
-        .map(|items| Returning::bind_in(items, &plan.scope, &[schema.columns.len()]))
+        .map(|items| Returning::bind_in(params, items, &plan.scope, &[schema.columns.len()]))
         .transpose()
 }
 
