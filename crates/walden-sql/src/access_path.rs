@@ -13,20 +13,10 @@ use std::ops::Bound;
 
 use walden::{ColumnType, KeyOrder, Value};
 
+use crate::catalog::IndexMeta;
 use crate::expr::{CmpOp, Expr};
 use crate::types::SqlType;
 use crate::value;
-
-/// An index as the planner sees it.
-#[derive(Debug, Clone)]
-pub struct IndexMeta {
-    pub name: String,
-    /// Column positions in the table, in key order.
-    pub columns: Vec<usize>,
-    /// Each column's order (one per column).
-    pub order: Vec<KeyOrder>,
-    pub unique: bool,
-}
 
 impl IndexMeta {
     /// The order of the index's column `n`.

@@ -6,12 +6,11 @@
 use sqlparser::ast::{self, AlterColumnOperation, AlterTableOperation as Op, Spanned};
 use walden::{AlterOp, Column, Database, Schema, Value};
 
-use crate::bind::{ident_name, object_name, Scope};
+use crate::catalog::{ident_name, object_name, Catalog, DbCatalog, Scope};
 use crate::ddl::{add_key, column_of, key_constraint};
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::Expr;
-use crate::select::Catalog;
-use crate::session::{Ctx, DbCatalog, Output};
+use crate::session::{Ctx, Output};
 
 /// The catalog as it would be with a column (or a whole table) gone: what the views
 /// would see after a DROP or RENAME, to find the ones that would break.
@@ -455,7 +454,7 @@ fn drop_column(
     }
     // Foreign keys of the table over the column go with it, as in PostgreSQL; one that
     // references the column goes only with CASCADE.
-    for k in crate::fkeys::ddl::naming_column(cx.db, table, column)? {
+    for k in crate::fkeys::ddl::naming_column(cx.db, cx.fkeys, table, column)? {
         if k.parent == table && k.parent_columns.iter().any(|c| c == column) && k.table != table {
             if !cascade {
                 return Err(SqlError::new(
@@ -519,7 +518,7 @@ fn rename_column(
         return Err(column_exists(to, table));
     }
     refuse_if_views_break(cx.db, table, Some(from))?;
-    if let Some(k) = crate::fkeys::ddl::naming_column(cx.db, table, from)?.first() {
+    if let Some(k) = crate::fkeys::ddl::naming_column(cx.db, cx.fkeys, table, from)?.first() {
         return Err(SqlError::unsupported(format!(
             "renaming column \"{from}\" of relation \"{table}\", which foreign key constraint \"{}\" uses (Walden keeps a foreign key as text)",
             k.name
@@ -554,7 +553,7 @@ fn rename_table(cx: &mut Ctx, table: &str, to: &str) -> SqlResult<()> {
         ));
     }
     refuse_if_views_break(cx.db, table, None)?;
-    if let Some(k) = crate::fkeys::all(cx.db)?.referencing(table).next() {
+    if let Some(k) = cx.fkeys.all(cx.db)?.referencing(table).next() {
         return Err(SqlError::unsupported(format!(
             "renaming relation \"{table}\", which foreign key constraint \"{}\" of relation \"{}\" references (Walden keeps a foreign key as text)",
             k.name, k.table

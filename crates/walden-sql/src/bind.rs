@@ -1,6 +1,8 @@
 //! Binding: turns parsed expressions into `Expr`s — names resolved against a scope, types
 //! checked and fixed, literals coerced, constants folded, aggregates collected.
 
+use std::sync::Arc;
+
 use sqlparser::ast::{
     self, BinaryOperator, CastKind, FunctionArg, FunctionArgExpr, FunctionArguments, Spanned,
     UnaryOperator,
@@ -8,92 +10,20 @@ use sqlparser::ast::{
 use walden::rng::SimRng;
 use walden::Value;
 
+use crate::catalog::{ident_name, object_name, Catalog, Scope};
 use crate::depth;
 use crate::error::{clip, code, SqlError, SqlResult};
-use crate::expr::{CmpOp, EvalCtx, Expr, Subquery, SubqueryKind};
+use crate::expr::{CmpOp, EvalCtx, Expr, Subquery, SubqueryKind, SubqueryPlan};
 use crate::functions::Func;
-use crate::infer;
+use crate::infer::Params;
 use crate::jsonb::JsonOp;
 use crate::pg_catalog::CatalogFn;
 use crate::types::{declared_type, DeclaredType, SqlType};
 use crate::value::{self, ArithOp};
 use crate::window::{Windows, WINDOW_PLACEHOLDER};
 
-/// The columns an expression may name.
-#[derive(Debug, Clone, Default)]
-pub struct Scope {
-    /// The table (or alias) the columns may be qualified with, when they all come from
-    /// one table.
-    pub table: Option<String>,
-    pub columns: Vec<(String, SqlType)>,
-    /// With several relations in FROM: each relation's name (or alias) and the range of
-    /// its columns (empty for one table: `table` names them all).
-    pub relations: Vec<(String, std::ops::Range<usize>)>,
-    /// Columns an unqualified name does not find (the right-hand copies of a JOIN's
-    /// USING columns, which the left-hand ones stand for).
-    pub hidden: Vec<usize>,
-    /// The columns `*` stands for, in order, when not all of them (JOIN ... USING lists
-    /// its columns once, first).
-    pub star: Option<Vec<usize>>,
-    /// A FULL JOIN's USING columns as (visible, hidden) pairs: an unqualified name (and
-    /// `*`) reads coalesce(visible, hidden), as PostgreSQL's merged column is.
-    pub merged: Vec<(usize, usize)>,
-}
-
+/// A scope is the catalog's (`catalog.rs`); a column read as an expression is binding's.
 impl Scope {
-    /// The columns of one table, qualified by its name.
-    pub fn of_table(table: &str, schema: &walden::Schema) -> Scope {
-        Scope {
-            table: Some(table.to_string()),
-            columns: schema
-                .columns
-                .iter()
-                .map(|c| (c.name.clone(), SqlType::of_column(c)))
-                .collect(),
-            ..Scope::default()
-        }
-    }
-
-    /// The range of columns of the relation called `name`, if there is one.
-    pub fn relation(&self, name: &str) -> Option<std::ops::Range<usize>> {
-        if self.relations.is_empty() {
-            return (self.table.as_deref() == Some(name)).then_some(0..self.columns.len());
-        }
-        let mut found = self.relations.iter().filter(|(n, _)| n == name);
-        found.next().map(|(_, r)| r.clone())
-    }
-
-    /// The column a (possibly qualified) name refers to: Ok(None) when the scope has no
-    /// such column (or no such relation).
-    pub fn resolve(
-        &self,
-        table: Option<&ast::Ident>,
-        id: &ast::Ident,
-    ) -> SqlResult<Option<(usize, SqlType)>> {
-        let name = ident_name(id);
-        let range = match table {
-            Some(t) => match self.relation(&ident_name(t)) {
-                Some(r) => r,
-                None => return Ok(None),
-            },
-            None => 0..self.columns.len(),
-        };
-        let mut found = self.columns[range.clone()]
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (i + range.start, c))
-            .filter(|(i, (n, _))| *n == name && (table.is_some() || !self.hidden.contains(i)));
-        match (found.next(), found.next()) {
-            (Some((i, (_, ty))), None) => Ok(Some((i, *ty))),
-            (Some(_), Some(_)) => Err(SqlError::new(
-                code::AMBIGUOUS_COLUMN,
-                format!("column reference \"{name}\" is ambiguous"),
-            )
-            .at(id.span.start)),
-            _ => Ok(None),
-        }
-    }
-
     /// Column `i` as an unqualified name (or `*`) reads it: a FULL JOIN's merged USING
     /// column is coalesce of both sides.
     pub fn column_expr(&self, i: usize) -> Expr {
@@ -101,14 +31,6 @@ impl Scope {
         match self.merged.iter().find(|(v, _)| *v == i) {
             Some(&(v, h)) => Expr::Coalesce(vec![Expr::Column(v, ty), Expr::Column(h, ty)], ty),
             None => Expr::Column(i, ty),
-        }
-    }
-
-    /// The columns `*` stands for.
-    pub fn star_columns(&self) -> Vec<usize> {
-        match &self.star {
-            Some(s) => s.clone(),
-            None => (0..self.columns.len()).collect(),
         }
     }
 }
@@ -151,32 +73,19 @@ impl Outer<'_> {
     }
 }
 
-/// What binding needs to plan the subqueries an expression holds: the catalog, the
-/// WITH queries in reach, and the query the expression is part of.
-#[derive(Clone, Copy)]
-pub struct PlanCx<'a> {
-    pub catalog: &'a dyn crate::select::Catalog,
-    pub ctes: Option<&'a crate::select::Ctes<'a>>,
+/// The query an expression is bound in, as binding needs it: the statement's catalog,
+/// the enclosing query a correlated name reaches, and the planner of the subqueries the
+/// expression holds. The planner's context (`select::PlanCx`) is one: binding reaches the
+/// planner through it, never by name.
+pub trait SubqueryPlanner {
+    fn catalog(&self) -> &dyn Catalog;
     /// Set while a subquery is bound: the query it is inside.
-    pub outer: Option<&'a Outer<'a>>,
-}
-
-/// An identifier as PostgreSQL folds it: unquoted names are lower-cased.
-pub fn ident_name(id: &ast::Ident) -> String {
-    if id.quote_style.is_some() {
-        id.value.clone()
-    } else {
-        id.value.to_lowercase()
-    }
-}
-
-pub fn object_name(name: &ast::ObjectName) -> SqlResult<String> {
-    let parts: Vec<&ast::Ident> = name.0.iter().filter_map(|p| p.as_ident()).collect();
-    match parts.as_slice() {
-        [id] => Ok(ident_name(id)),
-        [schema, id] if ident_name(schema) == "public" => Ok(ident_name(id)),
-        _ => Err(SqlError::unsupported(format!("the qualified name {name}")).at(name.span().start)),
-    }
+    fn outer(&self) -> Option<&Outer<'_>>;
+    /// Plans `q`, a subquery of an expression of this query, inside `outer`: a name its
+    /// own scope lacks is found there (and becomes one of `outer`'s parameters).
+    fn plan_subquery(&self, q: &ast::Query, outer: &Outer) -> SqlResult<Arc<dyn SubqueryPlan>>;
+    /// What binding knows of the statement's parameters.
+    fn params(&self) -> Params<'_>;
 }
 
 /// A function's name: `pg_catalog.` (where every function lives) and `public.` may
@@ -361,7 +270,7 @@ pub struct Binder<'a> {
     pub grouping: Option<&'a mut Grouping>,
     /// Set where subqueries may appear (a query's clauses); None elsewhere (a column
     /// default, an UPDATE's SET), where a subquery is refused.
-    pub cx: Option<PlanCx<'a>>,
+    pub cx: Option<&'a dyn SubqueryPlanner>,
     /// Set where window functions may appear (a SELECT block's select list and ORDER
     /// BY): the calls found so far, each standing in as a placeholder column
     /// (`window::WINDOW_PLACEHOLDER`). None elsewhere, where they are refused.
@@ -370,33 +279,8 @@ pub struct Binder<'a> {
     /// the calls found so far, each standing in as placeholder columns
     /// (`srf::SRF_PLACEHOLDER`). None elsewhere, where they are refused.
     pub set_returning: Option<&'a mut crate::srf::SetReturning>,
-}
-
-thread_local! {
-    /// The types of the parameters while a prepared statement's plan is made to be
-    /// cached (`with_param_types`); None otherwise.
-    static PARAM_TYPES: std::cell::RefCell<Option<Vec<SqlType>>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// Runs `f` (which binds a prepared statement) with `$n` bound as parameter `n` of
-/// type `types[n - 1]` rather than refused.
-pub(crate) fn with_param_types<R>(types: &[SqlType], f: impl FnOnce() -> R) -> R {
-    struct Reset(Option<Vec<SqlType>>);
-    impl Drop for Reset {
-        fn drop(&mut self) {
-            let old = self.0.take();
-            PARAM_TYPES.with(|p| *p.borrow_mut() = old);
-        }
-    }
-    let old = PARAM_TYPES.with(|p| p.borrow_mut().replace(types.to_vec()));
-    let _reset = Reset(old);
-    f()
-}
-
-/// True while a prepared statement's plan is bound to be cached.
-pub(crate) fn binding_params() -> bool {
-    PARAM_TYPES.with(|p| p.borrow().is_some())
+    /// What binding knows of the statement's parameters (`$n`).
+    pub params: Params<'a>,
 }
 
 /// Column `c` of the input, in a grouped query: the GROUP BY key it is.
@@ -414,16 +298,6 @@ pub(crate) fn regroup_column(c: usize, scope: &Scope, grouping: &Grouping) -> Sq
                 "column \"{name}\" must appear in the GROUP BY clause or be used in an aggregate function"
             ),
         )
-    })
-}
-
-/// The parameter a placeholder names, while parameters are bound.
-fn param_of(p: &str) -> Option<Expr> {
-    let n: usize = p.strip_prefix('$')?.parse().ok()?;
-    PARAM_TYPES.with(|t| {
-        let t = t.borrow();
-        let ty = *t.as_ref()?.get(n.checked_sub(1)?)?;
-        Some(Expr::Param(n - 1, ty))
     })
 }
 
@@ -461,19 +335,19 @@ pub(crate) fn fold(e: Expr) -> SqlResult<Expr> {
 
 /// True for a value of PostgreSQL's unknown type: a string literal, or a parameter
 /// whose type is being inferred and no context has given yet (`infer.rs`).
-pub(crate) fn is_unknown(e: &Expr) -> bool {
-    matches!(e, Expr::Const(Value::Text(_))) || infer::unknown(e).is_some()
+pub(crate) fn is_unknown(params: Params, e: &Expr) -> bool {
+    matches!(e, Expr::Const(Value::Text(_))) || params.unknown(e).is_some()
 }
 
 /// Gives a string literal the type it is compared or combined with, as PostgreSQL does
 /// with literals of unknown type; a parameter of unknown type takes that type
 /// (`infer::resolve`), text included.
-pub fn coerce_literal(e: Expr, to: SqlType) -> SqlResult<Expr> {
-    if let Some(n) = infer::unknown(&e) {
+pub(crate) fn coerce_literal(params: Params, e: Expr, to: SqlType) -> SqlResult<Expr> {
+    if let Some(n) = params.unknown(&e) {
         if to == SqlType::Null {
             return Ok(e);
         }
-        return infer::resolve(n, to);
+        return params.resolve(n, to);
     }
     match e {
         Expr::Const(Value::Text(s)) if to != SqlType::Text && to != SqlType::Null => {
@@ -567,20 +441,20 @@ fn not_unique(message: &str) -> SqlError {
 /// operator with an operand of unknown type: the other operand's type where that
 /// operator exists, else the one operator there is (`timestamp + '1 day'` adds an
 /// interval, `interval * '2'` multiplies by a float8).
-fn temporal_operands(op: ArithOp, a: Expr, b: Expr) -> SqlResult<(Expr, Expr)> {
+fn temporal_operands(params: Params, op: ArithOp, a: Expr, b: Expr) -> SqlResult<(Expr, Expr)> {
     // `date + '...'` could add days, an interval or a time: PostgreSQL refuses to guess.
     let date_plus_unknown = op == ArithOp::Add
-        && ((a.ty() == SqlType::Date && is_unknown(&b))
-            || (b.ty() == SqlType::Date && is_unknown(&a)));
+        && ((a.ty() == SqlType::Date && is_unknown(params, &b))
+            || (b.ty() == SqlType::Date && is_unknown(params, &a)));
     if date_plus_unknown {
-        let (l, r) = if is_unknown(&a) {
+        let (l, r) = if is_unknown(params, &a) {
             ("unknown", "date")
         } else {
             ("date", "unknown")
         };
         return Err(not_unique(&format!("operator is not unique: {l} + {r}")));
     }
-    if is_unknown(&a) && is_unknown(&b) {
+    if is_unknown(params, &a) && is_unknown(params, &b) {
         return Err(not_unique(&format!(
             "operator is not unique: unknown {} unknown",
             op.symbol()
@@ -593,14 +467,14 @@ fn temporal_operands(op: ArithOp, a: Expr, b: Expr) -> SqlResult<(Expr, Expr)> {
             (_, t) => t,
         }
     };
-    Ok(match (is_unknown(&a), is_unknown(&b)) {
+    Ok(match (is_unknown(params, &a), is_unknown(params, &b)) {
         (true, false) => {
             let t = other_type(b.ty());
-            (coerce_literal(a, t)?, b)
+            (coerce_literal(params, a, t)?, b)
         }
         (false, true) => {
             let t = other_type(a.ty());
-            (a, coerce_literal(b, t)?)
+            (a, coerce_literal(params, b, t)?)
         }
         _ => (a, b),
     })
@@ -625,9 +499,9 @@ fn qualified_interval(value: Expr, field: &ast::DateTimeField) -> SqlResult<wald
 }
 
 /// The common type of CASE branches or COALESCE arguments.
-pub(crate) fn common_type(exprs: &[&Expr], what: &str) -> SqlResult<SqlType> {
+pub(crate) fn common_type(params: Params, exprs: &[&Expr], what: &str) -> SqlResult<SqlType> {
     let mut ty = SqlType::Null;
-    for e in exprs.iter().filter(|e| !is_unknown(e)) {
+    for e in exprs.iter().filter(|e| !is_unknown(params, e)) {
         let t = e.ty();
         ty = match (ty, t) {
             (SqlType::Null, t) | (t, SqlType::Null) => t,
@@ -649,7 +523,7 @@ pub(crate) fn common_type(exprs: &[&Expr], what: &str) -> SqlResult<SqlType> {
             }
         };
     }
-    if ty == SqlType::Null && exprs.iter().any(|e| is_unknown(e)) {
+    if ty == SqlType::Null && exprs.iter().any(|e| is_unknown(params, e)) {
         ty = SqlType::Text;
     }
     Ok(ty)
@@ -657,15 +531,15 @@ pub(crate) fn common_type(exprs: &[&Expr], what: &str) -> SqlResult<SqlType> {
 
 /// Brings an expression to a type where the other types allow it silently (numbers
 /// widen, literals parse); used for branches of CASE and COALESCE.
-pub(crate) fn to_common(e: Expr, ty: SqlType) -> SqlResult<Expr> {
-    let e = coerce_literal(e, ty)?;
+pub(crate) fn to_common(params: Params, e: Expr, ty: SqlType) -> SqlResult<Expr> {
+    let e = coerce_literal(params, e, ty)?;
     if e.ty() == ty || e.ty() == SqlType::Null {
         return Ok(e);
     }
     Ok(Expr::Cast(Box::new(e), DeclaredType::plain(ty)))
 }
 
-impl Binder<'_> {
+impl<'a> Binder<'a> {
     pub fn plain(scope: &Scope) -> Binder<'_> {
         Binder {
             scope,
@@ -673,17 +547,24 @@ impl Binder<'_> {
             cx: None,
             windows: None,
             set_returning: None,
+            params: Params::Absent,
         }
     }
 
+    /// This binder, binding the statement's parameters as `params` says.
+    pub(crate) fn with_params(self, params: Params<'a>) -> Self {
+        Binder { params, ..self }
+    }
+
     /// A binder for a query's clauses, where subqueries may appear.
-    pub fn in_query<'b>(scope: &'b Scope, cx: PlanCx<'b>) -> Binder<'b> {
+    pub fn in_query<'b>(scope: &'b Scope, cx: &'b dyn SubqueryPlanner) -> Binder<'b> {
         Binder {
             scope,
             grouping: None,
             cx: Some(cx),
             windows: None,
             set_returning: None,
+            params: cx.params(),
         }
     }
 
@@ -695,6 +576,7 @@ impl Binder<'_> {
             cx: self.cx,
             windows: None,
             set_returning: None,
+            params: self.params,
         }
     }
 
@@ -705,7 +587,7 @@ impl Binder<'_> {
             }
             return Ok(Expr::Column(i, ty));
         }
-        if let Some(outer) = self.cx.and_then(|c| c.outer) {
+        if let Some(outer) = self.cx.and_then(|c| c.outer()) {
             if let Some(e) = outer.resolve(table, id)? {
                 return Ok(e);
             }
@@ -727,14 +609,11 @@ impl Binder<'_> {
 
     /// Plans a subquery bound in this binder's query: its outer references become its
     /// parameters, values of this query's row.
-    fn subquery(
-        &mut self,
-        q: &ast::Query,
-    ) -> SqlResult<(std::sync::Arc<crate::select::QueryPlan>, Vec<Expr>)> {
+    fn subquery(&mut self, q: &ast::Query) -> SqlResult<(Arc<dyn SubqueryPlan>, Vec<Expr>)> {
         let Some(cx) = self.cx else {
             return Err(SqlError::unsupported("a subquery here"));
         };
-        if binding_params() {
+        if self.params.typed() {
             // A prepared statement's cached plan does not reach into subqueries: it is
             // bound with its values written in.
             return Err(SqlError::unsupported("a parameter in a cached subquery"));
@@ -742,16 +621,11 @@ impl Binder<'_> {
         let outer = Outer {
             scope: self.scope,
             params: std::cell::RefCell::new(Vec::new()),
-            parent: cx.outer,
+            parent: cx.outer(),
         };
-        let inner = PlanCx {
-            catalog: cx.catalog,
-            ctes: cx.ctes,
-            outer: Some(&outer),
-        };
-        let plan = crate::select::QueryPlan::plan_in(q, &inner)?;
+        let plan = cx.plan_subquery(q, &outer)?;
         let params = outer.params.into_inner();
-        Ok((std::sync::Arc::new(plan), params))
+        Ok((plan, params))
     }
 
     pub fn bind(&mut self, e: &ast::Expr) -> SqlResult<Expr> {
@@ -823,7 +697,7 @@ impl Binder<'_> {
             A::IsNull(x) | A::IsNotNull(x) => {
                 let x = self.bind(x)?;
                 // PostgreSQL gives `$1 IS NULL` no type to infer.
-                infer::note_bare(&x);
+                self.params.note_bare(&x);
                 Expr::IsNull(Box::new(x), matches!(e, A::IsNotNull(_)))
             }
             A::Between {
@@ -844,7 +718,7 @@ impl Binder<'_> {
                 let x = self.bind(expr)?;
                 let mut items = Vec::with_capacity(list.len());
                 for item in list {
-                    items.push(coerce_literal(self.bind(item)?, x.ty())?);
+                    items.push(coerce_literal(self.params, self.bind(item)?, x.ty())?);
                 }
                 let bpchar =
                     x.ty() == SqlType::Bpchar || items.iter().any(|i| i.ty() == SqlType::Bpchar);
@@ -873,8 +747,8 @@ impl Binder<'_> {
                 let to = declared_type(data_type, false)?;
                 let mut inner = self.bind(expr)?;
                 // `$1::int`: the parameter is an int.
-                if infer::unknown(&inner).is_some() {
-                    inner = coerce_literal(inner, to.ty)?;
+                if self.params.unknown(&inner).is_some() {
+                    inner = coerce_literal(self.params, inner, to.ty)?;
                 }
                 if to.ty == SqlType::Text && crate::prepared::is_written_in(expr) {
                     // A prepared statement's text value, or one cast to text: a text
@@ -926,7 +800,7 @@ impl Binder<'_> {
             } => {
                 // The session's zone is UTC: at UTC a timestamp becomes the timestamptz of
                 // the same microseconds and back. Other zones are not known here.
-                let zone = coerce_literal(self.bind(time_zone)?, SqlType::Text)?;
+                let zone = coerce_literal(self.params, self.bind(time_zone)?, SqlType::Text)?;
                 let utc = matches!(&zone, Expr::Const(Value::Text(z))
                     if ["utc", "gmt", "z", "+00", "+00:00", "-00", "00:00", "etc/utc", "zulu"]
                         .contains(&z.trim().to_ascii_lowercase().as_str()));
@@ -989,9 +863,9 @@ impl Binder<'_> {
                     Some(f) => self.bind(f)?,
                     None => Expr::Const(Value::Int4(1)),
                 };
-                args.push(coerce_literal(from, SqlType::Int4)?);
+                args.push(coerce_literal(self.params, from, SqlType::Int4)?);
                 if let Some(n) = substring_for {
-                    args.push(coerce_literal(self.bind(n)?, SqlType::Int4)?);
+                    args.push(coerce_literal(self.params, self.bind(n)?, SqlType::Int4)?);
                 }
                 let types: Vec<SqlType> = args.iter().map(Expr::ty).collect();
                 let ty = Func::Substr.result_type("substr", &types)?;
@@ -1019,10 +893,10 @@ impl Binder<'_> {
                 } else {
                     Func::Like
                 };
-                let x = coerce_literal(self.bind(expr)?, SqlType::Text)?;
-                let p = coerce_literal(self.bind(pattern)?, SqlType::Text)?;
+                let x = coerce_literal(self.params, self.bind(expr)?, SqlType::Text)?;
+                let p = coerce_literal(self.params, self.bind(pattern)?, SqlType::Text)?;
                 let esc = match escape_char {
-                    Some(c) => coerce_literal(self.bind(c)?, SqlType::Text)?,
+                    Some(c) => coerce_literal(self.params, self.bind(c)?, SqlType::Text)?,
                     None => Expr::Const(Value::Text("\\".into())),
                 };
                 let args = vec![x, p, esc];
@@ -1111,7 +985,7 @@ impl Binder<'_> {
 
     /// `x = ANY(array)`, the array in text form (`crate::array`): x is compared as text.
     fn eq_any_array(&mut self, x: &ast::Expr, array: &ast::Expr) -> SqlResult<Expr> {
-        let arr = coerce_literal(self.bind(array)?, SqlType::Text)?;
+        let arr = coerce_literal(self.params, self.bind(array)?, SqlType::Text)?;
         if !matches!(arr.ty(), SqlType::Text | SqlType::Null) {
             return Err(SqlError::new(
                 code::DATATYPE_MISMATCH,
@@ -1144,7 +1018,7 @@ impl Binder<'_> {
             [] => return Err(SqlError::syntax("subquery has too few columns").at(q.span().start)),
             _ => return Err(SqlError::syntax("subquery has too many columns").at(q.span().start)),
         };
-        let x = coerce_literal(x, ty)?;
+        let x = coerce_literal(self.params, x, ty)?;
         let x = if ty == SqlType::Bpchar { x } else { text_of(x) };
         check_comparable(&x, &Expr::Column(0, ty), "=")?;
         Ok(Expr::Subquery(Box::new(Subquery {
@@ -1243,6 +1117,7 @@ impl Binder<'_> {
             cx: self.cx,
             windows: None,
             set_returning: None,
+            params: self.params,
         })
         .bind(e)
         {
@@ -1278,11 +1153,11 @@ impl Binder<'_> {
     fn literal(&self, v: &ast::Value) -> SqlResult<Expr> {
         use ast::Value as V;
         if let V::Placeholder(p) = v {
-            if let Some(param) = param_of(p) {
+            if let Some(param) = self.params.placeholder(p) {
                 return Ok(param);
             }
             let n = p.strip_prefix('$').and_then(|d| d.parse().ok());
-            if let Some(param) = n.and_then(infer::reference) {
+            if let Some(param) = n.and_then(|n| self.params.reference(n)) {
                 return param;
             }
         }
@@ -1320,7 +1195,7 @@ impl Binder<'_> {
         let mut bound = || -> SqlResult<Vec<Expr>> {
             let mut args = Vec::new();
             for a in plain_args(f, name)? {
-                args.push(coerce_literal(self.bind(a)?, want)?);
+                args.push(coerce_literal(self.params, self.bind(a)?, want)?);
             }
             Ok(args)
         };
@@ -1393,8 +1268,8 @@ impl Binder<'_> {
             e = match a {
                 ast::AccessExpr::Dot(ast::Expr::Identifier(f)) => self.field(e, f)?,
                 ast::AccessExpr::Subscript(ast::Subscript::Index { index }) => {
-                    let arr = coerce_literal(e, SqlType::Text)?;
-                    let i = coerce_literal(self.bind(index)?, SqlType::Int4)?;
+                    let arr = coerce_literal(self.params, e, SqlType::Text)?;
+                    let i = coerce_literal(self.params, self.bind(index)?, SqlType::Int4)?;
                     let types = [arr.ty(), i.ty()];
                     let ty = Func::ArrayElement.result_type("array subscript", &types)?;
                     Expr::Call(Func::ArrayElement, vec![arr, i], ty)
@@ -1415,7 +1290,7 @@ impl Binder<'_> {
     fn text_call(&mut self, func: Func, name: &str, args: Vec<Expr>) -> SqlResult<Expr> {
         let args = args
             .into_iter()
-            .map(|a| coerce_literal(a, SqlType::Text).map(text_of))
+            .map(|a| coerce_literal(self.params, a, SqlType::Text).map(text_of))
             .collect::<SqlResult<Vec<_>>>()?;
         let types: Vec<SqlType> = args.iter().map(Expr::ty).collect();
         let ty = func.result_type(name, &types)?;
@@ -1424,7 +1299,7 @@ impl Binder<'_> {
 
     /// ceil(x) or floor(x), which the parser gives as their own expressions.
     fn ceil_floor(&mut self, func: Func, name: &str, x: &ast::Expr) -> SqlResult<Expr> {
-        let arg = coerce_literal(self.bind(x)?, SqlType::Float8)?;
+        let arg = coerce_literal(self.params, self.bind(x)?, SqlType::Float8)?;
         let ty = func.result_type(name, &[arg.ty()])?;
         Ok(Expr::Call(func, vec![arg], ty))
     }
@@ -1439,7 +1314,7 @@ impl Binder<'_> {
                     }
                 }
                 let x = self.bind(expr)?;
-                if is_unknown(&x) {
+                if is_unknown(self.params, &x) {
                     return Err(not_unique("operator is not unique: - unknown"));
                 }
                 let ok = x.ty().is_numeric() || matches!(x.ty(), SqlType::Null | SqlType::Interval);
@@ -1472,7 +1347,7 @@ impl Binder<'_> {
 
     /// Binds an operand that must be boolean.
     pub(crate) fn boolean(&mut self, e: &ast::Expr, what: &str) -> SqlResult<Expr> {
-        let x = coerce_literal(self.bind(e)?, SqlType::Bool)?;
+        let x = coerce_literal(self.params, self.bind(e)?, SqlType::Bool)?;
         match x.ty() {
             SqlType::Bool | SqlType::Null => Ok(x),
             t => Err(SqlError::new(
@@ -1507,14 +1382,16 @@ impl Binder<'_> {
             }
             _ => (a, b),
         };
-        Ok(match (is_unknown(&a), is_unknown(&b)) {
-            (true, false) => (coerce_literal(a, b.ty())?, b),
-            (false, true) => {
-                let t = a.ty();
-                (a, coerce_literal(b, t)?)
-            }
-            _ => (a, b),
-        })
+        Ok(
+            match (is_unknown(self.params, &a), is_unknown(self.params, &b)) {
+                (true, false) => (coerce_literal(self.params, a, b.ty())?, b),
+                (false, true) => {
+                    let t = a.ty();
+                    (a, coerce_literal(self.params, b, t)?)
+                }
+                _ => (a, b),
+            },
+        )
     }
 
     fn comparison(&mut self, l: &ast::Expr, op: CmpOp, r: &ast::Expr) -> SqlResult<Expr> {
@@ -1560,7 +1437,7 @@ impl Binder<'_> {
         };
         if let Some(j) = json {
             let (a, b) = (self.bind(l)?, self.bind(r)?);
-            return json_operator(j, a, b);
+            return json_operator(self.params, j, a, b);
         }
         let arith = match op {
             B::Plus => Some(ArithOp::Add),
@@ -1579,8 +1456,8 @@ impl Binder<'_> {
         if let Some(f) = bitwise {
             let (a, b) = self.operands(l, r)?;
             let (a, b) = (
-                coerce_literal(a, SqlType::Int4)?,
-                coerce_literal(b, SqlType::Int4)?,
+                coerce_literal(self.params, a, SqlType::Int4)?,
+                coerce_literal(self.params, b, SqlType::Int4)?,
             );
             let ty = f
                 .result_type(&op.to_string(), &[a.ty(), b.ty()])
@@ -1610,14 +1487,14 @@ impl Binder<'_> {
                 let (a, b) = (self.bind(l)?, self.bind(r)?);
                 let (mut a, mut b) = (text_of(a), text_of(b));
                 if a.ty() == SqlType::Jsonb || b.ty() == SqlType::Jsonb {
-                    return json_operator(JsonOp::Concat, a, b);
+                    return json_operator(self.params, JsonOp::Concat, a, b);
                 }
                 // A string literal beside a bytea is a bytea (only there: `1 || '2'`
                 // is text).
                 if a.ty() == SqlType::Bytea {
-                    b = coerce_literal(b, SqlType::Bytea)?;
+                    b = coerce_literal(self.params, b, SqlType::Bytea)?;
                 } else if b.ty() == SqlType::Bytea {
-                    a = coerce_literal(a, SqlType::Bytea)?;
+                    a = coerce_literal(self.params, a, SqlType::Bytea)?;
                 }
                 let bytes = |t: SqlType| matches!(t, SqlType::Bytea | SqlType::Null);
                 if (a.ty() == SqlType::Bytea || b.ty() == SqlType::Bytea)
@@ -1673,8 +1550,8 @@ impl Binder<'_> {
 
     /// `text ~ pattern` and its variants.
     fn regex(&mut self, l: &ast::Expr, f: Func, negated: bool, r: &ast::Expr) -> SqlResult<Expr> {
-        let a = coerce_literal(self.bind(l)?, SqlType::Text)?;
-        let p = coerce_literal(self.bind(r)?, SqlType::Text)?;
+        let a = coerce_literal(self.params, self.bind(l)?, SqlType::Text)?;
+        let p = coerce_literal(self.params, self.bind(r)?, SqlType::Text)?;
         let name = if f == Func::RegexMatch { "~" } else { "~*" };
         let types = [a.ty(), p.ty()];
         let ty = f.result_type(name, &types).map_err(|_| {
@@ -1694,7 +1571,7 @@ impl Binder<'_> {
     fn snapshot(&self) -> crate::pg_catalog::Snap {
         crate::pg_catalog::Snap(
             self.cx
-                .and_then(|c| c.catalog.pg_snapshot())
+                .and_then(|c| c.catalog().pg_snapshot())
                 .unwrap_or_default(),
         )
     }
@@ -1706,7 +1583,7 @@ impl Binder<'_> {
     fn catalog_cast(&mut self, e: &ast::Expr, dt: &ast::DataType) -> SqlResult<Option<Expr>> {
         if let ast::DataType::Array(_) = dt {
             // Arrays are held in their text form (`crate::array`).
-            let inner = coerce_literal(self.bind(e)?, SqlType::Text)?;
+            let inner = coerce_literal(self.params, self.bind(e)?, SqlType::Text)?;
             if !matches!(inner.ty(), SqlType::Text | SqlType::Null) {
                 return Err(SqlError::unsupported(format!("the cast to {dt}")));
             }
@@ -1781,9 +1658,9 @@ impl Binder<'_> {
     fn arith(&mut self, l: &ast::Expr, op: ArithOp, r: &ast::Expr) -> SqlResult<Expr> {
         let (a, b) = (self.bind(l)?, self.bind(r)?);
         if op == ArithOp::Sub && a.ty() == SqlType::Jsonb {
-            return json_operator(JsonOp::Delete, a, b);
+            return json_operator(self.params, JsonOp::Delete, a, b);
         }
-        let (a, b) = temporal_operands(op, a, b)?;
+        let (a, b) = temporal_operands(self.params, op, a, b)?;
         let (ta, tb) = (a.ty(), b.ty());
         if let Some(ty) = value::datetime_arith_type(op, ta, tb) {
             return Ok(Expr::Arith(op, Box::new(a), Box::new(b), ty));
@@ -1826,7 +1703,7 @@ impl Binder<'_> {
             let w = match &operand {
                 Some(o) => {
                     let ty = if bpchar { SqlType::Bpchar } else { o.ty() };
-                    let w = coerce_literal(self.bind(&cw.condition)?, ty)?;
+                    let w = coerce_literal(self.params, self.bind(&cw.condition)?, ty)?;
                     let w = if bpchar { bpchar_side(w) } else { w };
                     check_comparable(o, &w, "=")?;
                     w
@@ -1841,13 +1718,13 @@ impl Binder<'_> {
         };
         let mut results: Vec<&Expr> = whens.iter().map(|(_, t)| t).collect();
         results.extend(otherwise.iter());
-        let ty = common_type(&results, "CASE")?;
+        let ty = common_type(self.params, &results, "CASE")?;
         let whens = whens
             .into_iter()
-            .map(|(w, t)| Ok((w, to_common(t, ty)?)))
+            .map(|(w, t)| Ok((w, to_common(self.params, t, ty)?)))
             .collect::<SqlResult<Vec<_>>>()?;
         let otherwise = match otherwise {
-            Some(e) => Some(Box::new(to_common(e, ty)?)),
+            Some(e) => Some(Box::new(to_common(self.params, e, ty)?)),
             None => None,
         };
         Ok(Expr::Case {
@@ -1908,15 +1785,15 @@ impl Binder<'_> {
                 return Err(SqlError::syntax("coalesce needs at least one argument"));
             }
             let refs: Vec<&Expr> = bound.iter().collect();
-            let ty = common_type(&refs, "COALESCE")?;
+            let ty = common_type(self.params, &refs, "COALESCE")?;
             let args = bound
                 .into_iter()
-                .map(|e| to_common(e, ty))
+                .map(|e| to_common(self.params, e, ty))
                 .collect::<SqlResult<Vec<_>>>()?;
             return Ok(Expr::Coalesce(args, ty));
         }
         if name == "nullif" {
-            return nullif(bound);
+            return nullif(self.params, bound);
         }
         if let Some((func, ty, counts)) = CatalogFn::lookup(&name) {
             if !counts.contains(&bound.len()) {
@@ -1929,7 +1806,7 @@ impl Binder<'_> {
             let args = bound
                 .into_iter()
                 .enumerate()
-                .map(|(i, e)| coerce_literal(text_of(e), func.arg_type(i)))
+                .map(|(i, e)| coerce_literal(self.params, text_of(e), func.arg_type(i)))
                 .collect::<SqlResult<Vec<_>>>()?;
             return Ok(Expr::Catalog(func, args, self.snapshot(), ty));
         }
@@ -1945,10 +1822,12 @@ impl Binder<'_> {
         let bound_len = bound.len();
         if matches!(func, Func::JsonbBuildObject | Func::JsonbBuildArray) {
             // Their arguments are of type "any": PostgreSQL types no parameter there.
-            bound.iter().for_each(infer::note_bare);
+            bound.iter().for_each(|e| self.params.note_bare(e));
         }
         if matches!(func, Func::ToJsonb | Func::ArrayToString)
-            && bound.first().is_some_and(|e| infer::unknown(e).is_some())
+            && bound
+                .first()
+                .is_some_and(|e| self.params.unknown(e).is_some())
         {
             return Err(SqlError::new(
                 code::DATATYPE_MISMATCH,
@@ -1989,7 +1868,7 @@ impl Binder<'_> {
                 _ => None,
             };
             args.push(match want {
-                Some(t) => coerce_literal(e, t)?,
+                Some(t) => coerce_literal(self.params, e, t)?,
                 None => e,
             });
         }
@@ -2111,7 +1990,7 @@ fn bind_agg(b: &Binder, func: AggFunc, name: &str, f: &ast::Function) -> SqlResu
             e
         }
     };
-    agg_call(func, name, f, &mut |e| {
+    agg_call(b.params, func, name, f, &mut |e| {
         b.ungrouped().bind(e).map_err(nested)
     })
 }
@@ -2120,12 +1999,13 @@ fn bind_agg(b: &Binder, func: AggFunc, name: &str, f: &ast::Function) -> SqlResu
 /// `bind_arg` (over the input rows for a grouped query's aggregates; over the grouped
 /// rows for a window aggregate).
 pub(crate) fn agg_call(
+    params: Params,
     func: AggFunc,
     name: &str,
     f: &ast::Function,
     bind_arg: &mut dyn FnMut(&ast::Expr) -> SqlResult<Expr>,
 ) -> SqlResult<AggCall> {
-    let mut call = agg_args(func, name, f, bind_arg)?;
+    let mut call = agg_args(params, func, name, f, bind_arg)?;
     if let Some(w) = &f.filter {
         let cond = bind_arg(w).map_err(|e| {
             if e.message == "aggregate function calls cannot be nested" {
@@ -2137,7 +2017,7 @@ pub(crate) fn agg_call(
                 e
             }
         })?;
-        let cond = coerce_literal(cond, SqlType::Bool)?;
+        let cond = coerce_literal(params, cond, SqlType::Bool)?;
         if !matches!(cond.ty(), SqlType::Bool | SqlType::Null) {
             return Err(SqlError::new(
                 code::DATATYPE_MISMATCH,
@@ -2174,6 +2054,7 @@ pub(crate) fn agg_call(
 
 /// An aggregate call's arguments bound.
 fn agg_args(
+    params: Params,
     func: AggFunc,
     name: &str,
     f: &ast::Function,
@@ -2214,19 +2095,23 @@ fn agg_args(
     let mut arg = bind_arg(arg)?;
     if func == AggFunc::Count {
         // count takes "any": PostgreSQL gives `count($1)` no type to infer.
-        infer::note_bare(&arg);
+        params.note_bare(&arg);
     }
     let extra = match extra {
-        Some(d) => Some(coerce_literal(text_of(bind_arg(d)?), SqlType::Text)?),
+        Some(d) => Some(coerce_literal(
+            params,
+            text_of(bind_arg(d)?),
+            SqlType::Text,
+        )?),
         None => None,
     };
     if matches!(func, AggFunc::StringAgg) {
-        arg = coerce_literal(text_of(arg), SqlType::Text)?;
+        arg = coerce_literal(params, text_of(arg), SqlType::Text)?;
     }
     if matches!(func, AggFunc::BoolAnd | AggFunc::BoolOr) {
-        arg = coerce_literal(arg, SqlType::Bool)?;
+        arg = coerce_literal(params, arg, SqlType::Bool)?;
     }
-    if matches!(func, AggFunc::Sum | AggFunc::Avg) && is_unknown(&arg) {
+    if matches!(func, AggFunc::Sum | AggFunc::Avg) && is_unknown(params, &arg) {
         return Err(not_unique(&format!(
             "function {name}(unknown) is not unique"
         )));
@@ -2282,7 +2167,7 @@ fn negate_if(e: Expr, negated: bool) -> Expr {
 }
 
 /// The type of a subquery's one column (a subquery in an expression gives one).
-fn one_column(plan: &crate::select::QueryPlan, q: &ast::Query) -> SqlResult<SqlType> {
+fn one_column(plan: &Arc<dyn SubqueryPlan>, q: &ast::Query) -> SqlResult<SqlType> {
     match plan.columns() {
         [(_, ty)] => Ok(*ty),
         _ => Err(SqlError::syntax("subquery must return only one column").at(q.span().start)),
@@ -2305,13 +2190,13 @@ fn cmp_op(op: &BinaryOperator) -> Option<CmpOp> {
 /// A jsonb operator's expression: a string literal on the left, or on the right where
 /// the operator takes a jsonb there, is read as a jsonb; the right operand's type picks
 /// between a key and an index. Anything else is PostgreSQL's "operator does not exist".
-fn json_operator(op: JsonOp, a: Expr, b: Expr) -> SqlResult<Expr> {
+fn json_operator(params: Params, op: JsonOp, a: Expr, b: Expr) -> SqlResult<Expr> {
     use SqlType as T;
     let jsonb_right = matches!(op, JsonOp::Contains | JsonOp::ContainedIn | JsonOp::Concat);
-    let (a, b) = match (is_unknown(&a), is_unknown(&b)) {
-        (true, false) if b.ty() == T::Jsonb => (coerce_literal(a, T::Jsonb)?, b),
-        (true, _) if !jsonb_right => (coerce_literal(a, T::Jsonb)?, b),
-        (false, true) if jsonb_right => (a, coerce_literal(b, T::Jsonb)?),
+    let (a, b) = match (is_unknown(params, &a), is_unknown(params, &b)) {
+        (true, false) if b.ty() == T::Jsonb => (coerce_literal(params, a, T::Jsonb)?, b),
+        (true, _) if !jsonb_right => (coerce_literal(params, a, T::Jsonb)?, b),
+        (false, true) if jsonb_right => (a, coerce_literal(params, b, T::Jsonb)?),
         _ => (a, b),
     };
     let (ta, tb) = (a.ty(), b.ty());
@@ -2331,7 +2216,7 @@ fn json_operator(op: JsonOp, a: Expr, b: Expr) -> SqlResult<Expr> {
     if !matches!(ta, T::Jsonb | T::Null) || !right_ok {
         // A string literal is of type unknown until it meets an operator.
         let name = |e: &Expr| {
-            if is_unknown(e) {
+            if is_unknown(params, e) {
                 "unknown"
             } else {
                 e.ty().name()
@@ -2420,7 +2305,7 @@ fn figure_name(e: &ast::Expr) -> (String, u8) {
 /// `nullif(a, b)`: NULL where `a = b`, else `a`; of `a`'s type, but the two sides'
 /// common type where `a` would be converted to compare (an integer with a numeric),
 /// as PostgreSQL resolves its `=`.
-fn nullif(bound: Vec<Expr>) -> SqlResult<Expr> {
+fn nullif(params: Params, bound: Vec<Expr>) -> SqlResult<Expr> {
     let [a, b]: [Expr; 2] = bound.try_into().map_err(|args: Vec<Expr>| {
         let types: Vec<&str> = args.iter().map(|e| e.ty().name()).collect();
         SqlError::new(
@@ -2432,14 +2317,14 @@ fn nullif(bound: Vec<Expr>) -> SqlResult<Expr> {
     let ty = if ta.is_integer() && tb.is_integer() {
         ta
     } else {
-        common_type(&[&a, &b], "NULLIF")?
+        common_type(params, &[&a, &b], "NULLIF")?
     };
     let b = if tb.is_integer() && ty.is_integer() {
         b
     } else {
-        to_common(b, ty)?
+        to_common(params, b, ty)?
     };
-    let a = to_common(a, ty)?;
+    let a = to_common(params, a, ty)?;
     Ok(Expr::Call(Func::NullIf, vec![a, b], ty))
 }
 

@@ -1,10 +1,12 @@
 //! CHECK constraints: named as PostgreSQL names them, kept in the table's schema as SQL
-//! text (`CHECK (expr)`), bound once per table and schema and checked on every row an
+//! text (`CHECK (expr)`), bound once per table and schema (`CheckCache`, which the
+//! session keeps) and checked on every row an
 //! INSERT or UPDATE writes (23514), and against the stored rows when ALTER TABLE adds one.
 
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
 use std::ops::ControlFlow;
+use std::sync::Arc;
 
 use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
@@ -12,7 +14,8 @@ use sqlparser::parser::Parser;
 use walden::rng::SimRng;
 use walden::{Constraint, Schema, Value};
 
-use crate::bind::{ident_name, Binder, Scope};
+use crate::bind::Binder;
+use crate::catalog::{ident_name, Scope};
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::{EvalCtx, Expr};
 
@@ -98,15 +101,20 @@ pub(crate) fn bind(table: &str, schema: &Schema, e: &ast::Expr) -> SqlResult<Exp
     crate::select::bind_condition(&mut Binder::plain(&scope), e, "CHECK")
 }
 
-thread_local! {
-    /// Bound CHECK expressions by table, columns and text: binding once per schema, not
-    /// per row. A schema change changes the key, so a stale entry is never used.
-    static BOUND: RefCell<HashMap<String, std::rc::Rc<Expr>>> = RefCell::new(HashMap::new());
-}
+/// Bound CHECK expressions by table, columns and text: binding once per schema, not
+/// per row. A schema change changes the key, so a stale entry is never used. Kept by the
+/// session (`Session::checks`) and lent to each of its statements (`Ctx::checks`).
+#[derive(Debug, Default)]
+pub(crate) struct CheckCache(RefCell<HashMap<String, Arc<Expr>>>);
 
 /// A CHECK constraint's expression bound over the table, parsed and bound on its first
 /// use for this schema only; None for a constraint that is not a CHECK.
-fn bound(table: &str, schema: &Schema, c: &Constraint) -> Option<SqlResult<std::rc::Rc<Expr>>> {
+fn bound(
+    cache: &CheckCache,
+    table: &str,
+    schema: &Schema,
+    c: &Constraint,
+) -> Option<SqlResult<Arc<Expr>>> {
     c.definition.strip_prefix("CHECK ")?;
     let mut key = format!("{table}\0{}", c.definition);
     for col in &schema.columns {
@@ -114,19 +122,18 @@ fn bound(table: &str, schema: &Schema, c: &Constraint) -> Option<SqlResult<std::
         key.push_str(&col.name);
         key.push_str(col.ty.name());
     }
-    if let Some(x) = BOUND.with(|b| b.borrow().get(&key).cloned()) {
+    let hit = cache.0.borrow().get(&key).cloned();
+    if let Some(x) = hit {
         return Some(Ok(x));
     }
     let made = parse(c)?.and_then(|e| bind(table, schema, &e));
     Some(made.map(|x| {
-        let x = std::rc::Rc::new(x);
-        BOUND.with(|b| {
-            let mut b = b.borrow_mut();
-            if b.len() > 4096 {
-                b.clear();
-            }
-            b.insert(key, x.clone());
-        });
+        let x = Arc::new(x);
+        let mut b = cache.0.borrow_mut();
+        if b.len() > 4096 {
+            b.clear();
+        }
+        b.insert(key, x.clone());
         x
     }))
 }
@@ -140,14 +147,19 @@ fn passes(expr: &Expr, row: &[Value]) -> SqlResult<bool> {
 
 /// Checks a row about to be written against the table's CHECK constraints, in name
 /// order as PostgreSQL does.
-pub(crate) fn verify(table: &str, schema: &Schema, row: &[Value]) -> SqlResult<()> {
+pub(crate) fn verify(
+    cache: &CheckCache,
+    table: &str,
+    schema: &Schema,
+    row: &[Value],
+) -> SqlResult<()> {
     if schema.constraints.is_empty() {
         return Ok(());
     }
     let mut list: Vec<&Constraint> = schema.constraints.iter().collect();
     list.sort_by(|a, b| a.name.cmp(&b.name));
     for c in list {
-        let Some(expr) = bound(table, schema, c) else {
+        let Some(expr) = bound(cache, table, schema, c) else {
             continue;
         };
         let expr = expr?;

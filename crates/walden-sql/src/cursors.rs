@@ -70,7 +70,7 @@ fn word(t: &Token) -> Option<String> {
 
 fn cursor_name(t: &Token) -> Option<String> {
     match t {
-        Token::Word(w) => Some(crate::bind::ident_name(
+        Token::Word(w) => Some(crate::catalog::ident_name(
             &w.clone().into_ident(sqlparser::tokenizer::Span::empty()),
         )),
         _ => None,

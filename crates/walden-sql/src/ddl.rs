@@ -7,9 +7,9 @@ use sqlparser::ast::{self, ColumnOption, ObjectType, Spanned, TableConstraint};
 use sqlparser::tokenizer::Location;
 use walden::{Column, Schema, TableKind};
 
-use crate::bind::{ident_name, object_name};
+use crate::catalog::{ident_name, object_name, DbCatalog};
 use crate::error::{clip, code, SqlError, SqlResult};
-use crate::session::{Ctx, DbCatalog, Output};
+use crate::session::{Ctx, Output};
 use crate::types::{declared_type, SqlType};
 
 /// The table kind `CREATE TABLE ... USING name` names: `heap`, or `undo` (also spelled
@@ -833,7 +833,7 @@ pub(crate) fn drop(
         }
     }
     let views = crate::view::with_dependents(cx.db, &to_drop, "table", cascade, &mut out.notices)?;
-    crate::fkeys::ddl::before_drop(cx.db, &to_drop, cascade, &mut out.notices)?;
+    crate::fkeys::ddl::before_drop(cx.db, cx.fkeys, &to_drop, cascade, &mut out.notices)?;
     for v in views {
         cx.db.drop_view(&v)?;
     }

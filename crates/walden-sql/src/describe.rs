@@ -10,9 +10,10 @@
 use sqlparser::ast::Statement;
 use walden::Database;
 
+use crate::catalog::DbCatalog;
 use crate::error::{SqlError, SqlResult};
-use crate::select::QueryPlan;
-use crate::session::DbCatalog;
+use crate::infer::Params;
+use crate::select::{PlanCx, QueryPlan};
 use crate::types::SqlType;
 
 /// What a prepared statement takes and gives, as the extended query protocol's
@@ -30,11 +31,20 @@ pub struct Description {
 /// The result columns of `stmt`, bound and planned as running it would: a query's, the
 /// RETURNING list of an INSERT, UPDATE or DELETE, EXPLAIN's `QUERY PLAN`; none for
 /// anything else (SHOW's are the session's: `Session::describe`).
-pub(crate) fn columns(db: &Database, stmt: &Statement) -> SqlResult<Vec<(String, SqlType)>> {
+pub(crate) fn columns(
+    db: &Database,
+    stmt: &Statement,
+    params: Params,
+) -> SqlResult<Vec<(String, SqlType)>> {
+    let catalog = DbCatalog::new(db);
+    let cx = PlanCx {
+        params,
+        ..PlanCx::of(&catalog)
+    };
     match stmt {
-        Statement::Query(q) => Ok(QueryPlan::plan(q, &DbCatalog::new(db))?.columns().to_vec()),
+        Statement::Query(q) => Ok(QueryPlan::plan_in(q, &cx)?.columns().to_vec()),
         Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
-            crate::dml::returned_columns(db, stmt)
+            crate::dml::returned_columns(db, stmt, params)
         }
         Statement::Explain { statement, .. } => {
             match statement.as_ref() {
@@ -42,7 +52,7 @@ pub(crate) fn columns(db: &Database, stmt: &Statement) -> SqlResult<Vec<(String,
                 | Statement::Insert(_)
                 | Statement::Update(_)
                 | Statement::Delete(_) => {
-                    columns(db, statement)?;
+                    columns(db, statement, params)?;
                 }
                 other => {
                     let text = other.to_string();
@@ -58,7 +68,7 @@ pub(crate) fn columns(db: &Database, stmt: &Statement) -> SqlResult<Vec<(String,
         Statement::Declare { stmts } => {
             // Bound for its parameters' types; a DECLARE returns no rows.
             for q in stmts.iter().filter_map(|d| d.for_query.as_ref()) {
-                QueryPlan::plan(q, &DbCatalog::new(db))?;
+                QueryPlan::plan_in(q, &cx)?;
             }
             Ok(Vec::new())
         }

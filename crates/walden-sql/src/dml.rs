@@ -9,16 +9,21 @@ use walden::{Column, Row, RowAction, Schema, Transaction, Value};
 
 use crate::fkeys::enforce::Written;
 
-use crate::bind::{coerce_literal, ident_name, object_name, Binder, Scope};
+use crate::bind::{coerce_literal, Binder};
+use crate::catalog::{ident_name, object_name, DbCatalog, Scope};
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::Expr;
 
 use crate::access_path::{self, Access, Wanted};
 use crate::from::Explain;
 use crate::guard::{row_bytes, Guard};
+use crate::infer::Params;
 use crate::prepared::Plan;
-use crate::select::{bind_condition, read_index, QueryPlan, SeriesIter, Source};
-use crate::session::{Ctx, DbCatalog, Output};
+use crate::run::RunCx;
+use crate::select::{
+    bind_condition, read_index, PlanCx, QueryPlan, SeriesIter, Source, Subqueries,
+};
+use crate::session::{Ctx, Output};
 use crate::types::{DeclaredType, SqlType};
 use crate::value;
 
@@ -81,10 +86,11 @@ pub(crate) fn select(cx: &mut Ctx, t: &mut Transaction, q: &ast::Query) -> SqlRe
 pub(crate) fn returned_columns(
     db: &walden::Database,
     stmt: &ast::Statement,
+    params: Params,
 ) -> SqlResult<Vec<(String, SqlType)>> {
     let returning = match stmt {
-        ast::Statement::Insert(ins) if ins.on.is_some() => upsert::bind(db, ins)?.returning,
-        ast::Statement::Insert(ins) => match bind_insert(db, ins)? {
+        ast::Statement::Insert(ins) if ins.on.is_some() => upsert::bind(db, ins, params)?.returning,
+        ast::Statement::Insert(ins) => match bind_insert(db, ins, params)? {
             Insertion::Values(b) => b.returning,
             Insertion::Query {
                 table,
@@ -92,15 +98,20 @@ pub(crate) fn returned_columns(
                 query,
                 returning,
             } => {
-                let plan = QueryPlan::plan(query, &DbCatalog::new(db))?;
-                query_targets(&plan, &targets, &db.schema(&table)?)?;
+                let catalog = DbCatalog::new(db);
+                let cx = PlanCx {
+                    params,
+                    ..PlanCx::of(&catalog)
+                };
+                let plan = QueryPlan::plan_in(query, &cx)?;
+                query_targets(params, &plan, &targets, &db.schema(&table)?)?;
                 returning
             }
         },
-        ast::Statement::Update(u) if u.from.is_some() => joined::bind_update(db, u)?.2,
-        ast::Statement::Update(u) => bind_update(db, u)?.returning,
-        ast::Statement::Delete(d) if d.using.is_some() => joined::bind_delete(db, d)?.1,
-        ast::Statement::Delete(d) => bind_delete(db, d)?.returning,
+        ast::Statement::Update(u) if u.from.is_some() => joined::bind_update(db, u, params)?.2,
+        ast::Statement::Update(u) => bind_update(db, u, params)?.returning,
+        ast::Statement::Delete(d) if d.using.is_some() => joined::bind_delete(db, d, params)?.1,
+        ast::Statement::Delete(d) => bind_delete(db, d, params)?.returning,
         _ => None,
     };
     Ok(returning.map(|r| r.columns).unwrap_or_default())
@@ -172,7 +183,7 @@ fn check_assignable(
 /// from zero, where a float8 rounds them to even).
 fn bind_for_column(b: &mut Binder, e: &ast::Expr, col: &Column) -> SqlResult<Expr> {
     let to = SqlType::from_column(col.ty);
-    let x = coerce_literal(b.bind(e)?, to).map_err(|err| err.at(e.span().start))?;
+    let x = coerce_literal(b.params, b.bind(e)?, to).map_err(|err| err.at(e.span().start))?;
     check_assignable(x.ty(), col, Some(e.span().start))?;
     if x.ty() == SqlType::Numeric && to.is_integer() {
         return Ok(Expr::Cast(Box::new(x), DeclaredType::plain(to)));
@@ -306,7 +317,12 @@ pub(crate) fn row_text(row: &[Value]) -> String {
 }
 
 /// NOT NULL, checked here so the error names the column as PostgreSQL does.
-pub(crate) fn check_not_null(table: &str, schema: &Schema, row: &[Value]) -> SqlResult<()> {
+pub(crate) fn check_not_null(
+    checks: &crate::checks::CheckCache,
+    table: &str,
+    schema: &Schema,
+    row: &[Value],
+) -> SqlResult<()> {
     for (c, v) in schema.columns.iter().zip(row) {
         if !c.nullable && matches!(v, Value::Null) {
             return Err(SqlError::new(
@@ -316,7 +332,7 @@ pub(crate) fn check_not_null(table: &str, schema: &Schema, row: &[Value]) -> Sql
             .with_detail(format!("Failing row contains ({}).", row_text(row))));
         }
     }
-    crate::checks::verify(table, schema, row)
+    crate::checks::verify(checks, table, schema, row)
 }
 
 /// Builds a full row from the target columns' values: defaults (NULL, or the next serial
@@ -349,6 +365,7 @@ pub(crate) struct Returning {
 
 impl Returning {
     fn bind(
+        params: Params,
         items: Option<&[ast::SelectItem]>,
         table: &str,
         schema: &Schema,
@@ -361,11 +378,16 @@ impl Returning {
         if let Some(a) = alias {
             scope.table = Some(a);
         }
-        Returning::bind_in(items, &scope, &[]).map(Some)
+        Returning::bind_in(params, items, &scope, &[]).map(Some)
     }
 
     /// Binds a RETURNING list over `scope`; `*` leaves out the columns `skip`.
-    fn bind_in(items: &[ast::SelectItem], scope: &Scope, skip: &[usize]) -> SqlResult<Returning> {
+    fn bind_in(
+        params: Params,
+        items: &[ast::SelectItem],
+        scope: &Scope,
+        skip: &[usize],
+    ) -> SqlResult<Returning> {
         let mut r = Returning {
             exprs: Vec::new(),
             columns: Vec::new(),
@@ -373,12 +395,12 @@ impl Returning {
         for item in items {
             match item {
                 ast::SelectItem::UnnamedExpr(e) => {
-                    let x = Binder::plain(scope).bind(e)?;
+                    let x = Binder::plain(scope).with_params(params).bind(e)?;
                     r.columns.push((crate::bind::output_name(e), x.ty()));
                     r.exprs.push(x);
                 }
                 ast::SelectItem::ExprWithAlias { expr, alias } => {
-                    let x = Binder::plain(scope).bind(expr)?;
+                    let x = Binder::plain(scope).with_params(params).bind(expr)?;
                     r.columns.push((ident_name(alias), x.ty()));
                     r.exprs.push(x);
                 }
@@ -503,7 +525,7 @@ impl<'a> RowBuilder<'a> {
             let v = e.eval(&[], &mut cx.eval_ctx())?;
             row[*i] = assign(v, &self.schema.columns[*i])?;
         }
-        check_not_null(self.table, self.schema, row)?;
+        check_not_null(cx.checks, self.table, self.schema, row)?;
         if let Some(r) = self.returning {
             let out = r.project(row, &mut cx.eval_ctx())?;
             cx.guard.charge(row_bytes(&out) + 24)?;
@@ -571,7 +593,7 @@ fn insert_parsed(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> SqlRes
     if ins.on.is_some() {
         return upsert::run(cx, t, ins);
     }
-    match bind_insert(cx.db, ins)? {
+    match bind_insert(cx.db, ins, Params::Absent)? {
         Insertion::Values(b) => b.run(cx, t, None),
         Insertion::Query {
             table,
@@ -599,7 +621,11 @@ enum Insertion<'q> {
     },
 }
 
-fn bind_insert<'q>(db: &walden::Database, ins: &'q ast::Insert) -> SqlResult<Insertion<'q>> {
+fn bind_insert<'q>(
+    db: &walden::Database,
+    ins: &'q ast::Insert,
+    params: Params,
+) -> SqlResult<Insertion<'q>> {
     let TableObject::TableName(tname) = &ins.table else {
         return Err(SqlError::unsupported("INSERT INTO a table function"));
     };
@@ -607,14 +633,14 @@ fn bind_insert<'q>(db: &walden::Database, ins: &'q ast::Insert) -> SqlResult<Ins
     let schema = schema_of(db, &table, tname, "insert into")?;
     let targets = target_columns(&table, &schema, &ins.columns)?;
     let alias = ins.table_alias.as_ref().map(|a| ident_name(&a.alias));
-    let returning = Returning::bind(ins.returning.as_deref(), &table, &schema, alias)?;
+    let returning = Returning::bind(params, ins.returning.as_deref(), &table, &schema, alias)?;
     let always = crate::sequences::owned::always_columns(db, &table);
     let (targets, rows) = match ins.source.as_deref() {
-        None => bind_values(&schema, targets, false, &[&[]])?,
+        None => bind_values(params, &schema, targets, false, &[&[]])?,
         Some(q) => match q.body.as_ref() {
             SetExpr::Values(v) if q.order_by.is_none() && q.limit_clause.is_none() => {
                 let rows: Vec<&[ast::Expr]> = v.rows.iter().map(|r| &r.content[..]).collect();
-                bind_values(&schema, targets, !ins.columns.is_empty(), &rows)?
+                bind_values(params, &schema, targets, !ins.columns.is_empty(), &rows)?
             }
             _ => {
                 generated_always(&schema, &targets, &always)?;
@@ -660,6 +686,7 @@ fn generated_always(schema: &Schema, targets: &[usize], always: &[usize]) -> Sql
 /// (`listed` false), rows shorter than the table fill its first columns and the rest get
 /// their defaults, as in PostgreSQL.
 fn bind_values(
+    params: Params,
     schema: &Schema,
     mut targets: Vec<usize>,
     listed: bool,
@@ -700,7 +727,7 @@ fn bind_values(
             exprs.push(if is_default(e) {
                 column_default(col)?
             } else {
-                bind_for_column(&mut Binder::plain(&empty), e, col)?
+                bind_for_column(&mut Binder::plain(&empty).with_params(params), e, col)?
             });
         }
         bound.push(exprs);
@@ -771,7 +798,7 @@ where
 
 /// Whether an insert into `table` keeps its rows (for its foreign keys).
 pub(crate) fn keeps(cx: &Ctx, table: &str) -> SqlResult<Option<std::cell::RefCell<Vec<Row>>>> {
-    Ok(crate::fkeys::enforce::watches(cx.db, table)?.then(Default::default))
+    Ok(crate::fkeys::enforce::watches(cx, table)?.then(Default::default))
 }
 
 /// An `INSERT ... VALUES` bound against its table; a prepared one keeps it with its
@@ -794,7 +821,7 @@ impl BoundInsert {
         if ins.on.is_some() {
             return None;
         }
-        match crate::bind::with_param_types(types, || bind_insert(db, ins)) {
+        match bind_insert(db, ins, Params::Typed(types)) {
             Ok(Insertion::Values(b)) => Some(b),
             _ => None,
         }
@@ -829,6 +856,7 @@ impl BoundInsert {
 /// parameter being inferred) takes its target's type, as PostgreSQL's INSERT ... SELECT
 /// leaves such columns for the target to type: its text is read as that type.
 fn query_targets<'t>(
+    params: Params,
     query: &QueryPlan,
     targets: &'t [usize],
     schema: &Schema,
@@ -842,9 +870,9 @@ fn query_targets<'t>(
     let targets = &targets[..columns.len()];
     for (k, ((_, ty), &i)) in columns.iter().zip(targets).enumerate() {
         let col = &schema.columns[i];
-        match query.unknown_output(k) {
+        match query.unknown_output(params, k) {
             Some(e) => {
-                coerce_literal(e.clone(), SqlType::from_column(col.ty))?;
+                coerce_literal(params, e.clone(), SqlType::from_column(col.ty))?;
             }
             None => check_assignable(*ty, col, None)?,
         }
@@ -865,7 +893,7 @@ pub(crate) fn insert_plan(
     let schema = cx.db.schema(table)?;
     let columns = query.columns();
     let targets = targets.unwrap_or_else(|| (0..schema.columns.len()).collect());
-    let targets = query_targets(query, &targets, &schema)?;
+    let targets = query_targets(Params::Absent, query, &targets, &schema)?;
     let builder = RowBuilder {
         table,
         schema: &schema,
@@ -1058,14 +1086,14 @@ fn update_parsed(cx: &mut Ctx, t: &mut Transaction, u: &ast::Update) -> SqlResul
     if u.from.is_some() {
         return joined::update(cx, t, u);
     }
-    bind_update(cx.db, u)?.run(cx, t, None)
+    bind_update(cx.db, u, Params::Absent)?.run(cx, t, None)
 }
 
 fn delete_parsed(cx: &mut Ctx, t: &mut Transaction, d: &ast::Delete) -> SqlResult<Output> {
     if d.using.is_some() {
         return joined::delete(cx, t, d);
     }
-    bind_delete(cx.db, d)?.run(cx, t, None)
+    bind_delete(cx.db, d, Params::Absent)?.run(cx, t, None)
 }
 
 /// A prepared UPDATE or DELETE: its cached plan, or its values written in.
@@ -1108,11 +1136,12 @@ impl BoundModify {
         types: &[SqlType],
         db: &walden::Database,
     ) -> Option<BoundModify> {
-        crate::bind::with_param_types(types, || match stmt {
-            ast::Statement::Update(u) => bind_update(db, u),
-            ast::Statement::Delete(d) => bind_delete(db, d),
+        let params = Params::Typed(types);
+        match stmt {
+            ast::Statement::Update(u) => bind_update(db, u, params),
+            ast::Statement::Delete(d) => bind_delete(db, d, params),
             _ => Err(SqlError::new(code::INTERNAL, "not an UPDATE or DELETE")),
-        })
+        }
         .ok()
     }
 
@@ -1143,12 +1172,13 @@ impl BoundModify {
         };
         let (table, schema) = (&self.table, &self.schema);
         let guard = cx.guard;
+        let checks = cx.checks;
         let returning = self.returning.as_ref();
         let mut notes = ModifyNotes {
             returning,
             guard,
             returned: Noted::default(),
-            fk: crate::fkeys::enforce::watches(cx.db, table)?.then(Noted::default),
+            fk: crate::fkeys::enforce::watches(cx, table)?.then(Noted::default),
         };
         let reads = filter.is_some_and(Expr::has_subquery)
             || sets.is_some_and(|s| s.iter().any(|(_, e)| e.has_subquery()));
@@ -1158,7 +1188,7 @@ impl BoundModify {
             let mut actions = Vec::new();
             {
                 let reader = t.reader()?;
-                let rc = crate::select::RunCx::new(Some(reader), guard);
+                let rc = RunCx::new(Some(reader), guard, &Subqueries);
                 let mut ecx = crate::expr::EvalCtx {
                     rng: &mut *cx.rng,
                     outer: &[],
@@ -1172,7 +1202,7 @@ impl BoundModify {
                 let mut failed = None;
                 let mut judge = |id: walden::RowId, row: walden::Row| {
                     let r = guard.check().and_then(|()| {
-                        let a = row_action(&row, sets, filter, table, schema, &mut ecx)?;
+                        let a = row_action(checks, &row, sets, filter, table, schema, &mut ecx)?;
                         notes.give_back(id, &row, &a, &mut ecx)?;
                         Ok(a)
                     });
@@ -1233,7 +1263,7 @@ impl BoundModify {
                         }
                         _ => some,
                     };
-                    let a = row_action(row, sets, None, table, schema, &mut ecx)?;
+                    let a = row_action(checks, row, sets, None, table, schema, &mut ecx)?;
                     notes.give_back(id, row, &a, &mut ecx)?;
                     Ok(a)
                 });
@@ -1255,7 +1285,7 @@ impl BoundModify {
                 recheck::judge_again(t, table, first.changed, &mut |t, _, newest| {
                     guard.check()?;
                     let reader = reads.then(|| t.command_reader()).transpose()?;
-                    let rc = crate::select::RunCx::new(reader, guard);
+                    let rc = RunCx::new(reader, guard, &Subqueries);
                     let mut ecx = crate::expr::EvalCtx {
                         rng: &mut *rng,
                         outer: &[],
@@ -1266,11 +1296,14 @@ impl BoundModify {
                         guard: Some(guard),
                         folding: false,
                     };
-                    row_action(&newest.row, sets, filter, table, schema, &mut ecx)
+                    row_action(checks, &newest.row, sets, filter, table, schema, &mut ecx)
                 })?;
             n += more;
-            let rc =
-                crate::select::RunCx::new(reads.then(|| t.command_reader()).transpose()?, guard);
+            let rc = RunCx::new(
+                reads.then(|| t.command_reader()).transpose()?,
+                guard,
+                &Subqueries,
+            );
             let mut ecx = crate::expr::EvalCtx {
                 rng: &mut *cx.rng,
                 outer: &[],
@@ -1349,6 +1382,7 @@ impl ModifyNotes<'_> {
 
 /// What an UPDATE or DELETE does with one row.
 fn row_action(
+    checks: &crate::checks::CheckCache,
     row: &[Value],
     sets: Option<&[(usize, Expr)]>,
     filter: Option<&Expr>,
@@ -1368,20 +1402,13 @@ fn row_action(
     for (i, e) in sets {
         new[*i] = assign(e.eval(row, ecx)?, &schema.columns[*i])?;
     }
-    check_not_null(table, schema, &new)?;
+    check_not_null(checks, table, schema, &new)?;
     Ok(RowAction::Update(new))
 }
 
 /// A binder for an UPDATE's or DELETE's expressions, where subqueries may read tables.
-fn modify_binder<'a>(scope: &'a Scope, catalog: &'a DbCatalog<'a>) -> Binder<'a> {
-    Binder::in_query(
-        scope,
-        crate::bind::PlanCx {
-            catalog,
-            ctes: None,
-            outer: None,
-        },
-    )
+fn modify_binder<'a>(scope: &'a Scope, cx: &'a PlanCx<'a>) -> Binder<'a> {
+    Binder::in_query(scope, cx)
 }
 
 /// SET's assignments to columns of `table`: each column and its value, bound by `bind`
@@ -1439,7 +1466,7 @@ fn bind_assignments(
     Ok(sets)
 }
 
-fn bind_update(db: &walden::Database, u: &ast::Update) -> SqlResult<BoundModify> {
+fn bind_update(db: &walden::Database, u: &ast::Update, params: Params) -> SqlResult<BoundModify> {
     if u.from.is_some() {
         return Err(SqlError::unsupported("a cached UPDATE ... FROM"));
     }
@@ -1450,18 +1477,24 @@ fn bind_update(db: &walden::Database, u: &ast::Update) -> SqlResult<BoundModify>
         scope.table = Some(a);
     }
     let catalog = DbCatalog::new(db);
+    let cx = PlanCx {
+        params,
+        ..PlanCx::of(&catalog)
+    };
     let sets = bind_assignments(db, &u.assignments, &table, &schema, &mut |e, col| {
-        bind_for_column(&mut modify_binder(&scope, &catalog), e, col)
+        bind_for_column(&mut modify_binder(&scope, &cx), e, col)
     })?;
     let filter = match &u.selection {
-        Some(w) => Some(bind_condition(
-            &mut modify_binder(&scope, &catalog),
-            w,
-            "WHERE",
-        )?),
+        Some(w) => Some(bind_condition(&mut modify_binder(&scope, &cx), w, "WHERE")?),
         None => None,
     };
-    let returning = Returning::bind(u.returning.as_deref(), &table, &schema, alias_of(&u.table))?;
+    let returning = Returning::bind(
+        params,
+        u.returning.as_deref(),
+        &table,
+        &schema,
+        alias_of(&u.table),
+    )?;
     Ok(BoundModify {
         table,
         schema,
@@ -1471,7 +1504,7 @@ fn bind_update(db: &walden::Database, u: &ast::Update) -> SqlResult<BoundModify>
     })
 }
 
-fn bind_delete(db: &walden::Database, d: &ast::Delete) -> SqlResult<BoundModify> {
+fn bind_delete(db: &walden::Database, d: &ast::Delete, params: Params) -> SqlResult<BoundModify> {
     if d.using.is_some() {
         return Err(SqlError::unsupported("a cached DELETE ... USING"));
     }
@@ -1488,15 +1521,21 @@ fn bind_delete(db: &walden::Database, d: &ast::Delete) -> SqlResult<BoundModify>
         scope.table = Some(a);
     }
     let catalog = DbCatalog::new(db);
+    let cx = PlanCx {
+        params,
+        ..PlanCx::of(&catalog)
+    };
     let filter = match &d.selection {
-        Some(w) => Some(bind_condition(
-            &mut modify_binder(&scope, &catalog),
-            w,
-            "WHERE",
-        )?),
+        Some(w) => Some(bind_condition(&mut modify_binder(&scope, &cx), w, "WHERE")?),
         None => None,
     };
-    let returning = Returning::bind(d.returning.as_deref(), &table, &schema, alias_of(twj))?;
+    let returning = Returning::bind(
+        params,
+        d.returning.as_deref(),
+        &table,
+        &schema,
+        alias_of(twj),
+    )?;
     Ok(BoundModify {
         table,
         schema,
@@ -1635,7 +1674,7 @@ pub(crate) fn access_for(
     schema: &Schema,
     filter: Option<&Expr>,
 ) -> Access {
-    let indexes = crate::session::index_metas(db, table);
+    let indexes = crate::catalog::index_metas(db, table);
     if indexes.is_empty() || filter.is_none() {
         return Access::Scan;
     }
@@ -1765,7 +1804,7 @@ pub(crate) fn truncate(cx: &mut Ctx, t: &mut Transaction, tr: &ast::Truncate) ->
     }
     let cascade = matches!(tr.cascade, Some(ast::CascadeOption::Cascade));
     let mut notices = Vec::new();
-    let names = crate::fkeys::ddl::truncate_list(cx.db, names, cascade, &mut notices)?;
+    let names = crate::fkeys::ddl::truncate_list(cx.db, cx.fkeys, names, cascade, &mut notices)?;
     let restart = matches!(tr.identity, Some(ast::TruncateIdentityOption::Restart));
     // TRUNCATE on every table it empties, those CASCADE adds included; RESTART IDENTITY
     // needs the sequences' ownership too (PostgreSQL's ExecuteTruncate).

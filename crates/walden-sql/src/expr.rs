@@ -10,6 +10,7 @@ use walden::Value;
 use crate::error::{code, SqlError, SqlResult};
 use crate::functions::{self, Func};
 use crate::pg_catalog::{CatalogFn, Snap};
+use crate::run::RunCx;
 use crate::types::{DeclaredType, SqlType};
 use crate::value::{self, ArithOp};
 
@@ -92,12 +93,22 @@ pub enum SubqueryKind {
     All(CmpOp),
 }
 
+/// A subquery's plan, made by the planner while the expression holding it is bound and
+/// run by it when the expression is evaluated (`run::SubqueryRunner`): expressions hold
+/// it without knowing what it is (`select::QueryPlan`).
+pub trait SubqueryPlan: std::fmt::Debug + Send + Sync {
+    /// The subquery's result columns.
+    fn columns(&self) -> &[(String, SqlType)];
+    /// The plan as what it is, for the planner that made it.
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
 /// A subquery in an expression, with the values of the enclosing row it reads
 /// (`params`, bound in the enclosing query; `Expr::Outer(n)` inside reads value n).
 #[derive(Debug, Clone)]
 pub struct Subquery {
     pub kind: SubqueryKind,
-    pub plan: Arc<crate::select::QueryPlan>,
+    pub plan: Arc<dyn SubqueryPlan>,
     pub params: Vec<Expr>,
     pub lhs: Option<Expr>,
     pub ty: SqlType,
@@ -117,8 +128,9 @@ pub struct EvalCtx<'a> {
     pub rng: &'a mut SimRng,
     /// The values `Expr::Outer` reads (a subquery's parameters while it runs).
     pub outer: &'a [Value],
-    /// The running query: what subqueries read with, and what they found.
-    pub run: Option<&'a crate::select::RunCx<'a>>,
+    /// The running query: what subqueries read with, what runs them, and what they
+    /// found.
+    pub run: Option<&'a RunCx<'a>>,
     /// What now() gives: the transaction's start, microseconds since 2000-01-01 UTC.
     pub now_micros: i64,
     /// The session's settings (`current_setting`, `set_config`); none where no
@@ -497,7 +509,12 @@ impl Expr {
             }
             Expr::Column(i, _) => row.get(*i).cloned().unwrap_or(Value::Null),
             Expr::Outer(i, _) => cx.outer.get(*i).cloned().unwrap_or(Value::Null),
-            Expr::Subquery(s) => return crate::select::eval_subquery(s, row, cx),
+            Expr::Subquery(s) => {
+                let Some(run) = cx.run else {
+                    return Err(SqlError::unsupported("a subquery here"));
+                };
+                return run.subqueries.eval_subquery(s, row, cx);
+            }
             Expr::Neg(e, _) => value::negate(&e.eval(row, cx)?)?,
             Expr::Not(e) => match e.eval(row, cx)? {
                 Value::Bool(b) => Value::Bool(!b),

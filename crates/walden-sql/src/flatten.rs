@@ -27,16 +27,23 @@ use sqlparser::ast::{self, visit_expressions, BinaryOperator, Expr, SelectItem, 
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
 
-use crate::bind::{ident_name, PlanCx};
+use crate::catalog::{ident_name, Catalog};
 
 /// An index probe costs about this many rows read in a scan.
 const PROBE_ROWS: f64 = 20.0;
 
-/// The SELECT block with its flattenable WHERE parts made joins, or None when it has
-/// none. `outer_rows` is the planner's estimate of the rows its FROM clause gives
-/// through its WHERE clause.
-pub(crate) fn flatten(select: &ast::Select, outer_rows: f64, cx: &PlanCx) -> Option<ast::Select> {
-    if cx.outer.is_some() || select.from.len() != 1 {
+/// What the subqueries' names are looked up in: the catalog, and whether a name is a
+/// WITH query's (not a table read here).
+pub(crate) struct Names<'a> {
+    pub catalog: &'a dyn Catalog,
+    pub is_cte: &'a dyn Fn(&str) -> bool,
+}
+
+/// The top-level SELECT block with its flattenable WHERE parts made joins, or None
+/// when it has none. `outer_rows` is the planner's estimate of the rows its FROM clause
+/// gives through its WHERE clause.
+pub(crate) fn flatten(select: &ast::Select, outer_rows: f64, cx: &Names) -> Option<ast::Select> {
+    if select.from.len() != 1 {
         return None;
     }
     if select
@@ -96,7 +103,7 @@ fn semi_join(
     part: &Expr,
     alias: &str,
     outer_rows: f64,
-    cx: &PlanCx,
+    cx: &Names,
 ) -> Option<(ast::Join, Option<Expr>)> {
     let (query, anti, in_expr) = match part {
         Expr::InSubquery {
@@ -207,7 +214,7 @@ fn key_column(alias: &str) -> Expr {
 }
 
 /// Whether reading the inner tables once beats probing them per outer row.
-fn worth_it(outer_rows: f64, inner: &Inner, cx: &PlanCx) -> bool {
+fn worth_it(outer_rows: f64, inner: &Inner, cx: &Names) -> bool {
     let inner_rows: f64 = inner.tables.iter().map(|t| cx.catalog.rows(&t.table)).sum();
     outer_rows * PROBE_ROWS >= inner_rows
 }
@@ -242,7 +249,7 @@ struct Inner<'q> {
 }
 
 impl<'q> Inner<'q> {
-    fn of(q: &'q ast::Query, cx: &PlanCx) -> Option<Inner<'q>> {
+    fn of(q: &'q ast::Query, cx: &Names) -> Option<Inner<'q>> {
         if q.with.is_some()
             || q.order_by.is_some()
             || q.limit_clause.is_some()
@@ -392,7 +399,7 @@ impl<'q> Inner<'q> {
 }
 
 impl InnerTable {
-    fn of(r: &ast::TableFactor, cx: &PlanCx) -> Option<InnerTable> {
+    fn of(r: &ast::TableFactor, cx: &Names) -> Option<InnerTable> {
         let ast::TableFactor::Table {
             name, alias, args, ..
         } = r
@@ -414,7 +421,7 @@ impl InnerTable {
         }
         let table = ident_name(last);
         // A WITH query or a view of that name is not a table read here.
-        if cx.ctes.is_some_and(|c| c.find(&table).is_some()) || cx.catalog.view(&table).is_some() {
+        if (cx.is_cte)(&table) || cx.catalog.view(&table).is_some() {
             return None;
         }
         let scope = cx.catalog.table_scope(&table).ok()?;
@@ -433,7 +440,7 @@ impl InnerTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bind::Scope;
+    use crate::catalog::Scope;
     use crate::error::SqlResult;
     use crate::types::SqlType;
 
@@ -441,7 +448,7 @@ mod tests {
     /// 1,000,000.
     struct Shop;
 
-    impl crate::select::Catalog for Shop {
+    impl Catalog for Shop {
         fn table_scope(&self, name: &str) -> SqlResult<Scope> {
             let columns: &[&str] = match name {
                 "customers" => &["id", "region", "name"],
@@ -476,10 +483,9 @@ mod tests {
         let SetExpr::Select(s) = &*q.body else {
             panic!("a SELECT");
         };
-        let cx = PlanCx {
+        let cx = Names {
             catalog: &Shop,
-            ctes: None,
-            outer: None,
+            is_cte: &|_| false,
         };
         flatten(s, outer_rows, &cx).map(|s| s.to_string())
     }

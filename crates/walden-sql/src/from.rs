@@ -16,14 +16,17 @@ use sqlparser::ast::{
 };
 use walden::{ColumnType, Value};
 
-use crate::access_path::{self, Access, IndexMeta, Wanted};
-use crate::bind::{ident_name, object_name, Binder, PlanCx, Scope};
+use crate::access_path::{self, Access, Wanted};
+use crate::bind::Binder;
+use crate::catalog::{ident_name, object_name, IndexMeta, Scope};
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::{CmpOp, EvalCtx, Expr};
 use crate::guard::row_bytes;
+use crate::infer::Params;
 use crate::keytable::KeyTable;
 use crate::recursive::RecursivePlan;
-use crate::select::{push_key, read_index, CteBody, QueryPlan, SeriesIter};
+use crate::run::{record, NodeKey, NodeStats};
+use crate::select::{push_key, read_index, CteBody, PlanCx, QueryPlan, SeriesIter};
 use crate::types::{DeclaredType, SqlType};
 use crate::value::{self, as_i64};
 use crate::window;
@@ -499,7 +502,7 @@ fn plan_from_in(
         };
         let filter = match selection {
             Some(w) => Some(
-                Binder::in_query(&scope, *cx)
+                Binder::in_query(&scope, cx)
                     .boolean(w, "WHERE")
                     .map_err(|e| window::in_clause(e, "WHERE"))?,
             ),
@@ -516,7 +519,7 @@ fn plan_from_in(
         });
     }
     let mut conjs = match selection {
-        Some(w) => bind_conjuncts(&mut Binder::in_query(&scope, *cx), w, "WHERE")?,
+        Some(w) => bind_conjuncts(&mut Binder::in_query(&scope, cx), w, "WHERE")?,
         None => Vec::new(),
     };
     let mut units = Vec::new();
@@ -1126,7 +1129,7 @@ impl Builder<'_, '_> {
     ) -> SqlResult<Vec<Conj>> {
         let mut out = Vec::new();
         if let Some(e) = on {
-            let conjs = bind_conjuncts(&mut Binder::in_query(scope, *self.cx), e, "JOIN/ON")?;
+            let conjs = bind_conjuncts(&mut Binder::in_query(scope, self.cx), e, "JOIN/ON")?;
             for c in &conjs {
                 if let Some(bad) = c.cols.iter().find(|x| !cols.contains(x)) {
                     let rel = self
@@ -1455,7 +1458,7 @@ impl Builder<'_, '_> {
             }
             // A plan cached with its parameters unknown: `id = $1` on a unique key is
             // still one row, whatever the run's value (the read is chosen per run).
-            if crate::bind::binding_params()
+            if self.cx.params.typed()
                 && filter
                     .as_ref()
                     .is_some_and(|f| access_path::fixes_unique(&rel.indexes, f))
@@ -1781,7 +1784,7 @@ fn json_rows(
             )));
         };
         // As for generate_series: a column of another FROM item would need LATERAL.
-        let b = Binder::in_query(&empty, *cx).bind(e).map_err(|err| {
+        let b = Binder::in_query(&empty, cx).bind(e).map_err(|err| {
             if err.code == code::UNDEFINED_COLUMN || err.code == code::UNDEFINED_TABLE {
                 SqlError::unsupported(format!(
                     "{} over a column of another FROM item (LATERAL)",
@@ -1792,7 +1795,7 @@ fn json_rows(
                 err
             }
         })?;
-        bound.push(crate::bind::coerce_literal(b, SqlType::Jsonb)?);
+        bound.push(crate::bind::coerce_literal(cx.params, b, SqlType::Jsonb)?);
     }
     match bound.pop() {
         Some(arg) if bound.is_empty() && matches!(arg.ty(), SqlType::Jsonb | SqlType::Null) => {
@@ -1833,7 +1836,7 @@ fn series(
         let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = a else {
             return Err(SqlError::unsupported("this generate_series argument"));
         };
-        let b = Binder::in_query(&empty, *cx).bind(e)?;
+        let b = Binder::in_query(&empty, cx).bind(e)?;
         bound.push((b, e));
     }
     // Bounds of unknown type (string literals, parameters) take the integer type of the
@@ -1845,14 +1848,14 @@ fn series(
         .reduce(SqlType::wider);
     if let Some(ty) = known {
         for (b, _) in &mut bound {
-            if crate::bind::is_unknown(b) {
+            if crate::bind::is_unknown(cx.params, b) {
                 let e = std::mem::replace(b, Expr::Const(Value::Null));
-                *b = crate::bind::coerce_literal(e, ty)?;
+                *b = crate::bind::coerce_literal(cx.params, e, ty)?;
             }
         }
     }
     if let [_, _, (Expr::Const(Value::Interval(iv)), _)] = bound.as_slice() {
-        return timestamp_series(&bound[0].0, &bound[1].0, *iv);
+        return timestamp_series(cx.params, &bound[0].0, &bound[1].0, *iv);
     }
     // Bounds that read the enclosing query's row are taken when the series runs.
     let constant = bound.iter().all(|(b, _)| matches!(b, Expr::Const(_)));
@@ -1919,6 +1922,7 @@ fn series(
 /// are, else of timestamptz (a date or a string literal converts to one, PostgreSQL's
 /// choice).
 fn timestamp_series(
+    params: Params,
     start: &Expr,
     stop: &Expr,
     step: walden::Interval,
@@ -1930,7 +1934,7 @@ fn timestamp_series(
         SqlType::Timestamptz
     };
     let micros = |e: &Expr| -> SqlResult<i64> {
-        let e = crate::bind::coerce_literal(e.clone(), ty)?;
+        let e = crate::bind::coerce_literal(params, e.clone(), ty)?;
         let v = match e {
             Expr::Const(v) => value::cast(v, &crate::types::DeclaredType::plain(ty), true)?,
             _ => Value::Null,
@@ -1965,37 +1969,6 @@ fn timestamp_series(
 /// Where produced rows go: false from it stops the producer. The sources that make rows
 /// (tables, generate_series) check the statement's guard for each.
 pub(crate) type Sink<'s> = dyn FnMut(&mut EvalCtx, Vec<Value>) -> SqlResult<bool> + 's;
-
-/// What EXPLAIN ANALYZE measured of one plan node.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct NodeStats {
-    /// Rows the node gave, over all its loops.
-    pub rows: u64,
-    /// Times the node ran.
-    pub loops: u64,
-    /// Time in the node and the nodes below it (not above it), over all loops.
-    pub nanos: u128,
-    /// A sort or grouping past `work_mem`: bytes it wrote to temporary files, and (a
-    /// grouping) the partitions it grouped in passes of their own.
-    pub disk_bytes: u64,
-    pub batches: u64,
-}
-
-/// A plan node's key: its address and, for the nodes a SELECT adds over its FROM clause
-/// (Limit, Sort, ...), which of them.
-pub type NodeKey = (usize, u8);
-
-/// EXPLAIN ANALYZE's measurements, by node.
-pub type PlanStats = std::cell::RefCell<std::collections::HashMap<NodeKey, NodeStats>>;
-
-/// Adds a run's figures to a node's.
-pub(crate) fn record(stats: &PlanStats, key: NodeKey, rows: u64, loops: u64, nanos: u128) {
-    let mut s = stats.borrow_mut();
-    let e = s.entry(key).or_default();
-    e.rows += rows;
-    e.loops += loops;
-    e.nanos += nanos;
-}
 
 fn merge(left: &[Value], right: &[Value], cols: &[Range<usize>]) -> Vec<Value> {
     let mut out = left.to_vec();

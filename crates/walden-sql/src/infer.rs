@@ -5,7 +5,7 @@
 //! not yet known binds as an *unknown parameter*, `Expr::Param(n, text)`: the binder
 //! treats it as it treats a string literal, PostgreSQL's other value of unknown type, so
 //! the contexts that give a literal a type give the parameter that type
-//! (`bind::coerce_literal` calls [`resolve`]): the other side of a comparison, the
+//! (`bind::coerce_literal` calls [`Params::resolve`]): the other side of a comparison, the
 //! column of an INSERT or UPDATE, a function's argument, LIMIT, a cast. From then on the
 //! parameter binds as a NULL of its type, a constant such as a value written in would be
 //! (a later `$n` too, as in PostgreSQL, where a parameter keeps the first type given).
@@ -21,8 +21,23 @@ use crate::error::{code, SqlError, SqlResult};
 use crate::expr::Expr;
 use crate::types::{DeclaredType, SqlType};
 
+/// What binding knows of the parameters (`$n`) of the statement it binds: carried by
+/// every binder (`Binder::params`) and by the planner's context (`select::PlanCx`), from
+/// where the statement is bound down to each of its expressions.
+#[derive(Clone, Copy, Default)]
+pub enum Params<'a> {
+    /// `$n` is no parameter here (a statement bound with its values written in).
+    #[default]
+    Absent,
+    /// A prepared statement's plan bound to be cached: `$n` binds as parameter `n` of
+    /// type `types[n - 1]`.
+    Typed(&'a [SqlType]),
+    /// The statement is bound to infer its parameters' types ([`infer`]).
+    Inferring(&'a RefCell<State>),
+}
+
 /// What is known of the parameters of the statement being bound.
-struct State {
+pub struct State {
     /// Each parameter's type: declared, or given by the first context that typed it.
     types: Vec<Option<SqlType>>,
     /// Parameters met untyped where PostgreSQL leaves the type unknown.
@@ -31,37 +46,20 @@ struct State {
     referenced: Vec<bool>,
 }
 
-thread_local! {
-    /// The parameters of the statement bound for inference on this thread, if one is.
-    static STATE: RefCell<Option<State>> = const { RefCell::new(None) };
-}
-
-/// Runs `f`, which binds a statement with parameters `$1`..`$declared.len()`, inferring
-/// the types of those `declared` leaves None; returns what `f` returns and every
-/// parameter's type.
+/// Runs `f`, which binds a statement with parameters `$1`..`$declared.len()` under the
+/// `Params` it is given, inferring the types of those `declared` leaves None; returns
+/// what `f` returns and every parameter's type.
 pub(crate) fn infer<R>(
     declared: &[Option<SqlType>],
-    f: impl FnOnce() -> SqlResult<R>,
+    f: impl FnOnce(Params) -> SqlResult<R>,
 ) -> SqlResult<(R, Vec<SqlType>)> {
-    struct Reset(Option<State>);
-    impl Drop for Reset {
-        fn drop(&mut self) {
-            let old = self.0.take();
-            STATE.with(|s| *s.borrow_mut() = old);
-        }
-    }
-    let state = State {
+    let state = RefCell::new(State {
         types: declared.to_vec(),
         bare: vec![false; declared.len()],
         referenced: vec![false; declared.len()],
-    };
-    let old = STATE.with(|s| s.borrow_mut().replace(state));
-    let reset = Reset(old);
-    let out = f();
-    let state = STATE.with(|s| s.borrow_mut().take());
-    drop(reset);
-    let out = out?;
-    let state = state.ok_or_else(|| SqlError::new(code::INTERNAL, "parameter inference lost"))?;
+    });
+    let out = f(Params::Inferring(&state))?;
+    let state = state.into_inner();
     let mut types = Vec::with_capacity(state.types.len());
     for (n, ty) in state.types.iter().enumerate() {
         // A parameter the statement does not use, or uses only where it stays unknown.
@@ -84,17 +82,39 @@ fn undetermined(code: &'static str, n: usize) -> SqlError {
     )
 }
 
-/// True while a statement is bound for inference.
-pub(crate) fn active() -> bool {
-    STATE.with(|s| s.borrow().is_some())
+/// A NULL of type `ty`, as binding leaves `CAST(NULL AS ty)`.
+fn typed_null(ty: SqlType) -> Expr {
+    Expr::Cast(Box::new(Expr::Const(Value::Null)), DeclaredType::plain(ty))
 }
 
-/// `$n` (1-based) as binding for inference meets it: a NULL of its type when that is
-/// known, else the unknown parameter. None when no statement is bound for inference.
-pub(crate) fn reference(n: usize) -> Option<SqlResult<Expr>> {
-    STATE.with(|s| {
-        let mut s = s.borrow_mut();
-        let s = s.as_mut()?;
+impl Params<'_> {
+    /// True while a prepared statement's plan is bound to be cached.
+    pub(crate) fn typed(self) -> bool {
+        matches!(self, Params::Typed(_))
+    }
+
+    /// The parameter a placeholder (`$n`) names, while a plan is bound to be cached.
+    pub(crate) fn placeholder(self, p: &str) -> Option<Expr> {
+        let n: usize = p.strip_prefix('$')?.parse().ok()?;
+        let Params::Typed(types) = self else {
+            return None;
+        };
+        let ty = *types.get(n.checked_sub(1)?)?;
+        Some(Expr::Param(n - 1, ty))
+    }
+
+    /// True while a statement is bound for inference.
+    fn inferring(self) -> bool {
+        matches!(self, Params::Inferring(_))
+    }
+
+    /// `$n` (1-based) as binding for inference meets it: a NULL of its type when that is
+    /// known, else the unknown parameter. None when no statement is bound for inference.
+    pub(crate) fn reference(self, n: usize) -> Option<SqlResult<Expr>> {
+        let Params::Inferring(state) = self else {
+            return None;
+        };
+        let mut s = state.borrow_mut();
         let i = n.checked_sub(1)?;
         if let Some(r) = s.referenced.get_mut(i) {
             *r = true;
@@ -107,33 +127,32 @@ pub(crate) fn reference(n: usize) -> Option<SqlResult<Expr>> {
                 format!("there is no parameter ${n}"),
             )),
         })
-    })
-}
-
-/// A NULL of type `ty`, as binding leaves `CAST(NULL AS ty)`.
-fn typed_null(ty: SqlType) -> Expr {
-    Expr::Cast(Box::new(Expr::Const(Value::Null)), DeclaredType::plain(ty))
-}
-
-/// The unknown parameter `e` is, if it is one (0-based).
-pub(crate) fn unknown(e: &Expr) -> Option<usize> {
-    match e {
-        Expr::Param(n, _) if active() => Some(*n),
-        _ => None,
     }
-}
 
-/// Gives unknown parameter `n` (0-based) the type `to` a context gives it, as
-/// PostgreSQL's coercion of an unknown-typed parameter does; returns what it binds as
-/// from now on. A type other than one given before is an error.
-pub(crate) fn resolve(n: usize, to: SqlType) -> SqlResult<Expr> {
-    STATE.with(|s| {
-        let mut s = s.borrow_mut();
-        let Some(slot) = s.as_mut().and_then(|s| s.types.get_mut(n)) else {
-            return Err(SqlError::new(
+    /// The unknown parameter `e` is, if it is one (0-based).
+    pub(crate) fn unknown(self, e: &Expr) -> Option<usize> {
+        match e {
+            Expr::Param(n, _) if self.inferring() => Some(*n),
+            _ => None,
+        }
+    }
+
+    /// Gives unknown parameter `n` (0-based) the type `to` a context gives it, as
+    /// PostgreSQL's coercion of an unknown-typed parameter does; returns what it binds
+    /// as from now on. A type other than one given before is an error.
+    pub(crate) fn resolve(self, n: usize, to: SqlType) -> SqlResult<Expr> {
+        let not_inferred = || {
+            SqlError::new(
                 code::INTERNAL,
                 format!("parameter ${} is not being inferred", n + 1),
-            ));
+            )
+        };
+        let Params::Inferring(state) = self else {
+            return Err(not_inferred());
+        };
+        let mut s = state.borrow_mut();
+        let Some(slot) = s.types.get_mut(n) else {
+            return Err(not_inferred());
         };
         match slot {
             None => *slot = Some(to),
@@ -147,17 +166,16 @@ pub(crate) fn resolve(n: usize, to: SqlType) -> SqlResult<Expr> {
             }
         }
         Ok(typed_null(to))
-    })
-}
+    }
 
-/// Notes that `e`, if an unknown parameter, stands where PostgreSQL leaves a
-/// parameter's type undetermined (`$1 IS NULL`, an argument of type "any").
-pub(crate) fn note_bare(e: &Expr) {
-    if let Some(n) = unknown(e) {
-        STATE.with(|s| {
-            if let Some(b) = s.borrow_mut().as_mut().and_then(|s| s.bare.get_mut(n)) {
-                *b = true;
-            }
-        });
+    /// Notes that `e`, if an unknown parameter, stands where PostgreSQL leaves a
+    /// parameter's type undetermined (`$1 IS NULL`, an argument of type "any").
+    pub(crate) fn note_bare(self, e: &Expr) {
+        let (Some(n), Params::Inferring(state)) = (self.unknown(e), self) else {
+            return;
+        };
+        if let Some(b) = state.borrow_mut().bare.get_mut(n) {
+            *b = true;
+        }
     }
 }

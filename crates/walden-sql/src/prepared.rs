@@ -32,12 +32,12 @@ use sqlparser::ast::{self, visit_expressions, visit_expressions_mut, CastKind, D
 use sqlparser::tokenizer::{Location, Span};
 use walden::{Database, Value};
 
+use crate::catalog::DbCatalog;
 use crate::depth::Deep;
 use crate::dml::{BoundInsert, BoundModify};
 use crate::error::{code, SqlError, SqlResult};
 use crate::script::{parse_script, Parsed};
 use crate::select::{CachedSelect, QueryPlan};
-use crate::session::DbCatalog;
 use crate::types::{declared_type, DeclaredType, SqlType};
 use crate::value;
 
@@ -434,7 +434,7 @@ impl Prepared {
             .collect();
         let Some(t) = &self.tree else {
             // Nothing binds the parameters: only declared ones have a type.
-            return crate::infer::infer(&declared, || Ok(())).map(|(_, types)| types);
+            return crate::infer::infer(&declared, |_| Ok(())).map(|(_, types)| types);
         };
         let generation = db.catalog_generation();
         let mut slot = t.param_types.lock().unwrap_or_else(|e| e.into_inner());
@@ -444,7 +444,9 @@ impl Prepared {
             }
         }
         let types = crate::depth::with_stack(t.stmt.stack_bytes(), || {
-            crate::infer::infer(&declared, || crate::describe::columns(db, &t.stmt))
+            crate::infer::infer(&declared, |params| {
+                crate::describe::columns(db, &t.stmt, params)
+            })
         })
         .map(|(_, types)| types);
         *slot = Some((generation, types.clone()));
@@ -478,7 +480,9 @@ impl Prepared {
             typed: types.iter().copied().map(Some).collect(),
         };
         let stmt = written_in(t, &run);
-        crate::depth::with_stack(stmt.stack_bytes(), || crate::describe::columns(db, &stmt))
+        crate::depth::with_stack(stmt.stack_bytes(), || {
+            crate::describe::columns(db, &stmt, crate::infer::Params::Absent)
+        })
     }
 
     /// A run's values are one per parameter.

@@ -20,12 +20,12 @@ use sqlparser::ast::{
 use sqlparser::tokenizer::Location;
 use walden::Value;
 
-use crate::bind::{ident_name, object_name, PlanCx};
+use crate::catalog::{ident_name, object_name};
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::EvalCtx;
 use crate::from::{Explain, Sink, Source};
 use crate::guard::row_bytes;
-use crate::select::{cast_rows, key_bytes, union_type, Cte, CteBody, Ctes, QueryPlan};
+use crate::select::{cast_rows, key_bytes, union_type, Cte, CteBody, Ctes, PlanCx, QueryPlan};
 use crate::types::SqlType;
 
 /// Tells the working tables of recursive queries apart while they run.

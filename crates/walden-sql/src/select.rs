@@ -4,7 +4,6 @@
 //! and the subqueries expressions hold.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::rc::Rc;
@@ -16,15 +15,18 @@ use sqlparser::ast::{
 };
 use walden::{Numeric, Reader, Value};
 
-use crate::access_path::{self, Access, IndexMeta, KeyFrom, Wanted};
+use crate::access_path::{self, Access, KeyFrom, Wanted};
 use crate::bind::{
-    ident_name, output_name, regroup_column, AggCall, AggFunc, Binder, Grouping, PlanCx, Scope,
+    output_name, regroup_column, AggCall, AggFunc, Binder, Grouping, Outer, SubqueryPlanner,
 };
+use crate::catalog::{ident_name, Catalog, IndexMeta, Scope};
 use crate::error::{code, SqlError, SqlResult};
-use crate::expr::{EvalCtx, Expr, Subquery, SubqueryKind};
+use crate::expr::{EvalCtx, Expr, Subquery, SubqueryKind, SubqueryPlan};
 pub use crate::from::Source;
-use crate::from::{plan_from, record, Explain, NodeKey, PlanStats};
+use crate::from::{plan_from, Explain};
 use crate::guard::{row_bytes, Guard};
+use crate::infer::Params;
+use crate::run::{record, Hashed, HashedBy, NodeKey, PlanStats, RunCx, SubResult, SubqueryRunner};
 use crate::types::{DeclaredType, SqlType};
 use crate::value::{self, as_f64, as_i64, sort_cmp};
 use crate::window::{self as windowing, WindowCall, Windows, WINDOW_PLACEHOLDER};
@@ -33,36 +35,6 @@ use crate::window::{self as windowing, WindowCall, Windows, WINDOW_PLACEHOLDER};
 enum SortKey {
     Output(usize),
     Expr(Expr),
-}
-
-/// Resolves names to tables (the caller knows the catalog).
-pub trait Catalog {
-    fn table_scope(&self, name: &str) -> SqlResult<Scope>;
-    /// The table's indexes (none by default).
-    fn indexes(&self, _table: &str) -> Vec<IndexMeta> {
-        Vec::new()
-    }
-    /// An estimate of the table's rows, for choosing how to join.
-    fn rows(&self, _table: &str) -> f64 {
-        1000.0
-    }
-    /// Each column's distinct values as ANALYZE last estimated them (0: unknown); empty
-    /// when the table was never analyzed.
-    fn distinct(&self, _table: &str) -> Vec<f64> {
-        Vec::new()
-    }
-    /// The virtual catalog as this statement sees it (`pg_catalog`), made on first use.
-    fn pg_snapshot(&self) -> Option<std::sync::Arc<crate::pg_catalog::Snapshot>> {
-        None
-    }
-    /// The view of that name, if there is one (none by default).
-    fn view(&self, _name: &str) -> Option<walden::ViewDef> {
-        None
-    }
-    /// The sequence of that name, if there is one (none by default).
-    fn sequence(&self, _name: &str) -> Option<walden::SequenceInfo> {
-        None
-    }
 }
 
 /// A WITH query, by name.
@@ -94,6 +66,52 @@ impl Ctes<'_> {
             Some(c) => Some(c),
             None => self.parent?.find(name),
         }
+    }
+}
+
+/// What planning a query needs: the catalog, the WITH queries in reach, and the query it
+/// is a subquery of. Binding reaches the planner through it (`bind::SubqueryPlanner`).
+#[derive(Clone, Copy)]
+pub struct PlanCx<'a> {
+    pub catalog: &'a dyn Catalog,
+    pub ctes: Option<&'a Ctes<'a>>,
+    /// Set while a subquery is bound: the query it is inside.
+    pub outer: Option<&'a Outer<'a>>,
+    /// What binding knows of the statement's parameters.
+    pub params: Params<'a>,
+}
+
+impl<'a> PlanCx<'a> {
+    /// The context of a statement's top query.
+    pub fn of(catalog: &'a dyn Catalog) -> PlanCx<'a> {
+        PlanCx {
+            catalog,
+            ctes: None,
+            outer: None,
+            params: Params::Absent,
+        }
+    }
+}
+
+impl SubqueryPlanner for PlanCx<'_> {
+    fn catalog(&self) -> &dyn Catalog {
+        self.catalog
+    }
+
+    fn outer(&self) -> Option<&Outer<'_>> {
+        self.outer
+    }
+
+    fn params(&self) -> Params<'_> {
+        self.params
+    }
+
+    fn plan_subquery(&self, q: &ast::Query, outer: &Outer) -> SqlResult<Arc<dyn SubqueryPlan>> {
+        let inner = PlanCx {
+            outer: Some(outer),
+            ..*self
+        };
+        Ok(Arc::new(QueryPlan::plan_in(q, &inner)?))
     }
 }
 
@@ -140,8 +158,11 @@ enum Body {
 
 /// LIMIT's or OFFSET's count, None for a NULL (no limit, no offset), as PostgreSQL
 /// takes them; a parameter there is a bigint.
-fn const_int(e: &ast::Expr, what: &str) -> SqlResult<Option<i64>> {
-    let b = crate::bind::coerce_literal(Binder::plain(&Scope::default()).bind(e)?, SqlType::Int8)?;
+fn const_int(params: Params, e: &ast::Expr, what: &str) -> SqlResult<Option<i64>> {
+    let bound = Binder::plain(&Scope::default())
+        .with_params(params)
+        .bind(e)?;
+    let b = crate::bind::coerce_literal(params, bound, SqlType::Int8)?;
     match b {
         Expr::Const(v) if as_i64(&v).is_some() => Ok(as_i64(&v)),
         Expr::Const(Value::Null) => Ok(None),
@@ -159,7 +180,7 @@ fn is_aggregate_error(e: &SqlError) -> bool {
 }
 
 /// LIMIT and OFFSET as written.
-fn limit_offset(limit: Option<&LimitClause>) -> SqlResult<(Option<u64>, u64)> {
+fn limit_offset(params: Params, limit: Option<&LimitClause>) -> SqlResult<(Option<u64>, u64)> {
     let mut out = (None, 0);
     match limit {
         None => {}
@@ -170,7 +191,7 @@ fn limit_offset(limit: Option<&LimitClause>) -> SqlResult<(Option<u64>, u64)> {
         }) if limit_by.is_empty() => {
             if let Some(n) = limit
                 .as_ref()
-                .map(|l| const_int(l, "LIMIT"))
+                .map(|l| const_int(params, l, "LIMIT"))
                 .transpose()?
                 .flatten()
             {
@@ -182,7 +203,9 @@ fn limit_offset(limit: Option<&LimitClause>) -> SqlResult<(Option<u64>, u64)> {
                 }
                 out.0 = Some(n as u64);
             }
-            let offset = offset.as_ref().map(|o| const_int(&o.value, "OFFSET"));
+            let offset = offset
+                .as_ref()
+                .map(|o| const_int(params, &o.value, "OFFSET"));
             if let Some(n) = offset.transpose()?.flatten() {
                 if n < 0 {
                     return Err(SqlError::new(
@@ -225,14 +248,7 @@ pub const MAX_TARGET_COLUMNS: usize = 1664;
 
 impl QueryPlan {
     pub fn plan(query: &ast::Query, catalog: &dyn Catalog) -> SqlResult<QueryPlan> {
-        QueryPlan::plan_in(
-            query,
-            &PlanCx {
-                catalog,
-                ctes: None,
-                outer: None,
-            },
-        )
+        QueryPlan::plan_in(query, &PlanCx::of(catalog))
     }
 
     /// Plans a query inside `cx` (a subquery sees its enclosing queries and their WITH
@@ -252,7 +268,7 @@ impl QueryPlan {
         if !query.locks.is_empty() {
             return Err(SqlError::unsupported("FOR UPDATE"));
         }
-        let (limit_clause, ties) = fetch_first(query)?;
+        let (limit_clause, ties) = fetch_first(cx.params, query)?;
         let table_body;
         let query_body: &SetExpr = match query.body.as_ref() {
             SetExpr::Table(t) => {
@@ -312,7 +328,7 @@ impl QueryPlan {
             ));
         }
         let body = plan_body(query_body, &cx)?;
-        let (limit, offset) = limit_offset(limit_clause.as_ref())?;
+        let (limit, offset) = limit_offset(cx.params, limit_clause.as_ref())?;
         let columns = body.columns().to_vec();
         let items = order_items(query.order_by.as_ref())?;
         if items.is_empty() && limit.is_none() && offset == 0 {
@@ -329,7 +345,7 @@ impl QueryPlan {
         for (e, desc, nulls_first) in items {
             let key = match order_position(e, columns.len())? {
                 Some(i) => Expr::Column(i, columns[i].1),
-                None => Binder::plain(&scope).bind(e).map_err(|err| {
+                None => Binder::plain(&scope).with_params(cx.params).bind(e).map_err(|err| {
                     if err.code == code::UNDEFINED_COLUMN && !matches!(body, Body::Query(_)) {
                         SqlError::new(
                             code::FEATURE_NOT_SUPPORTED,
@@ -354,13 +370,13 @@ impl QueryPlan {
 
     /// Output `i` of a SELECT block when it is a value of unknown type (a string
     /// literal, or a parameter whose type is being inferred).
-    pub(crate) fn unknown_output(&self, i: usize) -> Option<&Expr> {
+    pub(crate) fn unknown_output(&self, params: Params, i: usize) -> Option<&Expr> {
         let QueryPlan::Select(s) = self else {
             return None;
         };
         s.outputs
             .get(i)
-            .filter(|e| i < s.columns.len() && crate::bind::is_unknown(e))
+            .filter(|e| i < s.columns.len() && crate::bind::is_unknown(params, e))
     }
 
     /// Names and types of the result columns.
@@ -395,7 +411,7 @@ impl QueryPlan {
         rng: &mut walden::rng::SimRng,
         guard: &Guard,
     ) -> SqlResult<(Vec<String>, usize)> {
-        let mut rc = RunCx::new(reader, guard);
+        let mut rc = RunCx::new(reader, guard, &Subqueries);
         rc.stats = Some(PlanStats::default());
         let rows = with_run_cx(&rc, rng, guard, |cx| self.run(cx))?.len();
         let stats = rc.stats.take().unwrap_or_default().into_inner();
@@ -459,7 +475,10 @@ fn table_command(t: &ast::Table) -> SqlResult<SetExpr> {
 
 /// FETCH FIRST n ROWS ONLY as the LIMIT it is (with the query's OFFSET), and the row
 /// count of WITH TIES, which keeps the rows that tie with the last one.
-fn fetch_first(query: &ast::Query) -> SqlResult<(Option<LimitClause>, Option<u64>)> {
+fn fetch_first(
+    params: Params,
+    query: &ast::Query,
+) -> SqlResult<(Option<LimitClause>, Option<u64>)> {
     let Some(f) = &query.fetch else {
         return Ok((query.limit_clause.clone(), None));
     };
@@ -476,7 +495,7 @@ fn fetch_first(query: &ast::Query) -> SqlResult<(Option<LimitClause>, Option<u64
         Some(_) => return Err(SqlError::syntax("multiple LIMIT clauses not allowed")),
     };
     let count = match &f.quantity {
-        Some(q) => const_int(q, "FETCH FIRST")?,
+        Some(q) => const_int(params, q, "FETCH FIRST")?,
         None => Some(1),
     };
     if count.is_some_and(|n| n < 0) {
@@ -569,14 +588,17 @@ fn plan_body(e: &SetExpr, cx: &PlanCx) -> SqlResult<Body> {
             for (i, ((_, a), (_, b))) in lc.iter().zip(rc).enumerate() {
                 // A column of unknown type (a string literal or a parameter) takes the
                 // other side's type, as in PostgreSQL: its text is read as that type.
-                let (ua, ub) = (left.unknown_output(i), right.unknown_output(i));
+                let (ua, ub) = (
+                    left.unknown_output(cx.params, i),
+                    right.unknown_output(cx.params, i),
+                );
                 let ty = match (ua, ub) {
                     (Some(_), None) if *b != SqlType::Null => *b,
                     (None, Some(_)) if *a != SqlType::Null => *a,
                     _ => union_type(*a, *b, name)?,
                 };
                 for e in [ua, ub].into_iter().flatten() {
-                    crate::bind::coerce_literal(e.clone(), ty)?;
+                    crate::bind::coerce_literal(cx.params, e.clone(), ty)?;
                 }
                 left_casts.push((*a != ty && *a != SqlType::Null).then_some(ty));
                 right_casts.push((*b != ty && *b != SqlType::Null).then_some(ty));
@@ -594,7 +616,7 @@ fn plan_body(e: &SetExpr, cx: &PlanCx) -> SqlResult<Body> {
             let empty = Scope::default();
             let mut rows: Vec<Vec<Expr>> = Vec::with_capacity(v.rows.len());
             for row in &v.rows {
-                let mut b = Binder::in_query(&empty, *cx);
+                let mut b = Binder::in_query(&empty, cx);
                 let mut out = Vec::with_capacity(row.len());
                 for e in row.iter() {
                     out.push(b.bind(e)?);
@@ -611,10 +633,10 @@ fn plan_body(e: &SetExpr, cx: &PlanCx) -> SqlResult<Body> {
             let width = rows.first().map_or(0, Vec::len);
             for i in 0..width {
                 let column: Vec<&Expr> = rows.iter().map(|r| &r[i]).collect();
-                let ty = crate::bind::common_type(&column, "VALUES")?;
+                let ty = crate::bind::common_type(cx.params, &column, "VALUES")?;
                 for row in &mut rows {
                     let e = std::mem::replace(&mut row[i], Expr::Const(Value::Null));
-                    row[i] = crate::bind::to_common(e, ty)?;
+                    row[i] = crate::bind::to_common(cx.params, e, ty)?;
                 }
             }
             Ok(Body::Values(rows))
@@ -1004,14 +1026,11 @@ impl CachedSelect {
             return None;
         }
         let cx = PlanCx {
-            catalog,
-            ctes: None,
-            outer: None,
+            params: Params::Typed(types),
+            ..PlanCx::of(catalog)
         };
-        let (plan, scope) = crate::bind::with_param_types(types, || {
-            SelectPlan::bound(s, query.order_by.as_ref(), query.limit_clause.as_ref(), &cx)
-        })
-        .ok()?;
+        let (plan, scope) =
+            SelectPlan::bound(s, query.order_by.as_ref(), query.limit_clause.as_ref(), &cx).ok()?;
         let mut tables = Vec::new();
         let indexes = match &plan.source {
             Source::Table(t) => catalog.indexes(&t.name),
@@ -1086,8 +1105,18 @@ impl SelectPlan {
             .selection
             .as_ref()
             .is_some_and(crate::flatten::has_subquery);
-        if subqueries && !crate::bind::binding_params() {
-            if let Some(flat) = crate::flatten::flatten(select, plan.from_rows, cx) {
+        if subqueries && !cx.params.typed() {
+            let is_cte = |name: &str| cx.ctes.is_some_and(|c| c.find(name).is_some());
+            let names = crate::flatten::Names {
+                catalog: cx.catalog,
+                is_cte: &is_cte,
+            };
+            let flat = cx
+                .outer
+                .is_none()
+                .then(|| crate::flatten::flatten(select, plan.from_rows, &names))
+                .flatten();
+            if let Some(flat) = flat {
                 if let Ok(bound) = SelectPlan::bind_block(&flat, order_by, limit, cx) {
                     (plan, scope) = bound;
                 }
@@ -1095,7 +1124,7 @@ impl SelectPlan {
         }
         if let Source::Table(t) = &plan.source {
             let indexes = cx.catalog.indexes(&t.name);
-            if !indexes.is_empty() && !crate::bind::binding_params() {
+            if !indexes.is_empty() && !cx.params.typed() {
                 let mut outer = false;
                 if let Some(f) = &plan.filter {
                     f.visit(&mut |e| outer |= matches!(e, Expr::Outer(..)));
@@ -1157,7 +1186,7 @@ impl SelectPlan {
                 SelectItem::QualifiedWildcard(kind, _) => {
                     let name = match kind {
                         ast::SelectItemQualifiedWildcardKind::ObjectName(n) => {
-                            crate::bind::object_name(n)?
+                            crate::catalog::object_name(n)?
                         }
                         ast::SelectItemQualifiedWildcardKind::Expr(e) => {
                             return Err(SqlError::unsupported(format!(
@@ -1184,7 +1213,7 @@ impl SelectPlan {
                 .iter()
                 .map(|e| match e {
                     ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
-                        let i = const_int(e, "GROUP BY")?.unwrap_or(0);
+                        let i = const_int(cx.params, e, "GROUP BY")?.unwrap_or(0);
                         items
                             .get((i as usize).wrapping_sub(1))
                             .map(|(x, _)| x.clone())
@@ -1226,9 +1255,10 @@ impl SelectPlan {
                     Item::Ast(e) => Binder {
                         scope: &scope,
                         grouping: None,
-                        cx: Some(cx),
+                        cx: Some(&cx),
                         windows: Some(&mut windows),
                         set_returning: Some(&mut srfs),
+                        params: cx.params,
                     }
                     .bind(e),
                     Item::Column(c) => Ok(scope.column_expr(*c)),
@@ -1258,7 +1288,7 @@ impl SelectPlan {
         if needs_grouping {
             for g in &group_items {
                 grouping.keys.push(match g {
-                    Item::Ast(e) => Binder::in_query(&scope, cx)
+                    Item::Ast(e) => Binder::in_query(&scope, &cx)
                         .bind(e)
                         .map_err(|e| windowing::in_clause(e, "GROUP BY"))?,
                     Item::Column(c) => scope.column_expr(*c),
@@ -1267,14 +1297,14 @@ impl SelectPlan {
             for (item, _) in &items {
                 plan.outputs.push(match item {
                     Item::Ast(e) => {
-                        grouped(&scope, &mut grouping, cx, Some(&mut windows)).bind(e)?
+                        grouped(&scope, &mut grouping, &cx, Some(&mut windows)).bind(e)?
                     }
                     Item::Column(c) => regroup_column(*c, &scope, &grouping)?,
                 });
             }
             if let Some(h) = &select.having {
                 plan.having = Some(
-                    grouped(&scope, &mut grouping, cx, None)
+                    grouped(&scope, &mut grouping, &cx, None)
                         .boolean(h, "HAVING")
                         .map_err(|e| windowing::in_clause(e, "HAVING"))?,
                 );
@@ -1369,7 +1399,7 @@ impl SelectPlan {
                 .product::<Option<f64>>();
             plan.grouping = Some(grouping);
         }
-        let (limit, offset) = limit_offset(limit)?;
+        let (limit, offset) = limit_offset(cx.params, limit)?;
         plan.limit = limit;
         plan.offset = offset;
         plan.prune();
@@ -2083,7 +2113,7 @@ pub(crate) fn with_run_params<R>(
     guard: &Guard,
     f: impl FnOnce(&mut EvalCtx) -> R,
 ) -> R {
-    let mut rc = RunCx::new(reader, guard);
+    let mut rc = RunCx::new(reader, guard, &Subqueries);
     rc.params = params;
     with_run_cx(&rc, rng, guard, f)
 }
@@ -2108,45 +2138,6 @@ fn with_run_cx<R>(
     f(&mut cx)
 }
 
-/// What a query's run shares with the subqueries it runs: the reads of its command,
-/// its guard, and subquery results already found.
-pub struct RunCx<'a> {
-    pub(crate) reader: Option<Reader<'a>>,
-    pub(crate) guard: &'a Guard,
-    cache: RefCell<SubqueryCache>,
-    /// Correlated EXISTS and scalar aggregate subqueries read as hash probes
-    /// (`hashed`), by plan;
-    /// None for one that is not of that shape.
-    pub(crate) hashed: RefCell<HashMap<usize, Option<Rc<Hashed>>>>,
-    /// The working table of each WITH RECURSIVE query being run, by its id: the rows its
-    /// previous round added.
-    pub(crate) work_tables: RefCell<HashMap<usize, Rc<Vec<Vec<Value>>>>>,
-    /// EXPLAIN ANALYZE: what each plan node measured.
-    pub(crate) stats: Option<PlanStats>,
-    /// A prepared statement's values, for a generic plan's parameters (`Expr::Param`,
-    /// a generic point read's key); empty otherwise.
-    pub(crate) params: &'a [Value],
-    /// The sort keys of the last row each running top-N keeps once it is full, by its
-    /// plan's `top_id`: the table read the top-N was pushed down to drops rows that
-    /// sort after them (`TopFilter`).
-    pub(crate) top_bounds: RefCell<Vec<(u64, Vec<Value>)>>,
-}
-
-impl<'a> RunCx<'a> {
-    pub(crate) fn new(reader: Option<Reader<'a>>, guard: &'a Guard) -> RunCx<'a> {
-        RunCx {
-            reader,
-            guard,
-            cache: RefCell::new(HashMap::new()),
-            hashed: RefCell::new(HashMap::new()),
-            work_tables: RefCell::new(HashMap::new()),
-            stats: None,
-            top_bounds: RefCell::new(Vec::new()),
-            params: &[],
-        }
-    }
-}
-
 /// The nodes a SELECT puts over its FROM clause, as parts of their EXPLAIN ANALYZE key.
 #[derive(Clone, Copy)]
 enum Upper {
@@ -2158,23 +2149,8 @@ enum Upper {
     ProjectSet,
 }
 
-/// Subquery results by (plan, parameter values).
-type SubqueryCache = HashMap<(usize, Vec<u8>), Rc<SubResult>>;
-
 /// The most subquery results a statement keeps for reuse.
 const SUBQUERY_CACHE: usize = 4096;
-
-/// What a subquery gave, as its expression needs it.
-enum SubResult {
-    Scalar(Value),
-    Exists(bool),
-    /// The column's values; for `= ANY`, also as a set of keys.
-    Values {
-        values: Vec<Value>,
-        set: Option<HashSet<Vec<u8>>>,
-        has_null: bool,
-    },
-}
 
 /// A value as a key that equal numbers share (1, 1.0 and 1::int8 alike).
 fn norm_key(v: &Value, out: &mut Vec<u8>) {
@@ -2184,26 +2160,6 @@ fn norm_key(v: &Value, out: &mut Vec<u8>) {
         }
         other => key_bytes(std::slice::from_ref(other), out),
     }
-}
-
-/// A correlated subquery read as a hash probe: its inner rows read once per statement
-/// and kept by the values of the columns it compares with outer values; for each key
-/// column, the parameter it is compared with.
-pub(crate) struct Hashed {
-    probe: Vec<usize>,
-    by: HashedBy,
-}
-
-enum HashedBy {
-    /// EXISTS (PostgreSQL's hashed semi-join): the keys of the inner rows that pass its
-    /// conditions free of outer values.
-    Exists(HashSet<Vec<u8>>),
-    /// A scalar aggregate over the rows of each key (the inner query grouped by its key
-    /// columns), and its value over no rows for a key none has.
-    Scalar {
-        values: HashMap<Vec<u8>, Value>,
-        empty: Value,
-    },
 }
 
 /// Splits an AND tree into its conjuncts.
@@ -2391,11 +2347,12 @@ fn hashed(s: &Subquery, cx: &mut EvalCtx) -> SqlResult<Option<Rc<Hashed>>> {
     let Some(run) = cx.run else {
         return Ok(None);
     };
-    let id = Arc::as_ptr(&s.plan) as usize;
+    let id = plan_id(s);
     if let Some(h) = run.hashed.borrow().get(&id) {
         return Ok(h.clone());
     }
-    let shape = match (&*s.plan, s.kind, s.params.is_empty()) {
+    let plan = plan_of(s)?;
+    let shape = match (plan, s.kind, s.params.is_empty()) {
         (QueryPlan::Select(p), SubqueryKind::Exists, false) => p.by_hash(false),
         (QueryPlan::Select(p), SubqueryKind::Scalar, false) => p.by_hash(true),
         _ => None,
@@ -2431,8 +2388,7 @@ fn hashed(s: &Subquery, cx: &mut EvalCtx) -> SqlResult<Option<Rc<Hashed>>> {
                 // key equals (NULLs).
                 let nulls = vec![Value::Null; s.params.len()];
                 inner.outer = &nulls;
-                let empty = s
-                    .plan
+                let empty = plan
                     .run(&mut inner)?
                     .into_iter()
                     .next()
@@ -2447,8 +2403,41 @@ fn hashed(s: &Subquery, cx: &mut EvalCtx) -> SqlResult<Option<Rc<Hashed>>> {
     Ok(made)
 }
 
+/// The planner's runner of the subqueries expressions hold, handed to every run it makes
+/// (`RunCx::subqueries`): evaluation reaches the planner only through it.
+pub(crate) struct Subqueries;
+
+impl SubqueryRunner for Subqueries {
+    fn eval_subquery(&self, s: &Subquery, row: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
+        eval_subquery(s, row, cx)
+    }
+}
+
+impl SubqueryPlan for QueryPlan {
+    fn columns(&self) -> &[(String, SqlType)] {
+        QueryPlan::columns(self)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// A subquery's plan as the planner made it (`PlanCx::plan_subquery`).
+fn plan_of(s: &Subquery) -> SqlResult<&QueryPlan> {
+    s.plan
+        .as_any()
+        .downcast_ref::<QueryPlan>()
+        .ok_or_else(|| SqlError::new(code::INTERNAL, "a subquery not planned as a query"))
+}
+
+/// A subquery's plan's address: what a run keeps its results by.
+fn plan_id(s: &Subquery) -> usize {
+    Arc::as_ptr(&s.plan).cast::<()>() as usize
+}
+
 /// Evaluates a subquery expression on `row` of the query holding it.
-pub(crate) fn eval_subquery(s: &Subquery, row: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
+fn eval_subquery(s: &Subquery, row: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
     let Some(run) = cx.run else {
         return Err(SqlError::unsupported("a subquery here"));
     };
@@ -2481,14 +2470,14 @@ pub(crate) fn eval_subquery(s: &Subquery, row: &[Value], cx: &mut EvalCtx) -> Sq
     };
     let mut key = Vec::new();
     key_bytes(&params, &mut key);
-    let id = (Arc::as_ptr(&s.plan) as usize, key);
+    let id = (plan_id(s), key);
     let cached = run.cache.borrow().get(&id).cloned();
     let result = match cached {
         Some(r) => r,
         None => {
             let rows = {
                 let mut inner = cx.nested(&params);
-                s.plan.run(&mut inner)?
+                plan_of(s)?.run(&mut inner)?
             };
             let r = Rc::new(match s.kind {
                 SubqueryKind::Scalar => {
@@ -2662,7 +2651,7 @@ pub(crate) fn read_index(
 fn grouped<'a>(
     scope: &'a Scope,
     grouping: &'a mut Grouping,
-    cx: PlanCx<'a>,
+    cx: &'a dyn SubqueryPlanner,
     windows: Option<&'a mut Windows>,
 ) -> Binder<'a> {
     Binder {
@@ -2671,6 +2660,7 @@ fn grouped<'a>(
         cx: Some(cx),
         windows,
         set_returning: None,
+        params: cx.params(),
     }
 }
 
@@ -2687,7 +2677,8 @@ fn order_position(e: &ast::Expr, count: usize) -> SqlResult<Option<usize>> {
     if !matches!(v.value, ast::Value::Number(..)) {
         return Ok(None);
     }
-    let i = const_int(e, "ORDER BY")?.unwrap_or(0);
+    // A number, which binds alike whatever the statement's parameters.
+    let i = const_int(Params::Absent, e, "ORDER BY")?.unwrap_or(0);
     if i < 1 || i as usize > count {
         return Err(SqlError::new(
             code::INVALID_PARAMETER,
@@ -2736,9 +2727,10 @@ fn order_key(
     let mut b = Binder {
         scope,
         grouping,
-        cx: Some(cx),
+        cx: Some(&cx),
         windows: Some(windows),
         set_returning: None,
+        params: cx.params,
     };
     Ok(SortKey::Expr(b.bind(e)?))
 }

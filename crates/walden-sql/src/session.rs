@@ -9,7 +9,7 @@ use sqlparser::ast::{self, Statement};
 use walden::rng::SimRng;
 use walden::{Database, StatsSnapshot, Transaction, Value};
 
-use crate::bind::{ident_name, object_name, Scope};
+use crate::catalog::{ident_name, object_name, Scope};
 use crate::copy::CopyStart;
 use crate::describe::Description;
 use crate::error::{code, SqlError, SqlResult};
@@ -18,7 +18,6 @@ use crate::guard::{size_text, CancelHandle, Guard};
 use crate::isolation::{self, IsolationLevel};
 use crate::prepared::Prepared;
 use crate::script::{parse_psql_script, parse_script, LineIndex, Parsed};
-use crate::select::Catalog;
 use crate::settings::{Scoped, SessionSettings, StatementSettings};
 use crate::types::SqlType;
 use crate::{ddl, dml};
@@ -66,97 +65,6 @@ enum TxnState {
     Failed,
 }
 
-pub(crate) struct DbCatalog<'a>(pub &'a Database, pub PgSnapshotCell);
-
-/// The virtual catalog of one statement, made when the statement first names it.
-pub(crate) type PgSnapshotCell = std::cell::OnceCell<std::sync::Arc<crate::pg_catalog::Snapshot>>;
-
-impl<'a> DbCatalog<'a> {
-    pub fn new(db: &'a Database) -> DbCatalog<'a> {
-        DbCatalog(db, PgSnapshotCell::new())
-    }
-}
-
-impl Catalog for DbCatalog<'_> {
-    fn pg_snapshot(&self) -> Option<std::sync::Arc<crate::pg_catalog::Snapshot>> {
-        Some(
-            self.1
-                .get_or_init(|| std::sync::Arc::new(crate::pg_catalog::Snapshot::of(self.0)))
-                .clone(),
-        )
-    }
-
-    fn table_scope(&self, name: &str) -> SqlResult<Scope> {
-        Ok(Scope::of_table(name, &self.0.schema(name)?))
-    }
-
-    fn indexes(&self, table: &str) -> Vec<crate::access_path::IndexMeta> {
-        index_metas(self.0, table)
-    }
-
-    fn view(&self, name: &str) -> Option<walden::ViewDef> {
-        self.0.view(name)
-    }
-
-    fn sequence(&self, name: &str) -> Option<walden::SequenceInfo> {
-        self.0.sequence(name)
-    }
-
-    fn distinct(&self, table: &str) -> Vec<f64> {
-        self.0
-            .table_estimate(table)
-            .map(|(_, d)| d)
-            .unwrap_or_default()
-    }
-
-    /// The rows ANALYZE counted, scaled by the table's growth since; for a table never
-    /// analyzed, its pages times the rows a page holds at its columns' typical widths.
-    fn rows(&self, table: &str) -> f64 {
-        if let Some((rows, _)) = self.0.table_estimate(table) {
-            return rows.max(1.0);
-        }
-        let (Ok(bytes), Ok(schema)) = (self.0.table_bytes(table), self.0.schema(table)) else {
-            return 1000.0;
-        };
-        let width: usize = schema
-            .columns
-            .iter()
-            .map(|c| match c.ty {
-                walden::ColumnType::Bool => 1,
-                walden::ColumnType::Int2 => 2,
-                walden::ColumnType::Int4 => 4,
-                walden::ColumnType::Int8 | walden::ColumnType::Float8 => 8,
-                walden::ColumnType::Uuid => 16,
-                _ => 24,
-            })
-            .sum::<usize>()
-            + 24;
-        (bytes as f64 / width as f64).max(1.0)
-    }
-}
-
-/// A table's indexes, for the planner.
-pub(crate) fn index_metas(db: &Database, table: &str) -> Vec<crate::access_path::IndexMeta> {
-    let (Ok(schema), Ok(list)) = (db.schema(table), db.indexes(table)) else {
-        return Vec::new();
-    };
-    list.into_iter()
-        .filter_map(|i| {
-            let columns = i
-                .columns
-                .iter()
-                .map(|c| schema.columns.iter().position(|x| x.name == *c))
-                .collect::<Option<Vec<usize>>>()?;
-            Some(crate::access_path::IndexMeta {
-                name: i.name,
-                columns,
-                order: i.order,
-                unique: i.unique,
-            })
-        })
-        .collect()
-}
-
 /// What statements need while they run inside a transaction.
 pub(crate) struct Ctx<'s, 'db> {
     pub db: &'db Database,
@@ -169,6 +77,10 @@ pub(crate) struct Ctx<'s, 'db> {
     pub auth: std::sync::Arc<crate::privileges::Authority>,
     /// Where a query's rows go as they are made, if the caller takes them so.
     pub rows: Option<&'s mut dyn RowSink>,
+    /// The session's foreign keys, as of the catalog generation it last read them at.
+    pub fkeys: &'s crate::fkeys::KeyCache,
+    /// The session's CHECK constraints bound, by table and schema.
+    pub checks: &'s crate::checks::CheckCache,
 }
 
 impl Ctx<'_, '_> {
@@ -239,6 +151,11 @@ pub struct Session {
     guard: Guard,
     /// Statements prepared with SQL's PREPARE, by name.
     prepared: HashMap<String, Prepared>,
+    /// What the session's statements read of the catalog's text, parsed once: the
+    /// foreign keys per catalog generation, CHECK constraints bound per schema (lent to
+    /// each statement in its `Ctx`).
+    fkeys: crate::fkeys::KeyCache,
+    checks: crate::checks::CheckCache,
     /// EXECUTE nesting (an EXECUTE runs its statement as a statement of its own).
     executing: bool,
     /// The prepared query running from its cached plan, if one is.
@@ -301,6 +218,8 @@ impl Session {
             rng: SimRng::new(seed),
             sequences: Default::default(),
             prepared: HashMap::new(),
+            fkeys: Default::default(),
+            checks: Default::default(),
             executing: false,
             prepared_run: None,
             clock: None,
@@ -1224,7 +1143,7 @@ impl Session {
         }
         let mut values = Vec::with_capacity(args.len());
         for a in args {
-            let e = crate::bind::Binder::plain(&crate::bind::Scope::default()).bind(a)?;
+            let e = crate::bind::Binder::plain(&Scope::default()).bind(a)?;
             values.push(e.eval(&[], &mut EvalCtx::of(&mut self.rng, &self.guard))?);
         }
         let p = p.with_values(&values, &self.db)?;
@@ -1247,6 +1166,8 @@ impl Session {
             prepared: self.prepared_run.as_ref(),
             auth,
             rows: None,
+            fkeys: &self.fkeys,
+            checks: &self.checks,
         }
     }
 

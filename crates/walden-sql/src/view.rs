@@ -11,10 +11,10 @@ use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
 use walden::{Database, ViewDef};
 
-use crate::bind::{ident_name, object_name};
+use crate::catalog::{ident_name, object_name, Catalog, DbCatalog};
 use crate::error::{clip, code, SqlError, SqlResult};
-use crate::select::{Catalog, QueryPlan};
-use crate::session::{Ctx, DbCatalog, Output};
+use crate::select::QueryPlan;
+use crate::session::{Ctx, Output};
 
 /// The most bytes of SQL text a view's query may have (the catalog stores it whole).
 const MAX_VIEW_QUERY_BYTES: usize = 1 << 20;

@@ -18,6 +18,7 @@ use crate::error::{code, SqlError, SqlResult};
 use crate::expr::{EvalCtx, Expr};
 use crate::functions::Func;
 use crate::guard::{row_bytes, Guard};
+use crate::infer::Params;
 use crate::select::{compare_keys, key_bytes, Acc};
 use crate::types::SqlType;
 use crate::value::{as_f64, as_i64};
@@ -276,7 +277,7 @@ pub(crate) fn in_aggregate(mut e: SqlError) -> SqlError {
     e
 }
 
-fn frame_of(f: Option<&ast::WindowFrame>) -> SqlResult<Frame> {
+fn frame_of(params: Params, f: Option<&ast::WindowFrame>) -> SqlResult<Frame> {
     let Some(f) = f else {
         return Ok(Frame {
             rows: false,
@@ -292,9 +293,9 @@ fn frame_of(f: Option<&ast::WindowFrame>) -> SqlResult<Frame> {
         ast::WindowFrameUnits::Groups => (false, true),
     };
     let range = !rows && !groups;
-    let start = bound(&f.start_bound, "starting", range)?;
+    let start = bound(params, &f.start_bound, "starting", range)?;
     let end = match &f.end_bound {
-        Some(b) => bound(b, "ending", range)?,
+        Some(b) => bound(params, b, "ending", range)?,
         None => (Bound::CurrentRow, 0.0),
     };
     let range_offsets = (start.1, end.1);
@@ -321,9 +322,18 @@ fn frame_of(f: Option<&ast::WindowFrame>) -> SqlResult<Frame> {
 }
 
 /// A frame bound; a RANGE frame's offset is returned beside it (its bound holds 0).
-fn bound(b: &WindowFrameBound, which: &str, range: bool) -> SqlResult<(Bound, f64)> {
+fn bound(
+    params: Params,
+    b: &WindowFrameBound,
+    which: &str,
+    range: bool,
+) -> SqlResult<(Bound, f64)> {
     let range_offset = |e: &ast::Expr| -> SqlResult<f64> {
-        let v = match crate::bind::fold(Binder::plain(&Default::default()).bind(e)?)? {
+        let v = match crate::bind::fold(
+            Binder::plain(&Default::default())
+                .with_params(params)
+                .bind(e)?,
+        )? {
             Expr::Const(v) => v,
             // A numeric literal (1.5) is a float8 constant under a cast to numeric.
             Expr::Cast(inner, _) if matches!(*inner, Expr::Const(_)) => match *inner {
@@ -362,7 +372,11 @@ fn bound(b: &WindowFrameBound, which: &str, range: bool) -> SqlResult<(Bound, f6
         });
     }
     let offset = |e: &ast::Expr| -> SqlResult<u64> {
-        let v = match crate::bind::fold(Binder::plain(&Default::default()).bind(e)?)? {
+        let v = match crate::bind::fold(
+            Binder::plain(&Default::default())
+                .with_params(params)
+                .bind(e)?,
+        )? {
             Expr::Const(v) => v,
             _ => {
                 return Err(SqlError::new(
@@ -410,6 +424,7 @@ impl Binder<'_> {
             cx: self.cx,
             windows: None,
             set_returning: None,
+            params: self.params,
         };
         let bound = if b.grouping.is_some() {
             b.bind_grouped(e)
@@ -460,7 +475,7 @@ impl Binder<'_> {
                 o.options.nulls_first.unwrap_or(desc),
             ));
         }
-        let frame = frame_of(spec.window_frame.as_ref())?;
+        let frame = frame_of(self.params, spec.window_frame.as_ref())?;
         if frame.groups && order.is_empty() {
             return Err(windowing("GROUPS mode requires an ORDER BY clause"));
         }
@@ -521,7 +536,7 @@ impl Binder<'_> {
                     "aggregate ORDER BY is not implemented for window functions",
                 ));
             }
-            let call = agg_call(agg, name, f, &mut |e| self.window_part(e))?;
+            let call = agg_call(self.params, agg, name, f, &mut |e| self.window_part(e))?;
             if call.distinct {
                 return Err(SqlError::unsupported(
                     "DISTINCT is not implemented for window functions",
@@ -565,23 +580,23 @@ impl Binder<'_> {
             WindowFunc::RowNumber | WindowFunc::Rank | WindowFunc::DenseRank => SqlType::Int8,
             WindowFunc::PercentRank | WindowFunc::CumeDist => SqlType::Float8,
             WindowFunc::Ntile => {
-                args[0] = integer_arg(args[0].clone(), name, &args)?;
+                args[0] = integer_arg(self.params, args[0].clone(), name, &args)?;
                 SqlType::Int4
             }
             WindowFunc::NthValue => {
-                args[1] = integer_arg(args[1].clone(), name, &args)?;
+                args[1] = integer_arg(self.params, args[1].clone(), name, &args)?;
                 args[0].ty()
             }
             WindowFunc::Lag | WindowFunc::Lead => {
                 if args.len() > 1 {
-                    args[1] = integer_arg(args[1].clone(), name, &args)?;
+                    args[1] = integer_arg(self.params, args[1].clone(), name, &args)?;
                 }
                 if args.len() == 3 {
-                    let ty = common_type(&[&args[0], &args[2]], name)?;
+                    let ty = common_type(self.params, &[&args[0], &args[2]], name)?;
                     let default = args.remove(2);
                     let value = args.remove(0);
-                    args.insert(0, to_common(value, ty)?);
-                    args.push(to_common(default, ty)?);
+                    args.insert(0, to_common(self.params, value, ty)?);
+                    args.push(to_common(self.params, default, ty)?);
                     ty
                 } else {
                     args[0].ty()
@@ -602,8 +617,8 @@ fn no_such_function(name: &str, args: &[Expr]) -> SqlError {
 }
 
 /// An integer argument (a literal is taken as one).
-fn integer_arg(e: Expr, name: &str, args: &[Expr]) -> SqlResult<Expr> {
-    let e = coerce_literal(e, SqlType::Int4)?;
+fn integer_arg(params: Params, e: Expr, name: &str, args: &[Expr]) -> SqlResult<Expr> {
+    let e = coerce_literal(params, e, SqlType::Int4)?;
     if e.ty().is_integer() || e.ty() == SqlType::Null {
         Ok(e)
     } else {

@@ -46,11 +46,11 @@ fn layers() -> BTreeMap<String, usize> {
     let doc = crate_dir().join("../../docs/ARCHITECTURE.md");
     let text = std::fs::read_to_string(&doc).expect("docs/ARCHITECTURE.md");
     let start = text
-        .find("layering: begin")
-        .expect("a `layering: begin` marker in docs/ARCHITECTURE.md");
+        .find("<!-- layering: begin -->")
+        .expect("a `<!-- layering: begin -->` marker in docs/ARCHITECTURE.md");
     let end = text
-        .find("layering: end")
-        .expect("a `layering: end` marker");
+        .find("<!-- layering: end -->")
+        .expect("a `<!-- layering: end -->` marker");
     let mut map = BTreeMap::new();
     let mut index = 0;
     for line in text[start..end].lines().skip(1) {

@@ -10,9 +10,10 @@ use walden::{Transaction, Value};
 use super::csv;
 use super::statement::{CopyFormat, CopyOptions, CopySource, CopyStatement, ForceQuote, Header};
 use super::{result, Started};
+use crate::catalog::DbCatalog;
 use crate::error::{code, SqlError, SqlResult};
 use crate::select::QueryPlan;
-use crate::session::{DbCatalog, Session, StatementResult};
+use crate::session::{Session, StatementResult};
 
 /// A COPY TO STDOUT ready to run: [`CopyOut::run`] gives its bytes, one row per call of
 /// the sink (as PostgreSQL sends one CopyData per row).

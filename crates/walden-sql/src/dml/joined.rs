@@ -18,21 +18,24 @@ use super::{
     assign, bind_assignments, bind_for_column, changed, check_not_null, modify_binder, schema_of,
     single_table, Returning,
 };
-use crate::bind::{Binder, PlanCx};
+use crate::bind::Binder;
+use crate::catalog::DbCatalog;
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::{EvalCtx, Expr};
 use crate::from::{plan_from_with_row_id, row_id_of, FromPlan};
 use crate::guard::row_bytes;
-use crate::select::RunCx;
-use crate::session::{Ctx, DbCatalog, Output};
+use crate::infer::Params;
+use crate::run::RunCx;
+use crate::select::{PlanCx, Subqueries};
+use crate::session::{Ctx, Output};
 
 pub(crate) fn update(cx: &mut Ctx, t: &mut Transaction, u: &ast::Update) -> SqlResult<Output> {
-    let (target, sets, returning) = bind_update(cx.db, u)?;
+    let (target, sets, returning) = bind_update(cx.db, u, Params::Absent)?;
     run(cx, t, &target, Some(&sets), returning.as_ref())
 }
 
 pub(crate) fn delete(cx: &mut Ctx, t: &mut Transaction, d: &ast::Delete) -> SqlResult<Output> {
-    let (target, returning) = bind_delete(cx.db, d)?;
+    let (target, returning) = bind_delete(cx.db, d, Params::Absent)?;
     run(cx, t, &target, None, returning.as_ref())
 }
 
@@ -41,6 +44,7 @@ pub(crate) fn delete(cx: &mut Ctx, t: &mut Transaction, d: &ast::Delete) -> SqlR
 pub(crate) fn bind_update(
     db: &walden::Database,
     u: &ast::Update,
+    params: Params,
 ) -> SqlResult<(Target, Vec<(usize, Expr)>, Option<Returning>)> {
     let from = match &u.from {
         Some(UpdateTableFromKind::AfterSet(v)) => v,
@@ -51,16 +55,20 @@ pub(crate) fn bind_update(
         }
         None => return Err(SqlError::new(code::INTERNAL, "UPDATE without FROM here")),
     };
-    let target = Target::plan(db, &u.table, from, u.selection.as_ref(), "update")?;
+    let target = Target::plan(db, &u.table, from, u.selection.as_ref(), "update", params)?;
     let catalog = DbCatalog::new(db);
+    let cx = PlanCx {
+        params,
+        ..PlanCx::of(&catalog)
+    };
     let sets = bind_assignments(
         db,
         &u.assignments,
         &target.table,
         &target.schema,
-        &mut |e, col| bind_for_column(&mut modify_binder(&target.plan.scope, &catalog), e, col),
+        &mut |e, col| bind_for_column(&mut modify_binder(&target.plan.scope, &cx), e, col),
     )?;
-    let returning = returning(u.returning.as_deref(), &target.plan, &target.schema)?;
+    let returning = returning(params, u.returning.as_deref(), &target.plan, &target.schema)?;
     Ok((target, sets, returning))
 }
 
@@ -68,6 +76,7 @@ pub(crate) fn bind_update(
 pub(crate) fn bind_delete(
     db: &walden::Database,
     d: &ast::Delete,
+    params: Params,
 ) -> SqlResult<(Target, Option<Returning>)> {
     let target = match &d.from {
         FromTable::WithFromKeyword(v) | FromTable::WithoutKeyword(v) => v,
@@ -78,8 +87,8 @@ pub(crate) fn bind_delete(
     let Some(using) = &d.using else {
         return Err(SqlError::new(code::INTERNAL, "DELETE without USING here"));
     };
-    let target = Target::plan(db, twj, using, d.selection.as_ref(), "delete from")?;
-    let returning = returning(d.returning.as_deref(), &target.plan, &target.schema)?;
+    let target = Target::plan(db, twj, using, d.selection.as_ref(), "delete from", params)?;
+    let returning = returning(params, d.returning.as_deref(), &target.plan, &target.schema)?;
     Ok((target, returning))
 }
 
@@ -101,6 +110,7 @@ impl Target {
         others: &[ast::TableWithJoins],
         selection: Option<&ast::Expr>,
         verb: &str,
+        params: Params,
     ) -> SqlResult<Target> {
         let (table, tname, _) = single_table(target)?;
         let schema = schema_of(db, &table, tname, verb)?;
@@ -108,13 +118,12 @@ impl Target {
         items.extend(others.iter().cloned());
         let catalog = DbCatalog::new(db);
         let pcx = PlanCx {
-            catalog: &catalog,
-            ctes: None,
-            outer: None,
+            params,
+            ..PlanCx::of(&catalog)
         };
         let plan = plan_from_with_row_id(&items, selection, &pcx)?;
         let recheck = selection
-            .map(|w| Binder::in_query(&plan.scope, pcx).boolean(w, "WHERE"))
+            .map(|w| Binder::in_query(&plan.scope, &pcx).boolean(w, "WHERE"))
             .transpose()?;
         Ok(Target {
             table,
@@ -127,12 +136,13 @@ impl Target {
 
 /// RETURNING over the joined row (the target's row id left out of `*`).
 fn returning(
+    params: Params,
     items: Option<&[ast::SelectItem]>,
     plan: &FromPlan,
     schema: &Schema,
 ) -> SqlResult<Option<Returning>> {
     items
-        .map(|items| Returning::bind_in(items, &plan.scope, &[schema.columns.len()]))
+        .map(|items| Returning::bind_in(params, items, &plan.scope, &[schema.columns.len()]))
         .transpose()
 }
 
@@ -148,12 +158,13 @@ fn run(
     // The target's columns come first, then its row id.
     let width = schema.columns.len();
     let guard = cx.guard;
+    let checks = cx.checks;
     let mut actions: Vec<(RowId, RowAction)> = Vec::new();
     let mut notes = JoinNotes {
         returning,
         guard,
         returned: Noted::default(),
-        fk: crate::fkeys::enforce::watches(cx.db, table)?.then(Noted::default),
+        fk: crate::fkeys::enforce::watches(cx, table)?.then(Noted::default),
     };
     // READ COMMITTED: the rest of each joined row (the row id on), to judge the
     // target row again with if it was changed concurrently.
@@ -161,7 +172,7 @@ fn run(
         (t.isolation() == Isolation::ReadCommitted).then(HashMap::new);
     {
         let reader = t.reader()?;
-        let rc = RunCx::new(Some(reader), guard);
+        let rc = RunCx::new(Some(reader), guard, &Subqueries);
         let mut ecx = EvalCtx {
             rng: &mut *cx.rng,
             outer: &[],
@@ -188,7 +199,7 @@ fn run(
             if !met.insert(id) {
                 return Ok(true);
             }
-            let action = action_of(&row, width, sets, table, schema, ecx)?;
+            let action = action_of(checks, &row, width, sets, table, schema, ecx)?;
             notes.give_back(id, &row, width, &action, ecx)?;
             let bytes = match &action {
                 RowAction::Update(new) => row_bytes(new),
@@ -217,7 +228,7 @@ fn run(
                 let mut row = newest.row.clone();
                 row.extend_from_slice(&rest);
                 rests.insert(newest.id, rest);
-                let rc = RunCx::new(Some(t.command_reader()?), guard);
+                let rc = RunCx::new(Some(t.command_reader()?), guard, &Subqueries);
                 let mut ecx = EvalCtx {
                     rng: &mut *rng,
                     outer: &[],
@@ -233,10 +244,10 @@ fn run(
                         return Ok(RowAction::Keep);
                     }
                 }
-                action_of(&row, width, sets, table, schema, &mut ecx)
+                action_of(checks, &row, width, sets, table, schema, &mut ecx)
             })?;
         n += more;
-        let rc = RunCx::new(Some(t.command_reader()?), guard);
+        let rc = RunCx::new(Some(t.command_reader()?), guard, &Subqueries);
         let mut ecx = EvalCtx {
             rng: &mut *cx.rng,
             outer: &[],
@@ -272,6 +283,7 @@ fn run(
 
 /// What a joined row (the target's columns, then the rest) does to its target row.
 fn action_of(
+    checks: &crate::checks::CheckCache,
     row: &[Value],
     width: usize,
     sets: Option<&[(usize, Expr)]>,
@@ -286,7 +298,7 @@ fn action_of(
             for (i, e) in sets {
                 new[*i] = assign(e.eval(row, ecx)?, &schema.columns[*i])?;
             }
-            check_not_null(table, schema, &new)?;
+            check_not_null(checks, table, schema, &new)?;
             RowAction::Update(new)
         }
     })

@@ -27,13 +27,14 @@ use super::{
     as_is, assign, bind_assignments, bind_for_column, bind_insert, changed, check_not_null,
     defaults_for, query_targets, Insertion, Returning, RowBuilder,
 };
-use crate::access_path::IndexMeta;
-use crate::bind::{ident_name, object_name, Binder, Scope};
+use crate::bind::Binder;
+use crate::catalog::{ident_name, index_metas, object_name, DbCatalog, IndexMeta, Scope};
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::Expr;
 use crate::guard::row_bytes;
-use crate::select::{key_bytes, QueryPlan};
-use crate::session::{index_metas, Ctx, DbCatalog, Output};
+use crate::infer::Params;
+use crate::select::{key_bytes, PlanCx, QueryPlan};
+use crate::session::{Ctx, Output};
 use crate::types::SqlType;
 
 /// DO UPDATE's SET list and WHERE, bound over the existing row followed by the proposed
@@ -62,11 +63,11 @@ enum Proposed {
 
 /// Binds an upsert: its rows (VALUES, or a query planned), the arbiter indexes, DO
 /// UPDATE's SET and WHERE, RETURNING. Nothing is read or written.
-pub(crate) fn bind(db: &walden::Database, ins: &ast::Insert) -> SqlResult<Bound> {
+pub(crate) fn bind(db: &walden::Database, ins: &ast::Insert, params: Params) -> SqlResult<Bound> {
     let Some(OnInsert::OnConflict(on)) = &ins.on else {
         return Err(SqlError::unsupported("ON DUPLICATE KEY UPDATE"));
     };
-    let (table, schema, targets, returning, rows) = match bind_insert(db, ins)? {
+    let (table, schema, targets, returning, rows) = match bind_insert(db, ins, params)? {
         Insertion::Values(b) => (
             b.table,
             b.schema,
@@ -80,9 +81,14 @@ pub(crate) fn bind(db: &walden::Database, ins: &ast::Insert) -> SqlResult<Bound>
             query,
             returning,
         } => {
-            let plan = QueryPlan::plan(query, &DbCatalog::new(db))?;
+            let catalog = DbCatalog::new(db);
+            let cx = PlanCx {
+                params,
+                ..PlanCx::of(&catalog)
+            };
+            let plan = QueryPlan::plan_in(query, &cx)?;
             let schema = db.schema(&table)?;
-            let targets = query_targets(&plan, &targets, &schema)?.to_vec();
+            let targets = query_targets(params, &plan, &targets, &schema)?.to_vec();
             let rows = Proposed::Query(plan);
             (table, schema, targets, returning, rows)
         }
@@ -99,7 +105,7 @@ pub(crate) fn bind(db: &walden::Database, ins: &ast::Insert) -> SqlResult<Bound>
                 .with_hint("For example, ON CONFLICT (column_name)."));
             }
             let alias = ins.table_alias.as_ref().map(|a| ident_name(&a.alias));
-            Some(bind_do_update(db, u, &table, alias, &schema)?)
+            Some(bind_do_update(db, u, &table, alias, &schema, params)?)
         }
     };
     Ok(Bound {
@@ -122,7 +128,7 @@ pub(crate) fn run(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> SqlRe
         rows,
         arbiters,
         update,
-    } = bind(cx.db, ins)?;
+    } = bind(cx.db, ins, Params::Absent)?;
     let (rows, source_types) = match rows {
         Proposed::Values(exprs) => {
             let mut rows = Vec::with_capacity(exprs.len());
@@ -163,7 +169,7 @@ pub(crate) fn run(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> SqlRe
         seen: vec![HashSet::new(); arbiters.len()],
         returned: Vec::new(),
         count: 0,
-        written: crate::fkeys::enforce::watches(cx.db, &table)?
+        written: crate::fkeys::enforce::watches(cx, &table)?
             .then(|| crate::fkeys::enforce::Written::new(&table)),
     };
     let mut row = Vec::new();
@@ -244,6 +250,7 @@ fn bind_do_update(
     table: &str,
     alias: Option<String>,
     schema: &walden::Schema,
+    params: Params,
 ) -> SqlResult<DoUpdate> {
     let n = schema.columns.len();
     let mut columns: Vec<(String, SqlType)> = schema
@@ -265,10 +272,14 @@ fn bind_do_update(
         merged: Vec::new(),
     };
     let sets = bind_assignments(db, &u.assignments, table, schema, &mut |e, col| {
-        bind_for_column(&mut Binder::plain(&scope), e, col)
+        bind_for_column(&mut Binder::plain(&scope).with_params(params), e, col)
     })?;
     let filter = match &u.selection {
-        Some(w) => Some(Binder::plain(&scope).boolean(w, "WHERE")?),
+        Some(w) => Some(
+            Binder::plain(&scope)
+                .with_params(params)
+                .boolean(w, "WHERE")?,
+        ),
         None => None,
     };
     Ok(DoUpdate { sets, filter })
@@ -420,7 +431,7 @@ impl Upsert<'_> {
         for (i, e) in &update.sets {
             new[*i] = assign(e.eval(&both, &mut cx.eval_ctx())?, &schema.columns[*i])?;
         }
-        check_not_null(self.table, schema, &new)?;
+        check_not_null(cx.checks, self.table, schema, &new)?;
         Ok(Some(new))
     }
 

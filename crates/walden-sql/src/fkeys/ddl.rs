@@ -6,7 +6,7 @@
 use sqlparser::ast;
 use walden::{Database, Schema};
 
-use super::{positions, ForeignKey};
+use super::{positions, ForeignKey, KeyCache};
 use crate::error::{code, SqlError, SqlResult};
 use crate::types::SqlType;
 
@@ -234,8 +234,12 @@ pub(crate) fn resolve(
 
 /// The foreign keys of other tables, not among `dropping`, that reference a table of
 /// `dropping`.
-pub(crate) fn dependents(db: &Database, dropping: &[String]) -> SqlResult<Vec<ForeignKey>> {
-    let all = super::all(db)?;
+pub(crate) fn dependents(
+    db: &Database,
+    keys: &KeyCache,
+    dropping: &[String],
+) -> SqlResult<Vec<ForeignKey>> {
+    let all = keys.all(db)?;
     Ok(all
         .keys
         .iter()
@@ -248,11 +252,12 @@ pub(crate) fn dependents(db: &Database, dropping: &[String]) -> SqlResult<Vec<Fo
 /// referencing constraints (not their tables), with PostgreSQL's notices.
 pub(crate) fn before_drop(
     db: &Database,
+    keys: &KeyCache,
     dropping: &[String],
     cascade: bool,
     notices: &mut Vec<String>,
 ) -> SqlResult<()> {
-    let deps = dependents(db, dropping)?;
+    let deps = dependents(db, keys, dropping)?;
     let Some(first) = deps.first() else {
         return Ok(());
     };
@@ -294,11 +299,12 @@ pub(crate) fn before_drop(
 /// a referencing table not named is refused (0A000).
 pub(crate) fn truncate_list(
     db: &Database,
+    keys: &KeyCache,
     named: Vec<String>,
     cascade: bool,
     notices: &mut Vec<String>,
 ) -> SqlResult<Vec<String>> {
-    let all = super::all(db)?;
+    let all = keys.all(db)?;
     let mut list = named;
     let mut i = 0;
     while i < list.len() {
@@ -332,10 +338,11 @@ pub(crate) fn truncate_list(
 /// The foreign keys that name a column of `table`, from either end.
 pub(crate) fn naming_column(
     db: &Database,
+    keys: &KeyCache,
     table: &str,
     column: &str,
 ) -> SqlResult<Vec<ForeignKey>> {
-    let all = super::all(db)?;
+    let all = keys.all(db)?;
     Ok(all
         .keys
         .iter()

@@ -57,13 +57,13 @@ impl Written {
 
 /// Whether a statement that writes `table` must keep its rows for `after` (the table
 /// takes part in a foreign key).
-pub(crate) fn watches(db: &walden::Database, table: &str) -> SqlResult<bool> {
-    Ok(super::all(db)?.involves(table))
+pub(crate) fn watches(cx: &Ctx, table: &str) -> SqlResult<bool> {
+    Ok(cx.fkeys.all(cx.db)?.involves(table))
 }
 
 /// Checks and acts on the foreign keys a statement's writes touch.
 pub(crate) fn after(cx: &mut Ctx, t: &mut Transaction, written: Written) -> SqlResult<()> {
-    let all = super::all(cx.db)?;
+    let all = cx.fkeys.all(cx.db)?;
     let mut queue = VecDeque::from([written]);
     while let Some(w) = queue.pop_front() {
         cx.guard.check()?;
@@ -399,7 +399,7 @@ fn act(
             }
         };
         if let RowAction::Update(new) = &action {
-            crate::dml::check_not_null(&fk.table, &schema, new)?;
+            crate::dml::check_not_null(cx.checks, &fk.table, &schema, new)?;
         }
         cx.guard.charge(crate::guard::row_bytes(row) * 2 + 64)?;
         Ok(action)

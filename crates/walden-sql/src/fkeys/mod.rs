@@ -1,21 +1,21 @@
 //! Foreign keys: kept in the referencing table's schema as SQL text, the text
 //! PostgreSQL's `pg_get_constraintdef` gives (`FOREIGN KEY (p_id) REFERENCES p(id) ON
 //! DELETE CASCADE`), read back per catalog generation into a map of every table's
-//! foreign keys. `ddl` checks a new one against the referenced table and the stored
+//! foreign keys, which the session keeps (`KeyCache`). `ddl` checks a new one against the referenced table and the stored
 //! rows; `enforce` checks and acts on the rows each statement writes.
 
 pub(crate) mod ddl;
 pub(crate) mod enforce;
 
 use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
 use walden::Database;
 
-use crate::bind::ident_name;
+use crate::catalog::ident_name;
 use crate::error::{code, SqlError, SqlResult};
 use crate::pg_catalog::quote_ident;
 
@@ -180,22 +180,33 @@ impl AllKeys {
     }
 }
 
-thread_local! {
-    /// The foreign keys as of one catalog generation.
-    static ALL: RefCell<Option<(u64, Rc<AllKeys>)>> = const { RefCell::new(None) };
-}
+/// The foreign keys as of one catalog generation: kept by the session
+/// (`Session::fkeys`) and lent to each of its statements (`Ctx::fkeys`), so that they
+/// are read once per change of the catalog, not per statement.
+#[derive(Debug, Default)]
+pub(crate) struct KeyCache(RefCell<Option<(u64, Arc<AllKeys>)>>);
 
-/// Every foreign key in the database (read again when the catalog has changed).
-pub(crate) fn all(db: &Database) -> SqlResult<Rc<AllKeys>> {
-    let generation = db.catalog_generation();
-    if let Some(hit) = ALL.with(|a| {
-        a.borrow()
+impl KeyCache {
+    /// Every foreign key in the database (read again when the catalog has changed).
+    pub(crate) fn all(&self, db: &Database) -> SqlResult<Arc<AllKeys>> {
+        let generation = db.catalog_generation();
+        let hit = self
+            .0
+            .borrow()
             .as_ref()
             .filter(|(g, _)| *g == generation)
-            .map(|(_, k)| k.clone())
-    }) {
-        return Ok(hit);
+            .map(|(_, k)| k.clone());
+        if let Some(hit) = hit {
+            return Ok(hit);
+        }
+        let made = Arc::new(read_all(db)?);
+        *self.0.borrow_mut() = Some((generation, made.clone()));
+        Ok(made)
     }
+}
+
+/// Every foreign key in the database, read from the tables' schemas.
+pub(crate) fn read_all(db: &Database) -> SqlResult<AllKeys> {
     let mut keys = Vec::new();
     for table in db.table_names() {
         let Ok(schema) = db.schema(&table) else {
@@ -208,9 +219,7 @@ pub(crate) fn all(db: &Database) -> SqlResult<Rc<AllKeys>> {
         }
     }
     keys.sort_by(|a, b| (&a.table, &a.name).cmp(&(&b.table, &b.name)));
-    let made = Rc::new(AllKeys { keys });
-    ALL.with(|a| *a.borrow_mut() = Some((generation, made.clone())));
-    Ok(made)
+    Ok(AllKeys { keys })
 }
 
 /// Positions of named columns in a schema (every name is there: checked when the key

@@ -390,7 +390,9 @@ impl Snapshot {
 /// `FOREIGN_KEY_BASE + table id × 256 + n` (a table's keys past the 256th are not
 /// shown).
 fn foreign_keys(db: &Database, relations: &[Relation]) -> Vec<ForeignKeyDef> {
-    let Ok(all) = crate::fkeys::all(db) else {
+    // Read afresh: the snapshot is made once per statement that names the catalog, from
+    // every table's schema.
+    let Ok(all) = crate::fkeys::read_all(db) else {
         return Vec::new();
     };
     let by_name =
@@ -485,7 +487,7 @@ fn roles(db: &Database) -> Vec<(i64, walden::RoleDef)> {
 /// they are (and an empty virtual catalog, so that a view over `pg_catalog` does not
 /// make this snapshot again). A view whose query no longer plans shows no columns.
 fn view_columns(db: &Database, v: &walden::ViewDef) -> Vec<Attr> {
-    let catalog = crate::session::DbCatalog::new(db);
+    let catalog = crate::catalog::DbCatalog::new(db);
     let _ = catalog.1.set(std::sync::Arc::new(Snapshot::default()));
     let Ok(plan) = crate::view::plan_view(v, &catalog) else {
         return Vec::new();

@@ -20,7 +20,7 @@ use walden::Database;
 
 use super::columns::{column_uses, ColumnUses, Uses};
 use super::{rel_kind, Authority, RelKind, COLUMN_PRIVS};
-use crate::bind::object_name;
+use crate::catalog::object_name;
 use crate::error::{SqlError, SqlResult};
 
 /// How deep views over views are followed (a view cannot name itself, so this only

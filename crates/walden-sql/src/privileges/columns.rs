@@ -24,7 +24,7 @@ use sqlparser::ast::{
 };
 use walden::Database;
 
-use crate::bind::{ident_name, object_name};
+use crate::catalog::{ident_name, object_name};
 
 /// What a statement does with one relation's columns.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
