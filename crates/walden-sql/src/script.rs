@@ -7,7 +7,7 @@ use sqlparser::ast::Statement;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
-use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer};
+use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer, Whitespace};
 
 use crate::depth::{self, Deep};
 use crate::error::{clip, SqlError, SqlResult};
@@ -539,6 +539,23 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
     if matches!(name.as_str(), "CREATE TABLE" | "ALTER TABLE") {
         crate::sequences::options::canonical_identity_options(&mut toks)?;
     }
+    if name == "TABLE" {
+        // `TABLE name …` starts a query as `SELECT * FROM name …` (sqlparser takes
+        // TABLE only inside a query, and not before a set operation): the words stand
+        // where TABLE stood, so errors further on point where they did.
+        if let Some(i) = toks.iter().position(|t| !is_trivia(&t.token)) {
+            let span = toks[i].span;
+            let space = || TokenWithSpan::new(Token::Whitespace(Whitespace::Space), span);
+            let select = [
+                TokenWithSpan::new(Token::make_keyword("SELECT"), span),
+                space(),
+                TokenWithSpan::new(Token::Mul, span),
+                space(),
+                TokenWithSpan::new(Token::make_keyword("FROM"), span),
+            ];
+            toks.splice(i..=i, select);
+        }
+    }
     let dialect = PostgreSqlDialect {};
     // An error at the end of the input points just after the last token.
     let end_loc = toks
@@ -552,13 +569,9 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
     let mut parser = Parser::new(&dialect)
         .with_recursion_limit(depth::MAX_NESTING)
         .with_tokens_with_locations(toks);
-    // `TABLE name` starts a query (sqlparser takes it only inside one).
-    let stmt = if name == "TABLE" {
-        parser.parse_query().map(Statement::Query)
-    } else {
-        parser.parse_statement()
-    }
-    .map_err(|e| parse_error(e).at(end_loc))?;
+    let stmt = parser
+        .parse_statement()
+        .map_err(|e| parse_error(e).at(end_loc))?;
     let next = parser.peek_token();
     if next.token != Token::EOF {
         return Err(SqlError::syntax(format!(

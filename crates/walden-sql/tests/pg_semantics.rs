@@ -564,6 +564,12 @@ fn fetch_first_and_table_as_postgresql() {
                 "table nosuch",
                 "ERROR 42P01: relation \"nosuch\" does not exist",
             ),
+            (
+                "table ft union select 9, 'n' order by 1, 2 limit 3",
+                "1|x\n1|y\n2|z",
+            ),
+            ("table ft order by b desc limit 2", "2|z\n1|y"),
+            ("table ft except table ft", ""),
         ],
     );
 }
