@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use walden::{Database, Options};
-use walden_server::{Server, ServerConfig};
+
+mod support;
 
 const USER: &str = "jdbc_app";
 const PASSWORD: &str = "jdbc pass";
@@ -93,14 +94,7 @@ fn pgjdbc_runs_its_checks() {
             "create role {USER} login password '{PASSWORD}'; grant create on schema public to {USER}"
         ))
         .expect("role");
-    let server = Server::start(
-        db.clone(),
-        ServerConfig {
-            listen: Some("127.0.0.1:0".parse().expect("address")),
-            ..ServerConfig::default()
-        },
-    )
-    .expect("server");
+    let server = support::loopback_server(&db);
     let port = server.local_addr().expect("tcp").port();
     let classpath = std::env::join_paths([jar.as_path(), classes.as_path()]).expect("classpath");
     // A JVM zone other than the machine's (CI's is UTC), half an hour off from whole

@@ -5,37 +5,16 @@
 //! session goes on. Needs psql (skipped with a message without it).
 
 use std::path::Path;
-use std::process::Command;
 
 use walden::{Database, Options};
-use walden_server::{Server, ServerConfig};
 
-fn psql() -> Option<std::path::PathBuf> {
-    let p = Path::new("/usr/lib/postgresql/15/bin/psql");
-    p.exists().then(|| p.to_path_buf())
-}
+mod support;
+use support::{loopback_server, psql};
 
-/// psql's output (stdout, then stderr) for `script`, unaligned and without headers.
+/// psql's output (stdout, then stderr) for `script`, reading results 1,000 rows at a
+/// time.
 fn run_psql(psql: &Path, conninfo: &str, script: &str) -> String {
-    let out = Command::new(psql)
-        .args([
-            "-X",
-            "-A",
-            "-t",
-            "-v",
-            "FETCH_COUNT=1000",
-            conninfo,
-            "-c",
-            script,
-        ])
-        .env("PGCONNECT_TIMEOUT", "10")
-        .output()
-        .expect("psql runs");
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+    support::run_psql(psql, &["-v", "FETCH_COUNT=1000"], conninfo, script).1
 }
 
 #[test]
@@ -54,14 +33,7 @@ fn psql_reads_in_batches_with_fetch_count() {
              grant select on big to fetcher",
         )
         .expect("setup");
-    let server = Server::start(
-        db.clone(),
-        ServerConfig {
-            listen: Some("127.0.0.1:0".parse().expect("address")),
-            ..ServerConfig::default()
-        },
-    )
-    .expect("server");
+    let server = loopback_server(&db);
     let port = server.local_addr().expect("tcp").port();
     let conninfo =
         format!("host=127.0.0.1 port={port} user=fetcher password=batches dbname=walden");

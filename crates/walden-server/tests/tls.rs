@@ -2,41 +2,13 @@
 //! session; with --require-tls one that does not is refused. Needs the openssl and psql
 //! commands (skipped with a message without them).
 
-use std::path::Path;
 use std::process::Command;
 
 use walden::{Database, Options};
 use walden_server::{tls_config, Server, ServerConfig};
 
-fn psql() -> Option<std::path::PathBuf> {
-    let p = Path::new("/usr/lib/postgresql/15/bin/psql");
-    p.exists().then(|| p.to_path_buf())
-}
-
-fn run_psql(psql: &Path, conninfo: &str, sql: &str) -> (bool, String) {
-    let out = Command::new(psql)
-        .args([
-            "-X",
-            "-A",
-            "-t",
-            "-v",
-            "ON_ERROR_STOP=1",
-            conninfo,
-            "-c",
-            sql,
-        ])
-        .env("PGCONNECT_TIMEOUT", "10")
-        .output()
-        .expect("psql runs");
-    (
-        out.status.success(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
-}
+mod support;
+use support::{psql, run_psql};
 
 #[test]
 fn tls_sessions_and_required_tls() {
@@ -93,18 +65,21 @@ fn tls_sessions_and_required_tls() {
     let port = server.local_addr().expect("tcp").port();
     let (ok, out) = run_psql(
         &psql,
+        &["-v", "ON_ERROR_STOP=1"],
         &format!("host=127.0.0.1 port={port} user=tls_user password='over tls' dbname=walden sslmode=require"),
         "select 6 * 7",
     );
     assert!(ok && out.trim() == "42", "{out}");
     let (ok, out) = run_psql(
         &psql,
+        &["-v", "ON_ERROR_STOP=1"],
         &format!("host=127.0.0.1 port={port} user=tls_user password='over tls' dbname=walden sslmode=require"),
         "\\conninfo",
     );
     assert!(ok && out.contains("SSL connection"), "{out}");
     let (ok, out) = run_psql(
         &psql,
+        &["-v", "ON_ERROR_STOP=1"],
         &format!("host=127.0.0.1 port={port} user=tls_user password='over tls' dbname=walden sslmode=disable"),
         "select 1",
     );

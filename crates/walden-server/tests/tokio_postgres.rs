@@ -13,7 +13,9 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::Type;
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 use walden::{Database, Options};
-use walden_server::{Server, ServerConfig};
+use walden_server::Server;
+
+mod support;
 
 const USER: &str = "app";
 const PASSWORD: &str = "tokio pass";
@@ -29,14 +31,7 @@ fn start() -> (tempfile::TempDir, Database, Server) {
             "create role {USER} login password '{PASSWORD}'; grant create on schema public to {USER}"
         ))
         .expect("role");
-    let server = Server::start(
-        db.clone(),
-        ServerConfig {
-            listen: Some("127.0.0.1:0".parse().expect("address")),
-            ..ServerConfig::default()
-        },
-    )
-    .expect("server starts");
+    let server = support::loopback_server(&db);
     (dir, db, server)
 }
 

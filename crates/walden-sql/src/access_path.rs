@@ -497,7 +497,7 @@ pub(crate) fn generic_point(
         _ => None,
     };
     let mut parts = Vec::new();
-    and_parts(filter, &mut parts);
+    filter.and_parts(&mut parts);
     let mut fixed: Vec<(usize, usize, ColumnType)> = Vec::new();
     for part in &parts {
         let mut leaves = 0;
@@ -571,17 +571,6 @@ pub(crate) fn generic_point(
         ordered: false,
         generic: true,
     })
-}
-
-/// The AND-ed parts of a condition.
-fn and_parts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
-    match e {
-        Expr::And(a, b) => {
-            and_parts(a, out);
-            and_parts(b, out);
-        }
-        e => out.push(e),
-    }
 }
 
 fn op_text(op: CmpOp) -> &'static str {

@@ -353,6 +353,17 @@ impl Expr {
 
     /// Calls `f` with this expression and each expression inside it (not inside a
     /// subquery's own plan: its parameters and left operand only).
+    /// The AND-ed parts of a condition, in order (itself when it is no AND).
+    pub(crate) fn and_parts<'e>(&'e self, out: &mut Vec<&'e Expr>) {
+        match self {
+            Expr::And(a, b) => crate::depth::recurse(|| {
+                a.and_parts(out);
+                b.and_parts(out);
+            }),
+            e => out.push(e),
+        }
+    }
+
     pub fn visit(&self, f: &mut dyn FnMut(&Expr)) {
         crate::depth::recurse(|| {
             f(self);

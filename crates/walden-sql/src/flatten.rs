@@ -81,19 +81,21 @@ pub(crate) fn flatten(select: &ast::Select, outer_rows: f64, cx: &Names) -> Opti
     Some(out)
 }
 
-/// The AND-ed parts of a condition (parentheses looked through).
+/// The AND-ed parts of a condition, a part's parentheses looked through.
 fn and_parts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
-    match e {
-        Expr::BinaryOp {
-            left,
-            op: BinaryOperator::And,
-            right,
-        } => {
-            and_parts(left, out);
-            and_parts(right, out);
+    let mut parts = Vec::new();
+    crate::from::split_and(e, &mut parts);
+    for mut p in parts {
+        while let Expr::Nested(inner) = p {
+            p = inner;
         }
-        Expr::Nested(inner) => and_parts(inner, out),
-        e => out.push(e),
+        match p {
+            Expr::BinaryOp {
+                op: BinaryOperator::And,
+                ..
+            } => and_parts(p, out),
+            p => out.push(p),
+        }
     }
 }
 

@@ -350,7 +350,9 @@ struct Conj {
     text: String,
 }
 
-fn split_and<'e>(e: &'e ast::Expr, out: &mut Vec<&'e ast::Expr>) {
+/// The AND-ed parts of a WHERE or ON condition (parentheses around an AND looked
+/// through).
+pub(crate) fn split_and<'e>(e: &'e ast::Expr, out: &mut Vec<&'e ast::Expr>) {
     let mut e = e;
     while let ast::Expr::Nested(x) = e {
         if matches!(

@@ -2162,17 +2162,6 @@ fn norm_key(v: &Value, out: &mut Vec<u8>) {
     }
 }
 
-/// Splits an AND tree into its conjuncts.
-fn conjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
-    match e {
-        Expr::And(a, b) => {
-            conjuncts(a, out);
-            conjuncts(b, out);
-        }
-        other => out.push(other),
-    }
-}
-
 /// True if `e` reads a parameter of its subquery (an outer value) or calls a volatile
 /// function (which must run per outer row).
 fn outer_or_volatile(e: &Expr) -> bool {
@@ -2257,10 +2246,10 @@ impl SelectPlan {
         }
         let mut conjs = Vec::new();
         if let Some(f) = &self.filter {
-            conjuncts(f, &mut conjs);
+            f.and_parts(&mut conjs);
         }
         if let Some(f) = &t.filter {
-            conjuncts(f, &mut conjs);
+            f.and_parts(&mut conjs);
         }
         let (mut keys, mut probe, mut rest) = (Vec::new(), Vec::new(), Vec::new());
         for c in conjs {
