@@ -10,7 +10,7 @@ use crate::catalog::{ident_name, object_name, Catalog, DbCatalog, Scope};
 use crate::ddl::{add_key, column_of, key_constraint};
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::Expr;
-use crate::session::{Ctx, Output};
+use crate::statement::{Ctx, Output};
 
 /// The catalog as it would be with a column (or a whole table) gone: what the views
 /// would see after a DROP or RENAME, to find the ones that would break.
@@ -447,7 +447,8 @@ fn drop_column(
         if !cascade {
             return Err(crate::view::depended_on(&what, &broken, &what));
         }
-        let views = crate::view::with_dependents(cx.db, &broken, "view", true, &mut out.notices)?;
+        let views =
+            crate::ddl::view::with_dependents(cx.db, &broken, "view", true, &mut out.notices)?;
         for v in views {
             cx.db.drop_view(&v)?;
         }

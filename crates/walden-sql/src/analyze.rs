@@ -19,7 +19,7 @@ use walden::rng::SimRng;
 use walden::{Transaction, Value};
 
 use crate::error::{SqlError, SqlResult};
-use crate::session::Ctx;
+use crate::statement::Ctx;
 
 /// Rows sampled (PostgreSQL: 300 × default_statistics_target, 100).
 const SAMPLE: usize = 30_000;

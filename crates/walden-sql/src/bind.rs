@@ -750,7 +750,7 @@ impl<'a> Binder<'a> {
                 if self.params.unknown(&inner).is_some() {
                     inner = coerce_literal(self.params, inner, to.ty)?;
                 }
-                if to.ty == SqlType::Text && crate::prepared::is_written_in(expr) {
+                if to.ty == SqlType::Text && crate::infer::is_written_in(expr) {
                     // A prepared statement's text value, or one cast to text: a text
                     // constant, not folded into a literal of unknown type.
                     return Ok(Expr::Cast(Box::new(inner), to));
@@ -2282,7 +2282,7 @@ fn figure_name(e: &ast::Expr) -> (String, u8) {
     let mut outer_cast = None;
     let (name, strength) = loop {
         // A value a prepared statement's run wrote in for `$n`, which has no name.
-        if crate::prepared::is_written_in(inner) {
+        if crate::infer::is_written_in(inner) {
             break ("?column?".to_string(), 0);
         }
         match inner {

@@ -4,7 +4,7 @@
 //! `DbCatalog`, its implementation over a database.
 
 use sqlparser::ast::{self, Spanned};
-use walden::{Database, KeyOrder};
+use walden::{Database, KeyOrder, TableKind};
 
 use crate::error::{code, SqlError, SqlResult};
 use crate::types::SqlType;
@@ -244,3 +244,22 @@ pub(crate) fn index_metas(db: &Database, table: &str) -> Vec<IndexMeta> {
         })
         .collect()
 }
+
+/// The table kind `CREATE TABLE ... USING name` names: `heap`, or `undo` (also spelled
+/// `zheap`, the name of PostgreSQL's undo-based table access method).
+pub(crate) fn table_kind_named(name: &str) -> Option<TableKind> {
+    match name {
+        "zheap" => Some(TableKind::Undo),
+        _ => TableKind::parse(name).filter(|k| k.name() == name),
+    }
+}
+
+/// The hint listing what `USING` and `default_table_kind` accept.
+pub(crate) const TABLE_KINDS_HINT: &str =
+    "Walden's table kinds: heap, undo (zheap is an alias of undo).";
+
+/// The bootstrap superuser: the role every session runs as (`current_user`), owner of
+/// every relation in the virtual catalog.
+pub const BOOTSTRAP: &str = "postgres";
+/// Its OID, as in PostgreSQL.
+pub const BOOTSTRAP_OID: i64 = 10;

@@ -20,6 +20,8 @@ use crate::expr::EvalCtx;
 use crate::guard::row_bytes;
 use crate::types::SqlType;
 
+pub use crate::pg_catalog::CursorInfo;
+
 /// FETCH, MOVE or CLOSE, as parsed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CursorStatement {
@@ -206,18 +208,6 @@ fn counted(n: i64) -> Direction {
         n if n > 0 => Direction::Forward(Some(n as u64)),
         n => Direction::Backward(Some(n.unsigned_abs())),
     }
-}
-
-/// A cursor as `pg_cursors` lists it.
-#[derive(Debug, Clone)]
-pub struct CursorInfo {
-    pub name: String,
-    pub statement: String,
-    pub holdable: bool,
-    pub binary: bool,
-    pub scrollable: bool,
-    /// Microseconds since 2000-01-01 UTC.
-    pub created: i64,
 }
 
 /// How a cursor may move back (see the module's notes).

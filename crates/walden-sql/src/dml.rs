@@ -23,7 +23,7 @@ use crate::run::RunCx;
 use crate::select::{
     bind_condition, read_index, PlanCx, QueryPlan, SeriesIter, Source, Subqueries,
 };
-use crate::session::{Ctx, Output};
+use crate::statement::{Ctx, Output};
 use crate::types::{DeclaredType, SqlType};
 use crate::value;
 
@@ -1816,7 +1816,7 @@ pub(crate) fn truncate(cx: &mut Ctx, t: &mut Transaction, tr: &ast::Truncate) ->
         }
         if restart {
             for seq in cx.db.sequences() {
-                let owned = crate::sequences::ddl::owner_names(cx.db, &seq.def)
+                let owned = crate::ddl::sequence::owner_names(cx.db, &seq.def)
                     .is_some_and(|(table, _)| names.contains(&table));
                 if owned {
                     cx.auth.require_owner(&seq.def.name, RelKind::Sequence)?;

@@ -563,7 +563,7 @@ pub fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
                 s.current("session_authorization", false)?
                     .unwrap_or_default(),
             ),
-            None => Value::Text(crate::roles::BOOTSTRAP.to_string()),
+            None => Value::Text(crate::catalog::BOOTSTRAP.to_string()),
         },
         Func::Setval => {
             let called = !matches!(args.get(2), Some(Value::Bool(false)));
@@ -996,7 +996,7 @@ mod like_tests {
 /// superuser where the caller has no settings).
 pub(crate) fn current_user(cx: &EvalCtx) -> SqlResult<String> {
     let Some(s) = cx.settings else {
-        return Ok(crate::roles::BOOTSTRAP.to_string());
+        return Ok(crate::catalog::BOOTSTRAP.to_string());
     };
     let role = s.current("role", false)?.unwrap_or_default();
     if role != "none" && !role.is_empty() {

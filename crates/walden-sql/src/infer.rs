@@ -17,6 +17,9 @@ use std::cell::RefCell;
 
 use walden::Value;
 
+use sqlparser::ast;
+use sqlparser::tokenizer::Span;
+
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::Expr;
 use crate::types::{DeclaredType, SqlType};
@@ -177,5 +180,17 @@ impl Params<'_> {
         if let Some(b) = state.borrow_mut().bare.get_mut(n) {
             *b = true;
         }
+    }
+}
+
+/// True for an expression a prepared statement's run wrote in for a parameter
+/// (`literal`, `typed_literal`): a value with no place in the text, maybe under the one
+/// cast that gives it its type. The parser gives every node it makes a place, so none
+/// of those is taken for one of these.
+pub(crate) fn is_written_in(e: &ast::Expr) -> bool {
+    let spanless = |e: &ast::Expr| matches!(e, ast::Expr::Value(v) if v.span == Span::empty());
+    match e {
+        ast::Expr::Cast { expr, .. } => spanless(expr),
+        e => spanless(e),
     }
 }

@@ -50,6 +50,7 @@ pub mod session;
 pub mod settings;
 mod spill;
 mod srf;
+mod statement;
 mod strings;
 mod to_char;
 pub mod types;

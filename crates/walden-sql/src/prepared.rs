@@ -29,7 +29,7 @@ use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex};
 
 use sqlparser::ast::{self, visit_expressions, visit_expressions_mut, CastKind, DataType, Spanned};
-use sqlparser::tokenizer::{Location, Span};
+use sqlparser::tokenizer::Location;
 use walden::{Database, Value};
 
 use crate::catalog::DbCatalog;
@@ -263,18 +263,6 @@ fn written_in(t: &Template, run: &RunValues) -> Deep<ast::Statement> {
         });
         t.stmt.alike(stmt)
     })
-}
-
-/// True for an expression a prepared statement's run wrote in for a parameter
-/// (`literal`, `typed_literal`): a value with no place in the text, maybe under the one
-/// cast that gives it its type. The parser gives every node it makes a place, so none
-/// of those is taken for one of these.
-pub(crate) fn is_written_in(e: &ast::Expr) -> bool {
-    let spanless = |e: &ast::Expr| matches!(e, ast::Expr::Value(v) if v.span == Span::empty());
-    match e {
-        ast::Expr::Cast { expr, .. } => spanless(expr),
-        e => spanless(e),
-    }
 }
 
 impl Prepared {
@@ -605,6 +593,7 @@ fn typed_literal(v: &Value, ty: SqlType) -> ast::Expr {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::infer::is_written_in;
     use sqlparser::dialect::PostgreSqlDialect;
     use sqlparser::parser::Parser;
 

@@ -19,13 +19,9 @@ use walden::{Database, RoleDef};
 
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::scram::{self, PasswordKind, ScramError};
-use crate::session::Output;
+use crate::statement::Output;
 
-/// The bootstrap superuser: the role every session runs as (`current_user`), owner of
-/// every relation in the virtual catalog.
-pub const BOOTSTRAP: &str = "postgres";
-/// Its OID, as in PostgreSQL.
-pub const BOOTSTRAP_OID: i64 = 10;
+pub use crate::catalog::{BOOTSTRAP, BOOTSTRAP_OID};
 /// PostgreSQL's longest name (NAMEDATALEN − 1 bytes); longer ones are cut, with a notice.
 pub const NAME_BYTES: usize = 63;
 

@@ -37,7 +37,7 @@ pub enum Parsed {
     /// CREATE, ALTER or DROP ROLE (USER, GROUP), and the notices parsing it gave.
     Role(crate::roles::RoleStatement, Vec<String>),
     /// CREATE, ALTER or DROP SEQUENCE.
-    Sequence(crate::sequences::ddl::SequenceStatement),
+    Sequence(crate::ddl::sequence::SequenceStatement),
     Grant(crate::privileges::grant::GrantStatement),
     /// FETCH, MOVE or CLOSE (a cursor's).
     Cursor(crate::cursors::CursorStatement),
@@ -480,7 +480,7 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
             | "DECLARE"
     ) || crate::roles::is_role_command(&name)
         || crate::cursors::is_cursor_command(&name)
-        || crate::sequences::ddl::is_sequence_command(&name)
+        || crate::ddl::sequence::is_sequence_command(&name)
         || crate::privileges::grant::is_grant_command(&name);
     if !supported {
         // An unknown first word is a syntax error, as in PostgreSQL; a known command
@@ -518,10 +518,10 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
     if matches!(name.as_str(), "VACUUM" | "ANALYZE" | "ANALYSE") {
         return crate::vacuum::parse(&toks).map(Parsed::Maintenance);
     }
-    if crate::sequences::ddl::is_sequence_command(&name)
-        || (name == "ALTER TABLE" && crate::sequences::ddl::is_alter_table_here(&words))
+    if crate::ddl::sequence::is_sequence_command(&name)
+        || (name == "ALTER TABLE" && crate::ddl::sequence::is_alter_table_here(&words))
     {
-        return crate::sequences::ddl::parse(&toks).map(Parsed::Sequence);
+        return crate::ddl::sequence::parse(&toks).map(Parsed::Sequence);
     }
     if crate::privileges::grant::is_grant_command(&name) {
         return crate::privileges::grant::parse(&toks).map(Parsed::Grant);

@@ -18,7 +18,10 @@ use crate::guard::{size_text, CancelHandle, Guard};
 use crate::isolation::{self, IsolationLevel};
 use crate::prepared::Prepared;
 use crate::script::{parse_psql_script, parse_script, LineIndex, Parsed};
+pub use crate::settings::{parse_size, DEFAULT_STATEMENT_MEM_BYTES, DEFAULT_WORK_MEM_BYTES};
 use crate::settings::{Scoped, SessionSettings, StatementSettings};
+pub use crate::statement::RowSink;
+use crate::statement::{Ctx, Output};
 use crate::types::SqlType;
 use crate::{ddl, dml};
 
@@ -64,76 +67,6 @@ enum TxnState {
     /// An error happened in the block: only ROLLBACK (or COMMIT, which rolls back) ends it.
     Failed,
 }
-
-/// What statements need while they run inside a transaction.
-pub(crate) struct Ctx<'s, 'db> {
-    pub db: &'db Database,
-    pub rng: &'s mut SimRng,
-    /// The running statement's cancel and memory checks.
-    pub guard: &'s Guard,
-    /// The values and cached plan of the prepared query running, if one is.
-    pub prepared: Option<&'s crate::prepared::PreparedRun>,
-    /// Who the statement runs as, and what it may do.
-    pub auth: std::sync::Arc<crate::privileges::Authority>,
-    /// Where a query's rows go as they are made, if the caller takes them so.
-    pub rows: Option<&'s mut dyn RowSink>,
-    /// The session's foreign keys, as of the catalog generation it last read them at.
-    pub fkeys: &'s crate::fkeys::KeyCache,
-    /// The session's CHECK constraints bound, by table and schema.
-    pub checks: &'s crate::checks::CheckCache,
-}
-
-impl Ctx<'_, '_> {
-    pub fn eval_ctx(&mut self) -> EvalCtx<'_> {
-        EvalCtx::of(self.rng, self.guard)
-    }
-}
-
-/// What a statement returns besides its tag.
-pub(crate) struct Output {
-    pub tag: String,
-    pub columns: Vec<(String, SqlType)>,
-    pub rows: Vec<Vec<Value>>,
-    pub notices: Vec<String>,
-    /// The rows went to the caller's `RowSink` as they were made (`rows` is empty).
-    pub streamed: bool,
-}
-
-/// Where a query's rows go as they are made, when the caller takes them so (a
-/// server's RowDescription and DataRow messages): no statement then holds its whole
-/// result. An error a sink returns (the client gone) ends the statement.
-pub trait RowSink {
-    /// The result's columns, before its first row.
-    fn start(&mut self, columns: &[(String, SqlType)]) -> SqlResult<()>;
-    fn row(&mut self, row: &[Value]) -> SqlResult<()>;
-}
-
-impl Output {
-    pub fn tag(tag: impl Into<String>) -> Output {
-        Output {
-            tag: tag.into(),
-            columns: Vec::new(),
-            rows: Vec::new(),
-            notices: Vec::new(),
-            streamed: false,
-        }
-    }
-}
-
-/// The default of the `work_mem` setting: the memory each sort and each grouping of a
-/// statement may use before it writes what does not fit to temporary files (an
-/// external merge sort, a grouping's partitions), 64 MiB. As PostgreSQL's work_mem
-/// (4MB by default there): a statement with several sorts may use it several times,
-/// within `statement_mem`.
-pub const DEFAULT_WORK_MEM_BYTES: u64 = 64 << 20;
-
-/// The default of the `statement_mem` setting: the most memory one statement may keep
-/// in all (returned rows, joined sides, window partitions, recursive queries' rows, and
-/// the sorts and groupings in memory), 1 GiB. Past it the statement fails with 53200
-/// instead of taking the process down. The charge is an estimate that may be up to
-/// about half the real use, so a statement stays under about 2 GiB of real memory, and
-/// a 24 GiB machine stays safe with a dozen such statements at once.
-pub const DEFAULT_STATEMENT_MEM_BYTES: u64 = 1 << 30;
 
 /// A SQL session: owns a handle on its database and its transaction, so it is `Send` and
 /// can move to another thread (a server's connection task) between statements.
@@ -899,11 +832,11 @@ impl Session {
                     return Err(aborted());
                 }
                 if matches!(self.txn, TxnState::Block(_)) {
-                    let e = no_block(crate::sequences::ddl::command(&stmt));
+                    let e = no_block(crate::ddl::sequence::command(&stmt));
                     return Err(self.fail(e));
                 }
                 let auth = self.authority();
-                crate::sequences::ddl::run(&self.db, &auth, stmt)
+                crate::ddl::sequence::run(&self.db, &auth, stmt)
             }
             Parsed::Statement { stmt, table_kind } => {
                 self.execute_statement(&stmt, table_kind, rows)
@@ -1276,7 +1209,7 @@ impl Session {
                 names,
                 cascade,
                 ..
-            } => crate::view::drop_views(&mut cx, *if_exists, names, *cascade),
+            } => crate::ddl::view::drop_views(&mut cx, *if_exists, names, *cascade),
             Statement::Drop {
                 object_type,
                 if_exists,
@@ -1284,7 +1217,7 @@ impl Session {
                 cascade,
                 ..
             } => ddl::drop(&mut cx, *object_type, *if_exists, names, *cascade),
-            Statement::CreateView(cv) => crate::view::create_view(&mut cx, cv),
+            Statement::CreateView(cv) => crate::ddl::view::create_view(&mut cx, cv),
             Statement::CreateIndex(ci) => ddl::create_index(&mut cx, ci),
             Statement::AlterTable(at) => crate::alter::alter_table(&mut cx, at),
             other => Err(unsupported_statement(other)),
@@ -1779,40 +1712,6 @@ fn locate(mut e: SqlError, text: &str, start_char: usize, index: Option<&LineInd
         e.position = Some(at.saturating_sub(start_char) + 1);
     }
     e
-}
-
-/// A size as PostgreSQL's memory settings take it: a number (here, of bytes), maybe with
-/// a fraction, and an optional unit `B`, `kB`, `MB`, `GB` or `TB` (1024-based, case
-/// as written), white space allowed around both. None if it is not one or exceeds
-/// `i64::MAX` bytes.
-pub fn parse_size(text: &str) -> Option<u64> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let multiplier: u64 = match unit.trim() {
-        "" | "B" => 1,
-        "kB" => 1 << 10,
-        "MB" => 1 << 20,
-        "GB" => 1 << 30,
-        "TB" => 1 << 40,
-        _ => return None,
-    };
-    if number.is_empty() || number == "." {
-        return None;
-    }
-    let bytes = if let Ok(n) = number.parse::<u64>() {
-        n.checked_mul(multiplier)?
-    } else {
-        let x = number.parse::<f64>().ok()? * multiplier as f64;
-        // Rounded to whole bytes, as PostgreSQL rounds a fraction of its unit.
-        if !x.is_finite() || x.round() >= i64::MAX as f64 {
-            return None;
-        }
-        x.round() as u64
-    };
-    (bytes <= i64::MAX as u64).then_some(bytes)
 }
 
 fn no_block(what: &str) -> SqlError {

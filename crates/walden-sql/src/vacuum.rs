@@ -8,7 +8,7 @@
 use sqlparser::tokenizer::{Location, Token, TokenWithSpan};
 
 use crate::error::{clip, code, SqlError, SqlResult};
-use crate::session::{Ctx, Output};
+use crate::statement::{Ctx, Output};
 use crate::words::Words;
 
 /// A VACUUM or ANALYZE statement.

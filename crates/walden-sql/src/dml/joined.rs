@@ -27,7 +27,7 @@ use crate::guard::row_bytes;
 use crate::infer::Params;
 use crate::run::RunCx;
 use crate::select::{PlanCx, Subqueries};
-use crate::session::{Ctx, Output};
+use crate::statement::{Ctx, Output};
 
 pub(crate) fn update(cx: &mut Ctx, t: &mut Transaction, u: &ast::Update) -> SqlResult<Output> {
     let (target, sets, returning) = bind_update(cx.db, u, Params::Absent)?;

@@ -34,7 +34,7 @@ use crate::expr::Expr;
 use crate::guard::row_bytes;
 use crate::infer::Params;
 use crate::select::{key_bytes, PlanCx, QueryPlan};
-use crate::session::{Ctx, Output};
+use crate::statement::{Ctx, Output};
 use crate::types::SqlType;
 
 /// DO UPDATE's SET list and WHERE, bound over the existing row followed by the proposed

@@ -25,7 +25,7 @@ use super::{key_text, positions, Action, ForeignKey};
 use crate::dml::assign;
 use crate::dml::recheck::{self, Noted};
 use crate::error::{code, SqlError, SqlResult};
-use crate::session::Ctx;
+use crate::statement::Ctx;
 
 /// Rows one statement, or one cascaded action, wrote to one table.
 #[derive(Debug, Default)]

@@ -45,8 +45,8 @@ pub const PG_TOAST_NAMESPACE: i64 = 99;
 pub const PUBLIC_NAMESPACE: i64 = 2200;
 pub const INFORMATION_SCHEMA_NAMESPACE: i64 = 13000;
 /// The owner of every relation: the bootstrap superuser (psql shows owners by name).
-pub const OWNER_OID: i64 = crate::roles::BOOTSTRAP_OID;
-pub const OWNER_NAME: &str = crate::roles::BOOTSTRAP;
+pub const OWNER_OID: i64 = crate::catalog::BOOTSTRAP_OID;
+pub const OWNER_NAME: &str = crate::catalog::BOOTSTRAP;
 /// Access methods, as PostgreSQL numbers them.
 pub const HEAP_AM: i64 = 2;
 pub const BTREE_AM: i64 = 403;
@@ -471,7 +471,7 @@ fn roles(db: &Database) -> Vec<(i64, walden::RoleDef)> {
     crate::roles::all(db)
         .into_iter()
         .map(|r| {
-            if r.name == crate::roles::BOOTSTRAP {
+            if r.name == crate::catalog::BOOTSTRAP {
                 return (OWNER_OID, r);
             }
             let mut oid = ROLE_BASE + (fnv(&r.name) % ROLE_OIDS as u64) as i64;
@@ -600,4 +600,16 @@ pub fn quote_ident(name: &str) -> String {
     } else {
         format!("\"{}\"", name.replace('"', "\"\""))
     }
+}
+
+/// A cursor as `pg_cursors` lists it.
+#[derive(Debug, Clone)]
+pub struct CursorInfo {
+    pub name: String,
+    pub statement: String,
+    pub holdable: bool,
+    pub binary: bool,
+    pub scrollable: bool,
+    /// Microseconds since 2000-01-01 UTC.
+    pub created: i64,
 }

@@ -92,7 +92,7 @@ const CURSOR_COLUMNS: &[(&str, SqlType)] = &[
 ];
 
 /// `pg_cursors`' rows: the session's open cursors.
-pub fn cursor_rows(cursors: &[crate::cursors::CursorInfo]) -> Vec<Vec<Value>> {
+pub fn cursor_rows(cursors: &[crate::pg_catalog::CursorInfo]) -> Vec<Vec<Value>> {
     cursors
         .iter()
         .map(|c| {

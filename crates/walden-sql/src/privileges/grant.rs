@@ -11,7 +11,7 @@ use walden::{AclItem, Database, MemberChange, Membership, ObjectAcl, ObjectKind}
 use super::{items_of, relation_acl, schema_acl, Authority, RelKind, PUBLIC_SCHEMA};
 use crate::error::{code, SqlError, SqlResult};
 use crate::roles::{find, BOOTSTRAP};
-use crate::session::Output;
+use crate::statement::Output;
 use crate::words::Words;
 
 /// What a GRANT or REVOKE is on.
@@ -1134,7 +1134,7 @@ pub(crate) fn change_owner(
     if kind == RelKind::Sequence {
         if let Some((table, _)) = db
             .sequence(relation)
-            .and_then(|s| crate::sequences::ddl::owner_names(db, &s.def))
+            .and_then(|s| crate::ddl::sequence::owner_names(db, &s.def))
         {
             return Err(SqlError::new(
                 code::FEATURE_NOT_SUPPORTED,
@@ -1162,7 +1162,7 @@ pub(crate) fn change_owner(
             db.sequences()
                 .into_iter()
                 .filter(|s| {
-                    crate::sequences::ddl::owner_names(db, &s.def)
+                    crate::ddl::sequence::owner_names(db, &s.def)
                         .is_some_and(|(t, _)| t == relation)
                 })
                 .map(|s| s.def.name),

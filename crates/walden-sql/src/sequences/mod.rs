@@ -7,7 +7,6 @@
 //! sequences are `ddl.rs`; their option lists (shared with identity columns)
 //! `options.rs`.
 
-pub mod ddl;
 pub mod options;
 pub(crate) mod owned;
 
@@ -139,7 +138,7 @@ pub(crate) fn relation_name_of_text(text: &str) -> SqlResult<(Option<String>, St
 }
 
 /// The error for a relation that is there but is not a sequence.
-fn not_a_sequence(name: &str) -> SqlError {
+pub(crate) fn not_a_sequence(name: &str) -> SqlError {
     SqlError::new(
         code::WRONG_OBJECT_TYPE,
         format!("\"{name}\" is not a sequence"),

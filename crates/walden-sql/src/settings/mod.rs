@@ -12,6 +12,7 @@
 
 mod client;
 mod scoped;
+mod size;
 
 use std::collections::BTreeMap;
 
@@ -23,6 +24,7 @@ use crate::isolation::IsolationLevel;
 
 pub use client::{version, ClientSettings, SERVER_VERSION, SERVER_VERSION_NUM};
 pub use scoped::{Scoped, StatementSettings};
+pub use size::{parse_size, DEFAULT_STATEMENT_MEM_BYTES, DEFAULT_WORK_MEM_BYTES};
 
 /// Who may change a setting, as `pg_settings.context` says it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -264,15 +266,15 @@ impl SessionSettings {
             client: ClientSettings::default(),
             synchronous_commit: db.synchronous_commit(),
             default_table_kind: db.default_table_kind(),
-            work_mem_bytes: crate::session::DEFAULT_WORK_MEM_BYTES,
-            statement_mem_bytes: crate::session::DEFAULT_STATEMENT_MEM_BYTES,
+            work_mem_bytes: DEFAULT_WORK_MEM_BYTES,
+            statement_mem_bytes: DEFAULT_STATEMENT_MEM_BYTES,
             default_isolation: IsolationLevel::ReadCommitted,
             max_connections: DEFAULT_MAX_CONNECTIONS,
-            session_user: crate::roles::BOOTSTRAP.to_string(),
+            session_user: crate::catalog::BOOTSTRAP.to_string(),
             user_is_superuser: true,
             role: None,
             role_is_superuser: false,
-            login_user: crate::roles::BOOTSTRAP.to_string(),
+            login_user: crate::catalog::BOOTSTRAP.to_string(),
             login_is_superuser: true,
             custom: BTreeMap::new(),
         }
@@ -321,8 +323,8 @@ impl SessionSettings {
             }
             "default_table_kind" => {
                 self.default_table_kind =
-                    crate::ddl::table_kind_named(&lower).ok_or_else(|| {
-                        invalid_value(name, raw).with_hint(crate::ddl::TABLE_KINDS_HINT)
+                    crate::catalog::table_kind_named(&lower).ok_or_else(|| {
+                        invalid_value(name, raw).with_hint(crate::catalog::TABLE_KINDS_HINT)
                     })?;
             }
             "work_mem" | "statement_mem" => {
@@ -449,7 +451,7 @@ pub fn set_database(db: &Database, def: &Def, raw: &str) -> SqlResult<()> {
         "undo_limit" | "undo_memory" => {
             let bytes = match raw.trim() {
                 "-1" if def.name == "undo_limit" => Some(u64::MAX),
-                raw => crate::session::parse_size(raw),
+                raw => parse_size(raw),
             };
             let bytes = bytes.ok_or_else(|| {
                 invalid_value(def.name, raw).with_hint(
@@ -484,9 +486,9 @@ pub fn set_database(db: &Database, def: &Def, raw: &str) -> SqlResult<()> {
 fn parse_work_mem(text: &str) -> Option<u64> {
     let bare = text.trim().chars().all(|c| c.is_ascii_digit() || c == '.');
     let bytes = if bare {
-        crate::session::parse_size(&format!("{}kB", text.trim()))?
+        parse_size(&format!("{}kB", text.trim()))?
     } else {
-        crate::session::parse_size(text)?
+        parse_size(text)?
     };
     (bytes >= MIN_WORK_MEM_BYTES).then_some(bytes)
 }

@@ -198,7 +198,7 @@ pub struct StatementSettings {
     isolation: IsolationLevel,
     db: Database,
     /// The session's open cursors (`pg_cursors`).
-    cursors: Vec<crate::cursors::CursorInfo>,
+    cursors: Vec<crate::pg_catalog::CursorInfo>,
 }
 
 impl std::fmt::Debug for StatementSettings {
@@ -235,13 +235,13 @@ impl StatementSettings {
     }
 
     /// With the session's open cursors, as `pg_cursors` lists them.
-    pub fn with_cursors(mut self, cursors: Vec<crate::cursors::CursorInfo>) -> Self {
+    pub fn with_cursors(mut self, cursors: Vec<crate::pg_catalog::CursorInfo>) -> Self {
         self.cursors = cursors;
         self
     }
 
     /// The session's open cursors when the statement started.
-    pub fn cursors(&self) -> &[crate::cursors::CursorInfo] {
+    pub fn cursors(&self) -> &[crate::pg_catalog::CursorInfo] {
         &self.cursors
     }
 

@@ -2,28 +2,18 @@
 //! (CREATE/DROP INDEX, the keys of ALTER TABLE ADD PRIMARY KEY/UNIQUE, REINDEX), VACUUM.
 //! The engine commits these at once, so they run outside transaction blocks.
 
-use crate::sequences::owned::ColumnSequence;
+pub(crate) mod sequence;
+pub(crate) mod view;
+
 use sqlparser::ast::{self, ColumnOption, ObjectType, Spanned, TableConstraint};
 use sqlparser::tokenizer::Location;
 use walden::{Column, Schema, TableKind};
 
-use crate::catalog::{ident_name, object_name, DbCatalog};
+use crate::catalog::{ident_name, object_name, table_kind_named, DbCatalog, TABLE_KINDS_HINT};
 use crate::error::{clip, code, SqlError, SqlResult};
-use crate::session::{Ctx, Output};
+use crate::sequences::owned::ColumnSequence;
+use crate::statement::{Ctx, Output};
 use crate::types::{declared_type, SqlType};
-
-/// The table kind `CREATE TABLE ... USING name` names: `heap`, or `undo` (also spelled
-/// `zheap`, the name of PostgreSQL's undo-based table access method).
-pub(crate) fn table_kind_named(name: &str) -> Option<TableKind> {
-    match name {
-        "zheap" => Some(TableKind::Undo),
-        _ => TableKind::parse(name).filter(|k| k.name() == name),
-    }
-}
-
-/// The hint listing what `USING` and `default_table_kind` accept.
-pub(crate) const TABLE_KINDS_HINT: &str =
-    "Walden's table kinds: heap, undo (zheap is an alias of undo).";
 
 /// The kind of a new table: the one `USING` names, else the session's default.
 fn table_kind(kind: Option<(String, Location)>, default: TableKind) -> SqlResult<TableKind> {
@@ -832,7 +822,8 @@ pub(crate) fn drop(
             .at(n.span().start));
         }
     }
-    let views = crate::view::with_dependents(cx.db, &to_drop, "table", cascade, &mut out.notices)?;
+    let views =
+        crate::ddl::view::with_dependents(cx.db, &to_drop, "table", cascade, &mut out.notices)?;
     crate::fkeys::ddl::before_drop(cx.db, cx.fkeys, &to_drop, cascade, &mut out.notices)?;
     for v in views {
         cx.db.drop_view(&v)?;

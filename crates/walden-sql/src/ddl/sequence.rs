@@ -7,9 +7,9 @@
 use sqlparser::tokenizer::{Token, TokenWithSpan};
 use walden::{AlterOp, Database, Identity, SeqType, SequenceDef};
 
-use super::options::SeqOptions;
 use crate::error::{code, SqlError, SqlResult};
-use crate::session::Output;
+use crate::sequences::options::SeqOptions;
+use crate::statement::Output;
 use crate::words::Words;
 
 /// A parsed sequence statement.
@@ -327,7 +327,7 @@ pub(crate) fn run(
                     return Ok(out);
                 }
                 return Err(if db.relation_exists(&name) {
-                    super::not_a_sequence(&name)
+                    crate::sequences::not_a_sequence(&name)
                 } else {
                     SqlError::new(
                         code::UNDEFINED_TABLE,
@@ -378,7 +378,7 @@ pub(crate) fn run(
                             &table,
                             &AlterOp::SetDefault {
                                 column,
-                                default: Some(super::owned::nextval_default(&new)),
+                                default: Some(crate::sequences::owned::nextval_default(&new)),
                             },
                         )?;
                     }
@@ -416,7 +416,7 @@ pub(crate) fn run(
                         "NOTICE:  sequence \"{name}\" does not exist, skipping"
                     )),
                     None if db.relation_exists(&name) => {
-                        return Err(super::not_a_sequence(&name)
+                        return Err(crate::sequences::not_a_sequence(&name)
                             .with_hint("Use DROP TABLE to remove a table."))
                     }
                     None => {
@@ -497,7 +497,7 @@ fn add_identity(
             ),
         ));
     }
-    if super::owned::identities(db, table).contains_key(&(at as usize)) {
+    if crate::sequences::owned::identities(db, table).contains_key(&(at as usize)) {
         return Err(SqlError::new(
             code::OBJECT_NOT_IN_PREREQUISITE_STATE,
             format!("column \"{column}\" of relation \"{table}\" is already an identity column"),
@@ -512,11 +512,11 @@ fn add_identity(
     let name = match &options.sequence_name {
         Some(n) if db.relation_exists(n) => return Err(already_exists(n)),
         Some(n) => n.clone(),
-        None => super::owned::choose_name(db, table, column, &[]),
+        None => crate::sequences::owned::choose_name(db, table, column, &[]),
     };
     let mut named = options;
     named.sequence_name = None;
-    let seq = super::owned::ColumnSequence::identity(identity, ty, named)?;
+    let seq = crate::sequences::owned::ColumnSequence::identity(identity, ty, named)?;
     let mut def = seq.definition(&name, at)?;
     def.owned_by = Some((table_id, at));
     let owner = crate::privileges::relation_acl(&db.privileges(), table).owner;
@@ -525,7 +525,7 @@ fn add_identity(
         table,
         &AlterOp::SetDefault {
             column: column.to_string(),
-            default: Some(super::owned::nextval_default(&name)),
+            default: Some(crate::sequences::owned::nextval_default(&name)),
         },
     )?;
     Ok(())
@@ -621,7 +621,7 @@ pub(crate) fn sequences_called(default: &str) -> Vec<String> {
             }
             text.push(c);
         }
-        if let Ok((schema, name)) = super::relation_name_of_text(&text) {
+        if let Ok((schema, name)) = crate::sequences::relation_name_of_text(&text) {
             if schema.is_none_or(|s| s == "public") {
                 out.push(name);
             }
