@@ -78,12 +78,16 @@ fn counter_row(db: &Database) -> Result<RowId, CliError> {
 fn max_key(db: &Database) -> Result<i64, CliError> {
     let mut max = 0i64;
     let mut tx = db.begin();
-    tx.scan_with(TABLE, |_, row| {
-        if let Some(Value::Int8(k)) = row.first() {
-            max = max.max(*k);
-        }
-        true
-    })?;
+    tx.read(
+        walden::Rows::Table(TABLE),
+        walden::RowShape::default(),
+        |_, row| {
+            if let Some(Value::Int8(k)) = row.first() {
+                max = max.max(*k);
+            }
+            Ok::<_, walden::Error>(std::ops::ControlFlow::Continue(()))
+        },
+    )?;
     tx.commit()?;
     Ok(max)
 }

@@ -162,10 +162,14 @@ fn run(dir: &TempDir, mode: Mode, args: &SpaceArgs) -> Result<Vec<Step>, CliErro
     steps.push(measure(&db, "delete", || {
         let mut tx = db.begin();
         let mut ids = Vec::new();
-        tx.scan_with(TABLE, |id, _| {
-            ids.push(id);
-            true
-        })?;
+        tx.read(
+            walden::Rows::Table(TABLE),
+            walden::RowShape::default(),
+            |id, _| {
+                ids.push(id);
+                Ok::<_, walden::Error>(std::ops::ControlFlow::Continue(()))
+            },
+        )?;
         for &id in &ids {
             tx.delete(TABLE, id)?;
         }
@@ -181,12 +185,16 @@ fn run(dir: &TempDir, mode: Mode, args: &SpaceArgs) -> Result<Vec<Step>, CliErro
 fn update_b(db: &Database, pred: impl Fn(&Row) -> bool) -> Result<u64, CliError> {
     let mut tx = db.begin();
     let mut todo: Vec<(RowId, Row)> = Vec::new();
-    tx.scan_with(TABLE, |id, row| {
-        if pred(&row) {
-            todo.push((id, row));
-        }
-        true
-    })?;
+    tx.read(
+        walden::Rows::Table(TABLE),
+        walden::RowShape::default(),
+        |id, row| {
+            if pred(&row) {
+                todo.push((id, row));
+            }
+            Ok::<_, walden::Error>(std::ops::ControlFlow::Continue(()))
+        },
+    )?;
     for (id, row) in &mut todo {
         if let Value::Int4(b) = row[1] {
             row[1] = Value::Int4(b.wrapping_add(1));

@@ -85,13 +85,17 @@ fn recovered_keys(dir: &Path, kind: TableKind, round: u64) -> Option<Vec<i64>> {
     }
     let mut keys = Vec::new();
     let mut tx = db.begin();
-    tx.scan_with("acks", |_, row| {
-        match row.first() {
-            Some(Value::Int8(k)) => keys.push(*k),
-            other => panic!("round {round}: row with key {other:?}"),
-        }
-        true
-    })
+    tx.read(
+        walden::Rows::Table("acks"),
+        walden::RowShape::default(),
+        |_, row| {
+            match row.first() {
+                Some(Value::Int8(k)) => keys.push(*k),
+                other => panic!("round {round}: row with key {other:?}"),
+            }
+            Ok::<_, walden::Error>(std::ops::ControlFlow::Continue(()))
+        },
+    )
     .unwrap_or_else(|e| panic!("round {round}: scan failed: {e}"));
     tx.commit().expect("read-only commit");
     keys.sort_unstable();

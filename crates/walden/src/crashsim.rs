@@ -419,13 +419,12 @@ fn verify(
     // The same rows through the primary key, in key order.
     let mut tx = db.begin();
     let mut by_key = Vec::new();
-    tx.index_scan(
-        PKEY,
-        std::ops::Bound::Unbounded,
-        std::ops::Bound::Unbounded,
+    tx.read(
+        crate::Rows::index(PKEY, std::ops::Bound::Unbounded, std::ops::Bound::Unbounded),
+        crate::RowShape::default(),
         |_, row| {
             by_key.push((row[0].clone(), row[1].clone()));
-            true
+            Ok::<_, crate::Error>(std::ops::ControlFlow::Continue(()))
         },
     )?;
     drop(tx);

@@ -143,17 +143,25 @@ fn check(db: &Database, model: &BTreeMap<i64, String>, when: &str) {
     let want: Vec<(i64, String)> = model.iter().map(|(k, p)| (*k, p.clone())).collect();
     assert_eq!(table, want, "table {when}");
     let mut by_k = Vec::new();
-    tx.index_scan("t_k", Bound::Unbounded, Bound::Unbounded, |_, r| {
-        by_k.push((key_of(&r), r[1].to_string()));
-        true
-    })
+    tx.read(
+        walden::Rows::index("t_k", Bound::Unbounded, Bound::Unbounded),
+        walden::RowShape::default(),
+        |_, r| {
+            by_k.push((key_of(&r), r[1].to_string()));
+            Ok::<_, walden::Error>(std::ops::ControlFlow::Continue(()))
+        },
+    )
     .unwrap();
     assert_eq!(by_k, want, "index t_k {when}");
     let mut by_pad = Vec::new();
-    tx.index_scan("t_pad", Bound::Unbounded, Bound::Unbounded, |_, r| {
-        by_pad.push((r[1].to_string(), key_of(&r)));
-        true
-    })
+    tx.read(
+        walden::Rows::index("t_pad", Bound::Unbounded, Bound::Unbounded),
+        walden::RowShape::default(),
+        |_, r| {
+            by_pad.push((r[1].to_string(), key_of(&r)));
+            Ok::<_, walden::Error>(std::ops::ControlFlow::Continue(()))
+        },
+    )
     .unwrap();
     let mut want_pad: Vec<(String, i64)> = model.iter().map(|(k, p)| (p.clone(), *k)).collect();
     want_pad.sort();
@@ -171,10 +179,14 @@ fn check(db: &Database, model: &BTreeMap<i64, String>, when: &str) {
     }
     let mut range = Vec::new();
     let (lo, hi) = ([Value::Int8(100)], [Value::Int8(150)]);
-    tx.index_scan("t_k", Bound::Excluded(&lo), Bound::Included(&hi), |_, r| {
-        range.push(key_of(&r));
-        true
-    })
+    tx.read(
+        walden::Rows::index("t_k", Bound::Excluded(&lo), Bound::Included(&hi)),
+        walden::RowShape::default(),
+        |_, r| {
+            range.push(key_of(&r));
+            Ok::<_, walden::Error>(std::ops::ControlFlow::Continue(()))
+        },
+    )
     .unwrap();
     let want: Vec<i64> = model.range(101..=150).map(|(k, _)| *k).collect();
     assert_eq!(range, want, "range {when}");
@@ -187,10 +199,14 @@ fn check(db: &Database, model: &BTreeMap<i64, String>, when: &str) {
     }
     // Backward: the whole index, and ranges with each kind of bound.
     let mut back = Vec::new();
-    tx.index_scan_in("t_pad", Bound::Unbounded, Bound::Unbounded, true, |_, r| {
-        back.push((r[1].to_string(), key_of(&r)));
-        true
-    })
+    tx.read(
+        walden::Rows::index("t_pad", Bound::Unbounded, Bound::Unbounded).backward(true),
+        walden::RowShape::default(),
+        |_, r| {
+            back.push((r[1].to_string(), key_of(&r)));
+            Ok::<_, walden::Error>(std::ops::ControlFlow::Continue(()))
+        },
+    )
     .unwrap();
     want_pad.reverse();
     assert_eq!(back, want_pad, "index t_pad backward {when}");
@@ -203,16 +219,15 @@ fn check(db: &Database, model: &BTreeMap<i64, String>, when: &str) {
         let v = |b: Bound<i64>| b.map(|k| [Value::Int8(k)]);
         let (l, h) = (v(lo), v(hi));
         let mut got = Vec::new();
-        tx.index_scan_in(
+        let rows = walden::Rows::index(
             "t_k",
             l.as_ref().map(|a| &a[..]),
             h.as_ref().map(|a| &a[..]),
-            true,
-            |_, r| {
-                got.push(key_of(&r));
-                true
-            },
-        )
+        );
+        tx.read(rows.backward(true), walden::RowShape::default(), |_, r| {
+            got.push(key_of(&r));
+            Ok::<_, walden::Error>(std::ops::ControlFlow::Continue(()))
+        })
         .unwrap();
         let want: Vec<i64> = model.range((lo, hi)).rev().map(|(k, _)| *k).collect();
         assert_eq!(got, want, "backward range {lo:?}..{hi:?} {when}");
@@ -1027,10 +1042,14 @@ fn reused_pages_never_wait_in_a_cycle() {
         let db = Database::open(DIR, opts).unwrap();
         let mut tx = db.begin();
         let mut got = Vec::new();
-        tx.index_scan("t_k", Bound::Unbounded, Bound::Unbounded, |_, r| {
-            got.push(key_of(&r));
-            true
-        })
+        tx.read(
+            walden::Rows::index("t_k", Bound::Unbounded, Bound::Unbounded),
+            walden::RowShape::default(),
+            |_, r| {
+                got.push(key_of(&r));
+                Ok::<_, walden::Error>(std::ops::ControlFlow::Continue(()))
+            },
+        )
         .unwrap();
         tx.commit().unwrap();
         assert_eq!(got, model.keys().copied().collect::<Vec<_>>(), "{kind:?}");
@@ -1172,10 +1191,14 @@ fn declared_orders_survive_a_crash() {
             let mut tx = db.begin();
             let scan = |tx: &mut walden::Transaction, lo: Bound<&[Value]>, hi, back| {
                 let mut got = Vec::new();
-                tx.index_scan_in("t_vt", lo, hi, back, |_, r| {
-                    got.push((r[1].clone(), r[2].clone()));
-                    true
-                })
+                tx.read(
+                    walden::Rows::index("t_vt", lo, hi).backward(back),
+                    walden::RowShape::default(),
+                    |_, r| {
+                        got.push((r[1].clone(), r[2].clone()));
+                        Ok::<_, walden::Error>(std::ops::ControlFlow::Continue(()))
+                    },
+                )
                 .unwrap();
                 got
             };
@@ -1223,10 +1246,14 @@ fn declared_orders_survive_a_crash() {
             assert_eq!(nulls[..], want[..nulls.len()], "{when}");
             // The unique index on k DESC: descending keys, a repeat refused by value.
             let mut ks = Vec::new();
-            tx.index_scan("t_k", Bound::Unbounded, Bound::Unbounded, |_, r| {
-                ks.push(key_of(&r));
-                true
-            })
+            tx.read(
+                walden::Rows::index("t_k", Bound::Unbounded, Bound::Unbounded),
+                walden::RowShape::default(),
+                |_, r| {
+                    ks.push(key_of(&r));
+                    Ok::<_, walden::Error>(std::ops::ControlFlow::Continue(()))
+                },
+            )
             .unwrap();
             assert_eq!(ks, (0..500).rev().collect::<Vec<i64>>(), "{when}");
             match tx.insert(TABLE, &values(&ordered_row(77))) {
@@ -1298,10 +1325,14 @@ fn a_build_read_by_two_threads_holds_every_row() {
             .collect();
         expected.sort();
         let mut got = Vec::new();
-        tx.index_scan("t_k", Bound::Unbounded, Bound::Unbounded, |id, r| {
-            got.push((key_of(&r), id));
-            true
-        })
+        tx.read(
+            walden::Rows::index("t_k", Bound::Unbounded, Bound::Unbounded),
+            walden::RowShape::default(),
+            |id, r| {
+                got.push((key_of(&r), id));
+                Ok::<_, walden::Error>(std::ops::ControlFlow::Continue(()))
+            },
+        )
         .unwrap();
         assert_eq!(got.len(), rows as usize, "{kind}");
         assert_eq!(got, expected, "{kind}");

@@ -320,10 +320,14 @@ fn statements_see_what_committed_before_them() {
         assert_eq!(sorted(ids), vec![0, 1, 10, 20], "{kind:?}");
         assert_eq!(rr.scan("t").unwrap().len(), 2, "{kind:?}");
         let mut seen = 0;
-        rc.index_scan("t_pkey", Bound::Unbounded, Bound::Unbounded, |_, _| {
-            seen += 1;
-            true
-        })
+        rc.read(
+            walden::Rows::index("t_pkey", Bound::Unbounded, Bound::Unbounded),
+            walden::RowShape::default(),
+            |_, _| {
+                seen += 1;
+                Ok::<_, walden::Error>(std::ops::ControlFlow::Continue(()))
+            },
+        )
         .unwrap();
         assert_eq!(seen, 4, "{kind:?}");
         rc.commit().unwrap();

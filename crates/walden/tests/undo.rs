@@ -232,10 +232,14 @@ fn a_row_that_outgrows_its_page_moves_and_its_id_still_finds_it() {
     .unwrap();
     let by_index = |tx: &mut walden::Transaction| -> Vec<Row> {
         let mut rows = Vec::new();
-        tx.index_scan("t_b", Bound::Unbounded, Bound::Unbounded, |_, r| {
-            rows.push(r);
-            true
-        })
+        tx.read(
+            walden::Rows::index("t_b", Bound::Unbounded, Bound::Unbounded),
+            walden::RowShape::default(),
+            |_, r| {
+                rows.push(r);
+                Ok::<_, walden::Error>(std::ops::ControlFlow::Continue(()))
+            },
+        )
         .unwrap();
         rows
     };
@@ -635,10 +639,14 @@ fn undo_pointers_made_before_a_reopen_are_not_followed() {
         assert_eq!(contents_in(&mut old), before, "crash {crash}");
         let mut tx = db.begin();
         let mut by_b = Vec::new();
-        tx.index_scan("t_b", Bound::Unbounded, Bound::Unbounded, |_, r| {
-            by_b.push(r[1].clone());
-            true
-        })
+        tx.read(
+            walden::Rows::index("t_b", Bound::Unbounded, Bound::Unbounded),
+            walden::RowShape::default(),
+            |_, r| {
+                by_b.push(r[1].clone());
+                Ok::<_, walden::Error>(std::ops::ControlFlow::Continue(()))
+            },
+        )
         .unwrap();
         assert_eq!(by_b, vec![Value::Int4(2), Value::Int4(10)], "crash {crash}");
         drop(tx);

@@ -5,7 +5,7 @@
 //! version the reader sees.
 
 use std::collections::HashSet;
-use std::ops::Bound;
+use std::ops::{Bound, ControlFlow};
 use std::sync::Arc;
 
 use super::{check_name, Database, Inner, Reader, Transaction};
@@ -1039,15 +1039,11 @@ impl Transaction {
     /// with it, for fewer values than the index has columns).
     pub fn index_get(&mut self, index: &str, key: &[Value]) -> Result<Vec<(RowId, Row)>> {
         let mut out = Vec::new();
-        self.index_scan(
-            index,
-            Bound::Included(key),
-            Bound::Included(key),
-            |id, row| {
-                out.push((id, row));
-                true
-            },
-        )?;
+        let rows = super::Rows::index_key(index, key);
+        self.read(rows, RowShape::default(), |id, row| {
+            out.push((id, row));
+            Ok::<_, Error>(ControlFlow::Continue(()))
+        })?;
         Ok(out)
     }
 }
@@ -1082,6 +1078,37 @@ impl Reader<'_> {
         capacity: usize,
         mut f: impl FnMut(RowId, Row) -> bool,
     ) -> Result<()> {
+        let rows = super::Rows::Index {
+            index,
+            lower,
+            upper,
+            backward,
+        };
+        let shape = RowShape {
+            needed: None,
+            capacity,
+        };
+        self.read(rows, shape, |id, row| {
+            Ok::<_, Error>(if f(id, row) {
+                ControlFlow::Continue(())
+            } else {
+                ControlFlow::Break(())
+            })
+        })
+    }
+
+    /// The index read under `Reader::read`: each visible row whose key lies between
+    /// the bounds, decoded whole in a vector with room for `capacity` values, given to
+    /// `f` until it breaks or fails. An error of `f` is kept aside while the B-tree's
+    /// walk unwinds (it knows only the engine's errors) and returned as it was.
+    pub(super) fn read_index<E: From<Error>>(
+        &self,
+        index: &str,
+        (lower, upper): (Bound<&[Value]>, Bound<&[Value]>),
+        backward: bool,
+        capacity: usize,
+        mut f: impl FnMut(RowId, Row) -> std::result::Result<ControlFlow<()>, E>,
+    ) -> std::result::Result<(), E> {
         let txn = self.txn;
         let db = txn.db.clone();
         let (ix, t) = db.index(index)?;
@@ -1144,6 +1171,7 @@ impl Reader<'_> {
         // (a pin holds no latch, and nothing waits for pins to drop; eviction only
         // passes over a frame pinned or one whose writes must follow it).
         let mut held = None;
+        let mut failed: Option<E> = None;
         let mut visit = |item: &[u8]| -> Result<bool> {
             let Some((key, id)) = key::split_item(item) else {
                 return Ok(true);
@@ -1189,12 +1217,23 @@ impl Reader<'_> {
                     return Ok(true);
                 }
             }
-            Ok(f(at, schema.to_visible(row)))
+            match f(at, schema.to_visible(row)) {
+                Ok(ControlFlow::Continue(())) => Ok(true),
+                Ok(ControlFlow::Break(())) => Ok(false),
+                Err(e) => {
+                    failed = Some(e);
+                    Ok(false)
+                }
+            }
         };
-        if backward {
+        let walked = if backward {
             btree::scan_backward(&ctx, &ix, stop.as_deref(), &mut visit)
         } else {
             btree::scan(&ctx, &ix, &start, stop.as_deref(), &mut visit)
+        };
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(walked?),
         }
     }
 }

@@ -37,7 +37,7 @@ pub enum Isolation {
 }
 
 /// What a set-oriented update or delete did (`Transaction::modify_rows`,
-/// `modify_with_changed`, `modify_newest`).
+/// `modify`, `modify_newest`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[must_use = "under READ COMMITTED the rows in `changed` are left for the caller to judge again"]
 pub struct Modified {

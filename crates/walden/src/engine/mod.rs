@@ -10,6 +10,7 @@ mod ddl;
 mod index;
 mod isolation;
 mod privileges;
+mod read;
 mod roles;
 mod sequences;
 mod toast;
@@ -24,6 +25,7 @@ pub use ddl::AlterOp;
 pub use index::{IndexInfo, IndexSpec, RelationKind};
 pub use isolation::{Isolation, Modified, Newest};
 pub use privileges::MemberChange;
+pub use read::Rows;
 pub use sequences::SeqValues;
 pub use transaction::{Reader, RowAction, Transaction};
 

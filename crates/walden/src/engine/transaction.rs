@@ -712,7 +712,7 @@ impl Transaction {
         self.scan_page_in(&self.view(), t, page, rows)
     }
 
-    fn scan_page_in(
+    pub(super) fn scan_page_in(
         &self,
         view: &TxnView,
         t: &Table,
@@ -725,9 +725,9 @@ impl Transaction {
     /// Every visible row.
     pub fn scan(&mut self, table: &str) -> Result<Vec<(RowId, Row)>> {
         let mut out = Vec::new();
-        self.scan_with(table, |id, row| {
+        self.read(super::Rows::Table(table), RowShape::default(), |id, row| {
             out.push((id, row));
-            true
+            Ok::<_, Error>(std::ops::ControlFlow::Continue(()))
         })?;
         Ok(out)
     }
@@ -762,38 +762,34 @@ impl Transaction {
         table: &str,
         mut f: impl FnMut(RowId, &Row) -> RowAction,
     ) -> Result<u64> {
-        let first = self.modify_with_changed(table, &mut f)?;
+        let mut row = Vec::new();
+        let first = self.modify(table, |id, decode| {
+            decode(RowShape::default(), &mut row)?;
+            Ok::<_, Error>(f(id, &row))
+        })?;
         self.judge_again(table, first, f)
     }
 
-    /// As `modify_with`, but under READ COMMITTED the rows changed by transactions that
-    /// committed after the snapshot are left as they are and listed in
-    /// `Modified::changed`, for the caller to judge again (`newest`, `modify_newest`):
-    /// one whose verdicts have effects of their own (rows returned, foreign keys
-    /// noted) takes back those of the rows listed.
-    pub fn modify_with_changed(
+    /// Updates or deletes rows in one command, as `modify_with` does, with `f` deciding
+    /// from what it decodes of each row: `decode(shape, row)` puts in `row` the columns
+    /// `shape` asks for (the others NULL), as often as `f` calls it (a vector `f` keeps
+    /// is reused row after row), so a row `f` judges by a few columns, or does not look
+    /// at (a DELETE of every row), is not decoded whole. `f` may fail with an error of
+    /// its caller's type: that, or an engine error (converted), ends the command there
+    /// (rows changed on earlier pages stay changed, as with `Stop`).
+    ///
+    /// Under READ COMMITTED the rows changed by transactions that committed after the
+    /// snapshot are left as they are and listed in `Modified::changed`, for the caller
+    /// to judge again (`newest`, `modify_newest`): one whose verdicts have effects of
+    /// their own (rows returned, foreign keys noted) takes back those of the rows listed.
+    pub fn modify<E: From<Error>>(
         &mut self,
         table: &str,
-        mut f: impl FnMut(RowId, &Row) -> RowAction,
-    ) -> Result<Modified> {
-        let mut row = Vec::new();
-        self.modify_decoding(table, |id, decode| {
-            decode(RowShape::default(), &mut row)?;
-            Ok(f(id, &row))
-        })
-    }
-
-    /// As `modify_with_changed`, with `f` decoding what it needs of each row:
-    /// `decode(shape, row)` puts in `row` the columns `shape` asks for (the others
-    /// NULL), as often as `f` calls it (a vector `f` keeps is reused row after row). A
-    /// row `f` judges by a few columns, or does not look at (a DELETE of every row), is
-    /// not decoded whole. An error of `f` or of a decode ends the
-    /// command there (rows changed on earlier pages stay changed, as with `Stop`).
-    pub fn modify_decoding(
-        &mut self,
-        table: &str,
-        mut f: impl FnMut(RowId, &mut dyn FnMut(RowShape, &mut Row) -> Result<()>) -> Result<RowAction>,
-    ) -> Result<Modified> {
+        mut f: impl FnMut(
+            RowId,
+            &mut dyn FnMut(RowShape, &mut Row) -> Result<()>,
+        ) -> std::result::Result<RowAction, E>,
+    ) -> std::result::Result<Modified, E> {
         self.next_command()?;
         let t = self.db.table(table)?;
         let _ddl = t.ddl.read();
@@ -839,6 +835,15 @@ impl Transaction {
             }
         }
         Ok(done)
+    }
+
+    /// `modify` with the engine's errors only (the SQL layer's callers move to `modify`).
+    pub fn modify_decoding(
+        &mut self,
+        table: &str,
+        f: impl FnMut(RowId, &mut dyn FnMut(RowShape, &mut Row) -> Result<()>) -> Result<RowAction>,
+    ) -> Result<Modified> {
+        self.modify(table, f)
     }
 
     /// Applies one page's changes with the transaction's snapshot, counting them in
@@ -1128,7 +1133,13 @@ impl Reader<'_> {
         shape: RowShape,
         mut f: impl FnMut(RowId, Row) -> bool,
     ) -> Result<()> {
-        self.scan_rows(table, shape, |id, decode| Ok(f(id, decode()?)))
+        self.read(super::Rows::Table(table), shape, |id, row| {
+            Ok::<_, Error>(if f(id, row) {
+                std::ops::ControlFlow::Continue(())
+            } else {
+                std::ops::ControlFlow::Break(())
+            })
+        })
     }
 
     /// The scan under `scan_shaped` and `scan_decoding_some`: each visible row's id, and
