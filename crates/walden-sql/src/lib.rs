@@ -34,6 +34,7 @@ mod infer;
 pub mod isolation;
 pub mod jsonb;
 mod keytable;
+mod optimize;
 pub mod pg_catalog;
 pub mod prepared;
 pub mod privileges;
