@@ -238,6 +238,14 @@ pub struct Index {
     /// The structure lock: shared for searches and for changes within one page,
     /// exclusive for splits and page removal (docs/ARCHITECTURE.md, invariant 6).
     pub tree: RwLock<()>,
+    /// The root page and level the meta page names, as last read or written here
+    /// (`(root + 1) << 16 | level`; 0 before the meta page is first read), so that a
+    /// search reads the meta page once, not once per descent. A new root writes it
+    /// (under the exclusive structure lock); a search that starts from a root replaced
+    /// since still ends where it should, moving right from the old root at its level
+    /// as any search overtaken by a split does. Redo writes meta pages before the
+    /// catalog's indexes are made.
+    pub root: std::sync::atomic::AtomicU64,
 }
 
 impl Index {
@@ -253,6 +261,7 @@ impl Index {
             meta: def.meta,
             pages: Mutex::new(pages),
             tree: RwLock::new(()),
+            root: std::sync::atomic::AtomicU64::new(0),
         }
     }
 

@@ -14,6 +14,7 @@ use crate::access::LastInsert;
 use crate::access::{self, Ctx, Latest, TableAccess};
 use crate::catalog::{CatalogRecord, Index, IndexDef, Table};
 use crate::error::{Error, Result};
+use crate::index_page::cmp_keys;
 use crate::schema::{KeyOrder, Row, RowShape, Schema, Value};
 use crate::RowId;
 
@@ -1177,9 +1178,9 @@ impl Reader<'_> {
                 return Ok(true);
             };
             let inside = if backward {
-                key >= start.as_slice()
+                cmp_keys(key, &start).is_ge()
             } else {
-                stop.as_ref().is_none_or(|s| key < s.as_slice())
+                stop.as_ref().is_none_or(|s| cmp_keys(key, s).is_lt())
             };
             if !inside {
                 return Ok(false);
@@ -1195,10 +1196,10 @@ impl Reader<'_> {
                 super::transaction::decode_latest_columns(&db, &t, &mut schema, at, &bytes, shape)?;
             now.clear();
             key_into(&schema, &t, &ix, &row, &mut now)?;
-            if now.as_slice() != key {
+            if cmp_keys(&now, key).is_ne() {
                 return Ok(true);
             }
-            if key != seen_key.as_slice() {
+            if cmp_keys(key, &seen_key).is_ne() {
                 seen_key.clear();
                 seen_key.extend_from_slice(key);
                 if seen.capacity() > 64 {

@@ -21,6 +21,8 @@
 pub mod key;
 pub mod wal_records;
 
+use std::sync::atomic::Ordering;
+
 use crate::access::Ctx;
 use crate::buffer::{Fetch, PinnedPage};
 use crate::catalog::Index;
@@ -171,11 +173,24 @@ fn check_level(ix: &Index, page: u64, p: &IndexPage, expect: u16) -> Result<()> 
 
 /// The root page and its level.
 fn root(ctx: &Ctx, ix: &Index) -> Result<(u64, u16)> {
+    let known = ix.root.load(Ordering::Acquire);
+    if known != 0 {
+        return Ok(((known >> 16) - 1, known as u16));
+    }
     let pinned = pin(ctx, ix, ix.meta)?;
     let g = pinned.read();
-    IndexPage(&g)
+    let (root, level) = IndexPage(&g)
         .meta()
-        .ok_or_else(|| corrupt(ix, ix.meta, "the meta page names no root"))
+        .ok_or_else(|| corrupt(ix, ix.meta, "the meta page names no root"))?;
+    remember_root(ix, root, level);
+    Ok((root, level))
+}
+
+/// Keeps the root the meta page names for the next descents (`Index::root`).
+fn remember_root(ix: &Index, root: u64, level: u16) {
+    if let Some(packed) = root.checked_add(1).and_then(|r| r.checked_mul(1 << 16)) {
+        ix.root.store(packed | level as u64, Ordering::Release);
+    }
 }
 
 /// Where a descent ended.
@@ -501,6 +516,7 @@ fn new_root(
     let mp = pin(ctx, ix, ix.meta)?;
     let mut mg = mp.write_any_order();
     IndexPageMut(&mut mg).set_meta(root, level);
+    remember_root(ix, root, level);
     let rec = BTreeRecord::Meta {
         page: ix.meta,
         root,
