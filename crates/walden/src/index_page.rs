@@ -48,13 +48,10 @@ fn put_u16(b: &mut [u8], at: usize, v: u16) {
 pub fn cmp_keys(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
     let n = a.len().min(b.len());
     let (mut x, mut y) = (&a[..n], &b[..n]);
-    while x.len() >= 8 {
-        let (xa, xr) = x.split_at(8);
-        let (ya, yr) = y.split_at(8);
-        let (u, v) = (
-            u64::from_be_bytes(xa.try_into().expect("8 bytes")),
-            u64::from_be_bytes(ya.try_into().expect("8 bytes")),
-        );
+    while let (Some((xa, xr)), Some((ya, yr))) =
+        (x.split_first_chunk::<8>(), y.split_first_chunk::<8>())
+    {
+        let (u, v) = (u64::from_be_bytes(*xa), u64::from_be_bytes(*ya));
         if u != v {
             return u.cmp(&v);
         }
