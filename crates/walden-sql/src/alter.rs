@@ -3,8 +3,10 @@
 //! NOT NULL set or dropped; keys added (ADD PRIMARY KEY / UNIQUE build a unique index)
 //! and dropped. Each operation commits on its own, as Walden's DDL does.
 
+use std::ops::ControlFlow;
+
 use sqlparser::ast::{self, AlterColumnOperation, AlterTableOperation as Op, Spanned};
-use walden::{AlterOp, Column, Database, Schema, Value};
+use walden::{AlterOp, Column, Database, RowShape, Rows, Schema, Value};
 
 use crate::catalog::{ident_name, object_name, Catalog, DbCatalog, Scope};
 use crate::ddl::{add_key, column_of, key_constraint};
@@ -80,9 +82,13 @@ fn contains_nulls(column: &str, table: &str) -> SqlError {
 fn any_row(db: &Database, table: &str, at: Option<usize>) -> SqlResult<bool> {
     let mut t = db.begin();
     let mut found = false;
-    t.scan_with(table, |_, row| {
+    t.read(Rows::Table(table), RowShape::default(), |_, row| {
         found = at.is_none_or(|i| matches!(row.get(i), Some(Value::Null)));
-        !found
+        Ok::<_, SqlError>(if found {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        })
     })?;
     t.rollback()?;
     Ok(found)

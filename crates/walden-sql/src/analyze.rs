@@ -14,9 +14,10 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::ops::ControlFlow;
 
 use walden::rng::SimRng;
-use walden::{Transaction, Value};
+use walden::{RowShape, Rows, Transaction, Value};
 
 use crate::error::{SqlError, SqlResult};
 use crate::statement::Ctx;
@@ -187,32 +188,35 @@ pub(crate) fn analyze_table(cx: &mut Ctx, t: &mut Transaction, table: &str) -> S
     };
     let mut rows = 0u64;
     let mut random = SimRng::new(0x5eed_a11a);
-    let mut cancelled: Option<SqlError> = None;
-    t.scan_decoding_some(table, |_, decode| {
+    // Rows are read without their values (`nothing`), and the rows sampled read again
+    // whole, so a row that does not enter the sample is never decoded.
+    let nothing = vec![false; columns];
+    let shape = RowShape {
+        needed: Some(&nothing),
+        capacity: 0,
+    };
+    let reader = t.reader()?;
+    reader.read(Rows::Table(table), shape, |id, _| {
         rows += 1;
         if rows.is_multiple_of(4096) {
-            if let Err(e) = cx.guard.check() {
-                cancelled = Some(e);
-                return Ok(false);
-            }
+            cx.guard.check()?;
         }
         // Reservoir sampling: the row takes a random place among the first `rows`, and
         // stays when that place is in the sample.
-        if sample.len() < SAMPLE * columns {
-            let at = sample.len();
-            sample.resize(at + columns, NULL_HASH);
-            hash_row(decode()?, &mut sample[at..]);
+        let at = if sample.len() < SAMPLE * columns {
+            let at = sample.len() / columns;
+            sample.resize((at + 1) * columns, NULL_HASH);
+            at
         } else {
-            let at = random.below(rows) as usize;
-            if at < SAMPLE {
-                hash_row(decode()?, &mut sample[at * columns..(at + 1) * columns]);
-            }
+            random.below(rows) as usize
+        };
+        if at < SAMPLE {
+            // The version the scan found: the reader sees it as the scan did.
+            let row = reader.get(table, id)?.unwrap_or_default();
+            hash_row(row, &mut sample[at * columns..(at + 1) * columns]);
         }
-        Ok(true)
+        Ok::<_, SqlError>(ControlFlow::Continue(()))
     })?;
-    if let Some(e) = cancelled {
-        return Err(e);
-    }
     let n = rows as f64;
     let found: Vec<f64> = (0..columns)
         .map(|c| estimate_distinct(sample.iter().skip(c).step_by(columns).copied(), n))

@@ -12,7 +12,7 @@ use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
 use walden::rng::SimRng;
-use walden::{Constraint, Schema, Value};
+use walden::{Constraint, RowShape, Rows, Schema, Value};
 
 use crate::bind::Binder;
 use crate::catalog::{ident_name, Scope};
@@ -191,13 +191,17 @@ pub(crate) fn verify_rows(
 ) -> SqlResult<()> {
     let expr = bind(table, schema, e)?;
     let mut t = db.begin();
-    let mut failed: SqlResult<bool> = Ok(false);
-    t.scan_with(table, |_, row| {
-        failed = passes(&expr, &row).map(|ok| !ok);
-        matches!(failed, Ok(false))
+    let mut failed = false;
+    t.read(Rows::Table(table), RowShape::default(), |_, row| {
+        failed = !passes(&expr, &row)?;
+        Ok::<_, SqlError>(if failed {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        })
     })?;
     t.rollback()?;
-    if failed? {
+    if failed {
         return Err(SqlError::new(
             "23514",
             format!("check constraint \"{name}\" of relation \"{table}\" is violated by some row"),
