@@ -13,11 +13,12 @@ use std::collections::{HashMap, HashSet};
 use sqlparser::ast::{self, FromTable, UpdateTableFromKind};
 use walden::{Isolation, Row, RowAction, RowId, Schema, Transaction, Value};
 
+use super::assign::{assign, bind_for_column, check_not_null};
+use super::modify::modify_binder;
 use super::recheck::{self, Noted};
-use super::{
-    assign, bind_assignments, bind_for_column, changed, check_not_null, modify_binder, schema_of,
-    single_table, Returning,
-};
+use super::returning::{changed, Returning};
+use super::update::bind_assignments;
+use super::{schema_of, single_table};
 use crate::bind::Binder;
 use crate::catalog::DbCatalog;
 use crate::error::{code, SqlError, SqlResult};
