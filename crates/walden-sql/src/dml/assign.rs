@@ -2,6 +2,9 @@
 //! assignment conversions and limits, NOT NULL, and `RowBuilder`, which makes a full row
 //! from the target columns' values.
 
+use sqlparser::ast::{self, Spanned};
+use walden::{Column, Row, Schema, Transaction, Value};
+
 use super::insert::keeps;
 use super::returning::Returning;
 use crate::bind::{coerce_literal, Binder};
@@ -13,8 +16,6 @@ use crate::guard::row_bytes;
 use crate::statement::Ctx;
 use crate::types::{DeclaredType, SqlType};
 use crate::value;
-use sqlparser::ast::{self, Spanned};
-use walden::{Column, Row, Schema, Transaction, Value};
 
 /// Can a value of type `from` be assigned to `col`? (Numbers convert, anything becomes
 /// text; text does not silently become a number; date, timestamp and timestamptz

@@ -1,5 +1,8 @@
 //! DELETE: its WHERE clause bound against the table.
 
+use sqlparser::ast::{self, FromTable};
+use walden::Transaction;
+
 use super::modify::{modify_binder, prepared_modify, BoundModify};
 use super::returning::Returning;
 use super::{alias_of, schema_of, scope_of, single_table};
@@ -8,8 +11,6 @@ use crate::error::{SqlError, SqlResult};
 use crate::infer::Params;
 use crate::select::{bind_condition, PlanCx};
 use crate::statement::{Ctx, Output};
-use sqlparser::ast::{self, FromTable};
-use walden::Transaction;
 
 pub(crate) fn delete(cx: &mut Ctx, t: &mut Transaction, d: &ast::Delete) -> SqlResult<Output> {
     if cx.prepared.is_some() {

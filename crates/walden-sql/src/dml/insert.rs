@@ -1,6 +1,9 @@
 //! INSERT: its targets, VALUES or a query's rows bound and inserted (in batches for a
 //! query), a prepared INSERT's cached plan (`BoundInsert`).
 
+use sqlparser::ast::{self, SetExpr, Spanned, TableObject};
+use walden::{Row, Schema, Transaction, Value};
+
 use super::assign::{
     as_is, bind_for_column, check_assignable, column_default, defaults_for, is_default, RowBuilder,
 };
@@ -15,8 +18,6 @@ use crate::prepared::Plan;
 use crate::select::{QueryPlan, SeriesIter, Source};
 use crate::statement::{Ctx, Output};
 use crate::types::SqlType;
-use sqlparser::ast::{self, SetExpr, Spanned, TableObject};
-use walden::{Row, Schema, Transaction, Value};
 
 fn target_columns(table: &str, schema: &Schema, cols: &[ast::ObjectName]) -> SqlResult<Vec<usize>> {
     if cols.is_empty() {

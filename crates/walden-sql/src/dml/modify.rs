@@ -2,6 +2,9 @@
 //! its rows found and judged, changed in one command, and READ COMMITTED's rows left
 //! judged again; RETURNING rows and foreign-key notes kept per row.
 
+use sqlparser::ast;
+use walden::{Row, RowAction, Schema, Transaction, Value};
+
 use super::assign::{assign, check_not_null};
 use super::delete::{bind_delete, delete_parsed};
 use super::recheck::Noted;
@@ -11,7 +14,7 @@ use crate::access_path::{self, Access, Wanted};
 use crate::bind::Binder;
 use crate::catalog::Scope;
 use crate::error::{code, SqlError, SqlResult};
-use crate::expr::Expr;
+use crate::expr::{EvalCtx, Expr};
 use crate::fkeys::enforce::Written;
 use crate::guard::{row_bytes, Guard};
 use crate::infer::Params;
@@ -20,8 +23,6 @@ use crate::run::RunCx;
 use crate::select::{read_index, PlanCx, Subqueries};
 use crate::statement::{Ctx, Output};
 use crate::types::SqlType;
-use sqlparser::ast;
-use walden::{Row, RowAction, Schema, Transaction, Value};
 
 /// A prepared UPDATE or DELETE: its cached plan, or its values written in.
 pub(super) fn prepared_modify(cx: &mut Ctx, t: &mut Transaction) -> SqlResult<Output> {
@@ -100,153 +101,31 @@ impl BoundModify {
             Some((sets, filter)) => (sets.as_deref(), filter.as_ref()),
             None => (self.sets.as_deref(), self.filter.as_ref()),
         };
-        let (table, schema) = (&self.table, &self.schema);
-        let guard = cx.guard;
-        let checks = cx.checks;
+        let table = &self.table;
         let returning = self.returning.as_ref();
         let mut notes = ModifyNotes {
             returning,
-            guard,
+            guard: cx.guard,
             returned: Noted::default(),
             fk: crate::fkeys::enforce::watches(cx, table)?.then(Noted::default),
         };
-        let reads = filter.is_some_and(Expr::has_subquery)
-            || sets.is_some_and(|s| s.iter().any(|(_, e)| e.has_subquery()));
-        let first = if reads {
-            // Subqueries read tables as the rows are judged: every row is judged first,
-            // in one command's snapshot, then the changes are made.
-            let mut actions = Vec::new();
-            {
-                let reader = t.reader()?;
-                let rc = RunCx::new(Some(reader), guard, &Subqueries);
-                let mut ecx = crate::expr::EvalCtx {
-                    rng: &mut *cx.rng,
-                    outer: &[],
-                    run: Some(&rc),
-                    now_micros: guard.now_micros(),
-                    settings: guard.settings(),
-                    sequences: guard.sequences(),
-                    guard: Some(guard),
-                    folding: false,
-                };
-                let mut failed = None;
-                let mut judge = |id: walden::RowId, row: walden::Row| {
-                    let r = guard.check().and_then(|()| {
-                        let a = row_action(checks, &row, sets, filter, table, schema, &mut ecx)?;
-                        notes.give_back(id, &row, &a, &mut ecx)?;
-                        Ok(a)
-                    });
-                    match r {
-                        Ok(RowAction::Keep) => true,
-                        Ok(action) => {
-                            let bytes = match &action {
-                                RowAction::Update(new) => row_bytes(new),
-                                _ => 0,
-                            } + 32;
-                            match guard.charge(bytes) {
-                                Ok(()) => {
-                                    actions.push((id, action));
-                                    true
-                                }
-                                Err(e) => {
-                                    failed = Some(e);
-                                    false
-                                }
-                            }
-                        }
-                        Err(e) => {
-                            failed = Some(e);
-                            false
-                        }
-                    }
-                };
-                match access_for(cx.db, table, schema, filter) {
-                    Access::Scan => reader.scan_with(table, &mut judge)?,
-                    Access::Index(r) => read_index(&reader, &r, 0, (&[], &[]), &mut judge)?,
-                }
-                if let Some(e) = failed {
-                    return Err(e);
-                }
-            }
-            t.modify_rows(table, actions)?
+        let pass = Pass {
+            table,
+            schema: &self.schema,
+            sets,
+            filter,
+            checks: cx.checks,
+            reads: filter.is_some_and(Expr::has_subquery)
+                || sets.is_some_and(|s| s.iter().any(|(_, e)| e.has_subquery())),
+        };
+        let first = if pass.reads {
+            pass.judge_first(cx, t, &mut notes)?
         } else {
-            let mut failed = None;
-            // A DELETE that returns nothing and has no foreign key to tell needs of a
-            // row only what its WHERE clause reads; other statements need rows that
-            // pass it whole.
-            let whole = sets.is_some() || notes.returning.is_some() || notes.fk.is_some();
-            let judged = Judged::of(schema, filter, whole);
-            // The whole rows of rows that pass, decoded into one vector.
-            let mut full = Vec::new();
-            let first = modify(cx.db, guard, t, table, schema, &judged, |id, some, rest| {
-                let mut ecx = crate::expr::EvalCtx::of(&mut *cx.rng, guard);
-                let r = guard.check().and_then(|()| {
-                    if let Some(f) = filter {
-                        if !f.test(some, &mut ecx)? {
-                            return Ok(RowAction::Keep);
-                        }
-                    }
-                    let row = match rest {
-                        Some(decode) if whole => {
-                            decode(&mut full)?;
-                            &full
-                        }
-                        _ => some,
-                    };
-                    let a = row_action(checks, row, sets, None, table, schema, &mut ecx)?;
-                    notes.give_back(id, row, &a, &mut ecx)?;
-                    Ok(a)
-                });
-                r.unwrap_or_else(|e| {
-                    failed = Some(e);
-                    RowAction::Stop
-                })
-            })?;
-            if let Some(e) = failed {
-                return Err(e);
-            }
-            first
+            pass.judge_as_read(cx, t, &mut notes)?
         };
         let mut n = first.count;
         if !first.changed.is_empty() {
-            notes.forget(&first.changed);
-            let rng = &mut *cx.rng;
-            let (more, applied) =
-                super::recheck::judge_again(t, table, first.changed, &mut |t, _, newest| {
-                    guard.check()?;
-                    let reader = reads.then(|| t.command_reader()).transpose()?;
-                    let rc = RunCx::new(reader, guard, &Subqueries);
-                    let mut ecx = crate::expr::EvalCtx {
-                        rng: &mut *rng,
-                        outer: &[],
-                        run: reads.then_some(&rc),
-                        now_micros: guard.now_micros(),
-                        settings: guard.settings(),
-                        sequences: guard.sequences(),
-                        guard: Some(guard),
-                        folding: false,
-                    };
-                    row_action(checks, &newest.row, sets, filter, table, schema, &mut ecx)
-                })?;
-            n += more;
-            let rc = RunCx::new(
-                reads.then(|| t.command_reader()).transpose()?,
-                guard,
-                &Subqueries,
-            );
-            let mut ecx = crate::expr::EvalCtx {
-                rng: &mut *cx.rng,
-                outer: &[],
-                run: reads.then_some(&rc),
-                now_micros: guard.now_micros(),
-                settings: guard.settings(),
-                sequences: guard.sequences(),
-                guard: Some(guard),
-                folding: false,
-            };
-            for (id, row, action) in applied {
-                notes.give_back(id, &row, &action, &mut ecx)?;
-            }
+            n += pass.judge_left(cx, t, first.changed, &mut notes)?;
         }
         let ModifyNotes { returned, fk, .. } = notes;
         if let Some(fk) = fk {
@@ -262,6 +141,192 @@ impl BoundModify {
             returning,
             returned.into_items().collect(),
         ))
+    }
+}
+
+/// One run of an UPDATE or DELETE: its table, its assignments and WHERE clause (the
+/// run's values filled in), and whether subqueries in them read tables.
+struct Pass<'s> {
+    table: &'s str,
+    schema: &'s Schema,
+    sets: Option<&'s [(usize, Expr)]>,
+    filter: Option<&'s Expr>,
+    checks: &'s crate::checks::CheckCache,
+    reads: bool,
+}
+
+impl Pass<'_> {
+    /// What the statement does with `row`, judged by `filter`.
+    fn action(
+        &self,
+        row: &[Value],
+        filter: Option<&Expr>,
+        ecx: &mut EvalCtx,
+    ) -> SqlResult<RowAction> {
+        row_action(
+            self.checks,
+            row,
+            self.sets,
+            filter,
+            self.table,
+            self.schema,
+            ecx,
+        )
+    }
+
+    /// Subqueries read tables as the rows are judged: every row is judged first, in one
+    /// command's snapshot, then the changes are made.
+    fn judge_first(
+        &self,
+        cx: &mut Ctx,
+        t: &mut Transaction,
+        notes: &mut ModifyNotes,
+    ) -> SqlResult<walden::Modified> {
+        let guard = cx.guard;
+        let mut actions = Vec::new();
+        {
+            let reader = t.reader()?;
+            let rc = RunCx::new(Some(reader), guard, &Subqueries);
+            let mut ecx = eval_cx(&mut *cx.rng, Some(&rc), guard);
+            let mut failed = None;
+            let mut judge = |id: walden::RowId, row: walden::Row| {
+                let r = guard.check().and_then(|()| {
+                    let a = self.action(&row, self.filter, &mut ecx)?;
+                    notes.give_back(id, &row, &a, &mut ecx)?;
+                    Ok(a)
+                });
+                match r {
+                    Ok(RowAction::Keep) => true,
+                    Ok(action) => {
+                        let bytes = match &action {
+                            RowAction::Update(new) => row_bytes(new),
+                            _ => 0,
+                        } + 32;
+                        match guard.charge(bytes) {
+                            Ok(()) => {
+                                actions.push((id, action));
+                                true
+                            }
+                            Err(e) => {
+                                failed = Some(e);
+                                false
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        failed = Some(e);
+                        false
+                    }
+                }
+            };
+            match access_for(cx.db, self.table, self.schema, self.filter) {
+                Access::Scan => reader.scan_with(self.table, &mut judge)?,
+                Access::Index(r) => read_index(&reader, &r, 0, (&[], &[]), &mut judge)?,
+            }
+            if let Some(e) = failed {
+                return Err(e);
+            }
+        }
+        Ok(t.modify_rows(self.table, actions)?)
+    }
+
+    /// The rows judged as they are read, decoding of each what the statement needs.
+    fn judge_as_read(
+        &self,
+        cx: &mut Ctx,
+        t: &mut Transaction,
+        notes: &mut ModifyNotes,
+    ) -> SqlResult<walden::Modified> {
+        let guard = cx.guard;
+        let mut failed = None;
+        // A DELETE that returns nothing and has no foreign key to tell needs of a
+        // row only what its WHERE clause reads; other statements need rows that
+        // pass it whole.
+        let whole = self.sets.is_some() || notes.returning.is_some() || notes.fk.is_some();
+        let judged = Judged::of(self.schema, self.filter, whole);
+        // The whole rows of rows that pass, decoded into one vector.
+        let mut full = Vec::new();
+        let (table, schema) = (self.table, self.schema);
+        let first = modify(cx.db, guard, t, table, schema, &judged, |id, some, rest| {
+            let mut ecx = EvalCtx::of(&mut *cx.rng, guard);
+            let r = guard.check().and_then(|()| {
+                if let Some(f) = self.filter {
+                    if !f.test(some, &mut ecx)? {
+                        return Ok(RowAction::Keep);
+                    }
+                }
+                let row = match rest {
+                    Some(decode) if whole => {
+                        decode(&mut full)?;
+                        &full
+                    }
+                    _ => some,
+                };
+                let a = self.action(row, None, &mut ecx)?;
+                notes.give_back(id, row, &a, &mut ecx)?;
+                Ok(a)
+            });
+            r.unwrap_or_else(|e| {
+                failed = Some(e);
+                RowAction::Stop
+            })
+        })?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        Ok(first)
+    }
+
+    /// READ COMMITTED: the rows the engine `left` (a transaction that committed since
+    /// the snapshot changed them) judged again in their newest versions, and what was
+    /// done to them noted. The number of rows changed.
+    fn judge_left(
+        &self,
+        cx: &mut Ctx,
+        t: &mut Transaction,
+        left: Vec<walden::RowId>,
+        notes: &mut ModifyNotes,
+    ) -> SqlResult<u64> {
+        notes.forget(&left);
+        let guard = cx.guard;
+        let rng = &mut *cx.rng;
+        let (more, applied) =
+            super::recheck::judge_again(t, self.table, left, &mut |t, _, newest| {
+                guard.check()?;
+                let reader = self.reads.then(|| t.command_reader()).transpose()?;
+                let rc = RunCx::new(reader, guard, &Subqueries);
+                let mut ecx = eval_cx(&mut *rng, self.reads.then_some(&rc), guard);
+                self.action(&newest.row, self.filter, &mut ecx)
+            })?;
+        let rc = RunCx::new(
+            self.reads.then(|| t.command_reader()).transpose()?,
+            guard,
+            &Subqueries,
+        );
+        let mut ecx = eval_cx(&mut *cx.rng, self.reads.then_some(&rc), guard);
+        for (id, row, action) in applied {
+            notes.give_back(id, &row, &action, &mut ecx)?;
+        }
+        Ok(more)
+    }
+}
+
+/// The context a row of the statement is evaluated in, with `run` for subqueries that
+/// read tables.
+pub(super) fn eval_cx<'c>(
+    rng: &'c mut walden::rng::SimRng,
+    run: Option<&'c RunCx<'c>>,
+    guard: &'c Guard,
+) -> EvalCtx<'c> {
+    EvalCtx {
+        rng,
+        outer: &[],
+        run,
+        now_micros: guard.now_micros(),
+        settings: guard.settings(),
+        sequences: guard.sequences(),
+        guard: Some(guard),
+        folding: false,
     }
 }
 

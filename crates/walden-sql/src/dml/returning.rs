@@ -1,6 +1,9 @@
 //! RETURNING: the list bound over the target's row, its columns, and a statement's
 //! result with the rows it returns.
 
+use sqlparser::ast;
+use walden::{Schema, Value};
+
 use super::delete::bind_delete;
 use super::insert::{bind_insert, query_targets, Insertion};
 use super::scope_of;
@@ -13,8 +16,6 @@ use crate::infer::Params;
 use crate::select::{PlanCx, QueryPlan};
 use crate::statement::Output;
 use crate::types::SqlType;
-use sqlparser::ast;
-use walden::{Schema, Value};
 
 /// The RETURNING columns of an INSERT, UPDATE or DELETE (none without RETURNING), the
 /// statement bound as running it binds it, without reading or writing anything

@@ -1,11 +1,12 @@
 //! TRUNCATE.
 
+use sqlparser::ast;
+use walden::{RowAction, Transaction};
+
 use super::schema_of;
 use crate::catalog::object_name;
 use crate::error::SqlResult;
 use crate::statement::{Ctx, Output};
-use sqlparser::ast;
-use walden::{RowAction, Transaction};
 
 /// TRUNCATE deletes every row in the transaction (so it is transactional and crash-safe
 /// like any delete; VACUUM reclaims the space).

@@ -1,5 +1,8 @@
 //! UPDATE: its SET assignments and WHERE clause bound against the table.
 
+use sqlparser::ast::{self, AssignmentTarget, Spanned};
+use walden::{Column, Schema, Transaction};
+
 use super::assign::{bind_for_column, column_default, is_default};
 use super::modify::{modify_binder, prepared_modify, BoundModify};
 use super::returning::Returning;
@@ -10,8 +13,6 @@ use crate::expr::Expr;
 use crate::infer::Params;
 use crate::select::{bind_condition, PlanCx};
 use crate::statement::{Ctx, Output};
-use sqlparser::ast::{self, AssignmentTarget, Spanned};
-use walden::{Column, Schema, Transaction};
 
 pub(crate) fn update(cx: &mut Ctx, t: &mut Transaction, u: &ast::Update) -> SqlResult<Output> {
     if cx.prepared.is_some() {
