@@ -75,10 +75,7 @@ impl BoundModify {
 
     /// The assignments and the WHERE clause with `values` for their parameters.
     #[allow(clippy::type_complexity)]
-    pub(super) fn filled(
-        &self,
-        values: &[Value],
-    ) -> SqlResult<(Option<Vec<(usize, Expr)>>, Option<Expr>)> {
+    fn filled(&self, values: &[Value]) -> SqlResult<(Option<Vec<(usize, Expr)>>, Option<Expr>)> {
         let fill = |e: &Expr| e.clone().with_params(values);
         let sets = self
             .sets
@@ -334,15 +331,15 @@ pub(super) fn eval_cx<'c>(
 /// change for the table's foreign keys — under the id of the row judged: READ
 /// COMMITTED may leave a row and judge its newest version again (`dml/recheck.rs`).
 struct ModifyNotes<'r> {
-    pub(super) returning: Option<&'r Returning>,
-    pub(super) guard: &'r Guard,
-    pub(super) returned: Noted<Vec<Value>>,
+    returning: Option<&'r Returning>,
+    guard: &'r Guard,
+    returned: Noted<Vec<Value>>,
     /// None: no foreign key involves the table.
-    pub(super) fk: Option<Noted<(Row, RowAction)>>,
+    fk: Option<Noted<(Row, RowAction)>>,
 }
 
 impl ModifyNotes<'_> {
-    pub(super) fn give_back(
+    fn give_back(
         &mut self,
         id: walden::RowId,
         row: &[Value],
@@ -367,7 +364,7 @@ impl ModifyNotes<'_> {
     }
 
     /// Takes back the notes of rows the engine left.
-    pub(super) fn forget(&mut self, left: &[walden::RowId]) {
+    fn forget(&mut self, left: &[walden::RowId]) {
         self.returned.forget(left);
         if let Some(fk) = self.fk.as_mut() {
             fk.forget(left);
@@ -430,21 +427,17 @@ pub(crate) fn access_for(
     )
 }
 
-/// Runs `f` on the rows an UPDATE or DELETE reads (through an index when its WHERE
-/// clause bounds one) and applies what it says, in one command. Under READ COMMITTED
-/// the rows transactions that committed since the snapshot changed are left and listed
-/// (`Modified::changed`).
 /// An UPDATE's or DELETE's WHERE clause, and what the statement decodes of each row
 /// it scans before judging it: the columns that clause reads (`needed`), unless that is
 /// every column or the statement needs rows whole and has no WHERE clause.
-pub(super) struct Judged<'f> {
-    pub(super) filter: Option<&'f Expr>,
-    pub(super) needed: Option<Vec<bool>>,
-    pub(super) width: usize,
+struct Judged<'f> {
+    filter: Option<&'f Expr>,
+    needed: Option<Vec<bool>>,
+    width: usize,
 }
 
 impl<'f> Judged<'f> {
-    pub(super) fn of(schema: &Schema, filter: Option<&'f Expr>, whole: bool) -> Judged<'f> {
+    fn of(schema: &Schema, filter: Option<&'f Expr>, whole: bool) -> Judged<'f> {
         let width = schema.columns.len();
         let mut needed = vec![false; width];
         for c in filter.iter().flat_map(|f| f.columns()) {
@@ -462,11 +455,14 @@ impl<'f> Judged<'f> {
     }
 }
 
-/// Runs `f` on the rows of `table` an UPDATE or DELETE judges, and applies what it
-/// says. `f` gets each row with the columns `judged` asks for (the others NULL) and,
-/// when those are not all, what decodes the whole row (into the vector it is given).
+/// Runs `f` on the rows of `table` an UPDATE or DELETE judges (through an index when its
+/// WHERE clause bounds one), and applies what it says, in one command. `f` gets each row
+/// with the columns `judged` asks for (the others NULL) and, when those are not all,
+/// what decodes the whole row (into the vector it is given). Under READ COMMITTED the
+/// rows transactions that committed since the snapshot changed are left and listed
+/// (`Modified::changed`).
 #[allow(clippy::type_complexity)]
-pub(super) fn modify(
+fn modify(
     db: &walden::Database,
     guard: &Guard,
     t: &mut Transaction,

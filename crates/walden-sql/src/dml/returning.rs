@@ -63,8 +63,8 @@ pub(crate) fn returned_columns(
 /// A RETURNING list: expressions over the table's row.
 #[derive(Debug)]
 pub(crate) struct Returning {
-    pub(super) exprs: Vec<Expr>,
-    pub(super) columns: Vec<(String, SqlType)>,
+    exprs: Vec<Expr>,
+    columns: Vec<(String, SqlType)>,
 }
 
 impl Returning {
