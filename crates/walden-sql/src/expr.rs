@@ -535,27 +535,7 @@ impl Expr {
                 let (x, y) = (a.eval(row, cx)?, b.eval(row, cx)?);
                 value::arith(*op, &x, &y, *ty)?
             }
-            Expr::Cmp(op, a, b) => match (a.as_ref(), b.as_ref()) {
-                // Columns and constants are compared where they lie, not copied.
-                (Expr::Column(i, _), Expr::Const(v)) | (Expr::Const(v), Expr::Column(i, _))
-                    if row.get(*i).is_some() =>
-                {
-                    let x = &row[*i];
-                    let o = if matches!(**a, Expr::Column(..)) {
-                        value::compare(x, v)
-                    } else {
-                        value::compare(v, x)
-                    };
-                    o.map_or(Value::Null, |o| Value::Bool(op.holds(o)))
-                }
-                _ => {
-                    let (x, y) = (a.eval(row, cx)?, b.eval(row, cx)?);
-                    match value::compare(&x, &y) {
-                        Some(o) => Value::Bool(op.holds(o)),
-                        None => Value::Null,
-                    }
-                }
-            },
+            Expr::Cmp(op, a, b) => eval_cmp(*op, a, b, row, cx)?,
             Expr::And(a, b) => match a.eval(row, cx)? {
                 Value::Bool(false) => Value::Bool(false),
                 x => match (x, b.eval(row, cx)?) {
@@ -577,54 +557,14 @@ impl Expr {
             }
             Expr::Concat(a, b) => {
                 let (x, y) = (a.eval(row, cx)?, b.eval(row, cx)?);
-                // Texts are joined in place (no copy of either); other values through
-                // their text form.
-                let (mut s, t) = match (x, y) {
-                    (Value::Text(s), Value::Text(t)) => (s, t),
-                    (x, y) => match (value::to_text(&x), value::to_text(&y)) {
-                        (Some(s), Some(t)) => (s, t),
-                        _ => return Ok(Value::Null),
-                    },
-                };
-                // PostgreSQL's values are at most 1 GB: a longer one is refused before
-                // it is made.
-                let n = s.len() + t.len();
-                if n > walden::schema::MAX_VALUE_BYTES {
-                    return Err(SqlError::new(
-                        code::PROGRAM_LIMIT,
-                        format!("invalid memory alloc request size {}", n + 4),
-                    ));
-                }
-                cx.room_for(n)?;
-                s.reserve_exact(t.len());
-                s.push_str(&t);
-                Value::Text(s)
+                concat(x, y, cx)?
             }
             Expr::Case {
                 operand,
                 whens,
                 otherwise,
                 ..
-            } => {
-                let subject = match operand {
-                    Some(e) => Some(e.eval(row, cx)?),
-                    None => None,
-                };
-                for (when, then) in whens {
-                    let w = when.eval(row, cx)?;
-                    let hit = match &subject {
-                        Some(s) => value::compare(s, &w) == Some(Ordering::Equal),
-                        None => w == Value::Bool(true),
-                    };
-                    if hit {
-                        return then.eval(row, cx);
-                    }
-                }
-                match otherwise {
-                    Some(e) => e.eval(row, cx)?,
-                    None => Value::Null,
-                }
-            }
+            } => eval_case(operand.as_deref(), whens, otherwise.as_deref(), row, cx)?,
             Expr::Cast(e, to) => value::cast_from(e.eval(row, cx)?, e.ty(), to, true)?,
             Expr::Call(f, args, _) if args.len() <= SMALL_ARGS => {
                 // Few arguments (most calls) are held on the stack: no allocation per row.
@@ -641,18 +581,7 @@ impl Expr {
                 }
                 functions::call(*f, &vals, cx)?
             }
-            Expr::Catalog(f, args, snap, _) => {
-                let mut vals = Vec::with_capacity(args.len());
-                for a in args {
-                    vals.push(a.eval(row, cx)?);
-                }
-                let user = if f.needs_user() {
-                    crate::functions::current_user(cx)?
-                } else {
-                    String::new()
-                };
-                f.call(&vals, &snap.0, &user)?
-            }
+            Expr::Catalog(f, args, snap, _) => eval_catalog(*f, args, snap, row, cx)?,
             Expr::Coalesce(args, _) => {
                 for a in args {
                     let v = a.eval(row, cx)?;
@@ -662,26 +591,7 @@ impl Expr {
                 }
                 Value::Null
             }
-            Expr::InList(e, list, negated) => {
-                let x = e.eval(row, cx)?;
-                if matches!(x, Value::Null) {
-                    return Ok(Value::Null);
-                }
-                let mut saw_null = false;
-                for item in list {
-                    let y = item.eval(row, cx)?;
-                    match value::compare(&x, &y) {
-                        Some(Ordering::Equal) => return Ok(Value::Bool(!negated)),
-                        None => saw_null = true,
-                        _ => {}
-                    }
-                }
-                if saw_null {
-                    Value::Null
-                } else {
-                    Value::Bool(*negated)
-                }
-            }
+            Expr::InList(e, list, negated) => eval_in_list(e, list, *negated, row, cx)?,
         })
     }
 
@@ -752,4 +662,128 @@ impl Expr {
             )),
         }
     }
+}
+
+/// `a op b`: columns and constants are compared where they lie, not copied.
+fn eval_cmp(op: CmpOp, a: &Expr, b: &Expr, row: &[Value], cx: &mut EvalCtx) -> SqlResult<Value> {
+    Ok(match (a, b) {
+        (Expr::Column(i, _), Expr::Const(v)) | (Expr::Const(v), Expr::Column(i, _))
+            if row.get(*i).is_some() =>
+        {
+            let x = &row[*i];
+            let o = if matches!(a, Expr::Column(..)) {
+                value::compare(x, v)
+            } else {
+                value::compare(v, x)
+            };
+            o.map_or(Value::Null, |o| Value::Bool(op.holds(o)))
+        }
+        _ => {
+            let (x, y) = (a.eval(row, cx)?, b.eval(row, cx)?);
+            match value::compare(&x, &y) {
+                Some(o) => Value::Bool(op.holds(o)),
+                None => Value::Null,
+            }
+        }
+    })
+}
+
+/// `x || y`: texts are joined in place (no copy of either); other values through their
+/// text form.
+fn concat(x: Value, y: Value, cx: &mut EvalCtx) -> SqlResult<Value> {
+    let (mut s, t) = match (x, y) {
+        (Value::Text(s), Value::Text(t)) => (s, t),
+        (x, y) => match (value::to_text(&x), value::to_text(&y)) {
+            (Some(s), Some(t)) => (s, t),
+            _ => return Ok(Value::Null),
+        },
+    };
+    // PostgreSQL's values are at most 1 GB: a longer one is refused before it is made.
+    let n = s.len() + t.len();
+    if n > walden::schema::MAX_VALUE_BYTES {
+        return Err(SqlError::new(
+            code::PROGRAM_LIMIT,
+            format!("invalid memory alloc request size {}", n + 4),
+        ));
+    }
+    cx.room_for(n)?;
+    s.reserve_exact(t.len());
+    s.push_str(&t);
+    Ok(Value::Text(s))
+}
+
+/// CASE: the first WHEN that holds (or equals the operand) gives its THEN.
+fn eval_case(
+    operand: Option<&Expr>,
+    whens: &[(Expr, Expr)],
+    otherwise: Option<&Expr>,
+    row: &[Value],
+    cx: &mut EvalCtx,
+) -> SqlResult<Value> {
+    let subject = match operand {
+        Some(e) => Some(e.eval(row, cx)?),
+        None => None,
+    };
+    for (when, then) in whens {
+        let w = when.eval(row, cx)?;
+        let hit = match &subject {
+            Some(s) => value::compare(s, &w) == Some(Ordering::Equal),
+            None => w == Value::Bool(true),
+        };
+        if hit {
+            return then.eval(row, cx);
+        }
+    }
+    match otherwise {
+        Some(e) => e.eval(row, cx),
+        None => Ok(Value::Null),
+    }
+}
+
+/// A call of a catalog function, over the statement's catalog snapshot.
+fn eval_catalog(
+    f: CatalogFn,
+    args: &[Expr],
+    snap: &Snap,
+    row: &[Value],
+    cx: &mut EvalCtx,
+) -> SqlResult<Value> {
+    let mut vals = Vec::with_capacity(args.len());
+    for a in args {
+        vals.push(a.eval(row, cx)?);
+    }
+    let user = if f.needs_user() {
+        crate::functions::current_user(cx)?
+    } else {
+        String::new()
+    };
+    f.call(&vals, &snap.0, &user)
+}
+
+/// `x [NOT] IN (list)`: NULL where x is NULL, or no item equals x and one is NULL.
+fn eval_in_list(
+    e: &Expr,
+    list: &[Expr],
+    negated: bool,
+    row: &[Value],
+    cx: &mut EvalCtx,
+) -> SqlResult<Value> {
+    let x = e.eval(row, cx)?;
+    if matches!(x, Value::Null) {
+        return Ok(Value::Null);
+    }
+    let mut saw_null = false;
+    for item in list {
+        let y = item.eval(row, cx)?;
+        match value::compare(&x, &y) {
+            Some(Ordering::Equal) => return Ok(Value::Bool(!negated)),
+            None => saw_null = true,
+            _ => {}
+        }
+    }
+    Ok(if saw_null {
+        Value::Null
+    } else {
+        Value::Bool(negated)
+    })
 }

@@ -440,8 +440,34 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
         .map(|t| t.span.start)
         .unwrap_or(Location { line: 1, column: 1 });
     let name = command_name(&words);
-    let supported = matches!(
-        name.as_str(),
+    if !is_supported(&name) {
+        return Err(not_supported(&words, &name, first_loc));
+    }
+    if let Some(parsed) = parse_by_hand(&name, &words, &toks, nesting) {
+        return parsed;
+    }
+    let table_kind = if name == "CREATE TABLE" {
+        take_using(&mut toks)?
+    } else {
+        None
+    };
+    if matches!(name.as_str(), "CREATE TABLE" | "ALTER TABLE") {
+        crate::sequences::options::canonical_identity_options(&mut toks)?;
+    }
+    if name == "TABLE" {
+        table_as_select(&mut toks);
+    }
+    let stmt = parse_statement(toks, first_loc)?;
+    Ok(Parsed::Statement {
+        stmt: Deep::new(stmt, nesting),
+        table_kind,
+    })
+}
+
+/// Whether a statement of this command (`command_name`) is one Walden runs.
+fn is_supported(name: &str) -> bool {
+    matches!(
+        name,
         "SELECT"
             | "INSERT"
             | "UPDATE"
@@ -478,84 +504,94 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
             | "VALUES"
             | "TABLE"
             | "DECLARE"
-    ) || crate::roles::is_role_command(&name)
-        || crate::cursors::is_cursor_command(&name)
-        || crate::ddl::sequence::is_sequence_command(&name)
-        || crate::privileges::grant::is_grant_command(&name);
-    if !supported {
-        // An unknown first word is a syntax error, as in PostgreSQL; a known command
-        // Walden lacks is named.
-        let known =
-            matches!(words.first().and_then(|t| keyword(t)), Some(k) if k != Keyword::NoKeyword);
-        return Err(if known {
-            SqlError::unsupported(&name).at(first_loc)
-        } else {
-            SqlError::syntax(format!(
-                "syntax error at or near \"{}\"",
-                clip(&words.first().map(|t| t.to_string()).unwrap_or_default())
-            ))
-            .at(first_loc)
-        });
+    ) || crate::roles::is_role_command(name)
+        || crate::cursors::is_cursor_command(name)
+        || crate::ddl::sequence::is_sequence_command(name)
+        || crate::privileges::grant::is_grant_command(name)
+}
+
+/// The error for a command Walden does not run: an unknown first word is a syntax
+/// error, as in PostgreSQL; a known command Walden lacks is named.
+fn not_supported(words: &[&Token], name: &str, first_loc: Location) -> SqlError {
+    let known =
+        matches!(words.first().and_then(|t| keyword(t)), Some(k) if k != Keyword::NoKeyword);
+    if known {
+        SqlError::unsupported(name).at(first_loc)
+    } else {
+        SqlError::syntax(format!(
+            "syntax error at or near \"{}\"",
+            clip(&words.first().map(|t| t.to_string()).unwrap_or_default())
+        ))
+        .at(first_loc)
     }
+}
+
+/// The statements Walden parses itself (sqlparser does not know them, or not as
+/// PostgreSQL has them); None for those sqlparser parses.
+fn parse_by_hand(
+    name: &str,
+    words: &[&Token],
+    toks: &[TokenWithSpan],
+    nesting: usize,
+) -> Option<SqlResult<Parsed>> {
     if name == "CHECKPOINT" {
         if words.len() > 1 {
-            return Err(SqlError::syntax(format!(
+            return Some(Err(SqlError::syntax(format!(
                 "syntax error at or near \"{}\"",
                 clip(&words[1].to_string())
-            )));
+            ))));
         }
-        return Ok(Parsed::Checkpoint);
+        return Some(Ok(Parsed::Checkpoint));
     }
     if name == "REINDEX" {
-        return parse_reindex(&words);
+        return Some(parse_reindex(words));
     }
-    if crate::cursors::is_cursor_command(&name) {
-        return crate::cursors::parse(&toks).map(Parsed::Cursor);
+    if crate::cursors::is_cursor_command(name) {
+        return Some(crate::cursors::parse(toks).map(Parsed::Cursor));
     }
     if name == "COPY" {
-        return crate::copy::statement::parse(&toks, nesting).map(|c| Parsed::Copy(Box::new(c)));
+        return Some(
+            crate::copy::statement::parse(toks, nesting).map(|c| Parsed::Copy(Box::new(c))),
+        );
     }
-    if matches!(name.as_str(), "VACUUM" | "ANALYZE" | "ANALYSE") {
-        return crate::vacuum::parse(&toks).map(Parsed::Maintenance);
+    if matches!(name, "VACUUM" | "ANALYZE" | "ANALYSE") {
+        return Some(crate::vacuum::parse(toks).map(Parsed::Maintenance));
     }
-    if crate::ddl::sequence::is_sequence_command(&name)
-        || (name == "ALTER TABLE" && crate::ddl::sequence::is_alter_table_here(&words))
+    if crate::ddl::sequence::is_sequence_command(name)
+        || (name == "ALTER TABLE" && crate::ddl::sequence::is_alter_table_here(words))
     {
-        return crate::ddl::sequence::parse(&toks).map(Parsed::Sequence);
+        return Some(crate::ddl::sequence::parse(toks).map(Parsed::Sequence));
     }
-    if crate::privileges::grant::is_grant_command(&name) {
-        return crate::privileges::grant::parse(&toks).map(Parsed::Grant);
+    if crate::privileges::grant::is_grant_command(name) {
+        return Some(crate::privileges::grant::parse(toks).map(Parsed::Grant));
     }
-    if crate::roles::is_role_command(&name) {
+    if crate::roles::is_role_command(name) {
         let mut notices = Vec::new();
-        let stmt = crate::roles::parse(&toks, &mut notices)?;
-        return Ok(Parsed::Role(stmt, notices));
+        return Some(crate::roles::parse(toks, &mut notices).map(|s| Parsed::Role(s, notices)));
     }
-    let table_kind = if name == "CREATE TABLE" {
-        take_using(&mut toks)?
-    } else {
-        None
-    };
-    if matches!(name.as_str(), "CREATE TABLE" | "ALTER TABLE") {
-        crate::sequences::options::canonical_identity_options(&mut toks)?;
+    None
+}
+
+/// `TABLE name …` starts a query as `SELECT * FROM name …` (sqlparser takes TABLE only
+/// inside a query, and not before a set operation): the words stand where TABLE stood,
+/// so errors further on point where they did.
+fn table_as_select(toks: &mut Vec<TokenWithSpan>) {
+    if let Some(i) = toks.iter().position(|t| !is_trivia(&t.token)) {
+        let span = toks[i].span;
+        let space = || TokenWithSpan::new(Token::Whitespace(Whitespace::Space), span);
+        let select = [
+            TokenWithSpan::new(Token::make_keyword("SELECT"), span),
+            space(),
+            TokenWithSpan::new(Token::Mul, span),
+            space(),
+            TokenWithSpan::new(Token::make_keyword("FROM"), span),
+        ];
+        toks.splice(i..=i, select);
     }
-    if name == "TABLE" {
-        // `TABLE name …` starts a query as `SELECT * FROM name …` (sqlparser takes
-        // TABLE only inside a query, and not before a set operation): the words stand
-        // where TABLE stood, so errors further on point where they did.
-        if let Some(i) = toks.iter().position(|t| !is_trivia(&t.token)) {
-            let span = toks[i].span;
-            let space = || TokenWithSpan::new(Token::Whitespace(Whitespace::Space), span);
-            let select = [
-                TokenWithSpan::new(Token::make_keyword("SELECT"), span),
-                space(),
-                TokenWithSpan::new(Token::Mul, span),
-                space(),
-                TokenWithSpan::new(Token::make_keyword("FROM"), span),
-            ];
-            toks.splice(i..=i, select);
-        }
-    }
+}
+
+/// One statement parsed by sqlparser from its tokens; nothing may follow it.
+fn parse_statement(toks: Vec<TokenWithSpan>, first_loc: Location) -> SqlResult<Statement> {
     let dialect = PostgreSqlDialect {};
     // An error at the end of the input points just after the last token.
     let end_loc = toks
@@ -580,10 +616,7 @@ fn parse_one(mut toks: Vec<TokenWithSpan>, nesting: usize) -> SqlResult<Parsed> 
         ))
         .at(next.span.start));
     }
-    Ok(Parsed::Statement {
-        stmt: Deep::new(stmt, nesting),
-        table_kind,
-    })
+    Ok(stmt)
 }
 
 /// `REINDEX { INDEX | TABLE } name`, which sqlparser does not know.

@@ -13,11 +13,12 @@ use std::collections::{HashMap, HashSet};
 use sqlparser::ast::{self, FromTable, UpdateTableFromKind};
 use walden::{Isolation, Row, RowAction, RowId, Schema, Transaction, Value};
 
+use super::assign::{assign, bind_for_column, check_not_null};
+use super::modify::{eval_cx, modify_binder};
 use super::recheck::{self, Noted};
-use super::{
-    assign, bind_assignments, bind_for_column, changed, check_not_null, modify_binder, schema_of,
-    single_table, Returning,
-};
+use super::returning::{changed, Returning};
+use super::update::bind_assignments;
+use super::{schema_of, single_table};
 use crate::bind::Binder;
 use crate::catalog::DbCatalog;
 use crate::error::{code, SqlError, SqlResult};
@@ -154,15 +155,10 @@ fn run(
     sets: Option<&[(usize, Expr)]>,
     returning: Option<&Returning>,
 ) -> SqlResult<Output> {
-    let (table, schema, plan) = (target.table.as_str(), &target.schema, &target.plan);
-    // The target's columns come first, then its row id.
-    let width = schema.columns.len();
-    let guard = cx.guard;
-    let checks = cx.checks;
-    let mut actions: Vec<(RowId, RowAction)> = Vec::new();
+    let table = target.table.as_str();
     let mut notes = JoinNotes {
         returning,
-        guard,
+        guard: cx.guard,
         returned: Noted::default(),
         fk: crate::fkeys::enforce::watches(cx, table)?.then(Noted::default),
     };
@@ -170,100 +166,11 @@ fn run(
     // target row again with if it was changed concurrently.
     let mut rests: Option<HashMap<RowId, Vec<Value>>> =
         (t.isolation() == Isolation::ReadCommitted).then(HashMap::new);
-    {
-        let reader = t.reader()?;
-        let rc = RunCx::new(Some(reader), guard, &Subqueries);
-        let mut ecx = EvalCtx {
-            rng: &mut *cx.rng,
-            outer: &[],
-            run: Some(&rc),
-            now_micros: guard.now_micros(),
-            settings: guard.settings(),
-            sequences: guard.sequences(),
-            guard: Some(guard),
-            folding: false,
-        };
-        let mut met: HashSet<RowId> = HashSet::new();
-        plan.source.produce(&mut ecx, &mut |ecx, row| {
-            if let Some(f) = &plan.filter {
-                if !f.test(&row, ecx)? {
-                    return Ok(true);
-                }
-            }
-            let Some(id) = row.get(width).and_then(row_id_of) else {
-                return Err(SqlError::new(
-                    code::INTERNAL,
-                    "a joined row without its row id",
-                ));
-            };
-            if !met.insert(id) {
-                return Ok(true);
-            }
-            let action = action_of(checks, &row, width, sets, table, schema, ecx)?;
-            notes.give_back(id, &row, width, &action, ecx)?;
-            let bytes = match &action {
-                RowAction::Update(new) => row_bytes(new),
-                _ => 0,
-            } + 48;
-            guard.charge(bytes)?;
-            if let Some(rests) = rests.as_mut() {
-                guard.charge(row_bytes(&row[width..]) + 32)?;
-                rests.insert(id, row[width..].to_vec());
-            }
-            actions.push((id, action));
-            Ok(true)
-        })?;
-    }
+    let actions = judge_joined(cx, t, target, sets, &mut notes, &mut rests)?;
     let first = t.modify_rows(table, actions)?;
     let mut n = first.count;
-    if let (Some(mut rests), false) = (rests, first.changed.is_empty()) {
-        notes.forget(&first.changed);
-        let rng = &mut *cx.rng;
-        let (more, applied) =
-            recheck::judge_again(t, table, first.changed, &mut |t, left, newest| {
-                guard.check()?;
-                let Some(rest) = rests.get(&left).cloned() else {
-                    return Ok(RowAction::Keep);
-                };
-                let mut row = newest.row.clone();
-                row.extend_from_slice(&rest);
-                rests.insert(newest.id, rest);
-                let rc = RunCx::new(Some(t.command_reader()?), guard, &Subqueries);
-                let mut ecx = EvalCtx {
-                    rng: &mut *rng,
-                    outer: &[],
-                    run: Some(&rc),
-                    now_micros: guard.now_micros(),
-                    settings: guard.settings(),
-                    sequences: guard.sequences(),
-                    guard: Some(guard),
-                    folding: false,
-                };
-                if let Some(f) = &target.recheck {
-                    if !f.test(&row, &mut ecx)? {
-                        return Ok(RowAction::Keep);
-                    }
-                }
-                action_of(checks, &row, width, sets, table, schema, &mut ecx)
-            })?;
-        n += more;
-        let rc = RunCx::new(Some(t.command_reader()?), guard, &Subqueries);
-        let mut ecx = EvalCtx {
-            rng: &mut *cx.rng,
-            outer: &[],
-            run: Some(&rc),
-            now_micros: guard.now_micros(),
-            settings: guard.settings(),
-            sequences: guard.sequences(),
-            guard: Some(guard),
-            folding: false,
-        };
-        for (id, mut row, action) in applied {
-            if let Some(rest) = rests.get(&id) {
-                row.extend_from_slice(rest);
-                notes.give_back(id, &row, width, &action, &mut ecx)?;
-            }
-        }
+    if let (Some(rests), false) = (rests, first.changed.is_empty()) {
+        n += judge_left(cx, t, target, sets, rests, first.changed, &mut notes)?;
     }
     let JoinNotes { returned, fk, .. } = notes;
     if let Some(fk) = fk {
@@ -279,6 +186,106 @@ fn run(
         returning,
         returned.into_items().collect(),
     ))
+}
+
+/// Every joined row judged in the statement's snapshot: what it does to its target row
+/// (the first joined row that meets a target row decides), noted, and under READ
+/// COMMITTED the rest of the joined row kept in `rests`.
+fn judge_joined(
+    cx: &mut Ctx,
+    t: &mut Transaction,
+    target: &Target,
+    sets: Option<&[(usize, Expr)]>,
+    notes: &mut JoinNotes,
+    rests: &mut Option<HashMap<RowId, Vec<Value>>>,
+) -> SqlResult<Vec<(RowId, RowAction)>> {
+    let (table, schema, plan) = (target.table.as_str(), &target.schema, &target.plan);
+    // The target's columns come first, then its row id.
+    let width = schema.columns.len();
+    let guard = cx.guard;
+    let checks = cx.checks;
+    let mut actions: Vec<(RowId, RowAction)> = Vec::new();
+    let reader = t.reader()?;
+    let rc = RunCx::new(Some(reader), guard, &Subqueries);
+    let mut ecx = eval_cx(&mut *cx.rng, Some(&rc), guard);
+    let mut met: HashSet<RowId> = HashSet::new();
+    plan.source.produce(&mut ecx, &mut |ecx, row| {
+        if let Some(f) = &plan.filter {
+            if !f.test(&row, ecx)? {
+                return Ok(true);
+            }
+        }
+        let Some(id) = row.get(width).and_then(row_id_of) else {
+            return Err(SqlError::new(
+                code::INTERNAL,
+                "a joined row without its row id",
+            ));
+        };
+        if !met.insert(id) {
+            return Ok(true);
+        }
+        let action = action_of(checks, &row, width, sets, table, schema, ecx)?;
+        notes.give_back(id, &row, width, &action, ecx)?;
+        let bytes = match &action {
+            RowAction::Update(new) => row_bytes(new),
+            _ => 0,
+        } + 48;
+        guard.charge(bytes)?;
+        if let Some(rests) = rests.as_mut() {
+            guard.charge(row_bytes(&row[width..]) + 32)?;
+            rests.insert(id, row[width..].to_vec());
+        }
+        actions.push((id, action));
+        Ok(true)
+    })?;
+    Ok(actions)
+}
+
+/// READ COMMITTED: the target rows the engine left (`ids`: a transaction that committed
+/// since the snapshot changed them) judged again in their newest versions with the rest
+/// of the joined row that met them, against the whole WHERE clause, and noted. The
+/// number of rows changed.
+fn judge_left(
+    cx: &mut Ctx,
+    t: &mut Transaction,
+    target: &Target,
+    sets: Option<&[(usize, Expr)]>,
+    mut rests: HashMap<RowId, Vec<Value>>,
+    ids: Vec<RowId>,
+    notes: &mut JoinNotes,
+) -> SqlResult<u64> {
+    let (table, schema) = (target.table.as_str(), &target.schema);
+    let width = schema.columns.len();
+    let guard = cx.guard;
+    let checks = cx.checks;
+    notes.forget(&ids);
+    let rng = &mut *cx.rng;
+    let (more, applied) = recheck::judge_again(t, table, ids, &mut |t, left, newest| {
+        guard.check()?;
+        let Some(rest) = rests.get(&left).cloned() else {
+            return Ok(RowAction::Keep);
+        };
+        let mut row = newest.row.clone();
+        row.extend_from_slice(&rest);
+        rests.insert(newest.id, rest);
+        let rc = RunCx::new(Some(t.command_reader()?), guard, &Subqueries);
+        let mut ecx = eval_cx(&mut *rng, Some(&rc), guard);
+        if let Some(f) = &target.recheck {
+            if !f.test(&row, &mut ecx)? {
+                return Ok(RowAction::Keep);
+            }
+        }
+        action_of(checks, &row, width, sets, table, schema, &mut ecx)
+    })?;
+    let rc = RunCx::new(Some(t.command_reader()?), guard, &Subqueries);
+    let mut ecx = eval_cx(&mut *cx.rng, Some(&rc), guard);
+    for (id, mut row, action) in applied {
+        if let Some(rest) = rests.get(&id) {
+            row.extend_from_slice(rest);
+            notes.give_back(id, &row, width, &action, &mut ecx)?;
+        }
+    }
+    Ok(more)
 }
 
 /// What a joined row (the target's columns, then the rest) does to its target row.

@@ -23,10 +23,10 @@ use std::collections::HashSet;
 use sqlparser::ast::{self, ConflictTarget, OnConflictAction, OnInsert};
 use walden::{Isolation, RowAction, RowId, Transaction, Value};
 
-use super::{
-    as_is, assign, bind_assignments, bind_for_column, bind_insert, changed, check_not_null,
-    defaults_for, query_targets, Insertion, Returning, RowBuilder,
-};
+use super::assign::{as_is, assign, bind_for_column, check_not_null, defaults_for, RowBuilder};
+use super::insert::{bind_insert, query_targets, Insertion};
+use super::returning::{changed, Returning};
+use super::update::bind_assignments;
 use crate::bind::Binder;
 use crate::catalog::{ident_name, index_metas, object_name, DbCatalog, IndexMeta, Scope};
 use crate::error::{code, SqlError, SqlResult};

@@ -1,0 +1,338 @@
+//! Transaction blocks: BEGIN, COMMIT and ROLLBACK, a statement's transaction (the
+//! block's, or one of its own in autocommit), isolation levels and statement snapshots.
+
+use sqlparser::ast::{self, Statement};
+use walden::{Transaction, Value};
+
+use super::dispatch::unsupported_statement;
+use super::{aborted, Session, TxnState};
+use crate::catalog::ident_name;
+use crate::ddl;
+use crate::dml;
+use crate::error::{code, SqlError, SqlResult};
+use crate::isolation::{self, IsolationLevel};
+use crate::statement::{Output, RowSink};
+
+impl Session {
+    /// A transaction of the session's default level, outside a block.
+    fn begin_auto(&self) -> Transaction {
+        let now = self.settings.now();
+        let mut t = self.db.begin_with(now.default_isolation.engine());
+        t.set_synchronous_commit(now.synchronous_commit);
+        t
+    }
+
+    /// A statement that takes a snapshot starts (PostgreSQL's rule): in a block, a READ
+    /// COMMITTED transaction reads it with a snapshot of its own, a REPEATABLE READ one
+    /// with the one its first statement takes; outside a block the statement's own
+    /// transaction has just taken one.
+    pub(super) fn statement_starts(&mut self) -> SqlResult<()> {
+        let TxnState::Block(t) = &mut self.txn else {
+            return Ok(());
+        };
+        if t.isolation() == walden::Isolation::ReadCommitted || !self.block_snapshot_taken {
+            t.new_statement_snapshot()?;
+        }
+        self.block_snapshot_taken = true;
+        Ok(())
+    }
+
+    /// The transaction a COPY FROM holds over its calls, and whether it is the block's.
+    /// A block's is taken out of the session, which is left with an aborted block until
+    /// `release_transaction` gives it back: a COPY abandoned midway (its handle dropped)
+    /// thus aborts the block, as an error would.
+    pub(crate) fn hold_transaction(&mut self) -> (Box<Transaction>, bool) {
+        match std::mem::replace(&mut self.txn, TxnState::Failed) {
+            TxnState::Block(t) => (t, true),
+            other => {
+                self.txn = other;
+                (Box::new(self.begin_auto()), false)
+            }
+        }
+    }
+
+    /// Ends a COPY that succeeded: commits its own transaction, or gives the block's
+    /// back.
+    pub(crate) fn release_transaction(
+        &mut self,
+        t: Box<Transaction>,
+        in_block: bool,
+    ) -> SqlResult<()> {
+        if !in_block {
+            return Ok(t.commit()?);
+        }
+        if matches!(self.txn, TxnState::Failed) {
+            self.txn = TxnState::Block(t);
+            return Ok(());
+        }
+        let _ = t.rollback();
+        Err(SqlError::new(
+            code::FAILED_TRANSACTION,
+            "the transaction block ended while COPY ran",
+        ))
+    }
+
+    /// Runs `f` in the session's transaction: the block's (an error aborts the block),
+    /// or one of its own that commits when `f` succeeds and rolls back when it fails.
+    pub(crate) fn transactional<R>(
+        &mut self,
+        f: impl FnOnce(&mut Session, &mut Transaction) -> SqlResult<R>,
+    ) -> SqlResult<R> {
+        match std::mem::replace(&mut self.txn, TxnState::Auto) {
+            TxnState::Block(mut t) => {
+                let r = f(self, &mut t);
+                self.txn = TxnState::Block(t);
+                r.map_err(|e| self.fail(e))
+            }
+            TxnState::Auto => {
+                let mut t = self.begin_auto();
+                match f(self, &mut t) {
+                    Ok(o) => {
+                        t.commit()?;
+                        Ok(o)
+                    }
+                    Err(e) => {
+                        let _ = t.rollback();
+                        Err(e)
+                    }
+                }
+            }
+            TxnState::Failed => {
+                self.txn = TxnState::Failed;
+                Err(aborted())
+            }
+        }
+    }
+
+    pub(super) fn in_transaction(
+        &mut self,
+        t: &mut Transaction,
+        stmt: &Statement,
+        rows: Option<&mut dyn RowSink>,
+    ) -> SqlResult<Output> {
+        let mut cx = self.ctx();
+        cx.rows = rows.map(|r| r as &mut dyn RowSink);
+        match stmt {
+            Statement::Query(q) => dml::select(&mut cx, t, q),
+            Statement::Insert(ins) => dml::insert(&mut cx, t, ins),
+            Statement::Update(u) => dml::update(&mut cx, t, u),
+            Statement::Delete(d) => dml::delete(&mut cx, t, d),
+            Statement::Truncate(tr) => dml::truncate(&mut cx, t, tr),
+            Statement::Explain {
+                statement,
+                analyze,
+                options,
+                ..
+            } => {
+                let analyze = *analyze
+                    || options.as_ref().is_some_and(|o| {
+                        o.iter().any(|u| {
+                            ident_name(&u.name) == "analyze"
+                                && u.arg.as_ref().is_none_or(|a| {
+                                    !matches!(
+                                        a.to_string().to_lowercase().as_str(),
+                                        "false" | "off" | "0"
+                                    )
+                                })
+                        })
+                    });
+                // COSTS OFF leaves out the estimated rows, as PostgreSQL's costs.
+                let costs = !options.as_ref().is_some_and(|o| {
+                    o.iter().any(|u| {
+                        ident_name(&u.name) == "costs"
+                            && u.arg.as_ref().is_some_and(|a| {
+                                matches!(
+                                    a.to_string().to_lowercase().as_str(),
+                                    "false" | "off" | "0"
+                                )
+                            })
+                    })
+                });
+                // FORMAT TEXT (the default) or JSON.
+                let mut json = false;
+                for u in options.iter().flatten() {
+                    if ident_name(&u.name) != "format" {
+                        continue;
+                    }
+                    let format = u.arg.as_ref().map(|a| a.to_string().to_lowercase());
+                    match format.as_deref() {
+                        Some("text") => json = false,
+                        Some("json") => json = true,
+                        Some(other) => {
+                            return Err(SqlError::new(
+                                code::FEATURE_NOT_SUPPORTED,
+                                format!("EXPLAIN format \"{other}\" is not supported"),
+                            )
+                            .with_hint("Walden's EXPLAIN writes TEXT and JSON."))
+                        }
+                        None => {
+                            return Err(SqlError::new(
+                                code::SYNTAX_ERROR,
+                                "EXPLAIN option \"format\" requires a value",
+                            ))
+                        }
+                    }
+                }
+                let mut out = dml::explain(&mut cx, t, statement, analyze, costs)?;
+                if json {
+                    let lines: Vec<String> = out
+                        .rows
+                        .iter()
+                        .map(|r| match r.first() {
+                            Some(Value::Text(l)) => l.clone(),
+                            _ => String::new(),
+                        })
+                        .collect();
+                    out.rows = vec![vec![Value::Text(crate::explain_json::to_json(&lines))]];
+                }
+                Ok(out)
+            }
+            other => Err(unsupported_statement(other)),
+        }
+    }
+
+    pub(super) fn without_transaction(
+        &mut self,
+        stmt: &Statement,
+        table_kind: Option<(String, sqlparser::tokenizer::Location)>,
+    ) -> SqlResult<Output> {
+        let sync = self.settings.now().synchronous_commit;
+        let default_kind = self.settings.now().default_table_kind;
+        let mut cx = self.ctx();
+        match stmt {
+            Statement::CreateTable(ct) => {
+                ddl::create_table(&mut cx, ct, table_kind, default_kind, sync)
+            }
+            Statement::Drop {
+                object_type: ast::ObjectType::View,
+                if_exists,
+                names,
+                cascade,
+                ..
+            } => crate::ddl::view::drop_views(&mut cx, *if_exists, names, *cascade),
+            Statement::Drop {
+                object_type,
+                if_exists,
+                names,
+                cascade,
+                ..
+            } => ddl::drop(&mut cx, *object_type, *if_exists, names, *cascade),
+            Statement::CreateView(cv) => crate::ddl::view::create_view(&mut cx, cv),
+            Statement::CreateIndex(ci) => ddl::create_index(&mut cx, ci),
+            Statement::AlterTable(at) => crate::alter::alter_table(&mut cx, at),
+            other => Err(unsupported_statement(other)),
+        }
+    }
+
+    pub(super) fn begin(&mut self, modes: &[ast::TransactionMode]) -> SqlResult<Output> {
+        let level =
+            isolation::level_of_modes(modes)?.unwrap_or(self.settings.now().default_isolation);
+        let mut out = Output::tag("BEGIN");
+        match self.txn {
+            TxnState::Auto => {
+                let mut t = self.db.begin_with(level.engine());
+                t.set_synchronous_commit(self.settings.now().synchronous_commit);
+                self.txn = TxnState::Block(Box::new(t));
+                self.settings.begin();
+                self.block_isolation = level;
+                self.block_snapshot_taken = false;
+            }
+            _ => out
+                .notices
+                .push("WARNING:  there is already a transaction in progress".into()),
+        }
+        Ok(out)
+    }
+
+    pub(super) fn commit(&mut self, chain: bool) -> SqlResult<Output> {
+        if chain {
+            return Err(SqlError::unsupported("COMMIT AND CHAIN"));
+        }
+        match std::mem::replace(&mut self.txn, TxnState::Auto) {
+            TxnState::Block(mut t) => {
+                // WITH HOLD cursors read their rest first: a failure rolls back.
+                if let Err(e) = self.cursors_at_commit(&t) {
+                    self.settings.rollback();
+                    self.cursors_at_rollback();
+                    let _ = t.rollback();
+                    return Err(e);
+                }
+                // synchronous_commit as the transaction leaves it (SET LOCAL included).
+                t.set_synchronous_commit(self.settings.now().synchronous_commit);
+                let committed = t.commit();
+                match committed {
+                    Ok(()) => self.settings.commit(),
+                    Err(_) => self.settings.rollback(),
+                }
+                committed?;
+                Ok(Output::tag("COMMIT"))
+            }
+            TxnState::Failed => {
+                // Already undone when the block failed, unless it failed while a COPY
+                // held its transaction (then this is the first time).
+                self.settings.rollback();
+                Ok(Output::tag("ROLLBACK"))
+            }
+            TxnState::Auto => {
+                let mut out = Output::tag("COMMIT");
+                out.notices
+                    .push("WARNING:  there is no transaction in progress".into());
+                Ok(out)
+            }
+        }
+    }
+
+    pub(super) fn rollback(
+        &mut self,
+        chain: bool,
+        savepoint: &Option<ast::Ident>,
+    ) -> SqlResult<Output> {
+        if chain || savepoint.is_some() {
+            return Err(SqlError::unsupported("savepoints and ROLLBACK AND CHAIN"));
+        }
+        match std::mem::replace(&mut self.txn, TxnState::Auto) {
+            TxnState::Block(t) => {
+                self.settings.rollback();
+                self.cursors_at_rollback();
+                t.rollback()?;
+                Ok(Output::tag("ROLLBACK"))
+            }
+            TxnState::Failed => {
+                self.settings.rollback();
+                Ok(Output::tag("ROLLBACK"))
+            }
+            TxnState::Auto => {
+                let mut out = Output::tag("ROLLBACK");
+                out.notices
+                    .push("WARNING:  there is no transaction in progress".into());
+                Ok(out)
+            }
+        }
+    }
+
+    /// Sets the isolation level of the transaction block running, which PostgreSQL
+    /// allows until its first statement that takes a snapshot (25001 after, unless the
+    /// level stays). Outside a block there is nothing to set.
+    pub(super) fn set_block_isolation(&mut self, level: IsolationLevel) -> SqlResult<()> {
+        let TxnState::Block(t) = &mut self.txn else {
+            return Ok(());
+        };
+        if level == self.block_isolation {
+            return Ok(());
+        }
+        if self.block_snapshot_taken {
+            return Err(isolation::too_late());
+        }
+        t.set_isolation(level.engine());
+        self.block_isolation = level;
+        Ok(())
+    }
+
+    /// The isolation level of the transaction running or about to run.
+    pub(super) fn isolation_now(&self) -> IsolationLevel {
+        match self.txn {
+            TxnState::Auto => self.settings.now().default_isolation,
+            _ => self.block_isolation,
+        }
+    }
+}
