@@ -1256,11 +1256,35 @@ fn send_result(
     for n in &r.notices {
         send_notice(wire, n)?;
     }
-    // Rows streamed went out as they were made (`WireRows`).
+    // Rows streamed went out as they were made (`WireRows`). A FETCH from a BINARY
+    // cursor answers a simple Query in binary, every column (PostgreSQL's
+    // exec_simple_query), each row encoded before the first is sent, so that a value
+    // with no binary form fails the statement before it has answered.
     if !r.columns.is_empty() && !r.streamed {
-        wire.send(B::RowDescription(row_description(&r.columns, &[])))?;
-        for row in &r.rows {
-            wire.send(B::DataRow(text_row(row)))?;
+        let formats: &[i16] = if r.binary { &[1] } else { &[] };
+        let rows: Result<Vec<DataRow>, SqlError> = r
+            .rows
+            .iter()
+            .map(|row| {
+                if r.binary {
+                    encode_row(row, &r.columns, formats)
+                } else {
+                    Ok(text_row(row))
+                }
+            })
+            .collect();
+        let rows = match rows {
+            Ok(rows) => rows,
+            Err(e) => {
+                wire.send(B::ErrorResponse(ErrorResponse::new(error_fields(
+                    &e, "ERROR",
+                ))))?;
+                return Ok(false);
+            }
+        };
+        wire.send(B::RowDescription(row_description(&r.columns, formats)))?;
+        for m in rows {
+            wire.send(B::DataRow(m))?;
         }
     }
     wire.send(B::CommandComplete(CommandComplete::new(r.tag.clone())))?;

@@ -532,3 +532,127 @@ fn a_query_that_is_not_utf8_fails_with_22021() {
     assert_eq!(rows, vec![vec![Some("ok".into())]]);
     server.shutdown();
 }
+
+/// The messages of a backend's answer, as (type, body).
+fn messages(mut out: &[u8]) -> Vec<(u8, Vec<u8>)> {
+    let mut all = Vec::new();
+    while out.len() >= 5 {
+        let kind = out[0];
+        let len = i32::from_be_bytes([out[1], out[2], out[3], out[4]]) as usize;
+        let Some(body) = out.get(5..1 + len) else {
+            break;
+        };
+        all.push((kind, body.to_vec()));
+        out = &out[1 + len..];
+    }
+    all
+}
+
+/// A RowDescription's format codes.
+fn formats(body: &[u8]) -> Vec<i16> {
+    let count = i16::from_be_bytes([body[0], body[1]]) as usize;
+    let mut at = 2;
+    let mut out = Vec::new();
+    for _ in 0..count {
+        at += body[at..].iter().position(|&b| b == 0).expect("name") + 1;
+        at += 4 + 2 + 4 + 2 + 4;
+        out.push(i16::from_be_bytes([body[at], body[at + 1]]));
+        at += 2;
+    }
+    out
+}
+
+/// A DataRow's cells (None for NULL).
+fn data_cells(body: &[u8]) -> Vec<Option<Vec<u8>>> {
+    let count = i16::from_be_bytes([body[0], body[1]]) as usize;
+    let mut at = 2;
+    let mut out = Vec::new();
+    for _ in 0..count {
+        let len = i32::from_be_bytes([body[at], body[at + 1], body[at + 2], body[at + 3]]);
+        at += 4;
+        if len < 0 {
+            out.push(None);
+        } else {
+            out.push(Some(body[at..at + len as usize].to_vec()));
+            at += len as usize;
+        }
+    }
+    out
+}
+
+/// FETCH from a cursor declared BINARY answers a simple Query in binary (every
+/// column's format 1, PostgreSQL's send forms), as PostgreSQL's exec_simple_query does;
+/// MOVE and a plain cursor's FETCH stay text, and an extended query's Bind chooses the
+/// formats itself (none given: text) whatever the cursor.
+#[test]
+fn a_binary_cursor_fetches_binary_rows_in_the_simple_protocol() {
+    let (_dir, _db, server) = start(trusted());
+    let mut tail = Vec::new();
+    tail.extend(raw_message(
+        b'Q',
+        b"begin; declare c binary cursor for select 7::int4 as a, 'h\xc3\xa9'::text as b, null::int8 as n, 1.5::float8 as f from generate_series(1, 3); declare p cursor for select 7::int4; fetch 1 from c; move 1 in c; fetch 1 from p\0",
+    ));
+    // Extended: FETCH of the binary cursor's last row, Bind giving no result formats.
+    tail.extend(raw_message(b'P', b"\0fetch 1 from c\0\0\0"));
+    tail.extend(raw_message(b'B', b"\0\0\0\0\0\0\0\0"));
+    tail.extend(raw_message(b'D', b"P\0"));
+    tail.extend(raw_message(b'E', b"\0\0\0\0\0"));
+    tail.extend(raw_message(b'S', b""));
+    tail.extend(raw_message(b'Q', b"commit\0"));
+    tail.extend(raw_message(b'X', b""));
+    let out = raw_session(&server, &tail);
+    let all = messages(&out);
+    let errors: Vec<String> = all
+        .iter()
+        .filter(|(k, _)| *k == b'E')
+        .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let descriptions: Vec<Vec<i16>> = all
+        .iter()
+        .filter(|(k, _)| *k == b'T')
+        .map(|(_, b)| formats(b))
+        .collect();
+    assert_eq!(
+        descriptions,
+        vec![vec![1, 1, 1, 1], vec![0], vec![0, 0, 0, 0]],
+        "binary FETCH, plain FETCH, extended FETCH"
+    );
+    let rows: Vec<Vec<Option<Vec<u8>>>> = all
+        .iter()
+        .filter(|(k, _)| *k == b'D')
+        .map(|(_, b)| data_cells(b))
+        .collect();
+    let binary = vec![
+        Some(7i32.to_be_bytes().to_vec()),
+        Some("hé".as_bytes().to_vec()),
+        None,
+        Some(1.5f64.to_be_bytes().to_vec()),
+    ];
+    let text = vec![
+        Some(b"7".to_vec()),
+        Some("hé".as_bytes().to_vec()),
+        None,
+        Some(b"1.5".to_vec()),
+    ];
+    assert_eq!(rows, vec![binary, vec![Some(b"7".to_vec())], text]);
+    let tags: Vec<String> = all
+        .iter()
+        .filter(|(k, _)| *k == b'C')
+        .map(|(_, b)| String::from_utf8_lossy(&b[..b.len() - 1]).into_owned())
+        .collect();
+    assert_eq!(
+        tags,
+        [
+            "BEGIN",
+            "DECLARE CURSOR",
+            "DECLARE CURSOR",
+            "FETCH 1",
+            "MOVE 1",
+            "FETCH 1",
+            "FETCH 1",
+            "COMMIT"
+        ]
+    );
+    server.shutdown();
+}

@@ -43,6 +43,8 @@ pub(crate) struct Output {
     pub notices: Vec<String>,
     /// The rows went to the caller's `RowSink` as they were made (`rows` is empty).
     pub streamed: bool,
+    /// The rows are a FETCH's from a BINARY cursor (`StatementResult::binary`).
+    pub binary: bool,
 }
 
 /// Where a query's rows go as they are made, when the caller takes them so (a
@@ -62,6 +64,7 @@ impl Output {
             rows: Vec::new(),
             notices: Vec::new(),
             streamed: false,
+            binary: false,
         }
     }
 }

@@ -317,6 +317,7 @@ fn result(session: &Session, rows: u64, started: &Started) -> StatementResult {
         stats: Some(session.database().stats().since(&started.stats)),
         elapsed: started.at.elapsed(),
         streamed: false,
+        binary: false,
     }
 }
 

@@ -75,9 +75,6 @@ impl Session {
             crate::privileges::check::check_statement(&self.db, &auth, &select)
                 .map_err(|e| self.fail(e))?;
         }
-        if d.binary == Some(true) {
-            return Err(self.fail(SqlError::unsupported("DECLARE BINARY (binary cursors)")));
-        }
         let created = self.wall_now();
         let text = match self.statement_text.take() {
             Some(t) => t,
@@ -88,6 +85,7 @@ impl Session {
             s.open_cursor(t, &plan, text, scroll, hold, created, in_block)
         })?;
         cursor.new = in_block;
+        cursor.binary = d.binary == Some(true);
         self.cursors.insert(name, cursor);
         Ok(Output::tag("DECLARE CURSOR"))
     }
@@ -180,11 +178,13 @@ impl Session {
                 moving,
             } => {
                 let mut rows = Vec::new();
+                let binary = self.cursors.get(&name).is_some_and(|c| c.binary);
                 let n = self.fetch_rows(&name, direction, &mut rows)?;
                 if moving {
                     return Ok(Output::tag(format!("MOVE {n}")));
                 }
                 let mut out = Output::tag(format!("FETCH {n}"));
+                out.binary = binary;
                 // A cursor whose read succeeded is still open.
                 out.columns = self.cursor_description(&name).unwrap_or_default();
                 out.rows = rows;

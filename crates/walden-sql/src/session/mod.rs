@@ -49,6 +49,10 @@ pub struct StatementResult {
     /// The rows went to the `RowSink` the caller gave, as they were made: `columns`
     /// names them, `rows` is empty.
     pub streamed: bool,
+    /// The rows are a FETCH's from a cursor declared BINARY: a server answering a
+    /// simple Query sends them in binary (format 1), as PostgreSQL's exec_simple_query
+    /// does; an extended query's Bind chooses its formats itself.
+    pub binary: bool,
 }
 
 /// One statement's outcome in a script.

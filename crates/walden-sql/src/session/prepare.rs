@@ -44,6 +44,7 @@ impl Session {
                 elapsed: Duration::ZERO,
                 copy_data: None,
                 streamed: false,
+                binary: false,
             });
         }
         let parsed = p.with_values(params, &self.db);

@@ -233,6 +233,7 @@ impl Session {
                 notices: out.notices,
                 copy_data: None,
                 streamed: out.streamed,
+                binary: out.binary,
                 stats: before.map(|b| self.db.stats().since(&b)),
                 elapsed: started.elapsed(),
             }),
