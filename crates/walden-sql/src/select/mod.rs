@@ -13,11 +13,11 @@ mod finish;
 mod hashed;
 mod plan;
 mod rows;
-mod series;
 mod set_op;
 mod subquery;
 mod top_n;
 
+pub use crate::from::SeriesIter;
 pub use crate::from::Source;
 pub(crate) use crate::sort_key::{compare_key, key_bytes, push_key};
 pub(crate) use access::read_index;
@@ -26,7 +26,6 @@ pub(crate) use cached::CachedSelect;
 pub(crate) use execute::{with_run, with_run_params};
 pub(crate) use explain::explain_access;
 pub(crate) use plan::plan_set_expr;
-pub use series::SeriesIter;
 pub(crate) use set_op::{cast_rows, union_type};
 pub(crate) use subquery::Subqueries;
 
