@@ -135,6 +135,8 @@ impl Acc {
         self.take(v, sep)
     }
 
+    /// Takes a value (with string_agg's delimiter, jsonb_object_agg's value) into the
+    /// aggregate; returns the bytes the accumulator grew by.
     fn take(&mut self, v: Value, sep: Option<Value>) -> SqlResult<u64> {
         match self {
             Acc::Count(n) => *n += 1,
@@ -151,21 +153,7 @@ impl Acc {
                 }
             }
             Acc::MinMax(cur, max) => {
-                let replace = match cur {
-                    None => true,
-                    Some(c) => {
-                        let o = sort_cmp(&v, c);
-                        // Of equal intervals ('1 mon', '30 days'), PostgreSQL's
-                        // interval_larger and interval_smaller keep the later one.
-                        (o == Ordering::Equal && matches!(v, Value::Interval(_)))
-                            || if *max {
-                                o == Ordering::Greater
-                            } else {
-                                o == Ordering::Less
-                            }
-                    }
-                };
-                if replace {
+                if replaces(&v, cur.as_ref(), *max) {
                     *cur = Some(v);
                 }
             }
@@ -179,30 +167,7 @@ impl Acc {
             }
             Acc::Text(cur) => {
                 let Value::Text(t) = v else { return Ok(0) };
-                let grew = t.len() as u64;
-                let had = cur.as_ref().map_or(0, |s| s.len());
-                let more = t.len()
-                    + match (&sep, cur.is_some()) {
-                        (Some(Value::Text(d)), true) => d.len(),
-                        _ => 0,
-                    };
-                if had + more > walden::schema::MAX_VALUE_BYTES {
-                    return Err(
-                        SqlError::new(code::PROGRAM_LIMIT, "out of memory").with_detail(format!(
-                        "Cannot enlarge string buffer containing {had} bytes by {more} more bytes."
-                    )),
-                    );
-                }
-                match cur {
-                    None => *cur = Some(t),
-                    Some(s) => {
-                        if let Some(Value::Text(d)) = &sep {
-                            s.push_str(d);
-                        }
-                        s.push_str(&t);
-                    }
-                }
-                return Ok(grew);
+                return append_text(cur, t, sep.as_ref());
             }
             Acc::Bool(cur, and) => {
                 let b = matches!(v, Value::Bool(true));
@@ -219,22 +184,7 @@ impl Acc {
                 items.push(j);
                 return Ok(grew);
             }
-            Acc::JsonObject(pairs) => {
-                let key = match v {
-                    Value::Null => {
-                        return Err(SqlError::new(
-                            code::INVALID_PARAMETER,
-                            "field name must not be null",
-                        ))
-                    }
-                    Value::Text(s) => s,
-                    other => value::to_text(&other).unwrap_or_default(),
-                };
-                let j = crate::jsonb::from_value(&sep.unwrap_or(Value::Null))?;
-                let grew = (key.len() + j.to_bytes().len()) as u64 + 32;
-                pairs.push((key, j));
-                return Ok(grew);
-            }
+            Acc::JsonObject(pairs) => return add_pair(pairs, v, sep),
             Acc::Distinct(seen, inner) => {
                 let mut key = Vec::new();
                 norm_key(&v, &mut key);
@@ -314,4 +264,73 @@ fn float_sum(sum: f64, x: f64) -> SqlResult<f64> {
         return Err(value::float_overflow());
     }
     Ok(r)
+}
+
+/// Whether min (`max` false) or max replaces its value so far, `cur`, with `v`.
+fn replaces(v: &Value, cur: Option<&Value>, max: bool) -> bool {
+    match cur {
+        None => true,
+        Some(c) => {
+            let o = sort_cmp(v, c);
+            // Of equal intervals ('1 mon', '30 days'), PostgreSQL's
+            // interval_larger and interval_smaller keep the later one.
+            (o == Ordering::Equal && matches!(v, Value::Interval(_)))
+                || if max {
+                    o == Ordering::Greater
+                } else {
+                    o == Ordering::Less
+                }
+        }
+    }
+}
+
+/// string_agg: `t` appended to the text so far, after the delimiter `sep` (none before
+/// the first); past the largest value, PostgreSQL's out-of-memory error. The bytes grown.
+fn append_text(cur: &mut Option<String>, t: String, sep: Option<&Value>) -> SqlResult<u64> {
+    let grew = t.len() as u64;
+    let had = cur.as_ref().map_or(0, |s| s.len());
+    let more = t.len()
+        + match (sep, cur.is_some()) {
+            (Some(Value::Text(d)), true) => d.len(),
+            _ => 0,
+        };
+    if had + more > walden::schema::MAX_VALUE_BYTES {
+        return Err(
+            SqlError::new(code::PROGRAM_LIMIT, "out of memory").with_detail(format!(
+                "Cannot enlarge string buffer containing {had} bytes by {more} more bytes."
+            )),
+        );
+    }
+    match cur {
+        None => *cur = Some(t),
+        Some(s) => {
+            if let Some(Value::Text(d)) = sep {
+                s.push_str(d);
+            }
+            s.push_str(&t);
+        }
+    }
+    Ok(grew)
+}
+
+/// jsonb_object_agg: the pair of key `v` (not NULL) and value `sep`. The bytes grown.
+fn add_pair(
+    pairs: &mut Vec<(String, walden::Json)>,
+    v: Value,
+    sep: Option<Value>,
+) -> SqlResult<u64> {
+    let key = match v {
+        Value::Null => {
+            return Err(SqlError::new(
+                code::INVALID_PARAMETER,
+                "field name must not be null",
+            ))
+        }
+        Value::Text(s) => s,
+        other => value::to_text(&other).unwrap_or_default(),
+    };
+    let j = crate::jsonb::from_value(&sep.unwrap_or(Value::Null))?;
+    let grew = (key.len() + j.to_bytes().len()) as u64 + 32;
+    pairs.push((key, j));
+    Ok(grew)
 }

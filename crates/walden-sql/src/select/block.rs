@@ -91,120 +91,16 @@ impl SelectPlan {
         let from = plan_from(&select.from, select.selection.as_ref(), cx)?;
         let scope = from.scope;
         let cx = *cx;
-        // Expand the select list. (Borrowed: cloning a deep expression takes 4 KiB of
-        // stack per level.)
-        let mut items: Vec<(Item, String)> = Vec::new();
-        for item in &select.projection {
-            match item {
-                SelectItem::UnnamedExpr(e) => items.push((Item::Ast(e), output_name(e))),
-                SelectItem::ExprWithAlias { expr, alias } => {
-                    items.push((Item::Ast(expr), ident_name(alias)))
-                }
-                SelectItem::Wildcard(_) => {
-                    if scope.columns.is_empty() {
-                        return Err(SqlError::syntax(
-                            "SELECT * with no tables specified is not valid",
-                        ));
-                    }
-                    for c in scope.star_columns() {
-                        items.push((Item::Column(c), scope.columns[c].0.clone()));
-                    }
-                }
-                SelectItem::ExprWithAliases { .. } => {
-                    return Err(SqlError::unsupported("several aliases for one select item"))
-                }
-                SelectItem::QualifiedWildcard(kind, _) => {
-                    let name = match kind {
-                        ast::SelectItemQualifiedWildcardKind::ObjectName(n) => {
-                            crate::catalog::object_name(n)?
-                        }
-                        ast::SelectItemQualifiedWildcardKind::Expr(e) => {
-                            return Err(SqlError::unsupported(format!(
-                                "the select item {}.*",
-                                crate::error::clip(&e.to_string())
-                            )))
-                        }
-                    };
-                    let Some(range) = scope.relation(&name) else {
-                        return Err(SqlError::new(
-                            code::UNDEFINED_TABLE,
-                            format!("missing FROM-clause entry for table \"{name}\""),
-                        )
-                        .at(item.span().start));
-                    };
-                    for c in range {
-                        items.push((Item::Column(c), scope.columns[c].0.clone()));
-                    }
-                }
-            }
-        }
-        let group_items: Vec<Item> = match &select.group_by {
-            GroupByExpr::Expressions(exprs, mods) if mods.is_empty() => exprs
-                .iter()
-                .map(|e| match e {
-                    ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
-                        let i = const_int(cx.params, e, "GROUP BY")?.unwrap_or(0);
-                        items
-                            .get((i as usize).wrapping_sub(1))
-                            .map(|(x, _)| x.clone())
-                            .ok_or_else(|| {
-                                SqlError::new(
-                                    code::INVALID_PARAMETER,
-                                    format!("GROUP BY position {i} is not in select list"),
-                                )
-                                .at(e.span().start)
-                            })
-                    }
-                    // A name that is no column of the FROM clause may name an output
-                    // column, as in PostgreSQL (`select a % 10 as m ... group by m`).
-                    ast::Expr::Identifier(id) if scope.resolve(None, id)?.is_none() => {
-                        let name = ident_name(id);
-                        let mut found = items.iter().filter(|(_, n)| *n == name);
-                        match (found.next(), found.next()) {
-                            (Some((x, _)), None) => Ok(x.clone()),
-                            (Some(_), Some(_)) => Err(SqlError::new(
-                                code::AMBIGUOUS_COLUMN,
-                                format!("GROUP BY \"{name}\" is ambiguous"),
-                            )
-                            .at(e.span().start)),
-                            _ => Ok(Item::Ast(e)),
-                        }
-                    }
-                    _ => Ok(Item::Ast(e)),
-                })
-                .collect::<SqlResult<_>>()?,
-            _ => return Err(SqlError::unsupported("GROUP BY ALL or ROLLUP")),
-        };
-        let mut plain_outputs = Vec::new();
-        let mut needs_grouping = !group_items.is_empty() || select.having.is_some();
+        let items = select_items(select, &scope)?;
+        let group_items = group_items(select, &items, &scope, cx.params)?;
         let mut windows = Windows::new(&select.named_window)?;
         let mut srfs = crate::srf::SetReturning::default();
-        if !needs_grouping {
-            for (item, _) in &items {
-                let bound = match item {
-                    Item::Ast(e) => Binder {
-                        scope: &scope,
-                        grouping: None,
-                        cx: Some(&cx),
-                        windows: Some(&mut windows),
-                        set_returning: Some(&mut srfs),
-                        params: cx.params,
-                    }
-                    .bind(e),
-                    Item::Column(c) => Ok(scope.column_expr(*c)),
-                };
-                match bound {
-                    Ok(x) => plain_outputs.push(x),
-                    Err(err) if is_aggregate_error(&err) => {
-                        needs_grouping = true;
-                        windows.calls.clear();
-                        srfs.calls.clear();
-                        break;
-                    }
-                    Err(err) => return Err(err),
-                }
-            }
-        }
+        let plain_outputs = if group_items.is_empty() && select.having.is_none() {
+            bind_plain(&items, &scope, &cx, &mut windows, &mut srfs)?
+        } else {
+            None
+        };
+        let needs_grouping = plain_outputs.is_none();
         let mut plan = SelectPlan {
             filter_text: from.filter_text,
             filter: from.filter,
@@ -214,34 +110,13 @@ impl SelectPlan {
                 from.rows,
             )
         };
-        let mut grouping = Grouping::default();
-        if needs_grouping {
-            for g in &group_items {
-                grouping.keys.push(match g {
-                    Item::Ast(e) => Binder::in_query(&scope, &cx)
-                        .bind(e)
-                        .map_err(|e| windowing::in_clause(e, "GROUP BY"))?,
-                    Item::Column(c) => scope.column_expr(*c),
-                });
+        let mut grouping = match plain_outputs {
+            Some(outputs) => {
+                plan.outputs = outputs;
+                Grouping::default()
             }
-            for (item, _) in &items {
-                plan.outputs.push(match item {
-                    Item::Ast(e) => {
-                        grouped(&scope, &mut grouping, &cx, Some(&mut windows)).bind(e)?
-                    }
-                    Item::Column(c) => regroup_column(*c, &scope, &grouping)?,
-                });
-            }
-            if let Some(h) = &select.having {
-                plan.having = Some(
-                    grouped(&scope, &mut grouping, &cx, None)
-                        .boolean(h, "HAVING")
-                        .map_err(|e| windowing::in_clause(e, "HAVING"))?,
-                );
-            }
-        } else {
-            plan.outputs = plain_outputs;
-        }
+            None => plan.bind_grouped(select, &items, &group_items, &scope, &cx, &mut windows)?,
+        };
         plan.columns = items
             .iter()
             .zip(&plan.outputs)
@@ -258,66 +133,15 @@ impl SelectPlan {
             )?;
             plan.order.push((key, desc, nulls_first));
         }
-        match &select.distinct {
-            // `SELECT ALL`: the default, spelled out.
-            None | Some(ast::Distinct::All) => {}
-            Some(ast::Distinct::Distinct) => {
-                plan.distinct = Distinct::All;
-                // The sort keys must be output columns (the rows are told apart by them).
-                for (k, _, _) in &mut plan.order {
-                    if let SortKey::Expr(e) = k {
-                        match plan.outputs.iter().position(|o| o == e) {
-                            Some(i) => *k = SortKey::Output(i),
-                            None => {
-                                return Err(SqlError::new(
-                                    code::INVALID_COLUMN_REFERENCE,
-                                    "for SELECT DISTINCT, ORDER BY expressions must appear in select list",
-                                ))
-                            }
-                        }
-                    }
-                }
-            }
-            Some(ast::Distinct::On(exprs)) => {
-                let mut keys = Vec::new();
-                for e in exprs {
-                    let k = order_key(
-                        e,
-                        &items,
-                        &scope,
-                        needs_grouping.then_some(&mut grouping),
-                        cx,
-                        &mut windows,
-                    )?;
-                    keys.push(match k {
-                        SortKey::Output(i) => plan.outputs[i].clone(),
-                        SortKey::Expr(e) => e,
-                    });
-                }
-                plan.distinct = Distinct::On(keys);
-            }
-        }
-        if !srfs.calls.is_empty() {
-            if !windows.calls.is_empty() {
-                return Err(SqlError::unsupported(
-                    "set-returning functions in a select list with window functions",
-                ));
-            }
-            // Their values follow the FROM clause's row.
-            plan.renumber_placeholders(crate::srf::SRF_PLACEHOLDER, scope.columns.len());
-            plan.srfs = srfs.calls;
-        }
-        if !windows.calls.is_empty() {
-            // Window values follow the row they are computed over: the grouped row, or
-            // the FROM clause's.
-            let width = if needs_grouping {
-                grouping.keys.len() + grouping.aggs.len()
-            } else {
-                scope.columns.len()
-            };
-            plan.renumber_placeholders(WINDOW_PLACEHOLDER, width);
-            plan.windows = windows.calls;
-        }
+        let keys = (items.as_slice(), &scope, cx);
+        plan.bind_distinct(
+            select,
+            keys,
+            needs_grouping.then_some(&mut grouping),
+            &mut windows,
+        )?;
+        let grouped_width = needs_grouping.then(|| grouping.keys.len() + grouping.aggs.len());
+        plan.place_calls(srfs, windows, scope.columns.len(), grouped_width)?;
         if needs_grouping {
             plan.groups = grouping
                 .keys
@@ -335,6 +159,113 @@ impl SelectPlan {
         plan.prune();
         plan.push_top();
         Ok((plan, scope))
+    }
+
+    /// The GROUP BY keys, then the select list over the groups and HAVING: the
+    /// grouping they make, the plan's outputs bound over it.
+    fn bind_grouped(
+        &mut self,
+        select: &ast::Select,
+        items: &[(Item, String)],
+        group_items: &[Item],
+        scope: &Scope,
+        cx: &PlanCx,
+        windows: &mut Windows,
+    ) -> SqlResult<Grouping> {
+        let mut grouping = Grouping::default();
+        for g in group_items {
+            grouping.keys.push(match g {
+                Item::Ast(e) => Binder::in_query(scope, cx)
+                    .bind(e)
+                    .map_err(|e| windowing::in_clause(e, "GROUP BY"))?,
+                Item::Column(c) => scope.column_expr(*c),
+            });
+        }
+        for (item, _) in items {
+            self.outputs.push(match item {
+                Item::Ast(e) => grouped(scope, &mut grouping, cx, Some(&mut *windows)).bind(e)?,
+                Item::Column(c) => regroup_column(*c, scope, &grouping)?,
+            });
+        }
+        if let Some(h) = &select.having {
+            self.having = Some(
+                grouped(scope, &mut grouping, cx, None)
+                    .boolean(h, "HAVING")
+                    .map_err(|e| windowing::in_clause(e, "HAVING"))?,
+            );
+        }
+        Ok(grouping)
+    }
+
+    /// DISTINCT (its ORDER BY keys must be output columns: the rows are told apart by
+    /// them) or DISTINCT ON (its keys bound as ORDER BY's are, over the select list
+    /// `items` and the FROM clause's scope).
+    fn bind_distinct(
+        &mut self,
+        select: &ast::Select,
+        (items, scope, cx): (&[(Item, String)], &Scope, PlanCx),
+        mut grouping: Option<&mut Grouping>,
+        windows: &mut Windows,
+    ) -> SqlResult<()> {
+        match &select.distinct {
+            // `SELECT ALL`: the default, spelled out.
+            None | Some(ast::Distinct::All) => {}
+            Some(ast::Distinct::Distinct) => {
+                self.distinct = Distinct::All;
+                for (k, _, _) in &mut self.order {
+                    if let SortKey::Expr(e) = k {
+                        match self.outputs.iter().position(|o| o == e) {
+                            Some(i) => *k = SortKey::Output(i),
+                            None => {
+                                return Err(SqlError::new(
+                                    code::INVALID_COLUMN_REFERENCE,
+                                    "for SELECT DISTINCT, ORDER BY expressions must appear in select list",
+                                ))
+                            }
+                        }
+                    }
+                }
+            }
+            Some(ast::Distinct::On(exprs)) => {
+                let mut keys = Vec::new();
+                for e in exprs {
+                    let k = order_key(e, items, scope, grouping.as_deref_mut(), cx, windows)?;
+                    keys.push(match k {
+                        SortKey::Output(i) => self.outputs[i].clone(),
+                        SortKey::Expr(e) => e,
+                    });
+                }
+                self.distinct = Distinct::On(keys);
+            }
+        }
+        Ok(())
+    }
+
+    /// The set-returning and window function calls bound, their placeholder columns
+    /// renumbered to follow the row they are computed over: set-returning functions'
+    /// the FROM clause's row (`from_width` wide), windows' the grouped row
+    /// (`grouped_width`, with grouping) or the FROM clause's.
+    fn place_calls(
+        &mut self,
+        srfs: crate::srf::SetReturning,
+        windows: Windows,
+        from_width: usize,
+        grouped_width: Option<usize>,
+    ) -> SqlResult<()> {
+        if !srfs.calls.is_empty() {
+            if !windows.calls.is_empty() {
+                return Err(SqlError::unsupported(
+                    "set-returning functions in a select list with window functions",
+                ));
+            }
+            self.renumber_placeholders(crate::srf::SRF_PLACEHOLDER, from_width);
+            self.srfs = srfs.calls;
+        }
+        if !windows.calls.is_empty() {
+            self.renumber_placeholders(WINDOW_PLACEHOLDER, grouped_width.unwrap_or(from_width));
+            self.windows = windows.calls;
+        }
+        Ok(())
     }
 
     /// Makes the outputs and sort keys read window call `k` (a placeholder column while
@@ -480,4 +411,142 @@ fn order_key(
         params: cx.params,
     };
     Ok(SortKey::Expr(b.bind(e)?))
+}
+
+/// The select list expanded: each item as written, or a column `*` or `t.*` stands for,
+/// with its output name. (Borrowed: cloning a deep expression takes 4 KiB of stack per
+/// level.)
+fn select_items<'q>(select: &'q ast::Select, scope: &Scope) -> SqlResult<Vec<(Item<'q>, String)>> {
+    let mut items: Vec<(Item, String)> = Vec::new();
+    for item in &select.projection {
+        match item {
+            SelectItem::UnnamedExpr(e) => items.push((Item::Ast(e), output_name(e))),
+            SelectItem::ExprWithAlias { expr, alias } => {
+                items.push((Item::Ast(expr), ident_name(alias)))
+            }
+            SelectItem::Wildcard(_) => {
+                if scope.columns.is_empty() {
+                    return Err(SqlError::syntax(
+                        "SELECT * with no tables specified is not valid",
+                    ));
+                }
+                for c in scope.star_columns() {
+                    items.push((Item::Column(c), scope.columns[c].0.clone()));
+                }
+            }
+            SelectItem::ExprWithAliases { .. } => {
+                return Err(SqlError::unsupported("several aliases for one select item"))
+            }
+            SelectItem::QualifiedWildcard(kind, _) => {
+                let name = match kind {
+                    ast::SelectItemQualifiedWildcardKind::ObjectName(n) => {
+                        crate::catalog::object_name(n)?
+                    }
+                    ast::SelectItemQualifiedWildcardKind::Expr(e) => {
+                        return Err(SqlError::unsupported(format!(
+                            "the select item {}.*",
+                            crate::error::clip(&e.to_string())
+                        )))
+                    }
+                };
+                let Some(range) = scope.relation(&name) else {
+                    return Err(SqlError::new(
+                        code::UNDEFINED_TABLE,
+                        format!("missing FROM-clause entry for table \"{name}\""),
+                    )
+                    .at(item.span().start));
+                };
+                for c in range {
+                    items.push((Item::Column(c), scope.columns[c].0.clone()));
+                }
+            }
+        }
+    }
+    Ok(items)
+}
+
+/// GROUP BY's items: an expression, a position in the select list, or the name of an
+/// output column that is no column of the FROM clause.
+fn group_items<'q>(
+    select: &'q ast::Select,
+    items: &[(Item<'q>, String)],
+    scope: &Scope,
+    params: Params,
+) -> SqlResult<Vec<Item<'q>>> {
+    let GroupByExpr::Expressions(exprs, mods) = &select.group_by else {
+        return Err(SqlError::unsupported("GROUP BY ALL or ROLLUP"));
+    };
+    if !mods.is_empty() {
+        return Err(SqlError::unsupported("GROUP BY ALL or ROLLUP"));
+    }
+    exprs
+        .iter()
+        .map(|e| match e {
+            ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
+                let i = const_int(params, e, "GROUP BY")?.unwrap_or(0);
+                items
+                    .get((i as usize).wrapping_sub(1))
+                    .map(|(x, _)| x.clone())
+                    .ok_or_else(|| {
+                        SqlError::new(
+                            code::INVALID_PARAMETER,
+                            format!("GROUP BY position {i} is not in select list"),
+                        )
+                        .at(e.span().start)
+                    })
+            }
+            // A name that is no column of the FROM clause may name an output
+            // column, as in PostgreSQL (`select a % 10 as m ... group by m`).
+            ast::Expr::Identifier(id) if scope.resolve(None, id)?.is_none() => {
+                let name = ident_name(id);
+                let mut found = items.iter().filter(|(_, n)| *n == name);
+                match (found.next(), found.next()) {
+                    (Some((x, _)), None) => Ok(x.clone()),
+                    (Some(_), Some(_)) => Err(SqlError::new(
+                        code::AMBIGUOUS_COLUMN,
+                        format!("GROUP BY \"{name}\" is ambiguous"),
+                    )
+                    .at(e.span().start)),
+                    _ => Ok(Item::Ast(e)),
+                }
+            }
+            _ => Ok(Item::Ast(e)),
+        })
+        .collect()
+}
+
+/// The select list bound without grouping; None when an aggregate in it calls for
+/// grouping (the window and set-returning function calls bound so far are dropped).
+fn bind_plain(
+    items: &[(Item, String)],
+    scope: &Scope,
+    cx: &PlanCx,
+    windows: &mut Windows,
+    srfs: &mut crate::srf::SetReturning,
+) -> SqlResult<Option<Vec<Expr>>> {
+    let mut outputs = Vec::new();
+    for (item, _) in items {
+        let bound = match item {
+            Item::Ast(e) => Binder {
+                scope,
+                grouping: None,
+                cx: Some(cx),
+                windows: Some(&mut *windows),
+                set_returning: Some(&mut *srfs),
+                params: cx.params,
+            }
+            .bind(e),
+            Item::Column(c) => Ok(scope.column_expr(*c)),
+        };
+        match bound {
+            Ok(x) => outputs.push(x),
+            Err(err) if is_aggregate_error(&err) => {
+                windows.calls.clear();
+                srfs.calls.clear();
+                return Ok(None);
+            }
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(Some(outputs))
 }

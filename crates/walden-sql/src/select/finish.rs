@@ -82,6 +82,9 @@ impl<'p, 'g> Run<'p, 'g> {
         }
     }
 
+    /// Ends the run: the groups emitted (pass by pass), the window functions computed,
+    /// the kept rows sorted (or merged with the runs a sort wrote), OFFSET and LIMIT;
+    /// the rows and what the run measured.
     pub(super) fn finish(mut self, cx: &mut EvalCtx) -> SqlResult<(Vec<Vec<Value>>, Measured)> {
         let plan = self.plan;
         if let Some(g) = &plan.grouping {
@@ -93,53 +96,7 @@ impl<'p, 'g> Run<'p, 'g> {
                     bytes: 0,
                 });
             }
-            'passes: loop {
-                self.index = None;
-                // Partitions this pass wrote wait for passes of their own.
-                for mut part in std::mem::take(&mut self.parts).into_iter().flatten() {
-                    part.flush()?;
-                    self.group_disk_bytes += part.bytes();
-                    self.waiting.push((self.pass + 1, part));
-                }
-                for group in std::mem::take(&mut self.groups) {
-                    self.guard.check()?;
-                    // The group becomes an output row, charged in its turn.
-                    self.guard.release(group.bytes);
-                    let mut row = group.keys;
-                    for acc in &group.accs {
-                        row.push(acc.result()?);
-                    }
-                    if let Some(h) = &plan.having {
-                        if !h.test(&row, cx)? {
-                            continue;
-                        }
-                    }
-                    if !self.stage(&row, cx)? {
-                        break 'passes;
-                    }
-                }
-                // The next partition: its rows grouped as they first came.
-                let Some((pass, part)) = self.waiting.pop() else {
-                    break;
-                };
-                self.pass = pass;
-                self.batches += 1;
-                self.group_bytes = 0;
-                self.index = None;
-                self.pass_rows_left = Some(part.rows());
-                let mut rows = part.into_reader()?;
-                let n = plan.grouping.as_ref().map_or(0, |g| g.keys.len());
-                while let Some(row) = rows.next_row()? {
-                    self.guard.check()?;
-                    if let Some(left) = &mut self.pass_rows_left {
-                        *left = left.saturating_sub(1);
-                    }
-                    // The row as it came, then its keys' values.
-                    let (input, keys) = row.split_at(row.len().saturating_sub(n));
-                    self.take_keyed(input, Some(keys), cx)?;
-                }
-            }
-            self.waiting.clear();
+            self.emit_groups(cx)?;
         }
         if !plan.windows.is_empty() {
             let rows = std::mem::take(&mut self.pending);
@@ -160,7 +117,88 @@ impl<'p, 'g> Run<'p, 'g> {
             return self.merge_runs(skip, limit);
         }
         let measured = self.measured();
-        let rows: Vec<Vec<Value>> = match self.kept {
+        Ok((self.kept_rows(skip, limit)?, measured))
+    }
+
+    /// Emits the groups, pass after pass: the groups held, then each partition a pass
+    /// wrote grouped in a pass of its own.
+    fn emit_groups(&mut self, cx: &mut EvalCtx) -> SqlResult<()> {
+        loop {
+            self.index = None;
+            // Partitions this pass wrote wait for passes of their own.
+            for mut part in std::mem::take(&mut self.parts).into_iter().flatten() {
+                part.flush()?;
+                self.group_disk_bytes += part.bytes();
+                self.waiting.push((self.pass + 1, part));
+            }
+            if !self.emit_pass_groups(cx)? {
+                break;
+            }
+            // The next partition: its rows grouped as they first came.
+            let Some((pass, part)) = self.waiting.pop() else {
+                break;
+            };
+            self.group_pass(pass, part, cx)?;
+        }
+        self.waiting.clear();
+        Ok(())
+    }
+
+    /// Emits the groups this pass made, each as a row of its keys and aggregates that
+    /// HAVING lets through; false when no more rows are needed.
+    fn emit_pass_groups(&mut self, cx: &mut EvalCtx) -> SqlResult<bool> {
+        let plan = self.plan;
+        for group in std::mem::take(&mut self.groups) {
+            self.guard.check()?;
+            // The group becomes an output row, charged in its turn.
+            self.guard.release(group.bytes);
+            let mut row = group.keys;
+            for acc in &group.accs {
+                row.push(acc.result()?);
+            }
+            if let Some(h) = &plan.having {
+                if !h.test(&row, cx)? {
+                    continue;
+                }
+            }
+            if !self.stage(&row, cx)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Groups the rows of a partition, in pass `pass`.
+    fn group_pass(
+        &mut self,
+        pass: u32,
+        part: crate::spill::Spool,
+        cx: &mut EvalCtx,
+    ) -> SqlResult<()> {
+        self.pass = pass;
+        self.batches += 1;
+        self.group_bytes = 0;
+        self.index = None;
+        self.pass_rows_left = Some(part.rows());
+        let mut rows = part.into_reader()?;
+        let n = self.plan.grouping.as_ref().map_or(0, |g| g.keys.len());
+        while let Some(row) = rows.next_row()? {
+            self.guard.check()?;
+            if let Some(left) = &mut self.pass_rows_left {
+                *left = left.saturating_sub(1);
+            }
+            // The row as it came, then its keys' values.
+            let (input, keys) = row.split_at(row.len().saturating_sub(n));
+            self.take_keyed(input, Some(keys), cx)?;
+        }
+        Ok(())
+    }
+
+    /// The rows kept in memory, in order (sorted, DISTINCT ON applied), past OFFSET
+    /// and within LIMIT (`limit`; WITH TIES' count and its ties).
+    fn kept_rows(self, skip: usize, limit: usize) -> SqlResult<Vec<Vec<Value>>> {
+        let plan = self.plan;
+        Ok(match self.kept {
             Kept::Top(top) => {
                 // Ascending: the heap's order is the output order.
                 let sorted = sorted_entries(top.heap);
@@ -193,8 +231,7 @@ impl<'p, 'g> Run<'p, 'g> {
             // Without ORDER BY, OFFSET was applied as rows came; grouped emission may
             // have passed LIMIT.
             Kept::All(rows) => rows.into_iter().take(limit).map(|(r, _)| r).collect(),
-        };
-        Ok((rows, measured))
+        })
     }
 
     /// The end of a sort that wrote runs: the rows still in memory sorted, merged with

@@ -9,7 +9,7 @@ use walden::Value;
 use crate::access_path::Access;
 use crate::error::SqlResult;
 use crate::expr::{EvalCtx, Expr, Subquery, SubqueryKind};
-use crate::from::Source;
+use crate::from::{Source, TableRead};
 use crate::run::{Hashed, HashedBy};
 use crate::sort_key::push_key;
 use crate::types::SqlType;
@@ -39,32 +39,8 @@ impl SelectPlan {
     /// grouped. The plan (its key columns first), and the parameter each key column is
     /// compared with; None for any other shape.
     fn by_hash(&self, grouped: bool) -> Option<(SelectPlan, Vec<usize>)> {
-        if self.having.is_some()
-            || !self.windows.is_empty()
-            || !self.srfs.is_empty()
-            || self.limit.is_some()
-            || self.offset > 0
-            || self.input_limit.is_some()
-            || self.ties.is_some()
-            || self.outputs.iter().any(outer_or_volatile)
-        {
+        if !self.hashable(grouped) {
             return None;
-        }
-        match (&self.grouping, grouped) {
-            (None, false) => {}
-            (Some(g), true)
-                if g.keys.is_empty()
-                    && self.outputs.len() == 1
-                    && self.distinct == Distinct::None
-                    && !g.aggs.iter().any(|a| {
-                        let mut parts: Vec<&Expr> = Vec::new();
-                        parts.extend(a.arg.iter());
-                        parts.extend(a.extra.iter());
-                        parts.extend(a.filter.iter());
-                        parts.extend(a.order.iter().map(|(e, _, _)| e));
-                        parts.into_iter().any(outer_or_volatile)
-                    }) => {}
-            _ => return None,
         }
         let Source::Table(t) = &self.source else {
             return None;
@@ -72,36 +48,7 @@ impl SelectPlan {
         if !matches!(t.access, Access::Scan) || t.row_id {
             return None;
         }
-        let mut conjs = Vec::new();
-        if let Some(f) = &self.filter {
-            f.and_parts(&mut conjs);
-        }
-        if let Some(f) = &t.filter {
-            f.and_parts(&mut conjs);
-        }
-        let (mut keys, mut probe, mut rest) = (Vec::new(), Vec::new(), Vec::new());
-        for c in conjs {
-            if let Expr::Cmp(crate::expr::CmpOp::Eq, a, b) = c {
-                match (a.as_ref(), b.as_ref()) {
-                    (Expr::Column(col, t1), Expr::Outer(j, t2))
-                    | (Expr::Outer(j, t2), Expr::Column(col, t1))
-                        if t1 == t2 =>
-                    {
-                        keys.push(Expr::Column(*col, *t1));
-                        probe.push(*j);
-                        continue;
-                    }
-                    _ => {}
-                }
-            }
-            if outer_or_volatile(c) {
-                return None;
-            }
-            rest.push(c.clone());
-        }
-        if keys.is_empty() {
-            return None;
-        }
+        let (keys, probe, rest) = self.key_conjuncts(t)?;
         // An index whose first column is a key column looks each outer row up (the
         // access chosen per run; one chosen once is not a scan, above): kept for that.
         if let Some(re) = &self.reaccess {
@@ -154,6 +101,79 @@ impl SelectPlan {
             )
         };
         Some((build, probe))
+    }
+
+    /// Whether the block has a shape a hash probe can stand for: no HAVING, windows,
+    /// set-returning functions, LIMIT, OFFSET or outer values in its select list; for
+    /// EXISTS no grouping, for a scalar aggregate (`grouped`) one output over aggregates
+    /// without GROUP BY, DISTINCT or outer values in their parts.
+    fn hashable(&self, grouped: bool) -> bool {
+        if self.having.is_some()
+            || !self.windows.is_empty()
+            || !self.srfs.is_empty()
+            || self.limit.is_some()
+            || self.offset > 0
+            || self.input_limit.is_some()
+            || self.ties.is_some()
+            || self.outputs.iter().any(outer_or_volatile)
+        {
+            return false;
+        }
+        match (&self.grouping, grouped) {
+            (None, false) => true,
+            (Some(g), true) => {
+                g.keys.is_empty()
+                    && self.outputs.len() == 1
+                    && self.distinct == Distinct::None
+                    && !g.aggs.iter().any(|a| {
+                        let mut parts: Vec<&Expr> = Vec::new();
+                        parts.extend(a.arg.iter());
+                        parts.extend(a.extra.iter());
+                        parts.extend(a.filter.iter());
+                        parts.extend(a.order.iter().map(|(e, _, _)| e));
+                        parts.into_iter().any(outer_or_volatile)
+                    })
+            }
+            _ => false,
+        }
+    }
+
+    /// The block's and its table read's conditions split: the key columns compared
+    /// with an outer value (`column = outer`, of one type), the parameter each is
+    /// compared with, and the rest; None if any of the rest reads an outer value or
+    /// calls a volatile function, or no key is found.
+    fn key_conjuncts(&self, t: &TableRead) -> Option<(Vec<Expr>, Vec<usize>, Vec<Expr>)> {
+        let mut conjs = Vec::new();
+        if let Some(f) = &self.filter {
+            f.and_parts(&mut conjs);
+        }
+        if let Some(f) = &t.filter {
+            f.and_parts(&mut conjs);
+        }
+        let (mut keys, mut probe, mut rest) = (Vec::new(), Vec::new(), Vec::new());
+        for c in conjs {
+            if let Expr::Cmp(crate::expr::CmpOp::Eq, a, b) = c {
+                match (a.as_ref(), b.as_ref()) {
+                    (Expr::Column(col, t1), Expr::Outer(j, t2))
+                    | (Expr::Outer(j, t2), Expr::Column(col, t1))
+                        if t1 == t2 =>
+                    {
+                        keys.push(Expr::Column(*col, *t1));
+                        probe.push(*j);
+                        continue;
+                    }
+                    _ => {}
+                }
+            }
+            if outer_or_volatile(c) {
+                return None;
+            }
+            rest.push(c.clone());
+        }
+        if keys.is_empty() {
+            return None;
+        }
+        Some((keys, probe, rest))
     }
 }
 

@@ -150,40 +150,7 @@ impl QueryPlan {
         let holder;
         let mut cx = *cx;
         if let Some(with) = &query.with {
-            let mut ctes = Ctes {
-                list: Vec::new(),
-                parent: cx.ctes,
-            };
-            for cte in &with.cte_tables {
-                let name = ident_name(&cte.alias.name);
-                if ctes.list.iter().any(|c| c.name == name) {
-                    return Err(SqlError::new(
-                        code::DUPLICATE_ALIAS,
-                        format!("WITH query name \"{name}\" specified more than once"),
-                    )
-                    .at(cte.alias.name.span.start));
-                }
-                let planned = if with.recursive {
-                    crate::recursive::plan_cte(cte, &ctes, &cx)?
-                } else {
-                    let plan = QueryPlan::plan_in(
-                        &cte.query,
-                        &PlanCx {
-                            ctes: Some(&ctes),
-                            ..cx
-                        },
-                    )?;
-                    let columns =
-                        crate::recursive::named_columns(&name, &cte.alias.columns, plan.columns())?;
-                    Cte {
-                        name,
-                        body: CteBody::Plan(Arc::new(plan)),
-                        columns,
-                    }
-                };
-                ctes.list.push(planned);
-            }
-            holder = ctes;
+            holder = plan_ctes(with, &cx)?;
             cx.ctes = Some(&holder);
         }
         if let SetExpr::Select(s) = query_body {
@@ -206,29 +173,8 @@ impl QueryPlan {
                 return Ok(q);
             }
         }
-        // ORDER BY over the result: a position, or a result column's name.
-        let scope = Scope {
-            columns: columns.clone(),
-            ..Scope::default()
-        };
-        let mut order = Vec::new();
-        for (e, desc, nulls_first) in items {
-            let key = match order_position(e, columns.len())? {
-                Some(i) => Expr::Column(i, columns[i].1),
-                None => Binder::plain(&scope).with_params(cx.params).bind(e).map_err(|err| {
-                    if err.code == code::UNDEFINED_COLUMN && !matches!(body, Body::Query(_)) {
-                        SqlError::new(
-                            code::FEATURE_NOT_SUPPORTED,
-                            "ORDER BY on a UNION/INTERSECT/EXCEPT result must be on one of the result columns",
-                        )
-                        .at(e.span().start)
-                    } else {
-                        err
-                    }
-                })?,
-            };
-            order.push((key, desc, nulls_first));
-        }
+        let set_op = !matches!(body, Body::Query(_));
+        let order = result_order(items, &columns, set_op, cx.params)?;
         Ok(QueryPlan::Combined(Box::new(Combined {
             body,
             columns,
@@ -513,4 +459,76 @@ fn plan_body(e: &SetExpr, cx: &PlanCx) -> SqlResult<Body> {
         }
         _ => Err(SqlError::unsupported("this kind of query")),
     })
+}
+
+/// A query's WITH queries planned in turn, each seeing those before it (and, WITH
+/// RECURSIVE, itself).
+fn plan_ctes<'a>(with: &ast::With, cx: &PlanCx<'a>) -> SqlResult<Ctes<'a>> {
+    let mut ctes = Ctes {
+        list: Vec::new(),
+        parent: cx.ctes,
+    };
+    for cte in &with.cte_tables {
+        let name = ident_name(&cte.alias.name);
+        if ctes.list.iter().any(|c| c.name == name) {
+            return Err(SqlError::new(
+                code::DUPLICATE_ALIAS,
+                format!("WITH query name \"{name}\" specified more than once"),
+            )
+            .at(cte.alias.name.span.start));
+        }
+        let planned = if with.recursive {
+            crate::recursive::plan_cte(cte, &ctes, cx)?
+        } else {
+            let plan = QueryPlan::plan_in(
+                &cte.query,
+                &PlanCx {
+                    ctes: Some(&ctes),
+                    ..*cx
+                },
+            )?;
+            let columns =
+                crate::recursive::named_columns(&name, &cte.alias.columns, plan.columns())?;
+            Cte {
+                name,
+                body: CteBody::Plan(Arc::new(plan)),
+                columns,
+            }
+        };
+        ctes.list.push(planned);
+    }
+    Ok(ctes)
+}
+
+/// ORDER BY over a set operation's or VALUES' result (`columns`): a position, or a
+/// result column's name (over a set operation, `set_op`, nothing else).
+fn result_order(
+    items: Vec<(&ast::Expr, bool, bool)>,
+    columns: &[(String, SqlType)],
+    set_op: bool,
+    params: Params,
+) -> SqlResult<Vec<(Expr, bool, bool)>> {
+    let scope = Scope {
+        columns: columns.to_vec(),
+        ..Scope::default()
+    };
+    let mut order = Vec::new();
+    for (e, desc, nulls_first) in items {
+        let key = match order_position(e, columns.len())? {
+            Some(i) => Expr::Column(i, columns[i].1),
+            None => Binder::plain(&scope).with_params(params).bind(e).map_err(|err| {
+                if err.code == code::UNDEFINED_COLUMN && set_op {
+                    SqlError::new(
+                        code::FEATURE_NOT_SUPPORTED,
+                        "ORDER BY on a UNION/INTERSECT/EXCEPT result must be on one of the result columns",
+                    )
+                    .at(e.span().start)
+                } else {
+                    err
+                }
+            })?,
+        };
+        order.push((key, desc, nulls_first));
+    }
+    Ok(order)
 }

@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use walden::Value;
 
 use crate::aggregate::Acc;
+use crate::bind::Grouping;
 use crate::error::SqlResult;
 use crate::expr::{EvalCtx, Expr};
 use crate::guard::{row_bytes, Guard};
@@ -101,120 +102,138 @@ impl<'p, 'g> Run<'p, 'g> {
         given: Option<&[Value]>,
         cx: &mut EvalCtx,
     ) -> SqlResult<bool> {
-        if let Some(g) = &self.plan.grouping {
-            // The key's bytes, from the row's columns where they lie; other keys are
-            // evaluated once, and kept only if they make a new group.
-            self.key_buf.clear();
-            let mut evaluated = Vec::new();
-            for (j, k) in g.keys.iter().enumerate() {
-                match (given, k) {
-                    (Some(values), _) => {
-                        let v = values.get(j).cloned().unwrap_or(Value::Null);
-                        push_key(&v, &mut self.key_buf);
-                        evaluated.push(v);
-                    }
-                    (None, Expr::Column(i, _)) if *i < input.len() => {
-                        push_key(&input[*i], &mut self.key_buf)
-                    }
-                    (None, _) => {
-                        let v = k.eval(input, cx)?;
-                        push_key(&v, &mut self.key_buf);
-                        evaluated.push(v);
-                    }
-                }
-            }
-            // Every key's value, from where it lies or as evaluated.
-            let key_values = |evaluated: Vec<Value>| -> Vec<Value> {
-                if given.is_some() {
-                    return evaluated;
-                }
-                let mut evaluated = evaluated.into_iter();
-                g.keys
-                    .iter()
-                    .map(|k| match k {
-                        Expr::Column(i, _) if *i < input.len() => input[*i].clone(),
-                        _ => evaluated.next().unwrap_or(Value::Null),
-                    })
-                    .collect()
-            };
-            // Without GROUP BY there is one group.
-            let found = if g.keys.is_empty() {
-                (!self.groups.is_empty()).then_some(0)
-            } else {
-                self.index.as_ref().and_then(|t| t.first(&self.key_buf))
-            };
-            // No room for another group: the row waits in its key's partition.
-            let spill_to = match self.spill_budget() {
-                Some((budget, temp))
-                    if found.is_none()
-                        && !g.keys.is_empty()
-                        && !self.groups.is_empty()
-                        && self.pass < MAX_GROUP_PASSES
-                        && self.group_bytes >= budget =>
-                {
-                    Some(temp)
-                }
-                _ => None,
-            };
-            if let Some(temp) = spill_to {
-                if self.parts.is_empty() {
-                    // As many partitions as the rows left would need if each made a
-                    // group, at as many groups per partition as this pass holds.
-                    let n = match self.pass_rows_left {
-                        Some(left) => {
-                            usize::try_from((left + 1).div_ceil(self.groups.len() as u64))
-                                .unwrap_or(GROUP_PARTITIONS)
-                                .clamp(1, GROUP_PARTITIONS)
-                        }
-                        None => GROUP_PARTITIONS,
-                    };
-                    self.parts.resize_with(n, || None);
-                }
-                let p = group_partition(&self.key_buf, self.pass, self.parts.len());
-                self.parts[p]
-                    .get_or_insert_with(|| crate::spill::Spool::new(temp))
-                    .push_parts(input, &key_values(evaluated))?;
-                return Ok(true);
-            }
-            let i = match found {
-                Some(i) => i,
-                None => {
-                    let keys = key_values(evaluated);
-                    // The group, its accumulators, and its key bytes in the index (with
-                    // the index's own slot).
-                    let bytes = row_bytes(&keys)
-                        + (std::mem::size_of::<Group>()
-                            + g.aggs.len() * std::mem::size_of::<Acc>()
-                            + self.key_buf.len()
-                            + std::mem::size_of::<(Vec<u8>, usize)>()
-                            + 1) as u64;
-                    self.guard.charge(bytes)?;
-                    self.group_bytes += bytes;
-                    self.groups_made += 1;
-                    self.groups.push(Group {
-                        keys,
-                        accs: g.aggs.iter().map(Acc::new).collect(),
-                        bytes,
-                    });
-                    self.index
-                        .get_or_insert_with(|| crate::keytable::KeyTable::with_capacity(16))
-                        .insert(&self.key_buf, self.groups.len() - 1);
-                    self.groups.len() - 1
-                }
-            };
-            let group = &mut self.groups[i];
-            let mut grew = 0;
-            for (acc, call) in group.accs.iter_mut().zip(&g.aggs) {
-                grew += acc.add(call, input, cx)?;
-            }
-            if grew > 0 {
-                group.bytes += grew;
-                self.group_bytes += grew;
-                self.guard.charge(grew)?;
-            }
+        let plan = self.plan;
+        let Some(g) = &plan.grouping else {
+            return self.stage(input, cx);
+        };
+        let evaluated = self.group_key(g, input, given, cx)?;
+        // Without GROUP BY there is one group.
+        let found = if g.keys.is_empty() {
+            (!self.groups.is_empty()).then_some(0)
+        } else {
+            self.index.as_ref().and_then(|t| t.first(&self.key_buf))
+        };
+        // No room for another group: the row waits in its key's partition.
+        if let Some(temp) = self.spill_target(found, g) {
+            let keys = key_values(g, input, given.is_some(), evaluated);
+            self.spill_row(temp, input, &keys)?;
             return Ok(true);
         }
-        self.stage(input, cx)
+        let i = match found {
+            Some(i) => i,
+            None => {
+                let keys = key_values(g, input, given.is_some(), evaluated);
+                self.new_group(g, keys)?
+            }
+        };
+        let group = &mut self.groups[i];
+        let mut grew = 0;
+        for (acc, call) in group.accs.iter_mut().zip(&g.aggs) {
+            grew += acc.add(call, input, cx)?;
+        }
+        if grew > 0 {
+            group.bytes += grew;
+            self.group_bytes += grew;
+            self.guard.charge(grew)?;
+        }
+        Ok(true)
+    }
+
+    /// Puts the key's bytes in `key_buf`, from the row's columns where they lie; other
+    /// keys are evaluated once (or taken from `given`) and returned, kept only if they
+    /// make a new group.
+    fn group_key(
+        &mut self,
+        g: &Grouping,
+        input: &[Value],
+        given: Option<&[Value]>,
+        cx: &mut EvalCtx,
+    ) -> SqlResult<Vec<Value>> {
+        self.key_buf.clear();
+        let mut evaluated = Vec::new();
+        for (j, k) in g.keys.iter().enumerate() {
+            match (given, k) {
+                (Some(values), _) => {
+                    let v = values.get(j).cloned().unwrap_or(Value::Null);
+                    push_key(&v, &mut self.key_buf);
+                    evaluated.push(v);
+                }
+                (None, Expr::Column(i, _)) if *i < input.len() => {
+                    push_key(&input[*i], &mut self.key_buf)
+                }
+                (None, _) => {
+                    let v = k.eval(input, cx)?;
+                    push_key(&v, &mut self.key_buf);
+                    evaluated.push(v);
+                }
+            }
+        }
+        Ok(evaluated)
+    }
+
+    /// Where a row of a group not `found` goes when the groups fill `work_mem` (and
+    /// passes are left): a partition in `work_mem`'s temporary space. None: a new group.
+    fn spill_target(&self, found: Option<usize>, g: &Grouping) -> Option<&'g walden::TempSpace> {
+        match self.spill_budget() {
+            Some((budget, temp))
+                if found.is_none()
+                    && !g.keys.is_empty()
+                    && !self.groups.is_empty()
+                    && self.pass < MAX_GROUP_PASSES
+                    && self.group_bytes >= budget =>
+            {
+                Some(temp)
+            }
+            _ => None,
+        }
+    }
+
+    /// Writes a row, with its keys' values, to the partition of its key (`key_buf`).
+    fn spill_row(
+        &mut self,
+        temp: &'g walden::TempSpace,
+        input: &[Value],
+        keys: &[Value],
+    ) -> SqlResult<()> {
+        if self.parts.is_empty() {
+            // As many partitions as the rows left would need if each made a
+            // group, at as many groups per partition as this pass holds.
+            let n = match self.pass_rows_left {
+                Some(left) => usize::try_from((left + 1).div_ceil(self.groups.len() as u64))
+                    .unwrap_or(GROUP_PARTITIONS)
+                    .clamp(1, GROUP_PARTITIONS),
+                None => GROUP_PARTITIONS,
+            };
+            self.parts.resize_with(n, || None);
+        }
+        let p = group_partition(&self.key_buf, self.pass, self.parts.len());
+        self.parts[p]
+            .get_or_insert_with(|| crate::spill::Spool::new(temp))
+            .push_parts(input, keys)
+    }
+
+    /// Makes a group of these key values (its key bytes in `key_buf`): its number.
+    fn new_group(&mut self, g: &Grouping, keys: Vec<Value>) -> SqlResult<usize> {
+        // The group, its accumulators, and its key bytes in the index (with
+        // the index's own slot).
+        let bytes = row_bytes(&keys)
+            + (std::mem::size_of::<Group>()
+                + g.aggs.len() * std::mem::size_of::<Acc>()
+                + self.key_buf.len()
+                + std::mem::size_of::<(Vec<u8>, usize)>()
+                + 1) as u64;
+        self.guard.charge(bytes)?;
+        self.group_bytes += bytes;
+        self.groups_made += 1;
+        self.groups.push(Group {
+            keys,
+            accs: g.aggs.iter().map(Acc::new).collect(),
+            bytes,
+        });
+        self.index
+            .get_or_insert_with(|| crate::keytable::KeyTable::with_capacity(16))
+            .insert(&self.key_buf, self.groups.len() - 1);
+        Ok(self.groups.len() - 1)
     }
 
     /// Hands a row after grouping and HAVING on: projected at once, or kept for the
@@ -323,4 +342,20 @@ impl<'p, 'g> Run<'p, 'g> {
         let full = immediate && plan.limit.is_some_and(|l| self.emitted >= l);
         Ok(!full)
     }
+}
+
+/// Every grouping key's value, from where it lies in `input` or as `evaluated` (all of
+/// them when the keys were `given`).
+fn key_values(g: &Grouping, input: &[Value], given: bool, evaluated: Vec<Value>) -> Vec<Value> {
+    if given {
+        return evaluated;
+    }
+    let mut evaluated = evaluated.into_iter();
+    g.keys
+        .iter()
+        .map(|k| match k {
+            Expr::Column(i, _) if *i < input.len() => input[*i].clone(),
+            _ => evaluated.next().unwrap_or(Value::Null),
+        })
+        .collect()
 }

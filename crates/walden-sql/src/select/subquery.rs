@@ -1,6 +1,7 @@
 //! Subqueries evaluated (`eval_subquery`, reached through `Subqueries`, the planner's
 //! `run::SubqueryRunner`): run per outer values, their results kept per statement.
 
+use std::collections::HashSet;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -8,7 +9,7 @@ use walden::Value;
 
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::{EvalCtx, Subquery, SubqueryKind, SubqueryPlan};
-use crate::run::{HashedBy, SubResult, SubqueryRunner};
+use crate::run::{Hashed, HashedBy, SubResult, SubqueryRunner};
 use crate::sort_key::{key_bytes, norm_key, push_key};
 use crate::types::SqlType;
 use crate::value;
@@ -63,21 +64,7 @@ fn eval_subquery(s: &Subquery, row: &[Value], cx: &mut EvalCtx) -> SqlResult<Val
     }
     if matches!(s.kind, SubqueryKind::Exists | SubqueryKind::Scalar) {
         if let Some(h) = hashed(s, cx)? {
-            let mut key = Vec::new();
-            let mut null = false;
-            for &j in &h.probe {
-                match params.get(j) {
-                    Some(Value::Null) | None => null = true,
-                    Some(v) => push_key(v, &mut key),
-                }
-            }
-            return Ok(match &h.by {
-                HashedBy::Exists(set) => Value::Bool(!null && set.contains(&key)),
-                HashedBy::Scalar { values, empty } => match values.get(&key).filter(|_| !null) {
-                    Some(v) => v.clone(),
-                    None => empty.clone(),
-                },
-            });
+            return Ok(probe(&h, &params));
         }
     }
     let lhs = match &s.lhs {
@@ -95,53 +82,7 @@ fn eval_subquery(s: &Subquery, row: &[Value], cx: &mut EvalCtx) -> SqlResult<Val
                 let mut inner = cx.nested(&params);
                 plan_of(s)?.run(&mut inner)?
             };
-            let r = Rc::new(match s.kind {
-                SubqueryKind::Scalar => {
-                    if rows.len() > 1 {
-                        return Err(SqlError::new(
-                            code::CARDINALITY_VIOLATION,
-                            "more than one row returned by a subquery used as an expression",
-                        ));
-                    }
-                    SubResult::Scalar(
-                        rows.into_iter()
-                            .next()
-                            .and_then(|r| r.into_iter().next())
-                            .unwrap_or(Value::Null),
-                    )
-                }
-                SubqueryKind::Exists => SubResult::Exists(!rows.is_empty()),
-                SubqueryKind::Array => {
-                    let values: Vec<Value> = rows
-                        .into_iter()
-                        .map(|r| r.into_iter().next().unwrap_or(Value::Null))
-                        .collect();
-                    SubResult::Scalar(Value::Text(crate::array::array_text(&values)))
-                }
-                SubqueryKind::Any(op) | SubqueryKind::All(op) => {
-                    let values: Vec<Value> = rows
-                        .into_iter()
-                        .map(|r| r.into_iter().next().unwrap_or(Value::Null))
-                        .collect();
-                    let has_null = values.iter().any(|v| matches!(v, Value::Null));
-                    let set = (op == crate::expr::CmpOp::Eq).then(|| {
-                        let mut buf = Vec::new();
-                        values
-                            .iter()
-                            .filter(|v| !matches!(v, Value::Null))
-                            .map(|v| {
-                                norm_key(v, &mut buf);
-                                buf.clone()
-                            })
-                            .collect()
-                    });
-                    SubResult::Values {
-                        values,
-                        set,
-                        has_null,
-                    }
-                }
-            });
+            let r = Rc::new(sub_result(s.kind, rows)?);
             let mut cache = run.cache.borrow_mut();
             if cache.len() < SUBQUERY_CACHE {
                 cache.insert(id, r.clone());
@@ -149,65 +90,148 @@ fn eval_subquery(s: &Subquery, row: &[Value], cx: &mut EvalCtx) -> SqlResult<Val
             r
         }
     };
-    Ok(match (&*result, s.kind) {
-        (SubResult::Scalar(v), _) => v.clone(),
-        (SubResult::Exists(b), _) => Value::Bool(*b),
-        (
+    Ok(match &*result {
+        SubResult::Scalar(v) => v.clone(),
+        SubResult::Exists(b) => Value::Bool(*b),
+        SubResult::Values {
+            values,
+            set,
+            has_null,
+        } => any_all(
+            lhs.unwrap_or(Value::Null),
+            values,
+            set.as_ref(),
+            *has_null,
+            s.kind,
+        )?,
+    })
+}
+
+/// A hashed subquery's value for the outer values `params`: a NULL key finds nothing.
+fn probe(h: &Hashed, params: &[Value]) -> Value {
+    let mut key = Vec::new();
+    let mut null = false;
+    for &j in &h.probe {
+        match params.get(j) {
+            Some(Value::Null) | None => null = true,
+            Some(v) => push_key(v, &mut key),
+        }
+    }
+    match &h.by {
+        HashedBy::Exists(set) => Value::Bool(!null && set.contains(&key)),
+        HashedBy::Scalar { values, empty } => match values.get(&key).filter(|_| !null) {
+            Some(v) => v.clone(),
+            None => empty.clone(),
+        },
+    }
+}
+
+/// What a run of a subquery of `kind` gave, as a statement keeps it: a scalar (an
+/// error past one row), whether there was a row, an ARRAY's text, or ANY/ALL's column
+/// of values (for `= ANY`, also as a set of keys).
+fn sub_result(kind: SubqueryKind, rows: Vec<Vec<Value>>) -> SqlResult<SubResult> {
+    let first_column = |rows: Vec<Vec<Value>>| -> Vec<Value> {
+        rows.into_iter()
+            .map(|r| r.into_iter().next().unwrap_or(Value::Null))
+            .collect()
+    };
+    Ok(match kind {
+        SubqueryKind::Scalar => {
+            if rows.len() > 1 {
+                return Err(SqlError::new(
+                    code::CARDINALITY_VIOLATION,
+                    "more than one row returned by a subquery used as an expression",
+                ));
+            }
+            SubResult::Scalar(
+                rows.into_iter()
+                    .next()
+                    .and_then(|r| r.into_iter().next())
+                    .unwrap_or(Value::Null),
+            )
+        }
+        SubqueryKind::Exists => SubResult::Exists(!rows.is_empty()),
+        SubqueryKind::Array => {
+            let values = first_column(rows);
+            SubResult::Scalar(Value::Text(crate::array::array_text(&values)))
+        }
+        SubqueryKind::Any(op) | SubqueryKind::All(op) => {
+            let values = first_column(rows);
+            let has_null = values.iter().any(|v| matches!(v, Value::Null));
+            let set = (op == crate::expr::CmpOp::Eq).then(|| {
+                let mut buf = Vec::new();
+                values
+                    .iter()
+                    .filter(|v| !matches!(v, Value::Null))
+                    .map(|v| {
+                        norm_key(v, &mut buf);
+                        buf.clone()
+                    })
+                    .collect()
+            });
             SubResult::Values {
                 values,
                 set,
                 has_null,
-            },
-            kind,
-        ) => {
-            let x = lhs.unwrap_or(Value::Null);
-            let (op, all) = match kind {
-                SubqueryKind::All(op) => (op, true),
-                SubqueryKind::Any(op) => (op, false),
-                _ => {
-                    return Err(SqlError::new(
-                        code::INTERNAL,
-                        "a subquery of the wrong kind",
-                    ))
-                }
-            };
-            if values.is_empty() {
-                return Ok(Value::Bool(all));
-            }
-            if matches!(x, Value::Null) {
-                return Ok(Value::Null);
-            }
-            if let (Some(set), false) = (set, all) {
-                let mut buf = Vec::new();
-                norm_key(&x, &mut buf);
-                return Ok(if set.contains(&buf) {
-                    Value::Bool(true)
-                } else if *has_null {
-                    Value::Null
-                } else {
-                    Value::Bool(false)
-                });
-            }
-            let mut saw_null = false;
-            for y in values {
-                match value::compare(&x, y) {
-                    Some(o) => {
-                        let holds = op.holds(o);
-                        if holds && !all {
-                            return Ok(Value::Bool(true));
-                        }
-                        if !holds && all {
-                            return Ok(Value::Bool(false));
-                        }
-                    }
-                    None => saw_null = true,
-                }
-            }
-            if saw_null {
-                Value::Null
-            } else {
-                Value::Bool(all)
             }
         }
+    })
+}
+
+/// `x op ANY (…)` or `x op ALL (…)` over the subquery's `values`: true, false, or NULL
+/// where a NULL leaves it open, as SQL has it.
+fn any_all(
+    x: Value,
+    values: &[Value],
+    set: Option<&HashSet<Vec<u8>>>,
+    has_null: bool,
+    kind: SubqueryKind,
+) -> SqlResult<Value> {
+    let (op, all) = match kind {
+        SubqueryKind::All(op) => (op, true),
+        SubqueryKind::Any(op) => (op, false),
+        _ => {
+            return Err(SqlError::new(
+                code::INTERNAL,
+                "a subquery of the wrong kind",
+            ))
+        }
+    };
+    if values.is_empty() {
+        return Ok(Value::Bool(all));
+    }
+    if matches!(x, Value::Null) {
+        return Ok(Value::Null);
+    }
+    if let (Some(set), false) = (set, all) {
+        let mut buf = Vec::new();
+        norm_key(&x, &mut buf);
+        return Ok(if set.contains(&buf) {
+            Value::Bool(true)
+        } else if has_null {
+            Value::Null
+        } else {
+            Value::Bool(false)
+        });
+    }
+    let mut saw_null = false;
+    for y in values {
+        match value::compare(&x, y) {
+            Some(o) => {
+                let holds = op.holds(o);
+                if holds && !all {
+                    return Ok(Value::Bool(true));
+                }
+                if !holds && all {
+                    return Ok(Value::Bool(false));
+                }
+            }
+            None => saw_null = true,
+        }
+    }
+    Ok(if saw_null {
+        Value::Null
+    } else {
+        Value::Bool(all)
     })
 }
