@@ -2,7 +2,7 @@
 
 use crate::run::{NodeKey, NodeStats};
 
-use super::{Explain, JoinKind, JoinMethod, LateralBody, Source};
+use super::{Explain, Join, JoinKind, JoinMethod, LateralBody, Source, TableRead};
 
 impl<'s> Explain<'s> {
     /// An EXPLAIN showing estimates (`costs`), and what each node measured (`stats`).
@@ -94,37 +94,7 @@ impl Source {
             Source::Values { name, .. } => out.node_at(depth, &format!("Seq Scan on {name}"), key),
             Source::Settings => out.node_at(depth, "Function Scan on pg_show_all_settings a", key),
             Source::Cursors => out.node_at(depth, "Function Scan on pg_cursor c", key),
-            Source::Table(t) => {
-                crate::select::explain_access(
-                    out,
-                    &t.access,
-                    &t.label(),
-                    depth,
-                    t.filter_text.as_deref(),
-                    &t.names,
-                    Some(key),
-                );
-                if let Some(top) = &t.top {
-                    let qualifier = t.alias.as_deref().unwrap_or(&t.name);
-                    let keys: Vec<String> = top
-                        .keys
-                        .iter()
-                        .map(|&(c, desc, nulls_first)| {
-                            let name = t.names.get(c).map_or("?", String::as_str);
-                            let dir = match (desc, nulls_first) {
-                                (false, false) => "",
-                                (false, true) => " NULLS FIRST",
-                                (true, true) => " DESC",
-                                (true, false) => " DESC NULLS LAST",
-                            };
-                            format!("{qualifier}.{name}{dir}")
-                        })
-                        .collect();
-                    // Rows that sort after the last row the top-N above keeps are
-                    // dropped as they are read.
-                    out.detail(depth, &format!("Top-N Filter: {}", keys.join(", ")));
-                }
-            }
+            Source::Table(t) => explain_table(t, out, depth, key),
             Source::Derived { plan, name } => {
                 out.node_at(depth, &format!("Subquery Scan on {name}"), key);
                 plan.explain_into(out, depth + 1);
@@ -149,65 +119,7 @@ impl Source {
                 out.detail(depth, &format!("Filter: ({text})"));
                 inner.explain(out, depth + 1);
             }
-            Source::Join(j) => {
-                let kind = match j.kind {
-                    JoinKind::Inner => "",
-                    JoinKind::Left => " Left",
-                    JoinKind::Full => " Full",
-                };
-                match &j.method {
-                    JoinMethod::Lateral => {
-                        out.node_at(depth, &nested_loop(kind), key);
-                        if let Some(t) = &j.cond_text {
-                            out.detail(depth, &format!("Join Filter: ({t})"));
-                        }
-                        j.left.explain(out, depth + 1);
-                        j.right.explain(out, depth + 1);
-                    }
-                    JoinMethod::NestedLoop => {
-                        out.node_at(depth, &nested_loop(kind), key);
-                        if let Some(t) = &j.cond_text {
-                            out.detail(depth, &format!("Join Filter: ({t})"));
-                        }
-                        j.left.explain(out, depth + 1);
-                        out.est(j.right.estimate());
-                        out.node_at(depth + 1, "Materialize", j.right.key());
-                        j.right.explain(out, depth + 2);
-                    }
-                    JoinMethod::Hash { .. } => {
-                        out.node_at(depth, &format!("Hash{kind} Join"), key);
-                        if let Some(t) = &j.key_text {
-                            out.detail(depth, &format!("Hash Cond: ({t})"));
-                        }
-                        if let Some(t) = &j.cond_text {
-                            out.detail(depth, &format!("Join Filter: ({t})"));
-                        }
-                        j.left.explain(out, depth + 1);
-                        out.est(j.right.estimate());
-                        out.node_at(depth + 1, "Hash", j.right.key());
-                        j.right.explain(out, depth + 2);
-                    }
-                    JoinMethod::Index { index, .. } => {
-                        out.node_at(depth, &nested_loop(kind), key);
-                        j.left.explain(out, depth + 1);
-                        let table = j.right.padded_table();
-                        let label = table.map(|(t, ..)| t.label()).unwrap_or_default();
-                        // Per lookup, as PostgreSQL shows an inner index scan's rows.
-                        out.est(j.rows / j.left.estimate());
-                        out.node_at(
-                            depth + 1,
-                            &format!("Index Scan using {index} on {label}"),
-                            j.right.key(),
-                        );
-                        if let Some(t) = &j.key_text {
-                            out.detail(depth + 1, &format!("Index Cond: ({t})"));
-                        }
-                        if let Some(f) = table.and_then(|(t, ..)| t.filter_text.as_ref()) {
-                            out.detail(depth + 1, &format!("Filter: ({f})"));
-                        }
-                    }
-                }
-            }
+            Source::Join(j) => j.explain(out, depth, key),
         }
     }
 }
@@ -217,5 +129,102 @@ fn nested_loop(kind: &str) -> String {
         "Nested Loop".into()
     } else {
         format!("Nested Loop{kind} Join")
+    }
+}
+
+/// A table read's lines: its scan or index scan, and the pushed-down top-N's filter.
+fn explain_table(t: &TableRead, out: &mut Explain, depth: usize, key: NodeKey) {
+    crate::select::explain_access(
+        out,
+        &t.access,
+        &t.label(),
+        depth,
+        t.filter_text.as_deref(),
+        &t.names,
+        Some(key),
+    );
+    if let Some(top) = &t.top {
+        let qualifier = t.alias.as_deref().unwrap_or(&t.name);
+        let keys: Vec<String> = top
+            .keys
+            .iter()
+            .map(|&(c, desc, nulls_first)| {
+                let name = t.names.get(c).map_or("?", String::as_str);
+                let dir = match (desc, nulls_first) {
+                    (false, false) => "",
+                    (false, true) => " NULLS FIRST",
+                    (true, true) => " DESC",
+                    (true, false) => " DESC NULLS LAST",
+                };
+                format!("{qualifier}.{name}{dir}")
+            })
+            .collect();
+        // Rows that sort after the last row the top-N above keeps are
+        // dropped as they are read.
+        out.detail(depth, &format!("Top-N Filter: {}", keys.join(", ")));
+    }
+}
+
+impl Join {
+    /// A join's lines (`key` its node's): its method's node and conditions, then its
+    /// sides.
+    fn explain(&self, out: &mut Explain, depth: usize, key: NodeKey) {
+        let kind = match self.kind {
+            JoinKind::Inner => "",
+            JoinKind::Left => " Left",
+            JoinKind::Full => " Full",
+        };
+        match &self.method {
+            JoinMethod::Lateral => {
+                out.node_at(depth, &nested_loop(kind), key);
+                if let Some(t) = &self.cond_text {
+                    out.detail(depth, &format!("Join Filter: ({t})"));
+                }
+                self.left.explain(out, depth + 1);
+                self.right.explain(out, depth + 1);
+            }
+            JoinMethod::NestedLoop => {
+                out.node_at(depth, &nested_loop(kind), key);
+                if let Some(t) = &self.cond_text {
+                    out.detail(depth, &format!("Join Filter: ({t})"));
+                }
+                self.left.explain(out, depth + 1);
+                out.est(self.right.estimate());
+                out.node_at(depth + 1, "Materialize", self.right.key());
+                self.right.explain(out, depth + 2);
+            }
+            JoinMethod::Hash { .. } => {
+                out.node_at(depth, &format!("Hash{kind} Join"), key);
+                if let Some(t) = &self.key_text {
+                    out.detail(depth, &format!("Hash Cond: ({t})"));
+                }
+                if let Some(t) = &self.cond_text {
+                    out.detail(depth, &format!("Join Filter: ({t})"));
+                }
+                self.left.explain(out, depth + 1);
+                out.est(self.right.estimate());
+                out.node_at(depth + 1, "Hash", self.right.key());
+                self.right.explain(out, depth + 2);
+            }
+            JoinMethod::Index { index, .. } => {
+                out.node_at(depth, &nested_loop(kind), key);
+                self.left.explain(out, depth + 1);
+                let table = self.right.padded_table();
+                let label = table.map(|(t, ..)| t.label()).unwrap_or_default();
+                // Per lookup, as PostgreSQL shows an inner index scan's rows.
+                out.est(self.rows / self.left.estimate());
+                out.node_at(
+                    depth + 1,
+                    &format!("Index Scan using {index} on {label}"),
+                    self.right.key(),
+                );
+                if let Some(t) = &self.key_text {
+                    out.detail(depth + 1, &format!("Index Cond: ({t})"));
+                }
+                if let Some(f) = table.and_then(|(t, ..)| t.filter_text.as_ref()) {
+                    out.detail(depth + 1, &format!("Filter: ({f})"));
+                }
+            }
+        }
     }
 }

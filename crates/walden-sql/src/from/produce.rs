@@ -6,8 +6,10 @@ use walden::Value;
 use crate::access_path::Access;
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::{EvalCtx, Expr};
+use crate::guard::Guard;
 use crate::run::{record, NodeKey};
 use crate::select::read_index;
+use crate::types::SqlType;
 use crate::value::as_i64;
 
 use super::series::SeriesIter;
@@ -104,94 +106,19 @@ impl Source {
             Source::Nothing => sink(cx, Vec::new()),
             Source::Series { .. } => {
                 let guard = cx.run.map(|r| r.guard);
-                for v in SeriesIter::new(self) {
-                    if let Some(g) = guard {
-                        g.check()?;
-                    }
-                    if !sink(cx, vec![v])? {
-                        return Ok(false);
-                    }
-                }
-                Ok(true)
+                let rows = SeriesIter::new(self).map(|v| vec![v]);
+                push_rows(rows, guard, cx, sink)
             }
-            Source::Table(t) => {
-                let run = cx.run.ok_or_else(no_reader)?;
-                let reader = run.reader.ok_or_else(no_reader)?;
-                let guard = run.guard;
-                let mut f = |cx: &mut EvalCtx, row: Vec<Value>| -> SqlResult<bool> {
-                    guard.check()?;
-                    if let Some(f) = &t.filter {
-                        if !f.test(&row, cx)? {
-                            return Ok(true);
-                        }
-                    }
-                    if let Some(top) = &t.top {
-                        if !top.admits(&row, cx) {
-                            return Ok(true);
-                        }
-                    }
-                    sink(cx, row)
-                };
-                match &t.access {
-                    Access::Scan => read_rows(
-                        cx,
-                        t,
-                        |g| {
-                            let shape = walden::RowShape {
-                                needed: t.needed.as_deref(),
-                                capacity: t.width,
-                            };
-                            Ok(reader.scan_shaped(&t.name, shape, g)?)
-                        },
-                        &mut f,
-                    ),
-                    Access::Index(r) => {
-                        let keys = (run.params, cx.outer);
-                        read_rows(cx, t, |g| read_index(&reader, r, t.width, keys, g), &mut f)
-                    }
-                }
-            }
+            Source::Table(t) => produce_table(t, cx, sink),
             Source::JsonRows { func, arg } => {
                 let Value::Jsonb(doc) = arg.eval(&[], cx)? else {
                     // A NULL document gives no rows.
                     return Ok(true);
                 };
                 let guard = cx.run.map(|r| r.guard);
-                for row in func.rows(&doc)? {
-                    if let Some(g) = guard {
-                        g.check()?;
-                    }
-                    if !sink(cx, row)? {
-                        return Ok(false);
-                    }
-                }
-                Ok(true)
+                push_rows(func.rows(&doc)?, guard, cx, sink)
             }
-            Source::SeriesOf { args, ty } => {
-                let mut bounds = Vec::with_capacity(3);
-                for a in args {
-                    match as_i64(&a.eval(&[], cx)?) {
-                        Some(x) => bounds.push(x),
-                        // A NULL bound gives no rows, as in PostgreSQL.
-                        None => return Ok(true),
-                    }
-                }
-                let step = bounds.get(2).copied().unwrap_or(1);
-                if step == 0 {
-                    return Err(SqlError::new(
-                        code::INVALID_PARAMETER,
-                        "step size cannot equal zero",
-                    ));
-                }
-                let series = Source::Series {
-                    start: bounds[0],
-                    stop: bounds[1],
-                    step,
-                    ty: *ty,
-                    interval: None,
-                };
-                series.produce_node(cx, sink)
-            }
+            Source::SeriesOf { args, ty } => produce_series_of(args, *ty, cx, sink),
             Source::Settings => {
                 let settings = cx.settings.ok_or_else(|| {
                     SqlError::new(
@@ -199,24 +126,15 @@ impl Source {
                         "pg_settings is not supported here (it reads the session's settings)",
                     )
                 })?;
-                for row in crate::pg_catalog::settings_rows(settings.all()) {
-                    if !sink(cx, row)? {
-                        return Ok(false);
-                    }
-                }
-                Ok(true)
+                let rows = crate::pg_catalog::settings_rows(settings.all());
+                push_rows(rows, None, cx, sink)
             }
             Source::Cursors => {
                 let rows = cx
                     .settings
                     .map(|s| crate::pg_catalog::cursor_rows(s.cursors()))
                     .unwrap_or_default();
-                for row in rows {
-                    if !sink(cx, row)? {
-                        return Ok(false);
-                    }
-                }
-                Ok(true)
+                push_rows(rows, None, cx, sink)
             }
             Source::Values {
                 rows,
@@ -232,24 +150,9 @@ impl Source {
                     }
                 }
                 let guard = cx.run.map(|r| r.guard);
-                for row in rows.iter() {
-                    if let Some(g) = guard {
-                        g.check()?;
-                    }
-                    if !sink(cx, row.clone())? {
-                        return Ok(false);
-                    }
-                }
-                Ok(true)
+                push_rows(rows.iter().cloned(), guard, cx, sink)
             }
-            Source::Derived { plan, .. } => {
-                for row in plan.run(cx)? {
-                    if !sink(cx, row)? {
-                        return Ok(false);
-                    }
-                }
-                Ok(true)
-            }
+            Source::Derived { plan, .. } => push_rows(plan.run(cx)?, None, cx, sink),
             Source::Padded { inner, at, width } => {
                 let (at, width) = (*at, *width);
                 inner.produce(cx, &mut |cx, row| sink(cx, pad_row(row, at, width)))
@@ -305,4 +208,96 @@ pub(crate) fn passes(cond: &Option<Expr>, row: &[Value], cx: &mut EvalCtx) -> Sq
         Some(c) => c.test(row, cx),
         None => Ok(true),
     }
+}
+
+/// Pushes `rows` into `sink`, checking `guard` (if given) before each; false when the
+/// sink wants no more.
+fn push_rows(
+    rows: impl IntoIterator<Item = Vec<Value>>,
+    guard: Option<&Guard>,
+    cx: &mut EvalCtx,
+    sink: &mut Sink,
+) -> SqlResult<bool> {
+    for row in rows {
+        if let Some(g) = guard {
+            g.check()?;
+        }
+        if !sink(cx, row)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// A table's rows, read as its access says (a scan or an index), those its
+/// conditions and pushed-down top-N let through.
+fn produce_table(t: &TableRead, cx: &mut EvalCtx, sink: &mut Sink) -> SqlResult<bool> {
+    let run = cx.run.ok_or_else(no_reader)?;
+    let reader = run.reader.ok_or_else(no_reader)?;
+    let guard = run.guard;
+    let mut f = |cx: &mut EvalCtx, row: Vec<Value>| -> SqlResult<bool> {
+        guard.check()?;
+        if let Some(f) = &t.filter {
+            if !f.test(&row, cx)? {
+                return Ok(true);
+            }
+        }
+        if let Some(top) = &t.top {
+            if !top.admits(&row, cx) {
+                return Ok(true);
+            }
+        }
+        sink(cx, row)
+    };
+    match &t.access {
+        Access::Scan => read_rows(
+            cx,
+            t,
+            |g| {
+                let shape = walden::RowShape {
+                    needed: t.needed.as_deref(),
+                    capacity: t.width,
+                };
+                Ok(reader.scan_shaped(&t.name, shape, g)?)
+            },
+            &mut f,
+        ),
+        Access::Index(r) => {
+            let keys = (run.params, cx.outer);
+            read_rows(cx, t, |g| read_index(&reader, r, t.width, keys, g), &mut f)
+        }
+    }
+}
+
+/// generate_series over bounds known only as the statement runs (a LATERAL call's):
+/// evaluated, then produced as a series; a NULL bound gives no rows.
+fn produce_series_of(
+    args: &[Expr],
+    ty: SqlType,
+    cx: &mut EvalCtx,
+    sink: &mut Sink,
+) -> SqlResult<bool> {
+    let mut bounds = Vec::with_capacity(3);
+    for a in args {
+        match as_i64(&a.eval(&[], cx)?) {
+            Some(x) => bounds.push(x),
+            // A NULL bound gives no rows, as in PostgreSQL.
+            None => return Ok(true),
+        }
+    }
+    let step = bounds.get(2).copied().unwrap_or(1);
+    if step == 0 {
+        return Err(SqlError::new(
+            code::INVALID_PARAMETER,
+            "step size cannot equal zero",
+        ));
+    }
+    let series = Source::Series {
+        start: bounds[0],
+        stop: bounds[1],
+        step,
+        ty,
+        interval: None,
+    };
+    series.produce_node(cx, sink)
 }

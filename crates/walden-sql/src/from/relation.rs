@@ -11,234 +11,42 @@ use crate::access_path::Access;
 use crate::catalog::{ident_name, object_name};
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::Expr;
-use crate::select::{CteBody, PlanCx, QueryPlan};
+use crate::select::{Cte, CteBody, PlanCx, QueryPlan};
 use crate::types::SqlType;
 
 use super::series::{json_rows, series};
 use super::table::label;
 use super::{Builder, Item, LateralBody, Rel, Source, TableRead};
 
+/// What binding a relation of FROM found: its source, the name it goes by unless an
+/// alias names it, its columns, and the stored table it reads (for its statistics).
+struct Found {
+    source: Source,
+    default_name: Option<String>,
+    columns: Vec<(String, SqlType)>,
+    table: Option<String>,
+}
+
 impl Builder<'_, '_> {
     /// A relation of FROM: its columns join the scope.
     pub(super) fn relation(&mut self, t: &TableFactor) -> SqlResult<Item> {
-        let (source, default_name, mut columns, alias, table) = match t {
+        let (found, alias) = match t {
             TableFactor::Table {
                 name, alias, args, ..
             } => {
                 crate::bind::check_table_reference(t)?;
-                let virtual_rel = match args {
-                    None => self.virtual_relation(name)?,
-                    Some(_) => None,
-                };
-                if let Some((vname, rel)) = virtual_rel {
-                    (
-                        match rel.rows {
-                            crate::pg_catalog::Rows::Made(rows) => Source::Values {
-                                rows: Arc::new(rows),
-                                name: vname.clone(),
-                                superuser_only: rel.superuser_only,
-                            },
-                            crate::pg_catalog::Rows::Settings => Source::Settings,
-                            crate::pg_catalog::Rows::Cursors => Source::Cursors,
-                        },
-                        Some(vname),
-                        rel.columns,
-                        alias.as_ref().map(|a| ident_name(&a.name)),
-                        None,
-                    )
-                } else if let Some((func, args)) = args.as_ref().and_then(|a| {
-                    let table = crate::bind::function_name(name).ok()?;
-                    Some((crate::jsonb::JsonRows::lookup(&table)?, a))
-                }) {
-                    let src = json_rows(func, args, self.cx)?;
-                    let names = alias.as_ref().map(|a| &a.columns);
-                    let columns = func
-                        .columns()
-                        .into_iter()
-                        .enumerate()
-                        .map(|(i, (col, ty))| {
-                            let named = names.and_then(|n| n.get(i)).map(|c| ident_name(&c.name));
-                            let lone = (func == crate::jsonb::JsonRows::ObjectKeys)
-                                .then(|| alias.as_ref().map(|a| ident_name(&a.name)))
-                                .flatten();
-                            (named.or(lone).unwrap_or_else(|| col.to_string()), ty)
-                        })
-                        .collect();
-                    (
-                        src,
-                        Some(func.name().to_string()),
-                        columns,
-                        alias.as_ref().map(|a| ident_name(&a.name)),
-                        None,
-                    )
-                } else if let Some(args) = args {
-                    let table = crate::bind::function_name(name)?;
-                    // A function in FROM may read the items before it (as LATERAL).
-                    let ((src, col_ty), params) =
-                        self.lateral(|inner| series(&table, name, args, inner))?;
-                    let src = if params.is_empty() {
-                        src
-                    } else {
-                        Source::Lateral {
-                            body: LateralBody::Series(Box::new(src)),
-                            params,
-                            name: "generate_series".into(),
-                        }
-                    };
-                    let col = alias
-                        .as_ref()
-                        .and_then(|a| a.columns.first())
-                        .map(|c| ident_name(&c.name))
-                        .or_else(|| alias.as_ref().map(|a| ident_name(&a.name)))
-                        .unwrap_or_else(|| "generate_series".into());
-                    (
-                        src,
-                        Some("generate_series".to_string()),
-                        vec![(col, col_ty)],
-                        alias.as_ref().map(|a| ident_name(&a.name)),
-                        None,
-                    )
-                } else if let Some(cte) = object_name(name)
-                    .ok()
-                    .and_then(|table| self.cx.ctes.and_then(|c| c.find(&table)))
-                {
-                    let table = cte.name.clone();
-                    let columns = cte.columns.clone();
-                    let source = match &cte.body {
-                        CteBody::Plan(plan) => Source::Derived {
-                            plan: plan.clone(),
-                            name: table.clone(),
-                        },
-                        CteBody::Recursive(plan) => Source::Recursive {
-                            plan: plan.clone(),
-                            label: label(&table, alias.as_ref()),
-                        },
-                        CteBody::SelfRef(s) => {
-                            let mut source = s.reference(&table, self.cx, name.span().start)?;
-                            if let Source::WorkTable { name, .. } = &mut source {
-                                *name = label(&table, alias.as_ref());
-                            }
-                            source
-                        }
-                    };
-                    (
-                        source,
-                        Some(table),
-                        columns,
-                        alias.as_ref().map(|a| ident_name(&a.name)),
-                        None,
-                    )
-                } else if let Some((table, seq)) = object_name(name)
-                    .ok()
-                    .and_then(|t| self.cx.catalog.sequence(&t).map(|s| (t, s)))
-                {
-                    // A sequence reads as its one row, as PostgreSQL's does (what
-                    // pg_dump reads of it: `SELECT last_value, is_called FROM s`).
-                    let row = vec![
-                        Value::Int8(seq.state.last_value),
-                        Value::Int8(seq.log_cnt),
-                        Value::Bool(seq.state.is_called),
-                    ];
-                    (
-                        Source::Values {
-                            rows: Arc::new(vec![row]),
-                            name: table.clone(),
-                            superuser_only: None,
-                        },
-                        Some(table),
-                        vec![
-                            ("last_value".to_string(), SqlType::Int8),
-                            ("log_cnt".to_string(), SqlType::Int8),
-                            ("is_called".to_string(), SqlType::Bool),
-                        ],
-                        alias.as_ref().map(|a| ident_name(&a.name)),
-                        None,
-                    )
-                } else if let Some((table, view)) = object_name(name)
-                    .ok()
-                    .and_then(|t| self.cx.catalog.view(&t).map(|v| (t, v)))
-                {
-                    let plan = crate::view::plan_view(&view, self.cx.catalog)
-                        .map_err(|e| e.at(name.span().start))?;
-                    let columns = view
-                        .columns
-                        .iter()
-                        .zip(plan.columns())
-                        .map(|(n, (_, ty))| (n.clone(), *ty))
-                        .collect();
-                    (
-                        Source::Derived {
-                            plan: Arc::new(plan),
-                            name: table.clone(),
-                        },
-                        Some(table),
-                        columns,
-                        alias.as_ref().map(|a| ident_name(&a.name)),
-                        None,
-                    )
-                } else {
-                    let table = object_name(name)?;
-                    let scope = self
-                        .cx
-                        .catalog
-                        .table_scope(&table)
-                        .map_err(|e| e.at(name.span().start))?;
-                    let row_id = std::mem::take(&mut self.row_id_next);
-                    let mut columns = scope.columns;
-                    let names = columns.iter().map(|(n, _)| n.clone()).collect();
-                    if row_id {
-                        self.hidden.push(self.columns.len() + columns.len());
-                        columns.push(("ctid".to_string(), SqlType::Int8));
-                    }
-                    (
-                        Source::Table(TableRead {
-                            name: table.clone(),
-                            alias: alias.as_ref().map(|a| ident_name(&a.name)),
-                            access: Access::Scan,
-                            filter: None,
-                            filter_text: None,
-                            names,
-                            row_id,
-                            est: 0.0,
-                            needed: None,
-                            top: None,
-                            width: 0,
-                        }),
-                        Some(table.clone()),
-                        columns,
-                        alias.as_ref().map(|a| ident_name(&a.name)),
-                        Some(table),
-                    )
-                }
+                let found = self.named_relation(name, alias.as_ref(), args.as_ref())?;
+                (found, alias)
             }
             TableFactor::Derived {
                 lateral,
                 subquery,
                 alias,
                 ..
-            } => {
-                let name = alias.as_ref().map(|a| ident_name(&a.name));
-                let label = name.clone().unwrap_or_else(|| "unnamed_subquery".into());
-                let (source, columns) = if *lateral {
-                    let (plan, params) = self.lateral_subquery(subquery)?;
-                    let columns = plan.columns().to_vec();
-                    let source = Source::Lateral {
-                        body: LateralBody::Query(Arc::new(plan)),
-                        params,
-                        name: label,
-                    };
-                    (source, columns)
-                } else {
-                    let plan = QueryPlan::plan_in(subquery, self.cx)?;
-                    let columns = plan.columns().to_vec();
-                    let source = Source::Derived {
-                        plan: Arc::new(plan),
-                        name: label,
-                    };
-                    (source, columns)
-                };
-                (source, None, columns, name, None)
-            }
+            } => (
+                self.derived_relation(*lateral, subquery, alias.as_ref())?,
+                alias,
+            ),
             TableFactor::NestedJoin {
                 table_with_joins,
                 alias,
@@ -261,6 +69,248 @@ impl Builder<'_, '_> {
                 .at(other.span().start))
             }
         };
+        let alias = alias.as_ref().map(|a| ident_name(&a.name));
+        self.add_relation(t, found, alias)
+    }
+
+    /// A relation named in FROM (with arguments: a function): a virtual catalog
+    /// relation, a jsonb row function, generate_series, a WITH query, a sequence, a view
+    /// or a table, looked for in that order.
+    fn named_relation(
+        &mut self,
+        name: &ast::ObjectName,
+        alias: Option<&ast::TableAlias>,
+        args: Option<&ast::TableFunctionArgs>,
+    ) -> SqlResult<Found> {
+        let virtual_rel = match args {
+            None => self.virtual_relation(name)?,
+            Some(_) => None,
+        };
+        if let Some((vname, rel)) = virtual_rel {
+            let source = match rel.rows {
+                crate::pg_catalog::Rows::Made(rows) => Source::Values {
+                    rows: Arc::new(rows),
+                    name: vname.clone(),
+                    superuser_only: rel.superuser_only,
+                },
+                crate::pg_catalog::Rows::Settings => Source::Settings,
+                crate::pg_catalog::Rows::Cursors => Source::Cursors,
+            };
+            return Ok(Found {
+                source,
+                default_name: Some(vname),
+                columns: rel.columns,
+                table: None,
+            });
+        }
+        if let Some((func, args)) = args.and_then(|a| {
+            let table = crate::bind::function_name(name).ok()?;
+            Some((crate::jsonb::JsonRows::lookup(&table)?, a))
+        }) {
+            return json_relation(func, args, alias, self.cx);
+        }
+        if let Some(args) = args {
+            return self.series_relation(name, args, alias);
+        }
+        if let Some(cte) = object_name(name)
+            .ok()
+            .and_then(|table| self.cx.ctes.and_then(|c| c.find(&table)))
+        {
+            return self.cte_relation(cte, name, alias);
+        }
+        if let Some((table, seq)) = object_name(name)
+            .ok()
+            .and_then(|t| self.cx.catalog.sequence(&t).map(|s| (t, s)))
+        {
+            // A sequence reads as its one row, as PostgreSQL's does (what
+            // pg_dump reads of it: `SELECT last_value, is_called FROM s`).
+            let row = vec![
+                Value::Int8(seq.state.last_value),
+                Value::Int8(seq.log_cnt),
+                Value::Bool(seq.state.is_called),
+            ];
+            return Ok(sequence_relation(table, row));
+        }
+        if let Some((table, view)) = object_name(name)
+            .ok()
+            .and_then(|t| self.cx.catalog.view(&t).map(|v| (t, v)))
+        {
+            let plan = crate::view::plan_view(&view, self.cx.catalog)
+                .map_err(|e| e.at(name.span().start))?;
+            let columns = view
+                .columns
+                .iter()
+                .zip(plan.columns())
+                .map(|(n, (_, ty))| (n.clone(), *ty))
+                .collect();
+            return Ok(Found {
+                source: Source::Derived {
+                    plan: Arc::new(plan),
+                    name: table.clone(),
+                },
+                default_name: Some(table),
+                columns,
+                table: None,
+            });
+        }
+        self.table_relation(name, alias)
+    }
+
+    /// generate_series in FROM, which may read the items before it (as LATERAL): its
+    /// one column named by the alias's column, else the alias, else the function.
+    fn series_relation(
+        &mut self,
+        name: &ast::ObjectName,
+        args: &ast::TableFunctionArgs,
+        alias: Option<&ast::TableAlias>,
+    ) -> SqlResult<Found> {
+        let table = crate::bind::function_name(name)?;
+        let ((src, col_ty), params) = self.lateral(|inner| series(&table, name, args, inner))?;
+        let source = if params.is_empty() {
+            src
+        } else {
+            Source::Lateral {
+                body: LateralBody::Series(Box::new(src)),
+                params,
+                name: "generate_series".into(),
+            }
+        };
+        let col = alias
+            .and_then(|a| a.columns.first())
+            .map(|c| ident_name(&c.name))
+            .or_else(|| alias.map(|a| ident_name(&a.name)))
+            .unwrap_or_else(|| "generate_series".into());
+        Ok(Found {
+            source,
+            default_name: Some("generate_series".to_string()),
+            columns: vec![(col, col_ty)],
+            table: None,
+        })
+    }
+
+    /// A WITH query read: its plan, a WITH RECURSIVE query, or (inside its own
+    /// definition) the recursive query's work table.
+    fn cte_relation(
+        &self,
+        cte: &Cte,
+        name: &ast::ObjectName,
+        alias: Option<&ast::TableAlias>,
+    ) -> SqlResult<Found> {
+        let table = cte.name.clone();
+        let source = match &cte.body {
+            CteBody::Plan(plan) => Source::Derived {
+                plan: plan.clone(),
+                name: table.clone(),
+            },
+            CteBody::Recursive(plan) => Source::Recursive {
+                plan: plan.clone(),
+                label: label(&table, alias),
+            },
+            CteBody::SelfRef(s) => {
+                let mut source = s.reference(&table, self.cx, name.span().start)?;
+                if let Source::WorkTable { name, .. } = &mut source {
+                    *name = label(&table, alias);
+                }
+                source
+            }
+        };
+        Ok(Found {
+            source,
+            default_name: Some(table),
+            columns: cte.columns.clone(),
+            table: None,
+        })
+    }
+
+    /// A stored table read (a sequential scan until its access is chosen), with the
+    /// hidden `ctid` column when the statement asked for row ids.
+    fn table_relation(
+        &mut self,
+        name: &ast::ObjectName,
+        alias: Option<&ast::TableAlias>,
+    ) -> SqlResult<Found> {
+        let table = object_name(name)?;
+        let scope = self
+            .cx
+            .catalog
+            .table_scope(&table)
+            .map_err(|e| e.at(name.span().start))?;
+        let row_id = std::mem::take(&mut self.row_id_next);
+        let mut columns = scope.columns;
+        let names = columns.iter().map(|(n, _)| n.clone()).collect();
+        if row_id {
+            self.hidden.push(self.columns.len() + columns.len());
+            columns.push(("ctid".to_string(), SqlType::Int8));
+        }
+        Ok(Found {
+            source: Source::Table(TableRead {
+                name: table.clone(),
+                alias: alias.map(|a| ident_name(&a.name)),
+                access: Access::Scan,
+                filter: None,
+                filter_text: None,
+                names,
+                row_id,
+                est: 0.0,
+                needed: None,
+                top: None,
+                width: 0,
+            }),
+            default_name: Some(table.clone()),
+            columns,
+            table: Some(table),
+        })
+    }
+
+    /// A subquery in FROM: planned on its own, or LATERAL, with the items before it as
+    /// its outer scope.
+    fn derived_relation(
+        &self,
+        lateral: bool,
+        subquery: &ast::Query,
+        alias: Option<&ast::TableAlias>,
+    ) -> SqlResult<Found> {
+        let label = alias.map_or_else(|| "unnamed_subquery".into(), |a| ident_name(&a.name));
+        let (source, columns) = if lateral {
+            let (plan, params) = self.lateral_subquery(subquery)?;
+            let columns = plan.columns().to_vec();
+            let source = Source::Lateral {
+                body: LateralBody::Query(Arc::new(plan)),
+                params,
+                name: label,
+            };
+            (source, columns)
+        } else {
+            let plan = QueryPlan::plan_in(subquery, self.cx)?;
+            let columns = plan.columns().to_vec();
+            let source = Source::Derived {
+                plan: Arc::new(plan),
+                name: label,
+            };
+            (source, columns)
+        };
+        Ok(Found {
+            source,
+            default_name: None,
+            columns,
+            table: None,
+        })
+    }
+
+    /// Adds a relation bound from `t` to the clause, by its alias or its own name (once
+    /// only), its columns renamed by the alias's column list.
+    fn add_relation(
+        &mut self,
+        t: &TableFactor,
+        found: Found,
+        alias: Option<String>,
+    ) -> SqlResult<Item> {
+        let Found {
+            mut source,
+            default_name,
+            mut columns,
+            table,
+        } = found;
         // Column aliases: `AS x(a, b)` renames the first columns.
         if let TableFactor::Table {
             alias: Some(a),
@@ -308,7 +358,6 @@ impl Builder<'_, '_> {
             ),
             None => (Vec::new(), 1000.0, Vec::new()),
         };
-        let mut source = source;
         if let Source::Table(t) = &mut source {
             t.est = rows;
         }
@@ -380,5 +429,53 @@ impl Builder<'_, '_> {
         };
         let made = plan(&inner)?;
         Ok((made, outer.params.into_inner()))
+    }
+}
+
+/// A set-returning jsonb function in FROM: its columns named by the alias's column
+/// list (jsonb_object_keys' one column by the alias itself), else the function's.
+fn json_relation(
+    func: crate::jsonb::JsonRows,
+    args: &ast::TableFunctionArgs,
+    alias: Option<&ast::TableAlias>,
+    cx: &PlanCx,
+) -> SqlResult<Found> {
+    let source = json_rows(func, args, cx)?;
+    let names = alias.map(|a| &a.columns);
+    let columns = func
+        .columns()
+        .into_iter()
+        .enumerate()
+        .map(|(i, (col, ty))| {
+            let named = names.and_then(|n| n.get(i)).map(|c| ident_name(&c.name));
+            let lone = (func == crate::jsonb::JsonRows::ObjectKeys)
+                .then(|| alias.map(|a| ident_name(&a.name)))
+                .flatten();
+            (named.or(lone).unwrap_or_else(|| col.to_string()), ty)
+        })
+        .collect();
+    Ok(Found {
+        source,
+        default_name: Some(func.name().to_string()),
+        columns,
+        table: None,
+    })
+}
+
+/// A sequence read as a relation: its one row (`last_value`, `log_cnt`, `is_called`).
+fn sequence_relation(table: String, row: Vec<Value>) -> Found {
+    Found {
+        source: Source::Values {
+            rows: Arc::new(vec![row]),
+            name: table.clone(),
+            superuser_only: None,
+        },
+        default_name: Some(table),
+        columns: vec![
+            ("last_value".to_string(), SqlType::Int8),
+            ("log_cnt".to_string(), SqlType::Int8),
+            ("is_called".to_string(), SqlType::Bool),
+        ],
+        table: None,
     }
 }

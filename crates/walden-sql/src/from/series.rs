@@ -77,31 +77,7 @@ pub(super) fn series(
         )
         .at(name.span().start));
     }
-    let mut vals = Vec::new();
-    let mut bound = Vec::new();
-    let empty = Scope::default();
-    for a in &args.args {
-        let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = a else {
-            return Err(SqlError::unsupported("this generate_series argument"));
-        };
-        let b = Binder::in_query(&empty, cx).bind(e)?;
-        bound.push((b, e));
-    }
-    // Bounds of unknown type (string literals, parameters) take the integer type of the
-    // others, as PostgreSQL picks generate_series(int4, int4) beside an int4.
-    let known = bound
-        .iter()
-        .map(|(b, _)| b.ty())
-        .filter(|t| t.is_integer())
-        .reduce(SqlType::wider);
-    if let Some(ty) = known {
-        for (b, _) in &mut bound {
-            if crate::bind::is_unknown(cx.params, b) {
-                let e = std::mem::replace(b, Expr::Const(Value::Null));
-                *b = crate::bind::coerce_literal(cx.params, e, ty)?;
-            }
-        }
-    }
+    let bound = series_args(args, cx)?;
     if let [_, _, (Expr::Const(Value::Interval(iv)), _)] = bound.as_slice() {
         return timestamp_series(cx.params, &bound[0].0, &bound[1].0, *iv);
     }
@@ -124,6 +100,45 @@ pub(super) fn series(
         let args = bound.into_iter().map(|(b, _)| b).collect();
         return Ok((Source::SeriesOf { args, ty }, ty));
     }
+    constant_series(bound)
+}
+
+/// generate_series's arguments bound, with the expression each was bound from; bounds
+/// of unknown type (string literals, parameters) take the integer type of the others,
+/// as PostgreSQL picks generate_series(int4, int4) beside an int4.
+fn series_args<'e>(
+    args: &'e ast::TableFunctionArgs,
+    cx: &PlanCx,
+) -> SqlResult<Vec<(Expr, &'e ast::Expr)>> {
+    let mut bound = Vec::new();
+    let empty = Scope::default();
+    for a in &args.args {
+        let FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) = a else {
+            return Err(SqlError::unsupported("this generate_series argument"));
+        };
+        let b = Binder::in_query(&empty, cx).bind(e)?;
+        bound.push((b, e));
+    }
+    let known = bound
+        .iter()
+        .map(|(b, _)| b.ty())
+        .filter(|t| t.is_integer())
+        .reduce(SqlType::wider);
+    if let Some(ty) = known {
+        for (b, _) in &mut bound {
+            if crate::bind::is_unknown(cx.params, b) {
+                let e = std::mem::replace(b, Expr::Const(Value::Null));
+                *b = crate::bind::coerce_literal(cx.params, e, ty)?;
+            }
+        }
+    }
+    Ok(bound)
+}
+
+/// generate_series over integer constants: its start, stop and step (2 or 3 of them,
+/// the step not zero), of the widest of their types.
+fn constant_series(bound: Vec<(Expr, &ast::Expr)>) -> SqlResult<(Source, SqlType)> {
+    let mut vals = Vec::new();
     for (b, e) in bound {
         match b {
             Expr::Const(v) if as_i64(&v).is_some() => {
