@@ -11,7 +11,7 @@ use crate::expr::{EvalCtx, Expr};
 use crate::guard::row_bytes;
 use crate::keytable::KeyTable;
 use crate::run::record;
-use crate::select::push_key;
+use crate::sort_key::push_key;
 
 use super::produce::{no_reader, passes};
 use super::table::read_rows;

@@ -29,7 +29,7 @@ impl TopFilter {
         };
         for ((col, desc, nulls_first), b) in self.keys.iter().zip(bound) {
             let Some(v) = row.get(*col) else { return true };
-            match crate::select::compare_key(v, b, *desc, *nulls_first) {
+            match crate::sort_key::compare_key(v, b, *desc, *nulls_first) {
                 std::cmp::Ordering::Less => return true,
                 std::cmp::Ordering::Greater => return false,
                 std::cmp::Ordering::Equal => {}

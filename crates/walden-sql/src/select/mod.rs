@@ -19,7 +19,7 @@ mod top_n;
 
 pub use crate::from::SeriesIter;
 pub use crate::from::Source;
-pub(crate) use crate::sort_key::{compare_key, key_bytes, push_key};
+pub(crate) use crate::sort_key::key_bytes;
 pub(crate) use access::read_index;
 pub use block::bind_condition;
 pub(crate) use cached::CachedSelect;
