@@ -286,11 +286,49 @@ fn plan_index(
     conds: &[(usize, Cond)],
     wanted: &Wanted,
 ) -> Option<(u32, IndexRead)> {
-    // Equalities (or IN lists) on a prefix of the columns...
-    let mut prefixes: Vec<Vec<Value>> = vec![Vec::new()];
-    let mut eq_cols = 0usize;
     let mut used = Vec::new();
     let mut single_valued = Vec::new();
+    // Equalities (or IN lists) on a prefix of the columns, then a range on the next.
+    let (prefixes, eq_cols) = equality_prefixes(ix, conds, &mut used, &mut single_valued);
+    let (lower, upper) = range_bounds(ix, eq_cols, conds, &mut used);
+    let ranged = lower.is_some() || upper.is_some();
+    let (ordered, backward) = index_order(ix, eq_cols, prefixes.len(), &single_valued, wanted);
+    if eq_cols == 0 && !ranged && !(ordered && wanted.few) {
+        return None;
+    }
+    let point = ix.unique && eq_cols == ix.columns.len();
+    // Points first, then more fixed columns, a range, the order wanted; fewer columns
+    // break ties.
+    let score = (point as u32) << 24
+        | (eq_cols as u32).min(255) << 16
+        | (ranged as u32) << 15
+        | (ordered as u32) << 14
+        | (255 - ix.columns.len().min(255) as u32);
+    Some((
+        score,
+        IndexRead {
+            index: ix.name.clone(),
+            ranges: key_ranges(prefixes, &lower, &upper),
+            backward,
+            cond: used,
+            ordered,
+            residual: false,
+            generic: false,
+        },
+    ))
+}
+
+/// The key prefixes equalities (or IN lists) on the index's first columns fix, each
+/// in key order (at most `MAX_RANGES` of them), and how many columns they fix; the
+/// conditions used go to `used`, the columns fixed to one value to `single_valued`.
+fn equality_prefixes(
+    ix: &IndexMeta,
+    conds: &[(usize, Cond)],
+    used: &mut Vec<IndexCond>,
+    single_valued: &mut Vec<usize>,
+) -> (Vec<Vec<Value>>, usize) {
+    let mut prefixes: Vec<Vec<Value>> = vec![Vec::new()];
+    let mut eq_cols = 0usize;
     for &col in &ix.columns {
         let found = conds.iter().find_map(|(c, cond)| match cond {
             Cond::Cmp(CmpOp::Eq, v) if *c == col => Some(vec![v.clone()]),
@@ -340,10 +378,23 @@ fn plan_index(
         prefixes = next;
         eq_cols += 1;
     }
-    // ...then a range on the next column: in key order, so on a descending column
-    // `col > v` bounds the keys from above.
-    let mut lower: Option<(Value, bool)> = None;
-    let mut upper: Option<(Value, bool)> = None;
+    (prefixes, eq_cols)
+}
+
+/// A key bound: a value, and whether it is included.
+type KeyBound = Option<(Value, bool)>;
+
+/// The range on the column after the `eq_cols` fixed ones: its lower and upper bound
+/// in key order, so on a descending column `col > v` bounds the keys from above. The
+/// conditions used go to `used`.
+fn range_bounds(
+    ix: &IndexMeta,
+    eq_cols: usize,
+    conds: &[(usize, Cond)],
+    used: &mut Vec<IndexCond>,
+) -> (KeyBound, KeyBound) {
+    let mut lower: KeyBound = None;
+    let mut upper: KeyBound = None;
     if let Some(&col) = ix.columns.get(eq_cols) {
         let desc = ix.order_of(eq_cols).desc;
         for (c, cond) in conds {
@@ -365,46 +416,48 @@ fn plan_index(
             }
         }
     }
-    let ranged = lower.is_some() || upper.is_some();
-    // The order the index gives, after the columns fixed to one value.
-    let (ordered, backward) = match &wanted.order {
-        Some(order) if !order.is_empty() => {
-            let rest: Vec<&(usize, bool, bool)> = order
-                .iter()
-                .filter(|(c, _, _)| !single_valued.contains(c))
-                .collect();
-            let fits = prefixes.len() == 1
-                && rest.len() <= ix.columns.len() - eq_cols
-                && rest
-                    .iter()
-                    .zip(&ix.columns[eq_cols..])
-                    .all(|((c, _, _), ic)| c == ic);
-            // Each ORDER BY item against its key column's order: the same direction
-            // and NULLs placement (read forward), or both reversed (read backward).
-            let matches = |backward: bool| {
-                rest.iter().enumerate().all(|(n, (_, desc, nulls_first))| {
-                    let o = ix.order_of(eq_cols + n);
-                    (o.desc != *desc) == backward
-                        && (wanted.nulls_dropped || (o.nulls_first != *nulls_first) == backward)
-                })
-            };
-            let forward = fits && matches(false);
-            let backward = fits && !forward && matches(true);
-            (forward || backward, backward)
-        }
-        _ => (false, false),
+    (lower, upper)
+}
+
+/// Whether the index gives the order wanted, after the columns fixed to one value (one
+/// prefix of `eq_cols` columns, `prefixes` of them): read forward, or read backward.
+fn index_order(
+    ix: &IndexMeta,
+    eq_cols: usize,
+    prefixes: usize,
+    single_valued: &[usize],
+    wanted: &Wanted,
+) -> (bool, bool) {
+    let Some(order) = wanted.order.as_ref().filter(|o| !o.is_empty()) else {
+        return (false, false);
     };
-    if eq_cols == 0 && !ranged && !(ordered && wanted.few) {
-        return None;
-    }
-    let point = ix.unique && eq_cols == ix.columns.len();
-    // Points first, then more fixed columns, a range, the order wanted; fewer columns
-    // break ties.
-    let score = (point as u32) << 24
-        | (eq_cols as u32).min(255) << 16
-        | (ranged as u32) << 15
-        | (ordered as u32) << 14
-        | (255 - ix.columns.len().min(255) as u32);
+    let rest: Vec<&(usize, bool, bool)> = order
+        .iter()
+        .filter(|(c, _, _)| !single_valued.contains(c))
+        .collect();
+    let fits = prefixes == 1
+        && rest.len() <= ix.columns.len() - eq_cols
+        && rest
+            .iter()
+            .zip(&ix.columns[eq_cols..])
+            .all(|((c, _, _), ic)| c == ic);
+    // Each ORDER BY item against its key column's order: the same direction
+    // and NULLs placement (read forward), or both reversed (read backward).
+    let matches = |backward: bool| {
+        rest.iter().enumerate().all(|(n, (_, desc, nulls_first))| {
+            let o = ix.order_of(eq_cols + n);
+            (o.desc != *desc) == backward
+                && (wanted.nulls_dropped || (o.nulls_first != *nulls_first) == backward)
+        })
+    };
+    let forward = fits && matches(false);
+    let backward = fits && !forward && matches(true);
+    (forward || backward, backward)
+}
+
+/// The key ranges to read: each prefix, with the range's bounds on the next column if
+/// it has them; none for the whole index.
+fn key_ranges(prefixes: Vec<Vec<Value>>, lower: &KeyBound, upper: &KeyBound) -> Vec<KeyRange> {
     let ranges: Vec<KeyRange> = prefixes
         .into_iter()
         .map(|p| {
@@ -422,26 +475,14 @@ fn plan_index(
                 None if p.is_empty() => Bound::Unbounded,
                 None => Bound::Included(p.clone()),
             };
-            (bound(&lower), bound(&upper))
+            (bound(lower), bound(upper))
         })
         .collect();
-    let ranges = if ranges.len() == 1 && ranges[0] == (Bound::Unbounded, Bound::Unbounded) {
+    if ranges.len() == 1 && ranges[0] == (Bound::Unbounded, Bound::Unbounded) {
         Vec::new()
     } else {
         ranges
-    };
-    Some((
-        score,
-        IndexRead {
-            index: ix.name.clone(),
-            ranges,
-            backward,
-            cond: used,
-            ordered,
-            residual: false,
-            generic: false,
-        },
-    ))
+    }
 }
 
 /// The key column types a generic point read takes a parameter of the same type for:

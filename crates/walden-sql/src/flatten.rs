@@ -142,37 +142,73 @@ fn semi_join(
             }
         }
         None => {
-            let mut parts = Vec::new();
-            if let Some(w) = &inner.select.selection {
-                and_parts(w, &mut parts);
-            }
-            for p in parts {
-                if !inner.refers_outward(p) {
-                    inner_conds.push(p.clone());
-                    continue;
-                }
-                let Expr::BinaryOp {
-                    left,
-                    op: BinaryOperator::Eq,
-                    right,
-                } = p
-                else {
-                    return None;
-                };
-                let key = if inner.only_inner(left) && inner.only_outer(right) {
-                    ((**left).clone(), (**right).clone())
-                } else if inner.only_inner(right) && inner.only_outer(left) {
-                    ((**right).clone(), (**left).clone())
-                } else {
-                    return None;
-                };
-                keys.push(key);
-            }
+            (keys, inner_conds) = exists_keys(&inner)?;
             if keys.is_empty() || !worth_it(outer_rows, &inner, cx) {
                 return None;
             }
         }
     }
+    let text = join_text(&inner, &keys, &inner_conds, alias, anti);
+    let mut q = Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(&text)
+        .and_then(|mut p| p.parse_query())
+        .ok()?;
+    let SetExpr::Select(s) = &mut *q.body else {
+        return None;
+    };
+    let join = s.from.first_mut()?.joins.pop()?;
+    let filter = anti.then(|| Expr::IsNull(Box::new(key_column(alias))));
+    Some((join, filter))
+}
+
+/// A subquery's WHERE clause split: the keys (inner side, outer side) of its
+/// `inner = outer` equalities, and its parts that read no outer column.
+type SplitWhere = (Vec<(Expr, Expr)>, Vec<Expr>);
+
+/// An EXISTS subquery's WHERE parts split: the keys of its `inner = outer` equalities
+/// (inner side, outer side), and the parts that read no outer column; None if another
+/// part reads one.
+fn exists_keys(inner: &Inner) -> Option<SplitWhere> {
+    let (mut keys, mut inner_conds) = (Vec::new(), Vec::new());
+    let mut parts = Vec::new();
+    if let Some(w) = &inner.select.selection {
+        and_parts(w, &mut parts);
+    }
+    for p in parts {
+        if !inner.refers_outward(p) {
+            inner_conds.push(p.clone());
+            continue;
+        }
+        let Expr::BinaryOp {
+            left,
+            op: BinaryOperator::Eq,
+            right,
+        } = p
+        else {
+            return None;
+        };
+        let key = if inner.only_inner(left) && inner.only_outer(right) {
+            ((**left).clone(), (**right).clone())
+        } else if inner.only_inner(right) && inner.only_outer(left) {
+            ((**right).clone(), (**left).clone())
+        } else {
+            return None;
+        };
+        keys.push(key);
+    }
+    Some((keys, inner_conds))
+}
+
+/// The text of the join a subquery becomes: the outer rows joined (LEFT JOIN for an
+/// anti-join) to the distinct keys of the inner rows that pass `inner_conds`, as
+/// `alias.__k0, …`, on each key's outer side.
+fn join_text(
+    inner: &Inner,
+    keys: &[(Expr, Expr)],
+    inner_conds: &[Expr],
+    alias: &str,
+    anti: bool,
+) -> String {
     let list: Vec<String> = keys
         .iter()
         .enumerate()
@@ -194,20 +230,10 @@ fn semi_join(
         .map(|(i, (_, o))| format!("({o}) = {alias}.__k{i}"))
         .collect();
     let kind = if anti { "LEFT JOIN" } else { "JOIN" };
-    let text = format!(
+    format!(
         "SELECT 1 FROM __outer {kind} ({derived}) AS {alias} ON {}",
         on.join(" AND ")
-    );
-    let mut q = Parser::new(&PostgreSqlDialect {})
-        .try_with_sql(&text)
-        .and_then(|mut p| p.parse_query())
-        .ok()?;
-    let SetExpr::Select(s) = &mut *q.body else {
-        return None;
-    };
-    let join = s.from.first_mut()?.joins.pop()?;
-    let filter = anti.then(|| Expr::IsNull(Box::new(key_column(alias))));
-    Some((join, filter))
+    )
 }
 
 /// `alias.__k0`.

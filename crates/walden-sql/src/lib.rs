@@ -6,6 +6,7 @@
 //! `functions`, `value` (evaluation) → `select`, `dml`, `ddl` (statements) → `session`.
 
 pub mod access_path;
+mod aggregate;
 mod alter;
 mod analyze;
 pub mod array;
@@ -49,6 +50,7 @@ pub mod select;
 pub mod sequences;
 pub mod session;
 pub mod settings;
+mod sort_key;
 mod spill;
 mod srf;
 mod statement;

@@ -25,7 +25,8 @@ use crate::error::{code, SqlError, SqlResult};
 use crate::expr::EvalCtx;
 use crate::from::{Explain, Sink, Source};
 use crate::guard::row_bytes;
-use crate::select::{cast_rows, key_bytes, union_type, Cte, CteBody, Ctes, PlanCx, QueryPlan};
+use crate::select::{cast_rows, union_type, Cte, CteBody, Ctes, PlanCx, QueryPlan};
+use crate::sort_key::key_bytes;
 use crate::types::SqlType;
 
 /// Tells the working tables of recursive queries apart while they run.

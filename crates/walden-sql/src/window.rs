@@ -13,13 +13,14 @@ use std::cmp::Ordering;
 use sqlparser::ast::{self, NamedWindowExpr, OrderBySort, WindowFrameBound, WindowType};
 use walden::Value;
 
+use crate::aggregate::Acc;
 use crate::bind::{agg_call, agg_func, coerce_literal, common_type, to_common, AggCall, Binder};
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::{EvalCtx, Expr};
 use crate::functions::Func;
 use crate::guard::{row_bytes, Guard};
 use crate::infer::Params;
-use crate::select::{compare_keys, key_bytes, Acc};
+use crate::sort_key::{compare_keys, key_bytes};
 use crate::types::SqlType;
 use crate::value::{as_f64, as_i64};
 

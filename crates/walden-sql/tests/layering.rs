@@ -22,7 +22,6 @@ const KNOWN_EXCEPTIONS: &[(&str, &str, &str)] = &[
     ("pg_catalog", "settings", "`settings::Shown` (what `pg_settings` lists) is handed to the catalog"),
     ("pg_catalog", "view", "a view's columns are read without planning it in `pg_catalog`"),
     ("sequences", "privileges", "nextval's privilege check goes through an `Authority` of a lower layer, and CREATE SEQUENCE (`sequences/ddl.rs`) moves to the statements"),
-    ("window", "select", "sort keys and aggregate accumulators (`compare_keys`, `key_bytes`, `Acc`) move below the planner"),
 ];
 
 fn crate_dir() -> PathBuf {
