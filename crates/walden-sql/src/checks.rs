@@ -98,7 +98,10 @@ pub(crate) fn bind(table: &str, schema: &Schema, e: &ast::Expr) -> SqlResult<Exp
         ));
     }
     let scope = Scope::of_table(table, schema);
-    crate::select::bind_condition(&mut Binder::plain(&scope), e, "CHECK")
+    // Simplified as a value: a CHECK constraint whose expression is NULL passes.
+    Binder::plain(&scope)
+        .boolean(e, "CHECK")
+        .map(crate::optimize::simplify::simplify)
 }
 
 /// Bound CHECK expressions by table, columns and text: binding once per schema, not

@@ -124,7 +124,11 @@ impl Target {
         };
         let plan = plan_from_with_row_id(&items, selection, &pcx)?;
         let recheck = selection
-            .map(|w| Binder::in_query(&plan.scope, &pcx).boolean(w, "WHERE"))
+            .map(|w| {
+                Binder::in_query(&plan.scope, &pcx)
+                    .boolean(w, "WHERE")
+                    .map(crate::optimize::simplify::simplify_condition)
+            })
             .transpose()?;
         Ok(Target {
             table,

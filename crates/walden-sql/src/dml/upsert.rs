@@ -278,7 +278,8 @@ fn bind_do_update(
         Some(w) => Some(
             Binder::plain(&scope)
                 .with_params(params)
-                .boolean(w, "WHERE")?,
+                .boolean(w, "WHERE")
+                .map(crate::optimize::simplify::simplify_condition)?,
         ),
         None => None,
     };

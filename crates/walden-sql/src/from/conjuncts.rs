@@ -6,6 +6,7 @@ use sqlparser::ast::{self};
 use crate::bind::Binder;
 use crate::error::SqlResult;
 use crate::expr::Expr;
+use crate::optimize::simplify::simplify_condition;
 use crate::window;
 
 use super::estimate::selectivity_of;
@@ -48,7 +49,10 @@ pub(super) fn bind_conjuncts(b: &mut Binder, e: &ast::Expr, what: &str) -> SqlRe
     split_and(e, &mut parts);
     let mut out = Vec::with_capacity(parts.len());
     for p in parts {
-        let expr = b.boolean(p, what).map_err(|e| window::in_clause(e, what))?;
+        let expr = b
+            .boolean(p, what)
+            .map(simplify_condition)
+            .map_err(|e| window::in_clause(e, what))?;
         out.push(Conj {
             cols: expr.columns(),
             text: p.to_string(),

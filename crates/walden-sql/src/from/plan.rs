@@ -6,6 +6,7 @@ use sqlparser::ast::{self};
 use crate::bind::Binder;
 use crate::catalog::Scope;
 use crate::error::{code, SqlError, SqlResult};
+use crate::optimize::simplify::simplify_condition;
 use crate::select::PlanCx;
 use crate::window;
 
@@ -90,6 +91,7 @@ fn plan_from_in(
             Some(w) => Some(
                 Binder::in_query(&scope, cx)
                     .boolean(w, "WHERE")
+                    .map(simplify_condition)
                     .map_err(|e| window::in_clause(e, "WHERE"))?,
             ),
             None => None,

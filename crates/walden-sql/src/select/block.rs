@@ -13,6 +13,7 @@ use crate::error::{code, SqlError, SqlResult};
 use crate::expr::Expr;
 use crate::from::{plan_from, Source};
 use crate::infer::Params;
+use crate::optimize::simplify::{simplify, simplify_condition};
 use crate::types::SqlType;
 use crate::window::{self as windowing, Windows, WINDOW_PLACEHOLDER};
 
@@ -183,7 +184,9 @@ impl SelectPlan {
         }
         for (item, _) in items {
             self.outputs.push(match item {
-                Item::Ast(e) => grouped(scope, &mut grouping, cx, Some(&mut *windows)).bind(e)?,
+                Item::Ast(e) => {
+                    simplify(grouped(scope, &mut grouping, cx, Some(&mut *windows)).bind(e)?)
+                }
                 Item::Column(c) => regroup_column(*c, scope, &grouping)?,
             });
         }
@@ -191,6 +194,7 @@ impl SelectPlan {
             self.having = Some(
                 grouped(scope, &mut grouping, cx, None)
                     .boolean(h, "HAVING")
+                    .map(simplify_condition)
                     .map_err(|e| windowing::in_clause(e, "HAVING"))?,
             );
         }
@@ -342,8 +346,10 @@ pub(super) fn grouped<'a>(
     }
 }
 
+/// A WHERE clause (or another condition whose NULL drops the row) bound and simplified
+/// as a condition (`optimize::simplify`).
 pub fn bind_condition(b: &mut Binder, e: &ast::Expr, what: &str) -> SqlResult<Expr> {
-    b.boolean(e, what)
+    b.boolean(e, what).map(simplify_condition)
 }
 
 /// `ORDER BY n` (a position among `count` output columns): Some(n - 1); None for any
@@ -539,7 +545,7 @@ fn bind_plain(
             Item::Column(c) => Ok(scope.column_expr(*c)),
         };
         match bound {
-            Ok(x) => outputs.push(x),
+            Ok(x) => outputs.push(simplify(x)),
             Err(err) if is_aggregate_error(&err) => {
                 windows.calls.clear();
                 srfs.calls.clear();
