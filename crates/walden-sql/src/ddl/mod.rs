@@ -185,33 +185,7 @@ pub(crate) fn create_table(
         fkeys.extend(column_fkeys(def)?);
         columns.push(c);
     }
-    for tc in &ct.constraints {
-        if let TableConstraint::Check(cc) = tc {
-            checks.push((cc.name.as_ref().map(ident_name), (*cc.expr).clone()));
-            continue;
-        }
-        if let TableConstraint::ForeignKey(fk) = tc {
-            fkeys.push(crate::fkeys::ddl::written(
-                fk.name.as_ref().map(ident_name),
-                fk,
-            )?);
-            continue;
-        }
-        let key = key_constraint(tc)?;
-        for col_name in &key.columns {
-            let Some(c) = columns.iter_mut().find(|c| c.name == *col_name) else {
-                return Err(SqlError::new(
-                    code::UNDEFINED_COLUMN,
-                    format!("column \"{col_name}\" named in key does not exist"),
-                ));
-            };
-            if key.primary {
-                c.primary_key = true;
-                c.nullable = false;
-            }
-        }
-        keys.push(key);
-    }
+    table_constraints(ct, &mut columns, &mut keys, &mut checks, &mut fkeys)?;
     if keys.iter().filter(|k| k.primary).count() > 1 {
         return Err(SqlError::new(
             code::INVALID_TABLE_DEFINITION,
@@ -243,6 +217,45 @@ pub(crate) fn create_table(
     Ok(Output::tag("CREATE TABLE"))
 }
 
+/// CREATE TABLE's table constraints: CHECKs, FOREIGN KEYs, and PRIMARY KEY and UNIQUE
+/// keys (a primary key's columns made NOT NULL).
+fn table_constraints(
+    ct: &ast::CreateTable,
+    columns: &mut [Column],
+    keys: &mut Vec<Key>,
+    checks: &mut Vec<Check>,
+    fkeys: &mut Vec<crate::fkeys::ddl::Written>,
+) -> SqlResult<()> {
+    for tc in &ct.constraints {
+        if let TableConstraint::Check(cc) = tc {
+            checks.push((cc.name.as_ref().map(ident_name), (*cc.expr).clone()));
+            continue;
+        }
+        if let TableConstraint::ForeignKey(fk) = tc {
+            fkeys.push(crate::fkeys::ddl::written(
+                fk.name.as_ref().map(ident_name),
+                fk,
+            )?);
+            continue;
+        }
+        let key = key_constraint(tc)?;
+        for col_name in &key.columns {
+            let Some(c) = columns.iter_mut().find(|c| c.name == *col_name) else {
+                return Err(SqlError::new(
+                    code::UNDEFINED_COLUMN,
+                    format!("column \"{col_name}\" named in key does not exist"),
+                ));
+            };
+            if key.primary {
+                c.primary_key = true;
+                c.nullable = false;
+            }
+        }
+        keys.push(key);
+    }
+    Ok(())
+}
+
 /// The foreign keys a column's options declare (REFERENCES).
 pub(crate) fn column_fkeys(def: &ast::ColumnDef) -> SqlResult<Vec<crate::fkeys::ddl::Written>> {
     let mut out = Vec::new();
@@ -266,6 +279,44 @@ pub(crate) type Check = (Option<String>, ast::Expr);
 /// (PRIMARY KEY, UNIQUE) and CHECK constraints its options declare, and the sequence a
 /// serial or identity column owns.
 pub(crate) type ColumnDecl = (Column, Vec<Key>, Vec<Check>, Option<ColumnSequence>);
+
+/// A column's DEFAULT expression as stored (its text), checked: one per column, none
+/// beside a serial's or an identity, bound against the column's type.
+fn default_of(
+    e: &ast::Expr,
+    c: &Column,
+    serial: bool,
+    identity: bool,
+    def: &ast::ColumnDef,
+    table: &str,
+) -> SqlResult<String> {
+    if serial || c.default.is_some() {
+        return Err(SqlError::syntax(format!(
+            "multiple default values specified for column \"{}\" of table \"{table}\"",
+            c.name
+        ))
+        .at(def.name.span.start));
+    }
+    if identity {
+        return Err(SqlError::syntax(format!(
+            "both default and identity specified for column \"{}\" of table \"{table}\"",
+            c.name
+        ))
+        .at(def.name.span.start));
+    }
+    crate::dml::bind_default(e, c).map_err(|err| match err.location {
+        None => err.at(e.span().start),
+        Some(_) => err,
+    })?;
+    let text = e.to_string();
+    if text.len() > u16::MAX as usize {
+        return Err(SqlError::new(
+            code::PROGRAM_LIMIT,
+            "a column default of more than 65,535 bytes is not supported",
+        ));
+    }
+    Ok(text)
+}
 
 /// The declaration of one column of CREATE TABLE or ALTER TABLE ADD COLUMN.
 pub(crate) fn column_of(def: &ast::ColumnDef, table: &str) -> SqlResult<ColumnDecl> {
@@ -322,30 +373,7 @@ pub(crate) fn column_of(def: &ast::ColumnDef, table: &str) -> SqlResult<ColumnDe
                 c.nullable = false;
             }
             ColumnOption::Default(e) => {
-                if d.serial || c.default.is_some() {
-                    return Err(SqlError::syntax(format!(
-                        "multiple default values specified for column \"{col_name}\" of table \"{name}\""
-                    ))
-                    .at(def.name.span.start));
-                }
-                if sequence.is_some() {
-                    return Err(SqlError::syntax(format!(
-                        "both default and identity specified for column \"{col_name}\" of table \"{name}\""
-                    ))
-                    .at(def.name.span.start));
-                }
-                crate::dml::bind_default(e, &c).map_err(|err| match err.location {
-                    None => err.at(e.span().start),
-                    Some(_) => err,
-                })?;
-                let text = e.to_string();
-                if text.len() > u16::MAX as usize {
-                    return Err(SqlError::new(
-                        code::PROGRAM_LIMIT,
-                        "a column default of more than 65,535 bytes is not supported",
-                    ));
-                }
-                c.default = Some(text);
+                c.default = Some(default_of(e, &c, d.serial, sequence.is_some(), def, table)?);
             }
             ColumnOption::Unique(_) => keys.push(Key {
                 name: opt.name.as_ref().map(ident_name),

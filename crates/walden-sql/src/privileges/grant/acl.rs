@@ -70,16 +70,7 @@ pub(super) fn apply_acl(
         };
         let owner = entry.owner.clone();
         let is_owner = auth.superuser || auth.has_privs_of(&owner);
-        let mine = |items: &[AclItem]| {
-            let (mut may, mut any) = (0, 0);
-            for i in items {
-                if i.grantee.is_empty() || auth.has_privs_of(&i.grantee) {
-                    may |= i.grantable;
-                    any |= i.privs;
-                }
-            }
-            (may, any)
-        };
+        let mine = |items: &[AclItem]| grantable_and_held(auth, items);
         let items = items_of(&entry, default_privs);
         let (table_may, table_any) = mine(&items);
         // What the user may grant, and as whom.
@@ -115,21 +106,7 @@ pub(super) fn apply_acl(
             change.apply(&mut items, &grantor, this, &owner)?;
         }
         let mut columns = entry.columns.clone();
-        // REVOKE of table-level privileges takes them from every column as well.
-        let mut col_changes: Vec<(u16, u32, Option<String>)> = change
-            .columns
-            .iter()
-            .map(|(b, at, n)| (*b, *at, Some(n.clone())))
-            .collect();
-        if !change.grant && change.privs & crate::privileges::COLUMN_PRIVS != 0 {
-            for at in entry.columns.keys() {
-                match col_changes.iter_mut().find(|c| c.1 == *at) {
-                    Some(c) => c.0 |= change.privs & crate::privileges::COLUMN_PRIVS,
-                    None => col_changes.push((change.privs & crate::privileges::COLUMN_PRIVS, *at, None)),
-                }
-            }
-        }
-        for (privs, at, col) in col_changes {
+        for (privs, at, col) in column_changes(change, &entry) {
             let mut list = columns.get(&at).cloned().unwrap_or_default();
             let this = if is_owner {
                 privs
@@ -170,6 +147,41 @@ pub(super) fn apply_acl(
             columns,
         }))
     })
+}
+
+/// The privileges the current user may grant and those it holds among `items`: its
+/// own, its roles' and PUBLIC's.
+fn grantable_and_held(auth: &Authority, items: &[AclItem]) -> (u16, u16) {
+    let (mut may, mut any) = (0, 0);
+    for i in items {
+        if i.grantee.is_empty() || auth.has_privs_of(&i.grantee) {
+            may |= i.grantable;
+            any |= i.privs;
+        }
+    }
+    (may, any)
+}
+
+/// The column privileges a change touches: (privileges, stored position, the column's
+/// name when the statement named it). REVOKE of table-level privileges takes them from
+/// every column as well.
+fn column_changes(change: &Change, entry: &ObjectAcl) -> Vec<(u16, u32, Option<String>)> {
+    let mut col_changes: Vec<(u16, u32, Option<String>)> = change
+        .columns
+        .iter()
+        .map(|(b, at, n)| (*b, *at, Some(n.clone())))
+        .collect();
+    if !change.grant && change.privs & crate::privileges::COLUMN_PRIVS != 0 {
+        for at in entry.columns.keys() {
+            match col_changes.iter_mut().find(|c| c.1 == *at) {
+                Some(c) => c.0 |= change.privs & crate::privileges::COLUMN_PRIVS,
+                None => {
+                    col_changes.push((change.privs & crate::privileges::COLUMN_PRIVS, *at, None))
+                }
+            }
+        }
+    }
+    col_changes
 }
 
 pub(super) fn grant_item(
