@@ -202,91 +202,9 @@ fn parse_privileges(toks: &[TokenWithSpan], defaults: bool) -> SqlResult<GrantSt
         if !w.keyword("ON") {
             return Err(w.error());
         }
-        let target = if defaults {
-            if w.keyword("TABLES") {
-                Target::DefaultTables
-            } else if w.keyword("SEQUENCES") {
-                Target::DefaultSequences
-            } else {
-                return Err(w.error());
-            }
-        } else if w.keyword("ALL") {
-            let tables = if w.keyword("TABLES") {
-                true
-            } else if w.keyword("SEQUENCES") {
-                false
-            } else {
-                return Err(w.error());
-            };
-            if !(w.keyword("IN") && w.keyword("SCHEMA")) {
-                return Err(w.error());
-            }
-            let (schema, at) = w.name()?;
-            if schema != PUBLIC_SCHEMA {
-                return Err(no_schema(&schema).at(at));
-            }
-            if tables {
-                Target::AllTables
-            } else {
-                Target::AllSequences
-            }
-        } else if w.keyword("SEQUENCE") {
-            Target::Sequences(relation_list(&mut w)?)
-        } else if w.keyword("SCHEMA") {
-            let mut out = vec![w.name()?.0];
-            while w.token(&Token::Comma) {
-                out.push(w.name()?.0);
-            }
-            Target::Schemas(out)
-        } else {
-            for kw in [
-                "DATABASE",
-                "FUNCTION",
-                "PROCEDURE",
-                "ROUTINE",
-                "LANGUAGE",
-                "TYPE",
-                "DOMAIN",
-                "TABLESPACE",
-                "FOREIGN",
-                "LARGE",
-            ] {
-                if w.is_keyword(kw) {
-                    return Err(SqlError::unsupported(format!(
-                        "GRANT and REVOKE on a {}",
-                        kw.to_lowercase()
-                    ))
-                    .at(w.location()));
-                }
-            }
-            w.keyword("TABLE");
-            Target::Tables(relation_list(&mut w)?)
-        };
-        if !w.keyword(if grant { "TO" } else { "FROM" }) {
-            return Err(w.error());
-        }
-        let mut grantees = vec![grantee(&mut w)?];
-        while w.token(&Token::Comma) {
-            grantees.push(grantee(&mut w)?);
-        }
-        if grant && w.keyword("WITH") {
-            if !(w.keyword("GRANT") && w.keyword("OPTION")) {
-                return Err(w.error());
-            }
-            option = true;
-        }
-        granted_by(&mut w)?;
-        let mut cascade = false;
-        if !grant {
-            if w.keyword("CASCADE") {
-                cascade = true;
-            } else {
-                w.keyword("RESTRICT");
-            }
-        }
-        if !w.at_end() {
-            return Err(w.error());
-        }
+        let target = target(&mut w, defaults)?;
+        let (grantees, with_option, cascade) = grantees_and_options(&mut w, grant)?;
+        option |= with_option;
         if !columns.is_empty() && !matches!(target, Target::Tables(_) | Target::AllTables) {
             return Err(SqlError::new(
                 code::INVALID_GRANT_OPERATION,
@@ -303,22 +221,128 @@ fn parse_privileges(toks: &[TokenWithSpan], defaults: bool) -> SqlResult<GrantSt
             cascade,
         });
     }
-    // GRANT role, … TO role, … / REVOKE role, … FROM role, ….
+    role_grant(&mut w, grant, names, option)
+}
+
+/// GRANT's and REVOKE's objects (after ON): tables, sequences, ALL of them IN SCHEMA
+/// public, schemas, or ALTER DEFAULT PRIVILEGES' TABLES or SEQUENCES.
+fn target(w: &mut Words, defaults: bool) -> SqlResult<Target> {
+    Ok(if defaults {
+        if w.keyword("TABLES") {
+            Target::DefaultTables
+        } else if w.keyword("SEQUENCES") {
+            Target::DefaultSequences
+        } else {
+            return Err(w.error());
+        }
+    } else if w.keyword("ALL") {
+        let tables = if w.keyword("TABLES") {
+            true
+        } else if w.keyword("SEQUENCES") {
+            false
+        } else {
+            return Err(w.error());
+        };
+        if !(w.keyword("IN") && w.keyword("SCHEMA")) {
+            return Err(w.error());
+        }
+        let (schema, at) = w.name()?;
+        if schema != PUBLIC_SCHEMA {
+            return Err(no_schema(&schema).at(at));
+        }
+        if tables {
+            Target::AllTables
+        } else {
+            Target::AllSequences
+        }
+    } else if w.keyword("SEQUENCE") {
+        Target::Sequences(relation_list(w)?)
+    } else if w.keyword("SCHEMA") {
+        let mut out = vec![w.name()?.0];
+        while w.token(&Token::Comma) {
+            out.push(w.name()?.0);
+        }
+        Target::Schemas(out)
+    } else {
+        for kw in [
+            "DATABASE",
+            "FUNCTION",
+            "PROCEDURE",
+            "ROUTINE",
+            "LANGUAGE",
+            "TYPE",
+            "DOMAIN",
+            "TABLESPACE",
+            "FOREIGN",
+            "LARGE",
+        ] {
+            if w.is_keyword(kw) {
+                return Err(SqlError::unsupported(format!(
+                    "GRANT and REVOKE on a {}",
+                    kw.to_lowercase()
+                ))
+                .at(w.location()));
+            }
+        }
+        w.keyword("TABLE");
+        Target::Tables(relation_list(w)?)
+    })
+}
+
+/// TO or FROM the grantees, then WITH GRANT OPTION (GRANT), GRANTED BY, CASCADE or
+/// RESTRICT (REVOKE), to the end: (grantees, WITH GRANT OPTION, CASCADE).
+fn grantees_and_options(w: &mut Words, grant: bool) -> SqlResult<(Vec<String>, bool, bool)> {
     if !w.keyword(if grant { "TO" } else { "FROM" }) {
         return Err(w.error());
     }
-    let mut members = vec![grantee(&mut w)?];
+    let mut grantees = vec![grantee(w)?];
     while w.token(&Token::Comma) {
-        members.push(grantee(&mut w)?);
+        grantees.push(grantee(w)?);
     }
-    let mut admin = option;
+    let mut option = false;
+    if grant && w.keyword("WITH") {
+        if !(w.keyword("GRANT") && w.keyword("OPTION")) {
+            return Err(w.error());
+        }
+        option = true;
+    }
+    granted_by(w)?;
+    let mut cascade = false;
+    if !grant {
+        if w.keyword("CASCADE") {
+            cascade = true;
+        } else {
+            w.keyword("RESTRICT");
+        }
+    }
+    if !w.at_end() {
+        return Err(w.error());
+    }
+    Ok((grantees, option, cascade))
+}
+
+/// GRANT role, … TO role, … / REVOKE role, … FROM role, …: what follows the roles.
+/// `admin`: REVOKE ADMIN OPTION FOR.
+fn role_grant(
+    w: &mut Words,
+    grant: bool,
+    names: Vec<String>,
+    mut admin: bool,
+) -> SqlResult<GrantStatement> {
+    if !w.keyword(if grant { "TO" } else { "FROM" }) {
+        return Err(w.error());
+    }
+    let mut members = vec![grantee(w)?];
+    while w.token(&Token::Comma) {
+        members.push(grantee(w)?);
+    }
     if grant && w.keyword("WITH") {
         if !(w.keyword("ADMIN") && w.keyword("OPTION")) {
             return Err(w.error());
         }
         admin = true;
     }
-    granted_by(&mut w)?;
+    granted_by(w)?;
     if !grant && !w.keyword("CASCADE") {
         w.keyword("RESTRICT");
     }

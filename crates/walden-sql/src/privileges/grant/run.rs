@@ -68,79 +68,15 @@ pub(crate) fn run(
             roles,
             schema,
             change,
-        } => {
-            let GrantStatement::Privileges {
-                grant,
-                privs,
-                columns: _,
-                target,
-                grantees,
-                option,
-                cascade,
-            } = *change
-            else {
-                return Err(SqlError::syntax(
-                    "ALTER DEFAULT PRIVILEGES takes GRANT or REVOKE",
-                ));
-            };
-            let kind = if target == Target::DefaultSequences {
-                RelKind::Sequence
-            } else {
-                RelKind::Table
-            };
-            let objtype = if kind == RelKind::Sequence {
-                b'S'
-            } else {
-                b'r'
-            };
-            let all = kind.owner_default();
-            let wanted = match privs {
-                None => all,
-                Some(p) => {
-                    check_kind(p, Some(kind), "", &target, &mut out.notices)?;
-                    p & all
-                }
-            };
-            let roles = if roles.is_empty() {
-                vec![auth.user.clone()]
-            } else {
-                resolve_all(db, &roles, auth, session_user)?
-            };
-            let grantees = resolve_all(db, &grantees, auth, session_user)?;
-            for role in roles {
-                if !auth.is_member(&role) {
-                    return Err(SqlError::new(
-                        code::INSUFFICIENT_PRIVILEGE,
-                        format!("must be member of role \"{role}\""),
-                    ));
-                }
-                let base = if schema {
-                    Vec::new()
-                } else {
-                    items_of(&ObjectAcl::owned_by(&role), all)
-                };
-                let key = (
-                    role.clone(),
-                    if schema {
-                        PUBLIC_SCHEMA.to_string()
-                    } else {
-                        String::new()
-                    },
-                    objtype,
-                );
-                db.change_default_acl::<SqlError>(key, |old| {
-                    let mut items = old.cloned().unwrap_or_else(|| base.clone());
-                    for g in &grantees {
-                        if grant {
-                            grant_item(&mut items, g, &role, wanted, option)?;
-                        } else {
-                            revoke_item(&mut items, g, &role, wanted, option, cascade, &role)?;
-                        }
-                    }
-                    Ok((items != base).then_some(items))
-                })?;
-            }
-        }
+        } => alter_defaults(
+            db,
+            auth,
+            session_user,
+            roles,
+            schema,
+            *change,
+            &mut out.notices,
+        )?,
         GrantStatement::Privileges {
             grant,
             privs,
@@ -165,26 +101,7 @@ pub(crate) fn run(
                         p & all
                     }
                 };
-                // Each column named, by its stored position.
-                let mut cols: Vec<(u16, u32, String)> = Vec::new();
-                if !columns.is_empty() {
-                    let positions =
-                        crate::privileges::column_positions(db, &name).unwrap_or_default();
-                    for (bit, names) in &columns {
-                        for c in names {
-                            let Some((_, at)) = positions.iter().find(|(n, _)| n == c) else {
-                                return Err(SqlError::new(
-                                    code::UNDEFINED_COLUMN,
-                                    format!("column \"{c}\" of relation \"{name}\" does not exist"),
-                                ));
-                            };
-                            match cols.iter_mut().find(|x| x.1 == *at) {
-                                Some(x) => x.0 |= bit,
-                                None => cols.push((*bit, *at, c.clone())),
-                            }
-                        }
-                    }
-                }
+                let cols = column_privileges(db, &name, &columns)?;
                 let change = Change {
                     grant,
                     privs: wanted,
@@ -219,58 +136,184 @@ pub(crate) fn run(
             let grantor = auth.user.clone();
             let notices = &mut out.notices;
             db.change_members::<SqlError>(|p, _| {
-                let mut changes = Vec::new();
-                for role in &roles {
-                    for member in &members {
-                        let key = (role.clone(), member.clone());
-                        let have = p.members.get(&key);
-                        if grant {
-                            if crate::privileges::is_member_of(p, role, member) {
-                                return Err(SqlError::new(
-                                    code::INVALID_GRANT_OPERATION,
-                                    format!("role \"{role}\" is a member of role \"{member}\""),
-                                ));
-                            }
-                            if let Some(m) = have {
-                                if m.admin || !admin {
-                                    notices.push(format!(
-                                        "NOTICE:  role \"{member}\" is already a member of role \"{role}\""
-                                    ));
-                                    continue;
-                                }
-                            }
-                            changes.push(MemberChange {
-                                role: role.clone(),
-                                member: member.clone(),
-                                how: Some(Membership {
-                                    grantor: grantor.clone(),
-                                    admin,
-                                }),
-                            });
-                        } else {
-                            let Some(m) = have else {
-                                notices.push(format!(
-                                    "WARNING:  role \"{member}\" is not a member of role \"{role}\""
-                                ));
-                                continue;
-                            };
-                            let how = admin.then(|| Membership {
-                                grantor: m.grantor.clone(),
-                                admin: false,
-                            });
-                            changes.push(MemberChange {
-                                role: role.clone(),
-                                member: member.clone(),
-                                how,
-                            });
-                        }
-                    }
-                }
-                Ok(changes)
+                member_changes(p, &roles, &members, grant, admin, &grantor, notices)
             })?;
         }
     }
     Ok(out)
+}
+
+/// ALTER DEFAULT PRIVILEGES [FOR ROLE …] [IN SCHEMA public] GRANT or REVOKE: the
+/// entries for the tables or sequences the roles create from now on.
+fn alter_defaults(
+    db: &Database,
+    auth: &Authority,
+    session_user: &str,
+    roles: Vec<String>,
+    schema: bool,
+    change: GrantStatement,
+    notices: &mut Vec<String>,
+) -> SqlResult<()> {
+    let GrantStatement::Privileges {
+        grant,
+        privs,
+        columns: _,
+        target,
+        grantees,
+        option,
+        cascade,
+    } = change
+    else {
+        return Err(SqlError::syntax(
+            "ALTER DEFAULT PRIVILEGES takes GRANT or REVOKE",
+        ));
+    };
+    let kind = if target == Target::DefaultSequences {
+        RelKind::Sequence
+    } else {
+        RelKind::Table
+    };
+    let objtype = if kind == RelKind::Sequence {
+        b'S'
+    } else {
+        b'r'
+    };
+    let all = kind.owner_default();
+    let wanted = match privs {
+        None => all,
+        Some(p) => {
+            check_kind(p, Some(kind), "", &target, notices)?;
+            p & all
+        }
+    };
+    let roles = if roles.is_empty() {
+        vec![auth.user.clone()]
+    } else {
+        resolve_all(db, &roles, auth, session_user)?
+    };
+    let grantees = resolve_all(db, &grantees, auth, session_user)?;
+    for role in roles {
+        if !auth.is_member(&role) {
+            return Err(SqlError::new(
+                code::INSUFFICIENT_PRIVILEGE,
+                format!("must be member of role \"{role}\""),
+            ));
+        }
+        let base = if schema {
+            Vec::new()
+        } else {
+            items_of(&ObjectAcl::owned_by(&role), all)
+        };
+        let key = (
+            role.clone(),
+            if schema {
+                PUBLIC_SCHEMA.to_string()
+            } else {
+                String::new()
+            },
+            objtype,
+        );
+        db.change_default_acl::<SqlError>(key, |old| {
+            let mut items = old.cloned().unwrap_or_else(|| base.clone());
+            for g in &grantees {
+                if grant {
+                    grant_item(&mut items, g, &role, wanted, option)?;
+                } else {
+                    revoke_item(&mut items, g, &role, wanted, option, cascade, &role)?;
+                }
+            }
+            Ok((items != base).then_some(items))
+        })?;
+    }
+    Ok(())
+}
+
+/// Each column named, by its stored position: (privileges, position, name).
+fn column_privileges(
+    db: &Database,
+    name: &str,
+    columns: &[(u16, Vec<String>)],
+) -> SqlResult<Vec<(u16, u32, String)>> {
+    let mut cols: Vec<(u16, u32, String)> = Vec::new();
+    if !columns.is_empty() {
+        let positions = crate::privileges::column_positions(db, name).unwrap_or_default();
+        for (bit, names) in columns {
+            for c in names {
+                let Some((_, at)) = positions.iter().find(|(n, _)| n == c) else {
+                    return Err(SqlError::new(
+                        code::UNDEFINED_COLUMN,
+                        format!("column \"{c}\" of relation \"{name}\" does not exist"),
+                    ));
+                };
+                match cols.iter_mut().find(|x| x.1 == *at) {
+                    Some(x) => x.0 |= bit,
+                    None => cols.push((*bit, *at, c.clone())),
+                }
+            }
+        }
+    }
+    Ok(cols)
+}
+
+/// GRANT or REVOKE role TO role: the memberships it changes, with PostgreSQL's notices
+/// for those already there or not there.
+fn member_changes(
+    p: &walden::Privileges,
+    roles: &[String],
+    members: &[String],
+    grant: bool,
+    admin: bool,
+    grantor: &str,
+    notices: &mut Vec<String>,
+) -> SqlResult<Vec<MemberChange>> {
+    let mut changes = Vec::new();
+    for role in roles {
+        for member in members {
+            let key = (role.clone(), member.clone());
+            let have = p.members.get(&key);
+            if grant {
+                if crate::privileges::is_member_of(p, role, member) {
+                    return Err(SqlError::new(
+                        code::INVALID_GRANT_OPERATION,
+                        format!("role \"{role}\" is a member of role \"{member}\""),
+                    ));
+                }
+                if let Some(m) = have {
+                    if m.admin || !admin {
+                        notices.push(format!(
+                            "NOTICE:  role \"{member}\" is already a member of role \"{role}\""
+                        ));
+                        continue;
+                    }
+                }
+                changes.push(MemberChange {
+                    role: role.clone(),
+                    member: member.clone(),
+                    how: Some(Membership {
+                        grantor: grantor.to_string(),
+                        admin,
+                    }),
+                });
+            } else {
+                let Some(m) = have else {
+                    notices.push(format!(
+                        "WARNING:  role \"{member}\" is not a member of role \"{role}\""
+                    ));
+                    continue;
+                };
+                let how = admin.then(|| Membership {
+                    grantor: m.grantor.clone(),
+                    admin: false,
+                });
+                changes.push(MemberChange {
+                    role: role.clone(),
+                    member: member.clone(),
+                    how,
+                });
+            }
+        }
+    }
+    Ok(changes)
 }
 
 /// PostgreSQL 15's check for granting a role: a superuser role is a superuser's; any
