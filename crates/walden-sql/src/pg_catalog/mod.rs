@@ -13,6 +13,7 @@
 
 mod functions;
 mod relations;
+mod role_list;
 pub mod types;
 
 use walden::{Column, Database};
@@ -21,8 +22,9 @@ use crate::types::DeclaredType;
 
 pub use functions::{CatalogFn, Snap};
 pub use relations::{
-    cursor_rows, is_pg_catalog_name, lookup, settings_rows, Rows, VirtualRelation,
+    cursor_rows, is_pg_catalog_name, lookup, settings_rows, Rows, SettingRow, VirtualRelation,
 };
+pub use role_list::{all_roles, bootstrap_role};
 
 /// The first OID of a user object, as in PostgreSQL.
 pub const FIRST_USER_OID: i64 = 16384;
@@ -513,7 +515,7 @@ fn fnv(name: &str) -> u64 {
 /// of the name (the next free number on a clash, in name order).
 fn roles(db: &Database) -> Vec<(i64, walden::RoleDef)> {
     let mut taken = std::collections::HashSet::new();
-    crate::roles::all(db)
+    all_roles(db)
         .into_iter()
         .map(|r| {
             if r.name == crate::catalog::BOOTSTRAP {

@@ -27,6 +27,8 @@ use crate::error::{code, SqlError, SqlResult};
 use crate::statement::Output;
 
 pub use crate::catalog::{BOOTSTRAP, BOOTSTRAP_OID};
+/// The role list and the bootstrap superuser live with the catalog, which shows them.
+pub use crate::pg_catalog::{all_roles as all, bootstrap_role};
 
 use alter::{alter, rename};
 use create::create;
@@ -37,36 +39,11 @@ use parse::reserved_name;
 /// PostgreSQL's longest name (NAMEDATALEN − 1 bytes); longer ones are cut, with a notice.
 pub const NAME_BYTES: usize = 63;
 
-/// The bootstrap superuser as it is until changed: every attribute, no password (a
-/// server lets it in only by trust until `ALTER ROLE postgres PASSWORD` or `walden user
-/// password` gives it one).
-pub fn bootstrap_role() -> RoleDef {
-    RoleDef {
-        login: true,
-        superuser: true,
-        createdb: true,
-        createrole: true,
-        replication: true,
-        bypassrls: true,
-        ..RoleDef::new(BOOTSTRAP)
-    }
-}
-
 /// The role of that name as SQL sees it (the bootstrap superuser included): what a
 /// server authenticates a user against.
 pub fn find(db: &Database, name: &str) -> Option<RoleDef> {
     db.role(name)
         .or_else(|| (name == BOOTSTRAP).then(bootstrap_role))
-}
-
-/// Every role, by name, the bootstrap superuser included.
-pub fn all(db: &Database) -> Vec<RoleDef> {
-    let mut roles = db.roles();
-    if !roles.iter().any(|r| r.name == BOOTSTRAP) {
-        roles.push(bootstrap_role());
-        roles.sort_by(|a, b| a.name.cmp(&b.name));
-    }
-    roles
 }
 
 // ---------------------------------------------------------------------------------------

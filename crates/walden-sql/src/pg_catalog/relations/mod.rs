@@ -120,19 +120,33 @@ pub fn cursor_rows(cursors: &[crate::pg_catalog::CursorInfo]) -> Vec<Vec<Value>>
         .collect()
 }
 
+/// One setting as `pg_settings` shows it (the settings' `Shown` converts into it).
+pub struct SettingRow {
+    pub name: String,
+    /// In the unit `unit` names, where it has one.
+    pub setting: String,
+    pub unit: Option<&'static str>,
+    pub description: &'static str,
+    /// When it may be changed (PostgreSQL's `GucContext` name).
+    pub context: &'static str,
+    pub vartype: &'static str,
+    /// What RESET would give it.
+    pub reset: String,
+}
+
 /// `pg_settings`' rows: every setting, by name in any case, as PostgreSQL orders them.
-pub fn settings_rows(all: Vec<crate::settings::Shown>) -> Vec<Vec<Value>> {
+pub fn settings_rows<S: Into<SettingRow>>(all: Vec<S>) -> Vec<Vec<Value>> {
     let mut rows: Vec<(String, Vec<Value>)> = all
         .into_iter()
         .map(|s| {
-            let def = s.def;
+            let s: SettingRow = s.into();
             let row = vec![
                 Value::Text(s.name.clone()),
                 Value::Text(s.setting),
-                def.unit.map_or(Value::Null, t),
-                t(def.description),
-                t(def.context.name()),
-                t(def.vartype),
+                s.unit.map_or(Value::Null, t),
+                t(s.description),
+                t(s.context),
+                t(s.vartype),
                 Value::Text(s.reset),
                 b(false),
             ];
