@@ -106,14 +106,7 @@ pub fn parse(toks: &[TokenWithSpan]) -> SqlResult<CursorStatement> {
         .collect();
     let first = words.first().and_then(|t| word(t)).unwrap_or_default();
     if first == "CLOSE" {
-        return match &words[1..] {
-            [t] if word(t).as_deref() == Some("ALL") => Ok(CursorStatement::Close(None)),
-            [t] => cursor_name(t)
-                .map(|n| CursorStatement::Close(Some(n)))
-                .ok_or_else(|| syntax_near(Some(t))),
-            [] => Err(syntax_near(None)),
-            [_, t, ..] => Err(syntax_near(Some(t))),
-        };
+        return parse_close(&words[1..]);
     }
     let moving = first == "MOVE";
     let mut i = 1;
@@ -199,6 +192,18 @@ pub fn parse(toks: &[TokenWithSpan]) -> SqlResult<CursorStatement> {
         direction,
         moving,
     })
+}
+
+/// CLOSE's operand (the words after CLOSE): a cursor's name or ALL.
+fn parse_close(words: &[&Token]) -> SqlResult<CursorStatement> {
+    match words {
+        [t] if word(t).as_deref() == Some("ALL") => Ok(CursorStatement::Close(None)),
+        [t] => cursor_name(t)
+            .map(|n| CursorStatement::Close(Some(n)))
+            .ok_or_else(|| syntax_near(Some(t))),
+        [] => Err(syntax_near(None)),
+        [_, t, ..] => Err(syntax_near(Some(t))),
+    }
 }
 
 /// A count's direction: forward, back for a negative one, the current row for 0.

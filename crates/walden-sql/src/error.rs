@@ -234,159 +234,170 @@ impl std::error::Error for SqlError {}
 
 impl From<walden::Error> for SqlError {
     fn from(e: walden::Error) -> SqlError {
-        use walden::Error as E;
-        let code = match &e {
-            E::SerializationFailure => {
-                return SqlError::new(
-                    code::SERIALIZATION_FAILURE,
-                    "could not serialize access due to concurrent update",
-                )
-            }
-            E::Deadlock => return SqlError::new(code::DEADLOCK, "deadlock detected"),
-            E::NoSuchTable(t) => {
-                return SqlError::new(
-                    code::UNDEFINED_TABLE,
-                    format!("relation \"{t}\" does not exist"),
-                )
-            }
-            E::NoSuchSequence(t) => {
-                return SqlError::new(
-                    code::UNDEFINED_TABLE,
-                    format!("relation \"{t}\" does not exist"),
-                )
-            }
-            E::SequenceExhausted {
-                name,
-                maximum,
-                limit,
-            } => {
-                let which = if *maximum { "maximum" } else { "minimum" };
-                return SqlError::new(
-                    code::SEQUENCE_GENERATOR_LIMIT_EXCEEDED,
-                    format!("nextval: reached {which} value of sequence \"{name}\" ({limit})"),
-                );
-            }
-            E::SequenceOutOfBounds {
-                name,
-                value,
-                min,
-                max,
-            } => {
-                return SqlError::new(
-                    code::NUMERIC_OUT_OF_RANGE,
-                    format!(
-                        "setval: value {value} is out of bounds for sequence \"{name}\" ({min}..{max})"
-                    ),
-                )
-            }
-            E::UniqueViolation {
-                index,
-                columns,
-                values,
-            } => {
-                return SqlError::new(
-                    code::UNIQUE_VIOLATION,
-                    format!("duplicate key value violates unique constraint \"{index}\""),
-                )
-                .with_detail(format!(
-                    "Key ({columns})=({}) already exists.",
-                    clip(values)
-                ))
-            }
-            E::KeyTooLarge { index, size, max } => {
-                return SqlError::new(
-                    code::PROGRAM_LIMIT,
-                    format!("index row size {size} exceeds maximum {max} for index \"{index}\""),
-                )
-                .with_hint("Values larger than a quarter of a page cannot be indexed.")
-            }
-            E::MustRollBack { cause } => {
-                return SqlError::new(
-                    code::FAILED_TRANSACTION,
-                    format!("current transaction is aborted: {cause}"),
-                )
-            }
-            E::IndexExists(t) => {
-                return SqlError::new(
-                    code::DUPLICATE_TABLE,
-                    format!("relation \"{t}\" already exists"),
-                )
-            }
-            E::NotNullViolation { table, column } => {
-                return SqlError::new(
-                    code::NOT_NULL_VIOLATION,
-                    format!("null value in column \"{column}\" of relation \"{table}\" violates not-null constraint"),
-                )
-                .with_detail("The column is part of the primary key.")
-            }
-            E::NoSuchIndex(t) => {
-                return SqlError::new(
-                    code::UNDEFINED_OBJECT,
-                    format!("index \"{t}\" does not exist"),
-                )
-            }
-            E::TableExists(t) => {
-                return SqlError::new(
-                    code::DUPLICATE_TABLE,
-                    format!("relation \"{t}\" already exists"),
-                )
-            }
-            E::RoleExists(r) => {
-                return SqlError::new(
-                    code::DUPLICATE_OBJECT,
-                    format!("role \"{r}\" already exists"),
-                )
-            }
-            E::NoSuchRole(r) => {
-                return SqlError::new(
-                    code::UNDEFINED_OBJECT,
-                    format!("role \"{r}\" does not exist"),
-                )
-            }
-            // The SQL layer checks rows before the engine does; should one still not
-            // match, its message quotes the value.
-            E::SchemaMismatch { table, reason } => {
-                return SqlError::new(
-                    code::INTERNAL,
-                    format!(
-                        "row does not match the schema of table {table}: {}",
-                        clip(reason)
-                    ),
-                )
-            }
-            E::RowTooLarge { size, max } => {
-                return SqlError::new(
-                    code::PROGRAM_LIMIT,
-                    format!("row is too big: size {size}, maximum size {max}"),
-                )
-            }
-            E::Io { .. } | E::Poisoned { .. } => code::IO_ERROR,
-            E::ChecksumMismatch { .. }
-            | E::CorruptPage { .. }
-            | E::CorruptWal { .. }
-            | E::CorruptControlFile { .. }
-            | E::CorruptCheckpoint { .. }
-            | E::TruncatedWalSegment { .. }
-            | E::MissingWalSegment { .. }
-            | E::CorruptFile { .. }
-            | E::MissingFile { .. }
-            | E::MissingControlFile { .. } => code::DATA_CORRUPTED,
-            E::Locked { .. } => code::OBJECT_IN_USE,
-            E::DatabaseFull { .. } | E::DiskFull { .. } => code::DISK_FULL,
-            E::BufferPoolExhausted { .. } => code::OUT_OF_MEMORY,
-            E::TooManyCommands { .. } => code::PROGRAM_LIMIT,
-            E::RecordTooLarge { .. } => code::PROGRAM_LIMIT,
-            E::UndoFull { .. } => code::CONFIGURATION_LIMIT,
-            E::UndoSpill { source, .. } | E::TempFile { source, .. }
-                if source.kind() == std::io::ErrorKind::StorageFull =>
-            {
-                code::DISK_FULL
-            }
-            E::UndoSpill { .. } | E::TempFile { .. } => code::IO_ERROR,
-            E::InvalidOption(_) => code::INVALID_PARAMETER,
-            _ => code::INTERNAL,
-        };
-        SqlError::new(code, e.to_string())
+        if let Some(err) = statement_error(&e).or_else(|| object_error(&e)) {
+            return err;
+        }
+        SqlError::new(code_of(&e), e.to_string())
+    }
+}
+
+/// The engine's errors a statement meets (conflicts, constraints, limits), worded as
+/// PostgreSQL's.
+fn statement_error(e: &walden::Error) -> Option<SqlError> {
+    use walden::Error as E;
+    Some(match e {
+        E::SerializationFailure => {
+            SqlError::new(
+                code::SERIALIZATION_FAILURE,
+                "could not serialize access due to concurrent update",
+            )
+        }
+        E::Deadlock => SqlError::new(code::DEADLOCK, "deadlock detected"),
+        E::SequenceExhausted {
+            name,
+            maximum,
+            limit,
+        } => {
+            let which = if *maximum { "maximum" } else { "minimum" };
+            SqlError::new(
+                code::SEQUENCE_GENERATOR_LIMIT_EXCEEDED,
+                format!("nextval: reached {which} value of sequence \"{name}\" ({limit})"),
+            )
+        }
+        E::SequenceOutOfBounds {
+            name,
+            value,
+            min,
+            max,
+        } => {
+            SqlError::new(
+                code::NUMERIC_OUT_OF_RANGE,
+                format!(
+                    "setval: value {value} is out of bounds for sequence \"{name}\" ({min}..{max})"
+                ),
+            )
+        }
+        E::UniqueViolation {
+            index,
+            columns,
+            values,
+        } => {
+            SqlError::new(
+                code::UNIQUE_VIOLATION,
+                format!("duplicate key value violates unique constraint \"{index}\""),
+            )
+            .with_detail(format!(
+                "Key ({columns})=({}) already exists.",
+                clip(values)
+            ))
+        }
+        E::KeyTooLarge { index, size, max } => {
+            SqlError::new(
+                code::PROGRAM_LIMIT,
+                format!("index row size {size} exceeds maximum {max} for index \"{index}\""),
+            )
+            .with_hint("Values larger than a quarter of a page cannot be indexed.")
+        }
+        E::MustRollBack { cause } => {
+            SqlError::new(
+                code::FAILED_TRANSACTION,
+                format!("current transaction is aborted: {cause}"),
+            )
+        }
+        E::NotNullViolation { table, column } => {
+            SqlError::new(
+                code::NOT_NULL_VIOLATION,
+                format!("null value in column \"{column}\" of relation \"{table}\" violates not-null constraint"),
+            )
+            .with_detail("The column is part of the primary key.")
+        }
+        // The SQL layer checks rows before the engine does; should one still not
+        // match, its message quotes the value.
+        E::SchemaMismatch { table, reason } => {
+            SqlError::new(
+                code::INTERNAL,
+                format!(
+                    "row does not match the schema of table {table}: {}",
+                    clip(reason)
+                ),
+            )
+        }
+        E::RowTooLarge { size, max } => {
+            SqlError::new(
+                code::PROGRAM_LIMIT,
+                format!("row is too big: size {size}, maximum size {max}"),
+            )
+        }
+        _ => return None,
+    })
+}
+
+/// The engine's errors about a named object (a relation, index, sequence or role that
+/// is missing or already there), worded as PostgreSQL's.
+fn object_error(e: &walden::Error) -> Option<SqlError> {
+    use walden::Error as E;
+    Some(match e {
+        E::NoSuchTable(t) => SqlError::new(
+            code::UNDEFINED_TABLE,
+            format!("relation \"{t}\" does not exist"),
+        ),
+        E::NoSuchSequence(t) => SqlError::new(
+            code::UNDEFINED_TABLE,
+            format!("relation \"{t}\" does not exist"),
+        ),
+        E::IndexExists(t) => SqlError::new(
+            code::DUPLICATE_TABLE,
+            format!("relation \"{t}\" already exists"),
+        ),
+        E::NoSuchIndex(t) => SqlError::new(
+            code::UNDEFINED_OBJECT,
+            format!("index \"{t}\" does not exist"),
+        ),
+        E::TableExists(t) => SqlError::new(
+            code::DUPLICATE_TABLE,
+            format!("relation \"{t}\" already exists"),
+        ),
+        E::RoleExists(r) => SqlError::new(
+            code::DUPLICATE_OBJECT,
+            format!("role \"{r}\" already exists"),
+        ),
+        E::NoSuchRole(r) => SqlError::new(
+            code::UNDEFINED_OBJECT,
+            format!("role \"{r}\" does not exist"),
+        ),
+        _ => return None,
+    })
+}
+
+/// The SQLSTATE of an engine error worded by its own message.
+fn code_of(e: &walden::Error) -> &'static str {
+    use walden::Error as E;
+    match e {
+        E::Io { .. } | E::Poisoned { .. } => code::IO_ERROR,
+        E::ChecksumMismatch { .. }
+        | E::CorruptPage { .. }
+        | E::CorruptWal { .. }
+        | E::CorruptControlFile { .. }
+        | E::CorruptCheckpoint { .. }
+        | E::TruncatedWalSegment { .. }
+        | E::MissingWalSegment { .. }
+        | E::CorruptFile { .. }
+        | E::MissingFile { .. }
+        | E::MissingControlFile { .. } => code::DATA_CORRUPTED,
+        E::Locked { .. } => code::OBJECT_IN_USE,
+        E::DatabaseFull { .. } | E::DiskFull { .. } => code::DISK_FULL,
+        E::BufferPoolExhausted { .. } => code::OUT_OF_MEMORY,
+        E::TooManyCommands { .. } => code::PROGRAM_LIMIT,
+        E::RecordTooLarge { .. } => code::PROGRAM_LIMIT,
+        E::UndoFull { .. } => code::CONFIGURATION_LIMIT,
+        E::UndoSpill { source, .. } | E::TempFile { source, .. }
+            if source.kind() == std::io::ErrorKind::StorageFull =>
+        {
+            code::DISK_FULL
+        }
+        E::UndoSpill { .. } | E::TempFile { .. } => code::IO_ERROR,
+        E::InvalidOption(_) => code::INVALID_PARAMETER,
+        _ => code::INTERNAL,
     }
 }
 

@@ -76,16 +76,7 @@ pub fn to_char(t: i64, format: &str, zone: bool) -> Option<String> {
                 && body[..p.len()].eq_ignore_ascii_case(p)
         });
         let Some(p) = found else {
-            let c = rest.chars().next().unwrap_or(' ');
-            if c == '"' {
-                // Quoted text is copied as it is.
-                let end = rest[1..].find('"').map_or(rest.len(), |i| i + 2);
-                out.push_str(rest[1..end].trim_end_matches('"'));
-                rest = &rest[end.min(rest.len())..];
-                continue;
-            }
-            out.push(c);
-            rest = &rest[c.len_utf8()..];
+            rest = copy_literal(rest, &mut out);
             continue;
         };
         let written = &body[..p.len()];
@@ -158,6 +149,20 @@ pub fn to_char(t: i64, format: &str, zone: bool) -> Option<String> {
         rest = &body[p.len()..];
     }
     Some(out)
+}
+
+/// Copies what starts `rest` and is no pattern to `out`: a quoted text as it is, else
+/// one character. What follows it.
+fn copy_literal<'a>(rest: &'a str, out: &mut String) -> &'a str {
+    let c = rest.chars().next().unwrap_or(' ');
+    if c == '"' {
+        // Quoted text is copied as it is.
+        let end = rest[1..].find('"').map_or(rest.len(), |i| i + 2);
+        out.push_str(rest[1..end].trim_end_matches('"'));
+        return &rest[end.min(rest.len())..];
+    }
+    out.push(c);
+    &rest[c.len_utf8()..]
 }
 
 #[cfg(test)]

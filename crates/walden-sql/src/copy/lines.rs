@@ -214,23 +214,10 @@ impl Splitter {
             if i + needs > self.buf.len() && !eof {
                 return Ok(());
             }
-            let at = |k: usize| self.buf.get(i + k).copied().unwrap_or(0);
             if self.csv {
-                let is_escape = self.escape == Some(c);
-                if self.in_quote && is_escape {
-                    self.last_was_esc = !self.last_was_esc;
-                }
-                if c == self.quote && !self.last_was_esc {
-                    self.in_quote = !self.in_quote;
-                }
-                if !is_escape {
-                    self.last_was_esc = false;
-                }
-                let embedded = if self.eol == Eol::Nl { b'\n' } else { b'\r' };
-                if self.in_quote && c == embedded {
-                    self.line += 1;
-                }
+                self.track_quotes(c);
             }
+            let at = |k: usize| self.buf.get(i + k).copied().unwrap_or(0);
             let outside_quotes = !self.csv || !self.in_quote;
             if c == b'\r' && outside_quotes {
                 match self.eol {
@@ -275,6 +262,25 @@ impl Splitter {
             self.first_char = false;
         }
         Ok(())
+    }
+
+    /// CSV: whether byte `c` opens or closes a quoted field (an escape before a quote
+    /// keeps it inside), and the line count of line endings inside quotes.
+    fn track_quotes(&mut self, c: u8) {
+        let is_escape = self.escape == Some(c);
+        if self.in_quote && is_escape {
+            self.last_was_esc = !self.last_was_esc;
+        }
+        if c == self.quote && !self.last_was_esc {
+            self.in_quote = !self.in_quote;
+        }
+        if !is_escape {
+            self.last_was_esc = false;
+        }
+        let embedded = if self.eol == Eol::Nl { b'\n' } else { b'\r' };
+        if self.in_quote && c == embedded {
+            self.line += 1;
+        }
     }
 
     /// How many bytes from `i` (a backslash) judging it needs: the backslash and the

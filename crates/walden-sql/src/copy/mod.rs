@@ -23,6 +23,7 @@
 mod csv;
 mod from;
 mod lines;
+mod options;
 pub(crate) mod statement;
 mod text;
 mod to;

@@ -351,38 +351,7 @@ pub(crate) fn run(
                         Ok((d, restart))
                     })?;
                 }
-                AlterAction::Rename(new) => {
-                    if db.relation_exists(&new) {
-                        return Err(already_exists(&new));
-                    }
-                    // Defaults are kept as text: those that call the sequence are
-                    // written anew with its new name (only the forms Walden and
-                    // pg_dump write; another is refused before anything changes).
-                    let deps = dependent_defaults(db, &name);
-                    for (table, column) in &deps {
-                        let text = column_default_text(db, table, column);
-                        if !calls_only(&text, &name) {
-                            return Err(SqlError::unsupported(format!(
-                                "renaming sequence \"{name}\", which the default of column \"{column}\" of table \"{table}\" calls in an expression (Walden keeps a default as text)"
-                            ))
-                            .with_hint("Set the column's default to nextval of the sequence alone first."));
-                        }
-                    }
-                    db.alter_sequence::<SqlError>(&name, |def, _| {
-                        let mut d = def.clone();
-                        d.name = new.clone();
-                        Ok((d, None))
-                    })?;
-                    for (table, column) in deps {
-                        db.alter_table(
-                            &table,
-                            &AlterOp::SetDefault {
-                                column,
-                                default: Some(crate::sequences::owned::nextval_default(&new)),
-                            },
-                        )?;
-                    }
-                }
+                AlterAction::Rename(new) => rename(db, &name, &new)?,
                 AlterAction::Owner(role) => {
                     crate::privileges::grant::change_owner(db, auth, &name, &role)?;
                 }
@@ -407,45 +376,94 @@ pub(crate) fn run(
             if_exists,
             cascade,
         } => {
-            // Every name is checked before any is dropped, as PostgreSQL does.
-            let mut drop = Vec::new();
-            for name in names {
-                match db.sequence(&name) {
-                    Some(info) => drop.push(info),
-                    None if if_exists => out.notices.push(format!(
-                        "NOTICE:  sequence \"{name}\" does not exist, skipping"
-                    )),
-                    None if db.relation_exists(&name) => {
-                        return Err(crate::sequences::not_a_sequence(&name)
-                            .with_hint("Use DROP TABLE to remove a table."))
-                    }
-                    None => {
-                        return Err(SqlError::new(
-                            code::UNDEFINED_TABLE,
-                            format!("sequence \"{name}\" does not exist"),
-                        ))
-                    }
-                }
-            }
-            for info in &drop {
-                require_owner(auth, &info.def.name, RelKind::Sequence)?;
-                check_droppable(db, &info.def, cascade, &mut out.notices)?;
-            }
-            for info in drop {
-                for (table, column) in dependent_defaults(db, &info.def.name) {
-                    db.alter_table(
-                        &table,
-                        &AlterOp::SetDefault {
-                            column,
-                            default: None,
-                        },
-                    )?;
-                }
-                db.drop_sequence(&info.def.name)?;
-            }
+            drop_sequences(db, auth, names, if_exists, cascade, &mut out.notices)?;
         }
     }
     Ok(out)
+}
+
+/// ALTER SEQUENCE … RENAME TO, the defaults that call it written anew.
+fn rename(db: &Database, name: &str, new: &str) -> SqlResult<()> {
+    if db.relation_exists(new) {
+        return Err(already_exists(new));
+    }
+    // Defaults are kept as text: those that call the sequence are written anew with
+    // its new name (only the forms Walden and pg_dump write; another is refused before
+    // anything changes).
+    let deps = dependent_defaults(db, name);
+    for (table, column) in &deps {
+        let text = column_default_text(db, table, column);
+        if !calls_only(&text, name) {
+            return Err(SqlError::unsupported(format!(
+                "renaming sequence \"{name}\", which the default of column \"{column}\" of table \"{table}\" calls in an expression (Walden keeps a default as text)"
+            ))
+            .with_hint("Set the column's default to nextval of the sequence alone first."));
+        }
+    }
+    db.alter_sequence::<SqlError>(name, |def, _| {
+        let mut d = def.clone();
+        d.name = new.to_string();
+        Ok((d, None))
+    })?;
+    for (table, column) in deps {
+        db.alter_table(
+            &table,
+            &AlterOp::SetDefault {
+                column,
+                default: Some(crate::sequences::owned::nextval_default(new)),
+            },
+        )?;
+    }
+    Ok(())
+}
+
+/// DROP SEQUENCE: every name checked before any is dropped, as PostgreSQL does; the
+/// defaults that call a dropped sequence removed.
+fn drop_sequences(
+    db: &Database,
+    auth: &crate::privileges::Authority,
+    names: Vec<String>,
+    if_exists: bool,
+    cascade: bool,
+    notices: &mut Vec<String>,
+) -> SqlResult<()> {
+    use crate::privileges::{check::require_owner, RelKind};
+    let mut drop = Vec::new();
+    for name in names {
+        match db.sequence(&name) {
+            Some(info) => drop.push(info),
+            None if if_exists => notices.push(format!(
+                "NOTICE:  sequence \"{name}\" does not exist, skipping"
+            )),
+            None if db.relation_exists(&name) => {
+                return Err(crate::sequences::not_a_sequence(&name)
+                    .with_hint("Use DROP TABLE to remove a table."))
+            }
+            None => {
+                return Err(SqlError::new(
+                    code::UNDEFINED_TABLE,
+                    format!("sequence \"{name}\" does not exist"),
+                ))
+            }
+        }
+    }
+    for info in &drop {
+        require_owner(auth, &info.def.name, RelKind::Sequence)?;
+        check_droppable(db, &info.def, cascade, notices)?;
+    }
+    for info in drop {
+        for (table, column) in dependent_defaults(db, &info.def.name) {
+            db.alter_table(
+                &table,
+                &AlterOp::SetDefault {
+                    column,
+                    default: None,
+                },
+            )?;
+        }
+        db.drop_sequence(&info.def.name)?;
+    }
+    Ok(())
 }
 
 /// PostgreSQL's rule for OWNED BY: the sequence and the table have one owner (55000

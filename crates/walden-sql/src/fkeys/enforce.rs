@@ -299,64 +299,17 @@ fn act(
     for g in &gone {
         t.lock_key(&fk.parent, &cols, &g.key, KeyLockMode::Exclusive)?;
     }
-    let action_of = |g: &Gone| match g.new {
-        None => fk.on_delete,
-        Some(_) => fk.on_update,
-    };
     // NO ACTION passes a key the referenced table still holds (another row took it).
-    if gone.iter().any(|g| action_of(g) == Action::NoAction) {
+    if gone.iter().any(|g| action_of(fk, g) == Action::NoAction) {
         let lookup = Lookup::new(cx.db, &fk.parent, &pschema, &pat);
-        let keys: Vec<Vec<Value>> = gone.iter().map(|g| g.key.clone()).collect();
-        let held = t.with_latest_reader(|r| lookup.find(&r, &keys))??;
-        let mut still = vec![false; gone.len()];
-        for (_, _, n) in held {
-            still[n] = true;
-        }
-        let mut n = 0;
-        gone.retain(|g| {
-            n += 1;
-            !(still[n - 1] && action_of(g) == Action::NoAction)
-        });
+        drop_still_held(t, &lookup, fk, &mut gone)?;
     }
-    // The keys as the referencing columns hold them (a value out of their range is
-    // held by no row).
-    let mut child_keys = Vec::new();
-    let mut which = Vec::new();
-    for (n, g) in gone.iter().enumerate() {
-        let k: SqlResult<Vec<Value>> = g
-            .key
-            .iter()
-            .zip(&at)
-            .map(|(v, &c)| assign(v.clone(), &schema.columns[c]))
-            .collect();
-        if let Ok(k) = k {
-            child_keys.push(k);
-            which.push(n);
-        }
-    }
+    let (child_keys, which) = child_keys(&gone, &at, &schema);
     if child_keys.is_empty() {
         return Ok(());
     }
     let lookup = Lookup::new(cx.db, &fk.table, &schema, &at);
-    let rows = if t.isolation() == Isolation::ReadCommitted {
-        // The locks are held: what committed by now is what the action goes by.
-        t.new_statement_snapshot()?;
-        lookup.find(&t.reader()?, &child_keys)?
-    } else {
-        let now = t.with_latest_reader(|r| lookup.find(&r, &child_keys))??;
-        if now.is_empty() {
-            return Ok(());
-        }
-        let mut rows = lookup.find(&t.reader()?, &child_keys)?;
-        // Referencing rows committed since this transaction's snapshot, or changed since.
-        let ids: std::collections::HashSet<RowId> = rows.iter().map(|(id, _, _)| *id).collect();
-        if now.iter().any(|(id, _, _)| !ids.contains(id)) {
-            return Err(serialization_failure());
-        }
-        let now_ids: std::collections::HashSet<RowId> = now.iter().map(|(id, _, _)| *id).collect();
-        rows.retain(|(id, _, _)| now_ids.contains(id));
-        rows
-    };
+    let rows = referencing_rows(t, &lookup, &child_keys)?;
     if rows.is_empty() {
         return Ok(());
     }
@@ -364,40 +317,7 @@ fn act(
     let mut cascaded = Noted::default();
     let mut verdict = |row: &Row, n: usize| -> SqlResult<RowAction> {
         let g = &gone[which[n]];
-        let action = match (action_of(g), &g.new) {
-            (Action::NoAction | Action::Restrict, _) => {
-                return Err(still_referenced(fk, &g.key));
-            }
-            (Action::Cascade, None) => RowAction::Delete,
-            (Action::Cascade, Some(new_key)) => {
-                let mut new = row.clone();
-                for (v, &c) in new_key.iter().zip(&at) {
-                    new[c] = assign(v.clone(), &schema.columns[c])?;
-                }
-                RowAction::Update(new)
-            }
-            (Action::SetNull, _) => {
-                let mut new = row.clone();
-                for &c in &at {
-                    new[c] = Value::Null;
-                }
-                RowAction::Update(new)
-            }
-            (Action::SetDefault, _) => {
-                let mut new = row.clone();
-                for &c in &at {
-                    let col = &schema.columns[c];
-                    let v = crate::dml::column_default(col)?.eval(&[], &mut cx.eval_ctx())?;
-                    new[c] = assign(v, col)?;
-                }
-                // The default is the key going away: the row would still reference it
-                // (PostgreSQL's ri_set checks again and fails the same way).
-                if at.iter().all(|&c| new[c] == row[c]) {
-                    return Err(still_referenced(fk, &g.key));
-                }
-                RowAction::Update(new)
-            }
-        };
+        let action = row_action(cx, fk, &schema, &at, g, row)?;
         if let RowAction::Update(new) = &action {
             crate::dml::check_not_null(cx.checks, &fk.table, &schema, new)?;
         }
@@ -432,4 +352,127 @@ fn act(
     }
     queue.push_back(w);
     Ok(())
+}
+
+/// What becomes of a row referencing key `g` that went: an error (NO ACTION,
+/// RESTRICT, or SET DEFAULT to the same key), deleted, or changed.
+fn row_action(
+    cx: &mut Ctx,
+    fk: &ForeignKey,
+    schema: &Schema,
+    at: &[usize],
+    g: &Gone,
+    row: &Row,
+) -> SqlResult<RowAction> {
+    Ok(match (action_of(fk, g), &g.new) {
+        (Action::NoAction | Action::Restrict, _) => {
+            return Err(still_referenced(fk, &g.key));
+        }
+        (Action::Cascade, None) => RowAction::Delete,
+        (Action::Cascade, Some(new_key)) => {
+            let mut new = row.clone();
+            for (v, &c) in new_key.iter().zip(at) {
+                new[c] = assign(v.clone(), &schema.columns[c])?;
+            }
+            RowAction::Update(new)
+        }
+        (Action::SetNull, _) => {
+            let mut new = row.clone();
+            for &c in at {
+                new[c] = Value::Null;
+            }
+            RowAction::Update(new)
+        }
+        (Action::SetDefault, _) => {
+            let mut new = row.clone();
+            for &c in at {
+                let col = &schema.columns[c];
+                let v = crate::dml::column_default(col)?.eval(&[], &mut cx.eval_ctx())?;
+                new[c] = assign(v, col)?;
+            }
+            // The default is the key going away: the row would still reference it
+            // (PostgreSQL's ri_set checks again and fails the same way).
+            if at.iter().all(|&c| new[c] == row[c]) {
+                return Err(still_referenced(fk, &g.key));
+            }
+            RowAction::Update(new)
+        }
+    })
+}
+
+/// What happens to rows referencing a key that went: ON DELETE's action, or ON UPDATE's.
+fn action_of(fk: &ForeignKey, g: &Gone) -> Action {
+    match g.new {
+        None => fk.on_delete,
+        Some(_) => fk.on_update,
+    }
+}
+
+/// Leaves out the NO ACTION keys the referenced table still holds (another row took
+/// them), as the newest committed rows show.
+fn drop_still_held(
+    t: &mut Transaction,
+    lookup: &Lookup,
+    fk: &ForeignKey,
+    gone: &mut Vec<Gone>,
+) -> SqlResult<()> {
+    let keys: Vec<Vec<Value>> = gone.iter().map(|g| g.key.clone()).collect();
+    let held = t.with_latest_reader(|r| lookup.find(&r, &keys))??;
+    let mut still = vec![false; gone.len()];
+    for (_, _, n) in held {
+        still[n] = true;
+    }
+    let mut n = 0;
+    gone.retain(|g| {
+        n += 1;
+        !(still[n - 1] && action_of(fk, g) == Action::NoAction)
+    });
+    Ok(())
+}
+
+/// The keys as the referencing columns hold them (a value out of their range is held
+/// by no row), and for each the place of its key among `gone`.
+fn child_keys(gone: &[Gone], at: &[usize], schema: &Schema) -> (Vec<Vec<Value>>, Vec<usize>) {
+    let mut child_keys = Vec::new();
+    let mut which = Vec::new();
+    for (n, g) in gone.iter().enumerate() {
+        let k: SqlResult<Vec<Value>> = g
+            .key
+            .iter()
+            .zip(at)
+            .map(|(v, &c)| assign(v.clone(), &schema.columns[c]))
+            .collect();
+        if let Ok(k) = k {
+            child_keys.push(k);
+            which.push(n);
+        }
+    }
+    (child_keys, which)
+}
+
+/// The referencing rows holding `keys`, with the key each holds. READ COMMITTED goes by
+/// what committed by now (the locks are held); a snapshot that misses a referencing row
+/// committed or changed since is a serialization failure.
+fn referencing_rows(
+    t: &mut Transaction,
+    lookup: &Lookup,
+    keys: &[Vec<Value>],
+) -> SqlResult<Vec<(RowId, Row, usize)>> {
+    if t.isolation() == Isolation::ReadCommitted {
+        t.new_statement_snapshot()?;
+        return lookup.find(&t.reader()?, keys);
+    }
+    let now = t.with_latest_reader(|r| lookup.find(&r, keys))??;
+    if now.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut rows = lookup.find(&t.reader()?, keys)?;
+    // Referencing rows committed since this transaction's snapshot, or changed since.
+    let ids: std::collections::HashSet<RowId> = rows.iter().map(|(id, _, _)| *id).collect();
+    if now.iter().any(|(id, _, _)| !ids.contains(id)) {
+        return Err(serialization_failure());
+    }
+    let now_ids: std::collections::HashSet<RowId> = now.iter().map(|(id, _, _)| *id).collect();
+    rows.retain(|(id, _, _)| now_ids.contains(id));
+    Ok(rows)
 }

@@ -147,12 +147,7 @@ impl CatalogFn {
 
     pub fn call(self, args: &[Value], snap: &Snapshot, current_user: &str) -> SqlResult<Value> {
         use CatalogFn as F;
-        let int = |i: usize| match args.get(i) {
-            Some(Value::Int2(x)) => Some(i64::from(*x)),
-            Some(Value::Int4(x)) => Some(i64::from(*x)),
-            Some(Value::Int8(x)) => Some(*x),
-            _ => None,
-        };
+        let int = |i: usize| int_arg(args, i);
         let text = |s: String| Value::Text(s);
         // Functions of an OID give NULL for NULL, as PostgreSQL's strict functions do.
         let strict = !matches!(self, F::CurrentDatabase | F::CurrentSchema | F::FormatType);
@@ -227,47 +222,7 @@ impl CatalogFn {
                 _ => Value::Null,
             },
             F::RelationSize | F::TableSize | F::IndexesSize | F::TotalRelationSize => {
-                let oid = match &args[0] {
-                    Value::Text(s) => regclass_in(snap, s)?,
-                    _ => match int(0) {
-                        Some(oid) => oid,
-                        None => return Ok(Value::Null),
-                    },
-                };
-                let fork = match args.get(1) {
-                    None => "main",
-                    Some(Value::Text(f)) => f.as_str(),
-                    Some(_) => return Ok(Value::Null),
-                };
-                // A relation that is not there has no size, as in PostgreSQL.
-                let Some(r) = snap.by_oid(oid) else {
-                    return Ok(Value::Null);
-                };
-                let indexes = || -> i64 {
-                    snap.relations
-                        .iter()
-                        .filter(|x| x.index.as_ref().is_some_and(|i| i.table_oid == r.oid))
-                        .map(|x| x.bytes)
-                        .sum()
-                };
-                Value::Int8(match self {
-                    F::RelationSize => match fork {
-                        "main" => r.bytes,
-                        "fsm" | "vm" | "init" => 0,
-                        _ => {
-                            return Err(SqlError::new(
-                                code::INVALID_PARAMETER,
-                                "invalid fork name".to_string(),
-                            )
-                            .with_hint(
-                                "Valid fork names are \"main\", \"fsm\", \"vm\", and \"init\".",
-                            ))
-                        }
-                    },
-                    F::TableSize => r.bytes + r.toast_bytes,
-                    F::IndexesSize => indexes(),
-                    _ => r.bytes + r.toast_bytes + indexes(),
-                })
+                return relation_size(self, args, snap)
             }
             F::SizePretty => match int(0) {
                 Some(n) => text(size_pretty(n)),
@@ -275,6 +230,60 @@ impl CatalogFn {
             },
         })
     }
+}
+
+/// An integer argument, None for NULL or another type.
+fn int_arg(args: &[Value], i: usize) -> Option<i64> {
+    match args.get(i) {
+        Some(Value::Int2(x)) => Some(i64::from(*x)),
+        Some(Value::Int4(x)) => Some(i64::from(*x)),
+        Some(Value::Int8(x)) => Some(*x),
+        _ => None,
+    }
+}
+
+/// pg_relation_size (of a fork), pg_table_size (with the toast relation),
+/// pg_indexes_size and pg_total_relation_size of a relation given by OID or name.
+fn relation_size(which: CatalogFn, args: &[Value], snap: &Snapshot) -> SqlResult<Value> {
+    use CatalogFn as F;
+    let oid = match &args[0] {
+        Value::Text(s) => regclass_in(snap, s)?,
+        _ => match int_arg(args, 0) {
+            Some(oid) => oid,
+            None => return Ok(Value::Null),
+        },
+    };
+    let fork = match args.get(1) {
+        None => "main",
+        Some(Value::Text(f)) => f.as_str(),
+        Some(_) => return Ok(Value::Null),
+    };
+    // A relation that is not there has no size, as in PostgreSQL.
+    let Some(r) = snap.by_oid(oid) else {
+        return Ok(Value::Null);
+    };
+    let indexes = || -> i64 {
+        snap.relations
+            .iter()
+            .filter(|x| x.index.as_ref().is_some_and(|i| i.table_oid == r.oid))
+            .map(|x| x.bytes)
+            .sum()
+    };
+    Ok(Value::Int8(match which {
+        F::RelationSize => match fork {
+            "main" => r.bytes,
+            "fsm" | "vm" | "init" => 0,
+            _ => {
+                return Err(
+                    SqlError::new(code::INVALID_PARAMETER, "invalid fork name".to_string())
+                        .with_hint("Valid fork names are \"main\", \"fsm\", \"vm\", and \"init\"."),
+                )
+            }
+        },
+        F::TableSize => r.bytes + r.toast_bytes,
+        F::IndexesSize => indexes(),
+        _ => r.bytes + r.toast_bytes + indexes(),
+    }))
 }
 
 /// Bytes as PostgreSQL's `pg_size_pretty` prints them: bytes below 10 kB, then kB, MB,

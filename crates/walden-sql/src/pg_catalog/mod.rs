@@ -13,6 +13,7 @@
 
 mod functions;
 mod relations;
+mod role_list;
 pub mod types;
 
 use walden::{Column, Database};
@@ -21,8 +22,9 @@ use crate::types::DeclaredType;
 
 pub use functions::{CatalogFn, Snap};
 pub use relations::{
-    cursor_rows, is_pg_catalog_name, lookup, settings_rows, Rows, VirtualRelation,
+    cursor_rows, is_pg_catalog_name, lookup, settings_rows, Rows, SettingRow, VirtualRelation,
 };
+pub use role_list::{all_roles, bootstrap_role};
 
 /// The first OID of a user object, as in PostgreSQL.
 pub const FIRST_USER_OID: i64 = 16384;
@@ -175,141 +177,13 @@ impl Snapshot {
     pub fn of(db: &Database) -> Snapshot {
         let mut relations = Vec::new();
         let sequences = db.sequences();
-        // Identity columns by (table id, column position).
-        let identity: std::collections::HashMap<(u32, u16), char> = sequences
-            .iter()
-            .filter_map(|s| {
-                let kind = match s.def.identity {
-                    walden::Identity::Always => 'a',
-                    walden::Identity::ByDefault => 'd',
-                    walden::Identity::None => return None,
-                };
-                Some((s.def.owned_by?, kind))
-            })
-            .collect();
+        let identity = identity_columns(&sequences);
         for name in db.table_names() {
-            let (Ok(id), Ok(schema), Ok(indexes)) =
-                (db.table_id(&name), db.schema(&name), db.indexes(&name))
-            else {
-                continue;
-            };
-            let table_oid = FIRST_USER_OID + i64::from(id);
-            let rows = db
-                .table_estimate(&name)
-                .map_or(-1.0, |(rows, _)| rows.round());
-            let positions = db.stored_positions(&name).unwrap_or_default();
-            let columns: Vec<Attr> = schema
-                .columns
-                .iter()
-                .enumerate()
-                .map(|(i, c)| Attr {
-                    position: positions.get(i).copied().unwrap_or(i as u32),
-                    ..attr(&name, c, identity.get(&(id, i as u16)).copied())
-                })
-                .collect();
-            relations.push(Relation {
-                oid: table_oid,
-                name: name.clone(),
-                kind: RelKind::Table,
-                columns: columns.clone(),
-                index: None,
-                owner: None,
-                sequence: None,
-                rows,
-                access_method: match db.table_kind(&name) {
-                    Ok(walden::TableKind::Undo) => UNDO_AM,
-                    _ => HEAP_AM,
-                },
-                bytes: db.table_bytes(&name).unwrap_or(0) as i64,
-                toast_bytes: db.toast_bytes(&name).unwrap_or(0) as i64,
-            });
-            for ix in indexes {
-                let keys: Vec<i16> = ix
-                    .columns
-                    .iter()
-                    .filter_map(|c| schema.columns.iter().position(|x| x.name == *c))
-                    .map(|p| (p + 1) as i16)
-                    .collect();
-                let constraint = if ix.primary {
-                    Some('p')
-                } else if ix.unique && ix.name.ends_with("_key") {
-                    Some('u')
-                } else {
-                    None
-                };
-                relations.push(Relation {
-                    oid: FIRST_USER_OID + i64::from(ix.id),
-                    name: ix.name.clone(),
-                    kind: RelKind::Index,
-                    columns: keys
-                        .iter()
-                        .map(|&k| Attr {
-                            default: None,
-                            not_null: false,
-                            ..columns[k as usize - 1].clone()
-                        })
-                        .collect(),
-                    index: Some(IndexDef {
-                        table_oid,
-                        keys,
-                        order: ix.order.clone(),
-                        unique: ix.unique,
-                        primary: ix.primary,
-                        constraint,
-                    }),
-                    owner: None,
-                    sequence: None,
-                    access_method: BTREE_AM,
-                    rows,
-                    bytes: (ix.pages * db.page_size() as u64) as i64,
-                    toast_bytes: 0,
-                });
-            }
+            table_relations(db, &name, &identity, &mut relations);
         }
-        let mut taken = std::collections::HashSet::new();
-        for v in db.views() {
-            let mut oid = VIEW_BASE + view_hash(&v.name);
-            while !taken.insert(oid) {
-                oid = VIEW_BASE + (oid - VIEW_BASE + 1) % VIEW_OIDS;
-            }
-            relations.push(Relation {
-                oid,
-                name: v.name.clone(),
-                kind: RelKind::View,
-                columns: view_columns(db, &v),
-                index: None,
-                owner: None,
-                sequence: None,
-                access_method: 0,
-                rows: -1.0,
-                bytes: 0,
-                toast_bytes: 0,
-            });
-        }
+        view_relations(db, &mut relations);
         for info in sequences {
-            let owner = info.def.owned_by.map(|(table, column)| SequenceOwner {
-                table_oid: FIRST_USER_OID + i64::from(table),
-                attnum: column as i16 + 1,
-                deptype: if info.def.identity == walden::Identity::None {
-                    'a'
-                } else {
-                    'i'
-                },
-            });
-            relations.push(Relation {
-                oid: FIRST_USER_OID + i64::from(info.def.id),
-                name: info.def.name.clone(),
-                kind: RelKind::Sequence,
-                columns: Vec::new(),
-                index: None,
-                owner,
-                sequence: Some(info),
-                access_method: 0,
-                rows: -1.0,
-                // One page, as PostgreSQL's sequences.
-                bytes: db.page_size() as i64,
-                toast_bytes: 0,
-            });
+            relations.push(sequence_relation(db, info));
         }
         let foreign_keys = foreign_keys(db, &relations);
         Snapshot {
@@ -383,6 +257,179 @@ impl Snapshot {
             Some(r) => quote_ident(&r.name),
             None => oid.to_string(),
         }
+    }
+}
+
+/// Identity columns by (table id, column position).
+type Identities = std::collections::HashMap<(u32, u16), char>;
+
+/// Identity columns by (table id, column position): 'a' for ALWAYS, 'd' for BY DEFAULT.
+fn identity_columns(sequences: &[walden::SequenceInfo]) -> Identities {
+    sequences
+        .iter()
+        .filter_map(|s| {
+            let kind = match s.def.identity {
+                walden::Identity::Always => 'a',
+                walden::Identity::ByDefault => 'd',
+                walden::Identity::None => return None,
+            };
+            Some((s.def.owned_by?, kind))
+        })
+        .collect()
+}
+
+/// A table's relation and its indexes' (none for a table dropped meanwhile).
+fn table_relations(
+    db: &Database,
+    name: &str,
+    identity: &Identities,
+    relations: &mut Vec<Relation>,
+) {
+    let (Ok(id), Ok(schema), Ok(indexes)) = (db.table_id(name), db.schema(name), db.indexes(name))
+    else {
+        return;
+    };
+    let table_oid = FIRST_USER_OID + i64::from(id);
+    let rows = db
+        .table_estimate(name)
+        .map_or(-1.0, |(rows, _)| rows.round());
+    let positions = db.stored_positions(name).unwrap_or_default();
+    let columns: Vec<Attr> = schema
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| Attr {
+            position: positions.get(i).copied().unwrap_or(i as u32),
+            ..attr(name, c, identity.get(&(id, i as u16)).copied())
+        })
+        .collect();
+    relations.push(Relation {
+        oid: table_oid,
+        name: name.to_string(),
+        kind: RelKind::Table,
+        columns: columns.clone(),
+        index: None,
+        owner: None,
+        sequence: None,
+        rows,
+        access_method: match db.table_kind(name) {
+            Ok(walden::TableKind::Undo) => UNDO_AM,
+            _ => HEAP_AM,
+        },
+        bytes: db.table_bytes(name).unwrap_or(0) as i64,
+        toast_bytes: db.toast_bytes(name).unwrap_or(0) as i64,
+    });
+    for ix in indexes {
+        relations.push(index_relation(
+            db,
+            &ix,
+            &schema.columns,
+            &columns,
+            table_oid,
+            rows,
+        ));
+    }
+}
+
+/// An index's relation: its key columns are its table's.
+fn index_relation(
+    db: &Database,
+    ix: &walden::IndexInfo,
+    table_columns: &[Column],
+    columns: &[Attr],
+    table_oid: i64,
+    rows: f64,
+) -> Relation {
+    let keys: Vec<i16> = ix
+        .columns
+        .iter()
+        .filter_map(|c| table_columns.iter().position(|x| x.name == *c))
+        .map(|p| (p + 1) as i16)
+        .collect();
+    let constraint = if ix.primary {
+        Some('p')
+    } else if ix.unique && ix.name.ends_with("_key") {
+        Some('u')
+    } else {
+        None
+    };
+    Relation {
+        oid: FIRST_USER_OID + i64::from(ix.id),
+        name: ix.name.clone(),
+        kind: RelKind::Index,
+        columns: keys
+            .iter()
+            .map(|&k| Attr {
+                default: None,
+                not_null: false,
+                ..columns[k as usize - 1].clone()
+            })
+            .collect(),
+        index: Some(IndexDef {
+            table_oid,
+            keys,
+            order: ix.order.clone(),
+            unique: ix.unique,
+            primary: ix.primary,
+            constraint,
+        }),
+        owner: None,
+        sequence: None,
+        access_method: BTREE_AM,
+        rows,
+        bytes: (ix.pages * db.page_size() as u64) as i64,
+        toast_bytes: 0,
+    }
+}
+
+/// The views' relations, each OID a hash of its name (the next free one on a collision).
+fn view_relations(db: &Database, relations: &mut Vec<Relation>) {
+    let mut taken = std::collections::HashSet::new();
+    for v in db.views() {
+        let mut oid = VIEW_BASE + view_hash(&v.name);
+        while !taken.insert(oid) {
+            oid = VIEW_BASE + (oid - VIEW_BASE + 1) % VIEW_OIDS;
+        }
+        relations.push(Relation {
+            oid,
+            name: v.name.clone(),
+            kind: RelKind::View,
+            columns: view_columns(db, &v),
+            index: None,
+            owner: None,
+            sequence: None,
+            access_method: 0,
+            rows: -1.0,
+            bytes: 0,
+            toast_bytes: 0,
+        });
+    }
+}
+
+/// A sequence's relation, with the column that owns it.
+fn sequence_relation(db: &Database, info: walden::SequenceInfo) -> Relation {
+    let owner = info.def.owned_by.map(|(table, column)| SequenceOwner {
+        table_oid: FIRST_USER_OID + i64::from(table),
+        attnum: column as i16 + 1,
+        deptype: if info.def.identity == walden::Identity::None {
+            'a'
+        } else {
+            'i'
+        },
+    });
+    Relation {
+        oid: FIRST_USER_OID + i64::from(info.def.id),
+        name: info.def.name.clone(),
+        kind: RelKind::Sequence,
+        columns: Vec::new(),
+        index: None,
+        owner,
+        sequence: Some(info),
+        access_method: 0,
+        rows: -1.0,
+        // One page, as PostgreSQL's sequences.
+        bytes: db.page_size() as i64,
+        toast_bytes: 0,
     }
 }
 
@@ -468,7 +515,7 @@ fn fnv(name: &str) -> u64 {
 /// of the name (the next free number on a clash, in name order).
 fn roles(db: &Database) -> Vec<(i64, walden::RoleDef)> {
     let mut taken = std::collections::HashSet::new();
-    crate::roles::all(db)
+    all_roles(db)
         .into_iter()
         .map(|r| {
             if r.name == crate::catalog::BOOTSTRAP {

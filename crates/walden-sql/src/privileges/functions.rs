@@ -147,151 +147,187 @@ pub fn call(
         ));
     };
     let auth = authority(snap, &user);
-    let held = |items: Vec<walden::AclItem>, owner: &str, want: u16, options: u16| -> bool {
-        if auth.superuser {
-            return true;
-        }
-        let mut got = 0;
-        let mut grantable = 0;
-        for i in items {
-            if i.grantee.is_empty() || auth.has_privs_of(&i.grantee) {
-                got |= i.privs;
-                grantable |= i.grantable;
-            }
-        }
-        if auth.has_privs_of(owner) {
-            grantable = bits::ALL;
-        }
-        // PostgreSQL's answer is true when any of the privileges named is held.
-        (want != 0 && got & want != 0) || (options != 0 && grantable & options != 0)
-    };
-    Ok(Value::Bool(match which {
+    let answer = match which {
         Inquiry::Table | Inquiry::Sequence | Inquiry::Column | Inquiry::AnyColumn => {
-            let name = match object {
-                Value::Text(t) => crate::sequences::relation_name_of_text(t)?.1,
-                v => match crate::value::as_i64(v).and_then(|oid| snap.by_oid(oid)) {
-                    Some(r) => r.name.clone(),
-                    None => return Ok(Value::Null),
-                },
+            relation_inquiry(which, object, column, privs, snap, &auth)?
+        }
+        Inquiry::Schema => Some(schema_inquiry(object, privs, snap, &auth)?),
+        Inquiry::Role => Some(role_inquiry(object, privs, snap, &auth)?),
+    };
+    Ok(answer.map_or(Value::Null, Value::Bool))
+}
+
+/// Whether `auth` holds any of the privileges `want`, or the grant option of any of
+/// `options`, among `items` (an owner's grant options are all of them).
+fn held(
+    auth: &Authority,
+    items: Vec<walden::AclItem>,
+    owner: &str,
+    want: u16,
+    options: u16,
+) -> bool {
+    if auth.superuser {
+        return true;
+    }
+    let mut got = 0;
+    let mut grantable = 0;
+    for i in items {
+        if i.grantee.is_empty() || auth.has_privs_of(&i.grantee) {
+            got |= i.privs;
+            grantable |= i.grantable;
+        }
+    }
+    if auth.has_privs_of(owner) {
+        grantable = bits::ALL;
+    }
+    // PostgreSQL's answer is true when any of the privileges named is held.
+    (want != 0 && got & want != 0) || (options != 0 && grantable & options != 0)
+}
+
+/// has_table_privilege, has_sequence_privilege, has_column_privilege and
+/// has_any_column_privilege; None (NULL) for an OID or column number that names nothing.
+fn relation_inquiry(
+    which: Inquiry,
+    object: &Value,
+    column: Option<&Value>,
+    privs: &str,
+    snap: &Snapshot,
+    auth: &Authority,
+) -> SqlResult<Option<bool>> {
+    let name = match object {
+        Value::Text(t) => crate::sequences::relation_name_of_text(t)?.1,
+        v => match crate::value::as_i64(v).and_then(|oid| snap.by_oid(oid)) {
+            Some(r) => r.name.clone(),
+            None => return Ok(None),
+        },
+    };
+    let Some(rel) = snap.by_name(&name) else {
+        return Err(SqlError::new(
+            code::UNDEFINED_TABLE,
+            format!("relation \"{name}\" does not exist"),
+        ));
+    };
+    let kind = match rel.kind {
+        crate::pg_catalog::RelKind::Sequence => RelKind::Sequence,
+        crate::pg_catalog::RelKind::View => RelKind::View,
+        _ => RelKind::Table,
+    };
+    if which == Inquiry::Sequence && kind != RelKind::Sequence {
+        return Err(SqlError::new(
+            code::WRONG_OBJECT_TYPE,
+            format!("\"{name}\" is not a sequence"),
+        ));
+    }
+    let allowed = match which {
+        Inquiry::Sequence => SEQUENCE_PRIVS,
+        Inquiry::Column | Inquiry::AnyColumn => COLUMN_PRIVS,
+        _ => TABLE_PRIVS,
+    };
+    let (want, options) = parse_privs(privs, allowed)?;
+    let acl = relation_acl(&snap.privileges, &name);
+    let table = held(
+        auth,
+        items_of(&acl, kind.owner_default()),
+        &acl.owner,
+        want,
+        options,
+    );
+    Ok(Some(match which {
+        // The table's privileges, or the column's own.
+        Inquiry::Column => {
+            let found = match column {
+                Some(Value::Text(c)) => rel.columns.iter().find(|a| a.name == *c),
+                Some(v) => crate::value::as_i64(v)
+                    .and_then(|n| usize::try_from(n - 1).ok())
+                    .and_then(|i| rel.columns.get(i)),
+                None => None,
             };
-            let Some(rel) = snap.by_name(&name) else {
-                return Err(SqlError::new(
-                    code::UNDEFINED_TABLE,
-                    format!("relation \"{name}\" does not exist"),
-                ));
+            let Some(a) = found else {
+                if let Some(Value::Text(c)) = column {
+                    return Err(SqlError::new(
+                        code::UNDEFINED_COLUMN,
+                        format!("column \"{c}\" of relation \"{name}\" does not exist"),
+                    ));
+                }
+                return Ok(None);
             };
-            let kind = match rel.kind {
-                crate::pg_catalog::RelKind::Sequence => RelKind::Sequence,
-                crate::pg_catalog::RelKind::View => RelKind::View,
-                _ => RelKind::Table,
-            };
-            if which == Inquiry::Sequence && kind != RelKind::Sequence {
-                return Err(SqlError::new(
-                    code::WRONG_OBJECT_TYPE,
-                    format!("\"{name}\" is not a sequence"),
-                ));
+            table || {
+                let items = acl.columns.get(&a.position).cloned().unwrap_or_default();
+                held(auth, items, "", want, options)
             }
-            let allowed = match which {
-                Inquiry::Sequence => SEQUENCE_PRIVS,
-                Inquiry::Column | Inquiry::AnyColumn => COLUMN_PRIVS,
-                _ => TABLE_PRIVS,
-            };
-            let (want, options) = parse_privs(privs, allowed)?;
-            let acl = relation_acl(&snap.privileges, &name);
-            let table = held(
-                items_of(&acl, kind.owner_default()),
+        }
+        Inquiry::AnyColumn => {
+            table
+                || acl
+                    .columns
+                    .values()
+                    .any(|items| held(auth, items.clone(), "", want, options))
+        }
+        _ => table,
+    }))
+}
+
+/// has_schema_privilege.
+fn schema_inquiry(
+    object: &Value,
+    privs: &str,
+    snap: &Snapshot,
+    auth: &Authority,
+) -> SqlResult<bool> {
+    let name = match object {
+        Value::Text(t) => t.clone(),
+        v => crate::value::as_i64(v)
+            .map(crate::pg_catalog::namespace_name)
+            .unwrap_or_default(),
+    };
+    let (want, options) = parse_privs(privs, SCHEMA_PRIVS)?;
+    Ok(match name.as_str() {
+        super::PUBLIC_SCHEMA => {
+            let acl = schema_acl(&snap.privileges, &name);
+            held(
+                auth,
+                items_of(&acl, bits::USAGE | bits::CREATE),
                 &acl.owner,
                 want,
                 options,
-            );
-            match which {
-                // The table's privileges, or the column's own.
-                Inquiry::Column => {
-                    let found = match column {
-                        Some(Value::Text(c)) => rel.columns.iter().find(|a| a.name == *c),
-                        Some(v) => crate::value::as_i64(v)
-                            .and_then(|n| usize::try_from(n - 1).ok())
-                            .and_then(|i| rel.columns.get(i)),
-                        None => None,
-                    };
-                    let Some(a) = found else {
-                        if let Some(Value::Text(c)) = column {
-                            return Err(SqlError::new(
-                                code::UNDEFINED_COLUMN,
-                                format!("column \"{c}\" of relation \"{name}\" does not exist"),
-                            ));
-                        }
-                        return Ok(Value::Null);
-                    };
-                    table || {
-                        let items = acl.columns.get(&a.position).cloned().unwrap_or_default();
-                        held(items, "", want, options)
-                    }
-                }
-                Inquiry::AnyColumn => {
-                    table
-                        || acl
-                            .columns
-                            .values()
-                            .any(|items| held(items.clone(), "", want, options))
-                }
-                _ => table,
-            }
+            )
         }
-        Inquiry::Schema => {
-            let name = match object {
-                Value::Text(t) => t.clone(),
-                v => crate::value::as_i64(v)
-                    .map(crate::pg_catalog::namespace_name)
-                    .unwrap_or_default(),
-            };
-            let (want, options) = parse_privs(privs, SCHEMA_PRIVS)?;
-            match name.as_str() {
-                super::PUBLIC_SCHEMA => {
-                    let acl = schema_acl(&snap.privileges, &name);
-                    held(
-                        items_of(&acl, bits::USAGE | bits::CREATE),
-                        &acl.owner,
-                        want,
-                        options,
-                    )
-                }
-                // The system's schemas: USAGE for everyone, CREATE for superusers.
-                "pg_catalog" | "information_schema" | "pg_toast" => {
-                    auth.superuser || (want & bits::USAGE != 0 && options == 0)
-                }
-                _ => {
-                    return Err(SqlError::new(
-                        code::INVALID_SCHEMA_NAME,
-                        format!("schema \"{name}\" does not exist"),
-                    ))
-                }
-            }
+        // The system's schemas: USAGE for everyone, CREATE for superusers.
+        "pg_catalog" | "information_schema" | "pg_toast" => {
+            auth.superuser || (want & bits::USAGE != 0 && options == 0)
         }
-        Inquiry::Role => {
-            let role = user_of(snap, object)?;
-            let mode = privs.trim().to_ascii_lowercase();
-            match mode.as_str() {
-                "member" | "set" => auth.is_member(&role),
-                "usage" => auth.has_privs_of(&role),
-                "member with admin option"
-                | "usage with admin option"
-                | "member with grant option"
-                | "usage with grant option" => {
-                    auth.superuser
-                        || snap
-                            .privileges
-                            .members
-                            .iter()
-                            .any(|((r, m), how)| *r == role && how.admin && auth.is_member(m))
-                }
-                _ => {
-                    return Err(SqlError::new(
-                        code::INVALID_PARAMETER,
-                        format!("unrecognized privilege type: \"{}\"", privs.trim()),
-                    ))
-                }
-            }
+        _ => {
+            return Err(SqlError::new(
+                code::INVALID_SCHEMA_NAME,
+                format!("schema \"{name}\" does not exist"),
+            ))
         }
-    }))
+    })
+}
+
+/// pg_has_role.
+fn role_inquiry(object: &Value, privs: &str, snap: &Snapshot, auth: &Authority) -> SqlResult<bool> {
+    let role = user_of(snap, object)?;
+    let mode = privs.trim().to_ascii_lowercase();
+    Ok(match mode.as_str() {
+        "member" | "set" => auth.is_member(&role),
+        "usage" => auth.has_privs_of(&role),
+        "member with admin option"
+        | "usage with admin option"
+        | "member with grant option"
+        | "usage with grant option" => {
+            auth.superuser
+                || snap
+                    .privileges
+                    .members
+                    .iter()
+                    .any(|((r, m), how)| *r == role && how.admin && auth.is_member(m))
+        }
+        _ => {
+            return Err(SqlError::new(
+                code::INVALID_PARAMETER,
+                format!("unrecognized privilege type: \"{}\"", privs.trim()),
+            ))
+        }
+    })
 }

@@ -232,25 +232,7 @@ impl SeqOptions {
             }
             None => {}
         }
-        let type_name = d.ty.name();
-        if d.max_value < lo || d.max_value > hi {
-            return Err(invalid(format!(
-                "MAXVALUE ({}) is out of range for sequence data type {type_name}",
-                d.max_value
-            )));
-        }
-        if d.min_value < lo || d.min_value > hi {
-            return Err(invalid(format!(
-                "MINVALUE ({}) is out of range for sequence data type {type_name}",
-                d.min_value
-            )));
-        }
-        if d.min_value >= d.max_value {
-            return Err(invalid(format!(
-                "MINVALUE ({}) must be less than MAXVALUE ({})",
-                d.min_value, d.max_value
-            )));
-        }
+        check_bounds(&d, lo, hi)?;
         match self.start {
             Some(v) => d.start = v,
             None if creating => d.start = if ascending { d.min_value } else { d.max_value },
@@ -401,6 +383,30 @@ fn owned_by_name(w: &mut Words) -> SqlResult<(String, String)> {
             .with_hint("Specify OWNED BY table.column or OWNED BY NONE.")
             .at(at)),
     }
+}
+
+/// MINVALUE and MAXVALUE within the sequence's type, MINVALUE below MAXVALUE.
+fn check_bounds(d: &SequenceDef, lo: i64, hi: i64) -> SqlResult<()> {
+    let type_name = d.ty.name();
+    if d.max_value < lo || d.max_value > hi {
+        return Err(invalid(format!(
+            "MAXVALUE ({}) is out of range for sequence data type {type_name}",
+            d.max_value
+        )));
+    }
+    if d.min_value < lo || d.min_value > hi {
+        return Err(invalid(format!(
+            "MINVALUE ({}) is out of range for sequence data type {type_name}",
+            d.min_value
+        )));
+    }
+    if d.min_value >= d.max_value {
+        return Err(invalid(format!(
+            "MINVALUE ({}) must be less than MAXVALUE ({})",
+            d.min_value, d.max_value
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -143,30 +143,7 @@ impl ClientSettings {
                     "utf8" | "unicode" | "sqlascii" => self.client_encoding = "UTF8".into(),
                     _ => return Err(only(name, value, "UTF8")),
                 },
-                "DateStyle" => {
-                    let parts: Vec<String> = lower
-                        .split(',')
-                        .map(|p| p.trim().to_string())
-                        .filter(|p| !p.is_empty())
-                        .collect();
-                    let mut order = "MDY";
-                    for p in &parts {
-                        match p.as_str() {
-                            "iso" => {}
-                            "mdy" | "us" | "noneuropean" => order = "MDY",
-                            "dmy" | "euro" | "european" => order = "DMY",
-                            "ymd" => order = "YMD",
-                            "sql" | "postgres" | "german" => {
-                                return Err(only(name, value, "ISO output"))
-                            }
-                            _ => return Err(invalid(name, value)),
-                        }
-                    }
-                    if parts.is_empty() {
-                        return Err(invalid(name, value));
-                    }
-                    self.date_style = format!("ISO, {order}");
-                }
+                "DateStyle" => self.date_style = date_style(name, value, &lower)?,
                 "IntervalStyle" => {
                     if lower != "postgres" {
                         return Err(only(name, value, "postgres"));
@@ -227,6 +204,30 @@ impl ClientSettings {
             Ok(())
         })())
     }
+}
+
+/// DateStyle's value: ISO output, in the day order given (MDY when none is).
+fn date_style(name: &str, value: &str, lower: &str) -> SqlResult<String> {
+    let parts: Vec<String> = lower
+        .split(',')
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty())
+        .collect();
+    let mut order = "MDY";
+    for p in &parts {
+        match p.as_str() {
+            "iso" => {}
+            "mdy" | "us" | "noneuropean" => order = "MDY",
+            "dmy" | "euro" | "european" => order = "DMY",
+            "ymd" => order = "YMD",
+            "sql" | "postgres" | "german" => return Err(only(name, value, "ISO output")),
+            _ => return Err(invalid(name, value)),
+        }
+    }
+    if parts.is_empty() {
+        return Err(invalid(name, value));
+    }
+    Ok(format!("ISO, {order}"))
 }
 
 /// UTC under the names clients use for it.

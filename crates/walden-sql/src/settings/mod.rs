@@ -379,6 +379,20 @@ pub struct Shown {
     pub def: &'static Def,
 }
 
+impl From<Shown> for crate::pg_catalog::SettingRow {
+    fn from(s: Shown) -> Self {
+        crate::pg_catalog::SettingRow {
+            name: s.name,
+            setting: s.setting,
+            unit: s.def.unit,
+            description: s.def.description,
+            context: s.def.context.name(),
+            vartype: s.def.vartype,
+            reset: s.reset,
+        }
+    }
+}
+
 /// The value of the setting of that name (any case), as SHOW gives it; None when there
 /// is none.
 pub fn value_of(name: &str, now: &SessionSettings, env: &Env) -> Option<String> {
