@@ -138,7 +138,7 @@ fn measure(
     let mut n = 0u64;
     let inserted = tx.insert_with(TABLE, |row| {
         if n == rows {
-            return false;
+            return Ok(false);
         }
         n += 1;
         // `rows` is at most i32::MAX (checked by the argument parser).
@@ -149,7 +149,7 @@ fn measure(
         if let Some(g @ Value::Null) = row.get_mut(6) {
             *g = Value::Text(text.clone());
         }
-        true
+        Ok::<_, walden::Error>(true)
     })?;
     tx.commit()?;
     let seconds = start.elapsed().as_secs_f64();

@@ -142,7 +142,7 @@ fn run(dir: &TempDir, mode: Mode, args: &SpaceArgs) -> Result<Vec<Step>, CliErro
         let mut n = 0u64;
         let count = tx.insert_with(TABLE, |row| {
             if n == rows {
-                return false;
+                return Ok(false);
             }
             n += 1;
             let v = Value::Int4(i32::try_from(n).unwrap_or(i32::MAX));
@@ -150,7 +150,7 @@ fn run(dir: &TempDir, mode: Mode, args: &SpaceArgs) -> Result<Vec<Step>, CliErro
                 *c = v.clone();
             }
             row[6] = text.clone();
-            true
+            Ok::<_, walden::Error>(true)
         })?;
         tx.commit()?;
         Ok(count)

@@ -841,11 +841,17 @@ fn constants_simplified_as_postgresql() {
             ("select count(*) from sv where x / 0 = null or id = 1", "1"),
             ("select count(*) from sv where x / 0 = null and id > 0", "0"),
             ("select count(*) from sv where not (x / 0 = null)", "0"),
-            ("select id from sv where (x = null) is null order by id", "1\n2\n3"),
+            (
+                "select id from sv where (x = null) is null order by id",
+                "1\n2\n3",
+            ),
             ("select id from sv where true and x = 1", "1"),
             ("select id from sv where false or x = 0", "2"),
             ("select id from sv where not not (x = 1)", "1"),
-            ("select x, count(*) from sv group by x having null and count(*) > 0", ""),
+            (
+                "select x, count(*) from sv group by x having null and count(*) > 0",
+                "",
+            ),
             (
                 "select a.id from sv a join sv b on a.id = b.id and b.x / 0 = null",
                 "",
@@ -854,7 +860,10 @@ fn constants_simplified_as_postgresql() {
                 "select a.id, b.id from sv a left join sv b on a.id = b.id and null order by a.id",
                 "1|\n2|\n3|",
             ),
-            ("select x / 0 from sv where id = 1", "ERROR 22012: division by zero"),
+            (
+                "select x / 0 from sv where id = 1",
+                "ERROR 22012: division by zero",
+            ),
             ("create table sc (v int check (v > 0 or null))", ""),
             ("insert into sc values (-1)", ""),
             ("select v from sc", "-1"),

@@ -238,42 +238,33 @@ impl CopyIn {
         let fields = &mut self.fields;
         let header = &mut self.header;
         let mut batch: Vec<Record> = Vec::new();
-        let mut failed = None;
         let inserted = t.insert_with(&self.table, |row| loop {
             let Some(rec) = splitter.take() else {
-                return false;
+                return Ok(false);
             };
-            let r = cx.guard.check().and_then(|()| {
-                if *header != Header::No {
-                    let h = std::mem::replace(header, Header::No);
-                    return reading
-                        .header(splitter.bytes(), rec, fields, h)
-                        .map(|()| false);
-                }
-                batch.push(rec);
-                reading.fill(splitter.bytes(), rec, fields, row)?;
-                builder
-                    .complete(&mut cx, row)
-                    .map_err(|e| e.with_context(reading.line_context(splitter.bytes(), rec)))?;
-                Ok(true)
-            });
-            match r {
-                Ok(true) => return true,
-                Ok(false) => continue,
-                Err(e) => {
-                    failed = Some(e);
-                    return false;
-                }
+            cx.guard.check().map_err(Failed::Row)?;
+            if *header != Header::No {
+                let h = std::mem::replace(header, Header::No);
+                reading
+                    .header(splitter.bytes(), rec, fields, h)
+                    .map_err(Failed::Row)?;
+                continue;
             }
+            batch.push(rec);
+            reading
+                .fill(splitter.bytes(), rec, fields, row)
+                .map_err(Failed::Row)?;
+            builder.complete(&mut cx, row).map_err(|e| {
+                Failed::Row(e.with_context(reading.line_context(splitter.bytes(), rec)))
+            })?;
+            return Ok(true);
         });
         let kept = builder.take_kept();
         drop(builder);
-        if let Some(e) = failed {
-            return Err(e);
-        }
         let n = match inserted {
             Ok(n) => n,
-            Err(e) => return Err(self.locate(session, e, &batch)),
+            Err(Failed::Row(e)) => return Err(e),
+            Err(Failed::Engine(e)) => return Err(self.locate(session, e, &batch)),
         };
         self.rows += n;
         if let Some(kept) = kept {
@@ -321,24 +312,39 @@ impl CopyIn {
         };
         for rec in batch {
             let mut once = Some(*rec);
-            let mut built = Ok(());
             let bytes = self.splitter.bytes();
             let r = t.insert_with(&self.table, |row| {
                 let Some(rec) = once.take() else {
-                    return false;
+                    return Ok(false);
                 };
-                built = reading
+                reading
                     .fill(bytes, rec, &mut self.fields, row)
-                    .and_then(|()| builder.complete(&mut cx, row));
-                built.is_ok()
+                    .and_then(|()| builder.complete(&mut cx, row))
+                    .map_err(Failed::Row)?;
+                Ok(true)
             });
-            match (r, built) {
-                (Err(again), _) => return SqlError::from(again).with_context(context(rec.line)),
-                (Ok(_), Err(other)) => return other,
-                (Ok(_), Ok(())) => {}
+            match r {
+                Err(Failed::Engine(again)) => {
+                    return SqlError::from(again).with_context(context(rec.line))
+                }
+                Err(Failed::Row(other)) => return other,
+                Ok(_) => {}
             }
         }
         SqlError::from(e).with_context(context(last))
+    }
+}
+
+/// Why a batch's insert stopped: a record's own error (a field, a constraint the row
+/// builder checks), or the engine's, which `locate` finds the line of.
+enum Failed {
+    Row(SqlError),
+    Engine(walden::Error),
+}
+
+impl From<walden::Error> for Failed {
+    fn from(e: walden::Error) -> Failed {
+        Failed::Engine(e)
     }
 }
 

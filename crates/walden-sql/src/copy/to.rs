@@ -171,27 +171,16 @@ impl CopyOut {
         let mut rows = 0u64;
         match &self.source {
             Source::Table { name, positions } => {
-                let mut failed = None;
                 let cx = session.ctx();
-                t.reader()?.scan_with(name, |_, row| {
-                    let r = cx.guard.check().and_then(|()| {
+                let shape = walden::RowShape::default();
+                t.reader()?
+                    .read(walden::Rows::Table(name), shape, |_, row| {
+                        cx.guard.check()?;
                         self.line(&mut line, positions.iter().map(|&i| &row[i]), true);
-                        sink(&line)
-                    });
-                    match r {
-                        Ok(()) => {
-                            rows += 1;
-                            true
-                        }
-                        Err(e) => {
-                            failed = Some(e);
-                            false
-                        }
-                    }
-                })?;
-                if let Some(e) = failed {
-                    return Err(e);
-                }
+                        sink(&line)?;
+                        rows += 1;
+                        Ok::<_, SqlError>(std::ops::ControlFlow::Continue(()))
+                    })?;
             }
             Source::Query(plan, stack) => {
                 // The rows are written as the executor's stream makes them.

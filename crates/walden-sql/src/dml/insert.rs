@@ -237,33 +237,21 @@ where
         kept: keeps(cx, table)?,
     };
     let mut next = rows;
-    let mut failed = None;
     let n = t.insert_with(table, |row| {
         let Some(exprs) = next.next() else {
-            return false;
+            return Ok(false);
         };
-        let r = (|| {
-            cx.guard.check()?;
-            let exprs = exprs?;
-            let exprs = exprs.as_ref();
-            let mut vals = Vec::with_capacity(exprs.len());
-            for e in exprs {
-                vals.push(e.eval(&[], &mut cx.eval_ctx())?);
-            }
-            builder.build(cx, vals, row)
-        })();
-        match r {
-            Ok(()) => true,
-            Err(e) => {
-                failed = Some(e);
-                false
-            }
+        cx.guard.check()?;
+        let exprs = exprs?;
+        let exprs = exprs.as_ref();
+        let mut vals = Vec::with_capacity(exprs.len());
+        for e in exprs {
+            vals.push(e.eval(&[], &mut cx.eval_ctx())?);
         }
+        builder.build(cx, vals, row)?;
+        Ok::<_, SqlError>(true)
     })?;
-    match failed {
-        Some(e) => Err(e),
-        None => Ok((n, builder.after(cx, t)?)),
-    }
+    Ok((n, builder.after(cx, t)?))
 }
 
 /// Whether an insert into `table` keeps its rows (for its foreign keys).
@@ -375,7 +363,6 @@ pub(crate) fn insert_plan(
         returned: Default::default(),
         kept: keeps(cx, table)?,
     };
-    let mut failed = None;
     let streaming = query.as_select().filter(|p| {
         p.is_streaming()
             && matches!(p.source, Source::Nothing | Source::Series { .. })
@@ -391,12 +378,9 @@ pub(crate) fn insert_plan(
         let mut vals = Vec::with_capacity(plan.columns.len());
         t.insert_with(table, |row| loop {
             if plan.limit().is_some_and(|l| produced >= l) {
-                return false;
+                return Ok(false);
             }
-            if let Err(e) = cx.guard.check() {
-                failed = Some(e);
-                return false;
-            }
+            cx.guard.check()?;
             let input: &[Value] = match &plan.source {
                 Source::Nothing if !nothing_done => {
                     nothing_done = true;
@@ -407,45 +391,31 @@ pub(crate) fn insert_plan(
                         input[0] = v;
                         &input
                     }
-                    None => return false,
+                    None => return Ok(false),
                 },
-                _ => return false,
+                _ => return Ok(false),
             };
-            let r = plan
-                .project_into(input, &mut cx.eval_ctx(), &mut vals)
-                .and_then(|kept| match kept {
-                    false => Ok(false),
-                    true if skipped < plan.offset() => {
-                        skipped += 1;
-                        Ok(false)
-                    }
-                    true => builder.build(cx, vals.drain(..), row).map(|()| true),
-                });
-            match r {
-                Ok(true) => {
-                    produced += 1;
-                    return true;
-                }
-                Ok(false) => continue,
-                Err(e) => {
-                    failed = Some(e);
-                    return false;
-                }
+            if !plan.project_into(input, &mut cx.eval_ctx(), &mut vals)? {
+                continue;
             }
+            if skipped < plan.offset() {
+                skipped += 1;
+                continue;
+            }
+            builder.build(cx, vals.drain(..), row)?;
+            produced += 1;
+            return Ok::<_, SqlError>(true);
         })?
     } else {
         // The query's rows in batches, read with the snapshot and command of the
         // statement's start (so never the rows it inserts), each batch inserted before
         // the next is read: a query that streams is never held whole.
         let held = t.hold_snapshot()?;
-        let r = insert_batches(cx, t, &held, query, table, &builder, &mut failed);
+        let r = insert_batches(cx, t, &held, query, table, &builder);
         t.release_snapshot(held);
         r?
     };
-    match failed {
-        Some(e) => Err(e),
-        None => Ok((n, builder.after(cx, t)?)),
-    }
+    Ok((n, builder.after(cx, t)?))
 }
 
 /// At most this many bytes of a query's rows are read before they are inserted.
@@ -453,8 +423,7 @@ const INSERT_BATCH_BYTES: u64 = 4 << 20;
 
 /// `insert_plan`'s rows of a query that does not stream into the table row by row: read
 /// from the executor's stream a batch at a time with `held`, each batch inserted in a
-/// command of its own. Returns the rows inserted; a row that fails leaves its error in
-/// `failed`.
+/// command of its own. Returns the rows inserted.
 fn insert_batches(
     cx: &mut Ctx,
     t: &mut Transaction,
@@ -462,7 +431,6 @@ fn insert_batches(
     query: &QueryPlan,
     table: &str,
     builder: &RowBuilder,
-    failed: &mut Option<SqlError>,
 ) -> SqlResult<u64> {
     let guard = cx.guard;
     let mut stream: Option<crate::exec::RowStream> = None;
@@ -490,17 +458,15 @@ fn insert_batches(
         if !batch.is_empty() {
             let mut it = batch.into_iter();
             total += t.insert_with(table, |row| {
-                let Some(vals) = it.next() else { return false };
-                match guard.check().and_then(|()| builder.build(cx, vals, row)) {
-                    Ok(()) => true,
-                    Err(e) => {
-                        *failed = Some(e);
-                        false
-                    }
-                }
+                let Some(vals) = it.next() else {
+                    return Ok(false);
+                };
+                guard.check()?;
+                builder.build(cx, vals, row)?;
+                Ok::<_, SqlError>(true)
             })?;
         }
-        if done || failed.is_some() {
+        if done {
             return Ok(total);
         }
     }

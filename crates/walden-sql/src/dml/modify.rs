@@ -2,6 +2,8 @@
 //! its rows found and judged, changed in one command, and READ COMMITTED's rows left
 //! judged again; RETURNING rows and foreign-key notes kept per row.
 
+use std::ops::ControlFlow;
+
 use sqlparser::ast;
 use walden::{Row, RowAction, Schema, Transaction, Value};
 
@@ -185,43 +187,22 @@ impl Pass<'_> {
             let reader = t.reader()?;
             let rc = RunCx::new(Some(reader), guard, &Subqueries);
             let mut ecx = eval_cx(&mut *cx.rng, Some(&rc), guard);
-            let mut failed = None;
-            let mut judge = |id: walden::RowId, row: walden::Row| {
-                let r = guard.check().and_then(|()| {
-                    let a = self.action(&row, self.filter, &mut ecx)?;
-                    notes.give_back(id, &row, &a, &mut ecx)?;
-                    Ok(a)
-                });
-                match r {
-                    Ok(RowAction::Keep) => true,
-                    Ok(action) => {
-                        let bytes = match &action {
-                            RowAction::Update(new) => row_bytes(new),
-                            _ => 0,
-                        } + 32;
-                        match guard.charge(bytes) {
-                            Ok(()) => {
-                                actions.push((id, action));
-                                true
-                            }
-                            Err(e) => {
-                                failed = Some(e);
-                                false
-                            }
-                        }
-                    }
-                    Err(e) => {
-                        failed = Some(e);
-                        false
-                    }
+            let mut judge = |id: walden::RowId, row: walden::Row| -> SqlResult<ControlFlow<()>> {
+                guard.check()?;
+                let action = self.action(&row, self.filter, &mut ecx)?;
+                notes.give_back(id, &row, &action, &mut ecx)?;
+                if !matches!(action, RowAction::Keep) {
+                    guard.charge(action_bytes(&action))?;
+                    actions.push((id, action));
                 }
+                Ok(ControlFlow::Continue(()))
             };
             match access_for(cx.db, self.table, self.schema, self.filter) {
-                Access::Scan => reader.scan_with(self.table, &mut judge)?,
+                Access::Scan => {
+                    let shape = walden::RowShape::default();
+                    reader.read(walden::Rows::Table(self.table), shape, &mut judge)?
+                }
                 Access::Index(r) => read_index(&reader, &r, 0, (&[], &[]), &mut judge)?,
-            }
-            if let Some(e) = failed {
-                return Err(e);
             }
         }
         Ok(t.modify_rows(self.table, actions)?)
@@ -235,7 +216,6 @@ impl Pass<'_> {
         notes: &mut ModifyNotes,
     ) -> SqlResult<walden::Modified> {
         let guard = cx.guard;
-        let mut failed = None;
         // A DELETE that returns nothing and has no foreign key to tell needs of a
         // row only what its WHERE clause reads; other statements need rows that
         // pass it whole.
@@ -246,31 +226,23 @@ impl Pass<'_> {
         let (table, schema) = (self.table, self.schema);
         let first = modify(cx.db, guard, t, table, schema, &judged, |id, some, rest| {
             let mut ecx = EvalCtx::of(&mut *cx.rng, guard);
-            let r = guard.check().and_then(|()| {
-                if let Some(f) = self.filter {
-                    if !f.test(some, &mut ecx)? {
-                        return Ok(RowAction::Keep);
-                    }
+            guard.check()?;
+            if let Some(f) = self.filter {
+                if !f.test(some, &mut ecx)? {
+                    return Ok(RowAction::Keep);
                 }
-                let row = match rest {
-                    Some(decode) if whole => {
-                        decode(&mut full)?;
-                        &full
-                    }
-                    _ => some,
-                };
-                let a = self.action(row, None, &mut ecx)?;
-                notes.give_back(id, row, &a, &mut ecx)?;
-                Ok(a)
-            });
-            r.unwrap_or_else(|e| {
-                failed = Some(e);
-                RowAction::Stop
-            })
+            }
+            let row = match rest {
+                Some(decode) if whole => {
+                    decode(&mut full)?;
+                    &full
+                }
+                _ => some,
+            };
+            let a = self.action(row, None, &mut ecx)?;
+            notes.give_back(id, row, &a, &mut ecx)?;
+            Ok(a)
         })?;
-        if let Some(e) = failed {
-            return Err(e);
-        }
         Ok(first)
     }
 
@@ -473,7 +445,7 @@ fn modify(
         walden::RowId,
         &walden::Row,
         Option<&mut dyn FnMut(&mut walden::Row) -> SqlResult<()>>,
-    ) -> RowAction,
+    ) -> SqlResult<RowAction>,
 ) -> SqlResult<walden::Modified> {
     match access_for(db, table, schema, judged.filter) {
         Access::Scan => {
@@ -483,47 +455,46 @@ fn modify(
             };
             // Decoded into the same vector row after row.
             let mut some = Vec::new();
-            Ok(t.modify_decoding(table, |id, decode| {
+            t.modify(table, |id, decode| {
                 decode(shape, &mut some)?;
                 if judged.needed.is_none() {
-                    return Ok(f(id, &some, None));
+                    return f(id, &some, None);
                 }
                 let mut whole = |row: &mut walden::Row| -> SqlResult<()> {
                     Ok(decode(walden::RowShape::default(), row)?)
                 };
-                Ok(f(id, &some, Some(&mut whole)))
-            })?)
+                f(id, &some, Some(&mut whole))
+            })
         }
         Access::Index(r) => {
             // Found first, then changed: a changed key never meets the read again.
             let mut actions = Vec::new();
-            let mut failed = None;
             read_index(
                 &t.reader()?,
                 &r,
                 0,
                 (&[], &[]),
-                &mut |id, row| match f(id, &row, None) {
-                    RowAction::Keep => true,
-                    RowAction::Stop => false,
+                &mut |id, row| match f(id, &row, None)? {
+                    RowAction::Keep => Ok(ControlFlow::Continue(())),
+                    RowAction::Stop => Ok(ControlFlow::Break(())),
                     action => {
-                        let bytes = match &action {
-                            RowAction::Update(new) => row_bytes(new),
-                            _ => 0,
-                        } + 32;
-                        if let Err(e) = guard.charge(bytes) {
-                            failed = Some(e);
-                            return false;
-                        }
+                        guard.charge(action_bytes(&action))?;
                         actions.push((id, action));
-                        true
+                        Ok(ControlFlow::Continue(()))
                     }
                 },
             )?;
-            if let Some(e) = failed {
-                return Err(e);
-            }
             Ok(t.modify_rows(table, actions)?)
         }
     }
+}
+
+/// What an action found by a read keeps in memory until it is applied, charged to the
+/// statement's guard.
+fn action_bytes(action: &RowAction) -> u64 {
+    let new = match action {
+        RowAction::Update(new) => row_bytes(new),
+        _ => 0,
+    };
+    new + 32
 }

@@ -5,7 +5,7 @@ use walden::{RowAction, Transaction};
 
 use super::schema_of;
 use crate::catalog::object_name;
-use crate::error::SqlResult;
+use crate::error::{SqlError, SqlResult};
 use crate::statement::{Ctx, Output};
 
 /// TRUNCATE deletes every row in the transaction (so it is transactional and crash-safe
@@ -46,18 +46,17 @@ pub(crate) fn truncate(cx: &mut Ctx, t: &mut Transaction, tr: &ast::Truncate) ->
             crate::sequences::owned::restart_owned(cx.db, name)?;
         }
     }
+    let guard = cx.guard;
     for name in names {
-        let mut failed = None;
-        t.modify_with(&name, |_, _| match cx.guard.check() {
-            Ok(()) => RowAction::Delete,
-            Err(e) => {
-                failed = Some(e);
-                RowAction::Stop
-            }
+        let first = t.modify(&name, |_, _| {
+            guard.check()?;
+            Ok::<_, SqlError>(RowAction::Delete)
         })?;
-        if let Some(e) = failed {
-            return Err(e);
-        }
+        // READ COMMITTED: the rows changed since the snapshot go in their newest versions.
+        super::recheck::judge_again(t, &name, first.changed, &mut |_, _, _| {
+            guard.check()?;
+            Ok(RowAction::Delete)
+        })?;
     }
     let mut out = Output::tag("TRUNCATE TABLE");
     out.notices = notices;

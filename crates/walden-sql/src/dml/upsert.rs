@@ -395,9 +395,10 @@ impl Upsert<'_> {
                 let b = std::ops::Bound::Included(key.as_slice());
                 t.with_latest_reader(|r| {
                     let mut first = None;
-                    r.index_scan_in(&ix.name, b, b, false, |id, row| {
+                    let rows = walden::Rows::index(&ix.name, b, b);
+                    r.read(rows, walden::RowShape::default(), |id, row| {
                         first = Some((id, row));
-                        false
+                        Ok::<_, SqlError>(std::ops::ControlFlow::Break(()))
                     })
                     .map(|()| first)
                 })??

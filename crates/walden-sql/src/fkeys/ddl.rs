@@ -3,6 +3,8 @@
 //! one (23503), and the refusals of DROP TABLE (2BP01) and TRUNCATE (0A000) of a
 //! referenced table.
 
+use std::ops::ControlFlow;
+
 use sqlparser::ast;
 use walden::{Database, Schema};
 
@@ -106,30 +108,30 @@ fn verify_rows(db: &Database, key: &ForeignKey) -> SqlResult<()> {
     let pat = positions(&pschema, &key.parent_columns)?;
     let mut parents = std::collections::HashSet::new();
     let mut t = db.begin();
-    t.scan_with(&key.parent, |_, row| {
+    let shape = walden::RowShape::default();
+    t.read(walden::Rows::Table(&key.parent), shape, |_, row| {
         let k: Vec<walden::Value> = pat.iter().map(|&i| row[i].clone()).collect();
         parents.insert(format!("{k:?}"));
-        true
+        Ok::<_, SqlError>(ControlFlow::Continue(()))
     })?;
-    let mut failed: SqlResult<()> = Ok(());
-    t.scan_with(&key.table, |_, row| {
+    let found = t.read(walden::Rows::Table(&key.table), shape, |_, row| {
         let vals: Vec<walden::Value> = at.iter().map(|&i| row[i].clone()).collect();
         if vals.iter().any(|v| matches!(v, walden::Value::Null)) {
-            return true;
+            return Ok(ControlFlow::Continue(()));
         }
         let typed: SqlResult<Vec<walden::Value>> = vals
             .iter()
             .zip(&pat)
             .map(|(v, &p)| crate::dml::assign(v.clone(), &pschema.columns[p]))
             .collect();
-        let found = typed.is_ok_and(|k| parents.contains(&format!("{k:?}")));
-        if !found {
-            failed = Err(super::enforce::not_present(key, &vals));
+        if typed.is_ok_and(|k| parents.contains(&format!("{k:?}"))) {
+            Ok(ControlFlow::Continue(()))
+        } else {
+            Err(super::enforce::not_present(key, &vals))
         }
-        found
-    })?;
+    });
     t.rollback()?;
-    failed
+    found
 }
 
 /// Whether values of these types compare (PostgreSQL has an equality operator between

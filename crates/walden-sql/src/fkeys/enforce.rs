@@ -17,7 +17,7 @@
 //! concurrently judges its newest version again (`dml/recheck.rs`).
 
 use std::collections::{HashMap, VecDeque};
-use std::ops::Bound;
+use std::ops::{Bound, ControlFlow};
 
 use walden::{Isolation, KeyLockMode, Reader, Row, RowAction, RowId, Schema, Transaction, Value};
 
@@ -132,9 +132,10 @@ impl Lookup {
             for (n, key) in keys.iter().enumerate() {
                 let vals: Vec<Value> = order.iter().map(|&i| key[i].clone()).collect();
                 let b = Bound::Included(vals.as_slice());
-                r.index_scan_in(index, b, b, false, |id, row| {
+                let rows = walden::Rows::index(index, b, b);
+                r.read(rows, walden::RowShape::default(), |id, row| {
                     out.push((id, row, n));
-                    true
+                    Ok::<_, SqlError>(ControlFlow::Continue(()))
                 })?;
             }
             return Ok(out);
@@ -144,12 +145,13 @@ impl Lookup {
             .enumerate()
             .map(|(n, k)| (key_id(k), n))
             .collect();
-        r.scan_with(&self.table, |id, row| {
+        let shape = walden::RowShape::default();
+        r.read(walden::Rows::Table(&self.table), shape, |id, row| {
             let key: Vec<Value> = self.at.iter().map(|&i| row[i].clone()).collect();
             if let Some(&n) = wanted.get(&key_id(&key)) {
                 out.push((id, row, n));
             }
-            true
+            Ok::<_, SqlError>(ControlFlow::Continue(()))
         })?;
         Ok(out)
     }

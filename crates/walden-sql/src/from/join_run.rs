@@ -168,7 +168,10 @@ impl IndexProbe<'_> {
         read_rows(
             cx,
             read,
-            |g| Ok(reader.index_scan_in(self.index, bound, bound, false, g)?),
+            |g| {
+                let rows = walden::Rows::index(self.index, bound, bound);
+                reader.read(rows, walden::RowShape::default(), g)
+            },
             &mut |cx, r| {
                 if let Some(c) = &read.filter {
                     if !c.test(&r, cx)? {

@@ -258,7 +258,7 @@ fn produce_table(t: &TableRead, cx: &mut EvalCtx, sink: &mut Sink) -> SqlResult<
                     needed: t.needed.as_deref(),
                     capacity: t.width,
                 };
-                Ok(reader.scan_shaped(&t.name, shape, g)?)
+                reader.read(walden::Rows::Table(&t.name), shape, g)
             },
             &mut f,
         ),

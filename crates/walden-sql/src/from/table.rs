@@ -1,6 +1,8 @@
 //! A table read (`TableRead`): its label, a row's shape as read, row ids (`ctid`), the
 //! pushed-down top-N's filter (`TopFilter`), and reading its rows (`read_rows`).
 
+use std::ops::ControlFlow;
+
 use sqlparser::ast::{self};
 use walden::Value;
 
@@ -101,33 +103,20 @@ impl TableRead {
 pub(crate) fn read_rows(
     cx: &mut EvalCtx,
     read_of: &TableRead,
-    read: impl FnOnce(&mut dyn FnMut(walden::RowId, walden::Row) -> bool) -> SqlResult<()>,
+    read: impl FnOnce(
+        &mut dyn FnMut(walden::RowId, walden::Row) -> SqlResult<ControlFlow<()>>,
+    ) -> SqlResult<()>,
     sink: &mut dyn FnMut(&mut EvalCtx, Vec<Value>) -> SqlResult<bool>,
 ) -> SqlResult<bool> {
-    let mut failed = None;
     let mut stopped = false;
     read(&mut |id, row| {
-        let row = match read_of.shape(id, row) {
-            Ok(row) => row,
-            Err(e) => {
-                failed = Some(e);
-                return false;
-            }
-        };
-        match sink(cx, row) {
-            Ok(true) => true,
-            Ok(false) => {
-                stopped = true;
-                false
-            }
-            Err(e) => {
-                failed = Some(e);
-                false
-            }
+        let row = read_of.shape(id, row)?;
+        if sink(cx, row)? {
+            Ok(ControlFlow::Continue(()))
+        } else {
+            stopped = true;
+            Ok(ControlFlow::Break(()))
         }
     })?;
-    match failed {
-        Some(e) => Err(e),
-        None => Ok(!stopped),
-    }
+    Ok(!stopped)
 }

@@ -2,12 +2,14 @@
 //! clause, ORDER BY with LIMIT, or min/max), ORDER BY … LIMIT pushed down to a join's
 //! table read, column pruning, and reads through an index.
 
-use walden::{Reader, Value};
+use std::ops::{Bound, ControlFlow};
+
+use walden::{Reader, Rows, Value};
 
 use crate::access_path::{self, Access, Wanted};
 use crate::bind::AggFunc;
 use crate::catalog::{IndexMeta, Scope};
-use crate::error::SqlResult;
+use crate::error::{SqlError, SqlResult};
 use crate::expr::Expr;
 use crate::from::Source;
 use crate::types::SqlType;
@@ -195,26 +197,26 @@ fn types_sql(scope: &Scope, c: usize) -> SqlType {
         .unwrap_or(SqlType::Null)
 }
 
-/// Reads rows through an index: each key range in turn (in key order, or reversed),
-/// until `f` returns false.
-/// Reads a table through an index as `r` plans, each row in a vector with room for
+/// Reads a table through an index as `r` plans, each key range in turn (in key
+/// order, or reversed), until `f` breaks or fails; each row in a vector with room for
 /// `capacity` values (the joined width, when a join widens it; 0: its own).
 pub(crate) fn read_index(
     reader: &Reader,
     r: &access_path::IndexRead,
     capacity: usize,
     (params, outer): (&[Value], &[Value]),
-    f: &mut dyn FnMut(walden::RowId, walden::Row) -> bool,
+    f: &mut dyn FnMut(walden::RowId, walden::Row) -> SqlResult<ControlFlow<()>>,
 ) -> SqlResult<()> {
-    use std::ops::Bound;
+    let shape = walden::RowShape {
+        needed: None,
+        capacity,
+    };
     if r.generic {
         // A generic read: the key the run's values make, if they make one.
         let Some(key) = r.key_of(params, outer) else {
             return Ok(());
         };
-        let key = Bound::Included(key.as_slice());
-        reader.index_scan_shaped(&r.index, key, key, false, capacity, f)?;
-        return Ok(());
+        return reader.read(Rows::index_key(&r.index, &key), shape, f);
     }
     let whole = [(Bound::Unbounded, Bound::Unbounded)];
     let ranges: &[access_path::KeyRange] = if r.ranges.is_empty() {
@@ -228,19 +230,18 @@ pub(crate) fn read_index(
         ranges.iter().collect()
     };
     for (lo, hi) in order {
-        let mut more = true;
-        reader.index_scan_shaped(
+        let mut stopped = false;
+        let rows = Rows::index(
             &r.index,
             lo.as_ref().map(|v| v.as_slice()),
             hi.as_ref().map(|v| v.as_slice()),
-            r.backward,
-            capacity,
-            |id, row| {
-                more = f(id, row);
-                more
-            },
-        )?;
-        if !more {
+        );
+        reader.read(rows.backward(r.backward), shape, |id, row| {
+            let flow = f(id, row)?;
+            stopped = flow.is_break();
+            Ok::<_, SqlError>(flow)
+        })?;
+        if stopped {
             break;
         }
     }

@@ -213,11 +213,12 @@ pub(crate) fn upgrade_legacy_serials(db: &Database) -> SqlResult<()> {
         let column = &schema.columns[at];
         let mut max = 0i64;
         let mut t = db.begin();
-        t.scan_with(&table, |_, row| {
+        let shape = walden::RowShape::default();
+        t.read(walden::Rows::Table(&table), shape, |_, row| {
             if let Some(v) = crate::value::as_i64(&row[at]) {
                 max = max.max(v);
             }
-            true
+            Ok::<_, SqlError>(std::ops::ControlFlow::Continue(()))
         })?;
         t.commit()?;
         let ty = crate::types::SqlType::from_column(column.ty);

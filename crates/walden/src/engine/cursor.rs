@@ -102,7 +102,7 @@ impl std::fmt::Debug for TableCursor {
 impl Reader<'_> {
     /// A cursor over the table's visible rows, each decoded as `needed` asks (the
     /// columns it marks; None: all) in a vector with room for `capacity` values, as
-    /// `scan_shaped` does. Nothing is read until the first `next`.
+    /// `Reader::read` does for a table. Nothing is read until the first `next`.
     pub fn table_cursor(
         &self,
         table: &str,

@@ -1007,35 +1007,6 @@ impl Transaction {
         Ok(())
     }
 
-    /// Calls `f` with each row visible to this transaction whose key in `index` lies
-    /// between `lower` and `upper` (values for the first columns of the key: a prefix
-    /// bound covers every key that starts with it), in key order, until `f` returns
-    /// false. The bounds are in the index's key order: for a descending column a larger
-    /// value is a lower key.
-    pub fn index_scan(
-        &mut self,
-        index: &str,
-        lower: Bound<&[Value]>,
-        upper: Bound<&[Value]>,
-        f: impl FnMut(RowId, Row) -> bool,
-    ) -> Result<()> {
-        self.index_scan_in(index, lower, upper, false, f)
-    }
-
-    /// As `index_scan`, in reverse key order when `backward` (each column's order
-    /// reversed: NULLs a column puts last come first).
-    pub fn index_scan_in(
-        &mut self,
-        index: &str,
-        lower: Bound<&[Value]>,
-        upper: Bound<&[Value]>,
-        backward: bool,
-        f: impl FnMut(RowId, Row) -> bool,
-    ) -> Result<()> {
-        self.reader()?
-            .index_scan_in(index, lower, upper, backward, f)
-    }
-
     /// The rows visible to this transaction whose key in `index` equals `key` (or starts
     /// with it, for fewer values than the index has columns).
     pub fn index_get(&mut self, index: &str, key: &[Value]) -> Result<Vec<(RowId, Row)>> {
@@ -1050,54 +1021,6 @@ impl Transaction {
 }
 
 impl Reader<'_> {
-    /// Calls `f` with each row visible to this command whose key in `index` lies
-    /// between `lower` and `upper` (values for the first columns of the key), in key
-    /// order, or reversed when `backward`, until `f` returns false. Key order is each
-    /// column's declared order (`IndexSpec::order`), and so are the bounds: for a
-    /// descending column a larger value is a lower key (so `lower` holds the larger
-    /// value); NULLs are below every value in a column that puts them first, above
-    /// every value in one that puts them last.
-    pub fn index_scan_in(
-        &self,
-        index: &str,
-        lower: Bound<&[Value]>,
-        upper: Bound<&[Value]>,
-        backward: bool,
-        f: impl FnMut(RowId, Row) -> bool,
-    ) -> Result<()> {
-        self.index_scan_shaped(index, lower, upper, backward, 0, f)
-    }
-
-    /// As `index_scan_in`, each row's vector with room for `capacity` values (a reader
-    /// that widens rows, as a join does, is spared a reallocation per row).
-    pub fn index_scan_shaped(
-        &self,
-        index: &str,
-        lower: Bound<&[Value]>,
-        upper: Bound<&[Value]>,
-        backward: bool,
-        capacity: usize,
-        mut f: impl FnMut(RowId, Row) -> bool,
-    ) -> Result<()> {
-        let rows = super::Rows::Index {
-            index,
-            lower,
-            upper,
-            backward,
-        };
-        let shape = RowShape {
-            needed: None,
-            capacity,
-        };
-        self.read(rows, shape, |id, row| {
-            Ok::<_, Error>(if f(id, row) {
-                ControlFlow::Continue(())
-            } else {
-                ControlFlow::Break(())
-            })
-        })
-    }
-
     /// The index read under `Reader::read`: each visible row whose key lies between
     /// the bounds, decoded whole in a vector with room for `capacity` values, given to
     /// `f` until it breaks or fails. An error of `f` is kept aside while the B-tree's

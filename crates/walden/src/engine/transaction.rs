@@ -235,27 +235,35 @@ impl Transaction {
     }
 
     /// Inserts rows produced by `fill`, which sets the next row in place (reusing its
-    /// values) and returns false when done. Returns the number of rows inserted.
-    pub fn insert_with(
+    /// values) and returns false when done. Returns the number of rows inserted. `fill`
+    /// may fail with an error of its caller's type: the insert stops there (rows
+    /// inserted before it stay, for the caller to roll back) and that error is returned
+    /// as it was, kept aside while the table kind's insert unwinds.
+    pub fn insert_with<E: From<Error>>(
         &mut self,
         table: &str,
-        mut fill: impl FnMut(&mut Row) -> bool,
-    ) -> Result<u64> {
+        mut fill: impl FnMut(&mut Row) -> std::result::Result<bool, E>,
+    ) -> std::result::Result<u64, E> {
         let t = self.db.table(table)?;
         let schema = t.schema();
         let mut row: Row = vec![Value::Null; schema.visible().columns.len()];
-        let (count, _) = self.insert_inner(
+        let mut failed = None;
+        let inserted = self.insert_inner(
             &t,
-            &mut |out| {
-                if fill(&mut row) {
-                    Self::encode(&t, &schema, &row, out).map(|()| true)
-                } else {
+            &mut |out| match fill(&mut row) {
+                Ok(true) => Self::encode(&t, &schema, &row, out).map(|()| true),
+                Ok(false) => Ok(false),
+                Err(e) => {
+                    failed = Some(e);
                     Ok(false)
                 }
             },
             false,
-        )?;
-        Ok(count)
+        );
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(inserted?.0),
+        }
     }
 
     /// Before the first change to an undo table.
@@ -634,20 +642,6 @@ impl Transaction {
         Ok(t.schema().to_visible(row))
     }
 
-    /// Calls `f` for every visible row, page by page; stop early by returning false.
-    pub fn scan_with(&mut self, table: &str, f: impl FnMut(RowId, Row) -> bool) -> Result<()> {
-        self.reader()?.scan_with(table, f)
-    }
-
-    /// As `Reader::scan_decoding_some`, in a command of its own.
-    pub fn scan_decoding_some(
-        &mut self,
-        table: &str,
-        f: impl FnMut(RowId, &mut dyn FnMut() -> Result<Row>) -> Result<bool>,
-    ) -> Result<()> {
-        self.reader()?.scan_decoding_some(table, f)
-    }
-
     /// Starts a read-only command and returns what reads it: every read through the
     /// reader sees the database as the command started (the transaction's snapshot and
     /// its own changes made before), however many reads there are and however they
@@ -835,15 +829,6 @@ impl Transaction {
             }
         }
         Ok(done)
-    }
-
-    /// `modify` with the engine's errors only (the SQL layer's callers move to `modify`).
-    pub fn modify_decoding(
-        &mut self,
-        table: &str,
-        f: impl FnMut(RowId, &mut dyn FnMut(RowShape, &mut Row) -> Result<()>) -> Result<RowAction>,
-    ) -> Result<Modified> {
-        self.modify(table, f)
     }
 
     /// Applies one page's changes with the transaction's snapshot, counting them in
@@ -1107,69 +1092,6 @@ impl Reader<'_> {
             Some((_, bytes)) => Ok(Some(txn.decode(&t, id, &bytes)?)),
             None => Ok(None),
         }
-    }
-
-    /// Calls `f` for every visible row, page by page; stop early by returning false.
-    pub fn scan_with(&self, table: &str, f: impl FnMut(RowId, Row) -> bool) -> Result<()> {
-        self.scan_shaped(table, RowShape::default(), f)
-    }
-
-    /// Calls `f` for every visible row, page by page, with the row's id and what decodes
-    /// the row: a row `f` does not ask for is never decoded (ANALYZE's sample decodes a
-    /// few of a large table's rows). Stop early by returning false.
-    pub fn scan_decoding_some(
-        &self,
-        table: &str,
-        f: impl FnMut(RowId, &mut dyn FnMut() -> Result<Row>) -> Result<bool>,
-    ) -> Result<()> {
-        self.scan_rows(table, RowShape::default(), f)
-    }
-
-    /// As `scan_with`, each row decoded as `shape` asks: only the columns it marks
-    /// (the others NULL, their bytes not read), in a vector with the room it asks for.
-    pub fn scan_shaped(
-        &self,
-        table: &str,
-        shape: RowShape,
-        mut f: impl FnMut(RowId, Row) -> bool,
-    ) -> Result<()> {
-        self.read(super::Rows::Table(table), shape, |id, row| {
-            Ok::<_, Error>(if f(id, row) {
-                std::ops::ControlFlow::Continue(())
-            } else {
-                std::ops::ControlFlow::Break(())
-            })
-        })
-    }
-
-    /// The scan under `scan_shaped` and `scan_decoding_some`: each visible row's id, and
-    /// what decodes it as `shape` asks (with the table's schema of now when the row is
-    /// newer than the schema read at the start).
-    fn scan_rows(
-        &self,
-        table: &str,
-        shape: RowShape,
-        mut f: impl FnMut(RowId, &mut dyn FnMut() -> Result<Row>) -> Result<bool>,
-    ) -> Result<()> {
-        let txn = self.txn;
-        let t = txn.db.table(table)?;
-        let mut rows = crate::access::PageRows::default();
-        let mut schema = t.schema();
-        for page in t.page_list() {
-            rows.clear();
-            txn.scan_page_in(&self.view(), &t, page, &mut rows)?;
-            txn.db.relieve_space();
-            for (id, bytes) in rows.iter() {
-                let mut decode = || -> Result<Row> {
-                    let row = decode_latest_columns(&txn.db, &t, &mut schema, id, bytes, shape)?;
-                    Ok(schema.to_visible(row))
-                };
-                if !f(id, &mut decode)? {
-                    return Ok(());
-                }
-            }
-        }
-        Ok(())
     }
 }
 
