@@ -27,6 +27,7 @@ mod exec;
 mod explain_json;
 pub mod expr;
 mod fkeys;
+mod foreign_keys;
 mod flatten;
 pub mod from;
 pub mod functions;

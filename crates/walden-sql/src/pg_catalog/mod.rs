@@ -439,7 +439,7 @@ fn sequence_relation(db: &Database, info: walden::SequenceInfo) -> Relation {
 fn foreign_keys(db: &Database, relations: &[Relation]) -> Vec<ForeignKeyDef> {
     // Read afresh: the snapshot is made once per statement that names the catalog, from
     // every table's schema.
-    let Ok(all) = crate::fkeys::read_all(db) else {
+    let Ok(all) = crate::foreign_keys::read_all(db) else {
         return Vec::new();
     };
     let by_name =
