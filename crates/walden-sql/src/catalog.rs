@@ -4,7 +4,7 @@
 //! `DbCatalog`, its implementation over a database.
 
 use sqlparser::ast::{self, Spanned};
-use walden::{Database, KeyOrder, TableKind};
+use walden::{Database, KeyOrder, RoleDef, TableKind};
 
 use crate::error::{code, SqlError, SqlResult};
 use crate::types::SqlType;
@@ -263,3 +263,75 @@ pub(crate) const TABLE_KINDS_HINT: &str =
 pub const BOOTSTRAP: &str = "postgres";
 /// Its OID, as in PostgreSQL.
 pub const BOOTSTRAP_OID: i64 = 10;
+
+/// The bootstrap superuser as it is until changed: every attribute, no password (a
+/// server lets it in only by trust until `ALTER ROLE postgres PASSWORD` or `walden user
+/// password` gives it one).
+pub fn bootstrap_role() -> RoleDef {
+    RoleDef {
+        login: true,
+        superuser: true,
+        createdb: true,
+        createrole: true,
+        replication: true,
+        bypassrls: true,
+        ..RoleDef::new(BOOTSTRAP)
+    }
+}
+
+/// A relation name given as text (`'s'`, `'"S"'`, `'public.s'`), as PostgreSQL's
+/// `textToQualifiedNameList` reads it: unquoted parts fold to lower case; a schema
+/// other than `public` names nothing Walden has.
+pub(crate) fn relation_name_of_text(text: &str) -> SqlResult<(Option<String>, String)> {
+    let invalid = || SqlError::new(code::INVALID_NAME, "invalid name syntax");
+    let mut parts = Vec::new();
+    let mut rest = text.trim();
+    loop {
+        let (part, after) = if let Some(q) = rest.strip_prefix('"') {
+            let mut name = String::new();
+            let mut chars = q.char_indices();
+            let mut end = None;
+            while let Some((i, c)) = chars.next() {
+                if c == '"' {
+                    if q[i + 1..].starts_with('"') {
+                        name.push('"');
+                        chars.next();
+                    } else {
+                        end = Some(i + 1);
+                        break;
+                    }
+                } else {
+                    name.push(c);
+                }
+            }
+            let end = end.ok_or_else(invalid)?;
+            (name, q[end..].trim_start())
+        } else {
+            let end = rest.find(['.', ' ']).unwrap_or(rest.len());
+            (rest[..end].to_lowercase(), rest[end..].trim_start())
+        };
+        if part.is_empty() {
+            return Err(invalid());
+        }
+        parts.push(part);
+        match after.strip_prefix('.') {
+            Some(r) => rest = r.trim_start(),
+            None if after.is_empty() => break,
+            None => return Err(invalid()),
+        }
+    }
+    match parts.len() {
+        1 => Ok((None, parts.remove(0))),
+        2 => {
+            let name = parts.remove(1);
+            Ok((Some(parts.remove(0)), name))
+        }
+        _ => Err(SqlError::new(
+            code::FEATURE_NOT_SUPPORTED,
+            format!(
+                "cross-database references are not implemented: {}",
+                text.trim()
+            ),
+        )),
+    }
+}

@@ -6,6 +6,7 @@
 //! `functions`, `value` (evaluation) → `select`, `dml`, `ddl` (statements) → `session`.
 
 pub mod access_path;
+pub mod acl;
 mod aggregate;
 mod alter;
 mod analyze;
@@ -27,8 +28,8 @@ mod exec;
 mod explain_json;
 pub mod expr;
 mod fkeys;
-mod foreign_keys;
 mod flatten;
+mod foreign_keys;
 pub mod from;
 pub mod functions;
 pub mod guard;

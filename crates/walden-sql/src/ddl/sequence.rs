@@ -639,7 +639,7 @@ pub(crate) fn sequences_called(default: &str) -> Vec<String> {
             }
             text.push(c);
         }
-        if let Ok((schema, name)) = crate::sequences::relation_name_of_text(&text) {
+        if let Ok((schema, name)) = crate::catalog::relation_name_of_text(&text) {
             if schema.is_none_or(|s| s == "public") {
                 out.push(name);
             }

@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use walden::Value;
 
+use super::privilege_functions::Inquiry;
 use super::{quote_ident, types, RelKind, Snapshot};
 use crate::error::{code, SqlError, SqlResult};
-use crate::privileges::functions::Inquiry;
 use crate::types::SqlType;
 
 /// A statement's snapshot inside a bound expression: compared by identity.
@@ -75,7 +75,7 @@ pub enum CatalogFn {
     GetSerialSequence,
     /// `has_table_privilege`, `has_sequence_privilege`, `has_schema_privilege`,
     /// `pg_has_role` (`privileges/functions.rs`).
-    Privilege(crate::privileges::functions::Inquiry),
+    Privilege(super::privilege_functions::Inquiry),
 }
 
 impl CatalogFn {
@@ -195,7 +195,7 @@ impl CatalogFn {
             },
             F::RelationIsPublishable => Value::Bool(false),
             F::Privilege(which) => {
-                return crate::privileges::functions::call(which, args, snap, current_user)
+                return super::privilege_functions::call(which, args, snap, current_user)
             }
             F::CurrentDatabase => text(super::relations::DATABASE_NAME.into()),
             F::CurrentSchema => text("public".into()),

@@ -12,6 +12,7 @@
 //! PostgreSQL's OIDs (`types.rs`).
 
 mod functions;
+pub mod privilege_functions;
 mod relations;
 mod role_list;
 pub mod types;
@@ -20,11 +21,12 @@ use walden::{Column, Database};
 
 use crate::types::DeclaredType;
 
+pub use crate::catalog::bootstrap_role;
 pub use functions::{CatalogFn, Snap};
 pub use relations::{
     cursor_rows, is_pg_catalog_name, lookup, settings_rows, Rows, SettingRow, VirtualRelation,
 };
-pub use role_list::{all_roles, bootstrap_role};
+pub use role_list::all_roles;
 
 /// The first OID of a user object, as in PostgreSQL.
 pub const FIRST_USER_OID: i64 = 16384;
@@ -212,10 +214,10 @@ impl Snapshot {
                 .map_or(r.name.as_str(), |x| x.name.as_str()),
             None => r.name.as_str(),
         };
-        let acl = crate::privileges::relation_acl(&self.privileges, name);
+        let acl = crate::acl::relation_acl(&self.privileges, name);
         let text = match r.index {
             Some(_) => None,
-            None => crate::privileges::acl_text(&acl),
+            None => crate::acl::acl_text(&acl),
         };
         (self.role_oid(&acl.owner), text)
     }
@@ -231,7 +233,7 @@ impl Snapshot {
             .get(&r.name)?
             .columns
             .get(&a.position)?;
-        Some(crate::privileges::items_text(items))
+        Some(crate::acl::items_text(items))
     }
 
     /// A role's name by OID.

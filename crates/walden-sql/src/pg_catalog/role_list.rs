@@ -4,22 +4,7 @@
 
 use walden::{Database, RoleDef};
 
-use crate::catalog::BOOTSTRAP;
-
-/// The bootstrap superuser as it is until changed: every attribute, no password (a
-/// server lets it in only by trust until `ALTER ROLE postgres PASSWORD` or `walden user
-/// password` gives it one).
-pub fn bootstrap_role() -> RoleDef {
-    RoleDef {
-        login: true,
-        superuser: true,
-        createdb: true,
-        createrole: true,
-        replication: true,
-        bypassrls: true,
-        ..RoleDef::new(BOOTSTRAP)
-    }
-}
+use crate::catalog::{bootstrap_role, BOOTSTRAP};
 
 /// Every role, by name, the bootstrap superuser included.
 pub fn all_roles(db: &Database) -> Vec<RoleDef> {

@@ -15,6 +15,7 @@ use std::collections::HashMap;
 
 use walden::{Database, SequenceDef, Value};
 
+use crate::catalog::relation_name_of_text;
 use crate::error::{code, SqlError, SqlResult};
 use crate::pg_catalog::FIRST_USER_OID;
 
@@ -51,7 +52,7 @@ pub struct StatementSequences {
     session: RefCell<SessionSequences>,
     durable_lsn: Cell<u64>,
     /// Who calls the functions (None: no checks, an embedded caller's own use).
-    auth: Option<std::sync::Arc<crate::privileges::Authority>>,
+    auth: Option<std::sync::Arc<crate::acl::Authority>>,
 }
 
 impl std::fmt::Debug for StatementSequences {
@@ -78,63 +79,6 @@ fn after(def: &SequenceDef, v: i64) -> i64 {
 pub(crate) struct Named {
     pub id: u32,
     pub name: String,
-}
-
-/// A relation name given as text (`'s'`, `'"S"'`, `'public.s'`), as PostgreSQL's
-/// `textToQualifiedNameList` reads it: unquoted parts fold to lower case; a schema
-/// other than `public` names nothing Walden has.
-pub(crate) fn relation_name_of_text(text: &str) -> SqlResult<(Option<String>, String)> {
-    let invalid = || SqlError::new(code::INVALID_NAME, "invalid name syntax");
-    let mut parts = Vec::new();
-    let mut rest = text.trim();
-    loop {
-        let (part, after) = if let Some(q) = rest.strip_prefix('"') {
-            let mut name = String::new();
-            let mut chars = q.char_indices();
-            let mut end = None;
-            while let Some((i, c)) = chars.next() {
-                if c == '"' {
-                    if q[i + 1..].starts_with('"') {
-                        name.push('"');
-                        chars.next();
-                    } else {
-                        end = Some(i + 1);
-                        break;
-                    }
-                } else {
-                    name.push(c);
-                }
-            }
-            let end = end.ok_or_else(invalid)?;
-            (name, q[end..].trim_start())
-        } else {
-            let end = rest.find(['.', ' ']).unwrap_or(rest.len());
-            (rest[..end].to_lowercase(), rest[end..].trim_start())
-        };
-        if part.is_empty() {
-            return Err(invalid());
-        }
-        parts.push(part);
-        match after.strip_prefix('.') {
-            Some(r) => rest = r.trim_start(),
-            None if after.is_empty() => break,
-            None => return Err(invalid()),
-        }
-    }
-    match parts.len() {
-        1 => Ok((None, parts.remove(0))),
-        2 => {
-            let name = parts.remove(1);
-            Ok((Some(parts.remove(0)), name))
-        }
-        _ => Err(SqlError::new(
-            code::FEATURE_NOT_SUPPORTED,
-            format!(
-                "cross-database references are not implemented: {}",
-                text.trim()
-            ),
-        )),
-    }
 }
 
 /// The error for a relation that is there but is not a sequence.
@@ -198,7 +142,7 @@ impl StatementSequences {
     pub fn new(
         db: &Database,
         session: SessionSequences,
-        auth: Option<std::sync::Arc<crate::privileges::Authority>>,
+        auth: Option<std::sync::Arc<crate::acl::Authority>>,
     ) -> StatementSequences {
         StatementSequences {
             db: db.clone(),
@@ -215,11 +159,11 @@ impl StatementSequences {
         let Some(auth) = &self.auth else {
             return Ok(());
         };
-        use crate::privileges::RelKind;
+        use crate::acl::RelKind;
         if auth.superuser || auth.relation_mask(name, RelKind::Sequence, any_of) != 0 {
             return Ok(());
         }
-        Err(crate::privileges::denied(RelKind::Sequence, name))
+        Err(crate::acl::denied(RelKind::Sequence, name))
     }
 
     /// The session's state back, and the WAL position its values need durable (0:

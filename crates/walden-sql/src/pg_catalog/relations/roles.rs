@@ -34,7 +34,7 @@ pub(super) fn pg_default_acl(snap: &Snapshot) -> VirtualRelation {
                         PUBLIC_NAMESPACE
                     }),
                     t(&(*kind as char).to_string()),
-                    crate::privileges::acl_text(&acl).map_or(Value::Null, |a| t(&a)),
+                    crate::acl::acl_text(&acl).map_or(Value::Null, |a| t(&a)),
                 ]
             })
             .collect(),

@@ -24,8 +24,8 @@ pub(super) fn pg_namespace(snap: &Snapshot) -> VirtualRelation {
         .iter()
         .map(|(oid, n)| {
             if *oid == PUBLIC_NAMESPACE {
-                let acl = crate::privileges::schema_acl(&snap.privileges, n);
-                let text = crate::privileges::acl_text(&acl);
+                let acl = crate::acl::schema_acl(&snap.privileges, n);
+                let text = crate::acl::acl_text(&acl);
                 vec![
                     o(*oid),
                     t(n),

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use walden::privilege::bits;
 use walden::Value;
 
-use super::{items_of, relation_acl, schema_acl, Authority, RelKind};
+use crate::acl::{items_of, relation_acl, schema_acl, Authority, RelKind};
 use crate::error::{code, SqlError, SqlResult};
 use crate::pg_catalog::Snapshot;
 
@@ -195,7 +195,7 @@ fn relation_inquiry(
     auth: &Authority,
 ) -> SqlResult<Option<bool>> {
     let name = match object {
-        Value::Text(t) => crate::sequences::relation_name_of_text(t)?.1,
+        Value::Text(t) => crate::catalog::relation_name_of_text(t)?.1,
         v => match crate::value::as_i64(v).and_then(|oid| snap.by_oid(oid)) {
             Some(r) => r.name.clone(),
             None => return Ok(None),
@@ -282,7 +282,7 @@ fn schema_inquiry(
     };
     let (want, options) = parse_privs(privs, SCHEMA_PRIVS)?;
     Ok(match name.as_str() {
-        super::PUBLIC_SCHEMA => {
+        crate::acl::PUBLIC_SCHEMA => {
             let acl = schema_acl(&snap.privileges, &name);
             held(
                 auth,
