@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""The SQL crate's house figures (issue 39's targets), from its source:
+
+- files over 800 lines,
+- functions over 100 lines (from a `fn` line to the closing brace at its indent),
+- circles of imports among its top-level modules (`crate::name` paths outside a
+  file's `#[cfg(test)] mod tests`), each printed with its modules.
+
+Usage: scripts/sql-house.py [crates/walden-sql/src]
+The imports that run up a layer are counted by `cargo test -p walden-sql --test
+layering` (its KNOWN_EXCEPTIONS)."""
+import os
+import re
+import sys
+
+root = sys.argv[1] if len(sys.argv) > 1 else "crates/walden-sql/src"
+files = []
+for dp, _, fs in os.walk(root):
+    for f in fs:
+        if f.endswith(".rs"):
+            files.append(os.path.join(dp, f))
+
+long_files = []
+long_fns = []
+graph = {}
+for p in sorted(files):
+    text = open(p, encoding="utf-8").read()
+    lines = text.split("\n")
+    if len(lines) - 1 > 800:
+        long_files.append((len(lines) - 1, p))
+    for i, l in enumerate(lines):
+        m = re.match(r"^(\s*)(pub(\([^)]*\))? )?(const )?(async )?(unsafe )?fn (\w+)", l)
+        if not m:
+            continue
+        k = i
+        while k < len(lines) and not lines[k].rstrip().endswith(("{", ";")):
+            k += 1
+        if k >= len(lines) or lines[k].rstrip().endswith(";"):
+            continue
+        j = k + 1
+        while j < len(lines) and lines[j] != m.group(1) + "}":
+            j += 1
+        if j - i + 1 > 100:
+            long_fns.append((j - i + 1, f"{p}:{i + 1}", m.group(7)))
+    top = os.path.relpath(p, root).split(os.sep)[0].removesuffix(".rs")
+    if top in ("lib", "main"):
+        continue
+    cut = text.find("#[cfg(test)]\nmod tests")
+    body = text if cut < 0 else text[:cut]
+    graph.setdefault(top, set()).update(
+        r for r in re.findall(r"crate::([a-z_][a-z0-9_]*)", body) if r != top
+    )
+
+graph = {m: {r for r in rs if r in graph} for m, rs in graph.items()}
+index, low, stack, on, circles, counter = {}, {}, [], set(), [], [0]
+sys.setrecursionlimit(10000)
+
+
+def connect(v):
+    index[v] = low[v] = counter[0]
+    counter[0] += 1
+    stack.append(v)
+    on.add(v)
+    for w in sorted(graph[v]):
+        if w not in index:
+            connect(w)
+            low[v] = min(low[v], low[w])
+        elif w in on:
+            low[v] = min(low[v], index[w])
+    if low[v] == index[v]:
+        comp = []
+        while True:
+            w = stack.pop()
+            on.discard(w)
+            comp.append(w)
+            if w == v:
+                break
+        if len(comp) > 1:
+            circles.append(sorted(comp))
+
+
+for v in sorted(graph):
+    if v not in index:
+        connect(v)
+
+print(f"{len(files)} files; {len(long_files)} over 800 lines; {len(long_fns)} functions over 100 lines; {len(circles)} import circles")
+for n, p in sorted(long_files, reverse=True):
+    print(f"  file {n} {p}")
+for n, at, name in sorted(long_fns, reverse=True):
+    print(f"  fn {n} {at} {name}")
+for c in circles:
+    print(f"  circle of {len(c)}: {' '.join(c)}")
