@@ -16,7 +16,7 @@ use walden::{Isolation, Row, RowAction, RowId, Schema, Transaction, Value};
 use super::assign::{assign, bind_for_column, check_not_null};
 use super::modify::{eval_cx, modify_binder};
 use super::recheck::{self, Noted};
-use super::returning::{changed, Returning};
+use super::returning::Returning;
 use super::update::bind_assignments;
 use super::{schema_of, single_table};
 use crate::bind::Binder;
@@ -177,19 +177,7 @@ fn run(
         n += judge_left(cx, t, target, sets, rests, first.changed, &mut notes)?;
     }
     let JoinNotes { returned, fk, .. } = notes;
-    if let Some(fk) = fk {
-        let mut w = crate::fkeys::enforce::Written::new(table);
-        for (row, action) in fk.into_items() {
-            w.take(row, action);
-        }
-        crate::fkeys::enforce::after(cx, t, w)?;
-    }
-    let verb = if sets.is_some() { "UPDATE" } else { "DELETE" };
-    Ok(changed(
-        format!("{verb} {n}"),
-        returning,
-        returned.into_items().collect(),
-    ))
+    super::modify::finish(cx, t, table, sets.is_some(), n, returning, returned, fk)
 }
 
 /// Every joined row judged in the statement's snapshot: what it does to its target row

@@ -127,19 +127,7 @@ impl BoundModify {
             n += pass.judge_left(cx, t, first.changed, &mut notes)?;
         }
         let ModifyNotes { returned, fk, .. } = notes;
-        if let Some(fk) = fk {
-            let mut w = Written::new(table);
-            for (row, action) in fk.into_items() {
-                w.take(row, action);
-            }
-            crate::fkeys::enforce::after(cx, t, w)?;
-        }
-        let verb = if sets.is_some() { "UPDATE" } else { "DELETE" };
-        Ok(changed(
-            format!("{verb} {n}"),
-            returning,
-            returned.into_items().collect(),
-        ))
+        finish(cx, t, table, sets.is_some(), n, returning, returned, fk)
     }
 }
 
@@ -497,4 +485,32 @@ fn action_bytes(action: &RowAction) -> u64 {
         _ => 0,
     };
     new + 32
+}
+
+/// An UPDATE's or DELETE's end, plain or joined: the foreign keys of the rows it
+/// changed checked and acted on, then its tag and RETURNING rows.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn finish(
+    cx: &mut Ctx,
+    t: &mut Transaction,
+    table: &str,
+    update: bool,
+    n: u64,
+    returning: Option<&Returning>,
+    returned: Noted<Vec<Value>>,
+    fk: Option<Noted<(Row, RowAction)>>,
+) -> SqlResult<Output> {
+    if let Some(fk) = fk {
+        let mut w = Written::new(table);
+        for (row, action) in fk.into_items() {
+            w.take(row, action);
+        }
+        crate::fkeys::enforce::after(cx, t, w)?;
+    }
+    let verb = if update { "UPDATE" } else { "DELETE" };
+    Ok(changed(
+        format!("{verb} {n}"),
+        returning,
+        returned.into_items().collect(),
+    ))
 }
