@@ -47,6 +47,8 @@ for p in sorted(files):
         continue
     cut = text.find("#[cfg(test)]\nmod tests")
     body = text if cut < 0 else text[:cut]
+    # Code only, as the layering test reads it: a path named in a comment is no import.
+    body = "\n".join(line.split("//", 1)[0] for line in body.split("\n"))
     graph.setdefault(top, set()).update(
         r for r in re.findall(r"crate::([a-z_][a-z0-9_]*)", body) if r != top
     )

@@ -8,7 +8,7 @@ use std::ops::ControlFlow;
 use sqlparser::ast::{self, AlterColumnOperation, AlterTableOperation as Op, Spanned};
 use walden::{AlterOp, Column, Database, RowShape, Rows, Schema, Value};
 
-use crate::catalog::{ident_name, object_name, Catalog, DbCatalog, Scope};
+use crate::catalog::{ident_name, object_name, Catalog, Scope};
 use crate::ddl::{add_key, column_of, key_constraint};
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::Expr;
@@ -25,7 +25,7 @@ struct Without<'a> {
 
 impl Catalog for Without<'_> {
     fn table_scope(&self, name: &str) -> SqlResult<Scope> {
-        let mut scope = DbCatalog::new(self.db).table_scope(name)?;
+        let mut scope = crate::view::catalog_of(self.db).table_scope(name)?;
         if name == self.table {
             match self.column {
                 None => {

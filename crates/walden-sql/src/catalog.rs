@@ -154,14 +154,20 @@ pub trait Catalog {
 }
 
 /// The catalog of a database, for one statement.
-pub(crate) struct DbCatalog<'a>(pub &'a Database, pub PgSnapshotCell);
+pub(crate) struct DbCatalog<'a>(
+    pub &'a Database,
+    pub PgSnapshotCell,
+    pub crate::pg_catalog::ViewTypes,
+);
 
 /// The virtual catalog of one statement, made when the statement first names it.
 pub(crate) type PgSnapshotCell = std::cell::OnceCell<std::sync::Arc<crate::pg_catalog::Snapshot>>;
 
 impl<'a> DbCatalog<'a> {
-    pub fn new(db: &'a Database) -> DbCatalog<'a> {
-        DbCatalog(db, PgSnapshotCell::new())
+    /// The catalog of `db`, whose virtual catalog finds a view's column types with
+    /// `view_types` (the planner's: `view::catalog_of` gives it).
+    pub fn new(db: &'a Database, view_types: crate::pg_catalog::ViewTypes) -> DbCatalog<'a> {
+        DbCatalog(db, PgSnapshotCell::new(), view_types)
     }
 }
 
@@ -169,7 +175,9 @@ impl Catalog for DbCatalog<'_> {
     fn pg_snapshot(&self) -> Option<std::sync::Arc<crate::pg_catalog::Snapshot>> {
         Some(
             self.1
-                .get_or_init(|| std::sync::Arc::new(crate::pg_catalog::Snapshot::of(self.0)))
+                .get_or_init(|| {
+                    std::sync::Arc::new(crate::pg_catalog::Snapshot::of(self.0, self.2))
+                })
                 .clone(),
         )
     }

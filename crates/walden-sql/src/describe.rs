@@ -10,7 +10,6 @@
 use sqlparser::ast::Statement;
 use walden::Database;
 
-use crate::catalog::DbCatalog;
 use crate::error::{SqlError, SqlResult};
 use crate::infer::Params;
 use crate::select::{PlanCx, QueryPlan};
@@ -36,7 +35,7 @@ pub(crate) fn columns(
     stmt: &Statement,
     params: Params,
 ) -> SqlResult<Vec<(String, SqlType)>> {
-    let catalog = DbCatalog::new(db);
+    let catalog = crate::view::catalog_of(db);
     let cx = PlanCx {
         params,
         ..PlanCx::of(&catalog)

@@ -32,7 +32,6 @@ use sqlparser::ast::{self, visit_expressions, visit_expressions_mut, CastKind, D
 use sqlparser::tokenizer::Location;
 use walden::{Database, Value};
 
-use crate::catalog::DbCatalog;
 use crate::depth::Deep;
 use crate::dml::{BoundInsert, BoundModify};
 use crate::error::{code, SqlError, SqlResult};
@@ -191,9 +190,8 @@ impl PreparedRun {
         }
         let types: Vec<SqlType> = self.run.values.iter().map(value::type_of).collect();
         let plan = match &*self.template.stmt {
-            ast::Statement::Query(q) => {
-                CachedSelect::new(q, &types, &DbCatalog::new(db)).map(|p| Plan::Select(Arc::new(p)))
-            }
+            ast::Statement::Query(q) => CachedSelect::new(q, &types, &crate::view::catalog_of(db))
+                .map(|p| Plan::Select(Arc::new(p))),
             ast::Statement::Insert(ins) => {
                 BoundInsert::cached(ins, &types, db).map(|p| Plan::Insert(Arc::new(p)))
             }
@@ -224,7 +222,7 @@ impl PreparedRun {
             return c.instantiate(&self.run.values);
         }
         match &*self.written_in() {
-            ast::Statement::Query(q) => QueryPlan::plan(q, &DbCatalog::new(db)),
+            ast::Statement::Query(q) => QueryPlan::plan(q, &crate::view::catalog_of(db)),
             _ => Err(SqlError::new(code::INTERNAL, "a prepared query changed")),
         }
     }

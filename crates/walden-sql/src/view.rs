@@ -11,7 +11,7 @@ use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
 use walden::{Database, ViewDef};
 
-use crate::catalog::{object_name, Catalog};
+use crate::catalog::{object_name, Catalog, DbCatalog};
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::select::QueryPlan;
 
@@ -69,6 +69,24 @@ pub(crate) fn depended_on(what: &str, dependents: &[String], of: &str) -> SqlErr
     )
     .with_detail(detail)
     .with_hint("Use DROP ... CASCADE to drop the dependent objects too.")
+}
+
+/// The catalog of `db` for planning: its virtual catalog finds a view's column types by
+/// planning the view (`view_types`).
+pub(crate) fn catalog_of(db: &Database) -> DbCatalog<'_> {
+    DbCatalog::new(db, view_types)
+}
+
+/// A view's column types, planned against the tables as they are and an empty virtual
+/// catalog (so that a view over `pg_catalog` does not make the snapshot again); None
+/// when its query no longer plans.
+fn view_types(db: &Database, v: &ViewDef) -> Option<Vec<crate::types::SqlType>> {
+    let catalog = DbCatalog::new(db, view_types);
+    let _ = catalog
+        .1
+        .set(std::sync::Arc::new(crate::pg_catalog::Snapshot::default()));
+    let plan = plan_view(v, &catalog).ok()?;
+    Some(plan.columns().iter().map(|(_, ty)| *ty).collect())
 }
 
 /// Plans a view read in FROM: its query, with the view's column names. A view created

@@ -23,8 +23,6 @@
 mod csv;
 mod from;
 mod lines;
-mod options;
-pub(crate) mod statement;
 mod text;
 mod to;
 
@@ -36,8 +34,9 @@ use walden::StatsSnapshot;
 use crate::error::{code, SqlError, SqlResult};
 use crate::session::{Session, StatementResult};
 
+pub(crate) use crate::script::copy as statement;
+pub use crate::script::copy::CopyFormat;
 pub use from::CopyIn;
-pub use statement::CopyFormat;
 pub use to::CopyOut;
 
 use statement::{CopySource, CopyStatement, Endpoint, Named};

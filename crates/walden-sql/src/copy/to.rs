@@ -10,7 +10,6 @@ use walden::{Transaction, Value};
 use super::csv;
 use super::statement::{CopyFormat, CopyOptions, CopySource, CopyStatement, ForceQuote, Header};
 use super::{result, Started};
-use crate::catalog::DbCatalog;
 use crate::error::{code, SqlError, SqlResult};
 use crate::select::QueryPlan;
 use crate::session::{Session, StatementResult};
@@ -86,7 +85,7 @@ pub(super) fn start(
             };
             let stack = q.stack_bytes();
             let plan = crate::depth::with_stack(stack, || {
-                QueryPlan::plan(query, &DbCatalog::new(session.database()))
+                QueryPlan::plan(query, &crate::view::catalog_of(session.database()))
             })?;
             let names: Vec<String> = plan.columns().iter().map(|(n, _)| n.clone()).collect();
             (
@@ -128,7 +127,7 @@ fn plan_text(session: &Session, sql: &str) -> SqlResult<(Box<QueryPlan>, usize)>
     let ast::Statement::Query(query) = &*stmt else {
         return Err(SqlError::new(code::INTERNAL, "not a query"));
     };
-    let plan = QueryPlan::plan(query, &DbCatalog::new(session.database()))?;
+    let plan = QueryPlan::plan(query, &crate::view::catalog_of(session.database()))?;
     Ok((Box::new(plan), stmt.stack_bytes()))
 }
 

@@ -11,7 +11,7 @@ use sqlparser::ast::{self, ColumnOption, ObjectType, Spanned, TableConstraint};
 use sqlparser::tokenizer::Location;
 use walden::{Column, Schema, TableKind};
 
-use crate::catalog::{ident_name, object_name, table_kind_named, DbCatalog, TABLE_KINDS_HINT};
+use crate::catalog::{ident_name, object_name, table_kind_named, TABLE_KINDS_HINT};
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::sequences::owned::ColumnSequence;
 use crate::statement::{Ctx, Output};
@@ -450,7 +450,7 @@ fn create_table_as(
     kind: TableKind,
     synchronous_commit: bool,
 ) -> SqlResult<Output> {
-    let plan = crate::select::QueryPlan::plan(q, &DbCatalog::new(cx.db))?;
+    let plan = crate::select::QueryPlan::plan(q, &crate::view::catalog_of(cx.db))?;
     let mut names: Vec<String> = plan.columns().iter().map(|(n, _)| n.clone()).collect();
     // CREATE TABLE t (x, y) AS SELECT ... renames the columns.
     for (i, def) in ct.columns.iter().enumerate() {

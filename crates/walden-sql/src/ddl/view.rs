@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use sqlparser::ast::{self, Spanned};
 use walden::{Database, ViewDef};
 
-use crate::catalog::{ident_name, object_name, DbCatalog};
+use crate::catalog::{ident_name, object_name};
 use crate::error::{code, SqlError, SqlResult};
 use crate::select::QueryPlan;
 use crate::statement::{Ctx, Output};
@@ -71,7 +71,7 @@ pub(crate) fn create_view(cx: &mut Ctx, cv: &ast::CreateView) -> SqlResult<Outpu
     if old.is_some() {
         crate::privileges::check::require_owner(&cx.auth, &name, crate::privileges::RelKind::View)?;
     }
-    let plan = QueryPlan::plan(&cv.query, &DbCatalog::new(cx.db))?;
+    let plan = QueryPlan::plan(&cv.query, &crate::view::catalog_of(cx.db))?;
     let mut columns: Vec<String> = plan.columns().iter().map(|(n, _)| n.clone()).collect();
     if cv.columns.len() > columns.len() {
         return Err(SqlError::syntax(

@@ -6,7 +6,6 @@ use walden::Transaction;
 use super::modify::{modify_binder, prepared_modify, BoundModify};
 use super::returning::Returning;
 use super::{alias_of, schema_of, scope_of, single_table};
-use crate::catalog::DbCatalog;
 use crate::error::{SqlError, SqlResult};
 use crate::infer::Params;
 use crate::select::{bind_condition, PlanCx};
@@ -50,7 +49,7 @@ pub(super) fn bind_delete(
     if let Some(a) = alias {
         scope.table = Some(a);
     }
-    let catalog = DbCatalog::new(db);
+    let catalog = crate::view::catalog_of(db);
     let cx = PlanCx {
         params,
         ..PlanCx::of(&catalog)

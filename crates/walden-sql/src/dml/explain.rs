@@ -6,7 +6,7 @@ use walden::{Transaction, Value};
 use super::modify::access_for;
 use super::{schema_of, scope_of, single_table};
 use crate::bind::Binder;
-use crate::catalog::{object_name, DbCatalog};
+use crate::catalog::object_name;
 use crate::error::{SqlError, SqlResult};
 use crate::from::Explain;
 use crate::select::{bind_condition, QueryPlan};
@@ -27,7 +27,7 @@ pub(crate) fn explain(
     }
     let lines = match stmt {
         ast::Statement::Query(q) => {
-            let plan = QueryPlan::plan(q, &DbCatalog::new(cx.db))?;
+            let plan = QueryPlan::plan(q, &crate::view::catalog_of(cx.db))?;
             plan.explain(costs)
         }
         ast::Statement::Update(u) => modify_lines(cx, "Update", &u.table, &u.selection, costs)?,
@@ -66,7 +66,7 @@ fn explain_analyze(
         ));
     };
     let t0 = std::time::Instant::now();
-    let plan = QueryPlan::plan(q, &DbCatalog::new(cx.db))?;
+    let plan = QueryPlan::plan(q, &crate::view::catalog_of(cx.db))?;
     let planning = t0.elapsed();
     let t1 = std::time::Instant::now();
     let (mut lines, _rows) = plan.run_analyzed(costs, Some(t.reader()?), cx.rng, cx.guard)?;
@@ -130,7 +130,7 @@ fn insert_lines(cx: &Ctx, ins: &ast::Insert, costs: bool) -> SqlResult<Vec<Strin
                 .source
                 .as_deref()
                 .ok_or_else(|| SqlError::syntax("INSERT without rows"))?;
-            let plan = QueryPlan::plan(q, &DbCatalog::new(cx.db))?;
+            let plan = QueryPlan::plan(q, &crate::view::catalog_of(cx.db))?;
             for (i, l) in plan.explain(costs).into_iter().enumerate() {
                 lines.push(if i == 0 {
                     format!("  ->  {l}")

@@ -10,7 +10,7 @@ use super::assign::{
 use super::returning::{changed, Returning};
 use super::schema_of;
 use crate::bind::{coerce_literal, Binder};
-use crate::catalog::{ident_name, object_name, DbCatalog, Scope};
+use crate::catalog::{ident_name, object_name, Scope};
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::Expr;
 use crate::infer::Params;
@@ -71,7 +71,7 @@ fn insert_parsed(cx: &mut Ctx, t: &mut Transaction, ins: &ast::Insert) -> SqlRes
             query,
             returning,
         } => {
-            let plan = QueryPlan::plan(query, &DbCatalog::new(cx.db))?;
+            let plan = QueryPlan::plan(query, &crate::view::catalog_of(cx.db))?;
             let (n, rows) = insert_plan(cx, t, &table, &plan, Some(targets), returning.as_ref())?;
             Ok(changed(format!("INSERT 0 {n}"), returning.as_ref(), rows))
         }

@@ -20,7 +20,6 @@ use super::returning::Returning;
 use super::update::bind_assignments;
 use super::{schema_of, single_table};
 use crate::bind::Binder;
-use crate::catalog::DbCatalog;
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::{EvalCtx, Expr};
 use crate::from::{plan_from_with_row_id, row_id_of, FromPlan};
@@ -57,7 +56,7 @@ pub(crate) fn bind_update(
         None => return Err(SqlError::new(code::INTERNAL, "UPDATE without FROM here")),
     };
     let target = Target::plan(db, &u.table, from, u.selection.as_ref(), "update", params)?;
-    let catalog = DbCatalog::new(db);
+    let catalog = crate::view::catalog_of(db);
     let cx = PlanCx {
         params,
         ..PlanCx::of(&catalog)
@@ -117,7 +116,7 @@ impl Target {
         let schema = schema_of(db, &table, tname, verb)?;
         let mut items = vec![target.clone()];
         items.extend(others.iter().cloned());
-        let catalog = DbCatalog::new(db);
+        let catalog = crate::view::catalog_of(db);
         let pcx = PlanCx {
             params,
             ..PlanCx::of(&catalog)

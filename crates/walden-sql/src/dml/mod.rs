@@ -5,7 +5,7 @@
 use sqlparser::ast::{self, Spanned, TableFactor};
 use walden::{Schema, Transaction};
 
-use crate::catalog::{ident_name, object_name, DbCatalog, Scope};
+use crate::catalog::{ident_name, object_name, Scope};
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::select::QueryPlan;
 use crate::statement::{Ctx, Output};
@@ -43,7 +43,7 @@ pub(crate) fn select(cx: &mut Ctx, t: &mut Transaction, q: &ast::Query) -> SqlRe
             None => (std::sync::Arc::new(run.select_plan(cx.db)?), &[][..]),
         },
         None => (
-            std::sync::Arc::new(QueryPlan::plan(q, &DbCatalog::new(cx.db))?),
+            std::sync::Arc::new(QueryPlan::plan(q, &crate::view::catalog_of(cx.db))?),
             &[][..],
         ),
     };

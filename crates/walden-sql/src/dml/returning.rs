@@ -9,7 +9,7 @@ use super::insert::{bind_insert, query_targets, Insertion};
 use super::scope_of;
 use super::update::bind_update;
 use crate::bind::Binder;
-use crate::catalog::{ident_name, object_name, DbCatalog, Scope};
+use crate::catalog::{ident_name, object_name, Scope};
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::Expr;
 use crate::infer::Params;
@@ -37,7 +37,7 @@ pub(crate) fn returned_columns(
                 query,
                 returning,
             } => {
-                let catalog = DbCatalog::new(db);
+                let catalog = crate::view::catalog_of(db);
                 let cx = PlanCx {
                     params,
                     ..PlanCx::of(&catalog)

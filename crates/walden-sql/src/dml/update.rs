@@ -7,7 +7,7 @@ use super::assign::{bind_for_column, column_default, is_default};
 use super::modify::{modify_binder, prepared_modify, BoundModify};
 use super::returning::Returning;
 use super::{alias_of, schema_of, scope_of, single_table};
-use crate::catalog::{ident_name, DbCatalog};
+use crate::catalog::ident_name;
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::Expr;
 use crate::infer::Params;
@@ -101,7 +101,7 @@ pub(super) fn bind_update(
     if let Some(a) = alias {
         scope.table = Some(a);
     }
-    let catalog = DbCatalog::new(db);
+    let catalog = crate::view::catalog_of(db);
     let cx = PlanCx {
         params,
         ..PlanCx::of(&catalog)

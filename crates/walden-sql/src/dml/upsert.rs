@@ -28,7 +28,7 @@ use super::insert::{bind_insert, query_targets, Insertion};
 use super::returning::{changed, Returning};
 use super::update::bind_assignments;
 use crate::bind::Binder;
-use crate::catalog::{ident_name, index_metas, object_name, DbCatalog, IndexMeta, Scope};
+use crate::catalog::{ident_name, index_metas, object_name, IndexMeta, Scope};
 use crate::error::{code, SqlError, SqlResult};
 use crate::expr::Expr;
 use crate::guard::row_bytes;
@@ -81,7 +81,7 @@ pub(crate) fn bind(db: &walden::Database, ins: &ast::Insert, params: Params) -> 
             query,
             returning,
         } => {
-            let catalog = DbCatalog::new(db);
+            let catalog = crate::view::catalog_of(db);
             let cx = PlanCx {
                 params,
                 ..PlanCx::of(&catalog)

@@ -19,7 +19,7 @@ pub mod types;
 
 use walden::{Column, Database};
 
-use crate::types::DeclaredType;
+use crate::types::{DeclaredType, SqlType};
 
 pub use crate::catalog::bootstrap_role;
 pub use functions::{CatalogFn, Snap};
@@ -174,16 +174,20 @@ pub struct Snapshot {
     pub privileges: std::sync::Arc<walden::Privileges>,
 }
 
+/// A view's column types, found by planning its query against the tables as they are
+/// (the planner's, handed down: this layer plans nothing); None when it no longer plans.
+pub(crate) type ViewTypes = fn(&Database, &walden::ViewDef) -> Option<Vec<SqlType>>;
+
 impl Snapshot {
     /// Reads the engine's catalog. A table dropped while this runs is left out.
-    pub fn of(db: &Database) -> Snapshot {
+    pub(crate) fn of(db: &Database, view_types: ViewTypes) -> Snapshot {
         let mut relations = Vec::new();
         let sequences = db.sequences();
         let identity = identity_columns(&sequences);
         for name in db.table_names() {
             table_relations(db, &name, &identity, &mut relations);
         }
-        view_relations(db, &mut relations);
+        view_relations(db, view_types, &mut relations);
         for info in sequences {
             relations.push(sequence_relation(db, info));
         }
@@ -385,7 +389,7 @@ fn index_relation(
 }
 
 /// The views' relations, each OID a hash of its name (the next free one on a collision).
-fn view_relations(db: &Database, relations: &mut Vec<Relation>) {
+fn view_relations(db: &Database, view_types: ViewTypes, relations: &mut Vec<Relation>) {
     let mut taken = std::collections::HashSet::new();
     for v in db.views() {
         let mut oid = VIEW_BASE + view_hash(&v.name);
@@ -396,7 +400,7 @@ fn view_relations(db: &Database, relations: &mut Vec<Relation>) {
             oid,
             name: v.name.clone(),
             kind: RelKind::View,
-            columns: view_columns(db, &v),
+            columns: view_columns(db, view_types, &v),
             index: None,
             owner: None,
             sequence: None,
@@ -532,22 +536,19 @@ fn roles(db: &Database) -> Vec<(i64, walden::RoleDef)> {
         .collect()
 }
 
-/// A view's columns: its names with its query's types, planned against the tables as
-/// they are (and an empty virtual catalog, so that a view over `pg_catalog` does not
-/// make this snapshot again). A view whose query no longer plans shows no columns.
-fn view_columns(db: &Database, v: &walden::ViewDef) -> Vec<Attr> {
-    let catalog = crate::catalog::DbCatalog::new(db);
-    let _ = catalog.1.set(std::sync::Arc::new(Snapshot::default()));
-    let Ok(plan) = crate::view::plan_view(v, &catalog) else {
+/// A view's columns: its names with its query's types (`view_types`). A view whose
+/// query no longer plans shows no columns.
+fn view_columns(db: &Database, view_types: ViewTypes, v: &walden::ViewDef) -> Vec<Attr> {
+    let Some(types) = view_types(db, v) else {
         return Vec::new();
     };
     v.columns
         .iter()
-        .zip(plan.columns())
+        .zip(types)
         .zip(0u32..)
-        .map(|((name, (_, ty)), position)| Attr {
+        .map(|((name, ty), position)| Attr {
             name: name.clone(),
-            ty: DeclaredType::plain(*ty),
+            ty: DeclaredType::plain(ty),
             not_null: false,
             default: None,
             identity: None,

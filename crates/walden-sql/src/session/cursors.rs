@@ -5,7 +5,7 @@
 use sqlparser::ast::Statement;
 
 use super::{aborted, Output, Session, TxnState};
-use crate::catalog::{ident_name, DbCatalog};
+use crate::catalog::ident_name;
 use crate::cursors::{Cursor, CursorStatement, Direction, Scroll};
 use crate::error::{code, SqlError, SqlResult};
 use crate::exec::{with_run, RowStream};
@@ -81,7 +81,7 @@ impl Session {
             None => stmt.to_string(),
         };
         let mut cursor = self.transactional(|s, t| {
-            let plan = QueryPlan::plan(query, &DbCatalog::new(&s.db))?;
+            let plan = QueryPlan::plan(query, &crate::view::catalog_of(&s.db))?;
             s.open_cursor(t, &plan, text, scroll, hold, created, in_block)
         })?;
         cursor.new = in_block;
@@ -290,7 +290,7 @@ impl Session {
             let plan = match &parsed {
                 crate::script::Parsed::Prepared(run) => run.select_plan(&s.db)?,
                 crate::script::Parsed::Statement { stmt, .. } => match &**stmt {
-                    Statement::Query(q) => QueryPlan::plan(q, &DbCatalog::new(&s.db))?,
+                    Statement::Query(q) => QueryPlan::plan(q, &crate::view::catalog_of(&s.db))?,
                     _ => return Err(SqlError::new(code::INTERNAL, "a portal of no query")),
                 },
                 _ => return Err(SqlError::new(code::INTERNAL, "a portal of no query")),

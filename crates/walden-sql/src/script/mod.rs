@@ -3,6 +3,9 @@
 //! is handled here, unsupported
 //! statements are named, and parser errors become PostgreSQL-style syntax errors.
 
+pub(crate) mod copy;
+mod copy_options;
+
 use sqlparser::ast::Statement;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::keywords::Keyword;
@@ -30,7 +33,7 @@ pub enum Parsed {
     /// VACUUM or ANALYZE, which sqlparser parses only in other dialects' forms.
     Maintenance(crate::vacuum::Maintenance),
     /// COPY, with PostgreSQL's options (`crate::copy`).
-    Copy(Box<crate::copy::statement::CopyStatement>),
+    Copy(Box<copy::CopyStatement>),
     /// A prepared query with its values, run from its cached plan
     /// (`crate::prepared::PreparedRun`).
     Prepared(crate::prepared::PreparedRun),
@@ -56,8 +59,8 @@ impl Parsed {
             | Parsed::Cursor(_) => depth::stack_bytes(0),
             Parsed::Statement { stmt, .. } => stmt.stack_bytes(),
             Parsed::Copy(c) => match &c.source {
-                crate::copy::statement::CopySource::Query(q) => q.stack_bytes(),
-                crate::copy::statement::CopySource::Table { .. } => depth::stack_bytes(0),
+                copy::CopySource::Query(q) => q.stack_bytes(),
+                copy::CopySource::Table { .. } => depth::stack_bytes(0),
             },
             Parsed::Prepared(run) => run.stack_bytes(),
         }
@@ -310,7 +313,7 @@ fn split_part(
 /// True for a parsed `COPY ... FROM STDIN`.
 fn copies_from_client(s: &ScriptStatement) -> bool {
     matches!(&s.parsed, Ok(Parsed::Copy(c))
-        if c.from && c.endpoint == crate::copy::statement::Endpoint::Client)
+        if c.from && c.endpoint == copy::Endpoint::Client)
 }
 
 /// The statement made of `toks` (None if they are only white space and comments),
@@ -550,9 +553,7 @@ fn parse_by_hand(
         return Some(crate::cursors::parse(toks).map(Parsed::Cursor));
     }
     if name == "COPY" {
-        return Some(
-            crate::copy::statement::parse(toks, nesting).map(|c| Parsed::Copy(Box::new(c))),
-        );
+        return Some(copy::parse(toks, nesting).map(|c| Parsed::Copy(Box::new(c))));
     }
     if matches!(name, "VACUUM" | "ANALYZE" | "ANALYSE") {
         return Some(crate::vacuum::parse(toks).map(Parsed::Maintenance));

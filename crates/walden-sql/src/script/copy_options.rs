@@ -4,7 +4,7 @@
 
 use sqlparser::tokenizer::{Location, Token};
 
-use super::statement::{CopyFormat, CopyOptions, ForceQuote, Header, Named};
+use super::copy::{CopyFormat, CopyOptions, ForceQuote, Header, Named};
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::words::Words;
 

@@ -10,7 +10,7 @@ use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Location, Token, TokenWithSpan};
 
-use super::options::{check_options, generic_options, legacy_options, Arg, RawOption};
+use super::copy_options::{check_options, generic_options, legacy_options, Arg, RawOption};
 use crate::depth::Deep;
 use crate::error::{clip, SqlError, SqlResult};
 use crate::words::Words;
