@@ -2,68 +2,40 @@
 //! engine's public API. A [`Session`] runs scripts statement by statement, keeps
 //! transaction blocks as PostgreSQL does, and reports what each statement wrote.
 //!
-//! Layers inside: `script` (split and parse) → `bind` (names and types) → `expr`,
-//! `functions`, `value` (evaluation) → `select`, `dml`, `ddl` (statements) → `session`.
+//! Layers inside, each a folder, each importing only from those before it (held by
+//! `tests/layering.rs` against docs/ARCHITECTURE.md's layer table): `base` (values,
+//! types, errors) → `catalog` (names, the catalog, `pg_catalog`) → `context` (guard,
+//! settings, sequences) → `expressions` (binding and evaluation) → `planning` (plans and
+//! the optimizer) → `exec` (the executor's streams, cursors) → `statements` → `session`.
 
-pub mod access_path;
-pub mod acl;
-mod aggregate;
-mod alter;
-mod analyze;
-pub mod array;
-pub mod bind;
-pub mod budget;
-pub mod bytea;
+mod base;
 pub mod catalog;
-mod checks;
-pub mod copy;
-pub mod cursors;
-pub mod datetime;
-mod ddl;
-pub mod depth;
-mod describe;
-mod dml;
-pub mod error;
+mod context;
 mod exec;
-mod explain_json;
-pub mod expr;
-mod fkeys;
-mod flatten;
-mod foreign_keys;
-pub mod from;
-pub mod functions;
-pub mod guard;
-mod infer;
-pub mod isolation;
-pub mod jsonb;
-mod keytable;
-mod optimize;
-pub mod pg_catalog;
-pub mod prepared;
-pub mod privileges;
-pub mod record;
-mod recursive;
-pub mod regex;
-pub mod roles;
-mod run;
-pub mod scram;
-pub mod script;
-pub mod select;
-pub mod sequences;
+mod expressions;
+mod planning;
 pub mod session;
-pub mod settings;
-mod sort_key;
-mod spill;
-mod srf;
-mod statement;
-mod strings;
-mod to_char;
-pub mod types;
-pub mod vacuum;
-pub mod value;
-mod view;
-pub mod window;
-mod words;
+mod statements;
+
+// The modules by their own names (`crate::value`, `crate::select`), wherever their
+// layer's folder keeps them.
+pub use {
+    base::array, base::budget, base::bytea, base::datetime, base::depth, base::error,
+    base::isolation, base::jsonb, base::record, base::regex, base::scram, base::types, base::value,
+    catalog::acl, catalog::pg_catalog, context::guard, context::sequences, context::settings,
+    exec::cursors, expressions::bind, expressions::expr, expressions::functions,
+    expressions::window, planning::access_path, planning::from, planning::select, session::copy,
+    statements::prepared, statements::privileges, statements::roles, statements::script,
+    statements::vacuum,
+};
+use {
+    base::keytable, base::spill, base::strings, base::to_char, base::words, catalog::foreign_keys,
+    expressions::aggregate, expressions::infer, expressions::run, expressions::sort_key,
+    expressions::srf, planning::flatten, planning::optimize, planning::recursive, planning::view,
+    statements::alter, statements::analyze, statements::checks, statements::ddl,
+    statements::describe, statements::dml, statements::explain_json, statements::fkeys,
+    statements::statement,
+};
 
 pub use copy::{CopyFormat, CopyIn, CopyOut, CopyStart};
 pub use describe::Description;

@@ -37,24 +37,29 @@ fn layer_table() -> String {
     text[start..end].to_string()
 }
 
-/// Module → layer index (0 the lowest), from the table's `layer: module module …` lines.
-fn layers() -> BTreeMap<String, usize> {
+/// Module → layer index (0 the lowest), from the table's `layer: module module …` lines,
+/// and the layers' names (each the folder of src that holds its modules).
+fn layers() -> (BTreeMap<String, usize>, Vec<String>) {
     let mut map = BTreeMap::new();
-    let mut index = 0;
+    let mut names = Vec::new();
     for line in layer_table().lines().skip(1) {
-        let Some((_, modules)) = line.split_once(':') else {
+        let Some((layer, modules)) = line.split_once(':') else {
             continue;
         };
         for m in modules.split_whitespace() {
             assert!(
-                map.insert(m.to_string(), index).is_none(),
+                map.insert(m.to_string(), names.len()).is_none(),
                 "{m} is listed twice"
             );
         }
-        index += 1;
+        names.push(layer.trim().to_string());
     }
-    assert!(index > 5, "the SQL layer table has {index} layers");
-    map
+    assert!(
+        names.len() > 5,
+        "the SQL layer table has {} layers",
+        names.len()
+    );
+    (map, names)
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -68,12 +73,32 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The top-level module a source file belongs to (`dml/upsert.rs` → `dml`).
-fn module_of(src: &Path, file: &Path) -> String {
+/// The module a source file belongs to, and the layer folder it lies in: a layer's
+/// folder holds its modules (`planning/select/block.rs` → `select` in `planning`), and
+/// a layer named for its main module keeps that module's own files beside the others
+/// (`session/dispatch.rs` → `session`, `session/copy/to.rs` → `copy`, both in `session`).
+fn module_of<'n>(
+    src: &Path,
+    file: &Path,
+    layer_of: impl Fn(&str) -> Option<&'n str>,
+) -> (String, String) {
     let rel = file.strip_prefix(src).expect("under src");
-    let first = rel.components().next().expect("a component");
-    let name = first.as_os_str().to_str().expect("UTF-8");
-    name.trim_end_matches(".rs").to_string()
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| {
+            c.as_os_str()
+                .to_str()
+                .expect("UTF-8")
+                .trim_end_matches(".rs")
+                .to_string()
+        })
+        .collect();
+    let folder = parts[0].clone();
+    let module = match parts.get(1) {
+        Some(m) if layer_of(m) == Some(folder.as_str()) => m.clone(),
+        _ => folder.clone(),
+    };
+    (module, folder)
 }
 
 /// Code without comments (line comments, doc comments; block comments are not used).
@@ -137,6 +162,10 @@ fn root_items() -> BTreeMap<String, String> {
         let Some(path) = statement.trim().strip_prefix("pub use ") else {
             continue;
         };
+        // `pub use {base::value, …}`: modules by their own names, which the table lists.
+        if path.starts_with('{') {
+            continue;
+        }
         let (module, rest) = path.split_once("::").expect("pub use module::item");
         let rest = rest.trim_start_matches('{').trim_end_matches('}');
         for item in rest.split(',') {
@@ -152,7 +181,7 @@ fn root_items() -> BTreeMap<String, String> {
 
 #[test]
 fn no_module_imports_a_higher_layer() {
-    let layers = layers();
+    let (layers, names) = layers();
     let root = root_items();
     let src = crate_dir().join("src");
     let mut files = Vec::new();
@@ -162,16 +191,41 @@ fn no_module_imports_a_higher_layer() {
     let mut used_exceptions = Vec::new();
     let mut modules = Vec::new();
     for file in &files {
-        let module = module_of(&src, file);
+        let (module, folder) = module_of(&src, file, |m| layers.get(m).map(|&l| names[l].as_str()));
         if module == "lib" {
+            continue;
+        }
+        if names.contains(&module) && !layers.contains_key(&module) {
+            // A layer's folder's mod.rs: it declares the layer's modules, and imports none.
+            let code = code_of(&std::fs::read_to_string(file).expect("read"));
+            assert!(
+                crate_paths(&code).is_empty(),
+                "{}: a layer's mod.rs only declares its modules",
+                file.display()
+            );
             continue;
         }
         let Some(&own) = layers.get(&module) else {
             panic!("module `{module}` is not in docs/ARCHITECTURE.md's SQL layer table");
         };
+        assert_eq!(
+            names[own],
+            folder,
+            "{}: module `{module}` is in the `{}` layer, so it lives in src/{}/",
+            file.display(),
+            names[own],
+            names[own]
+        );
         modules.push(module.clone());
         let code = code_of(&std::fs::read_to_string(file).expect("read"));
         for name in crate_paths(&code) {
+            // A module is named by its own name (`crate::select`, which lib.rs
+            // re-exports), not through its layer's folder (`crate::planning::select`).
+            assert!(
+                !names.contains(&name) || layers.contains_key(&name),
+                "{}: `crate::{name}::…` goes through a layer's folder; name the module itself",
+                file.display()
+            );
             let target = root.get(&name).cloned().unwrap_or_else(|| name.clone());
             let Some(&theirs) = layers.get(&target) else {
                 panic!(

@@ -13,6 +13,8 @@
 //! nested-loop joins whose left side streams (`join.rs`), `generate_series`, and no
 //! FROM. Any other query is run whole when the stream opens (`Node::Rows`), as before.
 
+pub mod cursors;
+
 use std::collections::VecDeque;
 
 mod join;

@@ -2,6 +2,8 @@
 //! aborted state after an error, as in PostgreSQL), settings, and per-statement
 //! accounting of what each statement wrote.
 
+pub mod copy;
+
 use std::collections::HashMap;
 use std::time::Duration;
 

@@ -3,6 +3,10 @@
 //! (`IndexMeta`), and the one `Catalog` trait planning resolves names through, with
 //! `DbCatalog`, its implementation over a database.
 
+pub mod acl;
+pub(crate) mod foreign_keys;
+pub mod pg_catalog;
+
 use sqlparser::ast::{self, Spanned};
 use walden::{Database, KeyOrder, RoleDef, TableKind};
 
