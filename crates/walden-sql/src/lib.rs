@@ -31,10 +31,9 @@ pub use {
 use {
     base::keytable, base::spill, base::strings, base::to_char, base::words, catalog::foreign_keys,
     expressions::aggregate, expressions::infer, expressions::run, expressions::sort_key,
-    expressions::srf, planning::flatten, planning::optimize, planning::recursive, planning::view,
-    statements::alter, statements::analyze, statements::checks, statements::ddl,
-    statements::describe, statements::dml, statements::explain_json, statements::fkeys,
-    statements::statement,
+    expressions::srf, planning::optimize, planning::recursive, planning::view, statements::alter,
+    statements::analyze, statements::checks, statements::ddl, statements::describe,
+    statements::dml, statements::explain_json, statements::fkeys, statements::statement,
 };
 
 pub use copy::{CopyFormat, CopyIn, CopyOut, CopyStart};

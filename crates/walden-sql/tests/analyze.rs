@@ -125,3 +125,68 @@ fn estimates_scale_with_the_table_pages() {
     assert_eq!(distinct[1], 7.0);
     assert_eq!(distinct[0], rows);
 }
+
+/// After ANALYZE, an index read of an equality that finds a large share of the table
+/// gives way to a scan (`optimize::index_cost`), as PostgreSQL's costs choose a
+/// sequential scan; a selective one keeps its index, and without statistics every
+/// usable index is read. The rows are the same either way.
+#[test]
+fn an_index_that_finds_much_of_the_table_gives_way_to_a_scan_after_analyze() {
+    for kind in [TableKind::Heap, TableKind::Undo] {
+        let vfs = Arc::new(SimVfs::new(11));
+        let db = Database::create("db", options(&vfs)).unwrap();
+        let mut s = session_of(&db, kind, 1);
+        q(
+            &mut s,
+            "create table t (id int primary key, status int, k int);
+             insert into t select g, g % 3, g % 1000 from generate_series(1, 6000) g;
+             create index t_status on t (status); create index t_k on t (k);",
+        );
+        let plans = |s: &mut walden_sql::Session| {
+            [
+                "select count(*) from t where status = 1",
+                "select count(*) from t where status in (0, 1)",
+                "select count(*) from t where k = 7",
+                "select count(*) from t where status = 1 and k = 7",
+                "select count(*) from t where status > 1",
+            ]
+            .map(|sql| {
+                let plan = q(s, &format!("explain (costs off) {sql}"));
+                (plan, q(s, sql))
+            })
+        };
+        let before = plans(&mut s);
+        for (plan, _) in &before[..4] {
+            assert!(plan.contains("Index Scan"), "{kind:?}: {plan}");
+        }
+        q(&mut s, "analyze t");
+        let after = plans(&mut s);
+        // A third of the table, and two thirds: a scan.
+        assert_eq!(
+            after[0].0, "Aggregate\n  ->  Seq Scan on t\n        Filter: (status = 1)",
+            "{kind:?}"
+        );
+        assert!(
+            after[1].0.contains("Seq Scan on t"),
+            "{kind:?}: {}",
+            after[1].0
+        );
+        // Six rows of 6,000: the index.
+        assert!(
+            after[2].0.contains("Index Scan using t_k on t"),
+            "{kind:?}: {}",
+            after[2].0
+        );
+        assert!(
+            after[3].0.contains("Index Scan using t_k on t"),
+            "{kind:?}: {}",
+            after[3].0
+        );
+        // A range: no histogram to estimate it with, so the choice is as before.
+        assert_eq!(after[4].0, before[4].0, "{kind:?}");
+        for (b, a) in before.iter().zip(&after) {
+            assert_eq!(b.1, a.1, "{kind:?}: the same rows");
+        }
+        assert_eq!(after[0].1, "2000");
+    }
+}

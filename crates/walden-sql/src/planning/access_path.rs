@@ -15,6 +15,7 @@ use walden::{ColumnType, KeyOrder, Value};
 
 use crate::catalog::IndexMeta;
 use crate::expr::{CmpOp, Expr};
+use crate::optimize::index_cost::{self, TableStats};
 use crate::types::SqlType;
 use crate::value;
 
@@ -256,9 +257,14 @@ pub struct Wanted<'a> {
     pub nulls_dropped: bool,
     /// A LIMIT (or a min/max that needs one row) makes an ordered read worth it alone.
     pub few: bool,
+    /// The table's statistics, when ANALYZE gathered them: an index read of
+    /// equalities that finds too many rows gives way to a scan (`optimize::index_cost`).
+    pub(crate) stats: Option<&'a TableStats>,
 }
 
-/// Chooses how to read a table with these indexes.
+/// Chooses how to read a table with these indexes: the best index by what it serves
+/// (a point, fixed columns, a range, the order), of those the statistics do not price
+/// above a scan.
 pub fn choose(indexes: &[IndexMeta], types: &[ColumnType], wanted: &Wanted) -> Access {
     let mut conds = Vec::new();
     if let Some(f) = wanted.filter {
@@ -271,6 +277,9 @@ pub fn choose(indexes: &[IndexMeta], types: &[ColumnType], wanted: &Wanted) -> A
             continue;
         };
         read.residual = total > read.cond.len();
+        if scan_is_cheaper_than(&read, wanted.stats) {
+            continue;
+        }
         if best.as_ref().is_none_or(|(s, _)| score > *s) {
             best = Some((score, read));
         }
@@ -279,6 +288,26 @@ pub fn choose(indexes: &[IndexMeta], types: &[ColumnType], wanted: &Wanted) -> A
         Some((_, read)) => Access::Index(read),
         None => Access::Scan,
     }
+}
+
+/// Whether the statistics say a scan costs less than this index read: a read of
+/// equalities only (no range, no order it serves) whose rows are estimated.
+fn scan_is_cheaper_than(read: &IndexRead, stats: Option<&TableStats>) -> bool {
+    let Some(stats) = stats else {
+        return false;
+    };
+    if read.ordered || read.generic {
+        return false;
+    }
+    let mut fixed = Vec::new();
+    for c in &read.cond {
+        match &c.test {
+            CondTest::Cmp(CmpOp::Eq, _) | CondTest::Any(_) => fixed.push(c.col),
+            _ => return false,
+        }
+    }
+    index_cost::expected_rows(stats, &fixed, read.ranges.len())
+        .is_some_and(|rows| index_cost::scan_is_cheaper(rows, stats))
 }
 
 fn plan_index(

@@ -1,9 +1,8 @@
 //! Planning: a query bound and planned (`select`, its FROM clause `from`, WITH RECURSIVE
-//! `recursive`, views `view`), rewritten by the optimizer's rules (`optimize`, `flatten`)
+//! `recursive`, views `view`), rewritten by the optimizer's rules (`optimize`)
 //! and given its access paths (`access_path`).
 
 pub mod access_path;
-pub(crate) mod flatten;
 pub mod from;
 pub(crate) mod optimize;
 pub(crate) mod recursive;

@@ -5,12 +5,15 @@ use sqlparser::ast::{self, JoinConstraint, JoinOperator};
 
 use crate::bind::Binder;
 use crate::catalog::{object_name, Scope};
+use std::ops::Range;
+
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::{CmpOp, Expr};
 
 use super::conjuncts::{add_filter, bind_conjuncts};
-use super::join_plan::{equi_sides, join_unit};
+use super::join_plan::{equi_operands, join_unit};
 use super::{Builder, Conj, Item, JoinKind, JoinMethod, Kind, Source, Unit};
+use crate::optimize::{join_order, pushdown};
 
 impl Builder<'_, '_> {
     pub(super) fn join(&mut self, left: Item, right: Item, op: &JoinOperator) -> SqlResult<Item> {
@@ -244,28 +247,28 @@ impl Builder<'_, '_> {
         }
     }
 
-    /// Joins the units of an inner-join group in an order chosen from their row
-    /// estimates, each condition checked as soon as its columns are there. Returns the
-    /// conditions on no column (checked once joined).
+    /// Joins the units of an inner-join group: each condition placed as low as its
+    /// columns allow (`optimize::pushdown`), the units joined in the order
+    /// `optimize::join_order` chooses from their row estimates, each condition that
+    /// waits for a join checked at the first join where its columns all are. Returns
+    /// the conditions on no column (checked once joined).
     pub(super) fn plan_group(
         &mut self,
         mut units: Vec<Unit>,
         conjs: Vec<Conj>,
     ) -> SqlResult<(Unit, Vec<Conj>)> {
-        let mut rest = Vec::new();
-        let mut pending = Vec::new();
-        // Conditions on one unit go into it.
-        let mut own: Vec<Vec<Conj>> = units.iter().map(|_| Vec::new()).collect();
-        for c in conjs {
-            if c.cols.is_empty() {
-                rest.push(c);
-            } else if let Some(i) = units.iter().position(|u| u.covers(&c.cols)) {
-                own[i].push(c);
-            } else {
-                pending.push(c);
-            }
-        }
-        for (u, conds) in units.iter_mut().zip(own) {
+        let placed = {
+            let cols: Vec<&[usize]> = conjs.iter().map(|c| c.cols.as_slice()).collect();
+            let fills: Vec<&[Range<usize>]> = units.iter().map(|u| u.cols.as_slice()).collect();
+            pushdown::place(&cols, &fills)
+        };
+        let mut conjs: Vec<Option<Conj>> = conjs.into_iter().map(Some).collect();
+        let mut take =
+            |is: &[usize]| -> Vec<Conj> { is.iter().filter_map(|i| conjs[*i].take()).collect() };
+        let rest = take(&placed.above);
+        let mut pending = take(&placed.at_joins);
+        for (u, is) in units.iter_mut().zip(&placed.on_unit) {
+            let conds = take(is);
             self.restrict(u, conds);
         }
         if units.is_empty() {
@@ -279,31 +282,56 @@ impl Builder<'_, '_> {
                 rest,
             ));
         }
-        let first = (0..units.len())
-            .min_by(|a, b| units[*a].rows.total_cmp(&units[*b].rows))
-            .unwrap_or(0);
-        let mut current = units.swap_remove(first);
-        while !units.is_empty() {
-            let connected = |u: &Unit| pending.iter().any(|c| equi_sides(c, &current, u).is_some());
-            let pick = (0..units.len())
-                .filter(|i| connected(&units[*i]))
-                .min_by(|a, b| units[*a].rows.total_cmp(&units[*b].rows))
-                .or_else(|| {
-                    (0..units.len()).min_by(|a, b| units[*a].rows.total_cmp(&units[*b].rows))
-                })
-                .unwrap_or(0);
-            let next = units.swap_remove(pick);
+        let order = {
+            let edges = self.equi_edges(&units, &pending);
+            let rows: Vec<f64> = units.iter().map(|u| u.rows).collect();
+            join_order::join_order(&rows, &edges)
+        };
+        let mut units: Vec<Option<Unit>> = units.into_iter().map(Some).collect();
+        let mut order = order.into_iter().filter_map(|i| units[i].take());
+        let Some(mut current) = order.next() else {
+            return Err(SqlError::new(
+                code::INTERNAL,
+                "a join group's order lost its units",
+            ));
+        };
+        for next in order {
             let mut cols = current.cols.clone();
             cols.extend(next.cols.iter().cloned());
             let (now, later): (Vec<Conj>, Vec<Conj>) = pending
                 .into_iter()
-                .partition(|c| c.cols.iter().all(|x| cols.iter().any(|r| r.contains(x))));
+                .partition(|c| pushdown::due_at(&c.cols, &cols));
             pending = later;
             current = self.inner_join(current, next, now);
         }
         // Conditions whose columns never all met (cannot happen: every column is in
         // some unit) are checked at the end.
+        let mut rest = rest;
         rest.extend(pending);
         Ok((current, rest))
+    }
+
+    /// The group's equalities between units, for choosing the join order: for each
+    /// condition `a = b` that could key a join, the units each side reads.
+    fn equi_edges(&self, units: &[Unit], conds: &[Conj]) -> Vec<join_order::EquiEdge> {
+        let units_of = |e: &Expr| -> Vec<usize> {
+            let cols = e.columns();
+            (0..units.len())
+                .filter(|u| {
+                    cols.iter()
+                        .any(|c| units[*u].cols.iter().any(|r| r.contains(c)))
+                })
+                .collect()
+        };
+        conds
+            .iter()
+            .filter_map(|c| {
+                let (a, b) = equi_operands(c)?;
+                Some(join_order::EquiEdge {
+                    a: units_of(a),
+                    b: units_of(b),
+                })
+            })
+            .collect()
     }
 }

@@ -7,16 +7,12 @@ use walden::ColumnType;
 use crate::access_path::{self, Access, Wanted};
 use crate::error::SqlResult;
 use crate::expr::{CmpOp, Expr};
+use crate::optimize::join_method::{self, Method};
+use crate::optimize::pushdown;
 use crate::types::{DeclaredType, SqlType};
 
 use super::conjuncts::{add_filter, and_all, text_of};
 use super::{Builder, Conj, Join, JoinKind, JoinMethod, Source, Unit};
-
-/// What one index lookup costs, in rows read in order: an index nested loop is chosen
-/// over a hash join when the outer side has at most 1/this of the inner table's rows.
-/// (`walden bench queries`: 100k customers joined to 1M orders through orders'
-/// customer index took 4.6× PostgreSQL's time; reading orders into a hash join does not.)
-const INDEX_PROBE_COST: f64 = 20.0;
 
 impl Builder<'_, '_> {
     /// Puts conditions on one unit into it: into a table's read (where an index may
@@ -67,6 +63,7 @@ impl Builder<'_, '_> {
                     order: None,
                     nulls_dropped: false,
                     few: false,
+                    stats: read.stats.as_deref(),
                 },
             );
             if let Access::Index(ix) = &read.access {
@@ -103,39 +100,8 @@ impl Builder<'_, '_> {
                 None => residual.push(c),
             }
         }
-        if keys.is_empty() {
-            // A cross product: the smaller side is kept in memory.
-            let (l, r) = if right.rows <= left.rows {
-                (left, right)
-            } else {
-                (right, left)
-            };
-            let rows = l.rows * r.rows * if residual.is_empty() { 1.0 } else { 0.3 };
-            return join_unit(
-                JoinKind::Inner,
-                l,
-                r,
-                JoinMethod::NestedLoop,
-                None,
-                residual,
-                rows,
-            );
-        }
-        let rows = self.equi_join_rows(&left, &right, &keys);
-        // An index on the right (or the left) table's key columns, when the other side
-        // is small enough that looking each of its rows up (a descent and reads at
-        // random) costs less than reading the whole table once into a hash join.
-        for swap in [false, true] {
-            let (outer, inner) = if swap {
-                (&right, &left)
-            } else {
-                (&left, &right)
-            };
-            if outer.rows * INDEX_PROBE_COST > inner.rows {
-                continue;
-            }
-            let oriented: Vec<(Expr, Expr)> = keys
-                .iter()
+        let oriented = |swap: bool| -> Vec<(Expr, Expr)> {
+            keys.iter()
                 .map(|(l, r, _)| {
                     if swap {
                         (r.clone(), l.clone())
@@ -143,38 +109,67 @@ impl Builder<'_, '_> {
                         (l.clone(), r.clone())
                     }
                 })
-                .collect();
-            if let Some((index, used)) = self.index_for(inner, &oriented) {
-                let (outer, inner) = if swap { (right, left) } else { (left, right) };
-                return index_join(outer, inner, index, used, keys, residual, rows);
+                .collect()
+        };
+        let method = join_method::inner_method(
+            left.rows,
+            right.rows,
+            !keys.is_empty(),
+            [
+                self.index_for(&right, &oriented(false)),
+                self.index_for(&left, &oriented(true)),
+            ],
+        );
+        let rows = if keys.is_empty() {
+            left.rows * right.rows * if residual.is_empty() { 1.0 } else { 0.3 }
+        } else {
+            self.equi_join_rows(&left, &right, &keys)
+        };
+        let turn = |swap: bool, l: Unit, r: Unit| if swap { (r, l) } else { (l, r) };
+        match method {
+            Method::NestedLoop { swap } => {
+                let (l, r) = turn(swap, left, right);
+                join_unit(
+                    JoinKind::Inner,
+                    l,
+                    r,
+                    JoinMethod::NestedLoop,
+                    None,
+                    residual,
+                    rows,
+                )
+            }
+            Method::Index {
+                swap,
+                index: (index, used),
+            } => {
+                let (outer, inner) = turn(swap, left, right);
+                index_join(outer, inner, index, used, keys, residual, rows)
+            }
+            Method::Hash { swap } => {
+                let (probe, build) = turn(swap, left, right);
+                let (mut lk, mut rk, mut key_conds) = (Vec::new(), Vec::new(), Vec::new());
+                for (l, r, c) in keys {
+                    let (l, r) = if swap { (r, l) } else { (l, r) };
+                    let (l, r) = hash_pair(l, r);
+                    lk.push(l);
+                    rk.push(r);
+                    key_conds.push(c);
+                }
+                join_unit(
+                    JoinKind::Inner,
+                    probe,
+                    build,
+                    JoinMethod::Hash {
+                        left_keys: lk,
+                        right_keys: rk,
+                    },
+                    text_of(&key_conds),
+                    residual,
+                    rows,
+                )
             }
         }
-        // A hash join, building on the smaller side.
-        let (probe, build, swap) = if right.rows <= left.rows {
-            (left, right, false)
-        } else {
-            (right, left, true)
-        };
-        let (mut lk, mut rk, mut key_conds) = (Vec::new(), Vec::new(), Vec::new());
-        for (l, r, c) in keys {
-            let (l, r) = if swap { (r, l) } else { (l, r) };
-            let (l, r) = hash_pair(l, r);
-            lk.push(l);
-            rk.push(r);
-            key_conds.push(c);
-        }
-        join_unit(
-            JoinKind::Inner,
-            probe,
-            build,
-            JoinMethod::Hash {
-                left_keys: lk,
-                right_keys: rk,
-            },
-            text_of(&key_conds),
-            residual,
-            rows,
-        )
     }
 
     /// An index of `inner`'s table whose first columns the keys' inner sides are; the
@@ -217,7 +212,7 @@ impl Builder<'_, '_> {
         let mut residual = Vec::new();
         let mut right_only = Vec::new();
         for c in conds {
-            if kind == JoinKind::Left && !c.cols.is_empty() && right.covers(&c.cols) {
+            if kind == JoinKind::Left && pushdown::narrows_inner_side(&c.cols, &right.cols) {
                 // An ON condition on the right side alone narrows that side.
                 right_only.push(c);
                 continue;
@@ -320,23 +315,34 @@ pub(super) fn join_unit(
     }
 }
 
-/// For `a = b` with one side over `l`'s columns and the other over `r`'s: the sides,
-/// `l`'s first.
-pub(super) fn equi_sides(c: &Conj, l: &Unit, r: &Unit) -> Option<(Expr, Expr)> {
+/// The sides of `a = b` when it could key a join: both read columns, neither holds a
+/// subquery or is an untyped NULL.
+pub(super) fn equi_operands(c: &Conj) -> Option<(&Expr, &Expr)> {
     let Expr::Cmp(CmpOp::Eq, a, b) = &c.expr else {
         return None;
     };
     if a.has_subquery() || b.has_subquery() {
         return None;
     }
-    let (ca, cb) = (a.columns(), b.columns());
-    if ca.is_empty() || cb.is_empty() || a.ty() == SqlType::Null || b.ty() == SqlType::Null {
+    if a.columns().is_empty()
+        || b.columns().is_empty()
+        || a.ty() == SqlType::Null
+        || b.ty() == SqlType::Null
+    {
         return None;
     }
+    Some((a, b))
+}
+
+/// For `a = b` with one side over `l`'s columns and the other over `r`'s: the sides,
+/// `l`'s first.
+pub(super) fn equi_sides(c: &Conj, l: &Unit, r: &Unit) -> Option<(Expr, Expr)> {
+    let (a, b) = equi_operands(c)?;
+    let (ca, cb) = (a.columns(), b.columns());
     if l.covers(&ca) && r.covers(&cb) {
-        Some(((**a).clone(), (**b).clone()))
+        Some((a.clone(), b.clone()))
     } else if l.covers(&cb) && r.covers(&ca) {
-        Some(((**b).clone(), (**a).clone()))
+        Some((b.clone(), a.clone()))
     } else {
         None
     }

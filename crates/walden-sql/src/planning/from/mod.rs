@@ -159,6 +159,9 @@ pub struct TableRead {
     /// The width of the joined rows this table's rows are placed in (0: its own): each
     /// row is read into a vector with that much room.
     pub width: usize,
+    /// The table's statistics when ANALYZE gathered them, for choosing its access by
+    /// cost (`optimize::index_cost`), now and at each run of a cached plan.
+    pub(crate) stats: Option<Arc<crate::optimize::index_cost::TableStats>>,
 }
 
 /// The sort keys of a top-N pushed down to a table read: each a column of the table,

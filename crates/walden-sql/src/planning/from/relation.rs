@@ -11,6 +11,7 @@ use crate::access_path::Access;
 use crate::catalog::{ident_name, object_name};
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::Expr;
+use crate::optimize::index_cost::TableStats;
 use crate::select::{Cte, CteBody, PlanCx, QueryPlan};
 use crate::types::SqlType;
 
@@ -255,6 +256,7 @@ impl Builder<'_, '_> {
                 needed: None,
                 top: None,
                 width: 0,
+                stats: None,
             }),
             default_name: Some(table.clone()),
             columns,
@@ -360,6 +362,12 @@ impl Builder<'_, '_> {
         };
         if let Source::Table(t) = &mut source {
             t.est = rows;
+            if distinct.iter().any(|d| *d > 0.0) {
+                t.stats = Some(Arc::new(TableStats {
+                    rows,
+                    distinct: distinct.clone(),
+                }));
+            }
         }
         let types = columns.iter().map(|(_, t)| t.column_type()).collect();
         self.rels.push(Rel {

@@ -22,6 +22,10 @@ impl SelectPlan {
     pub(super) fn choose_access(&mut self, scope: &Scope, indexes: &[IndexMeta]) {
         let types: Vec<walden::ColumnType> =
             scope.columns.iter().map(|(_, t)| t.column_type()).collect();
+        let stats = match &self.source {
+            Source::Table(t) => t.stats.clone(),
+            _ => None,
+        };
         // min(col) or max(col), alone (possibly several times) over the whole input.
         let extreme = self.grouping.as_ref().and_then(|g| {
             if !g.keys.is_empty() || g.aggs.is_empty() {
@@ -72,6 +76,7 @@ impl SelectPlan {
                     && self.grouping.is_none()
                     && self.windows.is_empty()
                     && self.srfs.is_empty()),
+            stats: stats.as_deref(),
         };
         let access = access_path::choose(indexes, &types, &wanted);
         if let Access::Index(read) = &access {

@@ -35,17 +35,17 @@ impl SelectPlan {
         let subqueries = select
             .selection
             .as_ref()
-            .is_some_and(crate::flatten::has_subquery);
+            .is_some_and(crate::optimize::flatten::has_subquery);
         if subqueries && !cx.params.typed() {
             let is_cte = |name: &str| cx.ctes.is_some_and(|c| c.find(name).is_some());
-            let names = crate::flatten::Names {
+            let names = crate::optimize::flatten::Names {
                 catalog: cx.catalog,
                 is_cte: &is_cte,
             };
             let flat = cx
                 .outer
                 .is_none()
-                .then(|| crate::flatten::flatten(select, plan.from_rows, &names))
+                .then(|| crate::optimize::flatten::flatten(select, plan.from_rows, &names))
                 .flatten();
             if let Some(flat) = flat {
                 if let Ok(bound) = SelectPlan::bind_block(&flat, order_by, limit, cx) {

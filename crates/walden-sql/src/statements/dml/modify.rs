@@ -383,6 +383,7 @@ pub(crate) fn access_for(
             order: None,
             nulls_dropped: false,
             few: false,
+            stats: None,
         },
     )
 }
