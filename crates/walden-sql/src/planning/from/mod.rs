@@ -155,7 +155,7 @@ pub struct TableRead {
     /// ORDER BY … LIMIT whose sort keys are all columns of this table: rows that sort
     /// after the last row the top-N keeps are dropped as they are read, before any
     /// join looks them up or copies them (`SelectPlan::push_top`).
-    pub top: Option<TopFilter>,
+    pub top: Option<Box<TopFilter>>,
     /// The width of the joined rows this table's rows are placed in (0: its own): each
     /// row is read into a vector with that much room.
     pub width: usize,

@@ -139,6 +139,8 @@ impl Source {
 }
 
 #[cfg(test)]
+// One run of columns is what these say.
+#[allow(clippy::single_range_in_vec_init)]
 mod tests {
     use super::kept_cols;
     use crate::access_path::Access;
@@ -209,6 +211,7 @@ mod tests {
     }
 
     #[test]
+    // One run of columns is what these say.
     fn columns_nobody_reads_are_marked_and_the_kept_side_is_cut() {
         // SELECT t.c2, u.c2: t reads its key and c2, u its key and c2; the hash table
         // keeps u's c2 only (its key is hashed before the row is kept).
@@ -250,7 +253,6 @@ mod tests {
     /// A join's right columns are cut down to those read, in runs of neighbours.
     #[test]
     // One run of columns is what these say.
-    #[allow(clippy::single_range_in_vec_init)]
     fn kept_cols_keeps_the_read_columns_in_runs() {
         assert_eq!(kept_cols(&[4..7], &[6, 0, 1]), vec![6..7]);
         assert_eq!(

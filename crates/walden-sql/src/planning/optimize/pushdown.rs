@@ -62,6 +62,8 @@ pub(crate) fn narrows_inner_side(cols: &[usize], inner: &[Range<usize>]) -> bool
 }
 
 #[cfg(test)]
+// Units of one run of columns are what these say.
+#[allow(clippy::single_range_in_vec_init)]
 mod tests {
     use super::*;
 

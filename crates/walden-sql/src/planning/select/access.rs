@@ -134,10 +134,10 @@ impl SelectPlan {
         };
         static NEXT_TOP: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let id = NEXT_TOP.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        read.top = Some(crate::from::TopFilter {
+        read.top = Some(Box::new(crate::from::TopFilter {
             id,
             keys: cols.iter().map(|&(c, d, n)| (c - at, d, n)).collect(),
-        });
+        }));
         self.top_id = Some(id);
     }
 
