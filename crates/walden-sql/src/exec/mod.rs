@@ -10,8 +10,9 @@
 //!
 //! The plans that stream today: tables read by a scan (their conditions, the WHERE
 //! clause, the select list, OFFSET and LIMIT), joined by hash, nested-loop or index
-//! nested-loop joins whose left side streams (`join.rs`), `generate_series`, and no
-//! FROM. Any other query is run whole when the stream opens (`Node::Rows`), as before.
+//! nested-loop joins whose left side streams (`join.rs`), `generate_series`, no
+//! FROM, and a FROM clause whose condition is the constant false (no rows). Any other
+//! query is run whole when the stream opens (`Node::Rows`), as before.
 
 pub mod cursors;
 
@@ -50,6 +51,8 @@ enum Node {
     Rows(VecDeque<Vec<Value>>),
     /// No FROM: one empty row.
     One(bool),
+    /// A FROM clause whose condition is the constant false: no rows.
+    Empty,
     Series(SeriesIter),
     Scan(Box<Scan>),
     /// A relation's rows placed at columns `at..` of rows `width` wide.
@@ -157,6 +160,7 @@ impl Node {
     fn of(source: &Source) -> Option<Node> {
         Some(match source {
             Source::Nothing => Node::One(false),
+            Source::Empty => Node::Empty,
             Source::Series { .. } => Node::Series(SeriesIter::new(source)),
             Source::Table(t) if matches!(t.access, crate::access_path::Access::Scan) => {
                 if t.top.is_some() {
@@ -193,6 +197,7 @@ impl Node {
         match self {
             Node::Rows(rows) => Ok(rows.pop_front()),
             Node::One(done) => Ok((!std::mem::replace(done, true)).then(Vec::new)),
+            Node::Empty => Ok(None),
             Node::Series(it) => Ok(it.next().map(|v| vec![v])),
             Node::Scan(s) => s.next(cx),
             Node::Pad { input, at, width } => {

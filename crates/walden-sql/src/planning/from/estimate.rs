@@ -94,7 +94,8 @@ impl Source {
     /// The planner's estimate of the rows this source gives (EXPLAIN's `rows=`).
     pub(crate) fn estimate(&self) -> f64 {
         match self {
-            Source::Nothing => 1.0,
+            // At least 1, as every estimate (EXPLAIN shows `Source::Empty`'s as 0).
+            Source::Nothing | Source::Empty => 1.0,
             Source::Series {
                 start,
                 stop,

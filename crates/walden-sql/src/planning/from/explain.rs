@@ -15,20 +15,31 @@ impl<'s> Explain<'s> {
             stats,
             costs,
             pending: None,
+            exact: false,
         }
     }
 
     /// The planner's estimate of the rows of the next node written.
     pub fn est(&mut self, rows: f64) {
         self.pending = Some(rows);
+        self.exact = false;
+    }
+
+    /// The next node written gives no rows whatever it reads (`Source::Empty`): shown
+    /// as `rows=0`, as PostgreSQL shows it, where an estimate is at least 1.
+    pub fn est_none(&mut self) {
+        self.pending = Some(0.0);
+        self.exact = true;
     }
 
     /// The next node's label with its estimate (`  (rows=N)`, as PostgreSQL prints the
     /// rows of its cost estimate; Walden has no cost figures to show).
     fn label(&mut self, text: &str) -> (String, bool) {
+        let exact = std::mem::take(&mut self.exact);
         match self.pending.take() {
             Some(rows) if self.costs => {
-                (format!("{text}  (rows={:.0})", rows.max(1.0).round()), true)
+                let rows = if exact { rows } else { rows.max(1.0).round() };
+                (format!("{text}  (rows={rows:.0})"), true)
             }
             _ => (text.to_string(), false),
         }
@@ -85,6 +96,11 @@ impl Source {
         out.est(self.estimate());
         match self {
             Source::Nothing => out.node_at(depth, "Result", key),
+            Source::Empty => {
+                out.est_none();
+                out.node_at(depth, "Result", key);
+                out.detail(depth, "One-Time Filter: false");
+            }
             Source::Series { .. } | Source::SeriesOf { .. } => {
                 out.node_at(depth, "Function Scan on generate_series", key)
             }
@@ -179,6 +195,17 @@ impl Join {
                 out.node_at(depth, &nested_loop(kind), key);
                 if let Some(t) = &self.cond_text {
                     out.detail(depth, &format!("Join Filter: ({t})"));
+                }
+                self.left.explain(out, depth + 1);
+                self.right.explain(out, depth + 1);
+            }
+            JoinMethod::NestedLoop if matches!(self.right, Source::Empty) => {
+                // An outer join whose ON condition is the constant false: its right
+                // side reads nothing, and needs no Materialize (PostgreSQL shows the
+                // constant as it is, unparenthesized).
+                out.node_at(depth, &nested_loop(kind), key);
+                if let Some(t) = &self.cond_text {
+                    out.detail(depth, &format!("Join Filter: {t}"));
                 }
                 self.left.explain(out, depth + 1);
                 self.right.explain(out, depth + 1);

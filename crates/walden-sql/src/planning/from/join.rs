@@ -9,6 +9,7 @@ use std::ops::Range;
 
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::{CmpOp, Expr};
+use crate::optimize::simplify::is_constant_false;
 
 use super::conjuncts::{add_filter, bind_conjuncts};
 use super::join_plan::{equi_operands, join_unit};
@@ -257,6 +258,9 @@ impl Builder<'_, '_> {
         mut units: Vec<Unit>,
         conjs: Vec<Conj>,
     ) -> SqlResult<(Unit, Vec<Conj>)> {
+        if let Some(empty) = empty_group(&units, &conjs) {
+            return Ok((empty, Vec::new()));
+        }
         let placed = {
             let cols: Vec<&[usize]> = conjs.iter().map(|c| c.cols.as_slice()).collect();
             let fills: Vec<&[Range<usize>]> = units.iter().map(|u| u.cols.as_slice()).collect();
@@ -334,4 +338,19 @@ impl Builder<'_, '_> {
             })
             .collect()
     }
+}
+
+/// The unit an inner-join group is when it gives no rows: one of its conditions is the
+/// constant false or NULL, or one of its units gives no rows (`Source::Empty`). It
+/// covers the group's columns and reads nothing. None when the group may give rows, or
+/// when reading one of its units may be refused (`Source::refusable`).
+fn empty_group(units: &[Unit], conjs: &[Conj]) -> Option<Unit> {
+    let none = conjs.iter().any(|c| is_constant_false(&c.expr))
+        || units.iter().any(|u| matches!(u.source, Source::Empty));
+    if !none || units.iter().any(|u| u.source.refusable()) {
+        return None;
+    }
+    Some(Unit::empty(
+        units.iter().flat_map(|u| u.cols.clone()).collect(),
+    ))
 }

@@ -2,13 +2,14 @@
 //! access chosen, inner joins ordered greedily and given a method (hash, index nested
 //! loop, nested loop), outer joins.
 
-use walden::ColumnType;
+use walden::{ColumnType, Value};
 
 use crate::access_path::{self, Access, Wanted};
 use crate::error::SqlResult;
 use crate::expr::{CmpOp, Expr};
 use crate::optimize::join_method::{self, Method};
 use crate::optimize::pushdown;
+use crate::optimize::simplify::is_constant_false;
 use crate::types::{DeclaredType, SqlType};
 
 use super::conjuncts::{add_filter, and_all, text_of};
@@ -208,6 +209,35 @@ impl Builder<'_, '_> {
         mut right: Unit,
         conds: Vec<Conj>,
     ) -> SqlResult<Unit> {
+        let refusable = left.source.refusable() || right.source.refusable();
+        let empty = |u: &Unit| matches!(u.source, Source::Empty);
+        if empty(&left) && (kind == JoinKind::Left || empty(&right)) && !refusable {
+            // No row on the side every row of the join comes from: none at all.
+            let mut cols = left.cols;
+            cols.extend(right.cols);
+            return Ok(Unit::empty(cols));
+        }
+        if kind == JoinKind::Left && conds.iter().any(|c| is_constant_false(&c.expr)) && !refusable
+        {
+            // ON is the constant false: no right row matches, so none is read, and each
+            // left row is given with NULLs (PostgreSQL's plan: the constant its Join
+            // Filter, its right side a Result with a One-Time Filter).
+            let never = Conj {
+                expr: Expr::Const(Value::Bool(false)),
+                cols: Vec::new(),
+                text: "false".into(),
+            };
+            let (rows, right) = (left.rows, Unit::empty(right.cols));
+            return Ok(join_unit(
+                kind,
+                left,
+                right,
+                JoinMethod::NestedLoop,
+                None,
+                vec![never],
+                rows,
+            ));
+        }
         let mut keys = Vec::new();
         let mut residual = Vec::new();
         let mut right_only = Vec::new();

@@ -51,6 +51,10 @@ use crate::types::SqlType;
 pub enum Source {
     /// No FROM: one row with no columns.
     Nothing,
+    /// No rows, and nothing read: what a FROM clause (or an outer join's side) becomes
+    /// whose condition is the constant false or NULL (`simplify::is_constant_false`).
+    /// EXPLAIN shows PostgreSQL's node for it, `Result` with `One-Time Filter: false`.
+    Empty,
     Series {
         start: i64,
         stop: i64,
@@ -307,6 +311,16 @@ struct Unit {
 }
 
 impl Unit {
+    /// A unit that fills columns `cols` and gives no rows (`Source::Empty`).
+    pub(super) fn empty(cols: Vec<Range<usize>>) -> Unit {
+        Unit {
+            source: Source::Empty,
+            cols,
+            rows: 1.0,
+            table: None,
+        }
+    }
+
     pub(super) fn covers(&self, cols: &[usize]) -> bool {
         cols.iter().all(|c| self.cols.iter().any(|r| r.contains(c)))
     }
@@ -350,6 +364,7 @@ pub struct Explain<'s> {
     pub stats: Option<&'s std::collections::HashMap<NodeKey, NodeStats>>,
     /// Whether nodes show the planner's row estimates (EXPLAIN without `COSTS OFF`).
     pub costs: bool,
-    /// The estimate for the next node (`est`).
+    /// The estimate for the next node (`est`), and whether it is exact (`est_none`).
     pending: Option<f64>,
+    exact: bool,
 }

@@ -6,7 +6,7 @@ use sqlparser::ast::{self};
 use crate::bind::Binder;
 use crate::catalog::Scope;
 use crate::error::{code, SqlError, SqlResult};
-use crate::optimize::simplify::simplify_condition;
+use crate::optimize::simplify::{is_constant_false, simplify_condition};
 use crate::select::PlanCx;
 use crate::window;
 
@@ -81,30 +81,8 @@ fn plan_from_in(
             .then_some(star),
         ..b.scope_so_far()
     };
-    // One relation (or none): its rows as they come, the WHERE clause on top.
     if items.len() <= 1 && matches!(items.first(), None | Some(Item::Rel(_))) {
-        let source = match b.rels.last() {
-            Some(rel) => rel.source.clone(),
-            None => Source::Nothing,
-        };
-        let filter = match selection {
-            Some(w) => Some(
-                Binder::in_query(&scope, cx)
-                    .boolean(w, "WHERE")
-                    .map(simplify_condition)
-                    .map_err(|e| window::in_clause(e, "WHERE"))?,
-            ),
-            None => None,
-        };
-        let rows = source.estimate() * filter.as_ref().map_or(1.0, |f| b.selectivity_on(f));
-        return Ok(FromPlan {
-            source,
-            scope,
-            filter,
-            filter_text: selection.map(|w| w.to_string().into()),
-            rows: rows.max(1.0),
-            distinct: b.distinct_by_column(width),
-        });
+        return b.plan_one(selection, scope);
     }
     let mut conjs = match selection {
         Some(w) => bind_conjuncts(&mut Binder::in_query(&scope, cx), w, "WHERE")?,
@@ -132,6 +110,37 @@ fn plan_from_in(
 }
 
 impl Builder<'_, '_> {
+    /// A FROM clause of one relation (or none): its rows as they come, the WHERE clause
+    /// on top, or nothing read when that clause passes no row.
+    fn plan_one(&self, selection: Option<&ast::Expr>, scope: Scope) -> SqlResult<FromPlan> {
+        let source = match self.rels.last() {
+            Some(rel) => rel.source.clone(),
+            None => Source::Nothing,
+        };
+        let filter = match selection {
+            Some(w) => Some(
+                Binder::in_query(&scope, self.cx)
+                    .boolean(w, "WHERE")
+                    .map(simplify_condition)
+                    .map_err(|e| window::in_clause(e, "WHERE"))?,
+            ),
+            None => None,
+        };
+        let (source, filter) = match filter {
+            Some(f) if is_constant_false(&f) && !source.refusable() => (Source::Empty, None),
+            f => (source, f),
+        };
+        let rows = source.estimate() * filter.as_ref().map_or(1.0, |f| self.selectivity_on(f));
+        Ok(FromPlan {
+            source,
+            scope,
+            filter_text: filter.as_ref().and(selection).map(|w| w.to_string().into()),
+            filter,
+            rows: rows.max(1.0),
+            distinct: self.distinct_by_column(self.columns.len()),
+        })
+    }
+
     /// ANALYZE's distinct values of each of the clause's `width` columns (0: unknown).
     fn distinct_by_column(&self, width: usize) -> Vec<f64> {
         let mut out = vec![0.0; width];

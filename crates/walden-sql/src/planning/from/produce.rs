@@ -104,6 +104,7 @@ impl Source {
     fn produce_node(&self, cx: &mut EvalCtx, sink: &mut Sink) -> SqlResult<bool> {
         match self {
             Source::Nothing => sink(cx, Vec::new()),
+            Source::Empty => Ok(true),
             Source::Series { .. } => {
                 let guard = cx.run.map(|r| r.guard);
                 let rows = SeriesIter::new(self).map(|v| vec![v]);
@@ -169,6 +170,25 @@ impl Source {
             // First in FROM, a LATERAL subquery has nothing before it to read.
             Source::Lateral { .. } => self.produce_for(cx, &[], sink),
             Source::WorkTable { id, .. } => crate::recursive::produce_work_table(*id, cx, sink),
+        }
+    }
+
+    /// Whether reading this source may be refused: it reads a relation only superusers
+    /// may read (`Source::Values::superuser_only`), itself or through a subquery in
+    /// FROM. Such a source is read even under a constant false condition rather than
+    /// made `Source::Empty`, so that the refusal stays. (A subquery in an expression,
+    /// or a WITH RECURSIVE query, over such a relation is not looked into.)
+    pub(crate) fn refusable(&self) -> bool {
+        match self {
+            Source::Values { superuser_only, .. } => superuser_only.is_some(),
+            Source::Padded { inner, .. } | Source::Filter { inner, .. } => inner.refusable(),
+            Source::Join(j) => j.left.refusable() || j.right.refusable(),
+            Source::Derived { plan, .. } => plan.refusable(),
+            Source::Lateral { body, .. } => match body {
+                LateralBody::Query(plan) => plan.refusable(),
+                LateralBody::Series(series) => series.refusable(),
+            },
+            _ => false,
         }
     }
 

@@ -18,7 +18,7 @@ impl Source {
     /// the values written in instead).
     pub(crate) fn cacheable(&self) -> bool {
         match self {
-            Source::Table(_) => true,
+            Source::Table(_) | Source::Empty => true,
             Source::Padded { inner, .. } | Source::Filter { inner, .. } => inner.cacheable(),
             Source::Join(j) => {
                 !matches!(j.method, JoinMethod::Lateral)

@@ -36,6 +36,7 @@ impl Source {
         };
         match self {
             Source::Nothing
+            | Source::Empty
             | Source::Series { .. }
             | Source::Values { .. }
             | Source::Settings

@@ -15,6 +15,8 @@
 //!   the condition is NULL is dropped as one for which it is false (PostgreSQL's
 //!   `canonicalize_qual` with `is_check` false). Below a NOT it does not: `NOT NULL`
 //!   is NULL, not true.
+//! - A condition left the constant false or NULL ([`is_constant_false`]) passes no row:
+//!   the planner reads nothing under it (`Source::Empty`, EXPLAIN's `One-Time Filter`).
 //!
 //! Nothing here evaluates a non-constant operand, so nothing here can fail.
 
@@ -39,6 +41,13 @@ pub(crate) fn simplify(e: Expr) -> Expr {
 /// where AND and OR combine the condition's parts taken as false.
 pub(crate) fn simplify_condition(e: Expr) -> Expr {
     null_as_false(simplify(e))
+}
+
+/// Whether the condition `e` (simplified by [`simplify_condition`]) passes no row: it
+/// is the constant false or NULL. A query reads nothing under such a condition, as
+/// PostgreSQL's `Result` node with `One-Time Filter: false` reads nothing.
+pub(crate) fn is_constant_false(e: &Expr) -> bool {
+    truth(e) == Some(false) || is_null(e)
 }
 
 /// Whether `e` is a constant NULL (of any type).
@@ -211,6 +220,10 @@ mod tests {
         assert_eq!(simplify_condition(e), boolean(false));
         // NULL OR x as a condition is x.
         assert_eq!(simplify_condition(or(null(), x.clone())), x);
+        // Such a condition passes no row; x may.
+        let never = simplify_condition(and(x.clone(), null()));
+        assert!(is_constant_false(&never));
+        assert!(!is_constant_false(&simplify_condition(x.clone())));
         // Under NOT a NULL stays NULL: NOT (NULL AND x) is not NOT false.
         let under_not = not(and(null(), x.clone()));
         assert_eq!(simplify_condition(under_not.clone()), under_not);

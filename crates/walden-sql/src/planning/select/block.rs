@@ -13,7 +13,7 @@ use crate::error::{code, SqlError, SqlResult};
 use crate::expr::Expr;
 use crate::from::{plan_from, Source};
 use crate::infer::Params;
-use crate::optimize::simplify::{simplify, simplify_condition};
+use crate::optimize::simplify::{is_constant_false, simplify, simplify_condition};
 use crate::types::SqlType;
 use crate::window::{self as windowing, Windows, WINDOW_PLACEHOLDER};
 
@@ -118,6 +118,11 @@ impl SelectPlan {
             }
             None => plan.bind_grouped(select, &items, &group_items, &scope, &cx, &mut windows)?,
         };
+        if plan.having.as_ref().is_some_and(is_constant_false) && !plan.source.refusable() {
+            // No group passes HAVING: the rows grouped are not read (the one group of
+            // an aggregate without GROUP BY is still made, and dropped by HAVING).
+            (plan.source, plan.filter, plan.filter_text) = (Source::Empty, None, None);
+        }
         plan.columns = items
             .iter()
             .zip(&plan.outputs)

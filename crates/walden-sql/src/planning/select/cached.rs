@@ -58,7 +58,7 @@ impl CachedSelect {
         let mut tables = Vec::new();
         let indexes = match &plan.source {
             Source::Table(t) => catalog.indexes(&t.name),
-            Source::Nothing | Source::Series { .. } => Vec::new(),
+            Source::Nothing | Source::Empty | Source::Series { .. } => Vec::new(),
             // Joins: planned once with the parameters unknown (`o.id = $1` estimated
             // as a key lookup when a unique index covers it), each table's reads chosen
             // again per run.

@@ -3,6 +3,7 @@
 
 use crate::access_path::Access;
 use crate::from::{Explain, Source};
+use crate::optimize::simplify::is_constant_false;
 use crate::run::NodeKey;
 
 use super::{limited, Distinct, SelectPlan, Upper};
@@ -91,24 +92,8 @@ impl SelectPlan {
             out.node_at(depth, "ProjectSet", (me, Upper::ProjectSet as u8));
             depth += 1;
         }
-        if let Some(g) = &self.grouping {
-            let name = if g.keys.is_empty() {
-                "Aggregate"
-            } else {
-                "HashAggregate"
-            };
-            out.est(grouped);
-            out.node_at(depth, name, (me, Upper::Aggregate as u8));
-            if let Some(s) = out.stats.and_then(|s| s.get(&(me, Upper::Aggregate as u8))) {
-                if s.disk_bytes > 0 {
-                    let line = format!(
-                        "Batches: {}  Disk Usage: {}kB",
-                        s.batches + 1,
-                        s.disk_bytes.div_ceil(1024)
-                    );
-                    out.detail(depth, &line);
-                }
-            }
+        if self.grouping.is_some() {
+            self.explain_aggregate(out, depth, grouped);
             depth += 1;
         }
         out.est(read);
@@ -143,6 +128,30 @@ impl SelectPlan {
                     let line = Explain::detail_line(depth, &format!("Filter: ({text})"));
                     out.lines.insert(before + 1, line);
                 }
+            }
+        }
+    }
+
+    /// The grouping's node (`rows` its estimate), at `depth`.
+    fn explain_aggregate(&self, out: &mut Explain, depth: usize, rows: f64) {
+        let me = self as *const SelectPlan as usize;
+        let plain = self.grouping.as_ref().is_some_and(|g| g.keys.is_empty());
+        let name = if plain { "Aggregate" } else { "HashAggregate" };
+        out.est(rows);
+        out.node_at(depth, name, (me, Upper::Aggregate as u8));
+        if plain && self.having.as_ref().is_some_and(is_constant_false) {
+            // A HAVING that is the constant false, as PostgreSQL shows it above the
+            // Result that reads nothing (no other HAVING is shown here yet).
+            out.detail(depth, "Filter: false");
+        }
+        if let Some(s) = out.stats.and_then(|s| s.get(&(me, Upper::Aggregate as u8))) {
+            if s.disk_bytes > 0 {
+                let line = format!(
+                    "Batches: {}  Disk Usage: {}kB",
+                    s.batches + 1,
+                    s.disk_bytes.div_ceil(1024)
+                );
+                out.detail(depth, &line);
             }
         }
     }

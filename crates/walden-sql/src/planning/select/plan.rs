@@ -203,6 +203,15 @@ impl QueryPlan {
         }
     }
 
+    /// Whether running the query may be refused for a relation its FROM clauses read
+    /// (`Source::refusable`).
+    pub(crate) fn refusable(&self) -> bool {
+        match self {
+            QueryPlan::Select(s) => s.source.refusable(),
+            QueryPlan::Combined(c) => c.body.refusable(),
+        }
+    }
+
     pub fn as_select(&self) -> Option<&SelectPlan> {
         match self {
             QueryPlan::Select(s) => Some(s),

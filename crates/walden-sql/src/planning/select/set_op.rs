@@ -74,6 +74,15 @@ impl Body {
             }
         }
     }
+
+    /// Whether running it may be refused (`QueryPlan::refusable`).
+    pub(super) fn refusable(&self) -> bool {
+        match self {
+            Body::Query(q) => q.refusable(),
+            Body::SetOp { left, right, .. } => left.refusable() || right.refusable(),
+            Body::Values(_) => false,
+        }
+    }
 }
 
 impl Combined {

@@ -9,6 +9,7 @@ use crate::bind::Binder;
 use crate::catalog::object_name;
 use crate::error::{SqlError, SqlResult};
 use crate::from::Explain;
+use crate::optimize::simplify::is_constant_false;
 use crate::select::{bind_condition, QueryPlan};
 use crate::statement::{Ctx, Output};
 use crate::types::SqlType;
@@ -105,12 +106,17 @@ fn modify_lines(
         Some(w) => Some(bind_condition(&mut Binder::plain(&scope), w, "WHERE")?),
         None => None,
     };
+    let mut out = Explain::new(costs, None);
+    out.lines = vec![format!("{verb} on {table}")];
+    if filter.as_ref().is_some_and(is_constant_false) {
+        // No row is read (`BoundModify::run`).
+        out.node(1, "Result");
+        out.detail(1, "One-Time Filter: false");
+        return Ok(out.lines);
+    }
     let access = access_for(cx.db, &table, &schema, filter.as_ref());
-    let lines = vec![format!("{verb} on {table}")];
     let text = selection.as_ref().map(|w| w.to_string());
     let names: Vec<String> = schema.columns.iter().map(|c| c.name.clone()).collect();
-    let mut out = Explain::new(costs, None);
-    out.lines = lines;
     crate::select::explain_access(&mut out, &access, &table, 1, text.as_deref(), &names, None);
     Ok(out.lines)
 }

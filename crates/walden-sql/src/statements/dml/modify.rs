@@ -20,6 +20,7 @@ use crate::expr::{EvalCtx, Expr};
 use crate::fkeys::enforce::Written;
 use crate::guard::{row_bytes, Guard};
 use crate::infer::Params;
+use crate::optimize::simplify::is_constant_false;
 use crate::prepared::Plan;
 use crate::run::RunCx;
 use crate::select::{read_index, PlanCx, Subqueries};
@@ -102,6 +103,11 @@ impl BoundModify {
         };
         let table = &self.table;
         let returning = self.returning.as_ref();
+        if filter.is_some_and(is_constant_false) {
+            // WHERE is the constant false or NULL: no row is read, none is changed.
+            let update = sets.is_some();
+            return finish(cx, t, table, update, 0, returning, Noted::default(), None);
+        }
         let mut notes = ModifyNotes {
             returning,
             guard: cx.guard,
