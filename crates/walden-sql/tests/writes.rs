@@ -405,3 +405,35 @@ fn modify_reads_what_it_needs_and_changes_whole_rows() {
         ],
     );
 }
+
+/// EXPLAIN of UPDATE … FROM and DELETE … USING shows the join that finds the rows, under
+/// `Update on t` / `Delete on t` as PostgreSQL lays it out (its WHERE names the other
+/// relations, which a plan of the target table alone does not know).
+#[test]
+fn explain_shows_the_join_of_update_from_and_delete_using() {
+    let db = db();
+    let mut s = walden_sql::Session::with_seed(&db, 1);
+    q(
+        &mut s,
+        "create table t (a int, b int); create table u (a int primary key, c int);
+         insert into t values (1, 1), (2, 2); insert into u values (1, 10);",
+    );
+    assert_eq!(
+        q(
+            &mut s,
+            "explain (costs off) delete from t using u where t.a = u.a"
+        ),
+        "Delete on t\n  ->  Hash Join\n        Hash Cond: (t.a = u.a)\n        ->  Seq Scan on t\n        ->  Hash\n              ->  Seq Scan on u"
+    );
+    assert_eq!(
+        q(
+            &mut s,
+            "explain (costs off) update t set b = u.c from u where t.a = u.a and u.c > 0 and t.b + u.c > 1"
+        ),
+        "Update on t\n  ->  Hash Join\n        Hash Cond: (t.a = u.a)\n        Join Filter: (t.b + u.c > 1)\n        ->  Seq Scan on t\n        ->  Hash\n              ->  Seq Scan on u\n                    Filter: (u.c > 0)"
+    );
+    // EXPLAIN changes nothing; the statements then do.
+    assert_eq!(q(&mut s, "select count(*) from t"), "2");
+    assert_eq!(q(&mut s, "delete from t using u where t.a = u.a"), "");
+    assert_eq!(q(&mut s, "select count(*) from t"), "1");
+}

@@ -110,24 +110,8 @@ impl SelectPlan {
                 );
             }
             other => {
-                if let (Some(_), Some(text)) = (&self.filter, &self.filter_text) {
-                    if !matches!(other, Source::Join(_)) {
-                        out.est(read);
-                        out.node(depth, "Result");
-                        out.detail(depth, &format!("Filter: ({text})"));
-                        other.explain(out, depth + 1);
-                        return;
-                    }
-                }
-                let before = out.lines.len();
-                other.explain(out, depth);
-                // Conditions left for the joined rows belong to the top join.
-                if let (Some(_), Some(text), Source::Join(_)) =
-                    (&self.filter, &self.filter_text, other)
-                {
-                    let line = Explain::detail_line(depth, &format!("Filter: ({text})"));
-                    out.lines.insert(before + 1, line);
-                }
+                let text = self.filter.as_ref().and(self.filter_text.as_deref());
+                explain_source(out, other, text, depth, read);
             }
         }
     }
@@ -154,6 +138,35 @@ impl SelectPlan {
                 out.detail(depth, &line);
             }
         }
+    }
+}
+
+/// The lines of a FROM clause's rows that are not one table's read (a join, a subquery,
+/// a function), with `filter` (its text), the WHERE clause left for the rows it gives:
+/// on a join, its `Filter`; on anything else, a `Result` node above it (`rows` its
+/// estimate).
+pub(crate) fn explain_source(
+    out: &mut Explain,
+    source: &Source,
+    filter: Option<&str>,
+    depth: usize,
+    rows: f64,
+) {
+    if let Some(text) = filter {
+        if !matches!(source, Source::Join(_)) {
+            out.est(rows);
+            out.node(depth, "Result");
+            out.detail(depth, &format!("Filter: ({text})"));
+            source.explain(out, depth + 1);
+            return;
+        }
+    }
+    let before = out.lines.len();
+    source.explain(out, depth);
+    // Conditions left for the joined rows belong to the top join.
+    if let (Some(text), Source::Join(_)) = (filter, source) {
+        let line = Explain::detail_line(depth, &format!("Filter: ({text})"));
+        out.lines.insert(before + 1, line);
     }
 }
 

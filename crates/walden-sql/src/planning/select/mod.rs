@@ -24,7 +24,7 @@ pub(crate) use access::read_index;
 pub use block::bind_condition;
 pub(crate) use cached::CachedSelect;
 pub(crate) use execute::{with_run, with_run_params};
-pub(crate) use explain::explain_access;
+pub(crate) use explain::{explain_access, explain_source};
 pub(crate) use plan::plan_set_expr;
 pub(crate) use set_op::{cast_rows, union_type};
 pub(crate) use subquery::Subqueries;

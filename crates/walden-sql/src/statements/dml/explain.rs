@@ -9,6 +9,7 @@ use crate::bind::Binder;
 use crate::catalog::object_name;
 use crate::error::{SqlError, SqlResult};
 use crate::from::Explain;
+use crate::infer::Params;
 use crate::optimize::simplify::is_constant_false;
 use crate::select::{bind_condition, QueryPlan};
 use crate::statement::{Ctx, Output};
@@ -30,6 +31,14 @@ pub(crate) fn explain(
         ast::Statement::Query(q) => {
             let plan = QueryPlan::plan(q, &crate::view::catalog_of(cx.db))?;
             plan.explain(costs)
+        }
+        ast::Statement::Update(u) if u.from.is_some() => {
+            let (target, _, _) = super::joined::bind_update(cx.db, u, Params::Absent)?;
+            target.explain("Update", costs)
+        }
+        ast::Statement::Delete(d) if d.using.is_some() => {
+            let (target, _) = super::joined::bind_delete(cx.db, d, Params::Absent)?;
+            target.explain("Delete", costs)
         }
         ast::Statement::Update(u) => modify_lines(cx, "Update", &u.table, &u.selection, costs)?,
         ast::Statement::Delete(d) => {

@@ -104,6 +104,19 @@ pub(crate) struct Target {
 }
 
 impl Target {
+    /// EXPLAIN's lines: `verb on table` above the join's plan, PostgreSQL's layout.
+    pub(crate) fn explain(&self, verb: &str, costs: bool) -> Vec<String> {
+        let mut out = crate::from::Explain::new(costs, None);
+        out.lines = vec![format!("{verb} on {}", self.table)];
+        let filter = self
+            .plan
+            .filter
+            .as_ref()
+            .and(self.plan.filter_text.as_deref());
+        crate::select::explain_source(&mut out, &self.plan.source, filter, 1, self.plan.rows);
+        out.lines
+    }
+
     fn plan(
         db: &walden::Database,
         target: &ast::TableWithJoins,
