@@ -574,6 +574,56 @@ fn fetch_first_and_table_as_postgresql() {
     );
 }
 
+/// `JOIN … USING (…) AS alias` (PostgreSQL 14's join_using_alias): the alias names
+/// the join's merged columns only, in inner, FULL and RIGHT joins, with `alias.*`, and
+/// a name taken by a relation refused; the same words where they are no join alias
+/// (DELETE … USING a subquery) keep their meaning.
+#[test]
+fn join_using_alias_as_postgresql() {
+    support::check_on_both(
+        "join_using_alias",
+        &[
+            ("create table ja (a int, b int)", ""),
+            ("create table jb (a int, c int)", ""),
+            ("insert into ja values (1, 1), (2, 2)", ""),
+            ("insert into jb values (1, 10), (3, 30)", ""),
+            (
+                "select j.a, ja.b, jb.c from ja join jb using (a) as j",
+                "1|1|10",
+            ),
+            (
+                "select j.a, b, c from ja full join jb using (a) as j order by 1",
+                "1|1|10\n2|2|\n3||30",
+            ),
+            (
+                "select x.a from ja right join jb using (a) as x order by 1",
+                "1\n3",
+            ),
+            (
+                "select j.* from ja full join jb using (a) AS j order by 1",
+                "1\n2\n3",
+            ),
+            (
+                "select count(*) from ja join jb using (a) as j where j.a = 1",
+                "1",
+            ),
+            (
+                "select j.b from ja join jb using (a) as j",
+                "ERROR 42703: column j.b does not exist",
+            ),
+            (
+                "select * from ja join jb using (a) as ja",
+                "ERROR 42712: table name \"ja\" specified more than once",
+            ),
+            (
+                "delete from ja using (select 1 as a) as s where ja.a = s.a",
+                "",
+            ),
+            ("select a from ja", "2"),
+        ],
+    );
+}
+
 /// Correlated EXISTS and NOT EXISTS read as hash probes where the subquery compares
 /// its columns with outer values (one or two keys, NULLs on either side, conditions on
 /// the inner table alone, a type the hash must not confuse, nested), and run per outer

@@ -32,6 +32,11 @@ pub fn object_name(name: &ast::ObjectName) -> SqlResult<String> {
     }
 }
 
+/// What marks a `JOIN … USING (…) AS alias`'s alias among the USING columns, where the
+/// script's parser puts it (sqlparser has no place for it): no identifier PostgreSQL
+/// accepts holds it.
+pub const USING_ALIAS_MARK: char = '\u{1}';
+
 /// The columns an expression may name.
 #[derive(Debug, Clone, Default)]
 pub struct Scope {
@@ -51,6 +56,9 @@ pub struct Scope {
     /// A FULL JOIN's USING columns as (visible, hidden) pairs: an unqualified name (and
     /// `*`) reads coalesce(visible, hidden), as PostgreSQL's merged column is.
     pub merged: Vec<(usize, usize)>,
+    /// `JOIN … USING (a, b) AS j`: each alias with the join's merged columns, which
+    /// `j.a` reads as the unqualified `a` does.
+    pub join_aliases: Vec<(String, Vec<usize>)>,
 }
 
 impl Scope {
@@ -76,6 +84,17 @@ impl Scope {
         found.next().map(|(_, r)| r.clone())
     }
 
+    /// The merged columns of the JOIN … USING alias called `name`, if there is one.
+    pub fn join_alias(&self, name: &str) -> Option<&[usize]> {
+        if self.relation(name).is_some() {
+            return None;
+        }
+        self.join_aliases
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, cols)| cols.as_slice())
+    }
+
     /// The column a (possibly qualified) name refers to: Ok(None) when the scope has no
     /// such column (or no such relation).
     pub fn resolve(
@@ -87,7 +106,11 @@ impl Scope {
         let range = match table {
             Some(t) => match self.relation(&ident_name(t)) {
                 Some(r) => r,
-                None => return Ok(None),
+                None => {
+                    let cols = self.join_alias(&ident_name(t)).unwrap_or_default();
+                    let found = cols.iter().find(|c| self.columns[**c].0 == name);
+                    return Ok(found.map(|&c| (c, self.columns[c].1)));
+                }
             },
             None => 0..self.columns.len(),
         };

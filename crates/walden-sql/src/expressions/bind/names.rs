@@ -221,8 +221,10 @@ impl Binder<'_> {
     }
 
     pub(super) fn column(&self, table: Option<&ast::Ident>, id: &ast::Ident) -> SqlResult<Expr> {
+        let through_alias = |t: &ast::Ident| self.scope.join_alias(&ident_name(t)).is_some();
         if let Some((i, ty)) = self.scope.resolve(table, id)? {
-            if table.is_none() {
+            // A JOIN … USING alias's column is the merged one, as the plain name is.
+            if table.is_none_or(through_alias) {
                 return Ok(self.scope.column_expr(i));
             }
             return Ok(Expr::Column(i, ty));
@@ -234,12 +236,20 @@ impl Binder<'_> {
         }
         let name = ident_name(id);
         match table {
-            Some(t) if self.scope.relation(&ident_name(t)).is_none() => Err(SqlError::new(
-                code::UNDEFINED_TABLE,
-                format!("missing FROM-clause entry for table \"{}\"", ident_name(t)),
+            Some(t) if self.scope.relation(&ident_name(t)).is_none() && !through_alias(t) => {
+                Err(SqlError::new(
+                    code::UNDEFINED_TABLE,
+                    format!("missing FROM-clause entry for table \"{}\"", ident_name(t)),
+                )
+                .at(t.span.start))
+            }
+            // PostgreSQL's errorMissingColumn: a qualified name as written, unquoted.
+            Some(t) => Err(SqlError::new(
+                code::UNDEFINED_COLUMN,
+                format!("column {}.{name} does not exist", ident_name(t)),
             )
             .at(t.span.start)),
-            _ => Err(SqlError::new(
+            None => Err(SqlError::new(
                 code::UNDEFINED_COLUMN,
                 format!("column \"{name}\" does not exist"),
             )

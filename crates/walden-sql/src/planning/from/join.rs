@@ -3,9 +3,10 @@
 
 use sqlparser::ast::{self, JoinConstraint, JoinOperator};
 
-use crate::bind::Binder;
-use crate::catalog::{object_name, Scope};
 use std::ops::Range;
+
+use crate::bind::Binder;
+use crate::catalog::{object_name, Scope, USING_ALIAS_MARK};
 
 use crate::error::{clip, code, SqlError, SqlResult};
 use crate::expr::{CmpOp, Expr};
@@ -40,6 +41,7 @@ impl Builder<'_, '_> {
         };
         let mut on = None;
         let mut using = Vec::new();
+        let mut alias_of_using = None;
         match constraint {
             Some(JoinConstraint::On(e)) => on = Some(Box::new(e.clone())),
             Some(JoinConstraint::Using(names)) => {
@@ -47,6 +49,10 @@ impl Builder<'_, '_> {
                 let rcols = self.item_columns(&right);
                 for n in names {
                     let name = object_name(n)?;
+                    if let Some(alias) = name.strip_prefix(USING_ALIAS_MARK) {
+                        alias_of_using = Some(alias.to_string());
+                        continue;
+                    }
                     let l = self.find_in(&lcols, &name)?;
                     let r = self.find_in(&rcols, &name).map_err(|e| {
                         SqlError::new(e.code, e.message.replace("left table", "right table"))
@@ -73,6 +79,9 @@ impl Builder<'_, '_> {
                 }
             }
         }
+        if let Some(alias) = alias_of_using {
+            self.using_alias(alias, &using, kind)?;
+        }
         for (l, r) in &using {
             let (lt, rt) = (self.columns[*l].1, self.columns[*r].1);
             if lt != rt && !(lt.is_numeric() && rt.is_numeric()) {
@@ -94,6 +103,35 @@ impl Builder<'_, '_> {
             on,
             using,
         })
+    }
+
+    /// `JOIN … USING (…) AS alias`: the alias names the join's merged columns (the
+    /// left ones; a RIGHT join's right ones). Its name may be no relation's of the
+    /// clause, nor another such alias.
+    fn using_alias(
+        &mut self,
+        alias: String,
+        using: &[(usize, usize)],
+        kind: Kind,
+    ) -> SqlResult<()> {
+        let taken = self.relations.iter().any(|(n, _)| *n == alias)
+            || self
+                .rels
+                .iter()
+                .any(|r| r.name.as_deref() == Some(alias.as_str()))
+            || self.join_aliases.iter().any(|(n, _)| *n == alias);
+        if taken {
+            return Err(SqlError::new(
+                code::DUPLICATE_ALIAS,
+                format!("table name \"{alias}\" specified more than once"),
+            ));
+        }
+        let cols = using
+            .iter()
+            .map(|(l, r)| if kind == Kind::Right { *r } else { *l })
+            .collect();
+        self.join_aliases.push((alias, cols));
+        Ok(())
     }
 
     /// The conditions of a join: its ON clause and USING columns.

@@ -297,6 +297,8 @@ struct Builder<'c, 'a> {
     hidden: Vec<usize>,
     /// FULL JOIN USING columns: (visible, hidden).
     merged: Vec<(usize, usize)>,
+    /// `JOIN … USING (…) AS j`: the alias and the join's merged columns.
+    join_aliases: Vec<(String, Vec<usize>)>,
     /// The next table read also gives its row ids (see `plan_from_with_row_id`).
     row_id_next: bool,
 }

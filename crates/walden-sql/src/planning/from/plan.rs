@@ -44,6 +44,7 @@ fn plan_from_in(
         relations: Vec::new(),
         hidden: Vec::new(),
         merged: Vec::new(),
+        join_aliases: Vec::new(),
         row_id_next: row_id,
     };
     let mut items = Vec::new();
@@ -170,6 +171,7 @@ impl Builder<'_, '_> {
             hidden: self.hidden.clone(),
             merged: self.merged.clone(),
             star: None,
+            join_aliases: self.join_aliases.clone(),
         }
     }
 

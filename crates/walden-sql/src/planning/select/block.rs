@@ -460,6 +460,13 @@ fn select_items<'q>(select: &'q ast::Select, scope: &Scope) -> SqlResult<Vec<(It
                         )))
                     }
                 };
+                if let Some(cols) = scope.join_alias(&name) {
+                    // `j.*` of `JOIN … USING (…) AS j`: the merged columns.
+                    for &c in cols {
+                        items.push((Item::Column(c), scope.columns[c].0.clone()));
+                    }
+                    continue;
+                }
                 let Some(range) = scope.relation(&name) else {
                     return Err(SqlError::new(
                         code::UNDEFINED_TABLE,

@@ -268,8 +268,7 @@ fn bind_do_update(
         ],
         // As in PostgreSQL, an unqualified name found in both is ambiguous.
         hidden: Vec::new(),
-        star: None,
-        merged: Vec::new(),
+        ..Scope::default()
     };
     let sets = bind_assignments(db, &u.assignments, table, schema, &mut |e, col| {
         bind_for_column(&mut Binder::plain(&scope).with_params(params), e, col)
