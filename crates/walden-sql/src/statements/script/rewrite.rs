@@ -41,12 +41,15 @@ pub(super) fn join_using_aliases(toks: &mut Vec<TokenWithSpan>) {
             i += 1;
             continue;
         };
-        // Names and commas up to the closing parenthesis.
+        // One name, then a comma and a name, and so on, up to the closing parenthesis
+        // (`USING (TABLE u) AS x`, a DELETE's subquery, has two words in a row).
         let mut k = open + 1;
+        let mut name_next = true;
         let close = loop {
-            match next(k) {
-                Some(at) if matches!(toks[at].token, Token::Word(_) | Token::Comma) => k = at + 1,
-                Some(at) if toks[at].token == Token::RParen => break Some(at),
+            match next(k).map(|at| (at, &toks[at].token)) {
+                Some((at, Token::Word(_))) if name_next => (k, name_next) = (at + 1, false),
+                Some((at, Token::Comma)) if !name_next => (k, name_next) = (at + 1, true),
+                Some((at, Token::RParen)) if !name_next => break Some(at),
                 _ => break None,
             }
         };
