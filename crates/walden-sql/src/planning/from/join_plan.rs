@@ -149,26 +149,10 @@ impl Builder<'_, '_> {
             }
             Method::Hash { swap } => {
                 let (probe, build) = turn(swap, left, right);
-                let (mut lk, mut rk, mut key_conds) = (Vec::new(), Vec::new(), Vec::new());
-                for (l, r, c) in keys {
-                    let (l, r) = if swap { (r, l) } else { (l, r) };
-                    let (l, r) = hash_pair(l, r);
-                    lk.push(l);
-                    rk.push(r);
-                    key_conds.push(c);
-                }
-                join_unit(
-                    JoinKind::Inner,
-                    probe,
-                    build,
-                    JoinMethod::Hash {
-                        left_keys: lk,
-                        right_keys: rk,
-                    },
-                    text_of(&key_conds),
-                    residual,
-                    rows,
-                )
+                let keys = keys
+                    .into_iter()
+                    .map(|(l, r, c)| if swap { (r, l, c) } else { (l, r, c) });
+                hash_join(JoinKind::Inner, probe, build, keys, residual, rows)
             }
         }
     }
@@ -265,26 +249,39 @@ impl Builder<'_, '_> {
                 rows,
             ));
         }
-        let (mut lk, mut rk, mut key_conds) = (Vec::new(), Vec::new(), Vec::new());
-        for (l, r, c) in keys {
-            let (l, r) = hash_pair(l, r);
-            lk.push(l);
-            rk.push(r);
-            key_conds.push(c);
-        }
-        Ok(join_unit(
-            kind,
-            left,
-            right,
-            JoinMethod::Hash {
-                left_keys: lk,
-                right_keys: rk,
-            },
-            text_of(&key_conds),
-            residual,
-            rows,
-        ))
+        Ok(hash_join(kind, left, right, keys, residual, rows))
     }
+}
+
+/// A hash join building on `right`: each key pair (over the left row, over the right
+/// row, and its condition for EXPLAIN) made one type on both sides (`hash_pair`).
+fn hash_join(
+    kind: JoinKind,
+    left: Unit,
+    right: Unit,
+    keys: impl IntoIterator<Item = (Expr, Expr, Conj)>,
+    residual: Vec<Conj>,
+    rows: f64,
+) -> Unit {
+    let (mut lk, mut rk, mut key_conds) = (Vec::new(), Vec::new(), Vec::new());
+    for (l, r, c) in keys {
+        let (l, r) = hash_pair(l, r);
+        lk.push(l);
+        rk.push(r);
+        key_conds.push(c);
+    }
+    join_unit(
+        kind,
+        left,
+        right,
+        JoinMethod::Hash {
+            left_keys: lk,
+            right_keys: rk,
+        },
+        text_of(&key_conds),
+        residual,
+        rows,
+    )
 }
 
 /// An inner index nested-loop join: `inner`'s table looked up through `index` on the
