@@ -18,7 +18,7 @@ use crate::owners::owners;
 use crate::poison::Poison;
 use crate::stats::Stats;
 use crate::store::{PageStore, Protection};
-use crate::txn::{ends_transaction, ABORT, COMMIT};
+use crate::txn::{decode_subs, ends_transaction, ABORT, COMMIT, MAX_XID};
 use crate::vfs::{FileLock, Vfs};
 use crate::wal::format::segment_name;
 use crate::wal::payload::{get_insert, LoggedRows};
@@ -143,8 +143,6 @@ impl Parts {
     }
 }
 
-/// Transaction ids are stored in 48 bits in tuple headers.
-const MAX_XID: u64 = 1 << 48;
 /// How far past the checkpoint's next page a replayed new page may lie (pages are handed
 /// out in order, but concurrent writers may log their new pages slightly out of order).
 const REDO_PAGE_SLACK: u64 = 1 << 20;
@@ -210,6 +208,11 @@ pub(crate) fn recover(
         if ends_transaction(rec.rtype) {
             finished.insert(rec.xid);
             rows.remove(&rec.xid);
+            // Subtransactions that end with it (checked by the reader).
+            for x in decode_subs(&rec).map_err(|r| corrupt(&rec, r))? {
+                finished.insert(x);
+                rows.remove(&x);
+            }
         } else if rec.rtype.carries_rows() {
             let logged = get_insert(&rec.payload).map_err(|r| corrupt(&rec, r))?;
             rows.insert(rec.xid, logged);

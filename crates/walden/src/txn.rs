@@ -16,6 +16,9 @@ use crate::clog::{Clog, XidStatus};
 use crate::error::{Error, Result};
 use crate::wal::{LogRecord, RecordOwner, RecordType, RedoCtx};
 
+/// Transaction ids are stored in 48 bits in tuple headers.
+pub const MAX_XID: u64 = 1 << 48;
+
 /// What a transaction sees.
 #[derive(Debug)]
 pub struct Snapshot {
@@ -90,6 +93,15 @@ struct State {
     next_xid: u64,
     /// Active transactions and the xmin of their snapshot.
     active: BTreeMap<u64, u64>,
+    /// Running subtransactions (savepoints that wrote to a heap table) and the
+    /// transaction each belongs to: PostgreSQL's pg_subtrans for the xids still
+    /// running. A subtransaction is running until it is rolled back (`end_subs`) or its
+    /// transaction ends (`end_family`); snapshots list them with the transactions.
+    subs: BTreeMap<u64, u64>,
+    /// Per transaction, how many times a rollback to a savepoint took back changes
+    /// others may wait on (undo tables: the rows' own xid stays the transaction's):
+    /// a waiter returns when it changes, to look at the row again.
+    rolled_back: HashMap<u64, u64>,
     /// Who waits for whom (one edge per waiting transaction).
     waits_for: HashMap<u64, u64>,
     /// A condition per transaction someone waits for, signalled when it ends: only its
@@ -99,6 +111,39 @@ struct State {
     /// Key locks by key, and the keys each transaction holds (released by `end`).
     key_locks: HashMap<Vec<u8>, KeyHolders>,
     keys_held: HashMap<u64, Vec<Vec<u8>>>,
+}
+
+impl State {
+    /// Whether `xid` is a running transaction or subtransaction.
+    fn running(&self, xid: u64) -> bool {
+        self.active.contains_key(&xid) || self.subs.contains_key(&xid)
+    }
+
+    /// The transaction `xid` belongs to (itself, unless it is a running
+    /// subtransaction).
+    fn top_of(&self, xid: u64) -> u64 {
+        self.subs.get(&xid).copied().unwrap_or(xid)
+    }
+
+    /// The running transactions and subtransactions, sorted, leaving out `me` and its
+    /// own subtransactions (a snapshot's `active`).
+    fn running_except(&self, me: Option<u64>) -> Vec<u64> {
+        let mine = |x: &u64| Some(*x) == me;
+        let tops = self.active.keys().copied().filter(|x| !mine(x));
+        if self.subs.is_empty() {
+            return tops.collect();
+        }
+        let mut all: Vec<u64> = tops
+            .chain(
+                self.subs
+                    .iter()
+                    .filter(|(_, top)| !mine(top))
+                    .map(|(x, _)| *x),
+            )
+            .collect();
+        all.sort_unstable();
+        all
+    }
 }
 
 /// How a key lock is held: shared by transactions that need the key to stay (a child
@@ -135,6 +180,8 @@ impl TxnManager {
             state: Mutex::new(State {
                 next_xid: next_xid.max(1),
                 active: BTreeMap::new(),
+                subs: BTreeMap::new(),
+                rolled_back: HashMap::new(),
                 waits_for: HashMap::new(),
                 wakers: HashMap::new(),
                 key_locks: HashMap::new(),
@@ -174,17 +221,67 @@ impl TxnManager {
         let mut st = self.lock();
         let xid = st.next_xid;
         st.next_xid += 1;
-        let active: Vec<u64> = st.active.keys().copied().collect();
+        let active = st.running_except(None);
         let xmin = active.first().copied().unwrap_or(xid);
         st.active.insert(xid, xmin);
         Snapshot::new(xid, xmin, xid, active)
     }
 
+    /// A new subtransaction of the running transaction `top` (a savepoint's, at its
+    /// first change to a heap table): an xid of its own, running until `end_subs` or
+    /// `end_family`.
+    pub fn begin_sub(&self, top: u64) -> u64 {
+        let mut st = self.lock();
+        let xid = st.next_xid;
+        st.next_xid += 1;
+        st.subs.insert(xid, top);
+        xid
+    }
+
+    /// Ends subtransactions rolled back to their savepoint (after their status is in
+    /// the clog): waiters for them wake.
+    pub fn end_subs(&self, subs: &[u64]) {
+        let mut st = self.lock();
+        let mut wake = Vec::new();
+        for x in subs {
+            st.subs.remove(x);
+            wake.extend(st.wakers.remove(x));
+        }
+        drop(st);
+        for w in wake {
+            w.notify_all();
+        }
+    }
+
+    /// Wakes the waiters for the running transaction `top` to look again at what they
+    /// wait on: a rollback to a savepoint took back changes of its that keep its own
+    /// xid (undo tables).
+    pub fn wake_rolled_back(&self, top: u64) {
+        let mut st = self.lock();
+        if let Some(w) = st.wakers.get(&top).cloned() {
+            *st.rolled_back.entry(top).or_default() += 1;
+            drop(st);
+            w.notify_all();
+        }
+    }
+
     /// Ends a transaction (after its status is in the clog).
     pub fn end(&self, xid: u64) {
+        self.end_family(xid, &[]);
+    }
+
+    /// Ends a transaction and its running subtransactions `subs` (after their status is
+    /// in the clog), under one lock: no snapshot sees one ended and another not.
+    pub fn end_family(&self, xid: u64, subs: &[u64]) {
         let mut st = self.lock();
         st.active.remove(&xid);
         st.waits_for.remove(&xid);
+        st.rolled_back.remove(&xid);
+        let mut sub_waiters = Vec::new();
+        for x in subs {
+            st.subs.remove(x);
+            sub_waiters.extend(st.wakers.remove(x));
+        }
         // Key locks go with the transaction, under the lock that ends it: a waiter woken
         // by this end finds them gone.
         if let Some(keys) = st.keys_held.remove(&xid) {
@@ -208,6 +305,9 @@ impl TxnManager {
         if let Some(w) = waiters {
             w.notify_all();
         }
+        for w in sub_waiters {
+            w.notify_all();
+        }
     }
 
     /// Whether no transaction is running.
@@ -215,8 +315,10 @@ impl TxnManager {
         self.lock().active.is_empty()
     }
 
+    /// Whether `xid` is running: a transaction, or a subtransaction neither rolled
+    /// back nor ended with its transaction.
     pub fn is_active(&self, xid: u64) -> bool {
-        self.lock().active.contains_key(&xid)
+        self.lock().running(xid)
     }
 
     pub fn next_xid(&self) -> u64 {
@@ -232,11 +334,20 @@ impl TxnManager {
 
     /// Blocks until `other` ends. Fails with `Deadlock` if `other` (transitively) waits
     /// for `me`.
+    ///
+    /// Either may be a subtransaction: the wait is for `other` itself (a
+    /// subtransaction rolled back to its savepoint ends the wait), the cycle is looked
+    /// for between the transactions they belong to. The wait also ends, early, when
+    /// `other`'s transaction rolls back to a savepoint changes that keep its own xid
+    /// (`wake_rolled_back`): the caller looks again at what it waits on, as after any
+    /// wait.
     pub fn wait_for(&self, me: u64, other: u64) -> Result<()> {
         let mut st = self.lock();
-        let mut cur = other;
+        let me = st.top_of(me);
+        let mut cur = st.top_of(other);
         let mut steps = 0;
         while let Some(&next) = st.waits_for.get(&cur) {
+            let next = st.top_of(next);
             if next == me || steps > st.waits_for.len() {
                 return Err(Error::Deadlock);
             }
@@ -247,7 +358,8 @@ impl TxnManager {
             return Err(Error::Deadlock);
         }
         st.waits_for.insert(me, other);
-        while st.active.contains_key(&other) {
+        let generation = st.rolled_back.get(&other).copied();
+        while st.running(other) && st.rolled_back.get(&other).copied() == generation {
             // Taken again after each wake-up: `end` removes it as it signals.
             let w = Arc::clone(st.wakers.entry(other).or_default());
             st = w.wait(st).unwrap_or_else(|e| e.into_inner());
@@ -300,7 +412,7 @@ impl TxnManager {
     /// snapshot misses.
     pub fn snapshot_now(&self, me: u64) -> Snapshot {
         let st = self.lock();
-        let active: Vec<u64> = st.active.keys().copied().filter(|&x| x != me).collect();
+        let active = st.running_except(Some(me));
         Snapshot::new(
             me,
             active.first().copied().unwrap_or(st.next_xid).min(me),
@@ -318,7 +430,7 @@ impl TxnManager {
     /// snapshot of `me` whose xmin is below `floor`.
     pub fn statement_snapshot(&self, me: u64, floor: Option<u64>) -> Snapshot {
         let mut st = self.lock();
-        let active: Vec<u64> = st.active.keys().copied().filter(|&x| x != me).collect();
+        let active = st.running_except(Some(me));
         let xmin = active.first().copied().unwrap_or(st.next_xid).min(me);
         let xmax = st.next_xid;
         if let Some(held) = st.active.get_mut(&me) {
@@ -346,10 +458,62 @@ impl TxnManager {
     }
 }
 
-/// A transaction committed (no payload).
+/// A transaction committed. Payload: its subtransactions that commit with it (empty
+/// when it had none; see `encode_subs`).
 pub const COMMIT: RecordType = RecordType::new(6, "commit", 0);
-/// A transaction aborted (no payload).
+/// A transaction aborted, or a subtransaction rolled back to its savepoint. Payload:
+/// the subtransactions that abort with it, as `COMMIT`'s.
 pub const ABORT: RecordType = RecordType::new(7, "abort", 0);
+
+/// The payload of a commit or abort record: the subtransactions (each above the
+/// record's xid, ascending) that end with it. None: an empty payload. Otherwise
+/// `count varint`, then each xid as a `varint` step up from the one before (the first
+/// from the record's xid).
+pub fn encode_subs(xid: u64, subs: &[u64]) -> Vec<u8> {
+    let mut out = Vec::new();
+    if subs.is_empty() {
+        return out;
+    }
+    crate::codec::put_varint(&mut out, subs.len() as u64);
+    let mut prev = xid;
+    for &x in subs {
+        crate::codec::put_varint(&mut out, x.saturating_sub(prev));
+        prev = x;
+    }
+    out
+}
+
+/// The subtransactions a commit or abort record ends with its transaction, checked:
+/// each above the one before, below `MAX_XID`.
+pub fn decode_subs(rec: &LogRecord) -> std::result::Result<Vec<u64>, String> {
+    if rec.payload.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut r = crate::codec::Reader::new(&rec.payload, 0);
+    let n = r.varint()?;
+    if n == 0 || n > r.remaining() as u64 {
+        return Err(format!("{n} subtransactions in {} bytes", r.remaining()));
+    }
+    let mut subs = Vec::with_capacity(n as usize);
+    let mut prev = rec.xid;
+    for _ in 0..n {
+        let step = r.varint()?;
+        let x = prev
+            .checked_add(step)
+            .filter(|&x| step > 0 && x < MAX_XID)
+            .ok_or_else(|| format!("subtransaction {prev} + {step} out of order or range"))?;
+        subs.push(x);
+        prev = x;
+    }
+    if r.remaining() > 0 {
+        return Err(format!(
+            "{} trailing bytes in a {} record",
+            r.remaining(),
+            rec.rtype.name
+        ));
+    }
+    Ok(subs)
+}
 
 /// The owner of the transaction records: their redo sets the transaction's status.
 pub struct XactOwner;
@@ -368,10 +532,12 @@ impl RecordOwner for XactOwner {
     }
 
     fn describe(&self, rec: &LogRecord) -> std::result::Result<String, String> {
-        match rec.payload.len() {
-            0 => Ok(String::new()),
-            n => Err(format!("{n} trailing bytes in a {} record", rec.rtype.name)),
+        let subs = decode_subs(rec)?;
+        if subs.is_empty() {
+            return Ok(String::new());
         }
+        let list: Vec<String> = subs.iter().map(|x| x.to_string()).collect();
+        Ok(format!("subtransactions {}", list.join(", ")))
     }
 
     fn redo(&self, rec: &LogRecord, ctx: &mut RedoCtx) -> Result<()> {
@@ -380,6 +546,10 @@ impl RecordOwner for XactOwner {
         } else {
             XidStatus::Aborted
         };
+        // Checked by the reader before redo (`check`): an error here cannot happen.
+        for x in decode_subs(rec).unwrap_or_default() {
+            ctx.clog.set(x, status);
+        }
         ctx.clog.set(rec.xid, status);
         Ok(())
     }

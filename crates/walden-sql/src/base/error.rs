@@ -53,6 +53,7 @@ pub mod code {
     pub const ACTIVE_TRANSACTION: &str = "25001";
     pub const NO_ACTIVE_SQL_TRANSACTION: &str = "25P01";
     pub const INVALID_CURSOR_NAME: &str = "34000";
+    pub const INVALID_SAVEPOINT: &str = "3B001";
     pub const DUPLICATE_CURSOR: &str = "42P03";
     pub const FAILED_TRANSACTION: &str = "25P02";
     pub const SERIALIZATION_FAILURE: &str = "40001";

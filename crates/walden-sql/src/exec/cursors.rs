@@ -240,6 +240,8 @@ pub(crate) struct Cursor {
     pub created: i64,
     /// Declared in the transaction running (it goes if that one rolls back).
     pub new: bool,
+    /// The savepoints set when it was declared (a rollback to any of them closes it).
+    pub savepoints: usize,
     /// Listed in `pg_cursors` (a DECLARE's; not a protocol portal's).
     pub visible: bool,
     /// The rows read so far, kept to move back over (a scrollable cursor's).
@@ -278,6 +280,7 @@ impl Cursor {
             binary,
             created,
             new: true,
+            savepoints: 0,
             visible: true,
             kept: Vec::new(),
             kept_bytes: 0,

@@ -85,6 +85,7 @@ impl Session {
             s.open_cursor(t, &plan, text, scroll, hold, created, in_block)
         })?;
         cursor.new = in_block;
+        cursor.savepoints = self.savepoints.len();
         cursor.binary = d.binary == Some(true);
         self.cursors.insert(name, cursor);
         Ok(Output::tag("DECLARE CURSOR"))
@@ -155,7 +156,7 @@ impl Session {
 
     /// FETCH, MOVE or CLOSE.
     pub(super) fn cursor_statement(&mut self, c: CursorStatement) -> SqlResult<Output> {
-        if matches!(self.txn, TxnState::Failed) {
+        if matches!(self.txn, TxnState::Failed(_)) {
             return Err(aborted());
         }
         match c {
@@ -376,6 +377,32 @@ impl Session {
     /// At a rollback (or a failed block): the cursors declared in the transaction go.
     pub(super) fn cursors_at_rollback(&mut self) {
         self.cursors.retain(|_, c| !c.new && c.held.is_none());
+    }
+
+    /// At a rollback to the savepoint at `depth`: the cursors declared since it was
+    /// set go (their snapshots released in `t`).
+    pub(super) fn cursors_at_rollback_to(&mut self, t: &mut walden::Transaction, depth: usize) {
+        let gone: Vec<String> = self
+            .cursors
+            .iter()
+            .filter(|(_, c)| c.new && c.savepoints >= depth)
+            .map(|(n, _)| n.clone())
+            .collect();
+        for name in gone {
+            if let Some(mut c) = self.cursors.remove(&name) {
+                if let Some(h) = c.held.take() {
+                    t.release_snapshot(h);
+                }
+            }
+        }
+    }
+
+    /// At a release of the savepoint at `depth`: the cursors declared since belong to
+    /// the savepoint around it.
+    pub(super) fn cursors_at_release(&mut self, depth: usize) {
+        for c in self.cursors.values_mut() {
+            c.savepoints = c.savepoints.min(depth - 1);
+        }
     }
 
     /// The session's cursors for `pg_cursors`: name, statement, holdable, binary,

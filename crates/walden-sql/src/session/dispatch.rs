@@ -19,7 +19,7 @@ impl Session {
     /// now(); refused in an aborted transaction block.
     pub(crate) fn start_statement(&mut self) -> SqlResult<crate::copy::Started> {
         self.guard = self.start_guard();
-        if matches!(self.txn, TxnState::Failed) {
+        if matches!(self.txn, TxnState::Failed(_)) {
             return Err(aborted());
         }
         self.statement_starts().map_err(|e| self.fail(e))?;
@@ -94,13 +94,22 @@ impl Session {
     }
 
     /// An error inside a transaction block aborts the block.
+    ///
+    /// A block with savepoints keeps its transaction, aborted, for a ROLLBACK TO; one
+    /// without rolls back now.
     pub(super) fn fail(&mut self, e: SqlError) -> SqlError {
-        if let TxnState::Block(t) = std::mem::replace(&mut self.txn, TxnState::Auto) {
-            self.cursors_at_rollback();
-            let _ = t.rollback();
-            self.txn = TxnState::Failed;
-            // The block's SETs are undone now, as PostgreSQL undoes them on abort.
-            self.settings.rollback();
+        match std::mem::replace(&mut self.txn, TxnState::Auto) {
+            TxnState::Block(t) if !self.savepoints.is_empty() => {
+                self.txn = TxnState::Failed(Some(t));
+            }
+            TxnState::Block(t) => {
+                self.cursors_at_rollback();
+                let _ = t.rollback();
+                self.txn = TxnState::Failed(None);
+                // The block's SETs are undone now, as PostgreSQL undoes them on abort.
+                self.settings.rollback();
+            }
+            other => self.txn = other,
         }
         e
     }
@@ -112,14 +121,14 @@ impl Session {
     ) -> SqlResult<Output> {
         match p {
             Parsed::Checkpoint => {
-                if matches!(self.txn, TxnState::Failed) {
+                if matches!(self.txn, TxnState::Failed(_)) {
                     return Err(aborted());
                 }
                 self.db.checkpoint()?;
                 Ok(Output::tag("CHECKPOINT"))
             }
             Parsed::Reindex { table, name } => {
-                if matches!(self.txn, TxnState::Failed) {
+                if matches!(self.txn, TxnState::Failed(_)) {
                     return Err(aborted());
                 }
                 if matches!(self.txn, TxnState::Block(_)) {
@@ -132,7 +141,7 @@ impl Session {
             // (Copies are run by `run_parsed`, with their data.)
             Parsed::Copy(_) => Err(SqlError::new(code::INTERNAL, "a COPY run as a query")),
             Parsed::Role(stmt, notices) => {
-                if matches!(self.txn, TxnState::Failed) {
+                if matches!(self.txn, TxnState::Failed(_)) {
                     return Err(aborted());
                 }
                 if matches!(self.txn, TxnState::Block(_)) {
@@ -143,7 +152,7 @@ impl Session {
                 crate::roles::run(&self.db, &user, stmt, notices)
             }
             Parsed::Grant(stmt) => {
-                if matches!(self.txn, TxnState::Failed) {
+                if matches!(self.txn, TxnState::Failed(_)) {
                     return Err(aborted());
                 }
                 if matches!(self.txn, TxnState::Block(_)) {
@@ -155,7 +164,7 @@ impl Session {
                 crate::privileges::grant::run(&self.db, &auth, &session_user, stmt)
             }
             Parsed::Sequence(stmt) => {
-                if matches!(self.txn, TxnState::Failed) {
+                if matches!(self.txn, TxnState::Failed(_)) {
                     return Err(aborted());
                 }
                 if matches!(self.txn, TxnState::Block(_)) {
@@ -188,10 +197,19 @@ impl Session {
         match stmt {
             Statement::StartTransaction { modes, .. } => return self.begin(modes),
             Statement::Commit { chain, .. } => return self.commit(*chain),
-            Statement::Rollback { chain, savepoint } => return self.rollback(*chain, savepoint),
+            Statement::Rollback {
+                chain,
+                savepoint: None,
+            } => return self.rollback(*chain),
+            Statement::Rollback {
+                chain: false,
+                savepoint: Some(name),
+            } => return self.rollback_to_savepoint(name),
+            Statement::Savepoint { name } => return self.savepoint(name),
+            Statement::ReleaseSavepoint { name } => return self.release_savepoint(name),
             _ => {}
         }
-        if matches!(self.txn, TxnState::Failed) {
+        if matches!(self.txn, TxnState::Failed(_)) {
             return Err(aborted());
         }
         if !matches!(
@@ -309,7 +327,7 @@ impl Session {
     /// VACUUM (outside a transaction block), then the ANALYZE it asks for in a
     /// transaction of its own; ANALYZE alone in the session's transaction.
     fn maintenance(&mut self, m: &crate::vacuum::Maintenance) -> SqlResult<Output> {
-        if matches!(self.txn, TxnState::Failed) {
+        if matches!(self.txn, TxnState::Failed(_)) {
             return Err(aborted());
         }
         self.statement_starts().map_err(|e| self.fail(e))?;

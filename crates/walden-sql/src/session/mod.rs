@@ -69,8 +69,10 @@ enum TxnState {
     /// No transaction block: each statement commits on its own.
     Auto,
     Block(Box<Transaction>),
-    /// An error happened in the block: only ROLLBACK (or COMMIT, which rolls back) ends it.
-    Failed,
+    /// An error happened in the block: only ROLLBACK (or COMMIT, which rolls back) ends
+    /// it, or a ROLLBACK TO one of its savepoints, which goes on with its transaction
+    /// (kept here while the block has savepoints; rolled back at the error otherwise).
+    Failed(Option<Box<Transaction>>),
 }
 
 /// A SQL session: owns a handle on its database and its transaction, so it is `Send` and
@@ -110,6 +112,9 @@ pub struct Session {
     /// the transaction statements, as in PostgreSQL): its level can no longer change,
     /// and a REPEATABLE READ block reads with the snapshot that statement took.
     block_snapshot_taken: bool,
+    /// The names of the block's savepoints, oldest first (a name may repeat: the
+    /// newest of a name is the one ROLLBACK TO and RELEASE find).
+    savepoints: Vec<String>,
     /// The authority of the current user, while the roles and privileges it was made
     /// of hold (`authority`).
     auth: Option<std::sync::Arc<crate::privileges::Authority>>,
@@ -165,6 +170,7 @@ impl Session {
             settings: Scoped::new(SessionSettings::new(db)),
             block_isolation: IsolationLevel::ReadCommitted,
             block_snapshot_taken: false,
+            savepoints: Vec::new(),
             auth: None,
             cursors: Default::default(),
             statement_text: None,
@@ -258,7 +264,7 @@ impl Session {
 
     /// True if an error aborted the current transaction block.
     pub fn in_failed_block(&self) -> bool {
-        matches!(self.txn, TxnState::Failed)
+        matches!(self.txn, TxnState::Failed(_))
     }
 
     pub(crate) fn ctx(&mut self) -> Ctx<'_, '_> {

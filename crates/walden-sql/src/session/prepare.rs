@@ -80,7 +80,7 @@ impl Session {
     /// PostgreSQL, an error aborts the transaction block, and in an aborted block only
     /// COMMIT, ROLLBACK and the empty statement are described (25P02 otherwise).
     pub fn describe(&mut self, p: &Prepared) -> SqlResult<Description> {
-        if matches!(self.txn, TxnState::Failed) && !p.ends_transaction() {
+        if matches!(self.txn, TxnState::Failed(_)) && !p.ends_transaction() {
             return Err(aborted());
         }
         let described = (|| {

@@ -6,6 +6,14 @@ use walden::{Transaction, Value};
 
 use super::dispatch::unsupported_statement;
 use super::{aborted, Session, TxnState};
+
+/// 25P01: a statement that needs a transaction block, outside one.
+fn no_block_for(what: &str) -> SqlError {
+    SqlError::new(
+        code::NO_ACTIVE_SQL_TRANSACTION,
+        format!("{what} can only be used in transaction blocks"),
+    )
+}
 use crate::catalog::ident_name;
 use crate::ddl;
 use crate::dml;
@@ -42,7 +50,7 @@ impl Session {
     /// `release_transaction` gives it back: a COPY abandoned midway (its handle dropped)
     /// thus aborts the block, as an error would.
     pub(crate) fn hold_transaction(&mut self) -> (Box<Transaction>, bool) {
-        match std::mem::replace(&mut self.txn, TxnState::Failed) {
+        match std::mem::replace(&mut self.txn, TxnState::Failed(None)) {
             TxnState::Block(t) => (t, true),
             other => {
                 self.txn = other;
@@ -61,7 +69,7 @@ impl Session {
         if !in_block {
             return Ok(t.commit()?);
         }
-        if matches!(self.txn, TxnState::Failed) {
+        if matches!(self.txn, TxnState::Failed(None)) {
             self.txn = TxnState::Block(t);
             return Ok(());
         }
@@ -97,8 +105,8 @@ impl Session {
                     }
                 }
             }
-            TxnState::Failed => {
-                self.txn = TxnState::Failed;
+            failed @ TxnState::Failed(_) => {
+                self.txn = failed;
                 Err(aborted())
             }
         }
@@ -236,6 +244,7 @@ impl Session {
                 self.settings.begin();
                 self.block_isolation = level;
                 self.block_snapshot_taken = false;
+                self.savepoints.clear();
             }
             _ => out
                 .notices
@@ -245,10 +254,9 @@ impl Session {
     }
 
     pub(super) fn commit(&mut self, chain: bool) -> SqlResult<Output> {
-        if chain {
-            return Err(SqlError::unsupported("COMMIT AND CHAIN"));
-        }
-        match std::mem::replace(&mut self.txn, TxnState::Auto) {
+        let level = self.block_isolation;
+        self.savepoints.clear();
+        let out = match std::mem::replace(&mut self.txn, TxnState::Auto) {
             TxnState::Block(mut t) => {
                 // WITH HOLD cursors read their rest first: a failure rolls back.
                 if let Err(e) = self.cursors_at_commit(&t) {
@@ -265,49 +273,147 @@ impl Session {
                     Err(_) => self.settings.rollback(),
                 }
                 committed?;
-                Ok(Output::tag("COMMIT"))
+                Output::tag("COMMIT")
             }
-            TxnState::Failed => {
-                // Already undone when the block failed, unless it failed while a COPY
-                // held its transaction (then this is the first time).
+            TxnState::Failed(held) => {
+                // Already undone when the block failed, unless it had savepoints or
+                // failed while a COPY held its transaction (then this is the first
+                // time).
                 self.settings.rollback();
-                Ok(Output::tag("ROLLBACK"))
+                self.cursors_at_rollback();
+                if let Some(t) = held {
+                    t.rollback()?;
+                }
+                Output::tag("ROLLBACK")
             }
+            TxnState::Auto if chain => return Err(no_block_for("COMMIT AND CHAIN")),
             TxnState::Auto => {
                 let mut out = Output::tag("COMMIT");
                 out.notices
                     .push("WARNING:  there is no transaction in progress".into());
-                Ok(out)
+                out
             }
+        };
+        if chain {
+            self.chain(level);
         }
+        Ok(out)
     }
 
-    pub(super) fn rollback(
-        &mut self,
-        chain: bool,
-        savepoint: &Option<ast::Ident>,
-    ) -> SqlResult<Output> {
-        if chain || savepoint.is_some() {
-            return Err(SqlError::unsupported("savepoints and ROLLBACK AND CHAIN"));
-        }
+    pub(super) fn rollback(&mut self, chain: bool) -> SqlResult<Output> {
+        let level = self.block_isolation;
+        self.savepoints.clear();
         match std::mem::replace(&mut self.txn, TxnState::Auto) {
-            TxnState::Block(t) => {
+            TxnState::Block(t) | TxnState::Failed(Some(t)) => {
                 self.settings.rollback();
                 self.cursors_at_rollback();
                 t.rollback()?;
-                Ok(Output::tag("ROLLBACK"))
             }
-            TxnState::Failed => {
-                self.settings.rollback();
-                Ok(Output::tag("ROLLBACK"))
-            }
+            TxnState::Failed(None) => self.settings.rollback(),
+            TxnState::Auto if chain => return Err(no_block_for("ROLLBACK AND CHAIN")),
             TxnState::Auto => {
                 let mut out = Output::tag("ROLLBACK");
                 out.notices
                     .push("WARNING:  there is no transaction in progress".into());
-                Ok(out)
+                return Ok(out);
             }
         }
+        if chain {
+            self.chain(level);
+        }
+        Ok(Output::tag("ROLLBACK"))
+    }
+
+    /// AND CHAIN: a new block starts at once with the level of the one that ended.
+    fn chain(&mut self, level: IsolationLevel) {
+        let mut t = self.db.begin_with(level.engine());
+        t.set_synchronous_commit(self.settings.now().synchronous_commit);
+        self.txn = TxnState::Block(Box::new(t));
+        self.settings.begin();
+        self.block_isolation = level;
+        self.block_snapshot_taken = false;
+        self.txn_now_micros = None;
+    }
+
+    /// SAVEPOINT name.
+    pub(super) fn savepoint(&mut self, name: &ast::Ident) -> SqlResult<Output> {
+        let name = ident_name(name);
+        match &mut self.txn {
+            TxnState::Block(t) => {
+                if let Err(e) = t.savepoint() {
+                    return Err(self.fail(e.into()));
+                }
+                self.savepoints.push(name);
+                self.settings.savepoint();
+                Ok(Output::tag("SAVEPOINT"))
+            }
+            TxnState::Failed(_) => Err(aborted()),
+            TxnState::Auto => Err(no_block_for("SAVEPOINT")),
+        }
+    }
+
+    /// The depth of the newest savepoint of that name (1 the oldest).
+    fn savepoint_depth(&self, name: &str) -> SqlResult<usize> {
+        match self.savepoints.iter().rposition(|n| n == name) {
+            Some(at) => Ok(at + 1),
+            None => Err(SqlError::new(
+                code::INVALID_SAVEPOINT,
+                format!("savepoint \"{name}\" does not exist"),
+            )),
+        }
+    }
+
+    /// ROLLBACK TO [SAVEPOINT] name: also in an aborted block, which goes on.
+    pub(super) fn rollback_to_savepoint(&mut self, name: &ast::Ident) -> SqlResult<Output> {
+        let name = ident_name(name);
+        if matches!(self.txn, TxnState::Auto) {
+            return Err(no_block_for("ROLLBACK TO SAVEPOINT"));
+        }
+        let depth = match self.savepoint_depth(&name) {
+            Ok(d) => d,
+            Err(e) => return Err(self.fail(e)),
+        };
+        let mut t = match std::mem::replace(&mut self.txn, TxnState::Auto) {
+            TxnState::Block(t) | TxnState::Failed(Some(t)) => t,
+            other => {
+                // (No savepoints without a transaction: not reached.)
+                self.txn = other;
+                return Err(aborted());
+            }
+        };
+        if let Err(e) = t.rollback_to_savepoint(depth) {
+            // The transaction may only roll back now.
+            self.txn = TxnState::Failed(Some(t));
+            return Err(e.into());
+        }
+        self.savepoints.truncate(depth);
+        self.settings.rollback_to(depth);
+        self.cursors_at_rollback_to(&mut t, depth);
+        self.txn = TxnState::Block(t);
+        Ok(Output::tag("ROLLBACK"))
+    }
+
+    /// RELEASE [SAVEPOINT] name.
+    pub(super) fn release_savepoint(&mut self, name: &ast::Ident) -> SqlResult<Output> {
+        let name = ident_name(name);
+        match &self.txn {
+            TxnState::Auto => return Err(no_block_for("RELEASE SAVEPOINT")),
+            TxnState::Failed(_) => return Err(aborted()),
+            TxnState::Block(_) => {}
+        }
+        let depth = match self.savepoint_depth(&name) {
+            Ok(d) => d,
+            Err(e) => return Err(self.fail(e)),
+        };
+        if let TxnState::Block(t) = &mut self.txn {
+            if let Err(e) = t.release_savepoint(depth) {
+                return Err(self.fail(e.into()));
+            }
+        }
+        self.savepoints.truncate(depth - 1);
+        self.settings.release(depth);
+        self.cursors_at_release(depth);
+        Ok(Output::tag("RELEASE"))
     }
 
     /// Sets the isolation level of the transaction block running, which PostgreSQL

@@ -32,6 +32,58 @@ pub struct TxnView<'a> {
     pub snapshot: &'a Snapshot,
     /// Own versions created by commands before this one are visible.
     pub cid: u32,
+    /// The xid a heap version made now carries: the innermost savepoint's
+    /// subtransaction, or the transaction's own (`snapshot.xid`). Undo tables always
+    /// stamp the transaction's own: a rollback to a savepoint puts their rows back.
+    pub xid: u64,
+    /// The transaction's running subtransactions (ascending): their versions are its
+    /// own, as `snapshot.xid`'s are.
+    pub subs: &'a [u64],
+}
+
+impl TxnView<'_> {
+    /// A view of the transaction's own xid, with no savepoint.
+    pub fn plain(snapshot: &Snapshot, cid: u32) -> TxnView<'_> {
+        TxnView {
+            snapshot,
+            cid,
+            xid: snapshot.xid,
+            subs: &[],
+        }
+    }
+
+    /// Whether `xid` is the viewing transaction or one of its running
+    /// subtransactions (PostgreSQL's `TransactionIdIsCurrentTransactionId`).
+    #[inline]
+    pub fn is_own(&self, xid: u64) -> bool {
+        self.own().contains(xid)
+    }
+
+    pub fn own(&self) -> Own<'_> {
+        Own {
+            xid: self.snapshot.xid,
+            subs: self.subs,
+        }
+    }
+}
+
+/// A transaction's own xids: its own, and its running subtransactions' (ascending).
+#[derive(Debug, Clone, Copy)]
+pub struct Own<'a> {
+    pub xid: u64,
+    pub subs: &'a [u64],
+}
+
+impl Own<'_> {
+    /// A transaction with no savepoint.
+    pub fn only(xid: u64) -> Own<'static> {
+        Own { xid, subs: &[] }
+    }
+
+    #[inline]
+    pub fn contains(&self, x: u64) -> bool {
+        x == self.xid || (!self.subs.is_empty() && self.subs.binary_search(&x).is_ok())
+    }
 }
 
 /// A change a command makes to one row (of either table kind: `modify_with` gathers
@@ -305,7 +357,7 @@ pub trait TableAccess: Sync {
 
     /// The newest state of the row at `id` (following updates and moves), as seen by
     /// transaction `me` for a uniqueness check.
-    fn latest(&self, ctx: &Ctx, table: &Table, id: RowId, me: u64) -> Result<Latest>;
+    fn latest(&self, ctx: &Ctx, table: &Table, id: RowId, own: Own) -> Result<Latest>;
 
     /// Every row version of one page some snapshot may still read (an index build
     /// indexes them all): current rows and, for undo tables, the older versions their

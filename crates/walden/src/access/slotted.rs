@@ -142,6 +142,9 @@ pub(crate) struct TupleFormat<'a> {
     pub build: &'a BuildTuple,
     /// The table kind's insert record (`HEAP_INSERT`, `UNDO_INSERT`).
     pub record: RecordType,
+    /// The xid the rows carry and their records are logged with (`TxnView::xid` for a
+    /// heap table, the transaction's own for an undo table).
+    pub xid: u64,
 }
 
 /// Removes rows this transaction inserted in a command that failed. Nobody else can see
@@ -178,7 +181,7 @@ pub(crate) fn insert_rows(
     format: &TupleFormat,
     logged: &mut dyn FnMut(u64, u64, &[u16]),
 ) -> Result<Progress> {
-    let xid = view.snapshot.xid;
+    let xid = format.xid;
     let max = ctx.pool.page_size() - PAGE_HEADER_BYTES - SLOT_BYTES - format.header_bytes;
     let InsertCursor {
         next_row,

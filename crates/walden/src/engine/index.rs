@@ -11,7 +11,7 @@ use std::sync::Arc;
 use super::{check_name, Database, Inner, Reader, Transaction};
 use crate::access::btree::{self, key, Logger, Unique, Verdict};
 use crate::access::LastInsert;
-use crate::access::{self, Ctx, Latest, TableAccess};
+use crate::access::{self, Ctx, Latest, Own, TableAccess};
 use crate::catalog::{CatalogRecord, Index, IndexDef, Table};
 use crate::error::{Error, Result};
 use crate::index_page::cmp_keys;
@@ -836,7 +836,7 @@ fn collect_items(
             let Some((_, id)) = key::split_item(arena.item(e)) else {
                 continue;
             };
-            match access.latest(ctx, t, id, me)? {
+            match access.latest(ctx, t, id, Own::only(me))? {
                 Latest::Gone => {}
                 Latest::Pending { xid, .. } => return Ok(Collected::Wait(xid)),
                 Latest::Live { id: at, row } => {
@@ -867,7 +867,7 @@ fn collect_items(
                     let Some((_, id)) = key::split_item(arena.item(e)) else {
                         continue;
                     };
-                    match access.latest(ctx, t, id, me)? {
+                    match access.latest(ctx, t, id, Own::only(me))? {
                         Latest::Gone => {}
                         Latest::Pending {
                             only: Some((at, row)),
@@ -908,6 +908,15 @@ impl Transaction {
         let ctx = db.access_ctx();
         let access = access::of(t.kind);
         let me = self.snapshot.xid;
+        // Entries are logged with the xid their rows carry (`btree_insert_row` names
+        // the row of that xid's latest insert): a heap table's rows carry the
+        // savepoint's subtransaction.
+        let logged_as = if access.uses_undo() { me } else { self.writer };
+        let subs = self.subs.clone();
+        let own = crate::access::Own {
+            xid: me,
+            subs: &subs,
+        };
         // The schema is read once (it sits behind a lock), and each key is built from
         // the row's bytes without decoding the row; only a row that lacks a column added
         // later is decoded.
@@ -938,7 +947,7 @@ impl Transaction {
                         key,
                     });
                 let mut w = Logger {
-                    xid: me,
+                    xid: logged_as,
                     stats: &mut self.stats,
                     row_ref,
                 };
@@ -958,7 +967,7 @@ impl Transaction {
                             if other == *id {
                                 return Ok(Verdict::Fine);
                             }
-                            Ok(match access.latest(&ctx, t, other, me)? {
+                            Ok(match access.latest(&ctx, t, other, own)? {
                                 Latest::Gone => Verdict::Fine,
                                 Latest::Pending {
                                     only: Some((at, row)),
@@ -991,13 +1000,20 @@ impl Transaction {
     /// Takes back index entries `index_rows` made (a statement that failed after them).
     pub(super) fn unindex(
         &mut self,
+        t: &Table,
         indexes: &[Arc<Index>],
         made: &[(usize, Vec<u8>)],
     ) -> Result<()> {
         let db = self.db.clone();
         let ctx = db.access_ctx();
+        // Logged as the entries were (`index_rows`).
+        let xid = if access::of(t.kind).uses_undo() {
+            self.snapshot.xid
+        } else {
+            self.writer
+        };
         let mut w = Logger {
-            xid: self.snapshot.xid,
+            xid,
             stats: &mut self.stats,
             row_ref: None,
         };

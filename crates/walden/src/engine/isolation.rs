@@ -19,7 +19,7 @@
 //! ones, and a crash forgets snapshots.
 
 use super::transaction::{decode_latest, key_columns, Apply};
-use crate::access::{self, TxnView};
+use crate::access;
 use crate::error::Result;
 use crate::schema::Row;
 use crate::txn::Snapshot;
@@ -93,10 +93,7 @@ impl Transaction {
         self.check_open()?;
         let t = self.db.table(table)?;
         let snapshot = self.db.txns.snapshot_now(self.snapshot.xid);
-        let view = TxnView {
-            snapshot: &snapshot,
-            cid: self.cid,
-        };
+        let view = self.view_with(&snapshot);
         let Some((at, bytes)) = access::of(t.kind).fetch(&self.db.access_ctx(), &t, id, &view)?
         else {
             return Ok(None);

@@ -12,6 +12,7 @@ mod isolation;
 mod privileges;
 mod read;
 mod roles;
+mod savepoint;
 mod sequences;
 mod toast;
 mod transaction;

@@ -280,7 +280,9 @@ pub(super) fn delete(tx: &mut Transaction, t: &Table, p: &External) -> Result<()
         .collect();
     // One delete record per page: the chunks sorted by page, each page's slots together.
     ids.sort_unstable_by_key(|id| (id.page, id.slot));
-    let xid = tx.xid();
+    // As the row change that stopped pointing at them: a savepoint rolled back to
+    // keeps them.
+    let xid = tx.writer;
     tx.wrote = true;
     let ctx = tx.db.access_ctx();
     for run in ids.chunk_by(|a, b| a.page == b.page) {

@@ -41,25 +41,33 @@ pub struct Transaction {
     pub(super) cid: u32,
     pub(super) stats: TxnStats,
     pub(super) wrote: bool,
-    finished: bool,
+    pub(super) finished: bool,
     /// The xmins of snapshots held past their statement (`hold_snapshot`): a new
     /// statement's snapshot never lets the transaction's horizon pass them.
     pub(super) held_xmins: Vec<u64>,
     /// Wait for the commit record to be durable before `commit` returns.
     synchronous_commit: bool,
     /// Changes to undo tables, for rollback.
-    undo: TxnUndo,
+    pub(super) undo: TxnUndo,
     /// Registered as an undo-table writer (see `Inner::register_undo_writer`).
     undo_registered: bool,
     /// A row change whose index entries failed stays applied: the transaction may then
     /// only roll back (what failed).
-    doomed: Option<String>,
+    pub(super) doomed: Option<String>,
     /// What a row changed by a transaction that committed after the snapshot does to a
     /// write (`engine/isolation.rs`).
     pub(super) isolation: Isolation,
     /// The log must be durable up to here before the transaction ends, committed or
     /// not: it used values of a sequence logged there (docs/recovery.md rule 38).
     durable_lsn_needed: u64,
+    /// The savepoints set and not released, oldest first (`engine/savepoint.rs`).
+    pub(super) levels: Vec<super::savepoint::Level>,
+    /// The running subtransactions (ascending): those of `levels` and those released
+    /// into the transaction itself. They commit or abort with it.
+    pub(super) subs: Vec<u64>,
+    /// The xid heap versions made now carry: the innermost savepoint's
+    /// subtransaction, or the transaction's own.
+    pub(super) writer: u64,
 }
 
 /// How a change is applied: the snapshot whose rows it may change (None: the
@@ -73,9 +81,13 @@ pub(super) struct Apply<'a> {
 
 impl Transaction {
     pub(super) fn new(db: Arc<Inner>, isolation: Isolation) -> Transaction {
+        let snapshot = db.txns.begin();
         Transaction {
             isolation,
-            snapshot: db.txns.begin(),
+            writer: snapshot.xid,
+            levels: Vec::new(),
+            subs: Vec::new(),
+            snapshot,
             cid: 0,
             stats: TxnStats::default(),
             wrote: false,
@@ -165,9 +177,17 @@ impl Transaction {
     }
 
     pub(super) fn view(&self) -> TxnView<'_> {
+        self.view_with(&self.snapshot)
+    }
+
+    /// A view of this transaction's command reading with `snapshot` (its own, or one
+    /// taken later).
+    pub(super) fn view_with<'a>(&'a self, snapshot: &'a Snapshot) -> TxnView<'a> {
         TxnView {
-            snapshot: &self.snapshot,
+            snapshot,
             cid: self.cid,
+            xid: self.writer,
+            subs: &self.subs,
         }
     }
 
@@ -310,6 +330,8 @@ impl Transaction {
         let view = TxnView {
             snapshot: apply.snapshot.unwrap_or(&self.snapshot),
             cid: self.cid,
+            xid: self.writer,
+            subs: &self.subs,
         };
         let mut w = Writer {
             view: &view,
@@ -403,7 +425,7 @@ impl Transaction {
         let mut made_entries = Vec::new();
         let fresh = last_logged.as_ref();
         if let Err(e) = self.index_rows(t, &indexes, &rows, fresh, &mut made_entries) {
-            self.unindex(&indexes, &made_entries)?;
+            self.unindex(t, &indexes, &made_entries)?;
             self.write(t, |access, db, w| {
                 access.withdraw(&db.access_ctx(), w, &ids, undo_mark)
             })?;
@@ -447,10 +469,7 @@ impl Transaction {
         let mut rewritten = Vec::with_capacity(if any_long { changes.len() } else { 0 });
         for (slot, c) in changes {
             let old = if stored {
-                let view = TxnView {
-                    snapshot: snapshot.unwrap_or(&self.snapshot),
-                    cid: self.cid,
-                };
+                let view = self.view_with(snapshot.unwrap_or(&self.snapshot));
                 let id = RowId { page, slot: *slot };
                 access
                     .fetch(&self.db.access_ctx(), t, id, &view)?
@@ -936,9 +955,10 @@ impl Transaction {
     pub(super) fn commit_inner(&mut self) -> Result<()> {
         self.finished = true;
         let xid = self.snapshot.xid;
+        let subs = std::mem::take(&mut self.subs);
         if !self.wrote {
             let r = self.settle_durable();
-            self.db.txns.end(xid);
+            self.db.txns.end_family(xid, &subs);
             self.db.undo_writer_ended(xid, self.undo_registered);
             return r;
         }
@@ -951,10 +971,11 @@ impl Transaction {
             .read()
             .unwrap_or_else(|e| e.into_inner());
         let r = (|| {
+            let payload = crate::txn::encode_subs(xid, &subs);
             let a = self
                 .db
                 .wal
-                .append(COMMIT, xid, &[], Some(&mut self.stats))?;
+                .append(COMMIT, xid, &payload, Some(&mut self.stats))?;
             if self.synchronous_commit {
                 self.db.wal.flush(a.end_lsn, true)?;
             }
@@ -962,10 +983,15 @@ impl Transaction {
         })();
         match r {
             Ok(()) => {
+                // The subtransactions first: a reader that finds the transaction
+                // committed finds them so too.
+                for &x in &subs {
+                    self.db.clog.set(x, XidStatus::Committed);
+                }
                 self.db.clog.set(xid, XidStatus::Committed);
                 drop(fence);
                 self.db.stats.commits.fetch_add(1, Ordering::Relaxed);
-                self.db.txns.end(xid);
+                self.db.txns.end_family(xid, &subs);
                 self.db.undo_writer_ended(xid, self.undo_registered);
                 Ok(())
             }
@@ -977,8 +1003,11 @@ impl Transaction {
                 if !self.undo.is_empty() {
                     self.db.undo.keep_unresolved(xid);
                 }
+                for &x in &subs {
+                    self.db.clog.set(x, XidStatus::Aborted);
+                }
                 self.db.clog.set(xid, XidStatus::Aborted);
-                self.db.txns.end(xid);
+                self.db.txns.end_family(xid, &subs);
                 self.db.undo_writer_ended(xid, self.undo_registered);
                 Err(e)
             }
@@ -996,6 +1025,7 @@ impl Transaction {
     fn rollback_inner(&mut self) -> Result<()> {
         self.finished = true;
         let xid = self.snapshot.xid;
+        let subs = std::mem::take(&mut self.subs);
         // Undo tables: put the old values back first (heap tables need nothing).
         let undone = if self.undo.is_empty() {
             Ok(())
@@ -1018,9 +1048,10 @@ impl Transaction {
         let r = if undone.is_err() {
             undone
         } else if self.wrote && !self.db.poison.is_set() {
+            let payload = crate::txn::encode_subs(xid, &subs);
             self.db
                 .wal
-                .append(ABORT, xid, &[], Some(&mut self.stats))
+                .append(ABORT, xid, &payload, Some(&mut self.stats))
                 .map(|_| ())
         } else {
             Ok(())
@@ -1032,9 +1063,12 @@ impl Transaction {
         } else {
             r.and_then(|()| self.settle_durable())
         };
+        for &x in &subs {
+            self.db.clog.set(x, XidStatus::Aborted);
+        }
         self.db.clog.set(xid, XidStatus::Aborted);
         self.db.stats.aborts.fetch_add(1, Ordering::Relaxed);
-        self.db.txns.end(xid);
+        self.db.txns.end_family(xid, &subs);
         self.db.undo_writer_ended(xid, self.undo_registered);
         r
     }
@@ -1080,6 +1114,8 @@ impl Reader<'_> {
         TxnView {
             snapshot: self.snapshot,
             cid: self.cid,
+            xid: self.txn.writer,
+            subs: &self.txn.subs,
         }
     }
 

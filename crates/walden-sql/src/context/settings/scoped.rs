@@ -29,6 +29,9 @@ pub struct Scoped {
     /// What RESET goes back to: the session's start, with the client's startup
     /// parameters.
     at_reset: Arc<SessionSettings>,
+    /// Per savepoint of the running transaction (oldest first), the settings in force
+    /// and what COMMIT would leave when it was set: what a rollback to it restores.
+    marks: Vec<(Arc<SessionSettings>, Arc<SessionSettings>)>,
 }
 
 impl Scoped {
@@ -39,6 +42,7 @@ impl Scoped {
             at_commit: s.clone(),
             at_rollback: s.clone(),
             at_reset: s,
+            marks: Vec::new(),
         }
     }
 
@@ -56,6 +60,27 @@ impl Scoped {
     pub fn begin(&mut self) {
         self.at_commit = self.now.clone();
         self.at_rollback = self.now.clone();
+        self.marks.clear();
+    }
+
+    /// A savepoint is set: a rollback to it restores the settings as they are now.
+    pub fn savepoint(&mut self) {
+        self.marks.push((self.now.clone(), self.at_commit.clone()));
+    }
+
+    /// A rollback to the savepoint at `depth` (1 the oldest), which stays set: SETs and
+    /// SET LOCALs since it end.
+    pub fn rollback_to(&mut self, depth: usize) {
+        self.marks.truncate(depth);
+        if let Some((now, at_commit)) = self.marks.last() {
+            self.now = now.clone();
+            self.at_commit = at_commit.clone();
+        }
+    }
+
+    /// The savepoint at `depth` and those inside it are released: what they set stays.
+    pub fn release(&mut self, depth: usize) {
+        self.marks.truncate(depth.saturating_sub(1));
     }
 
     /// The transaction commits: its SET LOCALs end.
@@ -89,6 +114,7 @@ impl Scoped {
         self.now = to.clone();
         self.at_commit = to.clone();
         self.at_rollback = to;
+        self.marks.clear();
     }
 
     /// SET (`local` false) or SET LOCAL of a session-scoped or custom setting in the

@@ -496,6 +496,8 @@ fn is_supported(name: &str) -> bool {
             | "END"
             | "ROLLBACK"
             | "ABORT"
+            | "SAVEPOINT"
+            | "RELEASE"
             | "VACUUM"
             | "ANALYZE"
             | "ANALYSE"

@@ -24,8 +24,8 @@ use crate::access::slotted::{
     TupleFormat,
 };
 use crate::access::{
-    Change, Ctx, InsertCursor, Latest, PageRows, Progress, TableAccess, TxnView, Updated, Vacuumed,
-    Writer,
+    Change, Ctx, InsertCursor, Latest, Own, PageRows, Progress, TableAccess, TxnView, Updated,
+    Vacuumed, Writer,
 };
 use crate::buffer::Fetch;
 use crate::catalog::Table;
@@ -124,11 +124,12 @@ fn insert_many(
             out.extend_from_slice(row);
         },
         record: HEAP_INSERT,
+        xid: view.xid,
     };
     match insert_rows(ctx, table, view, stats, cursor, &format, &mut |_, _, _| {}) {
         Ok(p) => Ok(p),
         Err(e) => {
-            withdraw(ctx, &cursor.ids, view.snapshot.xid, stats)?;
+            withdraw(ctx, &cursor.ids, view.xid, stats)?;
             Err(e)
         }
     }
@@ -322,9 +323,9 @@ pub fn fetch(
 
 /// The newest version of the row at `id` for a uniqueness check by `me`: follows update
 /// links through committed (and own) updates.
-pub fn latest(ctx: &Ctx, table: &Table, id: RowId, me: u64) -> Result<Latest> {
+pub fn latest(ctx: &Ctx, table: &Table, id: RowId, own: Own) -> Result<Latest> {
     let status = |x: u64| {
-        if x == me {
+        if own.contains(x) {
             XidStatus::Committed
         } else {
             ctx.txns.status(x, ctx.clog)
@@ -487,7 +488,7 @@ pub fn delete_rows(
     w: &mut Writer,
 ) -> Result<()> {
     let view = w.view;
-    let xid = view.snapshot.xid;
+    let xid = view.xid;
     let mut at = 0;
     while at < slots.len() {
         let pinned = pin_table_page(
@@ -776,8 +777,7 @@ pub(crate) fn header_mut(g: &mut [u8], slot: u16) -> std::result::Result<&mut [u
 
 /// Is a heap tuple with this header visible to `view`?
 pub(crate) fn sees(view: &TxnView, h: &TupleHeader, clog: &Clog) -> bool {
-    let me = view.snapshot.xid;
-    let created = if h.xmin == me {
+    let created = if view.is_own(h.xmin) {
         h.cid < view.cid
     } else {
         view.snapshot.sees_committed(h.xmin, clog)
@@ -788,7 +788,7 @@ pub(crate) fn sees(view: &TxnView, h: &TupleHeader, clog: &Clog) -> bool {
     if h.xmax == 0 {
         return true;
     }
-    if h.xmax == me {
+    if view.is_own(h.xmax) {
         return false;
     }
     !view.snapshot.sees_committed(h.xmax, clog)
@@ -822,8 +822,8 @@ impl TableAccess for HeapTable {
         fetch(ctx, table, id, view)
     }
 
-    fn latest(&self, ctx: &Ctx, table: &Table, id: RowId, me: u64) -> Result<Latest> {
-        latest(ctx, table, id, me)
+    fn latest(&self, ctx: &Ctx, table: &Table, id: RowId, own: Own) -> Result<Latest> {
+        latest(ctx, table, id, own)
     }
 
     fn versions_of_page(
@@ -837,7 +837,7 @@ impl TableAccess for HeapTable {
     }
 
     fn withdraw(&self, ctx: &Ctx, w: &mut Writer, ids: &[RowId], _undo_mark: usize) -> Result<()> {
-        withdraw(ctx, ids, w.view.snapshot.xid, w.stats)
+        withdraw(ctx, ids, w.view.xid, w.stats)
     }
 
     fn scan_page(&self, ctx: &Ctx, page: u64, view: &TxnView, out: &mut PageRows) -> Result<()> {

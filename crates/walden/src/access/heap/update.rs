@@ -79,7 +79,7 @@ impl UpdateBatch {
         same_keys: SameKeys<'_>,
         tuple: &mut Vec<u8>,
     ) -> Option<(u16, bool)> {
-        let xid = view.snapshot.xid;
+        let xid = view.xid;
         let t = PageRef(go).tuple_ref(old.slot)?;
         let old_row = &t[TUPLE_HEADER_BYTES..];
         let hot = gn.is_none() && same_keys.is_some_and(|same| same(old_row, row));
@@ -135,7 +135,7 @@ impl UpdateBatch {
         if self.links.is_empty() {
             return Ok(());
         }
-        let xid = view.snapshot.xid;
+        let xid = view.xid;
         let mut old_rec = Vec::with_capacity(16 + self.links.len() * 4);
         HeapRecord::UpdateOld {
             page: old_page,
@@ -228,7 +228,7 @@ pub fn update_rows<R: AsRef<[u8]>>(
             max,
         });
     }
-    let xid = view.snapshot.xid;
+    let xid = view.xid;
     let mut tuple = Vec::with_capacity(256);
     let mut batch = UpdateBatch::default();
     let mut pruned = false;

@@ -31,8 +31,8 @@ use std::borrow::Cow;
 
 use crate::access::slotted::{self, get_u48, put_u48, TupleFormat};
 use crate::access::{
-    Change, Ctx, InsertCursor, Latest, PageRows, Progress, TableAccess, TxnView, Updated, Vacuumed,
-    Writer,
+    Change, Ctx, InsertCursor, Latest, Own, PageRows, Progress, TableAccess, TxnView, Updated,
+    Vacuumed, Writer,
 };
 use crate::buffer::Fetch;
 use crate::catalog::Table;
@@ -469,7 +469,9 @@ pub fn fetch_held<'p>(
 
 /// The newest state of the row at `id` for a uniqueness check by `me` (following a
 /// move).
-pub fn latest(ctx: &Ctx, table: &Table, id: RowId, me: u64) -> Result<Latest> {
+pub fn latest(ctx: &Ctx, table: &Table, id: RowId, own: Own) -> Result<Latest> {
+    // Undo-table rows carry the transaction's own xid, never a subtransaction's.
+    let me = own.xid;
     let mut cur = id;
     for _ in 0..10_000 {
         let pinned = match slotted::pin_table_page(ctx, table, cur) {
@@ -578,6 +580,7 @@ fn insert_many(
         header_bytes: HDR,
         build: &build_tuple,
         record: wal_records::UNDO_INSERT,
+        xid: view.snapshot.xid,
     };
     slotted::insert_rows(
         ctx,
@@ -645,8 +648,8 @@ impl TableAccess for UndoTable {
         }
     }
 
-    fn latest(&self, ctx: &Ctx, table: &Table, id: RowId, me: u64) -> Result<Latest> {
-        latest(ctx, table, id, me)
+    fn latest(&self, ctx: &Ctx, table: &Table, id: RowId, own: Own) -> Result<Latest> {
+        latest(ctx, table, id, own)
     }
 
     fn versions_of_page(
