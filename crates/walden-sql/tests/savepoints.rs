@@ -196,3 +196,44 @@ fn savepoints_on_undo_tables() {
     let mut s = session_of(&db, TableKind::Undo, 1);
     check_cases(&mut s, CASES);
 }
+
+fn copy_in(s: &mut walden_sql::Session, sql: &str) -> walden_sql::CopyIn {
+    match s.copy_start(sql) {
+        Ok(walden_sql::CopyStart::In(c)) => c,
+        Ok(walden_sql::CopyStart::Out(_)) => panic!("{sql}: a COPY TO"),
+        Err(e) => panic!("{sql}: {e}"),
+    }
+}
+
+/// A COPY FROM that fails inside a savepoint (bad data, or the client's CopyFail)
+/// leaves the block aborted, and a rollback to the savepoint goes on with the rows from
+/// before it, as in PostgreSQL.
+#[test]
+fn a_failed_copy_inside_a_savepoint_is_taken_back_by_rollback_to() {
+    for kind in [TableKind::Heap, TableKind::Undo] {
+        let db = db();
+        let mut s = session_of(&db, kind, 1);
+        s.execute("create table t (a int primary key, b text); begin; insert into t values (1, 'one'); savepoint s")
+            .unwrap();
+        let mut c = copy_in(&mut s, "copy t from stdin");
+        c.data(&mut s, b"2\ttwo\n3\tthree\n").unwrap();
+        c.data(&mut s, b"x\tbad\n").unwrap();
+        assert_eq!(c.finish(&mut s).unwrap_err().code, "22P02", "{kind:?}");
+        assert_eq!(s.execute("select 1").unwrap_err().code, "25P02", "{kind:?}");
+        s.execute("rollback to s").unwrap();
+        let mut c = copy_in(&mut s, "copy t from stdin");
+        c.data(&mut s, b"4\tfour\n").unwrap();
+        let e = c.fail(&mut s, "client gave up");
+        assert_eq!(e.code, "57014", "{kind:?}");
+        s.execute("rollback to s").unwrap();
+        let mut c = copy_in(&mut s, "copy t from stdin");
+        c.data(&mut s, b"5\tfive\n").unwrap();
+        assert_eq!(c.finish(&mut s).unwrap().tag, "COPY 1", "{kind:?}");
+        s.execute("commit").unwrap();
+        assert_eq!(
+            support::q(&mut s, "select string_agg(b, ',' order by a) from t"),
+            "one,five",
+            "{kind:?}"
+        );
+    }
+}

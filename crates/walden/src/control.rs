@@ -26,8 +26,11 @@ use crate::wal::{WalCompression, WalPosition};
 pub const CONTROL_MAGIC: &[u8; 8] = b"WALDNCTL";
 pub const CHECKPOINT_MAGIC: &[u8; 8] = b"WALDNCKP";
 /// The on-disk format version this build writes (docs/format.md).
-pub const FORMAT_VERSION: u32 = 23;
-/// The oldest format version this build still reads. Format 23 added column privileges
+pub const FORMAT_VERSION: u32 = 24;
+/// The oldest format version this build still reads. Format 24 added subtransactions
+/// (savepoints): a `commit` or `abort` record may list the subtransactions that end with
+/// it; an older build would refuse such a record as corrupt, and a format 5 to 23
+/// database has none (its records are empty). Format 23 added column privileges
 /// (column lists after a `set_acl` record's list, and a list of them after the default
 /// privileges in a checkpoint's catalog); an older build would refuse them, and a
 /// format 5 to 22 database has none. Format 22 added privileges (the

@@ -1,5 +1,6 @@
 //! The crash simulation: seeded random workloads on the simulated file layer, crashed at a
-//! random write or sync, with unsynced writes dropped, kept or torn; then recovery
+//! random write or sync, with unsynced writes dropped, kept or torn (transactions set,
+//! roll back to and release savepoints as they go); then recovery
 //! (sometimes crashed too, and recovered again) and a check against a model of what was
 //! acknowledged, on a heap or an undo table with two indexes (a primary key on `k`, and
 //! one on `v`, which half the updates change): after each recovery the rows read through the
@@ -147,7 +148,30 @@ fn run_txn(
             }
         }
     }
+    // Savepoints set, each with the rows and ids as they were then.
+    type Mark = (BTreeMap<i64, i64>, BTreeMap<i64, RowId>);
+    let mut marks: Vec<Mark> = Vec::new();
     for _ in 0..1 + rng.below(8) {
+        match rng.below(8) {
+            0 => {
+                tx.savepoint()?;
+                marks.push((view.clone(), ids.clone()));
+            }
+            1 if !marks.is_empty() => {
+                let depth = 1 + rng.below(marks.len() as u64) as usize;
+                tx.rollback_to_savepoint(depth)?;
+                marks.truncate(depth);
+                if let Some((v, i)) = marks.last() {
+                    (view, ids) = (v.clone(), i.clone());
+                }
+            }
+            2 if !marks.is_empty() => {
+                let depth = 1 + rng.below(marks.len() as u64) as usize;
+                tx.release_savepoint(depth)?;
+                marks.truncate(depth - 1);
+            }
+            _ => {}
+        }
         let choice = rng.below(10);
         if choice < 5 || ids.is_empty() {
             let k = *next_key;

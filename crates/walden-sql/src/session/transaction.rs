@@ -80,6 +80,16 @@ impl Session {
         ))
     }
 
+    /// A COPY FROM that held the block's transaction failed: a block with savepoints
+    /// keeps it, aborted, for a ROLLBACK TO; one without rolls it back.
+    pub(crate) fn copy_failed(&mut self, t: Box<Transaction>) {
+        if matches!(self.txn, TxnState::Failed(None)) && !self.savepoints.is_empty() {
+            self.txn = TxnState::Failed(Some(t));
+        } else {
+            let _ = t.rollback();
+        }
+    }
+
     /// Runs `f` in the session's transaction: the block's (an error aborts the block),
     /// or one of its own that commits when `f` succeeds and rolls back when it fails.
     pub(crate) fn transactional<R>(

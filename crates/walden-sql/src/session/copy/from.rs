@@ -136,7 +136,7 @@ impl CopyIn {
             return Err(e.clone());
         }
         let r = self.take_data(session, bytes);
-        r.map_err(|e| self.abort(e))
+        r.map_err(|e| self.abort(session, e))
     }
 
     /// The end of the data (the client's CopyDone): the last rows are inserted, the
@@ -148,13 +148,13 @@ impl CopyIn {
         }
         match self.finish_inner(session) {
             Ok(()) => Ok(result(session, self.rows, &self.started)),
-            Err(e) => Err(self.abort(e)),
+            Err(e) => Err(self.abort(session, e)),
         }
     }
 
     /// The client gave up (CopyFail): everything is rolled back (inside a transaction
     /// block, the block is aborted) and the error PostgreSQL reports is returned.
-    pub fn fail(mut self, _session: &mut Session, message: &str) -> SqlError {
+    pub fn fail(mut self, session: &mut Session, message: &str) -> SqlError {
         if let Some(e) = self.failed.take() {
             return e;
         }
@@ -164,14 +164,19 @@ impl CopyIn {
             format!("COPY from stdin failed: {message}"),
         )
         .with_context(format!("COPY {}, line {line}", self.table));
-        self.abort(e)
+        self.abort(session, e)
     }
 
     /// Ends the COPY after an error: its transaction rolls back (a block's was left
-    /// aborted in the session when the COPY took it).
-    fn abort(&mut self, e: SqlError) -> SqlError {
+    /// aborted in the session when the COPY took it), or, a block's with savepoints,
+    /// goes back to the session aborted, for a ROLLBACK TO.
+    fn abort(&mut self, session: &mut Session, e: SqlError) -> SqlError {
         if let Some(t) = self.txn.take() {
-            let _ = t.rollback();
+            if self.in_block {
+                session.copy_failed(t);
+            } else {
+                let _ = t.rollback();
+            }
         }
         let e = if self.hide_details {
             crate::error::without_row_details(e)
@@ -210,7 +215,8 @@ impl CopyIn {
         if let Some(rows) = self.foreign_key_rows.take() {
             let mut cx = session.ctx();
             if let Err(e) = crate::dml::check_inserted_keys(&mut cx, &mut t, &self.table, rows) {
-                let _ = t.rollback();
+                // `abort` ends it.
+                self.txn = Some(t);
                 return Err(e);
             }
         }
