@@ -254,6 +254,29 @@ fn catalog_names_casts_and_arrays() {
         (err.code, err.message.as_str()),
         ("42P01", "relation \"nope\" does not exist")
     );
+    // regtype from a name, and the to_reg* functions that give NULL for none
+    // (psycopg's type probe: `where t.oid = to_regtype('hstore')`).
+    assert_eq!(
+        one(
+            &mut s,
+            "select typname || ' ' || oid::regtype::text from pg_type where oid = to_regtype('integer')"
+        ),
+        "int4 integer"
+    );
+    assert_eq!(
+        one(
+            &mut s,
+            "select 'varchar'::regtype::int8 || ',' || 'pg_catalog.INT8'::regtype::int8 || ',' || \
+             coalesce(to_regtype('hstore')::text, 'null') || ',' || (to_regclass('t') = 't'::regclass)::text \
+             || ',' || coalesce(to_regclass('nope')::text, 'null')"
+        ),
+        "1043,20,null,true,null"
+    );
+    let err = s.execute_one("select 'hstore'::regtype").unwrap_err();
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        ("42704", "type \"hstore\" does not exist")
+    );
     // Arrays in their text form.
     assert_eq!(
         one(

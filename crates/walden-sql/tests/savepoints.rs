@@ -237,3 +237,28 @@ fn a_failed_copy_inside_a_savepoint_is_taken_back_by_rollback_to() {
         );
     }
 }
+
+/// The transaction statements prepared (as drivers send them over the extended
+/// protocol: SQLAlchemy's `begin_nested`): described with no columns, and run.
+#[test]
+fn savepoint_statements_prepare_describe_and_run() {
+    let db = db();
+    let mut s = walden_sql::Session::with_seed(&db, 1);
+    s.execute("create table t (a int); begin").unwrap();
+    for sql in [
+        "savepoint sa_savepoint_1",
+        "insert into t values (1)",
+        "rollback to savepoint sa_savepoint_1",
+        "savepoint sa_savepoint_2",
+        "insert into t values (2)",
+        "release savepoint sa_savepoint_2",
+        "commit",
+    ] {
+        let p = s.prepare(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        let d = s.describe(&p).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        assert!(d.columns.is_empty(), "{sql}");
+        s.execute_prepared(&p, &[])
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    assert_eq!(support::q(&mut s, "select a from t"), "2");
+}

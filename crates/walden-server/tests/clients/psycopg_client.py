@@ -95,11 +95,20 @@ with connect() as c:
     c.execute("insert into acct values (1, 100)")
     c.rollback()
     assert c.execute("select count(*) from acct").fetchone() == (0,)
-    # Walden has no savepoints: a transaction() block nested in the implicit one would
-    # need one, so the implicit one ends first.
-    c.commit()
+    # A transaction() block nested in the implicit one is a savepoint.
+    c.execute("insert into acct values (100, 5)")
+    try:
+        with c.transaction():
+            c.execute("insert into acct values (101, 5)")
+            c.execute("insert into acct values (100, 5)")
+    except errors.UniqueViolation:
+        pass
+    # The inner block's rows are gone, the outer's stay, and the block goes on.
+    assert c.execute("select id from acct order by id").fetchall() == [(100,)]
     with c.transaction():
-        c.execute("insert into acct select g, 1000 from generate_series(1, 8) g")
+        c.execute("delete from acct where id = 100")
+        with c.transaction():
+            c.execute("insert into acct select g, 1000 from generate_series(1, 8) g")
     assert c.execute("select sum(balance) from acct").fetchone() == (8000,)
     c.commit()
     try:

@@ -8,14 +8,12 @@ one line per check and exits non-zero at the first one that fails.
 import sys
 
 from sqlalchemy import create_engine, text
+from sqlalchemy.exc import IntegrityError
 
 SOCKET_DIR = sys.argv[1]
 PORT = int(sys.argv[2])
-# psycopg's hstore probe runs in a SAVEPOINT, which Walden lacks yet: it is turned off.
-engine = create_engine(
-    f"postgresql+psycopg://postgres@/walden?host={SOCKET_DIR}&port={PORT}",
-    use_native_hstore=False,
-)
+# The first connect probes for hstore inside a SAVEPOINT (psycopg's TypeInfo fetch).
+engine = create_engine(f"postgresql+psycopg://postgres@/walden?host={SOCKET_DIR}&port={PORT}")
 
 
 def check(name):
@@ -47,5 +45,26 @@ with engine.connect() as conn:
     assert n == 3000, n
     check("partitions of a streamed result")
     conn.commit()
+
+# (execution_options set stream_results on that connection itself: a new one.)
+with engine.connect() as conn:
+    # begin_nested: a SAVEPOINT; its failure is taken back and the outer work stays.
+    conn.execute(text("insert into sa_rows values (5001, 'outer')"))
+    nested = conn.begin_nested()
+    conn.execute(text("insert into sa_rows values (5002, 'inner')"))
+    nested.rollback()
+    try:
+        with conn.begin_nested():
+            conn.execute(text("insert into sa_rows values (5003, 'inner')"))
+            conn.execute(text("insert into sa_rows values (1, 'duplicate')"))
+        raise AssertionError("a duplicate key was inserted")
+    except IntegrityError:
+        pass
+    with conn.begin_nested():
+        conn.execute(text("insert into sa_rows values (5004, 'kept')"))
+    conn.commit()
+    got = conn.execute(text("select a from sa_rows where a > 5000 order by a")).scalars().all()
+    assert got == [5001, 5004], got
+    check("begin_nested: savepoints rolled back and released")
 
 print("all checks passed")

@@ -50,6 +50,13 @@ pub enum CatalogFn {
     RegclassIn,
     /// `oid::regnamespace` (the schema's name).
     NamespaceName,
+    /// `'name'::regtype` (the type's OID; 42704 for a type `pg_type` does not list).
+    RegtypeIn,
+    /// `to_regtype(text)`: as `'name'::regtype`, NULL for a type that does not exist.
+    ToRegtype,
+    /// `to_regclass(text)`: as `'name'::regclass`, NULL for a relation that does not
+    /// exist.
+    ToRegclass,
     /// `'name'::regproc`: a function as the catalog's `regproc` columns hold it, by
     /// name (`typinput`, …; Walden has no `pg_proc` to give it an OID, so the name is
     /// not looked up): a `pg_catalog.` qualifier dropped, an unquoted name in lower
@@ -102,6 +109,8 @@ impl CatalogFn {
             "pg_total_relation_size" => (F::TotalRelationSize, SqlType::Int8, &[1]),
             "pg_size_pretty" => (F::SizePretty, Text, &[1]),
             "pg_get_serial_sequence" => (F::GetSerialSequence, Text, &[2]),
+            "to_regtype" => (F::ToRegtype, SqlType::Int8, &[1]),
+            "to_regclass" => (F::ToRegclass, SqlType::Int8, &[1]),
             "current_database" => (F::CurrentDatabase, Text, &[0]),
             "current_schema" => (F::CurrentSchema, Text, &[0]),
             "current_schemas" => (F::CurrentSchemas, Text, &[1]),
@@ -122,6 +131,9 @@ impl CatalogFn {
             (
                 F::QuoteIdent
                 | F::RegclassIn
+                | F::RegtypeIn
+                | F::ToRegtype
+                | F::ToRegclass
                 | F::RegprocIn
                 | F::PartitionAncestors
                 | F::RelationSize
@@ -219,6 +231,25 @@ impl CatalogFn {
             F::RegclassIn | F::PartitionAncestors => match &args[0] {
                 Value::Text(s) => Value::Int8(regclass_in(snap, s)?),
                 Value::Int8(oid) => Value::Int8(*oid),
+                _ => Value::Null,
+            },
+            F::RegtypeIn | F::ToRegtype => match &args[0] {
+                Value::Text(s) => match super::types::by_name(s) {
+                    Some(t) => Value::Int8(t.oid),
+                    None if self == F::ToRegtype => Value::Null,
+                    None => {
+                        return Err(SqlError::new(
+                            code::UNDEFINED_OBJECT,
+                            format!("type \"{}\" does not exist", s.trim()),
+                        ))
+                    }
+                },
+                _ => Value::Null,
+            },
+            F::ToRegclass => match &args[0] {
+                Value::Text(s) if s.trim().parse::<i64>().is_err() => {
+                    regclass_in(snap, s).map_or(Value::Null, Value::Int8)
+                }
                 _ => Value::Null,
             },
             F::RelationSize | F::TableSize | F::IndexesSize | F::TotalRelationSize => {

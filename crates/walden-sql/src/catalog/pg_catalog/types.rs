@@ -124,6 +124,33 @@ pub fn by_oid(oid: i64) -> Option<&'static PgType> {
     TYPES.iter().find(|t| t.oid == oid)
 }
 
+/// The type a name gives, as `regtype`'s input reads it: `pg_catalog.` allowed, the
+/// catalog's name (`int4`) or the SQL name (`integer`) and the usual aliases, any case
+/// unless quoted. None for a type `pg_type` does not list.
+pub fn by_name(s: &str) -> Option<&'static PgType> {
+    let s = s.trim();
+    let s = s.strip_prefix("pg_catalog.").unwrap_or(s);
+    let name = match s.strip_prefix('"').and_then(|x| x.strip_suffix('"')) {
+        Some(q) => q.to_string(),
+        None => s
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase(),
+    };
+    let name = match name.as_str() {
+        "int" => "int4",
+        "float" => "float8",
+        "bool" => "bool",
+        "decimal" => "numeric",
+        "char" if !s.starts_with('"') => "bpchar",
+        "character" => "bpchar",
+        "timestamp with time zone" => "timestamptz",
+        other => other,
+    };
+    TYPES.iter().find(|t| t.name == name || t.format == name)
+}
+
 /// PostgreSQL's `format_type(oid, typmod)`.
 pub fn format_type(oid: i64, typmod: Option<i64>) -> String {
     match by_oid(oid) {

@@ -322,6 +322,12 @@ impl Binder<'_> {
             "regnamespace" if inner.ty().is_integer() => {
                 Expr::Catalog(CatalogFn::NamespaceName, vec![inner], snap, SqlType::Text)
             }
+            "regtype" if texty => Expr::Catalog(
+                CatalogFn::RegtypeIn,
+                vec![text_of(inner)],
+                snap,
+                SqlType::Int8,
+            ),
             "regtype" if inner.ty().is_integer() => Expr::Catalog(
                 CatalogFn::FormatType,
                 vec![inner, Expr::Const(Value::Null)],
