@@ -3,7 +3,10 @@
 //! returned, so every key printed is a promise that the row survives a SIGKILL. On undo
 //! tables each transaction also sets, in place, the one row of a second table (`counter`)
 //! to its key: after recovery that row must hold the largest key, so a kill between the
-//! two changes, or before the commit, leaves nothing half done.
+//! two changes, or before the commit, leaves nothing half done. Each transaction first
+//! writes a row of key `-k` (and, on undo tables, the counter set to `-k`) under a
+//! savepoint it rolls back to, then its real changes under that savepoint, released: no
+//! negative key and no negative counter may ever come back.
 
 use std::convert::Infallible;
 use std::io::Write;
@@ -46,10 +49,21 @@ fn serve(dir: &Path, kind: TableKind) -> Result<Infallible, CliError> {
     loop {
         k += 1;
         let mut tx = db.begin();
+        tx.savepoint()?;
+        tx.insert(
+            TABLE,
+            &[Value::Int8(-k), Value::Text(format!("taken back {k}"))],
+        )?;
+        if let Some(id) = counter {
+            tx.update(COUNTER, id, &[Value::Int8(-k)])?;
+        }
+        // The row, and the counter in its old place, as they were.
+        tx.rollback_to_savepoint(1)?;
         tx.insert(TABLE, &[Value::Int8(k), Value::Text(format!("ack {k}"))])?;
         if let Some(id) = counter.as_mut() {
             *id = tx.update(COUNTER, *id, &[Value::Int8(k)])?;
         }
+        tx.release_savepoint(1)?;
         tx.commit()?;
         outln!(out, "{k}")?;
         out.flush()

@@ -1,7 +1,9 @@
 //! A real process killed with SIGKILL at a random moment (mid-commit, mid-checkpoint, or
 //! mid-recovery of the previous kill) must never lose a row whose commit it acknowledged,
 //! on a heap table or on an undo table (whose child also updates a counter row in place
-//! in each transaction: recovery must roll back the one the kill interrupted).
+//! in each transaction: recovery must roll back the one the kill interrupted). Each
+//! transaction also writes under a savepoint it rolls back to (a row of key `-k`, the
+//! counter set to `-k`): none of that may come back.
 #![cfg(unix)]
 
 use std::io::{BufRead, BufReader, Read};

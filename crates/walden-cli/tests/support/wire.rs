@@ -127,17 +127,23 @@ impl Client {
         }
     }
 
-    /// Runs a query: the first column of its rows, or its error.
+    /// Runs a query: the first column of its rows, or its error (`closed` when the
+    /// connection ends first: the server was killed).
     pub fn query(&mut self, sql: &str) -> Result<Vec<String>, (String, String)> {
         let mut m = vec![b'Q'];
         m.extend_from_slice(&((sql.len() + 5) as u32).to_be_bytes());
         m.extend_from_slice(sql.as_bytes());
         m.push(0);
-        self.s.write_all(&m).unwrap();
+        if let Err(e) = self.s.write_all(&m) {
+            return Err(("closed".into(), e.to_string()));
+        }
         let mut rows = Vec::new();
         let mut error = None;
         loop {
-            match message(&mut self.s).expect("the server answers") {
+            let Some(msg) = message(&mut self.s) else {
+                return Err(("closed".into(), String::new()));
+            };
+            match msg {
                 (b'D', body) => {
                     let len = i32::from_be_bytes([body[2], body[3], body[4], body[5]]);
                     rows.push(if len < 0 {
