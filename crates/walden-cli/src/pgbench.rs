@@ -11,7 +11,10 @@
 //! Besides pgbench's built-in scripts, `serial-insert` runs a one-line script of ours:
 //! each transaction inserts one row into a `bigserial primary key` table
 //! (`bench_serial`, made anew instead of `pgbench -i`), and after each run every row's
-//! id is checked distinct (`count(*)` against `count(distinct id)`).
+//! id is checked distinct (`count(*)` against `count(distinct id)`). `savepoint-insert`
+//! does the same with ten rows per transaction, each in a `SAVEPOINT` released after it
+//! (what psql's ON_ERROR_ROLLBACK, Django's nested `atomic` and ORMs' nested
+//! transactions send).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -44,7 +47,9 @@ pub struct PgbenchArgs {
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..=86400))]
     duration: u32,
     /// pgbench's built-in script (tpcb-like, simple-update or select-only), or
-    /// serial-insert: one row per transaction into a bigserial primary key table.
+    /// serial-insert: one row per transaction into a bigserial primary key table;
+    /// savepoint-insert: ten such rows per transaction, each in a SAVEPOINT released
+    /// after it.
     #[arg(long, default_value = "tpcb-like")]
     script: String,
     /// pgbench's query protocol: simple, extended or prepared.
@@ -123,6 +128,19 @@ const SERIAL_INIT: &str = "drop table if exists bench_serial;\n\
      create table bench_serial (id bigserial primary key, client int);\n";
 /// `serial-insert`'s one statement.
 const SERIAL_INSERT: &str = "insert into bench_serial (client) values (:client_id);\n";
+/// `savepoint-insert`'s transaction: ten rows, each in a savepoint released after it.
+const SAVEPOINT_INSERT: &str = "begin;\n\
+     savepoint s;\ninsert into bench_serial (client) values (:client_id);\nrelease savepoint s;\n\
+     savepoint s;\ninsert into bench_serial (client) values (:client_id);\nrelease savepoint s;\n\
+     savepoint s;\ninsert into bench_serial (client) values (:client_id);\nrelease savepoint s;\n\
+     savepoint s;\ninsert into bench_serial (client) values (:client_id);\nrelease savepoint s;\n\
+     savepoint s;\ninsert into bench_serial (client) values (:client_id);\nrelease savepoint s;\n\
+     savepoint s;\ninsert into bench_serial (client) values (:client_id);\nrelease savepoint s;\n\
+     savepoint s;\ninsert into bench_serial (client) values (:client_id);\nrelease savepoint s;\n\
+     savepoint s;\ninsert into bench_serial (client) values (:client_id);\nrelease savepoint s;\n\
+     savepoint s;\ninsert into bench_serial (client) values (:client_id);\nrelease savepoint s;\n\
+     savepoint s;\ninsert into bench_serial (client) values (:client_id);\nrelease savepoint s;\n\
+     commit;\n";
 
 /// What the initialization is called in the report.
 fn init_name(args: &PgbenchArgs) -> String {
@@ -133,8 +151,9 @@ fn init_name(args: &PgbenchArgs) -> String {
     }
 }
 
+/// One of our scripts on `bench_serial` (serial-insert, savepoint-insert).
 fn serial_insert(args: &PgbenchArgs) -> bool {
-    args.script == "serial-insert"
+    matches!(args.script.as_str(), "serial-insert" | "savepoint-insert")
 }
 
 /// Writes one of our scripts into the scratch directory; its path.
@@ -418,7 +437,12 @@ fn one_run(
     counters.checkpoint()?;
     let before = counters.counters()?;
     let prefix = format!("pgbench_log_{}", name.replace('/', "_"));
-    let script = if serial_insert(args) {
+    let script = if args.script == "savepoint-insert" {
+        [
+            "-f".into(),
+            script_file(scratch, "savepoint_insert.sql", SAVEPOINT_INSERT)?,
+        ]
+    } else if serial_insert(args) {
         [
             "-f".into(),
             script_file(scratch, "serial_insert.sql", SERIAL_INSERT)?,
@@ -497,10 +521,10 @@ fn available_threads() -> u32 {
 pub fn run(args: &PgbenchArgs) -> Result<ExitCode, CliError> {
     if !matches!(
         args.script.as_str(),
-        "tpcb-like" | "simple-update" | "select-only" | "serial-insert"
+        "tpcb-like" | "simple-update" | "select-only" | "serial-insert" | "savepoint-insert"
     ) {
         return Err(fail(format!(
-            "unknown script {:?}: tpcb-like, simple-update, select-only or serial-insert",
+            "unknown script {:?}: tpcb-like, simple-update, select-only, serial-insert or savepoint-insert",
             args.script
         )));
     }

@@ -128,3 +128,74 @@ fn psql_through_the_server_prints_what_walden_sql_prints() {
     assert!(log.contains("stopped"), "{log}");
     let _ = std::io::stderr().flush();
 }
+
+/// psql's ON_ERROR_ROLLBACK: psql wraps each statement of a transaction block in a
+/// savepoint, released after it or rolled back to after an error, so that a failed
+/// statement leaves the block going and the statements before and after it stand.
+#[test]
+fn psql_on_error_rollback_keeps_the_block_going() {
+    let psql = Path::new("/usr/lib/postgresql/15/bin/psql");
+    if !psql.exists() {
+        eprintln!("SKIPPED: psql not installed (scripts/install-postgres.sh)");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let script = dir.path().join("block.sql");
+    std::fs::write(
+        &script,
+        "\\set ON_ERROR_ROLLBACK on\n\
+         create table r (a int primary key);\n\
+         begin;\n\
+         insert into r values (1);\n\
+         insert into r values (1);\n\
+         insert into r values (2);\n\
+         select 1 / 0;\n\
+         insert into r values (3);\n\
+         commit;\n\
+         select string_agg(a::text, ',' order by a) from r;\n",
+    )
+    .expect("write");
+    let port = free_port();
+    let mut server = Command::new(env!("CARGO_BIN_EXE_walden"))
+        .arg("serve")
+        .arg(dir.path().join("served"))
+        .args(["--listen", &format!("127.0.0.1:{port}"), "--trust-local"])
+        .arg("--socket-dir")
+        .arg(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("walden serve starts");
+    let socket = dir.path().join(format!(".s.PGSQL.{port}"));
+    let started = Instant::now();
+    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+        assert!(started.elapsed() < Duration::from_secs(30), "no socket");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = Command::new(psql)
+        .args(["-X", "-At", "-h", &dir.path().to_string_lossy()])
+        .args([
+            "-p",
+            &port.to_string(),
+            "-U",
+            "postgres",
+            "-d",
+            "walden",
+            "-f",
+        ])
+        .arg(&script)
+        .output()
+        .expect("psql runs");
+    let _ = server.kill();
+    let _ = server.wait();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(stdout.lines().last(), Some("1,2,3"), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("duplicate key value violates unique constraint \"r_pkey\"")
+            && stderr.contains("division by zero"),
+        "{stderr}"
+    );
+}
