@@ -52,6 +52,7 @@ pub mod code {
     pub const UNIQUE_VIOLATION: &str = "23505";
     pub const ACTIVE_TRANSACTION: &str = "25001";
     pub const NO_ACTIVE_SQL_TRANSACTION: &str = "25P01";
+    pub const READ_ONLY_SQL_TRANSACTION: &str = "25006";
     pub const INVALID_CURSOR_NAME: &str = "34000";
     pub const INVALID_SAVEPOINT: &str = "3B001";
     pub const DUPLICATE_CURSOR: &str = "42P03";

@@ -88,20 +88,31 @@ impl IsolationLevel {
 /// them); None when they name none. READ WRITE is what every transaction is; READ ONLY
 /// is not supported.
 pub fn level_of_modes(modes: &[TransactionMode]) -> SqlResult<Option<IsolationLevel>> {
-    let mut level = None;
+    Ok(modes_of(modes)?.0)
+}
+
+/// The isolation level and the access mode (true: READ ONLY) transaction modes name,
+/// each None when they do not (the last of each kind counts).
+pub fn modes_of(modes: &[TransactionMode]) -> SqlResult<(Option<IsolationLevel>, Option<bool>)> {
+    let (mut level, mut read_only) = (None, None);
     for m in modes {
         match m {
             TransactionMode::IsolationLevel(l) => level = Some(IsolationLevel::of(l)?),
-            TransactionMode::AccessMode(TransactionAccessMode::ReadWrite) => {}
-            TransactionMode::AccessMode(TransactionAccessMode::ReadOnly) => {
-                return Err(SqlError::new(
-                    code::FEATURE_NOT_SUPPORTED,
-                    "READ ONLY transactions are not supported",
-                ))
+            TransactionMode::AccessMode(TransactionAccessMode::ReadWrite) => {
+                read_only = Some(false)
             }
+            TransactionMode::AccessMode(TransactionAccessMode::ReadOnly) => read_only = Some(true),
         }
     }
-    Ok(level)
+    Ok((level, read_only))
+}
+
+/// 25006: a command that writes, in a READ ONLY transaction.
+pub fn read_only_refusal(command: &str) -> SqlError {
+    SqlError::new(
+        code::READ_ONLY_SQL_TRANSACTION,
+        format!("cannot execute {command} in a read-only transaction"),
+    )
 }
 
 /// SERIALIZABLE asked for anywhere.

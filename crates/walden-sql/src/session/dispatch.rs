@@ -70,14 +70,19 @@ impl Session {
                 self.isolation_now(),
                 &self.db,
             )
+            .with_read_only(self.read_only_now())
             .with_cursors(self.cursor_list()),
         );
         let auth = self.authority();
-        guard.set_sequences(crate::sequences::StatementSequences::new(
-            &self.db,
-            std::mem::take(&mut self.sequences),
-            Some(auth),
-        ));
+        let read_only = self.read_only_now();
+        guard.set_sequences(
+            crate::sequences::StatementSequences::new(
+                &self.db,
+                std::mem::take(&mut self.sequences),
+                Some(auth),
+            )
+            .with_read_only(read_only),
+        );
         guard
     }
 
@@ -91,6 +96,15 @@ impl Session {
     /// Fails with 57014 if the running statement was asked to stop.
     pub(crate) fn check_cancel(&self) -> SqlResult<()> {
         self.guard.check()
+    }
+
+    /// 25006 for `command` in a READ ONLY transaction (it aborts the block).
+    pub(crate) fn refuse_if_read_only(&mut self, command: &str) -> SqlResult<()> {
+        if self.read_only_now() {
+            let e = crate::isolation::read_only_refusal(command);
+            return Err(self.fail(e));
+        }
+        Ok(())
     }
 
     /// An error inside a transaction block aborts the block.
@@ -131,6 +145,7 @@ impl Session {
                 if matches!(self.txn, TxnState::Failed(_)) {
                     return Err(aborted());
                 }
+                self.refuse_if_read_only("REINDEX")?;
                 if matches!(self.txn, TxnState::Block(_)) {
                     let e = no_block("REINDEX");
                     return Err(self.fail(e));
@@ -144,6 +159,7 @@ impl Session {
                 if matches!(self.txn, TxnState::Failed(_)) {
                     return Err(aborted());
                 }
+                self.refuse_if_read_only(crate::roles::command(&stmt))?;
                 if matches!(self.txn, TxnState::Block(_)) {
                     let e = no_block(crate::roles::command(&stmt));
                     return Err(self.fail(e));
@@ -155,6 +171,7 @@ impl Session {
                 if matches!(self.txn, TxnState::Failed(_)) {
                     return Err(aborted());
                 }
+                self.refuse_if_read_only(crate::privileges::grant::command(&stmt))?;
                 if matches!(self.txn, TxnState::Block(_)) {
                     let e = no_block(crate::privileges::grant::command(&stmt));
                     return Err(self.fail(e));
@@ -167,6 +184,7 @@ impl Session {
                 if matches!(self.txn, TxnState::Failed(_)) {
                     return Err(aborted());
                 }
+                self.refuse_if_read_only(crate::ddl::sequence::command(&stmt))?;
                 if matches!(self.txn, TxnState::Block(_)) {
                     let e = no_block(crate::ddl::sequence::command(&stmt));
                     return Err(self.fail(e));
@@ -258,6 +276,12 @@ impl Session {
                 return self.show(variable).map_err(|e| self.fail(e))
             }
             _ => {}
+        }
+        if self.read_only_now() {
+            if let Some(command) = writing_command(stmt) {
+                let e = crate::isolation::read_only_refusal(command);
+                return Err(self.fail(e));
+            }
         }
         // What the statement reads and writes, checked for the current user before it
         // runs (each run of a prepared statement too: privileges may have changed).
@@ -353,6 +377,51 @@ impl Session {
         out.notices = notices;
         Ok(out)
     }
+}
+
+/// The command a READ ONLY transaction refuses, named as PostgreSQL names it in its
+/// 25006 error, if `stmt` writes (a table, the catalog, or a row lock).
+fn writing_command(stmt: &Statement) -> Option<&'static str> {
+    Some(match stmt {
+        Statement::Insert(_) => "INSERT",
+        Statement::Update(_) => "UPDATE",
+        Statement::Delete(_) => "DELETE",
+        Statement::Truncate(_) => "TRUNCATE TABLE",
+        Statement::CreateTable(_) => "CREATE TABLE",
+        Statement::CreateIndex(_) => "CREATE INDEX",
+        Statement::CreateView(_) => "CREATE VIEW",
+        Statement::AlterTable(_) => "ALTER TABLE",
+        Statement::Drop { object_type, .. } => match object_type {
+            ast::ObjectType::Table => "DROP TABLE",
+            ast::ObjectType::Index => "DROP INDEX",
+            ast::ObjectType::View => "DROP VIEW",
+            ast::ObjectType::Sequence => "DROP SEQUENCE",
+            _ => "DROP",
+        },
+        Statement::Explain {
+            statement,
+            analyze: true,
+            ..
+        } => return writing_command(statement),
+        Statement::Query(q) => {
+            for cte in q.with.iter().flat_map(|w| &w.cte_tables) {
+                if let Some(c) = writing_command(&Statement::Query(cte.query.clone())) {
+                    return Some(c);
+                }
+            }
+            match q.body.as_ref() {
+                ast::SetExpr::Insert(_) => "INSERT",
+                ast::SetExpr::Update(_) => "UPDATE",
+                ast::SetExpr::Delete(_) => "DELETE",
+                _ => match q.locks.first().map(|l| l.lock_type) {
+                    Some(ast::LockType::Update) => "SELECT FOR UPDATE",
+                    Some(ast::LockType::Share) => "SELECT FOR SHARE",
+                    None => return None,
+                },
+            }
+        }
+        _ => return None,
+    })
 }
 
 pub(super) fn unsupported_statement(stmt: &Statement) -> SqlError {

@@ -112,6 +112,8 @@ pub struct Session {
     /// the transaction statements, as in PostgreSQL): its level can no longer change,
     /// and a REPEATABLE READ block reads with the snapshot that statement took.
     block_snapshot_taken: bool,
+    /// The transaction block running (or aborted) is READ ONLY.
+    block_read_only: bool,
     /// The names of the block's savepoints, oldest first (a name may repeat: the
     /// newest of a name is the one ROLLBACK TO and RELEASE find).
     savepoints: Vec<String>,
@@ -171,6 +173,7 @@ impl Session {
             block_isolation: IsolationLevel::ReadCommitted,
             block_snapshot_taken: false,
             savepoints: Vec::new(),
+            block_read_only: false,
             auth: None,
             cursors: Default::default(),
             statement_text: None,

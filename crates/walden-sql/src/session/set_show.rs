@@ -48,6 +48,7 @@ impl Session {
         crate::settings::Env {
             db: &self.db,
             isolation: self.isolation_now(),
+            read_only: self.read_only_now(),
         }
     }
 
@@ -90,7 +91,7 @@ impl Session {
                 if snapshot.is_some() {
                     return Err(SqlError::unsupported("SET TRANSACTION SNAPSHOT"));
                 }
-                let level = isolation::level_of_modes(modes)?;
+                let (level, read_only) = isolation::modes_of(modes)?;
                 if *session {
                     // SET SESSION CHARACTERISTICS AS TRANSACTION …
                     if let Some(level) = level {
@@ -99,6 +100,10 @@ impl Session {
                             Some(level.name()),
                             false,
                         )?;
+                    }
+                    if let Some(ro) = read_only {
+                        let v = if ro { "on" } else { "off" };
+                        self.set_in_session("default_transaction_read_only", Some(v), false)?;
                     }
                     return Ok(Output::tag("SET"));
                 }
@@ -110,6 +115,9 @@ impl Session {
                 }
                 if let Some(level) = level {
                     self.set_block_isolation(level)?;
+                }
+                if let Some(ro) = read_only {
+                    self.set_block_read_only(ro)?;
                 }
                 return Ok(out);
             }
@@ -151,6 +159,13 @@ impl Session {
                     ));
                 };
                 crate::settings::set_database(&self.db, d, raw)?;
+            }
+            Some(d) if d.name == "transaction_read_only" => {
+                let ro = match raw {
+                    Some(raw) => crate::settings::parse_bool(d.name, raw)?,
+                    None => self.settings.now().default_read_only,
+                };
+                self.set_block_read_only(ro)?;
             }
             Some(d) if d.scope == crate::settings::Scope::Transaction => {
                 // Outside a block it would set the level of the SET's own transaction.

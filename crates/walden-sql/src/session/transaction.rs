@@ -243,8 +243,9 @@ impl Session {
     }
 
     pub(super) fn begin(&mut self, modes: &[ast::TransactionMode]) -> SqlResult<Output> {
-        let level =
-            isolation::level_of_modes(modes)?.unwrap_or(self.settings.now().default_isolation);
+        let (level, read_only) = isolation::modes_of(modes)?;
+        let level = level.unwrap_or(self.settings.now().default_isolation);
+        let read_only = read_only.unwrap_or(self.settings.now().default_read_only);
         let mut out = Output::tag("BEGIN");
         match self.txn {
             TxnState::Auto => {
@@ -253,6 +254,7 @@ impl Session {
                 self.txn = TxnState::Block(Box::new(t));
                 self.settings.begin();
                 self.block_isolation = level;
+                self.block_read_only = read_only;
                 self.block_snapshot_taken = false;
                 self.savepoints.clear();
             }
@@ -264,7 +266,7 @@ impl Session {
     }
 
     pub(super) fn commit(&mut self, chain: bool) -> SqlResult<Output> {
-        let level = self.block_isolation;
+        let level = (self.block_isolation, self.block_read_only);
         self.savepoints.clear();
         let out = match std::mem::replace(&mut self.txn, TxnState::Auto) {
             TxnState::Block(mut t) => {
@@ -311,7 +313,7 @@ impl Session {
     }
 
     pub(super) fn rollback(&mut self, chain: bool) -> SqlResult<Output> {
-        let level = self.block_isolation;
+        let level = (self.block_isolation, self.block_read_only);
         self.savepoints.clear();
         match std::mem::replace(&mut self.txn, TxnState::Auto) {
             TxnState::Block(t) | TxnState::Failed(Some(t)) => {
@@ -334,15 +336,42 @@ impl Session {
         Ok(Output::tag("ROLLBACK"))
     }
 
-    /// AND CHAIN: a new block starts at once with the level of the one that ended.
-    fn chain(&mut self, level: IsolationLevel) {
+    /// AND CHAIN: a new block starts at once with the level and access mode of the one
+    /// that ended.
+    fn chain(&mut self, (level, read_only): (IsolationLevel, bool)) {
         let mut t = self.db.begin_with(level.engine());
         t.set_synchronous_commit(self.settings.now().synchronous_commit);
         self.txn = TxnState::Block(Box::new(t));
         self.settings.begin();
         self.block_isolation = level;
+        self.block_read_only = read_only;
         self.block_snapshot_taken = false;
         self.txn_now_micros = None;
+    }
+
+    /// Whether the transaction running or about to run is READ ONLY.
+    pub(crate) fn read_only_now(&self) -> bool {
+        match self.txn {
+            TxnState::Auto => self.settings.now().default_read_only,
+            _ => self.block_read_only,
+        }
+    }
+
+    /// SET TRANSACTION READ ONLY / READ WRITE (and `SET transaction_read_only`) in the
+    /// block running: READ WRITE only before its first query, as PostgreSQL (25001).
+    /// Outside a block there is nothing to set.
+    pub(super) fn set_block_read_only(&mut self, read_only: bool) -> SqlResult<()> {
+        if !matches!(self.txn, TxnState::Block(_)) || read_only == self.block_read_only {
+            return Ok(());
+        }
+        if !read_only && self.block_snapshot_taken {
+            return Err(SqlError::new(
+                code::ACTIVE_TRANSACTION,
+                "transaction read-write mode must be set before any query",
+            ));
+        }
+        self.block_read_only = read_only;
+        Ok(())
     }
 
     /// SAVEPOINT name.

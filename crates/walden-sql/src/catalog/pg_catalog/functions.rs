@@ -52,6 +52,8 @@ pub enum CatalogFn {
     NamespaceName,
     /// `'name'::regtype` (the type's OID; 42704 for a type `pg_type` does not list).
     RegtypeIn,
+    /// `pg_is_in_recovery()`: false (Walden has no standby yet).
+    IsInRecovery,
     /// `to_regtype(text)`: as `'name'::regtype`, NULL for a type that does not exist.
     ToRegtype,
     /// `to_regclass(text)`: as `'name'::regclass`, NULL for a relation that does not
@@ -109,6 +111,7 @@ impl CatalogFn {
             "pg_total_relation_size" => (F::TotalRelationSize, SqlType::Int8, &[1]),
             "pg_size_pretty" => (F::SizePretty, Text, &[1]),
             "pg_get_serial_sequence" => (F::GetSerialSequence, Text, &[2]),
+            "pg_is_in_recovery" => (F::IsInRecovery, Bool, &[0]),
             "to_regtype" => (F::ToRegtype, SqlType::Int8, &[1]),
             "to_regclass" => (F::ToRegclass, SqlType::Int8, &[1]),
             "current_database" => (F::CurrentDatabase, Text, &[0]),
@@ -233,6 +236,7 @@ impl CatalogFn {
                 Value::Int8(oid) => Value::Int8(*oid),
                 _ => Value::Null,
             },
+            F::IsInRecovery => Value::Bool(false),
             F::RegtypeIn | F::ToRegtype => match &args[0] {
                 Value::Text(s) => match super::types::by_name(s) {
                     Some(t) => Value::Int8(t.oid),

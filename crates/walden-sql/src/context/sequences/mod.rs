@@ -53,6 +53,8 @@ pub struct StatementSequences {
     durable_lsn: Cell<u64>,
     /// Who calls the functions (None: no checks, an embedded caller's own use).
     auth: Option<std::sync::Arc<crate::acl::Authority>>,
+    /// The statement's transaction is READ ONLY: nextval and setval fail (25006).
+    read_only: bool,
 }
 
 impl std::fmt::Debug for StatementSequences {
@@ -149,6 +151,7 @@ impl StatementSequences {
             session: RefCell::new(session),
             durable_lsn: Cell::new(0),
             auth,
+            read_only: false,
         }
     }
 
@@ -177,8 +180,17 @@ impl StatementSequences {
     }
 
     /// `nextval(seq)`: from the session's cache, else from the shared counter.
+    /// The statement's transaction is READ ONLY.
+    pub fn with_read_only(mut self, read_only: bool) -> StatementSequences {
+        self.read_only = read_only;
+        self
+    }
+
     pub fn nextval(&self, arg: &Value) -> SqlResult<i64> {
         use walden::privilege::bits;
+        if self.read_only {
+            return Err(crate::isolation::read_only_refusal("nextval()"));
+        }
         let seq = resolve(&self.db, arg)?;
         self.allowed(&seq.name, bits::USAGE | bits::UPDATE)?;
         self.nextval_of(seq.id)
@@ -267,6 +279,9 @@ impl StatementSequences {
     /// `setval(seq, value [, is_called])`: sets the shared counter and drops the
     /// session's cache of it; with is_called, `currval` is the value.
     pub fn setval(&self, arg: &Value, value: i64, is_called: bool) -> SqlResult<i64> {
+        if self.read_only {
+            return Err(crate::isolation::read_only_refusal("setval()"));
+        }
         let seq = resolve(&self.db, arg)?;
         self.allowed(&seq.name, walden::privilege::bits::UPDATE)?;
         let lsn = self.db.setval(seq.id, value, is_called)?;

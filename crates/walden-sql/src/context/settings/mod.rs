@@ -106,6 +106,8 @@ pub const DEFS: &[Def] = &[
     def("wal_compression", Db, User, "enum", None, "Codec of the WAL frames written: off, lz4 or zstd (database; settable)"),
     def("transaction_isolation", Transaction, User, "enum", None, "Isolation level of the current transaction: read committed or repeatable read (snapshot isolation); read uncommitted runs as read committed; serializable is not supported (settable before the block's first query)"),
     def("default_transaction_isolation", Session, User, "enum", None, "Isolation level of each new transaction (session; settable)"),
+    def("transaction_read_only", Transaction, User, "bool", None, "Whether the current transaction is READ ONLY: its writes fail with 25006 (settable in a block; read write only before its first query)"),
+    def("default_transaction_read_only", Session, User, "bool", None, "Whether each new transaction is READ ONLY (session; settable)"),
     def("protection", Db, Internal, "enum", None, "Torn-page protection: cow, full-page or none (chosen at creation)"),
     def("page_size", Db, Internal, "integer", None, "Page size in bytes (chosen at creation)"),
     def("buffer_pool_size", Db, Internal, "integer", Some("B"), "Size of the buffer pool (chosen when the database is opened: walden serve/sql --buffer-pool, default a quarter of the machine's RAM)"),
@@ -239,6 +241,8 @@ pub struct SessionSettings {
     pub statement_mem_bytes: u64,
     /// The level of transactions begun without one.
     pub default_isolation: IsolationLevel,
+    /// Transactions begun without an access mode are READ ONLY.
+    pub default_read_only: bool,
     /// What the server says it takes (read only).
     pub max_connections: u32,
     /// The role the session logged in as (`session_authorization`, `session_user`,
@@ -269,6 +273,7 @@ impl SessionSettings {
             work_mem_bytes: DEFAULT_WORK_MEM_BYTES,
             statement_mem_bytes: DEFAULT_STATEMENT_MEM_BYTES,
             default_isolation: IsolationLevel::ReadCommitted,
+            default_read_only: false,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             session_user: crate::catalog::BOOTSTRAP.to_string(),
             user_is_superuser: true,
@@ -294,6 +299,7 @@ impl SessionSettings {
             "work_mem" => size_text(self.work_mem_bytes),
             "statement_mem" => size_text(self.statement_mem_bytes),
             "default_transaction_isolation" => self.default_isolation.name().to_string(),
+            "default_transaction_read_only" => on_off(self.default_read_only),
             "max_connections" => self.max_connections.to_string(),
             "session_authorization" => self.session_user.clone(),
             "role" => self.role.clone().unwrap_or_else(|| "none".to_string()),
@@ -342,6 +348,9 @@ impl SessionSettings {
             "default_transaction_isolation" => {
                 self.default_isolation = IsolationLevel::parse_setting(name, raw)?;
             }
+            "default_transaction_read_only" => {
+                self.default_read_only = parse_bool(name, raw)?;
+            }
             _ if is_custom_name(name) => {
                 self.custom
                     .insert(name.to_ascii_lowercase(), raw.to_string());
@@ -359,11 +368,26 @@ fn on_off(b: bool) -> String {
     if b { "on" } else { "off" }.to_string()
 }
 
+/// A boolean setting's value as PostgreSQL reads one (`on`, `off`, `true`, `yes`, `1`,
+/// and their prefixes PostgreSQL takes are not all taken here).
+pub fn parse_bool(name: &str, raw: &str) -> SqlResult<bool> {
+    match raw.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" | "t" | "y" => Ok(true),
+        "off" | "false" | "no" | "0" | "f" | "n" => Ok(false),
+        _ => Err(SqlError::new(
+            code::INVALID_PARAMETER,
+            format!("parameter \"{name}\" requires a Boolean value"),
+        )),
+    }
+}
+
 /// What a setting's value is read from besides the session's settings.
 pub struct Env<'a> {
     pub db: &'a Database,
     /// The running (or next) transaction's level.
     pub isolation: IsolationLevel,
+    /// The running (or next) transaction is READ ONLY.
+    pub read_only: bool,
 }
 
 /// One setting's value as SHOW, `current_setting` and `pg_settings` give it.
@@ -406,6 +430,7 @@ pub fn value_of(name: &str, now: &SessionSettings, env: &Env) -> Option<String> 
 fn value(d: &Def, now: &SessionSettings, env: &Env) -> String {
     match d.scope {
         Scope::Session => now.get(d.name).unwrap_or_default(),
+        Scope::Transaction if d.name == "transaction_read_only" => on_off(env.read_only),
         Scope::Transaction => env.isolation.name().to_string(),
         Scope::Database => match d.name {
             "undo_limit" => match env.db.undo_limit() {

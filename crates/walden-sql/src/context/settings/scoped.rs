@@ -222,6 +222,8 @@ pub struct StatementSettings {
     /// `set_config` changed something.
     changed: Cell<bool>,
     isolation: IsolationLevel,
+    /// The statement's transaction is READ ONLY.
+    read_only: bool,
     db: Database,
     /// The session's open cursors (`pg_cursors`).
     cursors: Vec<crate::pg_catalog::CursorInfo>,
@@ -255,9 +257,16 @@ impl StatementSettings {
             scoped: RefCell::new(scoped),
             changed: Cell::new(false),
             isolation,
+            read_only: false,
             db: db.clone(),
             cursors: Vec::new(),
         }
+    }
+
+    /// The statement's transaction is READ ONLY (`transaction_read_only`).
+    pub fn with_read_only(mut self, read_only: bool) -> StatementSettings {
+        self.read_only = read_only;
+        self
     }
 
     /// With the session's open cursors, as `pg_cursors` lists them.
@@ -288,6 +297,7 @@ impl StatementSettings {
         Env {
             db: &self.db,
             isolation: self.isolation,
+            read_only: self.read_only,
         }
     }
 
@@ -317,6 +327,19 @@ impl StatementSettings {
                     ));
                 };
                 super::set_database(&self.db, d, value)?;
+            }
+            Some(d) if d.name == "transaction_read_only" => {
+                // The statement runs: the mode may only stay.
+                let ro = match value {
+                    Some(v) => super::parse_bool(d.name, v)?,
+                    None => self.scoped.borrow().now().default_read_only,
+                };
+                if ro != self.read_only {
+                    return Err(SqlError::new(
+                        code::FEATURE_NOT_SUPPORTED,
+                        "set_config cannot change transaction_read_only: use SET TRANSACTION",
+                    ));
+                }
             }
             Some(d) if d.scope == Scope::Transaction => {
                 // The statement has taken its snapshot: the level may only stay.
@@ -356,6 +379,7 @@ mod tests {
             work_mem_bytes: 4 << 20,
             statement_mem_bytes: 1 << 30,
             default_isolation: IsolationLevel::ReadCommitted,
+            default_read_only: false,
             max_connections: 100,
             session_user: "postgres".into(),
             user_is_superuser: true,

@@ -210,6 +210,9 @@ pub(crate) fn start(session: &mut Session, stmt: CopyStatement) -> SqlResult<Cop
             return Err(session.fail_statement(e));
         }
     }
+    if stmt.from {
+        session.refuse_if_read_only("COPY FROM")?;
+    }
     let r = if stmt.from {
         from::start(session, stmt, started).map(CopyStart::In)
     } else {
