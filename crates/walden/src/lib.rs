@@ -56,9 +56,9 @@ pub use calendar::Interval;
 pub use catalog::{RoleDef, TableKind, TableStats, ViewDef};
 pub use engine::SeqValues;
 pub use engine::{
-    AlterOp, CheckReport, Database, HeldSnapshot, IndexCheck, IndexInfo, IndexSpec, Isolation,
-    MemberChange, Modified, Newest, Options, Reader, RecoveryReport, RelationKind, RowAction, Rows,
-    TableCheck, TableCursor, Transaction, VacuumReport,
+    AdvisoryKey, AdvisoryMode, AlterOp, CheckReport, Database, HeldSnapshot, IndexCheck, IndexInfo,
+    IndexSpec, Isolation, MemberChange, Modified, Newest, Options, Reader, RecoveryReport,
+    RelationKind, RowAction, Rows, TableCheck, TableCursor, Transaction, VacuumReport,
 };
 pub use error::{Error, Result};
 pub use jsonb::Json;

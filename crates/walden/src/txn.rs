@@ -111,6 +111,33 @@ struct State {
     /// Key locks by key, and the keys each transaction holds (released by `end`).
     key_locks: HashMap<Vec<u8>, KeyHolders>,
     keys_held: HashMap<u64, Vec<Vec<u8>>>,
+    /// Advisory locks (PostgreSQL's `pg_advisory_lock` family) by key, with their
+    /// holders; backends (a SQL session each) and the transaction each runs, so that
+    /// a wait for a backend's lock is followed to what that backend waits for.
+    advisory: HashMap<AdvisoryKey, Vec<AdvisoryHold>>,
+    backend_xid: HashMap<u64, u64>,
+    xid_backend: HashMap<u64, u64>,
+    /// Who waits for an advisory lock of which backend (one edge per waiting
+    /// transaction, as `waits_for`).
+    waits_for_backend: HashMap<u64, u64>,
+    /// Signalled whenever an advisory lock is released.
+    advisory_released: Arc<Condvar>,
+    next_backend: u64,
+}
+
+/// An advisory lock's key: PostgreSQL's one 64-bit key (`pg_advisory_lock(bigint)`,
+/// kind 1) and pair of 32-bit keys (`pg_advisory_lock(int, int)`, kind 2) are apart.
+pub type AdvisoryKey = (u8, i64);
+
+/// One backend's hold of an advisory lock: at session level (`xact` None: until
+/// unlocked or the backend ends) or for a transaction (until it ends), shared or
+/// exclusive, taken `count` times.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct AdvisoryHold {
+    backend: u64,
+    xact: Option<u64>,
+    shared: bool,
+    count: u32,
 }
 
 impl State {
@@ -123,6 +150,45 @@ impl State {
     /// subtransaction).
     fn top_of(&self, xid: u64) -> u64 {
         self.subs.get(&xid).copied().unwrap_or(xid)
+    }
+
+    /// Removes the advisory holds `gone` picks, waking the waiters if any went.
+    fn release_advisory(&mut self, gone: impl Fn(&AdvisoryHold) -> bool) {
+        let mut any = false;
+        self.advisory.retain(|_, holds| {
+            let before = holds.len();
+            holds.retain(|h| !gone(h));
+            any |= holds.len() != before;
+            !holds.is_empty()
+        });
+        if any {
+            self.advisory_released.notify_all();
+        }
+    }
+
+    /// Whether the waits from transaction `from` (a top xid) lead back to `me`: through
+    /// the transactions each waits for, and through the backends whose advisory locks
+    /// each waits for, to the transaction that backend runs.
+    fn leads_to(&self, from: u64, me: u64) -> bool {
+        let mut cur = from;
+        let limit = self.waits_for.len() + self.waits_for_backend.len() + 1;
+        for _ in 0..=limit {
+            if cur == me {
+                return true;
+            }
+            let next = match (self.waits_for.get(&cur), self.waits_for_backend.get(&cur)) {
+                (Some(&x), _) => self.top_of(x),
+                (None, Some(b)) => match self.backend_xid.get(b) {
+                    Some(&x) => x,
+                    None => return false,
+                },
+                (None, None) => return false,
+            };
+            cur = next;
+        }
+        // A longer chain than there are edges: a cycle not through `me`, already
+        // reported to one of its own.
+        false
     }
 
     /// The running transactions and subtransactions, sorted, leaving out `me` and its
@@ -186,6 +252,12 @@ impl TxnManager {
                 wakers: HashMap::new(),
                 key_locks: HashMap::new(),
                 keys_held: HashMap::new(),
+                advisory: HashMap::new(),
+                backend_xid: HashMap::new(),
+                xid_backend: HashMap::new(),
+                waits_for_backend: HashMap::new(),
+                advisory_released: Arc::new(Condvar::new()),
+                next_backend: 1,
             }),
             checkpointed: AtomicU64::new(0),
             first_xid: next_xid.max(1),
@@ -277,6 +349,12 @@ impl TxnManager {
         st.active.remove(&xid);
         st.waits_for.remove(&xid);
         st.rolled_back.remove(&xid);
+        if let Some(b) = st.xid_backend.remove(&xid) {
+            if st.backend_xid.get(&b) == Some(&xid) {
+                st.backend_xid.remove(&b);
+            }
+            st.release_advisory(|h| h.xact == Some(xid));
+        }
         let mut sub_waiters = Vec::new();
         for x in subs {
             st.subs.remove(x);
@@ -308,6 +386,124 @@ impl TxnManager {
         for w in sub_waiters {
             w.notify_all();
         }
+    }
+
+    /// A new backend id (a SQL session's, for its advisory locks).
+    pub fn new_backend(&self) -> u64 {
+        let mut st = self.lock();
+        let b = st.next_backend;
+        st.next_backend += 1;
+        b
+    }
+
+    /// The running transaction `xid` is backend `backend`'s (until it ends).
+    pub fn bind_backend(&self, backend: u64, xid: u64) {
+        let mut st = self.lock();
+        st.backend_xid.insert(backend, xid);
+        st.xid_backend.insert(xid, backend);
+    }
+
+    /// Takes an advisory lock for `backend`, whose running transaction is `me`: at
+    /// session level, or for `me` (`xact`), shared or exclusive. Locks of one backend
+    /// never conflict with each other; a lock taken again is counted. Without `wait`,
+    /// returns false at once when another backend holds the lock in a conflicting mode;
+    /// with it, waits (40P01 `Deadlock` when the wait would close a cycle, through
+    /// advisory locks and row waits alike).
+    pub fn advisory_lock(
+        &self,
+        me: u64,
+        backend: u64,
+        key: AdvisoryKey,
+        (shared, xact, wait): (bool, bool, bool),
+    ) -> Result<bool> {
+        let mut st = self.lock();
+        let me = st.top_of(me);
+        let xact = xact.then_some(me);
+        loop {
+            let holds = st.advisory.entry(key).or_default();
+            let blocker = holds
+                .iter()
+                .find(|h| h.backend != backend && !(shared && h.shared))
+                .map(|h| h.backend);
+            let Some(other) = blocker else {
+                match holds
+                    .iter_mut()
+                    .find(|h| h.backend == backend && h.xact == xact && h.shared == shared)
+                {
+                    Some(h) => h.count += 1,
+                    None => holds.push(AdvisoryHold {
+                        backend,
+                        xact,
+                        shared,
+                        count: 1,
+                    }),
+                }
+                if xact.is_some() {
+                    st.xid_backend.insert(me, backend);
+                    st.backend_xid.insert(backend, me);
+                }
+                return Ok(true);
+            };
+            if !wait {
+                return Ok(false);
+            }
+            if let Some(&x) = st.backend_xid.get(&other) {
+                if st.leads_to(x, me) {
+                    return Err(Error::Deadlock);
+                }
+            }
+            st.waits_for_backend.insert(me, other);
+            let w = Arc::clone(&st.advisory_released);
+            st = w.wait(st).unwrap_or_else(|e| e.into_inner());
+            st.waits_for_backend.remove(&me);
+        }
+    }
+
+    /// Releases one session-level hold of `backend` on the lock; false when it holds
+    /// none in that mode.
+    pub fn advisory_unlock(&self, backend: u64, key: AdvisoryKey, shared: bool) -> bool {
+        let mut st = self.lock();
+        let Some(holds) = st.advisory.get_mut(&key) else {
+            return false;
+        };
+        let Some(at) = holds
+            .iter()
+            .position(|h| h.backend == backend && h.xact.is_none() && h.shared == shared)
+        else {
+            return false;
+        };
+        holds[at].count -= 1;
+        if holds[at].count == 0 {
+            holds.remove(at);
+            if holds.is_empty() {
+                st.advisory.remove(&key);
+            }
+            st.advisory_released.notify_all();
+        }
+        true
+    }
+
+    /// Releases every session-level advisory lock of `backend` (`pg_advisory_unlock_all`,
+    /// or the backend ending).
+    pub fn advisory_unlock_all(&self, backend: u64) {
+        self.lock()
+            .release_advisory(|h| h.backend == backend && h.xact.is_none());
+    }
+
+    /// The advisory locks held: (key, backend, held for a transaction, shared).
+    pub fn advisory_locks(&self) -> Vec<(AdvisoryKey, u64, bool, bool)> {
+        let st = self.lock();
+        let mut v: Vec<_> = st
+            .advisory
+            .iter()
+            .flat_map(|(k, holds)| {
+                holds
+                    .iter()
+                    .map(move |h| (*k, h.backend, h.xact.is_some(), h.shared))
+            })
+            .collect();
+        v.sort_unstable();
+        v
     }
 
     /// Whether no transaction is running.
@@ -344,17 +540,7 @@ impl TxnManager {
     pub fn wait_for(&self, me: u64, other: u64) -> Result<()> {
         let mut st = self.lock();
         let me = st.top_of(me);
-        let mut cur = st.top_of(other);
-        let mut steps = 0;
-        while let Some(&next) = st.waits_for.get(&cur) {
-            let next = st.top_of(next);
-            if next == me || steps > st.waits_for.len() {
-                return Err(Error::Deadlock);
-            }
-            cur = next;
-            steps += 1;
-        }
-        if cur == me {
+        if st.leads_to(st.top_of(other), me) {
             return Err(Error::Deadlock);
         }
         st.waits_for.insert(me, other);

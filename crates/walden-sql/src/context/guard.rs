@@ -72,6 +72,22 @@ pub(crate) struct Guard {
     /// The session's sequence state, lent to the statement (`nextval`, `currval`, …);
     /// none for a guard that no statement of a session runs under.
     sequences: Option<crate::sequences::StatementSequences>,
+    /// The session's advisory locks: its database, its backend id, and the transaction
+    /// the statement runs in (0 until it has one).
+    advisory: Option<AdvisoryCx>,
+    xid: Cell<u64>,
+}
+
+/// The session's database and backend id (advisory locks).
+struct AdvisoryCx {
+    db: walden::Database,
+    backend: u64,
+}
+
+impl std::fmt::Debug for AdvisoryCx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AdvisoryCx {{ backend: {} }}", self.backend)
+    }
 }
 
 /// Where a statement's sorts and groupings spill: their memory each (`work_mem`) and
@@ -101,7 +117,27 @@ impl Guard {
             settings: None,
             spilling: None,
             sequences: None,
+            advisory: None,
+            xid: Cell::new(0),
         }
+    }
+
+    /// The session's database and backend id, for its advisory locks.
+    pub fn set_advisory(&mut self, db: walden::Database, backend: u64) {
+        self.advisory = Some(AdvisoryCx { db, backend });
+    }
+
+    /// The statement runs in transaction `xid`.
+    pub fn set_xid(&self, xid: u64) {
+        self.xid.set(xid);
+    }
+
+    /// (database, backend, the statement's transaction) for the advisory lock
+    /// functions; None outside a session.
+    pub fn advisory(&self) -> Option<(&walden::Database, u64, u64)> {
+        self.advisory
+            .as_ref()
+            .map(|a| (&a.db, a.backend, self.xid.get()))
     }
 
     /// Lets the statement's sorts and groupings spill past `work_mem_bytes` each, to

@@ -60,6 +60,7 @@ impl Session {
         }
         let settings = self.settings.now();
         let mut guard = Guard::start(&self.cancel, settings.statement_mem_bytes);
+        guard.set_advisory(self.db.clone(), self.backend);
         guard.set_spilling(settings.work_mem_bytes, self.db.temp_space());
         let now = self.statement_now();
         guard.set_now_micros(now);

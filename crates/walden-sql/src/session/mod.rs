@@ -114,6 +114,8 @@ pub struct Session {
     block_snapshot_taken: bool,
     /// The transaction block running (or aborted) is READ ONLY.
     block_read_only: bool,
+    /// This session's backend id: the holder of its advisory locks.
+    backend: u64,
     /// The names of the block's savepoints, oldest first (a name may repeat: the
     /// newest of a name is the one ROLLBACK TO and RELEASE find).
     savepoints: Vec<String>,
@@ -174,6 +176,7 @@ impl Session {
             block_snapshot_taken: false,
             savepoints: Vec::new(),
             block_read_only: false,
+            backend: db.new_backend(),
             auth: None,
             cursors: Default::default(),
             statement_text: None,
@@ -282,6 +285,14 @@ impl Session {
             fkeys: &self.fkeys,
             checks: &self.checks,
         }
+    }
+}
+
+/// A session's end releases its session-level advisory locks (its transaction, if one
+/// is open, rolls back as it drops, and its transaction-level ones go with it).
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.db.advisory_unlock_all(self.backend);
     }
 }
 

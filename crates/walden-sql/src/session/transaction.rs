@@ -27,6 +27,7 @@ impl Session {
         let now = self.settings.now();
         let mut t = self.db.begin_with(now.default_isolation.engine());
         t.set_synchronous_commit(now.synchronous_commit);
+        t.set_backend(self.backend);
         t
     }
 
@@ -98,12 +99,14 @@ impl Session {
     ) -> SqlResult<R> {
         match std::mem::replace(&mut self.txn, TxnState::Auto) {
             TxnState::Block(mut t) => {
+                self.guard.set_xid(t.xid());
                 let r = f(self, &mut t);
                 self.txn = TxnState::Block(t);
                 r.map_err(|e| self.fail(e))
             }
             TxnState::Auto => {
                 let mut t = self.begin_auto();
+                self.guard.set_xid(t.xid());
                 match f(self, &mut t) {
                     Ok(o) => {
                         t.commit()?;
@@ -251,6 +254,7 @@ impl Session {
             TxnState::Auto => {
                 let mut t = self.db.begin_with(level.engine());
                 t.set_synchronous_commit(self.settings.now().synchronous_commit);
+                t.set_backend(self.backend);
                 self.txn = TxnState::Block(Box::new(t));
                 self.settings.begin();
                 self.block_isolation = level;
@@ -341,6 +345,7 @@ impl Session {
     fn chain(&mut self, (level, read_only): (IsolationLevel, bool)) {
         let mut t = self.db.begin_with(level.engine());
         t.set_synchronous_commit(self.settings.now().synchronous_commit);
+        t.set_backend(self.backend);
         self.txn = TxnState::Block(Box::new(t));
         self.settings.begin();
         self.block_isolation = level;

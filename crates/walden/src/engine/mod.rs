@@ -2,6 +2,7 @@
 //! vacuum and accounting; `Transaction` (transaction.rs), checkpoints (checkpoint.rs) and
 //! the background thread (background.rs) are its submodules.
 
+mod advisory;
 mod background;
 mod check;
 mod checkpoint;
@@ -20,6 +21,7 @@ mod transaction;
 pub use crate::options::Options;
 use crate::privilege::{ObjectAcl, ObjectKind, PrivilegeRecord};
 pub use crate::recovery::RecoveryReport;
+pub use advisory::{AdvisoryKey, AdvisoryMode};
 pub use check::{CheckReport, IndexCheck, TableCheck};
 pub use cursor::{HeldSnapshot, TableCursor};
 pub use ddl::AlterOp;

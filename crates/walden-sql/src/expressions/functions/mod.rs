@@ -18,6 +18,30 @@ use crate::value;
 pub(crate) use system::current_user;
 pub use text::like;
 
+/// An advisory lock function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Advisory {
+    /// On one lock, named by a bigint or two ints.
+    Key {
+        op: AdvisoryOp,
+        shared: bool,
+        /// Held until the transaction ends (`_xact_`); else at session level.
+        xact: bool,
+    },
+    /// `pg_advisory_unlock_all()`.
+    UnlockAll,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AdvisoryOp {
+    /// Waits for the lock (void).
+    Lock,
+    /// Takes it if free (bool).
+    Try,
+    /// Releases one session-level hold (bool: whether one was held).
+    Unlock,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Func {
     Mod,
@@ -129,6 +153,9 @@ pub enum Func {
     Lastval,
     /// setval(regclass, bigint [, is_called]).
     Setval,
+    /// The advisory lock functions (`pg_advisory_lock`, `pg_try_advisory_xact_lock_shared`,
+    /// `pg_advisory_unlock_all`, …): `crate::functions::system`.
+    Advisory(Advisory),
     /// current_user, current_role, user: the role statements run as (SET ROLE's, else
     /// the session user).
     CurrentUser,
@@ -201,6 +228,20 @@ impl Func {
             "currval" => Func::Currval,
             "lastval" => Func::Lastval,
             "setval" => Func::Setval,
+            "pg_advisory_unlock_all" => Func::Advisory(Advisory::UnlockAll),
+            n if n.starts_with("pg_") && n.contains("advisory_") => {
+                let shared = n.ends_with("_shared");
+                let base = n.strip_suffix("_shared").unwrap_or(n);
+                let (op, xact) = match base {
+                    "pg_advisory_lock" => (AdvisoryOp::Lock, false),
+                    "pg_try_advisory_lock" => (AdvisoryOp::Try, false),
+                    "pg_advisory_xact_lock" => (AdvisoryOp::Lock, true),
+                    "pg_try_advisory_xact_lock" => (AdvisoryOp::Try, true),
+                    "pg_advisory_unlock" => (AdvisoryOp::Unlock, false),
+                    _ => return None,
+                };
+                Func::Advisory(Advisory::Key { op, shared, xact })
+            }
             "current_user" | "current_role" | "user" => Func::CurrentUser,
             "session_user" => Func::SessionUser,
             _ => return None,
@@ -226,6 +267,7 @@ impl Func {
                 | Func::Setval
                 | Func::CurrentUser
                 | Func::SessionUser
+                | Func::Advisory(_)
         )
     }
 

@@ -93,6 +93,11 @@ impl Func {
             // A regclass is an OID (an integer here) or a name as text.
             (Func::Nextval | Func::Currval, [r]) => text(*r) || int(*r),
             (Func::Lastval | Func::CurrentUser | Func::SessionUser, []) => true,
+            (Func::Advisory(super::Advisory::UnlockAll), []) => true,
+            (Func::Advisory(super::Advisory::Key { .. }), [k]) => int(*k),
+            (Func::Advisory(super::Advisory::Key { .. }), [a, b]) => {
+                matches!(a, T::Int2 | T::Int4 | T::Null) && matches!(b, T::Int2 | T::Int4 | T::Null)
+            }
             (Func::Setval, [r, v]) => (text(*r) || int(*r)) && int(*v),
             (Func::Setval, [r, v, c]) => {
                 (text(*r) || int(*r)) && int(*v) && matches!(c, T::Bool | T::Null)
@@ -125,6 +130,12 @@ impl Func {
             }
             Func::Length | Func::OctetLength | Func::Strpos => T::Int4,
             Func::Nextval | Func::Currval | Func::Lastval | Func::Setval => T::Int8,
+            // (void functions give NULL, as text.)
+            Func::Advisory(super::Advisory::Key {
+                op: super::AdvisoryOp::Try | super::AdvisoryOp::Unlock,
+                ..
+            }) => T::Bool,
+            Func::Advisory(_) => T::Text,
             Func::Row(shape) => T::Record(shape),
             Func::Field(shape, i) => shape.fields()[i].1,
             Func::BitAnd | Func::BitOr | Func::BitXor => match T::wider(args[0], args[1]) {

@@ -29,6 +29,7 @@ pub(super) fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Optio
             Value::Int8(sequences(cx, "setval")?.setval(&args[0], int(1), called)?)
         }
         Func::Version => Value::Text(crate::settings::version()),
+        Func::Advisory(a) => return advisory(a, args, cx).map(Some),
         Func::CurrentSetting => {
             let missing_ok = matches!(args.get(1), Some(Value::Bool(true)));
             match settings(cx, "current_setting")?.current(text_arg(&args[0]), missing_ok)? {
@@ -38,6 +39,49 @@ pub(super) fn call(f: Func, args: &[Value], cx: &mut EvalCtx) -> SqlResult<Optio
         }
         _ => return Ok(None),
     }))
+}
+
+/// The advisory lock functions, on the session's backend and the statement's
+/// transaction.
+fn advisory(a: super::Advisory, args: &[Value], cx: &EvalCtx) -> SqlResult<Value> {
+    use super::{Advisory, AdvisoryOp};
+    let Some((db, backend, xid)) = cx.guard.and_then(|g| g.advisory()) else {
+        return Err(SqlError::new(
+            code::FEATURE_NOT_SUPPORTED,
+            "advisory locks are not supported here (they are a session's)",
+        ));
+    };
+    let (op, shared, xact) = match a {
+        Advisory::UnlockAll => {
+            db.advisory_unlock_all(backend);
+            return Ok(Value::Null);
+        }
+        Advisory::Key { op, shared, xact } => (op, shared, xact),
+    };
+    // PostgreSQL's two key spaces: one bigint, or two ints.
+    let key = match args {
+        [k] => (1u8, as_i64(k).unwrap_or(0)),
+        [a, b] => {
+            let (a, b) = (as_i64(a).unwrap_or(0), as_i64(b).unwrap_or(0));
+            (2u8, (a << 32) | (b & 0xffff_ffff))
+        }
+        _ => return Ok(Value::Null),
+    };
+    match op {
+        AdvisoryOp::Unlock => Ok(Value::Bool(db.advisory_unlock(backend, key, shared))),
+        AdvisoryOp::Lock | AdvisoryOp::Try => {
+            if xid == 0 {
+                return Err(SqlError::new(
+                    code::INTERNAL,
+                    "an advisory lock outside a transaction",
+                ));
+            }
+            let wait = op == AdvisoryOp::Lock;
+            let mode = walden::AdvisoryMode { shared, xact, wait };
+            let got = db.advisory_lock(xid, backend, key, mode)?;
+            Ok(if wait { Value::Null } else { Value::Bool(got) })
+        }
+    }
 }
 
 /// The session's settings, which a statement of a session always has.

@@ -1,0 +1,113 @@
+//! Advisory locks (`pg_advisory_lock` and its family) across sessions: what could go
+//! wrong is a lock two sessions both hold, a session blocked by its own lock, a
+//! transaction-level lock that outlives its transaction or a session-level one that
+//! dies with it, the two key spaces (one bigint, two ints) mixed up, a lock left behind
+//! by a session that ended, and a cycle through an advisory lock and a row lock that
+//! waits forever instead of failing with 40P01, as PostgreSQL's does.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use walden_sql::Session;
+
+mod support;
+use support::{db, q};
+
+#[test]
+fn sessions_exclude_and_share_as_postgresql() {
+    let db = db();
+    let (mut a, mut b) = (Session::with_seed(&db, 1), Session::with_seed(&db, 2));
+    assert_eq!(q(&mut a, "select pg_advisory_lock(1)"), "");
+    assert_eq!(q(&mut b, "select pg_try_advisory_lock(1)"), "f");
+    // A session never blocks itself; its holds are counted.
+    assert_eq!(q(&mut a, "select pg_try_advisory_lock(1)"), "t");
+    assert_eq!(q(&mut a, "select pg_advisory_unlock(1)"), "t");
+    assert_eq!(q(&mut b, "select pg_try_advisory_lock(1)"), "f");
+    assert_eq!(q(&mut a, "select pg_advisory_unlock(1)"), "t");
+    assert_eq!(q(&mut a, "select pg_advisory_unlock(1)"), "f");
+    // A session-level lock outlives the transaction that took it.
+    assert_eq!(q(&mut b, "begin; select pg_try_advisory_lock(1)"), "t");
+    q(&mut b, "rollback");
+    assert_eq!(q(&mut a, "select pg_try_advisory_lock(1)"), "f");
+    // The two key spaces are apart.
+    assert_eq!(q(&mut a, "select pg_try_advisory_lock(0, 1)"), "t");
+    // Shared holds share; an exclusive one waits for them.
+    assert_eq!(q(&mut a, "select pg_try_advisory_lock_shared(7)"), "t");
+    assert_eq!(q(&mut b, "select pg_try_advisory_lock_shared(7)"), "t");
+    assert_eq!(q(&mut b, "select pg_try_advisory_lock(7)"), "f");
+    assert_eq!(q(&mut a, "select pg_advisory_unlock_shared(7)"), "t");
+    assert_eq!(q(&mut b, "select pg_try_advisory_lock(7)"), "t");
+    // A transaction-level lock goes with its transaction, commit or rollback.
+    q(&mut a, "begin; select pg_advisory_xact_lock(5)");
+    assert_eq!(q(&mut b, "select pg_try_advisory_xact_lock(5)"), "f");
+    assert_eq!(q(&mut a, "select pg_advisory_unlock(5)"), "f");
+    q(&mut a, "commit");
+    assert_eq!(
+        q(&mut b, "begin; select pg_try_advisory_xact_lock_shared(5)"),
+        "t"
+    );
+    assert_eq!(q(&mut a, "select pg_try_advisory_lock(5)"), "f");
+    q(&mut b, "rollback");
+    assert_eq!(q(&mut a, "select pg_try_advisory_lock(5)"), "t");
+    // A session's end releases its locks; unlock_all too.
+    drop(b);
+    let mut c = Session::with_seed(&db, 3);
+    assert_eq!(q(&mut c, "select pg_try_advisory_lock(1)"), "t");
+    assert_eq!(q(&mut a, "select pg_advisory_unlock_all()"), "");
+    assert_eq!(q(&mut c, "select pg_try_advisory_lock(5)"), "t");
+    assert_eq!(q(&mut c, "select pg_try_advisory_lock(0, 1)"), "t");
+}
+
+#[test]
+fn a_waiter_goes_on_when_the_lock_is_released() {
+    let db = db();
+    let mut a = Session::with_seed(&db, 1);
+    q(&mut a, "select pg_advisory_lock(3)");
+    let (done_tx, done) = mpsc::channel();
+    let db2 = db.clone();
+    let waiter = std::thread::spawn(move || {
+        let mut b = Session::with_seed(&db2, 2);
+        q(&mut b, "select pg_advisory_lock(3)");
+        done_tx.send(()).unwrap();
+        q(&mut b, "select pg_advisory_unlock(3)")
+    });
+    assert!(done.recv_timeout(Duration::from_millis(200)).is_err());
+    q(&mut a, "select pg_advisory_unlock(3)");
+    done.recv_timeout(Duration::from_secs(20))
+        .expect("the waiter took the lock");
+    assert_eq!(waiter.join().unwrap(), "t");
+}
+
+/// A holds a row (an uncommitted update), B holds an advisory lock and waits for A's
+/// row; A then asks for B's advisory lock: a cycle, which fails A with 40P01 (as in
+/// PostgreSQL, whoever closes it), and B goes on once A's block rolls back.
+#[test]
+fn a_cycle_through_an_advisory_lock_and_a_row_is_a_deadlock() {
+    let db = db();
+    let mut setup = Session::with_seed(&db, 9);
+    setup
+        .execute("create table t (id int primary key, v int); insert into t values (1, 0)")
+        .unwrap();
+    let mut a = Session::with_seed(&db, 1);
+    a.execute("begin; update t set v = 1 where id = 1").unwrap();
+    let (locked_tx, locked) = mpsc::channel();
+    let db2 = db.clone();
+    let b = std::thread::spawn(move || {
+        let mut b = Session::with_seed(&db2, 2);
+        b.execute("begin; select pg_advisory_lock(42)").unwrap();
+        locked_tx.send(()).unwrap();
+        // Waits for A's row.
+        let r = b.execute("update t set v = 2 where id = 1");
+        let _ = b.execute("commit");
+        r.map(|_| ()).map_err(|e| e.code)
+    });
+    locked.recv_timeout(Duration::from_secs(20)).unwrap();
+    // Time for B to start waiting on the row.
+    std::thread::sleep(Duration::from_millis(300));
+    let e = a.execute("select pg_advisory_lock(42)").unwrap_err();
+    assert_eq!((e.code, e.message.as_str()), ("40P01", "deadlock detected"));
+    a.execute("rollback").unwrap();
+    assert_eq!(b.join().unwrap(), Ok(()));
+    assert_eq!(q(&mut setup, "select v from t"), "2");
+}

@@ -1,0 +1,87 @@
+//! Advisory locks (PostgreSQL's `pg_advisory_lock` family): locks on numbers that mean
+//! what the application says, held by a backend (a SQL session) at session level or
+//! for one transaction. The lock table and its waits live with the transaction
+//! manager's (`txn.rs`), so that a cycle through advisory locks and row waits is found
+//! as a deadlock.
+
+use super::{Database, Transaction};
+use crate::error::Result;
+pub use crate::txn::AdvisoryKey;
+
+/// How an advisory lock is taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AdvisoryMode {
+    /// Shared (`_shared`): conflicts only with exclusive holds of other backends.
+    pub shared: bool,
+    /// For the transaction (`_xact_`): released when it ends; else at session level.
+    pub xact: bool,
+    /// Wait for a conflicting hold to go (else `try`: false at once).
+    pub wait: bool,
+}
+
+impl Database {
+    /// A new backend id: one per SQL session, whose advisory locks it names.
+    pub fn new_backend(&self) -> u64 {
+        self.handle.inner.txns.new_backend()
+    }
+
+    /// Releases one session-level hold of the lock by `backend`; false when it held
+    /// none in that mode.
+    pub fn advisory_unlock(&self, backend: u64, key: AdvisoryKey, shared: bool) -> bool {
+        self.handle.inner.txns.advisory_unlock(backend, key, shared)
+    }
+
+    /// Releases every session-level advisory lock of `backend`.
+    pub fn advisory_unlock_all(&self, backend: u64) {
+        self.handle.inner.txns.advisory_unlock_all(backend)
+    }
+
+    /// The advisory locks held: (key, backend, held for a transaction, shared), sorted.
+    pub fn advisory_locks(&self) -> Vec<(AdvisoryKey, u64, bool, bool)> {
+        self.handle.inner.txns.advisory_locks()
+    }
+}
+
+impl Transaction {
+    /// This transaction is `backend`'s: a wait for that backend's advisory locks is
+    /// followed to what this transaction waits for, and its transaction-level advisory
+    /// locks go when it ends.
+    pub fn set_backend(&mut self, backend: u64) {
+        self.db.txns.bind_backend(backend, self.snapshot.xid);
+    }
+
+    /// Takes an advisory lock for `backend` (this transaction's): true when taken,
+    /// false when a `try` found it held; `Error::Deadlock` when waiting would close a
+    /// cycle.
+    pub fn advisory_lock(
+        &self,
+        backend: u64,
+        key: AdvisoryKey,
+        mode: AdvisoryMode,
+    ) -> Result<bool> {
+        self.check_open()?;
+        self.db.txns.advisory_lock(
+            self.snapshot.xid,
+            backend,
+            key,
+            (mode.shared, mode.xact, mode.wait),
+        )
+    }
+}
+
+impl Database {
+    /// As `Transaction::advisory_lock`, for the running transaction `xid` of `backend`
+    /// (a SQL statement's, which holds no `Transaction` handle while it evaluates).
+    pub fn advisory_lock(
+        &self,
+        xid: u64,
+        backend: u64,
+        key: AdvisoryKey,
+        mode: AdvisoryMode,
+    ) -> Result<bool> {
+        self.handle
+            .inner
+            .txns
+            .advisory_lock(xid, backend, key, (mode.shared, mode.xact, mode.wait))
+    }
+}
