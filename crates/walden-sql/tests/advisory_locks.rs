@@ -111,3 +111,18 @@ fn a_cycle_through_an_advisory_lock_and_a_row_is_a_deadlock() {
     assert_eq!(b.join().unwrap(), Ok(()));
     assert_eq!(q(&mut setup, "select v from t"), "2");
 }
+
+/// A wait for an advisory lock ends at statement_timeout (57014) and leaves the block
+/// aborted; the lock stays with its holder.
+#[test]
+fn a_wait_ends_at_statement_timeout() {
+    let db = db();
+    let (mut a, mut b) = (Session::with_seed(&db, 1), Session::with_seed(&db, 2));
+    q(&mut a, "select pg_advisory_lock(11)");
+    b.execute("set statement_timeout = '200ms'; begin").unwrap();
+    let e = b.execute("select pg_advisory_xact_lock(11)").unwrap_err();
+    assert_eq!(e.code, "57014", "{}", e.message);
+    assert_eq!(b.execute("select 1").unwrap_err().code, "25P02");
+    b.execute("rollback; reset statement_timeout").unwrap();
+    assert_eq!(q(&mut b, "select pg_try_advisory_lock(11)"), "f");
+}

@@ -408,14 +408,16 @@ impl TxnManager {
     /// never conflict with each other; a lock taken again is counted. Without `wait`,
     /// returns false at once when another backend holds the lock in a conflicting mode;
     /// with it, waits (40P01 `Deadlock` when the wait would close a cycle, through
-    /// advisory locks and row waits alike).
+    /// advisory locks and row waits alike). A wait asks `stop` every 50 ms and gives
+    /// up, with None, when it says so (the caller's cancel or statement timeout).
     pub fn advisory_lock(
         &self,
         me: u64,
         backend: u64,
         key: AdvisoryKey,
         (shared, xact, wait): (bool, bool, bool),
-    ) -> Result<bool> {
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Option<bool>> {
         let mut st = self.lock();
         let me = st.top_of(me);
         let xact = xact.then_some(me);
@@ -442,10 +444,13 @@ impl TxnManager {
                     st.xid_backend.insert(me, backend);
                     st.backend_xid.insert(backend, me);
                 }
-                return Ok(true);
+                return Ok(Some(true));
             };
             if !wait {
-                return Ok(false);
+                return Ok(Some(false));
+            }
+            if stop() {
+                return Ok(None);
             }
             if let Some(&x) = st.backend_xid.get(&other) {
                 if st.leads_to(x, me) {
@@ -454,7 +459,10 @@ impl TxnManager {
             }
             st.waits_for_backend.insert(me, other);
             let w = Arc::clone(&st.advisory_released);
-            st = w.wait(st).unwrap_or_else(|e| e.into_inner());
+            st = match w.wait_timeout(st, std::time::Duration::from_millis(50)) {
+                Ok((g, _)) => g,
+                Err(e) => e.into_inner().0,
+            };
             st.waits_for_backend.remove(&me);
         }
     }

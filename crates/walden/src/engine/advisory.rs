@@ -60,28 +60,35 @@ impl Transaction {
         mode: AdvisoryMode,
     ) -> Result<bool> {
         self.check_open()?;
-        self.db.txns.advisory_lock(
+        let got = self.db.txns.advisory_lock(
             self.snapshot.xid,
             backend,
             key,
             (mode.shared, mode.xact, mode.wait),
-        )
+            &|| false,
+        )?;
+        Ok(got.unwrap_or(false))
     }
 }
 
 impl Database {
     /// As `Transaction::advisory_lock`, for the running transaction `xid` of `backend`
-    /// (a SQL statement's, which holds no `Transaction` handle while it evaluates).
+    /// (a SQL statement's, which holds no `Transaction` handle while it evaluates); a
+    /// wait gives up with None when `stop` says so (asked every 50 ms).
     pub fn advisory_lock(
         &self,
         xid: u64,
         backend: u64,
         key: AdvisoryKey,
         mode: AdvisoryMode,
-    ) -> Result<bool> {
-        self.handle
-            .inner
-            .txns
-            .advisory_lock(xid, backend, key, (mode.shared, mode.xact, mode.wait))
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Option<bool>> {
+        self.handle.inner.txns.advisory_lock(
+            xid,
+            backend,
+            key,
+            (mode.shared, mode.xact, mode.wait),
+            stop,
+        )
     }
 }

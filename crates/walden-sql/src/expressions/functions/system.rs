@@ -78,7 +78,18 @@ fn advisory(a: super::Advisory, args: &[Value], cx: &EvalCtx) -> SqlResult<Value
             }
             let wait = op == AdvisoryOp::Lock;
             let mode = walden::AdvisoryMode { shared, xact, wait };
-            let got = db.advisory_lock(xid, backend, key, mode)?;
+            let guard = cx.guard;
+            let stop = || guard.is_some_and(|g| g.check().is_err());
+            let Some(got) = db.advisory_lock(xid, backend, key, mode, &stop)? else {
+                // Cancelled, or past statement_timeout: the guard says which.
+                return Err(match guard.map(|g| g.check()) {
+                    Some(Err(e)) => e,
+                    _ => SqlError::new(
+                        code::QUERY_CANCELED,
+                        "canceling statement due to user request",
+                    ),
+                });
+            };
             Ok(if wait { Value::Null } else { Value::Bool(got) })
         }
     }
