@@ -121,7 +121,10 @@ fn a_wait_ends_at_statement_timeout() {
     q(&mut a, "select pg_advisory_lock(11)");
     b.execute("set statement_timeout = '200ms'; begin").unwrap();
     let e = b.execute("select pg_advisory_xact_lock(11)").unwrap_err();
-    assert_eq!(e.code, "57014", "{}", e.message);
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        ("57014", "canceling statement due to statement timeout")
+    );
     assert_eq!(b.execute("select 1").unwrap_err().code, "25P02");
     b.execute("rollback; reset statement_timeout").unwrap();
     assert_eq!(q(&mut b, "select pg_try_advisory_lock(11)"), "f");

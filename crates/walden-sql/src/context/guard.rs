@@ -206,6 +206,14 @@ impl Guard {
         Ok(())
     }
 
+    /// As `check`, reading the clock now (a wait for a lock, which asks seldom).
+    pub fn check_waiting(&self) -> SqlResult<()> {
+        if self.deadline.is_some() {
+            self.checks.set(CLOCK_EVERY - 1);
+        }
+        self.check()
+    }
+
     /// True if the statement was asked to stop (for loops that cannot return an error;
     /// not inside a sort's comparisons, which must stay a total order).
     pub fn cancelled(&self) -> bool {

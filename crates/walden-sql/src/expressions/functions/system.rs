@@ -79,10 +79,10 @@ fn advisory(a: super::Advisory, args: &[Value], cx: &EvalCtx) -> SqlResult<Value
             let wait = op == AdvisoryOp::Lock;
             let mode = walden::AdvisoryMode { shared, xact, wait };
             let guard = cx.guard;
-            let stop = || guard.is_some_and(|g| g.check().is_err());
+            let stop = || guard.is_some_and(|g| g.check_waiting().is_err());
             let Some(got) = db.advisory_lock(xid, backend, key, mode, &stop)? else {
                 // Cancelled, or past statement_timeout: the guard says which.
-                return Err(match guard.map(|g| g.check()) {
+                return Err(match guard.map(|g| g.check_waiting()) {
                     Some(Err(e)) => e,
                     _ => SqlError::new(
                         code::QUERY_CANCELED,
