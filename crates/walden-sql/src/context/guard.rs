@@ -195,7 +195,7 @@ impl Guard {
 
     /// Fails with 57014 if the statement was asked to stop.
     pub fn check(&self) -> SqlResult<()> {
-        if self.cancelled() {
+        if self.cancel.is_requested() {
             // Honoured: the request is used up.
             self.cancel.requested.store(false, Ordering::Relaxed);
             return Err(canceled());
