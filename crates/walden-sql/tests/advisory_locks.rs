@@ -12,7 +12,49 @@ use std::time::Duration;
 use walden_sql::Session;
 
 mod support;
-use support::{db, q};
+use support::{check_on_both, db, q};
+
+/// One session's advisory locks as PostgreSQL 15 answers them (checked on PostgreSQL
+/// itself when it is installed).
+#[test]
+fn one_session_as_postgresql() {
+    check_on_both(
+        "advisory",
+        &[
+            ("select pg_advisory_lock(4294967301)", ""),
+            ("select pg_advisory_lock_shared(-1, 2)", ""),
+            ("select pg_try_advisory_lock(4294967301)", "t"),
+            (
+                "select locktype, classid, objid, objsubid, mode, granted from pg_locks \
+                 where locktype = 'advisory' order by objsubid",
+                "advisory|1|5|1|ExclusiveLock|t\nadvisory|4294967295|2|2|ShareLock|t",
+            ),
+            ("select pg_advisory_unlock(4294967301)", "t"),
+            ("select pg_advisory_unlock(4294967301)", "t"),
+            ("select pg_advisory_unlock(4294967301)", "f"),
+            ("select pg_advisory_unlock(-1, 2)", "f"),
+            ("select pg_advisory_unlock_shared(-1, 2)", "t"),
+            ("begin", ""),
+            ("select pg_advisory_xact_lock(9)", ""),
+            ("select pg_try_advisory_xact_lock_shared(9)", "t"),
+            (
+                "select count(*) from pg_locks where locktype = 'advisory'",
+                "2",
+            ),
+            ("commit", ""),
+            (
+                "select count(*) from pg_locks where locktype = 'advisory'",
+                "0",
+            ),
+            ("select pg_advisory_lock(1, 1)", ""),
+            ("select pg_advisory_unlock_all()", ""),
+            (
+                "select count(*) from pg_locks where locktype = 'advisory'",
+                "0",
+            ),
+        ],
+    );
+}
 
 #[test]
 fn sessions_exclude_and_share_as_postgresql() {
@@ -128,4 +170,31 @@ fn a_wait_ends_at_statement_timeout() {
     assert_eq!(b.execute("select 1").unwrap_err().code, "25P02");
     b.execute("rollback; reset statement_timeout").unwrap();
     assert_eq!(q(&mut b, "select pg_try_advisory_lock(11)"), "f");
+}
+
+/// `pg_locks` lists the advisory locks held, as PostgreSQL does: both key spaces, the
+/// mode, and the holding session.
+#[test]
+fn pg_locks_lists_advisory_locks() {
+    let db = db();
+    let (mut a, mut b) = (Session::with_seed(&db, 1), Session::with_seed(&db, 2));
+    q(&mut a, "select pg_advisory_lock(4294967301)");
+    q(&mut b, "select pg_advisory_lock_shared(-1, 2)");
+    let rows = q(
+        &mut a,
+        "select locktype, classid, objid, objsubid, mode, granted from pg_locks \
+         where locktype = 'advisory' order by objsubid",
+    );
+    assert_eq!(
+        rows,
+        "advisory|1|5|1|ExclusiveLock|t\nadvisory|4294967295|2|2|ShareLock|t"
+    );
+    let pids = q(
+        &mut a,
+        "select count(distinct pid) from pg_locks where locktype = 'advisory'",
+    );
+    assert_eq!(pids, "2");
+    q(&mut a, "select pg_advisory_unlock_all()");
+    drop(b);
+    assert_eq!(q(&mut a, "select count(*) from pg_locks"), "0");
 }

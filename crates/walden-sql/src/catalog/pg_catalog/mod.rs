@@ -24,7 +24,8 @@ use crate::types::{DeclaredType, SqlType};
 pub use crate::catalog::bootstrap_role;
 pub use functions::{CatalogFn, Snap};
 pub use relations::{
-    cursor_rows, is_pg_catalog_name, lookup, settings_rows, Rows, SettingRow, VirtualRelation,
+    cursor_rows, is_pg_catalog_name, lock_rows, lookup, settings_rows, Rows, SettingRow,
+    VirtualRelation,
 };
 pub use role_list::all_roles;
 

@@ -111,7 +111,7 @@ impl Source {
             Source::Table(t) => t.est,
             Source::Values { rows, .. } => rows.len() as f64,
             Source::Settings => crate::settings::DEFS.len() as f64,
-            Source::Cursors => 1000.0,
+            Source::Cursors | Source::Locks => 1000.0,
             Source::Derived { plan, .. } => plan.estimate(),
             Source::Padded { inner, .. } => inner.estimate(),
             Source::Filter { est, .. } => *est,

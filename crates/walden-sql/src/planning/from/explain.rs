@@ -110,6 +110,7 @@ impl Source {
             Source::Values { name, .. } => out.node_at(depth, &format!("Seq Scan on {name}"), key),
             Source::Settings => out.node_at(depth, "Function Scan on pg_show_all_settings a", key),
             Source::Cursors => out.node_at(depth, "Function Scan on pg_cursor c", key),
+            Source::Locks => out.node_at(depth, "Function Scan on pg_lock_status l", key),
             Source::Table(t) => explain_table(t, out, depth, key),
             Source::Derived { plan, name } => {
                 out.node_at(depth, &format!("Subquery Scan on {name}"), key);

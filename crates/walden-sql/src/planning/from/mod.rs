@@ -89,6 +89,8 @@ pub enum Source {
     Settings,
     /// `pg_cursors`: the session's open cursors as the statement started.
     Cursors,
+    /// `pg_locks`: the locks held, read when it runs.
+    Locks,
     /// A subquery in FROM or a WITH query, run when read.
     Derived {
         plan: Arc<QueryPlan>,

@@ -130,6 +130,14 @@ impl Source {
                 let rows = crate::pg_catalog::settings_rows(settings.all());
                 push_rows(rows, None, cx, sink)
             }
+            Source::Locks => {
+                let rows = cx
+                    .run
+                    .and_then(|r| r.guard.advisory())
+                    .map(|(db, _, _)| crate::pg_catalog::lock_rows(&db.advisory_locks()))
+                    .unwrap_or_default();
+                push_rows(rows, None, cx, sink)
+            }
             Source::Cursors => {
                 let rows = cx
                     .settings

@@ -96,6 +96,7 @@ impl Builder<'_, '_> {
                 },
                 crate::pg_catalog::Rows::Settings => Source::Settings,
                 crate::pg_catalog::Rows::Cursors => Source::Cursors,
+                crate::pg_catalog::Rows::Locks => Source::Locks,
             };
             return Ok(Found {
                 source,

@@ -41,6 +41,7 @@ impl Source {
             | Source::Values { .. }
             | Source::Settings
             | Source::Cursors
+            | Source::Locks
             | Source::Derived { .. } => true,
             Source::SeriesOf { args, .. } => args.iter().all(add),
             Source::JsonRows { arg, .. } => add(arg),

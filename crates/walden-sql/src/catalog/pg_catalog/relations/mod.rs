@@ -45,6 +45,8 @@ pub enum Rows {
     /// The session's open cursors when the statement started (`pg_cursors`):
     /// [`cursor_rows`].
     Cursors,
+    /// The locks held when the statement runs (`pg_locks`): [`lock_rows`].
+    Locks,
 }
 
 const OID: SqlType = SqlType::Int8;
@@ -120,6 +122,62 @@ pub fn cursor_rows(cursors: &[crate::pg_catalog::CursorInfo]) -> Vec<Vec<Value>>
         .collect()
 }
 
+/// `pg_locks`' columns (PostgreSQL 15's).
+const LOCK_COLUMNS: &[(&str, SqlType)] = &[
+    ("locktype", TEXT),
+    ("database", OID),
+    ("relation", OID),
+    ("page", I4),
+    ("tuple", I2),
+    ("virtualxid", TEXT),
+    ("transactionid", SqlType::Int8),
+    ("classid", OID),
+    ("objid", OID),
+    ("objsubid", I2),
+    ("virtualtransaction", TEXT),
+    ("pid", I4),
+    ("mode", TEXT),
+    ("granted", BOOL),
+    ("fastpath", BOOL),
+    ("waitstart", SqlType::Timestamptz),
+];
+
+/// `pg_locks`' rows: the advisory locks held, as PostgreSQL lists them (a bigint key
+/// in `classid` and `objid` as its high and low halves with `objsubid` 1; two int
+/// keys as `classid`, `objid`, `objsubid` 2). `pid` is the holding session's backend
+/// id; `database` is NULL (Walden has no `pg_database`).
+pub fn lock_rows(locks: &[(walden::AdvisoryKey, u64, bool, bool)]) -> Vec<Vec<Value>> {
+    locks
+        .iter()
+        .map(|((space, key), backend, _xact, shared)| {
+            // OIDs: unsigned, as PostgreSQL shows them.
+            let (hi, lo) = ((key >> 32) as u32, *key as u32);
+            vec![
+                t("advisory"),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                o(hi as i64),
+                o(lo as i64),
+                i2(*space as i64),
+                Value::Null,
+                i4(*backend as i64),
+                t(if *shared {
+                    "ShareLock"
+                } else {
+                    "ExclusiveLock"
+                }),
+                b(true),
+                b(false),
+                Value::Null,
+            ]
+        })
+        .collect()
+}
+
 /// One setting as `pg_settings` shows it (the settings' `Shown` converts into it).
 pub struct SettingRow {
     pub name: String,
@@ -180,6 +238,7 @@ fn pg_catalog(name: &str, snap: &Snapshot) -> Option<VirtualRelation> {
         "pg_attribute" => pg_attribute(snap),
         "pg_settings" => read_when_run(SETTINGS_COLUMNS, Rows::Settings),
         "pg_cursors" => read_when_run(CURSOR_COLUMNS, Rows::Cursors),
+        "pg_locks" => read_when_run(LOCK_COLUMNS, Rows::Locks),
         "pg_attrdef" => pg_attrdef(snap),
         "pg_type" => pg_type(),
         "pg_sequence" => pg_sequence(snap),
