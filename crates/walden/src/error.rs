@@ -79,6 +79,10 @@ pub enum Error {
     SerializationFailure,
     #[error("deadlock detected (SQLSTATE 40P01)")]
     Deadlock,
+    /// A wait for another transaction (a row, a key, an advisory lock) stopped by the
+    /// waiter's limits (`txn::WaitLimits`).
+    #[error("the wait was stopped: {0}")]
+    WaitStopped(crate::txn::WaitStop),
     #[error("table {0:?} does not exist")]
     NoSuchTable(String),
     #[error("table {0:?} already exists")]

@@ -70,6 +70,7 @@ pub use stats::{StatsSnapshot, TxnStats};
 pub use store::Protection;
 pub use temp::{TempFile, TempSpace};
 pub use txn::KeyLockMode;
+pub use txn::{WaitLimits, WaitStop};
 pub use wal::WalCompression;
 
 /// Where a row version lives: page and slot.

@@ -9,12 +9,94 @@
 //! row's newest version (`engine/transaction.rs`).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use crate::clog::{Clog, XidStatus};
 use crate::error::{Error, Result};
 use crate::wal::{LogRecord, RecordOwner, RecordType, RedoCtx};
+
+/// Why a wait stopped early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitStop {
+    /// The waiter's cancel flag was set.
+    Canceled,
+    /// The waiter's statement ran past its deadline.
+    StatementTimeout,
+    /// The wait itself lasted past the waiter's lock timeout.
+    LockTimeout,
+}
+
+impl std::fmt::Display for WaitStop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            WaitStop::Canceled => "canceled",
+            WaitStop::StatementTimeout => "statement timeout",
+            WaitStop::LockTimeout => "lock timeout",
+        })
+    }
+}
+
+/// What stops a transaction's waits for others (a SQL session's cancel request,
+/// `statement_timeout` and `lock_timeout`), shared with the session: it sets the
+/// deadlines as each statement starts, with atomic stores only. A wait looks at them
+/// every 50 ms.
+#[derive(Debug)]
+pub struct WaitLimits {
+    cancel: Arc<AtomicBool>,
+    base: std::time::Instant,
+    /// The statement's deadline in microseconds after `base` (0: none).
+    deadline: AtomicU64,
+    /// Most microseconds one wait may last (0: no limit).
+    lock_timeout: AtomicU64,
+}
+
+impl WaitLimits {
+    pub fn new(cancel: Arc<AtomicBool>) -> WaitLimits {
+        WaitLimits {
+            cancel,
+            base: std::time::Instant::now(),
+            deadline: AtomicU64::new(0),
+            lock_timeout: AtomicU64::new(0),
+        }
+    }
+
+    /// A statement starts with `statement_timeout` and `lock_timeout` (None: none).
+    pub fn statement_starts(
+        &self,
+        statement_timeout: Option<std::time::Duration>,
+        lock_timeout: Option<std::time::Duration>,
+    ) {
+        let micros =
+            |d: std::time::Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX).max(1);
+        let deadline = statement_timeout
+            .map(|t| micros(self.base.elapsed() + t))
+            .unwrap_or(0);
+        self.deadline.store(deadline, Ordering::Relaxed);
+        self.lock_timeout
+            .store(lock_timeout.map(micros).unwrap_or(0), Ordering::Relaxed);
+    }
+
+    /// Why a wait that began at `started` must stop now, if it must.
+    fn stop(&self, started: std::time::Instant) -> Option<WaitStop> {
+        if self.cancel.load(Ordering::Relaxed) {
+            return Some(WaitStop::Canceled);
+        }
+        let now = self.base.elapsed().as_micros() as u64;
+        let deadline = self.deadline.load(Ordering::Relaxed);
+        if deadline != 0 && now >= deadline {
+            return Some(WaitStop::StatementTimeout);
+        }
+        let limit = self.lock_timeout.load(Ordering::Relaxed);
+        if limit != 0 && started.elapsed().as_micros() as u64 >= limit {
+            return Some(WaitStop::LockTimeout);
+        }
+        None
+    }
+}
+
+/// How often a waiter with limits looks at them.
+const WAIT_LOOK: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Transaction ids are stored in 48 bits in tuple headers.
 pub const MAX_XID: u64 = 1 << 48;
@@ -122,6 +204,8 @@ struct State {
     waits_for_backend: HashMap<u64, u64>,
     /// Signalled whenever an advisory lock is released.
     advisory_released: Arc<Condvar>,
+    /// What stops the waits of each transaction that has limits (`bind_backend`).
+    limits: HashMap<u64, Arc<WaitLimits>>,
     next_backend: u64,
 }
 
@@ -257,6 +341,7 @@ impl TxnManager {
                 xid_backend: HashMap::new(),
                 waits_for_backend: HashMap::new(),
                 advisory_released: Arc::new(Condvar::new()),
+                limits: HashMap::new(),
                 next_backend: 1,
             }),
             checkpointed: AtomicU64::new(0),
@@ -349,6 +434,7 @@ impl TxnManager {
         st.active.remove(&xid);
         st.waits_for.remove(&xid);
         st.rolled_back.remove(&xid);
+        st.limits.remove(&xid);
         if let Some(b) = st.xid_backend.remove(&xid) {
             if st.backend_xid.get(&b) == Some(&xid) {
                 st.backend_xid.remove(&b);
@@ -396,11 +482,15 @@ impl TxnManager {
         b
     }
 
-    /// The running transaction `xid` is backend `backend`'s (until it ends).
-    pub fn bind_backend(&self, backend: u64, xid: u64) {
+    /// The running transaction `xid` is backend `backend`'s (until it ends), and its
+    /// waits stop as `limits` say.
+    pub fn bind_backend(&self, backend: u64, xid: u64, limits: Option<Arc<WaitLimits>>) {
         let mut st = self.lock();
         st.backend_xid.insert(backend, xid);
         st.xid_backend.insert(xid, backend);
+        if let Some(l) = limits {
+            st.limits.insert(xid, l);
+        }
     }
 
     /// Takes an advisory lock for `backend`, whose running transaction is `me`: at
@@ -421,6 +511,7 @@ impl TxnManager {
         let mut st = self.lock();
         let me = st.top_of(me);
         let xact = xact.then_some(me);
+        let started = std::time::Instant::now();
         loop {
             let holds = st.advisory.entry(key).or_default();
             let blocker = holds
@@ -452,6 +543,9 @@ impl TxnManager {
             if stop() {
                 return Ok(None);
             }
+            if let Some(why) = st.limits.get(&me).and_then(|l| l.stop(started)) {
+                return Err(Error::WaitStopped(why));
+            }
             if let Some(&x) = st.backend_xid.get(&other) {
                 if st.leads_to(x, me) {
                     return Err(Error::Deadlock);
@@ -459,7 +553,7 @@ impl TxnManager {
             }
             st.waits_for_backend.insert(me, other);
             let w = Arc::clone(&st.advisory_released);
-            st = match w.wait_timeout(st, std::time::Duration::from_millis(50)) {
+            st = match w.wait_timeout(st, WAIT_LOOK) {
                 Ok((g, _)) => g,
                 Err(e) => e.into_inner().0,
             };
@@ -553,10 +647,23 @@ impl TxnManager {
         }
         st.waits_for.insert(me, other);
         let generation = st.rolled_back.get(&other).copied();
+        let limits = st.limits.get(&me).cloned();
+        let started = std::time::Instant::now();
         while st.running(other) && st.rolled_back.get(&other).copied() == generation {
             // Taken again after each wake-up: `end` removes it as it signals.
             let w = Arc::clone(st.wakers.entry(other).or_default());
-            st = w.wait(st).unwrap_or_else(|e| e.into_inner());
+            let Some(l) = &limits else {
+                st = w.wait(st).unwrap_or_else(|e| e.into_inner());
+                continue;
+            };
+            st = match w.wait_timeout(st, WAIT_LOOK) {
+                Ok((g, _)) => g,
+                Err(e) => e.into_inner().0,
+            };
+            if let Some(why) = l.stop(started) {
+                st.waits_for.remove(&me);
+                return Err(Error::WaitStopped(why));
+            }
         }
         st.waits_for.remove(&me);
         Ok(())

@@ -59,6 +59,7 @@ pub mod code {
     pub const FAILED_TRANSACTION: &str = "25P02";
     pub const SERIALIZATION_FAILURE: &str = "40001";
     pub const DEADLOCK: &str = "40P01";
+    pub const LOCK_NOT_AVAILABLE: &str = "55P03";
     pub const FEATURE_NOT_SUPPORTED: &str = "0A000";
     pub const PROGRAM_LIMIT: &str = "54000";
     pub const STATEMENT_TOO_COMPLEX: &str = "54001";
@@ -255,6 +256,20 @@ fn statement_error(e: &walden::Error) -> Option<SqlError> {
             )
         }
         E::Deadlock => SqlError::new(code::DEADLOCK, "deadlock detected"),
+        E::WaitStopped(why) => match why {
+            walden::WaitStop::Canceled => SqlError::new(
+                code::QUERY_CANCELED,
+                "canceling statement due to user request",
+            ),
+            walden::WaitStop::StatementTimeout => SqlError::new(
+                code::QUERY_CANCELED,
+                "canceling statement due to statement timeout",
+            ),
+            walden::WaitStop::LockTimeout => SqlError::new(
+                code::LOCK_NOT_AVAILABLE,
+                "canceling statement due to lock timeout",
+            ),
+        },
         E::SequenceExhausted {
             name,
             maximum,

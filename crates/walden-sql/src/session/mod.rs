@@ -116,6 +116,9 @@ pub struct Session {
     block_read_only: bool,
     /// This session's backend id: the holder of its advisory locks.
     backend: u64,
+    /// What stops its transactions' waits for locks (its cancel flag, statement_timeout,
+    /// lock_timeout), set as each statement starts.
+    limits: std::sync::Arc<walden::WaitLimits>,
     /// The names of the block's savepoints, oldest first (a name may repeat: the
     /// newest of a name is the one ROLLBACK TO and RELEASE find).
     savepoints: Vec<String>,
@@ -157,6 +160,7 @@ impl Session {
             drop(e);
         }
         let cancel = CancelHandle::default();
+        let limits = std::sync::Arc::new(walden::WaitLimits::new(cancel.flag()));
         Session {
             guard: Guard::start(&cancel, DEFAULT_STATEMENT_MEM_BYTES),
             cancel,
@@ -177,6 +181,7 @@ impl Session {
             savepoints: Vec::new(),
             block_read_only: false,
             backend: db.new_backend(),
+            limits,
             auth: None,
             cursors: Default::default(),
             statement_text: None,

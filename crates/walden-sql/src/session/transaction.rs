@@ -27,7 +27,7 @@ impl Session {
         let now = self.settings.now();
         let mut t = self.db.begin_with(now.default_isolation.engine());
         t.set_synchronous_commit(now.synchronous_commit);
-        t.set_backend(self.backend);
+        t.set_session(self.backend, self.limits.clone());
         t
     }
 
@@ -254,7 +254,7 @@ impl Session {
             TxnState::Auto => {
                 let mut t = self.db.begin_with(level.engine());
                 t.set_synchronous_commit(self.settings.now().synchronous_commit);
-                t.set_backend(self.backend);
+                t.set_session(self.backend, self.limits.clone());
                 self.txn = TxnState::Block(Box::new(t));
                 self.settings.begin();
                 self.block_isolation = level;
@@ -345,7 +345,7 @@ impl Session {
     fn chain(&mut self, (level, read_only): (IsolationLevel, bool)) {
         let mut t = self.db.begin_with(level.engine());
         t.set_synchronous_commit(self.settings.now().synchronous_commit);
-        t.set_backend(self.backend);
+        t.set_session(self.backend, self.limits.clone());
         self.txn = TxnState::Block(Box::new(t));
         self.settings.begin();
         self.block_isolation = level;

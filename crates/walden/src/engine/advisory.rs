@@ -47,7 +47,15 @@ impl Transaction {
     /// followed to what this transaction waits for, and its transaction-level advisory
     /// locks go when it ends.
     pub fn set_backend(&mut self, backend: u64) {
-        self.db.txns.bind_backend(backend, self.snapshot.xid);
+        self.db.txns.bind_backend(backend, self.snapshot.xid, None);
+    }
+
+    /// As `set_backend`, and this transaction's waits for others (rows, keys, advisory
+    /// locks) stop as `limits` say, with `Error::WaitStopped`.
+    pub fn set_session(&mut self, backend: u64, limits: std::sync::Arc<crate::txn::WaitLimits>) {
+        self.db
+            .txns
+            .bind_backend(backend, self.snapshot.xid, Some(limits));
     }
 
     /// Takes an advisory lock for `backend` (this transaction's): true when taken,

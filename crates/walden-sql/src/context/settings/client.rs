@@ -33,6 +33,8 @@ pub struct ClientSettings {
     pub search_path: String,
     /// `statement_timeout`: none when 0.
     pub statement_timeout: Option<Duration>,
+    /// `lock_timeout`: the longest one wait for a lock may last; none when 0.
+    pub lock_timeout: Option<Duration>,
     pub client_min_messages: String,
 }
 
@@ -45,6 +47,7 @@ impl Default for ClientSettings {
             extra_float_digits: 1,
             search_path: "\"$user\", public".into(),
             statement_timeout: None,
+            lock_timeout: None,
             client_min_messages: "notice".into(),
         }
     }
@@ -60,6 +63,7 @@ pub(super) const NAMES: &[&str] = &[
     "extra_float_digits",
     "search_path",
     "statement_timeout",
+    "lock_timeout",
     "client_min_messages",
     "standard_conforming_strings",
     "bytea_output",
@@ -108,6 +112,10 @@ impl ClientSettings {
             "extra_float_digits" => self.extra_float_digits.to_string(),
             "search_path" => self.search_path.clone(),
             "statement_timeout" => match self.statement_timeout {
+                None => "0".into(),
+                Some(d) => duration_text(d),
+            },
+            "lock_timeout" => match self.lock_timeout {
                 None => "0".into(),
                 Some(d) => duration_text(d),
             },
@@ -170,14 +178,18 @@ impl ClientSettings {
                     self.extra_float_digits = n;
                 }
                 "search_path" => self.search_path = value.to_string(),
-                "statement_timeout" => {
+                "statement_timeout" | "lock_timeout" => {
                     let ms = parse_millis(value).ok_or_else(|| {
                         invalid(name, value).with_hint(
                             "Valid units for this parameter are \"us\", \"ms\", \"s\", \"min\", \"h\", and \"d\".",
                         )
                     })?;
-                    self.statement_timeout =
-                        (ms > 0.0).then(|| Duration::from_secs_f64(ms / 1000.0));
+                    let t = (ms > 0.0).then(|| Duration::from_secs_f64(ms / 1000.0));
+                    if name == "lock_timeout" {
+                        self.lock_timeout = t;
+                    } else {
+                        self.statement_timeout = t;
+                    }
                 }
                 "client_min_messages" => match lower.as_str() {
                     "debug5" | "debug4" | "debug3" | "debug2" | "debug1" | "debug" | "log"

@@ -122,6 +122,7 @@ pub const DEFS: &[Def] = &[
     def("extra_float_digits", Session, User, "integer", None, "Accepted for clients (-15 to 3); floats are always shown with the fewest digits that read back exactly"),
     def("search_path", Session, User, "string", None, "Accepted for clients; every table is in schema public"),
     def("statement_timeout", Session, User, "integer", Some("ms"), "Fails a statement running longer than this (57014); 0 is no limit (session; settable)"),
+    def("lock_timeout", Session, User, "integer", Some("ms"), "Fails a statement whose wait for a lock (a row, a key, an advisory lock) lasts longer than this (55P03); 0 is no limit (session; settable)"),
     def("client_min_messages", Session, User, "enum", None, "Accepted for clients: notices and warnings are sent"),
     def("standard_conforming_strings", Session, User, "bool", None, "Backslashes are ordinary characters in '...' strings: on"),
     def("bytea_output", Session, User, "enum", None, "Output format of bytea: hex"),
@@ -457,6 +458,11 @@ fn in_unit(d: &Def, now: &SessionSettings, shown: String) -> String {
         "statement_timeout" => now
             .client
             .statement_timeout
+            .map_or(0, |t| t.as_millis())
+            .to_string(),
+        "lock_timeout" => now
+            .client
+            .lock_timeout
             .map_or(0, |t| t.as_millis())
             .to_string(),
         _ => shown,
