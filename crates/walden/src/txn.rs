@@ -375,12 +375,23 @@ impl TxnManager {
 
     /// Starts a transaction: a new xid and its snapshot.
     pub fn begin(&self) -> Snapshot {
+        self.begin_for(None)
+    }
+
+    /// As `begin`, for backend `backend` whose waits stop as `limits` say
+    /// (`bind_backend`, under the same lock).
+    pub fn begin_for(&self, backend: Option<(u64, Arc<WaitLimits>)>) -> Snapshot {
         let mut st = self.lock();
         let xid = st.next_xid;
         st.next_xid += 1;
         let active = st.running_except(None);
         let xmin = active.first().copied().unwrap_or(xid);
         st.active.insert(xid, xmin);
+        if let Some((b, limits)) = backend {
+            st.backend_xid.insert(b, xid);
+            st.xid_backend.insert(xid, b);
+            st.limits.insert(xid, limits);
+        }
         Snapshot::new(xid, xmin, xid, active)
     }
 

@@ -25,9 +25,12 @@ impl Session {
     /// A transaction of the session's default level, outside a block.
     fn begin_auto(&self) -> Transaction {
         let now = self.settings.now();
-        let mut t = self.db.begin_with(now.default_isolation.engine());
+        let mut t = self.db.begin_for(
+            now.default_isolation.engine(),
+            self.backend,
+            self.limits.clone(),
+        );
         t.set_synchronous_commit(now.synchronous_commit);
-        t.set_session(self.backend, self.limits.clone());
         t
     }
 
@@ -252,9 +255,10 @@ impl Session {
         let mut out = Output::tag("BEGIN");
         match self.txn {
             TxnState::Auto => {
-                let mut t = self.db.begin_with(level.engine());
+                let mut t = self
+                    .db
+                    .begin_for(level.engine(), self.backend, self.limits.clone());
                 t.set_synchronous_commit(self.settings.now().synchronous_commit);
-                t.set_session(self.backend, self.limits.clone());
                 self.txn = TxnState::Block(Box::new(t));
                 self.settings.begin();
                 self.block_isolation = level;
@@ -343,9 +347,10 @@ impl Session {
     /// AND CHAIN: a new block starts at once with the level and access mode of the one
     /// that ended.
     fn chain(&mut self, (level, read_only): (IsolationLevel, bool)) {
-        let mut t = self.db.begin_with(level.engine());
+        let mut t = self
+            .db
+            .begin_for(level.engine(), self.backend, self.limits.clone());
         t.set_synchronous_commit(self.settings.now().synchronous_commit);
-        t.set_session(self.backend, self.limits.clone());
         self.txn = TxnState::Block(Box::new(t));
         self.settings.begin();
         self.block_isolation = level;

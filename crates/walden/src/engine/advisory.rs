@@ -20,6 +20,22 @@ pub struct AdvisoryMode {
 }
 
 impl Database {
+    /// As `begin_with`, a transaction of backend `backend` whose waits for others (rows,
+    /// keys, advisory locks) stop as `limits` say, with `Error::WaitStopped`; one lock
+    /// of the transaction manager, as `begin_with`.
+    pub fn begin_for(
+        &self,
+        isolation: super::Isolation,
+        backend: u64,
+        limits: std::sync::Arc<crate::txn::WaitLimits>,
+    ) -> Transaction {
+        Transaction::new_for(
+            self.handle.inner.clone(),
+            isolation,
+            Some((backend, limits)),
+        )
+    }
+
     /// A new backend id: one per SQL session, whose advisory locks it names.
     pub fn new_backend(&self) -> u64 {
         self.handle.inner.txns.new_backend()
@@ -48,14 +64,6 @@ impl Transaction {
     /// locks go when it ends.
     pub fn set_backend(&mut self, backend: u64) {
         self.db.txns.bind_backend(backend, self.snapshot.xid, None);
-    }
-
-    /// As `set_backend`, and this transaction's waits for others (rows, keys, advisory
-    /// locks) stop as `limits` say, with `Error::WaitStopped`.
-    pub fn set_session(&mut self, backend: u64, limits: std::sync::Arc<crate::txn::WaitLimits>) {
-        self.db
-            .txns
-            .bind_backend(backend, self.snapshot.xid, Some(limits));
     }
 
     /// Takes an advisory lock for `backend` (this transaction's): true when taken,

@@ -81,7 +81,16 @@ pub(super) struct Apply<'a> {
 
 impl Transaction {
     pub(super) fn new(db: Arc<Inner>, isolation: Isolation) -> Transaction {
-        let snapshot = db.txns.begin();
+        Transaction::new_for(db, isolation, None)
+    }
+
+    /// As `new`, bound to a backend and its wait limits (`Database::begin_for`).
+    pub(super) fn new_for(
+        db: Arc<Inner>,
+        isolation: Isolation,
+        backend: Option<(u64, Arc<crate::txn::WaitLimits>)>,
+    ) -> Transaction {
+        let snapshot = db.txns.begin_for(backend);
         Transaction {
             isolation,
             writer: snapshot.xid,
