@@ -82,7 +82,7 @@ pub enum Error {
     /// A wait for another transaction (a row, a key, an advisory lock) stopped by the
     /// waiter's limits (`txn::WaitLimits`).
     #[error("the wait was stopped: {0}")]
-    WaitStopped(crate::txn::WaitStop),
+    WaitStopped(WaitStop),
     #[error("table {0:?} does not exist")]
     NoSuchTable(String),
     #[error("table {0:?} already exists")]
@@ -200,5 +200,26 @@ impl Error {
             path: path.into(),
             source,
         }
+    }
+}
+
+/// Why a wait stopped early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitStop {
+    /// The waiter's cancel flag was set.
+    Canceled,
+    /// The waiter's statement ran past its deadline.
+    StatementTimeout,
+    /// The wait itself lasted past the waiter's lock timeout.
+    LockTimeout,
+}
+
+impl std::fmt::Display for WaitStop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            WaitStop::Canceled => "canceled",
+            WaitStop::StatementTimeout => "statement timeout",
+            WaitStop::LockTimeout => "lock timeout",
+        })
     }
 }

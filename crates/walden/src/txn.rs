@@ -16,26 +16,7 @@ use crate::clog::{Clog, XidStatus};
 use crate::error::{Error, Result};
 use crate::wal::{LogRecord, RecordOwner, RecordType, RedoCtx};
 
-/// Why a wait stopped early.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WaitStop {
-    /// The waiter's cancel flag was set.
-    Canceled,
-    /// The waiter's statement ran past its deadline.
-    StatementTimeout,
-    /// The wait itself lasted past the waiter's lock timeout.
-    LockTimeout,
-}
-
-impl std::fmt::Display for WaitStop {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            WaitStop::Canceled => "canceled",
-            WaitStop::StatementTimeout => "statement timeout",
-            WaitStop::LockTimeout => "lock timeout",
-        })
-    }
-}
+pub use crate::error::WaitStop;
 
 /// What stops a transaction's waits for others (a SQL session's cancel request,
 /// `statement_timeout` and `lock_timeout`), shared with the session: it sets the

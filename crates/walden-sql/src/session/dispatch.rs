@@ -59,6 +59,11 @@ impl Session {
             drop(e);
         }
         let settings = self.settings.now();
+        // Lock waits stop at this statement's deadlines (a COPY's too, over its calls).
+        self.limits.statement_starts(
+            settings.client.statement_timeout,
+            settings.client.lock_timeout,
+        );
         let mut guard = Guard::start(&self.cancel, settings.statement_mem_bytes);
         guard.set_advisory(self.db.clone(), self.backend);
         guard.set_spilling(settings.work_mem_bytes, self.db.temp_space());

@@ -198,9 +198,6 @@ impl Session {
         self.guard = self.start_guard();
         self.guard
             .set_timeout(self.settings.now().client.statement_timeout);
-        let client = &self.settings.now().client;
-        self.limits
-            .statement_starts(client.statement_timeout, client.lock_timeout);
         let started = Instant::now();
         // Two copies of the database's counters per statement are not free: only
         // when asked for.
