@@ -32,6 +32,32 @@ fn free_port() -> u16 {
         .expect("a free port")
 }
 
+/// `walden serve` of `dir/served` on a free port and a Unix socket in `dir`, with
+/// trust, once it listens; its standard error goes to `stderr`.
+fn serve(dir: &Path, stderr: Stdio) -> (u16, std::process::Child) {
+    let port = free_port();
+    let server = Command::new(env!("CARGO_BIN_EXE_walden"))
+        .arg("serve")
+        .arg(dir.join("served"))
+        .args(["--listen", &format!("127.0.0.1:{port}"), "--trust-local"])
+        .arg("--socket-dir")
+        .arg(dir)
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .expect("walden serve starts");
+    let socket = dir.join(format!(".s.PGSQL.{port}"));
+    let started = Instant::now();
+    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "walden serve did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (port, server)
+}
+
 #[test]
 fn psql_through_the_server_prints_what_walden_sql_prints() {
     let psql = Path::new("/usr/lib/postgresql/15/bin/psql");
@@ -49,27 +75,7 @@ fn psql_through_the_server_prints_what_walden_sql_prints() {
     std::fs::write(&seed_file, seed).expect("write");
     std::fs::write(&queries_file, QUERIES).expect("write");
     let walden = env!("CARGO_BIN_EXE_walden");
-    let port = free_port();
-    let mut server = Command::new(walden)
-        .arg("serve")
-        .arg(dir.path().join("served"))
-        .args(["--listen", &format!("127.0.0.1:{port}"), "--trust-local"])
-        .arg("--socket-dir")
-        .arg(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("walden serve starts");
-    // Wait for it to listen.
-    let socket = dir.path().join(format!(".s.PGSQL.{port}"));
-    let started = Instant::now();
-    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "walden serve did not listen"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let (port, mut server) = serve(dir.path(), Stdio::piped());
     let through_server = Command::new(psql)
         .args([
             "-X",
@@ -155,23 +161,7 @@ fn psql_on_error_rollback_keeps_the_block_going() {
          select string_agg(a::text, ',' order by a) from r;\n",
     )
     .expect("write");
-    let port = free_port();
-    let mut server = Command::new(env!("CARGO_BIN_EXE_walden"))
-        .arg("serve")
-        .arg(dir.path().join("served"))
-        .args(["--listen", &format!("127.0.0.1:{port}"), "--trust-local"])
-        .arg("--socket-dir")
-        .arg(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("walden serve starts");
-    let socket = dir.path().join(format!(".s.PGSQL.{port}"));
-    let started = Instant::now();
-    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
-        assert!(started.elapsed() < Duration::from_secs(30), "no socket");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let (port, mut server) = serve(dir.path(), Stdio::null());
     let out = Command::new(psql)
         .args(["-X", "-At", "-h", &dir.path().to_string_lossy()])
         .args([

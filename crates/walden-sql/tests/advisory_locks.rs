@@ -198,3 +198,43 @@ fn pg_locks_lists_advisory_locks() {
     drop(b);
     assert_eq!(q(&mut a, "select count(*) from pg_locks"), "0");
 }
+
+/// An ordinary role (not a superuser) takes and releases advisory locks, sets and
+/// rolls back to savepoints in tables it was granted, and meets the same READ ONLY
+/// refusal, as in PostgreSQL, where none of these asks for a privilege of its own.
+#[test]
+fn an_ordinary_role_uses_savepoints_read_only_blocks_and_advisory_locks() {
+    let db = db();
+    let mut admin = Session::with_seed(&db, 9);
+    admin
+        .execute(
+            "create role bob login; create table jobs (id int primary key, done bool); \
+             insert into jobs values (1, false), (2, false); \
+             grant select, update, insert on jobs to bob",
+        )
+        .unwrap();
+    let (mut a, mut b) = (Session::with_seed(&db, 1), Session::with_seed(&db, 2));
+    for s in [&mut a, &mut b] {
+        s.execute("set session authorization bob").unwrap();
+    }
+    assert_eq!(q(&mut a, "select current_user"), "bob");
+    assert_eq!(q(&mut a, "select pg_try_advisory_lock(1)"), "t");
+    assert_eq!(q(&mut b, "select pg_try_advisory_lock(1)"), "f");
+    a.execute("begin; update jobs set done = true where id = 1; savepoint s")
+        .unwrap();
+    a.execute("update jobs set done = true where id = 2")
+        .unwrap();
+    assert_eq!(a.execute("delete from jobs").unwrap_err().code, "42501");
+    a.execute("rollback to s; commit").unwrap();
+    assert_eq!(q(&mut b, "select id from jobs where done order by id"), "1");
+    b.execute("begin read only").unwrap();
+    assert_eq!(
+        b.execute("insert into jobs values (3, false)")
+            .unwrap_err()
+            .code,
+        "25006"
+    );
+    b.execute("rollback").unwrap();
+    assert_eq!(q(&mut a, "select pg_advisory_unlock(1)"), "t");
+    assert_eq!(q(&mut b, "select pg_try_advisory_lock(1)"), "t");
+}

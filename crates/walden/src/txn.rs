@@ -185,7 +185,9 @@ struct State {
     waits_for_backend: HashMap<u64, u64>,
     /// Signalled whenever an advisory lock is released.
     advisory_released: Arc<Condvar>,
-    /// What stops the waits of each transaction that has limits (`bind_backend`).
+    /// Transactions holding transaction-level advisory locks (released at their end).
+    xact_advisory: std::collections::HashSet<u64>,
+    /// What stops the waits of each transaction that has limits (`begin_for`).
     limits: HashMap<u64, Arc<WaitLimits>>,
     next_backend: u64,
 }
@@ -322,6 +324,7 @@ impl TxnManager {
                 xid_backend: HashMap::new(),
                 waits_for_backend: HashMap::new(),
                 advisory_released: Arc::new(Condvar::new()),
+                xact_advisory: std::collections::HashSet::new(),
                 limits: HashMap::new(),
                 next_backend: 1,
             }),
@@ -360,7 +363,7 @@ impl TxnManager {
     }
 
     /// As `begin`, for backend `backend` whose waits stop as `limits` say
-    /// (`bind_backend`, under the same lock).
+    /// (under the same lock).
     pub fn begin_for(&self, backend: Option<(u64, Arc<WaitLimits>)>) -> Snapshot {
         let mut st = self.lock();
         let xid = st.next_xid;
@@ -431,6 +434,8 @@ impl TxnManager {
             if st.backend_xid.get(&b) == Some(&xid) {
                 st.backend_xid.remove(&b);
             }
+        }
+        if st.xact_advisory.remove(&xid) {
             st.release_advisory(|h| h.xact == Some(xid));
         }
         let mut sub_waiters = Vec::new();
@@ -474,17 +479,6 @@ impl TxnManager {
         b
     }
 
-    /// The running transaction `xid` is backend `backend`'s (until it ends), and its
-    /// waits stop as `limits` say.
-    pub fn bind_backend(&self, backend: u64, xid: u64, limits: Option<Arc<WaitLimits>>) {
-        let mut st = self.lock();
-        st.backend_xid.insert(backend, xid);
-        st.xid_backend.insert(xid, backend);
-        if let Some(l) = limits {
-            st.limits.insert(xid, l);
-        }
-    }
-
     /// Takes an advisory lock for `backend`, whose running transaction is `me`: at
     /// session level, or for `me` (`xact`), shared or exclusive. Locks of one backend
     /// never conflict with each other; a lock taken again is counted. Without `wait`,
@@ -524,8 +518,7 @@ impl TxnManager {
                     }),
                 }
                 if xact.is_some() {
-                    st.xid_backend.insert(me, backend);
-                    st.backend_xid.insert(backend, me);
+                    st.xact_advisory.insert(me);
                 }
                 return Ok(Some(true));
             };
@@ -856,6 +849,38 @@ pub fn ends_transaction(t: RecordType) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A commit or abort record's list of subtransactions as it was written reads
+    /// back; bytes from a damaged log (steps of 0, a count beyond the bytes, xids past
+    /// 48 bits, trailing bytes) are refused with a reason, never a panic.
+    #[test]
+    fn subtransaction_lists_read_back_and_damage_is_refused() {
+        let rec = |xid: u64, payload: Vec<u8>| LogRecord {
+            lsn: 0,
+            len: 0,
+            rtype: COMMIT,
+            xid,
+            payload,
+        };
+        assert_eq!(decode_subs(&rec(5, encode_subs(5, &[]))), Ok(vec![]));
+        let subs = [6, 9, 1 << 40];
+        assert_eq!(
+            decode_subs(&rec(5, encode_subs(5, &subs))),
+            Ok(subs.to_vec())
+        );
+        assert!(XactOwner.check(&rec(5, encode_subs(5, &subs))).is_ok());
+        for bad in [
+            vec![0],                                                 // a count of none
+            vec![3, 1],                                              // fewer steps than the count
+            vec![2, 1, 0], // a step of 0: not above the one before
+            vec![1, 1, 7], // trailing bytes
+            vec![1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f], // past 48 bits
+            vec![1, 0x80], // a varint cut short
+        ] {
+            assert!(decode_subs(&rec(5, bad.clone())).is_err(), "{bad:?}");
+            assert!(XactOwner.check(&rec(5, bad.clone())).is_err(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn snapshots_see_only_earlier_commits() {

@@ -24,14 +24,27 @@ use crate::statement::{Output, RowSink};
 impl Session {
     /// A transaction of the session's default level, outside a block.
     fn begin_auto(&self) -> Transaction {
-        let now = self.settings.now();
-        let mut t = self.db.begin_for(
-            now.default_isolation.engine(),
-            self.backend,
-            self.limits.clone(),
-        );
-        t.set_synchronous_commit(now.synchronous_commit);
+        self.new_transaction(self.settings.now().default_isolation)
+    }
+
+    /// A transaction of the session's backend at `level`, committing as the session's
+    /// `synchronous_commit` says.
+    fn new_transaction(&self, level: IsolationLevel) -> Transaction {
+        let mut t = self
+            .db
+            .begin_for(level.engine(), self.backend, self.limits.clone());
+        t.set_synchronous_commit(self.settings.now().synchronous_commit);
         t
+    }
+
+    /// A transaction block starts (BEGIN, AND CHAIN).
+    fn start_block(&mut self, level: IsolationLevel, read_only: bool) {
+        self.txn = TxnState::Block(Box::new(self.new_transaction(level)));
+        self.settings.begin();
+        self.block_isolation = level;
+        self.block_read_only = read_only;
+        self.block_snapshot_taken = false;
+        self.savepoints.clear();
     }
 
     /// A statement that takes a snapshot starts (PostgreSQL's rule): in a block, a READ
@@ -254,18 +267,7 @@ impl Session {
         let read_only = read_only.unwrap_or(self.settings.now().default_read_only);
         let mut out = Output::tag("BEGIN");
         match self.txn {
-            TxnState::Auto => {
-                let mut t = self
-                    .db
-                    .begin_for(level.engine(), self.backend, self.limits.clone());
-                t.set_synchronous_commit(self.settings.now().synchronous_commit);
-                self.txn = TxnState::Block(Box::new(t));
-                self.settings.begin();
-                self.block_isolation = level;
-                self.block_read_only = read_only;
-                self.block_snapshot_taken = false;
-                self.savepoints.clear();
-            }
+            TxnState::Auto => self.start_block(level, read_only),
             _ => out
                 .notices
                 .push("WARNING:  there is already a transaction in progress".into()),
@@ -347,15 +349,8 @@ impl Session {
     /// AND CHAIN: a new block starts at once with the level and access mode of the one
     /// that ended.
     fn chain(&mut self, (level, read_only): (IsolationLevel, bool)) {
-        let mut t = self
-            .db
-            .begin_for(level.engine(), self.backend, self.limits.clone());
-        t.set_synchronous_commit(self.settings.now().synchronous_commit);
-        self.txn = TxnState::Block(Box::new(t));
-        self.settings.begin();
-        self.block_isolation = level;
-        self.block_read_only = read_only;
-        self.block_snapshot_taken = false;
+        self.start_block(level, read_only);
+        // Its now() is its own start, not the ended block's.
         self.txn_now_micros = None;
     }
 

@@ -58,39 +58,11 @@ impl Database {
     }
 }
 
-impl Transaction {
-    /// This transaction is `backend`'s: a wait for that backend's advisory locks is
-    /// followed to what this transaction waits for, and its transaction-level advisory
-    /// locks go when it ends.
-    pub fn set_backend(&mut self, backend: u64) {
-        self.db.txns.bind_backend(backend, self.snapshot.xid, None);
-    }
-
-    /// Takes an advisory lock for `backend` (this transaction's): true when taken,
-    /// false when a `try` found it held; `Error::Deadlock` when waiting would close a
-    /// cycle.
-    pub fn advisory_lock(
-        &self,
-        backend: u64,
-        key: AdvisoryKey,
-        mode: AdvisoryMode,
-    ) -> Result<bool> {
-        self.check_open()?;
-        let got = self.db.txns.advisory_lock(
-            self.snapshot.xid,
-            backend,
-            key,
-            (mode.shared, mode.xact, mode.wait),
-            &|| false,
-        )?;
-        Ok(got.unwrap_or(false))
-    }
-}
-
 impl Database {
-    /// As `Transaction::advisory_lock`, for the running transaction `xid` of `backend`
-    /// (a SQL statement's, which holds no `Transaction` handle while it evaluates); a
-    /// wait gives up with None when `stop` says so (asked every 50 ms).
+    /// Takes an advisory lock for `backend`, whose running transaction is `xid` (a SQL
+    /// statement's, which holds no `Transaction` handle while it evaluates): true when
+    /// taken, false when a `try` found it held, `Error::Deadlock` when waiting would
+    /// close a cycle; a wait gives up with None when `stop` says so (asked every 50 ms).
     pub fn advisory_lock(
         &self,
         xid: u64,

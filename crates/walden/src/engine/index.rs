@@ -912,10 +912,9 @@ impl Transaction {
         // the row of that xid's latest insert): a heap table's rows carry the
         // savepoint's subtransaction.
         let logged_as = if access.uses_undo() { me } else { self.writer };
-        let subs = self.subs.clone();
         let own = crate::access::Own {
             xid: me,
-            subs: &subs,
+            subs: &self.subs,
         };
         // The schema is read once (it sits behind a lock), and each key is built from
         // the row's bytes without decoding the row; only a row that lacks a column added
