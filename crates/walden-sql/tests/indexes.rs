@@ -196,10 +196,24 @@ fn index_ddl_behaves_as_in_postgresql() {
     );
     assert_eq!(err(&mut s, "create table w (a int, unique (z))").0, "42703");
     assert_eq!(err(&mut s, "select * from w").0, "42P01");
-    // DDL does not run inside a transaction block.
+    // An index made inside a transaction block goes with its ROLLBACK.
     q(&mut s, "begin");
-    assert_eq!(err(&mut s, "create index u_c on u (c)").0, "25001");
+    q(&mut s, "create index u_c on u (c)");
+    assert_eq!(
+        q(
+            &mut s,
+            "select count(*) from pg_class where relname = 'u_c'"
+        ),
+        "1"
+    );
     q(&mut s, "rollback");
+    assert_eq!(
+        q(
+            &mut s,
+            "select count(*) from pg_class where relname = 'u_c'"
+        ),
+        "0"
+    );
     // REINDEX rebuilds, and queries read the same rows through the new tree.
     q(&mut s, "reindex table t; reindex index u_a_key");
     assert_eq!(q(&mut s, "select count(*) from t where v = 3"), "300");

@@ -11,6 +11,9 @@ use crate::sequence::{Sequence, Sequences};
 use crate::wal::payload::{finish, Payload};
 use crate::wal::{LogRecord, RecordOwner, RecordType, RedoCtx};
 
+mod changes;
+pub use changes::{hidden_name, is_hidden, DdlChange};
+
 /// How a table stores its rows, chosen per table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 pub enum TableKind {
@@ -88,6 +91,10 @@ pub struct Table {
     /// For a toast relation: the table whose values it holds (it has no name in the
     /// catalog's namespace: only `by_id` lists it).
     pub toast_of: Option<u32>,
+    /// The transaction that changed the table's definition (created, altered, dropped
+    /// it, or made or dropped one of its indexes) and has not ended; 0: none. Other
+    /// transactions wait for it before they use the table (docs/recovery.md rule 40).
+    pub ddl_xid: std::sync::atomic::AtomicU64,
 }
 
 /// What ANALYZE found in a table, for the planner's estimates: PostgreSQL's
@@ -658,6 +665,7 @@ impl Table {
             stats: Mutex::new(None),
             toast: Mutex::new(None),
             toast_of: None,
+            ddl_xid: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -1162,7 +1170,12 @@ impl Catalog {
         }
         out.extend_from_slice(&(self.indexes.len() as u32).to_le_bytes());
         for ix in self.indexes.values() {
-            ix.def().encode(out);
+            // An index hidden by a running drop is kept under its hidden name.
+            let mut def = ix.def();
+            if self.index_hidden(ix) && !is_hidden(&def.name) {
+                def.name = hidden_name(def.id, &def.name);
+            }
+            def.encode(out);
             let pages = ix.page_list();
             out.extend_from_slice(&(pages.len() as u64).to_le_bytes());
             for p in pages {
@@ -1287,6 +1300,7 @@ impl Catalog {
             }
             cat.insert_index(Index::new(def, pages))?;
         }
+        cat.rehide_indexes();
         // Views follow since format 10; an older checkpoint ends here.
         if r.remaining() > 0 {
             let n = r.u32()?;
@@ -1454,17 +1468,24 @@ pub fn toast_schema() -> Schema {
 /// A catalog record.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CatalogRecord {
+    /// Since format 25 a replaced view's old definition follows (what a rollback puts
+    /// back: docs/recovery.md rule 40).
     CreateView {
         replace: bool,
         view: ViewDef,
+        old: Option<ViewDef>,
     },
+    /// Since format 25 the dropped definition follows.
     DropView {
         name: String,
+        old: Option<ViewDef>,
     },
+    /// Since format 25 the old name and schema follow.
     AlterTable {
         table: u32,
         name: String,
         schema: Schema,
+        old: Option<(String, Schema)>,
     },
     CreateTable {
         table: u32,
@@ -1472,15 +1493,19 @@ pub enum CatalogRecord {
         schema: Schema,
         kind: TableKind,
     },
+    /// Since format 25 the table's name follows (empty before).
     DropTable {
         table: u32,
+        name: String,
     },
     CreateIndex {
         def: IndexDef,
         pages: Vec<u64>,
     },
+    /// Since format 25 the index's name follows (empty before).
     DropIndex {
         index: u32,
+        name: String,
     },
     ReplaceIndex {
         old: u32,
@@ -1517,6 +1542,28 @@ fn put_index(out: &mut Vec<u8>, def: &IndexDef, pages: &[u64]) {
     put_varint(out, pages.len() as u64);
     for p in pages {
         put_varint(out, *p);
+    }
+}
+
+/// A view's old definition in a record (format 25; absent in older records).
+fn put_old_view(out: &mut Vec<u8>, old: Option<&ViewDef>) {
+    match old {
+        Some(v) => {
+            out.push(1);
+            v.encode(out);
+        }
+        None => out.push(0),
+    }
+}
+
+fn read_old_view(r: &mut Reader) -> Result<Option<ViewDef>, String> {
+    if r.remaining() == 0 {
+        return Ok(None);
+    }
+    match r.u8()? {
+        0 => Ok(None),
+        1 => Ok(Some(ViewDef::decode(r)?)),
+        other => Err(format!("bad old-view flag {other}")),
     }
 }
 
@@ -1563,26 +1610,45 @@ impl Payload for CatalogRecord {
                 schema.encode(out);
                 out.push(kind.code());
             }
-            CatalogRecord::DropTable { table } => put_varint(out, *table as u64),
+            CatalogRecord::DropTable { table, name } => {
+                put_varint(out, *table as u64);
+                put_string(out, name);
+            }
             CatalogRecord::CreateIndex { def, pages } => put_index(out, def, pages),
-            CatalogRecord::DropIndex { index } => put_varint(out, *index as u64),
+            CatalogRecord::DropIndex { index, name } => {
+                put_varint(out, *index as u64);
+                put_string(out, name);
+            }
             CatalogRecord::ReplaceIndex { old, def, pages } => {
                 put_varint(out, *old as u64);
                 put_index(out, def, pages);
             }
-            CatalogRecord::CreateView { replace, view } => {
+            CatalogRecord::CreateView { replace, view, old } => {
                 out.push(*replace as u8);
                 view.encode(out);
+                put_old_view(out, old.as_ref());
             }
-            CatalogRecord::DropView { name } => put_string(out, name),
+            CatalogRecord::DropView { name, old } => {
+                put_string(out, name);
+                put_old_view(out, old.as_ref());
+            }
             CatalogRecord::AlterTable {
                 table,
                 name,
                 schema,
+                old,
             } => {
                 put_varint(out, *table as u64);
                 put_string(out, name);
                 schema.encode(out);
+                match old {
+                    Some((name, schema)) => {
+                        out.push(1);
+                        put_string(out, name);
+                        schema.encode(out);
+                    }
+                    None => out.push(0),
+                }
             }
             CatalogRecord::TableStats { table, stats } => {
                 put_varint(out, *table as u64);
@@ -1631,9 +1697,13 @@ impl CatalogRecord {
                 kind,
             }
         } else if t == DROP_TABLE {
-            CatalogRecord::DropTable {
-                table: r.varint32()?,
-            }
+            let table = r.varint32()?;
+            let name = if r.remaining() > 0 {
+                r.string()?
+            } else {
+                String::new()
+            };
+            CatalogRecord::DropTable { table, name }
         } else if t == CREATE_INDEX {
             let (def, pages) = read_index(&mut r)?;
             CatalogRecord::CreateIndex { def, pages }
@@ -1642,31 +1712,49 @@ impl CatalogRecord {
             let (def, pages) = read_index(&mut r)?;
             CatalogRecord::ReplaceIndex { old, def, pages }
         } else if t == DROP_INDEX {
-            CatalogRecord::DropIndex {
-                index: r.varint32()?,
-            }
+            let index = r.varint32()?;
+            let name = if r.remaining() > 0 {
+                r.string()?
+            } else {
+                String::new()
+            };
+            CatalogRecord::DropIndex { index, name }
         } else if t == CREATE_VIEW {
             let replace = match r.u8()? {
                 0 => false,
                 1 => true,
                 other => return Err(format!("create_view: bad replace flag {other}")),
             };
-            CatalogRecord::CreateView {
-                replace,
-                view: ViewDef::decode(&mut r)?,
-            }
+            let view = ViewDef::decode(&mut r)?;
+            let old = read_old_view(&mut r)?;
+            CatalogRecord::CreateView { replace, view, old }
         } else if t == DROP_VIEW {
-            CatalogRecord::DropView { name: r.string()? }
+            let name = r.string()?;
+            let old = read_old_view(&mut r)?;
+            CatalogRecord::DropView { name, old }
         } else if t == ALTER_TABLE {
             let table = r.varint32()?;
             let name = r.string()?;
             let mut at = r.pos();
             let schema = Schema::decode(payload, &mut at)?;
             r = Reader::new(payload, at);
+            // Format 25: the old definition (a flag, then a name and schema).
+            let old = match (r.remaining() > 0).then(|| r.u8()).transpose()? {
+                None | Some(0) => None,
+                Some(1) => {
+                    let old_name = r.string()?;
+                    let mut at = r.pos();
+                    let old_schema = Schema::decode(payload, &mut at)?;
+                    r = Reader::new(payload, at);
+                    Some((old_name, old_schema))
+                }
+                Some(other) => return Err(format!("alter_table: bad old-definition flag {other}")),
+            };
             CatalogRecord::AlterTable {
                 table,
                 name,
                 schema,
+                old,
             }
         } else if t == TABLE_STATS {
             CatalogRecord::TableStats {
@@ -1813,27 +1901,33 @@ impl RecordOwner for CatalogOwner {
                 schema.columns.len(),
                 kind.name()
             ),
-            CatalogRecord::DropTable { table } => format!("table {table}"),
+            CatalogRecord::DropTable { table, name } => format!("table {table} name {name:?}"),
             CatalogRecord::CreateIndex { def, pages } => describe_index(&def, &pages),
-            CatalogRecord::DropIndex { index } => format!("index {index}"),
+            CatalogRecord::DropIndex { index, name } => format!("index {index} name {name:?}"),
             CatalogRecord::ReplaceIndex { old, def, pages } => {
                 format!("old {old} {}", describe_index(&def, &pages))
             }
-            CatalogRecord::CreateView { replace, view } => format!(
-                "view {:?}{} columns {:?} query {:?}",
+            CatalogRecord::CreateView { replace, view, old } => format!(
+                "view {:?}{} columns {:?} query {:?}{}",
                 view.name,
                 if replace { " replace" } else { "" },
                 view.columns,
-                view.query
+                view.query,
+                if old.is_some() { " (old kept)" } else { "" }
             ),
-            CatalogRecord::DropView { name } => format!("view {name:?}"),
+            CatalogRecord::DropView { name, .. } => format!("view {name:?}"),
             CatalogRecord::AlterTable {
                 table,
                 name,
                 schema,
+                old,
             } => format!(
-                "table {table} name {name:?} columns {}",
-                schema.columns.len()
+                "table {table} name {name:?} columns {}{}",
+                schema.columns.len(),
+                old.as_ref().map_or(String::new(), |(n, s)| format!(
+                    " was {n:?} columns {}",
+                    s.columns.len()
+                ))
             ),
             CatalogRecord::TableStats { table, stats } => format!(
                 "table {table} rows {} pages {} distinct {:?}",
@@ -1867,14 +1961,10 @@ impl RecordOwner for CatalogOwner {
                     cat.insert(Table::new(table, &name, schema, kind, Vec::new()));
                 }
             }
-            CatalogRecord::DropTable { table } => {
-                // Its pages are free again, as the drop made them (released by the
-                // checkpoint that ends the open: nothing before it is replayed again).
-                if let Some(t) = ctx.catalog.remove(table) {
-                    ctx.pool
-                        .store()
-                        .free_pages(&t.pages_with_indexes(), rec.end_lsn(), 0);
-                }
+            CatalogRecord::DropTable { table, .. } => {
+                // Hidden until its transaction commits, when its pages are free
+                // again (docs/recovery.md rule 40).
+                ctx.catalog.hide_table(table);
             }
             CatalogRecord::CreateIndex { def, pages } => {
                 let cat = &mut *ctx.catalog;
@@ -1910,12 +2000,8 @@ impl RecordOwner for CatalogOwner {
                     ctx.pool.store().free_pages(&removed, rec.end_lsn(), 0);
                 }
             }
-            CatalogRecord::DropIndex { index } => {
-                if let Some(ix) = ctx.catalog.remove_index(index) {
-                    ctx.pool
-                        .store()
-                        .free_pages(&ix.page_list(), rec.end_lsn(), 0);
-                }
+            CatalogRecord::DropIndex { index, .. } => {
+                ctx.catalog.hide_index(index);
             }
             CatalogRecord::ReplaceIndex { old, def, pages } => {
                 let cat = &mut *ctx.catalog;
@@ -1940,7 +2026,7 @@ impl RecordOwner for CatalogOwner {
                     }
                 }
             }
-            CatalogRecord::CreateView { replace, view } => {
+            CatalogRecord::CreateView { replace, view, .. } => {
                 // As create_table: the checkpoint's catalog may be newer (the view made,
                 // replaced or dropped since, its name another relation's since): a
                 // view is put only where no table or index has its name.
@@ -1951,13 +2037,14 @@ impl RecordOwner for CatalogOwner {
                     cat.put_view(view).map_err(|r| ctx.corrupt(rec, r))?;
                 }
             }
-            CatalogRecord::DropView { name } => {
+            CatalogRecord::DropView { name, .. } => {
                 ctx.catalog.remove_view(&name);
             }
             CatalogRecord::AlterTable {
                 table,
                 name,
                 schema,
+                ..
             } => {
                 // The definition is whole, so redo sets it whenever the table is there
                 // and the name free. The checkpoint's catalog is read after its redo
@@ -2006,7 +2093,10 @@ pub(crate) mod tests {
                 schema: Schema::new(vec![Column::new("a", ColumnType::Int4)]),
                 kind: TableKind::Undo,
             },
-            CatalogRecord::DropTable { table: 4 },
+            CatalogRecord::DropTable {
+                table: 4,
+                name: "t".into(),
+            },
             CatalogRecord::CreateToast { table: 4, toast: 9 },
             CatalogRecord::CreateIndex {
                 def: IndexDef {
@@ -2021,7 +2111,10 @@ pub(crate) mod tests {
                 },
                 pages: vec![40, 41],
             },
-            CatalogRecord::DropIndex { index: 5 },
+            CatalogRecord::DropIndex {
+                index: 5,
+                name: "t_pkey".into(),
+            },
             CatalogRecord::TableStats {
                 table: 4,
                 stats: TableStats {
@@ -2037,8 +2130,16 @@ pub(crate) mod tests {
                     columns: vec!["a".into(), "b".into()],
                     query: "SELECT a, b FROM t".into(),
                 },
+                old: Some(ViewDef {
+                    name: "v".into(),
+                    columns: vec!["a".into()],
+                    query: "SELECT a FROM t".into(),
+                }),
             },
-            CatalogRecord::DropView { name: "v".into() },
+            CatalogRecord::DropView {
+                name: "v".into(),
+                old: None,
+            },
             CatalogRecord::CreateRole {
                 role: sample_role("alice"),
             },
@@ -2068,6 +2169,13 @@ pub(crate) mod tests {
                         ..Column::new("c", ColumnType::Int4)
                     },
                 ]),
+                old: Some((
+                    "t".into(),
+                    Schema::new(vec![
+                        Column::new("a", ColumnType::Int4),
+                        Column::new("b", ColumnType::Text),
+                    ]),
+                )),
             },
             CatalogRecord::ReplaceIndex {
                 old: 5,

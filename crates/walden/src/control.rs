@@ -26,8 +26,13 @@ use crate::wal::{WalCompression, WalPosition};
 pub const CONTROL_MAGIC: &[u8; 8] = b"WALDNCTL";
 pub const CHECKPOINT_MAGIC: &[u8; 8] = b"WALDNCKP";
 /// The on-disk format version this build writes (docs/format.md).
-pub const FORMAT_VERSION: u32 = 24;
-/// The oldest format version this build still reads. Format 24 added subtransactions
+pub const FORMAT_VERSION: u32 = 25;
+/// The oldest format version this build still reads. Format 25 made catalog changes
+/// transactional: `drop_table`, `drop_index`, `drop_sequence` records carry the name,
+/// `alter_table`, `create_view` and `drop_view` the old definition, and a checkpoint
+/// may hold relations under hidden names (dropped by a transaction still running); an
+/// older build would refuse such records, and a format 5 to 24 database has none (its
+/// catalog records all committed at once). Format 24 added subtransactions
 /// (savepoints): a `commit` or `abort` record may list the subtransactions that end with
 /// it; an older build would refuse such a record as corrupt, and a format 5 to 23
 /// database has none (its records are empty). Format 23 added column privileges

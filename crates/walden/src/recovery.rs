@@ -10,6 +10,7 @@ use std::sync::Arc;
 use crate::access::undo_table::CrashUndo;
 use crate::buffer::BufferPool;
 use crate::catalog::Catalog;
+use crate::catalog::DdlChange;
 use crate::clog::{Clog, XidStatus};
 use crate::control::{CheckpointData, Control};
 use crate::error::{Error, Result};
@@ -203,8 +204,13 @@ pub(crate) fn recover(
     };
     // Each transaction's latest insert record's rows, for `btree_insert_row` (rule 31).
     let mut rows: HashMap<u64, LoggedRows> = HashMap::new();
+    // Each transaction's catalog changes (rule 40), from where the checkpoint says a
+    // running one began: finished at its commit, taken back at its abort or, if it never
+    // ended, once the log is read.
+    let mut ddl = DdlLog::default();
     while let Some(rec) = reader.next()? {
         crash_undo.note(&rec).map_err(|r| corrupt(&rec, r))?;
+        let ended = ddl.note(&rec).map_err(|r| corrupt(&rec, r))?;
         if ends_transaction(rec.rtype) {
             finished.insert(rec.xid);
             rows.remove(&rec.xid);
@@ -254,7 +260,26 @@ pub(crate) fn recover(
         if ends_transaction(rec.rtype) {
             catalog.settle_roles(rec.xid, rec.rtype == COMMIT);
         }
+        // Catalog changes end with their transaction (an end before the redo point is
+        // in the checkpoint's catalog already).
+        if let Some(changes) = ended {
+            let freed = if rec.rtype == COMMIT {
+                catalog
+                    .finish_drops(&changes)
+                    .into_iter()
+                    .flat_map(|(pages, _)| pages)
+                    .collect()
+            } else {
+                catalog.revert(&changes)
+            };
+            store.free_pages(&freed, rec.end_lsn(), 0);
+        }
     }
+    // Transactions that never ended: their catalog changes are taken back.
+    let (unfinished, changes) = ddl.unfinished();
+    let freed = catalog.revert(&changes);
+    store.free_pages(&freed, reader.end_position().lsn, 0);
+    seen.extend(unfinished.into_iter().filter(|x| !finished.contains(x)));
     catalog.drop_unsettled_roles();
     let mut end = reader.end_position();
     if let Some(why) = reader.dropped() {
@@ -433,4 +458,44 @@ fn sync_wal_from(vfs: &Arc<dyn Vfs>, wal_dir: &Path, first: u64) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Each transaction's catalog changes as recovery reads them (docs/recovery.md rule
+/// 40), by the xid that logged them (a subtransaction's own).
+#[derive(Default)]
+struct DdlLog {
+    by_xid: HashMap<u64, Vec<(u64, DdlChange)>>,
+}
+
+impl DdlLog {
+    /// Notes a record's catalog change; when the record ends a transaction (and the
+    /// subtransactions it lists), returns their changes, oldest first.
+    fn note(&mut self, rec: &LogRecord) -> std::result::Result<Option<Vec<DdlChange>>, String> {
+        if let Some(change) = DdlChange::of_record(rec)? {
+            self.by_xid
+                .entry(rec.xid)
+                .or_default()
+                .push((rec.lsn, change));
+        }
+        if !ends_transaction(rec.rtype) || self.by_xid.is_empty() {
+            return Ok(None);
+        }
+        let mut all = self.by_xid.remove(&rec.xid).unwrap_or_default();
+        for x in decode_subs(rec)? {
+            all.extend(self.by_xid.remove(&x).unwrap_or_default());
+        }
+        if all.is_empty() {
+            return Ok(None);
+        }
+        all.sort_by_key(|(lsn, _)| *lsn);
+        Ok(Some(all.into_iter().map(|(_, c)| c).collect()))
+    }
+
+    /// The xids whose end was never read, and their changes, oldest first.
+    fn unfinished(self) -> (Vec<u64>, Vec<DdlChange>) {
+        let xids = self.by_xid.keys().copied().collect();
+        let mut all: Vec<(u64, DdlChange)> = self.by_xid.into_values().flatten().collect();
+        all.sort_by_key(|(lsn, _)| *lsn);
+        (xids, all.into_iter().map(|(_, c)| c).collect())
+    }
 }

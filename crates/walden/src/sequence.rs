@@ -423,6 +423,12 @@ impl Sequence {
         self.lock().def.name.clone()
     }
 
+    /// Gives the sequence another name (the catalog files it under it: a drop's hidden
+    /// name, or its own back).
+    pub(crate) fn set_name(&self, name: String) {
+        self.lock().def.name = name;
+    }
+
     /// Takes the next `def.cache` values. `log` appends the record of what the counter
     /// is logged as (when the log does not cover the values) and returns its end LSN;
     /// it runs under the sequence's lock, so records of one sequence are in counter
@@ -627,10 +633,23 @@ pub const SEQUENCE_VALUES: RecordType = RecordType::new(44, "sequence_values", 0
 /// A sequence record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SequenceRecord {
-    Create { def: SequenceDef, state: SeqState },
-    Alter { def: SequenceDef, state: SeqState },
-    Drop { id: u32 },
-    Values { id: u32, state: SeqState },
+    Create {
+        def: SequenceDef,
+        state: SeqState,
+    },
+    Alter {
+        def: SequenceDef,
+        state: SeqState,
+    },
+    /// Since format 25 the sequence's name follows (empty before).
+    Drop {
+        id: u32,
+        name: String,
+    },
+    Values {
+        id: u32,
+        state: SeqState,
+    },
 }
 
 impl Payload for SequenceRecord {
@@ -649,7 +668,10 @@ impl Payload for SequenceRecord {
                 def.encode(out);
                 state.encode(out);
             }
-            SequenceRecord::Drop { id } => put_varint(out, *id as u64),
+            SequenceRecord::Drop { id, name } => {
+                put_varint(out, *id as u64);
+                put_string(out, name);
+            }
             SequenceRecord::Values { id, state } => {
                 put_varint(out, *id as u64);
                 state.encode(out);
@@ -679,7 +701,13 @@ impl SequenceRecord {
                 SequenceRecord::Alter { def, state }
             }
         } else if t == DROP_SEQUENCE {
-            SequenceRecord::Drop { id: r.varint32()? }
+            let id = r.varint32()?;
+            let name = if r.remaining() > 0 {
+                r.string()?
+            } else {
+                String::new()
+            };
+            SequenceRecord::Drop { id, name }
         } else if t == SEQUENCE_VALUES {
             SequenceRecord::Values {
                 id: r.varint32()?,
@@ -745,7 +773,7 @@ impl RecordOwner for SequenceOwner {
             SequenceRecord::Create { def, state } | SequenceRecord::Alter { def, state } => {
                 describe_def(&def, &state)
             }
-            SequenceRecord::Drop { id } => format!("sequence {id}"),
+            SequenceRecord::Drop { id, name } => format!("sequence {id} name {name:?}"),
             SequenceRecord::Values { id, state } => format!(
                 "sequence {id} at {}{}",
                 state.last_value,
@@ -784,8 +812,9 @@ impl RecordOwner for SequenceOwner {
                 }
                 cat.sequence_renamed(seq.id, &old);
             }
-            SequenceRecord::Drop { id } => {
-                cat.remove_sequence(id);
+            SequenceRecord::Drop { id, .. } => {
+                // Hidden until its transaction commits (docs/recovery.md rule 40).
+                cat.hide_sequence(id);
             }
             SequenceRecord::Values { id, state } => {
                 if let Some(seq) = cat.sequences.by_id(id) {
@@ -830,7 +859,10 @@ pub(crate) mod tests {
                     is_called: true,
                 },
             },
-            SequenceRecord::Drop { id: 7 },
+            SequenceRecord::Drop {
+                id: 7,
+                name: "s".into(),
+            },
             SequenceRecord::Values {
                 id: 7,
                 state: SeqState {

@@ -328,28 +328,16 @@ impl Session {
         table_kind: Option<(String, sqlparser::tokenizer::Location)>,
         rows: Option<&mut dyn RowSink>,
     ) -> SqlResult<Output> {
-        let needs_no_block = match stmt {
-            Statement::CreateTable(_) => Some("CREATE TABLE"),
-            Statement::CreateIndex(_) => Some("CREATE INDEX"),
-            Statement::AlterTable(_) => Some("ALTER TABLE"),
-            Statement::Drop {
-                object_type: ast::ObjectType::Index,
-                ..
-            } => Some("DROP INDEX"),
-            Statement::Drop {
-                object_type: ast::ObjectType::View,
-                ..
-            } => Some("DROP VIEW"),
-            Statement::Drop { .. } => Some("DROP TABLE"),
-            Statement::CreateView(_) => Some("CREATE VIEW"),
-            _ => None,
-        };
-        if let Some(what) = needs_no_block {
-            if matches!(self.txn, TxnState::Block(_)) {
-                let e = no_block(what);
-                return Err(self.fail(e));
-            }
-            return self.without_transaction(stmt, table_kind);
+        let ddl = matches!(
+            stmt,
+            Statement::CreateTable(_)
+                | Statement::CreateIndex(_)
+                | Statement::AlterTable(_)
+                | Statement::Drop { .. }
+                | Statement::CreateView(_)
+        );
+        if ddl {
+            return self.transactional(|s, t| s.ddl_in(t, stmt, table_kind));
         }
         self.transactional(|s, t| s.in_transaction(t, stmt, rows))
     }

@@ -306,7 +306,7 @@ fn no_block(what: &str) -> SqlError {
         code::ACTIVE_TRANSACTION,
         format!("{what} cannot run inside a transaction block"),
     )
-    .with_hint("Walden's DDL and VACUUM commit on their own; run them outside BEGIN ... COMMIT.")
+    .with_hint("In Walden this command commits on its own; run it outside BEGIN ... COMMIT.")
 }
 
 fn aborted() -> SqlError {

@@ -228,17 +228,20 @@ impl Session {
         }
     }
 
-    pub(super) fn without_transaction(
+    /// A catalog change (CREATE, ALTER, DROP of tables, indexes and views) in the
+    /// session's transaction: inside a block, ROLLBACK takes it back
+    /// (docs/recovery.md rule 40).
+    pub(super) fn ddl_in(
         &mut self,
+        t: &mut Transaction,
         stmt: &Statement,
         table_kind: Option<(String, sqlparser::tokenizer::Location)>,
     ) -> SqlResult<Output> {
-        let sync = self.settings.now().synchronous_commit;
         let default_kind = self.settings.now().default_table_kind;
         let mut cx = self.ctx();
         match stmt {
             Statement::CreateTable(ct) => {
-                ddl::create_table(&mut cx, ct, table_kind, default_kind, sync)
+                ddl::create_table(&mut cx, t, ct, table_kind, default_kind)
             }
             Statement::Drop {
                 object_type: ast::ObjectType::View,
@@ -246,17 +249,17 @@ impl Session {
                 names,
                 cascade,
                 ..
-            } => crate::ddl::view::drop_views(&mut cx, *if_exists, names, *cascade),
+            } => crate::ddl::view::drop_views(&mut cx, t, *if_exists, names, *cascade),
             Statement::Drop {
                 object_type,
                 if_exists,
                 names,
                 cascade,
                 ..
-            } => ddl::drop(&mut cx, *object_type, *if_exists, names, *cascade),
-            Statement::CreateView(cv) => crate::ddl::view::create_view(&mut cx, cv),
-            Statement::CreateIndex(ci) => ddl::create_index(&mut cx, ci),
-            Statement::AlterTable(at) => crate::alter::alter_table(&mut cx, at),
+            } => ddl::drop(&mut cx, t, *object_type, *if_exists, names, *cascade),
+            Statement::CreateView(cv) => crate::ddl::view::create_view(&mut cx, t, cv),
+            Statement::CreateIndex(ci) => ddl::create_index(&mut cx, t, ci),
+            Statement::AlterTable(at) => crate::alter::alter_table(&mut cx, t, at),
             other => Err(unsupported_statement(other)),
         }
     }

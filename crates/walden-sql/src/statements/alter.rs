@@ -1,12 +1,13 @@
 //! ALTER TABLE: columns added (no rewrite: rows stored before read the column's missing
 //! value), dropped (hidden, never rewritten), renamed; the table renamed; defaults and
 //! NOT NULL set or dropped; keys added (ADD PRIMARY KEY / UNIQUE build a unique index)
-//! and dropped. Each operation commits on its own, as Walden's DDL does.
+//! and dropped. Every operation is part of the session's transaction: inside a block
+//! a ROLLBACK takes it back (docs/recovery.md rule 40).
 
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{self, AlterColumnOperation, AlterTableOperation as Op, Spanned};
-use walden::{AlterOp, Column, Database, RowShape, Rows, Schema, Value};
+use walden::{AlterOp, Column, Database, RowShape, Rows, Schema, Transaction, Value};
 
 use crate::catalog::{ident_name, object_name, Catalog, Scope};
 use crate::ddl::{add_key, column_of, key_constraint};
@@ -79,8 +80,7 @@ fn contains_nulls(column: &str, table: &str) -> SqlError {
 
 /// Whether a visible row of the table has NULL in visible column `at` (any row, when
 /// `at` is None).
-fn any_row(db: &Database, table: &str, at: Option<usize>) -> SqlResult<bool> {
-    let mut t = db.begin();
+fn any_row(t: &mut Transaction, table: &str, at: Option<usize>) -> SqlResult<bool> {
     let mut found = false;
     t.read(Rows::Table(table), RowShape::default(), |_, row| {
         found = at.is_none_or(|i| matches!(row.get(i), Some(Value::Null)));
@@ -90,20 +90,23 @@ fn any_row(db: &Database, table: &str, at: Option<usize>) -> SqlResult<bool> {
             ControlFlow::Continue(())
         })
     })?;
-    t.rollback()?;
     Ok(found)
 }
 
 /// ALTER TABLE [IF EXISTS] name operation, ...
-pub(crate) fn alter_table(cx: &mut Ctx, at: &ast::AlterTable) -> SqlResult<Output> {
+pub(crate) fn alter_table(
+    cx: &mut Ctx,
+    t: &mut Transaction,
+    at: &ast::AlterTable,
+) -> SqlResult<Output> {
     let mut out = Output::tag("ALTER TABLE");
     let Some(mut table) = target(cx, at, &mut out)? else {
         return Ok(out);
     };
-    // Each operation commits on its own (Walden's DDL commits at once): one that fails
-    // leaves the ones before it applied.
+    // One that fails fails the statement, whose transaction takes back the ones
+    // before it.
     for op in &at.operations {
-        if let Some(to) = alter_one(cx, &table, op, &mut out)? {
+        if let Some(to) = alter_one(cx, t, &table, op, &mut out)? {
             table = to;
         }
     }
@@ -139,7 +142,13 @@ fn target(cx: &mut Ctx, at: &ast::AlterTable, out: &mut Output) -> SqlResult<Opt
 }
 
 /// One operation of ALTER TABLE; the table's new name if it renamed the table.
-fn alter_one(cx: &mut Ctx, table: &str, op: &Op, out: &mut Output) -> SqlResult<Option<String>> {
+fn alter_one(
+    cx: &mut Ctx,
+    t: &mut Transaction,
+    table: &str,
+    op: &Op,
+    out: &mut Output,
+) -> SqlResult<Option<String>> {
     let schema = cx.db.schema(table)?;
     match op {
         Op::AddConstraint {
@@ -147,25 +156,27 @@ fn alter_one(cx: &mut Ctx, table: &str, op: &Op, out: &mut Output) -> SqlResult<
             ..
         } => {
             let name = cc.name.as_ref().map(ident_name);
-            add_check(cx, table, &schema, name, &cc.expr)?;
+            add_check(t, table, &schema, name, &cc.expr)?;
         }
         Op::AddConstraint {
             constraint: ast::TableConstraint::ForeignKey(fk),
             ..
         } => {
             let w = crate::fkeys::ddl::written(fk.name.as_ref().map(ident_name), fk)?;
-            crate::fkeys::ddl::add(cx.db, &cx.auth, table, &[w], true)?;
+            crate::fkeys::ddl::add(cx.db, t, &cx.auth, table, &[w], true)?;
         }
-        Op::AddConstraint { constraint, .. } => add_key_constraint(cx, table, &schema, constraint)?,
+        Op::AddConstraint { constraint, .. } => {
+            add_key_constraint(cx, t, table, &schema, constraint)?
+        }
         Op::DropConstraint {
             if_exists, name, ..
-        } => drop_constraint(cx, table, *if_exists, &ident_name(name))?,
+        } => drop_constraint(cx, t, table, *if_exists, &ident_name(name))?,
         Op::AddColumn {
             if_not_exists,
             column_def,
             column_position: None,
             ..
-        } => add_column(cx, table, &schema, column_def, *if_not_exists, out)?,
+        } => add_column(cx, t, table, &schema, column_def, *if_not_exists, out)?,
         Op::DropColumn {
             column_names,
             if_exists,
@@ -174,7 +185,7 @@ fn alter_one(cx: &mut Ctx, table: &str, op: &Op, out: &mut Output) -> SqlResult<
         } => {
             let cascade = matches!(drop_behavior, Some(ast::DropBehavior::Cascade));
             for c in column_names {
-                drop_column(cx, table, &ident_name(c), *if_exists, cascade, out)?;
+                drop_column(cx, t, table, &ident_name(c), *if_exists, cascade, out)?;
             }
         }
         Op::RenameColumn {
@@ -182,16 +193,16 @@ fn alter_one(cx: &mut Ctx, table: &str, op: &Op, out: &mut Output) -> SqlResult<
             new_column_name,
         } => {
             let (from, to) = (ident_name(old_column_name), ident_name(new_column_name));
-            rename_column(cx, table, &schema, &from, &to)?;
+            rename_column(cx, t, table, &schema, &from, &to)?;
         }
         Op::RenameTable { table_name } => {
             let (ast::RenameTableNameKind::To(n) | ast::RenameTableNameKind::As(n)) = table_name;
             let to = object_name(n)?;
-            rename_table(cx, table, &to)?;
+            rename_table(cx, t, table, &to)?;
             return Ok(Some(to));
         }
         Op::AlterColumn { column_name, op } => {
-            alter_column(cx, table, &schema, &ident_name(column_name), op)?
+            alter_column(cx, t, table, &schema, &ident_name(column_name), op)?
         }
         other => {
             return Err(SqlError::unsupported(format!(
@@ -206,6 +217,7 @@ fn alter_one(cx: &mut Ctx, table: &str, op: &Op, out: &mut Output) -> SqlResult<
 /// ADD [CONSTRAINT name] PRIMARY KEY (...) | UNIQUE (...): the key's unique index.
 fn add_key_constraint(
     cx: &mut Ctx,
+    t: &mut Transaction,
     table: &str,
     schema: &Schema,
     constraint: &ast::TableConstraint,
@@ -226,18 +238,18 @@ fn add_key_constraint(
         ));
     }
     let made_not_null = if key.primary {
-        set_not_null_for_key(cx, table, schema, &key.columns)?
+        set_not_null_for_key(t, table, schema, &key.columns)?
     } else {
         Vec::new()
     };
-    if let Err(e) = add_key(cx, table, &key) {
+    if let Err(e) = add_key(cx, t, table, &key) {
         // All or nothing: the columns take NULLs again.
         for column in made_not_null {
             let op = AlterOp::SetNullable {
                 column,
                 nullable: true,
             };
-            let _ = cx.db.alter_table(table, &op);
+            let _ = t.alter_table(table, &op);
         }
         return Err(e);
     }
@@ -247,7 +259,7 @@ fn add_key_constraint(
 /// ADD PRIMARY KEY makes its columns NOT NULL first, as PostgreSQL does (refusing when
 /// a row holds a NULL there). Returns the columns it changed.
 fn set_not_null_for_key(
-    cx: &mut Ctx,
+    t: &mut Transaction,
     table: &str,
     schema: &Schema,
     columns: &[String],
@@ -256,10 +268,10 @@ fn set_not_null_for_key(
     for c in columns {
         let at = schema.columns.iter().position(|x| x.name == *c);
         if let Some(i) = at.filter(|&i| schema.columns[i].nullable) {
-            if any_row(cx.db, table, Some(i))? {
+            if any_row(t, table, Some(i))? {
                 return Err(contains_nulls(c, table));
             }
-            cx.db.alter_table(
+            t.alter_table(
                 table,
                 &AlterOp::SetNullable {
                     column: c.clone(),
@@ -283,7 +295,7 @@ fn checks_expr(c: &walden::Constraint) -> SqlResult<ast::Expr> {
 
 /// ADD [CONSTRAINT name] CHECK (expr): every stored row must pass it first.
 fn add_check(
-    cx: &mut Ctx,
+    t: &mut Transaction,
     table: &str,
     schema: &Schema,
     name: Option<String>,
@@ -299,14 +311,20 @@ fn add_check(
     }
     let list = crate::ddl::named_checks(table, schema, &[(name, e.clone())])?;
     for c in list {
-        crate::checks::verify_rows(cx.db, table, schema, &c.name, e)?;
-        cx.db.alter_table(table, &AlterOp::AddConstraint(c))?;
+        crate::checks::verify_rows(t, table, schema, &c.name, e)?;
+        t.alter_table(table, &AlterOp::AddConstraint(c))?;
     }
     Ok(())
 }
 
 /// DROP CONSTRAINT name: a CHECK constraint, or a key (its unique index goes).
-fn drop_constraint(cx: &mut Ctx, table: &str, if_exists: bool, name: &str) -> SqlResult<()> {
+fn drop_constraint(
+    cx: &mut Ctx,
+    t: &mut Transaction,
+    table: &str,
+    if_exists: bool,
+    name: &str,
+) -> SqlResult<()> {
     if cx
         .db
         .schema(table)?
@@ -314,8 +332,7 @@ fn drop_constraint(cx: &mut Ctx, table: &str, if_exists: bool, name: &str) -> Sq
         .iter()
         .any(|c| c.name == name)
     {
-        cx.db
-            .alter_table(table, &AlterOp::DropConstraint(name.to_string()))?;
+        t.alter_table(table, &AlterOp::DropConstraint(name.to_string()))?;
         return Ok(());
     }
     let found = cx
@@ -324,7 +341,7 @@ fn drop_constraint(cx: &mut Ctx, table: &str, if_exists: bool, name: &str) -> Sq
         .into_iter()
         .find(|i| i.name == name && i.unique);
     match found {
-        Some(_) => cx.db.drop_index(name)?,
+        Some(_) => t.drop_index(name)?,
         None if if_exists => {}
         None => {
             return Err(SqlError::new(
@@ -359,6 +376,7 @@ fn missing_value(cx: &mut Ctx, col: &Column) -> SqlResult<Option<Vec<u8>>> {
 
 fn add_column(
     cx: &mut Ctx,
+    t: &mut Transaction,
     table: &str,
     schema: &Schema,
     def: &ast::ColumnDef,
@@ -383,7 +401,7 @@ fn add_column(
         return Err(column_exists(&col.name, table));
     }
     col.missing = missing_value(cx, &col)?;
-    if !col.nullable && col.missing.is_none() && any_row(cx.db, table, None)? {
+    if !col.nullable && col.missing.is_none() && any_row(t, table, None)? {
         return Err(contains_nulls(&col.name, table));
     }
     if keys.iter().any(|k| k.primary) && cx.db.indexes(table)?.iter().any(|i| i.primary) {
@@ -393,32 +411,32 @@ fn add_column(
         ));
     }
     let name = col.name.clone();
-    cx.db.alter_table(table, &AlterOp::AddColumn(col))?;
+    t.alter_table(table, &AlterOp::AddColumn(col))?;
     let added = cx.db.schema(table)?;
     let checks = crate::ddl::named_checks(table, &added, &checks);
     let checks = checks.and_then(|list| {
         for c in &list {
             let e = &checks_expr(c)?;
-            crate::checks::verify_rows(cx.db, table, &added, &c.name, e)?;
+            crate::checks::verify_rows(t, table, &added, &c.name, e)?;
         }
         for c in list {
-            cx.db.alter_table(table, &AlterOp::AddConstraint(c))?;
+            t.alter_table(table, &AlterOp::AddConstraint(c))?;
         }
         Ok(())
     });
     if let Err(e) = checks {
-        let _ = cx.db.alter_table(table, &AlterOp::DropColumn(name.clone()));
+        let _ = t.alter_table(table, &AlterOp::DropColumn(name.clone()));
         return Err(e);
     }
     for key in &keys {
-        if let Err(e) = add_key(cx, table, key) {
+        if let Err(e) = add_key(cx, t, table, key) {
             // The column goes again: ADD COLUMN is all or nothing.
-            let _ = cx.db.alter_table(table, &AlterOp::DropColumn(name.clone()));
+            let _ = t.alter_table(table, &AlterOp::DropColumn(name.clone()));
             return Err(e);
         }
     }
-    if let Err(e) = crate::fkeys::ddl::add(cx.db, &cx.auth, table, &fkeys, true) {
-        let _ = cx.db.alter_table(table, &AlterOp::DropColumn(name.clone()));
+    if let Err(e) = crate::fkeys::ddl::add(cx.db, t, &cx.auth, table, &fkeys, true) {
+        let _ = t.alter_table(table, &AlterOp::DropColumn(name.clone()));
         return Err(e);
     }
     Ok(())
@@ -426,6 +444,7 @@ fn add_column(
 
 fn drop_column(
     cx: &mut Ctx,
+    t: &mut Transaction,
     table: &str,
     column: &str,
     if_exists: bool,
@@ -456,7 +475,7 @@ fn drop_column(
         let views =
             crate::ddl::view::with_dependents(cx.db, &broken, "view", true, &mut out.notices)?;
         for v in views {
-            cx.db.drop_view(&v)?;
+            t.drop_view(&v)?;
         }
     }
     // Foreign keys of the table over the column go with it, as in PostgreSQL; one that
@@ -476,17 +495,15 @@ fn drop_column(
                 k.name, k.table
             ));
         }
-        cx.db
-            .alter_table(&k.table, &AlterOp::DropConstraint(k.name.clone()))?;
+        t.alter_table(&k.table, &AlterOp::DropConstraint(k.name.clone()))?;
     }
     // CHECK constraints that name the column go with it, as in PostgreSQL.
     let mut without = schema.clone();
     without.columns.retain(|c| c.name != column);
     for c in crate::checks::broken(table, &without) {
-        cx.db.alter_table(table, &AlterOp::DropConstraint(c))?;
+        t.alter_table(table, &AlterOp::DropConstraint(c))?;
     }
-    cx.db
-        .alter_table(table, &AlterOp::DropColumn(column.to_string()))?;
+    t.alter_table(table, &AlterOp::DropColumn(column.to_string()))?;
     Ok(())
 }
 
@@ -510,6 +527,7 @@ fn refuse_if_views_break(db: &Database, table: &str, column: Option<&str>) -> Sq
 
 fn rename_column(
     cx: &mut Ctx,
+    t: &mut Transaction,
     table: &str,
     schema: &Schema,
     from: &str,
@@ -542,7 +560,7 @@ fn rename_column(
         ))
         .with_hint("Drop the constraint, rename, and add it again."));
     }
-    cx.db.alter_table(
+    t.alter_table(
         table,
         &AlterOp::RenameColumn {
             from: from.to_string(),
@@ -552,7 +570,7 @@ fn rename_column(
     Ok(())
 }
 
-fn rename_table(cx: &mut Ctx, table: &str, to: &str) -> SqlResult<()> {
+fn rename_table(cx: &mut Ctx, t: &mut Transaction, table: &str, to: &str) -> SqlResult<()> {
     if cx.db.relation_exists(to) || cx.db.view(to).is_some() {
         return Err(SqlError::new(
             code::DUPLICATE_TABLE,
@@ -567,12 +585,13 @@ fn rename_table(cx: &mut Ctx, table: &str, to: &str) -> SqlResult<()> {
         ))
         .with_hint("Drop the constraint, rename, and add it again."));
     }
-    cx.db.alter_table(table, &AlterOp::Rename(to.to_string()))?;
+    t.alter_table(table, &AlterOp::Rename(to.to_string()))?;
     Ok(())
 }
 
 fn alter_column(
     cx: &mut Ctx,
+    t: &mut Transaction,
     table: &str,
     schema: &Schema,
     column: &str,
@@ -605,7 +624,7 @@ fn alter_column(
             default: None,
         },
         AlterColumnOperation::SetNotNull => {
-            if any_row(cx.db, table, Some(at))? {
+            if any_row(t, table, Some(at))? {
                 return Err(contains_nulls(column, table));
             }
             AlterOp::SetNullable {
@@ -632,7 +651,7 @@ fn alter_column(
             )))
         }
     };
-    cx.db.alter_table(table, &change)?;
+    t.alter_table(table, &change)?;
     Ok(())
 }
 

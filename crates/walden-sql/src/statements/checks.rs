@@ -186,14 +186,13 @@ pub(crate) fn verify(
 /// Whether every visible row of the table passes a new CHECK (ALTER TABLE ADD
 /// CONSTRAINT); the 23514 error PostgreSQL gives when one does not.
 pub(crate) fn verify_rows(
-    db: &walden::Database,
+    t: &mut walden::Transaction,
     table: &str,
     schema: &Schema,
     name: &str,
     e: &ast::Expr,
 ) -> SqlResult<()> {
     let expr = bind(table, schema, e)?;
-    let mut t = db.begin();
     let mut failed = false;
     t.read(Rows::Table(table), RowShape::default(), |_, row| {
         failed = !passes(&expr, &row)?;
@@ -203,7 +202,6 @@ pub(crate) fn verify_rows(
             ControlFlow::Continue(())
         })
     })?;
-    t.rollback()?;
     if failed {
         return Err(SqlError::new(
             "23514",

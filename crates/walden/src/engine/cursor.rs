@@ -109,7 +109,7 @@ impl Reader<'_> {
         needed: Option<Vec<bool>>,
         capacity: usize,
     ) -> Result<TableCursor> {
-        let t = self.txn.db.table(table)?;
+        let t = self.txn.table(table)?;
         Ok(TableCursor {
             schema: t.schema(),
             pages: t.page_list(),

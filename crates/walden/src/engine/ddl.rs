@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{check_name, Database, MAX_COLUMNS};
+use super::{check_name, Database, Transaction, MAX_COLUMNS};
 use crate::catalog::{CatalogRecord, Table, TableStats, ViewDef};
 use crate::error::{Error, Result};
 use crate::schema::{Column, Constraint, Schema};
@@ -57,61 +57,31 @@ fn taken(schema: &Schema, name: &str) -> bool {
 }
 
 impl Database {
-    /// Creates a view (committed at once), or replaces the one of that name if
-    /// `replace`. The name must be no table's or index's. `acl`, when given, is a new
-    /// view's owner and access control list (a replaced view keeps its own).
+    /// Creates a view, or replaces the one of that name if `replace`, committed at once
+    /// (`Transaction::create_view`).
     pub fn create_view(
         &self,
         view: ViewDef,
         replace: bool,
         acl: Option<crate::privilege::ObjectAcl>,
     ) -> Result<()> {
-        check_name("view", &view.name)?;
-        let inner = &self.handle.inner;
-        let mut cat = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
-        if cat.by_name.contains_key(&view.name) || cat.index_names.contains_key(&view.name) {
-            return Err(Error::TableExists(view.name));
-        }
-        if !replace && cat.views.contains_key(&view.name) {
-            return Err(Error::TableExists(view.name));
-        }
-        let acl = acl.filter(|_| !cat.views.contains_key(&view.name));
         let mut tx = self.begin();
-        tx.log(&CatalogRecord::CreateView {
-            replace,
-            view: view.clone(),
-        })?;
-        if let Some(acl) = &acl {
-            tx.log(&crate::privilege::PrivilegeRecord::SetAcl {
-                kind: crate::privilege::ObjectKind::Relation,
-                name: view.name.clone(),
-                acl: Some(acl.clone()),
-            })?;
-        }
-        tx.commit_inner()?;
-        let name = view.name.clone();
-        cat.put_view(view).map_err(Error::InvalidOption)?;
-        if let Some(acl) = acl {
-            cat.privileges_mut()
-                .set(crate::privilege::ObjectKind::Relation, &name, Some(acl));
-        }
-        Ok(())
+        tx.create_view(view, replace, acl)?;
+        tx.commit()
     }
 
-    /// Drops a view (committed at once).
+    /// Drops a view, committed at once.
     pub fn drop_view(&self, name: &str) -> Result<()> {
-        let inner = &self.handle.inner;
-        let mut cat = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
-        if !cat.views.contains_key(name) {
-            return Err(Error::NoSuchTable(name.to_string()));
-        }
         let mut tx = self.begin();
-        tx.log(&CatalogRecord::DropView {
-            name: name.to_string(),
-        })?;
-        tx.commit_inner()?;
-        cat.remove_view(name);
-        Ok(())
+        tx.drop_view(name)?;
+        tx.commit()
+    }
+
+    /// Changes a table, committed at once (`Transaction::alter_table`).
+    pub fn alter_table(&self, name: &str, op: &AlterOp) -> Result<()> {
+        let mut tx = self.begin();
+        tx.alter_table(name, op)?;
+        tx.commit()
     }
 
     /// Keeps what ANALYZE found in a table (committed at once, logged so that it
@@ -203,14 +173,78 @@ impl Database {
     pub fn views(&self) -> Vec<ViewDef> {
         self.catalog_read().views.values().cloned().collect()
     }
+}
 
-    /// Changes a table (committed at once): statements changing the table wait while it
-    /// is altered (the table's DDL lock), and the new definition is logged whole.
-    pub fn alter_table(&self, name: &str, op: &AlterOp) -> Result<()> {
-        let inner = &self.handle.inner;
-        let t = inner.table(name)?;
+impl Transaction {
+    /// Creates a view, or replaces the one of that name if `replace`. The name must be
+    /// no table's or index's. `acl`, when given, is a new view's owner and access
+    /// control list (a replaced view keeps its own).
+    pub fn create_view(
+        &mut self,
+        view: ViewDef,
+        replace: bool,
+        acl: Option<crate::privilege::ObjectAcl>,
+    ) -> Result<()> {
+        self.check_open()?;
+        check_name("view", &view.name)?;
+        let db = self.db.clone();
+        let mut cat = db.catalog.write().unwrap_or_else(|e| e.into_inner());
+        if cat.by_name.contains_key(&view.name) || cat.index_names.contains_key(&view.name) {
+            return Err(Error::TableExists(view.name));
+        }
+        if cat.sequences.contains_name(&view.name) {
+            return Err(Error::TableExists(view.name));
+        }
+        let old = cat.views.get(&view.name).cloned();
+        if !replace && old.is_some() {
+            return Err(Error::TableExists(view.name));
+        }
+        let acl = acl.filter(|_| old.is_none());
+        self.log_ddl(&CatalogRecord::CreateView {
+            replace,
+            view: view.clone(),
+            old,
+        })?;
+        let name = view.name.clone();
+        cat.views.remove(&name);
+        cat.put_view(view).map_err(Error::InvalidOption)?;
+        if let Some(acl) = acl {
+            self.log(&crate::privilege::PrivilegeRecord::SetAcl {
+                kind: crate::privilege::ObjectKind::Relation,
+                name: name.clone(),
+                acl: Some(acl.clone()),
+            })?;
+            cat.privileges_mut()
+                .set(crate::privilege::ObjectKind::Relation, &name, Some(acl));
+        }
+        Ok(())
+    }
+
+    /// Drops a view.
+    pub fn drop_view(&mut self, name: &str) -> Result<()> {
+        self.check_open()?;
+        let db = self.db.clone();
+        let mut cat = db.catalog.write().unwrap_or_else(|e| e.into_inner());
+        let Some(old) = cat.views.get(name).cloned() else {
+            return Err(Error::NoSuchTable(name.to_string()));
+        };
+        self.log_ddl(&CatalogRecord::DropView {
+            name: name.to_string(),
+            old: Some(old),
+        })?;
+        cat.remove_view(name);
+        Ok(())
+    }
+
+    /// Changes a table: statements changing the table wait while it is altered (the
+    /// table's DDL lock), other transactions until this one ends; the new definition
+    /// is logged whole, with the old one (what a rollback puts back).
+    pub fn alter_table(&mut self, name: &str, op: &AlterOp) -> Result<()> {
+        self.check_open()?;
+        let t = self.table(name)?;
         let _ddl = t.ddl.write();
-        let mut cat = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
+        let db = self.db.clone();
+        let mut cat = db.catalog.write().unwrap_or_else(|e| e.into_inner());
         if !cat.by_id.get(&t.id).is_some_and(|x| Arc::ptr_eq(x, &t)) {
             return Err(Error::NoSuchTable(name.to_string()));
         }
@@ -219,53 +253,54 @@ impl Database {
             return Err(Error::TableExists(new_name));
         }
         // Indexes on a dropped column go with it, as in PostgreSQL.
-        let doomed: Vec<u32> = match op {
+        let doomed: Vec<(u32, String)> = match op {
             AlterOp::DropColumn(c) => {
                 let at = position(&t.schema(), name, c)? as u16;
                 t.index_list()
                     .iter()
                     .filter(|ix| ix.columns.contains(&at))
-                    .map(|ix| ix.id)
+                    .map(|ix| (ix.id, ix.name.clone()))
                     .collect()
             }
             _ => Vec::new(),
         };
         // So do the sequences it owns (a serial or identity column's).
-        let owned: Vec<u32> = match op {
+        let owned: Vec<(u32, String)> = match op {
             AlterOp::DropColumn(c) => {
                 let at = position(&t.schema(), name, c)? as u16;
                 cat.sequences
                     .owned_by(t.id, Some(at))
                     .iter()
-                    .map(|s| s.id)
+                    .map(|s| (s.id, s.name()))
                     .collect()
             }
             _ => Vec::new(),
         };
-        let mut tx = self.begin();
-        for &index in &doomed {
-            tx.log(&CatalogRecord::DropIndex { index })?;
+        self.lock_definition(&t);
+        for (index, index_name) in doomed {
+            self.log_ddl(&CatalogRecord::DropIndex {
+                index,
+                name: index_name,
+            })?;
+            cat.hide_index(index);
         }
-        for &seq in &owned {
-            tx.log(&crate::sequence::SequenceRecord::Drop { id: seq })?;
+        for (seq, seq_name) in owned {
+            self.log_ddl(&crate::sequence::SequenceRecord::Drop {
+                id: seq,
+                name: seq_name,
+            })?;
+            cat.hide_sequence(seq);
         }
-        tx.log(&CatalogRecord::AlterTable {
+        self.log_ddl(&CatalogRecord::AlterTable {
             table: t.id,
             name: new_name.clone(),
             schema: schema.clone(),
+            old: Some((t.name(), (*t.schema()).clone())),
         })?;
-        tx.commit_inner()?;
-        for index in doomed {
-            cat.remove_index(index);
-        }
-        for seq in owned {
-            cat.remove_sequence(seq);
-        }
         cat.redefine(t.id, &new_name, schema)
             .map_err(Error::InvalidOption)
     }
 }
-
 /// The table's name and schema after `op`.
 fn altered(t: &Table, op: &AlterOp) -> Result<(String, Schema)> {
     let name = t.name();

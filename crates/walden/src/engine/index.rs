@@ -292,15 +292,52 @@ fn holds_key(
 }
 
 impl Database {
-    /// Creates an index (committed at once) and builds it from the table's rows: every
-    /// version a snapshot may still read is indexed, sorted, and the tree written
-    /// bottom-up. A unique index on rows that repeat a key fails with `UniqueViolation`,
-    /// changing nothing. Statements changing the table wait while it is built. Returns
-    /// false when `if_not_exists` found the name taken.
+    /// Creates an index, committed at once (`Transaction::create_index`).
     pub fn create_index(&self, spec: &IndexSpec) -> Result<bool> {
+        let mut tx = self.begin();
+        let made = tx.create_index(spec)?;
+        tx.commit()?;
+        Ok(made)
+    }
+
+    /// Rebuilds an index from its table's rows (REINDEX): the new tree replaces the old
+    /// one in one catalog record, so a crash leaves one or the other. Its old pages are
+    /// not reused yet.
+    pub fn reindex(&self, name: &str) -> Result<()> {
+        let (ix, t) = self.handle.inner.index(name)?;
+        let def = IndexDef {
+            id: 0,
+            name: ix.name.clone(),
+            table: t.id,
+            columns: ix.columns.clone(),
+            order: ix.order.clone(),
+            unique: ix.unique,
+            primary: ix.primary,
+            meta: 0,
+        };
+        let mut tx = self.begin();
+        tx.build_index(&t, def, Some(&ix), false)?;
+        tx.commit()
+    }
+
+    /// Drops an index, committed at once (`Transaction::drop_index`).
+    pub fn drop_index(&self, name: &str) -> Result<()> {
+        let mut tx = self.begin();
+        tx.drop_index(name)?;
+        tx.commit()
+    }
+}
+
+impl Transaction {
+    /// Creates an index and builds it from the table's rows: every version a snapshot
+    /// may still read is indexed, sorted, and the tree written bottom-up. A unique
+    /// index on rows that repeat a key fails with `UniqueViolation`, changing nothing.
+    /// Statements changing the table wait while it is built, other transactions until
+    /// this one ends. Returns false when `if_not_exists` found the name taken.
+    pub fn create_index(&mut self, spec: &IndexSpec) -> Result<bool> {
+        self.check_open()?;
         check_name("index", spec.name)?;
-        let inner = &self.handle.inner;
-        let t = inner.table(spec.table)?;
+        let t = self.table(spec.table)?;
         let mut columns = Vec::with_capacity(spec.columns.len());
         if spec.columns.is_empty() || spec.columns.len() > 32 {
             return Err(Error::InvalidOption("an index has 1 to 32 columns".into()));
@@ -349,34 +386,16 @@ impl Database {
         self.build_index(&t, def, None, spec.if_not_exists)
     }
 
-    /// Rebuilds an index from its table's rows (REINDEX): the new tree replaces the old
-    /// one in one catalog record, so a crash leaves one or the other. Its old pages are
-    /// not reused yet.
-    pub fn reindex(&self, name: &str) -> Result<()> {
-        let (ix, t) = self.handle.inner.index(name)?;
-        let def = IndexDef {
-            id: 0,
-            name: ix.name.clone(),
-            table: t.id,
-            columns: ix.columns.clone(),
-            order: ix.order.clone(),
-            unique: ix.unique,
-            primary: ix.primary,
-            meta: 0,
-        };
-        self.build_index(&t, def, Some(&ix), false).map(|_| ())
-    }
-
     /// Builds the index `def` describes (its id and meta page to be chosen), in place of
     /// `replaces` if given.
     fn build_index(
-        &self,
+        &mut self,
         t: &Arc<Table>,
         mut def: IndexDef,
         replaces: Option<&Arc<Index>>,
         if_not_exists: bool,
     ) -> Result<bool> {
-        let inner = &self.handle.inner;
+        let inner = self.db.clone();
         loop {
             let ddl = t.ddl.write();
             {
@@ -410,52 +429,53 @@ impl Database {
                 id
             };
             def.id = id;
-            let mut tx = self.begin();
             let ctx = inner.access_ctx();
             let access = access::of(t.kind);
             let probe = Index::new(def.clone(), Vec::new());
-            let items = match collect_items(inner, &ctx, t, &probe, access, tx.xid())? {
+            let own = Own {
+                xid: self.snapshot.xid,
+                subs: &self.subs,
+            };
+            let items = match collect_items(&inner, &ctx, t, &probe, access, own)? {
                 Collected::Items(arena, entries) => (arena, entries),
                 Collected::Wait(other) => {
                     drop(ddl);
-                    let r = inner.txns.wait_for(tx.xid(), other);
-                    tx.rollback()?;
-                    r?;
+                    inner.txns.wait_for(self.snapshot.xid, other)?;
                     continue;
                 }
             };
-            let xid = tx.xid();
             let mut w = Logger {
-                xid,
-                stats: &mut tx.stats,
+                xid: self.writer,
+                stats: &mut self.stats,
                 row_ref: None,
             };
             // Each item copied out only as the build reaches it.
             let (arena, entries) = items;
             let mut items = entries.iter().map(|e| arena.item(e).to_vec());
             let (meta, pages) = btree::build(&ctx, id, &mut items, &mut w)?;
+            self.wrote = true;
             def.meta = meta;
-            // Logged, committed and put in the catalog under the catalog lock, so that a
+            // Logged and put in the catalog under the catalog lock, so that a
             // checkpoint whose catalog lacks the index has its redo point before the
             // record (as for tables).
             let mut cat = lock_write(&inner.catalog);
             match replaces {
-                Some(old) => tx.log(&CatalogRecord::ReplaceIndex {
+                Some(old) => self.log(&CatalogRecord::ReplaceIndex {
                     old: old.id,
                     def: def.clone(),
                     pages: pages.clone(),
                 })?,
-                None => tx.log(&CatalogRecord::CreateIndex {
+                None => self.log_ddl(&CatalogRecord::CreateIndex {
                     def: def.clone(),
                     pages: pages.clone(),
                 })?,
             }
-            tx.commit_inner()?;
             if let Some(old) = replaces {
                 cat.remove_index(old.id);
             }
             cat.insert_index(Index::new(def, pages))
                 .map_err(Error::InvalidOption)?;
+            self.lock_definition(t);
             // The old index's pages go as a dropped index's do (under the catalog's
             // lock: a checkpoint lists them in the index or in the free list). Held by
             // the caller alone unless a statement still has it.
@@ -468,25 +488,29 @@ impl Database {
         }
     }
 
-    /// Drops an index (committed at once). Its pages are not reused yet.
-    pub fn drop_index(&self, name: &str) -> Result<()> {
-        let inner = &self.handle.inner;
+    /// Drops an index: hidden from now on (its name free again), gone with its pages
+    /// freed when the transaction commits.
+    pub fn drop_index(&mut self, name: &str) -> Result<()> {
+        self.check_open()?;
+        let inner = self.db.clone();
         let (ix, t) = inner.index(name)?;
+        let t = self.table(&t.name())?;
         let _ddl = t.ddl.write();
         let mut cat = lock_write(&inner.catalog);
-        if !cat.indexes.get(&ix.id).is_some_and(|x| Arc::ptr_eq(x, &ix)) {
+        if !cat.indexes.get(&ix.id).is_some_and(|x| Arc::ptr_eq(x, &ix)) || cat.index_hidden(&ix) {
             return Err(Error::NoSuchIndex(name.to_string()));
         }
-        let mut tx = self.begin();
-        tx.log(&CatalogRecord::DropIndex { index: ix.id })?;
-        tx.commit_inner()?;
-        cat.remove_index(ix.id);
-        // Held by `ix` alone now, unless a statement still has it.
-        let held = Arc::strong_count(&ix) > 1;
-        inner.release_dropped(&ix.page_list(), held);
+        self.log_ddl(&CatalogRecord::DropIndex {
+            index: ix.id,
+            name: ix.name.clone(),
+        })?;
+        cat.hide_index(ix.id);
+        self.lock_definition(&t);
         Ok(())
     }
+}
 
+impl Database {
     /// Removes the index entries of versions vacuum took away (an entry stays while some
     /// version of its row that a snapshot may still read has its key), then gives the
     /// index's empty leaves back to its free list (`btree::reclaim`), then takes the
@@ -788,7 +812,7 @@ fn collect_items(
     t: &Table,
     ix: &Index,
     access: &dyn TableAccess,
-    me: u64,
+    own: Own<'_>,
 ) -> Result<Collected> {
     let pages = t.page_list();
     // A large table's pages are read in two halves at once (a build is otherwise one
@@ -836,7 +860,7 @@ fn collect_items(
             let Some((_, id)) = key::split_item(arena.item(e)) else {
                 continue;
             };
-            match access.latest(ctx, t, id, Own::only(me))? {
+            match access.latest(ctx, t, id, own)? {
                 Latest::Gone => {}
                 Latest::Pending { xid, .. } => return Ok(Collected::Wait(xid)),
                 Latest::Live { id: at, row } => {
@@ -867,7 +891,7 @@ fn collect_items(
                     let Some((_, id)) = key::split_item(arena.item(e)) else {
                         continue;
                     };
-                    match access.latest(ctx, t, id, Own::only(me))? {
+                    match access.latest(ctx, t, id, own)? {
                         Latest::Gone => {}
                         Latest::Pending {
                             only: Some((at, row)),

@@ -91,7 +91,7 @@ impl Transaction {
     /// this very command). Starts no command.
     pub fn newest(&self, table: &str, id: RowId) -> Result<Option<Newest>> {
         self.check_open()?;
-        let t = self.db.table(table)?;
+        let t = self.table(table)?;
         let snapshot = self.db.txns.snapshot_now(self.snapshot.xid);
         let view = self.view_with(&snapshot);
         let Some((at, bytes)) = access::of(t.kind).fetch(&self.db.access_ctx(), &t, id, &view)?
@@ -130,7 +130,7 @@ impl Transaction {
         verdicts: Vec<(Newest, RowAction)>,
     ) -> Result<Modified> {
         self.check_open()?;
-        let t = self.db.table(table)?;
+        let t = self.table(table)?;
         let _ddl = t.ddl.read();
         let indexes = t.index_list();
         let cols = key_columns(&indexes);

@@ -4,6 +4,7 @@
 
 mod advisory;
 mod background;
+mod catalog_txn;
 mod check;
 mod checkpoint;
 mod cursor;
@@ -15,11 +16,12 @@ mod read;
 mod roles;
 mod savepoint;
 mod sequences;
+mod tables;
 mod toast;
 mod transaction;
 
 pub use crate::options::Options;
-use crate::privilege::{ObjectAcl, ObjectKind, PrivilegeRecord};
+use crate::privilege::ObjectAcl;
 pub use crate::recovery::RecoveryReport;
 pub use advisory::{AdvisoryKey, AdvisoryMode};
 pub use check::{CheckReport, IndexCheck, TableCheck};
@@ -32,7 +34,7 @@ pub use read::Rows;
 pub use sequences::SeqValues;
 pub use transaction::{Reader, RowAction, Transaction};
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
@@ -40,7 +42,7 @@ use std::thread::JoinHandle;
 
 use crate::access::{self, Ctx, Vacuumed};
 use crate::buffer::BufferPool;
-use crate::catalog::{Catalog, CatalogRecord, Table, TableKind};
+use crate::catalog::{Catalog, Table, TableKind};
 use crate::clock::Clock;
 use crate::clog::Clog;
 use crate::control::{checkpoint_path, CheckpointData, Control};
@@ -339,11 +341,7 @@ impl Database {
     }
 
     /// Creates a table of the given kind with the sequences its columns own (serial and
-    /// identity columns: each definition's `owned_by` names the column by position, its
-    /// table part ignored), all in one transaction committed at once, so that a crash
-    /// leaves the table with its sequences or neither. `acl`, when given, is the
-    /// table's owner and access control list and its sequences' (`privilege.rs`;
-    /// none: the bootstrap superuser's).
+    /// identity columns), committed at once (`Transaction::create_table_owning`).
     pub fn create_table_owning(
         &self,
         name: &str,
@@ -352,128 +350,16 @@ impl Database {
         sequences: Vec<crate::sequence::SequenceDef>,
         acl: Option<(ObjectAcl, ObjectAcl)>,
     ) -> Result<()> {
-        check_name("table", name)?;
-        if schema.columns.is_empty() || schema.columns.len() > MAX_COLUMNS {
-            return Err(Error::InvalidOption(format!(
-                "a table has 1 to {MAX_COLUMNS} columns"
-            )));
-        }
-        let mut seen = HashSet::new();
-        for c in &schema.columns {
-            check_name("column", &c.name)?;
-            if !seen.insert(c.name.as_str()) {
-                return Err(Error::InvalidOption(format!(
-                    "column {:?} appears twice",
-                    c.name
-                )));
-            }
-        }
-        let inner = &self.handle.inner;
-        let mut cat = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
-        if cat.name_taken(name) {
-            return Err(Error::TableExists(name.to_string()));
-        }
-        let id = cat.next_table_id.max(1);
-        let mut sequences = sequences;
-        let mut names = HashSet::new();
-        for (n, def) in sequences.iter_mut().enumerate() {
-            def.check().map_err(Error::InvalidOption)?;
-            check_name("sequence", &def.name)?;
-            let column = def.owned_by.map_or(u16::MAX, |(_, c)| c);
-            if schema
-                .columns
-                .get(column as usize)
-                .is_none_or(|c| c.dropped)
-            {
-                return Err(Error::InvalidOption(format!(
-                    "sequence {:?} is owned by no column of {name:?}",
-                    def.name
-                )));
-            }
-            if cat.name_taken(&def.name) || def.name == name || !names.insert(def.name.clone()) {
-                return Err(Error::TableExists(def.name.clone()));
-            }
-            def.id = id
-                .checked_add(1 + n as u32)
-                .ok_or_else(|| Error::InvalidOption("relation ids are exhausted".to_string()))?;
-            def.owned_by = Some((id, column));
-        }
         let mut tx = self.begin();
-        let rec = CatalogRecord::CreateTable {
-            table: id,
-            name: name.to_string(),
-            schema: schema.clone(),
-            kind,
-        };
-        tx.log(&rec)?;
-        let start = |def: &crate::sequence::SequenceDef| crate::sequence::SeqState::at(def.start);
-        for def in &sequences {
-            tx.log(&crate::sequence::SequenceRecord::Create {
-                def: def.clone(),
-                state: start(def),
-            })?;
-        }
-        let mut acls = Vec::new();
-        if let Some((table_acl, sequence_acl)) = acl {
-            for def in &sequences {
-                acls.push((def.name.clone(), sequence_acl.clone()));
-            }
-            acls.push((name.to_string(), table_acl));
-        }
-        for (relation, acl) in &acls {
-            tx.log(&PrivilegeRecord::SetAcl {
-                kind: ObjectKind::Relation,
-                name: relation.clone(),
-                acl: Some(acl.clone()),
-            })?;
-        }
-        tx.commit_inner()?;
-        cat.insert(Table::new(id, name, schema, kind, Vec::new()));
-        for def in sequences {
-            let state = start(&def);
-            cat.insert_sequence(crate::sequence::Sequence::new(def, state));
-        }
-        for (relation, acl) in acls {
-            cat.privileges_mut()
-                .set(ObjectKind::Relation, &relation, Some(acl));
-        }
-        Ok(())
+        tx.create_table_owning(name, schema, kind, sequences, acl)?;
+        tx.commit()
     }
 
-    /// Drops a table (committed at once). Its page numbers go to new relations once a
-    /// checkpoint allows (docs/recovery.md rule 26).
+    /// Drops a table, committed at once (`Transaction::drop_table`).
     pub fn drop_table(&self, name: &str) -> Result<()> {
-        let inner = &self.handle.inner;
-        let mut cat = inner.catalog.write().unwrap_or_else(|e| e.into_inner());
-        let id = cat
-            .by_name
-            .get(name)
-            .map(|t| t.id)
-            .ok_or_else(|| Error::NoSuchTable(name.to_string()))?;
-        // The sequences its columns own (serial and identity columns) go with it.
-        let owned: Vec<u32> = cat
-            .sequences
-            .owned_by(id, None)
-            .iter()
-            .map(|s| s.id)
-            .collect();
         let mut tx = self.begin();
-        for &seq in &owned {
-            tx.log(&crate::sequence::SequenceRecord::Drop { id: seq })?;
-        }
-        tx.log(&CatalogRecord::DropTable { table: id })?;
-        tx.commit_inner()?;
-        for seq in owned {
-            cat.remove_sequence(seq);
-        }
-        if let Some(t) = cat.remove(id) {
-            // The table's indexes are out of the catalog too: each is held by the table
-            // alone now (and by `index_list`'s copy), unless a statement still has it.
-            let held = Arc::strong_count(&t) > 1
-                || t.index_list().iter().any(|ix| Arc::strong_count(ix) > 2);
-            inner.release_dropped(&t.pages_with_indexes(), held);
-        }
-        Ok(())
+        tx.drop_table(name)?;
+        tx.commit()
     }
 
     /// The catalog, read (a poisoned lock's catalog is still whole: every change to it
@@ -489,7 +375,12 @@ impl Database {
     /// Table names, sorted.
     pub fn table_names(&self) -> Vec<String> {
         let cat = self.catalog_read();
-        let mut v: Vec<String> = cat.by_name.keys().cloned().collect();
+        let mut v: Vec<String> = cat
+            .by_name
+            .keys()
+            .filter(|n| !crate::catalog::is_hidden(n))
+            .cloned()
+            .collect();
         v.sort();
         v
     }
@@ -944,6 +835,13 @@ fn check_name(what: &str, name: &str) -> Result<()> {
     if name.is_empty() || name.len() > MAX_NAME_BYTES {
         return Err(Error::InvalidOption(format!(
             "{what} name {:?} must be 1 to {MAX_NAME_BYTES} bytes",
+            name.chars().take(40).collect::<String>()
+        )));
+    }
+    // (A NUL byte marks the hidden names of relations being dropped.)
+    if name.contains('\0') {
+        return Err(Error::InvalidOption(format!(
+            "{what} name {:?} holds a NUL byte",
             name.chars().take(40).collect::<String>()
         )));
     }

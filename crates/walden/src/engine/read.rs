@@ -105,7 +105,7 @@ impl Reader<'_> {
         mut f: impl FnMut(RowId, Row) -> Result<ControlFlow<()>, E>,
     ) -> Result<(), E> {
         let txn = self.txn;
-        let t = txn.db.table(table)?;
+        let t = txn.table(table)?;
         let mut rows = crate::access::PageRows::default();
         let mut schema = t.schema();
         let view = self.view();

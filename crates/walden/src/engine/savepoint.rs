@@ -35,6 +35,8 @@ pub(crate) struct Level {
     /// Whether the transaction was doomed (it may only roll back) before it was set: a
     /// rollback to it clears a doom that came later.
     doomed_before: bool,
+    /// The transaction's catalog changes when it was set.
+    ddl_mark: usize,
 }
 
 impl Transaction {
@@ -62,12 +64,13 @@ impl Transaction {
         self.check_depth(depth)?;
         let gone = self.levels.split_off(depth - 1);
         let first = &gone[0];
-        let (mark, doomed_before) = (first.undo_mark, first.doomed_before);
+        let (mark, doomed_before, ddl_mark) =
+            (first.undo_mark, first.doomed_before, first.ddl_mark);
         let mut subs: Vec<u64> = gone.iter().flat_map(|l| l.subs.iter().copied()).collect();
         subs.sort_unstable();
         let wrote = self.record_count() > first.records;
         let xid = self.snapshot.xid;
-        let r = self.abort_subs(&subs, mark, wrote);
+        let r = self.abort_subs(&subs, (mark, ddl_mark), wrote);
         if r.is_err() {
             // Some undo-table rows may keep changes of the savepoint: the transaction
             // can only roll back as a whole now.
@@ -116,13 +119,15 @@ impl Transaction {
             undo_mark: self.undo.len(),
             records: self.record_count(),
             doomed_before: self.doomed.is_some(),
+            ddl_mark: self.ddl.len(),
         }
     }
 
     /// Aborts subtransactions rolled back to their savepoint: undo-table rows put back
     /// to `mark`, an abort record when anything was written under them, their status,
     /// and their end (their waiters wake).
-    fn abort_subs(&mut self, subs: &[u64], mark: usize, wrote: bool) -> Result<()> {
+    fn abort_subs(&mut self, subs: &[u64], marks: (usize, usize), wrote: bool) -> Result<()> {
+        let (mark, ddl_mark) = marks;
         let xid = self.snapshot.xid;
         let undone = self.undo.len() > mark;
         if undone {
@@ -135,6 +140,12 @@ impl Transaction {
                 &mut self.stats,
             )?;
         }
+        // Catalog changes under them are taken back before their abort record (rule
+        // 40), which no checkpoint's redo point separates from it.
+        let db = self.db.clone();
+        let fence = (self.ddl.len() > ddl_mark)
+            .then(|| db.commit_fence.read().unwrap_or_else(|e| e.into_inner()));
+        self.revert_ddl(ddl_mark);
         if let (true, Some((&first, rest))) = (wrote, subs.split_first()) {
             self.db.poison.check()?;
             let payload = encode_subs(first, rest);
@@ -142,6 +153,7 @@ impl Transaction {
                 .wal
                 .append(ABORT, first, &payload, Some(&mut self.stats))?;
         }
+        drop(fence);
         for &x in subs {
             self.db.clog.set(x, XidStatus::Aborted);
         }

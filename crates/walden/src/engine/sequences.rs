@@ -178,7 +178,10 @@ impl Database {
             .map(|s| s.id)
             .ok_or_else(|| Error::NoSuchSequence(name.to_string()))?;
         let mut tx = self.begin();
-        tx.log(&SequenceRecord::Drop { id })?;
+        tx.log(&SequenceRecord::Drop {
+            id,
+            name: name.to_string(),
+        })?;
         tx.commit_inner()?;
         cat.remove_sequence(id);
         Ok(())
@@ -199,7 +202,10 @@ impl Database {
     /// Every sequence, by id.
     pub fn sequences(&self) -> Vec<SequenceInfo> {
         let all: Vec<Arc<Sequence>> = self.catalog_read().sequences.iter().cloned().collect();
-        all.iter().map(|s| s.info()).collect()
+        all.iter()
+            .map(|s| s.info())
+            .filter(|s| !crate::catalog::is_hidden(&s.def.name))
+            .collect()
     }
 
     /// Takes the sequence's next values: one, or its CACHE's worth for the caller to

@@ -50,7 +50,7 @@ pub struct Transaction {
     /// Changes to undo tables, for rollback.
     pub(super) undo: TxnUndo,
     /// Registered as an undo-table writer (see `Inner::register_undo_writer`).
-    undo_registered: bool,
+    pub(super) undo_registered: bool,
     /// A row change whose index entries failed stays applied: the transaction may then
     /// only roll back (what failed).
     pub(super) doomed: Option<String>,
@@ -68,6 +68,10 @@ pub struct Transaction {
     /// The xid heap versions made now carry: the innermost savepoint's
     /// subtransaction, or the transaction's own.
     pub(super) writer: u64,
+    /// Its catalog changes, oldest first (`engine/catalog_txn.rs`).
+    pub(super) ddl: Vec<crate::catalog::DdlChange>,
+    /// The tables whose definitions it changed (`Table::ddl_xid`).
+    pub(super) ddl_locked: Vec<Arc<Table>>,
 }
 
 /// How a change is applied: the snapshot whose rows it may change (None: the
@@ -107,6 +111,8 @@ impl Transaction {
             doomed: None,
             durable_lsn_needed: 0,
             held_xmins: Vec::new(),
+            ddl: Vec::new(),
+            ddl_locked: Vec::new(),
             db,
         }
     }
@@ -230,7 +236,7 @@ impl Transaction {
     /// Inserts one row.
     pub fn insert(&mut self, table: &str, row: &[Value]) -> Result<RowId> {
         let mut once = Some(row);
-        let t = self.db.table(table)?;
+        let t = self.table(table)?;
         let schema = t.schema();
         let (_, ids) = self.insert_inner(
             &t,
@@ -249,7 +255,7 @@ impl Transaction {
         table: &str,
         rows: impl IntoIterator<Item = R>,
     ) -> Result<Vec<RowId>> {
-        let t = self.db.table(table)?;
+        let t = self.table(table)?;
         let schema = t.schema();
         let mut it = rows.into_iter();
         let (_, ids) = self.insert_inner(
@@ -273,7 +279,7 @@ impl Transaction {
         table: &str,
         mut fill: impl FnMut(&mut Row) -> std::result::Result<bool, E>,
     ) -> std::result::Result<u64, E> {
-        let t = self.db.table(table)?;
+        let t = self.table(table)?;
         let schema = t.schema();
         let mut row: Row = vec![Value::Null; schema.visible().columns.len()];
         let mut failed = None;
@@ -711,7 +717,7 @@ impl Transaction {
         mode: crate::txn::KeyLockMode,
     ) -> Result<()> {
         self.check_open()?;
-        let t = self.db.table(table)?;
+        let t = self.table(table)?;
         let mut bytes = t.id.to_le_bytes().to_vec();
         bytes.push(columns.len() as u8);
         for c in columns {
@@ -760,7 +766,7 @@ impl Transaction {
     /// cannot be judged again against the newest version (`modify_with` can).
     pub fn update(&mut self, table: &str, id: RowId, row: &[Value]) -> Result<RowId> {
         self.next_command()?;
-        let t = self.db.table(table)?;
+        let t = self.table(table)?;
         let mut bytes = Vec::new();
         Self::encode(&t, &t.schema(), row, &mut bytes)?;
         self.change_row(&t, id, Change::Update(bytes))
@@ -813,7 +819,7 @@ impl Transaction {
         ) -> std::result::Result<RowAction, E>,
     ) -> std::result::Result<Modified, E> {
         self.next_command()?;
-        let t = self.db.table(table)?;
+        let t = self.table(table)?;
         let _ddl = t.ddl.read();
         let indexes = t.index_list();
         let cols = key_columns(&indexes);
@@ -913,7 +919,7 @@ impl Transaction {
         mut actions: Vec<(RowId, RowAction)>,
     ) -> Result<Modified> {
         self.check_open()?;
-        let t = self.db.table(table)?;
+        let t = self.table(table)?;
         let _ddl = t.ddl.read();
         let indexes = t.index_list();
         let cols = key_columns(&indexes);
@@ -943,7 +949,7 @@ impl Transaction {
     /// Deletes a row (same waiting rules as `update`).
     pub fn delete(&mut self, table: &str, id: RowId) -> Result<()> {
         self.next_command()?;
-        let t = self.db.table(table)?;
+        let t = self.table(table)?;
         self.change_row(&t, id, Change::Delete).map(|_| ())
     }
 
@@ -974,11 +980,8 @@ impl Transaction {
         // Held from the commit record until its clog bit is set, so that no checkpoint
         // takes its redo point in between (the bit would then be neither in the clog it
         // writes nor replayed after a crash: docs/recovery.md rule 4).
-        let fence = self
-            .db
-            .commit_fence
-            .read()
-            .unwrap_or_else(|e| e.into_inner());
+        let db = self.db.clone();
+        let fence = db.commit_fence.read().unwrap_or_else(|e| e.into_inner());
         let r = (|| {
             let payload = crate::txn::encode_subs(xid, &subs);
             let a = self
@@ -998,13 +1001,22 @@ impl Transaction {
                     self.db.clog.set(x, XidStatus::Committed);
                 }
                 self.db.clog.set(xid, XidStatus::Committed);
+                // What it dropped goes, before a checkpoint can take its redo point
+                // past the commit record (docs/recovery.md rule 40).
+                let dropped = self.finish_ddl();
                 drop(fence);
                 self.db.stats.commits.fetch_add(1, Ordering::Relaxed);
                 self.db.txns.end_family(xid, &subs);
                 self.db.undo_writer_ended(xid, self.undo_registered);
+                // (After its end: no running transaction then keeps the frames.)
+                for (pages, held) in dropped {
+                    self.db.release_dropped(&pages, held);
+                }
                 Ok(())
             }
             Err(e) => {
+                self.revert_ddl(0);
+                self.unlock_definitions();
                 drop(fence);
                 // Not acknowledged; whether the commit record reached the disk is
                 // decided by recovery. Here it counts as aborted; its changes to undo
@@ -1054,6 +1066,12 @@ impl Transaction {
             }
             r
         };
+        // Catalog changes are taken back before the abort record, which recovery
+        // meets only after the checkpoint that has them taken back (rule 40).
+        let db = self.db.clone();
+        let fence = (!self.ddl.is_empty())
+            .then(|| db.commit_fence.read().unwrap_or_else(|e| e.into_inner()));
+        self.revert_ddl(0);
         let r = if undone.is_err() {
             undone
         } else if self.wrote && !self.db.poison.is_set() {
@@ -1072,10 +1090,12 @@ impl Transaction {
         } else {
             r.and_then(|()| self.settle_durable())
         };
+        drop(fence);
         for &x in &subs {
             self.db.clog.set(x, XidStatus::Aborted);
         }
         self.db.clog.set(xid, XidStatus::Aborted);
+        self.unlock_definitions();
         self.db.stats.aborts.fetch_add(1, Ordering::Relaxed);
         self.db.txns.end_family(xid, &subs);
         self.db.undo_writer_ended(xid, self.undo_registered);
@@ -1131,7 +1151,7 @@ impl Reader<'_> {
     /// The version of a row visible to this command (following updates).
     pub fn get(&self, table: &str, id: RowId) -> Result<Option<Row>> {
         let txn = self.txn;
-        let t = txn.db.table(table)?;
+        let t = txn.table(table)?;
         let found = access::of(t.kind).fetch(&txn.db.access_ctx(), &t, id, &self.view())?;
         match found {
             Some((_, bytes)) => Ok(Some(txn.decode(&t, id, &bytes)?)),

@@ -130,7 +130,12 @@ fn index_name_for(cx: &Ctx, table: &str, columns: &[String], suffix: &str) -> St
 }
 
 /// Creates the index behind a PRIMARY KEY or UNIQUE constraint.
-pub(crate) fn add_key(cx: &mut Ctx, table: &str, key: &Key) -> SqlResult<()> {
+pub(crate) fn add_key(
+    cx: &mut Ctx,
+    t: &mut walden::Transaction,
+    table: &str,
+    key: &Key,
+) -> SqlResult<()> {
     if key.primary && cx.db.indexes(table)?.iter().any(|i| i.primary) {
         return Err(SqlError::new(
             code::INVALID_TABLE_DEFINITION,
@@ -147,17 +152,16 @@ pub(crate) fn add_key(cx: &mut Ctx, table: &str, key: &Key) -> SqlResult<()> {
         ),
     };
     let cols: Vec<&str> = key.columns.iter().map(|c| c.as_str()).collect();
-    cx.db
-        .create_index(&walden::IndexSpec {
-            name: &name,
-            table,
-            columns: &cols,
-            order: &[],
-            unique: true,
-            primary: key.primary,
-            if_not_exists: false,
-        })
-        .map_err(build_error)?;
+    t.create_index(&walden::IndexSpec {
+        name: &name,
+        table,
+        columns: &cols,
+        order: &[],
+        unique: true,
+        primary: key.primary,
+        if_not_exists: false,
+    })
+    .map_err(build_error)?;
     Ok(())
 }
 
@@ -182,7 +186,11 @@ fn build_error(e: walden::Error) -> SqlError {
 }
 
 /// CREATE [UNIQUE] INDEX [IF NOT EXISTS] [name] ON table (columns).
-pub(crate) fn create_index(cx: &mut Ctx, ci: &ast::CreateIndex) -> SqlResult<Output> {
+pub(crate) fn create_index(
+    cx: &mut Ctx,
+    t: &mut walden::Transaction,
+    ci: &ast::CreateIndex,
+) -> SqlResult<Output> {
     let unsupported = [
         (ci.concurrently, "CREATE INDEX CONCURRENTLY"),
         (!ci.include.is_empty(), "INCLUDE"),
@@ -230,8 +238,7 @@ pub(crate) fn create_index(cx: &mut Ctx, ci: &ast::CreateIndex) -> SqlResult<Out
     };
     // The engine refuses a name any table or index has (or skips, IF NOT EXISTS).
     let cols: Vec<&str> = columns.iter().map(|c| c.as_str()).collect();
-    let made = cx
-        .db
+    let made = t
         .create_index(&walden::IndexSpec {
             name: &name,
             table: &table,
@@ -254,6 +261,7 @@ pub(crate) fn create_index(cx: &mut Ctx, ci: &ast::CreateIndex) -> SqlResult<Out
 /// DROP INDEX [IF EXISTS] name, ...
 pub(super) fn drop_indexes(
     cx: &mut Ctx,
+    t: &mut walden::Transaction,
     if_exists: bool,
     names: &[ast::ObjectName],
 ) -> SqlResult<Output> {
@@ -293,7 +301,7 @@ pub(super) fn drop_indexes(
         }
     }
     for name in to_drop {
-        cx.db.drop_index(&name)?;
+        t.drop_index(&name)?;
     }
     Ok(out)
 }

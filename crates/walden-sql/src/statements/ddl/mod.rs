@@ -133,10 +133,10 @@ fn check_storage_parameters(options: &ast::CreateTableOptions) -> SqlResult<()> 
 
 pub(crate) fn create_table(
     cx: &mut Ctx,
+    t: &mut walden::Transaction,
     ct: &ast::CreateTable,
     kind: Option<(String, Location)>,
     default_kind: TableKind,
-    synchronous_commit: bool,
 ) -> SqlResult<Output> {
     check_plain_create(ct)?;
     check_storage_parameters(&ct.table_options)?;
@@ -160,7 +160,7 @@ pub(crate) fn create_table(
         .at(ct.name.span().start));
     }
     if let Some(q) = &ct.query {
-        return create_table_as(cx, ct, &name, q, kind, synchronous_commit);
+        return create_table_as(cx, t, ct, &name, q, kind);
     }
     let mut columns: Vec<Column> = Vec::new();
     let mut keys: Vec<Key> = Vec::new();
@@ -198,22 +198,15 @@ pub(crate) fn create_table(
     let mut schema = Schema::new(columns);
     schema.constraints = named_checks(&name, &schema, &checks)?;
     let owned = crate::sequences::owned::prepare(cx.db, &name, &mut schema, sequences)?;
-    cx.db
-        .create_table_owning(&name, schema, kind, owned, Some(creation_acls(cx)))?;
-    // The primary key first, then the unique constraints in the order written.
+    t.create_table_owning(&name, schema, kind, owned, Some(creation_acls(cx)))?;
+    // The primary key first, then the unique constraints in the order written. (A
+    // failure fails the statement: its transaction takes the table back.)
     keys.sort_by_key(|k| !k.primary);
     for key in &keys {
-        if let Err(e) = add_key(cx, &name, key) {
-            // The table goes too: CREATE TABLE is all or nothing.
-            let _ = cx.db.drop_table(&name);
-            return Err(e);
-        }
+        add_key(cx, t, &name, key)?;
     }
     // Foreign keys last: one may reference a key of the table itself.
-    if let Err(e) = crate::fkeys::ddl::add(cx.db, &cx.auth, &name, &fkeys, false) {
-        let _ = cx.db.drop_table(&name);
-        return Err(e);
-    }
+    crate::fkeys::ddl::add(cx.db, t, &cx.auth, &name, &fkeys, false)?;
     Ok(Output::tag("CREATE TABLE"))
 }
 
@@ -444,11 +437,11 @@ pub(crate) fn named_checks(
 
 fn create_table_as(
     cx: &mut Ctx,
+    t: &mut walden::Transaction,
     ct: &ast::CreateTable,
     name: &str,
     q: &ast::Query,
     kind: TableKind,
-    synchronous_commit: bool,
 ) -> SqlResult<Output> {
     let plan = crate::select::QueryPlan::plan(q, &crate::view::catalog_of(cx.db))?;
     let mut names: Vec<String> = plan.columns().iter().map(|(n, _)| n.clone()).collect();
@@ -474,27 +467,16 @@ fn create_table_as(
         }
         columns.push(Column::new(n, ty.column_type()));
     }
-    cx.db.create_table_owning(
+    t.create_table_owning(
         name,
         Schema::new(columns),
         kind,
         Vec::new(),
         Some(creation_acls(cx)),
     )?;
-    // The rows go in their own transaction; if that fails the table goes too.
-    let mut t = cx.db.begin();
-    t.set_synchronous_commit(synchronous_commit);
-    let r = crate::dml::insert_plan(cx, &mut t, name, &plan, None, None).and_then(|(n, _)| {
-        t.commit()?;
-        Ok(n)
-    });
-    match r {
-        Ok(n) => Ok(Output::tag(format!("SELECT {n}"))),
-        Err(e) => {
-            let _ = cx.db.drop_table(name);
-            Err(e)
-        }
-    }
+    // The rows go in the same transaction: if that fails the table goes too.
+    let (n, _) = crate::dml::insert_plan(cx, t, name, &plan, None, None)?;
+    Ok(Output::tag(format!("SELECT {n}")))
 }
 
 /// A new table's owner and privileges, and its serial sequences' (each with the
@@ -509,13 +491,14 @@ fn creation_acls(cx: &Ctx) -> (walden::ObjectAcl, walden::ObjectAcl) {
 
 pub(crate) fn drop(
     cx: &mut Ctx,
+    t: &mut walden::Transaction,
     object_type: ObjectType,
     if_exists: bool,
     names: &[ast::ObjectName],
     cascade: bool,
 ) -> SqlResult<Output> {
     if object_type == ObjectType::Index {
-        return drop_indexes(cx, if_exists, names);
+        return drop_indexes(cx, t, if_exists, names);
     }
     if object_type != ObjectType::Table {
         return Err(SqlError::unsupported(format!("DROP {object_type}")));
@@ -553,12 +536,12 @@ pub(crate) fn drop(
     }
     let views =
         crate::ddl::view::with_dependents(cx.db, &to_drop, "table", cascade, &mut out.notices)?;
-    crate::fkeys::ddl::before_drop(cx.db, cx.fkeys, &to_drop, cascade, &mut out.notices)?;
+    crate::fkeys::ddl::before_drop(cx.db, t, cx.fkeys, &to_drop, cascade, &mut out.notices)?;
     for v in views {
-        cx.db.drop_view(&v)?;
+        t.drop_view(&v)?;
     }
     for name in to_drop {
-        cx.db.drop_table(&name)?;
+        t.drop_table(&name)?;
     }
     Ok(out)
 }

@@ -37,7 +37,11 @@ fn reaches(db: &Database, start: &BTreeSet<String>, name: &str) -> bool {
 }
 
 /// CREATE [OR REPLACE] VIEW name [(columns)] AS query.
-pub(crate) fn create_view(cx: &mut Ctx, cv: &ast::CreateView) -> SqlResult<Output> {
+pub(crate) fn create_view(
+    cx: &mut Ctx,
+    t: &mut walden::Transaction,
+    cv: &ast::CreateView,
+) -> SqlResult<Output> {
     let unsupported = [
         (cv.materialized, "materialized views"),
         (cv.temporary, "temporary views"),
@@ -114,7 +118,7 @@ pub(crate) fn create_view(cx: &mut Ctx, cv: &ast::CreateView) -> SqlResult<Outpu
             "a view's query of more than 1 MiB of text is not supported",
         ));
     }
-    cx.db.create_view(
+    t.create_view(
         ViewDef {
             name,
             columns,
@@ -153,6 +157,7 @@ fn check_replacement(db: &Database, old: &ViewDef, new: &[String]) -> SqlResult<
 /// DROP VIEW [IF EXISTS] name, ... [CASCADE].
 pub(crate) fn drop_views(
     cx: &mut Ctx,
+    t: &mut walden::Transaction,
     if_exists: bool,
     names: &[ast::ObjectName],
     cascade: bool,
@@ -188,7 +193,7 @@ pub(crate) fn drop_views(
     }
     let all = with_dependents(cx.db, &to_drop, "view", cascade, &mut out.notices)?;
     for name in all {
-        cx.db.drop_view(&name)?;
+        t.drop_view(&name)?;
     }
     Ok(out)
 }

@@ -45,6 +45,7 @@ pub(crate) fn written(name: Option<String>, fk: &ast::ForeignKeyConstraint) -> S
 /// against it) before it is stored.
 pub(crate) fn add(
     db: &Database,
+    t: &mut walden::Transaction,
     auth: &crate::privileges::Authority,
     table: &str,
     list: &[Written],
@@ -87,9 +88,9 @@ pub(crate) fn add(
             })?;
         }
         if check_rows {
-            verify_rows(db, &key)?;
+            verify_rows(db, t, &key)?;
         }
-        db.alter_table(
+        t.alter_table(
             table,
             &walden::AlterOp::AddConstraint(walden::Constraint {
                 name: key.name.clone(),
@@ -101,13 +102,12 @@ pub(crate) fn add(
 }
 
 /// Every stored row of the referencing table must find its key (ALTER TABLE ADD).
-fn verify_rows(db: &Database, key: &ForeignKey) -> SqlResult<()> {
+fn verify_rows(db: &Database, t: &mut walden::Transaction, key: &ForeignKey) -> SqlResult<()> {
     let schema = db.schema(&key.table)?;
     let pschema = db.schema(&key.parent)?;
     let at = positions(&schema, &key.columns)?;
     let pat = positions(&pschema, &key.parent_columns)?;
     let mut parents = std::collections::HashSet::new();
-    let mut t = db.begin();
     let shape = walden::RowShape::default();
     t.read(walden::Rows::Table(&key.parent), shape, |_, row| {
         let k: Vec<walden::Value> = pat.iter().map(|&i| row[i].clone()).collect();
@@ -130,7 +130,6 @@ fn verify_rows(db: &Database, key: &ForeignKey) -> SqlResult<()> {
             Err(super::enforce::not_present(key, &vals))
         }
     });
-    t.rollback()?;
     found
 }
 
@@ -254,6 +253,7 @@ pub(crate) fn dependents(
 /// referencing constraints (not their tables), with PostgreSQL's notices.
 pub(crate) fn before_drop(
     db: &Database,
+    t: &mut walden::Transaction,
     keys: &KeyCache,
     dropping: &[String],
     cascade: bool,
@@ -291,7 +291,7 @@ pub(crate) fn before_drop(
         ));
     }
     for k in deps {
-        db.alter_table(&k.table, &walden::AlterOp::DropConstraint(k.name.clone()))?;
+        t.alter_table(&k.table, &walden::AlterOp::DropConstraint(k.name.clone()))?;
     }
     Ok(())
 }
