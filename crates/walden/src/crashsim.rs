@@ -1,6 +1,7 @@
 //! The crash simulation: seeded random workloads on the simulated file layer, crashed at a
 //! random write or sync, with unsynced writes dropped, kept or torn (transactions set,
-//! roll back to and release savepoints as they go); then recovery
+//! roll back to and release savepoints as they go, and some create, alter and drop
+//! tables inside their transactions); then recovery
 //! (sometimes crashed too, and recovered again) and a check against a model of what was
 //! acknowledged, on a heap or an undo table with two indexes (a primary key on `k`, and
 //! one on `v`, which half the updates change): after each recovery the rows read through the
@@ -12,7 +13,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use crate::catalog::TableKind;
-use crate::engine::{Database, IndexSpec, Options, RowAction};
+use crate::engine::{AlterOp, Database, IndexSpec, Options, RowAction};
 use crate::error::Error;
 use crate::rng::SimRng;
 use crate::schema::{Column, ColumnType, Schema, Value};
@@ -78,6 +79,12 @@ impl CrashReport {
 const TABLE: &str = "kv";
 const PKEY: &str = "kv_pkey";
 const SCRATCH: &str = "scratch";
+/// Tables the catalog workload (`ddl_txn`) makes, alters and drops in transactions.
+const DDL_TABLES: [&str; 2] = ["ddl_a", "ddl_b"];
+
+/// The committed state of `DDL_TABLES`: each one there, with its columns added since
+/// its creation and its rows.
+type DdlState = BTreeMap<&'static str, (usize, u64)>;
 const DIR: &str = "db";
 const ITERATIONS_PER_DATABASE: u64 = 40;
 
@@ -115,6 +122,9 @@ struct Model {
     rows: BTreeMap<i64, i64>,
     doubt: Option<BTreeMap<i64, i64>>,
     commits: u64,
+    /// The catalog workload's tables, and the state a commit in doubt would make.
+    ddl: DdlState,
+    ddl_doubt: Option<DdlState>,
 }
 
 /// A row's text: mostly short; one in twenty longer than a quarter page, stored out of
@@ -218,6 +228,88 @@ fn run_txn(
     }
 }
 
+/// One transaction of catalog changes on `DDL_TABLES` (docs/recovery.md rule 40): each
+/// made (with rows), altered (a column added), filled or dropped, sometimes under a
+/// savepoint rolled back to, and the whole committed or rolled back.
+fn ddl_txn(db: &Database, rng: &mut SimRng, model: &mut Model) -> Result<(), Error> {
+    let mut state = model.ddl.clone();
+    let mut tx = db.begin();
+    let mut saved: Option<DdlState> = None;
+    let rows_of = |rng: &mut SimRng, extra: usize| -> Vec<Vec<Value>> {
+        (0..1 + rng.below(40) as i64)
+            .map(|k| {
+                let mut r = vec![Value::Int8(k), Value::Int8(-k), Value::Text("d".repeat(30))];
+                r.extend(std::iter::repeat_n(Value::Null, extra));
+                r
+            })
+            .collect()
+    };
+    for _ in 0..1 + rng.below(4) {
+        let name = DDL_TABLES[rng.below(2) as usize];
+        match state.get(name).copied() {
+            None => {
+                tx.create_table_owning(name, schema(), db.default_table_kind(), Vec::new(), None)?;
+                let rows = rows_of(rng, 0);
+                tx.insert_many(name, &rows)?;
+                state.insert(name, (0, rows.len() as u64));
+            }
+            Some((extra, n)) => match rng.below(3) {
+                0 => {
+                    tx.drop_table(name)?;
+                    state.remove(name);
+                }
+                1 => {
+                    let column = Column::new(&format!("c{extra}"), ColumnType::Int8);
+                    tx.alter_table(name, &AlterOp::AddColumn(column))?;
+                    state.insert(name, (extra + 1, n));
+                }
+                _ => {
+                    let rows = rows_of(rng, extra);
+                    tx.insert_many(name, &rows)?;
+                    state.insert(name, (extra, n + rows.len() as u64));
+                }
+            },
+        }
+        if saved.is_none() && rng.chance(30) {
+            tx.savepoint()?;
+            saved = Some(state.clone());
+        }
+    }
+    if let Some(at) = saved.filter(|_| rng.chance(50)) {
+        tx.rollback_to_savepoint(1)?;
+        state = at;
+    }
+    if rng.chance(25) {
+        return tx.rollback();
+    }
+    model.ddl_doubt = Some(state.clone());
+    tx.commit()?;
+    model.ddl = state;
+    model.ddl_doubt = None;
+    Ok(())
+}
+
+/// The catalog workload's tables as recovery left them (Err: what is wrong with one).
+fn ddl_found(db: &Database) -> Result<DdlState, String> {
+    let names = db.table_names();
+    let mut found = DdlState::new();
+    for name in DDL_TABLES {
+        if !names.iter().any(|n| n == name) {
+            continue;
+        }
+        let columns = db.schema(name).map_err(|e| e.to_string())?.columns.len();
+        let mut tx = db.begin();
+        let rows = tx.scan(name).map_err(|e| format!("{name}: {e}"))?;
+        if rows.iter().any(|(_, r)| r.len() != columns) {
+            return Err(format!(
+                "{name}: a row does not have the table's {columns} columns"
+            ));
+        }
+        found.insert(name, (columns.saturating_sub(3), rows.len() as u64));
+    }
+    Ok(found)
+}
+
 /// Runs the workload until the scheduled crash fires (or a budget of transactions ends,
 /// then crashes there).
 /// Transactions and maintenance until the crash. Half the time a snapshot taken at the
@@ -239,6 +331,7 @@ fn workload(
         let r = match rng.below(20) {
             0 => db.checkpoint(),
             1 => db.vacuum(TABLE).map(|_| ()),
+            3 => ddl_txn(db, rng, model),
             2 => match churn(db, rng) {
                 Ok(None) => Ok(()),
                 Ok(Some(w)) => {
@@ -476,6 +569,22 @@ fn verify(
     }
     for p in check.problems.iter().take(3) {
         report.fail(format!("check: {p}"));
+    }
+    // The catalog workload's tables: as committed, or as the commit in doubt left them.
+    match ddl_found(db) {
+        Ok(found) => {
+            let doubt = model.ddl_doubt.take();
+            if found == model.ddl || doubt.as_ref() == Some(&found) {
+                model.ddl = found;
+            } else {
+                report.fail(format!(
+                    "catalog workload: found {found:?}, committed {:?} (in doubt {doubt:?})",
+                    model.ddl
+                ));
+                model.ddl = found;
+            }
+        }
+        Err(e) => report.fail(format!("catalog workload: {e}")),
     }
     report.committed_checked += model.commits;
     model.commits = 0;
