@@ -1,8 +1,10 @@
-//! Savepoints through the `walden serve` binary killed with SIGKILL at a random moment
-//! while a client runs transactions that roll back to one savepoint and release
+//! Savepoints and DDL inside transactions through the `walden serve` binary killed with
+//! SIGKILL at a random moment while a client runs transactions that create a table,
+//! roll back to one savepoint (which took back another table's creation) and release
 //! another, on a heap and on an undo table. What could go wrong after the restart: a
-//! committed transaction's rows lost, a row (or an update) of a savepoint rolled back to
-//! come back, or half of a transaction the kill interrupted.
+//! committed transaction's rows or table lost, a row (or an update, or a table) of a
+//! savepoint rolled back to come back, or half of a transaction the kill interrupted (its
+//! table without its rows, or the reverse).
 #![allow(clippy::unwrap_used)]
 
 mod support;
@@ -22,9 +24,13 @@ fn transaction(c: &mut Client, table: &str, i: i64) -> Result<(), (String, Strin
     let (a, gone, b) = (3 * i, 3 * i + 1, 3 * i + 2);
     c.query("begin")?;
     c.query(&format!("insert into {table} values ({a}, {i}, 'a')"))?;
+    c.query(&format!("create table d_{table}_{i} (x int primary key)"))?;
+    c.query(&format!("insert into d_{table}_{i} values ({i})"))?;
     c.query("savepoint s")?;
     c.query(&format!("insert into {table} values ({gone}, {i}, 'gone')"))?;
     c.query(&format!("update {table} set part = 'gone' where k = {a}"))?;
+    c.query(&format!("create table gone_{table}_{i} (x int)"))?;
+    c.query(&format!("drop table d_{table}_{i}"))?;
     c.query("rollback to savepoint s")?;
     c.query("savepoint s2")?;
     c.query(&format!("insert into {table} values ({b}, {i}, 'b')"))?;
@@ -95,6 +101,37 @@ fn a_killed_server_keeps_committed_savepoint_work_and_nothing_rolled_back() {
         for i in &acks {
             assert!(by_txn.contains_key(i), "{table}: acknowledged {i} lost");
         }
+        // Each transaction's table is there exactly when its rows are, with its row.
+        let made = c
+            .query(&format!(
+                "select relname from pg_class where relname like 'd\\_{table}\\_%' and relkind = 'r'"
+            ))
+            .unwrap();
+        let mut made: Vec<i64> = made
+            .iter()
+            .map(|n| n.rsplit('_').next().unwrap().parse().unwrap())
+            .collect();
+        made.sort_unstable();
+        let found: Vec<i64> = by_txn.keys().copied().collect();
+        assert_eq!(made, found, "{table}: tables made and transactions found");
+        for i in &made {
+            let x = c.query(&format!("select x from d_{table}_{i}")).unwrap();
+            assert_eq!(
+                x,
+                vec![i.to_string()],
+                "{table}: the table of transaction {i}"
+            );
+        }
+        let gone = c
+            .query(&format!(
+                "select count(*) from pg_class where relname like 'gone\\_{table}\\_%'"
+            ))
+            .unwrap();
+        assert_eq!(
+            gone,
+            vec!["0".to_string()],
+            "{table}: a table rolled back to came back"
+        );
         eprintln!(
             "{table}: {} acknowledged, {} transactions found after {ROUNDS} kills",
             acks.len(),
