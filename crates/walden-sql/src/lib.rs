@@ -33,7 +33,8 @@ use {
     expressions::aggregate, expressions::infer, expressions::run, expressions::sort_key,
     expressions::srf, planning::optimize, planning::recursive, planning::view, statements::alter,
     statements::analyze, statements::checks, statements::ddl, statements::describe,
-    statements::dml, statements::explain_json, statements::fkeys, statements::statement,
+    statements::dml, statements::explain_json, statements::fkeys, statements::lock,
+    statements::statement,
 };
 
 pub use copy::{CopyFormat, CopyIn, CopyOut, CopyStart};

@@ -91,10 +91,6 @@ pub struct Table {
     /// For a toast relation: the table whose values it holds (it has no name in the
     /// catalog's namespace: only `by_id` lists it).
     pub toast_of: Option<u32>,
-    /// The transaction that changed the table's definition (created, altered, dropped
-    /// it, or made or dropped one of its indexes) and has not ended; 0: none. Other
-    /// transactions wait for it before they use the table (docs/recovery.md rule 40).
-    pub ddl_xid: std::sync::atomic::AtomicU64,
 }
 
 /// What ANALYZE found in a table, for the planner's estimates: PostgreSQL's
@@ -665,7 +661,6 @@ impl Table {
             stats: Mutex::new(None),
             toast: Mutex::new(None),
             toast_of: None,
-            ddl_xid: std::sync::atomic::AtomicU64::new(0),
         }
     }
 

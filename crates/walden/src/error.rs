@@ -79,6 +79,9 @@ pub enum Error {
     SerializationFailure,
     #[error("deadlock detected (SQLSTATE 40P01)")]
     Deadlock,
+    /// A table lock asked for with NOWAIT is held by another transaction.
+    #[error("could not obtain lock on relation \"{0}\"")]
+    LockNotAvailable(String),
     /// A wait for another transaction (a row, a key, an advisory lock) stopped by the
     /// waiter's limits (`txn::WaitLimits`).
     #[error("the wait was stopped: {0}")]

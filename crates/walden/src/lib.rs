@@ -69,7 +69,7 @@ pub use sequence::{Identity, SeqState, SeqType, SequenceDef, SequenceInfo};
 pub use stats::{StatsSnapshot, TxnStats};
 pub use store::Protection;
 pub use temp::{TempFile, TempSpace};
-pub use txn::KeyLockMode;
+pub use txn::{KeyLockMode, RelLockMode};
 pub use txn::{WaitLimits, WaitStop};
 pub use wal::WalCompression;
 

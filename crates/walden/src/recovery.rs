@@ -263,21 +263,29 @@ pub(crate) fn recover(
         // Catalog changes end with their transaction (an end before the redo point is
         // in the checkpoint's catalog already).
         if let Some(changes) = ended {
-            let freed = if rec.rtype == COMMIT {
+            let freed: Vec<u64> = if rec.rtype == COMMIT {
                 catalog
                     .finish_drops(&changes)
                     .into_iter()
                     .flat_map(|(pages, _)| pages)
                     .collect()
             } else {
-                catalog.revert(&changes)
+                catalog
+                    .revert(&changes)
+                    .into_iter()
+                    .flat_map(|(pages, _)| pages)
+                    .collect()
             };
             store.free_pages(&freed, rec.end_lsn(), 0);
         }
     }
     // Transactions that never ended: their catalog changes are taken back.
     let (unfinished, changes) = ddl.unfinished();
-    let freed = catalog.revert(&changes);
+    let freed: Vec<u64> = catalog
+        .revert(&changes)
+        .into_iter()
+        .flat_map(|(pages, _)| pages)
+        .collect();
     store.free_pages(&freed, reader.end_position().lsn, 0);
     seen.extend(unfinished.into_iter().filter(|x| !finished.contains(x)));
     catalog.drop_unsettled_roles();

@@ -174,6 +174,10 @@ struct State {
     /// Key locks by key, and the keys each transaction holds (released by `end`).
     key_locks: HashMap<Vec<u8>, KeyHolders>,
     keys_held: HashMap<u64, Vec<Vec<u8>>>,
+    /// Table locks (PostgreSQL's eight modes) by table id: each holder's modes as bits;
+    /// and the tables each transaction holds locks on (released by `end`).
+    rel_locks: HashMap<u32, Vec<(u64, u8)>>,
+    rels_held: HashMap<u64, Vec<u32>>,
     /// Advisory locks (PostgreSQL's `pg_advisory_lock` family) by key, with their
     /// holders; backends (a SQL session each) and the transaction each runs, so that
     /// a wait for a backend's lock is followed to what that backend waits for.
@@ -190,6 +194,86 @@ struct State {
     /// What stops the waits of each transaction that has limits (`begin_for`).
     limits: HashMap<u64, Arc<WaitLimits>>,
     next_backend: u64,
+}
+
+/// PostgreSQL's table lock modes (`LOCK TABLE … IN … MODE`), weakest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RelLockMode {
+    AccessShare,
+    RowShare,
+    RowExclusive,
+    ShareUpdateExclusive,
+    Share,
+    ShareRowExclusive,
+    Exclusive,
+    AccessExclusive,
+}
+
+impl RelLockMode {
+    pub const ALL: [RelLockMode; 8] = [
+        RelLockMode::AccessShare,
+        RelLockMode::RowShare,
+        RelLockMode::RowExclusive,
+        RelLockMode::ShareUpdateExclusive,
+        RelLockMode::Share,
+        RelLockMode::ShareRowExclusive,
+        RelLockMode::Exclusive,
+        RelLockMode::AccessExclusive,
+    ];
+
+    pub fn bit(self) -> u8 {
+        1 << self as u8
+    }
+
+    /// The modes it conflicts with, as bits (PostgreSQL's table of conflicting lock
+    /// modes).
+    pub fn conflicts(self) -> u8 {
+        use RelLockMode::*;
+        let bits = |modes: &[RelLockMode]| modes.iter().fold(0u8, |b, m| b | m.bit());
+        match self {
+            AccessShare => bits(&[AccessExclusive]),
+            RowShare => bits(&[Exclusive, AccessExclusive]),
+            RowExclusive => bits(&[Share, ShareRowExclusive, Exclusive, AccessExclusive]),
+            ShareUpdateExclusive => bits(&[
+                ShareUpdateExclusive,
+                Share,
+                ShareRowExclusive,
+                Exclusive,
+                AccessExclusive,
+            ]),
+            Share => bits(&[
+                RowExclusive,
+                ShareUpdateExclusive,
+                ShareRowExclusive,
+                Exclusive,
+                AccessExclusive,
+            ]),
+            ShareRowExclusive => bits(&[
+                RowExclusive,
+                ShareUpdateExclusive,
+                Share,
+                ShareRowExclusive,
+                Exclusive,
+                AccessExclusive,
+            ]),
+            Exclusive => !bits(&[AccessShare]),
+            AccessExclusive => u8::MAX,
+        }
+    }
+
+    /// The mode's name as `pg_locks.mode` shows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            RelLockMode::AccessShare => "AccessShareLock",
+            RelLockMode::RowShare => "RowShareLock",
+            RelLockMode::RowExclusive => "RowExclusiveLock",
+            RelLockMode::ShareUpdateExclusive => "ShareUpdateExclusiveLock",
+            RelLockMode::Share => "ShareLock",
+            RelLockMode::ShareRowExclusive => "ShareRowExclusiveLock",
+            RelLockMode::Exclusive => "ExclusiveLock",
+            RelLockMode::AccessExclusive => "AccessExclusiveLock",
+        }
+    }
 }
 
 /// An advisory lock's key: PostgreSQL's one 64-bit key (`pg_advisory_lock(bigint)`,
@@ -319,6 +403,8 @@ impl TxnManager {
                 wakers: HashMap::new(),
                 key_locks: HashMap::new(),
                 keys_held: HashMap::new(),
+                rel_locks: HashMap::new(),
+                rels_held: HashMap::new(),
                 advisory: HashMap::new(),
                 backend_xid: HashMap::new(),
                 xid_backend: HashMap::new(),
@@ -456,6 +542,17 @@ impl TxnManager {
                 });
                 if empty {
                     st.key_locks.remove(&k);
+                }
+            }
+        }
+        if let Some(rels) = st.rels_held.remove(&xid) {
+            for r in rels {
+                let empty = st.rel_locks.get_mut(&r).is_some_and(|h| {
+                    h.retain(|&(x, _)| x != xid);
+                    h.is_empty()
+                });
+                if empty {
+                    st.rel_locks.remove(&r);
                 }
             }
         }
@@ -690,6 +787,60 @@ impl TxnManager {
             drop(st);
             self.wait_for(me, other)?;
         }
+    }
+
+    /// Takes a table lock for `me` until it ends, first waiting for every other holder
+    /// of a conflicting mode (PostgreSQL's table, `RelLockMode::conflicts`); with
+    /// `nowait`, a conflict is `LockNotAvailable` instead (`name` names the table).
+    /// Fails with `Deadlock` when the wait would close a cycle.
+    pub fn lock_relation(
+        &self,
+        me: u64,
+        rel: u32,
+        mode: RelLockMode,
+        nowait: bool,
+        name: &str,
+    ) -> Result<()> {
+        loop {
+            let mut st = self.lock();
+            let holders = st.rel_locks.entry(rel).or_default();
+            let other = holders
+                .iter()
+                .find(|&&(x, bits)| x != me && bits & mode.conflicts() != 0)
+                .map(|&(x, _)| x);
+            let Some(other) = other else {
+                match holders.iter_mut().find(|(x, _)| *x == me) {
+                    Some((_, bits)) => *bits |= mode.bit(),
+                    None => {
+                        holders.push((me, mode.bit()));
+                        st.rels_held.entry(me).or_default().push(rel);
+                    }
+                }
+                return Ok(());
+            };
+            drop(st);
+            if nowait {
+                return Err(Error::LockNotAvailable(name.to_string()));
+            }
+            self.wait_for(me, other)?;
+        }
+    }
+
+    /// The table locks held: (table id, holder xid, modes as `RelLockMode` bits).
+    pub fn relation_locks(&self) -> Vec<(u32, u64, u8)> {
+        let st = self.lock();
+        let mut v: Vec<_> = st
+            .rel_locks
+            .iter()
+            .flat_map(|(&r, h)| h.iter().map(move |&(x, bits)| (r, x, bits)))
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// The backend a running transaction belongs to, if it has one.
+    pub fn backend_of(&self, xid: u64) -> Option<u64> {
+        self.lock().xid_backend.get(&xid).copied()
     }
 
     /// A snapshot taken now for the running transaction `me`: it sees every transaction

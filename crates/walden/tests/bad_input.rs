@@ -443,14 +443,14 @@ fn control_file_with_unknown_format_version() {
     }
 }
 
-/// A database of the previous formats (23, before subtransactions; 22, before column privileges; 21, before privileges; 20, before sequences; 19, before values stored out of line; 18, before VACUUM gave pages back; 17, before free-space hints in checkpoints; 16, before `undo_update`; 15, before roles; 14, before index column
+/// A database of the previous formats (24, before transactional DDL; 23, before subtransactions; 22, before column privileges; 21, before privileges; 20, before sequences; 19, before values stored out of line; 18, before VACUUM gave pages back; 17, before free-space hints in checkpoints; 16, before `undo_update`; 15, before roles; 14, before index column
 /// orders; 13, before table statistics; 11, before the jsonb column type; 10, before
 /// the numeric column type; 9, before the date/time and bytea types) opens and its rows
 /// read back: this build reads every format from 5 on.
 #[test]
 fn previous_format_opens() {
-    assert_eq!(FORMAT_VERSION, 24);
-    for old in [9u32, 10, 11, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23] {
+    assert_eq!(FORMAT_VERSION, 25);
+    for old in [9u32, 10, 11, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24] {
         opens_as_format(old);
     }
 }

@@ -256,6 +256,10 @@ fn statement_error(e: &walden::Error) -> Option<SqlError> {
             )
         }
         E::Deadlock => SqlError::new(code::DEADLOCK, "deadlock detected"),
+        E::LockNotAvailable(table) => SqlError::new(
+            "55P03",
+            format!("could not obtain lock on relation \"{table}\""),
+        ),
         E::WaitStopped(why) => match why {
             walden::WaitStop::Canceled => SqlError::new(
                 code::QUERY_CANCELED,

@@ -339,6 +339,12 @@ impl Session {
         if ddl {
             return self.transactional(|s, t| s.ddl_in(t, stmt, table_kind));
         }
+        if let Statement::Lock(l) = stmt {
+            if matches!(self.txn, TxnState::Auto) {
+                return Err(crate::lock::outside_block());
+            }
+            return self.transactional(|s, t| crate::lock::lock_tables(&mut s.ctx(), t, l));
+        }
         self.transactional(|s, t| s.in_transaction(t, stmt, rows))
     }
 

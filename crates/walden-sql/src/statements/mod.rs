@@ -10,6 +10,7 @@ pub(crate) mod describe;
 pub(crate) mod dml;
 pub(crate) mod explain_json;
 pub(crate) mod fkeys;
+pub(crate) mod lock;
 pub mod prepared;
 pub mod privileges;
 pub mod roles;

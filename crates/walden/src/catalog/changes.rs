@@ -160,8 +160,10 @@ impl Catalog {
     }
 
     /// Takes back a transaction's catalog changes (oldest first in `changes`; taken
-    /// back newest first). Returns the pages of what they made, free now.
-    pub fn revert(&mut self, changes: &[DdlChange]) -> Vec<u64> {
+    /// back newest first). Returns the pages of each relation they made, free now, with
+    /// whether something besides the catalog still held it (a statement that read
+    /// through it: its pages then stay as they are).
+    pub fn revert(&mut self, changes: &[DdlChange]) -> Vec<(Vec<u64>, bool)> {
         let mut freed = Vec::new();
         for change in changes.iter().rev() {
             match change {
@@ -178,17 +180,19 @@ impl Catalog {
         freed
     }
 
-    fn revert_one(&mut self, rec: &CatalogRecord, freed: &mut Vec<u64>) {
+    fn revert_one(&mut self, rec: &CatalogRecord, freed: &mut Vec<(Vec<u64>, bool)>) {
         match rec {
             CatalogRecord::CreateTable { table, .. } => {
                 if let Some(t) = self.remove(*table) {
-                    freed.extend(t.pages_with_indexes());
+                    let held = Arc::strong_count(&t) > 1
+                        || t.index_list().iter().any(|ix| Arc::strong_count(ix) > 2);
+                    freed.push((t.pages_with_indexes(), held));
                 }
             }
             CatalogRecord::DropTable { table, name } => self.show_table(*table, name),
             CatalogRecord::CreateIndex { def, .. } => {
                 if let Some(ix) = self.remove_index(def.id) {
-                    freed.extend(ix.page_list());
+                    freed.push((ix.page_list(), Arc::strong_count(&ix) > 1));
                 }
             }
             CatalogRecord::DropIndex { index, name } => self.show_index(*index, name),

@@ -56,6 +56,22 @@ impl Database {
     pub fn advisory_locks(&self) -> Vec<(AdvisoryKey, u64, bool, bool)> {
         self.handle.inner.txns.advisory_locks()
     }
+
+    /// The table locks held: (table id, the holder's backend if it has one, the
+    /// holder's xid, the mode), one per mode held, sorted.
+    pub fn relation_locks(&self) -> Vec<(u32, Option<u64>, u64, crate::txn::RelLockMode)> {
+        let txns = &self.handle.inner.txns;
+        let mut v = Vec::new();
+        for (table, xid, bits) in txns.relation_locks() {
+            let backend = txns.backend_of(xid);
+            for mode in crate::txn::RelLockMode::ALL {
+                if bits & mode.bit() != 0 {
+                    v.push((table, backend, xid, mode));
+                }
+            }
+        }
+        v
+    }
 }
 
 impl Database {

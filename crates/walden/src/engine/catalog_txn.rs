@@ -2,15 +2,16 @@
 //! innermost savepoint's xid and applied to the catalog at once, under the catalog's
 //! write lock; kept as `DdlChange`s, which its commit finishes (relations it dropped
 //! go, their pages freed) and its rollback, or a rollback to a savepoint, takes back.
-//! Each table whose definition it changed carries its xid (`Table::ddl_xid`) until it
-//! ends: other transactions wait for it before they use the table.
+//! Every table it uses is locked until it ends, in PostgreSQL's modes: ACCESS SHARE to
+//! read, ROW EXCLUSIVE to change rows, ACCESS EXCLUSIVE to change the definition (so
+//! others wait for an uncommitted ALTER, and a DROP waits for readers).
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::Transaction;
 use crate::catalog::{DdlChange, Table};
 use crate::error::Result;
+use crate::txn::RelLockMode;
 use crate::wal::payload::Payload;
 
 impl Transaction {
@@ -41,35 +42,68 @@ impl Transaction {
         Ok(())
     }
 
-    /// Marks a table as having its definition changed by this transaction: others
-    /// wait for it to end before they use the table.
-    pub(super) fn lock_definition(&mut self, t: &Arc<Table>) {
-        let xid = self.snapshot.xid;
-        if t.ddl_xid.swap(xid, Ordering::AcqRel) != xid {
-            self.ddl_locked.push(t.clone());
-        }
-    }
-
-    /// Waits while another running transaction has changed the table's definition
-    /// (and not ended). Returns whether it waited (the caller looks the table up
-    /// again: it may be gone or changed).
-    pub(super) fn wait_definition(&self, t: &Table) -> Result<bool> {
-        let other = t.ddl_xid.load(Ordering::Acquire);
-        if other == 0 || other == self.snapshot.xid || !self.db.txns.is_active(other) {
-            return Ok(false);
-        }
-        self.db.txns.wait_for(self.snapshot.xid, other)?;
-        Ok(true)
-    }
-
-    /// A table by name, once no other running transaction is changing its definition.
-    pub(super) fn table(&self, name: &str) -> Result<Arc<Table>> {
-        loop {
-            let t = self.db.table(name)?;
-            if !self.wait_definition(&t)? {
-                return Ok(t);
+    /// Locks a table in `mode` until the transaction ends (PostgreSQL's table locks:
+    /// `RelLockMode`), waiting for others that hold a conflicting mode; a mode this
+    /// transaction holds already costs no shared lock.
+    pub fn lock_table_of(&self, t: &Table, mode: RelLockMode, nowait: bool) -> Result<()> {
+        {
+            let held = self.rel_held.lock().unwrap_or_else(|e| e.into_inner());
+            if held
+                .iter()
+                .any(|&(id, bits)| id == t.id && bits & mode.bit() != 0)
+            {
+                return Ok(());
             }
         }
+        self.db
+            .txns
+            .lock_relation(self.snapshot.xid, t.id, mode, nowait, &t.name())?;
+        let mut held = self.rel_held.lock().unwrap_or_else(|e| e.into_inner());
+        match held.iter_mut().find(|(id, _)| *id == t.id) {
+            Some((_, bits)) => *bits |= mode.bit(),
+            None => held.push((t.id, mode.bit())),
+        }
+        Ok(())
+    }
+
+    /// `LOCK TABLE name IN mode MODE [NOWAIT]`.
+    pub fn lock_table(&self, name: &str, mode: RelLockMode, nowait: bool) -> Result<()> {
+        self.check_open()?;
+        self.table_locked(name, mode, nowait).map(|_| ())
+    }
+
+    /// A table by name, locked in `mode` (found again after a wait: it may have been
+    /// dropped or renamed meanwhile).
+    pub(super) fn table_locked(
+        &self,
+        name: &str,
+        mode: RelLockMode,
+        nowait: bool,
+    ) -> Result<Arc<Table>> {
+        loop {
+            let t = self.db.table(name)?;
+            self.lock_table_of(&t, mode, nowait)?;
+            match self.db.table(name) {
+                Ok(again) if Arc::ptr_eq(&again, &t) => return Ok(t),
+                Ok(_) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// A table by name, to read (ACCESS SHARE).
+    pub(super) fn table(&self, name: &str) -> Result<Arc<Table>> {
+        self.table_locked(name, RelLockMode::AccessShare, false)
+    }
+
+    /// A table by name, to change its rows (ROW EXCLUSIVE).
+    pub(super) fn table_to_write(&self, name: &str) -> Result<Arc<Table>> {
+        self.table_locked(name, RelLockMode::RowExclusive, false)
+    }
+
+    /// A table by name, to change its definition (ACCESS EXCLUSIVE).
+    pub(super) fn table_to_alter(&self, name: &str) -> Result<Arc<Table>> {
+        self.table_locked(name, RelLockMode::AccessExclusive, false)
     }
 
     /// The catalog changes made since `mark` (a savepoint's), taken back. Called
@@ -83,29 +117,20 @@ impl Transaction {
             let mut cat = self.db.catalog.write().unwrap_or_else(|e| e.into_inner());
             cat.revert(&gone)
         };
-        self.db.release_dropped(&freed, false);
+        for (pages, held) in freed {
+            self.db.release_dropped(&pages, held);
+        }
     }
 
-    /// After the commit record: what the transaction dropped goes, and its tables are
-    /// free for others. Returns the pages of what went, for `release_dropped` once the
-    /// transaction has ended (with whether a statement still held each relation).
+    /// After the commit record: what the transaction dropped goes. Returns the pages of
+    /// what went, for `release_dropped` once the transaction has ended (with whether a
+    /// statement still held each relation).
     pub(super) fn finish_ddl(&mut self) -> Vec<(Vec<u64>, bool)> {
-        self.unlock_definitions();
         if self.ddl.is_empty() {
             return Vec::new();
         }
         let changes = std::mem::take(&mut self.ddl);
         let mut cat = self.db.catalog.write().unwrap_or_else(|e| e.into_inner());
         cat.finish_drops(&changes)
-    }
-
-    /// The transaction's tables are free for others.
-    pub(super) fn unlock_definitions(&mut self) {
-        let xid = self.snapshot.xid;
-        for t in self.ddl_locked.drain(..) {
-            let _ = t
-                .ddl_xid
-                .compare_exchange(xid, 0, Ordering::AcqRel, Ordering::Acquire);
-        }
     }
 }

@@ -241,7 +241,7 @@ impl Transaction {
     /// is logged whole, with the old one (what a rollback puts back).
     pub fn alter_table(&mut self, name: &str, op: &AlterOp) -> Result<()> {
         self.check_open()?;
-        let t = self.table(name)?;
+        let t = self.table_to_alter(name)?;
         let _ddl = t.ddl.write();
         let db = self.db.clone();
         let mut cat = db.catalog.write().unwrap_or_else(|e| e.into_inner());
@@ -276,7 +276,6 @@ impl Transaction {
             }
             _ => Vec::new(),
         };
-        self.lock_definition(&t);
         for (index, index_name) in doomed {
             self.log_ddl(&CatalogRecord::DropIndex {
                 index,

@@ -396,6 +396,9 @@ impl Transaction {
         if_not_exists: bool,
     ) -> Result<bool> {
         let inner = self.db.clone();
+        // PostgreSQL's SHARE lock: others read on (and may read through the new index
+        // before the commit: it has every version), writers wait for the transaction.
+        self.lock_table_of(t, crate::txn::RelLockMode::Share, false)?;
         loop {
             let ddl = t.ddl.write();
             {
@@ -475,7 +478,6 @@ impl Transaction {
             }
             cat.insert_index(Index::new(def, pages))
                 .map_err(Error::InvalidOption)?;
-            self.lock_definition(t);
             // The old index's pages go as a dropped index's do (under the catalog's
             // lock: a checkpoint lists them in the index or in the free list). Held by
             // the caller alone unless a statement still has it.
@@ -494,7 +496,7 @@ impl Transaction {
         self.check_open()?;
         let inner = self.db.clone();
         let (ix, t) = inner.index(name)?;
-        let t = self.table(&t.name())?;
+        let t = self.table_to_alter(&t.name())?;
         let _ddl = t.ddl.write();
         let mut cat = lock_write(&inner.catalog);
         if !cat.indexes.get(&ix.id).is_some_and(|x| Arc::ptr_eq(x, &ix)) || cat.index_hidden(&ix) {
@@ -505,7 +507,6 @@ impl Transaction {
             name: ix.name.clone(),
         })?;
         cat.hide_index(ix.id);
-        self.lock_definition(&t);
         Ok(())
     }
 }
@@ -1075,6 +1076,7 @@ impl Reader<'_> {
         let txn = self.txn;
         let db = txn.db.clone();
         let (ix, t) = db.index(index)?;
+        txn.lock_table_of(&t, crate::txn::RelLockMode::AccessShare, false)?;
         let prefix = |vals: &[Value]| -> Result<Vec<u8>> {
             if vals.len() > ix.columns.len() {
                 return Err(Error::InvalidOption(format!(

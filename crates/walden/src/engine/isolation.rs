@@ -130,7 +130,7 @@ impl Transaction {
         verdicts: Vec<(Newest, RowAction)>,
     ) -> Result<Modified> {
         self.check_open()?;
-        let t = self.table(table)?;
+        let t = self.table_to_write(table)?;
         let _ddl = t.ddl.read();
         let indexes = t.index_list();
         let cols = key_columns(&indexes);

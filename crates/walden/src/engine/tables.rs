@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::privilege::{ObjectAcl, ObjectKind, PrivilegeRecord};
 use crate::schema::Schema;
 use crate::sequence::{SeqState, Sequence, SequenceDef, SequenceRecord};
+use crate::txn::RelLockMode;
 
 impl Transaction {
     /// Creates a table of the given kind with the sequences its columns own (serial and
@@ -80,8 +81,9 @@ impl Transaction {
             kind,
         })?;
         cat.insert(Table::new(id, name, schema, kind, Vec::new()));
+        // Others wait for the transaction before they use it (none can hold it yet).
         if let Some(t) = cat.by_id.get(&id).cloned() {
-            self.lock_definition(&t);
+            self.lock_table_of(&t, RelLockMode::AccessExclusive, false)?;
         }
         for def in &sequences {
             let state = SeqState::at(def.start);
@@ -115,7 +117,7 @@ impl Transaction {
     /// numbers go to new relations once a checkpoint allows (docs/recovery.md rule 26).
     pub fn drop_table(&mut self, name: &str) -> Result<()> {
         self.check_open()?;
-        let t = self.table(name)?;
+        let t = self.table_to_alter(name)?;
         let _ddl = t.ddl.write();
         let db = self.db.clone();
         let mut cat = db.catalog.write().unwrap_or_else(|e| e.into_inner());
@@ -145,7 +147,6 @@ impl Transaction {
             name: name.to_string(),
         })?;
         cat.hide_table(t.id);
-        self.lock_definition(&t);
         Ok(())
     }
 }

@@ -70,8 +70,9 @@ pub struct Transaction {
     pub(super) writer: u64,
     /// Its catalog changes, oldest first (`engine/catalog_txn.rs`).
     pub(super) ddl: Vec<crate::catalog::DdlChange>,
-    /// The tables whose definitions it changed (`Table::ddl_xid`).
-    pub(super) ddl_locked: Vec<Arc<Table>>,
+    /// The table locks it holds, by table id (modes as `RelLockMode` bits): a mode
+    /// held already is not asked for again.
+    pub(super) rel_held: std::sync::Mutex<Vec<(u32, u8)>>,
 }
 
 /// How a change is applied: the snapshot whose rows it may change (None: the
@@ -112,7 +113,7 @@ impl Transaction {
             durable_lsn_needed: 0,
             held_xmins: Vec::new(),
             ddl: Vec::new(),
-            ddl_locked: Vec::new(),
+            rel_held: std::sync::Mutex::new(Vec::new()),
             db,
         }
     }
@@ -236,7 +237,7 @@ impl Transaction {
     /// Inserts one row.
     pub fn insert(&mut self, table: &str, row: &[Value]) -> Result<RowId> {
         let mut once = Some(row);
-        let t = self.table(table)?;
+        let t = self.table_to_write(table)?;
         let schema = t.schema();
         let (_, ids) = self.insert_inner(
             &t,
@@ -255,7 +256,7 @@ impl Transaction {
         table: &str,
         rows: impl IntoIterator<Item = R>,
     ) -> Result<Vec<RowId>> {
-        let t = self.table(table)?;
+        let t = self.table_to_write(table)?;
         let schema = t.schema();
         let mut it = rows.into_iter();
         let (_, ids) = self.insert_inner(
@@ -279,7 +280,7 @@ impl Transaction {
         table: &str,
         mut fill: impl FnMut(&mut Row) -> std::result::Result<bool, E>,
     ) -> std::result::Result<u64, E> {
-        let t = self.table(table)?;
+        let t = self.table_to_write(table)?;
         let schema = t.schema();
         let mut row: Row = vec![Value::Null; schema.visible().columns.len()];
         let mut failed = None;
@@ -766,7 +767,7 @@ impl Transaction {
     /// cannot be judged again against the newest version (`modify_with` can).
     pub fn update(&mut self, table: &str, id: RowId, row: &[Value]) -> Result<RowId> {
         self.next_command()?;
-        let t = self.table(table)?;
+        let t = self.table_to_write(table)?;
         let mut bytes = Vec::new();
         Self::encode(&t, &t.schema(), row, &mut bytes)?;
         self.change_row(&t, id, Change::Update(bytes))
@@ -819,7 +820,7 @@ impl Transaction {
         ) -> std::result::Result<RowAction, E>,
     ) -> std::result::Result<Modified, E> {
         self.next_command()?;
-        let t = self.table(table)?;
+        let t = self.table_to_write(table)?;
         let _ddl = t.ddl.read();
         let indexes = t.index_list();
         let cols = key_columns(&indexes);
@@ -919,7 +920,7 @@ impl Transaction {
         mut actions: Vec<(RowId, RowAction)>,
     ) -> Result<Modified> {
         self.check_open()?;
-        let t = self.table(table)?;
+        let t = self.table_to_write(table)?;
         let _ddl = t.ddl.read();
         let indexes = t.index_list();
         let cols = key_columns(&indexes);
@@ -949,7 +950,7 @@ impl Transaction {
     /// Deletes a row (same waiting rules as `update`).
     pub fn delete(&mut self, table: &str, id: RowId) -> Result<()> {
         self.next_command()?;
-        let t = self.table(table)?;
+        let t = self.table_to_write(table)?;
         self.change_row(&t, id, Change::Delete).map(|_| ())
     }
 
@@ -1016,7 +1017,6 @@ impl Transaction {
             }
             Err(e) => {
                 self.revert_ddl(0);
-                self.unlock_definitions();
                 drop(fence);
                 // Not acknowledged; whether the commit record reached the disk is
                 // decided by recovery. Here it counts as aborted; its changes to undo
@@ -1095,7 +1095,6 @@ impl Transaction {
             self.db.clog.set(x, XidStatus::Aborted);
         }
         self.db.clog.set(xid, XidStatus::Aborted);
-        self.unlock_definitions();
         self.db.stats.aborts.fetch_add(1, Ordering::Relaxed);
         self.db.txns.end_family(xid, &subs);
         self.db.undo_writer_ended(xid, self.undo_registered);

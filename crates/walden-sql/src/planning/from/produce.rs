@@ -134,7 +134,9 @@ impl Source {
                 let rows = cx
                     .run
                     .and_then(|r| r.guard.advisory())
-                    .map(|(db, _, _)| crate::pg_catalog::lock_rows(&db.advisory_locks()))
+                    .map(|(db, _, _)| {
+                        crate::pg_catalog::lock_rows(&db.relation_locks(), &db.advisory_locks())
+                    })
                     .unwrap_or_default();
                 push_rows(rows, None, cx, sink)
             }

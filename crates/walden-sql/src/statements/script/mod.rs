@@ -498,6 +498,7 @@ fn is_supported(name: &str) -> bool {
             | "ABORT"
             | "SAVEPOINT"
             | "RELEASE"
+            | "LOCK"
             | "VACUUM"
             | "ANALYZE"
             | "ANALYSE"

@@ -142,40 +142,63 @@ const LOCK_COLUMNS: &[(&str, SqlType)] = &[
     ("waitstart", SqlType::Timestamptz),
 ];
 
-/// `pg_locks`' rows: the advisory locks held, as PostgreSQL lists them (a bigint key
-/// in `classid` and `objid` as its high and low halves with `objsubid` 1; two int
-/// keys as `classid`, `objid`, `objsubid` 2). `pid` is the holding session's backend
-/// id; `database` is NULL (Walden has no `pg_database`).
-pub fn lock_rows(locks: &[(walden::AdvisoryKey, u64, bool, bool)]) -> Vec<Vec<Value>> {
-    locks
-        .iter()
-        .map(|((space, key), backend, _xact, shared)| {
-            // OIDs: unsigned, as PostgreSQL shows them.
-            let (hi, lo) = ((key >> 32) as u32, *key as u32);
-            vec![
-                t("advisory"),
-                Value::Null,
-                Value::Null,
-                Value::Null,
-                Value::Null,
-                Value::Null,
-                Value::Null,
-                o(hi as i64),
-                o(lo as i64),
-                i2(*space as i64),
-                Value::Null,
-                i4(*backend as i64),
-                t(if *shared {
-                    "ShareLock"
-                } else {
-                    "ExclusiveLock"
-                }),
-                b(true),
-                b(false),
-                Value::Null,
-            ]
-        })
-        .collect()
+/// `pg_locks`' rows: the table locks held (`relation` the table's OID, `mode` as
+/// PostgreSQL names it), then the advisory locks held, as PostgreSQL lists them (a
+/// bigint key in `classid` and `objid` as its high and low halves with `objsubid` 1;
+/// two int keys as `classid`, `objid`, `objsubid` 2). `pid` is the holding session's
+/// backend id (NULL for a transaction of no session); `database` is NULL (Walden has
+/// no `pg_database`).
+pub fn lock_rows(
+    relations: &[(u32, Option<u64>, u64, walden::RelLockMode)],
+    locks: &[(walden::AdvisoryKey, u64, bool, bool)],
+) -> Vec<Vec<Value>> {
+    let tables = relations.iter().map(|(table, backend, _xid, mode)| {
+        vec![
+            t("relation"),
+            Value::Null,
+            o(crate::pg_catalog::FIRST_USER_OID + *table as i64),
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            backend.map_or(Value::Null, |b| i4(b as i64)),
+            t(mode.name()),
+            b(true),
+            b(false),
+            Value::Null,
+        ]
+    });
+    let advisory = locks.iter().map(|((space, key), backend, _xact, shared)| {
+        // OIDs: unsigned, as PostgreSQL shows them.
+        let (hi, lo) = ((key >> 32) as u32, *key as u32);
+        vec![
+            t("advisory"),
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            o(hi as i64),
+            o(lo as i64),
+            i2(*space as i64),
+            Value::Null,
+            i4(*backend as i64),
+            t(if *shared {
+                "ShareLock"
+            } else {
+                "ExclusiveLock"
+            }),
+            b(true),
+            b(false),
+            Value::Null,
+        ]
+    });
+    tables.chain(advisory).collect()
 }
 
 /// One setting as `pg_settings` shows it (the settings' `Shown` converts into it).
