@@ -44,15 +44,16 @@ impl Transaction {
 
     /// Locks a table in `mode` until the transaction ends (PostgreSQL's table locks:
     /// `RelLockMode`), waiting for others that hold a conflicting mode; a mode this
-    /// transaction holds already costs no shared lock.
-    pub fn lock_table_of(&self, t: &Table, mode: RelLockMode, nowait: bool) -> Result<()> {
+    /// transaction holds already costs no shared lock. Returns whether it was taken now
+    /// (false: held already).
+    pub fn lock_table_of(&self, t: &Table, mode: RelLockMode, nowait: bool) -> Result<bool> {
         {
             let held = self.rel_held.lock().unwrap_or_else(|e| e.into_inner());
             if held
                 .iter()
                 .any(|&(id, bits)| id == t.id && bits & mode.bit() != 0)
             {
-                return Ok(());
+                return Ok(false);
             }
         }
         self.db
@@ -63,7 +64,7 @@ impl Transaction {
             Some((_, bits)) => *bits |= mode.bit(),
             None => held.push((t.id, mode.bit())),
         }
-        Ok(())
+        Ok(true)
     }
 
     /// `LOCK TABLE name IN mode MODE [NOWAIT]`.
@@ -72,8 +73,9 @@ impl Transaction {
         self.table_locked(name, mode, nowait).map(|_| ())
     }
 
-    /// A table by name, locked in `mode` (found again after a wait: it may have been
-    /// dropped or renamed meanwhile).
+    /// A table by name, locked in `mode`. Found again when the lock was taken now (a
+    /// wait may have let it be dropped or renamed); a table this transaction holds any
+    /// lock on cannot be (ACCESS EXCLUSIVE conflicts with every mode).
     pub(super) fn table_locked(
         &self,
         name: &str,
@@ -82,7 +84,9 @@ impl Transaction {
     ) -> Result<Arc<Table>> {
         loop {
             let t = self.db.table(name)?;
-            self.lock_table_of(&t, mode, nowait)?;
+            if !self.lock_table_of(&t, mode, nowait)? {
+                return Ok(t);
+            }
             match self.db.table(name) {
                 Ok(again) if Arc::ptr_eq(&again, &t) => return Ok(t),
                 Ok(_) => continue,
