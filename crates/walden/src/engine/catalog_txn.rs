@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use super::Transaction;
-use crate::catalog::{DdlChange, Table};
+use crate::catalog::{Catalog, DdlChange, Table};
 use crate::error::Result;
 use crate::txn::RelLockMode;
 use crate::wal::payload::Payload;
@@ -110,31 +110,49 @@ impl Transaction {
         self.table_locked(name, RelLockMode::AccessExclusive, false)
     }
 
-    /// The catalog changes made since `mark` (a savepoint's), taken back. Called
-    /// before the abort record that ends them is logged.
-    pub(super) fn revert_ddl(&mut self, mark: usize) {
-        if self.ddl.len() <= mark {
-            return;
-        }
-        let gone = self.ddl.split_off(mark);
-        let freed = {
-            let mut cat = self.db.catalog.write().unwrap_or_else(|e| e.into_inner());
-            cat.revert(&gone)
-        };
-        for (pages, held) in freed {
-            self.db.release_dropped(&pages, held);
+    /// The catalog's write lock, when the transaction has catalog changes since `mark`
+    /// to finish or take back: taken before the commit fence (the lock order: catalog,
+    /// then fence, as DDL committed at once under the catalog lock takes them).
+    pub(super) fn ddl_catalog<'a>(
+        &self,
+        db: &'a super::Inner,
+        mark: usize,
+    ) -> Option<std::sync::RwLockWriteGuard<'a, Catalog>> {
+        (self.ddl.len() > mark).then(|| db.catalog.write().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// The catalog changes made since `mark` (a savepoint's), taken back in `cat`.
+    /// Called before the abort record that ends them is logged, under the commit
+    /// fence. Returns the pages of what went, for `release_pages`.
+    pub(super) fn revert_ddl_in(
+        &mut self,
+        cat: Option<&mut Catalog>,
+        mark: usize,
+    ) -> Vec<(Vec<u64>, bool)> {
+        match cat {
+            Some(cat) if self.ddl.len() > mark => {
+                let gone = self.ddl.split_off(mark);
+                cat.revert(&gone)
+            }
+            _ => Vec::new(),
         }
     }
 
-    /// After the commit record: what the transaction dropped goes. Returns the pages of
-    /// what went, for `release_dropped` once the transaction has ended (with whether a
-    /// statement still held each relation).
-    pub(super) fn finish_ddl(&mut self) -> Vec<(Vec<u64>, bool)> {
-        if self.ddl.is_empty() {
-            return Vec::new();
+    /// After the commit record, under the commit fence: what the transaction dropped
+    /// goes from `cat`. Returns the pages of what went, for `release_pages` once the
+    /// transaction has ended.
+    pub(super) fn finish_ddl_in(&mut self, cat: Option<&mut Catalog>) -> Vec<(Vec<u64>, bool)> {
+        match cat {
+            Some(cat) => cat.finish_drops(&std::mem::take(&mut self.ddl)),
+            None => Vec::new(),
         }
-        let changes = std::mem::take(&mut self.ddl);
-        let mut cat = self.db.catalog.write().unwrap_or_else(|e| e.into_inner());
-        cat.finish_drops(&changes)
+    }
+
+    /// Gives back the pages of relations a commit dropped or a rollback took away
+    /// (kept as they are where a statement still held the relation).
+    pub(super) fn release_pages(&self, freed: Vec<(Vec<u64>, bool)>) {
+        for (pages, held) in freed {
+            self.db.release_dropped(&pages, held);
+        }
     }
 }

@@ -143,9 +143,11 @@ impl Transaction {
         // Catalog changes under them are taken back before their abort record (rule
         // 40), which no checkpoint's redo point separates from it.
         let db = self.db.clone();
-        let fence = (self.ddl.len() > ddl_mark)
+        let mut cat = self.ddl_catalog(&db, ddl_mark);
+        let fence = cat
+            .is_some()
             .then(|| db.commit_fence.read().unwrap_or_else(|e| e.into_inner()));
-        self.revert_ddl(ddl_mark);
+        let freed = self.revert_ddl_in(cat.as_deref_mut(), ddl_mark);
         if let (true, Some((&first, rest))) = (wrote, subs.split_first()) {
             self.db.poison.check()?;
             let payload = encode_subs(first, rest);
@@ -154,6 +156,8 @@ impl Transaction {
                 .append(ABORT, first, &payload, Some(&mut self.stats))?;
         }
         drop(fence);
+        drop(cat);
+        self.release_pages(freed);
         for &x in subs {
             self.db.clog.set(x, XidStatus::Aborted);
         }

@@ -982,6 +982,7 @@ impl Transaction {
         // takes its redo point in between (the bit would then be neither in the clog it
         // writes nor replayed after a crash: docs/recovery.md rule 4).
         let db = self.db.clone();
+        let mut cat = self.ddl_catalog(&db, 0);
         let fence = db.commit_fence.read().unwrap_or_else(|e| e.into_inner());
         let r = (|| {
             let payload = crate::txn::encode_subs(xid, &subs);
@@ -1004,20 +1005,21 @@ impl Transaction {
                 self.db.clog.set(xid, XidStatus::Committed);
                 // What it dropped goes, before a checkpoint can take its redo point
                 // past the commit record (docs/recovery.md rule 40).
-                let dropped = self.finish_ddl();
+                let dropped = self.finish_ddl_in(cat.as_deref_mut());
                 drop(fence);
+                drop(cat);
                 self.db.stats.commits.fetch_add(1, Ordering::Relaxed);
                 self.db.txns.end_family(xid, &subs);
                 self.db.undo_writer_ended(xid, self.undo_registered);
                 // (After its end: no running transaction then keeps the frames.)
-                for (pages, held) in dropped {
-                    self.db.release_dropped(&pages, held);
-                }
+                self.release_pages(dropped);
                 Ok(())
             }
             Err(e) => {
-                self.revert_ddl(0);
+                let freed = self.revert_ddl_in(cat.as_deref_mut(), 0);
                 drop(fence);
+                drop(cat);
+                self.release_pages(freed);
                 // Not acknowledged; whether the commit record reached the disk is
                 // decided by recovery. Here it counts as aborted; its changes to undo
                 // tables stay in place, so readers keep needing their undo.
@@ -1069,9 +1071,11 @@ impl Transaction {
         // Catalog changes are taken back before the abort record, which recovery
         // meets only after the checkpoint that has them taken back (rule 40).
         let db = self.db.clone();
-        let fence = (!self.ddl.is_empty())
+        let mut cat = self.ddl_catalog(&db, 0);
+        let fence = cat
+            .is_some()
             .then(|| db.commit_fence.read().unwrap_or_else(|e| e.into_inner()));
-        self.revert_ddl(0);
+        let freed = self.revert_ddl_in(cat.as_deref_mut(), 0);
         let r = if undone.is_err() {
             undone
         } else if self.wrote && !self.db.poison.is_set() {
@@ -1091,6 +1095,8 @@ impl Transaction {
             r.and_then(|()| self.settle_durable())
         };
         drop(fence);
+        drop(cat);
+        self.release_pages(freed);
         for &x in &subs {
             self.db.clog.set(x, XidStatus::Aborted);
         }
