@@ -567,15 +567,30 @@ public class WaldenJdbc {
         } finally {
             c.setAutoCommit(true);
         }
-        // Walden refuses DDL inside a transaction block: a clear error, not a hang.
+        // DDL inside a transaction block: a rollback takes the table back, a commit keeps it.
         c.setAutoCommit(false);
         try (Statement s = c.createStatement()) {
-            expectState("25001", "DDL inside a transaction block", () -> s.executeUpdate("create table inside (a int)"));
+            s.executeUpdate("create table inside (a int)");
+            s.executeUpdate("insert into inside values (1)");
             c.rollback();
+            expectState("42P01", "a table created in a rolled-back transaction", () -> s.executeQuery("select a from inside"));
+            c.rollback();
+            s.executeUpdate("create table inside (a int)");
+            s.executeUpdate("insert into inside values (2)");
+            c.commit();
+            try (ResultSet rs = s.executeQuery("select a from inside")) {
+                List<String> got = new ArrayList<>();
+                while (rs.next()) {
+                    got.add(Integer.toString(rs.getInt(1)));
+                }
+                expectEq(List.of("2"), got, "a table created in a committed transaction");
+            }
+            s.executeUpdate("drop table inside");
+            c.commit();
         } finally {
             c.setAutoCommit(true);
         }
-        check("setAutoCommit(false), commit, rollback, isolation from another connection, aborted transaction (25P02)");
+        check("setAutoCommit(false), commit, rollback, isolation from another connection, aborted transaction (25P02), DDL taken back by a rollback");
     }
 
     static void batches(Connection c) throws SQLException {
