@@ -160,3 +160,46 @@ fn lock_timeout_ends_a_wait_for_a_table_lock() {
     );
     q(&mut a, "rollback");
 }
+
+/// An ordinary role locks a table only with the privileges PostgreSQL asks for each
+/// mode (SELECT for ACCESS SHARE; UPDATE, DELETE or TRUNCATE for EXCLUSIVE), and its DDL
+/// inside a block (CREATE on the schema granted, as PostgreSQL 15 asks) is taken back
+/// by the rollback as the superuser's is.
+#[test]
+fn an_ordinary_role_locks_with_its_privileges_and_rolls_back_its_ddl() {
+    let db = support::db();
+    let mut admin = Session::with_seed(&db, 9);
+    q(
+        &mut admin,
+        "create role bob login; create table t (a int); create table hidden (a int); \
+         grant select on t to bob; grant create on schema public to bob",
+    );
+    let mut b = Session::with_seed(&db, 1);
+    q(&mut b, "set session authorization bob");
+    q(&mut b, "begin");
+    q(&mut b, "lock table t in access share mode");
+    assert_eq!(
+        outcome(&mut b, "lock table t in exclusive mode"),
+        "ERROR 42501: permission denied for table t"
+    );
+    q(&mut b, "rollback");
+    q(&mut b, "begin");
+    assert_eq!(
+        outcome(&mut b, "lock table hidden in access share mode"),
+        "ERROR 42501: permission denied for table hidden"
+    );
+    q(&mut b, "rollback");
+    q(
+        &mut b,
+        "begin; create table mine (a int); insert into mine values (1)",
+    );
+    assert_eq!(q(&mut b, "select a from mine"), "1");
+    q(&mut b, "rollback");
+    assert_eq!(
+        q(
+            &mut admin,
+            "select count(*) from pg_class where relname = 'mine'"
+        ),
+        "0"
+    );
+}

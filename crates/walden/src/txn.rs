@@ -791,16 +791,15 @@ impl TxnManager {
 
     /// Takes a table lock for `me` until it ends, first waiting for every other holder
     /// of a conflicting mode (PostgreSQL's table, `RelLockMode::conflicts`); with
-    /// `nowait`, a conflict is `LockNotAvailable` instead (`name` names the table).
-    /// Fails with `Deadlock` when the wait would close a cycle.
+    /// `nowait`, a conflict returns false at once instead. Fails with `Deadlock` when
+    /// the wait would close a cycle.
     pub fn lock_relation(
         &self,
         me: u64,
         rel: u32,
         mode: RelLockMode,
         nowait: bool,
-        name: &str,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         loop {
             let mut st = self.lock();
             let holders = st.rel_locks.entry(rel).or_default();
@@ -816,11 +815,11 @@ impl TxnManager {
                         st.rels_held.entry(me).or_default().push(rel);
                     }
                 }
-                return Ok(());
+                return Ok(true);
             };
             drop(st);
             if nowait {
-                return Err(Error::LockNotAvailable(name.to_string()));
+                return Ok(false);
             }
             self.wait_for(me, other)?;
         }
@@ -1000,6 +999,42 @@ pub fn ends_transaction(t: RecordType) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// PostgreSQL's table of conflicting lock modes is symmetric, ACCESS SHARE meets
+    /// only ACCESS EXCLUSIVE, and a NOWAIT request for a conflicting mode returns at
+    /// once while a compatible one is granted.
+    #[test]
+    fn table_lock_modes_conflict_as_postgresql() {
+        for a in RelLockMode::ALL {
+            for b in RelLockMode::ALL {
+                let ab = a.conflicts() & b.bit() != 0;
+                let ba = b.conflicts() & a.bit() != 0;
+                assert_eq!(ab, ba, "{a:?} / {b:?}");
+            }
+        }
+        let meets = |m: RelLockMode| {
+            RelLockMode::ALL
+                .into_iter()
+                .filter(|o| m.conflicts() & o.bit() != 0)
+                .count()
+        };
+        assert_eq!(meets(RelLockMode::AccessShare), 1);
+        assert_eq!(meets(RelLockMode::RowExclusive), 4);
+        assert_eq!(meets(RelLockMode::AccessExclusive), 8);
+        let tm = TxnManager::new(1);
+        let (a, b) = (tm.begin().xid, tm.begin().xid);
+        assert!(tm
+            .lock_relation(a, 7, RelLockMode::RowExclusive, true)
+            .unwrap());
+        assert!(tm
+            .lock_relation(b, 7, RelLockMode::RowExclusive, true)
+            .unwrap());
+        assert!(!tm.lock_relation(b, 7, RelLockMode::Share, true).unwrap());
+        assert_eq!(tm.relation_locks().len(), 2);
+        tm.end(a);
+        tm.end(b);
+        assert!(tm.relation_locks().is_empty());
+    }
 
     /// A commit or abort record's list of subtransactions as it was written reads
     /// back; bytes from a damaged log (steps of 0, a count beyond the bytes, xids past

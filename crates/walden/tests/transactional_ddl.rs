@@ -328,3 +328,31 @@ fn others_wait_for_an_uncommitted_change_of_definition() {
         );
     }
 }
+
+/// A name holding a NUL byte (what marks a relation being dropped) is refused with a
+/// clear error, for a table, a column, an index and a view.
+#[test]
+fn names_with_a_nul_byte_are_refused() {
+    let vfs = SimVfs::new(12);
+    let db = open_db(&vfs, TableKind::Heap);
+    let refused = |r: Result<()>| match r {
+        Err(Error::InvalidOption(why)) => assert!(why.contains("NUL"), "{why}"),
+        other => panic!("expected a refusal, got {other:?}"),
+    };
+    refused(db.create_table("bad\0name", schema()));
+    refused(db.create_table(
+        "t2",
+        Schema::new(vec![Column::new("a\0b", ColumnType::Int4)]),
+    ));
+    refused(db.create_index(&pkey("ix\0", "kept")).map(|_| ()));
+    refused(db.create_view(
+        ViewDef {
+            name: "v\0".into(),
+            columns: vec!["id".into()],
+            query: "SELECT id FROM kept".into(),
+        },
+        false,
+        None,
+    ));
+    assert_eq!(db.table_names(), ["kept"]);
+}

@@ -20,7 +20,6 @@ use std::sync::Arc;
 
 use super::{lock, Catalog, CatalogRecord, Index, Table};
 use crate::sequence::SequenceRecord;
-use crate::wal::payload::Payload;
 use crate::wal::{LogRecord, RecordType};
 
 /// The name a relation being dropped has until its transaction ends.
@@ -36,6 +35,16 @@ pub fn is_hidden(name: &str) -> bool {
 /// The name a hidden name hides.
 fn shown_name(name: &str) -> &str {
     name.rsplit('\0').next().unwrap_or(name)
+}
+
+/// The name a hidden relation gets back: its record's (`name`), or, from a record of
+/// format 24 that has none, the one its hidden name holds.
+fn name_back(hidden: &str, name: &str) -> String {
+    if name.is_empty() {
+        shown_name(hidden).to_string()
+    } else {
+        name.to_string()
+    }
 }
 
 /// One catalog change of a transaction, as its record logged it.
@@ -75,13 +84,6 @@ impl DdlChange {
     /// The change a record makes (as `decode`).
     pub fn of_record(rec: &LogRecord) -> Result<Option<DdlChange>, String> {
         DdlChange::decode(rec.rtype, &rec.payload)
-    }
-
-    /// The change a record about to be logged makes (as `decode`).
-    pub fn of_payload(rec: &dyn Payload) -> Option<DdlChange> {
-        let mut bytes = Vec::new();
-        rec.encode_payload(&mut bytes);
-        DdlChange::decode(rec.record_type(), &bytes).ok().flatten()
     }
 }
 
@@ -195,7 +197,7 @@ impl Catalog {
                     freed.push((ix.page_list(), Arc::strong_count(&ix) > 1));
                 }
             }
-            CatalogRecord::DropIndex { index, name } => self.show_index(*index, name),
+            CatalogRecord::DropIndex { index, .. } => self.show_index(*index),
             CatalogRecord::CreateView { view, old, .. } => {
                 match old {
                     Some(old) => {
@@ -277,11 +279,7 @@ impl Catalog {
         if !is_hidden(&hidden) {
             return;
         }
-        let name = if name.is_empty() {
-            shown_name(&hidden).to_string()
-        } else {
-            name.to_string()
-        };
+        let name = name_back(&hidden, name);
         if self.name_taken(&name) {
             return;
         }
@@ -317,8 +315,9 @@ impl Catalog {
         }
     }
 
-    /// Gives a hidden index its name and its place on its table back.
-    fn show_index(&mut self, id: u32, name: &str) {
+    /// Gives a hidden index its name and its place on its table back (the name its
+    /// hidden name holds, when it was read back from a checkpoint so).
+    fn show_index(&mut self, id: u32) {
         let Some(ix) = self.indexes.get(&id).cloned() else {
             return;
         };
@@ -332,8 +331,6 @@ impl Catalog {
         if !lock(&t.indexes).iter().any(|i| i.id == id) {
             lock(&t.indexes).push(ix.clone());
         }
-        // (A hidden name names its index: `name` is the record's, for waldump.)
-        debug_assert!(name.is_empty() || is_hidden(&ix.name) || ix.name == name);
         self.name_index(&t, ix);
     }
 
@@ -345,11 +342,7 @@ impl Catalog {
         if !is_hidden(&hidden) {
             return;
         }
-        let name = if name.is_empty() {
-            shown_name(&hidden).to_string()
-        } else {
-            name.to_string()
-        };
+        let name = name_back(&hidden, name);
         if self.name_taken(&name) {
             return;
         }

@@ -36,7 +36,8 @@ impl Transaction {
             Some(&mut self.stats),
         )?;
         self.wrote = true;
-        if let Some(change) = DdlChange::of_payload(rec) {
+        // The change as the log has it (what recovery reads back, decoded alike).
+        if let Ok(Some(change)) = DdlChange::decode(rec.record_type(), &payload) {
             self.ddl.push(change);
         }
         Ok(())
@@ -46,7 +47,7 @@ impl Transaction {
     /// `RelLockMode`), waiting for others that hold a conflicting mode; a mode this
     /// transaction holds already costs no shared lock. Returns whether it was taken now
     /// (false: held already).
-    pub fn lock_table_of(&self, t: &Table, mode: RelLockMode, nowait: bool) -> Result<bool> {
+    pub(super) fn lock_table_of(&self, t: &Table, mode: RelLockMode, nowait: bool) -> Result<bool> {
         {
             let held = self.rel_held.lock().unwrap_or_else(|e| e.into_inner());
             if held
@@ -56,9 +57,11 @@ impl Transaction {
                 return Ok(false);
             }
         }
-        self.db
-            .txns
-            .lock_relation(self.snapshot.xid, t.id, mode, nowait, &t.name())?;
+        // (The table's name is read only for the error: no allocation per lock.)
+        let xid = self.snapshot.xid;
+        if !self.db.txns.lock_relation(xid, t.id, mode, nowait)? {
+            return Err(crate::error::Error::LockNotAvailable(t.name()));
+        }
         let mut held = self.rel_held.lock().unwrap_or_else(|e| e.into_inner());
         match held.iter_mut().find(|(id, _)| *id == t.id) {
             Some((_, bits)) => *bits |= mode.bit(),
@@ -110,49 +113,49 @@ impl Transaction {
         self.table_locked(name, RelLockMode::AccessExclusive, false)
     }
 
-    /// The catalog's write lock, when the transaction has catalog changes since `mark`
-    /// to finish or take back: taken before the commit fence (the lock order: catalog,
-    /// then fence, as DDL committed at once under the catalog lock takes them).
-    pub(super) fn ddl_catalog<'a>(
-        &self,
-        db: &'a super::Inner,
-        mark: usize,
-    ) -> Option<std::sync::RwLockWriteGuard<'a, Catalog>> {
-        (self.ddl.len() > mark).then(|| db.catalog.write().unwrap_or_else(|e| e.into_inner()))
-    }
-
-    /// The catalog changes made since `mark` (a savepoint's), taken back in `cat`.
-    /// Called before the abort record that ends them is logged, under the commit
-    /// fence. Returns the pages of what went, for `release_pages`.
-    pub(super) fn revert_ddl_in(
-        &mut self,
-        cat: Option<&mut Catalog>,
-        mark: usize,
-    ) -> Vec<(Vec<u64>, bool)> {
-        match cat {
-            Some(cat) if self.ddl.len() > mark => {
-                let gone = self.ddl.split_off(mark);
-                cat.revert(&gone)
-            }
-            _ => Vec::new(),
-        }
-    }
-
-    /// After the commit record, under the commit fence: what the transaction dropped
-    /// goes from `cat`. Returns the pages of what went, for `release_pages` once the
-    /// transaction has ended.
-    pub(super) fn finish_ddl_in(&mut self, cat: Option<&mut Catalog>) -> Vec<(Vec<u64>, bool)> {
-        match cat {
-            Some(cat) => cat.finish_drops(&std::mem::take(&mut self.ddl)),
-            None => Vec::new(),
-        }
-    }
-
     /// Gives back the pages of relations a commit dropped or a rollback took away
     /// (kept as they are where a statement still held the relation).
     pub(super) fn release_pages(&self, freed: Vec<(Vec<u64>, bool)>) {
         for (pages, held) in freed {
             self.db.release_dropped(&pages, held);
         }
+    }
+}
+
+/// The catalog's write lock, when a transaction has catalog changes to finish or take
+/// back (`pending`): taken before the commit fence (the lock order: catalog, then
+/// fence, as DDL committed at once under the catalog lock takes them). Free functions
+/// over the transaction's fields, so that its commit takes no extra handle.
+pub(super) fn ddl_catalog(
+    db: &super::Inner,
+    pending: bool,
+) -> Option<std::sync::RwLockWriteGuard<'_, Catalog>> {
+    pending.then(|| db.catalog.write().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// The catalog changes made since `mark` (a savepoint's), taken back in `cat`. Called
+/// before the abort record that ends them is logged, under the commit fence. Returns
+/// the pages of what went, for `Transaction::release_pages`.
+pub(super) fn revert_ddl(
+    ddl: &mut Vec<DdlChange>,
+    cat: Option<&mut Catalog>,
+    mark: usize,
+) -> Vec<(Vec<u64>, bool)> {
+    match cat {
+        Some(cat) if ddl.len() > mark => cat.revert(&ddl.split_off(mark)),
+        _ => Vec::new(),
+    }
+}
+
+/// After the commit record, under the commit fence: what the transaction dropped goes
+/// from `cat`. Returns the pages of what went, for `Transaction::release_pages` once the
+/// transaction has ended.
+pub(super) fn finish_ddl(
+    ddl: &mut Vec<DdlChange>,
+    cat: Option<&mut Catalog>,
+) -> Vec<(Vec<u64>, bool)> {
+    match cat {
+        Some(cat) => cat.finish_drops(&std::mem::take(ddl)),
+        None => Vec::new(),
     }
 }

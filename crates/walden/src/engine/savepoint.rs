@@ -15,6 +15,7 @@
 //! Index entries made under a rolled-back savepoint stay and lead to versions no one
 //! sees, as a rolled-back transaction's do, until vacuum removes them.
 
+use super::catalog_txn::{ddl_catalog, revert_ddl};
 use super::Transaction;
 use crate::access;
 use crate::clog::XidStatus;
@@ -142,12 +143,14 @@ impl Transaction {
         }
         // Catalog changes under them are taken back before their abort record (rule
         // 40), which no checkpoint's redo point separates from it.
-        let db = self.db.clone();
-        let mut cat = self.ddl_catalog(&db, ddl_mark);
-        let fence = cat
-            .is_some()
-            .then(|| db.commit_fence.read().unwrap_or_else(|e| e.into_inner()));
-        let freed = self.revert_ddl_in(cat.as_deref_mut(), ddl_mark);
+        let mut cat = ddl_catalog(&self.db, self.ddl.len() > ddl_mark);
+        let fence = cat.is_some().then(|| {
+            self.db
+                .commit_fence
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+        });
+        let freed = revert_ddl(&mut self.ddl, cat.as_deref_mut(), ddl_mark);
         if let (true, Some((&first, rest))) = (wrote, subs.split_first()) {
             self.db.poison.check()?;
             let payload = encode_subs(first, rest);

@@ -4,6 +4,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::catalog_txn::{ddl_catalog, finish_ddl, revert_ddl};
 use super::isolation::{Isolation, Modified};
 use super::Inner;
 use crate::access::undo_table::TxnUndo;
@@ -981,9 +982,12 @@ impl Transaction {
         // Held from the commit record until its clog bit is set, so that no checkpoint
         // takes its redo point in between (the bit would then be neither in the clog it
         // writes nor replayed after a crash: docs/recovery.md rule 4).
-        let db = self.db.clone();
-        let mut cat = self.ddl_catalog(&db, 0);
-        let fence = db.commit_fence.read().unwrap_or_else(|e| e.into_inner());
+        let mut cat = ddl_catalog(&self.db, !self.ddl.is_empty());
+        let fence = self
+            .db
+            .commit_fence
+            .read()
+            .unwrap_or_else(|e| e.into_inner());
         let r = (|| {
             let payload = crate::txn::encode_subs(xid, &subs);
             let a = self
@@ -1005,7 +1009,7 @@ impl Transaction {
                 self.db.clog.set(xid, XidStatus::Committed);
                 // What it dropped goes, before a checkpoint can take its redo point
                 // past the commit record (docs/recovery.md rule 40).
-                let dropped = self.finish_ddl_in(cat.as_deref_mut());
+                let dropped = finish_ddl(&mut self.ddl, cat.as_deref_mut());
                 drop(fence);
                 drop(cat);
                 self.db.stats.commits.fetch_add(1, Ordering::Relaxed);
@@ -1016,7 +1020,7 @@ impl Transaction {
                 Ok(())
             }
             Err(e) => {
-                let freed = self.revert_ddl_in(cat.as_deref_mut(), 0);
+                let freed = revert_ddl(&mut self.ddl, cat.as_deref_mut(), 0);
                 drop(fence);
                 drop(cat);
                 self.release_pages(freed);
@@ -1070,12 +1074,14 @@ impl Transaction {
         };
         // Catalog changes are taken back before the abort record, which recovery
         // meets only after the checkpoint that has them taken back (rule 40).
-        let db = self.db.clone();
-        let mut cat = self.ddl_catalog(&db, 0);
-        let fence = cat
-            .is_some()
-            .then(|| db.commit_fence.read().unwrap_or_else(|e| e.into_inner()));
-        let freed = self.revert_ddl_in(cat.as_deref_mut(), 0);
+        let mut cat = ddl_catalog(&self.db, !self.ddl.is_empty());
+        let fence = cat.is_some().then(|| {
+            self.db
+                .commit_fence
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+        });
+        let freed = revert_ddl(&mut self.ddl, cat.as_deref_mut(), 0);
         let r = if undone.is_err() {
             undone
         } else if self.wrote && !self.db.poison.is_set() {
